@@ -1,0 +1,304 @@
+"""A game: turns, the variant's enclosure mode, STOP, InstantWin, endings, results and undo."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+
+from server.engine.board import BLACK, WHITE, Board, Enclosure, IllegalMove
+from server.engine.moves import MoveSpec, Point
+from server.engine.start import Setup
+
+COLOUR = {BLACK: "B", WHITE: "W"}
+PLAYER = {"B": BLACK, "W": WHITE}
+
+
+@dataclass(frozen=True)
+class Rules:
+    """What differs between the zagram variants, as the engine sees it."""
+
+    automatic: bool = True  # stan/noT: automatic minimal enclosures; terr: manual rings
+    stop_allowed: bool = False  # noT: STOP ends one's own play
+    instant_win: int = 0  # the game ends when one side's captured-dot lead reaches this (0 = never)
+
+
+@dataclass
+class Move:
+    """One dot (or ring-only move) as it goes into the record."""
+
+    player: int
+    point: Point | None
+    enclosures: list[Enclosure] = field(default_factory=list)
+    automatic: bool = False  # placed by the STOP function
+    comment: str | None = None
+    time_left: float | None = None
+
+
+_RESULT = re.compile(r"^(?:(?P<who>[BW])\+(?P<how>R|T|F|\d+(?:\.5)?)|(?P<draw>0)|(?P<void>Void))$")
+
+
+@dataclass(frozen=True)
+class Result:
+    """`B+3`, `W+1.5`, `0`, `B+R`, `W+T`, `B+F`, `Void`."""
+
+    winner: int  # BLACK, WHITE, or 0 for a draw or a void game
+    reason: str  # "score", "R" (resignation), "T" (time), "F" (forfeit), "Void"
+    margin: Fraction = Fraction(0)
+
+    def __str__(self) -> str:
+        if self.reason == "Void":
+            return "Void"
+        if self.reason == "score":
+            if self.winner == 0:
+                return "0"
+            m = self.margin
+            text = str(m.numerator) if m.denominator == 1 else f"{float(m):g}"
+            return f"{COLOUR[self.winner]}+{text}"
+        return f"{COLOUR[self.winner]}+{self.reason}"
+
+    @classmethod
+    def parse(cls, text: str) -> Result:
+        found = _RESULT.match(text)
+        if not found:
+            raise ValueError(f"'{text}' is not a result")
+        if found["void"]:
+            return cls(0, "Void")
+        if found["draw"]:
+            return cls(0, "score")
+        winner = PLAYER[found["who"]]
+        how = found["how"]
+        if how in ("R", "T", "F"):
+            return cls(winner, how)
+        return cls(winner, "score", Fraction(how))
+
+    @classmethod
+    def by_score(cls, black: Fraction, white: Fraction) -> Result:
+        if black == white:
+            return cls(0, "score")
+        if black > white:
+            return cls(BLACK, "score", black - white)
+        return cls(WHITE, "score", white - black)
+
+
+class Game:
+    """Rules applied to one board from its set-up to its result.
+
+    Undo replays the game from its set-up without the last move, which restores every
+    capture, pool and liberation exactly at the cost of one replay.
+    """
+
+    def __init__(self, width: int, height: int, rules: Rules = Rules(), setup: Setup = Setup()) -> None:
+        self.width = width
+        self.height = height
+        self.rules = rules
+        self.setup = setup
+        self._actions: list[tuple] = []
+        self._reset()
+
+    def _reset(self) -> None:
+        self.board = Board(self.width, self.height)
+        for colour, points in ((BLACK, self.setup.black), (WHITE, self.setup.white)):
+            for point in points:
+                self.board.place(self.board.index(point), colour)
+        self.to_move = self.setup.first
+        self.moves: list[Move] = []
+        self.stopped: set[int] = set()
+        self.result: Result | None = None
+        self.territory = [0, 0, 0]  # free points taken by each player's final territory rings
+
+    # --- playing -------------------------------------------------------------------------------
+
+    def play(self, player: int, spec: MoveSpec, *, any_ring_owner: bool = False) -> Move:
+        """Apply a player's move or raise IllegalMove with the reason; a refused move changes nothing.
+
+        `any_ring_owner` lets a ring belong to the colour of its dots rather than the mover,
+        as SGF records allow.
+        """
+        self._check_turn(player)
+        move = self._apply(player, spec, any_ring_owner)
+        self._actions.append(("move", player, spec, any_ring_owner))
+        self._after_move(player)
+        return move
+
+    def _check_turn(self, player: int) -> None:
+        if self.result is not None:
+            raise IllegalMove("the game is over")
+        if player not in (BLACK, WHITE):
+            raise IllegalMove("unknown player")
+        if player in self.stopped:
+            raise IllegalMove("you pressed STOP and cannot place dots any more")
+        if player != self.to_move:
+            raise IllegalMove("it is not your move")
+
+    def _apply(self, player: int, spec: MoveSpec, any_ring_owner: bool) -> Move:
+        board = self.board
+        if self.rules.automatic:
+            if spec.rings or spec.targets:
+                raise IllegalMove("enclosures are automatic in these rules")
+            if spec.dot is None:
+                raise IllegalMove("a move must place a dot")
+            made = board.play(board.index(spec.dot), player)
+            move = Move(player, spec.dot, made)
+        else:
+            work = board.copy()
+            made = []
+            if spec.dot is not None:
+                work.place(work.index(spec.dot), player)
+            for ring in spec.rings:
+                indices = [work.index(p) for p in ring]
+                owner = work.color[indices[0]] if any_ring_owner else player
+                if owner not in (BLACK, WHITE):
+                    raise IllegalMove(f"ring point {ring[0]} is not a dot")
+                made.append(work.enclose_ring(indices, owner))
+            for target in spec.targets:
+                enclosure = work.enclose_target(work.index(target), player)
+                if enclosure is not None:
+                    made.append(enclosure)
+            self.board = work
+            move = Move(player, spec.dot, made)
+        self.moves.append(move)
+        return move
+
+    def _after_move(self, player: int) -> None:
+        opponent = 3 - player
+        if opponent not in self.stopped:
+            self.to_move = opponent
+        lead = abs(self.board.score[BLACK] - self.board.score[WHITE])
+        if self.rules.instant_win and lead >= self.rules.instant_win:
+            self.result = self.score_result()
+        elif self.board.is_full():
+            self.result = self.score_result()
+
+    def stop(self, player: int, *, auto_place: bool = True) -> list[Move]:
+        """STOP: the player places no more dots; the opponent may go on alone.
+
+        With `auto_place`, the server first puts the opponent's dots on every free point next to
+        the stopper's ungrounded dots, so those dots are captured (rules.md 1.6; the exact
+        zagram algorithm is unknown, see docs/rules.md). The game ends when both have stopped.
+        """
+        if not self.rules.stop_allowed:
+            raise IllegalMove("STOP is not allowed in these rules")
+        self._check_turn(player)
+        self._actions.append(("stop", player, auto_place))
+        return self._stop(player, auto_place)
+
+    def _stop(self, player: int, auto_place: bool) -> list[Move]:
+        self.stopped.add(player)
+        if self.moves:
+            self.moves[-1].comment = f"{COLOUR[player]} pressed STOP"
+        opponent = 3 - player
+        placed = self._ground(player, opponent) if auto_place and opponent not in self.stopped else []
+        if opponent in self.stopped:
+            self.result = self.score_result()
+        elif self.result is None:
+            self.to_move = opponent
+        return placed
+
+    def _ground(self, stopper: int, opponent: int) -> list[Move]:
+        board = self.board
+        placed: list[Move] = []
+        s = board.stride
+        while self.result is None:
+            targets = set()
+            for pos in board.ungrounded(stopper):
+                for nxt in (pos - s, pos + 1, pos + s, pos - 1):
+                    if board.playable(nxt) and board.pool[nxt] != stopper:
+                        targets.add(nxt)
+            if not targets:
+                break
+            for pos in sorted(targets):
+                if self.result is not None or not board.playable(pos) or board.pool[pos] == stopper:
+                    continue
+                move = Move(opponent, board.point(pos), board.play(pos, opponent), automatic=True)
+                self.moves.append(move)
+                placed.append(move)
+                self._after_move(opponent)
+        return placed
+
+    # --- other endings -------------------------------------------------------------------------
+
+    def _finish(self, result: Result, action: tuple) -> Result:
+        if self.result is not None:
+            raise IllegalMove("the game is over")
+        self.result = result
+        self._actions.append(action)
+        return result
+
+    def resign(self, player: int) -> Result:
+        return self._finish(Result(3 - player, "R"), ("end", player, "R"))
+
+    def lose_on_time(self, player: int) -> Result:
+        return self._finish(Result(3 - player, "T"), ("end", player, "T"))
+
+    def forfeit(self, player: int) -> Result:
+        """A tournament no-show: the player never moved in time."""
+        return self._finish(Result(3 - player, "F"), ("end", player, "F"))
+
+    def void(self) -> Result:
+        """A tournament game nobody came to."""
+        return self._finish(Result(0, "Void"), ("end", 0, "Void"))
+
+    def finish_by_score(self) -> Result:
+        """End now with the current score (an agreed `score` or `terr`)."""
+        return self._finish(self.score_result(), ("end", 0, "score"))
+
+    # --- territory -----------------------------------------------------------------------------
+
+    def apply_territory(self, black_rings: list[list[Point]], white_rings: list[list[Point]]) -> None:
+        """Final territory rings (SGF TB/TW): they capture what they hold and score ½ per free point."""
+        board = self.board.copy()
+        taken = [0, 0, 0]
+        for owner, rings in ((BLACK, black_rings), (WHITE, white_rings)):
+            for ring in rings:
+                free_before = board.free_points
+                board.enclose_ring([board.index(p) for p in ring], owner, territory=True)
+                taken[owner] += free_before - board.free_points
+        self.board = board
+        self._actions.append(("territory", black_rings, white_rings))
+        self.territory = [0, self.territory[BLACK] + taken[BLACK], self.territory[WHITE] + taken[WHITE]]
+
+    # --- scores --------------------------------------------------------------------------------
+
+    def captured(self, player: int) -> int:
+        return self.board.score[player]
+
+    def score(self, player: int) -> Fraction:
+        return self.board.score[player] + Fraction(self.territory[player], 2)
+
+    def score_result(self) -> Result:
+        return Result.by_score(self.score(BLACK), self.score(WHITE))
+
+    def dots_placed(self) -> int:
+        """Dots put by the players or by STOP, starting dots not counted (the rating rule)."""
+        return sum(1 for move in self.moves if move.point is not None)
+
+    # --- undo ----------------------------------------------------------------------------------
+
+    def can_undo(self) -> bool:
+        return (
+            self.result is None
+            and not self.stopped
+            and bool(self._actions)
+            and self._actions[-1][0] == "move"
+        )
+
+    def undo(self) -> Move:
+        """Take back the last move, restoring the position exactly.
+
+        Only moves can precede an undoable move (a STOP, an ending or territory rings rule
+        undo out), so the replay is moves only.
+        """
+        if not self.can_undo():
+            raise IllegalMove("there is no move to take back")
+        undone = self.moves[-1]
+        times = [move.time_left for move in self.moves]
+        actions = self._actions[:-1]
+        self._reset()
+        self._actions = actions
+        for _, player, spec, any_ring_owner in actions:
+            self._apply(player, spec, any_ring_owner)
+            self._after_move(player)
+        for move, time_left in zip(self.moves, times):
+            move.time_left = time_left
+        return undone

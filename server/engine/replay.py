@@ -1,0 +1,151 @@
+"""`kropki-server replay`: run SGF records through the engine and report what it makes of them."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from typing import TextIO
+
+from server.engine.board import BLACK, WHITE, Enclosure, IllegalMove
+from server.engine.game import PLAYER, Game, Rules
+from server.engine.moves import MoveSpec, MoveSyntaxError, Point, parse_move, parse_points, point_to_sgf
+from server.engine.sgf import GameRecord, SgfError, read_record
+from server.engine.start import Setup
+
+
+class ReplayError(ValueError):
+    """A record the engine cannot replay; the message names the move."""
+
+
+@dataclass
+class Replayed:
+    record: GameRecord
+    game: Game
+    variant: str
+    captured: tuple[int, int]  # B, W before the final territory rings
+
+
+def rules_of(record: GameRecord) -> Rules:
+    flags = record.rules
+    try:
+        instant_win = int(flags.get("InstantWin", "0") or 0)
+    except ValueError as exc:
+        raise ReplayError(f"RU InstantWin is not a number: {flags['InstantWin']!r}") from exc
+    return Rules(
+        automatic=flags.get("MustSurr", "1") == "1",
+        stop_allowed=flags.get("Stop", "0") == "1",
+        instant_win=instant_win,
+    )
+
+
+def variant_of(rules: Rules, setup: Setup) -> str:
+    if not rules.automatic:
+        return "terr"
+    if rules.stop_allowed:
+        return f"noT{len(setup.black) // 2}"
+    return "stan"
+
+
+def _ring_key(game: Game, owner: int, ring: list[int]) -> frozenset[int]:
+    """What a ring encloses, apart from its owner's own dots: the way to compare two rings."""
+    board = game.board
+    return frozenset(pos for pos in board.polygon_interior(ring) if board.color[pos] != owner)
+
+
+def replay_record(record: GameRecord) -> Replayed:
+    rules = rules_of(record)
+    try:
+        black = tuple(parse_points("".join(record.black_setup), record.width, record.height))
+        white = tuple(parse_points("".join(record.white_setup), record.width, record.height))
+    except MoveSyntaxError as exc:
+        raise ReplayError(f"set-up: {exc}") from exc
+    setup = Setup(black, white, WHITE if record.handicap else BLACK)
+    game = Game(record.width, record.height, rules, setup)
+    recent: list[Enclosure] = []  # automatic realms a written ring may describe
+    for number, sgf_move in enumerate(record.moves, 1):
+        where = f"move {number} {sgf_move.colour}[{sgf_move.value}]"
+        player = PLAYER[sgf_move.colour]
+        try:
+            if not sgf_move.value:
+                if not rules.stop_allowed:
+                    raise ReplayError(f"{where}: an empty move is only read as STOP in no-territory records")
+                game.stop(player, auto_place=False)
+            elif rules.automatic:
+                spec = parse_move(sgf_move.value, record.width, record.height)
+                if spec.dot is None:
+                    raise ReplayError(f"{where}: a move without a dot in automatic rules")
+                move = game.play(player, MoveSpec(spec.dot))
+                recent = recent[-8:] + move.enclosures
+                _check_written_rings(game, spec.rings, recent, where)
+            else:
+                spec = parse_move(sgf_move.value, record.width, record.height)
+                game.play(player, spec, any_ring_owner=True)
+        except (IllegalMove, MoveSyntaxError) as exc:
+            raise ReplayError(f"{where}: {exc}") from exc
+        if game.moves:
+            game.moves[-1].time_left = sgf_move.time_left
+        if sgf_move.comment and sgf_move.comment.endswith(" pressed STOP"):
+            stopper = PLAYER.get(sgf_move.comment[:1])
+            if stopper is None:
+                raise ReplayError(f"{where}: unreadable STOP comment {sgf_move.comment!r}")
+            try:
+                game.stop(stopper, auto_place=False)
+            except IllegalMove as exc:
+                raise ReplayError(f"{where}: STOP: {exc}") from exc
+    captured = (game.captured(BLACK), game.captured(WHITE))
+    if record.black_territory is not None or record.white_territory is not None:
+        try:
+            game.apply_territory(
+                _rings(record.black_territory, record), _rings(record.white_territory, record)
+            )
+        except (IllegalMove, MoveSyntaxError) as exc:
+            raise ReplayError(f"final territory rings: {exc}") from exc
+    return Replayed(record, game, variant_of(rules, setup), captured)
+
+
+def _rings(texts: list[str] | None, record: GameRecord) -> list[list[Point]]:
+    return [parse_points(text, record.width, record.height) for text in texts or []]
+
+
+def _check_written_rings(
+    game: Game, rings: tuple[tuple[Point, ...], ...], recent: list[Enclosure], where: str
+) -> None:
+    board = game.board
+    for ring in rings:
+        indices = [board.index(p) for p in ring]
+        owner = board.color[indices[0]]
+        key = _ring_key(game, owner, indices)
+        if not any(
+            e.owner == owner and _ring_key(game, owner, list(e.ring) + [e.ring[0]]) == key for e in recent
+        ):
+            raise ReplayError(f"{where}: written ring {''.join(map(point_to_sgf, ring))} is not an automatic enclosure")
+
+
+def replay_text(name: str, text: str) -> dict:
+    replayed = replay_record(read_record(text))
+    record, game = replayed.record, replayed.game
+    return {
+        "file": name,
+        "width": record.width,
+        "height": record.height,
+        "variant": replayed.variant,
+        "moves": len(record.moves),
+        "captured": {"B": replayed.captured[0], "W": replayed.captured[1]},
+        "result": str(game.score_result()),
+        "recorded": record.result,
+    }
+
+
+def main(files: list[str], out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    status = 0
+    for name in files:
+        try:
+            with open(name, encoding="utf-8") as handle:
+                line = replay_text(name, handle.read())
+        except (OSError, UnicodeDecodeError, SgfError, ReplayError) as exc:
+            status = 1
+            line = {"file": name, "error": str(exc)}
+            print(f"{name}: {exc}", file=err)
+        print(json.dumps(line, ensure_ascii=False), file=out)
+    return status

@@ -1,0 +1,84 @@
+"""Starting positions: empty, one cross, four crosses, handicap dots."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from server.engine.board import BLACK, WHITE
+from server.engine.moves import Point
+
+
+@dataclass(frozen=True)
+class Setup:
+    black: tuple[Point, ...] = ()
+    white: tuple[Point, ...] = ()
+    first: int = BLACK
+
+
+def _cross(x: int, y: int) -> tuple[tuple[Point, Point], tuple[Point, Point]]:
+    """A 2x2 cross with blue on the main diagonal, as in every zagram record."""
+    return ((x, y), (x + 1, y + 1)), ((x + 1, y), (x, y + 1))
+
+
+def one_cross(width: int, height: int) -> Setup:
+    x, y = width // 2 - 1, height // 2 - 1
+    black, white = _cross(x, y)
+    return Setup(black, white)
+
+
+MIN_SIDE_FOR_FOUR_CROSSES = 10
+
+
+def four_crosses(width: int, height: int, seed: int) -> Setup:
+    """Four crosses at random, reproducible from `seed`.
+
+    zagram places them at random (rules.md 1.3). Here each cross's top-left corner is drawn
+    from the middle of the board, a quarter of the shorter side away from every edge, and
+    crosses keep at least one empty line between them.
+    """
+    if min(width, height) < MIN_SIDE_FOR_FOUR_CROSSES:
+        raise ValueError(f"four crosses need a board of at least {MIN_SIDE_FOR_FOUR_CROSSES}x10")
+    margin = max(1, round(min(width, height) / 4))
+    rng = random.Random(seed)
+    corners: list[Point] = []
+    while len(corners) < 4:
+        candidate = (rng.randint(margin, width - margin - 2), rng.randint(margin, height - margin - 2))
+        if all(max(abs(candidate[0] - x), abs(candidate[1] - y)) >= 3 for x, y in corners):
+            corners.append(candidate)
+    black: list[Point] = []
+    white: list[Point] = []
+    for x, y in corners:
+        b, w = _cross(x, y)
+        black.extend(b)
+        white.extend(w)
+    return Setup(tuple(black), tuple(white))
+
+
+def handicap(width: int, height: int, stones: int) -> Setup:
+    """`stones` blue dots on go-like star points; red moves first.
+
+    Corners sit on the fourth line (the third on boards under 12), then the centre for odd
+    counts, then the side midpoints, as in go.
+    """
+    if not 2 <= stones <= 9:
+        raise ValueError("handicap must be 2..9")
+    if min(width, height) < 5:
+        raise ValueError("handicap needs a board of at least 5x5")
+    off = 3 if min(width, height) >= 12 else 2 if min(width, height) >= 7 else 1
+    left, right, top, bottom = off, width - 1 - off, off, height - 1 - off
+    mid_x, mid_y = (width - 1) // 2, (height - 1) // 2
+    corners = [(right, top), (left, bottom), (right, bottom), (left, top)]
+    sides = [(left, mid_y), (right, mid_y), (mid_x, top), (mid_x, bottom)]
+    centre = (mid_x, mid_y)
+    layout = {
+        2: corners[:2],
+        3: corners[:3],
+        4: corners,
+        5: corners + [centre],
+        6: corners + sides[:2],
+        7: corners + sides[:2] + [centre],
+        8: corners + sides,
+        9: corners + sides + [centre],
+    }[stones]
+    return Setup(tuple(layout), (), WHITE)
