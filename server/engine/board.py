@@ -10,6 +10,7 @@ rings that go round their input point are flooded.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from server.engine.moves import Point
@@ -328,7 +329,9 @@ class Board:
             return None
         return self._make_realm(tuple(chain), interior, player, captured)
 
-    def _make_realm(self, ring: tuple[int, ...], interior: list[int], player: int, captured: int) -> Enclosure:
+    def _make_realm(
+        self, ring: tuple[int, ...], interior: list[int], player: int, captured: int
+    ) -> Enclosure:
         enemy = 3 - player
         color = self.color
         realm = self.realm
@@ -443,7 +446,7 @@ class Board:
             raise IllegalMove("a ring may pass through each dot only once")
         s = self.stride
         neighbours = {-s - 1, -s, -s + 1, -1, 1, s - 1, s, s + 1}
-        for a, b in zip(ring, ring[1:]):
+        for a, b in itertools.pairwise(ring):
             if b - a not in neighbours:
                 raise IllegalMove(f"ring step {self.point(a)} -> {self.point(b)} is not to a neighbour")
         for pos in dots:
@@ -464,10 +467,10 @@ class Board:
         for row in range(min(rows) + 1, max(rows)):
             crossings = sorted(
                 ax + (row - ay) * (bx - ax) * (by - ay)
-                for (ax, ay), (bx, by) in zip(xy, xy[1:])
+                for (ax, ay), (bx, by) in itertools.pairwise(xy)
                 if (ay > row) != (by > row)
             )
-            for left, right in zip(crossings[::2], crossings[1::2]):
+            for left, right in zip(crossings[::2], crossings[1::2], strict=True):
                 for pos in range(row * s + left + 1, row * s + right):
                     if pos not in on_ring:
                         interior.append(pos)

@@ -35,6 +35,9 @@ class Move:
     time_left: float | None = None
 
 
+DEFAULT_RULES = Rules()
+EMPTY_BOARD = Setup()
+
 _RESULT = re.compile(r"^(?:(?P<who>[BW])\+(?P<how>R|T|F|\d+(?:\.5)?)|(?P<draw>0)|(?P<void>Void))$")
 
 
@@ -88,7 +91,9 @@ class Game:
     capture, pool and liberation exactly at the cost of one replay.
     """
 
-    def __init__(self, width: int, height: int, rules: Rules = Rules(), setup: Setup = Setup()) -> None:
+    def __init__(
+        self, width: int, height: int, rules: Rules = DEFAULT_RULES, setup: Setup = EMPTY_BOARD
+    ) -> None:
         self.width = width
         self.height = height
         self.rules = rules
@@ -106,6 +111,7 @@ class Game:
         self.stopped: set[int] = set()
         self.result: Result | None = None
         self.territory = [0, 0, 0]  # free points taken by each player's final territory rings
+        self.final_rings: tuple[list[list[Point]], list[list[Point]]] | None = None
 
     # --- playing -------------------------------------------------------------------------------
 
@@ -186,7 +192,9 @@ class Game:
     def _stop(self, player: int, auto_place: bool) -> list[Move]:
         self.stopped.add(player)
         if self.moves:
-            self.moves[-1].comment = f"{COLOUR[player]} pressed STOP"
+            last = self.moves[-1]
+            note = f"{COLOUR[player]} pressed STOP"
+            last.comment = f"{last.comment}\n{note}" if last.comment else note
         opponent = 3 - player
         placed = self._ground(player, opponent) if auto_place and opponent not in self.stopped else []
         if opponent in self.stopped:
@@ -246,7 +254,12 @@ class Game:
     # --- territory -----------------------------------------------------------------------------
 
     def apply_territory(self, black_rings: list[list[Point]], white_rings: list[list[Point]]) -> None:
-        """Final territory rings (SGF TB/TW): they capture what they hold and score ½ per free point."""
+        """Final territory rings (SGF TB/TW): they capture what they hold and score ½ per free point.
+
+        Applied once, at the end; blue's rings first, as TB comes before TW.
+        """
+        if self.final_rings is not None:
+            raise IllegalMove("the final territory is already counted")
         board = self.board.copy()
         taken = [0, 0, 0]
         for owner, rings in ((BLACK, black_rings), (WHITE, white_rings)):
@@ -256,7 +269,8 @@ class Game:
                 taken[owner] += free_before - board.free_points
         self.board = board
         self._actions.append(("territory", black_rings, white_rings))
-        self.territory = [0, self.territory[BLACK] + taken[BLACK], self.territory[WHITE] + taken[WHITE]]
+        self.territory = taken
+        self.final_rings = (black_rings, white_rings)
 
     # --- scores --------------------------------------------------------------------------------
 
@@ -292,13 +306,13 @@ class Game:
         if not self.can_undo():
             raise IllegalMove("there is no move to take back")
         undone = self.moves[-1]
-        times = [move.time_left for move in self.moves]
+        times = [move.time_left for move in self.moves[:-1]]
         actions = self._actions[:-1]
         self._reset()
         self._actions = actions
         for _, player, spec, any_ring_owner in actions:
             self._apply(player, spec, any_ring_owner)
             self._after_move(player)
-        for move, time_left in zip(self.moves, times):
+        for move, time_left in zip(self.moves, times, strict=True):
             move.time_left = time_left
         return undone

@@ -85,14 +85,15 @@ def replay_record(record: GameRecord) -> Replayed:
             raise ReplayError(f"{where}: {exc}") from exc
         if game.moves:
             game.moves[-1].time_left = sgf_move.time_left
-        if sgf_move.comment and sgf_move.comment.endswith(" pressed STOP"):
-            stopper = PLAYER.get(sgf_move.comment[:1])
-            if stopper is None:
-                raise ReplayError(f"{where}: unreadable STOP comment {sgf_move.comment!r}")
-            try:
-                game.stop(stopper, auto_place=False)
-            except IllegalMove as exc:
-                raise ReplayError(f"{where}: STOP: {exc}") from exc
+        for line in (sgf_move.comment or "").splitlines():
+            if line.endswith(" pressed STOP"):
+                stopper = PLAYER.get(line[:1])
+                if stopper is None:
+                    raise ReplayError(f"{where}: unreadable STOP comment {line!r}")
+                try:
+                    game.stop(stopper, auto_place=False)
+                except IllegalMove as exc:
+                    raise ReplayError(f"{where}: STOP: {exc}") from exc
     captured = (game.captured(BLACK), game.captured(WHITE))
     if record.black_territory is not None or record.white_territory is not None:
         try:
@@ -119,7 +120,8 @@ def _check_written_rings(
         if not any(
             e.owner == owner and _ring_key(game, owner, list(e.ring) + [e.ring[0]]) == key for e in recent
         ):
-            raise ReplayError(f"{where}: written ring {''.join(map(point_to_sgf, ring))} is not an automatic enclosure")
+            written = "".join(map(point_to_sgf, ring))
+            raise ReplayError(f"{where}: written ring {written} is not an automatic enclosure")
 
 
 def replay_text(name: str, text: str) -> dict:

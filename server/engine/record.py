@@ -1,0 +1,62 @@
+"""A game as an SGF record (rules.md section 4), the way the archive and `sr` lines carry it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from server.engine.board import WHITE
+from server.engine.game import COLOUR, Game
+from server.engine.moves import Point, point_to_sgf
+from server.engine.sgf import GameRecord, SgfMove
+
+
+def rules_flags(game: Game) -> dict[str, str]:
+    """zagram's RU flags; only MustSurr, MinArea, Stop and InstantWin vary between variants."""
+    automatic = "1" if game.rules.automatic else "0"
+    return {
+        "Punish": "0",
+        "Holes": "1",
+        "AddTurn": "0",
+        "MustSurr": automatic,
+        "MinArea": automatic,
+        "Pass": "0",
+        "Stop": "1" if game.rules.stop_allowed else "0",
+        "LastSafe": "0",
+        "ScoreTerr": "0",
+        "InstantWin": str(game.rules.instant_win),
+    }
+
+
+def _ring_text(board_point: Callable[[int], Point], ring: tuple[int, ...]) -> str:
+    return "".join(point_to_sgf(board_point(pos)) for pos in (*ring, ring[0]))
+
+
+def _territory(rings: list[list[Point]]) -> list[str]:
+    return ["".join(point_to_sgf(p) for p in ring) for ring in rings]
+
+
+def game_to_record(game: Game, **meta: str | None) -> GameRecord:
+    """The record of a game; `meta` fills the text fields (black_name, date, event, round, ...)."""
+    board_point = game.board.point
+    moves = []
+    for move in game.moves:
+        value = point_to_sgf(move.point) if move.point is not None else ""
+        value += "".join("." + _ring_text(board_point, e.ring) for e in move.enclosures)
+        moves.append(SgfMove(COLOUR[move.player], value, move.time_left, move.comment))
+    record = GameRecord(
+        width=game.width,
+        height=game.height,
+        rules=rules_flags(game),
+        black_setup=[point_to_sgf(p) for p in game.setup.black],
+        white_setup=[point_to_sgf(p) for p in game.setup.white],
+        handicap=len(game.setup.black) if game.setup.first == WHITE else None,
+        application="kropki-server",
+        result=str(game.result) if game.result is not None else None,
+        moves=moves,
+        **meta,
+    )
+    if game.final_rings is not None:
+        record.black_territory = _territory(game.final_rings[0])
+        record.white_territory = _territory(game.final_rings[1])
+    return record
+
