@@ -23,7 +23,7 @@ class Rules:
     instant_win: int = 0  # the game ends when one side's captured-dot lead reaches this (0 = never)
 
 
-@dataclass
+@dataclass(slots=True)
 class Move:
     """One dot (or ring-only move) as it goes into the record."""
 

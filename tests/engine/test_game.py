@@ -1,0 +1,200 @@
+"""Game flow: turns, manual moves, STOP, InstantWin, endings, results, undo, starting positions."""
+
+from fractions import Fraction
+
+import pytest
+
+from server.engine.board import BLACK, WHITE, IllegalMove
+from server.engine.game import Game, Result, Rules
+from server.engine.moves import MoveSpec, parse_move
+from server.engine.start import four_crosses, handicap, one_cross
+
+STANDARD = Rules()
+NO_TERRITORY = Rules(stop_allowed=True)
+TERRITORY = Rules(automatic=False)
+
+
+def play(game: Game, *moves: str) -> None:
+    """Alternate the given moves from whoever is on move."""
+    for text in moves:
+        game.play(game.to_move, parse_move(text, game.width, game.height))
+
+
+def test_blue_starts_and_turns_alternate() -> None:
+    game = Game(8, 8)
+    assert game.to_move == BLACK
+    play(game, "cc")
+    assert game.to_move == WHITE
+    with pytest.raises(IllegalMove, match="not your move"):
+        game.play(BLACK, MoveSpec((4, 4)))
+
+
+@pytest.mark.parametrize(
+    ("move", "reason"),
+    [("cc", "occupied"), ("zz", "outside"), ("cc.ccddcc", "automatic")],
+)
+def test_refused_moves_change_nothing(move: str, reason: str) -> None:
+    game = Game(8, 8)
+    play(game, "cc")
+    before = (game.board.state(), game.to_move, len(game.moves))
+    with pytest.raises(IllegalMove, match=reason):
+        game.play(WHITE, parse_move(move))
+    assert (game.board.state(), game.to_move, len(game.moves)) == before
+
+
+def test_territory_move_with_an_invalid_second_ring_is_refused_whole() -> None:
+    game = Game(8, 8, TERRITORY)
+    play(game, "cb", "cc", "bc", "hh", "dc", "hg")
+    before = game.board.state()
+    with pytest.raises(IllegalMove, match="neighbour"):
+        # the dot, a good ring, then a ring with a jump: nothing of it may stay
+        game.play(BLACK, parse_move("cd.cbdccdbccb.cbdcbccdcb"))
+    assert game.board.state() == before and game.to_move == BLACK
+    move = game.play(BLACK, parse_move("cd.cbdccdbccb"))
+    assert len(move.enclosures) == 1 and game.captured(BLACK) == 1
+
+
+def test_territory_quick_enclosure_and_plain_dot() -> None:
+    game = Game(8, 8, TERRITORY)
+    play(game, "cb", "cc", "bc", "hh", "dc", "hg")
+    move = game.play(BLACK, parse_move("cd!cc"))
+    assert game.captured(BLACK) == 1 and len(move.enclosures[0].ring) == 4
+    move = game.play(WHITE, parse_move("gh!cb"))  # no red ring round cb: the dot is just played
+    assert move.enclosures == [] and game.board.live[game.board.index((6, 7))] == WHITE
+
+
+def test_stop_places_dots_round_ungrounded_dots_and_the_opponent_goes_on() -> None:
+    game = Game(10, 10, NO_TERRITORY)
+    play(game, "ee", "ad", "jj", "aa")  # blue's lone dot ee is ungrounded
+    placed = game.stop(BLACK)
+    assert {move.point for move in placed} == {(4, 3), (5, 4), (4, 5), (3, 4)}
+    assert all(move.player == WHITE and move.automatic for move in placed)
+    assert game.captured(WHITE) == 1
+    assert game.to_move == WHITE and game.result is None
+    play(game, "hh", "hi")  # red alone places extra dots
+    with pytest.raises(IllegalMove, match="pressed STOP"):
+        game.play(BLACK, MoveSpec((0, 9)))
+    game.stop(WHITE)
+    assert str(game.result) == "W+1"
+    assert "B pressed STOP" in (game.moves[3].comment or "")
+
+
+def test_stop_only_in_no_territory_rules_and_on_ones_move() -> None:
+    with pytest.raises(IllegalMove, match="not allowed"):
+        Game(8, 8).stop(BLACK)
+    game = Game(8, 8, NO_TERRITORY)
+    with pytest.raises(IllegalMove, match="not your move"):
+        game.stop(WHITE)
+
+
+def test_instant_win_ends_the_game_when_the_lead_reaches_it() -> None:
+    game = Game(8, 8, Rules(instant_win=1))
+    play(game, "cb", "cc", "bc", "hh", "dc", "hg", "cd")
+    assert game.result == Result(BLACK, "score", Fraction(1))
+    with pytest.raises(IllegalMove, match="over"):
+        play(game, "aa")
+
+
+def test_full_board_ends_the_game_by_score() -> None:
+    game = Game(4, 4)
+    order = ["aa", "ba", "ca", "da", "ab", "bb", "cb", "db", "ac", "bc", "cc", "dc", "ad", "bd", "cd", "dd"]
+    play(game, *order)
+    assert game.board.is_full() and game.result == Result(0, "score")
+
+
+@pytest.mark.parametrize(
+    ("end", "text"),
+    [("resign", "W+R"), ("lose_on_time", "W+T"), ("forfeit", "W+F")],
+)
+def test_endings_by_a_player(end: str, text: str) -> None:
+    game = Game(8, 8)
+    getattr(game, end)(BLACK)
+    assert str(game.result) == text
+    with pytest.raises(IllegalMove, match="over"):
+        game.resign(WHITE)
+
+
+def test_void_and_agreed_score() -> None:
+    game = Game(8, 8)
+    assert str(game.void()) == "Void"
+    game = Game(8, 8)
+    play(game, "cb", "cc", "bc", "hh", "dc", "hg", "cd")
+    assert str(game.finish_by_score()) == "B+1"
+
+
+@pytest.mark.parametrize("text", ["B+3", "W+1.5", "0", "B+R", "W+T", "B+F", "W+F", "Void", "W+57"])
+def test_results_read_and_write_back(text: str) -> None:
+    assert str(Result.parse(text)) == text
+
+
+@pytest.mark.parametrize("text", ["", "B+", "X+1", "B+1.25", "W+r", "void", "B+-1"])
+def test_malformed_results_are_refused(text: str) -> None:
+    with pytest.raises(ValueError):
+        Result.parse(text)
+
+
+def test_territory_rings_score_half_a_point_per_free_point() -> None:
+    game = Game(8, 8, TERRITORY)
+    play(game, "cb", "hh", "bc", "hg", "dc", "gh", "cd")
+    game.apply_territory([[(2, 1), (3, 2), (2, 3), (1, 2), (2, 1)]], [])
+    assert game.score(BLACK) == Fraction(1, 2) and str(game.score_result()) == "B+0.5"
+    with pytest.raises(IllegalMove, match="already"):
+        game.apply_territory([], [])
+
+
+def test_undo_restores_captures_exactly() -> None:
+    game = Game(8, 8)
+    play(game, "cb", "cc", "bc", "hh", "dc", "hg")
+    before = game.board.state()
+    play(game, "cd")
+    assert game.captured(BLACK) == 1
+    undone = game.undo()
+    assert undone.point == (2, 3) and game.board.state() == before and game.to_move == BLACK
+    assert len(game.moves) == 6
+
+
+def test_undo_is_refused_without_a_move_and_after_the_end() -> None:
+    game = Game(8, 8)
+    with pytest.raises(IllegalMove, match="no move"):
+        game.undo()
+    play(game, "aa")
+    game.resign(WHITE)
+    with pytest.raises(IllegalMove, match="no move"):
+        game.undo()
+
+
+def test_one_cross_matches_zagram_records() -> None:
+    assert one_cross(39, 32).black == ((18, 15), (19, 16))
+    assert one_cross(39, 32).white == ((19, 15), (18, 16))
+    assert one_cross(30, 30).black == ((14, 14), (15, 15))
+
+
+def test_four_crosses_are_reproducible_apart_and_inside() -> None:
+    setup = four_crosses(39, 32, seed=7)
+    assert setup == four_crosses(39, 32, seed=7)
+    assert setup != four_crosses(39, 32, seed=8)
+    assert len(set(setup.black + setup.white)) == 16
+    corners = setup.black[::2]
+    for i, (x1, y1) in enumerate(corners):
+        assert 8 <= x1 <= 29 and 8 <= y1 <= 22
+        for x2, y2 in corners[i + 1 :]:
+            assert max(abs(x1 - x2), abs(y1 - y2)) >= 3
+    with pytest.raises(ValueError, match="at least"):
+        four_crosses(9, 20, seed=1)
+
+
+def test_handicap_dots_and_red_moves_first() -> None:
+    setup = handicap(15, 15, 4)
+    assert set(setup.black) == {(11, 3), (3, 11), (11, 11), (3, 3)}  # HA[4]AB[ld][dl][ll][dd]
+    assert setup.first == WHITE and Game(15, 15, STANDARD, setup).to_move == WHITE
+    for stones in range(2, 10):
+        assert len(set(handicap(20, 20, stones).black)) == stones
+    with pytest.raises(ValueError):
+        handicap(20, 20, 10)
+
+
+def test_dots_placed_counts_stop_dots_but_not_crosses() -> None:
+    game = Game(10, 10, NO_TERRITORY, one_cross(10, 10))
+    play(game, "aa", "jj", "cc")
+    game.stop(WHITE)
+    assert game.dots_placed() == 3 + sum(1 for m in game.moves if m.automatic)
