@@ -1,0 +1,28 @@
+# syntax=docker/dockerfile:1
+
+# Build stage: the project and all its dependencies as wheels, so the runtime image needs no compiler
+# and no network.
+FROM python:3.11-slim AS build
+WORKDIR /src
+COPY pyproject.toml README.md ./
+COPY server ./server
+RUN pip wheel --no-cache-dir --wheel-dir /wheels .
+
+# Runtime stage.
+FROM python:3.11-slim
+ENV PYTHONDONTWRITEBYTECODE=1 \
+    PYTHONUNBUFFERED=1
+RUN useradd --system --create-home --home-dir /home/kropki --shell /usr/sbin/nologin kropki \
+    && install -d -o kropki -g kropki /data
+COPY --from=build /wheels /wheels
+RUN pip install --no-cache-dir --no-index --find-links /wheels kropki-server \
+    && rm -rf /wheels
+USER kropki
+WORKDIR /home/kropki
+VOLUME /data
+ENV KROPKI_DB=sqlite+aiosqlite:////data/kropki.sqlite3 \
+    KROPKI_HOST=0.0.0.0
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
+    CMD python -c "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('KROPKI_PORT', '8080'), timeout=4)"
+CMD ["kropki-server", "serve"]

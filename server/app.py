@@ -1,0 +1,18 @@
+"""The aiohttp application factory: the one place where the server's parts are wired together."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from server.config import Settings
+from server.web import health
+
+SETTINGS_KEY = web.AppKey("settings", Settings)
+
+
+def create_app(settings: Settings) -> web.Application:
+    """Build the application for ``settings``; tests and the CLI both start from here."""
+    app = web.Application()
+    app[SETTINGS_KEY] = settings
+    app.add_routes(health.routes)
+    return app

@@ -1,0 +1,73 @@
+"""Runtime settings, resolved from flags, then ``KROPKI_*`` environment variables, then safe defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8080
+DEFAULT_DB_URL = "sqlite+aiosqlite:///./data/kropki.sqlite3"
+
+ENV_HOST = "KROPKI_HOST"
+ENV_PORT = "KROPKI_PORT"
+ENV_DB = "KROPKI_DB"
+
+
+class ConfigError(ValueError):
+    """A setting has a value the server cannot start with; the message says which and why."""
+
+
+def parse_port(value: str) -> int:
+    """Turn ``value`` into a TCP port or raise ``ConfigError`` saying what a port must be."""
+    try:
+        port = int(value)
+    except ValueError:
+        raise ConfigError(f"port must be an integer from 1 to 65535, got {value!r}") from None
+    if not 1 <= port <= 65535:
+        raise ConfigError(f"port must be an integer from 1 to 65535, got {value!r}")
+    return port
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything the app factory needs to know about its environment; immutable once the server starts."""
+
+    host: str
+    port: int
+    db_url: str
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str]) -> Settings:
+        """Settings from ``KROPKI_HOST``/``KROPKI_PORT``/``KROPKI_DB``, with defaults for anything unset."""
+        port = DEFAULT_PORT
+        if environ.get(ENV_PORT):
+            try:
+                port = parse_port(environ[ENV_PORT])
+            except ConfigError as exc:
+                raise ConfigError(f"{ENV_PORT}: {exc}") from None
+        return cls(
+            host=environ.get(ENV_HOST) or DEFAULT_HOST,
+            port=port,
+            db_url=environ.get(ENV_DB) or DEFAULT_DB_URL,
+        )
+
+
+def sqlite_data_dir(db_url: str) -> Path | None:
+    """The directory a SQLite database file lives in, so that it can be created before the first connection.
+
+    SQLite creates the file but not its directory. ``None`` means there is nothing to create: another
+    database, an in-memory SQLite database, or a ``file:`` URI that SQLite resolves itself.
+    """
+    try:
+        url = make_url(db_url)
+    except ArgumentError:
+        raise ConfigError(f"not a database URL: {db_url!r}") from None
+    database = url.database or ""
+    if url.get_backend_name() != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
+        return None
+    return Path(database).parent

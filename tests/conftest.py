@@ -1,0 +1,24 @@
+"""Fixtures shared by every test: real settings on a real SQLite path, and a client for the real app."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from server.app import create_app
+from server.config import Settings
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    """Settings whose SQLite database lives under the test's own temporary directory."""
+    return Settings(host="127.0.0.1", port=8080, db_url=f"sqlite+aiosqlite:///{tmp_path}/kropki.sqlite3")
+
+
+@pytest.fixture
+async def client(aiohttp_client: AiohttpClient, settings: Settings) -> TestClient:
+    """A test client talking HTTP to the app built by the same factory the CLI uses."""
+    return await aiohttp_client(create_app(settings))

@@ -1,0 +1,181 @@
+"""The command line: argument handling, settings resolution, and a real `serve` process end to end."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from server import __version__
+from server.cli import build_parser, main, resolve_log_level, resolve_settings
+from server.config import ConfigError, Settings, sqlite_data_dir
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out == f"kropki-server {__version__}\n"
+
+
+def test_serve_help_lists_flags_and_their_environment_variables(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "--help"])
+
+    assert exit_info.value.code == 0
+    out = capsys.readouterr().out
+    for text in ("--host", "--port", "--db", "--log-level", "KROPKI_HOST", "KROPKI_PORT", "KROPKI_DB"):
+        assert text in out
+
+
+def test_no_command_prints_help_and_returns_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 2
+
+    out = capsys.readouterr().out
+    assert out.startswith("usage: kropki-server")
+    assert "serve" in out and "replay" in out
+
+
+@pytest.mark.parametrize("port", ["0", "65536", "http", "-1"])
+def test_bad_port_flag_is_a_usage_error(port: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "--port", port])
+
+    assert exit_info.value.code == 2
+    assert f"port must be an integer from 1 to 65535, got '{port}'" in capsys.readouterr().err
+
+
+def test_bad_port_in_environment_names_the_variable(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("KROPKI_PORT", "99999")
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve"])
+
+    assert exit_info.value.code == 2
+    assert "KROPKI_PORT: port must be an integer from 1 to 65535, got '99999'" in capsys.readouterr().err
+
+
+def test_bad_database_url_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "--db", "not a url"])
+
+    assert exit_info.value.code == 2
+    assert "not a database URL: 'not a url'" in capsys.readouterr().err
+
+
+def resolve(argv: list[str], environ: dict[str, str]) -> Settings:
+    return resolve_settings(build_parser().parse_args(["serve", *argv]), environ)
+
+
+def test_defaults_are_safe() -> None:
+    assert resolve([], {}) == Settings(
+        host="127.0.0.1", port=8080, db_url="sqlite+aiosqlite:///./data/kropki.sqlite3"
+    )
+
+
+def test_environment_beats_defaults() -> None:
+    environ = {"KROPKI_HOST": "0.0.0.0", "KROPKI_PORT": "9000", "KROPKI_DB": "sqlite+aiosqlite:////srv/k.db"}
+
+    assert resolve([], environ) == Settings(host="0.0.0.0", port=9000, db_url="sqlite+aiosqlite:////srv/k.db")
+
+
+def test_flags_beat_environment() -> None:
+    environ = {"KROPKI_HOST": "0.0.0.0", "KROPKI_PORT": "9000", "KROPKI_DB": "sqlite+aiosqlite:////srv/k.db"}
+    argv = ["--host", "::1", "--port", "9001", "--db", "sqlite+aiosqlite:///k.db"]
+
+    assert resolve(argv, environ) == Settings(host="::1", port=9001, db_url="sqlite+aiosqlite:///k.db")
+
+
+def test_flags_and_environment_mix_per_setting() -> None:
+    assert resolve(["--port", "9001"], {"KROPKI_HOST": "10.0.0.1", "KROPKI_PORT": "9000"}) == Settings(
+        host="10.0.0.1", port=9001, db_url="sqlite+aiosqlite:///./data/kropki.sqlite3"
+    )
+
+
+def test_log_level_resolution() -> None:
+    parser = build_parser()
+
+    assert resolve_log_level(parser.parse_args(["serve"]), {}) == "INFO"
+    assert resolve_log_level(parser.parse_args(["serve"]), {"KROPKI_LOG_LEVEL": "debug"}) == "DEBUG"
+    args = parser.parse_args(["serve", "--log-level", "warning"])
+    assert resolve_log_level(args, {"KROPKI_LOG_LEVEL": "debug"}) == "WARNING"
+    with pytest.raises(ConfigError, match="KROPKI_LOG_LEVEL"):
+        resolve_log_level(parser.parse_args(["serve"]), {"KROPKI_LOG_LEVEL": "loud"})
+
+
+@pytest.mark.parametrize(
+    ("url", "directory"),
+    [
+        ("sqlite+aiosqlite:///./data/kropki.sqlite3", Path("data")),
+        ("sqlite+aiosqlite:////data/kropki.sqlite3", Path("/data")),
+        ("sqlite:///x.sqlite3", Path(".")),
+        ("sqlite+aiosqlite:///:memory:", None),
+        ("sqlite://", None),
+        ("sqlite:///file:k?mode=memory&uri=true", None),
+        ("postgresql+asyncpg://kropki@localhost/kropki", None),
+    ],
+)
+def test_sqlite_data_dir(url: str, directory: Path | None) -> None:
+    assert sqlite_data_dir(url) == directory
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for_healthz(url: str, process: subprocess.Popen[str]) -> tuple[int, object, str | None]:
+    """Poll ``url`` until the server answers; fail early if it exits, or after 15 s."""
+    deadline = time.monotonic() + 15
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=1) as response:
+                return response.status, json.load(response), response.headers["Cache-Control"]
+        except (urllib.error.URLError, ConnectionError):
+            assert process.poll() is None, f"server exited early: {process.communicate()}"
+            assert time.monotonic() < deadline, "server did not answer /healthz within 15 s"
+            time.sleep(0.1)
+
+
+def test_serve_runs_a_real_server_and_stops_on_sigterm(tmp_path: Path) -> None:
+    port = free_port()
+    data_dir = tmp_path / "data"
+    env = {key: value for key, value in os.environ.items() if not key.startswith("KROPKI_")}
+    command = [sys.executable, "-m", "server", "serve", "--port", str(port)]
+    command += ["--db", f"sqlite+aiosqlite:///{data_dir}/x.sqlite3"]
+    process = subprocess.Popen(
+        command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        answer = wait_for_healthz(f"http://127.0.0.1:{port}/healthz?idGracza=SECRET77", process)
+
+        assert answer == (200, {"status": "ok", "version": __version__}, "no-store")
+        assert data_dir.is_dir()
+
+        process.send_signal(signal.SIGTERM)
+        stdout, stderr = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+    assert process.returncode == 0
+    assert stdout == ""
+    assert f"listening on http://127.0.0.1:{port}" in stderr
+    assert '"GET /healthz?idGracza=***" 200 ' in stderr
+    assert "SECRET77" not in stderr

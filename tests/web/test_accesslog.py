@@ -1,0 +1,131 @@
+"""The access log must never contain a player's id: in the zagram protocol it is the player's password."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from urllib.parse import parse_qsl, urlencode
+
+import pytest
+from aiohttp.test_utils import TestServer
+from hypothesis import given
+from hypothesis import strategies as st
+from pytest_aiohttp import AiohttpServer
+
+from server.app import create_app
+from server.config import Settings
+from server.web.accesslog import (
+    SECRET_PARAMETERS,
+    RedactingAccessLogger,
+    UnparsableQuery,
+    install_malformed_request_filter,
+    redact_query,
+)
+
+
+@pytest.fixture
+async def server(
+    aiohttp_server: AiohttpServer, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> TestServer:
+    """The real app behind a real socket, logging through the redacting access logger as `serve` does."""
+    caplog.set_level(logging.DEBUG)
+    install_malformed_request_filter()
+    return await aiohttp_server(create_app(settings), access_log_class=RedactingAccessLogger)
+
+
+async def raw_get(server: TestServer, target: bytes) -> bytes:
+    """Send a request line byte for byte, as a broken or hostile client would; return the status line."""
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(b"GET " + target + b" HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+    await writer.drain()
+    response = await reader.read()
+    writer.close()
+    await writer.wait_closed()
+    return response.split(b"\r\n", 1)[0]
+
+
+def access_lines(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [record.getMessage() for record in caplog.records if record.name == "aiohttp.access"]
+
+
+async def test_player_ids_are_redacted_and_other_parameters_kept(
+    server: TestServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    status = await raw_get(server, b"/healthz?idGracza=SECRET123&playerId=SECRET456&co=getMsg&msgNo=3")
+
+    assert status == b"HTTP/1.1 200 OK"
+    (line,) = access_lines(caplog)
+    assert '"GET /healthz?idGracza=***&playerId=***&co=getMsg&msgNo=3" 200 ' in line
+    assert line.startswith("127.0.0.1 ")
+    assert line.endswith("ms")
+    assert "SECRET" not in caplog.text
+
+
+async def test_disguised_secret_names_are_redacted(
+    server: TestServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    await raw_get(server, b"/index.html?id=SECRET1&opis=Ala&lang=pl")
+    await raw_get(server, b"/a.kropki?co=setUpTable&key=SECRET2&pl1=a")
+    await raw_get(server, b"/a.kropki?idGr%61cza=SECRET3&IDGRACZA=SECRET4&co=x;playerId=SECRET5")
+
+    lines = access_lines(caplog)
+    assert len(lines) == 3
+    assert '"GET /index.html?id=***&opis=Ala&lang=pl" 404 ' in lines[0]
+    assert '"GET /a.kropki?co=setUpTable&key=***&pl1=a" 404 ' in lines[1]
+    assert '"GET /a.kropki?idGr%61cza=***&IDGRACZA=***&co=x;playerId=***" 404 ' in lines[2]
+    assert "SECRET" not in caplog.text
+
+
+async def test_undecodable_query_is_left_out_of_the_log(
+    server: TestServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # %FF is not UTF-8: the name cannot be read with certainty, so none of the query is logged.
+    status = await raw_get(server, b"/healthz?n%FF=1&idGracza=SECRET789")
+
+    assert status == b"HTTP/1.1 200 OK"
+    (line,) = access_lines(caplog)
+    assert '"GET /healthz (unparsable query string not logged)" 200 ' in line
+    assert "SECRET" not in caplog.text
+
+
+@pytest.mark.parametrize(
+    "target",
+    [b"/a.kropki?idGracza=SECRET42&co=\x01", b"/a.kropki?idGracza=SECRET42&opis=\xc5\x82"],
+    ids=["control-byte", "raw-utf8"],
+)
+async def test_request_aiohttp_cannot_parse_is_logged_without_its_request_line(
+    server: TestServer, caplog: pytest.LogCaptureFixture, target: bytes
+) -> None:
+    status = await raw_get(server, target)
+
+    assert status.startswith(b"HTTP/1.0 400")
+    errors = [record for record in caplog.records if record.name == "aiohttp.server"]
+    assert [record.getMessage() for record in errors] == [
+        "Error handling request from 127.0.0.1: InvalidURLError (400)"
+    ]
+    assert "SECRET42" not in caplog.text
+
+
+def test_names_that_merely_contain_a_secret_name_are_kept() -> None:
+    assert redact_query("myidGracza=1&keys=2&idGracza") == "myidGracza=1&keys=2&idGracza"
+
+
+def test_invalid_utf8_in_a_name_is_unparsable() -> None:
+    with pytest.raises(UnparsableQuery):
+        redact_query("a=1&%C5=2")
+
+
+names = st.one_of(
+    st.sampled_from(["idGracza", "playerId", "key", "id", "co", "msgNo", "opis", "msgFromClient"]),
+    st.text(max_size=10),
+)
+
+
+@given(st.lists(st.tuples(names, st.text(max_size=12)), max_size=6))
+def test_secret_values_are_replaced_and_everything_else_survives(pairs: list[tuple[str, str]]) -> None:
+    redacted = redact_query(urlencode(pairs))
+
+    expected = [
+        (name, "***" if name.strip().casefold() in SECRET_PARAMETERS else value) for name, value in pairs
+    ]
+    assert parse_qsl(redacted, keep_blank_values=True) == expected
