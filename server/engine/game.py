@@ -6,9 +6,10 @@ import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 
+from server.engine import gametype
 from server.engine.board import BLACK, WHITE, Board, Enclosure, IllegalMove
 from server.engine.moves import MoveSpec, Point
-from server.engine.start import Setup
+from server.engine.start import Setup, four_crosses, handicap, one_cross
 
 COLOUR = {BLACK: "B", WHITE: "W"}
 PLAYER = {"B": BLACK, "W": WHITE}
@@ -316,3 +317,28 @@ class Game:
         for move, time_left in zip(self.moves, times, strict=True):
             move.time_left = time_left
         return undone
+
+
+def game_for_type(game_type: gametype.GameType, *, seed: int = 0, archived: Setup | None = None) -> Game:
+    """A new game with the rules and the starting position a game type names.
+
+    Four crosses are drawn from `seed`; an archived start (`SGFz<n>`) lives in the store, so the
+    caller passes its set-up as `archived`.
+    """
+    rules = Rules(
+        automatic=game_type.automatic_enclosures,
+        stop_allowed=game_type.stop_allowed,
+        instant_win=game_type.instant_win,
+    )
+    width, height, start = game_type.width, game_type.height, game_type.start
+    if start.kind is gametype.StartKind.EMPTY:
+        setup = EMPTY_BOARD
+    elif start.kind is gametype.StartKind.CROSSES:
+        setup = one_cross(width, height) if start.number == 1 else four_crosses(width, height, seed)
+    elif start.kind is gametype.StartKind.HANDICAP:
+        setup = handicap(width, height, start.number)
+    elif archived is None:
+        raise ValueError(f"game type starts from archived game {start.number}: its set-up is needed")
+    else:
+        setup = archived
+    return Game(width, height, rules, setup)

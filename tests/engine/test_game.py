@@ -5,7 +5,8 @@ from fractions import Fraction
 import pytest
 
 from server.engine.board import BLACK, WHITE, IllegalMove
-from server.engine.game import Game, Result, Rules
+from server.engine.game import Game, Result, Rules, game_for_type
+from server.engine.gametype import parse_game_type
 from server.engine.moves import MoveSpec, parse_move
 from server.engine.start import four_crosses, handicap, one_cross
 
@@ -198,3 +199,37 @@ def test_dots_placed_counts_stop_dots_but_not_crosses() -> None:
     play(game, "aa", "jj", "cc")
     game.stop(WHITE)
     assert game.dots_placed() == 3 + sum(1 for m in game.moves if m.automatic)
+
+
+def test_pools_are_worth_nothing_in_standard_scoring() -> None:
+    game = Game(8, 8)
+    play(game, "cb", "hh", "bc", "hg", "dc", "gh", "cd")  # blue's diamond round the empty cc: a pool
+    assert game.board.pool[game.board.index((2, 2))] == BLACK
+    assert game.score(BLACK) == 0 and str(game.score_result()) == "0"
+
+
+@pytest.mark.parametrize(
+    ("text", "automatic", "stop", "instant_win", "black_dots", "first"),
+    [
+        ("2020stanR0.180.15", True, False, 0, 0, BLACK),
+        ("3932noT1r0.180.20_PWC 2012", True, True, 0, 2, BLACK),
+        ("2525noT4R15.180.15", True, True, 15, 8, BLACK),
+        ("2020terrF0.0.0", False, False, 0, 0, BLACK),
+        ("1515s0.H4.s.F.n....", True, False, 0, 4, WHITE),
+        ("2020t15..s.R.a.180.15..", False, False, 15, 0, BLACK),
+    ],
+)
+def test_game_types_make_their_games(
+    text: str, automatic: bool, stop: bool, instant_win: int, black_dots: int, first: int
+) -> None:
+    game = game_for_type(parse_game_type(text), seed=5)
+    assert game.rules == Rules(automatic, stop, instant_win)
+    assert len(game.setup.black) == black_dots and game.to_move == first
+
+
+def test_archived_start_needs_its_set_up() -> None:
+    game_type = parse_game_type("2020s0.SGFz12.a.F.n....")
+    with pytest.raises(ValueError, match="archived game 12"):
+        game_for_type(game_type)
+    archived = one_cross(20, 20)
+    assert game_for_type(game_type, archived=archived).setup == archived

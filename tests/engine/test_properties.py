@@ -6,7 +6,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from server.engine.board import BLACK, EDGE, EMPTY, Board
-from server.engine.game import Game, Rules
+from server.engine.game import DEFAULT_RULES, Game, Rules
 from server.engine.moves import MoveSpec
 from server.engine.record import game_to_record
 from server.engine.replay import replay_record
@@ -43,7 +43,9 @@ def check_invariants(board: Board) -> None:
     assert board.free_points == free
 
 
-def random_game(width: int, height: int, seed: int, rules: Rules = Rules(), *, limit: int = 10_000) -> Game:
+def random_game(
+    width: int, height: int, seed: int, rules: Rules = DEFAULT_RULES, *, limit: int = 10_000
+) -> Game:
     rng = random.Random(seed)
     game = Game(width, height, rules)
     points = [(x, y) for y in range(height) for x in range(width)]
@@ -73,7 +75,9 @@ def test_random_games_keep_the_invariants(width: int, height: int, seed: int) ->
 
 @FAST
 @given(sizes, sizes, seeds, st.integers(min_value=1, max_value=200))
-def test_undo_after_any_move_restores_the_previous_state(width: int, height: int, seed: int, cut: int) -> None:
+def test_undo_after_any_move_restores_the_previous_state(
+    width: int, height: int, seed: int, cut: int
+) -> None:
     game = random_game(width, height, seed, limit=cut)
     if game.result is not None or not game.moves:
         return
@@ -132,7 +136,8 @@ def test_sgf_write_then_read_gives_the_same_game(width: int, height: int, seed: 
     assert replayed.stopped == game.stopped
     assert str(replayed.score_result()) == str(game.score_result())
     assert replayed.result == game.result
-    assert write_record(game_to_record(replayed, black_name="Ala", white_name="Олег", date="2026-11-22")) == text
+    meta = {"black_name": "Ala", "white_name": "Олег", "date": "2026-11-22"}
+    assert write_record(game_to_record(replayed, **meta)) == text
     assert record.black_name == "Ala" and record.white_name == "Олег"
 
 
