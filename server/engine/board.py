@@ -324,7 +324,7 @@ class Board:
         if captured == 0:
             pool = self.pool
             for pos in interior:
-                if color[pos] == EMPTY:
+                if color[pos] == EMPTY and not realm[pos]:
                     pool[pos] = player
             return None
         return self._make_realm(tuple(chain), interior, player, captured)

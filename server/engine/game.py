@@ -148,6 +148,8 @@ class Game:
             made = board.play(board.index(spec.dot), player)
             move = Move(player, spec.dot, made)
         else:
+            if spec.dot is None and not any_ring_owner:
+                raise IllegalMove("a move must place a dot")
             work = board.copy()
             made = []
             if spec.dot is not None:

@@ -233,3 +233,12 @@ def test_archived_start_needs_its_set_up() -> None:
         game_for_type(game_type)
     archived = one_cross(20, 20)
     assert game_for_type(game_type, archived=archived).setup == archived
+
+
+def test_live_territory_move_needs_a_dot_but_a_record_may_hold_a_ring_alone() -> None:
+    game = Game(8, 8, TERRITORY)
+    play(game, "cb", "cc", "bc", "hh", "dc", "hg", "cd", "gh")
+    with pytest.raises(IllegalMove, match="must place a dot"):
+        game.play(BLACK, parse_move(".cbdccdbccb"))
+    move = game.play(BLACK, parse_move(".cbdccdbccb"), any_ring_owner=True)
+    assert move.point is None and game.captured(BLACK) == 1
