@@ -285,18 +285,20 @@ class Board:
         area += px * y - py * x
         return chain, area < 0
 
-    def _interior(self, chain: list[int] | tuple[int, ...], inside: int, player: int) -> list[int]:
-        """Flood from `inside`, walled by the chain and by the borders of the player's realms."""
+    def _interior(self, chain: list[int] | tuple[int, ...], inside: int) -> list[int]:
+        """Everything inside a traced ring: a flood from `inside` walled by the ring alone.
+
+        Own dots, pools and older realms inside are part of it (rules.md 2.1: holes are swallowed).
+        """
         self._stamp += 1
         stamp = self._stamp
         tag = self._tag
         for pos in chain:
             tag[pos] = stamp
-        color = self.color
-        bound = self.bound
-        if tag[inside] == stamp or (color[inside] == player and bound[inside]):
+        if tag[inside] == stamp:
             return []
         s = self.stride
+        color = self.color
         tag[inside] = stamp
         found = [inside]
         i = 0
@@ -304,7 +306,7 @@ class Board:
             pos = found[i]
             i += 1
             for nxt in (pos - s, pos + 1, pos + s, pos - 1):
-                if tag[nxt] != stamp and not (color[nxt] == player and bound[nxt]):
+                if tag[nxt] != stamp:
                     if color[nxt] == EDGE:  # not enclosed after all; never expected for a traced ring
                         return []
                     tag[nxt] = stamp
@@ -313,7 +315,7 @@ class Board:
 
     def _capture(self, chain: list[int] | tuple[int, ...], inside: int, player: int) -> Enclosure | None:
         """Make a realm of the interior if it holds a live enemy dot, else a pool."""
-        interior = self._interior(chain, inside, player)
+        interior = self._interior(chain, inside)
         enemy = 3 - player
         color = self.color
         realm = self.realm
@@ -407,7 +409,7 @@ class Board:
         if found is None:
             return None
         ring, _ = found
-        interior = self._interior(ring, target, player)
+        interior = self._interior(ring, target)
         enemy = 3 - player
         captured = sum(1 for pos in interior if self.color[pos] == enemy and self.realm[pos] != player)
         if not interior or not captured:

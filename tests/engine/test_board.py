@@ -370,3 +370,29 @@ def test_target_enclosure_is_minimal_or_nothing() -> None:
     assert board.enclose_target(at(board, 5, 2), BLACK) is None
     with pytest.raises(IllegalMove, match="live enemy dot"):
         board.enclose_target(at(board, 1, 1), BLACK)
+
+
+def test_pool_walled_only_by_older_realm_borders_is_swallowed() -> None:
+    """A hole bounded by the borders of two older realms is inside the new realm too (rules.md 2.1).
+
+    oppai-rs stops its interior flood at realm borders and would leave (5, 5) a playable pool.
+    """
+    picture = """
+        ...........
+        ...EEEEE...
+        ..E.....E..
+        .E..B..a.E.
+        .E.BaB...E.
+        .E..B.C..E.
+        .E...CaD.E.
+        .E....D..E.
+        ..E.....E..
+        ...EEEEF...
+        ...........
+        """
+    before, _ = draw(picture.replace("E", ".").replace("F", "."))
+    hole = at(before, 5, 5)
+    assert before.pool[hole] == BLACK and before.score[BLACK] == 2
+    board, _ = draw(picture)
+    assert board.score[BLACK] == 3
+    assert board.realm[hole] == BLACK and board.pool[hole] == 0 and not board.playable(hole)

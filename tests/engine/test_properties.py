@@ -86,6 +86,9 @@ def test_undo_after_any_move_restores_the_previous_state(
     if not free:
         return
     game.play(game.to_move, MoveSpec(game.board.point(random.Random(seed).choice(free))))
+    if game.result is not None:  # the move filled the board: a finished game has no undo
+        assert not game.can_undo()
+        return
     game.undo()
     assert (game.board.state(), game.to_move, len(game.moves)) == before
     check_invariants(game.board)
