@@ -24,10 +24,6 @@ EDGE = 3  # the padding around the board
 N, NE, E, SE, S, SW, W, NW = range(8)
 
 
-def other(player: int) -> int:
-    return 3 - player
-
-
 class IllegalMove(ValueError):
     """A move the rules forbid; the message is the reason shown to the player."""
 
@@ -85,11 +81,8 @@ class Board:
         return index % self.stride - 1, index // self.stride - 1
 
     def indices(self) -> range:
-        """Every index, padding included; filter with `on_board`."""
+        """Every index, padding included (padding has colour EDGE)."""
         return range(self.size)
-
-    def on_board(self, index: int) -> bool:
-        return self.color[index] != EDGE
 
     def board_indices(self) -> list[int]:
         s = self.stride
@@ -100,9 +93,6 @@ class Board:
     def playable(self, index: int) -> bool:
         """Free and not inside a realm (pools are playable)."""
         return self.color[index] == EMPTY and self.realm[index] == 0
-
-    def is_live(self, index: int, player: int) -> bool:
-        return self.live[index] == player
 
     def is_full(self) -> bool:
         return self.free_points == 0

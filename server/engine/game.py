@@ -99,7 +99,7 @@ class Game:
         self.height = height
         self.rules = rules
         self.setup = setup
-        self._actions: list[tuple] = []
+        self._played: list[tuple[int, MoveSpec, bool]] = []  # what undo replays
         self._reset()
 
     def _reset(self) -> None:
@@ -124,7 +124,7 @@ class Game:
         """
         self._check_turn(player)
         move = self._apply(player, spec, any_ring_owner)
-        self._actions.append(("move", player, spec, any_ring_owner))
+        self._played.append((player, spec, any_ring_owner))
         self._after_move(player)
         return move
 
@@ -189,10 +189,6 @@ class Game:
         if not self.rules.stop_allowed:
             raise IllegalMove("STOP is not allowed in these rules")
         self._check_turn(player)
-        self._actions.append(("stop", player, auto_place))
-        return self._stop(player, auto_place)
-
-    def _stop(self, player: int, auto_place: bool) -> list[Move]:
         self.stopped.add(player)
         if self.moves:
             last = self.moves[-1]
@@ -229,30 +225,29 @@ class Game:
 
     # --- other endings -------------------------------------------------------------------------
 
-    def _finish(self, result: Result, action: tuple) -> Result:
+    def _finish(self, result: Result) -> Result:
         if self.result is not None:
             raise IllegalMove("the game is over")
         self.result = result
-        self._actions.append(action)
         return result
 
     def resign(self, player: int) -> Result:
-        return self._finish(Result(3 - player, "R"), ("end", player, "R"))
+        return self._finish(Result(3 - player, "R"))
 
     def lose_on_time(self, player: int) -> Result:
-        return self._finish(Result(3 - player, "T"), ("end", player, "T"))
+        return self._finish(Result(3 - player, "T"))
 
     def forfeit(self, player: int) -> Result:
         """A tournament no-show: the player never moved in time."""
-        return self._finish(Result(3 - player, "F"), ("end", player, "F"))
+        return self._finish(Result(3 - player, "F"))
 
     def void(self) -> Result:
         """A tournament game nobody came to."""
-        return self._finish(Result(0, "Void"), ("end", 0, "Void"))
+        return self._finish(Result(0, "Void"))
 
     def finish_by_score(self) -> Result:
         """End now with the current score (an agreed `score` or `terr`)."""
-        return self._finish(self.score_result(), ("end", 0, "score"))
+        return self._finish(self.score_result())
 
     # --- territory -----------------------------------------------------------------------------
 
@@ -271,7 +266,6 @@ class Game:
                 board.enclose_ring([board.index(p) for p in ring], owner, territory=True)
                 taken[owner] += free_before - board.free_points
         self.board = board
-        self._actions.append(("territory", black_rings, white_rings))
         self.territory = taken
         self.final_rings = (black_rings, white_rings)
 
@@ -293,27 +287,20 @@ class Game:
     # --- undo ----------------------------------------------------------------------------------
 
     def can_undo(self) -> bool:
-        return (
-            self.result is None
-            and not self.stopped
-            and bool(self._actions)
-            and self._actions[-1][0] == "move"
-        )
+        return self.result is None and not self.stopped and self.final_rings is None and bool(self._played)
 
     def undo(self) -> Move:
         """Take back the last move, restoring the position exactly.
 
-        Only moves can precede an undoable move (a STOP, an ending or territory rings rule
-        undo out), so the replay is moves only.
+        A STOP, an ending or final territory rules undo out, so the replay is moves only.
         """
         if not self.can_undo():
             raise IllegalMove("there is no move to take back")
         undone = self.moves[-1]
         times = [move.time_left for move in self.moves[:-1]]
-        actions = self._actions[:-1]
+        self._played.pop()
         self._reset()
-        self._actions = actions
-        for _, player, spec, any_ring_owner in actions:
+        for player, spec, any_ring_owner in self._played:
             self._apply(player, spec, any_ring_owner)
             self._after_move(player)
         for move, time_left in zip(self.moves, times, strict=True):
