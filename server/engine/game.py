@@ -173,10 +173,11 @@ class Game:
         opponent = 3 - player
         if opponent not in self.stopped:
             self.to_move = opponent
-        lead = abs(self.board.score[BLACK] - self.board.score[WHITE])
-        if self.rules.instant_win and lead >= self.rules.instant_win:
-            self.result = self.score_result()
-        elif self.board.is_full():
+        board = self.board
+        instant_win = self.rules.instant_win
+        if board.free_points == 0 or (
+            instant_win and abs(board.score[BLACK] - board.score[WHITE]) >= instant_win
+        ):
             self.result = self.score_result()
 
     def stop(self, player: int, *, auto_place: bool = True) -> list[Move]:
