@@ -5,7 +5,8 @@ from __future__ import annotations
 from aiohttp import web
 
 from server.config import Settings
-from server.web import health
+from server.hub.hub import Hub
+from server.web import health, kropki
 
 SETTINGS_KEY = web.AppKey("settings", Settings)
 
@@ -14,5 +15,8 @@ def create_app(settings: Settings) -> web.Application:
     """Build the application for ``settings``; tests and the CLI both start from here."""
     app = web.Application()
     app[SETTINGS_KEY] = settings
+    app[kropki.HUB_KEY] = Hub()
+    app.cleanup_ctx.append(kropki.hub_context)
     app.add_routes(health.routes)
+    app.add_routes(kropki.routes)
     return app

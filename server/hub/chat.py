@@ -1,0 +1,138 @@
+"""Chat kept in memory: each table's recent lines, and private conversations between two people."""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from server.protocol.codec import chat_line
+
+LOBBY_CHAT_KEPT = 100  # lines replayed to whoever enters the lobby
+TABLE_CHAT_KEPT = 500  # lines replayed to whoever enters a game table
+PRIVATE_KEPT_LINES = 200  # lines kept per private conversation
+PRIVATE_KEPT_SECONDS = 24 * 3600  # a conversation idle this long is forgotten
+
+
+@dataclass
+class ChatEntry:
+    time: int
+    n: int
+    nick: str
+    nick_type: str
+    text: str
+    deleted: bool = False
+
+    @property
+    def chat_id(self) -> str:
+        return f"{self.time}_{self.n}"
+
+    def line(self) -> str:
+        if self.deleted:
+            return f"{self.chat_id}.{self.nick}.d."
+        return chat_line(self.time, self.n, self.nick, self.nick_type, self.text)
+
+
+class ChatCounter:
+    """`n` in `time_n`: lines within the same second of one table are numbered 0, 1, 2..."""
+
+    def __init__(self) -> None:
+        self._second = -1
+        self._n = 0
+
+    def next(self, time: int) -> int:
+        if time != self._second:
+            self._second, self._n = time, 0
+        else:
+            self._n += 1
+        return self._n
+
+
+class ChatRoom:
+    """The recent lines of one table; deleted lines stay as placeholders for newcomers."""
+
+    def __init__(self, keep: int) -> None:
+        self.entries: deque[ChatEntry] = deque(maxlen=keep)
+        self.counter = ChatCounter()
+
+    def add(self, time: int, nick: str, nick_type: str, text: str) -> ChatEntry:
+        entry = ChatEntry(time, self.counter.next(time), nick, nick_type, text)
+        self.entries.append(entry)
+        return entry
+
+    def delete(self, chat_id: str) -> list[ChatEntry]:
+        return self._delete(lambda entry: entry.chat_id == chat_id)
+
+    def delete_by(self, nick: str) -> list[ChatEntry]:
+        return self._delete(lambda entry: entry.nick == nick)
+
+    def _delete(self, matches) -> list[ChatEntry]:
+        gone = [entry for entry in self.entries if not entry.deleted and matches(entry)]
+        for entry in gone:
+            entry.deleted = True
+        return gone
+
+    def lines(self) -> list[str]:
+        return [entry.line() for entry in self.entries]
+
+
+@dataclass
+class Conversation:
+    """Two people's private lines; each may hide what was said so far (`del._nick`)."""
+
+    first: str
+    second: str
+    entries: deque[ChatEntry] = field(default_factory=lambda: deque(maxlen=PRIVATE_KEPT_LINES))
+    hidden_until: dict[str, int] = field(default_factory=dict)  # nick -> entries seen when hidden
+    total: int = 0
+
+    @property
+    def name(self) -> str:
+        return f"{self.first}-{self.second}"
+
+    def visible_to(self, nick: str) -> list[ChatEntry]:
+        hidden = self.hidden_until.get(nick, 0)
+        skip = max(0, hidden - (self.total - len(self.entries)))
+        return list(self.entries)[skip:]
+
+
+class PrivateChats:
+    def __init__(self) -> None:
+        self._talks: dict[tuple[str, str], Conversation] = {}
+        self.counter = ChatCounter()
+
+    @staticmethod
+    def _key(a: str, b: str) -> tuple[str, str]:
+        return (a, b) if a <= b else (b, a)
+
+    def add(self, time: int, sender: str, recipient: str, text: str) -> ChatEntry:
+        key = self._key(sender, recipient)
+        talk = self._talks.setdefault(key, Conversation(*key))
+        writer = "1" if sender == talk.first else "2"
+        entry = ChatEntry(time, self.counter.next(time), talk.name, writer, text)
+        talk.entries.append(entry)
+        talk.total += 1
+        return entry
+
+    def get(self, a: str, b: str) -> Conversation | None:
+        return self._talks.get(self._key(a, b))
+
+    def partners(self, nick: str, since: int) -> list[tuple[Conversation, ChatEntry]]:
+        """Conversations of `nick` with a line visible to them at or after `since`."""
+        found = []
+        for talk in self._talks.values():
+            if nick in (talk.first, talk.second):
+                visible = talk.visible_to(nick)
+                if visible and visible[-1].time >= since:
+                    found.append((talk, visible[-1]))
+        return found
+
+    def hide(self, nick: str, other: str) -> bool:
+        talk = self.get(nick, other)
+        if talk is None or not talk.visible_to(nick):
+            return False
+        talk.hidden_until[nick] = talk.total
+        return True
+
+    def forget_older_than(self, time: int) -> None:
+        for key in [k for k, talk in self._talks.items() if talk.entries[-1].time < time]:
+            del self._talks[key]

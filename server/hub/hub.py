@@ -1,0 +1,477 @@
+"""The hub: the only owner of live state (players, tables, chat), run on the event loop.
+
+Every change becomes numbered events in the mailboxes of the people who should see it; a reply
+is built from a player's mailbox. The web layer only parses parameters and calls in here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time as _time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from server.engine.game import Game
+from server.engine.gametype import GameType
+from server.hub.chat import LOBBY_CHAT_KEPT, PRIVATE_KEPT_SECONDS, TABLE_CHAT_KEPT, ChatRoom, PrivateChats
+from server.hub.mailbox import Mailbox
+from server.protocol import events
+from server.protocol.codec import (
+    MAX_CHAT,
+    BadCommand,
+    ClientMessage,
+    Command,
+    Flags,
+    ProtocolError,
+    chat_line,
+    check_id,
+    check_lang,
+    check_nick,
+    decode_client_text,
+    frame,
+)
+
+log = logging.getLogger(__name__)
+
+LOBBY = 0
+POLL_TIMEOUT = 60.0  # seconds without a poll before a player is logged out
+SWEEP_EVERY = 5.0
+MAX_WAIT = 30.0  # cap of the opt-in long poll (`wait=`)
+
+# nickType of chat lines written by people (docs/protocol.md): class digit, after the colour
+# letter B/W when the writer plays at that table.
+GUEST_CLASS = "1"
+REGISTERED_CLASS = "3"
+MODERATOR_CLASS = "5"
+ERROR_TYPE = "e"  # a server line for one player only: why their command was refused
+
+
+@dataclass(eq=False)
+class Player:
+    secret: str = field(repr=False)  # the id: a password, never shown or logged
+    nick: str
+    lang: str
+    guest: bool = True
+    moderator: bool = False
+    avatar: str = ""
+    free: bool = True
+    client: str = ""
+    record: tuple[int, int, int, int, str] | None = None  # rating, wins, draws, losses, prestige
+    mailbox: Mailbox = field(default_factory=Mailbox)
+    tables: list[int] = field(default_factory=lambda: [LOBBY])
+    last_command: int = 0
+    last_seen: float = 0.0
+
+    def flags(self) -> str:
+        return ("F" if self.free else "N") + self.client
+
+    def info(self) -> str:
+        return events.user_info(self.nick, self.avatar, self.flags(), self.lang, self.record)
+
+    def nick_type(self, table: Table) -> str:
+        kind = MODERATOR_CLASS if self.moderator else GUEST_CLASS if self.guest else REGISTERED_CLASS
+        return table.colour_of(self.nick) + kind
+
+
+@dataclass(eq=False)
+class Table:
+    uid: int
+    chat: ChatRoom
+    people: list[str] = field(default_factory=list)  # nicks of everyone subscribed, in arrival order
+    game_type: GameType | None = None
+    blue: str = ""
+    red: str = ""
+    game: Game | None = None
+    archive_number: int | None = None
+
+    def colour_of(self, nick: str) -> str:
+        if self.game is None:
+            return ""
+        return "B" if nick == self.blue else "W" if nick == self.red else ""
+
+    def description(self) -> str:
+        assert self.game_type is not None
+        return events.description(self.uid, self.game_type, self.blue, self.red)
+
+    def state(self) -> str:
+        assert self.game is not None
+        return events.state(self.uid, self.game, self.archive_number)
+
+
+class Hub:
+    def __init__(
+        self,
+        *,
+        clock: Callable[[], float] = _time.time,
+        poll_timeout: float = POLL_TIMEOUT,
+    ) -> None:
+        self.clock = clock
+        self.poll_timeout = poll_timeout
+        self.players: dict[str, Player] = {}  # by secret id
+        self.by_nick: dict[str, Player] = {}  # by casefolded nick
+        self.lobby = Table(LOBBY, ChatRoom(LOBBY_CHAT_KEPT))
+        self.tables: dict[int, Table] = {LOBBY: self.lobby}
+        self.public = Mailbox()  # the lobby as anonymous readers (`sd`) see it
+        self.private = PrivateChats()
+        self._next_uid = 1
+        self._sweeper: asyncio.TimerHandle | None = None
+
+    # --- lifecycle -----------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Begin logging out players who stopped polling (one timer for the whole hub)."""
+        loop = asyncio.get_running_loop()
+        self._sweeper = loop.call_later(SWEEP_EVERY, self._sweep_and_rearm)
+
+    def close(self) -> None:
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+
+    def _sweep_and_rearm(self) -> None:
+        try:
+            self.sweep()
+        except Exception:  # a bug here must not stop the sweeping for good
+            log.exception("sweep failed")
+        self._sweeper = asyncio.get_running_loop().call_later(SWEEP_EVERY, self._sweep_and_rearm)
+
+    def sweep(self) -> None:
+        now = self.clock()
+        for player in [p for p in self.players.values() if now - p.last_seen > self.poll_timeout]:
+            log.info("timed out nick=%s", player.nick)
+            self._remove(player, reason="timeout")
+        self.private.forget_older_than(int(now) - PRIVATE_KEPT_SECONDS)
+
+    # --- fan-out -------------------------------------------------------------------------------
+
+    def _post(self, uid: int, line: str, *, b_only: bool = False, skip: Player | None = None) -> None:
+        """Deliver one event to everyone at a table (and to anonymous readers for the lobby)."""
+        for nick in self.tables[uid].people:
+            reader = self.by_nick[nick.casefold()]
+            if reader is not skip:
+                reader.mailbox.post(uid, line, b_only=b_only)
+        if uid == LOBBY:
+            self.public.post(LOBBY, line, b_only=b_only)
+
+    def _tell(self, player: Player, uid: int, text: str) -> None:
+        """A server line for one player only, e.g. why a command was refused."""
+        now = int(self.clock())
+        n = self.tables[LOBBY].chat.counter.next(now)
+        target = uid if uid in player.tables else LOBBY
+        player.mailbox.post(target, events.chat_added(chat_line(now, n, "", ERROR_TYPE, text)))
+
+    def _snapshot(self, uid: int, *, with_subscriptions: bool = False) -> list[str]:
+        """Everything someone entering a table needs: people, tables, descriptions, info, chat."""
+        table = self.tables[uid]
+        lines = [events.people("r", table.people)]
+        if uid == LOBBY:
+            games = [t for t in self.tables.values() if t.uid != LOBBY]
+            lines.append(events.tables("r", (t.uid for t in games)))
+            for game_table in games:
+                lines += [game_table.description(), game_table.state()]
+            lines += [self.by_nick[nick.casefold()].info() for nick in table.people]
+            if with_subscriptions:
+                lines += self._subscription_lines()
+        else:
+            lines += [table.description(), table.state()]
+        chat = table.chat.lines()
+        lines += [events.chat_replaced(line) for line in chat]
+        return lines
+
+    def _subscription_lines(self) -> list[str]:
+        return [events.subscriptions(p.nick, p.tables) for p in self.players.values()]
+
+    def _enter(self, player: Player, uid: int) -> None:
+        table = self.tables[uid]
+        self._post(uid, events.people("a", [player.nick]))
+        table.people.append(player.nick)
+        if uid != LOBBY:
+            player.tables.append(uid)
+        for line in self._snapshot(uid):
+            player.mailbox.post(uid, line)
+        self._post(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
+
+    def _leave(self, player: Player, uid: int) -> None:
+        table = self.tables[uid]
+        table.people.remove(player.nick)
+        if uid in player.tables and uid != LOBBY:
+            player.tables.remove(uid)
+        self._post(uid, events.people("d", [player.nick]))
+
+    # --- sessions ------------------------------------------------------------------------------
+
+    def guest_login(self, secret: str, nick: str, lang: str) -> None:
+        """Log a guest in; a second login with the same id and nick only refreshes the session."""
+        check_id(secret, guest=True)
+        check_nick(nick, guest=True)
+        check_lang(lang)
+        known = self.players.get(secret)
+        holder = self.by_nick.get(nick.casefold())
+        if known is not None:
+            if known.nick != nick:
+                raise ProtocolError("idInUse", "This id is logged in with another nick.")
+            known.last_command = 0  # a reloaded client numbers its commands from 1 again
+            known.last_seen = self.clock()
+            return
+        if holder is not None:
+            raise ProtocolError("nickInUse", "This nick is in use.")
+        player = Player(secret=secret, nick=nick, lang=lang, last_seen=self.clock())
+        self.players[secret] = player
+        self.by_nick[nick.casefold()] = player
+        self._enter(player, LOBBY)
+        self._post(LOBBY, player.info(), skip=player)  # the newcomer has it in the snapshot
+        log.info("guest login nick=%s", nick)
+
+    def logout(self, secret: str) -> bool:
+        player = self.players.get(secret)
+        if player is None:
+            return False
+        self._remove(player, reason="logout")
+        return True
+
+    def _remove(self, player: Player, *, reason: str) -> None:
+        for uid in list(reversed(player.tables)):
+            self._leave(player, uid)
+        del self.players[player.secret]
+        del self.by_nick[player.nick.casefold()]
+        self._post(LOBBY, events.subscriptions(player.nick, []), b_only=True)
+        log.info("left nick=%s reason=%s", player.nick, reason)
+
+    def change_lang(self, secret: str, lang: str) -> None:
+        player = self._player(secret)
+        player.lang = check_lang(lang)
+        self._post(LOBBY, player.info())
+
+    def _player(self, secret: str) -> Player:
+        player = self.players.get(secret)
+        if player is None:
+            raise ProtocolError("notLoggedIn", "Not logged in.")
+        player.last_seen = self.clock()
+        return player
+
+    # --- the stream ----------------------------------------------------------------------------
+
+    def receive(self, secret: str, messages: list[ClientMessage]) -> Player | None:
+        """Apply the commands of one poll; commands numbered at or below k are ignored."""
+        player = self.players.get(secret)
+        if player is None:
+            return None
+        player.last_seen = self.clock()
+        for message in messages:
+            if isinstance(message, Flags):
+                self._flags(player, message.text)
+                continue
+            if message.number is not None and message.number <= player.last_command:
+                continue
+            if message.number is not None:
+                player.last_command = message.number
+            if isinstance(message, BadCommand):
+                self._tell(player, LOBBY, f"Command refused: {message.reason}.")
+                continue
+            try:
+                self._command(player, message)
+            except ProtocolError as refused:
+                self._tell(player, _table_number(message.table), str(refused))
+        return player
+
+    def _command(self, player: Player, command: Command) -> None:
+        if command.kind == "c":
+            self.chat(player, command.table, command.text)
+        elif command.kind == "b":
+            self.subscribe(player, _parse_table(command.table))
+        elif command.kind == "q":
+            self.unsubscribe(player, _parse_table(command.table))
+        else:
+            raise ProtocolError("unsupported", f"Command '{command.kind}' is not available on this server yet.")
+
+    def reply(
+        self, secret: str, seen: int, *, with_subscriptions: bool, subscriptions_seen: bool = True
+    ) -> str:
+        """The poll's answer: `ok/m<i>.<j>.<k>/q<table>/.../end` (or `sd/...` for anonymous readers)."""
+        player = self.players.get(secret)
+        if player is None:
+            return self._public_reply(seen, with_subscriptions)
+        box = player.mailbox
+        sections: dict[int, list[str]] = {uid: [] for uid in player.tables}
+        if box.covers(seen):
+            for uid, line, b_only in box.since(seen):
+                if uid in sections and (with_subscriptions or not b_only):
+                    sections[uid].append(line)
+        else:
+            for uid in player.tables:
+                sections[uid] = self._snapshot(uid, with_subscriptions=with_subscriptions)
+        if with_subscriptions and not subscriptions_seen:
+            sections[LOBBY] += self._subscription_lines()
+        lines: list[str] = []
+        for uid, section in sections.items():
+            lines.append(events.section(uid))
+            lines += section
+        return frame(True, seen, box.last, player.last_command, lines)
+
+    def _public_reply(self, seen: int, with_subscriptions: bool) -> str:
+        box = self.public
+        if seen and box.covers(seen):  # a new reader (msgNo 0) starts from the current state
+            lines = [line for _, line, b_only in box.since(seen) if with_subscriptions or not b_only]
+        else:
+            lines = self._snapshot(LOBBY, with_subscriptions=with_subscriptions)
+        return frame(False, seen, box.last, 0, [events.section(LOBBY), *lines])
+
+    # --- tables --------------------------------------------------------------------------------
+
+    def open_table(self, game_type: GameType, blue: str, red: str, game: Game) -> Table:
+        """A new game table, announced in the lobby (`ga`, `d`, `x`)."""
+        table = Table(
+            self._next_uid, ChatRoom(TABLE_CHAT_KEPT), game_type=game_type, blue=blue, red=red, game=game
+        )
+        self._next_uid += 1
+        self.tables[table.uid] = table
+        self._post(LOBBY, events.tables("a", [table.uid]))
+        self._post(LOBBY, table.description())
+        self._post(LOBBY, table.state())
+        return table
+
+    def subscribe(self, player: Player, uid: int) -> None:
+        if uid not in self.tables:
+            raise ProtocolError("noSuchTable", f"There is no table {uid}.")
+        if uid in player.tables:
+            return
+        self._enter(player, uid)
+
+    def unsubscribe(self, player: Player, uid: int) -> None:
+        if uid == LOBBY:
+            raise ProtocolError("badTable", "The main room cannot be left.")
+        if uid not in player.tables:
+            raise ProtocolError("notAtTable", f"You are not at table {uid}.")
+        self._leave(player, uid)
+        self._post(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
+
+    def change_table(self, secret: str, uid: int) -> None:
+        """The old `zmienStol`: leave every game table, then sit at `uid` (0 = only the lobby)."""
+        player = self._player(secret)
+        if uid != LOBBY and uid not in self.tables:
+            raise ProtocolError("noSuchTable", f"There is no table {uid}.")
+        for old in [t for t in player.tables if t not in (LOBBY, uid)]:
+            self.unsubscribe(player, old)
+        if uid != LOBBY:
+            self.subscribe(player, uid)
+
+    # --- chat ----------------------------------------------------------------------------------
+
+    def chat_from(self, secret: str, table: str, text: str) -> None:
+        """The old `dodajWpis`: the same as a `c` command."""
+        self.chat(self._player(secret), table, text)
+
+    def chat(self, player: Player, table: str, raw: str) -> None:
+        if table == "get":
+            self._private_get(player, raw)
+            return
+        if table == "del":
+            self._private_delete(player, raw)
+            return
+        if table == "delmsg":
+            self._delete_message(player, raw)
+            return
+        text = _chat_text(raw)
+        if table.startswith("_"):
+            self._private_send(player, table[1:], text)
+            return
+        uid = _parse_table(table)
+        if uid not in player.tables:
+            raise ProtocolError("notAtTable", f"You are not at table {uid}.")
+        room = self.tables[uid]
+        entry = room.chat.add(int(self.clock()), player.nick, player.nick_type(room), text)
+        self._post(uid, events.chat_added(entry.line()))
+
+    def _private_send(self, player: Player, nick: str, text: str) -> None:
+        other = self.by_nick.get(decode_client_text(nick).casefold())
+        if other is None:
+            raise ProtocolError("notOnline", f"{decode_client_text(nick)} is not online.")
+        if other is player:
+            raise ProtocolError("badNick", "A private message needs another person.")
+        entry = self.private.add(int(self.clock()), player.nick, other.nick, text)
+        line = events.chat_added(entry.line())
+        player.mailbox.post(LOBBY, line)
+        other.mailbox.post(LOBBY, line)
+
+    def _private_get(self, player: Player, what: str) -> None:
+        now = int(self.clock())
+        if what.startswith("_"):
+            nick = decode_client_text(what[1:])
+            talk = self.private.get(player.nick, nick)
+            entries = talk.visible_to(player.nick) if talk is not None else []
+            if not entries:
+                first, second = sorted((player.nick, nick))
+                n = self.private.counter.next(now)
+                player.mailbox.post(LOBBY, events.chat_added(f"{now}_{n}.{first}-{second}.nochat."))
+            for entry in entries:
+                player.mailbox.post(LOBBY, events.chat_added(entry.line()))
+            return
+        if not what.isdigit() or len(what) > 7:
+            raise ProtocolError("badCommand", "get needs minutes (a number, 0 = all) or _nick.")
+        minutes = int(what)
+        since = 0 if minutes == 0 else now - 60 * minutes
+        for talk, last in self.private.partners(player.nick, since):
+            player.mailbox.post(LOBBY, events.chat_added(f"{last.chat_id}.{talk.name}.-."))
+
+    def _private_delete(self, player: Player, what: str) -> None:
+        if not what.startswith("_") or len(what) < 2:
+            raise ProtocolError("badCommand", "del needs _nick.")
+        nick = decode_client_text(what[1:])
+        if not self.private.hide(player.nick, nick):
+            raise ProtocolError("noSuchLine", f"There is no conversation with {nick}.")
+        now = int(self.clock())
+        first, second = sorted((player.nick, nick))
+        n = self.private.counter.next(now)
+        player.mailbox.post(LOBBY, events.chat_added(f"{now}_{n}.{first}-{second}.del."))
+
+    def _delete_message(self, player: Player, what: str) -> None:
+        """Moderators only: `delmsg.<table>.<time_n>` or `delmsg.<table>._<nick>`."""
+        if not player.moderator:
+            raise ProtocolError("notModerator", "Only moderators may delete chat lines.")
+        table_text, _, target = what.partition(".")
+        uid = _parse_table(table_text)
+        if uid not in self.tables:
+            raise ProtocolError("noSuchTable", f"There is no table {uid}.")
+        room = self.tables[uid].chat
+        gone = room.delete_by(decode_client_text(target[1:])) if target.startswith("_") else room.delete(target)
+        if not gone:
+            raise ProtocolError("noSuchLine", "No such chat line.")
+        for entry in gone:
+            self._post(uid, events.chat_deleted(entry.chat_id))
+
+    # --- own flags -----------------------------------------------------------------------------
+
+    def _flags(self, player: Player, text: str) -> None:
+        """`i0nJa` / `i0nJb`: `a` available, `b` busy, `J` the Java client (0 and n: unknown, kept out)."""
+        free, client = player.free, player.client
+        if "a" in text:
+            free = True
+        if "b" in text:
+            free = False
+        if "J" in text:
+            client = "J"
+        if (free, client) != (player.free, player.client):
+            player.free, player.client = free, client
+            self._post(LOBBY, player.info())
+
+
+def _parse_table(text: str) -> int:
+    if not text.isdigit() or len(text) > 9:
+        raise ProtocolError("badTable", f"'{text[:20]}' is not a table number.")
+    return int(text)
+
+
+def _table_number(text: str) -> int:
+    return int(text) if text.isdigit() and len(text) <= 9 else LOBBY
+
+
+def _chat_text(raw: str) -> str:
+    text = decode_client_text(raw)
+    if not text.strip():
+        raise ProtocolError("emptyMessage", "An empty message was not sent.")
+    if len(text) > MAX_CHAT:
+        raise ProtocolError(
+            "tooLong", f"Message too long ({len(text)} characters, at most {MAX_CHAT}); it was not sent."
+        )
+    return text

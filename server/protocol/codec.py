@@ -1,0 +1,184 @@
+"""The zagram wire format: escaping, identities, message numbers, client commands, reply framing.
+
+Pure functions between the wire and typed values. Everything malformed becomes a
+`ProtocolError` whose message is the short answer the client gets (docs/protocol.md lists them).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_."
+MAX_GUEST_ID = 9
+MIN_REGISTERED_ID = 10
+MAX_ID = 64
+MAX_NICK = 20
+MAX_CHAT = 300  # characters of decoded text in one chat line
+MAX_COMMANDS = 50  # simple messages in one msgFromClient
+LANGUAGES = ("en", "pl", "ru", "ua", "de", "fr", "cs", "uk")
+
+_ENTITIES = {"<": "&#60;", ">": "&#62;", "'": "&#39;", '"': "&#34;", "-": "&#45;"}
+_ENTITY_RE = re.compile("[<>'\"-]")
+_ID_RE = re.compile(r"[A-Za-z0-9_.]+")
+_MSG_NO_RE = re.compile(r"(\d{1,12})(?:\.(\d{1,12}))?")
+_COMMAND_RE = re.compile(r"([a-z])(\d{1,12})\.([^./]*)(?:\.(.*))?", re.DOTALL)
+
+
+class ProtocolError(ValueError):
+    """Bad input. `code` is the documented short answer of an endpoint (`err.<code>`); the message
+    is the sentence a player reads when the refusal arrives in the stream."""
+
+    def __init__(self, code: str, message: str = "") -> None:
+        super().__init__(message or code)
+        self.code = code
+
+
+# --- escaping ----------------------------------------------------------------------------------
+
+
+def decode_client_text(text: str) -> str:
+    """Free text from a client (already URL-decoded): `@S` is `/`, `@A` is `@` (in that order)."""
+    return text.replace("@S", "/").replace("@A", "@")
+
+
+def encode_client_text(text: str) -> str:
+    """What a client does before URL-encoding: `@` to `@A` first, then `/` to `@S`."""
+    return text.replace("@", "@A").replace("/", "@S")
+
+
+def encode_server_text(text: str) -> str:
+    """Free text to clients: `@A`/`@S` plus the five HTML entities of the zagram doc."""
+    return _ENTITY_RE.sub(lambda m: _ENTITIES[m.group()], encode_client_text(text))
+
+
+def decode_server_text(text: str) -> str:
+    """What clients do with server text: `@S`, `@A`, then the entities (used by tests and tools)."""
+    text = decode_client_text(text)
+    for char, entity in _ENTITIES.items():
+        text = text.replace(entity, char)
+    return text
+
+
+# --- identities --------------------------------------------------------------------------------
+
+
+def _script(char: str) -> str | None:
+    name = unicodedata.name(char, "")
+    if "LETTER" not in name:
+        return None
+    if "LATIN" in name:
+        return "latin"
+    if "CYRILLIC" in name:
+        return "cyrillic"
+    return "other"
+
+
+def _nick_ok(nick: str, guest: bool) -> bool:
+    body = nick[1:] if guest and nick.startswith("*") else nick
+    if guest != nick.startswith("*") or not body or len(nick) > MAX_NICK:
+        return False
+    if body != body.strip(" ") or "  " in body:
+        return False
+    scripts = set()
+    for char in body:
+        if char not in " _0123456789":
+            scripts.add(_script(char))
+    return scripts <= {"latin"} or scripts <= {"cyrillic"}
+
+
+def check_nick(nick: str, *, guest: bool) -> str:
+    """The doc's nick rules: at most 20 characters with the guest's leading `*`; digits, `_`,
+    Latin or Cyrillic letters (not both), single inner spaces."""
+    if not _nick_ok(nick, guest):
+        raise ProtocolError("badNick", "A nick has 1-20 Latin or Cyrillic letters, digits, _ or single spaces.")
+    return nick
+
+
+def check_id(player_id: str, *, guest: bool) -> str:
+    """Guests' ids have 1..9 characters of the 64-character alphabet, registered ones 10 or more."""
+    length_ok = len(player_id) <= MAX_GUEST_ID if guest else MIN_REGISTERED_ID <= len(player_id) <= MAX_ID
+    if not _ID_RE.fullmatch(player_id) or not length_ok:
+        raise ProtocolError("badId", "An id has the letters A-Z a-z 0-9 _ . (guests 1-9, registered 10 or more).")
+    return player_id
+
+
+def check_lang(lang: str) -> str:
+    if lang not in LANGUAGES:
+        raise ProtocolError("badLang", "Unknown language.")
+    return lang
+
+
+# --- the stream --------------------------------------------------------------------------------
+
+
+def parse_msg_no(text: str) -> tuple[int, bool]:
+    """`N`, `N.0` or `N.M`: the client has read up to N; `.0` says it has no subscription lines yet
+    (its first getBMsg after getMsg). Returns (N, subscriptions already seen)."""
+    found = _MSG_NO_RE.fullmatch(text)
+    if not found:
+        raise ProtocolError("badMsgNo", "msgNo must be N, N.0 or N.M")
+    return int(found.group(1)), found.group(2) != "0"
+
+
+@dataclass(frozen=True)
+class Command:
+    """A numbered simple message `<kind><number>.<table>.<text>` (text may hold dots)."""
+
+    kind: str
+    number: int
+    table: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Flags:
+    """The unnumbered `i` message (MultiPoints sends `i0nJa` / `i0nJb`)."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class BadCommand:
+    """A simple message that could not be read; `number` when it was readable, so k can move on."""
+
+    number: int | None
+    reason: str
+
+
+ClientMessage = Command | Flags | BadCommand
+
+
+def parse_commands(text: str | None) -> list[ClientMessage]:
+    """msgFromClient: `x` (nothing) or simple messages joined by `/`."""
+    if text is None or text in ("", "x"):
+        return []
+    parts = text.split("/")
+    if len(parts) > MAX_COMMANDS:
+        return [BadCommand(None, "tooManyCommands")]
+    messages: list[ClientMessage] = []
+    for part in parts:
+        if part.startswith("i"):
+            messages.append(Flags(part[1:]))
+            continue
+        found = _COMMAND_RE.fullmatch(part)
+        if not found:
+            number = re.match(r"[a-z](\d{1,12})", part)
+            messages.append(BadCommand(int(number.group(1)) if number else None, "badCommand"))
+            continue
+        kind, number, table, rest = found.groups()
+        messages.append(Command(kind, int(number), table, rest or ""))
+    return messages
+
+
+def chat_line(time: int, n: int, nick: str, nick_type: str, text: str) -> str:
+    """`time_n.nick.nickType.text` with the text escaped for the wire."""
+    return f"{time}_{n}.{nick}.{nick_type}.{encode_server_text(text)}"
+
+
+def frame(logged_in: bool, first: int, last: int, processed: int, messages: list[str]) -> str:
+    """`ok/m<i>.<j>.<k>/.../end` (`sd` instead of `ok` for a reader that is not logged in)."""
+    head = "ok" if logged_in else "sd"
+    body = "/".join(messages)
+    return f"{head}/m{first}.{last}.{processed}/{body}/end" if body else f"{head}/m{first}.{last}.{processed}/end"

@@ -1,0 +1,66 @@
+"""Server events as wire lines (protocol.md 3.2; layouts this server chose are in docs/protocol.md)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from server.engine.game import COLOUR, Game
+from server.engine.gametype import GameType, format_new
+
+
+def people(kind: str, nicks: Iterable[str]) -> str:
+    """`pr` (whole list), `pa` (joined), `pd` (left): `p<kind><nick>.<nick>...`."""
+    return f"p{kind}" + ".".join(nicks)
+
+
+def tables(kind: str, uids: Iterable[int]) -> str:
+    """`gr` (whole list), `ga` (added), `gd` (removed) game tables in the lobby."""
+    return f"g{kind}" + ".".join(str(uid) for uid in uids)
+
+
+def description(uid: int, game_type: GameType, blue: str, red: str) -> str:
+    """`d<uid>.<gameType>.<blue>.<red>`, the game type always in the new 9-field format."""
+    return f"d{uid}.{format_new(game_type)}.{blue}.{red}"
+
+
+def state(uid: int, game: Game, archive_number: int | None) -> str:
+    """`x<uid>.<side on move>.<result>.<archive number>`; result and number empty while playing."""
+    result = str(game.result) if game.result is not None else ""
+    number = "" if archive_number is None else str(archive_number)
+    return f"x{uid}.{game.to_move}.{result}.{number}"
+
+
+def user_info(
+    nick: str, avatar: str, flags: str, lang: str, record: tuple[int, int, int, int, str] | None
+) -> str:
+    """`i<nick>.<avatar>.<flags>.<lang>[.<rating>.<wins>.<draws>.<losses>.<prestige>]`."""
+    line = f"i{nick}.{avatar}.{flags}.{lang}"
+    if record is not None:
+        rating, wins, draws, losses, prestige = record
+        line += f".{rating}.{wins}.{draws}.{losses}.{prestige}"
+    return line
+
+
+def subscriptions(nick: str, uids: Iterable[int]) -> str:
+    """`b<nick>.<uid>.<uid>...` (getBMsg only)."""
+    return f"b{nick}." + ".".join(str(uid) for uid in uids)
+
+
+def section(uid: int) -> str:
+    return f"q{uid}"
+
+
+def chat_added(line: str) -> str:
+    return "ca" + line
+
+
+def chat_replaced(line: str) -> str:
+    return "cr" + line
+
+
+def chat_deleted(chat_id: str) -> str:
+    return "cd" + chat_id
+
+
+def colour_letter(player: int) -> str:
+    return COLOUR[player]

@@ -1,0 +1,138 @@
+"""`/a.kropki`: zagram's game-server endpoint. Thin: read parameters, call the codec and the hub."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+from multidict import MultiDictProxy
+
+from server.hub.hub import MAX_WAIT, Hub
+from server.protocol.codec import ProtocolError, parse_commands, parse_msg_no
+
+HUB_KEY = web.AppKey("hub", Hub)
+MAX_MSG_FROM_CLIENT = 20_000  # characters of msgFromClient in one poll
+
+routes = web.RouteTableDef()
+Query = MultiDictProxy[str]
+
+
+def _text(body: str) -> web.Response:
+    return web.Response(text=body, content_type="text/plain", headers={"Cache-Control": "no-store"})
+
+
+def _param(query: Query, name: str) -> str:
+    value = query.get(name)
+    if value is None:
+        raise ProtocolError(f"missing.{name}")
+    return value
+
+
+def _player_id(query: Query) -> str:
+    """zagram names the id `idGracza` in most commands and `playerId` in a few; both work everywhere."""
+    value = query.get("idGracza") or query.get("playerId")
+    if not value:
+        raise ProtocolError("missing.idGracza")
+    return value
+
+
+def _table(text: str) -> int:
+    if not text.isdigit() or len(text) > 9:
+        raise ProtocolError("badTable")
+    return int(text)
+
+
+async def guest_login(hub: Hub, query: Query) -> str:
+    hub.guest_login(_player_id(query), _param(query, "opis"), query.get("lang", "en"))
+    return ""
+
+
+async def remove_player(hub: Hub, query: Query) -> str:
+    if not hub.logout(_player_id(query)):
+        raise ProtocolError("notLoggedIn")
+    return ""
+
+
+async def change_lang(hub: Hub, query: Query) -> str:
+    hub.change_lang(_player_id(query), _param(query, "na"))
+    return ""
+
+
+async def change_table(hub: Hub, query: Query) -> str:
+    hub.change_table(_player_id(query), _table(_param(query, "newTable")))
+    return ""
+
+
+async def add_chat(hub: Hub, query: Query) -> str:
+    hub.chat_from(_player_id(query), _param(query, "table"), _param(query, "newMsgs"))
+    return ""
+
+
+def _wait_seconds(query: Query) -> float:
+    text = query.get("wait")
+    if text is None:
+        return 0.0
+    try:
+        seconds = float(text)
+    except ValueError:
+        raise ProtocolError("badWait") from None
+    if not math.isfinite(seconds) or seconds < 0:
+        raise ProtocolError("badWait")
+    return min(seconds, MAX_WAIT)
+
+
+async def _poll(hub: Hub, query: Query, with_subscriptions: bool) -> str:
+    seen, subscriptions_seen = parse_msg_no(_param(query, "msgNo"))
+    wait = _wait_seconds(query)
+    commands_text = query.get("msgFromClient")
+    if commands_text is not None and len(commands_text) > MAX_MSG_FROM_CLIENT:
+        raise ProtocolError("tooLong")
+    secret = query.get("idGracza") or query.get("playerId") or ""
+    player = hub.receive(secret, parse_commands(commands_text))
+    box = player.mailbox if player is not None else hub.public
+    if wait and box.last <= seen:
+        await box.wait(seen, wait)
+    return hub.reply(
+        secret, seen, with_subscriptions=with_subscriptions, subscriptions_seen=subscriptions_seen
+    )
+
+
+async def get_msg(hub: Hub, query: Query) -> str:
+    return await _poll(hub, query, False)
+
+
+async def get_b_msg(hub: Hub, query: Query) -> str:
+    return await _poll(hub, query, True)
+
+
+HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
+    "guestLogin": guest_login,
+    "usunGracza": remove_player,
+    "changeLang": change_lang,
+    "getMsg": get_msg,
+    "getBMsg": get_b_msg,
+    "zmienStol": change_table,
+    "dodajWpis": add_chat,
+}
+
+
+@routes.get("/a.kropki")
+async def kropki(request: web.Request) -> web.Response:
+    handler = HANDLERS.get(request.query.get("co", ""))
+    if handler is None:
+        return _text("err.unknownCo")
+    try:
+        return _text(await handler(request.app[HUB_KEY], request.query))
+    except ProtocolError as refused:
+        return _text(f"err.{refused.code}")
+
+
+async def hub_context(app: web.Application):
+    """Start the hub's timer with the app and stop it on shutdown."""
+    app[HUB_KEY].start()
+    yield
+    app[HUB_KEY].close()
+
+
+
