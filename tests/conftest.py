@@ -5,11 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from aiohttp.test_utils import TestClient
+from aiohttp.test_utils import TestClient, TestServer
 from pytest_aiohttp import AiohttpClient
 
 from server.app import create_app
 from server.config import Settings
+from server.web.accesslog import RedactingAccessLogger
 
 
 @pytest.fixture
@@ -20,5 +21,8 @@ def settings(tmp_path: Path) -> Settings:
 
 @pytest.fixture
 async def client(aiohttp_client: AiohttpClient, settings: Settings) -> TestClient:
-    """A test client talking HTTP to the app built by the same factory the CLI uses."""
-    return await aiohttp_client(create_app(settings))
+    """A test client talking HTTP to the app built by the same factory the CLI uses, with the
+    access log the CLI uses."""
+    server = TestServer(create_app(settings))
+    await server.start_server(access_log_class=RedactingAccessLogger)  # TestServer drops constructor kwargs
+    return await aiohttp_client(server)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from server.engine.game import Game
 from server.engine.gametype import GameType
 from server.hub.chat import LOBBY_CHAT_KEPT, PRIVATE_KEPT_SECONDS, TABLE_CHAT_KEPT, ChatRoom, PrivateChats
-from server.hub.mailbox import Mailbox
+from server.hub.mailbox import HISTORY, Mailbox
 from server.protocol import events
 from server.protocol.codec import (
     MAX_CHAT,
@@ -52,13 +52,13 @@ class Player:
     secret: str = field(repr=False)  # the id: a password, never shown or logged
     nick: str
     lang: str
+    mailbox: Mailbox
     guest: bool = True
     moderator: bool = False
     avatar: str = ""
     free: bool = True
     client: str = ""
     record: tuple[int, int, int, int, str] | None = None  # rating, wins, draws, losses, prestige
-    mailbox: Mailbox = field(default_factory=Mailbox)
     tables: list[int] = field(default_factory=lambda: [LOBBY])
     last_command: int = 0
     last_seen: float = 0.0
@@ -105,14 +105,16 @@ class Hub:
         *,
         clock: Callable[[], float] = _time.time,
         poll_timeout: float = POLL_TIMEOUT,
+        history: int = HISTORY,
     ) -> None:
         self.clock = clock
         self.poll_timeout = poll_timeout
+        self.history = history  # events kept per mailbox
         self.players: dict[str, Player] = {}  # by secret id
         self.by_nick: dict[str, Player] = {}  # by casefolded nick
         self.lobby = Table(LOBBY, ChatRoom(LOBBY_CHAT_KEPT))
         self.tables: dict[int, Table] = {LOBBY: self.lobby}
-        self.public = Mailbox()  # the lobby as anonymous readers (`sd`) see it
+        self.public = Mailbox(history)  # the lobby as anonymous readers (`sd`) see it
         self.private = PrivateChats()
         self._next_uid = 1
         self._sweeper: asyncio.TimerHandle | None = None
@@ -216,7 +218,9 @@ class Hub:
             return
         if holder is not None:
             raise ProtocolError("nickInUse", "This nick is in use.")
-        player = Player(secret=secret, nick=nick, lang=lang, last_seen=self.clock())
+        player = Player(
+            secret=secret, nick=nick, lang=lang, mailbox=Mailbox(self.history), last_seen=self.clock()
+        )
         self.players[secret] = player
         self.by_nick[nick.casefold()] = player
         self._enter(player, LOBBY)
@@ -283,7 +287,9 @@ class Hub:
         elif command.kind == "q":
             self.unsubscribe(player, _parse_table(command.table))
         else:
-            raise ProtocolError("unsupported", f"Command '{command.kind}' is not available on this server yet.")
+            raise ProtocolError(
+                "unsupported", f"Command '{command.kind}' is not available on this server yet."
+            )
 
     def reply(
         self, secret: str, seen: int, *, with_subscriptions: bool, subscriptions_seen: bool = True
@@ -434,7 +440,9 @@ class Hub:
         if uid not in self.tables:
             raise ProtocolError("noSuchTable", f"There is no table {uid}.")
         room = self.tables[uid].chat
-        gone = room.delete_by(decode_client_text(target[1:])) if target.startswith("_") else room.delete(target)
+        gone = (
+            room.delete_by(decode_client_text(target[1:])) if target.startswith("_") else room.delete(target)
+        )
         if not gone:
             raise ProtocolError("noSuchLine", "No such chat line.")
         for entry in gone:

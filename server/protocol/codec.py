@@ -92,7 +92,9 @@ def check_nick(nick: str, *, guest: bool) -> str:
     """The doc's nick rules: at most 20 characters with the guest's leading `*`; digits, `_`,
     Latin or Cyrillic letters (not both), single inner spaces."""
     if not _nick_ok(nick, guest):
-        raise ProtocolError("badNick", "A nick has 1-20 Latin or Cyrillic letters, digits, _ or single spaces.")
+        raise ProtocolError(
+            "badNick", "A nick has 1-20 Latin or Cyrillic letters, digits, _ or single spaces."
+        )
     return nick
 
 
@@ -100,7 +102,9 @@ def check_id(player_id: str, *, guest: bool) -> str:
     """Guests' ids have 1..9 characters of the 64-character alphabet, registered ones 10 or more."""
     length_ok = len(player_id) <= MAX_GUEST_ID if guest else MIN_REGISTERED_ID <= len(player_id) <= MAX_ID
     if not _ID_RE.fullmatch(player_id) or not length_ok:
-        raise ProtocolError("badId", "An id has the letters A-Z a-z 0-9 _ . (guests 1-9, registered 10 or more).")
+        raise ProtocolError(
+            "badId", "An id has the letters A-Z a-z 0-9 _ . (guests 1-9, registered 10 or more)."
+        )
     return player_id
 
 
@@ -181,4 +185,8 @@ def frame(logged_in: bool, first: int, last: int, processed: int, messages: list
     """`ok/m<i>.<j>.<k>/.../end` (`sd` instead of `ok` for a reader that is not logged in)."""
     head = "ok" if logged_in else "sd"
     body = "/".join(messages)
-    return f"{head}/m{first}.{last}.{processed}/{body}/end" if body else f"{head}/m{first}.{last}.{processed}/end"
+    return (
+        f"{head}/m{first}.{last}.{processed}/{body}/end"
+        if body
+        else f"{head}/m{first}.{last}.{processed}/end"
+    )

@@ -12,7 +12,7 @@ from server.hub.hub import MAX_WAIT, Hub
 from server.protocol.codec import ProtocolError, parse_commands, parse_msg_no
 
 HUB_KEY = web.AppKey("hub", Hub)
-MAX_MSG_FROM_CLIENT = 20_000  # characters of msgFromClient in one poll
+MAX_MSG_FROM_CLIENT = 6_000  # characters of msgFromClient in one poll (URLs stay under 8 kB)
 
 routes = web.RouteTableDef()
 Query = MultiDictProxy[str]
@@ -133,6 +133,3 @@ async def hub_context(app: web.Application):
     app[HUB_KEY].start()
     yield
     app[HUB_KEY].close()
-
-
-

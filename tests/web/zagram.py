@@ -70,7 +70,9 @@ class Zagram:
     def say(self, table: str | int, text: str) -> int:
         return self.send("c", table, encode_client_text(text))
 
-    async def poll(self, *, b: bool = False, extra: str = "", msg_no: str | None = None, **params: str) -> Reply:
+    async def poll(
+        self, *, b: bool = False, extra: str = "", msg_no: str | None = None, **params: str
+    ) -> Reply:
         pending = self.commands[self.acknowledged :]
         commands = "/".join(([extra] if extra else []) + pending) or "x"
         body = await self.get(
