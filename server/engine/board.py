@@ -468,6 +468,38 @@ class Board:
                         interior.append(pos)
         return interior
 
+    # --- final territory ------------------------------------------------------------------------
+
+    def territory_regions(self, player: int) -> list[tuple[int, tuple[int, ...]]]:
+        """(size, ring) of every region of non-own-live points the player's live dots cut off from
+        the edge, when it holds a free point or a live enemy dot."""
+        live = self.live
+        s = self.stride
+        seen = [False] * self.size
+        found = []
+        for start in self.board_indices():
+            if seen[start] or live[start] == player:
+                continue
+            seen[start] = True
+            region = [start]
+            bounded = True
+            i = 0
+            while i < len(region):
+                pos = region[i]
+                i += 1
+                for nxt in (pos - s, pos + 1, pos + s, pos - 1):
+                    if live[nxt] == EDGE:
+                        bounded = False
+                    elif not seen[nxt] and live[nxt] != player:
+                        seen[nxt] = True
+                        region.append(nxt)
+            worth = any(self.playable(pos) or live[pos] == 3 - player for pos in region)
+            if bounded and worth:
+                ring = self._ring_around(start, player)
+                if ring is not None:
+                    found.append((len(region), tuple(ring[0])))
+        return found
+
     # --- grounding (STOP) ----------------------------------------------------------------------
 
     def ungrounded(self, player: int) -> list[int]:

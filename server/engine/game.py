@@ -257,18 +257,43 @@ class Game:
 
         Applied once, at the end; blue's rings first, as TB comes before TW.
         """
+        rings = [(BLACK, ring) for ring in black_rings] + [(WHITE, ring) for ring in white_rings]
+        self._territory(rings, skip_invalid=False)
+
+    def agree_territory(self) -> None:
+        """The players agreed to count territory: every region a player's live dots cut off from the
+        edge becomes a final territory ring, the biggest first.
+
+        **Choice** (docs/rules.md): when one player's region holds the other's, the bigger region
+        wins and the smaller ring, whose dots it captured, is dropped.
+        """
+        board = self.board
+        candidates = []
+        for player in (BLACK, WHITE):
+            for size, ring in board.territory_regions(player):
+                candidates.append((size, player, [board.point(pos) for pos in (*ring, ring[0])]))
+        candidates.sort(key=lambda c: -c[0])
+        self._territory([(player, ring) for _, player, ring in candidates], skip_invalid=True)
+
+    def _territory(self, rings: list[tuple[int, list[Point]]], *, skip_invalid: bool) -> None:
         if self.final_rings is not None:
             raise IllegalMove("the final territory is already counted")
         board = self.board.copy()
         taken = [0, 0, 0]
-        for owner, rings in ((BLACK, black_rings), (WHITE, white_rings)):
-            for ring in rings:
-                free_before = board.free_points
+        applied: tuple[list[list[Point]], list[list[Point]]] = ([], [])
+        for owner, ring in rings:
+            free_before = board.free_points
+            try:
                 board.enclose_ring([board.index(p) for p in ring], owner, territory=True)
-                taken[owner] += free_before - board.free_points
+            except IllegalMove:
+                if skip_invalid:
+                    continue
+                raise
+            taken[owner] += free_before - board.free_points
+            applied[owner - 1].append(ring)
         self.board = board
         self.territory = taken
-        self.final_rings = (black_rings, white_rings)
+        self.final_rings = applied
 
     # --- scores --------------------------------------------------------------------------------
 

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import random
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from server.engine.game import Game
-from server.engine.gametype import GameType
+from server.engine.gametype import GameKind, GameType, GameTypeError, StartKind, WhoStarts, parse_game_type
+from server.hub.archive import Archive, MemoryArchive
 from server.hub.chat import LOBBY_CHAT_KEPT, PRIVATE_KEPT_SECONDS, TABLE_CHAT_KEPT, ChatRoom, PrivateChats
+from server.hub.clock import LoopTimers, Timers
 from server.hub.mailbox import HISTORY, Mailbox
+from server.hub.room import Room
 from server.protocol import events
 from server.protocol.codec import (
     MAX_CHAT,
@@ -38,6 +41,12 @@ LOBBY = 0
 POLL_TIMEOUT = 60.0  # seconds without a poll before a player is logged out
 SWEEP_EVERY = 5.0
 MAX_WAIT = 30.0  # cap of the opt-in long poll (`wait=`)
+# When a game table disappears (zagram's FAQ): nobody at it for a minute; neither player at it for a
+# minute and no activity for 15 minutes; or the game over and no activity for an hour.
+EMPTY_TABLE_KEPT = 60.0
+ABSENT_PLAYERS_KEPT = 60.0
+IDLE_TABLE_KEPT = 15 * 60.0
+FINISHED_TABLE_KEPT = 60 * 60.0
 
 # nickType of chat lines written by people (docs/protocol.md): class digit, after the colour
 # letter B/W when the writer plays at that table.
@@ -62,6 +71,8 @@ class Player:
     tables: list[int] = field(default_factory=lambda: [LOBBY])
     last_command: int = 0
     last_seen: float = 0.0
+    rejected_by: list[str] = field(default_factory=list)  # `vr` lines until acknowledged
+    blocked: set[str] = field(default_factory=set)  # casefolded nicks whose invitations are refused
 
     def flags(self) -> str:
         return ("F" if self.free else "N") + self.client
@@ -79,24 +90,20 @@ class Table:
     uid: int
     chat: ChatRoom
     people: list[str] = field(default_factory=list)  # nicks of everyone subscribed, in arrival order
-    game_type: GameType | None = None
-    blue: str = ""
-    red: str = ""
-    game: Game | None = None
-    archive_number: int | None = None
+    room: Room | None = None  # the game; None for the lobby
+    empty_since: float | None = None
+    players_away_since: float | None = None
 
     def colour_of(self, nick: str) -> str:
-        if self.game is None:
-            return ""
-        return "B" if nick == self.blue else "W" if nick == self.red else ""
+        seat = self.room.seat_of(nick) if self.room is not None else 0
+        return "B" if seat == 1 else "W" if seat == 2 else ""
 
-    def description(self) -> str:
-        assert self.game_type is not None
-        return events.description(self.uid, self.game_type, self.blue, self.red)
 
-    def state(self) -> str:
-        assert self.game is not None
-        return events.state(self.uid, self.game, self.archive_number)
+@dataclass(eq=False)
+class Invitation:
+    inviter: Player
+    invitee: Player
+    game_type: GameType
 
 
 class Hub:
@@ -106,8 +113,16 @@ class Hub:
         clock: Callable[[], float] = _time.time,
         poll_timeout: float = POLL_TIMEOUT,
         history: int = HISTORY,
+        timers: Timers | None = None,
+        archive: Archive | None = None,
+        rng: random.Random | None = None,
     ) -> None:
-        self.clock = clock
+        self.clock = clock  # wall time, for chat timestamps and poll time-outs
+        self.timers = timers or LoopTimers()  # monotonic time and deadlines, for game clocks
+        self.archive = archive or MemoryArchive()
+        self.rng = rng or random.Random()
+        self.invitations: dict[Player, Invitation] = {}  # by inviter
+        self.incoming: dict[Player, Invitation] = {}  # by invitee
         self.poll_timeout = poll_timeout
         self.history = history  # events kept per mailbox
         self.players: dict[str, Player] = {}  # by secret id
@@ -144,6 +159,34 @@ class Hub:
             log.info("timed out nick=%s", player.nick)
             self._remove(player, reason="timeout")
         self.private.forget_older_than(int(now) - PRIVATE_KEPT_SECONDS)
+        moment = self.timers.now()
+        for table in [t for t in self.tables.values() if t.room is not None and self._expired(t, moment)]:
+            self._close_table(table)
+
+    def _expired(self, table: Table, moment: float) -> bool:
+        room = table.room
+        assert room is not None
+        idle = moment - room.last_activity
+        if table.empty_since is not None and moment - table.empty_since > EMPTY_TABLE_KEPT:
+            return True
+        away = table.players_away_since
+        if away is not None and moment - away > ABSENT_PLAYERS_KEPT and idle > IDLE_TABLE_KEPT:
+            return True
+        return room.game.result is not None and idle > FINISHED_TABLE_KEPT
+
+    def _close_table(self, table: Table) -> None:
+        room = table.room
+        assert room is not None
+        if room.game.result is None:
+            room.abandon()
+            self._archive(room)
+        for nick in list(table.people):
+            player = self.by_nick[nick.casefold()]
+            self._leave(player, table.uid)
+            self._post(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
+        del self.tables[table.uid]
+        self._post(LOBBY, events.tables("d", [table.uid]))
+        log.info("table closed uid=%s", table.uid)
 
     # --- fan-out -------------------------------------------------------------------------------
 
@@ -168,15 +211,15 @@ class Hub:
         table = self.tables[uid]
         lines = [events.people("r", table.people)]
         if uid == LOBBY:
-            games = [t for t in self.tables.values() if t.uid != LOBBY]
-            lines.append(events.tables("r", (t.uid for t in games)))
-            for game_table in games:
-                lines += [game_table.description(), game_table.state()]
+            rooms = [t.room for t in self.tables.values() if t.room is not None]
+            lines.append(events.tables("r", (room.uid for room in rooms)))
+            for room in rooms:
+                lines += [room.description(), room.state()]
             lines += [self.by_nick[nick.casefold()].info() for nick in table.people]
             if with_subscriptions:
                 lines += self._subscription_lines()
-        else:
-            lines += [table.description(), table.state()]
+        elif table.room is not None:
+            lines += table.room.snapshot()
         chat = table.chat.lines()
         lines += [events.chat_replaced(line) for line in chat]
         return lines
@@ -188,6 +231,7 @@ class Hub:
         table = self.tables[uid]
         self._post(uid, events.people("a", [player.nick]))
         table.people.append(player.nick)
+        self._note_presence(table)
         if uid != LOBBY:
             player.tables.append(uid)
         for line in self._snapshot(uid):
@@ -200,6 +244,16 @@ class Hub:
         if uid in player.tables and uid != LOBBY:
             player.tables.remove(uid)
         self._post(uid, events.people("d", [player.nick]))
+        self._note_presence(table)
+
+    def _note_presence(self, table: Table) -> None:
+        """Remember since when a game table is empty, or its two players away, for its lifetime."""
+        if table.room is None:
+            return
+        moment = self.timers.now()
+        table.empty_since = None if table.people else table.empty_since or moment
+        seated = any(table.room.seat_of(nick) for nick in table.people)
+        table.players_away_since = None if seated else table.players_away_since or moment
 
     # --- sessions ------------------------------------------------------------------------------
 
@@ -235,6 +289,8 @@ class Hub:
         return True
 
     def _remove(self, player: Player, *, reason: str) -> None:
+        for invitation in [i for i in self.invitations.values() if player in (i.inviter, i.invitee)]:
+            self._drop_invitation(invitation)
         for uid in list(reversed(player.tables)):
             self._leave(player, uid)
         del self.players[player.secret]
@@ -280,16 +336,25 @@ class Hub:
         return player
 
     def _command(self, player: Player, command: Command) -> None:
-        if command.kind == "c":
-            self.chat(player, command.table, command.text)
-        elif command.kind == "b":
-            self.subscribe(player, _parse_table(command.table))
-        elif command.kind == "q":
-            self.unsubscribe(player, _parse_table(command.table))
+        kind, table, text = command.kind, command.table, command.text
+        if kind == "c":
+            self.chat(player, table, text)
+        elif kind == "b":
+            self.subscribe(player, _parse_table(table))
+        elif kind == "q":
+            self.unsubscribe(player, _parse_table(table))
+        elif kind == "v":
+            self._invitation_command(player, text)
+        elif kind == "s":
+            self._room(table).move(player.nick, text)
+        elif kind == "u":
+            self._room(table).propose(player.nick, text)
+        elif kind == "t":
+            if text not in ("p", "u"):
+                raise ProtocolError("badCommand", "t takes p (pause) or u (unpause).")
+            self._room(table).pause(player.nick, text == "p")
         else:
-            raise ProtocolError(
-                "unsupported", f"Command '{command.kind}' is not available on this server yet."
-            )
+            raise ProtocolError("unsupported", f"Command '{kind}' is not available on this server.")
 
     def reply(
         self, secret: str, seen: int, *, with_subscriptions: bool, subscriptions_seen: bool = True
@@ -313,6 +378,7 @@ class Hub:
         for uid, section in sections.items():
             lines.append(events.section(uid))
             lines += section
+        lines += self._invitation_lines(player)
         return frame(True, seen, box.last, player.last_command, lines)
 
     def _public_reply(self, seen: int, with_subscriptions: bool) -> str:
@@ -325,17 +391,174 @@ class Hub:
 
     # --- tables --------------------------------------------------------------------------------
 
-    def open_table(self, game_type: GameType, blue: str, red: str, game: Game) -> Table:
-        """A new game table, announced in the lobby (`ga`, `d`, `x`)."""
-        table = Table(
-            self._next_uid, ChatRoom(TABLE_CHAT_KEPT), game_type=game_type, blue=blue, red=red, game=game
-        )
+    def open_table(self, game_type: GameType, blue: str, red: str) -> Table:
+        """A new game table, announced in the lobby (`ga`, `d`, `x`); its players sit at it."""
+        uid = self._next_uid
         self._next_uid += 1
-        self.tables[table.uid] = table
-        self._post(LOBBY, events.tables("a", [table.uid]))
-        self._post(LOBBY, table.description())
-        self._post(LOBBY, table.state())
+        table = Table(uid, ChatRoom(TABLE_CHAT_KEPT))
+        table.room = Room(
+            uid,
+            game_type,
+            blue,
+            red,
+            self.timers,
+            seed=self.rng.randrange(2**32),
+            say_table=lambda line: self._post(uid, line),
+            say_lobby=lambda line: self._post(LOBBY, line),
+            tell=lambda code, text: self._server_line(uid, code, text),
+            finished=self._archive,
+        )
+        self.tables[uid] = table
+        self._note_presence(table)
+        self._post(LOBBY, events.tables("a", [uid]))
+        self._post(LOBBY, table.room.description())
+        self._post(LOBBY, table.room.state())
+        for nick in (blue, red):
+            player = self.by_nick.get(nick.casefold())
+            if player is not None and uid not in player.tables:
+                self._enter(player, uid)
+        log.info("table opened uid=%s blue=%s red=%s type=%s", uid, blue, red, game_type)
         return table
+
+    def _room(self, table_text: str) -> Room:
+        uid = _parse_table(table_text)
+        table = self.tables.get(uid)
+        if table is None or table.room is None:
+            raise ProtocolError("noSuchTable", f"There is no game table {uid}.")
+        return table.room
+
+    def _server_line(self, uid: int, code: str, text: str) -> None:
+        """A server chat line at a table, kept in its chat: empty nick, the event's code as nickType."""
+        entry = self.tables[uid].chat.add(int(self.clock()), "", code, text)
+        self._post(uid, events.chat_added(entry.line()))
+
+    def _archive(self, room: Room) -> None:
+        """Hand a finished game with at least one move to the archive; its number goes into `x`."""
+        if not room.game.moves:
+            return
+        date = _time.strftime("%Y-%m-%d", _time.gmtime(self.clock()))
+        room.archive_number = self.archive.store(room.record(date))
+        self._server_line(room.uid, f"l{room.archive_number}", f"Game saved as number {room.archive_number}.")
+        log.info("game archived uid=%s number=%s result=%s", room.uid, room.archive_number, room.game.result)
+
+    # --- game actions from the old-style endpoints ---------------------------------------------
+
+    def move(self, secret: str, table: str, where: str) -> None:
+        self._room(table).move(self._player(secret).nick, where)
+
+    def draw_enclosure(self, secret: str, table: str, where: str) -> None:
+        self._room(table).draw_enclosure(self._player(secret).nick, where)
+
+    def propose(self, secret: str, table: str, proposal: str) -> None:
+        self._room(table).propose(self._player(secret).nick, proposal)
+
+    def stop(self, secret: str, table: str) -> None:
+        self._room(table).stop(self._player(secret).nick)
+
+    def give_time(self, secret: str, table: str, seconds: str) -> None:
+        self._room(table).give_time(self._player(secret).nick, seconds)
+
+    # --- invitations ---------------------------------------------------------------------------
+
+    def invite(self, secret: str, whom: str, game_type_text: str) -> None:
+        self._invite(self._player(secret), whom, game_type_text)
+
+    def answer_invitation(self, secret: str, answer: str) -> None:
+        """`a` accept, `r` reject, `b` reject and block, `c` cancel own, `o` acknowledge a rejection."""
+        self._invitation_command(self._player(secret), answer)
+
+    def _invitation_command(self, player: Player, text: str) -> None:
+        if text.startswith("s."):
+            _, whom, game_type_text = (text.split(".", 2) + [""])[:3]
+            self._invite(player, decode_client_text(whom), game_type_text)
+        elif text == "a":
+            self._accept(player)
+        elif text in ("r", "b"):
+            invitation = self._incoming(player)
+            self._drop_invitation(invitation)
+            invitation.inviter.rejected_by.append(player.nick)
+            if text == "b":
+                player.blocked.add(invitation.inviter.nick.casefold())
+        elif text == "c":
+            invitation = self.invitations.get(player)
+            if invitation is None:
+                raise ProtocolError("noInvitation", "You have no invitation to cancel.")
+            self._drop_invitation(invitation)
+        elif text == "o":
+            if not player.rejected_by:
+                raise ProtocolError("noInvitation", "No rejected invitation to acknowledge.")
+            player.rejected_by.clear()
+        else:
+            raise ProtocolError("badCommand", "v takes s.NICK.GAMETYPE, a, r, b, c or o.")
+
+    def _invite(self, player: Player, whom: str, game_type_text: str) -> None:
+        invitee = self.by_nick.get(whom.casefold())
+        if invitee is None:
+            raise ProtocolError("notOnline", f"{whom} is not online.")
+        if invitee is player:
+            raise ProtocolError("badNick", "You cannot invite yourself.")
+        try:
+            game_type = parse_game_type(game_type_text)
+        except GameTypeError as refused:
+            raise ProtocolError("badGameType", f"Game type refused: {refused}.") from None
+        if game_type.kind in (GameKind.AI, GameKind.ANALYSIS) or game_type.start.kind is StartKind.SGF:
+            raise ProtocolError(
+                "badGameType", "Games against the computer and analysis are not available yet."
+            )
+        if game_type.tournament:
+            raise ProtocolError("badGameType", "Tournament games are set up by organisers.")
+        if player.nick.casefold() in invitee.blocked:
+            raise ProtocolError("blocked", f"{invitee.nick} does not accept your invitations.")
+        if not invitee.free:
+            raise ProtocolError("busy", f"{invitee.nick} is busy.")
+        pending = self.incoming.get(invitee)
+        if pending is not None and pending.inviter is not player:
+            raise ProtocolError("busy", f"{invitee.nick} is answering another invitation.")
+        if player in self.invitations:
+            self._drop_invitation(self.invitations[player])
+        invitation = Invitation(player, invitee, game_type)
+        self.invitations[player] = invitation
+        self.incoming[invitee] = invitation
+
+    def _incoming(self, player: Player) -> Invitation:
+        invitation = self.incoming.get(player)
+        if invitation is None:
+            raise ProtocolError("noInvitation", "You have no invitation to answer.")
+        return invitation
+
+    def _drop_invitation(self, invitation: Invitation) -> None:
+        self.invitations.pop(invitation.inviter, None)
+        self.incoming.pop(invitation.invitee, None)
+
+    def _accept(self, player: Player) -> None:
+        invitation = self._incoming(player)
+        self._drop_invitation(invitation)
+        inviter, game_type = invitation.inviter, invitation.game_type
+        if game_type.who_starts is WhoStarts.INVITER:
+            blue, red = inviter, player
+        elif game_type.who_starts is WhoStarts.INVITED:
+            blue, red = player, inviter
+        else:
+            blue, red = self._server_decides(inviter, player, game_type)
+        self.open_table(game_type, blue.nick, red.nick)
+
+    def _server_decides(self, first: Player, second: Player, game_type: GameType) -> tuple[Player, Player]:
+        """Ranked: the lower rating starts; free games, equal ratings and guests: at random."""
+        if game_type.kind is GameKind.RANKED and first.record and second.record:
+            if first.record[0] != second.record[0]:
+                return (first, second) if first.record[0] < second.record[0] else (second, first)
+        return (first, second) if self.rng.random() < 0.5 else (second, first)
+
+    def _invitation_lines(self, player: Player) -> list[str]:
+        lines = []
+        incoming = self.incoming.get(player)
+        if incoming is not None:
+            lines.append(f"vg{incoming.inviter.nick}.{incoming.game_type}")
+        outgoing = self.invitations.get(player)
+        if outgoing is not None:
+            lines.append(f"vs{outgoing.invitee.nick}.{outgoing.game_type}")
+        lines += [f"vr{nick}" for nick in player.rejected_by]
+        return lines
 
     def subscribe(self, player: Player, uid: int) -> None:
         if uid not in self.tables:

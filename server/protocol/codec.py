@@ -65,12 +65,14 @@ def decode_server_text(text: str) -> str:
 
 
 def _script(char: str) -> str | None:
-    name = unicodedata.name(char, "")
-    if "LETTER" not in name:
+    """'latin' or 'cyrillic' when the character's Unicode name has the words LATIN or CYRILLIC and
+    LETTER (as the zagram doc defines allowed letters), 'other' for other letters, else None."""
+    words = unicodedata.name(char, "").split()
+    if "LETTER" not in words:
         return None
-    if "LATIN" in name:
+    if "LATIN" in words:
         return "latin"
-    if "CYRILLIC" in name:
+    if "CYRILLIC" in words:
         return "cyrillic"
     return "other"
 

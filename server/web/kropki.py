@@ -106,6 +106,52 @@ async def get_b_msg(hub: Hub, query: Query) -> str:
     return await _poll(hub, query, True)
 
 
+def _game_table(query: Query) -> str:
+    """The table of a game action: `table`, or `stol` as stopMove and dodajeCzas name it."""
+    value = query.get("table") or query.get("stol")
+    if value is None:
+        raise ProtocolError("missing.table")
+    return value
+
+
+async def place_dot(hub: Hub, query: Query) -> str:
+    hub.move(_player_id(query), _game_table(query), _param(query, "where"))
+    return ""
+
+
+async def draw_enclosure(hub: Hub, query: Query) -> str:
+    hub.draw_enclosure(_player_id(query), _game_table(query), _param(query, "where"))
+    return ""
+
+
+async def propose(hub: Hub, query: Query) -> str:
+    hub.propose(_player_id(query), _game_table(query), _param(query, "proposal"))
+    return ""
+
+
+async def stop_move(hub: Hub, query: Query) -> str:
+    hub.stop(_player_id(query), _game_table(query))
+    return ""
+
+
+async def add_time(hub: Hub, query: Query) -> str:
+    hub.give_time(_player_id(query), _game_table(query), _param(query, "ile"))
+    return ""
+
+
+async def invite(hub: Hub, query: Query) -> str:
+    hub.invite(_player_id(query), _param(query, "whom"), _param(query, "gameType"))
+    return ""
+
+
+def _answer(letter: str) -> Callable[[Hub, Query], Awaitable[str]]:
+    async def answer(hub: Hub, query: Query) -> str:
+        hub.answer_invitation(_player_id(query), letter)
+        return ""
+
+    return answer
+
+
 HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
     "guestLogin": guest_login,
     "usunGracza": remove_player,
@@ -114,6 +160,17 @@ HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
     "getBMsg": get_b_msg,
     "zmienStol": change_table,
     "dodajWpis": add_chat,
+    "graczStawiaKropke": place_dot,
+    "okrazam": draw_enclosure,
+    "propose": propose,
+    "stopMove": stop_move,
+    "dodajeCzas": add_time,
+    "zapraszam": invite,
+    "zaproszenieTak": _answer("a"),
+    "zaproszenieNie": _answer("r"),
+    "zaproszenieBlokuj": _answer("b"),
+    "zaproszenieAnuluj": _answer("c"),
+    "zaproszenieOdrzuconeOk": _answer("o"),
 }
 
 

@@ -9,7 +9,6 @@ import time
 import pytest
 from aiohttp.test_utils import TestClient
 
-from server.engine.game import game_for_type
 from server.engine.gametype import parse_game_type
 from server.hub.hub import Hub, Table
 from server.protocol.codec import decode_server_text
@@ -21,10 +20,9 @@ def hub_of(client: TestClient) -> Hub:
     return client.app[HUB_KEY]
 
 
-def open_table(client: TestClient, blue: str = "*Ala", red: str = "*Bob") -> Table:
-    """A game table as invitations (the next part of the protocol) will open them."""
-    game_type = parse_game_type("2020stanR0.180.15")
-    return hub_of(client).open_table(game_type, blue, red, game_for_type(game_type))
+def open_table(client: TestClient, blue: str = "*Xena", red: str = "*Yuri") -> Table:
+    """A game table as invitations open them; by default its players are not online."""
+    return hub_of(client).open_table(parse_game_type("2020stanR0.180.15"), blue, red)
 
 
 def chat_texts(lines: list[str]) -> list[tuple[str, str, str]]:
@@ -122,7 +120,7 @@ async def test_subscribe_to_a_table_and_unsubscribe(client: TestClient, pair: tu
     assert "pa*Ala" in (await bob.poll()).lines(table.uid)
     bob.say(table.uid, "good luck")
     await bob.poll()
-    assert chat_texts((await ala.poll()).lines(table.uid)) == [("*Bob", "W1", "good luck")]
+    assert chat_texts((await ala.poll()).lines(table.uid)) == [("*Bob", "1", "good luck")]  # a spectator
     ala.send("q", table.uid)
     left = await ala.poll()
     assert list(left.sections) == [0], "the table is gone from the reply's sections"
@@ -277,7 +275,8 @@ async def test_old_endpoints_change_table_and_add_chat(
     client: TestClient, pair: tuple[Zagram, Zagram]
 ) -> None:
     ala, bob = pair
-    table = open_table(client)
+    table = open_table(client, blue="*Ala")
+    assert ala.nick in table.people, "a player sits at a new table at once"
     assert await ala.get(co="zmienStol", idGracza="ala123", newTable=str(table.uid)) == ""
     assert list((await ala.poll()).sections) == [0, table.uid]
     assert (
@@ -405,7 +404,8 @@ async def test_bad_requests_are_answered_and_change_nothing(
         ("b1.x.", "not a table number"),
         ("q1.0.", "main room cannot be left"),
         ("q1.5.", "not at table 5"),
-        ("s1.0.aa", "not available"),
+        ("s1.0.aa", "no game table 0"),
+        ("m1.0.x", "not available"),
         ("zz", "badCommand"),
         ("c.0.hi", "badCommand"),
     ],

@@ -1,0 +1,163 @@
+"""Game clocks the server owns: deadlines on the event loop, not a polling task per game.
+
+Each timed table has one timer, armed for the moment the player on move runs out of time and
+re-armed on every move, pause or time gift. Time comes from a `Timers` object so tests can drive it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+
+class Handle(Protocol):
+    def cancel(self) -> None: ...
+
+
+class Timers(Protocol):
+    def now(self) -> float: ...
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Handle: ...
+
+
+class LoopTimers:
+    """The event loop's monotonic clock and `call_at`."""
+
+    def now(self) -> float:
+        return asyncio.get_running_loop().time()
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Handle:
+        return asyncio.get_running_loop().call_at(when, callback)
+
+
+class _ManualHandle:
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        self.cancelled = True
+
+
+@dataclass
+class ManualTimers:
+    """A clock that moves only when told: `advance(seconds)` fires what falls due, in order."""
+
+    time: float = 1000.0
+    _queue: list[tuple[float, int, Callable[[], None], _ManualHandle]] = field(default_factory=list)
+    _order: itertools.count = field(default_factory=itertools.count)
+
+    def now(self) -> float:
+        return self.time
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Handle:
+        handle = _ManualHandle()
+        heapq.heappush(self._queue, (when, next(self._order), callback, handle))
+        return handle
+
+    def advance(self, seconds: float) -> None:
+        target = self.time + seconds
+        while self._queue and self._queue[0][0] <= target:
+            when, _, callback, handle = heapq.heappop(self._queue)
+            self.time = max(self.time, when)
+            if not handle.cancelled:
+                callback()
+        self.time = target
+
+
+class Clock:
+    """Two players' remaining seconds; the side on move is charged from the server's own time.
+
+    `start` seconds each, `added` after every own move; the remaining time is capped at
+    start + added (zagram's records show 630 s with 600 + 30). `on_flag(player)` is called once
+    when the player on move reaches zero, even if nobody polls.
+    """
+
+    def __init__(
+        self, timers: Timers, start: float, added: float, on_flag: Callable[[int], None], *, first: int = 1
+    ) -> None:
+        self.timers = timers
+        self.added = added
+        self.cap = start + added
+        self.remaining = {1: float(start), 2: float(start)}
+        self.extra = {1: 0.0, 2: 0.0}  # first-move grace (tournaments' sayHi), spent before the clock
+        self.paused = {1: False, 2: False}
+        self.running = first
+        self.since = timers.now()
+        self.on_flag = on_flag
+        self._handle: Handle | None = None
+        self.stopped = False
+        self._arm()
+
+    def left(self, player: int) -> float:
+        """Seconds left now (the grace not included)."""
+        if player != self.running or self.paused[player] or self.stopped:
+            return self.remaining[player]
+        used = max(0.0, self.timers.now() - self.since - self.extra[player])
+        return self.remaining[player] - used
+
+    def _charge(self) -> None:
+        player = self.running
+        now = self.timers.now()
+        if not self.paused[player]:
+            elapsed = now - self.since
+            grace = min(self.extra[player], elapsed)
+            self.extra[player] -= grace
+            self.remaining[player] -= elapsed - grace
+        self.since = now
+
+    def _arm(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        player = self.running
+        if self.stopped or self.paused[player]:
+            return
+        deadline = self.since + self.extra[player] + max(0.0, self.remaining[player])
+        self._handle = self.timers.call_at(deadline, self._flag)
+
+    def _flag(self) -> None:
+        self._handle = None
+        if self.stopped:
+            return
+        self._charge()
+        self.remaining[self.running] = 0.0
+        self.stopped = True
+        self.on_flag(self.running)
+
+    def moved(self, player: int, next_player: int) -> None:
+        """`player` has moved: charge them, add the increment, and run `next_player`'s clock."""
+        self._charge()
+        self.extra[player] = 0.0
+        self.remaining[player] = min(self.cap, self.remaining[player] + self.added)
+        self.running = next_player
+        self._arm()
+
+    def switch(self, next_player: int) -> None:
+        """The side on move changed without a move by the running player (e.g. an undo)."""
+        self._charge()
+        self.running = next_player
+        self._arm()
+
+    def give(self, player: int, seconds: float) -> None:
+        """A time gift from the opponent; the cap does not apply to it."""
+        self._charge()
+        self.remaining[player] += seconds
+        self._arm()
+
+    def pause(self, player: int, paused: bool) -> None:
+        self._charge()
+        self.paused[player] = paused
+        self._arm()
+
+    def stop(self) -> None:
+        """The game is over: freeze both clocks."""
+        if not self.stopped:
+            self._charge()
+            self.stopped = True
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None

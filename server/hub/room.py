@@ -1,0 +1,366 @@
+"""One game table's play: moves, enclosures drawn, STOP, propositions, the clock and the record.
+
+The room applies a player's action to the engine and says what everyone at the table (and the
+lobby) must see, through the `say` callbacks the hub gives it. It raises ProtocolError for refusals,
+before changing anything.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from server.engine.board import BLACK, WHITE, IllegalMove
+from server.engine.game import COLOUR, Move, game_for_type
+from server.engine.gametype import GameType
+from server.engine.moves import MoveSyntaxError, parse_move, parse_points, point_to_sgf
+from server.engine.record import game_to_record
+from server.engine.sgf import GameRecord
+from server.hub.clock import Clock, Timers
+from server.protocol import events
+from server.protocol.codec import ProtocolError
+
+PROPOSALS = ("score", "terr", "drop", "new", "undo")
+ANSWERS = {"ok": "ok", "accept": "ok", "reject": "reject", "cancel": "cancel"}
+_ANSWER = re.compile(r"(ok|accept|reject|cancel)([12])(score|terr|drop|new|undo)")
+MAX_GIFT = 3600
+
+
+@dataclass
+class Seat:
+    nick: str
+    player: int  # BLACK (blue) or WHITE (red)
+
+
+class Room:
+    def __init__(
+        self,
+        uid: int,
+        game_type: GameType,
+        blue: str,
+        red: str,
+        timers: Timers,
+        *,
+        seed: int,
+        say_table: Callable[[str], None],
+        say_lobby: Callable[[str], None],
+        tell: Callable[[str, str, str], None],
+        finished: Callable[[Room], None],
+    ) -> None:
+        self.uid = uid
+        self.game_type = game_type
+        self.blue, self.red = blue, red
+        self.timers = timers
+        self.seed = seed
+        self._say_table = say_table
+        self._say_lobby = say_lobby
+        self._tell = tell  # (code, text) server chat line at the table: tell(code, text, "")
+        self._finished = finished
+        self.archive_number: int | None = None
+        self.games_played = 0
+        self.last_activity = timers.now()
+        self._begin()
+
+    # --- set-up --------------------------------------------------------------------------------
+
+    def _begin(self) -> None:
+        self.game = game_for_type(self.game_type, seed=self.seed + self.games_played)
+        self.proposal: tuple[int, str] | None = None
+        self.drawing: dict[int, str] = {}
+        self.archive_number = None
+        gt = self.game_type
+        self.clock = (
+            Clock(self.timers, gt.start_time, gt.added_time, self._flag, first=self.game.to_move)
+            if gt.timed
+            else None
+        )
+
+    def seat_of(self, nick: str) -> int:
+        return BLACK if nick == self.blue else WHITE if nick == self.red else 0
+
+    def _seat(self, nick: str) -> int:
+        player = self.seat_of(nick)
+        if not player:
+            raise ProtocolError("notPlayer", "Only the two players of this table may do that.")
+        return player
+
+    def nick_of(self, player: int) -> str:
+        return self.blue if player == BLACK else self.red
+
+    # --- lines ---------------------------------------------------------------------------------
+
+    def description(self) -> str:
+        return events.description(self.uid, self.game_type, self.blue, self.red)
+
+    def state(self) -> str:
+        return events.state(self.uid, self.game, self.archive_number)
+
+    def flags(self) -> str:
+        """`f<side on move>_<t1>.<t2>`: whole seconds left, `p` before a paused clock; empty untimed."""
+        if self.clock is None:
+            return f"f{self.game.to_move}_"
+        times = []
+        for player in (BLACK, WHITE):
+            seconds = max(0, int(self.clock.left(player)))
+            times.append(("p" if self.clock.paused[player] else "") + str(seconds))
+        return f"f{self.game.to_move}_{times[0]}.{times[1]}"
+
+    def proposal_line(self) -> str:
+        return f"u{self.proposal[0]}{self.proposal[1]}" if self.proposal else "u"
+
+    def record_line(self) -> str:
+        """`sr(;...)`: the whole record of the current game as SGF nodes."""
+        setup = (("AB", self.game.setup.black), ("AW", self.game.setup.white))
+        root = "".join(
+            prop + "".join(f"[{point_to_sgf(p)}]" for p in points) for prop, points in setup if points
+        )
+        nodes = [self._node(move) for move in self.game.moves]
+        return "sr(;" + ";".join([root, *nodes]) + ")"
+
+    def _node(self, move: Move) -> str:
+        value = point_to_sgf(move.point) if move.point is not None else ""
+        for enclosure in move.enclosures:
+            ring = [self.game.board.point(p) for p in (*enclosure.ring, enclosure.ring[0])]
+            value += "." + "".join(point_to_sgf(p) for p in ring)
+        node = f"{COLOUR[move.player]}[{value}]"
+        if move.time_left is not None:
+            node += f"{COLOUR[move.player]}L[{int(move.time_left)}]"
+        return node
+
+    def snapshot(self) -> list[str]:
+        return [self.description(), self.state(), self.flags(), self.record_line(), self.proposal_line()]
+
+    # --- playing -------------------------------------------------------------------------------
+
+    def _check_playing(self) -> None:
+        if self.game.result is not None:
+            raise ProtocolError("gameOver", "The game is over.")
+
+    def move(self, nick: str, where: str) -> None:
+        player = self._seat(nick)
+        self._check_playing()
+        try:
+            spec = parse_move(where, self.game.width, self.game.height)
+            move = self.game.play(player, spec)
+        except (MoveSyntaxError, IllegalMove) as refused:
+            raise ProtocolError("illegalMove", f"Move {where[:40]} refused: {refused}.") from None
+        if self.clock is not None:
+            self.clock.moved(player, self.game.to_move)
+        self._after_moves([move], player)
+
+    def _after_moves(self, moves: list[Move], mover: int) -> None:
+        self.last_activity = self.timers.now()
+        if self.clock is not None:
+            for move in moves:
+                move.time_left = self.clock.left(move.player)
+        self.drawing.pop(mover, None)
+        if self.proposal is not None and self.proposal[1] != "new":
+            self.proposal = None
+            self._say_table(self.proposal_line())
+        self._say_table("sa;" + ";".join(self._node(move) for move in moves))
+        self._say_table(self.flags())
+        self._say_lobby(self.state())
+        if self.game.result is not None:
+            self._end()
+
+    def draw_enclosure(self, nick: str, where: str) -> None:
+        """`okrazam`: show the enclosure a player is drawing; `-` clears it. Territory rules only."""
+        player = self._seat(nick)
+        self._check_playing()
+        if self.game.rules.automatic:
+            raise ProtocolError("badMove", "Enclosures are automatic in these rules.")
+        if where != "-":
+            dot, _, rest = where.partition(".")
+            try:
+                parse_points(dot, self.game.width, self.game.height)
+                for ring in rest.split(".") if rest else []:
+                    parse_points(ring, self.game.width, self.game.height)
+            except MoveSyntaxError as refused:
+                raise ProtocolError("badMove", f"Enclosure {where[:40]} refused: {refused}.") from None
+        self.drawing[player] = where
+        self._say_table(f"o{player}.{where}")
+
+    def stop(self, nick: str) -> None:
+        player = self._seat(nick)
+        self._check_playing()
+        try:
+            placed = self.game.stop(player)
+        except IllegalMove as refused:
+            raise ProtocolError("illegalMove", f"STOP refused: {refused}.") from None
+        self._tell(f"stop{player}", f"{nick} pressed STOP.")
+        if self.clock is not None and self.game.result is None:
+            self.clock.switch(self.game.to_move)
+        if placed:
+            self._after_moves(placed, 3 - player)
+            return
+        self._say_table(self.flags())
+        self._say_lobby(self.state())
+        if self.game.result is not None:
+            self._end()
+
+    # --- propositions --------------------------------------------------------------------------
+
+    def propose(self, nick: str, text: str) -> None:
+        """zagram propositions: `resign`, `score`, `terr`, `drop`, `new`, `undo`, and the answers
+        `ok|accept|reject|cancel` + `1|2` + what; `new` is agreed by sending `new` too."""
+        player = self._seat(nick)
+        self.last_activity = self.timers.now()
+        if text == "resign":
+            self._check_playing()
+            self.game.resign(player)
+            self._tell(str(self.game.result), f"{nick} resigned.")
+            self._after_end()
+            return
+        if text in PROPOSALS:
+            self._ask(player, nick, text)
+            return
+        found = _ANSWER.fullmatch(text)
+        if not found:
+            raise ProtocolError("badProposal", f"Unknown proposition {text[:20]}.")
+        answer, _, what = found.groups()
+        # the digit names the proposer; MultiPoints sends it wrongly, so the table's own record decides
+        if self.proposal is None or self.proposal[1] != what:
+            raise ProtocolError("noProposal", f"There is no {what} proposition to answer.")
+        proposer = self.proposal[0]
+        answer = ANSWERS[answer]
+        if answer == "cancel":
+            if player != proposer:
+                raise ProtocolError("noProposal", "Only the proposer may cancel a proposition.")
+            self._settle(f"cancel{proposer}{what}", f"{nick} took the proposition back.")
+        elif player == proposer:
+            raise ProtocolError("noProposal", "The other player answers a proposition.")
+        elif answer == "reject" and what == "new":
+            raise ProtocolError("badProposal", "A new game cannot be rejected; just do not agree.")
+        elif answer == "reject":
+            self._settle(f"reject{proposer}{what}", f"{nick} rejected it.")
+        else:
+            self._accept(proposer, what, nick)
+
+    def _ask(self, player: int, nick: str, what: str) -> None:
+        if what == "new":
+            if self.game.result is None:
+                raise ProtocolError("badProposal", "A new game can be proposed when this one is over.")
+            if self.proposal is not None and self.proposal == (3 - player, "new"):
+                self._accept(3 - player, "new", nick)
+                return
+        else:
+            self._check_playing()
+        if what == "score" and self.game.to_move != player:
+            raise ProtocolError(
+                "badProposal", "Finishing with the current result is proposed on one's own move."
+            )
+        if what == "undo":
+            if not self.game_type.rights.may(player, "U"):
+                raise ProtocolError("noRight", "Undo is not allowed at this table.")
+            if not self.game.can_undo():
+                raise ProtocolError("badProposal", "There is no move to take back.")
+        if self.proposal == (player, what):
+            return
+        self.proposal = (player, what)
+        self._say_table(self.proposal_line())
+        self._tell(f"u{player}{what}", f"{nick} proposes: {_WORDS[what]}.")
+
+    def _settle(self, code: str, text: str) -> None:
+        self.proposal = None
+        self._say_table(self.proposal_line())
+        self._tell(code, text)
+
+    def _accept(self, proposer: int, what: str, nick: str) -> None:
+        self._settle(f"ok{proposer}{what}", f"{nick} agreed: {_WORDS[what]}.")
+        if what == "new":
+            self.games_played += 1
+            self.blue, self.red = self.red, self.blue
+            self._begin()
+            self._say_lobby(self.description())
+            self._say_lobby(self.state())
+            for line in self.snapshot():
+                self._say_table(line)
+            return
+        self._check_playing()
+        if what == "undo":
+            undone = self.game.undo()
+            if self.clock is not None:
+                self.clock.switch(self.game.to_move)
+            where = point_to_sgf(undone.point) if undone.point is not None else ""
+            self._say_table(f"sa;U{COLOUR[undone.player]}[{where}]")
+            self._say_table(self.flags())
+            self._say_lobby(self.state())
+            return
+        if what == "terr" and not self.game.rules.automatic:
+            self.game.agree_territory()
+        if what == "drop":
+            self.game.void()
+        else:
+            self.game.finish_by_score()
+        self._tell(str(self.game.result), f"The game ended: {self.game.result}.")
+        self._after_end()
+
+    # --- clock ---------------------------------------------------------------------------------
+
+    def pause(self, nick: str, paused: bool) -> None:
+        player = self._seat(nick)
+        self._check_playing()
+        if self.clock is None:
+            raise ProtocolError("noClock", "This game has no clock.")
+        if not self.game_type.rights.may(player, "P"):
+            raise ProtocolError("noRight", "Pausing is not allowed at this table.")
+        self.clock.pause(3 - player, paused)
+        self._say_table(self.flags())
+
+    def give_time(self, nick: str, seconds_text: str) -> None:
+        player = self._seat(nick)
+        self._check_playing()
+        if self.clock is None:
+            raise ProtocolError("noClock", "This game has no clock.")
+        if not self.game_type.rights.may(player, "T"):
+            raise ProtocolError("noRight", "Adding time is not allowed at this table.")
+        if not seconds_text.isdigit() or not 1 <= int(seconds_text) <= MAX_GIFT:
+            raise ProtocolError("badTime", f"Time to add must be 1..{MAX_GIFT} seconds.")
+        self.clock.give(3 - player, int(seconds_text))
+        self._say_table(self.flags())
+        self._tell(f"t{player}", f"{nick} gave {int(seconds_text)} s to the opponent.")
+
+    def _flag(self, player: int) -> None:
+        if self.game.result is not None:
+            return
+        self.game.lose_on_time(player)
+        self._tell(str(self.game.result), f"{self.nick_of(player)} ran out of time.")
+        self._after_end()
+
+    # --- the end -------------------------------------------------------------------------------
+
+    def _after_end(self) -> None:
+        self.proposal = None
+        self._say_table(self.proposal_line())
+        self._end()
+
+    def _end(self) -> None:
+        if self.clock is not None:
+            self.clock.stop()
+        self._say_table(self.flags())
+        self._finished(self)
+        self._say_lobby(self.state())
+        self.last_activity = self.timers.now()
+
+    def abandon(self) -> None:
+        """The table closes with the game unfinished: the clocks stop and the record has no result."""
+        if self.clock is not None:
+            self.clock.stop()
+
+    def record(self, date: str) -> GameRecord:
+        gt = self.game_type
+        meta: dict[str, str | None] = {"black_name": self.blue, "white_name": self.red, "date": date}
+        if gt.timed:
+            meta["main_time"] = str(gt.start_time)
+            meta["overtime"] = f"0+{gt.added_time}"
+        return game_to_record(self.game, **meta)
+
+
+_WORDS = {
+    "score": "finish the game with the current result",
+    "terr": "count the territory and finish",
+    "drop": "cancel the game",
+    "new": "play a new game",
+    "undo": "take back the last move",
+}
