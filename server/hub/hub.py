@@ -31,8 +31,11 @@ from server.protocol.codec import (
     check_id,
     check_lang,
     check_nick,
+    clean_text,
     decode_client_text,
     frame,
+    nick_key,
+    parse_number,
 )
 
 log = logging.getLogger(__name__)
@@ -72,7 +75,7 @@ class Player:
     last_command: int = 0
     last_seen: float = 0.0
     rejected_by: list[str] = field(default_factory=list)  # `vr` lines until acknowledged
-    blocked: set[str] = field(default_factory=set)  # casefolded nicks whose invitations are refused
+    blocked: set[str] = field(default_factory=set)  # nick_key of people whose invitations are refused
 
     def flags(self) -> str:
         return ("F" if self.free else "N") + self.client
@@ -126,7 +129,7 @@ class Hub:
         self.poll_timeout = poll_timeout
         self.history = history  # events kept per mailbox
         self.players: dict[str, Player] = {}  # by secret id
-        self.by_nick: dict[str, Player] = {}  # by casefolded nick
+        self.by_nick: dict[str, Player] = {}  # by nick_key(nick)
         self.lobby = Table(LOBBY, ChatRoom(LOBBY_CHAT_KEPT))
         self.tables: dict[int, Table] = {LOBBY: self.lobby}
         self.public = Mailbox(history)  # the lobby as anonymous readers (`sd`) see it
@@ -181,7 +184,7 @@ class Hub:
             room.abandon()
             self._archive(room)
         for nick in list(table.people):
-            player = self.by_nick[nick.casefold()]
+            player = self.by_nick[nick_key(nick)]
             self._leave(player, table.uid)
             self._post(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
         del self.tables[table.uid]
@@ -193,7 +196,7 @@ class Hub:
     def _post(self, uid: int, line: str, *, b_only: bool = False, skip: Player | None = None) -> None:
         """Deliver one event to everyone at a table (and to anonymous readers for the lobby)."""
         for nick in self.tables[uid].people:
-            reader = self.by_nick[nick.casefold()]
+            reader = self.by_nick[nick_key(nick)]
             if reader is not skip:
                 reader.mailbox.post(uid, line, b_only=b_only)
         if uid == LOBBY:
@@ -215,7 +218,7 @@ class Hub:
             lines.append(events.tables("r", (room.uid for room in rooms)))
             for room in rooms:
                 lines += [room.description(), room.state()]
-            lines += [self.by_nick[nick.casefold()].info() for nick in table.people]
+            lines += [self.by_nick[nick_key(nick)].info() for nick in table.people]
             if with_subscriptions:
                 lines += self._subscription_lines()
         elif table.room is not None:
@@ -263,7 +266,7 @@ class Hub:
         check_nick(nick, guest=True)
         check_lang(lang)
         known = self.players.get(secret)
-        holder = self.by_nick.get(nick.casefold())
+        holder = self.by_nick.get(nick_key(nick))
         if known is not None:
             if known.nick != nick:
                 raise ProtocolError("idInUse", "This id is logged in with another nick.")
@@ -276,7 +279,7 @@ class Hub:
             secret=secret, nick=nick, lang=lang, mailbox=Mailbox(self.history), last_seen=self.clock()
         )
         self.players[secret] = player
-        self.by_nick[nick.casefold()] = player
+        self.by_nick[nick_key(nick)] = player
         self._enter(player, LOBBY)
         self._post(LOBBY, player.info(), skip=player)  # the newcomer has it in the snapshot
         log.info("guest login nick=%s", nick)
@@ -294,8 +297,7 @@ class Hub:
         for uid in list(reversed(player.tables)):
             self._leave(player, uid)
         del self.players[player.secret]
-        del self.by_nick[player.nick.casefold()]
-        self._post(LOBBY, events.subscriptions(player.nick, []), b_only=True)
+        del self.by_nick[nick_key(player.nick)]
         log.info("left nick=%s reason=%s", player.nick, reason)
 
     def change_lang(self, secret: str, lang: str) -> None:
@@ -414,7 +416,7 @@ class Hub:
         self._post(LOBBY, table.room.description())
         self._post(LOBBY, table.room.state())
         for nick in (blue, red):
-            player = self.by_nick.get(nick.casefold())
+            player = self.by_nick.get(nick_key(nick))
             if player is not None and uid not in player.tables:
                 self._enter(player, uid)
         log.info("table opened uid=%s blue=%s red=%s type=%s", uid, blue, red, game_type)
@@ -478,7 +480,7 @@ class Hub:
             self._drop_invitation(invitation)
             invitation.inviter.rejected_by.append(player.nick)
             if text == "b":
-                player.blocked.add(invitation.inviter.nick.casefold())
+                player.blocked.add(nick_key(invitation.inviter.nick))
         elif text == "c":
             invitation = self.invitations.get(player)
             if invitation is None:
@@ -492,7 +494,7 @@ class Hub:
             raise ProtocolError("badCommand", "v takes s.NICK.GAMETYPE, a, r, b, c or o.")
 
     def _invite(self, player: Player, whom: str, game_type_text: str) -> None:
-        invitee = self.by_nick.get(whom.casefold())
+        invitee = self.by_nick.get(nick_key(whom))
         if invitee is None:
             raise ProtocolError("notOnline", f"{whom} is not online.")
         if invitee is player:
@@ -507,7 +509,7 @@ class Hub:
             )
         if game_type.tournament:
             raise ProtocolError("badGameType", "Tournament games are set up by organisers.")
-        if player.nick.casefold() in invitee.blocked:
+        if nick_key(player.nick) in invitee.blocked:
             raise ProtocolError("blocked", f"{invitee.nick} does not accept your invitations.")
         if not invitee.free:
             raise ProtocolError("busy", f"{invitee.nick} is busy.")
@@ -553,10 +555,10 @@ class Hub:
         lines = []
         incoming = self.incoming.get(player)
         if incoming is not None:
-            lines.append(f"vg{incoming.inviter.nick}.{incoming.game_type}")
+            lines.append(f"vg{incoming.inviter.nick}.{events.game_type_text(incoming.game_type)}")
         outgoing = self.invitations.get(player)
         if outgoing is not None:
-            lines.append(f"vs{outgoing.invitee.nick}.{outgoing.game_type}")
+            lines.append(f"vs{outgoing.invitee.nick}.{events.game_type_text(outgoing.game_type)}")
         lines += [f"vr{nick}" for nick in player.rejected_by]
         return lines
 
@@ -613,7 +615,7 @@ class Hub:
         self._post(uid, events.chat_added(entry.line()))
 
     def _private_send(self, player: Player, nick: str, text: str) -> None:
-        other = self.by_nick.get(decode_client_text(nick).casefold())
+        other = self.by_nick.get(nick_key(decode_client_text(nick)))
         if other is None:
             raise ProtocolError("notOnline", f"{decode_client_text(nick)} is not online.")
         if other is player:
@@ -636,9 +638,9 @@ class Hub:
             for entry in entries:
                 player.mailbox.post(LOBBY, events.chat_added(entry.line()))
             return
-        if not what.isdigit() or len(what) > 7:
+        minutes = parse_number(what)
+        if minutes is None:
             raise ProtocolError("badCommand", "get needs minutes (a number, 0 = all) or _nick.")
-        minutes = int(what)
         since = 0 if minutes == 0 else now - 60 * minutes
         for talk, last in self.private.partners(player.nick, since):
             player.mailbox.post(LOBBY, events.chat_added(f"{last.chat_id}.{talk.name}.-."))
@@ -688,17 +690,19 @@ class Hub:
 
 
 def _parse_table(text: str) -> int:
-    if not text.isdigit() or len(text) > 9:
+    number = parse_number(text)
+    if number is None:
         raise ProtocolError("badTable", f"'{text[:20]}' is not a table number.")
-    return int(text)
+    return number
 
 
 def _table_number(text: str) -> int:
-    return int(text) if text.isdigit() and len(text) <= 9 else LOBBY
+    number = parse_number(text)
+    return LOBBY if number is None else number
 
 
 def _chat_text(raw: str) -> str:
-    text = decode_client_text(raw)
+    text = clean_text(decode_client_text(raw))
     if not text.strip():
         raise ProtocolError("emptyMessage", "An empty message was not sent.")
     if len(text) > MAX_CHAT:

@@ -19,7 +19,7 @@ from server.engine.record import game_to_record
 from server.engine.sgf import GameRecord
 from server.hub.clock import Clock, Timers
 from server.protocol import events
-from server.protocol.codec import ProtocolError
+from server.protocol.codec import ProtocolError, parse_number
 
 PROPOSALS = ("score", "terr", "drop", "new", "undo")
 ANSWERS = {"ok": "ok", "accept": "ok", "reject": "reject", "cancel": "cancel"}
@@ -209,7 +209,7 @@ class Room:
         if text == "resign":
             self._check_playing()
             self.game.resign(player)
-            self._tell(str(self.game.result), f"{nick} resigned.")
+            self._tell(events.result_code(self.game.result), f"{nick} resigned.")
             self._after_end()
             return
         if text in PROPOSALS:
@@ -293,7 +293,7 @@ class Room:
             self.game.void()
         else:
             self.game.finish_by_score()
-        self._tell(str(self.game.result), f"The game ended: {self.game.result}.")
+        self._tell(events.result_code(self.game.result), f"The game ended: {self.game.result}.")
         self._after_end()
 
     # --- clock ---------------------------------------------------------------------------------
@@ -315,17 +315,18 @@ class Room:
             raise ProtocolError("noClock", "This game has no clock.")
         if not self.game_type.rights.may(player, "T"):
             raise ProtocolError("noRight", "Adding time is not allowed at this table.")
-        if not seconds_text.isdigit() or not 1 <= int(seconds_text) <= MAX_GIFT:
+        seconds = parse_number(seconds_text)
+        if seconds is None or not 1 <= seconds <= MAX_GIFT:
             raise ProtocolError("badTime", f"Time to add must be 1..{MAX_GIFT} seconds.")
-        self.clock.give(3 - player, int(seconds_text))
+        self.clock.give(3 - player, seconds)
         self._say_table(self.flags())
-        self._tell(f"t{player}", f"{nick} gave {int(seconds_text)} s to the opponent.")
+        self._tell(f"t{player}", f"{nick} gave {seconds} s to the opponent.")
 
     def _flag(self, player: int) -> None:
         if self.game.result is not None:
             return
         self.game.lose_on_time(player)
-        self._tell(str(self.game.result), f"{self.nick_of(player)} ran out of time.")
+        self._tell(events.result_code(self.game.result), f"{self.nick_of(player)} ran out of time.")
         self._after_end()
 
     # --- the end -------------------------------------------------------------------------------

@@ -22,8 +22,11 @@ LANGUAGES = ("en", "pl", "ru", "ua", "de", "fr", "cs", "uk")
 _ENTITIES = {"<": "&#60;", ">": "&#62;", "'": "&#39;", '"': "&#34;", "-": "&#45;"}
 _ENTITY_RE = re.compile("[<>'\"-]")
 _ID_RE = re.compile(r"[A-Za-z0-9_.]+")
-_MSG_NO_RE = re.compile(r"(\d{1,12})(?:\.(\d{1,12}))?")
-_COMMAND_RE = re.compile(r"([a-z])(\d{1,12})\.([^./]*)(?:\.(.*))?", re.DOTALL)
+_MSG_NO_RE = re.compile(r"([0-9]{1,12})(?:\.([0-9]{1,12}))?")
+_COMMAND_RE = re.compile(r"([a-z])([0-9]{1,12})\.([^./]*)(?:\.(.*))?", re.DOTALL)
+_NUMBERED_RE = re.compile(r"[a-z]([0-9]{1,12})(?![0-9])")
+_NUMBER_RE = re.compile(r"[0-9]{1,9}")
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 
 class ProtocolError(ValueError):
@@ -85,6 +88,8 @@ def _nick_ok(nick: str, guest: bool) -> bool:
         return False
     scripts = set()
     for char in body:
+        if unicodedata.category(char).startswith("M"):
+            return False  # combining marks stack into look-alikes and unreadable nicks
         if char not in " _0123456789":
             scripts.add(_script(char))
     return scripts <= {"latin"} or scripts <= {"cyrillic"}
@@ -108,6 +113,22 @@ def check_id(player_id: str, *, guest: bool) -> str:
             "badId", "An id has the letters A-Z a-z 0-9 _ . (guests 1-9, registered 10 or more)."
         )
     return player_id
+
+
+def nick_key(nick: str) -> str:
+    """Two nicks that look alike (case, full-width or compatibility forms) are the same nick."""
+    return unicodedata.normalize("NFKC", nick).casefold()
+
+
+def parse_number(text: str) -> int | None:
+    """A table number or a count: ASCII digits only (`str.isdigit` also takes '²', which int() refuses)."""
+    return int(text) if _NUMBER_RE.fullmatch(text) else None
+
+
+def clean_text(text: str) -> str:
+    """Replies are one line: line breaks and tabs in free text become spaces, other control
+    characters go."""
+    return _CONTROL_RE.sub(lambda found: " " if found.group() in "\r\n\t" else "", text)
 
 
 def check_lang(lang: str) -> str:
@@ -170,7 +191,7 @@ def parse_commands(text: str | None) -> list[ClientMessage]:
             continue
         found = _COMMAND_RE.fullmatch(part)
         if not found:
-            number = re.match(r"[a-z](\d{1,12})", part)
+            number = _NUMBERED_RE.match(part)
             messages.append(BadCommand(int(number.group(1)) if number else None, "badCommand"))
             continue
         kind, number, table, rest = found.groups()
@@ -186,7 +207,7 @@ def chat_line(time: int, n: int, nick: str, nick_type: str, text: str) -> str:
 def frame(logged_in: bool, first: int, last: int, processed: int, messages: list[str]) -> str:
     """`ok/m<i>.<j>.<k>/.../end` (`sd` instead of `ok` for a reader that is not logged in)."""
     head = "ok" if logged_in else "sd"
-    body = "/".join(messages)
+    body = "/".join(message for message in messages if message)
     return (
         f"{head}/m{first}.{last}.{processed}/{body}/end"
         if body

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from server.engine.game import COLOUR, Game
+from server.engine.game import Game, Result
 from server.engine.gametype import GameType, format_new
+from server.protocol.codec import encode_server_text
 
 
 def people(kind: str, nicks: Iterable[str]) -> str:
@@ -18,14 +19,28 @@ def tables(kind: str, uids: Iterable[int]) -> str:
     return f"g{kind}" + ".".join(str(uid) for uid in uids)
 
 
+def game_type_text(game_type: GameType) -> str:
+    """The new 9-field format (the only one MultiPoints reads), the tournament name escaped."""
+    return encode_server_text(format_new(game_type))
+
+
 def description(uid: int, game_type: GameType, blue: str, red: str) -> str:
-    """`d<uid>.<gameType>.<blue>.<red>`, the game type always in the new 9-field format."""
-    return f"d{uid}.{format_new(game_type)}.{blue}.{red}"
+    """`d<uid>.<gameType>.<blue>.<red>`."""
+    return f"d{uid}.{game_type_text(game_type)}.{blue}.{red}"
+
+
+def result_code(result: Result) -> str:
+    """A result as one dot-free field: half points are written with a comma (`W+1,5`)."""
+    return str(result).replace(".", ",")
 
 
 def state(uid: int, game: Game, archive_number: int | None) -> str:
-    """`x<uid>.<side on move>.<result>.<archive number>`; result and number empty while playing."""
-    result = str(game.result) if game.result is not None else ""
+    """`x<uid>.<side on move>.<result>.<archive number>`; `-` while playing, number empty until archived.
+
+    A running game's result is `-` rather than empty, because roboCup splits with Java's String.split,
+    which drops trailing empty fields, and then finds no result field at all.
+    """
+    result = result_code(game.result) if game.result is not None else "-"
     number = "" if archive_number is None else str(archive_number)
     return f"x{uid}.{game.to_move}.{result}.{number}"
 
@@ -60,7 +75,3 @@ def chat_replaced(line: str) -> str:
 
 def chat_deleted(chat_id: str) -> str:
     return "cd" + chat_id
-
-
-def colour_letter(player: int) -> str:
-    return COLOUR[player]

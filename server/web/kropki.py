@@ -9,7 +9,7 @@ from aiohttp import web
 from multidict import MultiDictProxy
 
 from server.hub.hub import MAX_WAIT, Hub
-from server.protocol.codec import ProtocolError, parse_commands, parse_msg_no
+from server.protocol.codec import ProtocolError, parse_commands, parse_msg_no, parse_number
 
 HUB_KEY = web.AppKey("hub", Hub)
 MAX_MSG_FROM_CLIENT = 6_000  # characters of msgFromClient in one poll (URLs stay under 8 kB)
@@ -38,9 +38,10 @@ def _player_id(query: Query) -> str:
 
 
 def _table(text: str) -> int:
-    if not text.isdigit() or len(text) > 9:
+    number = parse_number(text)
+    if number is None:
         raise ProtocolError("badTable")
-    return int(text)
+    return number
 
 
 async def guest_login(hub: Hub, query: Query) -> str:

@@ -109,7 +109,7 @@ async def test_subscribe_to_a_table_and_unsubscribe(client: TestClient, pair: tu
     lobby = (await bob.poll()).lines(0)
     assert f"ga{table.uid}" in lobby
     assert any(line.startswith(f"d{table.uid}.2020s0..s.R.a.180.15..") for line in lobby)
-    assert f"x{table.uid}.1.." in lobby
+    assert f"x{table.uid}.1.-." in lobby
     bob.send("b", table.uid)
     entered = await bob.poll()
     assert list(entered.sections) == [0, table.uid]
@@ -313,7 +313,7 @@ async def test_anonymous_reader_gets_the_public_lobby_stream(
     body = await reader.get(co="getMsg", idGracza="robo123", msgNo="0", wiad="x")
     reply = parse_reply(body)
     assert reply.status == "sd" and list(reply.sections) == [0]
-    assert f"x{table.uid}.1.." in reply.lines(0) and reply.lines(0, "d")
+    assert f"x{table.uid}.1.-." in reply.lines(0) and reply.lines(0, "d")
     ala.say(0, "results soon")
     await ala.poll()
     later = parse_reply(await reader.get(co="getMsg", idGracza="robo123", msgNo=str(reply.last), wiad="x"))
@@ -444,3 +444,27 @@ async def test_a_players_id_never_reaches_the_log(
     for secret in ("SeCrEtA1", "SeCrEtB2"):
         assert secret not in text
     assert "*Ala" in caplog.text, "the log does say who did what, by nick"
+
+
+async def test_superscript_digits_and_control_characters_do_not_break_anything(
+    client: TestClient, pair: tuple[Zagram, Zagram]
+) -> None:
+    ala, bob = pair
+    await bob.poll()
+    ala.send("b", "\u00b2")
+    refused = await ala.poll()
+    assert "not a table number" in chat_texts(refused.lines(0))[0][2]
+    ala.say(0, "two\nlines\tand\x07bell")
+    await ala.poll()
+    body = await bob.get(co="getMsg", playerId="bob456", msgNo=str(bob.seen))
+    assert "\n" not in body and "\t" not in body and "\x07" not in body
+    assert chat_texts(parse_reply(body).lines(0)) == [("*Ala", "1", "two lines andbell")]
+
+
+@pytest.mark.parametrize(
+    ("nick", "answer"),
+    [("*\uff21la", "err.nickInUse"), ("*ALA", "err.nickInUse"), ("*Ala\u0301", "err.badNick")],
+)
+async def test_look_alike_nicks_are_refused(pair: tuple[Zagram, Zagram], nick: str, answer: str) -> None:
+    ala, _ = pair
+    assert await ala.get(co="guestLogin", idGracza="other1", opis=nick) == answer
