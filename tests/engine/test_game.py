@@ -242,3 +242,18 @@ def test_live_territory_move_needs_a_dot_but_a_record_may_hold_a_ring_alone() ->
         game.play(BLACK, parse_move(".cbdccdbccb"))
     move = game.play(BLACK, parse_move(".cbdccdbccb"), any_ring_owner=True)
     assert move.point is None and game.captured(BLACK) == 1
+
+
+def test_agreed_territory_takes_each_players_closed_regions() -> None:
+    game = Game(8, 8, TERRITORY)
+    # blue walls in the 2x2 corner region bb..cc; red has a lone dot inside blue's wall and one outside
+    play(game, "ba", "bb", "ca", "hh", "ab", "hg", "db", "gh", "ac", "gg", "dc", "fh", "bd", "hf", "cd")
+    game.agree_territory()
+    black_rings, white_rings = game.final_rings
+    assert len(black_rings) == 1 and set(black_rings[0]) == {
+        (1, 0), (2, 0), (0, 1), (3, 1), (0, 2), (3, 2), (1, 3), (2, 3)
+    }
+    assert white_rings == []  # red's corner dots enclose nothing
+    # blue takes red's dot bb (1 captured) and 3 free points (1.5)
+    assert game.captured(BLACK) == 1 and game.score(BLACK) == Fraction(5, 2)
+    assert str(game.score_result()).startswith("B+")
