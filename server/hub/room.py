@@ -160,7 +160,7 @@ class Room:
             self._say_table(self.proposal_line())
         self._say_table("sa;" + ";".join(self._node(move) for move in moves))
         self._say_table(self.flags())
-        self._say_lobby(self.state())
+        self._say_table(self.state())
         if self.game.result is not None:
             self._end()
 
@@ -195,7 +195,7 @@ class Room:
             self._after_moves(placed, 3 - player)
             return
         self._say_table(self.flags())
-        self._say_lobby(self.state())
+        self._say_table(self.state())
         if self.game.result is not None:
             self._end()
 
@@ -285,7 +285,7 @@ class Room:
             where = point_to_sgf(undone.point) if undone.point is not None else ""
             self._say_table(f"sa;U{COLOUR[undone.player]}[{where}]")
             self._say_table(self.flags())
-            self._say_lobby(self.state())
+            self._say_table(self.state())
             return
         if what == "terr" and not self.game.rules.automatic:
             self.game.agree_territory()
