@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import logging
 import re
+import time
 from urllib.parse import unquote_plus
 
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.http_exceptions import HttpProcessingError
-from aiohttp.web import BaseRequest, StreamResponse
+from aiohttp.web import BaseRequest, Response, StreamResponse
 
 # ``idGracza``/``playerId`` name the player on every endpoint, ``key`` is a tournament organiser's key and
 # ``id`` carries the player id to the web client's auto-login page (``index.html?id=ID&opis=NICK``).
 SECRET_PARAMETERS = frozenset({"idgracza", "playerid", "key", "id"})
 REDACTED = "***"
+POLLS = frozenset({"getMsg", "getBMsg"})
+SLOW_POLL = 1.0  # seconds; a slower poll without `wait=` is logged like any request
+POLL_SUMMARY_EVERY = 60.0  # seconds between the lines that count the polls left out
 
 
 class UnparsableQuery(ValueError):
@@ -44,11 +48,29 @@ def redact_query(raw_query: str) -> str:
     return "".join(pieces)
 
 
-class RedactingAccessLogger(AbstractAccessLogger):
-    """One line per request: remote, method, path and redacted query, status, size, duration in ms."""
+class _PollCount:
+    """Shared by every connection's access logger (aiohttp makes one per connection)."""
 
-    def log(self, request: BaseRequest, response: StreamResponse, time: float) -> None:
+    def __init__(self) -> None:
+        self.count = 0
+        self.since = time.monotonic()
+
+
+_POLLS = _PollCount()
+
+
+class RedactingAccessLogger(AbstractAccessLogger):
+    """One line per request: remote, method, path and redacted query, status, size, duration in ms.
+
+    Routine polls (`getMsg`/`getBMsg` answered with a stream, quickly or as a long poll) are not
+    written one by one: every client sends one a second, which would bury everything else and cost
+    a third of the server's poll throughput. They are counted instead, in a line every minute.
+    """
+
+    def log(self, request: BaseRequest, response: StreamResponse, duration: float) -> None:
         """Write the access line; a query that cannot be redacted safely is left out, never logged raw."""
+        if self._routine_poll(request, response, duration):
+            return
         target = request.rel_url.raw_path
         raw_query = request.rel_url.raw_query_string
         if raw_query:
@@ -63,8 +85,24 @@ class RedactingAccessLogger(AbstractAccessLogger):
             target,
             response.status,
             response.body_length,
-            time * 1000,
+            duration * 1000,
         )
+
+    def _routine_poll(self, request: BaseRequest, response: StreamResponse, duration: float) -> bool:
+        if request.rel_url.raw_path != "/a.kropki" or response.status != 200:
+            return False
+        body = response.body if isinstance(response, Response) else None
+        if isinstance(body, bytes) and body.startswith(b"err."):
+            return False  # a refused poll is worth a line
+        query = request.query
+        if query.get("co") not in POLLS or (duration >= SLOW_POLL and "wait" not in query):
+            return False
+        _POLLS.count += 1
+        now = time.monotonic()
+        if now - _POLLS.since >= POLL_SUMMARY_EVERY:
+            self.logger.info("polls answered=%d in the last %.0fs", _POLLS.count, now - _POLLS.since)
+            _POLLS.count, _POLLS.since = 0, now
+        return True
 
     @property
     def enabled(self) -> bool:

@@ -14,6 +14,7 @@ from pytest_aiohttp import AiohttpServer
 
 from server.app import create_app
 from server.config import Settings
+from server.web import accesslog
 from server.web.accesslog import (
     SECRET_PARAMETERS,
     RedactingAccessLogger,
@@ -129,3 +130,21 @@ def test_secret_values_are_replaced_and_everything_else_survives(pairs: list[tup
         (name, "***" if name.strip().casefold() in SECRET_PARAMETERS else value) for name, value in pairs
     ]
     assert parse_qsl(redacted, keep_blank_values=True) == expected
+
+
+async def test_routine_polls_are_counted_not_logged(
+    server: TestServer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    accesslog._POLLS.count, accesslog._POLLS.since = 0, accesslog.time.monotonic()
+    await raw_get(server, b"/a.kropki?co=guestLogin&idGracza=p1&opis=*Ala")
+    for _ in range(3):
+        await raw_get(server, b"/a.kropki?co=getMsg&playerId=p1&msgNo=0")
+    await raw_get(server, b"/a.kropki?co=getBMsg&playerId=p1&msgNo=0&wait=0")
+    await raw_get(server, b"/a.kropki?co=getMsg&playerId=p1")  # refused: missing msgNo, still a 200
+    lines = access_lines(caplog)
+    assert len(lines) == 2 and "guestLogin" in lines[0] and "co=getMsg&playerId=***" in lines[1]
+    # a minute later the next poll writes the count
+    real = accesslog.time.monotonic
+    monkeypatch.setattr(accesslog.time, "monotonic", lambda: real() + accesslog.POLL_SUMMARY_EVERY)
+    await raw_get(server, b"/a.kropki?co=getMsg&playerId=p1&msgNo=0")
+    assert access_lines(caplog)[-1].startswith("polls answered=5 in the last 6")
