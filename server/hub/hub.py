@@ -92,7 +92,7 @@ class Player:
 class Table:
     uid: int
     chat: ChatRoom
-    people: list[str] = field(default_factory=list)  # nicks of everyone subscribed, in arrival order
+    people: dict[str, Player] = field(default_factory=dict)  # everyone subscribed, by nick, in arrival order
     room: Room | None = None  # the game; None for the lobby
     empty_since: float | None = None
     players_away_since: float | None = None
@@ -183,8 +183,7 @@ class Hub:
         if room.game.result is None:
             room.abandon()
             self._archive(room)
-        for nick in list(table.people):
-            player = self.by_nick[nick_key(nick)]
+        for player in list(table.people.values()):
             self._leave(player, table.uid)
             self._post(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
         del self.tables[table.uid]
@@ -195,8 +194,7 @@ class Hub:
 
     def _post(self, uid: int, line: str, *, b_only: bool = False, skip: Player | None = None) -> None:
         """Deliver one event to everyone at a table (and to anonymous readers for the lobby)."""
-        for nick in self.tables[uid].people:
-            reader = self.by_nick[nick_key(nick)]
+        for reader in self.tables[uid].people.values():
             if reader is not skip:
                 reader.mailbox.post(uid, line, b_only=b_only)
         if uid == LOBBY:
@@ -218,7 +216,7 @@ class Hub:
             lines.append(events.tables("r", (room.uid for room in rooms)))
             for room in rooms:
                 lines += [room.description(), room.state()]
-            lines += [self.by_nick[nick_key(nick)].info() for nick in table.people]
+            lines += [person.info() for person in table.people.values()]
             if with_subscriptions:
                 lines += self._subscription_lines()
         elif table.room is not None:
@@ -233,7 +231,7 @@ class Hub:
     def _enter(self, player: Player, uid: int) -> None:
         table = self.tables[uid]
         self._post(uid, events.people("a", [player.nick]))
-        table.people.append(player.nick)
+        table.people[player.nick] = player
         self._note_presence(table)
         if uid != LOBBY:
             player.tables.append(uid)
@@ -243,7 +241,7 @@ class Hub:
 
     def _leave(self, player: Player, uid: int) -> None:
         table = self.tables[uid]
-        table.people.remove(player.nick)
+        del table.people[player.nick]
         if uid in player.tables and uid != LOBBY:
             player.tables.remove(uid)
         self._post(uid, events.people("d", [player.nick]))
