@@ -59,4 +59,3 @@ def game_to_record(game: Game, **meta: str | None) -> GameRecord:
         record.black_territory = _territory(game.final_rings[0])
         record.white_territory = _territory(game.final_rings[1])
     return record
-

@@ -26,7 +26,22 @@ MIN_SIZE, MAX_SIZE = 4, 52
 """Board side limits: SGF point letters a..z, A..Z give at most 52 columns and rows."""
 
 ROOT_ORDER = (
-    "AB", "AW", "HA", "PB", "PW", "BR", "WR", "TM", "OT", "BL", "WL", "DT", "EV", "RO", "RE", "C",
+    "AB",
+    "AW",
+    "HA",
+    "PB",
+    "PW",
+    "BR",
+    "WR",
+    "TM",
+    "OT",
+    "BL",
+    "WL",
+    "DT",
+    "EV",
+    "RO",
+    "RE",
+    "C",
 )
 """Order of the root properties that `write_record` writes after FF, GM, CA, AP, SZ and RU."""
 
@@ -231,9 +246,18 @@ class GameRecord:
 
 
 _TEXT_FIELDS = {
-    "PB": "black_name", "PW": "white_name", "BR": "black_rating", "WR": "white_rating",
-    "DT": "date", "EV": "event", "RO": "round", "TM": "main_time", "OT": "overtime",
-    "RE": "result", "C": "comment", "AP": "application",
+    "PB": "black_name",
+    "PW": "white_name",
+    "BR": "black_rating",
+    "WR": "white_rating",
+    "DT": "date",
+    "EV": "event",
+    "RO": "round",
+    "TM": "main_time",
+    "OT": "overtime",
+    "RE": "result",
+    "C": "comment",
+    "AP": "application",
 }
 """Root properties kept as text, and the `GameRecord` field of each."""
 

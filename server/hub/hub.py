@@ -1,7 +1,8 @@
 """The hub: the only owner of live state (players, tables, chat), run on the event loop.
 
-Every change becomes numbered events in the mailboxes of the people who should see it; a reply
-is built from a player's mailbox. The web layer only parses parameters and calls in here.
+Every change becomes a numbered event in the log of the table where it happened (everyone at the
+table reads it there) or in one player's own log; a reply merges the logs of the player's tables
+with its own. The web layer only parses parameters and calls in here.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from server.engine.gametype import GameKind, GameType, GameTypeError, StartKind,
 from server.hub.archive import Archive, MemoryArchive
 from server.hub.chat import LOBBY_CHAT_KEPT, PRIVATE_KEPT_SECONDS, TABLE_CHAT_KEPT, ChatRoom, PrivateChats
 from server.hub.clock import LoopTimers, Timers
-from server.hub.mailbox import HISTORY, Mailbox
+from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter, EventLog
 from server.hub.room import Room
 from server.protocol import events
 from server.protocol.codec import (
@@ -64,7 +65,7 @@ class Player:
     secret: str = field(repr=False)  # the id: a password, never shown or logged
     nick: str
     lang: str
-    mailbox: Mailbox
+    inbox: EventLog  # what only this player sees: entry snapshots, private lines, refusals
     guest: bool = True
     moderator: bool = False
     avatar: str = ""
@@ -76,12 +77,19 @@ class Player:
     last_seen: float = 0.0
     rejected_by: list[str] = field(default_factory=list)  # `vr` lines until acknowledged
     blocked: set[str] = field(default_factory=set)  # nick_key of people whose invitations are refused
+    joined: dict[int, int] = field(default_factory=dict)  # table -> event number of sitting down there
+    waiter: asyncio.Event | None = None  # set while a long poll waits
+    info: str = field(init=False, repr=False)  # the `i` line
 
     def flags(self) -> str:
         return ("F" if self.free else "N") + self.client
 
-    def info(self) -> str:
-        return events.user_info(self.nick, self.avatar, self.flags(), self.lang, self.record)
+    def __post_init__(self) -> None:
+        self.refresh_info()
+
+    def refresh_info(self) -> None:
+        """Rebuild the `i` line after a change: it is sent to every newcomer, so it is kept ready."""
+        self.info = events.user_info(self.nick, self.avatar, self.flags(), self.lang, self.record)
 
     def nick_type(self, table: Table) -> str:
         kind = MODERATOR_CLASS if self.moderator else GUEST_CLASS if self.guest else REGISTERED_CLASS
@@ -92,7 +100,9 @@ class Player:
 class Table:
     uid: int
     chat: ChatRoom
+    log: EventLog
     people: dict[str, Player] = field(default_factory=dict)  # everyone subscribed, by nick, in arrival order
+    waiters: set[asyncio.Event] = field(default_factory=set)  # long polls to wake on the next event
     room: Room | None = None  # the game; None for the lobby
     empty_since: float | None = None
     players_away_since: float | None = None
@@ -115,7 +125,7 @@ class Hub:
         *,
         clock: Callable[[], float] = _time.time,
         poll_timeout: float = POLL_TIMEOUT,
-        history: int = HISTORY,
+        history: int | None = None,
         timers: Timers | None = None,
         archive: Archive | None = None,
         rng: random.Random | None = None,
@@ -127,12 +137,13 @@ class Hub:
         self.invitations: dict[Player, Invitation] = {}  # by inviter
         self.incoming: dict[Player, Invitation] = {}  # by invitee
         self.poll_timeout = poll_timeout
-        self.history = history  # events kept per mailbox
+        self.counter = Counter()
+        self.table_history = history or TABLE_HISTORY
+        self.player_history = history or PLAYER_HISTORY
         self.players: dict[str, Player] = {}  # by secret id
         self.by_nick: dict[str, Player] = {}  # by nick_key(nick)
-        self.lobby = Table(LOBBY, ChatRoom(LOBBY_CHAT_KEPT))
+        self.lobby = Table(LOBBY, ChatRoom(LOBBY_CHAT_KEPT), EventLog(self.table_history))
         self.tables: dict[int, Table] = {LOBBY: self.lobby}
-        self.public = Mailbox(history)  # the lobby as anonymous readers (`sd`) see it
         self.private = PrivateChats()
         self._next_uid = 1
         self._sweeper: asyncio.TimerHandle | None = None
@@ -192,20 +203,25 @@ class Hub:
 
     # --- fan-out -------------------------------------------------------------------------------
 
-    def _post(self, uid: int, line: str, *, b_only: bool = False, skip: Player | None = None) -> None:
-        """Deliver one event to everyone at a table (and to anonymous readers for the lobby)."""
-        for reader in self.tables[uid].people.values():
-            if reader is not skip:
-                reader.mailbox.post(uid, line, b_only=b_only)
-        if uid == LOBBY:
-            self.public.post(LOBBY, line, b_only=b_only)
+    def _post(self, uid: int, line: str, *, b_only: bool = False) -> None:
+        """An event for everyone at a table (for the lobby: anonymous readers too)."""
+        table = self.tables[uid]
+        table.log.post(self.counter.next(), uid, line, b_only=b_only)
+        for waiter in table.waiters:
+            waiter.set()
+
+    def _personal(self, player: Player, uid: int, line: str) -> None:
+        """An event for one player only, in the section of table `uid`."""
+        player.inbox.post(self.counter.next(), uid, line)
+        if player.waiter is not None:
+            player.waiter.set()
 
     def _tell(self, player: Player, uid: int, text: str) -> None:
         """A server line for one player only, e.g. why a command was refused."""
         now = int(self.clock())
         n = self.tables[LOBBY].chat.counter.next(now)
         target = uid if uid in player.tables else LOBBY
-        player.mailbox.post(target, events.chat_added(chat_line(now, n, "", ERROR_TYPE, text)))
+        self._personal(player, target, events.chat_added(chat_line(now, n, "", ERROR_TYPE, text)))
 
     def _snapshot(self, uid: int, *, with_subscriptions: bool = False) -> list[str]:
         """Everything someone entering a table needs: people, tables, descriptions, info, chat."""
@@ -216,7 +232,7 @@ class Hub:
             lines.append(events.tables("r", (room.uid for room in rooms)))
             for room in rooms:
                 lines += [room.description(), room.state()]
-            lines += [person.info() for person in table.people.values()]
+            lines += [person.info for person in table.people.values()]
             if with_subscriptions:
                 lines += self._subscription_lines()
         elif table.room is not None:
@@ -228,20 +244,23 @@ class Hub:
     def _subscription_lines(self) -> list[str]:
         return [events.subscriptions(p.nick, p.tables) for p in self.players.values()]
 
-    def _enter(self, player: Player, uid: int) -> None:
+    def _enter(self, player: Player, uid: int, *announce: str) -> None:
+        """Sit at a table: the others get `pa` (and `announce`), the newcomer the table's state."""
         table = self.tables[uid]
-        self._post(uid, events.people("a", [player.nick]))
+        for line in (events.people("a", [player.nick]), *announce):
+            self._post(uid, line)
         table.people[player.nick] = player
         self._note_presence(table)
         if uid != LOBBY:
             player.tables.append(uid)
-        for line in self._snapshot(uid):
-            player.mailbox.post(uid, line)
+        # the newcomer's next reply carries the table's whole state as it is then (see _news)
+        player.joined[uid] = self.counter.next()
         self._post(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
 
     def _leave(self, player: Player, uid: int) -> None:
         table = self.tables[uid]
         del table.people[player.nick]
+        player.joined.pop(uid, None)
         if uid in player.tables and uid != LOBBY:
             player.tables.remove(uid)
         self._post(uid, events.people("d", [player.nick]))
@@ -274,12 +293,11 @@ class Hub:
         if holder is not None:
             raise ProtocolError("nickInUse", "This nick is in use.")
         player = Player(
-            secret=secret, nick=nick, lang=lang, mailbox=Mailbox(self.history), last_seen=self.clock()
+            secret=secret, nick=nick, lang=lang, inbox=EventLog(self.player_history), last_seen=self.clock()
         )
         self.players[secret] = player
         self.by_nick[nick_key(nick)] = player
-        self._enter(player, LOBBY)
-        self._post(LOBBY, player.info(), skip=player)  # the newcomer has it in the snapshot
+        self._enter(player, LOBBY, player.info)
         log.info("guest login nick=%s", nick)
 
     def logout(self, secret: str) -> bool:
@@ -301,7 +319,8 @@ class Hub:
     def change_lang(self, secret: str, lang: str) -> None:
         player = self._player(secret)
         player.lang = check_lang(lang)
-        self._post(LOBBY, player.info())
+        player.refresh_info()
+        self._post(LOBBY, player.info)
 
     def _player(self, secret: str) -> Player:
         player = self.players.get(secret)
@@ -363,15 +382,12 @@ class Hub:
         player = self.players.get(secret)
         if player is None:
             return self._public_reply(seen, with_subscriptions)
-        box = player.mailbox
-        sections: dict[int, list[str]] = {uid: [] for uid in player.tables}
-        if box.covers(seen):
-            for uid, line, b_only in box.since(seen):
-                if uid in sections and (with_subscriptions or not b_only):
-                    sections[uid].append(line)
+        if self._covers(player, seen):
+            sections = self._news(player, seen, with_subscriptions)
         else:
-            for uid in player.tables:
-                sections[uid] = self._snapshot(uid, with_subscriptions=with_subscriptions)
+            sections = {
+                uid: self._snapshot(uid, with_subscriptions=with_subscriptions) for uid in player.tables
+            }
         if with_subscriptions and not subscriptions_seen:
             sections[LOBBY] += self._subscription_lines()
         lines: list[str] = []
@@ -379,15 +395,80 @@ class Hub:
             lines.append(events.section(uid))
             lines += section
         lines += self._invitation_lines(player)
-        return frame(True, seen, box.last, player.last_command, lines)
+        return frame(True, seen, self.counter.last, player.last_command, lines)
+
+    def _covers(self, player: Player, seen: int) -> bool:
+        """True when every event after `seen` for this player is still kept."""
+        if seen > self.counter.last or not player.inbox.covers(seen):
+            return False
+        return all(self.tables[uid].log.covers(seen) for uid in player.tables if seen >= player.joined[uid])
+
+    def _news(self, player: Player, seen: int, with_subscriptions: bool) -> dict[int, list[str]]:
+        """The player's events after `seen`, by table, in number order.
+
+        A table the player sat down at after `seen` comes as its whole state now, which already
+        holds everything its log says since then.
+        """
+        numbered: dict[int, list[tuple[int, str]]] = {}
+        for uid in player.tables:
+            if seen < player.joined[uid]:
+                snapshot = self._snapshot(uid, with_subscriptions=with_subscriptions and uid == LOBBY)
+                numbered[uid] = [(player.joined[uid], line) for line in snapshot]
+                continue
+            numbered[uid] = [
+                (number, line)
+                for number, _, line, b_only in self.tables[uid].log.since(seen)
+                if with_subscriptions or not b_only
+            ]
+        mixed = set()
+        for number, uid, line, _ in player.inbox.since(seen):
+            if uid in numbered:
+                numbered[uid].append((number, line))
+                mixed.add(uid)
+        for uid in mixed:
+            numbered[uid].sort()
+        return {uid: [line for _, line in section] for uid, section in numbered.items()}
+
+    def _has_news(self, player: Player, seen: int) -> bool:
+        if player.inbox.last > seen:
+            return True
+        return any(player.joined[uid] > seen or self.tables[uid].log.last > seen for uid in player.tables)
+
+    async def wait_for_news(self, secret: str, seen: int, timeout: float) -> None:
+        """The opt-in long poll: return when the reader has an event after `seen`, or after `timeout`."""
+        player = self.players.get(secret)
+        if player is None:
+            uids = [LOBBY]
+            if self.lobby.log.last > seen:
+                return
+        else:
+            uids = list(player.tables)
+            if self._has_news(player, seen):
+                return
+        waiter = asyncio.Event()
+        for uid in uids:
+            self.tables[uid].waiters.add(waiter)
+        if player is not None:
+            player.waiter = waiter
+        try:
+            await asyncio.wait_for(waiter.wait(), timeout)
+        except TimeoutError:
+            pass
+        finally:
+            for uid in uids:
+                table = self.tables.get(uid)
+                if table is not None:
+                    table.waiters.discard(waiter)
+            if player is not None and player.waiter is waiter:
+                player.waiter = None
 
     def _public_reply(self, seen: int, with_subscriptions: bool) -> str:
-        box = self.public
-        if seen and box.covers(seen):  # a new reader (msgNo 0) starts from the current state
-            lines = [line for _, line, b_only in box.since(seen) if with_subscriptions or not b_only]
+        log_ = self.lobby.log
+        if seen and seen <= self.counter.last and log_.covers(seen):  # msgNo 0: start from the current state
+            lines = [line for _, _, line, b_only in log_.since(seen) if with_subscriptions or not b_only]
         else:
             lines = self._snapshot(LOBBY, with_subscriptions=with_subscriptions)
-        return frame(False, seen, box.last, 0, [events.section(LOBBY), *lines])
+        return frame(False, seen, self.counter.last, 0, [events.section(LOBBY), *lines])
 
     # --- tables --------------------------------------------------------------------------------
 
@@ -395,7 +476,7 @@ class Hub:
         """A new game table, announced in the lobby (`ga`, `d`, `x`); its players sit at it."""
         uid = self._next_uid
         self._next_uid += 1
-        table = Table(uid, ChatRoom(TABLE_CHAT_KEPT))
+        table = Table(uid, ChatRoom(TABLE_CHAT_KEPT), EventLog(self.table_history))
         table.room = Room(
             uid,
             game_type,
@@ -620,8 +701,8 @@ class Hub:
             raise ProtocolError("badNick", "A private message needs another person.")
         entry = self.private.add(int(self.clock()), player.nick, other.nick, text)
         line = events.chat_added(entry.line())
-        player.mailbox.post(LOBBY, line)
-        other.mailbox.post(LOBBY, line)
+        self._personal(player, LOBBY, line)
+        self._personal(other, LOBBY, line)
 
     def _private_get(self, player: Player, what: str) -> None:
         now = int(self.clock())
@@ -632,16 +713,16 @@ class Hub:
             if not entries:
                 first, second = sorted((player.nick, nick))
                 n = self.private.counter.next(now)
-                player.mailbox.post(LOBBY, events.chat_added(f"{now}_{n}.{first}-{second}.nochat."))
+                self._personal(player, LOBBY, events.chat_added(f"{now}_{n}.{first}-{second}.nochat."))
             for entry in entries:
-                player.mailbox.post(LOBBY, events.chat_added(entry.line()))
+                self._personal(player, LOBBY, events.chat_added(entry.line()))
             return
         minutes = parse_number(what)
         if minutes is None:
             raise ProtocolError("badCommand", "get needs minutes (a number, 0 = all) or _nick.")
         since = 0 if minutes == 0 else now - 60 * minutes
         for talk, last in self.private.partners(player.nick, since):
-            player.mailbox.post(LOBBY, events.chat_added(f"{last.chat_id}.{talk.name}.-."))
+            self._personal(player, LOBBY, events.chat_added(f"{last.chat_id}.{talk.name}.-."))
 
     def _private_delete(self, player: Player, what: str) -> None:
         if not what.startswith("_") or len(what) < 2:
@@ -652,7 +733,7 @@ class Hub:
         now = int(self.clock())
         first, second = sorted((player.nick, nick))
         n = self.private.counter.next(now)
-        player.mailbox.post(LOBBY, events.chat_added(f"{now}_{n}.{first}-{second}.del."))
+        self._personal(player, LOBBY, events.chat_added(f"{now}_{n}.{first}-{second}.del."))
 
     def _delete_message(self, player: Player, what: str) -> None:
         """Moderators only: `delmsg.<table>.<time_n>` or `delmsg.<table>._<nick>`."""
@@ -684,7 +765,8 @@ class Hub:
             client = "J"
         if (free, client) != (player.free, player.client):
             player.free, player.client = free, client
-            self._post(LOBBY, player.info())
+            player.refresh_info()
+            self._post(LOBBY, player.info)
 
 
 def _parse_table(text: str) -> int:

@@ -90,10 +90,9 @@ async def _poll(hub: Hub, query: Query, with_subscriptions: bool) -> str:
     if commands_text is not None and len(commands_text) > MAX_MSG_FROM_CLIENT:
         raise ProtocolError("tooLong")
     secret = query.get("idGracza") or query.get("playerId") or ""
-    player = hub.receive(secret, parse_commands(commands_text))
-    box = player.mailbox if player is not None else hub.public
-    if wait and box.last <= seen:
-        await box.wait(seen, wait)
+    hub.receive(secret, parse_commands(commands_text))
+    if wait:
+        await hub.wait_for_news(secret, seen, wait)
     return hub.reply(
         secret, seen, with_subscriptions=with_subscriptions, subscriptions_seen=subscriptions_seen
     )

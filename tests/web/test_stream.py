@@ -8,7 +8,10 @@ import time
 
 import pytest
 from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
 
+from server.app import create_app
+from server.config import Settings
 from server.engine.gametype import parse_game_type
 from server.hub.hub import Hub, Table
 from server.protocol.codec import decode_server_text
@@ -47,11 +50,11 @@ def state_of(hub: Hub) -> tuple:
     """Everything a refused request must leave as it was."""
     return (
         {
-            secret: (p.nick, p.lang, tuple(p.tables), p.free, p.mailbox.last)
+            secret: (p.nick, p.lang, tuple(p.tables), p.free, p.inbox.last)
             for secret, p in hub.players.items()
         },
         {uid: (tuple(t.people), tuple(e.line() for e in t.chat.entries)) for uid, t in hub.tables.items()},
-        hub.public.last,
+        hub.counter.last,
     )
 
 
@@ -59,11 +62,14 @@ async def test_two_guests_see_each_other_in_the_lobby(pair: tuple[Zagram, Zagram
     ala, bob = pair
     first = await ala.poll()
     assert first.status == "ok" and first.first == 0 and first.last > 0
-    assert "pr*Ala" in first.lines(0, "pr")
-    assert "pa*Bob" in first.lines(0)
-    assert "i*Bob..F.en" in first.lines(0)
+    assert first.lines(0, "pr") == ["pr*Ala.*Bob"], "the lobby as it is now, both already there"
+    assert {"i*Ala..F.en", "i*Bob..F.en"} <= set(first.lines(0, "i"))
+    carol = Zagram(ala.client, "carol1", "*Carol")
+    await carol.login()
+    joined = await ala.poll()
+    assert joined.lines(0) == ["pa*Carol", "i*Carol..F.en"]
     seen = await bob.poll()
-    assert seen.lines(0, "pr") == ["pr*Ala.*Bob"]
+    assert seen.lines(0, "pr") == ["pr*Ala.*Bob.*Carol"]
     assert {"i*Ala..F.en", "i*Bob..F.en"} <= set(seen.lines(0, "i"))
     again = await ala.poll()
     assert again.lines(0) == [] and list(again.sections) == [0], "nothing new, but q0 is always repeated"
@@ -104,6 +110,8 @@ async def test_both_id_parameter_names_work_everywhere(client: TestClient) -> No
 
 async def test_subscribe_to_a_table_and_unsubscribe(client: TestClient, pair: tuple[Zagram, Zagram]) -> None:
     ala, bob = pair
+    await ala.poll()
+    await bob.poll()
     table = open_table(client)
     await ala.poll()
     lobby = (await bob.poll()).lines(0)
@@ -185,8 +193,8 @@ async def test_a_resent_command_applies_once(pair: tuple[Zagram, Zagram]) -> Non
     assert [text for _, _, text in chat_texts((await bob.poll()).lines(0))] == ["once"]
 
 
-async def test_old_msg_no_gets_the_full_state_again(client: TestClient) -> None:
-    hub_of(client).history = 20
+async def test_old_msg_no_gets_the_full_state_again(aiohttp_client: AiohttpClient, settings: Settings) -> None:
+    client = await aiohttp_client(create_app(settings, Hub(history=20)))
     ala, bob = Zagram(client, "ala1", "*Ala"), Zagram(client, "bob1", "*Bob")
     await ala.login()
     await bob.login()
@@ -289,6 +297,7 @@ async def test_old_endpoints_change_table_and_add_chat(
 
 async def test_moderator_deletes_a_chat_line(client: TestClient, pair: tuple[Zagram, Zagram]) -> None:
     ala, bob = pair
+    await bob.poll()
     ala.say(0, "rude words")
     await ala.poll()
     line_id = (await bob.poll()).lines(0, "ca")[0][2:].split(".")[0]
@@ -418,12 +427,12 @@ async def test_refused_commands_are_answered_in_the_stream_and_change_nothing(
     await ala.poll()
     await bob.poll()
     hub = hub_of(client)
-    others_before = hub.players["bob456"].mailbox.last
+    bob_seen = bob.seen
     tables_before = state_of(hub)[1]
     reply = await ala.poll(extra=command)
     assert [(nick, kind) for nick, kind, _ in chat_texts(reply.lines(0))] == [("", "e")]
     assert reason.lower() in chat_texts(reply.lines(0))[0][2].lower()
-    assert hub.players["bob456"].mailbox.last == others_before
+    assert not hub._has_news(hub.players["bob456"], bob_seen), "nobody else hears of it"
     assert state_of(hub)[1] == tables_before
 
 
