@@ -193,7 +193,9 @@ async def test_a_resent_command_applies_once(pair: tuple[Zagram, Zagram]) -> Non
     assert [text for _, _, text in chat_texts((await bob.poll()).lines(0))] == ["once"]
 
 
-async def test_old_msg_no_gets_the_full_state_again(aiohttp_client: AiohttpClient, settings: Settings) -> None:
+async def test_old_msg_no_gets_the_full_state_again(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
     client = await aiohttp_client(create_app(settings, Hub(history=20)))
     ala, bob = Zagram(client, "ala1", "*Ala"), Zagram(client, "bob1", "*Bob")
     await ala.login()
