@@ -213,6 +213,16 @@ async def test_territory_game_with_a_ring_a_quick_enclosure_and_agreed_territory
     # red shows the enclosure being drawn, then blue closes a manual ring
     assert await blue.get(co="okrazam", idGracza=blue.secret, table=str(uid), where="cd.cb") == ""
     assert "o1.cd.cb" in (await red.poll()).lines(uid)
+    before = game.room(uid).game.board.state()
+    for bad, reason in [
+        ("cd.cbdccdbc", "not closed"),
+        ("cd.cbdcbccdcb", "not to a neighbour"),
+        ("cd.ccddcc", "4 dots"),
+    ]:
+        blue.send("s", uid, bad)
+        said = errors(await blue.poll(), uid)
+        assert len(said) == 1 and reason in said[0], (bad, said)
+    assert game.room(uid).game.board.state() == before and game.room(uid).game.to_move == 1
     blue.send("s", uid, "cd.cbdccdbccb")
     assert errors(await blue.poll(), uid) == []
     assert "sa;B[cd.cbdccdbccb]" in (await red.poll()).lines(uid)
