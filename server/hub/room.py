@@ -298,27 +298,27 @@ class Room:
 
     # --- clock ---------------------------------------------------------------------------------
 
-    def pause(self, nick: str, paused: bool) -> None:
+    def _clock_action(self, nick: str, right: str, refusal: str) -> tuple[int, Clock]:
+        """The player who may act on the opponent's clock with `right`, and the clock."""
         player = self._seat(nick)
         self._check_playing()
         if self.clock is None:
             raise ProtocolError("noClock", "This game has no clock.")
-        if not self.game_type.rights.may(player, "P"):
-            raise ProtocolError("noRight", "Pausing is not allowed at this table.")
-        self.clock.pause(3 - player, paused)
+        if not self.game_type.rights.may(player, right):
+            raise ProtocolError("noRight", refusal)
+        return player, self.clock
+
+    def pause(self, nick: str, paused: bool) -> None:
+        player, clock = self._clock_action(nick, "P", "Pausing is not allowed at this table.")
+        clock.pause(3 - player, paused)
         self._say_table(self.flags())
 
     def give_time(self, nick: str, seconds_text: str) -> None:
-        player = self._seat(nick)
-        self._check_playing()
-        if self.clock is None:
-            raise ProtocolError("noClock", "This game has no clock.")
-        if not self.game_type.rights.may(player, "T"):
-            raise ProtocolError("noRight", "Adding time is not allowed at this table.")
+        player, clock = self._clock_action(nick, "T", "Adding time is not allowed at this table.")
         seconds = parse_number(seconds_text)
         if seconds is None or not 1 <= seconds <= MAX_GIFT:
             raise ProtocolError("badTime", f"Time to add must be 1..{MAX_GIFT} seconds.")
-        self.clock.give(3 - player, seconds)
+        clock.give(3 - player, seconds)
         self._say_table(self.flags())
         self._tell(f"t{player}", f"{nick} gave {seconds} s to the opponent.")
 
