@@ -331,11 +331,11 @@ class Hub:
 
     # --- the stream ----------------------------------------------------------------------------
 
-    def receive(self, secret: str, messages: list[ClientMessage]) -> Player | None:
+    def receive(self, secret: str, messages: list[ClientMessage]) -> None:
         """Apply the commands of one poll; commands numbered at or below k are ignored."""
         player = self.players.get(secret)
         if player is None:
-            return None
+            return
         player.last_seen = self.clock()
         for message in messages:
             if isinstance(message, Flags):
@@ -352,7 +352,6 @@ class Hub:
                 self._command(player, message)
             except ProtocolError as refused:
                 self._tell(player, _table_number(message.table), str(refused))
-        return player
 
     def _command(self, player: Player, command: Command) -> None:
         kind, table, text = command.kind, command.table, command.text
