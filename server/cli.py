@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import logging
 import os
 import sys
@@ -100,6 +101,7 @@ def _serve(settings: Settings, log_level: str) -> None:
 
     logging.basicConfig(level=log_level, format=LOG_FORMAT)
     install_malformed_request_filter()
+    tune_garbage_collector()
     web.run_app(
         create_app(settings),
         host=settings.host,
@@ -110,6 +112,18 @@ def _serve(settings: Settings, log_level: str) -> None:
             "kropki-server %s listening on http://%s:%d", __version__, settings.host, settings.port
         ),
     )
+
+
+def tune_garbage_collector() -> None:
+    """Fewer, cheaper collections for a long-running server.
+
+    What is loaded at start-up (modules, the app) is frozen out of every later collection, and
+    the youngest generation waits for 10,000 new objects instead of 700: a request makes and drops
+    hundreds, and every collection of the older generations pauses every player's reply.
+    """
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(10_000, 10, 10)
 
 
 def _replay(files: list[str]) -> int:

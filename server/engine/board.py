@@ -11,6 +11,7 @@ rings that go round their input point are flooded.
 from __future__ import annotations
 
 import itertools
+from array import array
 from dataclasses import dataclass
 
 from server.engine.moves import Point
@@ -49,17 +50,19 @@ class Board:
         s = self.stride = width + 1
         size = self.size = (height + 2) * s + 1
         self.offsets = (-s, -s + 1, 1, s + 1, s, s - 1, -1, -s - 1)
+        # Byte arrays, not lists: a server holds hundreds of boards, and the garbage collector walks
+        # every slot of every list on each full collection, but never looks inside a bytearray.
         # colour of the dot on a point (EMPTY, BLACK, WHITE) or EDGE for padding
-        self.color = [EDGE] * size
+        self.color = bytearray([EDGE]) * size
         # owner of the realm whose interior holds the point (0 when none)
-        self.realm = [0] * size
+        self.realm = bytearray(size)
         # colour of a live dot (a dot not inside an enemy realm), else 0; EDGE on padding
-        self.live = [EDGE] * size
-        # a live dot on the border of its owner's realm
-        self.bound = [False] * size
+        self.live = bytearray([EDGE]) * size
+        # 1 for a live dot on the border of its owner's realm
+        self.bound = bytearray(size)
         # owner of the pool (empty enclosure) covering a free point
-        self.pool = [0] * size
-        self._tag = [0] * size
+        self.pool = bytearray(size)
+        self._tag = array("q", bytes(8 * size))
         self._stamp = 0
         self.score = [0, 0, 0]  # score[player] = enemy dots inside player's realms
         self.free_points = width * height
@@ -100,18 +103,19 @@ class Board:
     def copy(self) -> Board:
         twin = Board.__new__(Board)
         twin.__dict__.update(self.__dict__)
-        for name in ("color", "realm", "live", "bound", "pool", "_tag", "score"):
-            setattr(twin, name, list(getattr(self, name)))
+        for name in ("color", "realm", "live", "bound", "pool", "_tag"):
+            setattr(twin, name, getattr(self, name)[:])
+        twin.score = list(self.score)
         return twin
 
     def state(self) -> tuple:
         """Everything that defines the position, for comparisons in tests and undo checks."""
         return (
-            tuple(self.color),
-            tuple(self.realm),
-            tuple(self.live),
-            tuple(self.bound),
-            tuple(self.pool),
+            bytes(self.color),
+            bytes(self.realm),
+            bytes(self.live),
+            bytes(self.bound),
+            bytes(self.pool),
             tuple(self.score),
             self.free_points,
         )
@@ -339,13 +343,13 @@ class Board:
                 pool[pos] = 0
             elif c == enemy:
                 live[pos] = 0
-                bound[pos] = False
+                bound[pos] = 0
             elif realm[pos] == enemy:
                 freed += 1
                 live[pos] = player
             realm[pos] = player
         for pos in ring:
-            bound[pos] = True
+            bound[pos] = 1
         self.score[player] += captured
         self.score[enemy] -= freed
         return Enclosure(player, ring, captured, freed)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
 
 from server.engine import gametype
@@ -30,7 +30,7 @@ class Move:
 
     player: int
     point: Point | None
-    enclosures: list[Enclosure] = field(default_factory=list)
+    enclosures: tuple[Enclosure, ...] = ()  # a tuple: records of long games are many objects
     automatic: bool = False  # placed by the STOP function
     comment: str | None = None
     time_left: float | None = None
@@ -146,7 +146,7 @@ class Game:
             if spec.dot is None:
                 raise IllegalMove("a move must place a dot")
             made = board.play(board.index(spec.dot), player)
-            move = Move(player, spec.dot, made)
+            move = Move(player, spec.dot, tuple(made) if made else ())
         else:
             if spec.dot is None and not any_ring_owner:
                 raise IllegalMove("a move must place a dot")
@@ -165,7 +165,7 @@ class Game:
                 if enclosure is not None:
                     made.append(enclosure)
             self.board = work
-            move = Move(player, spec.dot, made)
+            move = Move(player, spec.dot, tuple(made))
         self.moves.append(move)
         return move
 
@@ -218,7 +218,7 @@ class Game:
             for pos in sorted(targets):
                 if self.result is not None or not board.playable(pos) or board.pool[pos] == stopper:
                     continue
-                move = Move(opponent, board.point(pos), board.play(pos, opponent), automatic=True)
+                move = Move(opponent, board.point(pos), tuple(board.play(pos, opponent)), automatic=True)
                 self.moves.append(move)
                 placed.append(move)
                 self._after_move(opponent)

@@ -76,7 +76,7 @@ def replay_record(record: GameRecord) -> Replayed:
                 if spec.dot is None:
                     raise ReplayError(f"{where}: a move without a dot in automatic rules")
                 move = game.play(player, MoveSpec(spec.dot))
-                recent = recent[-8:] + move.enclosures
+                recent = [*recent[-8:], *move.enclosures]
                 _check_written_rings(game, spec.rings, recent, where)
             else:
                 spec = parse_move(sgf_move.value, record.width, record.height)

@@ -78,7 +78,7 @@ class Player:
     rejected_by: list[str] = field(default_factory=list)  # `vr` lines until acknowledged
     blocked: set[str] = field(default_factory=set)  # nick_key of people whose invitations are refused
     joined: dict[int, int] = field(default_factory=dict)  # table -> event number of sitting down there
-    waiter: asyncio.Event | None = None  # set while a long poll waits
+    waiter: asyncio.Future[None] | None = None  # while a long poll waits
     info: str = field(init=False, repr=False)  # the `i` line
 
     def flags(self) -> str:
@@ -102,7 +102,7 @@ class Table:
     chat: ChatRoom
     log: EventLog
     people: dict[str, Player] = field(default_factory=dict)  # everyone subscribed, by nick, in arrival order
-    waiters: set[asyncio.Event] = field(default_factory=set)  # long polls to wake on the next event
+    waiters: set[asyncio.Future[None]] = field(default_factory=set)  # long polls to wake on the next event
     room: Room | None = None  # the game; None for the lobby
     empty_since: float | None = None
     players_away_since: float | None = None
@@ -208,13 +208,13 @@ class Hub:
         table = self.tables[uid]
         table.log.post(self.counter.next(), uid, line, b_only=b_only)
         for waiter in table.waiters:
-            waiter.set()
+            _wake(waiter)
 
     def _personal(self, player: Player, uid: int, line: str) -> None:
         """An event for one player only, in the section of table `uid`."""
         player.inbox.post(self.counter.next(), uid, line)
         if player.waiter is not None:
-            player.waiter.set()
+            _wake(player.waiter)
 
     def _tell(self, player: Player, uid: int, text: str) -> None:
         """A server line for one player only, e.g. why a command was refused."""
@@ -444,16 +444,19 @@ class Hub:
             uids = list(player.tables)
             if self._has_news(player, seen):
                 return
-        waiter = asyncio.Event()
+        # a bare future and one timer: no task and no cancellation per poll, which a server full of
+        # long polls would otherwise pay a thousand times a second
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
         for uid in uids:
             self.tables[uid].waiters.add(waiter)
         if player is not None:
             player.waiter = waiter
+        timer = loop.call_later(timeout, _wake, waiter)
         try:
-            await asyncio.wait_for(waiter.wait(), timeout)
-        except TimeoutError:
-            pass
+            await waiter
         finally:
+            timer.cancel()
             for uid in uids:
                 table = self.tables.get(uid)
                 if table is not None:
@@ -766,6 +769,11 @@ class Hub:
             player.free, player.client = free, client
             player.refresh_info()
             self._post(LOBBY, player.info)
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _parse_table(text: str) -> int:

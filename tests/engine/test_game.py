@@ -61,7 +61,7 @@ def test_territory_quick_enclosure_and_plain_dot() -> None:
     move = game.play(BLACK, parse_move("cd!cc"))
     assert game.captured(BLACK) == 1 and len(move.enclosures[0].ring) == 4
     move = game.play(WHITE, parse_move("gh!cb"))  # no red ring round cb: the dot is just played
-    assert move.enclosures == [] and game.board.live[game.board.index((6, 7))] == WHITE
+    assert move.enclosures == () and game.board.live[game.board.index((6, 7))] == WHITE
 
 
 def test_stop_places_dots_round_ungrounded_dots_and_the_opponent_goes_on() -> None:
