@@ -321,3 +321,17 @@ async def test_finished_and_abandoned_tables_disappear(game: Players) -> None:
     assert f"gd{uid}" in (await game.eve.poll()).lines(0)
     record = read_record(game.hub.archive.records[1])
     assert record.result is None and [m.value for m in record.moves] == ["aa"]
+
+
+async def test_a_finished_game_stays_an_hour_then_goes(game: Players) -> None:
+    uid, blue, red = await game.start("0808stanF0.0.0")
+    await play(uid, (blue, "aa"))
+    blue.send("u", uid, "resign")
+    await blue.poll()
+    game.timers.advance(3599)
+    game.hub.sweep()
+    assert uid in game.hub.tables, "both players are still at the table"
+    game.timers.advance(2)
+    game.hub.sweep()
+    assert uid not in game.hub.tables
+    assert list((await blue.poll()).sections) == [0]
