@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 import math
+import traceback
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
@@ -10,6 +12,8 @@ from multidict import MultiDictProxy
 
 from server.hub.hub import MAX_WAIT, Hub
 from server.protocol.codec import ProtocolError, parse_commands, parse_msg_no, parse_number
+
+log = logging.getLogger(__name__)
 
 HUB_KEY = web.AppKey("hub", Hub)
 MAX_MSG_FROM_CLIENT = 6_000  # characters of msgFromClient in one poll (URLs stay under 8 kB)
@@ -176,13 +180,21 @@ HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
 
 @routes.get("/a.kropki")
 async def kropki(request: web.Request) -> web.Response:
-    handler = HANDLERS.get(request.query.get("co", ""))
+    co = request.query.get("co", "")
+    handler = HANDLERS.get(co)
     if handler is None:
         return _text("err.unknownCo")
     try:
         return _text(await handler(request.app[HUB_KEY], request.query))
     except ProtocolError as refused:
         return _text(f"err.{refused.code}")
+    except Exception:  # a bug must answer like any refusal, not with a 500 that stops a client's loop
+        trace = traceback.format_exc()
+        for secret in (request.query.get("idGracza"), request.query.get("playerId")):
+            if secret:
+                trace = trace.replace(secret, "***")
+        log.error("request failed co=%s\n%s", co[:20], trace)
+        return _text("err.internal")
 
 
 async def hub_context(app: web.Application):

@@ -479,3 +479,15 @@ async def test_superscript_digits_and_control_characters_do_not_break_anything(
 async def test_look_alike_nicks_are_refused(pair: tuple[Zagram, Zagram], nick: str, answer: str) -> None:
     ala, _ = pair
     assert await ala.get(co="guestLogin", idGracza="other1", opis=nick) == answer
+
+
+async def test_a_bug_answers_err_internal_without_the_id(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(secret: str, messages: object) -> None:
+        raise RuntimeError(f"bug while handling {secret}")
+
+    monkeypatch.setattr(hub_of(client), "receive", broken)
+    response = await client.get("/a.kropki?co=getMsg&playerId=SeCrEt9&msgNo=0")
+    assert response.status == 200 and await response.text() == "err.internal"
+    assert "RuntimeError" in caplog.text and "SeCrEt9" not in caplog.text
