@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import math
-import multiprocessing
 import os
 import pstats
 import random
@@ -43,7 +42,7 @@ import tempfile
 import time
 import traceback
 from dataclasses import dataclass, field
-from multiprocessing.connection import Connection, wait
+from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -56,13 +55,16 @@ for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*) and thi
 from stream import (  # noqa: E402
     Countdown,
     HttpConnection,
+    Phase,
     Server,
     connect,
-    machine_cpu_seconds,
+    cpu_in_window,
     ms,
     parse_head,
     percentile,
+    step_workers,
     watchdog,
+    worker_processes,
 )
 
 from server.engine.board import BLACK, WHITE, Board, IllegalMove  # noqa: E402
@@ -631,84 +633,33 @@ def _short(frame: str) -> str:
 
 def run_workers(plans: list[Plan], server: Server, args: argparse.Namespace, spy: Spy | None) -> Run:
     """Start one process per plan, step them through the phases, sample the server once a second."""
-    context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited handlers or state
-    pipes: list[Connection] = []
-    processes = []
     rss = {"start": server.rss_mb()}
     samples = [rss["start"]]
+
+    def on_phase(kind: str, times: dict[str, float]) -> Phase:
+        if kind == "ready":
+            deadline = times[kind] + 60.0 + 0.05 * args.games
+            return Phase(("catchup", 0.0), deadline, "get every player's catch-up reply")
+        rss["setup"] = server.rss_mb()
+        samples.append(rss["setup"])
+        times["start"] = time.monotonic() + 0.5
+        times["end"] = times["start"] + args.seconds
+        if spy is not None:
+            spy.start(server.pid)
+        deadline, goal = times["end"] + args.drain + 30.0, "finish within 30 s of the drain's end"
+        return Phase(("go", times["start"]), deadline, goal, sample_from=times["start"])
+
     try:
-        for plan in plans:
-            parent, child = context.Pipe()
-            process = context.Process(target=worker_main, args=(plan, child), daemon=True)
-            process.start()
-            child.close()
-            pipes.append(parent)
-            processes.append(process)
-        results: dict[int, Stats] = {}
-        arrived: dict[str, set[int]] = {"ready": set(), "caught_up": set()}
-        times: dict[str, float] = {"start": math.inf, "end": math.inf}
-        cpu_at: dict[str, tuple[float, float]] = {}
-        next_sample = time.monotonic() + 1.0
-        phase_deadline = time.monotonic() + 60.0 + 0.2 * args.games
-        phase_goal = "set every table up"
-        while len(results) < len(pipes):
-            now = time.monotonic()
-            if now >= next_sample:
-                samples.append(server.rss_mb())
-                next_sample += 1.0
-            for mark in ("start", "end"):
-                if mark not in cpu_at and now >= times[mark]:
-                    cpu_at[mark] = (server.cpu_seconds(), machine_cpu_seconds())
-            if now > phase_deadline:
-                raise RuntimeError(f"the load generator did not {phase_goal} in time")
-            due = [next_sample, phase_deadline] + [times[m] for m in ("start", "end") if m not in cpu_at]
-            pending = [p for i, p in enumerate(pipes) if i not in results]
-            for pipe in wait(pending, max(0.0, min(due) - time.monotonic())):
-                assert isinstance(pipe, Connection)
-                number = pipes.index(pipe)
-                try:
-                    kind, value = pipe.recv()
-                except EOFError:
-                    raise RuntimeError(f"load generator {number} died") from None
-                if kind == "failed":
-                    raise RuntimeError(f"load generator {number} failed:\n{value}")
-                if kind == "result":
-                    results[number] = value
-                    continue
-                arrived[kind].add(number)
-                if len(arrived[kind]) < len(pipes):
-                    continue
-                times[kind] = time.monotonic()
-                if kind == "ready":
-                    order: tuple[str, float] = ("catchup", 0.0)
-                    phase_deadline = times[kind] + 60.0 + 0.05 * args.games
-                    phase_goal = "get every player's catch-up reply"
-                else:
-                    rss["setup"] = server.rss_mb()
-                    samples.append(rss["setup"])
-                    times["start"] = time.monotonic() + 0.5
-                    times["end"] = times["start"] + args.seconds
-                    next_sample = times["start"]
-                    order = ("go", times["start"])
-                    if spy is not None:
-                        spy.start(server.pid)
-                    phase_deadline = times["end"] + args.drain + 30.0
-                    phase_goal = "finish within 30 s of the drain's end"
-                for each in pipes:
-                    each.send(order)
-        times["finished"] = time.monotonic()
-        rss["end"] = server.rss_mb()
-        samples.append(rss["end"])
-        rss["peak"] = max(samples)
-        end = cpu_at.get("end") or (server.cpu_seconds(), machine_cpu_seconds())
-        start = cpu_at.get("start", (math.nan, math.nan))
-        return Run([results[i] for i in range(len(pipes))], times, rss, end[0] - start[0], end[1] - start[1])
+        with worker_processes(worker_main, plans) as pipes:
+            deadline, goal = time.monotonic() + 60.0 + 0.2 * args.games, "set every table up"
+            phases = ("ready", "caught_up")
+            results, times, cpu_at = step_workers(pipes, server, samples, phases, deadline, goal, on_phase)
+            times["finished"] = time.monotonic()
+            rss["end"] = server.rss_mb()
+            samples.append(rss["end"])
+            rss["peak"] = max(samples)
+            return Run(results, times, rss, *cpu_in_window(cpu_at, server))
     finally:
-        for process in processes:
-            process.join(2.0)
-            if process.is_alive():
-                process.terminate()
-                process.join(2.0)
         if spy is not None:
             spy.stop(args.seconds + 30.0)
 

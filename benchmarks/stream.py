@@ -38,6 +38,7 @@ import time
 import traceback
 import urllib.error
 import urllib.request
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
 from pathlib import Path
@@ -636,81 +637,127 @@ class Run:
     machine_cpu_window: float  # busy CPU seconds of the whole machine, all cores
 
 
-def run_workers(plans: list[Plan], server: Server, args: argparse.Namespace) -> Run:
-    """Start one process per plan, step them through the phases, sample the server once a second."""
+@dataclass
+class Phase:
+    """What to order the workers once every one of them reached a phase, and what to wait for next."""
+
+    order: tuple[str, float]  # sent to every worker
+    deadline: float  # monotonic: by then the next phase must be reached (or the workers done)
+    goal: str  # for "the load generator did not {goal} in time"
+    sample_from: float | None = None  # sample the server from then on (the window's edges too)
+
+
+@contextlib.contextmanager
+def worker_processes(
+    target: Callable[[Any, Connection], None], plans: list[Any]
+) -> Iterator[list[Connection]]:
+    """One process per plan, each with a pipe to this one; joined (or terminated) at the end."""
     context = multiprocessing.get_context("spawn")  # a fresh interpreter: no inherited handlers or state
     pipes: list[Connection] = []
     processes = []
-    rss = [server.rss_mb()]
-    clients = plans[0].total
     try:
         for plan in plans:
             parent, child = context.Pipe()
-            process = context.Process(target=worker_main, args=(plan, child), daemon=True)
+            process = context.Process(target=target, args=(plan, child), daemon=True)
             process.start()
             child.close()
             pipes.append(parent)
             processes.append(process)
-        results: dict[int, Stats] = {}
-        arrived: dict[str, set[int]] = {"logged_in": set(), "ready": set()}
-        times: dict[str, float] = {"start": math.inf, "end": math.inf}
-        cpu_at: dict[str, tuple[float, float]] = {}
-        next_sample = time.monotonic() + 1.0
-        phase_deadline = time.monotonic() + 60.0 + 0.05 * clients
-        phase_goal = "log every client in"
-        while len(results) < len(pipes):
-            now = time.monotonic()
-            if now >= next_sample:
-                rss.append(server.rss_mb())
-                next_sample += 1.0
-            for mark in ("start", "end"):
-                if mark not in cpu_at and now >= times[mark]:
-                    cpu_at[mark] = (server.cpu_seconds(), machine_cpu_seconds())
-            if now > phase_deadline:
-                raise RuntimeError(f"the load generator did not {phase_goal} in time")
-            due = [next_sample, phase_deadline] + [times[m] for m in ("start", "end") if m not in cpu_at]
-            pending = [p for i, p in enumerate(pipes) if i not in results]
-            for pipe in wait(pending, max(0.0, min(due) - time.monotonic())):
-                assert isinstance(pipe, Connection)
-                number = pipes.index(pipe)
-                try:
-                    kind, value = pipe.recv()
-                except EOFError:
-                    raise RuntimeError(f"load generator {number} died") from None
-                if kind == "failed":
-                    raise RuntimeError(f"load generator {number} failed:\n{value}")
-                if kind == "result":
-                    results[number] = value
-                    continue
-                arrived[kind].add(number)
-                if len(arrived[kind]) < len(pipes):
-                    continue
-                times[kind] = time.monotonic()
-                if kind == "logged_in":
-                    times["polling"] = time.monotonic() + 0.1
-                    order: tuple[str, float] = ("poll", times["polling"])
-                    phase_deadline = times["polling"] + 60.0 + 0.01 * clients
-                    phase_goal = "get a first reply for every client"
-                else:
-                    times["start"] = time.monotonic() + args.settle
-                    times["end"] = times["start"] + args.seconds
-                    next_sample = times["start"]  # sample the server at the window's edges too
-                    order = ("start", times["start"])
-                    phase_deadline = times["end"] + 60.0
-                    phase_goal = "finish within 60 s of the window's end"
-                for each in pipes:
-                    each.send(order)
-        end = cpu_at.get("end") or (server.cpu_seconds(), machine_cpu_seconds())
-        start = cpu_at.get("start", (math.nan, math.nan))
-        rss.append(server.rss_mb())
-        results_in_order = [results[i] for i in range(len(pipes))]
-        return Run(results_in_order, times, rss, end[0] - start[0], end[1] - start[1])
+        yield pipes
     finally:
         for process in processes:
             process.join(2.0)
             if process.is_alive():
                 process.terminate()
                 process.join(2.0)
+
+
+def step_workers(
+    pipes: list[Connection],
+    server: Server,
+    samples: list[float],
+    phases: tuple[str, ...],
+    deadline: float,
+    goal: str,
+    on_phase: Callable[[str, dict[str, float]], Phase],
+) -> tuple[list[Any], dict[str, float], dict[str, tuple[float, float]]]:
+    """Collect the workers' phase marks and results, sampling the server's RSS into samples once a second.
+
+    When every worker reached one of phases, times[phase] is set and on_phase(phase, times) says what
+    to order next; it sets times["start"] and times["end"] (the window), at whose moments the server's
+    and the machine's CPU seconds are recorded. Returns the results in worker order, times and those
+    CPU records (see cpu_in_window)."""
+    results: dict[int, Any] = {}
+    arrived: dict[str, set[int]] = {phase: set() for phase in phases}
+    times: dict[str, float] = {"start": math.inf, "end": math.inf}
+    cpu_at: dict[str, tuple[float, float]] = {}
+    next_sample = time.monotonic() + 1.0
+    while len(results) < len(pipes):
+        now = time.monotonic()
+        if now >= next_sample:
+            samples.append(server.rss_mb())
+            next_sample += 1.0
+        for mark in ("start", "end"):
+            if mark not in cpu_at and now >= times[mark]:
+                cpu_at[mark] = (server.cpu_seconds(), machine_cpu_seconds())
+        if now > deadline:
+            raise RuntimeError(f"the load generator did not {goal} in time")
+        due = [next_sample, deadline] + [times[m] for m in ("start", "end") if m not in cpu_at]
+        pending = [p for i, p in enumerate(pipes) if i not in results]
+        for pipe in wait(pending, max(0.0, min(due) - time.monotonic())):
+            assert isinstance(pipe, Connection)
+            number = pipes.index(pipe)
+            try:
+                kind, value = pipe.recv()
+            except EOFError:
+                raise RuntimeError(f"load generator {number} died") from None
+            if kind == "failed":
+                raise RuntimeError(f"load generator {number} failed:\n{value}")
+            if kind == "result":
+                results[number] = value
+                continue
+            arrived[kind].add(number)
+            if len(arrived[kind]) < len(pipes):
+                continue
+            times[kind] = time.monotonic()
+            phase = on_phase(kind, times)
+            if phase.sample_from is not None:
+                next_sample = phase.sample_from
+            deadline, goal = phase.deadline, phase.goal
+            for each in pipes:
+                each.send(phase.order)
+    return [results[i] for i in range(len(pipes))], times, cpu_at
+
+
+def cpu_in_window(cpu_at: dict[str, tuple[float, float]], server: Server) -> tuple[float, float]:
+    """The server's and the whole machine's busy CPU seconds in the window (NaN if it never started)."""
+    end = cpu_at.get("end") or (server.cpu_seconds(), machine_cpu_seconds())
+    start = cpu_at.get("start", (math.nan, math.nan))
+    return end[0] - start[0], end[1] - start[1]
+
+
+def run_workers(plans: list[Plan], server: Server, args: argparse.Namespace) -> Run:
+    """Start one process per plan, step them through the phases, sample the server once a second."""
+    rss = [server.rss_mb()]
+    clients = plans[0].total
+
+    def on_phase(kind: str, times: dict[str, float]) -> Phase:
+        if kind == "logged_in":
+            times["polling"] = time.monotonic() + 0.1
+            deadline = times["polling"] + 60.0 + 0.01 * clients
+            return Phase(("poll", times["polling"]), deadline, "get a first reply for every client")
+        times["start"] = time.monotonic() + args.settle
+        times["end"] = times["start"] + args.seconds
+        goal = "finish within 60 s of the window's end"
+        return Phase(("start", times["start"]), times["end"] + 60.0, goal, sample_from=times["start"])
+
+    with worker_processes(worker_main, plans) as pipes:
+        deadline, goal = time.monotonic() + 60.0 + 0.05 * clients, "log every client in"
+        phases = ("logged_in", "ready")
+        results, times, cpu_at = step_workers(pipes, server, rss, phases, deadline, goal, on_phase)
+        server_cpu, machine_cpu = cpu_in_window(cpu_at, server)
+        rss.append(server.rss_mb())
+        return Run(results, times, rss, server_cpu, machine_cpu)
 
 
 def make_plans(args: argparse.Namespace, scenario: str, port: int, clients: int) -> list[Plan]:
