@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from server.engine.board import BLACK, WHITE, IllegalMove
 from server.engine.game import COLOUR, Move, game_for_type
@@ -25,12 +24,6 @@ PROPOSALS = ("score", "terr", "drop", "new", "undo")
 ANSWERS = {"ok": "ok", "accept": "ok", "reject": "reject", "cancel": "cancel"}
 _ANSWER = re.compile(r"(ok|accept|reject|cancel)([12])(score|terr|drop|new|undo)")
 MAX_GIFT = 3600
-
-
-@dataclass
-class Seat:
-    nick: str
-    player: int  # BLACK (blue) or WHITE (red)
 
 
 class Room:
@@ -129,7 +122,15 @@ class Room:
         return node
 
     def snapshot(self) -> list[str]:
-        return [self.description(), self.state(), self.flags(), self.record_line(), self.proposal_line()]
+        drawings = [f"o{player}.{where}" for player, where in self.drawing.items()]
+        return [
+            self.description(),
+            self.state(),
+            self.flags(),
+            self.record_line(),
+            self.proposal_line(),
+            *drawings,
+        ]
 
     # --- playing -------------------------------------------------------------------------------
 

@@ -213,6 +213,8 @@ async def test_territory_game_with_a_ring_a_quick_enclosure_and_agreed_territory
     # red shows the enclosure being drawn, then blue closes a manual ring
     assert await blue.get(co="okrazam", idGracza=blue.secret, table=str(uid), where="cd.cb") == ""
     assert "o1.cd.cb" in (await red.poll()).lines(uid)
+    game.eve.send("b", uid)
+    assert "o1.cd.cb" in (await game.eve.poll()).lines(uid), "a spectator arriving now sees it too"
     before = game.room(uid).game.board.state()
     for bad, reason in [
         ("cd.cbdccdbc", "not closed"),
