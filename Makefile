@@ -17,7 +17,7 @@ test: install
 	$(VENV)/bin/pytest
 
 run: install
-	$(VENV)/bin/kropki-server serve
+	$(VENV)/bin/kropki-server serve --migrate
 
 lint: install
 	$(VENV)/bin/ruff check server tests benchmarks

@@ -1,16 +1,23 @@
-"""The ``kropki-server`` command: ``serve`` runs the server, ``replay`` checks game records."""
+"""The ``kropki-server`` command: ``serve`` runs the server, ``migrate`` upgrades its database,
+``user`` lets an admin look after accounts, ``replay`` checks game records."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import gc
 import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from server import __version__
 from server.config import ENV_DB, ENV_HOST, ENV_PORT, ConfigError, Settings, parse_port, sqlite_data_dir
+from server.protocol.codec import ProtocolError, check_nick
+
+if TYPE_CHECKING:
+    from server.store.accounts import Profile
 
 ENV_LOG_LEVEL = "KROPKI_LOG_LEVEL"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
@@ -47,10 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the HTTP server", description="Run the HTTP server.")
     serve.add_argument("--host", help=f"address to bind (env {ENV_HOST}, default 127.0.0.1)")
     serve.add_argument("--port", type=_port_flag, help=f"TCP port (env {ENV_PORT}, default 8080)")
+    _db_flag(serve)
     serve.add_argument(
-        "--db",
-        metavar="URL",
-        help=f"SQLAlchemy database URL (env {ENV_DB}, default sqlite+aiosqlite:///./data/kropki.sqlite3)",
+        "--migrate", action="store_true", help="bring the database schema up to date before serving"
     )
     serve.add_argument(
         "--log-level",
@@ -65,16 +71,48 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay SGF game records through the engine and report their results.",
     )
     replay.add_argument("files", nargs="+", metavar="FILE", help="SGF file")
+
+    migrate = commands.add_parser(
+        "migrate",
+        help="create or upgrade the database schema",
+        description="Create or upgrade the database schema (Alembic revisions in migrations/).",
+    )
+    _db_flag(migrate)
+
+    user = commands.add_parser(
+        "user", help="look after registered accounts", description="Look after registered accounts."
+    )
+    _db_flag(user)
+    actions = user.add_subparsers(dest="action", metavar="ACTION", required=True)
+    show = actions.add_parser("show", help="print an account (never its id)")
+    show.add_argument("nick")
+    moderator = actions.add_parser("set-moderator", help="give or take moderator powers")
+    moderator.add_argument("nick")
+    moderator.add_argument("state", choices=("on", "off"))
+    rename = actions.add_parser("rename", help="give an account a new nick")
+    rename.add_argument("nick")
+    rename.add_argument("new_nick")
+    delete = actions.add_parser("delete", help="delete an account (its archived games stay, anonymised)")
+    delete.add_argument("nick")
     return parser
+
+
+def _db_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        help=f"SQLAlchemy database URL (env {ENV_DB}, default sqlite+aiosqlite:///./data/kropki.sqlite3)",
+    )
 
 
 def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Settings:
     """Settings for ``serve``: a flag beats its environment variable, which beats the built-in default."""
     base = Settings.from_env(environ)
     return Settings(
-        host=args.host if args.host is not None else base.host,
-        port=args.port if args.port is not None else base.port,
+        host=getattr(args, "host", None) or base.host,
+        port=getattr(args, "port", None) or base.port,
         db_url=args.db if args.db is not None else base.db_url,
+        migrate=getattr(args, "migrate", False),
     )
 
 
@@ -91,15 +129,21 @@ def resolve_log_level(args: argparse.Namespace, environ: Mapping[str, str]) -> s
         raise ConfigError(f"{ENV_LOG_LEVEL}: {exc}") from None
 
 
-def _serve(settings: Settings, log_level: str) -> None:
+def _serve(settings: Settings, log_level: str) -> int:
     """Configure logging and run the server until it is told to stop (SIGINT or SIGTERM)."""
     # Imported here so that --help, --version and replay do not pay for loading aiohttp.
     from aiohttp import web
 
     from server.app import create_app
+    from server.store.database import SchemaError
     from server.web.accesslog import RedactingAccessLogger, install_malformed_request_filter
 
     logging.basicConfig(level=log_level, format=LOG_FORMAT)
+    try:
+        asyncio.run(_prepare_database(settings.db_url, settings.migrate))
+    except SchemaError as refused:
+        print(f"kropki-server: error: {refused}", file=sys.stderr)
+        return 1
     install_malformed_request_filter()
     tune_garbage_collector()
     web.run_app(
@@ -111,6 +155,91 @@ def _serve(settings: Settings, log_level: str) -> None:
         print=lambda _banner: log.info(
             "kropki-server %s listening on http://%s:%d", __version__, settings.host, settings.port
         ),
+    )
+    return 0
+
+
+async def _prepare_database(url: str, upgrade: bool) -> None:
+    """Migrate if asked, then refuse to go on with a schema the code does not match."""
+    from server.store.database import check_schema, migrate, open_engine
+
+    engine = open_engine(url)
+    try:
+        if upgrade:
+            await migrate(engine)
+        await check_schema(engine)
+    finally:
+        await engine.dispose()
+
+
+def _migrate(url: str) -> int:
+    from server.store.database import current_revision, migrate, open_engine
+
+    async def run() -> str | None:
+        engine = open_engine(url)
+        try:
+            await migrate(engine)
+            return await current_revision(engine)
+        finally:
+            await engine.dispose()
+
+    print(f"database schema at revision {asyncio.run(run())}")
+    return 0
+
+
+def _user(args: argparse.Namespace, url: str) -> int:
+    """The admin's account commands; they change the database, which the server reads at each login."""
+    from server.store.accounts import NickTaken, UnknownNick
+    from server.store.store import Store
+
+    async def run() -> str:
+        store = await Store.open(url)
+        accounts = store.accounts
+        try:
+            if args.action == "show":
+                profile = await accounts.profile(args.nick)
+                if profile is None:
+                    raise UnknownNick(args.nick)
+                return _describe_profile(profile)
+            if args.action == "set-moderator":
+                await accounts.set_moderator(args.nick, args.state == "on")
+                return f"{args.nick}: moderator {args.state} (from the player's next login)"
+            if args.action == "rename":
+                check_nick(args.new_nick, guest=False)
+                await accounts.rename(args.nick, args.new_nick)
+                return f"{args.nick} is now {args.new_nick} (archived records keep the old nick)"
+            anonymised = await accounts.delete(args.nick)
+            return f"{args.nick} deleted; {anonymised} archived games now name the player anonymously"
+        finally:
+            await store.close()
+
+    try:
+        print(asyncio.run(run()))
+    except UnknownNick as missing:
+        print(f"kropki-server: error: no account with the nick {missing}", file=sys.stderr)
+        return 1
+    except NickTaken as taken:
+        print(f"kropki-server: error: the nick {taken} is taken", file=sys.stderr)
+        return 1
+    except ProtocolError as refused:
+        print(f"kropki-server: error: {refused}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _describe_profile(profile: Profile) -> str:
+    rating = profile.rating
+    return "\n".join(
+        [
+            f"nick:        {profile.nick}",
+            f"registered:  {profile.registered_at:%Y-%m-%d %H:%M} UTC",
+            f"email:       {profile.email or '-'}",
+            f"language:    {profile.lang}",
+            f"rating:      {rating.rating:.0f} (deviation {rating.deviation:.0f}, "
+            f"volatility {rating.volatility:.4f})",
+            f"games:       {profile.wins} won, {profile.draws} drawn, {profile.losses} lost",
+            f"moderator:   {'yes' if profile.moderator else 'no'}",
+        ]
     )
 
 
@@ -149,9 +278,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 data_dir.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 parser.exit(1, f"kropki-server: error: cannot create the database directory: {exc}\n")
-        _serve(settings, log_level)
-        return 0
+        return _serve(settings, log_level)
     if args.command == "replay":
         return _replay(args.files)
+    if args.command in ("migrate", "user"):
+        try:
+            settings = resolve_settings(args, os.environ)
+            data_dir = sqlite_data_dir(settings.db_url)
+        except ConfigError as exc:
+            parser.exit(2, f"kropki-server: error: {exc}\n")
+        if data_dir is not None:
+            data_dir.mkdir(parents=True, exist_ok=True)
+        logging.basicConfig(level="WARNING", format=LOG_FORMAT)
+        if args.command == "migrate":
+            return _migrate(settings.db_url)
+        return _user(args, settings.db_url)
     parser.print_help()
     return 2

@@ -40,6 +40,7 @@ class Settings:
     host: str
     port: int
     db_url: str
+    migrate: bool = False  # bring the database schema up to date at start instead of refusing it
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:

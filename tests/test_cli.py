@@ -156,7 +156,7 @@ def test_serve_runs_a_real_server_and_stops_on_sigterm(tmp_path: Path) -> None:
     port = free_port()
     data_dir = tmp_path / "data"
     env = {key: value for key, value in os.environ.items() if not key.startswith("KROPKI_")}
-    command = [sys.executable, "-m", "server", "serve", "--port", str(port)]
+    command = [sys.executable, "-m", "server", "serve", "--migrate", "--port", str(port)]
     command += ["--db", f"sqlite+aiosqlite:///{data_dir}/x.sqlite3"]
     process = subprocess.Popen(
         command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
@@ -179,3 +179,36 @@ def test_serve_runs_a_real_server_and_stops_on_sigterm(tmp_path: Path) -> None:
     assert f"listening on http://127.0.0.1:{port}" in stderr
     assert '"GET /healthz?idGracza=***" 200 ' in stderr
     assert "SECRET77" not in stderr
+
+
+def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("KROPKI_")}
+    return subprocess.run(
+        [sys.executable, "-m", "server", *args],
+        cwd=REPO_ROOT,
+        env={**environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_serve_refuses_a_database_without_the_schema_and_says_to_migrate(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/old.sqlite3"
+
+    refused = run_cli("serve", "--port", str(free_port()), "--db", url)
+
+    assert refused.returncode == 1
+    assert "run `kropki-server migrate`" in refused.stderr
+    assert "listening" not in refused.stderr
+
+
+def test_migrate_creates_the_schema_and_is_idempotent(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/new/kropki.sqlite3"
+
+    first = run_cli("migrate", "--db", url)
+    again = run_cli("migrate", env={"KROPKI_DB": url})
+
+    assert first.returncode == 0, first.stderr
+    assert again.returncode == 0, again.stderr
+    assert first.stdout == again.stdout == "database schema at revision 0001\n"

@@ -39,6 +39,10 @@ class ChatCounter:
         self._second = -1
         self._n = 0
 
+    def seen(self, time: int, n: int) -> None:
+        if time > self._second or (time == self._second and n > self._n):
+            self._second, self._n = time, n
+
     def next(self, time: int) -> int:
         if time != self._second:
             self._second, self._n = time, 0
@@ -58,6 +62,11 @@ class ChatRoom:
         entry = ChatEntry(time, self.counter.next(time), nick, nick_type, text)
         self.entries.append(entry)
         return entry
+
+    def restore(self, entry: ChatEntry) -> None:
+        """Put back a line read from the journal after a restart, keeping its `time_n`."""
+        self.entries.append(entry)
+        self.counter.seen(entry.time, entry.n)
 
     def delete(self, chat_id: str) -> list[ChatEntry]:
         return self._delete(lambda entry: entry.chat_id == chat_id)

@@ -153,6 +153,19 @@ class Clock:
         self.paused[player] = paused
         self._arm()
 
+    def state(self) -> list[float | bool]:
+        """Both players' seconds left and paused flags, for the journal."""
+        return [round(self.left(1), 3), round(self.left(2), 3), self.paused[1], self.paused[2]]
+
+    def set_state(self, state: list[float | bool], *, grace: float = 0.0) -> None:
+        """Take up a journalled state; `grace` seconds pass before the player on move is charged."""
+        left1, left2, paused1, paused2 = state
+        self.remaining = {1: float(left1), 2: float(left2)}
+        self.paused = {1: bool(paused1), 2: bool(paused2)}
+        self.extra[self.running] = grace
+        self.since = self.timers.now()
+        self._arm()
+
     def stop(self) -> None:
         """The game is over: freeze both clocks."""
         if not self.stopped:

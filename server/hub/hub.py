@@ -13,12 +13,20 @@ import random
 import time as _time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from server.engine.gametype import GameKind, GameType, GameTypeError, StartKind, WhoStarts, parse_game_type
-from server.hub.archive import Archive, MemoryArchive
-from server.hub.chat import LOBBY_CHAT_KEPT, PRIVATE_KEPT_SECONDS, TABLE_CHAT_KEPT, ChatRoom, PrivateChats
+from server.hub.chat import (
+    LOBBY_CHAT_KEPT,
+    PRIVATE_KEPT_SECONDS,
+    TABLE_CHAT_KEPT,
+    ChatEntry,
+    ChatRoom,
+    PrivateChats,
+)
 from server.hub.clock import LoopTimers, Timers
 from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter, EventLog
+from server.hub.persistence import Account, FinishedGame, MemoryPersistence, Persistence
 from server.hub.room import Room
 from server.protocol import events
 from server.protocol.codec import (
@@ -45,12 +53,15 @@ LOBBY = 0
 POLL_TIMEOUT = 60.0  # seconds without a poll before a player is logged out
 SWEEP_EVERY = 5.0
 MAX_WAIT = 30.0  # cap of the opt-in long poll (`wait=`)
+SETTLE_TIMEOUT = 10.0  # longest a reply waits for its writes before it goes out anyway
 # When a game table disappears (zagram's FAQ): nobody at it for a minute; neither player at it for a
 # minute and no activity for 15 minutes; or the game over and no activity for an hour.
 EMPTY_TABLE_KEPT = 60.0
 ABSENT_PLAYERS_KEPT = 60.0
 IDLE_TABLE_KEPT = 15 * 60.0
 FINISHED_TABLE_KEPT = 60 * 60.0
+RESTORED_TABLE_KEPT = 10 * 60.0  # after a restart, players have this long to come back to their table
+RESTART_GRACE = 60.0  # seconds before the clock of the player on move runs again after a restart
 
 # nickType of chat lines written by people (docs/protocol.md): class digit, after the colour
 # letter B/W when the writer plays at that table.
@@ -58,6 +69,7 @@ GUEST_CLASS = "1"
 REGISTERED_CLASS = "3"
 MODERATOR_CLASS = "5"
 ERROR_TYPE = "e"  # a server line for one player only: why their command was refused
+RATED_MIN_DOTS = 24  # zagram: fewer dots placed (starting crosses not counted) leave ratings as they are
 
 
 @dataclass(eq=False)
@@ -106,6 +118,8 @@ class Table:
     room: Room | None = None  # the game; None for the lobby
     empty_since: float | None = None
     players_away_since: float | None = None
+    kept_until: float = 0.0  # not closed for absence before this moment (timers' time)
+    journal_seq: int = 0  # the last journal entry written for this table
 
     def colour_of(self, nick: str) -> str:
         seat = self.room.seat_of(nick) if self.room is not None else 0
@@ -127,12 +141,12 @@ class Hub:
         poll_timeout: float = POLL_TIMEOUT,
         history: int | None = None,
         timers: Timers | None = None,
-        archive: Archive | None = None,
+        persistence: Persistence | None = None,
         rng: random.Random | None = None,
     ) -> None:
         self.clock = clock  # wall time, for chat timestamps and poll time-outs
         self.timers = timers or LoopTimers()  # monotonic time and deadlines, for game clocks
-        self.archive = archive or MemoryArchive()
+        self.persistence: Persistence = persistence or MemoryPersistence()
         self.rng = rng or random.Random()
         self.invitations: dict[Player, Invitation] = {}  # by inviter
         self.incoming: dict[Player, Invitation] = {}  # by invitee
@@ -160,6 +174,72 @@ class Hub:
             self._sweeper.cancel()
             self._sweeper = None
 
+    async def settled(self) -> None:
+        """Wait until everything done so far is written, so a reply never confirms what a crash
+        could still lose; a stuck database delays replies by SETTLE_TIMEOUT at most."""
+        try:
+            async with asyncio.timeout(SETTLE_TIMEOUT):
+                await self.persistence.flush()
+        except TimeoutError:
+            log.warning("writes still pending after %s s; answering anyway", SETTLE_TIMEOUT)
+
+    def announce_shutdown(self) -> None:
+        """A clean stop: every table is told, the clocks are journalled as they are, long polls end."""
+        for table in self.tables.values():
+            self._server_line(table.uid, "restart", "The server is restarting; games go on when it is back.")
+            if table.room is not None:
+                table.room.note_clock()
+            for waiter in table.waiters:
+                _wake(waiter)
+
+    def restore(self, journals: dict[int, list[tuple[int, str, dict[str, Any]]]], next_uid: int) -> None:
+        """Rebuild the live tables and the lobby's chat from the journal after a restart.
+
+        Clocks stand still while the server is down; the player on move gets RESTART_GRACE seconds
+        before theirs runs again, and players have RESTORED_TABLE_KEPT to come back.
+        """
+        self._next_uid = max(self._next_uid, next_uid)
+        for uid, entries in sorted(journals.items()):
+            try:
+                self._restore_table(uid, entries)
+            except Exception:  # one broken journal must not keep the other tables from coming back
+                log.exception("table could not be restored uid=%s", uid)
+                if uid != LOBBY:
+                    self.tables.pop(uid, None)
+
+    def _restore_table(self, uid: int, entries: list[tuple[int, str, dict[str, Any]]]) -> None:
+        if uid == LOBBY:
+            table, room = self.lobby, None
+        else:
+            _, kind, data = entries[0]
+            if kind != "open":
+                raise ValueError(f"journal of table {uid} starts with {kind!r}")
+            game_type = parse_game_type(data["type"])
+            table = self._new_table(uid, game_type, data["blue"], data["red"], data["seed"])
+            room = table.room
+            assert room is not None
+            room.quiet = True
+            entries = entries[1:]
+        for _, kind, data in entries:
+            if kind == "chat":
+                table.chat.restore(ChatEntry(data["t"], data["n"], data["nick"], data["type"], data["text"]))
+            elif kind == "chatdel":
+                for chat_id in data["ids"]:
+                    table.chat.delete(chat_id)
+            elif room is not None:
+                room.replay(kind, data)
+        table.journal_seq = max(table.journal_seq, entries[-1][0] if entries else 1)
+        if room is None:
+            return
+        room.quiet = False
+        table.kept_until = self.timers.now() + RESTORED_TABLE_KEPT
+        self._note_presence(table)
+        if room.clock is not None and room.game.result is None:
+            room.clock.set_state(room.clock.state(), grace=RESTART_GRACE)
+        if room.game.result is not None and room.archive_number is None:
+            self._archive(room)  # it ended just before the server stopped, and was not yet written
+        log.info("table restored uid=%s moves=%s result=%s", uid, len(room.game.moves), room.game.result)
+
     def _sweep_and_rearm(self) -> None:
         try:
             self.sweep()
@@ -181,6 +261,8 @@ class Hub:
         room = table.room
         assert room is not None
         idle = moment - room.last_activity
+        if moment < table.kept_until:
+            return False
         if table.empty_since is not None and moment - table.empty_since > EMPTY_TABLE_KEPT:
             return True
         away = table.players_away_since
@@ -198,6 +280,7 @@ class Hub:
             self._leave(player, table.uid)
             self._post(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
         del self.tables[table.uid]
+        self.persistence.table_closed(table.uid)
         self._post(LOBBY, events.tables("d", [table.uid]))
         log.info("table closed uid=%s", table.uid)
 
@@ -281,7 +364,13 @@ class Hub:
         """Log a guest in; a second login with the same id and nick only refreshes the session."""
         check_id(secret, guest=True)
         check_nick(nick, guest=True)
-        check_lang(lang)
+        self._login(secret, nick, check_lang(lang), None)
+
+    def login(self, secret: str, account: Account, lang: str | None = None) -> None:
+        """Log in a registered player whose id the store has checked."""
+        self._login(secret, account.nick, check_lang(lang) if lang else account.lang, account)
+
+    def _login(self, secret: str, nick: str, lang: str, account: Account | None) -> None:
         known = self.players.get(secret)
         holder = self.by_nick.get(nick_key(nick))
         if known is not None:
@@ -295,10 +384,20 @@ class Hub:
         player = Player(
             secret=secret, nick=nick, lang=lang, inbox=EventLog(self.player_history), last_seen=self.clock()
         )
+        if account is not None:
+            player.guest = False
+            player.moderator = account.moderator
+            player.avatar = account.avatar
+            player.record = _record(account)
+            player.refresh_info()
         self.players[secret] = player
         self.by_nick[nick_key(nick)] = player
         self._enter(player, LOBBY, player.info)
-        log.info("guest login nick=%s", nick)
+        # back at the games they play (after a restart, or after their session timed out)
+        for table in list(self.tables.values()):
+            if table.room is not None and table.room.seat_of(nick) and table.room.game.result is None:
+                self._enter(player, table.uid)
+        log.info("%s login nick=%s", "guest" if account is None else "registered", nick)
 
     def logout(self, secret: str) -> bool:
         player = self.players.get(secret)
@@ -478,20 +577,11 @@ class Hub:
         """A new game table, announced in the lobby (`ga`, `d`, `x`); its players sit at it."""
         uid = self._next_uid
         self._next_uid += 1
-        table = Table(uid, ChatRoom(TABLE_CHAT_KEPT), EventLog(self.table_history))
-        table.room = Room(
-            uid,
-            game_type,
-            blue,
-            red,
-            self.timers,
-            seed=self.rng.randrange(2**32),
-            say_table=lambda line: self._post(uid, line),
-            say_lobby=lambda line: self._post(LOBBY, line),
-            tell=lambda code, text: self._server_line(uid, code, text),
-            finished=self._archive,
-        )
-        self.tables[uid] = table
+        seed = self.rng.randrange(2**32)
+        table = self._new_table(uid, game_type, blue, red, seed)
+        self.persistence.table_opened(uid)
+        opened = {"type": events.game_type_text(game_type), "blue": blue, "red": red, "seed": seed}
+        self._journal(uid, "open", opened)
         self._note_presence(table)
         self._post(LOBBY, events.tables("a", [uid]))
         self._post(LOBBY, table.room.description())
@@ -503,6 +593,29 @@ class Hub:
         log.info("table opened uid=%s blue=%s red=%s type=%s", uid, blue, red, game_type)
         return table
 
+    def _new_table(self, uid: int, game_type: GameType, blue: str, red: str, seed: int) -> Table:
+        table = Table(uid, ChatRoom(TABLE_CHAT_KEPT), EventLog(self.table_history))
+        table.room = Room(
+            uid,
+            game_type,
+            blue,
+            red,
+            self.timers,
+            seed=seed,
+            say_table=lambda line: self._post(uid, line),
+            say_lobby=lambda line: self._post(LOBBY, line),
+            tell=lambda code, text: self._server_line(uid, code, text),
+            finished=self._archive,
+            note=lambda kind, data: self._journal(uid, kind, data),
+        )
+        self.tables[uid] = table
+        return table
+
+    def _journal(self, uid: int, kind: str, data: dict[str, Any]) -> None:
+        table = self.tables[uid]
+        table.journal_seq += 1
+        self.persistence.journal(uid, table.journal_seq, kind, data)
+
     def _room(self, table_text: str) -> Room:
         uid = _parse_table(table_text)
         table = self.tables.get(uid)
@@ -513,16 +626,65 @@ class Hub:
     def _server_line(self, uid: int, code: str, text: str) -> None:
         """A server chat line at a table, kept in its chat: empty nick, the event's code as nickType."""
         entry = self.tables[uid].chat.add(int(self.clock()), "", code, text)
+        self._journal_chat(uid, entry)
         self._post(uid, events.chat_added(entry.line()))
 
+    def _journal_chat(self, uid: int, entry: ChatEntry) -> None:
+        line = {
+            "t": entry.time,
+            "n": entry.n,
+            "nick": entry.nick,
+            "type": entry.nick_type,
+            "text": entry.text,
+        }
+        self._journal(uid, "chat", line)
+
     def _archive(self, room: Room) -> None:
-        """Hand a finished game with at least one move to the archive; its number goes into `x`."""
+        """Hand a finished game with at least one move to the store; once it is written, its number
+        goes into `x` and the players' new ratings into their `i` lines."""
         if not room.game.moves:
             return
+        game, table = room.game, self.tables[room.uid]
         date = _time.strftime("%Y-%m-%d", _time.gmtime(self.clock()))
-        room.archive_number = self.archive.store(room.record(date))
-        self._server_line(room.uid, f"l{room.archive_number}", f"Game saved as number {room.archive_number}.")
-        log.info("game archived uid=%s number=%s result=%s", room.uid, room.archive_number, room.game.result)
+        table.journal_seq += 1
+        finished = FinishedGame(
+            uid=room.uid,
+            record=room.record(date),
+            blue=room.blue,
+            red=room.red,
+            game_type=events.game_type_text(room.game_type),
+            result=game.result,
+            rated=(
+                room.game_type.kind is GameKind.RANKED
+                and game.dots_placed() >= RATED_MIN_DOTS
+                and game.result is not None
+                and game.result.reason != "Void"
+            ),
+            tournament=None,
+            game_index=room.games_played,
+            journal_seq=table.journal_seq,
+        )
+        games_played = room.games_played
+
+        def done(number: int, accounts: list[Account]) -> None:
+            if self.tables.get(room.uid) is table and room.games_played == games_played:
+                room.archive_number = number
+                self._server_line(room.uid, f"l{number}", f"Game saved as number {number}.")
+                self._post(room.uid, room.state())
+                self._post(LOBBY, room.state())
+            for account in accounts:
+                self._account_changed(account)
+            log.info("game archived uid=%s number=%s result=%s", room.uid, number, game.result)
+
+        self.persistence.archive(finished, done)
+
+    def _account_changed(self, account: Account) -> None:
+        """New rating and results after a game: the player's `i` line, if they are here."""
+        player = self.by_nick.get(nick_key(account.nick))
+        if player is not None and not player.guest:
+            player.record = _record(account)
+            player.refresh_info()
+            self._post(LOBBY, player.info)
 
     # --- game actions from the old-style endpoints ---------------------------------------------
 
@@ -693,6 +855,7 @@ class Hub:
             raise ProtocolError("notAtTable", f"You are not at table {uid}.")
         room = self.tables[uid]
         entry = room.chat.add(int(self.clock()), player.nick, player.nick_type(room), text)
+        self._journal_chat(uid, entry)
         self._post(uid, events.chat_added(entry.line()))
 
     def _private_send(self, player: Player, nick: str, text: str) -> None:
@@ -751,6 +914,7 @@ class Hub:
         )
         if not gone:
             raise ProtocolError("noSuchLine", "No such chat line.")
+        self._journal(uid, "chatdel", {"ids": [entry.chat_id for entry in gone]})
         for entry in gone:
             self._post(uid, events.chat_deleted(entry.chat_id))
 
@@ -769,6 +933,10 @@ class Hub:
             player.free, player.client = free, client
             player.refresh_info()
             self._post(LOBBY, player.info)
+
+
+def _record(account: Account) -> tuple[int, int, int, int, str]:
+    return (account.rating, account.wins, account.draws, account.losses, "")
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from server.engine.board import BLACK, WHITE, IllegalMove
 from server.engine.game import COLOUR, Move, game_for_type
@@ -38,22 +39,52 @@ class Room:
         seed: int,
         say_table: Callable[[str], None],
         say_lobby: Callable[[str], None],
-        tell: Callable[[str, str, str], None],
+        tell: Callable[[str, str], None],
         finished: Callable[[Room], None],
+        note: Callable[[str, dict[str, Any]], None],
     ) -> None:
         self.uid = uid
         self.game_type = game_type
         self.blue, self.red = blue, red
         self.timers = timers
         self.seed = seed
-        self._say_table = say_table
-        self._say_lobby = say_lobby
-        self._tell = tell  # (code, text) server chat line at the table: tell(code, text, "")
-        self._finished = finished
+        self._to_table = say_table
+        self._to_lobby = say_lobby
+        self._to_chat = tell  # (code, text): a server chat line at the table
+        self._on_finished = finished
+        self._note_out = note  # (kind, data): an accepted action, for the journal
+        self.quiet = False  # while replaying the journal nothing is said, noted or archived again
+        self._action: dict[str, Any] | None = None  # the propose() call being applied, noted once
         self.archive_number: int | None = None
         self.games_played = 0
         self.last_activity = timers.now()
         self._begin()
+
+    # --- what the room says, and to whom --------------------------------------------------------
+
+    def _say_table(self, line: str) -> None:
+        if not self.quiet:
+            self._to_table(line)
+
+    def _say_lobby(self, line: str) -> None:
+        if not self.quiet:
+            self._to_lobby(line)
+
+    def _tell(self, code: str, text: str) -> None:
+        if not self.quiet:
+            self._to_chat(code, text)
+
+    def _finished(self) -> None:
+        if not self.quiet:
+            self._on_finished(self)
+
+    def _note(self, kind: str, **data: Any) -> None:
+        """Journal an accepted action, with both clocks as they are right after it."""
+        if self.quiet:
+            return
+        if self.clock is not None:
+            data["c"] = self.clock.state()
+        self._note_out(kind, data)
 
     # --- set-up --------------------------------------------------------------------------------
 
@@ -148,6 +179,7 @@ class Room:
             raise ProtocolError("illegalMove", f"Move {where[:40]} refused: {refused}.") from None
         if self.clock is not None:
             self.clock.moved(player, self.game.to_move)
+        self._note("move", p=player, w=where)
         self._after_moves([move], player)
 
     def _after_moves(self, moves: list[Move], mover: int) -> None:
@@ -189,9 +221,10 @@ class Room:
             placed = self.game.stop(player)
         except IllegalMove as refused:
             raise ProtocolError("illegalMove", f"STOP refused: {refused}.") from None
-        self._tell(f"stop{player}", f"{nick} pressed STOP.")
         if self.clock is not None and self.game.result is None:
             self.clock.switch(self.game.to_move)
+        self._note("stop", p=player)
+        self._tell(f"stop{player}", f"{nick} pressed STOP.")
         if placed:
             self._after_moves(placed, 3 - player)
             return
@@ -206,10 +239,24 @@ class Room:
         """zagram propositions: `resign`, `score`, `terr`, `drop`, `new`, `undo`, and the answers
         `ok|accept|reject|cancel` + `1|2` + what; `new` is agreed by sending `new` too."""
         player = self._seat(nick)
+        self._action = {"p": player, "text": text}
+        try:
+            self._propose(player, nick, text)
+        finally:
+            self._action = None
+
+    def _changed(self) -> None:
+        """The propose() call being applied has changed the table: journal it (once)."""
+        if self._action is not None:
+            self._note("propose", **self._action)
+            self._action = None
+
+    def _propose(self, player: int, nick: str, text: str) -> None:
         self.last_activity = self.timers.now()
         if text == "resign":
             self._check_playing()
             self.game.resign(player)
+            self._changed()
             self._tell(events.result_code(self.game.result), f"{nick} resigned.")
             self._after_end()
             return
@@ -259,11 +306,13 @@ class Room:
         if self.proposal == (player, what):
             return
         self.proposal = (player, what)
+        self._changed()
         self._say_table(self.proposal_line())
         self._tell(f"u{player}{what}", f"{nick} proposes: {_WORDS[what]}.")
 
     def _settle(self, code: str, text: str) -> None:
         self.proposal = None
+        self._changed()
         self._say_table(self.proposal_line())
         self._tell(code, text)
 
@@ -312,6 +361,7 @@ class Room:
     def pause(self, nick: str, paused: bool) -> None:
         player, clock = self._clock_action(nick, "P", "Pausing is not allowed at this table.")
         clock.pause(3 - player, paused)
+        self._note("pause", p=player, paused=paused)
         self._say_table(self.flags())
 
     def give_time(self, nick: str, seconds_text: str) -> None:
@@ -320,6 +370,7 @@ class Room:
         if seconds is None or not 1 <= seconds <= MAX_GIFT:
             raise ProtocolError("badTime", f"Time to add must be 1..{MAX_GIFT} seconds.")
         clock.give(3 - player, seconds)
+        self._note("gift", p=player, s=seconds)
         self._say_table(self.flags())
         self._tell(f"t{player}", f"{nick} gave {seconds} s to the opponent.")
 
@@ -327,8 +378,44 @@ class Room:
         if self.game.result is not None:
             return
         self.game.lose_on_time(player)
+        self._note("flag", p=player)
         self._tell(events.result_code(self.game.result), f"{self.nick_of(player)} ran out of time.")
         self._after_end()
+
+    # --- after a restart -----------------------------------------------------------------------
+
+    def replay(self, kind: str, data: dict[str, Any]) -> None:
+        """Apply one journalled action again (quietly), then set the clocks as they were after it."""
+        before = len(self.game.moves)
+        player = data.get("p", 0)
+        nick = self.nick_of(player) if player else ""
+        if kind == "archived":
+            if data["game"] == self.games_played:
+                self.archive_number = data["number"]
+            return
+        if kind == "move":
+            self.move(nick, data["w"])
+        elif kind == "stop":
+            self.stop(nick)
+        elif kind == "propose":
+            self.propose(nick, data["text"])
+        elif kind == "pause":
+            self.pause(nick, data["paused"])
+        elif kind == "gift":
+            self.give_time(nick, str(data["s"]))
+        elif kind == "flag":
+            self._flag(player)
+        elif kind != "clock":
+            raise ValueError(f"unknown journal entry {kind!r}")
+        if self.clock is not None and "c" in data:
+            self.clock.set_state(data["c"])
+            for move in self.game.moves[before:]:
+                move.time_left = self.clock.left(move.player)
+
+    def note_clock(self) -> None:
+        """Journal the clocks as they are now (at shutdown), so that no second is lost or given."""
+        if self.clock is not None and self.game.result is None:
+            self._note("clock")
 
     # --- the end -------------------------------------------------------------------------------
 
@@ -341,7 +428,7 @@ class Room:
         if self.clock is not None:
             self.clock.stop()
         self._say_table(self.flags())
-        self._finished(self)
+        self._finished()
         self._say_lobby(self.state())
         self.last_activity = self.timers.now()
 

@@ -22,7 +22,7 @@ routes = web.RouteTableDef()
 Query = MultiDictProxy[str]
 
 
-def _text(body: str) -> web.Response:
+def text_response(body: str) -> web.Response:
     return web.Response(text=body, content_type="text/plain", headers={"Cache-Control": "no-store"})
 
 
@@ -95,6 +95,7 @@ async def _poll(hub: Hub, query: Query, with_subscriptions: bool) -> str:
         raise ProtocolError("tooLong")
     secret = query.get("idGracza") or query.get("playerId") or ""
     hub.receive(secret, parse_commands(commands_text))
+    await hub.settled()  # the reply then shows what its commands did, and anything else just written
     if wait:
         await hub.wait_for_news(secret, seen, wait)
     return hub.reply(
@@ -183,22 +184,23 @@ async def kropki(request: web.Request) -> web.Response:
     co = request.query.get("co", "")
     handler = HANDLERS.get(co)
     if handler is None:
-        return _text("err.unknownCo")
+        return text_response("err.unknownCo")
+    hub = request.app[HUB_KEY]
     try:
-        return _text(await handler(request.app[HUB_KEY], request.query))
+        body = await handler(hub, request.query)
     except ProtocolError as refused:
-        return _text(f"err.{refused.code}")
+        body = f"err.{refused.code}"
     except Exception:  # a bug must answer like any refusal, not with a 500 that stops a client's loop
-        trace = traceback.format_exc()
-        for secret in (request.query.get("idGracza"), request.query.get("playerId")):
-            if secret:
-                trace = trace.replace(secret, "***")
-        log.error("request failed co=%s\n%s", co[:20], trace)
-        return _text("err.internal")
+        log_failure(request, co)
+        body = "err.internal"
+    await hub.settled()
+    return text_response(body)
 
 
-async def hub_context(app: web.Application):
-    """Start the hub's timer with the app and stop it on shutdown."""
-    app[HUB_KEY].start()
-    yield
-    app[HUB_KEY].close()
+def log_failure(request: web.Request, co: str) -> None:
+    """Log a request's unexpected failure with its trace, the player's id blanked out."""
+    trace = traceback.format_exc()
+    for secret in (request.query.get("idGracza"), request.query.get("playerId")):
+        if secret:
+            trace = trace.replace(secret, "***")
+    log.error("request failed %s co=%s\n%s", request.path, co[:20], trace)

@@ -251,7 +251,14 @@ def test_agreed_territory_takes_each_players_closed_regions() -> None:
     game.agree_territory()
     black_rings, white_rings = game.final_rings
     assert len(black_rings) == 1 and set(black_rings[0]) == {
-        (1, 0), (2, 0), (0, 1), (3, 1), (0, 2), (3, 2), (1, 3), (2, 3)
+        (1, 0),
+        (2, 0),
+        (0, 1),
+        (3, 1),
+        (0, 2),
+        (3, 2),
+        (1, 3),
+        (2, 3),
     }
     assert white_rings == []  # red's corner dots enclose nothing
     # blue takes red's dot bb (1 captured) and 3 free points (1.5)

@@ -24,7 +24,11 @@ def check_invariants(board: Board) -> None:
     free = 0
     for pos in board.indices():
         colour, realm, live, bound, pool = (
-            board.color[pos], board.realm[pos], board.live[pos], board.bound[pos], board.pool[pos]
+            board.color[pos],
+            board.realm[pos],
+            board.live[pos],
+            board.bound[pos],
+            board.pool[pos],
         )
         if colour == EDGE:
             assert live == EDGE and not realm and not bound and not pool

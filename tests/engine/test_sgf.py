@@ -135,7 +135,10 @@ def test_parse_collection_structure_values_and_whitespace() -> None:
     ]
     assert second == GameTree([Node({"GM": ["40"]})])
     assert [node.props for node in main_line(first)] == [
-        {"FF": ["4"], "AB": ["aa", "bb"]}, {"B": ["cc"]}, {"W": ["dd"]}, {"B": ["ee"]}
+        {"FF": ["4"], "AB": ["aa", "bb"]},
+        {"B": ["cc"]},
+        {"W": ["dd"]},
+        {"B": ["ee"]},
     ]
 
 
@@ -262,8 +265,14 @@ def test_missing_gm_is_accepted() -> None:
 def test_text_escapes_round_trip() -> None:
     awkward = "x]y\\z\\\nnew line\r\nЛошар / Pamięci \\]"
     record = GameRecord(
-        width=20, height=20, black_name=awkward, white_name="/", event=awkward, round="]",
-        comment=awkward, moves=[SgfMove("B", "aa", comment=awkward)],
+        width=20,
+        height=20,
+        black_name=awkward,
+        white_name="/",
+        event=awkward,
+        round="]",
+        comment=awkward,
+        moves=[SgfMove("B", "aa", comment=awkward)],
     )
     text = write_record(record)
     assert "Лошар / Pamięci" in text
@@ -350,8 +359,36 @@ def test_oversized_input_is_refused() -> None:
 # Properties
 
 SGF_PIECES = st.sampled_from(
-    ["(", ")", ";", "[", "]", "\\", "\n", " ", "B", "W", "GM", "SZ", "TB", "AB", "RU", "BL", "C",
-     "[40]", "[20]", "[39:32]", "[aa]", "[]", "[.abc]", "[1.5]", "[a=1]", "(;GM[40]SZ[20]", "x", "é"]
+    [
+        "(",
+        ")",
+        ";",
+        "[",
+        "]",
+        "\\",
+        "\n",
+        " ",
+        "B",
+        "W",
+        "GM",
+        "SZ",
+        "TB",
+        "AB",
+        "RU",
+        "BL",
+        "C",
+        "[40]",
+        "[20]",
+        "[39:32]",
+        "[aa]",
+        "[]",
+        "[.abc]",
+        "[1.5]",
+        "[a=1]",
+        "(;GM[40]SZ[20]",
+        "x",
+        "é",
+    ]
 )
 
 

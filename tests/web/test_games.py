@@ -10,7 +10,7 @@ from pytest_aiohttp import AiohttpClient
 
 from server.app import create_app
 from server.config import Settings
-from server.engine.sgf import read_record
+from server.engine.sgf import GameRecord, read_record
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.room import Room
@@ -44,6 +44,14 @@ class Players:
         room = self.hub.tables[uid].room
         assert room is not None
         return room
+
+
+async def archived(game: Players, number: int | None) -> GameRecord:
+    """A finished game's record as anyone downloads it from the archive."""
+    response = await game.client.get(f"/sgf/{number}")
+    assert response.status == 200
+    assert response.content_type == "application/x-go-sgf"
+    return read_record(await response.text())
 
 
 @pytest.fixture
@@ -202,7 +210,7 @@ async def test_resignation_ends_and_archives_the_game(game: Players) -> None:
     assert await blue.get(co="propose", idGracza=blue.secret, table=str(uid), proposal="resign") == ""
     lobby = (await game.eve.poll()).lines(0, "x")
     assert lobby[-1] == f"x{uid}.1.W+R.1"
-    record = read_record(game.hub.archive.records[1])
+    record = await archived(game, 1)
     assert record.result == "W+R" and [m.value for m in record.moves] == ["aa", "hh"]
     assert (record.black_name, record.white_name) == (blue.nick, red.nick)
 
@@ -241,7 +249,7 @@ async def test_territory_game_with_a_ring_a_quick_enclosure_and_agreed_territory
     blue.send("u", uid, "ok2terr")
     await blue.poll()
     assert str(room.game.result) == "B+2" and room.game.final_rings == ([], [])
-    record = read_record(game.hub.archive.records[room.archive_number])
+    record = await archived(game, room.archive_number)
     assert (record.black_territory, record.white_territory, record.result) == ([], [], "B+2")
 
 
@@ -321,7 +329,7 @@ async def test_finished_and_abandoned_tables_disappear(game: Players) -> None:
     game.hub.sweep()
     assert uid not in game.hub.tables
     assert f"gd{uid}" in (await game.eve.poll()).lines(0)
-    record = read_record(game.hub.archive.records[1])
+    record = await archived(game, 1)
     assert record.result is None and [m.value for m in record.moves] == ["aa"]
 
 

@@ -1,0 +1,175 @@
+"""Registered players: registration, login, and the admin's changes (SQL only here)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from server.engine.rating import INITIAL, Rating, shown
+from server.engine.sgf import read_record, write_record
+from server.hub.persistence import Account
+from server.protocol.codec import nick_key
+from server.store.idhash import check_id_async, hash_id_async
+from server.store.models import ArchivedGame, User
+
+DELETED_NICK = "deleted"  # archived games of a deleted account name the player "deleted<number>"
+
+
+class NickTaken(Exception):
+    pass
+
+
+class UnknownNick(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class Profile:
+    """Everything about an account but the id hash: for admins and the public look-ups."""
+
+    nick: str
+    email: str
+    lang: str
+    avatar: str
+    about: str
+    registered_at: datetime
+    rating: Rating
+    wins: int
+    draws: int
+    losses: int
+    moderator: bool
+
+
+def account_of(user: User) -> Account:
+    return Account(
+        nick=user.nick,
+        rating=shown(Rating(user.rating, user.deviation, user.volatility)),
+        wins=user.wins,
+        draws=user.draws,
+        losses=user.losses,
+        moderator=user.moderator,
+        avatar=user.avatar,
+        lang=user.lang,
+    )
+
+
+def _profile(user: User) -> Profile:
+    return Profile(
+        nick=user.nick,
+        email=user.email,
+        lang=user.lang,
+        avatar=user.avatar,
+        about=user.about,
+        registered_at=user.registered_at,
+        rating=Rating(user.rating, user.deviation, user.volatility),
+        wins=user.wins,
+        draws=user.draws,
+        losses=user.losses,
+        moderator=user.moderator,
+    )
+
+
+def _by_nick(nick: str):
+    return select(User).where(User.nick_key == nick_key(nick))
+
+
+class Accounts:
+    def __init__(self, sessions: async_sessionmaker) -> None:
+        self.sessions = sessions
+
+    async def register(self, nick: str, secret: str, email: str, lang: str) -> Account:
+        """A new account with the starting rating; NickTaken if the nick (in any look-alike form) is."""
+        secret_hash = await hash_id_async(secret)
+        user = User(
+            nick=nick,
+            nick_key=nick_key(nick),
+            secret_hash=secret_hash,
+            email=email,
+            lang=lang,
+            avatar="",
+            about="",
+            registered_at=datetime.now(UTC),
+            rating=INITIAL.rating,
+            deviation=INITIAL.deviation,
+            volatility=INITIAL.volatility,
+            wins=0,
+            draws=0,
+            losses=0,
+            moderator=False,
+        )
+        try:
+            async with self.sessions.begin() as session:
+                session.add(user)
+        except IntegrityError:
+            raise NickTaken(nick) from None
+        return account_of(user)
+
+    async def authenticate(self, nick: str, secret: str) -> Account | None:
+        """The account if `secret` is its id; None otherwise, in the same time for an unknown nick."""
+        async with self.sessions() as session:
+            user = await session.scalar(_by_nick(nick))
+        if not await check_id_async(secret, user.secret_hash if user is not None else None):
+            return None
+        assert user is not None
+        return account_of(user)
+
+    async def profile(self, nick: str) -> Profile | None:
+        async with self.sessions() as session:
+            user = await session.scalar(_by_nick(nick))
+        return _profile(user) if user is not None else None
+
+    async def set_moderator(self, nick: str, moderator: bool) -> None:
+        async with self.sessions.begin() as session:
+            user = await self._user(session, nick)
+            user.moderator = moderator
+
+    async def rename(self, nick: str, new_nick: str) -> None:
+        """A new nick for the account; archived records keep the nick the games were played under."""
+        try:
+            async with self.sessions.begin() as session:
+                user = await self._user(session, nick)
+                user.nick, user.nick_key = new_nick, nick_key(new_nick)
+        except IntegrityError:
+            raise NickTaken(new_nick) from None
+
+    async def delete(self, nick: str) -> int:
+        """Delete the account; its archived games stay, naming the player `deleted<account number>`.
+
+        Returns how many archived games were anonymised.
+        """
+        async with self.sessions.begin() as session:
+            user = await self._user(session, nick)
+            games = (
+                await session.scalars(
+                    select(ArchivedGame).where(
+                        or_(ArchivedGame.blue_id == user.id, ArchivedGame.red_id == user.id)
+                    )
+                )
+            ).all()
+            anonymous = f"{DELETED_NICK}{user.id}"
+            for game in games:
+                _anonymise(game, user.id, anonymous)
+            await session.flush()
+            await session.delete(user)
+        return len(games)
+
+    @staticmethod
+    async def _user(session, nick: str) -> User:
+        user = await session.scalar(_by_nick(nick))
+        if user is None:
+            raise UnknownNick(nick)
+        return user
+
+
+def _anonymise(game: ArchivedGame, user_id: int, name: str) -> None:
+    """The deleted player's side of an archived game: no account, and `name` in the row and the SGF."""
+    record = read_record(game.sgf)
+    if game.blue_id == user_id:
+        game.blue_id, game.blue_nick, record.black_name = None, name, name
+    if game.red_id == user_id:
+        game.red_id, game.red_nick, record.white_name = None, name, name
+    game.sgf = write_record(record)

@@ -1,0 +1,82 @@
+"""Connecting to the database, and keeping its schema in step with the code through Alembic."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from alembic import command
+from alembic.config import Config
+from alembic.runtime.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import event
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+
+log = logging.getLogger(__name__)
+
+MIGRATIONS = Path(__file__).resolve().parent.parent.parent / "migrations"
+BUSY_TIMEOUT_MS = 5_000  # a writer waits this long for another connection's lock before failing
+
+
+class SchemaError(RuntimeError):
+    """The database's schema is not the one this code needs; the message says what to run."""
+
+
+def open_engine(url: str) -> AsyncEngine:
+    """An engine for `url`; SQLite files run in WAL mode so readers never block the writer."""
+    engine = create_async_engine(url)
+    if engine.dialect.name == "sqlite":
+        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+    return engine
+
+
+def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+    cursor = dbapi_connection.cursor()
+    # WAL with synchronous=NORMAL: a commit survives the server being killed; only a power cut
+    # can lose the last few commits (the WAL is synced at checkpoints).
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def sessions(engine: AsyncEngine) -> async_sessionmaker:
+    return async_sessionmaker(engine, expire_on_commit=False)
+
+
+def _alembic_config(connection: Connection | None = None) -> Config:
+    config = Config()
+    config.set_main_option("script_location", str(MIGRATIONS))
+    config.attributes["connection"] = connection
+    return config
+
+
+def head_revision() -> str:
+    heads = ScriptDirectory.from_config(_alembic_config()).get_heads()
+    return heads[0]
+
+
+async def current_revision(engine: AsyncEngine) -> str | None:
+    async with engine.connect() as connection:
+        return await connection.run_sync(lambda sync: MigrationContext.configure(sync).get_current_revision())
+
+
+async def migrate(engine: AsyncEngine, revision: str = "head") -> None:
+    """Upgrade the database to `revision` (all the way by default)."""
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.upgrade(_alembic_config(sync), revision))
+    log.info("database schema at %s", await current_revision(engine))
+
+
+async def check_schema(engine: AsyncEngine) -> None:
+    """Refuse a database whose schema is older (or newer) than the code's."""
+    current, head = await current_revision(engine), head_revision()
+    if current != head:
+        found = "an empty database" if current is None else f"schema revision {current}"
+        raise SchemaError(
+            f"the database has {found}, this server needs {head}: "
+            "run `kropki-server migrate` (or start with `serve --migrate`)"
+        )

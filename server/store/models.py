@@ -1,0 +1,79 @@
+"""The database schema as SQLAlchemy models; Alembic's migrations in `migrations/` own the real tables."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class User(Base):
+    """A registered player. `secret_hash` is a salted scrypt hash of the id: the id itself is never kept."""
+
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    nick: Mapped[str] = mapped_column(String(20))
+    nick_key: Mapped[str] = mapped_column(String(80), unique=True)  # NFKC + casefold: one owner per look
+    secret_hash: Mapped[str] = mapped_column(String(200))
+    email: Mapped[str] = mapped_column(String(200), default="")
+    lang: Mapped[str] = mapped_column(String(2), default="en")
+    avatar: Mapped[str] = mapped_column(String(40), default="")
+    about: Mapped[str] = mapped_column(Text, default="")
+    registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    rating: Mapped[float] = mapped_column(Float)
+    deviation: Mapped[float] = mapped_column(Float)
+    volatility: Mapped[float] = mapped_column(Float)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    draws: Mapped[int] = mapped_column(Integer, default=0)
+    losses: Mapped[int] = mapped_column(Integer, default=0)
+    moderator: Mapped[bool] = mapped_column(Boolean, default=False)
+
+
+class ArchivedGame(Base):
+    """A finished game: its number is the one players see in the lobby's `x` line and in `/sgf/<n>`."""
+
+    __tablename__ = "games"
+
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    blue_nick: Mapped[str] = mapped_column(String(40))
+    red_nick: Mapped[str] = mapped_column(String(40))
+    blue_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    red_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    game_type: Mapped[str] = mapped_column(String(200))
+    result: Mapped[str | None] = mapped_column(String(20))
+    rated: Mapped[bool] = mapped_column(Boolean, default=False)
+    tournament: Mapped[str | None] = mapped_column(String(200))
+    sgf: Mapped[str] = mapped_column(Text)
+
+    __table_args__ = (
+        Index("ix_games_blue_id", "blue_id", "number"),
+        Index("ix_games_red_id", "red_id", "number"),
+    )
+
+
+class LiveTable(Base):
+    """Every game table ever opened, so that table numbers are never reused across restarts."""
+
+    __tablename__ = "tables"
+
+    uid: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    opened_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class JournalEntry(Base):
+    """One accepted action at a live table, in order; (uid, seq) makes a rewrite harmless."""
+
+    __tablename__ = "journal"
+
+    uid: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    kind: Mapped[str] = mapped_column(String(20))
+    data: Mapped[str] = mapped_column(Text)

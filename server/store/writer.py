@@ -1,0 +1,267 @@
+"""The write-behind queue: everything the hub hands over is written in order, in batches.
+
+The hub queues writes without waiting; one task writes whatever has queued up in one transaction,
+so a burst of moves from many tables costs one commit. A request that changed something awaits
+`flush()` before it is answered: a player is never told a move was taken before it is on disk.
+A failed write is retried (a locked or full disk may recover); it is never dropped silently.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import OperationalError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from server.engine.board import BLACK, WHITE
+from server.engine.rating import Rating, rate_game, shown
+from server.engine.sgf import write_record
+from server.hub.persistence import Account, ArchiveDone, FinishedGame
+from server.protocol.codec import nick_key
+from server.store.accounts import account_of
+from server.store.models import ArchivedGame, JournalEntry, LiveTable, User
+
+log = logging.getLogger(__name__)
+
+RETRY_SECONDS = 1.0
+LOBBY_JOURNAL_KEPT = 1_000  # lobby chat entries kept in the journal (the lobby shows far fewer)
+SCORES = {BLACK: 1.0, WHITE: 0.0, 0: 0.5}
+
+
+@dataclass
+class _Entry:
+    uid: int
+    seq: int
+    kind: str
+    data: dict[str, Any]
+
+
+@dataclass
+class _Opened:
+    uid: int
+
+
+@dataclass
+class _Closed:
+    uid: int
+
+
+@dataclass
+class _Archive:
+    game: FinishedGame
+    done: ArchiveDone
+
+
+_Job = _Entry | _Opened | _Closed | _Archive
+
+
+class StoreWriter:
+    def __init__(self, sessions: async_sessionmaker) -> None:
+        self.sessions = sessions
+        self._queue: list[_Job] = []
+        self._queued = 0  # jobs ever queued
+        self._written = 0  # jobs ever written (or given up on)
+        self._waiters: list[tuple[int, asyncio.Future[None]]] = []
+        self._task: asyncio.Task[None] | None = None
+
+    # --- the hub's side (Persistence) ------------------------------------------------------------
+
+    def table_opened(self, uid: int) -> None:
+        self._put(_Opened(uid))
+
+    def journal(self, uid: int, seq: int, kind: str, data: dict[str, Any]) -> None:
+        self._put(_Entry(uid, seq, kind, data))
+
+    def archive(self, game: FinishedGame, done: ArchiveDone) -> None:
+        self._put(_Archive(game, done))
+
+    def table_closed(self, uid: int) -> None:
+        self._put(_Closed(uid))
+
+    async def flush(self) -> None:
+        """Return once everything queued before this call is written."""
+        target = self._queued
+        if self._written >= target:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.append((target, waiter))
+        await waiter
+
+    @property
+    def backlog(self) -> int:
+        return self._queued - self._written
+
+    # --- writing ---------------------------------------------------------------------------------
+
+    def _put(self, job: _Job) -> None:
+        self._queue.append(job)
+        self._queued += 1
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._drain())
+
+    async def _drain(self) -> None:
+        while self._queue:
+            batch, self._queue = self._queue, []
+            done = await self._write_batch(batch)
+            self._written += len(batch)
+            for callback in done:
+                try:
+                    callback()
+                except Exception:
+                    log.exception("after-write callback failed")
+            self._wake()
+
+    def _wake(self) -> None:
+        still = []
+        for target, waiter in self._waiters:
+            if target <= self._written:
+                if not waiter.done():
+                    waiter.set_result(None)
+            else:
+                still.append((target, waiter))
+        self._waiters = still
+
+    async def _write_batch(self, batch: list[_Job]) -> list[Callable[[], None]]:
+        """Write a batch in one transaction; if a job itself is bad, the others still go in, one by one."""
+        while True:
+            try:
+                return await self._transaction(batch)
+            except OperationalError:
+                log.exception(
+                    "database write failed; retrying in %s s (%d writes waiting)", RETRY_SECONDS, len(batch)
+                )
+                await asyncio.sleep(RETRY_SECONDS)
+            except Exception:
+                if len(batch) == 1:
+                    log.exception(
+                        "a write was refused by the database and is dropped: %s", _describe(batch[0])
+                    )
+                    return []
+                log.exception("a batch of %d writes failed; writing them one by one", len(batch))
+                done = []
+                for job in batch:
+                    done += await self._write_batch([job])
+                return done
+
+    async def _transaction(self, batch: list[_Job]) -> list[Callable[[], None]]:
+        done: list[Callable[[], None]] = []
+        entries: list[_Entry] = []
+        async with self.sessions.begin() as session:
+            for job in batch:
+                if isinstance(job, _Entry):
+                    entries.append(job)
+                    continue
+                await _insert_entries(session, entries)
+                entries = []
+                if isinstance(job, _Opened):
+                    await session.merge(LiveTable(uid=job.uid, opened_at=datetime.now(UTC), closed_at=None))
+                elif isinstance(job, _Closed):
+                    await session.execute(
+                        update(LiveTable).where(LiveTable.uid == job.uid).values(closed_at=datetime.now(UTC))
+                    )
+                    await session.execute(delete(JournalEntry).where(JournalEntry.uid == job.uid))
+                else:
+                    number, accounts = await _archive(session, job.game)
+                    done.append(lambda job=job, number=number, accounts=accounts: job.done(number, accounts))
+            await _insert_entries(session, entries)
+        return done
+
+    # --- reading at start-up ---------------------------------------------------------------------
+
+    async def load_journal(self) -> tuple[dict[int, list[tuple[int, str, dict[str, Any]]]], int]:
+        """The journals of the tables still open, and the first table number never used."""
+        async with self.sessions.begin() as session:
+            newest = await session.scalar(select(func.max(JournalEntry.seq)).where(JournalEntry.uid == 0))
+            if newest is not None:
+                await session.execute(
+                    delete(JournalEntry).where(
+                        JournalEntry.uid == 0, JournalEntry.seq <= newest - LOBBY_JOURNAL_KEPT
+                    )
+                )
+            rows = await session.execute(
+                select(JournalEntry.uid, JournalEntry.seq, JournalEntry.kind, JournalEntry.data).order_by(
+                    JournalEntry.uid, JournalEntry.seq
+                )
+            )
+            journals: dict[int, list[tuple[int, str, dict[str, Any]]]] = {}
+            for uid, seq, kind, data in rows:
+                journals.setdefault(uid, []).append((seq, kind, json.loads(data)))
+            last_uid = await session.scalar(select(func.max(LiveTable.uid)))
+        return journals, (last_uid or 0) + 1
+
+
+async def _insert_entries(session: AsyncSession, entries: list[_Entry]) -> None:
+    """Insert journal entries; one already written (same table and number) is left as it is."""
+    if not entries:
+        return
+    rows = [{"uid": e.uid, "seq": e.seq, "kind": e.kind, "data": json.dumps(e.data)} for e in entries]
+    dialect = postgresql if session.bind.dialect.name == "postgresql" else sqlite
+    await session.execute(dialect.insert(JournalEntry).on_conflict_do_nothing(), rows)
+
+
+async def _registered(session: AsyncSession, nick: str) -> User | None:
+    if nick.startswith("*"):
+        return None
+    return await session.scalar(select(User).where(User.nick_key == nick_key(nick)))
+
+
+def _rating(user: User) -> Rating:
+    return Rating(user.rating, user.deviation, user.volatility)
+
+
+async def _archive(session: AsyncSession, game: FinishedGame) -> tuple[int, list[Account]]:
+    """Store a finished game, with the players' ratings as they were before it; rate it if it counts."""
+    blue, red = await _registered(session, game.blue), await _registered(session, game.red)
+    record = game.record
+    if blue is not None:
+        record.black_rating = str(shown(_rating(blue)))
+    if red is not None:
+        record.white_rating = str(shown(_rating(red)))
+    rated = game.rated and blue is not None and red is not None and game.result is not None
+    changed: list[Account] = []
+    if rated:
+        assert blue is not None and red is not None and game.result is not None
+        score = SCORES[game.result.winner]
+        new_blue, new_red = rate_game(_rating(blue), _rating(red), score)
+        for user, rating, points in ((blue, new_blue, score), (red, new_red, 1.0 - score)):
+            user.rating, user.deviation, user.volatility = rating.rating, rating.deviation, rating.volatility
+            if points == 1.0:
+                user.wins += 1
+            elif points == 0.0:
+                user.losses += 1
+            else:
+                user.draws += 1
+            changed.append(account_of(user))
+    row = ArchivedGame(
+        finished_at=datetime.now(UTC),
+        blue_nick=game.blue,
+        red_nick=game.red,
+        blue_id=blue.id if blue is not None else None,
+        red_id=red.id if red is not None else None,
+        game_type=game.game_type,
+        result=str(game.result) if game.result is not None else None,
+        rated=rated,
+        tournament=game.tournament,
+        sgf=write_record(record),
+    )
+    session.add(row)
+    await session.flush()
+    archived = _Entry(game.uid, game.journal_seq, "archived", {"number": row.number, "game": game.game_index})
+    await _insert_entries(session, [archived])
+    return row.number, changed
+
+
+def _describe(job: _Job) -> str:
+    if isinstance(job, _Entry):
+        return f"journal uid={job.uid} seq={job.seq} kind={job.kind}"
+    if isinstance(job, _Archive):
+        return f"archive uid={job.game.uid} {job.game.blue} vs {job.game.red}"
+    return f"{type(job).__name__.strip('_').lower()} uid={job.uid}"
