@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import signal
@@ -18,6 +19,12 @@ import pytest
 from server import __version__
 from server.cli import build_parser, main, resolve_log_level, resolve_settings
 from server.config import ConfigError, Settings, sqlite_data_dir
+from server.engine.game import Game
+from server.engine.moves import parse_move
+from server.engine.record import game_to_record
+from server.hub.persistence import FinishedGame
+from server.store.games import GameSummary
+from server.store.store import Store
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -212,3 +219,53 @@ def test_migrate_creates_the_schema_and_is_idempotent(tmp_path: Path) -> None:
     assert first.returncode == 0, first.stderr
     assert again.returncode == 0, again.stderr
     assert first.stdout == again.stdout == "database schema at revision 0001\n"
+
+
+def test_admin_user_commands(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
+    assert run_cli("migrate", "--db", url).returncode == 0
+    asyncio.run(_two_players_and_a_game(url))
+
+    shown = run_cli("user", "--db", url, "show", "alice")
+    promoted = run_cli("user", "--db", url, "set-moderator", "Alice", "on")
+    renamed = run_cli("user", "--db", url, "rename", "Alice", "Alicja")
+    taken = run_cli("user", "--db", url, "rename", "Alicja", "BOB")
+    bad = run_cli("user", "--db", url, "rename", "Alicja", "*Guest")
+    deleted = run_cli("user", "--db", url, "delete", "Alicja")
+    missing = run_cli("user", "--db", url, "show", "Alicja")
+
+    assert (
+        shown.returncode == 0 and "nick:        Alice" in shown.stdout and "moderator:   no" in shown.stdout
+    )
+    assert "a@example.org" in shown.stdout and "K4ZUPkUzXY" not in shown.stdout
+    assert promoted.returncode == 0 and "moderator on" in promoted.stdout
+    assert renamed.returncode == 0
+    assert taken.returncode == 1 and "taken" in taken.stderr
+    assert bad.returncode == 1 and "nick" in bad.stderr
+    assert deleted.returncode == 0 and "1 archived games" in deleted.stdout
+    assert missing.returncode == 1 and "no account with the nick Alicja" in missing.stderr
+    games = asyncio.run(_games_of(url, "Bob"))
+    assert [(game.blue, game.red) for game in games[0]] == [("deleted1", "Bob")]
+    assert "PB[deleted1]" in games[1] and "Alice" not in games[1]
+
+
+async def _two_players_and_a_game(url: str) -> None:
+    store = await Store.open(url)
+    await store.accounts.register("Alice", "K4ZUPkUzXY", "a@example.org", "en")
+    await store.accounts.register("Bob", "BobBobBob0", "", "en")
+    game = Game(8, 8)
+    game.play(1, parse_move("aa", game.width, game.height))
+    game.resign(2)
+    record = game_to_record(game, black_name="Alice", white_name="Bob", date="2026-11-22")
+    finished = FinishedGame(1, record, "Alice", "Bob", "3932noT4F0.0.0", game.result, False, None, 0, 1)
+    store.writer.archive(finished, lambda number, accounts: None)
+    await store.close()
+
+
+async def _games_of(url: str, nick: str) -> tuple[list[GameSummary], str | None]:
+    store = await Store.open(url)
+    try:
+        games = await store.games.recent(nick, 10)
+        return games, await store.games.sgf(games[0].number)
+    finally:
+        await store.close()

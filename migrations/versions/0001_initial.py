@@ -38,6 +38,7 @@ def upgrade() -> None:
         sa.Column("id", sa.Integer(), nullable=False),
         sa.Column("nick", sa.String(length=20), nullable=False),
         sa.Column("nick_key", sa.String(length=80), nullable=False),
+        sa.Column("login_key", sa.String(length=80), nullable=False),
         sa.Column("secret_hash", sa.String(length=200), nullable=False),
         sa.Column("email", sa.String(length=200), nullable=False),
         sa.Column("lang", sa.String(length=2), nullable=False),
@@ -52,6 +53,7 @@ def upgrade() -> None:
         sa.Column("losses", sa.Integer(), nullable=False),
         sa.Column("moderator", sa.Boolean(), nullable=False),
         sa.PrimaryKeyConstraint("id"),
+        sa.UniqueConstraint("login_key"),
         sa.UniqueConstraint("nick_key"),
     )
     op.create_table(

@@ -378,6 +378,8 @@ class Hub:
                 raise ProtocolError("idInUse", "This id is logged in with another nick.")
             known.last_command = 0  # a reloaded client numbers its commands from 1 again
             known.last_seen = self.clock()
+            if account is not None:  # what an admin changed since shows from this login on
+                self._account_changed(account)
             return
         if holder is not None:
             raise ProtocolError("nickInUse", "This nick is in use.")
@@ -386,10 +388,7 @@ class Hub:
         )
         if account is not None:
             player.guest = False
-            player.moderator = account.moderator
-            player.avatar = account.avatar
-            player.record = _record(account)
-            player.refresh_info()
+            _apply(account, player)
         self.players[secret] = player
         self.by_nick[nick_key(nick)] = player
         self._enter(player, LOBBY, player.info)
@@ -682,9 +681,10 @@ class Hub:
         """New rating and results after a game: the player's `i` line, if they are here."""
         player = self.by_nick.get(nick_key(account.nick))
         if player is not None and not player.guest:
-            player.record = _record(account)
-            player.refresh_info()
-            self._post(LOBBY, player.info)
+            before = player.info
+            _apply(account, player)
+            if player.info != before:
+                self._post(LOBBY, player.info)
 
     # --- game actions from the old-style endpoints ---------------------------------------------
 
@@ -935,8 +935,11 @@ class Hub:
             self._post(LOBBY, player.info)
 
 
-def _record(account: Account) -> tuple[int, int, int, int, str]:
-    return (account.rating, account.wins, account.draws, account.losses, "")
+def _apply(account: Account, player: Player) -> None:
+    player.moderator = account.moderator
+    player.avatar = account.avatar
+    player.record = (account.rating, account.wins, account.draws, account.losses, "")
+    player.refresh_info()
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

@@ -77,16 +77,26 @@ def _by_nick(nick: str):
     return select(User).where(User.nick_key == nick_key(nick))
 
 
+def _holding(key: str):
+    """The account that shows this nick, or still logs in with it after a rename."""
+    return select(User).where(or_(User.nick_key == key, User.login_key == key))
+
+
 class Accounts:
     def __init__(self, sessions: async_sessionmaker) -> None:
         self.sessions = sessions
 
     async def register(self, nick: str, secret: str, email: str, lang: str) -> Account:
         """A new account with the starting rating; NickTaken if the nick (in any look-alike form) is."""
+        key = nick_key(nick)
+        async with self.sessions() as session:
+            if await session.scalar(_holding(key)) is not None:
+                raise NickTaken(nick)
         secret_hash = await hash_id_async(secret)
         user = User(
             nick=nick,
-            nick_key=nick_key(nick),
+            nick_key=key,
+            login_key=key,
             secret_hash=secret_hash,
             email=email,
             lang=lang,
@@ -111,7 +121,8 @@ class Accounts:
     async def authenticate(self, nick: str, secret: str) -> Account | None:
         """The account if `secret` is its id; None otherwise, in the same time for an unknown nick."""
         async with self.sessions() as session:
-            user = await session.scalar(_by_nick(nick))
+            key = nick_key(nick)
+            user = await session.scalar(select(User).where(User.login_key == key))
         if not await check_id_async(secret, user.secret_hash if user is not None else None):
             return None
         assert user is not None
@@ -128,11 +139,16 @@ class Accounts:
             user.moderator = moderator
 
     async def rename(self, nick: str, new_nick: str) -> None:
-        """A new nick for the account; archived records keep the nick the games were played under."""
+        """A new nick for the account. The player keeps logging in with the old one (the id is
+        derived from it); archived records keep the nick the games were played under."""
+        key = nick_key(new_nick)
         try:
             async with self.sessions.begin() as session:
                 user = await self._user(session, nick)
-                user.nick, user.nick_key = new_nick, nick_key(new_nick)
+                holder = await session.scalar(_holding(key))
+                if holder is not None and holder.id != user.id:
+                    raise NickTaken(new_nick)
+                user.nick, user.nick_key = new_nick, key
         except IntegrityError:
             raise NickTaken(new_nick) from None
 

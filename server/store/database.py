@@ -47,7 +47,7 @@ def sessions(engine: AsyncEngine) -> async_sessionmaker:
     return async_sessionmaker(engine, expire_on_commit=False)
 
 
-def _alembic_config(connection: Connection | None = None) -> Config:
+def alembic_config(connection: Connection | None = None) -> Config:
     config = Config()
     config.set_main_option("script_location", str(MIGRATIONS))
     config.attributes["connection"] = connection
@@ -55,7 +55,7 @@ def _alembic_config(connection: Connection | None = None) -> Config:
 
 
 def head_revision() -> str:
-    heads = ScriptDirectory.from_config(_alembic_config()).get_heads()
+    heads = ScriptDirectory.from_config(alembic_config()).get_heads()
     return heads[0]
 
 
@@ -64,10 +64,10 @@ async def current_revision(engine: AsyncEngine) -> str | None:
         return await connection.run_sync(lambda sync: MigrationContext.configure(sync).get_current_revision())
 
 
-async def migrate(engine: AsyncEngine, revision: str = "head") -> None:
-    """Upgrade the database to `revision` (all the way by default)."""
+async def migrate(engine: AsyncEngine) -> None:
+    """Upgrade the database to the newest revision."""
     async with engine.begin() as connection:
-        await connection.run_sync(lambda sync: command.upgrade(_alembic_config(sync), revision))
+        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "head"))
     log.info("database schema at %s", await current_revision(engine))
 
 

@@ -20,6 +20,9 @@ class User(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     nick: Mapped[str] = mapped_column(String(20))
     nick_key: Mapped[str] = mapped_column(String(80), unique=True)  # NFKC + casefold: one owner per look
+    # The nick the id was derived from (clients hash nick + password): after an admin's rename the
+    # player still logs in with it, and nobody else may take it.
+    login_key: Mapped[str] = mapped_column(String(80), unique=True)
     secret_hash: Mapped[str] = mapped_column(String(200))
     email: Mapped[str] = mapped_column(String(200), default="")
     lang: Mapped[str] = mapped_column(String(2), default="en")

@@ -1,0 +1,140 @@
+"""A hub rebuilt from another hub's journal has the same tables: moves, clocks, proposition, chat."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+from server.engine.gametype import parse_game_type
+from server.hub.clock import ManualTimers
+from server.hub.hub import RESTART_GRACE, Hub
+from server.hub.persistence import ArchiveDone, FinishedGame, MemoryPersistence
+
+Journal = dict[int, list[tuple[int, str, dict[str, Any]]]]
+
+
+class RecordingPersistence(MemoryPersistence):
+    """Keeps the journal the way the store would hand it back at start-up."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.entries: Journal = {}
+        self.closed: list[int] = []
+
+    def journal(self, uid: int, seq: int, kind: str, data: dict[str, Any]) -> None:
+        self.entries.setdefault(uid, []).append((seq, kind, data))
+
+    def archive(self, game: FinishedGame, done: ArchiveDone) -> None:
+        super().archive(game, done)
+        self.journal(
+            game.uid, game.journal_seq, "archived", {"number": len(self.records), "game": game.game_index}
+        )
+
+    def table_closed(self, uid: int) -> None:
+        self.entries.pop(uid, None)
+
+
+def hub_with(persistence: RecordingPersistence, timers: ManualTimers) -> Hub:
+    hub = Hub(timers=timers, persistence=persistence, rng=random.Random(1), clock=lambda: 1_700_000_000.0)
+    hub.guest_login("ala123", "*Ala", "en")
+    hub.guest_login("bob456", "*Bob", "en")
+    return hub
+
+
+def state(hub: Hub, uid: int) -> tuple[Any, ...]:
+    table = hub.tables[uid]
+    room = table.room
+    assert room is not None
+    return (
+        room.description(),
+        room.state(),
+        room.record_line(),
+        room.proposal_line(),
+        room.flags(),
+        table.chat.lines(),
+        hub.lobby.chat.lines(),
+    )
+
+
+def test_a_live_game_comes_back_whole_and_its_clock_waits_for_the_players() -> None:
+    journal, timers = RecordingPersistence(), ManualTimers()
+    before = hub_with(journal, timers)
+    uid = before.open_table(parse_game_type("0808stanF0.120.5"), "*Ala", "*Bob").uid
+    for secret, where in [
+        ("ala123", "cb"),
+        ("bob456", "cc"),
+        ("ala123", "bc"),
+        ("bob456", "hh"),
+        ("ala123", "dc"),
+    ]:
+        before.move(secret, str(uid), where)
+        timers.advance(7)
+    before.move("bob456", str(uid), "hg")
+    before.move("ala123", str(uid), "cd")  # encloses cc
+    before.chat_from("bob456", str(uid), "well played")
+    before.chat_from("ala123", "0", "hello lobby")
+    timers.advance(3)
+    before.propose("bob456", str(uid), "undo")  # pending when the server stops
+    before.announce_shutdown()
+    expected = state(before, uid)
+
+    after = Hub(timers=timers, persistence=RecordingPersistence(), clock=lambda: 1_700_000_000.0)
+    after.restore(journal.entries, next_uid=uid + 1)
+
+    assert state(after, uid) == expected
+    assert "B[cd" in expected[2] and "u2undo" == expected[3]
+    room = after.tables[uid].room
+    assert room is not None
+    left = room.clock.left(2)  # red is on move
+    timers.advance(RESTART_GRACE - 1)
+    assert room.clock.left(2) == left
+    timers.advance(11)
+    assert room.clock.left(2) == left - 10
+    assert after.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Bob").uid == uid + 1
+
+
+def test_a_game_finished_before_the_stop_keeps_its_archive_number() -> None:
+    journal, timers = RecordingPersistence(), ManualTimers()
+    before = hub_with(journal, timers)
+    uid = before.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Bob").uid
+    before.move("ala123", str(uid), "aa")
+    before.propose("bob456", str(uid), "resign")
+    assert before.tables[uid].room.archive_number == 1  # type: ignore[union-attr]
+
+    after = Hub(timers=timers, persistence=journal)
+    after.restore(journal.entries, next_uid=uid + 1)
+
+    room = after.tables[uid].room
+    assert room is not None
+    assert (str(room.game.result), room.archive_number) == ("B+R", 1)
+    assert len(journal.records) == 1  # not archived a second time
+
+
+def test_a_game_that_ended_unwritten_is_archived_at_restore() -> None:
+    journal, timers = RecordingPersistence(), ManualTimers()
+    before = hub_with(journal, timers)
+    uid = before.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Bob").uid
+    before.move("ala123", str(uid), "aa")
+    before.propose("bob456", str(uid), "resign")
+    lost = [entry for entry in journal.entries[uid] if entry[1] != "archived"]  # the crash came first
+    journal.records.clear()
+
+    after = Hub(timers=timers, persistence=journal)
+    after.restore({uid: lost}, next_uid=uid + 1)
+
+    assert after.tables[uid].room.archive_number == 1  # type: ignore[union-attr]
+    assert len(journal.records) == 1
+
+
+def test_a_broken_journal_skips_its_table_only() -> None:
+    journal, timers = RecordingPersistence(), ManualTimers()
+    before = hub_with(journal, timers)
+    good = before.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Bob").uid
+    before.move("ala123", str(good), "aa")
+    broken = {7: [(1, "move", {"p": 1, "w": "aa"})]}  # no "open" entry
+
+    after = Hub(timers=timers, persistence=RecordingPersistence())
+    after.restore({**journal.entries, **broken}, next_uid=8)
+
+    assert 7 not in after.tables
+    assert after.tables[good].room.record_line() == "sr(;;B[aa])"  # type: ignore[union-attr]

@@ -1,0 +1,120 @@
+"""Finished games in the archive: numbers, downloads, lists by nick, and the ratings they change."""
+
+from __future__ import annotations
+
+import io
+
+from aiohttp.test_utils import TestClient
+
+from server.app import STORE_KEY
+from server.engine.replay import main as replay_main
+from server.engine.sgf import read_record
+from tests.store.test_accounts import registered_id
+from tests.web.test_auth import register
+from tests.web.test_games import play
+from tests.web.zagram import Zagram
+
+BOARD = "1616stanr0.0.0"  # 16x16, ranked, the inviter starts
+
+
+async def pair(client: TestClient, first: str, second: str) -> tuple[Zagram, Zagram]:
+    """Two logged-in players (registered unless the nick starts with *)."""
+    players = []
+    for nick in (first, second):
+        if nick.startswith("*"):
+            player = Zagram(client, nick[1:4].lower() + "123", nick)
+            assert await player.login() == ""
+        else:
+            assert await register(client, nick) == "ok.zarejestrowalem."
+            player = Zagram(client, registered_id(nick, "pw"), nick)
+        await player.poll()
+        players.append(player)
+    return players[0], players[1]
+
+
+async def game_of(blue: Zagram, red: Zagram, dots: int, game_type: str = BOARD) -> int:
+    """Blue invites red; `dots` dots along two far-apart edges (nothing enclosed); red resigns."""
+    blue.send("v", 0, f"s.{red.nick}.{game_type}")
+    await blue.poll()
+    red.send("v", 0, "a")
+    uid = max((await red.poll()).sections)
+    await blue.poll()
+    moves = []
+    for n in range(dots):
+        player, row = (blue, "a") if n % 2 == 0 else (red, "p")
+        moves.append((player, chr(ord("a") + n // 2) + row))
+    await play(uid, *moves)
+    assert await red.get(co="propose", idGracza=red.secret, table=str(uid), proposal="resign") == ""
+    return uid
+
+
+async def ratings(client: TestClient, *nicks: str) -> list[tuple[int, int, int, int]]:
+    found = []
+    for nick in nicks:
+        profile = await client.app[STORE_KEY].accounts.profile(nick)
+        assert profile is not None
+        found.append((round(profile.rating.rating), profile.wins, profile.draws, profile.losses))
+    return found
+
+
+async def test_a_ranked_game_of_24_dots_changes_ratings_and_the_i_lines(client: TestClient) -> None:
+    alice, bob = await pair(client, "Alice", "Bob")
+
+    uid = await game_of(alice, bob, 24)
+    lobby = await alice.poll()
+
+    (alice_rating, *alice_results), (bob_rating, *bob_results) = await ratings(client, "Alice", "Bob")
+    assert alice_rating > 1500 > bob_rating
+    assert alice_results == [1, 0, 0] and bob_results == [0, 0, 1]
+    assert f"iAlice..F.en.{alice_rating}.1.0.0." in lobby.lines(0, "i")
+    assert f"iBob..F.en.{bob_rating}.0.0.1." in lobby.lines(0, "i")
+    assert f"x{uid}.1.B+R.1" in lobby.lines(0, "x")  # blue on move after 24 dots; number 1
+    record = read_record(await (await client.get("/sgf/1")).text())
+    assert (record.black_name, record.white_name) == ("Alice", "Bob")
+    assert (record.black_rating, record.white_rating) == ("1500", "1500")  # as they were before the game
+
+
+async def test_23_dots_guests_and_free_games_leave_ratings_alone(client: TestClient) -> None:
+    alice, bob = await pair(client, "Alice", "Bob")
+    await game_of(alice, bob, 23)
+    await game_of(alice, bob, 30, "1616stanF0.0.0")
+    guest, carol = await pair(client, "*Gus", "Carol")
+    await game_of(carol, guest, 30)
+
+    assert await ratings(client, "Alice", "Bob", "Carol") == [(1500, 0, 0, 0)] * 3
+    listed = await (await client.get("/games", params={"nick": "Alice"})).json()
+    assert [(g["number"], g["rated"]) for g in listed] == [(2, False), (1, False)]
+    guest_games = await (await client.get("/games", params={"nick": "*Gus"})).json()
+    assert [(g["blue"], g["red"]) for g in guest_games] == [("Carol", "*Gus")]
+
+
+async def test_a_downloaded_record_replays_to_the_same_result(client: TestClient, tmp_path) -> None:
+    alice, bob = await pair(client, "*Ala", "*Bob")
+    await game_of(alice, bob, 9, "1616stanr0.60.5")
+
+    response = await client.get("/sgf/1")
+    assert response.status == 200
+    assert response.content_type == "application/x-go-sgf"
+    assert response.headers["Content-Disposition"] == 'attachment; filename="kropki-1.sgf"'
+    path = tmp_path / "game.sgf"
+    path.write_text(await response.text())
+    out = io.StringIO()
+
+    assert replay_main([str(path)], out=out) == 0
+    assert "B+R" in out.getvalue()  # red resigned
+    record = read_record(path.read_text())
+    assert len(record.moves) == 9 and record.main_time == "60" and record.moves[0].time_left is not None
+
+
+async def test_bad_archive_requests_get_clear_answers(client: TestClient) -> None:
+    missing = await client.get("/sgf/99")
+    not_a_number = await client.get("/sgf/abc")
+    bad_nick = await client.get("/games", params={"nick": "no/such nick!"})
+    bad_limit = await client.get("/games", params={"nick": "Alice", "limit": "0"})
+    nobody = await client.get("/games", params={"nick": "Nobody"})
+
+    assert (missing.status, await missing.text()) == (404, "There is no game number 99.\n")
+    assert not_a_number.status == 404
+    assert bad_nick.status == 400 and "nick" in (await bad_nick.json())["error"]
+    assert bad_limit.status == 400 and "limit" in (await bad_limit.json())["error"]
+    assert (nobody.status, await nobody.json()) == (200, [])
