@@ -6,6 +6,7 @@ FROM python:3.11-slim AS build
 WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY server ./server
+COPY migrations ./migrations
 RUN pip wheel --no-cache-dir --wheel-dir /wheels .
 
 # Runtime stage.
@@ -25,4 +26,5 @@ ENV KROPKI_DB=sqlite+aiosqlite:////data/kropki.sqlite3 \
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=10s --retries=3 \
     CMD python -c "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:%s/healthz' % os.environ.get('KROPKI_PORT', '8080'), timeout=4)"
-CMD ["kropki-server", "serve"]
+# --migrate: a new image brings the database schema up to date before it serves.
+CMD ["kropki-server", "serve", "--migrate"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async
 
 log = logging.getLogger(__name__)
 
-MIGRATIONS = Path(__file__).resolve().parent.parent.parent / "migrations"
+MIGRATIONS = Path(str(resources.files("kropki_migrations")))  # the top-level migrations/, installed
 BUSY_TIMEOUT_MS = 5_000  # a writer waits this long for another connection's lock before failing
 
 
