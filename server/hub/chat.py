@@ -113,11 +113,16 @@ class PrivateChats:
     def _key(a: str, b: str) -> tuple[str, str]:
         return (a, b) if a <= b else (b, a)
 
-    def add(self, time: int, sender: str, recipient: str, text: str) -> ChatEntry:
+    def add(self, time: int, sender: str, recipient: str, text: str, n: int | None = None) -> ChatEntry:
+        """A new line; `n` is given when a line comes back from the journal after a restart."""
         key = self._key(sender, recipient)
         talk = self._talks.setdefault(key, Conversation(*key))
         writer = "1" if sender == talk.first else "2"
-        entry = ChatEntry(time, self.counter.next(time), talk.name, writer, text)
+        if n is None:
+            n = self.counter.next(time)
+        else:
+            self.counter.seen(time, n)
+        entry = ChatEntry(time, n, talk.name, writer, text)
         talk.entries.append(entry)
         talk.total += 1
         return entry

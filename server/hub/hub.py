@@ -50,6 +50,7 @@ from server.protocol.codec import (
 log = logging.getLogger(__name__)
 
 LOBBY = 0
+PRIVATE_JOURNAL = -1  # the journal of private chat, beside the tables' journals
 POLL_TIMEOUT = 60.0  # seconds without a poll before a player is logged out
 SWEEP_EVERY = 5.0
 MAX_WAIT = 30.0  # cap of the opt-in long poll (`wait=`)
@@ -159,6 +160,7 @@ class Hub:
         self.lobby = Table(LOBBY, ChatRoom(LOBBY_CHAT_KEPT), EventLog(self.table_history))
         self.tables: dict[int, Table] = {LOBBY: self.lobby}
         self.private = PrivateChats()
+        self._private_seq = 0
         self._next_uid = 1
         self._sweeper: asyncio.TimerHandle | None = None
 
@@ -193,12 +195,20 @@ class Hub:
                 _wake(waiter)
 
     def restore(self, journals: dict[int, list[tuple[int, str, dict[str, Any]]]], next_uid: int) -> None:
-        """Rebuild the live tables and the lobby's chat from the journal after a restart.
+        """Rebuild the live tables, the lobby's chat and private chat from the journal after a restart.
 
         Clocks stand still while the server is down; the player on move gets RESTART_GRACE seconds
         before theirs runs again, and players have RESTORED_TABLE_KEPT to come back.
         """
         self._next_uid = max(self._next_uid, next_uid)
+        private = journals.pop(PRIVATE_JOURNAL, [])
+        for seq, kind, data in private:
+            self._private_seq = seq
+            if kind == "private":
+                self.private.add(data["t"], data["from"], data["to"], data["text"], n=data["n"])
+            elif kind == "hide":
+                self.private.hide(data["nick"], data["other"])
+        self.private.forget_older_than(int(self.clock()) - PRIVATE_KEPT_SECONDS)
         for uid, entries in sorted(journals.items()):
             try:
                 self._restore_table(uid, entries)
@@ -628,6 +638,10 @@ class Hub:
         self._journal_chat(uid, entry)
         self._post(uid, events.chat_added(entry.line()))
 
+    def _journal_private(self, kind: str, data: dict[str, Any]) -> None:
+        self._private_seq += 1
+        self.persistence.journal(PRIVATE_JOURNAL, self._private_seq, kind, data)
+
     def _journal_chat(self, uid: int, entry: ChatEntry) -> None:
         line = {
             "t": entry.time,
@@ -865,6 +879,9 @@ class Hub:
         if other is player:
             raise ProtocolError("badNick", "A private message needs another person.")
         entry = self.private.add(int(self.clock()), player.nick, other.nick, text)
+        self._journal_private(
+            "private", {"t": entry.time, "n": entry.n, "from": player.nick, "to": other.nick, "text": text}
+        )
         line = events.chat_added(entry.line())
         self._personal(player, LOBBY, line)
         self._personal(other, LOBBY, line)
@@ -895,6 +912,7 @@ class Hub:
         nick = decode_client_text(what[1:])
         if not self.private.hide(player.nick, nick):
             raise ProtocolError("noSuchLine", f"There is no conversation with {nick}.")
+        self._journal_private("hide", {"nick": player.nick, "other": nick})
         now = int(self.clock())
         first, second = sorted((player.nick, nick))
         n = self.private.counter.next(now)

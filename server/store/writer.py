@@ -32,7 +32,7 @@ from server.store.models import ArchivedGame, JournalEntry, LiveTable, User
 log = logging.getLogger(__name__)
 
 RETRY_SECONDS = 1.0
-LOBBY_JOURNAL_KEPT = 1_000  # lobby chat entries kept in the journal (the lobby shows far fewer)
+CHAT_JOURNAL_KEPT = 10_000  # newest entries kept of the lobby's and private chat's journals (uid <= 0)
 SCORES = {BLACK: 1.0, WHITE: 0.0, 0: 0.5}
 
 
@@ -179,11 +179,11 @@ class StoreWriter:
     async def load_journal(self) -> tuple[dict[int, list[tuple[int, str, dict[str, Any]]]], int]:
         """The journals of the tables still open, and the first table number never used."""
         async with self.sessions.begin() as session:
-            newest = await session.scalar(select(func.max(JournalEntry.seq)).where(JournalEntry.uid == 0))
-            if newest is not None:
+            chats = select(JournalEntry.uid, func.max(JournalEntry.seq)).where(JournalEntry.uid <= 0)
+            for uid, newest in (await session.execute(chats.group_by(JournalEntry.uid))).all():
                 await session.execute(
                     delete(JournalEntry).where(
-                        JournalEntry.uid == 0, JournalEntry.seq <= newest - LOBBY_JOURNAL_KEPT
+                        JournalEntry.uid == uid, JournalEntry.seq <= newest - CHAT_JOURNAL_KEPT
                     )
                 )
             rows = await session.execute(

@@ -138,3 +138,25 @@ def test_a_broken_journal_skips_its_table_only() -> None:
 
     assert 7 not in after.tables
     assert after.tables[good].room.record_line() == "sr(;;B[aa])"  # type: ignore[union-attr]
+
+
+def test_private_conversations_come_back_with_what_each_side_hid() -> None:
+    journal, timers = RecordingPersistence(), ManualTimers()
+    before = hub_with(journal, timers)
+    before.chat_from("ala123", "_*Bob", "psst")
+    before.chat_from("bob456", "_*Ala", "what")
+    before.chat_from("ala123", "del", "_*Bob")  # Ala clears the conversation on her side
+    before.chat_from("bob456", "_*Ala", "hello?")
+
+    after = Hub(timers=timers, persistence=RecordingPersistence(), clock=lambda: 1_700_000_000.0)
+    after.restore(journal.entries, next_uid=1)
+
+    talk = after.private.get("*Ala", "*Bob")
+    assert talk is not None
+    assert [entry.line() for entry in talk.visible_to("*Bob")] == [
+        entry.line()
+        for entry in before.private.get("*Ala", "*Bob").visible_to("*Bob")  # type: ignore[union-attr]
+    ]
+    assert [entry.text for entry in talk.visible_to("*Bob")] == ["psst", "what", "hello?"]
+    assert [entry.text for entry in talk.visible_to("*Ala")] == ["hello?"]
+    assert after.private.add(1_700_000_000, "*Ala", "*Bob", "x").chat_id != talk.entries[-2].chat_id
