@@ -221,29 +221,33 @@ def test_migrate_creates_the_schema_and_is_idempotent(tmp_path: Path) -> None:
     assert first.stdout == again.stdout == "database schema at revision 0001\n"
 
 
-def test_admin_user_commands(tmp_path: Path) -> None:
+def test_admin_user_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
-    assert run_cli("migrate", "--db", url).returncode == 0
+    assert main(["migrate", "--db", url]) == 0
     asyncio.run(_two_players_and_a_game(url))
+    capsys.readouterr()
 
-    shown = run_cli("user", "--db", url, "show", "alice")
-    promoted = run_cli("user", "--db", url, "set-moderator", "Alice", "on")
-    renamed = run_cli("user", "--db", url, "rename", "Alice", "Alicja")
-    taken = run_cli("user", "--db", url, "rename", "Alicja", "BOB")
-    bad = run_cli("user", "--db", url, "rename", "Alicja", "*Guest")
-    deleted = run_cli("user", "--db", url, "delete", "Alicja")
-    missing = run_cli("user", "--db", url, "show", "Alicja")
+    def user(*args: str) -> tuple[int, str, str]:
+        status = main(["user", "--db", url, *args])
+        out, err = capsys.readouterr()
+        return status, out, err
 
-    assert (
-        shown.returncode == 0 and "nick:        Alice" in shown.stdout and "moderator:   no" in shown.stdout
-    )
-    assert "a@example.org" in shown.stdout and "K4ZUPkUzXY" not in shown.stdout
-    assert promoted.returncode == 0 and "moderator on" in promoted.stdout
-    assert renamed.returncode == 0
-    assert taken.returncode == 1 and "taken" in taken.stderr
-    assert bad.returncode == 1 and "nick" in bad.stderr
-    assert deleted.returncode == 0 and "1 archived games" in deleted.stdout
-    assert missing.returncode == 1 and "no account with the nick Alicja" in missing.stderr
+    shown = user("show", "alice")
+    promoted = user("set-moderator", "Alice", "on")
+    renamed = user("rename", "Alice", "Alicja")
+    taken = user("rename", "Alicja", "BOB")
+    bad = user("rename", "Alicja", "*Guest")
+    deleted = user("delete", "Alicja")
+    missing = user("show", "Alicja")
+
+    assert shown[0] == 0 and "nick:        Alice" in shown[1] and "moderator:   no" in shown[1]
+    assert "a@example.org" in shown[1] and "K4ZUPkUzXY" not in shown[1]
+    assert promoted[0] == 0 and "moderator on" in promoted[1]
+    assert renamed[0] == 0
+    assert taken[0] == 1 and "taken" in taken[2]
+    assert bad[0] == 1 and "nick" in bad[2]
+    assert deleted[0] == 0 and "1 archived games" in deleted[1]
+    assert missing[0] == 1 and "no account with the nick Alicja" in missing[2]
     games = asyncio.run(_games_of(url, "Bob"))
     assert [(game.blue, game.red) for game in games[0]] == [("deleted1", "Bob")]
     assert "PB[deleted1]" in games[1] and "Alice" not in games[1]
