@@ -132,7 +132,10 @@ class Clock:
         """`player` has moved: charge them, add the increment, and run `next_player`'s clock."""
         self._charge()
         self.extra[player] = 0.0
-        self.remaining[player] = min(self.cap, self.remaining[player] + self.added)
+        # the increment never lifts the time above start + added, but a gift above it stays
+        self.remaining[player] = max(
+            self.remaining[player], min(self.cap, self.remaining[player] + self.added)
+        )
         self.running = next_player
         self._arm()
 

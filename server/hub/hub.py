@@ -92,6 +92,8 @@ class Player:
     blocked: set[str] = field(default_factory=set)  # nick_key of people whose invitations are refused
     joined: dict[int, int] = field(default_factory=dict)  # table -> event number of sitting down there
     waiter: asyncio.Future[None] | None = None  # while a long poll waits
+    logged_in_at: int = 0  # the last event number before this session began
+    fresh: bool = True  # no reply sent yet in this session
     info: str = field(init=False, repr=False)  # the `i` line
 
     def flags(self) -> str:
@@ -394,7 +396,12 @@ class Hub:
         if holder is not None:
             raise ProtocolError("nickInUse", "This nick is in use.")
         player = Player(
-            secret=secret, nick=nick, lang=lang, inbox=EventLog(self.player_history), last_seen=self.clock()
+            secret=secret,
+            nick=nick,
+            lang=lang,
+            inbox=EventLog(self.player_history),
+            last_seen=self.clock(),
+            logged_in_at=self.counter.last,
         )
         if account is not None:
             player.guest = False
@@ -489,6 +496,11 @@ class Hub:
         player = self.players.get(secret)
         if player is None:
             return self._public_reply(seen, with_subscriptions)
+        if player.fresh:
+            # A msgNo older than the session can only come from before it, maybe from the server's
+            # previous run (numbers start again after a restart): the first reply starts at the login.
+            player.fresh = False
+            seen = min(seen, player.logged_in_at)
         if self._covers(player, seen):
             sections = self._news(player, seen, with_subscriptions)
         else:

@@ -160,3 +160,24 @@ def test_private_conversations_come_back_with_what_each_side_hid() -> None:
     assert [entry.text for entry in talk.visible_to("*Bob")] == ["psst", "what", "hello?"]
     assert [entry.text for entry in talk.visible_to("*Ala")] == ["hello?"]
     assert after.private.add(1_700_000_000, "*Ala", "*Bob", "x").chat_id != talk.entries[-2].chat_id
+
+
+def test_a_msg_no_from_before_the_restart_still_gets_the_whole_state() -> None:
+    journal, timers = RecordingPersistence(), ManualTimers()
+    before = hub_with(journal, timers)
+    uid = before.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Bob").uid
+    before.move("ala123", str(uid), "aa")
+    old_msg_no = before.counter.last
+
+    after = Hub(timers=timers, persistence=RecordingPersistence(), clock=lambda: 1_700_000_000.0)
+    after.restore(journal.entries, next_uid=uid + 1)
+    after.guest_login("ala123", "*Ala", "en")
+    after.guest_login("eve789", "*Eve", "en")
+    for n in range(old_msg_no):  # the new run's numbers pass the old msgNo
+        after.chat_from("eve789", "0", f"line {n}")
+    assert after.counter.last > old_msg_no
+
+    reply = after.reply("ala123", old_msg_no, with_subscriptions=False)
+
+    assert f"/q{uid}/" in reply and "sr(;;B[aa])" in reply and "/pr*Ala" in reply
+    assert "line 0" in reply  # the lobby's chat from the start of the session too
