@@ -220,6 +220,7 @@ class Hub:
                     self.tables.pop(uid, None)
 
     def _restore_table(self, uid: int, entries: list[tuple[int, str, dict[str, Any]]]) -> None:
+        last_seq = entries[-1][0]
         if uid == LOBBY:
             table, room = self.lobby, None
         else:
@@ -240,7 +241,7 @@ class Hub:
                     table.chat.delete(chat_id)
             elif room is not None:
                 room.replay(kind, data)
-        table.journal_seq = max(table.journal_seq, entries[-1][0] if entries else 1)
+        table.journal_seq = last_seq
         if room is None:
             return
         room.quiet = False
