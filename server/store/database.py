@@ -29,11 +29,11 @@ def open_engine(url: str) -> AsyncEngine:
     """An engine for `url`; SQLite files run in WAL mode so readers never block the writer."""
     engine = create_async_engine(url)
     if engine.dialect.name == "sqlite":
-        event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
+        event.listen(engine.sync_engine, "connect", sqlite_pragmas)
     return engine
 
 
-def _sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
+def sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor = dbapi_connection.cursor()
     # WAL with synchronous=NORMAL: a commit survives the server being killed; only a power cut
     # can lose the last few commits (the WAL is synced at checkpoints).

@@ -31,9 +31,10 @@ class Store:
             await engine.dispose()
             raise
         maker = sessions(engine)
-        return cls(engine, Accounts(maker), Games(maker), StoreWriter(maker))
+        return cls(engine, Accounts(maker), Games(maker), StoreWriter(engine, maker))
 
     async def close(self) -> None:
         """Write what is still queued, then disconnect."""
         await self.writer.flush()
+        self.writer.close()
         await self.engine.dispose()

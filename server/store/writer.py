@@ -4,6 +4,11 @@ The hub queues writes without waiting; one task writes whatever has queued up in
 so a burst of moves from many tables costs one commit. A request that changed something awaits
 `flush()` before it is answered: a player is never told a move was taken before it is on disk.
 A failed write is retried (a locked or full disk may recover); it is never dropped silently.
+
+Each transaction is plain synchronous SQLAlchemy. On SQLite it runs in one thread of its own with
+the standard sqlite3 driver: one hop to that thread per transaction, instead of one per statement
+through aiosqlite, cuts a commit from about 1.2 ms to under 0.3 ms (benchmarks/store.py). Other
+databases run the same function on the async engine's connection (`run_sync`).
 """
 
 from __future__ import annotations
@@ -12,14 +17,16 @@ import asyncio
 import json
 import logging
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import Connection, Engine, create_engine, delete, event, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import OperationalError
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlalchemy.orm import Session
 
 from server.engine.board import BLACK, WHITE
 from server.engine.rating import Rating, rate_game, shown
@@ -27,11 +34,13 @@ from server.engine.sgf import write_record
 from server.hub.persistence import Account, ArchiveDone, FinishedGame
 from server.protocol.codec import nick_key
 from server.store.accounts import account_of
+from server.store.database import sqlite_pragmas
 from server.store.models import ArchivedGame, JournalEntry, LiveTable, User
 
 log = logging.getLogger(__name__)
 
 RETRY_SECONDS = 1.0
+MAX_BATCH = 500  # jobs per transaction: a long backlog is written in slices, each reply waits for its own
 CHAT_JOURNAL_KEPT = 10_000  # newest entries kept of the lobby's and private chat's journals (uid <= 0)
 SCORES = {BLACK: 1.0, WHITE: 0.0, 0: 0.5}
 
@@ -64,8 +73,15 @@ _Job = _Entry | _Opened | _Closed | _Archive
 
 
 class StoreWriter:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, engine: AsyncEngine, sessions: async_sessionmaker) -> None:
+        self.engine = engine
         self.sessions = sessions
+        self._sync_engine: Engine | None = None
+        self._thread: ThreadPoolExecutor | None = None
+        if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
+            self._sync_engine = create_engine(engine.url.set(drivername="sqlite"))
+            event.listen(self._sync_engine, "connect", sqlite_pragmas)
+            self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
         self._queue: list[_Job] = []
         self._queued = 0  # jobs ever queued
         self._written = 0  # jobs ever written (or given up on)
@@ -95,9 +111,12 @@ class StoreWriter:
         self._waiters.append((target, waiter))
         await waiter
 
-    @property
-    def backlog(self) -> int:
-        return self._queued - self._written
+    def close(self) -> None:
+        """After the last flush: release the writer's own connection and thread."""
+        if self._sync_engine is not None:
+            self._sync_engine.dispose()
+        if self._thread is not None:
+            self._thread.shutdown()
 
     # --- writing ---------------------------------------------------------------------------------
 
@@ -109,7 +128,7 @@ class StoreWriter:
 
     async def _drain(self) -> None:
         while self._queue:
-            batch, self._queue = self._queue, []
+            batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
             done = await self._write_batch(batch)
             self._written += len(batch)
             for callback in done:
@@ -152,27 +171,16 @@ class StoreWriter:
                 return done
 
     async def _transaction(self, batch: list[_Job]) -> list[Callable[[], None]]:
-        done: list[Callable[[], None]] = []
-        entries: list[_Entry] = []
-        async with self.sessions.begin() as session:
-            for job in batch:
-                if isinstance(job, _Entry):
-                    entries.append(job)
-                    continue
-                await _insert_entries(session, entries)
-                entries = []
-                if isinstance(job, _Opened):
-                    await session.merge(LiveTable(uid=job.uid, opened_at=datetime.now(UTC), closed_at=None))
-                elif isinstance(job, _Closed):
-                    await session.execute(
-                        update(LiveTable).where(LiveTable.uid == job.uid).values(closed_at=datetime.now(UTC))
-                    )
-                    await session.execute(delete(JournalEntry).where(JournalEntry.uid == job.uid))
-                else:
-                    number, accounts = await _archive(session, job.game)
-                    done.append(lambda job=job, number=number, accounts=accounts: job.done(number, accounts))
-            await _insert_entries(session, entries)
-        return done
+        if self._sync_engine is not None:
+            engine = self._sync_engine
+
+            def in_thread() -> list[Callable[[], None]]:
+                with engine.begin() as connection:
+                    return _write(connection, batch)
+
+            return await asyncio.get_running_loop().run_in_executor(self._thread, in_thread)
+        async with self.engine.begin() as connection:
+            return await connection.run_sync(_write, batch)
 
     # --- reading at start-up ---------------------------------------------------------------------
 
@@ -198,28 +206,54 @@ class StoreWriter:
         return journals, (last_uid or 0) + 1
 
 
-async def _insert_entries(session: AsyncSession, entries: list[_Entry]) -> None:
+def _write(connection: Connection, batch: list[_Job]) -> list[Callable[[], None]]:
+    """One batch, in the caller's transaction; returns what to call on the loop once it is committed."""
+    done: list[Callable[[], None]] = []
+    entries: list[_Entry] = []
+    with Session(bind=connection) as session:
+        for job in batch:
+            if isinstance(job, _Entry):
+                entries.append(job)
+                continue
+            _insert_entries(session, entries)
+            entries = []
+            if isinstance(job, _Opened):
+                session.merge(LiveTable(uid=job.uid, opened_at=datetime.now(UTC), closed_at=None))
+            elif isinstance(job, _Closed):
+                session.execute(
+                    update(LiveTable).where(LiveTable.uid == job.uid).values(closed_at=datetime.now(UTC))
+                )
+                session.execute(delete(JournalEntry).where(JournalEntry.uid == job.uid))
+            else:
+                number, accounts = _archive(session, job.game)
+                done.append(lambda job=job, number=number, accounts=accounts: job.done(number, accounts))
+        _insert_entries(session, entries)
+        session.flush()
+    return done
+
+
+def _insert_entries(session: Session, entries: list[_Entry]) -> None:
     """Insert journal entries; one already written (same table and number) is left as it is."""
     if not entries:
         return
     rows = [{"uid": e.uid, "seq": e.seq, "kind": e.kind, "data": json.dumps(e.data)} for e in entries]
-    dialect = postgresql if session.bind.dialect.name == "postgresql" else sqlite
-    await session.execute(dialect.insert(JournalEntry).on_conflict_do_nothing(), rows)
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    session.execute(dialect.insert(JournalEntry).on_conflict_do_nothing(), rows)
 
 
-async def _registered(session: AsyncSession, nick: str) -> User | None:
+def _registered(session: Session, nick: str) -> User | None:
     if nick.startswith("*"):
         return None
-    return await session.scalar(select(User).where(User.nick_key == nick_key(nick)))
+    return session.scalar(select(User).where(User.nick_key == nick_key(nick)))
 
 
 def _rating(user: User) -> Rating:
     return Rating(user.rating, user.deviation, user.volatility)
 
 
-async def _archive(session: AsyncSession, game: FinishedGame) -> tuple[int, list[Account]]:
+def _archive(session: Session, game: FinishedGame) -> tuple[int, list[Account]]:
     """Store a finished game, with the players' ratings as they were before it; rate it if it counts."""
-    blue, red = await _registered(session, game.blue), await _registered(session, game.red)
+    blue, red = _registered(session, game.blue), _registered(session, game.red)
     record = game.record
     if blue is not None:
         record.black_rating = str(shown(_rating(blue)))
@@ -253,9 +287,9 @@ async def _archive(session: AsyncSession, game: FinishedGame) -> tuple[int, list
         sgf=write_record(record),
     )
     session.add(row)
-    await session.flush()
+    session.flush()
     archived = _Entry(game.uid, game.journal_seq, "archived", {"number": row.number, "game": game.game_index})
-    await _insert_entries(session, [archived])
+    _insert_entries(session, [archived])
     return row.number, changed
 
 
