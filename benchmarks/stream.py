@@ -95,6 +95,7 @@ class Server:
             str(self.port),
             "--db",
             f"sqlite+aiosqlite:///{self.workdir}/bench.sqlite3",
+            "--migrate",
             "--log-level",
             self.log_level,
         ]
