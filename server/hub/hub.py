@@ -178,9 +178,16 @@ class Hub:
             self._sweeper.cancel()
             self._sweeper = None
 
-    async def settled(self) -> None:
-        """Wait until everything done so far is written, so a reply never confirms what a crash
-        could still lose; a stuck database delays replies by SETTLE_TIMEOUT at most."""
+    def writes(self) -> int:
+        """How many writes were handed to storage so far; see `settled`."""
+        return self.persistence.queued
+
+    async def settled(self, since: int) -> None:
+        """If a request changed anything (`writes()` moved on from `since`), wait until it is written,
+        so a reply never confirms what a crash could still lose. Requests that changed nothing do not
+        wait for other people's writes. A stuck database delays replies by SETTLE_TIMEOUT at most."""
+        if self.persistence.queued == since:
+            return
         try:
             async with asyncio.timeout(SETTLE_TIMEOUT):
                 await self.persistence.flush()

@@ -48,6 +48,8 @@ ArchiveDone = Callable[[int, list[Account]], None]  # (archive number, accounts 
 
 
 class Persistence(Protocol):
+    queued: int  # writes handed over so far: a request that changed it waits for flush()
+
     def table_opened(self, uid: int) -> None: ...
 
     def journal(self, uid: int, seq: int, kind: str, data: dict[str, Any]) -> None: ...
@@ -64,6 +66,7 @@ class MemoryPersistence:
 
     def __init__(self) -> None:
         self.records: dict[int, str] = {}
+        self.queued = 0  # never moves: everything is done at once, there is nothing to wait for
 
     def table_opened(self, uid: int) -> None:
         pass

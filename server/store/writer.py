@@ -83,7 +83,7 @@ class StoreWriter:
             event.listen(self._sync_engine, "connect", sqlite_pragmas)
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
         self._queue: list[_Job] = []
-        self._queued = 0  # jobs ever queued
+        self.queued = 0  # jobs ever queued
         self._written = 0  # jobs ever written (or given up on)
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._task: asyncio.Task[None] | None = None
@@ -104,7 +104,7 @@ class StoreWriter:
 
     async def flush(self) -> None:
         """Return once everything queued before this call is written."""
-        target = self._queued
+        target = self.queued
         if self._written >= target:
             return
         waiter = asyncio.get_running_loop().create_future()
@@ -122,7 +122,7 @@ class StoreWriter:
 
     def _put(self, job: _Job) -> None:
         self._queue.append(job)
-        self._queued += 1
+        self.queued += 1
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._drain())
 

@@ -125,10 +125,11 @@ async def auth(request: web.Request) -> web.Response:
     if handler is None:
         return text_response(INTERNAL + "unknownCo")
     hub = request.app[HUB_KEY]
+    before = hub.writes()
     try:
         body = await handler(request, hub, request.app[ACCOUNTS_KEY])
     except Exception:  # the doc's answer for an internal error, never a 500
         log_failure(request, co)
         body = INTERNAL
-    await hub.settled()
+    await hub.settled(before)
     return text_response(body)

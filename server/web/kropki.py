@@ -94,13 +94,17 @@ async def _poll(hub: Hub, query: Query, with_subscriptions: bool) -> str:
     if commands_text is not None and len(commands_text) > MAX_MSG_FROM_CLIENT:
         raise ProtocolError("tooLong")
     secret = query.get("idGracza") or query.get("playerId") or ""
+    before = hub.writes()
     hub.receive(secret, parse_commands(commands_text))
-    await hub.settled()  # the reply then shows what its commands did, and anything else just written
+    changed = hub.writes()  # only this poll's own commands decide whether it waits for the disk
     if wait:
         await hub.wait_for_news(secret, seen, wait)
-    return hub.reply(
+    body = hub.reply(
         secret, seen, with_subscriptions=with_subscriptions, subscriptions_seen=subscriptions_seen
     )
+    if changed != before:
+        await hub.settled(before)
+    return body
 
 
 async def get_msg(hub: Hub, query: Query) -> str:
@@ -186,6 +190,7 @@ async def kropki(request: web.Request) -> web.Response:
     if handler is None:
         return text_response("err.unknownCo")
     hub = request.app[HUB_KEY]
+    before = hub.writes()
     try:
         body = await handler(hub, request.query)
     except ProtocolError as refused:
@@ -193,7 +198,8 @@ async def kropki(request: web.Request) -> web.Response:
     except Exception:  # a bug must answer like any refusal, not with a 500 that stops a client's loop
         log_failure(request, co)
         body = "err.internal"
-    await hub.settled()
+    if handler not in (get_msg, get_b_msg):  # a poll waits for its own commands' writes only
+        await hub.settled(before)
     return text_response(body)
 
 

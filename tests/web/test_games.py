@@ -47,7 +47,8 @@ class Players:
 
 
 async def archived(game: Players, number: int | None) -> GameRecord:
-    """A finished game's record as anyone downloads it from the archive."""
+    """A finished game's record as anyone downloads it from the archive (once it is written)."""
+    await game.hub.persistence.flush()
     response = await game.client.get(f"/sgf/{number}")
     assert response.status == 200
     assert response.content_type == "application/x-go-sgf"
@@ -279,6 +280,7 @@ async def test_a_game_is_lost_on_time_while_nobody_polls(game: Players) -> None:
     assert room.game.result is None
     game.timers.advance(2)  # blue's 65 seconds run out with no request at all
     assert str(room.game.result) == "W+T"
+    await game.hub.persistence.flush()  # the archive number is announced once the game is written
     reply = await game.eve.poll()
     assert f"x{uid}.1.W+T.1" in reply.lines(0)
 
