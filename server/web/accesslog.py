@@ -16,8 +16,9 @@ from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web import BaseRequest, Response, StreamResponse
 
 # ``idGracza``/``playerId`` name the player on every endpoint, ``key`` is a tournament organiser's key and
-# ``id`` carries the player id to the web client's auto-login page (``index.html?id=ID&opis=NICK``).
-SECRET_PARAMETERS = frozenset({"idgracza", "playerid", "key", "id"})
+# ``id`` carries the player id to the web client's auto-login page (``index.html?id=ID&opis=NICK``);
+# ``email`` (registration) is personal data an access log has no need of.
+SECRET_PARAMETERS = frozenset({"idgracza", "playerid", "key", "id", "email"})
 REDACTED = "***"
 POLLS = frozenset({"getMsg", "getBMsg"})
 SLOW_POLL = 1.0  # seconds; a slower poll without `wait=` is logged like any request

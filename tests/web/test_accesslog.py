@@ -62,6 +62,18 @@ async def test_player_ids_are_redacted_and_other_parameters_kept(
     assert "SECRET" not in caplog.text
 
 
+async def test_a_registration_logs_neither_the_id_nor_the_email(
+    server: TestServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    status = await raw_get(
+        server, b"/auth.py?co=rejestruj&opisGracza=Alice&idGracza=K4ZUPkUzXY&email=a%40b.org"
+    )
+
+    assert status == b"HTTP/1.1 200 OK"
+    line = next(line for line in access_lines(caplog) if "/auth.py" in line)
+    assert '"GET /auth.py?co=rejestruj&opisGracza=Alice&idGracza=***&email=***" 200 ' in line
+
+
 async def test_disguised_secret_names_are_redacted(
     server: TestServer, caplog: pytest.LogCaptureFixture
 ) -> None:
