@@ -94,6 +94,24 @@ def build_parser() -> argparse.ArgumentParser:
     rename.add_argument("new_nick")
     delete = actions.add_parser("delete", help="delete an account (its archived games stay, anonymised)")
     delete.add_argument("nick")
+
+    keys = commands.add_parser(
+        "tournament-key",
+        help="organisers' keys for setUpTable",
+        description="Organisers' keys for setUpTable. A key is shown once, when it is made; "
+        "only its hash is kept.",
+    )
+    _db_flag(keys)
+    key_actions = keys.add_subparsers(dest="action", metavar="ACTION", required=True)
+    add = key_actions.add_parser("add", help="make a key and print it (once)")
+    add.add_argument("name", help="who or what the key is for (unique)")
+    add.add_argument("--tournament", help="the only tournament (tourn=) the key may set up tables for")
+    add.add_argument(
+        "--registered-only", action="store_true", help="both players must be registered accounts"
+    )
+    key_actions.add_parser("list", help="list the keys (never the keys themselves)")
+    revoke = key_actions.add_parser("revoke", help="stop a key from working")
+    revoke.add_argument("name")
     return parser
 
 
@@ -227,6 +245,42 @@ def _user(args: argparse.Namespace, url: str) -> int:
     return 0
 
 
+def _tournament_key(args: argparse.Namespace, url: str) -> int:
+    from server.store.store import Store
+    from server.store.tournaments import KeyNameTaken
+
+    async def run() -> tuple[int, str]:
+        store = await Store.open(url)
+        keys = store.tournaments
+        try:
+            if args.action == "add":
+                key = await keys.add_key(args.name, args.tournament, args.registered_only)
+                return 0, key
+            if args.action == "revoke":
+                if await keys.revoke(args.name):
+                    return 0, f"{args.name}: revoked"
+                return 1, f"no working key named {args.name}"
+            lines = []
+            for info in await keys.keys():
+                limits = [f"tournament {info.tournament!r}"] if info.tournament else []
+                limits += ["registered players only"] if info.registered_only else []
+                state = f"revoked {info.revoked_at:%Y-%m-%d}" if info.revoked_at else "active"
+                scope = ", ".join(limits) or "any tournament"
+                lines.append(f"{info.name}\t{state}\tmade {info.created_at:%Y-%m-%d}\t{scope}")
+            return 0, "\n".join(lines) or "no keys"
+        except KeyNameTaken:
+            return 1, f"a key named {args.name} exists already"
+        finally:
+            await store.close()
+
+    status, text = asyncio.run(run())
+    if status:
+        print(f"kropki-server: error: {text}", file=sys.stderr)
+    else:
+        print(text)
+    return status
+
+
 def _describe_profile(profile: Profile) -> str:
     rating = profile.rating
     return "\n".join(
@@ -281,7 +335,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _serve(settings, log_level)
     if args.command == "replay":
         return _replay(args.files)
-    if args.command in ("migrate", "user"):
+    if args.command in ("migrate", "user", "tournament-key"):
         try:
             settings = resolve_settings(args, os.environ)
             data_dir = sqlite_data_dir(settings.db_url)
@@ -292,6 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         logging.basicConfig(level="WARNING", format=LOG_FORMAT)
         if args.command == "migrate":
             return _migrate(settings.db_url)
+        if args.command == "tournament-key":
+            return _tournament_key(args, settings.db_url)
         return _user(args, settings.db_url)
     parser.print_help()
     return 2

@@ -77,13 +77,21 @@ class Clock:
     """
 
     def __init__(
-        self, timers: Timers, start: float, added: float, on_flag: Callable[[int], None], *, first: int = 1
+        self,
+        timers: Timers,
+        start: float,
+        added: float,
+        on_flag: Callable[[int], None],
+        *,
+        first: int = 1,
+        first_move_grace: tuple[float, float] = (0.0, 0.0),
     ) -> None:
         self.timers = timers
         self.added = added
         self.cap = start + added
         self.remaining = {1: float(start), 2: float(start)}
-        self.extra = {1: 0.0, 2: 0.0}  # first-move grace (tournaments' sayHi), spent before the clock
+        # first-move grace (tournaments' sayHi), spent before the clock and gone after the first move
+        self.extra = {1: float(first_move_grace[0]), 2: float(first_move_grace[1])}
         self.paused = {1: False, 2: False}
         self.running = first
         self.since = timers.now()
@@ -157,15 +165,28 @@ class Clock:
         self._arm()
 
     def state(self) -> list[float | bool]:
-        """Both players' seconds left and paused flags, for the journal."""
-        return [round(self.left(1), 3), round(self.left(2), 3), self.paused[1], self.paused[2]]
+        """Both players' seconds left, paused flags and unspent first-move grace, for the journal."""
+        return [
+            round(self.left(1), 3),
+            round(self.left(2), 3),
+            self.paused[1],
+            self.paused[2],
+            round(self.grace_left(1), 3),
+            round(self.grace_left(2), 3),
+        ]
+
+    def grace_left(self, player: int) -> float:
+        if player != self.running or self.paused[player] or self.stopped:
+            return self.extra[player]
+        return max(0.0, self.extra[player] - (self.timers.now() - self.since))
 
     def set_state(self, state: list[float | bool], *, grace: float = 0.0) -> None:
-        """Take up a journalled state; `grace` seconds pass before the player on move is charged."""
-        left1, left2, paused1, paused2 = state
+        """Take up a journalled state; `grace` more seconds pass before the player on move is charged."""
+        left1, left2, paused1, paused2, extra1, extra2 = state
         self.remaining = {1: float(left1), 2: float(left2)}
         self.paused = {1: bool(paused1), 2: bool(paused2)}
-        self.extra[self.running] = grace
+        self.extra = {1: float(extra1), 2: float(extra2)}
+        self.extra[self.running] += grace
         self.since = self.timers.now()
         self._arm()
 

@@ -8,6 +8,7 @@ with its own. The web layer only parses parameters and calls in here.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import random
 import time as _time
@@ -27,7 +28,7 @@ from server.hub.chat import (
 from server.hub.clock import LoopTimers, Timers
 from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter, EventLog
 from server.hub.persistence import Account, FinishedGame, MemoryPersistence, Persistence
-from server.hub.room import Room
+from server.hub.room import AutoTable, Room
 from server.protocol import events
 from server.protocol.codec import (
     MAX_CHAT,
@@ -63,6 +64,8 @@ IDLE_TABLE_KEPT = 15 * 60.0
 FINISHED_TABLE_KEPT = 60 * 60.0
 RESTORED_TABLE_KEPT = 10 * 60.0  # after a restart, players have this long to come back to their table
 RESTART_GRACE = 60.0  # seconds before the clock of the player on move runs again after a restart
+TOURNAMENT_TABLE_KEPT = 2 * 60 * 60.0  # zagram: an unfinished tournament game stays at least 2 hours
+MAX_SAY_HI = 7200
 
 # nickType of chat lines written by people (docs/protocol.md): class digit, after the colour
 # letter B/W when the writer plays at that table.
@@ -235,7 +238,15 @@ class Hub:
             if kind != "open":
                 raise ValueError(f"journal of table {uid} starts with {kind!r}")
             game_type = parse_game_type(data["type"])
-            table = self._new_table(uid, game_type, data["blue"], data["red"], data["seed"])
+            auto = data.get("auto")
+            table = self._new_table(
+                uid,
+                game_type,
+                data["blue"],
+                data["red"],
+                data["seed"],
+                AutoTable(auto["tournament"], auto["round"], auto["sayHi"]) if auto is not None else None,
+            )
             room = table.room
             assert room is not None
             room.quiet = True
@@ -252,7 +263,8 @@ class Hub:
         if room is None:
             return
         room.quiet = False
-        table.kept_until = self.timers.now() + RESTORED_TABLE_KEPT
+        kept = TOURNAMENT_TABLE_KEPT if room.tournament_game and room.auto.tournament else RESTORED_TABLE_KEPT
+        table.kept_until = self.timers.now() + kept
         self._note_presence(table)
         if room.clock is not None and room.game.result is None:
             room.clock.set_state(room.clock.state(), grace=RESTART_GRACE)
@@ -281,7 +293,7 @@ class Hub:
         room = table.room
         assert room is not None
         idle = moment - room.last_activity
-        if moment < table.kept_until:
+        if moment < table.kept_until and room.game.result is None:
             return False
         if table.empty_since is not None and moment - table.empty_since > EMPTY_TABLE_KEPT:
             return True
@@ -356,6 +368,8 @@ class Hub:
         self._note_presence(table)
         if uid != LOBBY:
             player.tables.append(uid)
+        if table.room is not None:
+            table.room.arrived(player.nick)
         # the newcomer's next reply carries the table's whole state as it is then (see _news)
         player.joined[uid] = self.counter.next()
         self._post(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
@@ -602,14 +616,59 @@ class Hub:
 
     # --- tables --------------------------------------------------------------------------------
 
-    def open_table(self, game_type: GameType, blue: str, red: str) -> Table:
+    def set_up_table(
+        self,
+        game_type: GameType,
+        first: str,
+        second: str,
+        say_hi: tuple[int, int],
+        tournament: str | None,
+        round: str | None,
+        ratings: dict[str, float],
+    ) -> int:
+        """An organiser's table (setUpTable) between two players who need not be online.
+
+        Blue is `first`, except in `R` games (the server decides), where it is the lower-rated
+        player (`ratings`, registered players only), `first` on a tie or without ratings.
+        """
+        check_nick(first, guest=first.startswith("*"))
+        check_nick(second, guest=second.startswith("*"))
+        if nick_key(first) == nick_key(second):
+            raise ProtocolError("samePlayer", "pl1 and pl2 are the same player.")
+        if not all(0 <= seconds <= MAX_SAY_HI for seconds in say_hi):
+            raise ProtocolError("badSayHiTimes", f"sayHiTimes must be K.L with K and L in 0..{MAX_SAY_HI}.")
+        if game_type.kind in (GameKind.AI, GameKind.ANALYSIS) or game_type.start.kind is StartKind.SGF:
+            raise ProtocolError("badGameType", "A tournament table is a game between two players.")
+        blue, red = first, second
+        if game_type.kind is GameKind.RANKED and game_type.who_starts is WhoStarts.SERVER:
+            if first in ratings and second in ratings and ratings[second] < ratings[first]:
+                blue, red = second, first
+        if tournament is not None:
+            game_type = dataclasses.replace(game_type, tournament=tournament)
+        auto = AutoTable(tournament, round, {first: say_hi[0], second: say_hi[1]})
+        table = self.open_table(game_type, blue, red, auto)
+        if tournament is not None:
+            table.kept_until = self.timers.now() + TOURNAMENT_TABLE_KEPT
+            self.persistence.tournament_table(
+                table.uid, tournament, round, blue, red, events.game_type_text(game_type)
+            )
+        return table.uid
+
+    def open_table(self, game_type: GameType, blue: str, red: str, auto: AutoTable | None = None) -> Table:
         """A new game table, announced in the lobby (`ga`, `d`, `x`); its players sit at it."""
         uid = self._next_uid
         self._next_uid += 1
         seed = self.rng.randrange(2**32)
-        table = self._new_table(uid, game_type, blue, red, seed)
+        table = self._new_table(uid, game_type, blue, red, seed, auto)
         self.persistence.table_opened(uid)
-        opened = {"type": events.game_type_text(game_type), "blue": blue, "red": red, "seed": seed}
+        opened: dict[str, Any] = {
+            "type": events.game_type_text(game_type),
+            "blue": blue,
+            "red": red,
+            "seed": seed,
+        }
+        if auto is not None:
+            opened["auto"] = {"tournament": auto.tournament, "round": auto.round, "sayHi": auto.say_hi}
         self._journal(uid, "open", opened)
         self._note_presence(table)
         self._post(LOBBY, events.tables("a", [uid]))
@@ -622,7 +681,9 @@ class Hub:
         log.info("table opened uid=%s blue=%s red=%s type=%s", uid, blue, red, game_type)
         return table
 
-    def _new_table(self, uid: int, game_type: GameType, blue: str, red: str, seed: int) -> Table:
+    def _new_table(
+        self, uid: int, game_type: GameType, blue: str, red: str, seed: int, auto: AutoTable | None = None
+    ) -> Table:
         table = Table(uid, ChatRoom(TABLE_CHAT_KEPT), EventLog(self.table_history))
         table.room = Room(
             uid,
@@ -636,6 +697,7 @@ class Hub:
             tell=lambda code, text: self._server_line(uid, code, text),
             finished=self._archive,
             note=lambda kind, data: self._journal(uid, kind, data),
+            auto=auto,
         )
         self.tables[uid] = table
         return table
@@ -675,7 +737,8 @@ class Hub:
     def _archive(self, room: Room) -> None:
         """Hand a finished game with at least one move to the store; once it is written, its number
         goes into `x` and the players' new ratings into their `i` lines."""
-        if not room.game.moves:
+        tournament = room.auto.tournament if room.tournament_game and room.auto is not None else None
+        if not room.game.moves and tournament is None:  # tournament games are kept however short
             return
         game, table = room.game, self.tables[room.uid]
         date = _time.strftime("%Y-%m-%d", _time.gmtime(self.clock()))
@@ -693,7 +756,7 @@ class Hub:
                 and game.result is not None
                 and game.result.reason != "Void"
             ),
-            tournament=None,
+            tournament=tournament,
             game_index=room.games_played,
             journal_seq=table.journal_seq,
         )

@@ -39,7 +39,7 @@ class FinishedGame:
     game_type: str
     result: Result | None
     rated: bool  # a ranked game with enough dots: ratings change if both players are registered
-    tournament: str | None
+    tournament: str | None  # the event of a tournament game (the first game of a table set up for one)
     game_index: int  # which game of the table (a table plays on after `new`)
     journal_seq: int  # the table's journal position of the "archived" entry written with the game
 
@@ -53,6 +53,10 @@ class Persistence(Protocol):
     def table_opened(self, uid: int) -> None: ...
 
     def journal(self, uid: int, seq: int, kind: str, data: dict[str, Any]) -> None: ...
+
+    def tournament_table(
+        self, uid: int, tournament: str, round: str | None, blue: str, red: str, game_type: str
+    ) -> None: ...
 
     def archive(self, game: FinishedGame, done: ArchiveDone) -> None: ...
 
@@ -72,6 +76,11 @@ class MemoryPersistence:
         pass
 
     def journal(self, uid: int, seq: int, kind: str, data: dict[str, Any]) -> None:
+        pass
+
+    def tournament_table(
+        self, uid: int, tournament: str, round: str | None, blue: str, red: str, game_type: str
+    ) -> None:
         pass
 
     def archive(self, game: FinishedGame, done: ArchiveDone) -> None:

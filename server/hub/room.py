@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from server.engine.board import BLACK, WHITE, IllegalMove
@@ -27,6 +28,16 @@ _ANSWER = re.compile(r"(ok|accept|reject|cancel)([12])(score|terr|drop|new|undo)
 MAX_GIFT = 3600
 
 
+@dataclass(frozen=True)
+class AutoTable:
+    """A table an organiser set up (setUpTable). Its first game is the tournament game: sayHi grace,
+    no-shows decided (`Void`, `+F`), the event and round in the record."""
+
+    tournament: str | None  # SGF EV; None when the organiser said `x` (not saved)
+    round: str | None  # SGF RO; None for `x`
+    say_hi: dict[str, int] = field(default_factory=dict)  # nick -> extra seconds for their first move
+
+
 class Room:
     def __init__(
         self,
@@ -42,6 +53,7 @@ class Room:
         tell: Callable[[str, str], None],
         finished: Callable[[Room], None],
         note: Callable[[str, dict[str, Any]], None],
+        auto: AutoTable | None = None,
     ) -> None:
         self.uid = uid
         self.game_type = game_type
@@ -56,6 +68,8 @@ class Room:
         self.quiet = False  # while replaying the journal nothing is said, noted or archived again
         self._action: dict[str, Any] | None = None  # the propose() call being applied, noted once
         self.archive_number: int | None = None
+        self.auto = auto
+        self.showed_up: set[int] = set()  # seats whose player came to the table (for no-shows)
         self.games_played = 0
         self.last_activity = timers.now()
         self._begin()
@@ -94,11 +108,34 @@ class Room:
         self.drawing: dict[int, str] = {}
         self.archive_number = None
         gt = self.game_type
+        grace = (0.0, 0.0)
+        if self.tournament_game:
+            assert self.auto is not None
+            grace = (self.auto.say_hi.get(self.blue, 0), self.auto.say_hi.get(self.red, 0))
         self.clock = (
-            Clock(self.timers, gt.start_time, gt.added_time, self._flag, first=self.game.to_move)
+            Clock(
+                self.timers,
+                gt.start_time,
+                gt.added_time,
+                self._flag,
+                first=self.game.to_move,
+                first_move_grace=grace,
+            )
             if gt.timed
             else None
         )
+
+    @property
+    def tournament_game(self) -> bool:
+        """Only the first game of a table set up by an organiser is the tournament game."""
+        return self.auto is not None and self.games_played == 0
+
+    def arrived(self, nick: str) -> None:
+        """A player sat down at the table: they showed up for the tournament game."""
+        seat = self.seat_of(nick)
+        if self.tournament_game and seat and seat not in self.showed_up and self.game.result is None:
+            self.showed_up.add(seat)
+            self._note("came", p=seat)
 
     def seat_of(self, nick: str) -> int:
         return BLACK if nick == self.blue else WHITE if nick == self.red else 0
@@ -377,9 +414,19 @@ class Room:
     def _flag(self, player: int) -> None:
         if self.game.result is not None:
             return
-        self.game.lose_on_time(player)
+        moved = {move.player for move in self.game.moves}
+        if self.tournament_game and player not in moved:
+            if (3 - player) in moved or (3 - player) in self.showed_up:
+                self.game.forfeit(player)
+                text = f"{self.nick_of(player)} did not show up."
+            else:
+                self.game.void()
+                text = "Nobody showed up: the game is void."
+        else:
+            self.game.lose_on_time(player)
+            text = f"{self.nick_of(player)} ran out of time."
         self._note("flag", p=player)
-        self._tell(events.result_code(self.game.result), f"{self.nick_of(player)} ran out of time.")
+        self._tell(events.result_code(self.game.result), text)
         self._after_end()
 
     # --- after a restart -----------------------------------------------------------------------
@@ -405,6 +452,8 @@ class Room:
             self.give_time(nick, str(data["s"]))
         elif kind == "flag":
             self._flag(player)
+        elif kind == "came":
+            self.showed_up.add(player)
         elif kind != "clock":
             raise ValueError(f"unknown journal entry {kind!r}")
         if self.clock is not None and "c" in data:
@@ -443,6 +492,9 @@ class Room:
         if gt.timed:
             meta["main_time"] = str(gt.start_time)
             meta["overtime"] = f"0+{gt.added_time}"
+        if self.tournament_game:
+            assert self.auto is not None
+            meta["event"], meta["round"] = self.auto.tournament, self.auto.round
         return game_to_record(self.game, **meta)
 
 

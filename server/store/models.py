@@ -80,3 +80,33 @@ class JournalEntry(Base):
     seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     kind: Mapped[str] = mapped_column(String(20))
     data: Mapped[str] = mapped_column(Text)
+
+
+class TournamentKey(Base):
+    """An organiser's key for setUpTable; only its SHA-256 is kept (the key itself is random and long)."""
+
+    __tablename__ = "tournament_keys"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(80), unique=True)
+    key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    tournament: Mapped[str | None] = mapped_column(String(200))  # the only tournament it may set up
+    registered_only: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class TournamentTable(Base):
+    """A table set up for a tournament, and how its tournament game ended: what organisers read back."""
+
+    __tablename__ = "tournament_tables"
+
+    uid: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    tournament: Mapped[str] = mapped_column(String(200), index=True)
+    round: Mapped[str | None] = mapped_column(String(200))
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    blue: Mapped[str] = mapped_column(String(40))
+    red: Mapped[str] = mapped_column(String(40))
+    game_type: Mapped[str] = mapped_column(String(200))
+    result: Mapped[str | None] = mapped_column(String(20))
+    game_number: Mapped[int | None] = mapped_column(Integer)

@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from server.store.accounts import Accounts
 from server.store.database import check_schema, migrate, open_engine, sessions
 from server.store.games import Games
+from server.store.tournaments import Tournaments
 from server.store.writer import StoreWriter
 
 
@@ -17,6 +18,7 @@ class Store:
     engine: AsyncEngine
     accounts: Accounts
     games: Games
+    tournaments: Tournaments
     writer: StoreWriter
 
     @classmethod
@@ -31,7 +33,7 @@ class Store:
             await engine.dispose()
             raise
         maker = sessions(engine)
-        return cls(engine, Accounts(maker), Games(maker), StoreWriter(engine, maker))
+        return cls(engine, Accounts(maker), Games(maker), Tournaments(maker), StoreWriter(engine, maker))
 
     async def close(self) -> None:
         """Write what is still queued, then disconnect."""

@@ -35,7 +35,7 @@ from server.hub.persistence import Account, ArchiveDone, FinishedGame
 from server.protocol.codec import nick_key
 from server.store.accounts import account_of
 from server.store.database import sqlite_pragmas
-from server.store.models import ArchivedGame, JournalEntry, LiveTable, User
+from server.store.models import ArchivedGame, JournalEntry, LiveTable, TournamentTable, User
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +64,22 @@ class _Closed:
 
 
 @dataclass
+class _TournamentTable:
+    uid: int
+    tournament: str
+    round: str | None
+    blue: str
+    red: str
+    game_type: str
+
+
+@dataclass
 class _Archive:
     game: FinishedGame
     done: ArchiveDone
 
 
-_Job = _Entry | _Opened | _Closed | _Archive
+_Job = _Entry | _Opened | _Closed | _TournamentTable | _Archive
 
 
 class StoreWriter:
@@ -95,6 +105,11 @@ class StoreWriter:
 
     def journal(self, uid: int, seq: int, kind: str, data: dict[str, Any]) -> None:
         self._put(_Entry(uid, seq, kind, data))
+
+    def tournament_table(
+        self, uid: int, tournament: str, round: str | None, blue: str, red: str, game_type: str
+    ) -> None:
+        self._put(_TournamentTable(uid, tournament, round, blue, red, game_type))
 
     def archive(self, game: FinishedGame, done: ArchiveDone) -> None:
         self._put(_Archive(game, done))
@@ -224,6 +239,20 @@ def _write(connection: Connection, batch: list[_Job]) -> list[Callable[[], None]
                     update(LiveTable).where(LiveTable.uid == job.uid).values(closed_at=datetime.now(UTC))
                 )
                 session.execute(delete(JournalEntry).where(JournalEntry.uid == job.uid))
+            elif isinstance(job, _TournamentTable):
+                session.merge(
+                    TournamentTable(
+                        uid=job.uid,
+                        tournament=job.tournament,
+                        round=job.round,
+                        created_at=datetime.now(UTC),
+                        blue=job.blue,
+                        red=job.red,
+                        game_type=job.game_type,
+                        result=None,
+                        game_number=None,
+                    )
+                )
             else:
                 number, accounts = _archive(session, job.game)
                 done.append(lambda job=job, number=number, accounts=accounts: job.done(number, accounts))
@@ -288,6 +317,12 @@ def _archive(session: Session, game: FinishedGame) -> tuple[int, list[Account]]:
     )
     session.add(row)
     session.flush()
+    if game.tournament is not None and game.game_index == 0:
+        session.execute(
+            update(TournamentTable)
+            .where(TournamentTable.uid == game.uid)
+            .values(result=row.result, game_number=row.number)
+        )
     archived = _Entry(game.uid, game.journal_seq, "archived", {"number": row.number, "game": game.game_index})
     _insert_entries(session, [archived])
     return row.number, changed

@@ -10,7 +10,7 @@ from aiohttp import web
 from server.hub.hub import Hub
 from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, clean_text
 from server.store.accounts import Accounts, NickTaken
-from server.web.kropki import HUB_KEY, Query, log_failure, text_response
+from server.web.common import HUB_KEY, Query, log_failure, text_response
 from server.web.limits import AddressLimiter
 
 log = logging.getLogger(__name__)

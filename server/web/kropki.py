@@ -4,26 +4,20 @@ from __future__ import annotations
 
 import logging
 import math
-import traceback
 from collections.abc import Awaitable, Callable
 
 from aiohttp import web
-from multidict import MultiDictProxy
 
 from server.hub.hub import MAX_WAIT, Hub
 from server.protocol.codec import ProtocolError, parse_commands, parse_msg_no, parse_number
+from server.web import tournament
+from server.web.common import HUB_KEY, Query, log_failure, text_response
 
 log = logging.getLogger(__name__)
 
-HUB_KEY = web.AppKey("hub", Hub)
 MAX_MSG_FROM_CLIENT = 6_000  # characters of msgFromClient in one poll (URLs stay under 8 kB)
 
 routes = web.RouteTableDef()
-Query = MultiDictProxy[str]
-
-
-def text_response(body: str) -> web.Response:
-    return web.Response(text=body, content_type="text/plain", headers={"Cache-Control": "no-store"})
 
 
 def _param(query: Query, name: str) -> str:
@@ -187,12 +181,15 @@ HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
 async def kropki(request: web.Request) -> web.Response:
     co = request.query.get("co", "")
     handler = HANDLERS.get(co)
-    if handler is None:
+    if handler is None and co != "setUpTable":
         return text_response("err.unknownCo")
     hub = request.app[HUB_KEY]
     before = hub.writes()
     try:
-        body = await handler(hub, request.query)
+        if handler is None:  # the organisers' request needs the store, not only the hub
+            body = await tournament.set_up_table(request)
+        else:
+            body = await handler(hub, request.query)
     except ProtocolError as refused:
         body = f"err.{refused.code}"
     except Exception:  # a bug must answer like any refusal, not with a 500 that stops a client's loop
@@ -201,12 +198,3 @@ async def kropki(request: web.Request) -> web.Response:
     if handler not in (get_msg, get_b_msg):  # a poll waits for its own commands' writes only
         await hub.settled(before)
     return text_response(body)
-
-
-def log_failure(request: web.Request, co: str) -> None:
-    """Log a request's unexpected failure with its trace, the player's id blanked out."""
-    trace = traceback.format_exc()
-    for secret in (request.query.get("idGracza"), request.query.get("playerId")):
-        if secret:
-            trace = trace.replace(secret, "***")
-    log.error("request failed %s co=%s\n%s", request.path, co[:20], trace)

@@ -27,7 +27,7 @@ def test_set_state_gives_grace_before_the_player_on_move_is_charged() -> None:
     timers = ManualTimers()
     clock = Clock(timers, 60, 0, flagged.append)
 
-    clock.set_state([20.0, 30.0, False, False], grace=60)
+    clock.set_state([20.0, 30.0, False, False, 0.0, 0.0], grace=60)
     timers.advance(79)
     assert (clock.left(1), flagged) == (1.0, [])
     timers.advance(2)

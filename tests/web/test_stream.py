@@ -15,7 +15,7 @@ from server.config import Settings
 from server.engine.gametype import parse_game_type
 from server.hub.hub import Hub, Table
 from server.protocol.codec import decode_server_text
-from server.web.kropki import HUB_KEY
+from server.web.common import HUB_KEY
 from tests.web.zagram import Zagram, parse_reply
 
 

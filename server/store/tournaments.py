@@ -1,0 +1,126 @@
+"""Organisers' keys and the tables they set up (SQL only here)."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from server.store.models import ArchivedGame, TournamentKey, TournamentTable
+
+KEY_BYTES = 24  # 32 URL-safe characters: far beyond guessing, so a fast hash is enough to keep it
+
+
+class KeyNameTaken(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class KeyInfo:
+    name: str
+    tournament: str | None
+    registered_only: bool
+    created_at: datetime
+    revoked_at: datetime | None
+
+
+@dataclass(frozen=True)
+class TableRecord:
+    uid: int
+    tournament: str
+    round: str | None
+    created_at: datetime
+    blue: str
+    red: str
+    game_type: str
+    result: str | None
+    game_number: int | None
+
+
+def key_hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _info(row: TournamentKey) -> KeyInfo:
+    return KeyInfo(row.name, row.tournament, row.registered_only, row.created_at, row.revoked_at)
+
+
+class Tournaments:
+    def __init__(self, sessions: async_sessionmaker) -> None:
+        self.sessions = sessions
+
+    async def add_key(self, name: str, tournament: str | None, registered_only: bool) -> str:
+        """A new key, returned once: only its hash is stored."""
+        key = secrets.token_urlsafe(KEY_BYTES)
+        row = TournamentKey(
+            name=name,
+            key_hash=key_hash(key),
+            tournament=tournament,
+            registered_only=registered_only,
+            created_at=datetime.now(UTC),
+            revoked_at=None,
+        )
+        try:
+            async with self.sessions.begin() as session:
+                session.add(row)
+        except IntegrityError:
+            raise KeyNameTaken(name) from None
+        return key
+
+    async def keys(self) -> list[KeyInfo]:
+        async with self.sessions() as session:
+            rows = await session.scalars(select(TournamentKey).order_by(TournamentKey.id))
+            return [_info(row) for row in rows]
+
+    async def revoke(self, name: str) -> bool:
+        async with self.sessions.begin() as session:
+            row = await session.scalar(select(TournamentKey).where(TournamentKey.name == name))
+            if row is None or row.revoked_at is not None:
+                return False
+            row.revoked_at = datetime.now(UTC)
+            return True
+
+    async def check(self, key: str) -> KeyInfo | None:
+        """The key's settings if it exists and is not revoked."""
+        async with self.sessions() as session:
+            row = await session.scalar(select(TournamentKey).where(TournamentKey.key_hash == key_hash(key)))
+        if row is None or row.revoked_at is not None:
+            return None
+        return _info(row)
+
+    async def tables(self, tournament: str) -> list[TableRecord]:
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(TournamentTable)
+                .where(TournamentTable.tournament == tournament)
+                .order_by(TournamentTable.uid)
+            )
+            return [
+                TableRecord(
+                    row.uid,
+                    row.tournament,
+                    row.round,
+                    row.created_at,
+                    row.blue,
+                    row.red,
+                    row.game_type,
+                    row.result,
+                    row.game_number,
+                )
+                for row in rows
+            ]
+
+    async def records(self, tournament: str) -> list[tuple[int, str, str, str]]:
+        """(number, blue, red, SGF) of every archived game of the tournament."""
+        async with self.sessions() as session:
+            rows = await session.execute(
+                select(ArchivedGame.number, ArchivedGame.blue_nick, ArchivedGame.red_nick, ArchivedGame.sgf)
+                .where(ArchivedGame.tournament == tournament)
+                .order_by(ArchivedGame.number)
+            )
+            return [tuple(row) for row in rows]  # type: ignore[misc]

@@ -1,0 +1,30 @@
+"""What every HTTP handler module shares: the hub's app key, plain-text answers, failure logging."""
+
+from __future__ import annotations
+
+import logging
+import traceback
+
+from aiohttp import web
+from multidict import MultiDictProxy
+
+from server.hub.hub import Hub
+
+log = logging.getLogger(__name__)
+
+HUB_KEY = web.AppKey("hub", Hub)
+Query = MultiDictProxy[str]
+
+
+def text_response(body: str) -> web.Response:
+    return web.Response(text=body, content_type="text/plain", headers={"Cache-Control": "no-store"})
+
+
+def log_failure(request: web.Request, co: str) -> None:
+    """Log a request's unexpected failure with its trace, the player's id and any key blanked out."""
+    trace = traceback.format_exc()
+    for name in ("idGracza", "playerId", "key"):
+        secret = request.query.get(name)
+        if secret:
+            trace = trace.replace(secret, "***")
+    log.error("request failed %s co=%s\n%s", request.path, co[:20], trace)

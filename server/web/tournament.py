@@ -1,0 +1,153 @@
+"""Tournament organisers: `setUpTable` with a key, and the results read back by scripts
+(`/tournament/<name>` as JSON, `/tournament/<name>.sgf.zip`)."""
+
+from __future__ import annotations
+
+import io
+import re
+import unicodedata
+import zipfile
+
+from aiohttp import web
+
+from server.engine.gametype import MAX_TOURNAMENT_LENGTH, GameTypeError, parse_game_type
+from server.hub.hub import Hub
+from server.protocol.codec import ProtocolError, check_nick
+from server.store.accounts import Accounts
+from server.store.tournaments import Tournaments
+from server.web.auth import ACCOUNTS_KEY
+from server.web.common import HUB_KEY
+
+TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
+NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
+MAX_ROUND = 100
+_SAY_HI = re.compile(r"([0-9]{1,5})\.([0-9]{1,5})")
+
+routes = web.RouteTableDef()
+
+
+def _required(request: web.Request, name: str) -> str:
+    value = request.query.get(name)
+    if not value:
+        raise ProtocolError(f"missing.{name}")
+    return value
+
+
+def _label(value: str, code: str, limit: int) -> str | None:
+    """`tourn` / `tRound`: `x` means not saved; otherwise a short line of text without `/`."""
+    if value == NOT_SAVED:
+        return None
+    if len(value) > limit or any(c == "/" or unicodedata.category(c).startswith("C") for c in value):
+        raise ProtocolError(code)
+    return value
+
+
+async def _player(
+    accounts: Accounts, nick: str, name: str, registered_only: bool
+) -> tuple[str, float | None]:
+    """The nick as the table will know it, and the player's rating (registered players only)."""
+    guest = nick.startswith("*")
+    try:
+        check_nick(nick, guest=guest)
+    except ProtocolError:
+        raise ProtocolError(f"badNick.{name}") from None
+    if guest:
+        if registered_only:
+            raise ProtocolError(f"unknownPlayer.{name}")
+        return nick, None
+    profile = await accounts.profile(nick)
+    if profile is None:
+        if registered_only:
+            raise ProtocolError(f"unknownPlayer.{name}")
+        return nick, None
+    return profile.nick, profile.rating.rating
+
+
+async def set_up_table(request: web.Request) -> str:
+    """`co=setUpTable&key=K&gameType=G&pl1=A&pl2=B&sayHiTimes=K.L&tourn=T&tRound=R` -> `ok.<table>`."""
+    hub: Hub = request.app[HUB_KEY]
+    key = await request.app[TOURNAMENTS_KEY].check(_required(request, "key"))
+    if key is None:
+        raise ProtocolError("badKey")
+    try:
+        game_type = parse_game_type(_required(request, "gameType"))
+    except GameTypeError:
+        raise ProtocolError("badGameType") from None
+    say_hi = _SAY_HI.fullmatch(request.query.get("sayHiTimes", "0.0"))
+    if say_hi is None:
+        raise ProtocolError("badSayHiTimes")
+    tournament = _label(request.query.get("tourn", NOT_SAVED), "badTourn", MAX_TOURNAMENT_LENGTH)
+    round_ = _label(request.query.get("tRound", NOT_SAVED), "badRound", MAX_ROUND)
+    if key.tournament is not None and tournament != key.tournament:
+        raise ProtocolError("keyNotForTournament")
+    accounts = request.app[ACCOUNTS_KEY]
+    first, first_rating = await _player(accounts, _required(request, "pl1"), "pl1", key.registered_only)
+    second, second_rating = await _player(accounts, _required(request, "pl2"), "pl2", key.registered_only)
+    ratings = {nick: r for nick, r in ((first, first_rating), (second, second_rating)) if r is not None}
+    uid = hub.set_up_table(
+        game_type,
+        first,
+        second,
+        (int(say_hi[1]), int(say_hi[2])),
+        tournament,
+        round_,
+        ratings,
+    )
+    return f"ok.{uid}"
+
+
+@routes.get("/tournament/{name}.sgf.zip")
+async def records(request: web.Request) -> web.Response:
+    name = request.match_info["name"]
+    games = await request.app[TOURNAMENTS_KEY].records(name)
+    if not games:
+        return web.json_response({"error": f"no archived games of the tournament {name!r}"}, status=404)
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for number, blue, red, sgf in games:
+            archive.writestr(f"{number}-{_file_safe(blue)}-{_file_safe(red)}.sgf", sgf)
+    return web.Response(
+        body=buffer.getvalue(),
+        content_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{_file_safe(name)}.sgf.zip"'},
+    )
+
+
+@routes.get("/tournament/{name}")
+async def tables(request: web.Request) -> web.Response:
+    """Every table set up for the tournament, with its state now: what a script needs for results."""
+    name = request.match_info["name"]
+    rows = await request.app[TOURNAMENTS_KEY].tables(name)
+    if not rows:
+        return web.json_response({"error": f"no tables were set up for the tournament {name!r}"}, status=404)
+    hub: Hub = request.app[HUB_KEY]
+    listed = []
+    for row in rows:
+        table = hub.tables.get(row.uid)
+        room = table.room if table is not None else None
+        live = room is not None and room.games_played == 0
+        result = row.result or (str(room.game.result) if live and room.game.result is not None else None)
+        if live and room.game.result is None:
+            state = "playing"
+        else:
+            state = "finished" if result is not None else "closed"
+        listed.append(
+            {
+                "table": row.uid,
+                "round": row.round,
+                "created": row.created_at.isoformat(timespec="seconds"),
+                "blue": row.blue,
+                "red": row.red,
+                "gameType": row.game_type,
+                "state": state,
+                "moves": len(room.game.moves) if live else None,
+                "result": result,
+                "game": row.game_number,
+                "sgf": f"/sgf/{row.game_number}" if row.game_number is not None else None,
+            }
+        )
+    return web.json_response({"tournament": name, "tables": listed}, headers={"Cache-Control": "no-store"})
+
+
+def _file_safe(text: str) -> str:
+    return re.sub(r"[^\w.-]+", "_", text)[:60] or "_"
