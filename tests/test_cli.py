@@ -253,6 +253,37 @@ def test_admin_user_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "PB[deleted1]" in games[1] and "Alice" not in games[1]
 
 
+def test_tournament_key_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
+    assert main(["migrate", "--db", url]) == 0
+    capsys.readouterr()
+
+    def keys(*args: str) -> tuple[int, str, str]:
+        status = main(["tournament-key", "--db", url, *args])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    added = keys("add", "cup-bot", "--tournament", "Autumn Cup", "--registered-only")
+    again = keys("add", "cup-bot")
+    listed = keys("list")
+    revoked = keys("revoke", "cup-bot")
+    twice = keys("revoke", "cup-bot")
+
+    key = added[1].strip()
+    assert added[0] == 0 and len(key) >= 32
+    assert again[0] == 1 and "exists already" in again[2]
+    assert (
+        listed[0] == 0
+        and "cup-bot\tactive" in listed[1]
+        and "'Autumn Cup', registered players only" in listed[1]
+    )
+    assert key not in listed[1]
+    assert revoked == (0, "cup-bot: revoked\n", "")
+    assert twice[0] == 1 and "no working key named cup-bot" in twice[2]
+    assert "revoked" in keys("list")[1]
+    assert key.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("k.sqlite3*"))
+
+
 async def _two_players_and_a_game(url: str) -> None:
     store = await Store.open(url)
     await store.accounts.register("Alice", "K4ZUPkUzXY", "a@example.org", "en")

@@ -181,3 +181,22 @@ def test_a_msg_no_from_before_the_restart_still_gets_the_whole_state() -> None:
 
     assert f"/q{uid}/" in reply and "sr(;;B[aa])" in reply and "/pr*Ala" in reply
     assert "line 0" in reply  # the lobby's chat from the start of the session too
+
+
+def test_a_tournament_table_comes_back_with_its_say_hi_and_who_showed_up() -> None:
+    journal, timers = RecordingPersistence(), ManualTimers()
+    before = hub_with(journal, timers)  # Ala and Bob are online: both showed up
+    uid = before.set_up_table(parse_game_type("0808stanF0.120.5"), "*Ala", "*Bob", (60, 90), "Cup", "1", {})
+    timers.advance(20)
+    before.move("ala123", str(uid), "aa")  # red's 90 s of sayHi are still to come
+    before.announce_shutdown()
+
+    after = Hub(timers=timers, persistence=RecordingPersistence())
+    after.restore(journal.entries, next_uid=uid + 1)
+
+    room = after.tables[uid].room
+    assert room is not None and room.tournament_game and room.showed_up == {1, 2}
+    assert room.clock is not None and room.clock.grace_left(2) == 90 + RESTART_GRACE
+    assert room.record("2026-11-22").event == "Cup"
+    timers.advance(90 + RESTART_GRACE + 120 + 1)  # red never moves: blue wins by forfeit
+    assert str(room.game.result) == "B+F"

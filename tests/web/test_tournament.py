@@ -1,0 +1,164 @@
+"""An organiser's script over HTTP: a key, a round of three tables, players coming (or not), and the
+results read back as JSON and SGF."""
+
+from __future__ import annotations
+
+import io
+import random
+import zipfile
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+from pytest_aiohttp import AiohttpClient
+
+from server.app import STORE_KEY, create_app
+from server.config import Settings
+from server.engine.sgf import read_record
+from server.hub.clock import ManualTimers
+from server.hub.hub import Hub
+from server.web.accesslog import RedactingAccessLogger
+from tests.web.test_auth import register
+from tests.web.zagram import Zagram
+
+GAME_TYPE = "0808stanF0.60.5"  # free, 60 s + 5 s per move
+
+
+class Organiser:
+    def __init__(self, client: TestClient, hub: Hub, timers: ManualTimers, key: str) -> None:
+        self.client, self.hub, self.timers, self.key = client, hub, timers, key
+
+    async def set_up(self, **params: str) -> str:
+        query = {"co": "setUpTable", "key": self.key, "gameType": GAME_TYPE, "sayHiTimes": "30.30"}
+        query |= {"tourn": "Autumn Cup", "tRound": "3 (league)"} | params
+        response = await self.client.get(
+            "/a.kropki", params={k: v for k, v in query.items() if v is not None}
+        )
+        assert response.status == 200
+        return await response.text()
+
+    async def results(self, name: str = "Autumn Cup") -> tuple[int, dict]:
+        response = await self.client.get(f"/tournament/{name}")
+        return response.status, await response.json()
+
+
+@pytest.fixture
+async def organiser(aiohttp_client: AiohttpClient, settings: Settings) -> Organiser:
+    timers = ManualTimers()
+    hub = Hub(timers=timers, rng=random.Random(5))
+    server = TestServer(create_app(settings, hub))
+    await server.start_server(access_log_class=RedactingAccessLogger)
+    client = await aiohttp_client(server)
+    key = await client.app[STORE_KEY].tournaments.add_key("cup-bot", "Autumn Cup", False)
+    return Organiser(client, hub, timers, key)
+
+
+async def test_a_round_of_three_tables_from_a_script(organiser: Organiser) -> None:
+    client = organiser.client
+    ala, bob, cid = (
+        Zagram(client, "ala123", "*Ala"),
+        Zagram(client, "bob456", "*Bob"),
+        Zagram(client, "cid789", "*Cid"),
+    )
+    for guest in (ala, cid):  # online when the round is set up; Bob and the last pair are not
+        assert await guest.login() == ""
+        await guest.poll()
+
+    answers = [
+        await organiser.set_up(pl1="*Ala", pl2="*Bob"),
+        await organiser.set_up(pl1="*Cid", pl2="*Dan"),
+        await organiser.set_up(pl1="*Eve", pl2="*Fay"),
+    ]
+    assert answers == ["ok.1", "ok.2", "ok.3"]
+
+    assert await bob.login() == ""  # comes later and is seated at once
+    seated = await bob.poll()
+    assert 1 in seated.sections and any(line.startswith("sr(;") for line in seated.lines(1))
+    assert "Autumn Cup" in seated.lines(0, "d1.")[0]  # the event is in the table's description
+    await ala.poll()
+    for player, where in [(ala, "aa"), (bob, "hh"), (ala, "ab"), (bob, "hg")]:
+        player.send("s", 1, where)
+        await player.poll()
+    cid.send("s", 2, "dd")  # Cid moves; Dan never comes
+    await cid.poll()
+    assert await bob.get(co="propose", idGracza=bob.secret, table="1", proposal="resign") == ""
+
+    organiser.timers.advance(30 + 60 + 5)  # every sayHi and every clock has run out
+    await organiser.hub.persistence.flush()
+    status, listed = await organiser.results()
+
+    assert status == 200
+    tables = {entry["table"]: entry for entry in listed["tables"]}
+    assert [(t["blue"], t["red"], t["state"], t["result"]) for t in tables.values()] == [
+        ("*Ala", "*Bob", "finished", "B+R"),
+        ("*Cid", "*Dan", "finished", "B+F"),
+        ("*Eve", "*Fay", "finished", "Void"),
+    ]
+    assert {t["round"] for t in tables.values()} == {"3 (league)"}
+    lobby = await cid.poll()
+    for uid, entry in tables.items():
+        record = read_record(await (await client.get(entry["sgf"])).text())
+        assert (record.event, record.round, record.result) == ("Autumn Cup", "3 (league)", entry["result"])
+        assert any(
+            line.startswith(f"x{uid}.") and line.endswith(f".{entry['result']}.{entry['game']}")
+            for line in lobby.lines(0, "x")
+        )
+    assert (
+        len(read_record(await (await client.get(tables[3]["sgf"])).text()).moves) == 0
+    )  # kept however short
+
+    bundle = await client.get("/tournament/Autumn Cup.sgf.zip")
+    assert bundle.status == 200 and bundle.content_type == "application/zip"
+    names = zipfile.ZipFile(io.BytesIO(await bundle.read())).namelist()
+    assert sorted(names) == sorted(
+        f"{t['game']}-_{t['blue'][1:]}-_{t['red'][1:]}.sgf" for t in tables.values()
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "answer"),
+    [
+        ({"key": "not-a-key"}, "err.badKey"),
+        ({"key": None}, "err.missing.key"),
+        ({"tourn": "Spring Cup"}, "err.keyNotForTournament"),
+        ({"gameType": "0808stanQ0.60.5"}, "err.badGameType"),
+        ({"gameType": None}, "err.missing.gameType"),
+        ({"sayHiTimes": "60.7201"}, "err.badSayHiTimes"),
+        ({"sayHiTimes": "60"}, "err.badSayHiTimes"),
+        ({"sayHiTimes": "-1.5"}, "err.badSayHiTimes"),
+        ({"pl2": "*ALA"}, "err.samePlayer"),
+        ({"pl1": None}, "err.missing.pl1"),
+        ({"pl2": "two  spaces"}, "err.badNick.pl2"),
+        ({"tRound": "a/b"}, "err.badRound"),
+        ({"tRound": "r" * 101}, "err.badRound"),
+    ],
+)
+async def test_bad_set_ups_are_refused_and_create_nothing(
+    organiser: Organiser, params: dict, answer: str
+) -> None:
+    assert await organiser.set_up(**({"pl1": "*Ala", "pl2": "*Bob"} | params)) == answer
+
+    assert list(organiser.hub.tables) == [0]
+    assert (await organiser.results())[0] == 404
+
+
+async def test_revoked_and_registered_only_keys(organiser: Organiser) -> None:
+    tournaments = organiser.client.app[STORE_KEY].tournaments
+    strict = await tournaments.add_key("league", None, True)
+    await register(organiser.client, "Alice")
+    await register(organiser.client, "Bob")
+
+    guest = await organiser.set_up(key=strict, pl1="Alice", pl2="*Gus", tourn="League")
+    unknown = await organiser.set_up(key=strict, pl1="Nobody", pl2="Alice", tourn="League")
+    made = await organiser.set_up(key=strict, pl1="alice", pl2="BOB", tourn="League")
+    assert await tournaments.revoke("league")
+    revoked = await organiser.set_up(key=strict, pl1="Alice", pl2="Bob", tourn="League")
+
+    assert (guest, unknown, made, revoked) == (
+        "err.unknownPlayer.pl2",
+        "err.unknownPlayer.pl1",
+        "ok.1",
+        "err.badKey",
+    )
+    room = organiser.hub.tables[1].room
+    assert room is not None and (room.blue, room.red) == ("Alice", "Bob")  # the accounts' own nicks
+    assert list(organiser.hub.tables) == [0, 1]
