@@ -13,6 +13,7 @@ from pytest_aiohttp import AiohttpClient
 
 from server.app import STORE_KEY, create_app
 from server.config import Settings
+from server.engine.gametype import format_new, parse_game_type
 from server.engine.sgf import read_record
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
@@ -162,3 +163,17 @@ async def test_revoked_and_registered_only_keys(organiser: Organiser) -> None:
     room = organiser.hub.tables[1].room
     assert room is not None and (room.blue, room.red) == ("Alice", "Bob")  # the accounts' own nicks
     assert list(organiser.hub.tables) == [0, 1]
+
+
+async def test_both_game_type_formats_and_the_event_in_the_description(organiser: Organiser) -> None:
+    new_format = format_new(parse_game_type(GAME_TYPE))
+
+    old = await organiser.set_up(pl1="*Ala", pl2="*Bob")
+    new = await organiser.set_up(pl1="*Cid", pl2="*Dan", gameType=new_format)
+
+    assert (old, new) == ("ok.1", "ok.2")
+    descriptions = [organiser.hub.tables[uid].room.description() for uid in (1, 2)]  # type: ignore[union-attr]
+    assert descriptions == [
+        f"d1.{new_format}Autumn Cup.*Ala.*Bob",
+        f"d2.{new_format}Autumn Cup.*Cid.*Dan",
+    ]
