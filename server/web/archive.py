@@ -6,6 +6,7 @@ from aiohttp import web
 
 from server.protocol.codec import ProtocolError, check_nick
 from server.store.games import Games
+from server.web.common import utc_text
 
 GAMES_KEY = web.AppKey("games", Games)
 DEFAULT_LIST = 50
@@ -50,7 +51,7 @@ async def player_games(request: web.Request) -> web.Response:
             {
                 "number": game.number,
                 "sgf": f"/sgf/{game.number}",
-                "finished": game.finished_at.isoformat(timespec="seconds"),
+                "finished": utc_text(game.finished_at),
                 "blue": game.blue,
                 "red": game.red,
                 "gameType": game.game_type,

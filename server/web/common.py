@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import traceback
+from datetime import UTC, datetime
 
 from aiohttp import web
 from multidict import MultiDictProxy
@@ -18,6 +19,13 @@ Query = MultiDictProxy[str]
 
 def text_response(body: str) -> web.Response:
     return web.Response(text=body, content_type="text/plain", headers={"Cache-Control": "no-store"})
+
+
+def utc_text(moment: datetime) -> str:
+    """ISO 8601 with its UTC offset: SQLite hands times back without their zone, always UTC here."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.isoformat(timespec="seconds")
 
 
 def log_failure(request: web.Request, co: str) -> None:

@@ -16,7 +16,7 @@ from server.protocol.codec import ProtocolError, check_nick
 from server.store.accounts import Accounts
 from server.store.tournaments import Tournaments
 from server.web.auth import ACCOUNTS_KEY
-from server.web.common import HUB_KEY
+from server.web.common import HUB_KEY, utc_text
 
 TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
 NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
@@ -135,7 +135,7 @@ async def tables(request: web.Request) -> web.Response:
             {
                 "table": row.uid,
                 "round": row.round,
-                "created": row.created_at.isoformat(timespec="seconds"),
+                "created": utc_text(row.created_at),
                 "blue": row.blue,
                 "red": row.red,
                 "gameType": row.game_type,

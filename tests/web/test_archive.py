@@ -84,6 +84,7 @@ async def test_23_dots_guests_and_free_games_leave_ratings_alone(client: TestCli
     assert await ratings(client, "Alice", "Bob", "Carol") == [(1500, 0, 0, 0)] * 3
     listed = await (await client.get("/games", params={"nick": "Alice"})).json()
     assert [(g["number"], g["rated"]) for g in listed] == [(2, False), (1, False)]
+    assert all(g["finished"].endswith("+00:00") for g in listed)
     guest_games = await (await client.get("/games", params={"nick": "*Gus"})).json()
     assert [(g["blue"], g["red"]) for g in guest_games] == [("Carol", "*Gus")]
 

@@ -95,6 +95,7 @@ async def test_a_round_of_three_tables_from_a_script(organiser: Organiser) -> No
         ("*Eve", "*Fay", "finished", "Void"),
     ]
     assert {t["round"] for t in tables.values()} == {"3 (league)"}
+    assert all(t["created"].endswith("+00:00") for t in tables.values())
     lobby = await cid.poll()
     for uid, entry in tables.items():
         record = read_record(await (await client.get(entry["sgf"])).text())
