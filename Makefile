@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: install test run lint bench clean
+.PHONY: install test test-sqlite test-postgres run lint bench clean
 
 install: $(STAMP)
 
@@ -13,8 +13,14 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e '.[test]'
 	touch $(STAMP)
 
-test: install
+# The whole suite twice: on SQLite files, then on a throwaway PostgreSQL server (installed when missing).
+test: test-sqlite test-postgres
+
+test-sqlite: install
 	$(VENV)/bin/pytest
+
+test-postgres: install
+	scripts/with-postgres $(VENV)/bin/pytest -p no:cacheprovider
 
 run: install
 	$(VENV)/bin/kropki-server serve --migrate

@@ -1,40 +1,96 @@
-"""Fixtures shared by every test: real settings on a real SQLite path, and a client for the real app."""
+"""Fixtures shared by every test: real settings on a real database of its own, and a client for the
+real app. The database is a SQLite file in the test's temporary folder, or, when KROPKI_TEST_DB names a
+PostgreSQL server (`make test` runs the suite both ways, see scripts/with-postgres), a database of its
+own on that server."""
 
 from __future__ import annotations
 
 import asyncio
+import itertools
+import os
 import shutil
+from collections.abc import Callable, Coroutine
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient, TestServer
 from pytest_aiohttp import AiohttpClient
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from server.app import create_app
 from server.config import Settings
 from server.store.database import migrate, open_engine
 from server.web.accesslog import RedactingAccessLogger
 
+POSTGRES = os.environ.get("KROPKI_TEST_DB")
+TEMPLATE = "kropki_template"
+
+NewDatabase = Callable[[Path, bool], str]  # (test folder, migrated?) -> database URL
+
+
+def _run(coroutine: Coroutine[Any, Any, None]) -> None:
+    """Run set-up work on a loop of its own, whatever loop the tests have."""
+    with ThreadPoolExecutor(1) as thread:
+        thread.submit(asyncio.run, coroutine).result()
+
+
+async def _migrate(url: str) -> None:
+    engine = open_engine(url)
+    await migrate(engine)
+    await engine.dispose()
+
+
+async def _postgres(*statements: str) -> None:
+    engine = create_async_engine(POSTGRES or "", isolation_level="AUTOCOMMIT")
+    async with engine.connect() as connection:
+        for statement in statements:
+            await connection.execute(text(statement))
+    await engine.dispose()
+
 
 @pytest.fixture(scope="session")
-def migrated_database(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An empty database at the newest schema, made once; each test gets its own copy."""
-    path = tmp_path_factory.mktemp("template") / "kropki.sqlite3"
+def new_database(tmp_path_factory: pytest.TempPathFactory) -> NewDatabase:
+    """Makes a database for one test, empty or at the newest schema (migrated once, then copied)."""
+    if POSTGRES:
+        template = make_url(POSTGRES).set(database=TEMPLATE).render_as_string(hide_password=False)
+        _run(_postgres(f"DROP DATABASE IF EXISTS {TEMPLATE}", f"CREATE DATABASE {TEMPLATE}"))
+        _run(_migrate(template))
+        numbers = itertools.count(1)
 
-    async def build() -> None:
-        engine = open_engine(f"sqlite+aiosqlite:///{path}")
-        await migrate(engine)
-        await engine.dispose()
+        def on_postgres(_folder: Path, migrated: bool) -> str:
+            name = f"test_{os.getpid()}_{next(numbers)}"
+            source = TEMPLATE if migrated else "template0"
+            _run(_postgres(f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name} TEMPLATE {source}"))
+            return make_url(POSTGRES).set(database=name).render_as_string(hide_password=False)
 
-    asyncio.run(build())
-    return path
+        return on_postgres
+
+    template = tmp_path_factory.mktemp("template") / "kropki.sqlite3"
+    _run(_migrate(f"sqlite+aiosqlite:///{template}"))
+
+    def on_sqlite(folder: Path, migrated: bool) -> str:
+        path = folder / ("kropki.sqlite3" if migrated else "empty.sqlite3")
+        if migrated:
+            shutil.copyfile(template, path)
+        return f"sqlite+aiosqlite:///{path}"
+
+    return on_sqlite
 
 
 @pytest.fixture
-def settings(tmp_path: Path, migrated_database: Path) -> Settings:
-    """Settings whose SQLite database (already migrated) lives under the test's own temporary directory."""
-    shutil.copyfile(migrated_database, tmp_path / "kropki.sqlite3")
-    return Settings(host="127.0.0.1", port=8080, db_url=f"sqlite+aiosqlite:///{tmp_path}/kropki.sqlite3")
+def settings(tmp_path: Path, new_database: NewDatabase) -> Settings:
+    """Settings with a database of the test's own, already migrated."""
+    return Settings(host="127.0.0.1", port=8080, db_url=new_database(tmp_path, True))
+
+
+@pytest.fixture
+def empty_database(tmp_path: Path, new_database: NewDatabase) -> str:
+    """The URL of a database of the test's own with no schema at all."""
+    return new_database(tmp_path, False)
 
 
 @pytest.fixture

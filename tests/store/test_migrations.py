@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+import os
 
 import pytest
 from aiohttp.test_utils import TestServer
@@ -24,8 +24,8 @@ from server.store.database import (
 from server.store.models import Base
 
 
-async def test_migrations_run_from_empty_to_head_and_match_the_models(tmp_path: Path) -> None:
-    engine = open_engine(f"sqlite+aiosqlite:///{tmp_path}/fresh.sqlite3")
+async def test_migrations_run_from_empty_to_head_and_match_the_models(empty_database: str) -> None:
+    engine = open_engine(empty_database)
     try:
         assert await current_revision(engine) is None
         await migrate(engine)
@@ -43,8 +43,8 @@ async def test_migrations_run_from_empty_to_head_and_match_the_models(tmp_path: 
         await engine.dispose()
 
 
-async def test_downgrade_to_base_and_back(tmp_path: Path) -> None:
-    engine = open_engine(f"sqlite+aiosqlite:///{tmp_path}/fresh.sqlite3")
+async def test_downgrade_to_base_and_back(empty_database: str) -> None:
+    engine = open_engine(empty_database)
     try:
         await migrate(engine)
         async with engine.begin() as connection:
@@ -57,8 +57,10 @@ async def test_downgrade_to_base_and_back(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("upgrade", [False, True])
-async def test_the_app_refuses_an_old_schema_unless_asked_to_migrate(tmp_path: Path, upgrade: bool) -> None:
-    url = f"sqlite+aiosqlite:///{tmp_path}/old.sqlite3"
+async def test_the_app_refuses_an_old_schema_unless_asked_to_migrate(
+    empty_database: str, upgrade: bool
+) -> None:
+    url = empty_database
     server = TestServer(create_app(Settings("127.0.0.1", 8080, url, migrate=upgrade)))
     try:
         if upgrade:
@@ -71,3 +73,9 @@ async def test_the_app_refuses_an_old_schema_unless_asked_to_migrate(tmp_path: P
                 await server.start_server()
     finally:
         await server.close()
+
+
+def test_the_suite_runs_on_the_database_it_was_asked_for(settings: Settings) -> None:
+    """`make test-postgres` must really test PostgreSQL, not quietly fall back to SQLite."""
+    expected = "postgresql" if os.environ.get("KROPKI_TEST_DB") else "sqlite"
+    assert settings.db_url.split("+")[0] == expected
