@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 from aiohttp import web
 
 from server.config import Settings
 from server.hub.hub import Hub
 from server.store.store import Store
-from server.web import archive, auth, health, kropki, tournament
-from server.web.common import HUB_KEY
+from server.web import archive, auth, headers, health, kropki, metrics, tournament
+from server.web.common import HUB_KEY, STORE_KEY
 from server.web.limits import AddressLimiter
 
 log = logging.getLogger(__name__)
 
 SETTINGS_KEY = web.AppKey("settings", Settings)
-STORE_KEY = web.AppKey("store", Store)
+__all__ = ["SETTINGS_KEY", "STORE_KEY", "create_app"]
 
 
 def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
@@ -25,19 +26,33 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
 
     Tests pass a hub with a clock they drive.
     """
-    app = web.Application()
+    app = web.Application(middlewares=[headers.security_and_compression, metrics.timing])
     app[SETTINGS_KEY] = settings
     app[HUB_KEY] = hub or Hub()
+    app[metrics.METRICS_KEY] = metrics.Metrics(app[HUB_KEY])
     app[auth.LOGIN_LIMITER_KEY] = AddressLimiter(*auth.FAILED_LOGINS)
     app[auth.REGISTER_LIMITER_KEY] = AddressLimiter(*auth.REGISTRATIONS)
     app.cleanup_ctx.append(_store_and_hub)
     app.on_shutdown.append(_announce_shutdown)
-    app.add_routes(health.routes)
-    app.add_routes(kropki.routes)
-    app.add_routes(auth.routes)
-    app.add_routes(archive.routes)
-    app.add_routes(tournament.routes)
+    for module in (health, kropki, auth, archive, tournament, metrics):
+        app.add_routes(module.routes)
+    if settings.static_dir is not None:
+        _serve_folder(app, settings.static_dir)
     return app
+
+
+def _serve_folder(app: web.Application, folder: Path) -> None:
+    """The operator's static files (the zagram web client) under `/`, after every server route, so that
+    `index.html?id=...&opis=...` auto-login links and the client's `rootUrl` reach one process."""
+
+    async def index(request: web.Request) -> web.StreamResponse:
+        page = folder / "index.html"
+        if not page.is_file():
+            raise web.HTTPNotFound(text="No index.html in the static folder.\n")
+        return web.FileResponse(page)
+
+    app.router.add_get("/", index)
+    app.router.add_static("/", folder, follow_symlinks=False)
 
 
 async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
@@ -49,6 +64,7 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     app[auth.ACCOUNTS_KEY] = store.accounts
     app[archive.GAMES_KEY] = store.games
     app[tournament.TOURNAMENTS_KEY] = store.tournaments
+    store.writer.on_commit = app[metrics.METRICS_KEY].writes.observe
     hub.persistence = store.writer
     journals, next_uid = await store.writer.load_journal()
     hub.restore(journals, next_uid)

@@ -10,10 +10,20 @@ import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from server import __version__
-from server.config import ENV_DB, ENV_HOST, ENV_PORT, ConfigError, Settings, parse_port, sqlite_data_dir
+from server.config import (
+    ENV_DB,
+    ENV_HOST,
+    ENV_PORT,
+    ENV_STATIC,
+    ConfigError,
+    Settings,
+    parse_port,
+    sqlite_data_dir,
+)
 from server.protocol.codec import ProtocolError, check_nick
 
 if TYPE_CHECKING:
@@ -57,6 +67,12 @@ def build_parser() -> argparse.ArgumentParser:
     _db_flag(serve)
     serve.add_argument(
         "--migrate", action="store_true", help="bring the database schema up to date before serving"
+    )
+    serve.add_argument(
+        "--static",
+        metavar="DIR",
+        type=Path,
+        help=f"serve this folder's files under / (e.g. the zagram web client; env {ENV_STATIC})",
     )
     serve.add_argument(
         "--log-level",
@@ -131,6 +147,7 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         port=getattr(args, "port", None) or base.port,
         db_url=args.db if args.db is not None else base.db_url,
         migrate=getattr(args, "migrate", False),
+        static_dir=getattr(args, "static", None) or base.static_dir,
     )
 
 
@@ -325,6 +342,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             settings = resolve_settings(args, os.environ)
             log_level = resolve_log_level(args, os.environ)
             data_dir = sqlite_data_dir(settings.db_url)
+            if settings.static_dir is not None and not settings.static_dir.is_dir():
+                raise ConfigError(f"static folder {str(settings.static_dir)!r} is not a directory")
         except ConfigError as exc:
             parser.exit(2, f"kropki-server: error: {exc}\n")
         if data_dir is not None:

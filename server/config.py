@@ -16,6 +16,7 @@ DEFAULT_DB_URL = "sqlite+aiosqlite:///./data/kropki.sqlite3"
 ENV_HOST = "KROPKI_HOST"
 ENV_PORT = "KROPKI_PORT"
 ENV_DB = "KROPKI_DB"
+ENV_STATIC = "KROPKI_STATIC"
 
 
 class ConfigError(ValueError):
@@ -41,6 +42,7 @@ class Settings:
     port: int
     db_url: str
     migrate: bool = False  # bring the database schema up to date at start instead of refusing it
+    static_dir: Path | None = None  # a folder served as static files (e.g. the zagram web client)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -55,6 +57,7 @@ class Settings:
             host=environ.get(ENV_HOST) or DEFAULT_HOST,
             port=port,
             db_url=environ.get(ENV_DB) or DEFAULT_DB_URL,
+            static_dir=Path(environ[ENV_STATIC]) if environ.get(ENV_STATIC) else None,
         )
 
 

@@ -304,3 +304,21 @@ async def _games_of(url: str, nick: str) -> tuple[list[GameSummary], str | None]
         return games, await store.games.sgf(games[0].number)
     finally:
         await store.close()
+
+
+def test_a_static_folder_that_is_not_a_folder_is_a_usage_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(
+            [
+                "serve",
+                "--static",
+                str(tmp_path / "missing"),
+                "--db",
+                f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3",
+            ]
+        )
+
+    assert exit_info.value.code == 2
+    assert "is not a directory" in capsys.readouterr().err

@@ -166,6 +166,8 @@ class Hub:
         self.tables: dict[int, Table] = {LOBBY: self.lobby}
         self.private = PrivateChats()
         self._private_seq = 0
+        self.moves_played = 0  # for /metrics
+        self.polls_answered = 0
         self._next_uid = 1
         self._sweeper: asyncio.TimerHandle | None = None
 
@@ -515,6 +517,7 @@ class Hub:
         self, secret: str, seen: int, *, with_subscriptions: bool, subscriptions_seen: bool = True
     ) -> str:
         """The poll's answer: `ok/m<i>.<j>.<k>/q<table>/.../end` (or `sd/...` for anonymous readers)."""
+        self.polls_answered += 1
         player = self.players.get(secret)
         if player is None:
             return self._public_reply(seen, with_subscriptions)
@@ -703,6 +706,8 @@ class Hub:
         return table
 
     def _journal(self, uid: int, kind: str, data: dict[str, Any]) -> None:
+        if kind == "move":  # every accepted move is journalled exactly once: count it here
+            self.moves_played += 1
         table = self.tables[uid]
         table.journal_seq += 1
         self.persistence.journal(uid, table.journal_seq, kind, data)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -97,6 +98,7 @@ class StoreWriter:
         self._written = 0  # jobs ever written (or given up on)
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._task: asyncio.Task[None] | None = None
+        self.on_commit: Callable[[float], None] | None = None  # seconds one batch took (for /metrics)
 
     # --- the hub's side (Persistence) ------------------------------------------------------------
 
@@ -144,7 +146,10 @@ class StoreWriter:
     async def _drain(self) -> None:
         while self._queue:
             batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+            started = time.perf_counter()
             done = await self._write_batch(batch)
+            if self.on_commit is not None:
+                self.on_commit(time.perf_counter() - started)
             self._written += len(batch)
             for callback in done:
                 try:

@@ -10,10 +10,13 @@ from aiohttp import web
 from multidict import MultiDictProxy
 
 from server.hub.hub import Hub
+from server.store.store import Store
+from server.web.metrics import METRICS_KEY
 
 log = logging.getLogger(__name__)
 
 HUB_KEY = web.AppKey("hub", Hub)
+STORE_KEY = web.AppKey("store", Store)
 Query = MultiDictProxy[str]
 
 
@@ -36,3 +39,6 @@ def log_failure(request: web.Request, co: str) -> None:
         if secret:
             trace = trace.replace(secret, "***")
     log.error("request failed %s co=%s\n%s", request.path, co[:20], trace)
+    metrics = request.app.get(METRICS_KEY)
+    if metrics is not None:
+        metrics.failures.inc()

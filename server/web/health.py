@@ -1,11 +1,19 @@
-"""Liveness probe for load balancers, systemd watchers and the Docker HEALTHCHECK."""
+"""Liveness (`/healthz`) and readiness (`/readyz`) probes for load balancers, systemd and Docker."""
 
 from __future__ import annotations
+
+import asyncio
+import logging
 
 from aiohttp import web
 
 from server import __version__
+from server.store.database import SchemaError, check_schema
+from server.web.common import STORE_KEY
 
+log = logging.getLogger(__name__)
+
+READY_TIMEOUT = 5.0
 routes = web.RouteTableDef()
 
 
@@ -15,4 +23,26 @@ async def healthz(request: web.Request) -> web.Response:
     return web.json_response(
         {"status": "ok", "version": __version__},
         headers={"Cache-Control": "no-store"},
+    )
+
+
+@routes.get("/readyz")
+async def readyz(request: web.Request) -> web.Response:
+    """Ready to serve players: the database answers and its schema is the code's."""
+    try:
+        async with asyncio.timeout(READY_TIMEOUT):
+            await check_schema(request.app[STORE_KEY].engine)
+    except SchemaError as old:
+        return _unready(str(old))
+    except Exception as failure:  # unreachable, locked, timed out: the probe says so instead of failing
+        log.warning("readiness check failed: %s", type(failure).__name__)
+        return _unready(f"database unreachable ({type(failure).__name__})")
+    return web.json_response(
+        {"status": "ready", "version": __version__}, headers={"Cache-Control": "no-store"}
+    )
+
+
+def _unready(reason: str) -> web.Response:
+    return web.json_response(
+        {"status": "unready", "reason": reason}, status=503, headers={"Cache-Control": "no-store"}
     )

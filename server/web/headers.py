@@ -1,0 +1,36 @@
+"""Headers every response gets, and compression where it pays."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+COMPRESS_ABOVE = 1_024  # bytes; smaller bodies (most polls) are not worth the CPU
+SECURITY_HEADERS = {
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "SAMEORIGIN",
+    # URLs carry players' ids (index.html?id=..., a.kropki?idGracza=...): never hand them to another site
+    "Referrer-Policy": "no-referrer",
+    "Cross-Origin-Opener-Policy": "same-origin",
+}
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def security_and_compression(request: web.Request, handler: Handler) -> web.StreamResponse:
+    try:
+        response = await handler(request)
+    except web.HTTPException as refused:
+        refused.headers.update(SECURITY_HEADERS)
+        raise
+    response.headers.update(SECURITY_HEADERS)
+    if (
+        isinstance(response, web.Response)
+        and isinstance(response.body, bytes)
+        and len(response.body) > COMPRESS_ABOVE
+        and "gzip" in request.headers.get("Accept-Encoding", "")
+    ):
+        response.enable_compression()
+    return response

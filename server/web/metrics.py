@@ -1,0 +1,100 @@
+"""`/metrics` in Prometheus' text format, and the middleware that times every request.
+
+Each app has its own registry (tests build many apps in one process). What the hub knows (players,
+tables, games, moves, polls) is read when Prometheus scrapes, not pushed on every event.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable, Iterator
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from server.hub.hub import Hub
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+ENDPOINTS_OF_KROPKI = 40  # distinct `co` values kept as labels; anything else is "other"
+
+routes = web.RouteTableDef()
+
+
+class HubCollector(Collector):
+    def __init__(self, hub: Hub) -> None:
+        self.hub = hub
+
+    def collect(self) -> Iterator[Metric]:
+        hub = self.hub
+        rooms = [table.room for table in hub.tables.values() if table.room is not None]
+        yield GaugeMetricFamily("kropki_players_online", "Players logged in", value=len(hub.players))
+        yield GaugeMetricFamily("kropki_tables_open", "Game tables open", value=len(rooms))
+        yield GaugeMetricFamily(
+            "kropki_games_in_progress",
+            "Games being played",
+            value=sum(1 for room in rooms if room.game.result is None),
+        )
+        yield CounterMetricFamily("kropki_moves", "Moves accepted", value=hub.moves_played)
+        yield CounterMetricFamily("kropki_polls", "Stream replies (getMsg/getBMsg)", value=hub.polls_answered)
+
+
+class Metrics:
+    def __init__(self, hub: Hub) -> None:
+        self.registry = CollectorRegistry()
+        self.replies = Histogram(
+            "kropki_reply_seconds",
+            "Time to answer a request, by endpoint (`co` for /a.kropki)",
+            ["endpoint"],
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.failures = Counter(
+            "kropki_failures", "Requests that failed on a bug (answered err.internal)", registry=self.registry
+        )
+        self.writes = Histogram(
+            "kropki_db_write_seconds",
+            "Duration of one store transaction (a batch of writes)",
+            buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        self.registry.register(HubCollector(hub))
+        self._known_co: set[str] = set()
+
+    def endpoint(self, request: web.Request) -> str:
+        """A label from a small set: the route, and `co` for the zagram endpoints."""
+        resource = request.match_info.route.resource
+        if resource is None:
+            return "unmatched"
+        name = resource.canonical
+        if name in ("/a.kropki", "/auth.py"):
+            co = request.query.get("co", "")
+            if co not in self._known_co and (len(self._known_co) >= ENDPOINTS_OF_KROPKI or not co.isalpha()):
+                co = "other"
+            self._known_co.add(co)
+            return f"{name}:{co}"
+        return name  # a route's template, e.g. /sgf/{number}: a small, fixed set
+
+
+METRICS_KEY = web.AppKey("metrics", Metrics)
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def timing(request: web.Request, handler: Handler) -> web.StreamResponse:
+    started = time.perf_counter()
+    try:
+        return await handler(request)
+    finally:
+        metrics = request.app[METRICS_KEY]
+        metrics.replies.labels(metrics.endpoint(request)).observe(time.perf_counter() - started)
+
+
+@routes.get("/metrics")
+async def metrics_page(request: web.Request) -> web.Response:
+    body = generate_latest(request.app[METRICS_KEY].registry)
+    response = web.Response(body=body, headers={"Cache-Control": "no-store"})
+    response.content_type = CONTENT_TYPE_LATEST.split(";")[0]
+    return response

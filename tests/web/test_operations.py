@@ -1,0 +1,99 @@
+"""What an admin watches and what a browser gets: readiness, metrics, headers, compression, static files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+from sqlalchemy import text
+
+from server.app import STORE_KEY, create_app
+from server.config import Settings
+from tests.web.zagram import Zagram
+
+
+async def test_ready_when_the_database_is_current_and_not_otherwise(client: TestClient) -> None:
+    ready = await client.get("/readyz")
+    assert (ready.status, (await ready.json())["status"]) == (200, "ready")
+
+    async with client.app[STORE_KEY].engine.begin() as connection:
+        await connection.execute(text("UPDATE alembic_version SET version_num = '0001'"))
+    old = await client.get("/readyz")
+
+    assert old.status == 503
+    body = await old.json()
+    assert body["status"] == "unready" and "kropki-server migrate" in body["reason"]
+    assert (await client.get("/healthz")).status == 200  # alive all the same
+
+
+async def test_metrics_count_what_happens(client: TestClient) -> None:
+    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
+    for guest in (ala, bob):
+        await guest.login()
+        await guest.poll()
+    ala.send("v", 0, "s.*Bob.0808stanr0.0.0")
+    await ala.poll()
+    bob.send("v", 0, "a")
+    await bob.poll()
+    assert await ala.get(co="graczStawiaKropke", idGracza=ala.secret, table="1", where="aa") == ""
+
+    response = await client.get("/metrics")
+    page = await response.text()
+
+    assert response.status == 200 and response.content_type == "text/plain"
+    for sample in (
+        "kropki_players_online 2.0",
+        "kropki_tables_open 1.0",
+        "kropki_games_in_progress 1.0",
+        "kropki_moves_total 1.0",
+        'kropki_reply_seconds_count{endpoint="/a.kropki:getMsg"} 4.0',
+        'kropki_reply_seconds_count{endpoint="/a.kropki:graczStawiaKropke"} 1.0',
+        "kropki_failures_total 0.0",
+    ):
+        assert sample in page, sample
+    assert "kropki_polls_total 4.0" in page
+    assert "kropki_db_write_seconds_count 0.0" not in page  # the move was written
+    assert "ala123" not in page
+
+
+async def test_every_response_has_the_security_headers_and_big_ones_are_compressed(
+    client: TestClient,
+) -> None:
+    await Zagram(client, "ala123", "*Ala").login()
+    for path in ("/healthz", "/no/such/page", "/a.kropki?co=getMsg&msgNo=0"):
+        response = await client.get(path)
+        assert response.headers["X-Content-Type-Options"] == "nosniff", path
+        assert response.headers["Referrer-Policy"] == "no-referrer", path
+
+    big = await client.get("/metrics", headers={"Accept-Encoding": "gzip"})
+    small = await client.get("/healthz", headers={"Accept-Encoding": "gzip"})
+
+    assert big.headers.get("Content-Encoding") == "gzip" and "kropki_players_online" in await big.text()
+    assert "Content-Encoding" not in small.headers
+
+
+@pytest.fixture
+async def static_client(aiohttp_client: AiohttpClient, settings: Settings, tmp_path: Path) -> TestClient:
+    folder = tmp_path / "client"
+    (folder / "js").mkdir(parents=True)
+    (folder / "index.html").write_text("<html>zagram client</html>")
+    (folder / "js" / "app.js").write_text("var rootUrl = '/';")
+    (tmp_path / "secret.txt").write_text("not for the web")
+    app = create_app(Settings(settings.host, settings.port, settings.db_url, static_dir=folder))
+    return await aiohttp_client(app)
+
+
+async def test_a_static_folder_is_served_beside_the_protocol(static_client: TestClient) -> None:
+    root = await static_client.get("/")
+    login_link = await static_client.get("/index.html?id=ala123&opis=*Ala&lang=en")
+    script = await static_client.get("/js/app.js")
+    outside = await static_client.get("/../secret.txt")
+    protocol = await static_client.get("/a.kropki?co=getMsg&msgNo=0")
+
+    assert (root.status, await root.text()) == (200, "<html>zagram client</html>")
+    assert (login_link.status, await login_link.text()) == (200, "<html>zagram client</html>")
+    assert script.status == 200 and "rootUrl" in await script.text()
+    assert outside.status in (403, 404) and "not for the web" not in await outside.text()
+    assert (await protocol.text()).startswith("sd/m0.")
