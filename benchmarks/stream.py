@@ -96,6 +96,8 @@ class Server:
             "--db",
             f"sqlite+aiosqlite:///{self.workdir}/bench.sqlite3",
             "--migrate",
+            "--unlimited",  # thousands of simulated players share this one address
+            HOST,
             "--log-level",
             self.log_level,
         ]

@@ -11,7 +11,7 @@ from aiohttp import web
 from server.config import Settings
 from server.hub.hub import Hub
 from server.store.store import Store
-from server.web import archive, auth, headers, health, kropki, metrics, tournament
+from server.web import archive, auth, clients, headers, health, kropki, metrics, tournament
 from server.web.common import HUB_KEY, STORE_KEY
 from server.web.limits import AddressLimiter
 
@@ -26,9 +26,13 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
 
     Tests pass a hub with a clock they drive.
     """
-    app = web.Application(middlewares=[headers.security_and_compression, metrics.timing])
+    app = web.Application(middlewares=[headers.security_and_compression, metrics.timing, clients.rate_limits])
     app[SETTINGS_KEY] = settings
-    app[HUB_KEY] = hub or Hub()
+    app[HUB_KEY] = hub or Hub(max_players=settings.max_players, max_tables=settings.max_tables)
+    app[clients.POLICY_KEY] = clients.ClientPolicy(
+        frozenset(settings.trusted_proxies), frozenset(settings.unlimited)
+    )
+    app[clients.LIMITS_KEY] = clients.request_limits()
     app[metrics.METRICS_KEY] = metrics.Metrics(app[HUB_KEY])
     app[auth.LOGIN_LIMITER_KEY] = AddressLimiter(*auth.FAILED_LOGINS)
     app[auth.REGISTER_LIMITER_KEY] = AddressLimiter(*auth.REGISTRATIONS)

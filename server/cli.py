@@ -19,8 +19,11 @@ from server.config import (
     ENV_HOST,
     ENV_PORT,
     ENV_STATIC,
+    ENV_TRUSTED_PROXIES,
+    ENV_UNLIMITED,
     ConfigError,
     Settings,
+    parse_address,
     parse_port,
     sqlite_data_dir,
 )
@@ -42,6 +45,19 @@ def _port_flag(value: str) -> int:
         return parse_port(value)
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _address_flag(value: str) -> str:
+    try:
+        return parse_address(value)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _count_flag(value: str) -> int:
+    if not value.isdigit() or not 1 <= int(value) <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 1000000, got {value!r}")
+    return int(value)
 
 
 def _log_level(value: str) -> str:
@@ -73,6 +89,28 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="DIR",
         type=Path,
         help=f"serve this folder's files under / (e.g. the zagram web client; env {ENV_STATIC})",
+    )
+    serve.add_argument(
+        "--trusted-proxy",
+        metavar="ADDR",
+        action="append",
+        type=_address_flag,
+        help="a reverse proxy whose X-Forwarded-For header names the client (repeatable; "
+        f"env {ENV_TRUSTED_PROXIES}, comma-separated; default none)",
+    )
+    serve.add_argument(
+        "--unlimited",
+        metavar="ADDR",
+        action="append",
+        type=_address_flag,
+        help="a client address exempt from the request-rate limits, e.g. for load tests "
+        f"(repeatable; env {ENV_UNLIMITED})",
+    )
+    serve.add_argument(
+        "--max-players", type=_count_flag, metavar="N", help="players online at most (default 5000)"
+    )
+    serve.add_argument(
+        "--max-tables", type=_count_flag, metavar="N", help="game tables at most (default 2500)"
     )
     serve.add_argument(
         "--log-level",
@@ -148,6 +186,10 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         db_url=args.db if args.db is not None else base.db_url,
         migrate=getattr(args, "migrate", False),
         static_dir=getattr(args, "static", None) or base.static_dir,
+        trusted_proxies=tuple(getattr(args, "trusted_proxy", None) or base.trusted_proxies),
+        unlimited=tuple(getattr(args, "unlimited", None) or base.unlimited),
+        max_players=getattr(args, "max_players", None) or base.max_players,
+        max_tables=getattr(args, "max_tables", None) or base.max_tables,
     )
 
 

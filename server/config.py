@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,6 +18,8 @@ ENV_HOST = "KROPKI_HOST"
 ENV_PORT = "KROPKI_PORT"
 ENV_DB = "KROPKI_DB"
 ENV_STATIC = "KROPKI_STATIC"
+ENV_TRUSTED_PROXIES = "KROPKI_TRUSTED_PROXIES"
+ENV_UNLIMITED = "KROPKI_UNLIMITED"
 
 
 class ConfigError(ValueError):
@@ -43,6 +46,10 @@ class Settings:
     db_url: str
     migrate: bool = False  # bring the database schema up to date at start instead of refusing it
     static_dir: Path | None = None  # a folder served as static files (e.g. the zagram web client)
+    trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For names the client
+    unlimited: tuple[str, ...] = ()  # client addresses exempt from the per-request limits
+    max_players: int = 5_000
+    max_tables: int = 2_500
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -58,7 +65,24 @@ class Settings:
             port=port,
             db_url=environ.get(ENV_DB) or DEFAULT_DB_URL,
             static_dir=Path(environ[ENV_STATIC]) if environ.get(ENV_STATIC) else None,
+            trusted_proxies=_addresses(environ.get(ENV_TRUSTED_PROXIES, ""), ENV_TRUSTED_PROXIES),
+            unlimited=_addresses(environ.get(ENV_UNLIMITED, ""), ENV_UNLIMITED),
         )
+
+
+def parse_address(value: str) -> str:
+    """An IP address as the server will compare it with a peer's (canonical form)."""
+    try:
+        return str(ipaddress.ip_address(value.strip()))
+    except ValueError:
+        raise ConfigError(f"not an IP address: {value!r}") from None
+
+
+def _addresses(text: str, name: str) -> tuple[str, ...]:
+    try:
+        return tuple(parse_address(part) for part in text.split(",") if part.strip())
+    except ConfigError as exc:
+        raise ConfigError(f"{name}: {exc}") from None
 
 
 def sqlite_data_dir(db_url: str) -> Path | None:

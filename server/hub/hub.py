@@ -12,6 +12,7 @@ import dataclasses
 import logging
 import random
 import time as _time
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -73,6 +74,12 @@ GUEST_CLASS = "1"
 REGISTERED_CLASS = "3"
 MODERATOR_CLASS = "5"
 ERROR_TYPE = "e"  # a server line for one player only: why their command was refused
+# Abuse limits (docs/operations.md): per player, over the last minute; and the server's own size.
+CHAT_LINES_PER_MINUTE = 20
+SAME_LINE_PER_MINUTE = 3
+INVITATIONS_PER_MINUTE = 10
+MAX_PLAYERS = 5_000
+MAX_TABLES = 2_500
 RATED_MIN_DOTS = 24  # zagram: fewer dots placed (starting crosses not counted) leave ratings as they are
 
 
@@ -95,6 +102,8 @@ class Player:
     blocked: set[str] = field(default_factory=set)  # nick_key of people whose invitations are refused
     joined: dict[int, int] = field(default_factory=dict)  # table -> event number of sitting down there
     waiter: asyncio.Future[None] | None = None  # while a long poll waits
+    said: deque[tuple[float, str]] = field(default_factory=deque)  # chat in the last minute (flood limit)
+    invited: deque[tuple[float, str]] = field(default_factory=deque)  # invitations in the last minute
     logged_in_at: int = 0  # the last event number before this session began
     fresh: bool = True  # no reply sent yet in this session
     info: str = field(init=False, repr=False)  # the `i` line
@@ -149,11 +158,14 @@ class Hub:
         timers: Timers | None = None,
         persistence: Persistence | None = None,
         rng: random.Random | None = None,
+        max_players: int = MAX_PLAYERS,
+        max_tables: int = MAX_TABLES,
     ) -> None:
         self.clock = clock  # wall time, for chat timestamps and poll time-outs
         self.timers = timers or LoopTimers()  # monotonic time and deadlines, for game clocks
         self.persistence: Persistence = persistence or MemoryPersistence()
         self.rng = rng or random.Random()
+        self.max_players, self.max_tables = max_players, max_tables
         self.invitations: dict[Player, Invitation] = {}  # by inviter
         self.incoming: dict[Player, Invitation] = {}  # by invitee
         self.poll_timeout = poll_timeout
@@ -419,6 +431,8 @@ class Hub:
             return
         if holder is not None:
             raise ProtocolError("nickInUse", "This nick is in use.")
+        if len(self.players) >= self.max_players:
+            raise ProtocolError("serverFull", "The server is full; please come back later.")
         player = Player(
             secret=secret,
             nick=nick,
@@ -642,6 +656,7 @@ class Hub:
             raise ProtocolError("badSayHiTimes", f"sayHiTimes must be K.L with K and L in 0..{MAX_SAY_HI}.")
         if game_type.kind in (GameKind.AI, GameKind.ANALYSIS) or game_type.start.kind is StartKind.SGF:
             raise ProtocolError("badGameType", "A tournament table is a game between two players.")
+        self._check_room_for_a_table()
         blue, red = first, second
         if game_type.kind is GameKind.RANKED and game_type.who_starts is WhoStarts.SERVER:
             if first in ratings and second in ratings and ratings[second] < ratings[first]:
@@ -861,6 +876,10 @@ class Hub:
         pending = self.incoming.get(invitee)
         if pending is not None and pending.inviter is not player:
             raise ProtocolError("busy", f"{invitee.nick} is answering another invitation.")
+        _within_a_minute(
+            player.invited, self.clock(), INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations"
+        )
+        player.invited.append((self.clock(), invitee.nick))
         if player in self.invitations:
             self._drop_invitation(self.invitations[player])
         invitation = Invitation(player, invitee, game_type)
@@ -879,6 +898,7 @@ class Hub:
 
     def _accept(self, player: Player) -> None:
         invitation = self._incoming(player)
+        self._check_room_for_a_table()
         self._drop_invitation(invitation)
         inviter, game_type = invitation.inviter, invitation.game_type
         if game_type.who_starts is WhoStarts.INVITER:
@@ -949,6 +969,7 @@ class Hub:
             self._delete_message(player, raw)
             return
         text = _chat_text(raw)
+        self._check_flood(player, text)
         if table.startswith("_"):
             self._private_send(player, table[1:], text)
             return
@@ -959,6 +980,18 @@ class Hub:
         entry = room.chat.add(int(self.clock()), player.nick, player.nick_type(room), text)
         self._journal_chat(uid, entry)
         self._post(uid, events.chat_added(entry.line()))
+
+    def _check_flood(self, player: Player, text: str) -> None:
+        """At most CHAT_LINES_PER_MINUTE lines a minute, the same line at most SAME_LINE_PER_MINUTE times."""
+        now = self.clock()
+        _within_a_minute(player.said, now, CHAT_LINES_PER_MINUTE, "chatFlood", "chat lines")
+        if sum(1 for _, said in player.said if said == text) >= SAME_LINE_PER_MINUTE:
+            raise ProtocolError("repeatedLine", "The same line again: it was not sent.")
+        player.said.append((now, text))
+
+    def _check_room_for_a_table(self) -> None:
+        if len(self.tables) - 1 >= self.max_tables:
+            raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
 
     def _private_send(self, player: Player, nick: str, text: str) -> None:
         other = self.by_nick.get(nick_key(decode_client_text(nick)))
@@ -1046,6 +1079,14 @@ def _apply(account: Account, player: Player) -> None:
     player.avatar = account.avatar
     player.record = (account.rating, account.wins, account.draws, account.losses, "")
     player.refresh_info()
+
+
+def _within_a_minute(recent: deque[tuple[float, str]], now: float, limit: int, code: str, what: str) -> None:
+    """Forget what is older than a minute; refuse if `limit` things happened within it."""
+    while recent and recent[0][0] <= now - 60:
+        recent.popleft()
+    if len(recent) >= limit:
+        raise ProtocolError(code, f"At most {limit} {what} a minute; please wait a little.")
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

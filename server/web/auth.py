@@ -10,6 +10,7 @@ from aiohttp import web
 from server.hub.hub import Hub
 from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, clean_text
 from server.store.accounts import Accounts, NickTaken
+from server.web.clients import client_address
 from server.web.common import HUB_KEY, Query, log_failure, text_response
 from server.web.limits import AddressLimiter
 
@@ -34,7 +35,7 @@ routes = web.RouteTableDef()
 
 
 def _address(request: web.Request) -> str:
-    return request.remote or "unknown"
+    return client_address(request)
 
 
 def _nick_and_id(query: Query) -> tuple[str, str]:

@@ -41,3 +41,30 @@ class AddressLimiter:
         while len(self._events) >= MAX_ADDRESSES:  # all busy: drop the one idle longest
             oldest = min(self._events, key=lambda a: self._events[a][-1])
             del self._events[oldest]
+
+
+class TokenBuckets:
+    """Requests per second per key (a player id or an address): `rate` a second, bursts up to `burst`."""
+
+    def __init__(self, rate: float, burst: float, clock: Callable[[], float] = time.monotonic) -> None:
+        self.rate, self.burst, self.clock = rate, burst, clock
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, when)
+
+    def take(self, key: str) -> bool:
+        """Spend one token if there is one; False means: too fast, refuse."""
+        now = self.clock()
+        tokens, when = self._buckets.get(key, (self.burst, now))
+        tokens = min(self.burst, tokens + (now - when) * self.rate)
+        if tokens < 1.0:
+            self._buckets[key] = (tokens, now)
+            return False
+        self._buckets[key] = (tokens - 1.0, now)
+        if len(self._buckets) > MAX_ADDRESSES:
+            self._forget_full(now)
+        return True
+
+    def _forget_full(self, now: float) -> None:
+        """A bucket that has refilled is the same as no bucket: drop those."""
+        full = self.burst / self.rate
+        for key in [k for k, (_, when) in self._buckets.items() if now - when >= full]:
+            del self._buckets[key]

@@ -1,0 +1,87 @@
+"""Who is asking: the client's address (behind trusted proxies only), and the per-request limits."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from server.web.limits import TokenBuckets
+
+PER_ID = (20.0, 40.0)  # a player id: 20 requests a second, bursts of 40 (clients poll about once a second)
+PER_ADDRESS = (200.0, 400.0)  # an address, which may be many players behind one NAT
+GUEST_LOGINS = (0.5, 30.0)  # guest logins an address may make: 30 at once, then one every 2 seconds
+
+
+@dataclass(frozen=True)
+class ClientPolicy:
+    trusted_proxies: frozenset[str]  # only these may say who the client is (X-Forwarded-For)
+    unlimited: frozenset[str]  # addresses no request-rate limit applies to (load tests, monitoring)
+
+
+POLICY_KEY = web.AppKey("client_policy", ClientPolicy)
+LIMITS_KEY = web.AppKey("request_limits", dict)
+
+
+def client_address(request: web.Request) -> str:
+    """The address of whoever sent the request: the peer, or, when the peer is a trusted proxy, the
+    nearest address in X-Forwarded-For that is not a trusted proxy itself."""
+    peer = request.remote or "unknown"
+    trusted = request.app[POLICY_KEY].trusted_proxies
+    if peer not in trusted:
+        return peer
+    forwarded = [
+        part.strip() for header in request.headers.getall("X-Forwarded-For", []) for part in header.split(",")
+    ]
+    for address in reversed(forwarded):
+        if address not in trusted:
+            return address if _is_ip(address) else peer
+    return peer
+
+
+def _is_ip(text: str) -> bool:
+    try:
+        ipaddress.ip_address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def request_limits() -> dict[str, TokenBuckets]:
+    return {
+        "id": TokenBuckets(*PER_ID),
+        "address": TokenBuckets(*PER_ADDRESS),
+        "guest_login": TokenBuckets(*GUEST_LOGINS),
+    }
+
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def rate_limits(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Too many requests get a short answer in the endpoint's own style, never a dropped connection."""
+    limits = request.app[LIMITS_KEY]
+    address = client_address(request)
+    if address in request.app[POLICY_KEY].unlimited:
+        return await handler(request)
+    secret = request.query.get("idGracza") or request.query.get("playerId")
+    too_fast = not limits["address"].take(address) or (secret is not None and not limits["id"].take(secret))
+    if not too_fast:
+        if request.path == "/a.kropki" and request.query.get("co") == "guestLogin":
+            if not limits["guest_login"].take(address):
+                return _text("err.tooManyLogins")
+        return await handler(request)
+    if request.path == "/a.kropki":
+        return _text("err.tooFast")
+    if request.path == "/auth.py":
+        return _text("nieOk.tooFast")
+    return web.json_response(
+        {"error": "too many requests; slow down"}, status=429, headers={"Retry-After": "1"}
+    )
+
+
+def _text(body: str) -> web.Response:
+    return web.Response(text=body, content_type="text/plain", headers={"Cache-Control": "no-store"})

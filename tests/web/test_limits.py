@@ -1,0 +1,133 @@
+"""Abuse limits: each answered with a short, clear reply, and nothing else changes."""
+
+from __future__ import annotations
+
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from server.app import create_app
+from server.config import Settings
+from server.hub.hub import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE, SAME_LINE_PER_MINUTE, Hub
+from server.web import clients
+from server.web.common import HUB_KEY
+from server.web.limits import TokenBuckets
+from tests.web.test_stream import chat_texts
+from tests.web.zagram import Zagram
+
+
+async def limited_client(
+    aiohttp_client: AiohttpClient,
+    settings: Settings,
+    *,
+    per_id: int = 1000,
+    per_address: int = 1000,
+    **changes,
+) -> TestClient:
+    """The real app with the loopback address not exempt, and small buckets (no refill) to reach."""
+    fields = {**settings.__dict__, "unlimited": (), **changes}
+    app = create_app(Settings(**fields))
+    app[clients.LIMITS_KEY] = {
+        "id": TokenBuckets(1e-9, per_id),
+        "address": TokenBuckets(1e-9, per_address),
+        "guest_login": TokenBuckets(1e-9, 3),
+    }
+    return await aiohttp_client(app)
+
+
+async def test_a_player_who_asks_too_fast_is_told_so_and_the_refused_poll_does_nothing(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await limited_client(aiohttp_client, settings, per_id=3)
+    ala = Zagram(client, "ala123", "*Ala")
+    assert await ala.login() == ""  # 1
+    await ala.poll()  # 2
+    await ala.poll()  # 3
+
+    ala.say(0, "hello")
+    refused = await ala.get(playerId=ala.secret, co="getMsg", msgNo="0", msgFromClient="c1.0.hello")
+    other = Zagram(client, "bob456", "*Bob")
+
+    assert refused == "err.tooFast"
+    assert client.app[HUB_KEY].lobby.chat.lines() == []
+    assert await other.login() == ""  # another player is not slowed down by it
+
+
+async def test_an_address_is_limited_and_only_trusted_proxies_name_the_client(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    direct = await limited_client(aiohttp_client, settings, per_address=2)
+    assert [(await direct.get("/healthz")).status for _ in range(2)] == [200, 200]
+    spoofed = await direct.get("/healthz", headers={"X-Forwarded-For": "198.51.100.9"})
+    json_refusal = await direct.get("/games?nick=Alice")
+    protocol = await direct.get("/a.kropki?co=getMsg&msgNo=0")
+    accounts = await direct.get("/auth.py?co=dajPref&opisGracza=Alice")
+    assert spoofed.status == 429  # an untrusted peer's X-Forwarded-For counts for nothing
+    assert (json_refusal.status, json_refusal.headers["Retry-After"]) == (429, "1")
+    assert (protocol.status, await protocol.text()) == (200, "err.tooFast")
+    assert await accounts.text() == "nieOk.tooFast"
+
+    proxied = await limited_client(aiohttp_client, settings, per_address=2, trusted_proxies=("127.0.0.1",))
+    first = [
+        (await proxied.get("/healthz", headers={"X-Forwarded-For": "203.0.113.7"})).status for _ in range(3)
+    ]
+    second = await proxied.get("/healthz", headers={"X-Forwarded-For": "203.0.113.7, 198.51.100.9"})
+    assert first == [200, 200, 429]
+    assert second.status == 200  # the nearest untrusted address is another client
+
+
+async def test_guest_logins_per_address(aiohttp_client: AiohttpClient, settings: Settings) -> None:
+    client = await limited_client(aiohttp_client, settings)
+    answers = [await Zagram(client, f"id{n}", f"*Guest{n}").login() for n in range(4)]
+
+    assert answers == ["", "", "", "err.tooManyLogins"]
+    assert "*Guest3" not in {player.nick for player in client.app[HUB_KEY].players.values()}
+
+
+async def test_chat_flood_and_repeated_lines(client: TestClient) -> None:
+    ala = Zagram(client, "ala123", "*Ala")
+    await ala.login()
+    for _ in range(SAME_LINE_PER_MINUTE + 1):
+        ala.say(0, "buy gold")
+    repeated = await ala.poll()
+    for n in range(CHAT_LINES_PER_MINUTE):
+        ala.say(0, f"line {n}")
+    flooded = await ala.poll()
+
+    said = [text for nick, _, text in chat_texts(repeated.lines(0) + flooded.lines(0)) if nick == "*Ala"]
+    errors = [text for nick, kind, text in chat_texts(repeated.lines(0) + flooded.lines(0)) if kind == "e"]
+    assert said.count("buy gold") == SAME_LINE_PER_MINUTE
+    assert len(said) == CHAT_LINES_PER_MINUTE  # 3 + 17 lines in the minute, the rest refused
+    assert errors[0] == "The same line again: it was not sent."
+    assert errors[-1] == f"At most {CHAT_LINES_PER_MINUTE} chat lines a minute; please wait a little."
+
+
+async def test_invitations_per_minute(client: TestClient) -> None:
+    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
+    for guest in (ala, bob):
+        await guest.login()
+    for _ in range(INVITATIONS_PER_MINUTE + 1):
+        ala.send("v", 0, "s.*Bob.0808stanF0.0.0")
+    reply = await ala.poll()
+
+    errors = [text for _, kind, text in chat_texts(reply.lines(0)) if kind == "e"]
+    assert errors == [f"At most {INVITATIONS_PER_MINUTE} invitations a minute; please wait a little."]
+
+
+async def test_the_server_says_no_before_it_is_too_full(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await aiohttp_client(create_app(settings, Hub(max_players=3, max_tables=1)))
+    ala, bob, cid = (Zagram(client, f"{n}123", f"*{n}") for n in ("Ala", "Bob", "Cid"))
+    for guest in (ala, bob, cid):
+        assert await guest.login() == ""
+    assert await Zagram(client, "dan123", "*Dan").login() == "err.serverFull"
+    for inviter, invitee in ((ala, bob), (cid, bob)):
+        inviter.send("v", 0, f"s.{invitee.nick}.0808stanF0.0.0")
+        await inviter.poll()
+        invitee.send("v", 0, "a")
+        reply = await invitee.poll()
+
+    hub = client.app[HUB_KEY]
+    assert len(hub.tables) == 2  # the lobby and one game table
+    assert any("No more game tables" in text for _, _, text in chat_texts(reply.lines(0)))
+    assert hub.incoming[hub.by_nick["*bob"]].inviter.nick == "*Cid"  # still there to accept later
