@@ -17,9 +17,11 @@ $(STAMP): pyproject.toml
 test: test-sqlite test-postgres
 
 test-sqlite: install
+	scripts/ensure-debian-package nginx nginx-light
 	$(VENV)/bin/pytest
 
 test-postgres: install
+	scripts/ensure-debian-package nginx nginx-light
 	scripts/with-postgres $(VENV)/bin/pytest -p no:cacheprovider
 
 run: install

@@ -1,0 +1,177 @@
+"""The deployment files, checked as far as this machine can: the image cannot be built here (no Docker
+daemon), so the Dockerfile's steps are run in a scratch folder instead, the compose file is read, and the
+nginx site goes through `nginx -t` (make test installs Debian's nginx-light when missing)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+import yaml
+
+from server.app import create_app
+from server.config import Settings
+from tests.test_cli import free_port
+
+REPO = Path(__file__).resolve().parent.parent
+DEPLOY = REPO / "deploy"
+
+
+def dockerfile() -> list[tuple[str, str]]:
+    """(instruction, arguments) pairs, continuation lines joined."""
+    text = re.sub(r"\\\n\s*", " ", (REPO / "Dockerfile").read_text())
+    pairs = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            instruction, _, arguments = line.partition(" ")
+            pairs.append((instruction.upper(), arguments.strip()))
+    return pairs
+
+
+def test_the_dockerfile_is_small_non_root_and_healthy() -> None:
+    steps = dockerfile()
+    instructions = [instruction for instruction, _ in steps]
+
+    assert instructions.count("FROM") == 2  # build stage and runtime stage
+    assert ("USER", "kropki") in steps
+    assert ("VOLUME", "/data") in steps
+    assert "HEALTHCHECK" in instructions
+    cmd = json.loads(dict(steps)["CMD"])
+    assert cmd == ["kropki-server", "serve", "--migrate"]
+    ignored = (REPO / ".dockerignore").read_text().splitlines()
+    for arguments in (arguments for instruction, arguments in steps if instruction == "COPY"):
+        if arguments.startswith("--from"):
+            continue
+        for source in shlex.split(arguments)[:-1]:
+            assert (REPO / source).exists(), source
+            assert f"!{source}" in ignored or f"!{source}/" in ignored, f"{source} is not sent to the build"
+
+
+def test_the_dockerfile_steps_work_in_a_scratch_folder(tmp_path: Path) -> None:
+    """The image's wheel (migrations inside), installed alone, migrates a database, serves, and passes
+    the image's own HEALTHCHECK command."""
+    source, wheels, target = tmp_path / "src", tmp_path / "wheels", tmp_path / "site"
+    for instruction, arguments in dockerfile():  # the build stage's COPY steps, into a scratch folder
+        if instruction == "COPY" and not arguments.startswith("--from"):
+            *names, _ = shlex.split(arguments)
+            for name in names:
+                if (REPO / name).is_dir():
+                    shutil.copytree(REPO / name, source / name, ignore=shutil.ignore_patterns("__pycache__"))
+                else:
+                    source.mkdir(exist_ok=True)
+                    shutil.copy(REPO / name, source / name)
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(wheels), str(source)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert build.returncode == 0, build.stderr
+    (wheel,) = wheels.glob("kropki_server-*.whl")
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert install.returncode == 0, install.stderr
+    env = {key: value for key, value in os.environ.items() if not key.startswith("KROPKI_")}
+    env |= {"PYTHONPATH": str(target), "KROPKI_DB": f"sqlite+aiosqlite:///{tmp_path}/data/k.sqlite3"}
+    where = subprocess.run(
+        [sys.executable, "-c", "import server, kropki_migrations; print(server.__file__)"],
+        cwd=tmp_path, env=env, capture_output=True, text=True,
+    )  # fmt: skip
+    assert where.stdout.startswith(str(target)), where.stdout + where.stderr
+
+    port = free_port()
+    env |= {"KROPKI_PORT": str(port)}
+    server = subprocess.Popen(
+        [sys.executable, "-m", "server", "serve", "--migrate"],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=1)
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.2)
+        health = dict(dockerfile())["HEALTHCHECK"].split(" CMD ", 1)[1]
+        probe = subprocess.run(shlex.split(health), env=env, cwd=tmp_path, capture_output=True, timeout=30)
+        assert probe.returncode == 0, probe.stderr
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def test_the_compose_file_runs_the_server_on_postgresql() -> None:
+    compose = yaml.safe_load((DEPLOY / "docker-compose.yml").read_text())
+    services = compose["services"]
+    server, db = services["server"], services["db"]
+
+    assert (
+        DEPLOY / server["build"]["context"] / server["build"]["dockerfile"]
+    ).resolve() == REPO / "Dockerfile"
+    assert server["depends_on"]["db"]["condition"] == "service_healthy"
+    url = server["environment"]["KROPKI_DB"]
+    assert url.startswith("postgresql+asyncpg://") and "@db:" in url
+    user, password = db["environment"]["POSTGRES_USER"], db["environment"]["POSTGRES_PASSWORD"]
+    assert f"//{user}:{password}@db:5432/{db['environment']['POSTGRES_DB']}" in url
+    assert server["ports"] == ["127.0.0.1:8080:8080"]
+    assert server["command"][:3] == ["kropki-server", "serve", "--migrate"]
+    assert "pgdata" in compose["volumes"]
+
+
+def proxied_pattern() -> re.Pattern[str]:
+    site = (DEPLOY / "nginx-kropki.conf").read_text()
+    (pattern,) = re.findall(r"location ~ (\S+)\s*\{", site)
+    return re.compile(pattern)
+
+
+def test_nginx_proxies_every_route_of_the_server(settings: Settings) -> None:
+    proxied = proxied_pattern()
+    app = create_app(settings)
+    paths = {resource.canonical for resource in app.router.resources()}
+
+    for path in paths - {"/metrics"}:
+        example = re.sub(r"\{[^}]+\}", "x", path)
+        assert proxied.match(example), f"{path} is not proxied to the server"
+    assert not proxied.match("/index.html") and not proxied.match("/js/app.js")
+
+
+def test_nginx_accepts_the_site(tmp_path: Path) -> None:
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    assert Path(nginx).exists(), "make test installs nginx-light (scripts/ensure-debian-package)"
+    site = (DEPLOY / "nginx-kropki.conf").read_text().replace("/var/log/nginx", str(tmp_path))
+    (tmp_path / "kropki.conf").write_text(site)
+    (tmp_path / "nginx.conf").write_text(
+        f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\nevents {{}}\n"
+        f"http {{\n  access_log off;\n  include {tmp_path}/kropki.conf;\n}}\n"
+    )
+
+    checked = subprocess.run(
+        [nginx, "-t", "-q", "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf")],
+        capture_output=True, text=True, timeout=30,
+    )  # fmt: skip
+
+    assert checked.returncode == 0, checked.stderr
+
+
+@pytest.mark.parametrize("unit", ["kropki-server.service"])
+def test_the_systemd_unit_migrates_then_serves(unit: str) -> None:
+    text = (DEPLOY / unit).read_text()
+    assert "ExecStartPre=/srv/kropki/.venv/bin/kropki-server migrate" in text
+    assert "ExecStart=/srv/kropki/.venv/bin/kropki-server serve" in text
+    assert "User=kropki" in text and "ReadWritePaths=/srv/kropki/data" in text
