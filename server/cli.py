@@ -103,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ADDR",
         action="append",
         type=_address_flag,
-        help="a client address exempt from the request-rate limits, e.g. for load tests "
+        help="a client address exempt from the per-address limits, e.g. for load tests "
         f"(repeatable; env {ENV_UNLIMITED})",
     )
     serve.add_argument(

@@ -84,8 +84,8 @@ def new_database(tmp_path_factory: pytest.TempPathFactory) -> NewDatabase:
 @pytest.fixture
 def settings(tmp_path: Path, new_database: NewDatabase) -> Settings:
     """Settings with a database of the test's own, already migrated."""
-    # Tests fire requests faster than any client: the request-rate limits are tested on their own
-    # (tests/web/test_limits.py), with settings that do not exempt the loopback address.
+    # Every test client shares the loopback address: the per-address limits are tested on their own
+    # (tests/web/test_limits.py), with settings that do not exempt it.
     return Settings(
         host="127.0.0.1", port=8080, db_url=new_database(tmp_path, True), unlimited=("127.0.0.1",)
     )

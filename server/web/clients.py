@@ -18,7 +18,7 @@ GUEST_LOGINS = (0.5, 30.0)  # guest logins an address may make: 30 at once, then
 @dataclass(frozen=True)
 class ClientPolicy:
     trusted_proxies: frozenset[str]  # only these may say who the client is (X-Forwarded-For)
-    unlimited: frozenset[str]  # addresses no request-rate limit applies to (load tests, monitoring)
+    unlimited: frozenset[str]  # addresses exempt from the per-address limits (load tests, monitoring)
 
 
 POLICY_KEY = web.AppKey("client_policy", ClientPolicy)
@@ -65,12 +65,13 @@ async def rate_limits(request: web.Request, handler: Handler) -> web.StreamRespo
     """Too many requests get a short answer in the endpoint's own style, never a dropped connection."""
     limits = request.app[LIMITS_KEY]
     address = client_address(request)
-    if address in request.app[POLICY_KEY].unlimited:
-        return await handler(request)
+    shared = address in request.app[POLICY_KEY].unlimited  # many players behind it: per-id limits only
     secret = request.query.get("idGracza") or request.query.get("playerId")
-    too_fast = not limits["address"].take(address) or (secret is not None and not limits["id"].take(secret))
+    too_fast = (not shared and not limits["address"].take(address)) or (
+        secret is not None and not limits["id"].take(secret)
+    )
     if not too_fast:
-        if request.path == "/a.kropki" and request.query.get("co") == "guestLogin":
+        if request.path == "/a.kropki" and request.query.get("co") == "guestLogin" and not shared:
             if not limits["guest_login"].take(address):
                 return _text("err.tooManyLogins")
         return await handler(request)

@@ -131,3 +131,16 @@ async def test_the_server_says_no_before_it_is_too_full(
     assert len(hub.tables) == 2  # the lobby and one game table
     assert any("No more game tables" in text for _, _, text in chat_texts(reply.lines(0)))
     assert hub.incoming[hub.by_nick["*bob"]].inviter.nick == "*Cid"  # still there to accept later
+
+
+async def test_an_unlimited_address_still_limits_each_player(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await limited_client(aiohttp_client, settings, per_id=2, per_address=1, unlimited=("127.0.0.1",))
+    ala = Zagram(client, "ala123", "*Ala")
+
+    answers = [await ala.login(), await ala.login(), await ala.login()]
+    others = [await Zagram(client, f"id{n}", f"*Guest{n}").login() for n in range(5)]
+
+    assert answers == ["", "", "err.tooFast"]
+    assert others == [""] * 5  # neither the address limit nor the guest-login limit applies to it
