@@ -267,6 +267,7 @@ def _migrate(url: str) -> int:
 def _user(args: argparse.Namespace, url: str) -> int:
     """The admin's account commands; they change the database, which the server reads at each login."""
     from server.store.accounts import NickTaken, UnknownNick
+    from server.store.database import SchemaError
     from server.store.store import Store
 
     async def run() -> str:
@@ -292,6 +293,9 @@ def _user(args: argparse.Namespace, url: str) -> int:
 
     try:
         print(asyncio.run(run()))
+    except SchemaError as refused:
+        print(f"kropki-server: error: {refused}", file=sys.stderr)
+        return 1
     except UnknownNick as missing:
         print(f"kropki-server: error: no account with the nick {missing}", file=sys.stderr)
         return 1
@@ -305,6 +309,7 @@ def _user(args: argparse.Namespace, url: str) -> int:
 
 
 def _tournament_key(args: argparse.Namespace, url: str) -> int:
+    from server.store.database import SchemaError
     from server.store.store import Store
     from server.store.tournaments import KeyNameTaken
 
@@ -332,7 +337,10 @@ def _tournament_key(args: argparse.Namespace, url: str) -> int:
         finally:
             await store.close()
 
-    status, text = asyncio.run(run())
+    try:
+        status, text = asyncio.run(run())
+    except SchemaError as refused:
+        status, text = 1, str(refused)
     if status:
         print(f"kropki-server: error: {text}", file=sys.stderr)
     else:

@@ -109,6 +109,7 @@ class Game:
                 self.board.place(self.board.index(point), colour)
         self.to_move = self.setup.first
         self.moves: list[Move] = []
+        self.opening_comment: str | None = None  # what happened before the first move (a STOP)
         self.stopped: set[int] = set()
         self.result: Result | None = None
         self.territory = [0, 0, 0]  # free points taken by each player's final territory rings
@@ -191,10 +192,12 @@ class Game:
             raise IllegalMove("STOP is not allowed in these rules")
         self._check_turn(player)
         self.stopped.add(player)
+        note = f"{COLOUR[player]} pressed STOP"
         if self.moves:
             last = self.moves[-1]
-            note = f"{COLOUR[player]} pressed STOP"
             last.comment = f"{last.comment}\n{note}" if last.comment else note
+        else:  # the record's root carries it
+            self.opening_comment = f"{self.opening_comment}\n{note}" if self.opening_comment else note
         opponent = 3 - player
         placed = self._ground(player, opponent) if auto_place and opponent not in self.stopped else []
         if opponent in self.stopped:

@@ -51,6 +51,7 @@ def game_to_record(game: Game, **meta: str | None) -> GameRecord:
         white_setup=[point_to_sgf(p) for p in game.setup.white],
         handicap=len(game.setup.black) if game.setup.first == WHITE else None,
         application="kropki-server",
+        comment=game.opening_comment,
         result=str(game.result) if game.result is not None else None,
         moves=moves,
         **meta,

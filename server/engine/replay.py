@@ -53,6 +53,19 @@ def _ring_key(game: Game, owner: int, ring: list[int]) -> frozenset[int]:
     return frozenset(pos for pos in board.polygon_interior(ring) if board.color[pos] != owner)
 
 
+def _stops(game: Game, comment: str | None, where: str) -> None:
+    """STOPs noted in a comment (`B pressed STOP`), after the move (or at the root) that carries it."""
+    for line in (comment or "").splitlines():
+        if line.endswith(" pressed STOP"):
+            stopper = PLAYER.get(line[:1])
+            if stopper is None:
+                raise ReplayError(f"{where}: unreadable STOP comment {line!r}")
+            try:
+                game.stop(stopper, auto_place=False)
+            except IllegalMove as exc:
+                raise ReplayError(f"{where}: STOP: {exc}") from exc
+
+
 def replay_record(record: GameRecord) -> Replayed:
     rules = rules_of(record)
     try:
@@ -60,9 +73,12 @@ def replay_record(record: GameRecord) -> Replayed:
         white = tuple(parse_points("".join(record.white_setup), record.width, record.height))
     except MoveSyntaxError as exc:
         raise ReplayError(f"set-up: {exc}") from exc
+    if len(set(black) | set(white)) < len(black) + len(white):
+        raise ReplayError("set-up: a point is given twice")
     setup = Setup(black, white, WHITE if record.handicap else BLACK)
     game = Game(record.width, record.height, rules, setup)
     recent: list[Enclosure] = []  # automatic realms a written ring may describe
+    _stops(game, record.comment, "the root")  # STOP before the first move
     for number, sgf_move in enumerate(record.moves, 1):
         where = f"move {number} {sgf_move.colour}[{sgf_move.value}]"
         player = PLAYER[sgf_move.colour]
@@ -85,15 +101,7 @@ def replay_record(record: GameRecord) -> Replayed:
             raise ReplayError(f"{where}: {exc}") from exc
         if game.moves:
             game.moves[-1].time_left = sgf_move.time_left
-        for line in (sgf_move.comment or "").splitlines():
-            if line.endswith(" pressed STOP"):
-                stopper = PLAYER.get(line[:1])
-                if stopper is None:
-                    raise ReplayError(f"{where}: unreadable STOP comment {line!r}")
-                try:
-                    game.stop(stopper, auto_place=False)
-                except IllegalMove as exc:
-                    raise ReplayError(f"{where}: STOP: {exc}") from exc
+        _stops(game, sgf_move.comment, where)
     captured = (game.captured(BLACK), game.captured(WHITE))
     if record.black_territory is not None or record.white_territory is not None:
         try:

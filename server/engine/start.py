@@ -28,6 +28,8 @@ def one_cross(width: int, height: int) -> Setup:
 
 
 MIN_SIDE_FOR_FOUR_CROSSES = 10
+MAX_MISSES = 200  # draws in a row that fit nowhere before starting the crosses again
+MAX_RESTARTS = 20
 
 
 def four_crosses(width: int, height: int, seed: int) -> Setup:
@@ -40,12 +42,24 @@ def four_crosses(width: int, height: int, seed: int) -> Setup:
     if min(width, height) < MIN_SIDE_FOR_FOUR_CROSSES:
         raise ValueError(f"four crosses need a board of at least {MIN_SIDE_FOR_FOUR_CROSSES}x10")
     margin = max(1, round(min(width, height) / 4))
+    low_x, high_x, low_y, high_y = margin, width - margin - 2, margin, height - margin - 2
     rng = random.Random(seed)
     corners: list[Point] = []
+    misses = restarts = 0
     while len(corners) < 4:
-        candidate = (rng.randint(margin, width - margin - 2), rng.randint(margin, height - margin - 2))
+        candidate = (rng.randint(low_x, high_x), rng.randint(low_y, high_y))
         if all(max(abs(candidate[0] - x), abs(candidate[1] - y)) >= 3 for x, y in corners):
             corners.append(candidate)
+            misses = 0
+            continue
+        misses += 1
+        if misses < MAX_MISSES:
+            continue
+        # the first crosses left no room for the rest (small boards): draw again, and in the end
+        # take the four corners of the area, which always fit on a board this size
+        corners, misses, restarts = [], 0, restarts + 1
+        if restarts == MAX_RESTARTS:
+            corners = [(low_x, low_y), (high_x, low_y), (low_x, high_y), (high_x, high_y)]
     black: list[Point] = []
     white: list[Point] = []
     for x, y in corners:

@@ -350,7 +350,9 @@ class Hub:
         now = int(self.clock())
         n = self.tables[LOBBY].chat.counter.next(now)
         target = uid if uid in player.tables else LOBBY
-        self._personal(player, target, events.chat_added(chat_line(now, n, "", ERROR_TYPE, text)))
+        # the sentence may quote what the client sent: it must stay one line of the reply
+        line = chat_line(now, n, "", ERROR_TYPE, clean_text(text))
+        self._personal(player, target, events.chat_added(line))
 
     def _snapshot(self, uid: int, *, with_subscriptions: bool = False) -> list[str]:
         """Everything someone entering a table needs: people, tables, descriptions, info, chat."""
@@ -1010,7 +1012,7 @@ class Hub:
     def _private_get(self, player: Player, what: str) -> None:
         now = int(self.clock())
         if what.startswith("_"):
-            nick = decode_client_text(what[1:])
+            nick = _other_nick(what[1:])
             talk = self.private.get(player.nick, nick)
             entries = talk.visible_to(player.nick) if talk is not None else []
             if not entries:
@@ -1030,7 +1032,7 @@ class Hub:
     def _private_delete(self, player: Player, what: str) -> None:
         if not what.startswith("_") or len(what) < 2:
             raise ProtocolError("badCommand", "del needs _nick.")
-        nick = decode_client_text(what[1:])
+        nick = _other_nick(what[1:])
         if not self.private.hide(player.nick, nick):
             raise ProtocolError("noSuchLine", f"There is no conversation with {nick}.")
         self._journal_private("hide", {"nick": player.nick, "other": nick})
@@ -1087,6 +1089,13 @@ def _within_a_minute(recent: deque[tuple[float, str]], now: float, limit: int, c
         recent.popleft()
     if len(recent) >= limit:
         raise ProtocolError(code, f"At most {limit} {what} a minute; please wait a little.")
+
+
+def _other_nick(text: str) -> str:
+    """The nick a private-chat command names; it is written back into lines, so it must be a nick."""
+    nick = decode_client_text(text)
+    check_nick(nick, guest=nick.startswith("*"))
+    return nick
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:
