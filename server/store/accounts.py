@@ -13,6 +13,7 @@ from server.engine.rating import INITIAL, Rating, shown
 from server.engine.sgf import read_record, write_record
 from server.hub.persistence import Account
 from server.protocol.codec import nick_key
+from server.store.database import findable
 from server.store.idhash import check_id_async, hash_id_async
 from server.store.models import ArchivedGame, User
 
@@ -129,6 +130,8 @@ class Accounts:
         return account_of(user)
 
     async def profile(self, nick: str) -> Profile | None:
+        if not findable(nick):
+            return None
         async with self.sessions() as session:
             user = await session.scalar(_by_nick(nick))
         return _profile(user) if user is not None else None

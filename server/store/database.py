@@ -21,6 +21,15 @@ MIGRATIONS = Path(str(resources.files("kropki_migrations")))  # the top-level mi
 BUSY_TIMEOUT_MS = 5_000  # a writer waits this long for another connection's lock before failing
 
 
+MAX_INTEGER = 2**31 - 1  # INTEGER columns are 32-bit on PostgreSQL
+
+
+def findable(text: str) -> bool:
+    """Whether `text` can be stored at all: PostgreSQL text holds no NUL, so a look-up of one matches
+    nothing (and asyncpg would refuse the query instead of finding nothing)."""
+    return "\x00" not in text
+
+
 class SchemaError(RuntimeError):
     """The database's schema is not the one this code needs; the message says what to run."""
 

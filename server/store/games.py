@@ -9,6 +9,7 @@ from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from server.protocol.codec import nick_key
+from server.store.database import MAX_INTEGER
 from server.store.models import ArchivedGame, User
 
 
@@ -29,6 +30,8 @@ class Games:
         self.sessions = sessions
 
     async def sgf(self, number: int) -> str | None:
+        if not 0 < number <= MAX_INTEGER:
+            return None
         async with self.sessions() as session:
             return await session.scalar(select(ArchivedGame.sgf).where(ArchivedGame.number == number))
 

@@ -11,6 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
+from server.store.database import findable
 from server.store.models import ArchivedGame, TournamentKey, TournamentTable
 
 KEY_BYTES = 24  # 32 URL-safe characters: far beyond guessing, so a fast hash is enough to keep it
@@ -94,6 +95,8 @@ class Tournaments:
         return _info(row)
 
     async def tables(self, tournament: str) -> list[TableRecord]:
+        if not findable(tournament):
+            return []
         async with self.sessions() as session:
             rows = await session.scalars(
                 select(TournamentTable)
@@ -117,6 +120,8 @@ class Tournaments:
 
     async def records(self, tournament: str) -> list[tuple[int, str, str, str]]:
         """(number, blue, red, SGF) of every archived game of the tournament."""
+        if not findable(tournament):
+            return []
         async with self.sessions() as session:
             rows = await session.execute(
                 select(ArchivedGame.number, ArchivedGame.blue_nick, ArchivedGame.red_nick, ArchivedGame.sgf)
