@@ -116,7 +116,9 @@ class MalformedRequestFilter(logging.Filter):
 
     aiohttp logs such a request at ERROR with the parser's exception, whose text quotes the raw request
     line, query string and all, so a client that sends one bad byte next to its ``idGracza`` would have its
-    id written to the log. The record keeps what an operator needs: who, and which kind of error.
+    id written to the log. The record keeps what an operator needs: who, and which kind of error. It is
+    the client's mistake, answered 400, so it is a warning: an ERROR would page whoever alerts on errors
+    every time a scanner sends junk.
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
@@ -125,6 +127,7 @@ class MalformedRequestFilter(logging.Filter):
             record.msg = f"{record.msg}: {type(exc).__name__} ({exc.code})"
             record.exc_info = None
             record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)
         return True
 
 

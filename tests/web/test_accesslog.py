@@ -116,6 +116,7 @@ async def test_request_aiohttp_cannot_parse_is_logged_without_its_request_line(
     assert [record.getMessage() for record in errors] == [
         "Error handling request from 127.0.0.1: InvalidURLError (400)"
     ]
+    assert [record.levelname for record in errors] == ["WARNING"]
     assert "SECRET42" not in caplog.text
 
 
