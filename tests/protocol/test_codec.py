@@ -323,9 +323,20 @@ def test_only_the_words_latin_and_letter_make_a_latin_letter(char: str) -> None:
         assert error.value.code == "badNick"
 
 
+@pytest.mark.parametrize("char", ["\u1dd3", "\u0363"])  # COMBINING LATIN SMALL LETTER ... (A ABOVE)
+def test_a_combining_latin_letter_is_not_a_nick(char: str) -> None:
+    assert doc_letter_script(char) == "latin"
+    for nick, guest in (("*" + char, True), (char, False), ("Ala" + char, False)):
+        with pytest.raises(ProtocolError) as error:
+            check_nick(nick, guest=guest)
+        assert error.value.code == "badNick"
+
+
 @given(st.characters())
 def test_one_character_nick_follows_the_doc_rule(char: str) -> None:
-    allowed = char in "0123456789_" or doc_letter_script(char) is not None
+    # The doc's rule, less the combining marks it would allow (docs/protocol.md: they stack into look-alikes).
+    combining = unicodedata.category(char).startswith("M")
+    allowed = char in "0123456789_" or (doc_letter_script(char) is not None and not combining)
     for nick, guest in (("*" + char, True), (char, False)):
         try:
             check_nick(nick, guest=guest)
