@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 from aiohttp.test_utils import TestClient, TestServer
 from pytest_aiohttp import AiohttpClient
 from sqlalchemy import text
@@ -25,6 +26,11 @@ from server.app import create_app
 from server.config import Settings
 from server.store.database import migrate, open_engine
 from server.web.accesslog import RedactingAccessLogger
+
+# CI (`.ci/run`) replays the same examples on every run, so a run fails only on a change; a developer's
+# `make test` draws new examples each time and keeps finding what CI would not.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 POSTGRES = os.environ.get("KROPKI_TEST_DB")
 TEMPLATE = "kropki_template"
