@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import settings
 from aiohttp.test_utils import TestClient, TestServer
+from hypothesis import settings as hypothesis_settings
 from pytest_aiohttp import AiohttpClient
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
@@ -29,8 +29,8 @@ from server.web.accesslog import RedactingAccessLogger
 
 # CI (`.ci/run`) replays the same examples on every run, so a run fails only on a change; a developer's
 # `make test` draws new examples each time and keeps finding what CI would not.
-settings.register_profile("ci", derandomize=True, print_blob=True)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 POSTGRES = os.environ.get("KROPKI_TEST_DB")
 TEMPLATE = "kropki_template"

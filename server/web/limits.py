@@ -49,6 +49,7 @@ class TokenBuckets:
     def __init__(self, rate: float, burst: float, clock: Callable[[], float] = time.monotonic) -> None:
         self.rate, self.burst, self.clock = rate, burst, clock
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, when)
+        self._swept = clock()
 
     def take(self, key: str) -> bool:
         """Spend one token if there is one; False means: too fast, refuse."""
@@ -59,12 +60,20 @@ class TokenBuckets:
             self._buckets[key] = (tokens, now)
             return False
         self._buckets[key] = (tokens - 1.0, now)
-        if len(self._buckets) > MAX_ADDRESSES:
+        if len(self._buckets) > MAX_ADDRESSES and now - self._swept >= self._refill_seconds:
             self._forget_full(now)
         return True
 
+    @property
+    def _refill_seconds(self) -> float:
+        return self.burst / self.rate
+
     def _forget_full(self, now: float) -> None:
-        """A bucket that has refilled is the same as no bucket: drop those."""
-        full = self.burst / self.rate
-        for key in [k for k, (_, when) in self._buckets.items() if now - when >= full]:
+        """A bucket that has refilled is the same as no bucket: drop those.
+
+        At most once per refill time: when more than MAX_ADDRESSES keys are all busy (many clients, or
+        made-up ids), sweeping on every request would cost a pass over all of them per request.
+        """
+        self._swept = now
+        for key in [k for k, (_, when) in self._buckets.items() if now - when >= self._refill_seconds]:
             del self._buckets[key]

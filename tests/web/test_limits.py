@@ -8,7 +8,7 @@ from pytest_aiohttp import AiohttpClient
 from server.app import create_app
 from server.config import Settings
 from server.hub.hub import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE, SAME_LINE_PER_MINUTE, Hub
-from server.web import clients
+from server.web import clients, limits
 from server.web.common import HUB_KEY
 from server.web.limits import TokenBuckets
 from tests.web.test_stream import chat_texts
@@ -144,3 +144,23 @@ async def test_an_unlimited_address_still_limits_each_player(
 
     assert answers == ["", "", "err.tooFast"]
     assert others == [""] * 5  # neither the address limit nor the guest-login limit applies to it
+
+
+def test_buckets_over_the_size_limit_are_swept_once_per_refill_time(monkeypatch) -> None:
+    monkeypatch.setattr(limits, "MAX_ADDRESSES", 10)
+    now = [0.0]
+    buckets = TokenBuckets(20, 40, clock=lambda: now[0])  # refilled after 2 s
+    sweeps = []
+    sweep = buckets._forget_full
+    monkeypatch.setattr(buckets, "_forget_full", lambda when: (sweeps.append(when), sweep(when)))
+    now[0] = 2.0
+    for key in range(100):  # 100 keys in the same second: all busy, more than the limit
+        assert buckets.take(f"id{key}")
+    assert sweeps == [2.0]  # once, not once per request
+    now[0] = 3.5
+    assert buckets.take("late")
+    assert sweeps == [2.0]
+    now[0] = 4.0
+    assert buckets.take("later")
+    assert sweeps == [2.0, 4.0]
+    assert len(buckets._buckets) == 2  # the 100 had refilled and were forgotten
