@@ -57,6 +57,7 @@ from stream import (  # noqa: E402
     HttpConnection,
     Phase,
     Server,
+    add_server_arguments,
     connect,
     cpu_in_window,
     ms,
@@ -812,7 +813,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
-    venv_python = HERE.parent / ".venv" / "bin" / "python"
     add = parser.add_argument
     add("--games", type=int, default=500, help="tables, two guests each")
     add("--seconds", type=float, default=60.0, help="length of the measured window of play")
@@ -826,24 +826,11 @@ def main() -> int:
     add("--drain", type=float, default=5.0, help="seconds after the window for the last moves to arrive")
     add("--setup-concurrency", type=int, default=8, help="pair set-ups in flight at once")
     add("--workers", type=int, default=1, help="load generator processes")
-    add("--timeout", type=float, default=10.0, help="seconds before a request counts as failed")
-    add(
-        "--log-level",
-        type=str.upper,
-        default="WARNING",
-        choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
-        help="server log level; INFO turns the access log on",
-    )
     add("--profile", metavar="FILE", help="run the server under cProfile and write its stats to FILE")
     add("--profile-top", type=int, default=30, help="profile rows printed")
     add("--py-spy", metavar="FILE", help="py-spy the server during the window; raw stacks to FILE")
     add("--py-spy-exe", default=shutil.which("py-spy") or "py-spy", help="the py-spy program")
-    add(
-        "--python",
-        default=str(venv_python if venv_python.exists() else sys.executable),
-        help="interpreter that runs the server",
-    )
-    add("--seed", type=int, default=1)
+    add_server_arguments(parser)
     args = parser.parse_args()
     if min(args.games, args.seconds, args.move_every, args.setup_concurrency, args.workers) <= 0:
         parser.error("--games, --seconds, --move-every, --setup-concurrency and --workers must be positive")

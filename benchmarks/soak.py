@@ -86,6 +86,7 @@ from stream import (  # noqa: E402
     Server,
     _sleep_until,
     _wait_until,
+    add_server_arguments,
     connect,
     cpu_in_window,
     encode_chat,
@@ -1245,7 +1246,6 @@ def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
-    venv_python = HERE.parent / ".venv" / "bin" / "python"
     add = parser.add_argument
     pair = {"nargs": 2, "type": float, "metavar": ("MIN", "MAX")}
     add("--seconds", type=float, default=600.0, help="length of the run after every client is in")
@@ -1274,20 +1274,7 @@ def main() -> int:
     add("--flood-max-invites", type=float, default=12.0, help="target: flood invitations accepted a minute")
     add("--workers", type=int, default=1, help="load generator processes for the well-behaved clients")
     add("--login-concurrency", type=int, default=8, help="logins in flight at once per worker")
-    add("--timeout", type=float, default=10.0, help="seconds before a request counts as failed")
-    add(
-        "--log-level",
-        type=str.upper,
-        default="WARNING",
-        choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
-        help="server log level; INFO turns the access log on",
-    )
-    add(
-        "--python",
-        default=str(venv_python if venv_python.exists() else sys.executable),
-        help="interpreter that runs the server",
-    )
-    add("--seed", type=int, default=1)
+    add_server_arguments(parser)
     args = parser.parse_args()
     if min(args.seconds, args.clients, args.report_every, args.workers, args.login_concurrency) <= 0:
         parser.error(

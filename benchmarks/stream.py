@@ -951,11 +951,31 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
+
+def add_server_arguments(parser: argparse.ArgumentParser) -> None:
+    """Options every benchmark that starts a server and loads it over HTTP shares."""
+    venv_python = REPO / ".venv" / "bin" / "python"
+    add = parser.add_argument
+    add("--timeout", type=float, default=10.0, help="seconds before a request counts as failed")
+    add(
+        "--log-level",
+        type=str.upper,
+        default="WARNING",
+        choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
+        help="server log level; INFO turns the access log on",
+    )
+    add(
+        "--python",
+        default=str(venv_python if venv_python.exists() else sys.executable),
+        help="interpreter that runs the server",
+    )
+    add("--seed", type=int, default=1)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
     )
-    venv_python = REPO / ".venv" / "bin" / "python"
     add = parser.add_argument
     add("--scenario", choices=("guests", "empty", "both"), default="both")
     add("--seconds", type=float, default=30.0, help="length of the measured window")
@@ -965,22 +985,9 @@ def main() -> int:
     add("--login-concurrency", type=int, default=8, help="logins in flight at once before polling begins")
     add("--settle", type=float, default=3.0, help="seconds between every client's first reply and the window")
     add("--workers", type=int, default=1, help="load generator processes")
-    add("--timeout", type=float, default=10.0, help="seconds before a request counts as failed")
-    add(
-        "--log-level",
-        type=str.upper,
-        default="WARNING",
-        choices=("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"),
-        help="server log level; INFO turns the access log on",
-    )
     add("--profile", metavar="FILE", help="run the server under cProfile and write its stats to FILE")
     add("--profile-top", type=int, default=25, help="profile rows printed")
-    add(
-        "--python",
-        default=str(venv_python if venv_python.exists() else sys.executable),
-        help="interpreter that runs the server",
-    )
-    add("--seed", type=int, default=1)
+    add_server_arguments(parser)
     args = parser.parse_args()
     if min(args.seconds, args.guests, args.clients, args.login_concurrency, args.workers) <= 0:
         parser.error("--seconds, --guests, --clients, --login-concurrency and --workers must be positive")
