@@ -852,6 +852,7 @@ class Hub:
             if not player.rejected_by:
                 raise ProtocolError("noInvitation", "No rejected invitation to acknowledge.")
             player.rejected_by.clear()
+            _end_long_polls(player)
         else:
             raise ProtocolError("badCommand", "v takes s.NICK.GAMETYPE, a, r, b, c or o.")
 
@@ -887,6 +888,7 @@ class Hub:
         invitation = Invitation(player, invitee, game_type)
         self.invitations[player] = invitation
         self.incoming[invitee] = invitation
+        _end_long_polls(player, invitee)
 
     def _incoming(self, player: Player) -> Invitation:
         invitation = self.incoming.get(player)
@@ -897,6 +899,7 @@ class Hub:
     def _drop_invitation(self, invitation: Invitation) -> None:
         self.invitations.pop(invitation.inviter, None)
         self.incoming.pop(invitation.invitee, None)
+        _end_long_polls(invitation.inviter, invitation.invitee)
 
     def _accept(self, player: Player) -> None:
         invitation = self._incoming(player)
@@ -1096,6 +1099,14 @@ def _other_nick(text: str) -> str:
     nick = decode_client_text(text)
     check_nick(nick, guest=nick.startswith("*"))
     return nick
+
+
+def _end_long_polls(*players: Player) -> None:
+    """Invitation lines (vg, vs, vr) are state repeated in every reply, not events: a long poll waiting
+    for an event would show a change only when it timed out."""
+    for player in players:
+        if player.waiter is not None:
+            _wake(player.waiter)
 
 
 def _wake(waiter: asyncio.Future[None]) -> None:

@@ -353,6 +353,30 @@ async def test_long_poll_waits_for_an_event(pair: tuple[Zagram, Zagram]) -> None
     assert empty.lines(0) == [] and time.monotonic() - started >= 0.25
 
 
+async def test_invitations_and_their_answers_end_a_long_poll(pair: tuple[Zagram, Zagram]) -> None:
+    # vg/vs/vr are state repeated in every reply, not events; a long poll must still end when they change.
+    ala, bob = pair
+    await ala.poll()
+    await bob.poll()
+    invite = {"co": "zapraszam", "whom": "*Bob", "gameType": "2020s0..s.F.n...."}
+
+    async def later(player: Zagram, **request: str) -> str:
+        await asyncio.sleep(0.2)
+        return await player.get(idGracza=player.secret, **request)
+
+    async def long_poll_while(waiting: Zagram, acting: Zagram, **request: str) -> list[str]:
+        started = time.monotonic()
+        reply, answer = await asyncio.gather(waiting.poll(wait="5"), later(acting, **request))
+        assert answer == "" and time.monotonic() - started < 3, request
+        return [line for line in reply.lines(0) if line[:2] in ("vg", "vs", "vr")]
+
+    assert await long_poll_while(bob, ala, **invite) == ["vg*Ala.2020s0..s.F.n...."]
+    assert await long_poll_while(bob, ala, co="zaproszenieAnuluj") == []
+    assert await ala.get(idGracza=ala.secret, **invite) == ""
+    assert await long_poll_while(ala, bob, co="zaproszenieNie") == ["vr*Bob"]
+    assert await long_poll_while(ala, ala, co="zaproszenieOdrzuconeOk") == []
+
+
 @pytest.mark.parametrize(
     ("query", "answer"),
     [
