@@ -595,8 +595,14 @@ class Hub:
         return any(player.joined[uid] > seen or self.tables[uid].log.last > seen for uid in player.tables)
 
     async def wait_for_news(self, secret: str, seen: int, timeout: float) -> None:
-        """The opt-in long poll: return when the reader has an event after `seen`, or after `timeout`."""
+        """The opt-in long poll: return when the reader has an event after `seen`, or after `timeout`.
+
+        At once when the reader must start again: an id that is not logged in (the answer is `sd`, log in
+        again) or a `seen` beyond the newest event (the numbering began anew: a restart).
+        """
         player = self.players.get(secret)
+        if (player is None and secret) or seen > self.counter.last:
+            return
         if player is None:
             uids = [LOBBY]
             if self.lobby.log.last > seen:

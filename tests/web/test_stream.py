@@ -353,6 +353,25 @@ async def test_long_poll_waits_for_an_event(pair: tuple[Zagram, Zagram]) -> None
     assert empty.lines(0) == [] and time.monotonic() - started >= 0.25
 
 
+async def test_a_long_poll_that_must_start_again_is_answered_at_once(pair: tuple[Zagram, Zagram]) -> None:
+    # After a restart a client's session is gone (`sd`: log in again) and its msgNo is beyond the newest
+    # event (the full state comes instead): neither is news that may be worth waiting for.
+    ala, _ = pair
+    await ala.poll()
+    newest = (await ala.poll()).last
+    for query in (
+        f"co=getMsg&playerId=stale12&msgNo={newest}&wait=5",
+        f"co=getMsg&playerId=ala123&msgNo={newest + 1000}&wait=5",
+    ):
+        started = time.monotonic()
+        response = await ala.client.get(f"/a.kropki?{query}")
+        body = await response.text()
+        assert time.monotonic() - started < 2, query
+        assert body.startswith("sd/" if "stale" in query else "ok/"), body
+    full = parse_reply(body)
+    assert full.lines(0, "pr") == ["pr*Ala.*Bob"]
+
+
 async def test_invitations_and_their_answers_end_a_long_poll(pair: tuple[Zagram, Zagram]) -> None:
     # vg/vs/vr are state repeated in every reply, not events; a long poll must still end when they change.
     ala, bob = pair
