@@ -18,10 +18,12 @@ test: test-sqlite test-postgres
 
 test-sqlite: install
 	scripts/ensure-debian-package nginx nginx-light
+	scripts/ensure-debian-package chromium chromium
 	$(VENV)/bin/pytest
 
 test-postgres: install
 	scripts/ensure-debian-package nginx nginx-light
+	scripts/ensure-debian-package chromium chromium
 	scripts/with-postgres $(VENV)/bin/pytest -p no:cacheprovider
 
 run: install

@@ -17,6 +17,7 @@ from server.web.limits import AddressLimiter
 
 log = logging.getLogger(__name__)
 
+BUILT_IN_CLIENT = Path(__file__).parent / "static"  # replaced by `serve --static DIR`
 SETTINGS_KEY = web.AppKey("settings", Settings)
 __all__ = ["SETTINGS_KEY", "STORE_KEY", "create_app"]
 
@@ -40,14 +41,14 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     app.on_shutdown.append(_announce_shutdown)
     for module in (health, kropki, auth, archive, tournament, metrics):
         app.add_routes(module.routes)
-    if settings.static_dir is not None:
-        _serve_folder(app, settings.static_dir)
+    _serve_folder(app, settings.static_dir or BUILT_IN_CLIENT)
     return app
 
 
 def _serve_folder(app: web.Application, folder: Path) -> None:
-    """The operator's static files (the zagram web client) under `/`, after every server route, so that
-    `index.html?id=...&opis=...` auto-login links and the client's `rootUrl` reach one process."""
+    """The web client under `/`, after every server route: the built-in one, or the operator's folder
+    (the zagram web client), so that `index.html?id=...&opis=...` auto-login links and the client's
+    `rootUrl` reach one process."""
 
     async def index(request: web.Request) -> web.StreamResponse:
         page = folder / "index.html"

@@ -143,12 +143,18 @@ def proxied_pattern() -> re.Pattern[str]:
 def test_nginx_proxies_every_route_of_the_server(settings: Settings) -> None:
     proxied = proxied_pattern()
     app = create_app(settings)
-    paths = {resource.canonical for resource in app.router.resources()}
+    client_files = {"/", ""}  # the built-in client: where the operator's folder has no such file
+    paths = {resource.canonical for resource in app.router.resources()} - client_files
 
     for path in paths - {"/metrics"}:
         example = re.sub(r"\{[^}]+\}", "x", path)
         assert proxied.match(example), f"{path} is not proxied to the server"
     assert not proxied.match("/index.html") and not proxied.match("/js/app.js")
+    site = (DEPLOY / "nginx-kropki.conf").read_text()
+    files = re.search(r"location / \{(.*?)\}", site, re.S).group(1)
+    assert re.search(r"try_files \$uri \$uri/index\.html @built_in_client;", files)
+    fallback = re.search(r"location @built_in_client \{(.*?)\}", site, re.S).group(1)
+    assert "proxy_pass http://kropki_server;" in fallback
 
 
 def test_nginx_accepts_the_site(tmp_path: Path) -> None:

@@ -39,9 +39,10 @@ class Server:
 
     The log goes to a file (a pipe nobody reads would fill up and block the server)."""
 
-    def __init__(self, tmp_path: Path) -> None:
+    def __init__(self, tmp_path: Path, db_url: str | None = None) -> None:
         self.tmp_path = tmp_path
         self.db = tmp_path / "data" / "kropki.sqlite3"
+        self.db_url = db_url or f"sqlite+aiosqlite:///{self.db}"
         self.port = free_port()
         self.base = f"http://127.0.0.1:{self.port}"
         self.runs = 0
@@ -54,7 +55,7 @@ class Server:
         self.log_path = self.tmp_path / f"server-{self.runs}.log"
         env = {key: value for key, value in os.environ.items() if not key.startswith("KROPKI_")}
         command = [sys.executable, "-m", "server", "serve", "--port", str(self.port)]
-        command += ["--db", f"sqlite+aiosqlite:///{self.db}"] + (["--migrate"] if migrate else [])
+        command += ["--db", self.db_url] + (["--migrate"] if migrate else [])
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(
                 command, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True

@@ -97,3 +97,26 @@ async def test_a_static_folder_is_served_beside_the_protocol(static_client: Test
     assert script.status == 200 and "rootUrl" in await script.text()
     assert outside.status in (403, 404) and "not for the web" not in await outside.text()
     assert (await protocol.text()).startswith("sd/m0.")
+    assert (await static_client.get("/client.js")).status == 404  # the folder replaces the built-in client
+
+
+@pytest.mark.parametrize(
+    ("path", "content_type"),
+    [
+        ("/", "text/html"),
+        ("/index.html?id=ala123&opis=*Ala&lang=pl", "text/html"),
+        ("/client.js", "text/javascript"),
+        ("/protocol.js", "text/javascript"),
+        ("/i18n.js", "text/javascript"),
+        ("/client.css", "text/css"),
+    ],
+)
+async def test_the_built_in_client_is_served_at_the_root_by_default(
+    client: TestClient, path: str, content_type: str
+) -> None:
+    response = await client.get(path)
+    assert response.status == 200
+    assert response.content_type in (content_type, content_type.replace("text/", "application/"))
+    assert response.headers["X-Content-Type-Options"] == "nosniff"  # so a script must be served as one
+    if content_type == "text/html":
+        assert "<title>Kropki</title>" in await response.text()

@@ -1,0 +1,805 @@
+// The browser client: zagram's protocol only (a.kropki, auth.py) with the server's opt-in long poll.
+// Actions go through zagram's request endpoints (graczStawiaKropke, propose, dodajWpis, zapraszam...);
+// one long poll at a time reads the stream, so replies never overlap and msgNo only moves forward.
+
+import {
+  buildGameType, decodeText, describeGameType, encodeText, guestId, inside, moveOfNode, parseChatLine,
+  parseClockLine, parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf, position,
+  registeredId, sgfNodes,
+} from "./protocol.js";
+import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
+
+const LONG_POLL_SECONDS = 25;
+const RETRY_MS = 1000;
+const CELL = 20;
+const MARGIN = 22;
+const SVG = "http://www.w3.org/2000/svg";
+
+const $ = (selector) => document.querySelector(selector);
+let lang = localStorage.getItem("kropki.lang") || defaultLanguage();
+let t = translator(lang);
+
+let session = null; // {id, nick, registered}
+let generation = 0; // a new login starts a new poll loop; the old one stops
+let seen = 0;
+let state = freshState();
+
+function freshState() {
+  return {
+    people: [],
+    info: new Map(),
+    tables: new Map(), // lobby's view: uid -> {desc, status}
+    games: new Map(), // tables this player sits at or watches: uid -> game state
+    subscriptions: [0],
+    invitation: { incoming: null, outgoing: null, rejected: null },
+    chats: new Map([["0", { title: () => t("lobby"), lines: [], keys: new Set(), unread: false }]]),
+    activeChat: "0",
+    drawing: { path: [], closed: false, targets: [] },
+  };
+}
+
+// --- requests ---------------------------------------------------------------------------------
+
+function query(params) {
+  return Object.entries(params)
+    .map(([name, value]) => `${name}=${encodeURIComponent(value)}`)
+    .join("&");
+}
+
+async function request(path, params, timeoutMs = 15000) {
+  const response = await fetch(`${path}?${query(params)}`, { cache: "no-store", signal: AbortSignal.timeout(timeoutMs) });
+  return (await response.text()).trim();
+}
+
+/** An action with the player's id; a refusal (`err.<code>`) is shown, and nothing else happens. */
+async function act(params) {
+  try {
+    const answer = await request("a.kropki", { idGracza: session.id, ...params });
+    if (answer.startsWith("err.")) notify(t("refused", { reason: answer.slice(4) }));
+    return answer;
+  } catch {
+    notify(t("reconnecting"));
+    return null;
+  }
+}
+
+// --- logging in -------------------------------------------------------------------------------
+
+async function logIn({ nick, password, register, id }) {
+  const registered = Boolean(password) || (id && !nick.startsWith("*"));
+  if (!registered && !nick.startsWith("*")) nick = `*${nick}`;
+  if (!id) id = registered ? registeredId(nick, password) : guestId();
+  const failure = await sendLogin({ id, nick, registered }, register);
+  if (failure) {
+    notify(failure);
+    return;
+  }
+  session = { id, nick, registered };
+  sessionStorage.setItem("kropki.session", JSON.stringify(session));
+  startPolling();
+}
+
+/** Logs in (again) on the server; the reason it failed, or null. */
+async function sendLogin({ id, nick, registered }, register = false) {
+  let answer;
+  try {
+    if (!registered) {
+      answer = await request("a.kropki", { co: "guestLogin", idGracza: id, opis: nick, lang });
+      if (answer === "") return null;
+      if (answer === "err.badNick") return t("badNick");
+      if (answer === "err.nickInUse") return t("nickTaken");
+      return t("refused", { reason: answer });
+    }
+    if (register) {
+      answer = await request("auth.py", { co: "rejestruj", opisGracza: nick, idGracza: id, email: "v", lang });
+      if (answer.startsWith("ok.zarejestrowalem")) return null;
+      if (answer === "ok.tenOpisJestJuzZajety") return t("nickTaken");
+      if (answer === "ok.niedozwolonyOpis") return t("badNick");
+      return t("refused", { reason: answer });
+    }
+    answer = await request("auth.py", { co: "loguj", opisGracza: nick, idGracza: id, lang });
+    if (answer.startsWith("ok.zalogowanyNaSerwer")) return null;
+    return answer === "nieOk.wrongNickOrId" ? t("wrongLogin") : t("refused", { reason: answer });
+  } catch {
+    return t("reconnecting");
+  }
+}
+
+async function logOut() {
+  generation++;
+  const id = session.id;
+  session = null;
+  sessionStorage.removeItem("kropki.session");
+  try {
+    await request("a.kropki", { co: "usunGracza", playerId: id });
+  } catch {
+    // the server logs a silent player out after a minute anyway
+  }
+  state = freshState();
+  render();
+}
+
+// --- the stream -------------------------------------------------------------------------------
+
+function startPolling() {
+  const mine = ++generation;
+  seen = 0;
+  state = freshState();
+  render();
+  poll(mine);
+}
+
+async function poll(mine) {
+  while (session && mine === generation) {
+    let body;
+    try {
+      const params = { co: "getMsg", playerId: session.id, msgNo: seen };
+      if (seen) params.wait = LONG_POLL_SECONDS;
+      body = await request("a.kropki", params, (LONG_POLL_SECONDS + 15) * 1000);
+    } catch {
+      if (mine !== generation) return;
+      notify(t("reconnecting"));
+      await sleep(RETRY_MS);
+      continue;
+    }
+    if (mine !== generation) return;
+    const reply = parseReply(body);
+    if (!reply) {
+      notify(t("refused", { reason: body.slice(0, 80) }));
+      await sleep(RETRY_MS);
+      continue;
+    }
+    if (reply.status === "sd") {
+      // the server forgot the session (a restart, or a minute without polls): log in again and
+      // read the whole state afresh; the server seats the player back at a running game
+      const failure = await sendLogin(session);
+      if (failure) {
+        notify(failure);
+        await sleep(RETRY_MS);
+      } else {
+        seen = 0;
+      }
+      continue;
+    }
+    clearNotice();
+    if (reply.last < seen) seen = 0; // numbering started again: the next reply is the full state
+    else {
+      apply(reply);
+      seen = reply.last;
+    }
+    render();
+  }
+}
+
+function apply(reply) {
+  const invitation = { incoming: null, outgoing: null, rejected: null };
+  state.subscriptions = reply.sections.map(([uid]) => uid);
+  for (const [uid, lines] of reply.sections) {
+    const historyStarted = new Set();
+    for (const line of lines) readLine(uid, line, invitation, historyStarted);
+  }
+  state.invitation = invitation;
+  for (const uid of state.games.keys()) {
+    if (!state.subscriptions.includes(uid)) {
+      state.games.delete(uid);
+      state.chats.delete(`t${uid}`);
+      if (state.activeChat === `t${uid}`) state.activeChat = "0";
+    }
+  }
+}
+
+function game(uid) {
+  if (!state.games.has(uid)) {
+    state.games.set(uid, {
+      uid, people: [], desc: null, status: null, clock: null, setup: [], moves: [], proposal: null, drawing: {},
+    });
+    state.chats.set(`t${uid}`, { title: () => `${t("table")} ${uid}`, lines: [], keys: new Set(), unread: false });
+    state.activeChat = `t${uid}`;
+  }
+  return state.games.get(uid);
+}
+
+const READERS = [
+  ["pr", (uid, body) => { people(uid).splice(0, Infinity, ...split(body)); }],
+  ["pa", (uid, body) => { const list = people(uid); for (const nick of split(body)) if (!list.includes(nick)) list.push(nick); }],
+  ["pd", (uid, body) => { const list = people(uid); for (const nick of split(body)) list.splice(list.indexOf(nick) >>> 0, 1); }],
+  ["gr", (uid, body) => { const keep = new Map(); for (const id of split(body).map(Number)) keep.set(id, state.tables.get(id) || {}); state.tables = keep; }],
+  ["ga", (uid, body) => { for (const id of split(body).map(Number)) if (!state.tables.has(id)) state.tables.set(id, {}); }],
+  ["gd", (uid, body) => { for (const id of split(body).map(Number)) state.tables.delete(id); }],
+  ["sr", (uid, body) => { readRecord(game(uid), body); }],
+  ["sa", (uid, body) => { readMoves(game(uid), body); }],
+  ["vg", (uid, body, invitation) => { invitation.incoming = invitationOf(body); }],
+  ["vs", (uid, body, invitation) => { invitation.outgoing = invitationOf(body); }],
+  ["vr", (uid, body, invitation) => { invitation.rejected = body; }],
+  ["d", (uid, body) => {
+    const desc = parseTableLine(body);
+    if (!desc) return;
+    if (uid === 0) tableEntry(desc.uid).desc = desc;
+    else game(uid).desc = desc;
+  }],
+  ["x", (uid, body) => {
+    const status = parseStateLine(body);
+    if (uid === 0) tableEntry(status.uid).status = status;
+    else game(uid).status = status;
+  }],
+  ["f", (uid, body) => { game(uid).clock = { ...parseClockLine(body), at: Date.now() }; }],
+  ["u", (uid, body) => { game(uid).proposal = body ? { by: Number(body[0]), what: body.slice(1) } : null; }],
+  ["o", (uid, body) => { const [side, where] = [body[0], body.slice(2)]; game(uid).drawing[side] = where === "-" ? null : where; }],
+  ["i", (uid, body) => {
+    const [nick, avatar, flags, language, rating] = body.split(".");
+    state.info.set(nick, { avatar, free: !/[Nb]/.test(flags || ""), lang: language, rating: rating ? Number(rating) : null });
+  }],
+];
+
+function readLine(uid, line, invitation, historyStarted) {
+  if (line.startsWith("cr") || line.startsWith("ca")) return readChat(uid, line, historyStarted);
+  if (line.startsWith("cd")) return deleteChat(uid, line.slice(2));
+  for (const [prefix, reader] of READERS) {
+    if (line.startsWith(prefix)) return reader(uid, line.slice(prefix.length), invitation);
+  }
+}
+
+function people(uid) {
+  return uid === 0 ? state.people : game(uid).people;
+}
+
+function split(body) {
+  return body ? body.split(".") : [];
+}
+
+function tableEntry(uid) {
+  if (!state.tables.has(uid)) state.tables.set(uid, {});
+  return state.tables.get(uid);
+}
+
+function invitationOf(body) {
+  const dot = body.indexOf(".");
+  return { nick: body.slice(0, dot), gameType: body.slice(dot + 1) };
+}
+
+function readRecord(table, body) {
+  const [root, ...nodes] = sgfNodes(body);
+  table.setup = [
+    ...(root?.AB || []).map((text) => [pointFromSgf(text), 1]),
+    ...(root?.AW || []).map((text) => [pointFromSgf(text), 2]),
+  ];
+  table.moves = nodes.map(moveOfNode).filter(Boolean);
+  if (table.uid === currentGame()?.uid) clearDrawing(false);
+}
+
+function readMoves(table, body) {
+  for (const move of sgfNodes(body).map(moveOfNode).filter(Boolean)) {
+    if (move.undo) table.moves.pop();
+    else table.moves.push(move);
+    delete table.drawing[move.colour]; // a move ends its player's drawing (the server sends no `o` for it)
+  }
+  if (table.uid === currentGame()?.uid) clearDrawing(false);
+}
+
+function readChat(uid, line, historyStarted) {
+  const parsed = parseChatLine(line.slice(2));
+  if (!parsed) return;
+  let key = uid === 0 ? "0" : `t${uid}`;
+  if (uid === 0 && parsed.nick.includes("-")) {
+    if (!["1", "2"].includes(parsed.type)) return; // "we talked" lists and conversation notices
+    const [first, second] = parsed.nick.split("-");
+    const other = first === session.nick ? second : first;
+    key = `p${other}`;
+    parsed.author = parsed.type === "1" ? first : second;
+  } else {
+    parsed.author = parsed.nick;
+  }
+  let chat = state.chats.get(key);
+  if (!chat) {
+    if (key.startsWith("t")) game(uid);
+    else state.chats.set(key, { title: () => t("privateWith", { nick: key.slice(1) }), lines: [], keys: new Set(), unread: false });
+    chat = state.chats.get(key);
+  }
+  if (line.startsWith("cr") && !historyStarted.has(key)) {
+    historyStarted.add(key);
+    chat.lines = [];
+    chat.keys = new Set();
+  }
+  const unique = `${parsed.key}.${parsed.nick}`;
+  if (chat.keys.has(unique)) return;
+  chat.keys.add(unique);
+  chat.lines.push(parsed);
+  if (parsed.type === "e") notify(parsed.text);
+  if (key !== state.activeChat) chat.unread = true;
+}
+
+function deleteChat(uid, key) {
+  const chat = state.chats.get(uid === 0 ? "0" : `t${uid}`);
+  if (chat) chat.lines = chat.lines.filter((line) => line.key !== key);
+}
+
+// --- the game ---------------------------------------------------------------------------------
+
+/** The game table shown: the newest one this player is at (sitting or watching). */
+function currentGame() {
+  const uids = state.subscriptions.filter((uid) => uid !== 0 && state.games.has(uid));
+  return uids.length ? state.games.get(uids.at(-1)) : null;
+}
+
+function mySide(table) {
+  if (!table?.desc || !session) return 0;
+  if (table.desc.blue === session.nick) return 1;
+  if (table.desc.red === session.nick) return 2;
+  return 0;
+}
+
+function playing(table) {
+  return Boolean(table?.status) && table.status.result === null;
+}
+
+function adjacent([x1, y1], [x2, y2]) {
+  return Math.max(Math.abs(x1 - x2), Math.abs(y1 - y2)) === 1;
+}
+
+function samePoint(a, b) {
+  return a[0] === b[0] && a[1] === b[1];
+}
+
+function ringText(points) {
+  return points.map(pointToSgf).join("");
+}
+
+function clearDrawing(tellServer) {
+  const drawing = state.drawing;
+  const hadRing = drawing.path.length > 0;
+  state.drawing = { path: [], closed: false, targets: [] };
+  const table = currentGame();
+  if (tellServer && hadRing && table) act({ co: "okrazam", table: table.uid, where: "-" });
+}
+
+async function clickPoint(point) {
+  const table = currentGame();
+  const side = mySide(table);
+  if (!side || !playing(table) || table.status.toMove !== side) return;
+  const { dots, captured } = position(table.setup, table.moves);
+  const key = pointToSgf(point);
+  const owner = dots.get(key);
+  if (owner && captured.has(key)) return;
+  if (table.desc.rules !== "t") {
+    if (!owner) await act({ co: "graczStawiaKropke", table: table.uid, where: key });
+    return;
+  }
+  const drawing = state.drawing;
+  if (owner === side) {
+    extendRing(drawing, point);
+    render();
+    if (drawing.path.length) act({ co: "okrazam", table: table.uid, where: `.${ringText(drawing.path)}` });
+    return;
+  }
+  if (owner) {
+    const at = drawing.targets.findIndex((target) => samePoint(target, point));
+    if (at >= 0) drawing.targets.splice(at, 1);
+    else drawing.targets.push(point);
+    render();
+    return;
+  }
+  let where = key;
+  const path = drawing.path;
+  if (drawing.closed) where += `.${ringText(path)}`;
+  else if (path.length >= 3 && adjacent(point, path.at(-1)) && adjacent(point, path[0])) {
+    where += `.${ringText([...path, point, path[0]])}`;
+  }
+  where += drawing.targets.map((target) => `!${pointToSgf(target)}`).join("");
+  const answer = await act({ co: "graczStawiaKropke", table: table.uid, where });
+  if (answer === "") clearDrawing(false);
+  render();
+}
+
+/** A click on one's own dot in territory rules: start, extend, close or shorten the ring being drawn. */
+function extendRing(drawing, point) {
+  const path = drawing.path;
+  const at = path.findIndex((p) => samePoint(p, point));
+  if (drawing.closed) {
+    drawing.closed = false;
+    path.pop();
+  }
+  if (at === 0 && path.length >= 3) {
+    path.push(point);
+    drawing.closed = true;
+  } else if (at >= 0) {
+    path.splice(at + 1);
+  } else if (path.length && adjacent(path.at(-1), point)) {
+    path.push(point);
+  } else {
+    path.splice(0, Infinity, point);
+  }
+}
+
+// --- rendering --------------------------------------------------------------------------------
+
+function render() {
+  document.documentElement.lang = lang;
+  for (const element of document.querySelectorAll("[data-text]")) element.textContent = t(element.dataset.text);
+  $("#login").hidden = Boolean(session);
+  $("#app").hidden = !session;
+  $("#logout").hidden = !session;
+  $("#me").textContent = session ? session.nick : "";
+  if (!session) return;
+  renderInvitation();
+  renderPlayers();
+  renderTables();
+  renderGame();
+  renderChat();
+}
+
+function element(tag, properties = {}, ...children) {
+  const made = Object.assign(document.createElement(tag), properties);
+  made.append(...children);
+  return made;
+}
+
+function button(label, onClick, extra = {}) {
+  return element("button", { type: "button", textContent: label, onclick: onClick, ...extra });
+}
+
+function describe(gameType) {
+  const type = describeGameType(gameType);
+  const rules = { s: t("rulesStan"), t: t("rulesTerr"), n: t("rulesNoT") }[type.rules] || type.rules;
+  const kind = type.kind === "R" ? t("kindRanked") : t("kindFree");
+  const crosses = type.start === "1" || type.start === "4" ? ` +${type.start}` : "";
+  const time = type.timed ? `, ${type.startTime / 60}′ + ${type.addedTime}″` : "";
+  return `${type.width}×${type.height} ${rules}${crosses}, ${kind}${time}`;
+}
+
+function renderInvitation() {
+  const box = $("#invitation");
+  const { incoming, outgoing, rejected } = state.invitation;
+  box.replaceChildren();
+  if (incoming) {
+    box.append(
+      element("p", { textContent: t("invitationFrom", { nick: incoming.nick, game: describe(incoming.gameType) }) }),
+      element("div", {},
+        button(t("accept"), () => act({ co: "zaproszenieTak" }), { id: "accept-invitation" }),
+        button(t("reject"), () => act({ co: "zaproszenieNie" }), { id: "reject-invitation" })),
+    );
+  }
+  if (outgoing) {
+    box.append(
+      element("p", { textContent: t("invitationTo", { nick: outgoing.nick, game: describe(outgoing.gameType) }) }),
+      button(t("cancel"), () => act({ co: "zaproszenieAnuluj" }), { id: "cancel-invitation" }),
+    );
+  }
+  if (rejected) {
+    box.append(
+      element("p", { textContent: t("rejectedBy", { nick: rejected }) }),
+      button(t("ok"), () => act({ co: "zaproszenieOdrzuconeOk" })),
+    );
+  }
+  box.hidden = !box.childElementCount;
+}
+
+function renderPlayers() {
+  const list = $("#players");
+  list.replaceChildren(
+    ...state.people.map((nick) => {
+      const info = state.info.get(nick) || { free: true };
+      const label = info.rating ? `${nick} (${info.rating})` : nick;
+      const row = element("li", { className: info.free ? "" : "busy" }, element("span", { className: "nick", textContent: label }));
+      row.dataset.nick = nick;
+      if (nick !== session.nick) {
+        row.append(
+          button(t("invite"), () => invite(nick), { disabled: !info.free, className: "invite" }),
+          button(t("message"), () => openPrivate(nick), { className: "message" }),
+        );
+      } else {
+        row.append(element("span", { textContent: `(${t("you")})` }));
+      }
+      return row;
+    }),
+  );
+}
+
+function renderTables() {
+  const list = $("#tables");
+  list.replaceChildren(
+    ...[...state.tables.entries()].map(([uid, { desc, status }]) => {
+      const players = desc ? `${desc.blue} – ${desc.red}` : "";
+      const result = status?.result ? ` · ${status.result}` : "";
+      const what = `#${uid} ${players}${desc ? ` · ${describe(desc.gameType)}` : ""}${result}`;
+      const row = element("li", {}, element("span", { className: "what", textContent: what }));
+      row.dataset.table = uid;
+      if (!state.subscriptions.includes(uid)) {
+        row.append(button(t("watch"), () => act({ co: "zmienStol", newTable: uid }), { className: "watch" }));
+      }
+      return row;
+    }),
+  );
+}
+
+function resultText(result, desc) {
+  if (result === "0") return t("draw");
+  if (result === "Void") return t("voided");
+  const winner = result[0] === "B" ? desc.blue : desc.red;
+  const how = result.slice(2);
+  const reason = { R: t("byResignation"), T: t("onTime"), F: t("byForfeit") }[how] || t("byPoints", { points: how });
+  return `${t("wins", { nick: winner })} ${reason}`;
+}
+
+function renderGame() {
+  const table = currentGame();
+  $("#game").hidden = !table?.desc;
+  if (!table?.desc) return;
+  const { desc, status } = table;
+  const side = mySide(table);
+  const view = position(table.setup, table.moves);
+  $("#blue-name").textContent = desc.blue;
+  $("#red-name").textContent = desc.red;
+  $("#blue-score").textContent = view.score[1];
+  $("#red-score").textContent = view.score[2];
+  for (const [which, number] of [["blue", 1], ["red", 2]]) {
+    $(`.player.${which}`).classList.toggle("on-move", playing(table) && status.toMove === number);
+  }
+  let turn = t("watching");
+  if (status?.result) turn = t("gameOver", { result: resultText(status.result, desc) });
+  else if (status && side === status.toMove) turn = t("yourMove");
+  else if (status) turn = t("theirMove", { nick: status.toMove === 1 ? desc.blue : desc.red });
+  $("#turn").textContent = turn;
+  renderClocks();
+  renderBoard(table, view, side);
+  renderProposal(table, side);
+  const live = playing(table);
+  const shown = {
+    undo: side && live && table.moves.length > 0,
+    score: side && live,
+    terr: side && live && desc.rules === "t",
+    drop: side && live,
+    resign: side && live,
+    new: side && !live,
+  };
+  for (const action of document.querySelectorAll("[data-propose]")) {
+    action.hidden = !shown[action.dataset.propose];
+  }
+  $("#stop").hidden = !(side && live && desc.rules === "n" && status.toMove === side);
+  $("#clear-ring").hidden = !(state.drawing.path.length || state.drawing.targets.length);
+  $("#ring-hint").hidden = !(side && live && desc.rules === "t");
+  const sgf = $("#sgf");
+  sgf.hidden = !status?.archive;
+  if (status?.archive) {
+    sgf.href = `sgf/${status.archive}`;
+    sgf.download = `kropki-${status.archive}.sgf`;
+  }
+}
+
+function renderClocks() {
+  const table = currentGame();
+  for (const [which, index] of [["blue", 0], ["red", 1]]) {
+    const clock = table?.clock?.clocks?.[index];
+    if (!clock) {
+      $(`#${which}-clock`).textContent = "";
+      continue;
+    }
+    const running = playing(table) && !clock.paused && table.clock.toMove === index + 1;
+    const left = Math.max(0, clock.seconds - (running ? Math.floor((Date.now() - table.clock.at) / 1000) : 0));
+    $(`#${which}-clock`).textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+  }
+}
+
+function svg(tag, attributes = {}) {
+  const made = document.createElementNS(SVG, tag);
+  for (const [name, value] of Object.entries(attributes)) made.setAttribute(name, value);
+  return made;
+}
+
+const at = (n) => MARGIN + n * CELL;
+
+function renderBoard(table, view, side) {
+  const { width, height } = table.desc;
+  const board = $("#board");
+  board.setAttribute("viewBox", `0 0 ${2 * MARGIN + (width - 1) * CELL} ${2 * MARGIN + (height - 1) * CELL}`);
+  const parts = [];
+  for (let x = 0; x < width; x++) {
+    parts.push(svg("line", { class: "grid", x1: at(x), y1: at(0), x2: at(x), y2: at(height - 1) }));
+    parts.push(Object.assign(svg("text", { class: "coordinate", x: at(x), y: MARGIN / 2 }), { textContent: x + 1 }));
+  }
+  for (let y = 0; y < height; y++) {
+    parts.push(svg("line", { class: "grid", x1: at(0), y1: at(y), x2: at(width - 1), y2: at(y) }));
+    parts.push(Object.assign(svg("text", { class: "coordinate", x: MARGIN / 2, y: at(y) }), { textContent: y + 1 }));
+  }
+  for (const { owner, ring } of view.realms) {
+    parts.push(svg("polygon", { class: `realm realm-${owner}`, points: ring.map(([x, y]) => `${at(x)},${at(y)}`).join(" ") }));
+  }
+  for (const [key, colour] of view.dots) {
+    const [x, y] = pointFromSgf(key);
+    const dot = svg("circle", { cx: at(x), cy: at(y), r: 5, class: `dot dot-${colour}${view.captured.has(key) ? " captured" : ""}` });
+    dot.dataset.dot = key;
+    parts.push(dot);
+  }
+  const last = table.moves.at(-1);
+  if (last?.point) parts.push(svg("circle", { class: "last", cx: at(last.point[0]), cy: at(last.point[1]), r: 8 }));
+  const drawings = [];
+  if (side && state.drawing.path.length) drawings.push(state.drawing.path);
+  for (const [who, where] of Object.entries(table.drawing)) {
+    if (where && Number(who) !== side) drawings.push(where.split(".").slice(1).join("").match(/../g) || []);
+  }
+  for (const path of drawings) {
+    const points = path.map((p) => (typeof p === "string" ? pointFromSgf(p) : p));
+    parts.push(svg("polyline", { class: "drawing", points: points.map(([x, y]) => `${at(x)},${at(y)}`).join(" ") }));
+  }
+  for (const [x, y] of state.drawing.targets) parts.push(svg("circle", { class: "target", cx: at(x), cy: at(y), r: 9 }));
+  for (let x = 0; x < width; x++) {
+    for (let y = 0; y < height; y++) {
+      const hit = svg("rect", { class: "hit", x: at(x) - CELL / 2, y: at(y) - CELL / 2, width: CELL, height: CELL });
+      hit.dataset.point = pointToSgf([x, y]);
+      parts.push(hit);
+    }
+  }
+  board.replaceChildren(...parts);
+}
+
+function renderProposal(table, side) {
+  const box = $("#proposal");
+  box.replaceChildren();
+  const proposal = table.proposal;
+  if (!proposal || !playing(table) && proposal.what !== "new") {
+    box.hidden = true;
+    return;
+  }
+  const what = t(`prop${proposal.what[0].toUpperCase()}${proposal.what.slice(1)}`);
+  const proposer = proposal.by === 1 ? table.desc.blue : table.desc.red;
+  const code = `${proposal.by}${proposal.what}`;
+  if (side && proposal.by === side) {
+    box.append(element("span", { textContent: t("youPropose", { what }) }),
+      button(t("cancel"), () => propose(table, `cancel${code}`), { id: "cancel-proposal" }));
+  } else {
+    box.append(element("span", { textContent: t("proposes", { nick: proposer, what }) }));
+    if (side) {
+      const agree = proposal.what === "new" ? "new" : `ok${code}`;
+      box.append(button(t("accept"), () => propose(table, agree), { id: "accept-proposal" }));
+      if (proposal.what !== "new") box.append(button(t("reject"), () => propose(table, `reject${code}`), { id: "reject-proposal" }));
+    }
+  }
+  box.hidden = false;
+}
+
+function renderChat() {
+  if (!state.chats.has(state.activeChat)) state.activeChat = "0";
+  const active = state.chats.get(state.activeChat);
+  active.unread = false;
+  $("#chat-tabs").replaceChildren(
+    ...[...state.chats.entries()].map(([key, chat]) => {
+      const tab = button(chat.title(), () => { state.activeChat = key; render(); }, { className: chat.unread ? "unread" : "" });
+      tab.setAttribute("aria-pressed", String(key === state.activeChat));
+      tab.dataset.chat = key;
+      return tab;
+    }),
+  );
+  const list = $("#chat-lines");
+  const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 30;
+  const game = state.activeChat.startsWith("t") ? state.games.get(Number(state.activeChat.slice(1))) : null;
+  list.replaceChildren(
+    ...active.lines.map((line) => {
+      const time = new Date(line.time * 1000).toLocaleTimeString(lang, { hour: "2-digit", minute: "2-digit" });
+      const item = element("li", {});
+      if (!line.author) {
+        item.className = line.type === "e" ? "server error" : "server";
+        item.textContent = `${time} ${line.text}`;
+      } else {
+        const colour = game?.desc ? (line.author === game.desc.blue ? 1 : line.author === game.desc.red ? 2 : 0) : 0;
+        item.append(`${time} `, element("b", { className: colour ? `nick-${colour}` : "", textContent: line.author }), `: ${line.text}`);
+      }
+      return item;
+    }),
+  );
+  if (atBottom) list.scrollTop = list.scrollHeight;
+}
+
+// --- actions ----------------------------------------------------------------------------------
+
+function inviteGameType() {
+  const [width, height] = $("#size").value.split("x").map(Number);
+  return buildGameType({
+    width,
+    height,
+    rules: $("#rules").value,
+    crosses: Number($("#crosses").value),
+    who: $("#who").value,
+    kind: $("#kind").value,
+    startMinutes: Math.max(0, Math.floor(Number($("#minutes").value) || 0)),
+    addedSeconds: Math.max(0, Math.floor(Number($("#added").value) || 0)),
+  });
+}
+
+function invite(nick) {
+  act({ co: "zapraszam", whom: nick, gameType: inviteGameType() });
+}
+
+function propose(table, proposal) {
+  act({ co: "propose", table: table.uid, proposal });
+}
+
+function openPrivate(nick) {
+  const key = `p${nick}`;
+  if (!state.chats.has(key)) {
+    state.chats.set(key, { title: () => t("privateWith", { nick }), lines: [], keys: new Set(), unread: false });
+  }
+  state.activeChat = key;
+  render();
+  $("#chat-text").focus();
+}
+
+async function sendChat(event) {
+  event.preventDefault();
+  const input = $("#chat-text");
+  const text = input.value.trim();
+  if (!text) return;
+  const key = state.activeChat;
+  const table = key === "0" ? "0" : key.startsWith("t") ? key.slice(1) : `_${key.slice(1)}`;
+  const answer = await act({ co: "dodajWpis", table, newMsgs: encodeText(text) });
+  if (answer === "") input.value = "";
+}
+
+function notify(text) {
+  const notice = $("#notice");
+  notice.textContent = text;
+  notice.hidden = false;
+}
+
+function clearNotice() {
+  const notice = $("#notice");
+  if (notice.textContent === t("reconnecting")) notice.hidden = true;
+}
+
+function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+function setLanguage(code) {
+  lang = code;
+  t = translator(lang);
+  localStorage.setItem("kropki.lang", lang);
+  if (session) act({ co: "changeLang", na: lang });
+  render();
+}
+
+function start() {
+  const languages = $("#language");
+  languages.replaceChildren(...LANGUAGES.map((code) => element("option", { value: code, textContent: code.toUpperCase() })));
+  languages.value = lang;
+  languages.onchange = () => setLanguage(languages.value);
+  $("#login").onsubmit = (event) => {
+    event.preventDefault();
+    logIn({ nick: $("#nick").value.trim(), password: $("#password").value });
+  };
+  $("#register").onclick = () => {
+    if ($("#login").reportValidity()) logIn({ nick: $("#nick").value.trim(), password: $("#password").value, register: true });
+  };
+  $("#logout").onclick = logOut;
+  $("#notice").onclick = () => { $("#notice").hidden = true; };
+  $("#chat-form").onsubmit = sendChat;
+  $("#board").onclick = (event) => {
+    const point = event.target.dataset?.point;
+    if (point) clickPoint(pointFromSgf(point));
+  };
+  for (const action of document.querySelectorAll("[data-propose]")) {
+    action.onclick = () => propose(currentGame(), action.dataset.propose);
+  }
+  $("#stop").onclick = () => act({ co: "stopMove", stol: currentGame().uid });
+  $("#clear-ring").onclick = () => { clearDrawing(true); render(); };
+  $("#leave").onclick = () => act({ co: "zmienStol", newTable: 0 });
+  setInterval(renderClocks, 500);
+
+  // zagram's auto-login links: index.html?id=ID&opis=NICK[&lang=LL]; the id leaves the address bar at once
+  const link = new URLSearchParams(location.search);
+  if (link.get("lang") && LANGUAGES.includes(link.get("lang"))) lang = link.get("lang");
+  t = translator(lang);
+  if (link.get("id") && link.get("opis")) {
+    history.replaceState(null, "", location.pathname);
+    logIn({ nick: link.get("opis"), id: link.get("id") });
+  } else {
+    const saved = sessionStorage.getItem("kropki.session");
+    if (saved) {
+      session = JSON.parse(saved);
+      sendLogin(session).then((failure) => (failure ? logOut().then(() => notify(failure)) : startPolling()));
+    }
+  }
+  render();
+}
+
+// exposed for the browser tests, which check the client's reading of the protocol
+window.kropki = { registeredId, parseReply, position, decodeText, inside, state: () => state };
+start();

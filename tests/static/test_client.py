@@ -1,0 +1,247 @@
+"""The built-in browser client (server/static) in Debian's Chromium, against a real `serve` process.
+
+Two browser contexts are two players on two machines. Every check waits on what a player sees (the
+board's SVG, the scores, the chat), never on sleeps. A screenshot of each player's board at the end of
+a test is saved in the test's own temporary folder (pytest keeps the last three runs:
+/tmp/pytest-of-<user>/pytest-current/<test>/, or choose the place with --basetemp).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from server.config import Settings
+from tests.test_restart import Server
+
+CHROMIUM = "/usr/bin/chromium"
+# Blue closes a ring round red's dot at cc with its fourth dot, cd (red plays far away meanwhile).
+CAPTURE = [("blue", "bc"), ("red", "cc"), ("blue", "cb"), ("red", "jj"), ("blue", "dc"), ("red", "ji")]
+
+expect.set_options(timeout=15_000)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not Path(CHROMIUM).exists():
+        pytest.fail("make test installs Debian's chromium (scripts/ensure-debian-package chromium chromium)")
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def server(tmp_path: Path, settings: Settings) -> Iterator[Server]:
+    with Server(tmp_path, settings.db_url).running(migrate=True) as running:
+        yield running
+
+
+class Player:
+    """One person in a browser context of their own, with what they see."""
+
+    def __init__(self, browser: Browser, server: Server, *, phone: bool = False) -> None:
+        size = {"width": 390, "height": 844} if phone else {"width": 1280, "height": 900}
+        self.context = browser.new_context(viewport=size, is_mobile=phone, has_touch=phone)
+        self.page: Page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.goto(f"{server.base}/")
+
+    def log_in(self, nick: str, password: str = "", *, register: bool = False) -> None:
+        page = self.page
+        page.fill("#nick", nick)
+        page.fill("#password", password)
+        page.click("#register" if register else "#login button[type=submit]")
+        expect(page.locator("#me")).to_have_text(nick if password else f"*{nick.lstrip('*')}")
+
+    def invite(self, nick: str, *, size: str = "10x10", rules: str = "s", crosses: str = "0") -> None:
+        page = self.page
+        page.click("#new-game summary")
+        page.select_option("#size", size)
+        page.select_option("#rules", rules)
+        page.select_option("#crosses", crosses)
+        page.select_option("#who", "a")  # the inviter plays blue
+        page.click(f'#players li[data-nick="{nick}"] .invite')
+        expect(page.locator("#invitation")).to_contain_text(nick)
+
+    def accept(self) -> None:
+        self.page.click("#accept-invitation")
+
+    def play(self, point: str) -> None:
+        expect(self.page.locator("#turn")).to_have_text("Your move")
+        self.page.click(f'#board [data-point="{point}"]')
+        expect(self.page.locator(f'#board [data-dot="{point}"]')).to_have_count(1)
+
+    def sees_dot(self, point: str) -> None:
+        expect(self.page.locator(f'#board [data-dot="{point}"]')).to_have_count(1)
+
+    def sees_score(self, blue: int, red: int) -> None:
+        expect(self.page.locator("#blue-score")).to_have_text(str(blue))
+        expect(self.page.locator("#red-score")).to_have_text(str(red))
+
+    def say(self, text: str) -> None:
+        self.page.fill("#chat-text", text)
+        self.page.click("#chat-form button")
+        expect(self.page.locator("#chat-text")).to_have_value("")
+
+    def sees_chat(self, text: str) -> None:
+        expect(self.page.locator("#chat-lines")).to_contain_text(text)
+
+    def screenshot(self, folder: Path, name: str) -> None:
+        self.page.locator("#board").screenshot(path=folder / f"{name}-board.png")
+        assert (folder / f"{name}-board.png").stat().st_size > 1000
+
+    def close(self) -> None:
+        assert self.errors == []
+        self.context.close()
+
+
+@pytest.fixture
+def players(browser: Browser, server: Server) -> Iterator[tuple[Player, Player]]:
+    ala, bob = Player(browser, server), Player(browser, server, phone=True)
+    yield ala, bob
+    ala.close()
+    bob.close()
+
+
+def start_game(ala: Player, bob: Player, **game: str) -> None:
+    ala.log_in("Ala")
+    bob.log_in("Bob")
+    expect(ala.page.locator('#players li[data-nick="*Bob"]')).to_have_count(1)
+    ala.invite("*Bob", **game)
+    expect(bob.page.locator("#invitation")).to_contain_text("*Ala invites you")
+    bob.accept()
+    for player in (ala, bob):
+        expect(player.page.locator("#blue-name")).to_have_text("*Ala")
+        expect(player.page.locator("#red-name")).to_have_text("*Bob")
+
+
+def play_until_the_ring(ala: Player, bob: Player) -> None:
+    for side, point in CAPTURE:
+        (ala if side == "blue" else bob).play(point)
+        (bob if side == "blue" else ala).sees_dot(point)
+
+
+def test_two_guests_play_capture_take_back_chat_and_resign(
+    players: tuple[Player, Player], server: Server, tmp_path: Path
+) -> None:
+    ala, bob = players
+    start_game(ala, bob)
+    play_until_the_ring(ala, bob)
+    ala.play("cd")
+
+    for player in (ala, bob):
+        expect(player.page.locator("#board polygon.realm-1")).to_have_count(1)
+        expect(player.page.locator('#board [data-dot="cc"].captured')).to_have_count(1)
+        player.sees_score(1, 0)
+
+    ala.page.click('[data-propose="undo"]')
+    expect(bob.page.locator("#proposal")).to_contain_text("*Ala proposes: take back the last move")
+    bob.page.click("#accept-proposal")
+    for player in (ala, bob):
+        expect(player.page.locator('#board [data-dot="cd"]')).to_have_count(0)
+        expect(player.page.locator("#board polygon")).to_have_count(0)
+        player.sees_score(0, 0)
+
+    ala.say("Nice defence / well played @Bob")
+    bob.sees_chat("Nice defence / well played @Bob")
+    bob.page.click('#players li[data-nick="*Ala"] .message')
+    bob.say("thanks, privately")
+    ala.page.click('#chat-tabs [data-chat="p*Bob"]')
+    ala.sees_chat("thanks, privately")
+
+    ala.page.click('[data-propose="resign"]')
+    for player in (ala, bob):
+        expect(player.page.locator("#turn")).to_have_text("Game over: *Bob wins by resignation")
+        expect(player.page.locator("#sgf")).to_be_visible()
+    record = bob.page.request.get(bob.page.locator("#sgf").evaluate("link => link.href"))
+    assert record.ok and "RE[W+R]" in record.text() and "PB[*Ala]" in record.text()
+    ala.screenshot(tmp_path, "ala")
+    bob.screenshot(tmp_path, "bob")
+
+
+def test_a_territory_ring_drawn_by_clicking_own_dots(
+    players: tuple[Player, Player], tmp_path: Path
+) -> None:
+    ala, bob = players
+    start_game(ala, bob, rules="t")
+    play_until_the_ring(ala, bob)
+
+    for point in ("bc", "cb", "dc"):
+        ala.page.click(f'#board [data-point="{point}"]')
+    expect(bob.page.locator("#board polyline.drawing")).to_have_count(1)  # the opponent sees it drawn
+    ala.page.click('#board [data-point="cd"]')  # the dot that closes the ring: move cd.bccbdccdbc
+
+    for player in (ala, bob):
+        expect(player.page.locator("#board polygon.realm-1")).to_have_count(1)
+        expect(player.page.locator("#board polyline.drawing")).to_have_count(0)
+        player.sees_score(1, 0)
+    expect(bob.page.locator("#turn")).to_have_text("Your move")
+    ala.screenshot(tmp_path, "ala")
+    bob.screenshot(tmp_path, "bob")
+
+
+def test_the_client_survives_a_restart_of_the_server_mid_game(
+    players: tuple[Player, Player], server: Server, tmp_path: Path
+) -> None:
+    ala, bob = players
+    start_game(ala, bob)
+    ala.play("bc")
+    bob.play("cc")
+
+    assert server.stop(signal.SIGTERM) == 0
+    expect(ala.page.locator("#notice")).to_have_text("Connection lost; trying again…")
+    with server.running():
+        for player in (ala, bob):
+            expect(player.page.locator("#notice")).to_be_hidden()
+            player.sees_dot("bc")
+            player.sees_dot("cc")
+        ala.play("cb")
+        bob.sees_dot("cb")
+        bob.play("jj")
+        ala.sees_dot("jj")
+        ala.screenshot(tmp_path, "ala")
+
+
+def test_a_registered_player_registers_then_logs_in_again(browser: Browser, server: Server) -> None:
+    player = Player(browser, server)
+    player.log_in("Celina", "tajne hasło", register=True)
+    player.page.click("#logout")
+    expect(player.page.locator("#login")).to_be_visible()
+
+    player.page.fill("#nick", "Celina")
+    player.page.fill("#password", "wrong")
+    player.page.click("#login button[type=submit]")
+    expect(player.page.locator("#notice")).to_have_text("Wrong nick or password.")
+    player.log_in("Celina", "tajne hasło")
+    player.close()
+
+
+@pytest.mark.parametrize(
+    ("nick", "password"), [("name", "mypass"), ("Ala", ""), ("Łukasz", "zażółć"), ("Дима", "пароль 1")]
+)
+def test_the_id_the_browser_derives_is_the_servers(
+    browser: Browser, server: Server, nick: str, password: str
+) -> None:
+    digest = hashlib.sha1((nick + "9WB2qGYzzWry1vbVjoSK" + password).encode()).digest()
+    expected = base64.b64encode(digest).decode().replace("+", "_").replace("/", ".")[:10]
+    player = Player(browser, server)
+    derived = player.page.evaluate("([nick, pass]) => kropki.registeredId(nick, pass)", [nick, password])
+    assert derived == expected
+    player.close()
+
+
+def test_an_auto_login_link_logs_in_and_leaves_the_address_bar(browser: Browser, server: Server) -> None:
+    player = Player(browser, server)
+    player.page.goto(f"{server.base}/index.html?id=abc123&opis=*Dora&lang=pl")
+    expect(player.page.locator("#me")).to_have_text("*Dora")
+    expect(player.page.locator("#players")).to_contain_text("(ty)")
+    assert player.page.url == f"{server.base}/index.html"
+    player.close()
