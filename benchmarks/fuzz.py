@@ -179,7 +179,7 @@ async def in_process(args: argparse.Namespace, seed: int, folder: Path) -> int:
     errors = Errors()
     logging.getLogger().addHandler(errors)
     install_malformed_request_filter()  # as `kropki-server serve` does
-    settings = Settings(host=HOST, port=0, db_url=db, migrate=True, unlimited=(HOST,))
+    settings = Settings(host=HOST, port=0, db_url=db, migrate=True, unlimited=(HOST,), ai_workers=0)
     app = create_app(settings)
     server = TestServer(app, host=HOST)
     await server.start_server()

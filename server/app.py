@@ -9,6 +9,7 @@ from pathlib import Path
 from aiohttp import web
 
 from server.config import Settings
+from server.hub.computer import worker_pool
 from server.hub.hub import Hub
 from server.store.store import Store
 from server.web import archive, auth, clients, headers, health, kropki, metrics, tournament
@@ -73,9 +74,15 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     hub.persistence = store.writer
     journals, next_uid = await store.writer.load_journal()
     hub.restore(journals, next_uid)
+    workers = app[SETTINGS_KEY].ai_workers
+    pool = worker_pool(workers) if workers else None
+    if pool is not None:
+        hub.enable_computer(pool, workers)
     hub.start()
     yield
     hub.close()
+    if pool is not None:
+        pool.shutdown(wait=False, cancel_futures=True)
     await store.close()
     log.info("store closed")
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from server import __version__
 from server.config import (
+    ENV_AI_WORKERS,
     ENV_DB,
     ENV_HOST,
     ENV_PORT,
@@ -24,6 +25,7 @@ from server.config import (
     ConfigError,
     Settings,
     parse_address,
+    parse_ai_workers,
     parse_port,
     sqlite_data_dir,
 )
@@ -58,6 +60,13 @@ def _count_flag(value: str) -> int:
     if not value.isdigit() or not 1 <= int(value) <= 1_000_000:
         raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 1000000, got {value!r}")
     return int(value)
+
+
+def _ai_workers_flag(value: str) -> int:
+    try:
+        return parse_ai_workers(value)
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _log_level(value: str) -> str:
@@ -111,6 +120,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--max-tables", type=_count_flag, metavar="N", help="game tables at most (default 2500)"
+    )
+    serve.add_argument(
+        "--ai-workers",
+        type=_ai_workers_flag,
+        metavar="N",
+        help=f"processes for the AI players' moves; 0 = no AI players (env {ENV_AI_WORKERS}, default 1)",
     )
     serve.add_argument(
         "--log-level",
@@ -190,6 +205,7 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         unlimited=tuple(getattr(args, "unlimited", None) or base.unlimited),
         max_players=getattr(args, "max_players", None) or base.max_players,
         max_tables=getattr(args, "max_tables", None) or base.max_tables,
+        ai_workers=base.ai_workers if getattr(args, "ai_workers", None) is None else args.ai_workers,
     )
 
 

@@ -20,6 +20,9 @@ ENV_DB = "KROPKI_DB"
 ENV_STATIC = "KROPKI_STATIC"
 ENV_TRUSTED_PROXIES = "KROPKI_TRUSTED_PROXIES"
 ENV_UNLIMITED = "KROPKI_UNLIMITED"
+ENV_AI_WORKERS = "KROPKI_AI_WORKERS"
+DEFAULT_AI_WORKERS = 1
+MAX_AI_WORKERS = 64
 
 
 class ConfigError(ValueError):
@@ -50,6 +53,7 @@ class Settings:
     unlimited: tuple[str, ...] = ()  # client addresses exempt from the per-request limits
     max_players: int = 5_000
     max_tables: int = 2_500
+    ai_workers: int = DEFAULT_AI_WORKERS  # processes searching the AI players' moves; 0 = no AI players
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -67,7 +71,20 @@ class Settings:
             static_dir=Path(environ[ENV_STATIC]) if environ.get(ENV_STATIC) else None,
             trusted_proxies=_addresses(environ.get(ENV_TRUSTED_PROXIES, ""), ENV_TRUSTED_PROXIES),
             unlimited=_addresses(environ.get(ENV_UNLIMITED, ""), ENV_UNLIMITED),
+            ai_workers=parse_ai_workers(environ[ENV_AI_WORKERS], ENV_AI_WORKERS)
+            if environ.get(ENV_AI_WORKERS)
+            else DEFAULT_AI_WORKERS,
         )
+
+
+def parse_ai_workers(value: str, name: str = "--ai-workers") -> int:
+    try:
+        workers = int(value)
+    except ValueError:
+        workers = -1
+    if not 0 <= workers <= MAX_AI_WORKERS:
+        raise ConfigError(f"{name} must be a whole number from 0 to {MAX_AI_WORKERS}, got {value!r}")
+    return workers
 
 
 def parse_address(value: str) -> str:

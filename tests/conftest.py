@@ -93,7 +93,11 @@ def settings(tmp_path: Path, new_database: NewDatabase) -> Settings:
     # Every test client shares the loopback address: the per-address limits are tested on their own
     # (tests/web/test_limits.py), with settings that do not exempt it.
     return Settings(
-        host="127.0.0.1", port=8080, db_url=new_database(tmp_path, True), unlimited=("127.0.0.1",)
+        host="127.0.0.1",
+        port=8080,
+        db_url=new_database(tmp_path, True),
+        unlimited=("127.0.0.1",),
+        ai_workers=0,  # the AI players have tests of their own (tests/hub/test_computer.py)
     )
 
 

@@ -39,8 +39,9 @@ class Server:
 
     The log goes to a file (a pipe nobody reads would fill up and block the server)."""
 
-    def __init__(self, tmp_path: Path, db_url: str | None = None) -> None:
+    def __init__(self, tmp_path: Path, db_url: str | None = None, *, ai_workers: int = 0) -> None:
         self.tmp_path = tmp_path
+        self.ai_workers = ai_workers  # no AI players unless asked: these tests count lobby events
         self.db = tmp_path / "data" / "kropki.sqlite3"
         self.db_url = db_url or f"sqlite+aiosqlite:///{self.db}"
         self.port = free_port()
@@ -55,6 +56,7 @@ class Server:
         self.log_path = self.tmp_path / f"server-{self.runs}.log"
         env = {key: value for key, value in os.environ.items() if not key.startswith("KROPKI_")}
         command = [sys.executable, "-m", "server", "serve", "--port", str(self.port)]
+        command += ["--ai-workers", str(self.ai_workers)]
         command += ["--db", self.db_url] + (["--migrate"] if migrate else [])
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(

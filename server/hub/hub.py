@@ -10,14 +10,25 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import math
 import random
+import secrets
 import time as _time
 from collections import deque
 from collections.abc import Callable
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.engine.gametype import GameKind, GameType, GameTypeError, StartKind, WhoStarts, parse_game_type
+from server.engine.gametype import (
+    GameKind,
+    GameType,
+    GameTypeError,
+    Rules,
+    StartKind,
+    WhoStarts,
+    parse_game_type,
+)
 from server.hub.chat import (
     LOBBY_CHAT_KEPT,
     PRIVATE_KEPT_SECONDS,
@@ -27,6 +38,7 @@ from server.hub.chat import (
     PrivateChats,
 )
 from server.hub.clock import LoopTimers, Timers
+from server.hub.computer import COMPUTER_NICKS, Computer
 from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter, EventLog
 from server.hub.persistence import Account, FinishedGame, MemoryPersistence, Persistence
 from server.hub.room import AutoTable, Room
@@ -182,6 +194,7 @@ class Hub:
         self.polls_answered = 0
         self._next_uid = 1
         self._sweeper: asyncio.TimerHandle | None = None
+        self.computer: Computer | None = None
 
     # --- lifecycle -----------------------------------------------------------------------------
 
@@ -189,6 +202,17 @@ class Hub:
         """Begin logging out players who stopped polling (one timer for the whole hub)."""
         loop = asyncio.get_running_loop()
         self._sweeper = loop.call_later(SWEEP_EVERY, self._sweep_and_rearm)
+
+    def enable_computer(self, executor: Executor, workers: int) -> None:
+        """The AI players join the lobby (after `restore`, so that they sit back at their games)."""
+        self.computer = Computer(self, executor, workers)
+        for nick in COMPUTER_NICKS.values():
+            secret = f"computer-{secrets.token_hex(16)}"  # no client can send it: ids have no '-'
+            self._login(secret, nick, "en", None)
+            player = self.players[secret]
+            player.guest = False
+            player.last_seen = math.inf  # never timed out
+            player.refresh_info()
 
     def close(self) -> None:
         if self._sweeper is not None:
@@ -338,6 +362,8 @@ class Hub:
         table.log.post(self.counter.next(), uid, line, b_only=b_only)
         for waiter in table.waiters:
             _wake(waiter)
+        if uid != LOBBY and self.computer is not None:
+            self.computer.soon(uid)
 
     def _personal(self, player: Player, uid: int, line: str) -> None:
         """An event for one player only, in the section of table `uid`."""
@@ -872,10 +898,8 @@ class Hub:
             game_type = parse_game_type(game_type_text)
         except GameTypeError as refused:
             raise ProtocolError("badGameType", f"Game type refused: {refused}.") from None
-        if game_type.kind in (GameKind.AI, GameKind.ANALYSIS) or game_type.start.kind is StartKind.SGF:
-            raise ProtocolError(
-                "badGameType", "Games against the computer and analysis are not available yet."
-            )
+        if game_type.kind is GameKind.ANALYSIS or game_type.start.kind is StartKind.SGF:
+            raise ProtocolError("badGameType", "Analysis tables are not available yet.")
         if game_type.tournament:
             raise ProtocolError("badGameType", "Tournament games are set up by organisers.")
         if nick_key(player.nick) in invitee.blocked:
@@ -885,16 +909,48 @@ class Hub:
         pending = self.incoming.get(invitee)
         if pending is not None and pending.inviter is not player:
             raise ProtocolError("busy", f"{invitee.nick} is answering another invitation.")
+        computer = self.computer is not None and self.computer.level_of(invitee.nick) is not None
+        if computer or game_type.kind is GameKind.AI:
+            self._check_computer_game(player, invitee, game_type, computer)
         _within_a_minute(
             player.invited, self.clock(), INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations"
         )
         player.invited.append((self.clock(), invitee.nick))
+        if computer:
+            self._play_the_computer(player, invitee, game_type)
+            return
         if player in self.invitations:
             self._drop_invitation(self.invitations[player])
         invitation = Invitation(player, invitee, game_type)
         self.invitations[player] = invitation
         self.incoming[invitee] = invitation
         _end_long_polls(player, invitee)
+
+    def _check_computer_game(self, player: Player, ai: Player, game_type: GameType, computer: bool) -> None:
+        if not computer:
+            names = ", ".join(COMPUTER_NICKS.values())
+            raise ProtocolError("badGameType", f"Games of type A are against the computer: invite {names}.")
+        if game_type.kind is not GameKind.AI:
+            raise ProtocolError("badGameType", f"{ai.nick} plays only games of type A (the computer).")
+        if game_type.rules is not Rules.STANDARD:
+            raise ProtocolError("badGameType", "The computer plays standard rules only.")
+        assert self.computer is not None
+        for table in self.tables.values():
+            room = table.room
+            seat = room.seat_of(player.nick) if room is not None else 0
+            if seat and room.game.result is None and self.computer.level_of(room.nick_of(3 - seat)):
+                raise ProtocolError("busy", f"First finish your game with the computer at table {table.uid}.")
+        self._check_room_for_a_table()
+
+    def _play_the_computer(self, player: Player, ai: Player, game_type: GameType) -> None:
+        """An invitation to an AI player opens the table at once: the computer always accepts."""
+        if game_type.who_starts is WhoStarts.INVITER:
+            blue, red = player, ai
+        elif game_type.who_starts is WhoStarts.INVITED:
+            blue, red = ai, player
+        else:
+            blue, red = self._server_decides(player, ai, game_type)
+        self.open_table(game_type, blue.nick, red.nick)
 
     def _incoming(self, player: Player) -> Invitation:
         invitation = self.incoming.get(player)

@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from server.hub.computer import reserved
 from server.hub.hub import Hub
 from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, clean_text
 from server.store.accounts import Accounts, NickTaken
@@ -61,6 +62,8 @@ async def register(request: web.Request, hub: Hub, accounts: Accounts) -> str:
     if len(email) > MAX_EMAIL:
         return BAD_NICK_OR_ID
     limiter.record(_address(request))
+    if reserved(nick):  # the AI players' names, taken whether or not they play here
+        return NICK_TAKEN
     try:
         account = await accounts.register(nick, secret, "" if email == NO_EMAIL else email, lang)
     except NickTaken:

@@ -39,7 +39,7 @@ def browser() -> Iterator[Browser]:
 
 @pytest.fixture
 def server(tmp_path: Path, settings: Settings) -> Iterator[Server]:
-    with Server(tmp_path, settings.db_url).running(migrate=True) as running:
+    with Server(tmp_path, settings.db_url, ai_workers=1).running(migrate=True) as running:
         yield running
 
 

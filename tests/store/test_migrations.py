@@ -61,7 +61,7 @@ async def test_the_app_refuses_an_old_schema_unless_asked_to_migrate(
     empty_database: str, upgrade: bool
 ) -> None:
     url = empty_database
-    server = TestServer(create_app(Settings("127.0.0.1", 8080, url, migrate=upgrade)))
+    server = TestServer(create_app(Settings("127.0.0.1", 8080, url, migrate=upgrade, ai_workers=0)))
     try:
         if upgrade:
             await server.start_server()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -81,7 +82,7 @@ async def static_client(aiohttp_client: AiohttpClient, settings: Settings, tmp_p
     (folder / "index.html").write_text("<html>zagram client</html>")
     (folder / "js" / "app.js").write_text("var rootUrl = '/';")
     (tmp_path / "secret.txt").write_text("not for the web")
-    app = create_app(Settings(settings.host, settings.port, settings.db_url, static_dir=folder))
+    app = create_app(dataclasses.replace(settings, static_dir=folder))
     return await aiohttp_client(app)
 
 

@@ -1,0 +1,141 @@
+"""The server's AI players at the hub: who they are, when they think, and how their moves are made.
+
+The search (server/engine/ai.py) runs in a pool of worker processes, so the event loop never waits for
+it. A result is played through the same `Room.move` a person's request reaches, and only if the table
+still shows the position it was computed for. docs/ai.md has the levels, names and budgets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+from concurrent.futures import Executor, ProcessPoolExecutor
+from multiprocessing import get_context
+from typing import TYPE_CHECKING
+
+from server.engine import ai
+from server.engine.board import Board
+from server.engine.moves import point_to_sgf
+from server.protocol.codec import ProtocolError, nick_key
+
+if TYPE_CHECKING:
+    from server.hub.hub import Hub
+    from server.hub.room import Room
+
+COMPUTER_NICKS = {1: "AI easy", 2: "AI medium", 3: "AI hard"}
+RESERVED = {nick_key(nick): level for level, nick in COMPUTER_NICKS.items()}
+UNTIMED_SECONDS = 3.0  # the most a move may take in a game without a clock
+MOST_SECONDS = 5.0  # and in any game
+SAFETY_SECONDS = 3.0  # never planned into the last seconds of the AI's clock
+ANSWERS = {"undo": True, "drop": True, "new": True}  # propositions the AI agrees to; others by score
+WORKER_NICE = 10  # searches yield the CPU to the server's own process
+
+log = logging.getLogger(__name__)
+
+
+def reserved(nick: str) -> bool:
+    """Names nobody can register or log in with, whether or not the AI plays on this server."""
+    return nick_key(nick) in RESERVED
+
+
+def worker_pool(workers: int) -> ProcessPoolExecutor:
+    """Niced worker processes, started with `spawn` (forking a threaded server is unsafe)."""
+    return ProcessPoolExecutor(
+        max_workers=workers, mp_context=get_context("spawn"), initializer=os.nice, initargs=(WORKER_NICE,)
+    )
+
+
+def _think(board: Board, player: int, level: int, seconds: float, seed: int) -> tuple[int, int]:
+    """What a worker runs (a module-level function, so that it can be sent to another process)."""
+    return ai.choose_move(board, player, level, seconds, seed)
+
+
+def move_budget(seconds_left: float | None, added: float, waiting: int, workers: int) -> float:
+    """Seconds one search may take: a slice of the clock (less when searches queue for the workers)."""
+    if seconds_left is None:
+        budget = UNTIMED_SECONDS
+    else:
+        budget = max(0.0, seconds_left - SAFETY_SECONDS) / 25 + added / 2
+    crowding = 1 + waiting / max(1, workers)
+    return max(0.05, min(budget, MOST_SECONDS) / crowding)
+
+
+class Computer:
+    """The AI players of one hub and the searches in flight, at most one per table."""
+
+    def __init__(self, hub: Hub, executor: Executor, workers: int) -> None:
+        self.hub, self.executor, self.workers = hub, executor, workers
+        self.thinking: set[int] = set()
+        self._checks: set[int] = set()
+        self.rng = random.Random()
+
+    def level_of(self, nick: str) -> int | None:
+        return RESERVED.get(nick_key(nick))
+
+    def soon(self, uid: int) -> None:
+        """Something happened at a table: look once the current request is done, not in the middle."""
+        if uid not in self._checks:
+            self._checks.add(uid)
+            asyncio.get_running_loop().call_soon(self._check, uid)
+
+    def _check(self, uid: int) -> None:
+        self._checks.discard(uid)
+        table = self.hub.tables.get(uid)
+        room = table.room if table is not None else None
+        if room is None:
+            return
+        self._answer_proposal(room)  # also after the end: a new game
+        if room.game.result is not None or uid in self.thinking:
+            return
+        seat = room.game.to_move
+        level = self.level_of(room.nick_of(seat))
+        if level is None:
+            return
+        left = room.clock.left(seat) if room.clock is not None else None
+        added = room.clock.added if room.clock is not None else 0.0
+        seconds = move_budget(left, added, len(self.thinking), self.workers)
+        position = (len(room.game.moves), seat)
+        future = self.executor.submit(
+            _think, room.game.board.copy(), seat, level, seconds, self.rng.randrange(2**32)
+        )
+        self.thinking.add(uid)
+        asyncio.wrap_future(future).add_done_callback(lambda done: self._play(uid, position, done))
+
+    def _play(self, uid: int, position: tuple[int, int], done: asyncio.Future[tuple[int, int]]) -> None:
+        self.thinking.discard(uid)
+        table = self.hub.tables.get(uid)
+        room = table.room if table is not None else None
+        if room is None or room.game.result is not None:
+            return
+        if done.cancelled() or done.exception() is not None:
+            log.error("AI search failed uid=%s: %r", uid, None if done.cancelled() else done.exception())
+            return
+        if (len(room.game.moves), room.game.to_move) != position:
+            self.soon(uid)  # the game moved on meanwhile (an undo, a new game): think again
+            return
+        index, playouts = done.result()
+        where = point_to_sgf(room.game.board.point(index))
+        nick = room.nick_of(position[1])
+        try:
+            room.move(nick, where)
+        except ProtocolError as refused:  # a bug in the search; the table must not hang on it
+            log.error("AI move refused uid=%s move=%s: %s", uid, where, refused)
+            return
+        log.debug("AI move uid=%s nick=%s move=%s playouts=%d", uid, nick, where, playouts)
+
+    def _answer_proposal(self, room: Room) -> None:
+        """Agree to take back, cancel or play again; finish by score only when not behind."""
+        if room.proposal is None:
+            return
+        proposer, what = room.proposal
+        other = 3 - proposer
+        if self.level_of(room.nick_of(other)) is None or self.level_of(room.nick_of(proposer)) is not None:
+            return
+        agrees = ANSWERS.get(what, room.game.score(other) >= room.game.score(proposer))
+        answer = "new" if what == "new" else f"{'ok' if agrees else 'reject'}{proposer}{what}"
+        try:
+            room.propose(room.nick_of(other), answer)
+        except ProtocolError as refused:
+            log.error("AI answer refused uid=%s answer=%s: %s", room.uid, answer, refused)

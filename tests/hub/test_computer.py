@@ -1,0 +1,132 @@
+"""Games against the server's AI players over the wire, with the real app and its worker process."""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import time
+
+import pytest
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from server.app import create_app
+from server.config import Settings
+from server.engine.board import BLACK, WHITE
+from server.engine.gametype import parse_game_type
+from server.hub.computer import MOST_SECONDS, UNTIMED_SECONDS, move_budget
+from server.hub.hub import Hub
+from server.web.common import HUB_KEY
+from tests.web.zagram import Zagram
+
+TINY = "0505s0..a.A.a.60.2.."  # 5x5, standard rules, the inviter is blue, type A, 60 s + 2 s a move
+SLACK = 3.0  # seconds beyond the budget for the worker process and the polls
+
+
+@pytest.fixture
+async def client(aiohttp_client: AiohttpClient, settings: Settings) -> TestClient:
+    return await aiohttp_client(create_app(dataclasses.replace(settings, ai_workers=1)))
+
+
+def hub_of(client: TestClient) -> Hub:
+    return client.app[HUB_KEY]
+
+
+async def wait_for(ala: Zagram, condition, seconds: float) -> float:
+    started = time.monotonic()
+    while not condition():
+        assert time.monotonic() - started < seconds, "the computer did not answer in time"
+        await ala.poll(wait="1")
+    return time.monotonic() - started
+
+
+async def test_a_guest_plays_a_whole_game_against_the_computer(client: TestClient) -> None:
+    ala = Zagram(client, "ala123", "*Ala")
+    assert await ala.login() == ""
+    lobby = await ala.poll()
+    assert {"iAI easy..F.en", "iAI medium..F.en", "iAI hard..F.en"} <= set(lobby.lines(0, "i"))
+    assert await ala.get(idGracza=ala.secret, co="zapraszam", whom="AI easy", gameType=TINY) == ""
+    (uid,) = [uid for uid in hub_of(client).tables if uid]
+    room = hub_of(client).tables[uid].room
+    assert (room.blue, room.red) == ("*Ala", "AI easy")
+    rng = random.Random(7)
+    answers = []
+    while room.game.result is None:
+        free = [p for p in room.game.board.board_indices() if room.game.board.playable(p)]
+        where = "".join("abcde"[c] for c in room.game.board.point(rng.choice(free)))
+        assert await ala.get(idGracza=ala.secret, co="graczStawiaKropke", table=str(uid), where=where) == ""
+        if room.game.result is None:
+            answers.append(await wait_for(ala, lambda: room.game.to_move == BLACK or room.game.result, 60))
+            assert room.game.moves[-1].player == WHITE
+    assert max(answers) < move_budget(60, 2, 0, 1) + SLACK
+    assert room.game.board.free_points == 0
+    await wait_for(ala, lambda: room.archive_number is not None, 10)
+    table = await ala.poll(msg_no="0")
+    (state,) = table.lines(uid, "x")
+    assert state.split(".", 2)[2] == f"{room.game.result}.{room.archive_number}"  # finished, archived
+
+
+async def test_the_computer_agrees_to_take_back_and_plays_again(client: TestClient) -> None:
+    ala = Zagram(client, "ala123", "*Ala")
+    await ala.login()
+    await ala.get(idGracza=ala.secret, co="zapraszam", whom="AI medium", gameType="0909s0..a.A.n....")
+    room = hub_of(client).tables[1].room
+    await ala.get(idGracza=ala.secret, co="graczStawiaKropke", table="1", where="ee")
+    await wait_for(ala, lambda: len(room.game.moves) == 2, 30)
+
+    assert await ala.get(idGracza=ala.secret, co="propose", table="1", proposal="undo") == ""
+    await wait_for(ala, lambda: room.proposal is None and len(room.game.moves) == 2, 30)
+    assert room.game.to_move == BLACK and room.game.moves[-1].player == WHITE
+
+
+async def test_what_the_computer_refuses(client: TestClient) -> None:
+    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
+    await ala.login()
+    await bob.login()
+
+    def invite(whom: str, game_type: str) -> object:
+        return ala.get(idGracza=ala.secret, co="zapraszam", whom=whom, gameType=game_type)
+
+    assert await invite("AI easy", "0909s0..a.F.n....") == "err.badGameType"  # not type A
+    assert await invite("AI easy", "0909t0..a.A.n....") == "err.badGameType"  # territory rules
+    assert await invite("*Bob", "0909s0..a.A.n....") == "err.badGameType"  # A is against the computer
+    assert len(hub_of(client).tables) == 1 and not hub_of(client).invitations
+    assert await invite("AI hard", "0909s0..a.A.n....") == ""
+    assert await invite("AI easy", "0909s0..a.A.n....") == "err.busy"  # one game with the computer at a time
+    assert len(hub_of(client).tables) == 2
+    registered = await client.get("/auth.py?co=rejestruj&opisGracza=ai%20EASY&idGracza=abcdefghijkl&email=v")
+    assert await registered.text() == "ok.tenOpisJestJuzZajety"
+
+
+async def test_after_a_restart_the_computer_on_move_moves(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    before = await aiohttp_client(create_app(dataclasses.replace(settings, ai_workers=0)))
+    # the computer plays blue and is on move when the server stops
+    hub_of(before).open_table(parse_game_type("0909s0..p.A.a.120.0.."), "AI easy", "*Ala")
+    await before.close()
+
+    after = await aiohttp_client(create_app(dataclasses.replace(settings, ai_workers=1)))
+    room = hub_of(after).tables[1].room
+    assert "AI easy" in hub_of(after).tables[1].people  # the AI player is seated back
+    started = time.monotonic()
+    while not room.game.moves:
+        assert time.monotonic() - started < 30
+        await after.get("/healthz")
+    assert room.game.moves[0].player == BLACK
+
+
+@pytest.mark.parametrize(
+    ("left", "added", "waiting", "most"),
+    [
+        (None, 0, 0, UNTIMED_SECONDS),
+        (600, 30, 0, MOST_SECONDS),
+        (60, 2, 0, 3.28),
+        (60, 2, 3, 0.82),  # three searches queued for the one worker
+        (3, 0, 0, 0.05),
+    ],
+)
+def test_the_budget_is_a_slice_of_the_clock(
+    left: float | None, added: float, waiting: int, most: float
+) -> None:
+    assert move_budget(left, added, waiting, 1) == pytest.approx(most, abs=0.01)
