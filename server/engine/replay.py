@@ -113,6 +113,36 @@ def replay_record(record: GameRecord) -> Replayed:
     return Replayed(record, game, variant_of(rules, setup), captured)
 
 
+def analysis_start(text: str, width: int, height: int, automatic: bool) -> tuple[Setup, list[str]]:
+    """An archived record as an analysis table's start: its set-up and its moves as move texts.
+
+    The moves stop where the players stopped alternating (a STOP's dots): an analysis places dots for the
+    side on move. Raises ReplayError saying why the record cannot be analysed on such a table.
+    """
+    try:
+        replayed = replay_record(read_record(text))
+    except (SgfError, ReplayError) as exc:
+        raise ReplayError(f"the archived record cannot be replayed: {exc}") from exc
+    record, game = replayed.record, replayed.game
+    if (record.width, record.height) != (width, height):
+        raise ReplayError(f"the archived game was played on {record.width}x{record.height}")
+    if game.rules.automatic != automatic:
+        raise ReplayError("the archived game was played with other enclosure rules")
+    moves, to_move = [], game.setup.first
+    for move in game.moves:
+        if move.player != to_move or move.point is None:
+            break
+        dot = point_to_sgf(move.point)
+        rings = "" if automatic else "".join("." + _ring_text(game, e.ring) for e in move.enclosures)
+        moves.append(dot + rings)
+        to_move = 3 - to_move
+    return game.setup, moves
+
+
+def _ring_text(game: Game, ring: tuple[int, ...]) -> str:
+    return "".join(point_to_sgf(game.board.point(pos)) for pos in (*ring, ring[0]))
+
+
 def _rings(texts: list[str] | None, record: GameRecord) -> list[list[Point]]:
     return [parse_points(text, record.width, record.height) for text in texts or []]
 

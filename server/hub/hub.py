@@ -29,6 +29,10 @@ from server.engine.gametype import (
     WhoStarts,
     parse_game_type,
 )
+from server.engine.moves import parse_points, point_to_sgf
+from server.engine.replay import ReplayError, analysis_start
+from server.engine.sgf import write_record
+from server.engine.start import Setup
 from server.hub.chat import (
     LOBBY_CHAT_KEPT,
     PRIVATE_KEPT_SECONDS,
@@ -276,7 +280,7 @@ class Hub:
             if kind != "open":
                 raise ValueError(f"journal of table {uid} starts with {kind!r}")
             game_type = parse_game_type(data["type"])
-            auto = data.get("auto")
+            auto, setup = data.get("auto"), data.get("setup")
             table = self._new_table(
                 uid,
                 game_type,
@@ -284,6 +288,13 @@ class Hub:
                 data["red"],
                 data["seed"],
                 AutoTable(auto["tournament"], auto["round"], auto["sayHi"]) if auto is not None else None,
+                Setup(
+                    tuple(parse_points("".join(setup["b"]))),
+                    tuple(parse_points("".join(setup["w"]))),
+                    setup["first"],
+                )
+                if setup is not None
+                else None,
             )
             room = table.room
             assert room is not None
@@ -706,12 +717,19 @@ class Hub:
             )
         return table.uid
 
-    def open_table(self, game_type: GameType, blue: str, red: str, auto: AutoTable | None = None) -> Table:
+    def open_table(
+        self,
+        game_type: GameType,
+        blue: str,
+        red: str,
+        auto: AutoTable | None = None,
+        setup: Setup | None = None,
+    ) -> Table:
         """A new game table, announced in the lobby (`ga`, `d`, `x`); its players sit at it."""
         uid = self._next_uid
         self._next_uid += 1
         seed = self.rng.randrange(2**32)
-        table = self._new_table(uid, game_type, blue, red, seed, auto)
+        table = self._new_table(uid, game_type, blue, red, seed, auto, setup)
         self.persistence.table_opened(uid)
         opened: dict[str, Any] = {
             "type": events.game_type_text(game_type),
@@ -721,6 +739,12 @@ class Hub:
         }
         if auto is not None:
             opened["auto"] = {"tournament": auto.tournament, "round": auto.round, "sayHi": auto.say_hi}
+        if setup is not None:
+            opened["setup"] = {
+                "b": [point_to_sgf(p) for p in setup.black],
+                "w": [point_to_sgf(p) for p in setup.white],
+                "first": setup.first,
+            }
         self._journal(uid, "open", opened)
         self._note_presence(table)
         self._post(LOBBY, events.tables("a", [uid]))
@@ -734,7 +758,14 @@ class Hub:
         return table
 
     def _new_table(
-        self, uid: int, game_type: GameType, blue: str, red: str, seed: int, auto: AutoTable | None = None
+        self,
+        uid: int,
+        game_type: GameType,
+        blue: str,
+        red: str,
+        seed: int,
+        auto: AutoTable | None = None,
+        setup: Setup | None = None,
     ) -> Table:
         table = Table(uid, ChatRoom(TABLE_CHAT_KEPT), EventLog(self.table_history))
         table.room = Room(
@@ -750,6 +781,7 @@ class Hub:
             finished=self._archive,
             note=lambda kind, data: self._journal(uid, kind, data),
             auto=auto,
+            setup=setup,
         )
         self.tables[uid] = table
         return table
@@ -828,6 +860,13 @@ class Hub:
 
         self.persistence.archive(finished, done)
 
+    def table_record(self, uid: int) -> str | None:
+        """The SGF record of a game table's current game, or None when there is no such table."""
+        table = self.tables.get(uid)
+        if table is None or table.room is None:
+            return None
+        return write_record(table.room.record(_time.strftime("%Y-%m-%d", _time.gmtime(self.clock()))))
+
     def _account_changed(self, account: Account) -> None:
         """New rating and results after a game: the player's `i` line, if they are here."""
         player = self.by_nick.get(nick_key(account.nick))
@@ -856,8 +895,9 @@ class Hub:
 
     # --- invitations ---------------------------------------------------------------------------
 
-    def invite(self, secret: str, whom: str, game_type_text: str) -> None:
-        self._invite(self._player(secret), whom, game_type_text)
+    def invite(self, secret: str, whom: str, game_type_text: str, archived: str | None = None) -> None:
+        """`archived`: the SGF record an analysis of an archived game (`SGFz<n>`) starts from."""
+        self._invite(self._player(secret), whom, game_type_text, archived)
 
     def answer_invitation(self, secret: str, answer: str) -> None:
         """`a` accept, `r` reject, `b` reject and block, `c` cancel own, `o` acknowledge a rejection."""
@@ -888,18 +928,21 @@ class Hub:
         else:
             raise ProtocolError("badCommand", "v takes s.NICK.GAMETYPE, a, r, b, c or o.")
 
-    def _invite(self, player: Player, whom: str, game_type_text: str) -> None:
+    def _invite(self, player: Player, whom: str, game_type_text: str, archived: str | None = None) -> None:
         invitee = self.by_nick.get(nick_key(whom))
         if invitee is None:
             raise ProtocolError("notOnline", f"{whom} is not online.")
-        if invitee is player:
-            raise ProtocolError("badNick", "You cannot invite yourself.")
         try:
             game_type = parse_game_type(game_type_text)
         except GameTypeError as refused:
             raise ProtocolError("badGameType", f"Game type refused: {refused}.") from None
-        if game_type.kind is GameKind.ANALYSIS or game_type.start.kind is StartKind.SGF:
-            raise ProtocolError("badGameType", "Analysis tables are not available yet.")
+        if game_type.kind is GameKind.ANALYSIS:
+            self._open_analysis(player, invitee, game_type, archived)
+            return
+        if invitee is player:
+            raise ProtocolError("badNick", "You cannot invite yourself.")
+        if game_type.start.kind is StartKind.SGF:
+            raise ProtocolError("badGameType", "Archived positions are for analysis tables (type a).")
         if game_type.tournament:
             raise ProtocolError("badGameType", "Tournament games are set up by organisers.")
         if nick_key(player.nick) in invitee.blocked:
@@ -925,6 +968,34 @@ class Hub:
         self.invitations[player] = invitation
         self.incoming[invitee] = invitation
         _end_long_polls(player, invitee)
+
+    def _open_analysis(
+        self, player: Player, invitee: Player, game_type: GameType, archived: str | None
+    ) -> None:
+        """An invitation to oneself with an analysis game type opens the table at once."""
+        if invitee is not player:
+            raise ProtocolError("badGameType", "An analysis table is opened by inviting yourself.")
+        if nick_key(game_type.rights.analyser_nick) != nick_key(player.nick):
+            raise ProtocolError(
+                "badGameType", f"The analyser in the game type must be you: c___SUsuen{player.nick}."
+            )
+        setup, moves = None, []
+        if game_type.start.kind is StartKind.SGF:
+            if archived is None:
+                raise ProtocolError(
+                    "badGameType", "An analysis of an archived game is opened with co=zapraszam."
+                )
+            try:
+                setup, moves = analysis_start(
+                    archived, game_type.width, game_type.height, game_type.automatic_enclosures
+                )
+            except ReplayError as refused:
+                raise ProtocolError("badGameType", f"Game {game_type.start.number}: {refused}.") from None
+        self._check_room_for_a_table()
+        room = self.open_table(game_type, player.nick, player.nick, setup=setup).room
+        assert room is not None
+        for where in moves:
+            room.move(player.nick, where)
 
     def _check_computer_game(self, player: Player, ai: Player, game_type: GameType, computer: bool) -> None:
         if not computer:

@@ -14,10 +14,11 @@ from typing import Any
 
 from server.engine.board import BLACK, WHITE, IllegalMove
 from server.engine.game import COLOUR, Move, game_for_type
-from server.engine.gametype import GameType
+from server.engine.gametype import GameKind, GameType
 from server.engine.moves import MoveSyntaxError, parse_move, parse_points, point_to_sgf
 from server.engine.record import game_to_record
 from server.engine.sgf import GameRecord
+from server.engine.start import Setup
 from server.hub.clock import Clock, Timers
 from server.protocol import events
 from server.protocol.codec import ProtocolError, parse_number
@@ -54,8 +55,12 @@ class Room:
         finished: Callable[[Room], None],
         note: Callable[[str, dict[str, Any]], None],
         auto: AutoTable | None = None,
+        setup: Setup | None = None,
     ) -> None:
         self.uid = uid
+        self.setup = setup  # the starting position of an analysis of an archived game (SGFz)
+        # an analysis table: one analyser in both seats, playing the side on move; no clock, free undo
+        self.analysis = game_type.kind is GameKind.ANALYSIS
         self.game_type = game_type
         self.blue, self.red = blue, red
         self.timers = timers
@@ -89,7 +94,7 @@ class Room:
             self._to_chat(code, text)
 
     def _finished(self) -> None:
-        if not self.quiet:
+        if not self.quiet and not self.analysis:  # an analysis is not a game: saved on request only
             self._on_finished(self)
 
     def _note(self, kind: str, **data: Any) -> None:
@@ -103,7 +108,7 @@ class Room:
     # --- set-up --------------------------------------------------------------------------------
 
     def _begin(self) -> None:
-        self.game = game_for_type(self.game_type, seed=self.seed + self.games_played)
+        self.game = game_for_type(self.game_type, seed=self.seed + self.games_played, archived=self.setup)
         self.proposal: tuple[int, str] | None = None
         self.drawing: dict[int, str] = {}
         self.archive_number = None
@@ -121,7 +126,7 @@ class Room:
                 first=self.game.to_move,
                 first_move_grace=grace,
             )
-            if gt.timed
+            if gt.timed and not self.analysis
             else None
         )
 
@@ -209,6 +214,10 @@ class Room:
     def move(self, nick: str, where: str) -> None:
         player = self._seat(nick)
         self._check_playing()
+        if self.analysis:
+            player = self.game.to_move
+            if not self.game_type.rights.analyser_may("S" if player == BLACK else "s"):
+                raise ProtocolError("noRight", "The analyser may not place dots of this colour here.")
         try:
             spec = parse_move(where, self.game.width, self.game.height)
             move = self.game.play(player, spec)
@@ -336,10 +345,19 @@ class Room:
                 "badProposal", "Finishing with the current result is proposed on one's own move."
             )
         if what == "undo":
-            if not self.game_type.rights.may(player, "U"):
+            rights = self.game_type.rights
+            if self.analysis:
+                allowed = rights.analyser_may("U") or rights.analyser_may("u")
+            else:
+                allowed = rights.may(player, "U")
+            if not allowed:
                 raise ProtocolError("noRight", "Undo is not allowed at this table.")
             if not self.game.can_undo():
                 raise ProtocolError("badProposal", "There is no move to take back.")
+        if self.analysis and what == "undo":  # the analyser takes moves back at will
+            self._changed()
+            self._accept(player, what, nick)
+            return
         if self.proposal == (player, what):
             return
         self.proposal = (player, what)

@@ -1,4 +1,5 @@
-"""The game archive over HTTP: `/sgf/<number>` downloads a record, `/games?nick=` lists a player's."""
+"""Game records over HTTP: `/sgf/<number>` downloads an archived one, `/games?nick=` lists a player's,
+`/table/<uid>.sgf` gives a live table's game as it stands."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from aiohttp import web
 
 from server.protocol.codec import ProtocolError, check_nick
 from server.store.games import Games
-from server.web.common import utc_text
+from server.web.common import HUB_KEY, utc_text
 
 GAMES_KEY = web.AppKey("games", Games)
 DEFAULT_LIST = 50
@@ -32,6 +33,21 @@ async def download(request: web.Request) -> web.Response:
         text=sgf,
         content_type=SGF_TYPE,
         headers={"Content-Disposition": f'attachment; filename="kropki-{text}.sgf"'},
+    )
+
+
+@routes.get("/table/{uid}")
+async def table_record(request: web.Request) -> web.Response:
+    """The record of a table's current game as it stands (how an analysis is saved), for anyone."""
+    text = request.match_info["uid"].removesuffix(".sgf")
+    uid = int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
+    sgf = request.app[HUB_KEY].table_record(uid) if uid is not None else None
+    if sgf is None:
+        return web.Response(status=404, text=f"There is no game table {text}.\n")
+    return web.Response(
+        text=sgf,
+        content_type=SGF_TYPE,
+        headers={"Content-Disposition": f'attachment; filename="kropki-table-{uid}.sgf"'},
     )
 
 

@@ -8,9 +8,11 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from server.engine.gametype import GameKind, GameTypeError, StartKind, parse_game_type
 from server.hub.hub import MAX_WAIT, Hub
 from server.protocol.codec import ProtocolError, parse_commands, parse_msg_no, parse_number
 from server.web import tournament
+from server.web.archive import GAMES_KEY
 from server.web.common import HUB_KEY, Query, log_failure, text_response
 
 log = logging.getLogger(__name__)
@@ -142,8 +144,21 @@ async def add_time(hub: Hub, query: Query) -> str:
     return ""
 
 
-async def invite(hub: Hub, query: Query) -> str:
-    hub.invite(_player_id(query), _param(query, "whom"), _param(query, "gameType"))
+async def invite(request: web.Request) -> str:
+    """`zapraszam`; an analysis of an archived game (`SGFz<n>`) reads the record from the archive first."""
+    query = request.query
+    secret, whom, game_type_text = _player_id(query), _param(query, "whom"), _param(query, "gameType")
+    archived = None
+    try:
+        game_type = parse_game_type(game_type_text)
+    except GameTypeError:
+        game_type = None  # the hub gives the refusal
+    analysis = game_type is not None and game_type.kind is GameKind.ANALYSIS
+    if analysis and game_type.start.kind is StartKind.SGF:
+        archived = await request.app[GAMES_KEY].sgf(game_type.start.number)
+        if archived is None:
+            raise ProtocolError("noSuchGame", f"There is no archived game {game_type.start.number}.")
+    request.app[HUB_KEY].invite(secret, whom, game_type_text, archived)
     return ""
 
 
@@ -168,7 +183,6 @@ HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
     "propose": propose,
     "stopMove": stop_move,
     "dodajeCzas": add_time,
-    "zapraszam": invite,
     "zaproszenieTak": _answer("a"),
     "zaproszenieNie": _answer("r"),
     "zaproszenieBlokuj": _answer("b"),
@@ -177,17 +191,24 @@ HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
 }
 
 
+STORE_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
+    "setUpTable": tournament.set_up_table,
+    "zapraszam": invite,
+}
+
+
 @routes.get("/a.kropki")
 async def kropki(request: web.Request) -> web.Response:
     co = request.query.get("co", "")
     handler = HANDLERS.get(co)
-    if handler is None and co != "setUpTable":
+    with_store = STORE_HANDLERS.get(co)  # requests that need the store, not only the hub
+    if handler is None and with_store is None:
         return text_response("err.unknownCo")
     hub = request.app[HUB_KEY]
     before = hub.writes()
     try:
-        if handler is None:  # the organisers' request needs the store, not only the hub
-            body = await tournament.set_up_table(request)
+        if with_store is not None:
+            body = await with_store(request)
         else:
             body = await handler(hub, request.query)
     except ProtocolError as refused:
