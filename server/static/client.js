@@ -14,6 +14,7 @@ const RETRY_MS = 1000;
 const CELL = 20;
 const MARGIN = 22;
 const SVG = "http://www.w3.org/2000/svg";
+const COMPUTER = new Set(["AI easy", "AI medium", "AI hard"]); // the server's AI players (docs/ai.md)
 
 const $ = (selector) => document.querySelector(selector);
 let lang = localStorage.getItem("kropki.lang") || defaultLanguage();
@@ -482,10 +483,9 @@ function renderPlayers() {
       const row = element("li", { className: info.free ? "" : "busy" }, element("span", { className: "nick", textContent: label }));
       row.dataset.nick = nick;
       if (nick !== session.nick) {
-        row.append(
-          button(t("invite"), () => invite(nick), { disabled: !info.free, className: "invite" }),
-          button(t("message"), () => openPrivate(nick), { className: "message" }),
-        );
+        const computer = COMPUTER.has(nick);
+        row.append(button(computer ? t("play") : t("invite"), () => invite(nick), { disabled: !info.free, className: "invite" }));
+        if (!computer) row.append(button(t("message"), () => openPrivate(nick), { className: "message" }));
       } else {
         row.append(element("span", { textContent: `(${t("you")})` }));
       }
@@ -690,22 +690,23 @@ function renderChat() {
 
 // --- actions ----------------------------------------------------------------------------------
 
-function inviteGameType() {
+/** The game set in "New game"; against the computer it is of kind A and standard rules. */
+function inviteGameType(computer) {
   const [width, height] = $("#size").value.split("x").map(Number);
   return buildGameType({
     width,
     height,
-    rules: $("#rules").value,
+    rules: computer ? "s" : $("#rules").value,
     crosses: Number($("#crosses").value),
     who: $("#who").value,
-    kind: $("#kind").value,
+    kind: computer ? "A" : $("#kind").value,
     startMinutes: Math.max(0, Math.floor(Number($("#minutes").value) || 0)),
     addedSeconds: Math.max(0, Math.floor(Number($("#added").value) || 0)),
   });
 }
 
 function invite(nick) {
-  act({ co: "zapraszam", whom: nick, gameType: inviteGameType() });
+  act({ co: "zapraszam", whom: nick, gameType: inviteGameType(COMPUTER.has(nick)) });
 }
 
 function propose(table, proposal) {

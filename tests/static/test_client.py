@@ -210,6 +210,22 @@ def test_the_client_survives_a_restart_of_the_server_mid_game(
         ala.screenshot(tmp_path, "ala")
 
 
+def test_a_guest_plays_the_computer(browser: Browser, server: Server, tmp_path: Path) -> None:
+    ala = Player(browser, server)
+    ala.log_in("Ala")
+    ala.page.click("#new-game summary")
+    ala.page.select_option("#size", "10x10")
+    ala.page.select_option("#crosses", "0")
+    ala.page.select_option("#who", "a")
+    ala.page.click('#players li[data-nick="AI easy"] .invite')  # "Play": a game of type A opens at once
+    expect(ala.page.locator("#red-name")).to_have_text("AI easy")
+    ala.play("ee")
+    expect(ala.page.locator("#board .dot-2")).to_have_count(1)  # the computer's answer
+    expect(ala.page.locator("#turn")).to_have_text("Your move")
+    ala.screenshot(tmp_path, "ala")
+    ala.close()
+
+
 def test_a_registered_player_registers_then_logs_in_again(browser: Browser, server: Server) -> None:
     player = Player(browser, server)
     player.log_in("Celina", "tajne hasło", register=True)
