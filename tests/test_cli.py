@@ -322,3 +322,21 @@ def test_a_static_folder_that_is_not_a_folder_is_a_usage_error(
 
     assert exit_info.value.code == 2
     assert "is not a directory" in capsys.readouterr().err
+
+
+def test_ai_workers_from_flag_environment_or_default() -> None:
+    assert resolve([], {}).ai_workers == 1
+    assert resolve([], {"KROPKI_AI_WORKERS": "0"}).ai_workers == 0  # no AI players
+    assert resolve(["--ai-workers", "3"], {"KROPKI_AI_WORKERS": "0"}).ai_workers == 3
+    assert resolve(["--ai-workers", "0"], {"KROPKI_AI_WORKERS": "2"}).ai_workers == 0
+
+
+@pytest.mark.parametrize("value", ["x", "-1", "65", "1.5", ""])
+def test_bad_ai_workers_are_refused(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["serve", "--ai-workers", value])
+    assert exit_info.value.code == 2
+    assert "--ai-workers must be a whole number from 0 to 64" in capsys.readouterr().err
+    if value:
+        with pytest.raises(ConfigError, match="KROPKI_AI_WORKERS must be a whole number"):
+            resolve([], {"KROPKI_AI_WORKERS": value})
