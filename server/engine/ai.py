@@ -153,6 +153,15 @@ def choose_move(board: Board, player: int, level: int, seconds: float, seed: int
     return search(board, player, LEVELS[level], seconds, random.Random(seed))
 
 
+def quick_move(board: Board, player: int, seed: int) -> int:
+    """A move without a search, for when the search cannot run: tactics, else a point near the dots."""
+    points = candidates(board)
+    if not points:
+        raise IllegalMove("no free point")
+    tactic = tactical_move(board, player, points)
+    return tactic if tactic is not None else random.Random(seed).choice(points)
+
+
 def random_move(board: Board, rng: random.Random) -> int:
     """The benchmark's opponent: any free point."""
     return rng.choice(playable_points(board))

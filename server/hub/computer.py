@@ -109,13 +109,16 @@ class Computer:
         room = table.room if table is not None else None
         if room is None or room.game.result is not None:
             return
-        if done.cancelled() or done.exception() is not None:
-            log.error("AI search failed uid=%s: %r", uid, None if done.cancelled() else done.exception())
+        if done.cancelled():  # the server is stopping
             return
         if (len(room.game.moves), room.game.to_move) != position:
             self.soon(uid)  # the game moved on meanwhile (an undo, a new game): think again
             return
-        index, playouts = done.result()
+        if done.exception() is not None:  # e.g. a worker process died: play on without a search
+            log.error("AI search failed uid=%s: %r; playing a quick move", uid, done.exception())
+            index, playouts = ai.quick_move(room.game.board, position[1], self.rng.randrange(2**32)), 0
+        else:
+            index, playouts = done.result()
         where = point_to_sgf(room.game.board.point(index))
         nick = room.nick_of(position[1])
         try:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import dataclasses
 import random
 import time
+from concurrent.futures import Executor, Future
+from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 from aiohttp.test_utils import TestClient
@@ -114,6 +116,27 @@ async def test_after_a_restart_the_computer_on_move_moves(
         assert time.monotonic() - started < 30
         await after.get("/healthz")
     assert room.game.moves[0].player == BLACK
+
+
+class DeadPool(Executor):
+    """A pool whose worker processes died: every search fails."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:  # type: ignore[override]
+        future: Future = Future()
+        future.set_exception(BrokenProcessPool("a worker process died"))
+        return future
+
+
+async def test_when_the_search_fails_the_computer_still_moves(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    hub_of(client).computer.executor = DeadPool()
+    ala = Zagram(client, "ala123", "*Ala")
+    await ala.login()
+    await ala.get(idGracza=ala.secret, co="zapraszam", whom="AI easy", gameType="0909s0..p.A.n....")
+    room = hub_of(client).tables[1].room
+    await wait_for(ala, lambda: len(room.game.moves) == 1, 10)  # the computer is blue and moves first
+    assert "AI search failed uid=1" in caplog.text
 
 
 @pytest.mark.parametrize(
