@@ -992,6 +992,10 @@ class Hub:
             except ReplayError as refused:
                 raise ProtocolError("badGameType", f"Game {game_type.start.number}: {refused}.") from None
         self._check_room_for_a_table()
+        _within_a_minute(
+            player.invited, self.clock(), INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations"
+        )
+        player.invited.append((self.clock(), player.nick))
         room = self.open_table(game_type, player.nick, player.nick, setup=setup).room
         assert room is not None
         for where in moves:

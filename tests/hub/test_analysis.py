@@ -90,6 +90,10 @@ async def test_what_an_analysis_table_refuses(client: TestClient) -> None:
     ala.send("v", 0, f"s.*Ala.{ANALYSE_1}")  # the stream cannot wait for the archive
     assert any("co=zapraszam" in line for line in (await ala.poll()).lines(0, "ca"))
     assert len(hub_of(client).tables) == tables
+    empty = "1010s0..a.a.n...c___SUsuen*Ala."
+    answers = [await invite("*Ala", empty) for _ in range(11)]  # the invitation limit: 10 a minute
+    assert answers == [""] * 9 + ["err.tooManyInvitations"] * 2  # one invitation went to the game above
+    assert len(hub_of(client).tables) == tables + 9
 
 
 async def test_analysis_tables_come_back_after_a_restart(
