@@ -534,11 +534,11 @@ function renderGame() {
   for (const [which, number] of [["blue", 1], ["red", 2]]) {
     $(`.player.${which}`).classList.toggle("on-move", playing(table) && status.toMove === number);
   }
-  let turn = t("watching");
+  let turn = "";
   if (status?.result) turn = t("gameOver", { result: resultText(status.result, desc) });
   else if (status && side === status.toMove) turn = t("yourMove");
   else if (status) turn = t("theirMove", { nick: status.toMove === 1 ? desc.blue : desc.red });
-  $("#turn").textContent = turn;
+  $("#turn").textContent = side ? turn : `${t("watching")} · ${turn}`;
   renderClocks();
   renderBoard(table, view, side);
   renderProposal(table, side);

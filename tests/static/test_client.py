@@ -130,17 +130,22 @@ def play_until_the_ring(ala: Player, bob: Player) -> None:
 
 
 def test_two_guests_play_capture_take_back_chat_and_resign(
-    players: tuple[Player, Player], server: Server, tmp_path: Path
+    players: tuple[Player, Player], browser: Browser, server: Server, tmp_path: Path
 ) -> None:
     ala, bob = players
     start_game(ala, bob)
     play_until_the_ring(ala, bob)
     ala.play("cd")
 
-    for player in (ala, bob):
+    cezary = Player(browser, server)  # a spectator
+    cezary.log_in("Cezary")
+    cezary.page.click('#tables li[data-table="1"] .watch')
+    expect(cezary.page.locator("#turn")).to_have_text("Watching · *Bob to move")
+    for player in (ala, bob, cezary):
         expect(player.page.locator("#board polygon.realm-1")).to_have_count(1)
         expect(player.page.locator('#board [data-dot="cc"].captured')).to_have_count(1)
         player.sees_score(1, 0)
+    cezary.close()
 
     ala.page.click('[data-propose="undo"]')
     expect(bob.page.locator("#proposal")).to_contain_text("*Ala proposes: take back the last move")
