@@ -3,9 +3,8 @@
 // one long poll at a time reads the stream, so replies never overlap and msgNo only moves forward.
 
 import {
-  buildGameType, decodeText, describeGameType, encodeText, guestId, inside, moveOfNode, parseChatLine,
-  parseClockLine, parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf, position,
-  registeredId, sgfNodes,
+  buildGameType, describeGameType, encodeText, guestId, moveOfNode, parseChatLine, parseClockLine,
+  parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf, position, registeredId, sgfNodes,
 } from "./protocol.js";
 import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
 
@@ -801,6 +800,4 @@ function start() {
   render();
 }
 
-// exposed for the browser tests, which check the client's reading of the protocol
-window.kropki = { registeredId, parseReply, position, decodeText, inside, state: () => state };
 start();

@@ -18,9 +18,13 @@ import pytest
 from playwright.sync_api import Browser, Page, expect, sync_playwright
 
 from server.config import Settings
+from server.engine.record import game_to_record
+from server.engine.replay import replay_record
+from server.engine.sgf import read_record, write_record
 from tests.test_restart import Server
 
 CHROMIUM = "/usr/bin/chromium"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sgf"
 # Blue closes a ring round red's dot at cc with its fourth dot, cd (red plays far away meanwhile).
 CAPTURE = [("blue", "bc"), ("red", "cc"), ("blue", "cb"), ("red", "jj"), ("blue", "dc"), ("red", "ji")]
 
@@ -254,7 +258,9 @@ def test_the_id_the_browser_derives_is_the_servers(
     digest = hashlib.sha1((nick + "9WB2qGYzzWry1vbVjoSK" + password).encode()).digest()
     expected = base64.b64encode(digest).decode().replace("+", "_").replace("/", ".")[:10]
     player = Player(browser, server)
-    derived = player.page.evaluate("([nick, pass]) => kropki.registeredId(nick, pass)", [nick, password])
+    derived = player.page.evaluate(
+        "async ([nick, pass]) => (await import('/protocol.js')).registeredId(nick, pass)", [nick, password]
+    )
     assert derived == expected
     player.close()
 
@@ -265,4 +271,28 @@ def test_an_auto_login_link_logs_in_and_leaves_the_address_bar(browser: Browser,
     expect(player.page.locator("#me")).to_have_text("*Dora")
     expect(player.page.locator("#players")).to_contain_text("(ty)")
     assert player.page.url == f"{server.base}/index.html"
+    player.close()
+
+
+@pytest.mark.parametrize(
+    "name", ["kropla_zagram302058.sgf", "kropla_zagram312084.sgf", "kropla_zagram318442.sgf"]
+)
+def test_the_browser_counts_captures_as_the_engine_does(browser: Browser, server: Server, name: str) -> None:
+    # Real zagram games with many realms, some inside others: the client's scores come from the realms
+    # in the record alone (protocol.js `position`), the server's from its rules engine.
+    replayed = replay_record(read_record((FIXTURES / name).read_text()))
+    record = write_record(game_to_record(replayed.game))
+    player = Player(browser, server)
+    scores = player.page.evaluate(
+        """async (record) => {
+            const p = await import('/protocol.js');
+            const [root, ...nodes] = p.sgfNodes(record);
+            const setup = [...(root.AB || []).map((t) => [p.pointFromSgf(t), 1]),
+                           ...(root.AW || []).map((t) => [p.pointFromSgf(t), 2])];
+            const { score } = p.position(setup, nodes.map(p.moveOfNode).filter(Boolean));
+            return [score[1], score[2]];
+        }""",
+        record,
+    )
+    assert scores == list(replayed.captured)
     player.close()
