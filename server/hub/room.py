@@ -191,7 +191,7 @@ class Room:
             value += "." + "".join(point_to_sgf(p) for p in ring)
         node = f"{COLOUR[move.player]}[{value}]"
         if move.time_left is not None:
-            node += f"{COLOUR[move.player]}L[{int(move.time_left)}]"
+            node += f"{COLOUR[move.player]}L[{move.time_left}]"
         return node
 
     def snapshot(self) -> list[str]:
@@ -232,7 +232,7 @@ class Room:
         self.last_activity = self.timers.now()
         if self.clock is not None:
             for move in moves:
-                move.time_left = self.clock.left(move.player)
+                move.time_left = self._seconds_left(move.player)
         self.drawing.pop(mover, None)
         if self.proposal is not None and self.proposal[1] != "new":
             self.proposal = None
@@ -477,7 +477,12 @@ class Room:
         if self.clock is not None and "c" in data:
             self.clock.set_state(data["c"])
             for move in self.game.moves[before:]:
-                move.time_left = self.clock.left(move.player)
+                move.time_left = self._seconds_left(move.player)
+
+    def _seconds_left(self, player: int) -> int:
+        """Whole seconds, as the `sa` lines and zagram's records (BL[75]) give a player's time."""
+        assert self.clock is not None
+        return int(self.clock.left(player))
 
     def note_clock(self) -> None:
         """Journal the clocks as they are now (at shutdown), so that no second is lost or given."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import re
 import time
 from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
@@ -66,6 +67,9 @@ async def test_a_guest_plays_a_whole_game_against_the_computer(client: TestClien
     table = await ala.poll(msg_no="0")
     (state,) = table.lines(uid, "x")
     assert state.split(".", 2)[2] == f"{room.game.result}.{room.archive_number}"  # finished, archived
+    record = await (await client.get(f"/sgf/{room.archive_number}")).text()
+    times = re.findall(r"[BW]L\[([^\]]*)\]", record)
+    assert len(times) == len(room.game.moves) and all(t.isdigit() for t in times)  # whole seconds: BL[57]
 
 
 async def test_the_computer_agrees_to_take_back_and_plays_again(client: TestClient) -> None:
