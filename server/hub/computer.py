@@ -62,6 +62,16 @@ def move_budget(seconds_left: float | None, added: float, waiting: int, workers:
     return max(0.05, min(budget, MOST_SECONDS) / crowding)
 
 
+Position = tuple[int, int, tuple[int, int] | None]
+
+
+def _position(room: Room) -> Position:
+    """What a search was for: moves played, side on move and the last dot (an undo then another move
+    can give the same count)."""
+    moves = room.game.moves
+    return len(moves), room.game.to_move, moves[-1].point if moves else None
+
+
 class Computer:
     """The AI players of one hub and the searches in flight, at most one per table."""
 
@@ -96,14 +106,14 @@ class Computer:
         left = room.clock.left(seat) if room.clock is not None else None
         added = room.clock.added if room.clock is not None else 0.0
         seconds = move_budget(left, added, len(self.thinking), self.workers)
-        position = (len(room.game.moves), seat)
+        position = _position(room)
         future = self.executor.submit(
             _think, room.game.board.copy(), seat, level, seconds, self.rng.randrange(2**32)
         )
         self.thinking.add(uid)
         asyncio.wrap_future(future).add_done_callback(lambda done: self._play(uid, position, done))
 
-    def _play(self, uid: int, position: tuple[int, int], done: asyncio.Future[tuple[int, int]]) -> None:
+    def _play(self, uid: int, position: Position, done: asyncio.Future[tuple[int, int]]) -> None:
         self.thinking.discard(uid)
         table = self.hub.tables.get(uid)
         room = table.room if table is not None else None
@@ -111,22 +121,23 @@ class Computer:
             return
         if done.cancelled():  # the server is stopping
             return
-        if (len(room.game.moves), room.game.to_move) != position:
+        if _position(room) != position:
             self.soon(uid)  # the game moved on meanwhile (an undo, a new game): think again
             return
+        seat = room.game.to_move
         if done.exception() is not None:  # e.g. a worker process died: play on without a search
             log.error("AI search failed uid=%s: %r; playing a quick move", uid, done.exception())
-            index, playouts = ai.quick_move(room.game.board, position[1], self.rng.randrange(2**32)), 0
+            index, playouts = ai.quick_move(room.game.board, seat, self.rng.randrange(2**32)), 0
         else:
             index, playouts = done.result()
-        where = point_to_sgf(room.game.board.point(index))
-        nick = room.nick_of(position[1])
+        nick = room.nick_of(seat)
         try:
-            room.move(nick, where)
-        except ProtocolError as refused:  # a bug in the search; the table must not hang on it
-            log.error("AI move refused uid=%s move=%s: %s", uid, where, refused)
-            return
-        log.debug("AI move uid=%s nick=%s move=%s playouts=%d", uid, nick, where, playouts)
+            room.move(nick, point_to_sgf(room.game.board.point(index)))
+        except ProtocolError as refused:  # a bug in the search: the game must not wait for ever
+            log.error("AI move refused uid=%s: %s; playing a quick move", uid, refused)
+            index = ai.quick_move(room.game.board, seat, self.rng.randrange(2**32))
+            room.move(nick, point_to_sgf(room.game.board.point(index)))
+        log.debug("AI move uid=%s nick=%s index=%s playouts=%d", uid, nick, index, playouts)
 
     def _answer_proposal(self, room: Room) -> None:
         """Agree to take back, cancel or play again; finish by score only when not behind."""

@@ -143,6 +143,32 @@ async def test_when_the_search_fails_the_computer_still_moves(
     assert "AI search failed uid=1" in caplog.text
 
 
+class WrongPool(Executor):
+    """A search that answers a point already taken (as a bug in it would)."""
+
+    def __init__(self, point: tuple[int, int]) -> None:
+        self.point = point
+
+    def submit(self, fn, /, board, *args, **kwargs) -> Future:  # type: ignore[override]
+        future: Future = Future()
+        future.set_result((board.index(self.point), 0))
+        return future
+
+
+async def test_a_move_the_engine_refuses_is_replaced_by_a_quick_one(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    hub_of(client).computer.executor = WrongPool((4, 4))
+    ala = Zagram(client, "ala123", "*Ala")
+    await ala.login()
+    await ala.get(idGracza=ala.secret, co="zapraszam", whom="AI easy", gameType="0909s0..a.A.n....")
+    assert await ala.get(idGracza=ala.secret, co="graczStawiaKropke", table="1", where="ee") == ""
+    room = hub_of(client).tables[1].room
+    await wait_for(ala, lambda: len(room.game.moves) == 2, 10)
+    assert room.game.moves[1].player == WHITE and room.game.moves[1].point != (4, 4)
+    assert "AI move refused uid=1" in caplog.text
+
+
 @pytest.mark.parametrize(
     ("left", "added", "waiting", "most"),
     [
