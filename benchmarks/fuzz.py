@@ -236,7 +236,7 @@ async def in_subprocess(args: argparse.Namespace, seed: int, folder: Path) -> in
     finally:
         server.stop()
     log = server.log_path.read_text(errors="replace").splitlines()
-    bad = [line for line in log if " ERROR " in line or " CRITICAL " in line or "request failed" in line]
+    bad = [line for line in log if re.search(r" level=(ERROR|CRITICAL) ", line) or "request failed" in line]
     logged = [line for line in bad if not MALFORMED.search(line)]
     print(f"server log: {len(log)} lines, {len(bad) - len(logged)} malformed requests reported by aiohttp")
     if server.exited_early is not None:

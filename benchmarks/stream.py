@@ -29,6 +29,7 @@ import multiprocessing
 import os
 import pstats
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -175,7 +176,7 @@ class Server:
         except OSError:
             return "no server log"
         lines = text.splitlines()
-        bad = [line for line in lines if any(f" {lvl} " in line for lvl in ("WARNING", "ERROR", "CRITICAL"))]
+        bad = [line for line in lines if re.search(r" level=(WARNING|ERROR|CRITICAL) ", line)]
         summary = f"{len(lines)} lines, {len(text) / 1e6:.1f} MB, {len(bad)} at WARNING or above"
         return summary + "".join(f"\n    {line[:200]}" for line in bad[:EXAMPLES_KEPT])
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from server import __version__
+from server import __version__, logs
 from server.config import (
     ENV_AI_WORKERS,
     ENV_DB,
@@ -36,8 +36,6 @@ if TYPE_CHECKING:
 
 ENV_LOG_LEVEL = "KROPKI_LOG_LEVEL"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
-LOG_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
-
 log = logging.getLogger(__name__)
 
 
@@ -231,7 +229,7 @@ def _serve(settings: Settings, log_level: str) -> int:
     from server.store.database import SchemaError
     from server.web.accesslog import RedactingAccessLogger, install_malformed_request_filter
 
-    logging.basicConfig(level=log_level, format=LOG_FORMAT)
+    logs.configure(log_level)
     try:
         asyncio.run(_prepare_database(settings.db_url, settings.migrate))
     except SchemaError as refused:
@@ -246,7 +244,7 @@ def _serve(settings: Settings, log_level: str) -> int:
         access_log_class=RedactingAccessLogger,
         # aiohttp calls this with its banner once the socket is bound; log one line instead of printing.
         print=lambda _banner: log.info(
-            "kropki-server %s listening on http://%s:%d", __version__, settings.host, settings.port
+            "listening on http://%s:%d %s", settings.host, settings.port, logs.Fields(version=__version__)
         ),
     )
     return 0
@@ -428,7 +426,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.exit(2, f"kropki-server: error: {exc}\n")
         if data_dir is not None:
             data_dir.mkdir(parents=True, exist_ok=True)
-        logging.basicConfig(level="WARNING", format=LOG_FORMAT)
+        logs.configure("WARNING")
         if args.command == "migrate":
             return _migrate(settings.db_url)
         if args.command == "tournament-key":

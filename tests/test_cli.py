@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -184,8 +185,10 @@ def test_serve_runs_a_real_server_and_stops_on_sigterm(tmp_path: Path) -> None:
     assert process.returncode == 0
     assert stdout == ""
     assert f"listening on http://127.0.0.1:{port}" in stderr
-    assert '"GET /healthz?idGracza=***" 200 ' in stderr
+    assert 'method=GET target="/healthz?idGracza=***" status=200 ' in stderr
     assert "SECRET77" not in stderr
+    line_format = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} level=[A-Z]+ logger=\S+ \S.*")
+    assert [line for line in stderr.splitlines() if not line_format.fullmatch(line)] == []
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

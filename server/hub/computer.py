@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from server.engine import ai
 from server.engine.board import Board
 from server.engine.moves import point_to_sgf
+from server.logs import Fields
 from server.protocol.codec import ProtocolError, nick_key
 
 if TYPE_CHECKING:
@@ -126,7 +127,9 @@ class Computer:
             return
         seat = room.game.to_move
         if done.exception() is not None:  # e.g. a worker process died: play on without a search
-            log.error("AI search failed uid=%s: %r; playing a quick move", uid, done.exception())
+            log.error(
+                "AI search failed; playing a quick move %s", Fields(uid=uid, error=repr(done.exception()))
+            )
             index, playouts = ai.quick_move(room.game.board, seat, self.rng.randrange(2**32)), 0
         else:
             index, playouts = done.result()
@@ -134,10 +137,10 @@ class Computer:
         try:
             room.move(nick, point_to_sgf(room.game.board.point(index)))
         except ProtocolError as refused:  # a bug in the search: the game must not wait for ever
-            log.error("AI move refused uid=%s: %s; playing a quick move", uid, refused)
+            log.error("AI move refused; playing a quick move %s", Fields(uid=uid, error=refused))
             index = ai.quick_move(room.game.board, seat, self.rng.randrange(2**32))
             room.move(nick, point_to_sgf(room.game.board.point(index)))
-        log.debug("AI move uid=%s nick=%s index=%s playouts=%d", uid, nick, index, playouts)
+        log.debug("AI move %s", Fields(uid=uid, nick=nick, index=index, playouts=playouts))
 
     def _answer_proposal(self, room: Room) -> None:
         """Agree to take back, cancel or play again; finish by score only when not behind."""
@@ -152,4 +155,4 @@ class Computer:
         try:
             room.propose(room.nick_of(other), answer)
         except ProtocolError as refused:
-            log.error("AI answer refused uid=%s answer=%s: %s", room.uid, answer, refused)
+            log.error("AI answer refused %s", Fields(uid=room.uid, answer=answer, error=refused))

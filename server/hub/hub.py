@@ -46,6 +46,7 @@ from server.hub.computer import COMPUTER_NICKS, Computer
 from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter, EventLog
 from server.hub.persistence import Account, FinishedGame, MemoryPersistence, Persistence
 from server.hub.room import AutoTable, Room
+from server.logs import Fields
 from server.protocol import events
 from server.protocol.codec import (
     MAX_CHAT,
@@ -237,7 +238,7 @@ class Hub:
             async with asyncio.timeout(SETTLE_TIMEOUT):
                 await self.persistence.flush()
         except TimeoutError:
-            log.warning("writes still pending after %s s; answering anyway", SETTLE_TIMEOUT)
+            log.warning("writes still pending; answering anyway %s", Fields(waited_seconds=SETTLE_TIMEOUT))
 
     def announce_shutdown(self) -> None:
         """A clean stop: every table is told, the clocks are journalled as they are, long polls end."""
@@ -267,7 +268,7 @@ class Hub:
             try:
                 self._restore_table(uid, entries)
             except Exception:  # one broken journal must not keep the other tables from coming back
-                log.exception("table could not be restored uid=%s", uid)
+                log.exception("table could not be restored %s", Fields(uid=uid))
                 if uid != LOBBY:
                     self.tables.pop(uid, None)
 
@@ -319,7 +320,7 @@ class Hub:
             room.clock.set_state(room.clock.state(), grace=RESTART_GRACE)
         if room.game.result is not None and room.archive_number is None:
             self._archive(room)  # it ended just before the server stopped, and was not yet written
-        log.info("table restored uid=%s moves=%s result=%s", uid, len(room.game.moves), room.game.result)
+        log.info("table restored %s", Fields(uid=uid, moves=len(room.game.moves), result=room.game.result))
 
     def _sweep_and_rearm(self) -> None:
         try:
@@ -331,7 +332,7 @@ class Hub:
     def sweep(self) -> None:
         now = self.clock()
         for player in [p for p in self.players.values() if now - p.last_seen > self.poll_timeout]:
-            log.info("timed out nick=%s", player.nick)
+            log.info("timed out %s", Fields(nick=player.nick))
             self._remove(player, reason="timeout")
         self.private.forget_older_than(int(now) - PRIVATE_KEPT_SECONDS)
         moment = self.timers.now()
@@ -363,7 +364,7 @@ class Hub:
         del self.tables[table.uid]
         self.persistence.table_closed(table.uid)
         self._post(LOBBY, events.tables("d", [table.uid]))
-        log.info("table closed uid=%s", table.uid)
+        log.info("table closed %s", Fields(uid=table.uid))
 
     # --- fan-out -------------------------------------------------------------------------------
 
@@ -490,7 +491,7 @@ class Hub:
         for table in list(self.tables.values()):
             if table.room is not None and table.room.seat_of(nick) and table.room.game.result is None:
                 self._enter(player, table.uid)
-        log.info("%s login nick=%s", "guest" if account is None else "registered", nick)
+        log.info("%s login %s", "guest" if account is None else "registered", Fields(nick=nick))
 
     def logout(self, secret: str) -> bool:
         player = self.players.get(secret)
@@ -506,7 +507,7 @@ class Hub:
             self._leave(player, uid)
         del self.players[player.secret]
         del self.by_nick[nick_key(player.nick)]
-        log.info("left nick=%s reason=%s", player.nick, reason)
+        log.info("left %s", Fields(nick=player.nick, reason=reason))
 
     def change_lang(self, secret: str, lang: str) -> None:
         player = self._player(secret)
@@ -754,7 +755,7 @@ class Hub:
             player = self.by_nick.get(nick_key(nick))
             if player is not None and uid not in player.tables:
                 self._enter(player, uid)
-        log.info("table opened uid=%s blue=%s red=%s type=%s", uid, blue, red, game_type)
+        log.info("table opened %s", Fields(uid=uid, blue=blue, red=red, type=game_type))
         return table
 
     def _new_table(
@@ -856,7 +857,7 @@ class Hub:
                 self._post(LOBBY, room.state())
             for account in accounts:
                 self._account_changed(account)
-            log.info("game archived uid=%s number=%s result=%s", room.uid, number, game.result)
+            log.info("game archived %s", Fields(uid=room.uid, number=number, result=game.result))
 
         self.persistence.archive(finished, done)
 

@@ -15,6 +15,8 @@ from sqlalchemy import event
 from sqlalchemy.engine import Connection
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 
+from server.logs import Fields
+
 log = logging.getLogger(__name__)
 
 MIGRATIONS = Path(str(resources.files("kropki_migrations")))  # the top-level migrations/, installed
@@ -78,7 +80,7 @@ async def migrate(engine: AsyncEngine) -> None:
     """Upgrade the database to the newest revision."""
     async with engine.begin() as connection:
         await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "head"))
-    log.info("database schema at %s", await current_revision(engine))
+    log.info("database schema %s", Fields(revision=await current_revision(engine)))
 
 
 async def check_schema(engine: AsyncEngine) -> None:

@@ -33,6 +33,7 @@ from server.engine.board import BLACK, WHITE
 from server.engine.rating import Rating, rate_game, shown
 from server.engine.sgf import write_record
 from server.hub.persistence import Account, ArchiveDone, FinishedGame
+from server.logs import Fields
 from server.protocol.codec import nick_key
 from server.store.accounts import account_of
 from server.store.database import sqlite_pragmas
@@ -175,16 +176,20 @@ class StoreWriter:
                 return await self._transaction(batch)
             except OperationalError:
                 log.exception(
-                    "database write failed; retrying in %s s (%d writes waiting)", RETRY_SECONDS, len(batch)
+                    "database write failed; retrying %s",
+                    Fields(retry_seconds=RETRY_SECONDS, waiting=len(batch)),
                 )
                 await asyncio.sleep(RETRY_SECONDS)
             except Exception:
                 if len(batch) == 1:
                     log.exception(
-                        "a write was refused by the database and is dropped: %s", _describe(batch[0])
+                        "a write was refused by the database and is dropped %s",
+                        Fields(write=_describe(batch[0])),
                     )
                     return []
-                log.exception("a batch of %d writes failed; writing them one by one", len(batch))
+                log.exception(
+                    "a batch of writes failed; writing them one by one %s", Fields(writes=len(batch))
+                )
                 done = []
                 for job in batch:
                     done += await self._write_batch([job])

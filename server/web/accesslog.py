@@ -15,6 +15,8 @@ from aiohttp.abc import AbstractAccessLogger
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web import BaseRequest, Response, StreamResponse
 
+from server.logs import Fields
+
 # ``idGracza``/``playerId`` name the player on every endpoint, ``key`` is a tournament organiser's key and
 # ``id`` carries the player id to the web client's auto-login page (``index.html?id=ID&opis=NICK``);
 # ``email`` (registration) is personal data an access log has no need of.
@@ -80,13 +82,15 @@ class RedactingAccessLogger(AbstractAccessLogger):
             except UnparsableQuery:
                 target = f"{target} (unparsable query string not logged)"
         self.logger.info(
-            '%s "%s %s" %d %d %.1fms',
-            request.remote or "-",
-            request.method,
-            target,
-            response.status,
-            response.body_length,
-            duration * 1000,
+            "request %s",
+            Fields(
+                remote=request.remote or "-",
+                method=request.method,
+                target=target,
+                status=response.status,
+                bytes=response.body_length,
+                ms=f"{duration * 1000:.1f}",
+            ),
         )
 
     def _routine_poll(self, request: BaseRequest, response: StreamResponse, duration: float) -> bool:
@@ -101,7 +105,9 @@ class RedactingAccessLogger(AbstractAccessLogger):
         _POLLS.count += 1
         now = time.monotonic()
         if now - _POLLS.since >= POLL_SUMMARY_EVERY:
-            self.logger.info("polls answered=%d in the last %.0fs", _POLLS.count, now - _POLLS.since)
+            self.logger.info(
+                "polls answered %s", Fields(count=_POLLS.count, seconds=round(now - _POLLS.since))
+            )
             _POLLS.count, _POLLS.since = 0, now
         return True
 

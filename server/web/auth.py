@@ -9,6 +9,7 @@ from aiohttp import web
 
 from server.hub.computer import reserved
 from server.hub.hub import Hub
+from server.logs import Fields
 from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, clean_text
 from server.store.accounts import Accounts, NickTaken
 from server.web.clients import client_address
@@ -69,7 +70,7 @@ async def register(request: web.Request, hub: Hub, accounts: Accounts) -> str:
     except NickTaken:
         return NICK_TAKEN
     hub.login(secret, account, lang)
-    log.info("registered nick=%s", nick)
+    log.info("registered %s", Fields(nick=nick))
     return REGISTERED
 
 
@@ -89,7 +90,7 @@ async def login(request: web.Request, hub: Hub, accounts: Accounts) -> str:
     account = await accounts.authenticate(nick, secret)
     if account is None:
         limiter.record(address)
-        log.info("failed login nick=%s", nick)
+        log.info("failed login %s", Fields(nick=nick))
         return INTERNAL + "wrongNickOrId"
     try:
         hub.login(secret, account, lang)

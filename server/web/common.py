@@ -10,6 +10,7 @@ from aiohttp import web
 from multidict import MultiDictProxy
 
 from server.hub.hub import Hub
+from server.logs import Fields
 from server.store.store import Store
 from server.web.metrics import METRICS_KEY
 
@@ -38,7 +39,7 @@ def log_failure(request: web.Request, co: str) -> None:
         secret = request.query.get(name)
         if secret:
             trace = trace.replace(secret, "***")
-    log.error("request failed %s co=%s\n%s", request.path, co[:20], trace)
+    log.error("request failed %s", Fields(path=request.path, co=co[:20], trace=trace))
     metrics = request.app.get(METRICS_KEY)
     if metrics is not None:
         metrics.failures.inc()

@@ -8,6 +8,7 @@ import logging
 from aiohttp import web
 
 from server import __version__
+from server.logs import Fields
 from server.store.database import SchemaError, check_schema
 from server.web.common import STORE_KEY
 
@@ -35,7 +36,7 @@ async def readyz(request: web.Request) -> web.Response:
     except SchemaError as old:
         return _unready(str(old))
     except Exception as failure:  # unreachable, locked, timed out: the probe says so instead of failing
-        log.warning("readiness check failed: %s", type(failure).__name__)
+        log.warning("readiness check failed %s", Fields(error=type(failure).__name__))
         return _unready(f"database unreachable ({type(failure).__name__})")
     return web.json_response(
         {"status": "ready", "version": __version__}, headers={"Cache-Control": "no-store"}

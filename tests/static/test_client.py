@@ -176,9 +176,7 @@ def test_two_guests_play_capture_take_back_chat_and_resign(
     bob.screenshot(tmp_path, "bob")
 
 
-def test_a_territory_ring_drawn_by_clicking_own_dots(
-    players: tuple[Player, Player], tmp_path: Path
-) -> None:
+def test_a_territory_ring_drawn_by_clicking_own_dots(players: tuple[Player, Player], tmp_path: Path) -> None:
     ala, bob = players
     start_game(ala, bob, rules="t")
     play_until_the_ring(ala, bob)
