@@ -140,7 +140,7 @@ async def test_when_the_search_fails_the_computer_still_moves(
     await ala.get(idGracza=ala.secret, co="zapraszam", whom="AI easy", gameType="0909s0..p.A.n....")
     room = hub_of(client).tables[1].room
     await wait_for(ala, lambda: len(room.game.moves) == 1, 10)  # the computer is blue and moves first
-    assert "AI search failed uid=1" in caplog.text
+    assert "AI search failed; playing a quick move uid=1 " in caplog.text
 
 
 class WrongPool(Executor):
@@ -166,7 +166,7 @@ async def test_a_move_the_engine_refuses_is_replaced_by_a_quick_one(
     room = hub_of(client).tables[1].room
     await wait_for(ala, lambda: len(room.game.moves) == 2, 10)
     assert room.game.moves[1].player == WHITE and room.game.moves[1].point != (4, 4)
-    assert "AI move refused uid=1" in caplog.text
+    assert "AI move refused; playing a quick move uid=1 " in caplog.text
 
 
 @pytest.mark.parametrize(
