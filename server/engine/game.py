@@ -22,6 +22,9 @@ class Rules:
     automatic: bool = True  # stan/noT: automatic minimal enclosures; terr: manual rings
     stop_allowed: bool = False  # noT: STOP ends one's own play
     instant_win: int = 0  # the game ends when one side's captured-dot lead reaches this (0 = never)
+    # an analysis: dots of either colour in any order, and no ending by itself (a full board, InstantWin,
+    # STOP), so that every dot can be taken back
+    free_placing: bool = False
 
 
 @dataclass(slots=True)
@@ -121,7 +124,7 @@ class Game:
         """Apply a player's move or raise IllegalMove with the reason; a refused move changes nothing.
 
         `any_ring_owner` lets a ring belong to the colour of its dots rather than the mover,
-        as SGF records allow.
+        as SGF records allow. Under `free_placing` rules either colour may move; the other is then on move.
         """
         self._check_turn(player)
         move = self._apply(player, spec, any_ring_owner)
@@ -136,7 +139,7 @@ class Game:
             raise IllegalMove("unknown player")
         if player in self.stopped:
             raise IllegalMove("you pressed STOP and cannot place dots any more")
-        if player != self.to_move:
+        if player != self.to_move and not self.rules.free_placing:
             raise IllegalMove("it is not your move")
 
     def _apply(self, player: int, spec: MoveSpec, any_ring_owner: bool) -> Move:
@@ -174,6 +177,8 @@ class Game:
         opponent = 3 - player
         if opponent not in self.stopped:
             self.to_move = opponent
+        if self.rules.free_placing:
+            return
         board = self.board
         instant_win = self.rules.instant_win
         if board.free_points == 0 or (
@@ -190,6 +195,8 @@ class Game:
         """
         if not self.rules.stop_allowed:
             raise IllegalMove("STOP is not allowed in these rules")
+        if self.rules.free_placing:
+            raise IllegalMove("there is no STOP in an analysis: place the dots of either colour instead")
         self._check_turn(player)
         self.stopped.add(player)
         note = f"{COLOUR[player]} pressed STOP"
@@ -347,6 +354,7 @@ def game_for_type(game_type: gametype.GameType, *, seed: int = 0, archived: Setu
         automatic=game_type.automatic_enclosures,
         stop_allowed=game_type.stop_allowed,
         instant_win=game_type.instant_win,
+        free_placing=game_type.kind is gametype.GameKind.ANALYSIS,
     )
     width, height, start = game_type.width, game_type.height, game_type.start
     if start.kind is gametype.StartKind.EMPTY:

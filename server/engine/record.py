@@ -11,7 +11,7 @@ from server.engine.sgf import GameRecord, SgfMove
 
 
 def rules_flags(game: Game) -> dict[str, str]:
-    """zagram's RU flags; only MustSurr, MinArea, Stop and InstantWin vary between variants."""
+    """zagram's RU flags; MustSurr, MinArea, Stop and InstantWin vary between variants, Pass in analyses."""
     automatic = "1" if game.rules.automatic else "0"
     return {
         "Punish": "0",
@@ -19,7 +19,7 @@ def rules_flags(game: Game) -> dict[str, str]:
         "AddTurn": "0",
         "MustSurr": automatic,
         "MinArea": automatic,
-        "Pass": "0",
+        "Pass": "1" if game.rules.free_placing else "0",  # an analysis: a dot may follow one of its colour
         "Stop": "1" if game.rules.stop_allowed else "0",
         "LastSafe": "0",
         "ScoreTerr": "0",

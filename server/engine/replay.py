@@ -36,6 +36,7 @@ def rules_of(record: GameRecord) -> Rules:
         automatic=flags.get("MustSurr", "1") == "1",
         stop_allowed=flags.get("Stop", "0") == "1",
         instant_win=instant_win,
+        free_placing=flags.get("Pass", "0") == "1",  # passes allowed: moves of one colour may follow
     )
 
 
@@ -113,11 +114,14 @@ def replay_record(record: GameRecord) -> Replayed:
     return Replayed(record, game, variant_of(rules, setup), captured)
 
 
-def analysis_start(text: str, width: int, height: int, automatic: bool) -> tuple[Setup, list[str]]:
-    """An archived record as an analysis table's start: its set-up and its moves as move texts.
+def analysis_start(
+    text: str, width: int, height: int, automatic: bool
+) -> tuple[Setup, list[tuple[int, str]]]:
+    """An archived record as an analysis table's start: its set-up and its moves as (colour, move text).
 
-    The moves stop where the players stopped alternating (a STOP's dots): an analysis places dots for the
-    side on move. Raises ReplayError saying why the record cannot be analysed on such a table.
+    Every dot is there, those a STOP placed too (an analysis places dots of either colour); the moves
+    stop only at a ring drawn without a dot. Raises ReplayError saying why the record cannot be analysed
+    on such a table.
     """
     try:
         replayed = replay_record(read_record(text))
@@ -128,14 +132,21 @@ def analysis_start(text: str, width: int, height: int, automatic: bool) -> tuple
         raise ReplayError(f"the archived game was played on {record.width}x{record.height}")
     if game.rules.automatic != automatic:
         raise ReplayError("the archived game was played with other enclosure rules")
-    moves, to_move = [], game.setup.first
+    moves = []
     for move in game.moves:
-        if move.player != to_move or move.point is None:
+        if move.point is None:
             break
         dot = point_to_sgf(move.point)
         rings = "" if automatic else "".join("." + _ring_text(game, e.ring) for e in move.enclosures)
-        moves.append(dot + rings)
-        to_move = 3 - to_move
+        moves.append((move.player, dot + rings))
+    table = Game(width, height, Rules(automatic=automatic, free_placing=True), game.setup)
+    for number, (colour, where) in enumerate(moves, 1):  # as the table will play them
+        try:
+            table.play(colour, parse_move(where, width, height))
+        except (IllegalMove, MoveSyntaxError) as exc:
+            raise ReplayError(
+                f"move {number} ({where}) cannot be placed at an analysis table: {exc}"
+            ) from exc
     return game.setup, moves
 
 

@@ -879,8 +879,8 @@ class Hub:
 
     # --- game actions from the old-style endpoints ---------------------------------------------
 
-    def move(self, secret: str, table: str, where: str) -> None:
-        self._room(table).move(self._player(secret).nick, where)
+    def move(self, secret: str, table: str, where: str, colour: int | None = None) -> None:
+        self._room(table).move(self._player(secret).nick, where, colour)
 
     def draw_enclosure(self, secret: str, table: str, where: str) -> None:
         self._room(table).draw_enclosure(self._player(secret).nick, where)
@@ -999,8 +999,8 @@ class Hub:
         player.invited.append((self.clock(), player.nick))
         room = self.open_table(game_type, player.nick, player.nick, setup=setup).room
         assert room is not None
-        for where in moves:
-            room.move(player.nick, where)
+        for colour, where in moves:
+            room.move(player.nick, where, colour)
 
     def _check_computer_game(self, player: Player, ai: Player, game_type: GameType, computer: bool) -> None:
         if not computer:

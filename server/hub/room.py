@@ -59,7 +59,7 @@ class Room:
     ) -> None:
         self.uid = uid
         self.setup = setup  # the starting position of an analysis of an archived game (SGFz)
-        # an analysis table: one analyser in both seats, playing the side on move; no clock, free undo
+        # an analysis table: one analyser in both seats, placing dots of either colour; no clock, free undo
         self.analysis = game_type.kind is GameKind.ANALYSIS
         self.game_type = game_type
         self.blue, self.red = blue, red
@@ -211,13 +211,16 @@ class Room:
         if self.game.result is not None:
             raise ProtocolError("gameOver", "The game is over.")
 
-    def move(self, nick: str, where: str) -> None:
+    def move(self, nick: str, where: str, colour: int | None = None) -> None:
+        """Place a dot; at an analysis table of `colour` (1 blue, 2 red) if given, else the side on move."""
         player = self._seat(nick)
         self._check_playing()
         if self.analysis:
-            player = self.game.to_move
+            player = colour or self.game.to_move
             if not self.game_type.rights.analyser_may("S" if player == BLACK else "s"):
                 raise ProtocolError("noRight", "The analyser may not place dots of this colour here.")
+        elif colour not in (None, player):
+            raise ProtocolError("badColour", "Only the analyser of an analysis table chooses the colour.")
         try:
             spec = parse_move(where, self.game.width, self.game.height)
             move = self.game.play(player, spec)
@@ -459,7 +462,7 @@ class Room:
                 self.archive_number = data["number"]
             return
         if kind == "move":
-            self.move(nick, data["w"])
+            self.move(nick, data["w"], player)
         elif kind == "stop":
             self.stop(nick)
         elif kind == "propose":

@@ -131,6 +131,18 @@ def clean_text(text: str) -> str:
     return _CONTROL_RE.sub(lambda found: " " if found.group() in "\r\n\t" else "", text)
 
 
+COLOURS = {"blue": 1, "red": 2}  # the seats' numbers, as in `ok1score`
+
+
+def parse_colour(text: str | None) -> int | None:
+    """`colour=blue|red`, this server's choice of colour at an analysis table: the seat, or None."""
+    if text is None:
+        return None
+    if text not in COLOURS:
+        raise ProtocolError("badColour", "The colour is blue or red.")
+    return COLOURS[text]
+
+
 def check_lang(lang: str) -> str:
     if lang not in LANGUAGES:
         raise ProtocolError("badLang", "Unknown language.")

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from server.engine.gametype import GameKind, GameTypeError, StartKind, parse_game_type
 from server.hub.hub import MAX_WAIT, Hub
-from server.protocol.codec import ProtocolError, parse_commands, parse_msg_no, parse_number
+from server.protocol.codec import ProtocolError, parse_colour, parse_commands, parse_msg_no, parse_number
 from server.web import tournament
 from server.web.archive import GAMES_KEY
 from server.web.common import HUB_KEY, Query, log_failure, text_response
@@ -120,7 +120,7 @@ def _game_table(query: Query) -> str:
 
 
 async def place_dot(hub: Hub, query: Query) -> str:
-    hub.move(_player_id(query), _game_table(query), _param(query, "where"))
+    hub.move(_player_id(query), _game_table(query), _param(query, "where"), parse_colour(query.get("colour")))
     return ""
 
 

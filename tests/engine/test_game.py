@@ -103,6 +103,20 @@ def test_full_board_ends_the_game_by_score() -> None:
     assert game.board.is_full() and game.result == Result(0, "score")
 
 
+def test_free_placing_takes_either_colour_and_never_ends_by_itself() -> None:
+    game = Game(4, 4, Rules(stop_allowed=True, instant_win=1, free_placing=True))
+    game.play(WHITE, MoveSpec((0, 0)))  # red first
+    game.play(WHITE, MoveSpec((1, 0)))  # and again
+    assert game.to_move == BLACK
+    order = ["ca", "da", "ab", "bb", "cb", "db", "ac", "bc", "cc", "dc", "ad", "bd", "cd", "dd"]
+    play(game, *order)
+    assert game.board.is_full() and game.result is None
+    with pytest.raises(IllegalMove, match="no STOP in an analysis"):
+        game.stop(game.to_move)
+    game.undo()
+    assert not game.board.is_full() and [m.player for m in game.moves[:3]] == [WHITE, WHITE, BLACK]
+
+
 @pytest.mark.parametrize(
     ("end", "text"),
     [("resign", "W+R"), ("lose_on_time", "W+T"), ("forfeit", "W+F")],

@@ -11,12 +11,15 @@ from pytest_aiohttp import AiohttpClient
 from server.app import create_app
 from server.config import Settings
 from server.engine.board import BLACK, WHITE
+from server.engine.replay import replay_record
+from server.engine.sgf import read_record
 from server.hub.hub import Hub
 from server.web.common import HUB_KEY
 from tests.web.zagram import Zagram
 
 PLAYED = ["bc", "cc", "cb", "jj", "dc", "ji", "cd"]  # blue captures red's cc with its fourth dot
 ANALYSE_1 = "1010s0.SGFz1.a.a.n...c___SUsuen*Ala."
+EMPTY_10 = "1010s0..a.a.n...c___SUsuen*Ala."
 
 
 def hub_of(client: TestClient) -> Hub:
@@ -71,6 +74,100 @@ async def test_an_archived_game_is_analysed_with_dots_of_both_colours_while_a_sp
     assert [game["number"] for game in await (await client.get("/games?nick=*Ala")).json()] == [1]
 
 
+async def test_the_analyser_chooses_the_colour_of_a_dot(client: TestClient) -> None:
+    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
+    await ala.login()
+    await bob.login()
+    assert await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Ala", gameType=EMPTY_10) == ""
+    room = hub_of(client).tables[1].room
+    assert await bob.get(idGracza=bob.secret, co="zmienStol", newTable="1") == ""
+    await bob.poll()
+
+    def place(where: str, **colour: str) -> object:
+        return ala.get(idGracza=ala.secret, co="graczStawiaKropke", table="1", where=where, **colour)
+
+    assert await place("ee", colour="red") == ""  # red first, though blue starts
+    assert await place("ff", colour="red") == ""  # and again
+    assert await place("gg") == ""  # no colour: the side on move, blue after red's dot
+    assert await place("hh", colour="blue") == ""
+    assert (await bob.poll()).lines(1, "sa") == ["sa;W[ee]", "sa;W[ff]", "sa;B[gg]", "sa;B[hh]"]
+    assert room.game.to_move == WHITE
+    assert await place("ii", colour="green") == "err.badColour"
+    assert await place("ii", colour="") == "err.badColour"
+    assert len(room.game.moves) == 4
+    assert await ala.get(idGracza=ala.secret, co="propose", table="1", proposal="undo") == ""
+    assert [m.player for m in room.game.moves] == [WHITE, WHITE, BLACK] and room.game.to_move == WHITE
+    record = await (await client.get("/table/1.sgf")).text()  # saved, it reads back the same
+    assert "Pass=1" in record and ";W[ee];W[ff];B[gg])" in record
+    replayed = replay_record(read_record(record)).game
+    assert replayed.board.state() == room.game.board.state() and replayed.to_move == WHITE
+
+
+async def test_only_the_analyser_chooses_a_colour(client: TestClient) -> None:
+    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
+    await ala.login()
+    await bob.login()
+    await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Bob", gameType="1010s0..a.F.n....")
+    await bob.get(idGracza=bob.secret, co="zaproszenieTak")
+    room = hub_of(client).tables[1].room
+
+    def place(who: Zagram, where: str, colour: str) -> object:
+        return who.get(idGracza=who.secret, co="graczStawiaKropke", table="1", where=where, colour=colour)
+
+    assert await place(ala, "ee", "red") == "err.badColour"  # Ala is blue
+    assert await place(bob, "ee", "blue") == "err.badColour"  # and Bob may not play for her
+    assert room.game.moves == []
+    assert await place(ala, "ee", "blue") == ""  # one's own colour is no choice, and allowed
+    assert [m.player for m in room.game.moves] == [BLACK]
+
+
+async def test_an_analysis_never_ends_by_itself(client: TestClient) -> None:
+    ala = Zagram(client, "ala123", "*Ala")
+    await ala.login()
+    small = "0505n0..a.a.n...c___SUsuen*Ala."  # no-territory rules: a game that knows STOP
+    assert await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Ala", gameType=small) == ""
+    room = hub_of(client).tables[1].room
+    board = room.game.board
+    while playable := [p for p in board.board_indices() if board.playable(p)]:
+        where = "".join("abcde"[c] for c in board.point(playable[0]))
+        assert await ala.get(idGracza=ala.secret, co="graczStawiaKropke", table="1", where=where) == ""
+        board = room.game.board
+    assert room.game.result is None, "a full board ends a game, not an analysis"
+    assert await ala.get(idGracza=ala.secret, co="stopMove", stol="1") == "err.illegalMove"
+    assert room.game.stopped == set()
+    placed = len(room.game.moves)
+    assert await ala.get(idGracza=ala.secret, co="propose", table="1", proposal="undo") == ""
+    assert len(room.game.moves) == placed - 1 and room.game.result is None
+
+
+async def test_an_archived_game_with_a_stop_is_analysed_with_every_dot(client: TestClient) -> None:
+    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
+    await ala.login()
+    await bob.login()
+    await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Bob", gameType="1010n0..a.F.n....")
+    await bob.get(idGracza=bob.secret, co="zaproszenieTak")
+    game = hub_of(client).tables[1].room.game
+    for n, where in enumerate(["ee", "ef", "ff", "gg"]):
+        mover = ala if n % 2 == 0 else bob
+        assert await mover.get(idGracza=mover.secret, co="graczStawiaKropke", table="1", where=where) == ""
+    assert await ala.get(idGracza=ala.secret, co="stopMove", stol="1") == ""  # Bob's dots ground hers
+    assert await bob.get(idGracza=bob.secret, co="stopMove", stol="1") == ""
+    played = [(move.player, move.point) for move in game.moves]
+    assert len(played) > 5 and game.result is not None
+    room = hub_of(client).tables[1].room
+    for _ in range(100):
+        if room.archive_number is not None:
+            break
+        await asyncio.sleep(0.05)
+    await ala.get(idGracza=ala.secret, co="zmienStol", newTable="0")
+
+    analyse = f"1010n0.SGFz{room.archive_number}.a.a.n...c___SUsuen*Ala."
+    assert await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Ala", gameType=analyse) == ""
+    analysis = hub_of(client).tables[2].room.game
+    assert [(move.player, move.point) for move in analysis.moves] == played
+    assert analysis.board.score == game.board.score and analysis.result is None
+
+
 async def test_what_an_analysis_table_refuses(client: TestClient) -> None:
     ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
     await ala.login()
@@ -105,7 +202,9 @@ async def test_analysis_tables_come_back_after_a_restart(
     await bob.login()
     await archived_game(before, ala, bob)
     assert await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Ala", gameType=ANALYSE_1) == ""
-    assert await ala.get(idGracza=ala.secret, co="graczStawiaKropke", table="2", where="ee") == ""
+    for where in ("ee", "ef"):  # two blue dots, though red is on move after the seven
+        move = {"co": "graczStawiaKropke", "table": "2", "where": where, "colour": "blue"}
+        assert await ala.get(idGracza=ala.secret, **move) == ""
     territory = "0909t0..a.a.n...c___SUsuen*Ala."  # an empty board, territory rules: rings by hand
     assert await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Ala", gameType=territory) == ""
     for where in ("bc", "cc", "cb", "hh", "dc", "gg", "cd.bccbdccdbc"):
