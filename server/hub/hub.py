@@ -20,6 +20,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.engine.board import BLACK
 from server.engine.gametype import (
     GameKind,
     GameType,
@@ -992,6 +993,10 @@ class Hub:
                 )
             except ReplayError as refused:
                 raise ProtocolError("badGameType", f"Game {game_type.start.number}: {refused}.") from None
+            if not all(game_type.rights.analyser_may("S" if colour == BLACK else "s") for colour, _ in moves):
+                raise ProtocolError(
+                    "badGameType", "The archived game has dots of a colour the analyser may not place."
+                )
         self._check_room_for_a_table()
         _within_a_minute(
             player.invited, self.clock(), INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations"

@@ -181,6 +181,7 @@ async def test_what_an_analysis_table_refuses(client: TestClient) -> None:
     assert await invite("*Ala", "1010s0.SGFz99.a.a.n...c___SUsuen*Ala.") == "err.noSuchGame"
     assert await invite("*Ala", "2020s0.SGFz1.a.a.n...c___SUsuen*Ala.") == "err.badGameType"  # 10x10 game
     assert await invite("*Ala", "1010s0.SGFz1.a.a.n...c___SUsuen*Bob.") == "err.badGameType"  # not her
+    assert await invite("*Ala", "1010s0.SGFz1.a.a.n...c___Sen*Ala.") == "err.badGameType"  # no red dots
     assert await invite("*Bob", "1010s0..a.a.n...c___SUsuen*Ala.") == "err.badGameType"  # not herself
     assert await invite("*Bob", "1010s0.SGFz1.a.F.n....") == "err.badGameType"  # archived starts: analyses
     assert len(hub_of(client).tables) == tables
