@@ -221,6 +221,10 @@ class Rights:
             raise ValueError(f"analyser rights are letters of {ANALYSER_RIGHTS}, not {letter!r}")
         return letter in self.analyser
 
+    def analyser_places(self, player: int) -> bool:
+        """Whether the analyser may place dots of player 1 (blue, `S`) or 2 (red, `s`)."""
+        return self.analyser_may("S" if player == 1 else "s")
+
     def __str__(self) -> str:
         return format_rights(self)
 

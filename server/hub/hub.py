@@ -20,7 +20,6 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.engine.board import BLACK
 from server.engine.gametype import (
     GameKind,
     GameType,
@@ -993,7 +992,7 @@ class Hub:
                 )
             except ReplayError as refused:
                 raise ProtocolError("badGameType", f"Game {game_type.start.number}: {refused}.") from None
-            if not all(game_type.rights.analyser_may("S" if colour == BLACK else "s") for colour, _ in moves):
+            if not all(game_type.rights.analyser_places(colour) for colour, _ in moves):
                 raise ProtocolError(
                     "badGameType", "The archived game has dots of a colour the analyser may not place."
                 )

@@ -217,7 +217,7 @@ class Room:
         self._check_playing()
         if self.analysis:
             player = colour or self.game.to_move
-            if not self.game_type.rights.analyser_may("S" if player == BLACK else "s"):
+            if not self.game_type.rights.analyser_places(player):
                 raise ProtocolError("noRight", "The analyser may not place dots of this colour here.")
         elif colour not in (None, player):
             raise ProtocolError("badColour", "Only the analyser of an analysis table chooses the colour.")
