@@ -3,7 +3,7 @@
 // one long poll at a time reads the stream, so replies never overlap and msgNo only moves forward.
 
 import {
-  buildGameType, describeGameType, encodeText, guestId, moveOfNode, parseChatLine, parseClockLine,
+  analysisGameType, buildGameType, describeGameType, encodeText, guestId, moveOfNode, parseChatLine, parseClockLine,
   parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf, position, registeredId, sgfNodes,
 } from "./protocol.js";
 import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
@@ -321,8 +321,15 @@ function currentGame() {
   return uids.length ? state.games.get(uids.at(-1)) : null;
 }
 
+/** The analyser of an analysis table (kind a), who places dots of both colours. */
+function analysing(table) {
+  return table?.desc?.kind === "a" && table.desc.analyser === session?.nick;
+}
+
+/** The colour this player's next dot has: their seat's, or at an analysis the one chosen (else in turn). */
 function mySide(table) {
   if (!table?.desc || !session) return 0;
+  if (analysing(table)) return { blue: 1, red: 2 }[$("#next-colour").value] || table.status?.toMove || 1;
   if (table.desc.blue === session.nick) return 1;
   if (table.desc.red === session.nick) return 2;
   return 0;
@@ -355,13 +362,15 @@ function clearDrawing(tellServer) {
 async function clickPoint(point) {
   const table = currentGame();
   const side = mySide(table);
-  if (!side || !playing(table) || table.status.toMove !== side) return;
+  if (!side || !playing(table) || (table.status.toMove !== side && !analysing(table))) return;
+  const chosen = analysing(table) && $("#next-colour").value;
+  const place = (where) => act({ co: "graczStawiaKropke", table: table.uid, where, ...(chosen ? { colour: chosen } : {}) });
   const { dots, captured } = position(table.setup, table.moves);
   const key = pointToSgf(point);
   const owner = dots.get(key);
   if (owner && captured.has(key)) return;
   if (table.desc.rules !== "t") {
-    if (!owner) await act({ co: "graczStawiaKropke", table: table.uid, where: key });
+    if (!owner) await place(key);
     return;
   }
   const drawing = state.drawing;
@@ -385,7 +394,7 @@ async function clickPoint(point) {
     where += `.${ringText([...path, point, path[0]])}`;
   }
   where += drawing.targets.map((target) => `!${pointToSgf(target)}`).join("");
-  const answer = await act({ co: "graczStawiaKropke", table: table.uid, where });
+  const answer = await place(where);
   if (answer === "") clearDrawing(false);
   render();
 }
@@ -440,7 +449,7 @@ function button(label, onClick, extra = {}) {
 function describe(gameType) {
   const type = describeGameType(gameType);
   const rules = { s: t("rulesStan"), t: t("rulesTerr"), n: t("rulesNoT") }[type.rules] || type.rules;
-  const kind = type.kind === "R" ? t("kindRanked") : t("kindFree");
+  const kind = { R: t("kindRanked"), A: t("kindComputer"), a: t("kindAnalysis") }[type.kind] || t("kindFree");
   const crosses = type.start === "1" || type.start === "4" ? ` +${type.start}` : "";
   const time = type.timed ? `, ${type.startTime / 60}′ + ${type.addedTime}″` : "";
   return `${type.width}×${type.height} ${rules}${crosses}, ${kind}${time}`;
@@ -533,27 +542,32 @@ function renderGame() {
   for (const [which, number] of [["blue", 1], ["red", 2]]) {
     $(`.player.${which}`).classList.toggle("on-move", playing(table) && status.toMove === number);
   }
+  const analysis = desc.kind === "a";
   let turn = "";
   if (status?.result) turn = t("gameOver", { result: resultText(status.result, desc) });
+  else if (analysis) turn = t("analysisBy", { nick: desc.analyser });
   else if (status && side === status.toMove) turn = t("yourMove");
   else if (status) turn = t("theirMove", { nick: status.toMove === 1 ? desc.blue : desc.red });
+  if (analysing(table) && playing(table)) turn = t("nextDotIs", { colour: t(side === 1 ? "blue" : "red") });
   $("#turn").textContent = side ? turn : `${t("watching")} · ${turn}`;
   renderClocks();
   renderBoard(table, view, side);
   renderProposal(table, side);
   const live = playing(table);
+  const contest = !analysis; // an analysis has no score to agree, nobody to resign to, no next game
   const shown = {
     undo: side && live && table.moves.length > 0,
-    score: side && live,
-    terr: side && live && desc.rules === "t",
-    drop: side && live,
-    resign: side && live,
-    new: side && !live,
+    score: side && live && contest,
+    terr: side && live && contest && desc.rules === "t",
+    drop: side && live && contest,
+    resign: side && live && contest,
+    new: side && !live && contest,
   };
   for (const action of document.querySelectorAll("[data-propose]")) {
     action.hidden = !shown[action.dataset.propose];
   }
-  $("#stop").hidden = !(side && live && desc.rules === "n" && status.toMove === side);
+  $("#stop").hidden = !(side && live && contest && desc.rules === "n" && status.toMove === side);
+  $("#analysis-colour").hidden = !(analysing(table) && live);
   $("#clear-ring").hidden = !(state.drawing.path.length || state.drawing.targets.length);
   $("#ring-hint").hidden = !(side && live && desc.rules === "t");
   const sgf = $("#sgf");
@@ -562,6 +576,16 @@ function renderGame() {
     sgf.href = `sgf/${status.archive}`;
     sgf.download = `kropki-${status.archive}.sgf`;
   }
+  $("#analyse").hidden = !status?.archive;
+}
+
+/** Open an analysis table of one's own: of the game shown when it is archived, else of the "New game" board. */
+function openAnalysis(archived) {
+  const [width, height] = $("#size").value.split("x").map(Number);
+  const board = archived
+    ? { width: archived.desc.width, height: archived.desc.height, rules: archived.desc.rules, archive: archived.status.archive }
+    : { width, height, rules: $("#rules").value, crosses: Number($("#crosses").value) };
+  act({ co: "zapraszam", whom: session.nick, gameType: analysisGameType({ ...board, analyser: session.nick }) });
 }
 
 function renderClocks() {
@@ -781,6 +805,9 @@ function start() {
   $("#stop").onclick = () => act({ co: "stopMove", stol: currentGame().uid });
   $("#clear-ring").onclick = () => { clearDrawing(true); render(); };
   $("#leave").onclick = () => act({ co: "zmienStol", newTable: 0 });
+  $("#open-analysis").onclick = () => openAnalysis(null);
+  $("#analyse").onclick = () => openAnalysis(currentGame());
+  $("#next-colour").onchange = render;
   setInterval(renderClocks, 500);
 
   // zagram's auto-login links: index.html?id=ID&opis=NICK[&lang=LL]; the id leaves the address bar at once

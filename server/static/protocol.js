@@ -127,6 +127,7 @@ export function describeGameType(text) {
     startTime: Number(fields[5] || 0),
     addedTime: Number(fields[6] || 0),
     tournament: fields.slice(8).join("."),
+    analyser: /^c___[SUsue]*n(.+)$/.exec(fields[7] || "")?.[1] || "", // analysis tables (kind a) only
   };
 }
 
@@ -136,6 +137,13 @@ export function buildGameType({ width, height, rules, crosses, who, kind, startM
   const start = crosses === 0 ? "" : String(crosses);
   const time = startMinutes > 0 ? ["a", String(startMinutes * 60), String(addedSeconds)] : ["n", "", ""];
   return [`${size}${rules}0`, start, who, kind, ...time, "", ""].join(".");
+}
+
+/** An analysis table's game type: the analyser places dots of both colours, from an archived game or not. */
+export function analysisGameType({ width, height, rules, crosses = 0, archive = null, analyser }) {
+  const size = String(width).padStart(2, "0") + String(height).padStart(2, "0");
+  const start = archive ? `SGFz${archive}` : crosses === 0 ? "" : String(crosses);
+  return [`${size}${rules}0`, start, "a", "a", "n", "", "", `c___SUsuen${analyser}`, ""].join(".");
 }
 
 /** `x<uid>.<side on move>.<result>.<archive number>`. */

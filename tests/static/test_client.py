@@ -233,6 +233,58 @@ def test_a_guest_plays_the_computer(browser: Browser, server: Server, tmp_path: 
     ala.close()
 
 
+def test_a_finished_game_is_analysed_with_dots_of_both_colours_while_the_opponent_watches(
+    players: tuple[Player, Player], tmp_path: Path
+) -> None:
+    ala, bob = players
+    start_game(ala, bob)
+    ala.play("bc")
+    bob.play("cc")
+    ala.page.click('[data-propose="resign"]')
+    expect(ala.page.locator("#sgf")).to_be_visible()
+
+    ala.page.click("#analyse")  # the archived game at a table of her own, its dots loaded
+    expect(ala.page.locator("#turn")).to_have_text("Analysis: the next dot is blue")
+    ala.sees_dot("bc")
+    ala.sees_dot("cc")
+    ala.page.select_option("#next-colour", "red")
+    expect(ala.page.locator("#turn")).to_have_text("Analysis: the next dot is red")
+    for point in ("ee", "ff"):  # two red dots in a row
+        ala.page.click(f'#board [data-point="{point}"]')
+        expect(ala.page.locator(f'#board [data-dot="{point}"].dot-2')).to_have_count(1)
+
+    bob.page.click('#tables li[data-table="2"] .watch')
+    expect(bob.page.locator("#turn")).to_have_text("Watching · Analysis by *Ala")
+    for point in ("ee", "ff"):
+        expect(bob.page.locator(f'#board [data-dot="{point}"].dot-2')).to_have_count(1)
+    ala.page.click('[data-propose="undo"]')  # at once: there is nobody to ask
+    expect(bob.page.locator('#board [data-dot="ff"]')).to_have_count(0)
+    ala.page.select_option("#next-colour", "")
+    ala.page.click('#board [data-point="gg"]')  # in turn: blue follows red's ee
+    expect(bob.page.locator('#board [data-dot="gg"].dot-1')).to_have_count(1)
+    expect(ala.page.locator('[data-propose="resign"]')).to_be_hidden()
+    ala.screenshot(tmp_path, "ala")
+    bob.screenshot(tmp_path, "bob")
+
+
+def test_an_analysis_board_from_the_lobby(browser: Browser, server: Server, tmp_path: Path) -> None:
+    dora = Player(browser, server)
+    dora.log_in("Dora")
+    dora.page.click("#new-game summary")
+    dora.page.select_option("#size", "15x15")
+    dora.page.select_option("#crosses", "4")
+    dora.page.click("#open-analysis")
+    expect(dora.page.locator("#board .dot-1")).to_have_count(8)  # four crosses, two blue dots each
+    expect(dora.page.locator("#board .dot-2")).to_have_count(8)
+    dora.page.select_option("#next-colour", "blue")
+    for point in ("aa", "ba"):
+        dora.page.click(f'#board [data-point="{point}"]')
+        expect(dora.page.locator(f'#board [data-dot="{point}"].dot-1')).to_have_count(1)
+    expect(dora.page.locator("#tables")).to_contain_text("analysis")
+    dora.screenshot(tmp_path, "dora")
+    dora.close()
+
+
 def test_a_registered_player_registers_then_logs_in_again(browser: Browser, server: Server) -> None:
     player = Player(browser, server)
     player.log_in("Celina", "tajne hasło", register=True)
