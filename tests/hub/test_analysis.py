@@ -14,6 +14,7 @@ from server.engine.board import BLACK, WHITE
 from server.engine.replay import replay_record
 from server.engine.sgf import read_record
 from server.hub.hub import Hub
+from server.hub.room import Room
 from server.web.common import HUB_KEY
 from tests.web.zagram import Zagram
 
@@ -26,15 +27,31 @@ def hub_of(client: TestClient) -> Hub:
     return client.app[HUB_KEY]
 
 
+async def guests(client: TestClient) -> tuple[Zagram, Zagram]:
+    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
+    await ala.login()
+    await bob.login()
+    return ala, bob
+
+
+async def free_game(ala: Zagram, bob: Zagram, rules: str) -> None:
+    """Ala invites Bob to a free 10x10 game with `rules` (s, t or n), playing blue; Bob accepts."""
+    await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Bob", gameType=f"1010{rules}0..a.F.n....")
+    await bob.get(idGracza=bob.secret, co="zaproszenieTak")
+
+
 async def archived_game(client: TestClient, ala: Zagram, bob: Zagram) -> int:
     """Ala (blue) and Bob play PLAYED on 10x10, Bob resigns; the archive number once it is written."""
-    await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Bob", gameType="1010s0..a.F.n....")
-    await bob.get(idGracza=bob.secret, co="zaproszenieTak")
+    await free_game(ala, bob, "s")
     for n, where in enumerate(PLAYED):
         mover = ala if n % 2 == 0 else bob
         assert await mover.get(idGracza=mover.secret, co="graczStawiaKropke", table="1", where=where) == ""
     await bob.get(idGracza=bob.secret, co="propose", table="1", proposal="resign")
-    room = hub_of(client).tables[1].room
+    return await archive_number(hub_of(client).tables[1].room)
+
+
+async def archive_number(room: Room) -> int:
+    """The game's archive number, once the archive has it."""
     for _ in range(100):
         if room.archive_number is not None:
             return room.archive_number
@@ -45,9 +62,7 @@ async def archived_game(client: TestClient, ala: Zagram, bob: Zagram) -> int:
 async def test_an_archived_game_is_analysed_with_dots_of_both_colours_while_a_spectator_watches(
     client: TestClient,
 ) -> None:
-    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
-    await ala.login()
-    await bob.login()
+    ala, bob = await guests(client)
     assert await archived_game(client, ala, bob) == 1
     await ala.get(idGracza=ala.secret, co="zmienStol", newTable="0")
     await bob.get(idGracza=bob.secret, co="zmienStol", newTable="0")
@@ -75,9 +90,7 @@ async def test_an_archived_game_is_analysed_with_dots_of_both_colours_while_a_sp
 
 
 async def test_the_analyser_chooses_the_colour_of_a_dot(client: TestClient) -> None:
-    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
-    await ala.login()
-    await bob.login()
+    ala, bob = await guests(client)
     assert await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Ala", gameType=EMPTY_10) == ""
     room = hub_of(client).tables[1].room
     assert await bob.get(idGracza=bob.secret, co="zmienStol", newTable="1") == ""
@@ -104,11 +117,8 @@ async def test_the_analyser_chooses_the_colour_of_a_dot(client: TestClient) -> N
 
 
 async def test_only_the_analyser_chooses_a_colour(client: TestClient) -> None:
-    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
-    await ala.login()
-    await bob.login()
-    await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Bob", gameType="1010s0..a.F.n....")
-    await bob.get(idGracza=bob.secret, co="zaproszenieTak")
+    ala, bob = await guests(client)
+    await free_game(ala, bob, "s")
     room = hub_of(client).tables[1].room
 
     def place(who: Zagram, where: str, colour: str) -> object:
@@ -141,11 +151,8 @@ async def test_an_analysis_never_ends_by_itself(client: TestClient) -> None:
 
 
 async def test_an_archived_game_with_a_stop_is_analysed_with_every_dot(client: TestClient) -> None:
-    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
-    await ala.login()
-    await bob.login()
-    await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Bob", gameType="1010n0..a.F.n....")
-    await bob.get(idGracza=bob.secret, co="zaproszenieTak")
+    ala, bob = await guests(client)
+    await free_game(ala, bob, "n")
     game = hub_of(client).tables[1].room.game
     for n, where in enumerate(["ee", "ef", "ff", "gg"]):
         mover = ala if n % 2 == 0 else bob
@@ -154,14 +161,10 @@ async def test_an_archived_game_with_a_stop_is_analysed_with_every_dot(client: T
     assert await bob.get(idGracza=bob.secret, co="stopMove", stol="1") == ""
     played = [(move.player, move.point) for move in game.moves]
     assert len(played) > 5 and game.result is not None
-    room = hub_of(client).tables[1].room
-    for _ in range(100):
-        if room.archive_number is not None:
-            break
-        await asyncio.sleep(0.05)
+    number = await archive_number(hub_of(client).tables[1].room)
     await ala.get(idGracza=ala.secret, co="zmienStol", newTable="0")
 
-    analyse = f"1010n0.SGFz{room.archive_number}.a.a.n...c___SUsuen*Ala."
+    analyse = f"1010n0.SGFz{number}.a.a.n...c___SUsuen*Ala."
     assert await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Ala", gameType=analyse) == ""
     analysis = hub_of(client).tables[2].room.game
     assert [(move.player, move.point) for move in analysis.moves] == played
@@ -169,9 +172,7 @@ async def test_an_archived_game_with_a_stop_is_analysed_with_every_dot(client: T
 
 
 async def test_what_an_analysis_table_refuses(client: TestClient) -> None:
-    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
-    await ala.login()
-    await bob.login()
+    ala, bob = await guests(client)
     await archived_game(client, ala, bob)
     tables = len(hub_of(client).tables)
 
@@ -198,9 +199,7 @@ async def test_analysis_tables_come_back_after_a_restart(
     aiohttp_client: AiohttpClient, settings: Settings
 ) -> None:
     before = await aiohttp_client(create_app(settings))
-    ala, bob = Zagram(before, "ala123", "*Ala"), Zagram(before, "bob456", "*Bob")
-    await ala.login()
-    await bob.login()
+    ala, bob = await guests(before)
     await archived_game(before, ala, bob)
     assert await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Ala", gameType=ANALYSE_1) == ""
     for where in ("ee", "ef"):  # two blue dots, though red is on move after the seven

@@ -65,15 +65,19 @@ class Player:
         page.click("#register" if register else "#login button[type=submit]")
         expect(page.locator("#me")).to_have_text(nick if password else f"*{nick.lstrip('*')}")
 
-    def invite(self, nick: str, *, size: str = "10x10", rules: str = "s", crosses: str = "0") -> None:
+    def set_new_game(self, *, size: str = "10x10", rules: str = "s", crosses: str = "0") -> None:
+        """Open "New game" and set the board there; the inviter plays blue."""
         page = self.page
         page.click("#new-game summary")
         page.select_option("#size", size)
         page.select_option("#rules", rules)
         page.select_option("#crosses", crosses)
-        page.select_option("#who", "a")  # the inviter plays blue
-        page.click(f'#players li[data-nick="{nick}"] .invite')
-        expect(page.locator("#invitation")).to_contain_text(nick)
+        page.select_option("#who", "a")
+
+    def invite(self, nick: str, **game: str) -> None:
+        self.set_new_game(**game)
+        self.page.click(f'#players li[data-nick="{nick}"] .invite')
+        expect(self.page.locator("#invitation")).to_contain_text(nick)
 
     def accept(self) -> None:
         self.page.click("#accept-invitation")
@@ -220,10 +224,7 @@ def test_the_client_survives_a_restart_of_the_server_mid_game(
 def test_a_guest_plays_the_computer(browser: Browser, server: Server, tmp_path: Path) -> None:
     ala = Player(browser, server)
     ala.log_in("Ala")
-    ala.page.click("#new-game summary")
-    ala.page.select_option("#size", "10x10")
-    ala.page.select_option("#crosses", "0")
-    ala.page.select_option("#who", "a")
+    ala.set_new_game()
     ala.page.click('#players li[data-nick="AI easy"] .invite')  # "Play": a game of type A opens at once
     expect(ala.page.locator("#red-name")).to_have_text("AI easy")
     ala.play("ee")
@@ -270,9 +271,7 @@ def test_a_finished_game_is_analysed_with_dots_of_both_colours_while_the_opponen
 def test_an_analysis_board_from_the_lobby(browser: Browser, server: Server, tmp_path: Path) -> None:
     dora = Player(browser, server)
     dora.log_in("Dora")
-    dora.page.click("#new-game summary")
-    dora.page.select_option("#size", "15x15")
-    dora.page.select_option("#crosses", "4")
+    dora.set_new_game(size="15x15", crosses="4")
     dora.page.click("#open-analysis")
     expect(dora.page.locator("#board .dot-1")).to_have_count(8)  # four crosses, two blue dots each
     expect(dora.page.locator("#board .dot-2")).to_have_count(8)
