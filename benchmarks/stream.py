@@ -8,7 +8,9 @@ second, the polls spread evenly over the second; a fraction of polls carry a lob
 resent above k as MultiPoints does. Each guest's first poll (the catch-up since its login) and --settle
 seconds after it are not measured; then --seconds are. Target: p99 poll latency below 50 ms and no errors.
 
-Scenario "empty": --clients logged-in guests poll in a tight loop with msgFromClient=x.
+Scenario "empty": --clients logged-in guests poll in a tight loop with msgFromClient=x, each no faster
+than 90% of what the server allows one player id (server/web/clients.py PER_ID: a faster client is
+refused with err.tooFast, which would count as errors), so that the server, not the limit, is measured.
 Target: at least 5,000 empty polls per second from the one server process (and no errors).
 
 The load generator is a minimal HTTP/1.1 keep-alive client on asyncio protocols (one connection per
@@ -47,9 +49,14 @@ from typing import Any
 from urllib.parse import quote
 
 REPO = Path(__file__).resolve().parents[1]
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+from server.web.clients import PER_ID  # noqa: E402
+
 HOST = "127.0.0.1"
 TARGET_P99_MS = 50.0
 TARGET_EMPTY_RATE = 5_000.0
+EMPTY_POLLS_PER_CLIENT = 0.9 * PER_ID[0]  # a second, in the "empty" scenario
 EXAMPLES_KEPT = 5  # error examples kept per worker
 STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -534,6 +541,9 @@ class Client:
             self.shared.ready.arrive(self.index)
 
     async def _poll_tight(self) -> None:
+        """Back to back, but never faster than EMPTY_POLLS_PER_CLIENT (a late reply is not made up for)."""
+        interval = 1.0 / EMPTY_POLLS_PER_CLIENT
+        due = time.monotonic()
         while True:
             now = time.monotonic()
             if now >= min(self.window.end, self.plan.deadline):
@@ -541,6 +551,8 @@ class Client:
             if not await self.poll(self.window.start <= now):
                 await asyncio.sleep(0.1)  # a dead server must not turn this loop into a busy spin
             self.shared.ready.arrive(self.index)
+            due = max(due + interval, time.monotonic())
+            await _sleep_until(due)
 
 
 async def _sleep_until(when: float) -> None:
@@ -886,7 +898,10 @@ def report_empty(run: Run, server: Server, args: argparse.Namespace) -> bool:
     latencies = merged(run, "latencies")
     replies = total(run, "replies")
     rate = replies / args.seconds
-    print(f"clients: {args.clients} polling back to back with msgFromClient=x")
+    print(
+        f"clients: {args.clients} polling back to back with msgFromClient=x, each at most "
+        f"{EMPTY_POLLS_PER_CLIENT:g} a second (at most {args.clients * EMPTY_POLLS_PER_CLIENT:,.0f} in all)"
+    )
     print(f"duration: {args.seconds:g} s measured")
     print(f"polls: {replies} = {rate:,.0f} polls/s")
     print(f"latency ms: {ms(latencies, 50, 90, 99)}")
@@ -982,7 +997,7 @@ def main() -> int:
     add("--seconds", type=float, default=30.0, help="length of the measured window")
     add("--guests", type=int, default=2000, help="guests in the 'guests' scenario")
     add("--chat-rate", type=float, default=0.02, help="chance that a guest's poll carries a chat line")
-    add("--clients", type=int, default=64, help="back-to-back pollers in the 'empty' scenario")
+    add("--clients", type=int, default=512, help="back-to-back pollers in the 'empty' scenario")
     add("--login-concurrency", type=int, default=8, help="logins in flight at once before polling begins")
     add("--settle", type=float, default=3.0, help="seconds between every client's first reply and the window")
     add("--workers", type=int, default=1, help="load generator processes")
