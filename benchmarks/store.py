@@ -2,7 +2,7 @@
 
 Everything runs in this one process, on a throwaway SQLite file (WAL, synchronous=NORMAL, as the server
 opens it) in a temporary folder; no HTTP. The hub is driven the way `/a.kropki` drives it: a "move
-request" is `hub.move(...)` followed by `await hub.settled()` (server/web/kropki.py answers only after
+request" is `hub.move(...)` followed by `await hub.settled(before)` (server/web/kropki.py answers only after
 that, so a move's reply waits for its journal commit), timed from just before hub.move to just after
 settled.
 
@@ -214,17 +214,19 @@ def pick(hub: Hub, table: Table) -> tuple[str, str] | None:
 
 async def request(hub: Hub, secret: str, uid: str, where: str, stats: MoveStats) -> bool:
     """One move request as /a.kropki makes it; False when the hub refused the move."""
+    before = hub.writes()
     try:
         hub.move(secret, uid, where)
     except ProtocolError:
         stats.refused += 1
-        await hub.settled()
+        await hub.settled(before)
         return False
-    await hub.settled()
+    await hub.settled(before)
     return True
 
 
 async def open_tables(hub: Hub, count: int, game_type: GameType, seed: int) -> list[Table]:
+    before = hub.writes()
     tables = []
     for number in range(1, count + 1):
         blue, red = f"b{number}", f"r{number}"
@@ -237,7 +239,7 @@ async def open_tables(hub: Hub, count: int, game_type: GameType, seed: int) -> l
         candidates = room.game.board.board_indices()
         rng.shuffle(candidates)
         tables.append(Table(uid, blue, red, candidates, rng))
-    await hub.settled()
+    await hub.settled(before)
     return tables
 
 
@@ -284,6 +286,7 @@ async def run_moves(store: Store | None, args: argparse.Namespace) -> MoveStats:
     stats = MoveStats("on" if store is not None else "off")
     persistence: Persistence = store.writer if store is not None else MemoryPersistence()
     hub = Hub(persistence=persistence, rng=random.Random(args.seed))
+    first_write = hub.writes()
     began = time.perf_counter()
     tables = await open_tables(hub, args.tables, args.game_type, args.seed)
     stats.setup_seconds = time.perf_counter() - began
@@ -311,7 +314,7 @@ async def run_moves(store: Store | None, args: argparse.Namespace) -> MoveStats:
         await burst(hub, tables, stats)
         if timer is not None:
             timer.phase = None
-    await hub.settled()
+    await hub.settled(first_write)  # everything written before the next mode begins
     hub.close()
     return stats
 
