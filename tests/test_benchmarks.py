@@ -1,0 +1,78 @@
+"""Every benchmark still runs to its report: a few seconds of each, all at once, their figures not judged.
+
+Benchmarks are not part of the suite's pass/fail, but they call into the server's code, and one that
+crashes at start (as benchmarks/store.py did after Hub.settled changed) goes unnoticed until somebody
+needs its figures. Tiny runs miss their targets (exit status 1); a crash, a usage error or a missing
+report fails here.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+# name: (arguments, a line of the report that only a run to the end prints)
+RUNS = {
+    "engine": (["--games", "3", "--width", "10", "--height", "10"], "target 50,000 moves/s on the board"),
+    "store": (
+        ["--seconds", "1", "--warmup", "0.5", "--tables", "5", "--bursts", "1", "--burst-gap", "0.1"]
+        + ["--games", "5", "--rated-games", "5"],
+        "archive rated, between 4 registered players:",
+    ),
+    "stream": (
+        ["--seconds", "1", "--guests", "20", "--clients", "8", "--settle", "0.5"],
+        "empty polls/s (target",
+    ),
+    "games": (["--games", "5", "--seconds", "2", "--drain", "1"], "p99 move -> opponent"),
+    "soak": (
+        ["--seconds", "20", "--warmup", "0", "--clients", "20", "--report-every", "10"],
+        "well-behaved errors",
+    ),
+    "ai": (
+        ["--games", "1", "--size", "5", "--search-seconds", "0.2", "--ai-games", "2", "--watchers", "4"]
+        + ["--seconds", "2"],
+        "watcher polls",
+    ),
+    "fuzz": (["--seconds", "3", "--seed", "1"], "result: OK (0 failures)"),
+}
+
+pytestmark = pytest.mark.skipif(
+    bool(os.environ.get("KROPKI_TEST_DB")),
+    reason="the benchmarks bring their own SQLite files: they are run once, in the SQLite half of make test",
+)
+
+
+@pytest.fixture(scope="module")
+def runs() -> Iterator[dict[str, subprocess.Popen[str]]]:
+    """All of them at once: most of their time is timers and sleeps."""
+    started = {
+        name: subprocess.Popen(
+            [sys.executable, str(BENCHMARKS / f"{name}.py"), *arguments],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for name, (arguments, _) in RUNS.items()
+    }
+    yield started
+    for process in started.values():
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+
+
+@pytest.mark.parametrize("name", RUNS)
+def test_a_short_run_reaches_the_report(runs: dict[str, subprocess.Popen[str]], name: str) -> None:
+    process = runs[name]
+    output, _ = process.communicate(timeout=300)
+    tail = output[-4000:]
+    assert "Traceback" not in output, tail
+    assert process.returncode in ((0,) if name == "fuzz" else (0, 1)), tail  # 1: a tiny run misses targets
+    assert RUNS[name][1] in output, tail
