@@ -371,3 +371,46 @@ def test_the_first_poll_after_a_restart_has_the_table_state_whatever_the_old_msg
         reply = ala.poll()  # ala's client still has its msgNo from before the restart
         assert [moves_of(line) for line in reply.lines(uid, "sr")] == [GAME[:4]], reply
         assert reply.lines(uid, f"d{uid}.") and reply.lines(uid, "f") and reply.lines(0, "pr"), reply
+
+
+def running_children(pid: int) -> list[int]:
+    """The processes that `pid` started and that still run (zombies waiting to be reaped do not)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # gone meanwhile
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(stat.parent.name))
+    return found
+
+
+def still_running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_a_killed_server_leaves_no_search_worker_behind(tmp_path: Path) -> None:
+    server = Server(tmp_path, ai_workers=1)
+    with server.running(migrate=True):
+        ala = Guest(server, "ala123", "*Ala")
+        ala.login()
+        ala.ok(co="zapraszam", whom="AI easy", gameType="0505s0..a.A.a.60.2..")  # the table opens at once
+        uid = next(uid for uid in ala.poll().sections if uid != 0)
+        ala.move(uid, "cc")
+        deadline = time.monotonic() + 30
+        while not any(";W[" in line for line in ala.poll().lines(uid, "sa")):  # the computer answered
+            assert time.monotonic() < deadline, "the computer did not move"
+            time.sleep(0.2)
+        assert server.process is not None
+        workers = running_children(server.process.pid)
+        assert workers, "the search runs in a worker process"
+        assert server.stop(signal.SIGKILL) == -signal.SIGKILL
+
+    deadline = time.monotonic() + 10
+    while left := [pid for pid in workers if still_running(pid)]:
+        assert time.monotonic() < deadline, f"processes left behind by the killed server: {left}"
+        time.sleep(0.2)

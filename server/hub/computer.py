@@ -11,6 +11,8 @@ import asyncio
 import logging
 import os
 import random
+import threading
+import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import TYPE_CHECKING
@@ -32,6 +34,7 @@ MOST_SECONDS = 5.0  # and in any game
 SAFETY_SECONDS = 3.0  # never planned into the last seconds of the AI's clock
 ANSWERS = {"undo": True, "drop": True, "new": True}  # propositions the AI agrees to; others by score
 WORKER_NICE = 10  # searches yield the CPU to the server's own process
+ORPHAN_CHECK_SECONDS = 1.0  # how often a worker looks whether its server is still there
 
 log = logging.getLogger(__name__)
 
@@ -44,8 +47,24 @@ def reserved(nick: str) -> bool:
 def worker_pool(workers: int) -> ProcessPoolExecutor:
     """Niced worker processes, started with `spawn` (forking a threaded server is unsafe)."""
     return ProcessPoolExecutor(
-        max_workers=workers, mp_context=get_context("spawn"), initializer=os.nice, initargs=(WORKER_NICE,)
+        max_workers=workers,
+        mp_context=get_context("spawn"),
+        initializer=_start_worker,
+        initargs=(os.getpid(),),
     )
+
+
+def _start_worker(server: int) -> None:
+    """In each worker: yield the CPU to the server, and end with it. A worker whose server was killed
+    (SIGKILL, out of memory) would otherwise wait for work for ever, holding its memory."""
+    os.nice(WORKER_NICE)
+    threading.Thread(target=_exit_without, args=(server,), name="exit-without-server", daemon=True).start()
+
+
+def _exit_without(server: int) -> None:
+    while os.getppid() == server:
+        time.sleep(ORPHAN_CHECK_SECONDS)
+    os._exit(0)
 
 
 def _think(board: Board, player: int, level: int, seconds: float, seed: int) -> tuple[int, int]:
