@@ -42,7 +42,7 @@ from server.hub.chat import (
     PrivateChats,
 )
 from server.hub.clock import LoopTimers, Timers
-from server.hub.computer import COMPUTER_NICKS, Computer
+from server.hub.computer import COMPUTER_NICKS, Computer, reserved
 from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter, EventLog
 from server.hub.persistence import Account, FinishedGame, MemoryPersistence, Persistence
 from server.hub.room import AutoTable, Room
@@ -438,12 +438,15 @@ class Hub:
         self._note_presence(table)
 
     def _note_presence(self, table: Table) -> None:
-        """Remember since when a game table is empty, or its two players away, for its lifetime."""
+        """Remember since when a game table is empty, or its two players away, for its lifetime.
+
+        An AI player never leaves its table: it counts as watching, not as a player who is there, or a
+        game against the computer that its person left would stay open for ever."""
         if table.room is None:
             return
         moment = self.timers.now()
         table.empty_since = None if table.people else table.empty_since or moment
-        seated = any(table.room.seat_of(nick) for nick in table.people)
+        seated = any(table.room.seat_of(nick) and not reserved(nick) for nick in table.people)
         table.players_away_since = None if seated else table.players_away_since or moment
 
     # --- sessions ------------------------------------------------------------------------------

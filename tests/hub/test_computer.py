@@ -17,8 +17,9 @@ from server.app import create_app
 from server.config import Settings
 from server.engine.board import BLACK, WHITE
 from server.engine.gametype import parse_game_type
+from server.hub.clock import ManualTimers
 from server.hub.computer import MOST_SECONDS, UNTIMED_SECONDS, move_budget
-from server.hub.hub import Hub
+from server.hub.hub import ABSENT_PLAYERS_KEPT, IDLE_TABLE_KEPT, Hub
 from server.web.common import HUB_KEY
 from tests.web.zagram import Zagram
 
@@ -183,3 +184,30 @@ def test_the_budget_is_a_slice_of_the_clock(
     left: float | None, added: float, waiting: int, most: float
 ) -> None:
     assert move_budget(left, added, waiting, 1) == pytest.approx(most, abs=0.01)
+
+
+class IdlePool(Executor):
+    """A search that never ends: the computer thinks for ever (presence alone is tested)."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:  # type: ignore[override]
+        return Future()
+
+
+@pytest.mark.parametrize("leaves", ["logout", "table"])
+async def test_a_game_against_the_computer_that_its_player_left_closes(leaves: str) -> None:
+    timers = ManualTimers()
+    hub = Hub(timers=timers, rng=random.Random(1))
+    hub.enable_computer(IdlePool(), 1)
+    hub.guest_login("ala123", "*Ala", "en")
+    hub.invite("ala123", "AI easy", "0505s0..p.A.n....", None)  # no clock: nothing ends the game itself
+    (uid,) = [uid for uid in hub.tables if uid]
+    if leaves == "logout":
+        hub.logout("ala123")
+    else:
+        hub.change_table("ala123", 0)
+    timers.advance(ABSENT_PLAYERS_KEPT + IDLE_TABLE_KEPT - 60)
+    hub.sweep()
+    assert uid in hub.tables, "a player who went away for a while finds the game on their return"
+    timers.advance(120)
+    hub.sweep()
+    assert uid not in hub.tables
