@@ -11,9 +11,14 @@ LOBBY_CHAT_KEPT = 100  # lines replayed to whoever enters the lobby
 TABLE_CHAT_KEPT = 500  # lines replayed to whoever enters a game table
 PRIVATE_KEPT_LINES = 200  # lines kept per private conversation
 PRIVATE_KEPT_SECONDS = 24 * 3600  # a conversation idle this long is forgotten
+# private lines and conversations kept in all (at most about 120 MB): beyond either the quietest
+# conversations are forgotten first, so that guests writing to ever new partners cannot fill the memory
+# before the day is out
+PRIVATE_MOST_LINES = 200_000
+PRIVATE_MOST_TALKS = 50_000
 
 
-@dataclass
+@dataclass(slots=True)
 class ChatEntry:
     time: int
     n: int
@@ -84,7 +89,7 @@ class ChatRoom:
         return [entry.line() for entry in self.entries]
 
 
-@dataclass
+@dataclass(slots=True)
 class Conversation:
     """Two people's private lines; each may hide what was said so far (`del._nick`)."""
 
@@ -105,8 +110,13 @@ class Conversation:
 
 
 class PrivateChats:
-    def __init__(self) -> None:
+    """Every conversation, the quietest first (a line moves its conversation to the end)."""
+
+    def __init__(self, most_lines: int = PRIVATE_MOST_LINES, most_talks: int = PRIVATE_MOST_TALKS) -> None:
         self._talks: dict[tuple[str, str], Conversation] = {}
+        self._of: dict[str, set[tuple[str, str]]] = {}  # nick -> their conversations' keys
+        self.lines = 0
+        self.most_lines, self.most_talks = most_lines, most_talks
         self.counter = ChatCounter()
 
     @staticmethod
@@ -116,15 +126,24 @@ class PrivateChats:
     def add(self, time: int, sender: str, recipient: str, text: str, n: int | None = None) -> ChatEntry:
         """A new line; `n` is given when a line comes back from the journal after a restart."""
         key = self._key(sender, recipient)
-        talk = self._talks.setdefault(key, Conversation(*key))
+        talk = self._talks.pop(key, None)
+        if talk is None:
+            talk = Conversation(*key)
+            for nick in key:
+                self._of.setdefault(nick, set()).add(key)
+        self._talks[key] = talk  # the most recent now
         writer = "1" if sender == talk.first else "2"
         if n is None:
             n = self.counter.next(time)
         else:
             self.counter.seen(time, n)
         entry = ChatEntry(time, n, talk.name, writer, text)
+        if len(talk.entries) < PRIVATE_KEPT_LINES:
+            self.lines += 1
         talk.entries.append(entry)
         talk.total += 1
+        while (self.lines > self.most_lines or len(self._talks) > self.most_talks) and len(self._talks) > 1:
+            self._forget(next(iter(self._talks)))
         return entry
 
     def get(self, a: str, b: str) -> Conversation | None:
@@ -133,11 +152,11 @@ class PrivateChats:
     def partners(self, nick: str, since: int) -> list[tuple[Conversation, ChatEntry]]:
         """Conversations of `nick` with a line visible to them at or after `since`."""
         found = []
-        for talk in self._talks.values():
-            if nick in (talk.first, talk.second):
-                visible = talk.visible_to(nick)
-                if visible and visible[-1].time >= since:
-                    found.append((talk, visible[-1]))
+        for key in self._of.get(nick, ()):
+            talk = self._talks[key]
+            visible = talk.visible_to(nick)
+            if visible and visible[-1].time >= since:
+                found.append((talk, visible[-1]))
         return found
 
     def hide(self, nick: str, other: str) -> bool:
@@ -148,5 +167,16 @@ class PrivateChats:
         return True
 
     def forget_older_than(self, time: int) -> None:
-        for key in [k for k, talk in self._talks.items() if talk.entries[-1].time < time]:
-            del self._talks[key]
+        while self._talks:
+            key, talk = next(iter(self._talks.items()))
+            if talk.entries[-1].time >= time:
+                return
+            self._forget(key)
+
+    def _forget(self, key: tuple[str, str]) -> None:
+        self.lines -= len(self._talks.pop(key).entries)
+        for nick in set(key):  # one nick when somebody wrote to themselves
+            keys = self._of[nick]
+            keys.discard(key)
+            if not keys:
+                del self._of[nick]

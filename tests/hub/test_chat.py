@@ -1,0 +1,49 @@
+"""Private conversations in memory: found by either partner, forgotten after a day, and never more of
+them than the caps, the quietest going first."""
+
+from __future__ import annotations
+
+from server.hub.chat import PRIVATE_KEPT_LINES, PrivateChats
+
+T = 1_700_000_000
+
+
+def test_the_quietest_conversation_goes_first_when_there_are_too_many() -> None:
+    chats = PrivateChats(most_talks=3)
+    for n, (a, b) in enumerate([("*Ala", "*Bob"), ("*Cyd", "*Dan"), ("*Eve", "*Fay")]):
+        chats.add(T + n, a, b, "hi")
+    chats.add(T + 5, "*Bob", "*Ala", "again")  # Ala and Bob talk again: Cyd and Dan are the quietest now
+    chats.add(T + 6, "*Gus", "*Hal", "hello")
+
+    assert chats.get("*Cyd", "*Dan") is None
+    kept = [("*Ala", "*Bob"), ("*Eve", "*Fay"), ("*Gus", "*Hal")]
+    assert [len(chats.get(*pair).entries) for pair in kept] == [2, 1, 1]  # type: ignore[union-attr]
+    assert chats.partners("*Dan", 0) == [] and chats.lines == 4
+
+
+def test_too_many_lines_forget_whole_conversations_the_quietest_first() -> None:
+    chats = PrivateChats(most_lines=PRIVATE_KEPT_LINES + 10)
+    for n in range(PRIVATE_KEPT_LINES + 50):  # the deque keeps the newest PRIVATE_KEPT_LINES
+        chats.add(T + n, "*Ala", "*Bob", f"line {n}")
+    assert chats.lines == PRIVATE_KEPT_LINES
+    for n in range(10):
+        chats.add(T + 1000 + n, f"*p{n}", "*Cyd", "hi")
+    assert chats.lines == PRIVATE_KEPT_LINES + 10
+    chats.add(T + 2000, "*Dan", "*Eve", "one too many")
+
+    assert chats.get("*Ala", "*Bob") is None and chats.lines == 11
+    assert len(chats.partners("*Cyd", 0)) == 10
+
+
+def test_partners_and_forgetting_after_a_day() -> None:
+    chats = PrivateChats()
+    chats.add(T, "*Ala", "*Bob", "old")
+    chats.add(T + 100, "*Ala", "*Cyd", "newer")
+    chats.add(T + 200, "*Ala", "*Ala", "a note to myself")
+
+    assert sorted(talk.name for talk, _ in chats.partners("*Ala", T + 50)) == ["*Ala-*Ala", "*Ala-*Cyd"]
+    chats.forget_older_than(T + 150)
+    assert chats.get("*Ala", "*Bob") is None and chats.get("*Ala", "*Cyd") is None
+    assert [talk.name for talk, _ in chats.partners("*Ala", 0)] == ["*Ala-*Ala"]
+    chats.forget_older_than(T + 300)
+    assert chats.partners("*Ala", 0) == [] and chats.lines == 0
