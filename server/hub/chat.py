@@ -150,14 +150,14 @@ class PrivateChats:
         return self._talks.get(self._key(a, b))
 
     def partners(self, nick: str, since: int) -> list[tuple[Conversation, ChatEntry]]:
-        """Conversations of `nick` with a line visible to them at or after `since`."""
+        """Conversations of `nick` with a line visible to them at or after `since`, the quietest first."""
         found = []
         for key in self._of.get(nick, ()):
             talk = self._talks[key]
             visible = talk.visible_to(nick)
             if visible and visible[-1].time >= since:
                 found.append((talk, visible[-1]))
-        return found
+        return sorted(found, key=lambda pair: (pair[1].time, pair[1].n))
 
     def hide(self, nick: str, other: str) -> bool:
         talk = self.get(nick, other)
