@@ -967,7 +967,6 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
 
-
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     """Options every benchmark that starts a server and loads it over HTTP shares."""
     venv_python = REPO / ".venv" / "bin" / "python"
