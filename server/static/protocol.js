@@ -133,17 +133,21 @@ export function describeGameType(text) {
 
 /** The new-format game type of an invitation. */
 export function buildGameType({ width, height, rules, crosses, who, kind, startMinutes, addedSeconds }) {
-  const size = String(width).padStart(2, "0") + String(height).padStart(2, "0");
-  const start = crosses === 0 ? "" : String(crosses);
   const time = startMinutes > 0 ? ["a", String(startMinutes * 60), String(addedSeconds)] : ["n", "", ""];
-  return [`${size}${rules}0`, start, who, kind, ...time, "", ""].join(".");
+  return [...boardFields(width, height, rules, crosses), who, kind, ...time, "", ""].join(".");
 }
 
 /** An analysis table's game type: the analyser places dots of both colours, from an archived game or not. */
 export function analysisGameType({ width, height, rules, crosses = 0, archive = null, analyser }) {
+  const [board, crossesField] = boardFields(width, height, rules, crosses);
+  const start = archive ? `SGFz${archive}` : crossesField;
+  return [board, start, "a", "a", "n", "", "", `c___SUsuen${analyser}`, ""].join(".");
+}
+
+/** The first two fields of a new-format game type: size and rules, then the starting crosses. */
+function boardFields(width, height, rules, crosses) {
   const size = String(width).padStart(2, "0") + String(height).padStart(2, "0");
-  const start = archive ? `SGFz${archive}` : crosses === 0 ? "" : String(crosses);
-  return [`${size}${rules}0`, start, "a", "a", "n", "", "", `c___SUsuen${analyser}`, ""].join(".");
+  return [`${size}${rules}0`, crosses === 0 ? "" : String(crosses)];
 }
 
 /** `x<uid>.<side on move>.<result>.<archive number>`. */
