@@ -373,24 +373,28 @@ def test_the_first_poll_after_a_restart_has_the_table_state_whatever_the_old_msg
         assert reply.lines(uid, f"d{uid}.") and reply.lines(uid, "f") and reply.lines(0, "pr"), reply
 
 
+def state_and_parent(stat: Path) -> tuple[str, int] | None:
+    """A process's state letter and parent from /proc/<pid>/stat; None when it is gone."""
+    try:
+        fields = stat.read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return fields[0], int(fields[1])
+
+
 def running_children(pid: int) -> list[int]:
     """The processes that `pid` started and that still run (zombies waiting to be reaped do not)."""
     found = []
     for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:  # gone meanwhile
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
+        known = state_and_parent(stat)
+        if known is not None and known[1] == pid and known[0] != "Z":
             found.append(int(stat.parent.name))
     return found
 
 
 def still_running(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
-    except OSError:
-        return False
+    known = state_and_parent(Path(f"/proc/{pid}/stat"))
+    return known is not None and known[0] != "Z"
 
 
 def test_a_killed_server_leaves_no_search_worker_behind(tmp_path: Path) -> None:
