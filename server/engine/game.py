@@ -256,6 +256,10 @@ class Game:
         """A tournament game nobody came to."""
         return self._finish(Result(0, "Void"))
 
+    def draw(self) -> Result:
+        """A draw agreed by both players (MultiPoints' `draw` proposition), whatever the score."""
+        return self._finish(Result(0, "score"))
+
     def finish_by_score(self) -> Result:
         """End now with the current score (an agreed `score` or `terr`)."""
         return self._finish(self.score_result())

@@ -23,9 +23,9 @@ from server.hub.clock import Clock, Timers
 from server.protocol import events
 from server.protocol.codec import ProtocolError, parse_number
 
-PROPOSALS = ("score", "terr", "drop", "new", "undo")
+PROPOSALS = ("score", "terr", "drop", "draw", "new", "undo")
 ANSWERS = {"ok": "ok", "accept": "ok", "reject": "reject", "cancel": "cancel"}
-_ANSWER = re.compile(r"(ok|accept|reject|cancel)([12])(score|terr|drop|new|undo)")
+_ANSWER = re.compile(r"(ok|accept|reject|cancel)([12])(score|terr|drop|draw|new|undo)")
 MAX_GIFT = 3600
 
 
@@ -53,6 +53,7 @@ class Room:
         say_lobby: Callable[[str], None],
         tell: Callable[[str, str], None],
         finished: Callable[[Room], None],
+        new_game: Callable[[Room], None],
         note: Callable[[str, dict[str, Any]], None],
         auto: AutoTable | None = None,
         setup: Setup | None = None,
@@ -69,6 +70,7 @@ class Room:
         self._to_lobby = say_lobby
         self._to_chat = tell  # (code, text): a server chat line at the table
         self._on_finished = finished
+        self._on_new_game = new_game  # everyone at the table gets the new game's whole state
         self._note_out = note  # (kind, data): an accepted action, for the journal
         self.quiet = False  # while replaying the journal nothing is said, noted or archived again
         self._action: dict[str, Any] | None = None  # the propose() call being applied, noted once
@@ -94,7 +96,8 @@ class Room:
             self._to_chat(code, text)
 
     def _finished(self) -> None:
-        if not self.quiet and not self.analysis:  # an analysis is not a game: saved on request only
+        """The hub archives the game (not an analysis: saved on request only) and tells the lobby."""
+        if not self.quiet:
             self._on_finished(self)
 
     def _note(self, kind: str, **data: Any) -> None:
@@ -176,13 +179,20 @@ class Room:
         return f"u{self.proposal[0]}{self.proposal[1]}" if self.proposal else "u"
 
     def record_line(self) -> str:
-        """`sr(;...)`: the whole record of the current game as SGF nodes."""
+        """`sr(;...)`: the whole record of the current game as SGF nodes, never an empty one.
+
+        MultiPoints stops reading the record at an empty node (its parser takes the empty property
+        name for a move without a point), so start dots come as one set-up node and only when there
+        are some, as in zagram's `sr(;B[jj];W[kk])`; a game with neither start dots nor moves gets a
+        lone `GM[40]` (the Kropki game number of zagram's records), which every client skips.
+        """
         setup = (("AB", self.game.setup.black), ("AW", self.game.setup.white))
-        root = "".join(
+        start = "".join(
             prop + "".join(f"[{point_to_sgf(p)}]" for p in points) for prop, points in setup if points
         )
-        nodes = [self._node(move) for move in self.game.moves]
-        return "sr(;" + ";".join([root, *nodes]) + ")"
+        nodes = [start] if start else []
+        nodes += [self._node(move) for move in self.game.moves]
+        return "sr(;" + ";".join(nodes or ["GM[40]"]) + ")"
 
     def _node(self, move: Move) -> str:
         value = point_to_sgf(move.point) if move.point is not None else ""
@@ -382,8 +392,8 @@ class Room:
             self._begin()
             self._say_lobby(self.description())
             self._say_lobby(self.state())
-            for line in self.snapshot():
-                self._say_table(line)
+            if not self.quiet:
+                self._on_new_game(self)
             return
         self._check_playing()
         if what == "undo":
@@ -399,6 +409,8 @@ class Room:
             self.game.agree_territory()
         if what == "drop":
             self.game.void()
+        elif what == "draw":
+            self.game.draw()
         else:
             self.game.finish_by_score()
         self._tell(events.result_code(self.game.result), f"The game ended: {self.game.result}.")
@@ -504,7 +516,6 @@ class Room:
             self.clock.stop()
         self._say_table(self.flags())
         self._finished()
-        self._say_lobby(self.state())
         self.last_activity = self.timers.now()
 
     def abandon(self) -> None:
@@ -528,6 +539,7 @@ _WORDS = {
     "score": "finish the game with the current result",
     "terr": "count the territory and finish",
     "drop": "cancel the game",
+    "draw": "end the game in a draw",
     "new": "play a new game",
     "undo": "take back the last move",
 }

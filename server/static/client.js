@@ -257,12 +257,14 @@ function invitationOf(body) {
   return { nick: body.slice(0, dot), gameType: body.slice(dot + 1) };
 }
 
+/** `sr(;AB[..]AW[..];B[..];W[..])`: start dots, when there are some, in a set-up node of their own,
+ *  then one node per move; `sr(;GM[40])` for a game with neither (docs/protocol.md). */
 function readRecord(table, body) {
-  const [root, ...nodes] = sgfNodes(body);
-  table.setup = [
-    ...(root?.AB || []).map((text) => [pointFromSgf(text), 1]),
-    ...(root?.AW || []).map((text) => [pointFromSgf(text), 2]),
-  ];
+  const nodes = sgfNodes(body);
+  table.setup = nodes.flatMap((node) => [
+    ...(node.AB || []).map((text) => [pointFromSgf(text), 1]),
+    ...(node.AW || []).map((text) => [pointFromSgf(text), 2]),
+  ]);
   table.moves = nodes.map(moveOfNode).filter(Boolean);
   if (table.uid === currentGame()?.uid) clearDrawing(false);
 }

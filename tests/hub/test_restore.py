@@ -137,7 +137,7 @@ def test_a_broken_journal_skips_its_table_only() -> None:
     after.restore({**journal.entries, **broken}, next_uid=8)
 
     assert 7 not in after.tables
-    assert after.tables[good].room.record_line() == "sr(;;B[aa])"  # type: ignore[union-attr]
+    assert after.tables[good].room.record_line() == "sr(;B[aa])"  # type: ignore[union-attr]
 
 
 def test_private_conversations_come_back_with_what_each_side_hid() -> None:
@@ -179,7 +179,7 @@ def test_a_msg_no_from_before_the_restart_still_gets_the_whole_state() -> None:
 
     reply = after.reply("ala123", old_msg_no, with_subscriptions=False)
 
-    assert f"/q{uid}/" in reply and "sr(;;B[aa])" in reply and "/pr*Ala" in reply
+    assert f"/q{uid}/" in reply and "sr(;B[aa])" in reply and "/pr*Ala" in reply
     assert "line 0" in reply  # the lobby's chat from the start of the session too
 
 

@@ -135,3 +135,28 @@ async def test_a_moderator_account_may_delete_chat_lines(client: TestClient) -> 
     assert any("Only moderators" in text for _, _, text in chat_texts(refused.lines(0)))
     assert f"cd{chat_id}" in seen.lines(0, "cd")
     assert ("Mod", "5", "please behave") in chat_texts(seen.lines(0))  # nickType 5: a moderator
+
+
+async def test_logging_in_again_does_not_bring_old_private_lines_back_as_new(client: TestClient) -> None:
+    """A registered player whose client logs in again (a reloaded page) without logging out, and
+    starts again from msgNo 0, gets the lobby's state, not its old private lines as new `ca` lines."""
+    assert await register(client, "Alice") == "ok.zarejestrowalem."
+    alice = Zagram(client, registered_id("Alice", "pw"), "Alice")
+    bob = Zagram(client, "bob456", "*Bob")
+    assert await bob.login() == ""
+    await alice.poll()
+    bob.say("_Alice", "hello Alice")
+    await bob.poll()
+    alice.say("_*Bob", "hi Bob")
+    assert [text for _, _, text in chat_texts((await alice.poll()).lines(0))] == ["hello Alice", "hi Bob"]
+
+    login = await auth(client, co="loguj", opisGracza="Alice", idGracza=alice.secret)
+    assert login.startswith("ok.zalogowanyNaSerwer.")
+    alice.seen = alice.acknowledged = 0
+    alice.commands = []
+    again = await alice.poll()
+    assert "Alice" in again.lines(0, "pr")[0], "the whole state"
+    assert [nick for nick, _, _ in chat_texts(again.lines(0)) if "-" in nick] == []
+    bob.say("_Alice", "still there?")
+    await bob.poll()
+    assert [text for _, _, text in chat_texts((await alice.poll()).lines(0))] == ["still there?"]

@@ -144,7 +144,7 @@ async def test_a_spectator_joining_mid_game_gets_the_same_position(game: Players
     await play(uid, *diamond(blue, red))
     game.eve.send("b", uid)
     record = (await game.eve.poll()).lines(uid, "sr")
-    assert record == ["sr(;;B[cb];W[cc];B[bc];W[hh];B[dc];W[hg];B[cd.cddccbbccd])"]
+    assert record == ["sr(;B[cb];W[cc];B[bc];W[hh];B[dc];W[hg];B[cd.cddccbbccd])"]
 
 
 async def test_refused_actions_are_answered_and_change_nothing(game: Players) -> None:
@@ -308,12 +308,15 @@ async def test_new_game_after_the_end_swaps_colours(game: Players) -> None:
     red.send("u", uid, "new")
     assert "u2new" in (await red.poll()).lines(uid)
     blue.send("u", uid, "new")
-    reply = await blue.poll()
+    left = await blue.poll()
     room = game.room(uid)
     assert (room.blue, room.red) == (red.nick, blue.nick)
     assert room.game.result is None and room.game.moves == []
+    # one reply without the table (MultiPoints closes its board), then the new game's whole state
+    assert uid not in left.sections and f"d{uid}.0808s0..s.F.n.....{red.nick}.{blue.nick}" in left.lines(0)
+    reply = await blue.poll()
     assert f"d{uid}.0808s0..s.F.n.....{red.nick}.{blue.nick}" in reply.lines(uid)
-    assert "sr(;)" in reply.lines(uid)
+    assert "sr(;GM[40])" in reply.lines(uid)
     await play(uid, (red, "aa"))
     assert errors(await red.poll(), uid) == []
 
