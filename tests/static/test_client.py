@@ -345,3 +345,33 @@ def test_the_browser_counts_captures_as_the_engine_does(browser: Browser, server
     )
     assert scores == list(replayed.captured)
     player.close()
+
+
+def test_a_late_spectator_sees_the_crosses_and_a_new_game_starts_on_an_empty_board(
+    players: tuple[Player, Player], browser: Browser, server: Server, tmp_path: Path
+) -> None:
+    ala, bob = players
+    start_game(ala, bob, crosses="1")  # 10x10: blue ee and ff, red fe and ef
+    ala.play("bc")
+    bob.play("cc")
+    cezary = Player(browser, server)  # comes to watch: the record's set-up node, then the moves
+    cezary.log_in("Cezary")
+    cezary.page.click('#tables li[data-table="1"] .watch')
+    for point in ("ee", "ff", "fe", "ef", "bc", "cc"):
+        cezary.sees_dot(point)
+
+    ala.page.click('[data-propose="resign"]')
+    expect(bob.page.locator("#turn")).to_have_text("Game over: *Bob wins by resignation")
+    bob.page.click('[data-propose="new"]')
+    expect(ala.page.locator("#proposal")).to_contain_text("*Bob proposes")
+    ala.page.click("#accept-proposal")
+    for player in (ala, bob, cezary):  # the new game: colours swapped, only the crosses on the board
+        expect(player.page.locator("#blue-name")).to_have_text("*Bob")
+        expect(player.page.locator("#board [data-dot]")).to_have_count(4)
+    bob.play("bc")  # a point of the old game
+    for player in (ala, cezary):
+        player.sees_dot("bc")
+    ala.play("cc")
+    cezary.sees_dot("cc")
+    cezary.screenshot(tmp_path, "cezary")
+    cezary.close()
