@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+NAME_MAX = 255  # bytes in a file name: a longer path segment names nothing here
 COMPRESS_ABOVE = 1_024  # bytes; smaller bodies (most polls) are not worth the CPU
 SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
@@ -21,6 +22,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 @web.middleware
 async def security_and_compression(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
+        if any(len(segment.encode()) > NAME_MAX for segment in request.path.split("/")):
+            # no route has such a segment, and the static folder's look-up would fail on it (500)
+            raise web.HTTPNotFound(text="No such page.\n")
         response = await handler(request)
     except web.HTTPException as refused:
         refused.headers.update(SECURITY_HEADERS)

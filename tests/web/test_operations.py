@@ -121,3 +121,12 @@ async def test_the_built_in_client_is_served_at_the_root_by_default(
     assert response.headers["X-Content-Type-Options"] == "nosniff"  # so a script must be served as one
     if content_type == "text/html":
         assert "<title>Kropki</title>" in await response.text()
+
+
+@pytest.mark.parametrize("path", ["/" + "a" * 256, "/" + "ą" * 128 + "/x", "/sgf/" + "1" * 300])
+async def test_a_path_segment_longer_than_a_file_name_is_not_found(
+    client: TestClient, caplog: pytest.LogCaptureFixture, path: str
+) -> None:
+    response = await client.get(path)
+    assert response.status == 404 and response.headers["X-Content-Type-Options"] == "nosniff"
+    assert "Traceback" not in caplog.text and "File name too long" not in caplog.text
