@@ -35,7 +35,9 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
         frozenset(settings.trusted_proxies), frozenset(settings.unlimited)
     )
     app[clients.LIMITS_KEY] = clients.request_limits()
-    app[metrics.METRICS_KEY] = metrics.Metrics(app[HUB_KEY])
+    app[metrics.METRICS_KEY] = metrics.Metrics(
+        app[HUB_KEY], {"/a.kropki": kropki.COMMANDS, "/auth.py": frozenset(auth.HANDLERS)}
+    )
     app[auth.LOGIN_LIMITER_KEY] = AddressLimiter(*auth.FAILED_LOGINS)
     app[auth.REGISTER_LIMITER_KEY] = AddressLimiter(*auth.REGISTRATIONS)
     app.cleanup_ctx.append(_store_and_hub)

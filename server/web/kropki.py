@@ -195,6 +195,7 @@ STORE_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
     "setUpTable": tournament.set_up_table,
     "zapraszam": invite,
 }
+COMMANDS = frozenset(HANDLERS) | frozenset(STORE_HANDLERS)  # what /metrics may name
 
 
 @routes.get("/a.kropki")

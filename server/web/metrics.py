@@ -17,7 +17,6 @@ from prometheus_client.registry import Collector
 from server.hub.hub import Hub
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
-ENDPOINTS_OF_KROPKI = 40  # distinct `co` values kept as labels; anything else is "other"
 
 routes = web.RouteTableDef()
 
@@ -41,7 +40,10 @@ class HubCollector(Collector):
 
 
 class Metrics:
-    def __init__(self, hub: Hub) -> None:
+    def __init__(self, hub: Hub, commands: dict[str, frozenset[str]]) -> None:
+        """`commands`: the `co` values each zagram endpoint serves (its route -> names): the only
+        ones that become labels, so that clients cannot make up labels without end."""
+        self.commands = commands
         self.registry = CollectorRegistry()
         self.replies = Histogram(
             "kropki_reply_seconds",
@@ -60,7 +62,6 @@ class Metrics:
             registry=self.registry,
         )
         self.registry.register(HubCollector(hub))
-        self._known_co: set[str] = set()
 
     def endpoint(self, request: web.Request) -> str:
         """A label from a small set: the route, and `co` for the zagram endpoints."""
@@ -68,12 +69,9 @@ class Metrics:
         if resource is None:
             return "unmatched"
         name = resource.canonical
-        if name in ("/a.kropki", "/auth.py"):
+        if name in self.commands:
             co = request.query.get("co", "")
-            if co not in self._known_co and (len(self._known_co) >= ENDPOINTS_OF_KROPKI or not co.isalpha()):
-                co = "other"
-            self._known_co.add(co)
-            return f"{name}:{co}"
+            return f"{name}:{co if co in self.commands[name] else 'other'}"
         return name  # a route's template, e.g. /sgf/{number}: a small, fixed set
 
 

@@ -55,6 +55,7 @@ async def test_metrics_count_what_happens(client: TestClient) -> None:
     ):
         assert sample in page, sample
     assert "kropki_polls_total 4.0" in page
+    assert 'endpoint="/a.kropki:other"' not in page
     assert "kropki_db_write_seconds_count 0.0" not in page  # the move was written
     assert "ala123" not in page
 
@@ -130,3 +131,18 @@ async def test_a_path_segment_longer_than_a_file_name_is_not_found(
     response = await client.get(path)
     assert response.status == 404 and response.headers["X-Content-Type-Options"] == "nosniff"
     assert "Traceback" not in caplog.text and "File name too long" not in caplog.text
+
+
+async def test_metrics_label_only_the_commands_the_server_serves(client: TestClient) -> None:
+    """Made-up `co` values share one label: a client cannot fill Prometheus with labels of its own."""
+    for n in range(60):
+        await client.get("/a.kropki", params={"co": f"squat{n}"})
+    await client.get("/auth.py", params={"co": "loguj", "opisGracza": "Nobody", "idGracza": "x" * 10})
+    await client.get("/auth.py", params={"co": "madeUp"})
+    page = await (await client.get("/metrics")).text()
+    labels = {
+        line.split('endpoint="')[1].split('"')[0]
+        for line in page.splitlines()
+        if "kropki_reply_seconds_count" in line
+    }
+    assert labels == {"/a.kropki:other", "/auth.py:loguj", "/auth.py:other"}
