@@ -66,6 +66,10 @@ async function act(params) {
 // --- logging in -------------------------------------------------------------------------------
 
 async function logIn({ nick, password, register, id }) {
+  if (register && !password) {
+    notify(t("passwordNeeded")); // an account without a password would be a guest's: say so, do nothing
+    return;
+  }
   const registered = Boolean(password) || (id && !nick.startsWith("*"));
   if (!registered && !nick.startsWith("*")) nick = `*${nick}`;
   if (!id) id = registered ? registeredId(nick, password) : guestId();

@@ -298,6 +298,26 @@ def test_a_registered_player_registers_then_logs_in_again(browser: Browser, serv
     player.close()
 
 
+def test_registering_without_a_password_is_refused_not_a_guest_login(
+    browser: Browser, server: Server
+) -> None:
+    player = Player(browser, server)
+    player.page.fill("#nick", "Dorota")
+    player.page.fill("#password", "")
+    player.page.click("#register")
+    expect(player.page.locator("#notice")).to_have_text(
+        "Choose a password to register; without one you play as a guest."
+    )
+    expect(player.page.locator("#login")).to_be_visible()
+    assert (
+        player.page.request.get(f"{server.base}/a.kropki?co=getMsg&idGracza=1&msgNo=0")
+        .text()
+        .count("*Dorota")
+        == 0
+    )
+    player.close()
+
+
 @pytest.mark.parametrize(
     ("nick", "password"), [("name", "mypass"), ("Ala", ""), ("Łukasz", "zażółć"), ("Дима", "пароль 1")]
 )
