@@ -100,19 +100,16 @@ async def login(request: web.Request, hub: Hub, accounts: Accounts) -> str:
 
 
 async def preferences(request: web.Request, hub: Hub, accounts: Accounts) -> str:
-    """`dajPref`: `ok.<lang>.<avatar>` (clients read the avatar from the third field)."""
+    """`dajPref`: `ok..<avatar>`, the one field clients read (the third). The same answer, with no
+    avatar, for a nick nobody registered: the server does not tell who has an account."""
     profile = await accounts.profile(request.query.get("opisGracza", ""))
-    if profile is None:
-        return INTERNAL + "noSuchUser"
-    return f"ok.{profile.lang}.{profile.avatar}"
+    return f"ok..{profile.avatar if profile is not None else ''}"
 
 
 async def description(request: web.Request, hub: Hub, accounts: Accounts) -> str:
-    """`dajOpis`: the player's own description text, as they wrote it."""
+    """`dajOpis`: the player's own description text, as they wrote it; empty for anyone else."""
     profile = await accounts.profile(request.query.get("opisGracza", ""))
-    if profile is None:
-        return INTERNAL + "noSuchUser"
-    return profile.about
+    return profile.about if profile is not None else ""
 
 
 HANDLERS: dict[str, Callable[[web.Request, Hub, Accounts], Awaitable[str]]] = {
