@@ -7,6 +7,7 @@ import io
 import re
 import unicodedata
 import zipfile
+from urllib.parse import quote
 
 from aiohttp import web
 
@@ -109,7 +110,7 @@ async def records(request: web.Request) -> web.Response:
     return web.Response(
         body=buffer.getvalue(),
         content_type="application/zip",
-        headers={"Content-Disposition": f'attachment; filename="{_file_safe(name)}.sgf.zip"'},
+        headers={"Content-Disposition": _attachment(f"{_file_safe(name)}.sgf.zip")},
     )
 
 
@@ -147,6 +148,13 @@ async def tables(request: web.Request) -> web.Response:
             }
         )
     return web.json_response({"tournament": name, "tables": listed}, headers={"Cache-Control": "no-store"})
+
+
+def _attachment(filename: str) -> str:
+    """Content-Disposition for a name that may not be ASCII: an ASCII fallback, and the name itself
+    in UTF-8 (RFC 6266 `filename*`); a raw UTF-8 header value is read as Latin-1 by browsers."""
+    fallback = filename.encode("ascii", "replace").decode().replace("?", "_")
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
 
 
 def _file_safe(text: str) -> str:

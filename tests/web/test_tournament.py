@@ -178,3 +178,29 @@ async def test_both_game_type_formats_and_the_event_in_the_description(organiser
         f"d1.{new_format}Autumn Cup.*Ala.*Bob",
         f"d2.{new_format}Autumn Cup.*Cid.*Dan",
     ]
+
+
+async def test_results_of_a_tournament_with_a_non_ascii_name_download_under_their_names(
+    organiser: Organiser,
+) -> None:
+    client = organiser.client
+    name = "Кубок Łodzi"
+    key = await client.app[STORE_KEY].tournaments.add_key("łódź-bot", name, False)
+    dima, lukasz = Zagram(client, "dima12", "*Дима"), Zagram(client, "luk345", "*Łukasz")
+    for guest in (dima, lukasz):
+        assert await guest.login() == ""
+        await guest.poll()
+    answer = await organiser.set_up(key=key, tourn=name, pl1="*Дима", pl2="*Łukasz")
+    uid = int(answer.split(".")[1])
+    dima.send("u", uid, "resign")
+    await dima.poll()
+    await organiser.hub.persistence.flush()
+
+    bundle = await client.get(f"/tournament/{name}.sgf.zip")
+    assert bundle.status == 200
+    disposition = bundle.headers["Content-Disposition"]
+    assert disposition.isascii()
+    assert "filename*=UTF-8''%D0%9A%D1%83%D0%B1%D0%BE%D0%BA_%C5%81odzi.sgf.zip" in disposition
+    archive = zipfile.ZipFile(io.BytesIO(await bundle.read()))
+    [entry] = archive.infolist()
+    assert entry.filename.endswith("-_Дима-_Łukasz.sgf") and entry.flag_bits & 0x800  # UTF-8 name
