@@ -181,3 +181,23 @@ def test_the_systemd_unit_migrates_then_serves(unit: str) -> None:
     assert "ExecStartPre=/srv/kropki/.venv/bin/kropki-server migrate" in text
     assert "ExecStart=/srv/kropki/.venv/bin/kropki-server serve" in text
     assert "User=kropki" in text and "ReadWritePaths=/srv/kropki/data" in text
+
+
+def test_the_systemd_unit_trusts_the_nginx_site_in_front_of_it() -> None:
+    """The shipped nginx site and unit go together: the server must take the player's address from the
+    X-Forwarded-For of the address nginx connects from, and must serve where nginx sends requests."""
+    unit = (DEPLOY / "kropki-server.service").read_text()
+    environment = dict(
+        line.removeprefix("Environment=").split("=", 1)
+        for line in unit.splitlines()
+        if line.startswith("Environment=")
+    )
+    settings = Settings.from_env(environment)
+    site = (DEPLOY / "nginx-kropki.conf").read_text()
+    upstream = re.search(r"upstream kropki_server \{\s*server ([\d.]+):(\d+);", site)
+    assert upstream is not None
+    assert (settings.host, settings.port) == (upstream.group(1), int(upstream.group(2)))
+    assert settings.trusted_proxies == (upstream.group(1),), (
+        "nginx connects from the upstream's loopback address"
+    )
+    assert "proxy_set_header X-Forwarded-For $remote_addr;" in site
