@@ -24,10 +24,12 @@ from server.config import (
     ENV_UNLIMITED,
     ConfigError,
     Settings,
+    absolute_db_url,
     parse_address,
     parse_ai_workers,
     parse_port,
     sqlite_data_dir,
+    sqlite_file,
 )
 from server.protocol.codec import ProtocolError, check_nick
 
@@ -196,7 +198,7 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
     return Settings(
         host=getattr(args, "host", None) or base.host,
         port=getattr(args, "port", None) or base.port,
-        db_url=args.db if args.db is not None else base.db_url,
+        db_url=absolute_db_url(args.db if args.db is not None else base.db_url),
         migrate=getattr(args, "migrate", False),
         static_dir=getattr(args, "static", None) or base.static_dir,
         trusted_proxies=tuple(getattr(args, "trusted_proxy", None) or base.trusted_proxies),
@@ -421,14 +423,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in ("migrate", "user", "tournament-key"):
         try:
             settings = resolve_settings(args, os.environ)
-            data_dir = sqlite_data_dir(settings.db_url)
+            database = sqlite_file(settings.db_url)
         except ConfigError as exc:
             parser.exit(2, f"kropki-server: error: {exc}\n")
-        if data_dir is not None:
-            data_dir.mkdir(parents=True, exist_ok=True)
         logs.configure("WARNING")
         if args.command == "migrate":
+            if database is not None:
+                database.parent.mkdir(parents=True, exist_ok=True)
             return _migrate(settings.db_url)
+        if database is not None and not database.is_file():
+            # an admin command run in another directory must not create an empty database there
+            parser.exit(
+                1,
+                f"kropki-server: error: there is no database at {database} (a relative --db or KROPKI_DB, "
+                "and the default ./data/kropki.sqlite3, are taken from the directory the command runs in)\n",
+            )
         if args.command == "tournament-key":
             return _tournament_key(args, settings.db_url)
         return _user(args, settings.db_url)

@@ -102,12 +102,8 @@ def _addresses(text: str, name: str) -> tuple[str, ...]:
         raise ConfigError(f"{name}: {exc}") from None
 
 
-def sqlite_data_dir(db_url: str) -> Path | None:
-    """The directory a SQLite database file lives in, so that it can be created before the first connection.
-
-    SQLite creates the file but not its directory. ``None`` means there is nothing to create: another
-    database, an in-memory SQLite database, or a ``file:`` URI that SQLite resolves itself.
-    """
+def sqlite_file(db_url: str) -> Path | None:
+    """The file of a SQLite database URL; None for another database, an in-memory one or a `file:` URI."""
     try:
         url = make_url(db_url)
     except ArgumentError:
@@ -115,4 +111,23 @@ def sqlite_data_dir(db_url: str) -> Path | None:
     database = url.database or ""
     if url.get_backend_name() != "sqlite" or database in ("", ":memory:") or database.startswith("file:"):
         return None
-    return Path(database).parent
+    return Path(database)
+
+
+def absolute_db_url(db_url: str) -> str:
+    """The URL with a relative SQLite path made absolute against the working directory, once, when a
+    command starts: what it logs and names in errors is then the one file it uses."""
+    path = sqlite_file(db_url)
+    if path is None or path.is_absolute():
+        return db_url
+    return make_url(db_url).set(database=str(path.absolute())).render_as_string(hide_password=False)
+
+
+def sqlite_data_dir(db_url: str) -> Path | None:
+    """The directory a SQLite database file lives in, so that it can be created before the first connection.
+
+    SQLite creates the file but not its directory. ``None`` means there is nothing to create: another
+    database, an in-memory SQLite database, or a ``file:`` URI that SQLite resolves itself.
+    """
+    path = sqlite_file(db_url)
+    return None if path is None else path.parent

@@ -85,14 +85,15 @@ def test_bad_database_url_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -
     assert "not a database URL: 'not a url'" in capsys.readouterr().err
 
 
+DEFAULT_DB = f"sqlite+aiosqlite:///{Path.cwd() / 'data' / 'kropki.sqlite3'}"  # ./data, made absolute
+
+
 def resolve(argv: list[str], environ: dict[str, str]) -> Settings:
     return resolve_settings(build_parser().parse_args(["serve", *argv]), environ)
 
 
 def test_defaults_are_safe() -> None:
-    assert resolve([], {}) == Settings(
-        host="127.0.0.1", port=8080, db_url="sqlite+aiosqlite:///./data/kropki.sqlite3"
-    )
+    assert resolve([], {}) == Settings(host="127.0.0.1", port=8080, db_url=DEFAULT_DB)
 
 
 def test_environment_beats_defaults() -> None:
@@ -105,12 +106,14 @@ def test_flags_beat_environment() -> None:
     environ = {"KROPKI_HOST": "0.0.0.0", "KROPKI_PORT": "9000", "KROPKI_DB": "sqlite+aiosqlite:////srv/k.db"}
     argv = ["--host", "::1", "--port", "9001", "--db", "sqlite+aiosqlite:///k.db"]
 
-    assert resolve(argv, environ) == Settings(host="::1", port=9001, db_url="sqlite+aiosqlite:///k.db")
+    assert resolve(argv, environ) == Settings(
+        host="::1", port=9001, db_url=f"sqlite+aiosqlite:///{Path.cwd()}/k.db"
+    )
 
 
 def test_flags_and_environment_mix_per_setting() -> None:
     assert resolve(["--port", "9001"], {"KROPKI_HOST": "10.0.0.1", "KROPKI_PORT": "9000"}) == Settings(
-        host="10.0.0.1", port=9001, db_url="sqlite+aiosqlite:///./data/kropki.sqlite3"
+        host="10.0.0.1", port=9001, db_url=DEFAULT_DB
     )
 
 
@@ -343,3 +346,43 @@ def test_bad_ai_workers_are_refused(value: str, capsys: pytest.CaptureFixture[st
     if value:
         with pytest.raises(ConfigError, match="KROPKI_AI_WORKERS must be a whole number"):
             resolve([], {"KROPKI_AI_WORKERS": value})
+
+
+def test_an_admin_command_run_elsewhere_names_the_missing_database_and_creates_nothing(
+    tmp_path: Path,
+) -> None:
+    """The default database is ./data/kropki.sqlite3 in the directory the command runs in: run from
+    another directory, `user show` used to create an empty database there and then complain."""
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("KROPKI_")}
+    refused = subprocess.run(
+        [sys.executable, "-m", "server", "user", "show", "Alice"],
+        cwd=tmp_path,
+        env={**environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 1
+    assert f"there is no database at {tmp_path / 'data' / 'kropki.sqlite3'}" in refused.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_database_without_the_schema_is_named_in_the_refusal(tmp_path: Path) -> None:
+    (tmp_path / "empty.sqlite3").touch()
+    refused = run_cli("user", "--db", f"sqlite+aiosqlite:///{tmp_path}/empty.sqlite3", "show", "Alice")
+    assert refused.returncode == 1
+    assert (
+        f"the database sqlite+aiosqlite:///{tmp_path}/empty.sqlite3 has an empty database" in refused.stderr
+    )
+    assert "run `kropki-server migrate`" in refused.stderr
+
+
+def test_a_relative_database_path_is_made_absolute_once() -> None:
+    args = build_parser().parse_args(["user", "--db", "sqlite+aiosqlite:///rel/k.sqlite3", "show", "x"])
+    assert resolve_settings(args, {}).db_url == f"sqlite+aiosqlite:///{Path.cwd() / 'rel' / 'k.sqlite3'}"
+    assert resolve_settings(build_parser().parse_args(["user", "show", "x"]), {}).db_url == DEFAULT_DB
+    postgres = "postgresql+asyncpg://kropki:secret@db/kropki"
+    assert (
+        resolve_settings(build_parser().parse_args(["user", "--db", postgres, "show", "x"]), {}).db_url
+        == postgres
+    )

@@ -88,7 +88,8 @@ async def check_schema(engine: AsyncEngine) -> None:
     current, head = await current_revision(engine), head_revision()
     if current != head:
         found = "an empty database" if current is None else f"schema revision {current}"
+        where = engine.url.render_as_string(hide_password=True)
         raise SchemaError(
-            f"the database has {found}, this server needs {head}: "
+            f"the database {where} has {found}, this server needs {head}: "
             "run `kropki-server migrate` (or start with `serve --migrate`)"
         )
