@@ -42,6 +42,7 @@ FIXTURE_MOVES = {
     "kropla_zagram312084.sgf": 619,
     "kropla_zagram318442.sgf": 348,
     "kropla_zagram77976.sgf": 251,
+    "kvanttt_zagram_noT1_stop_2023-06-09.sgf": 343,
     "kvanttt_zagram_noT1_stop_draw_2022-02-21.sgf": 246,
 }
 LETTERS = string.ascii_lowercase + string.ascii_uppercase
