@@ -277,3 +277,36 @@ class ReferenceBoard:
         region = self._region(p, owner, set())
         assert region is not None, "a pool is always enclosed by live dots of its owner"
         self._make_realm(self._interior(region, owner), owner)
+
+
+def scores_after_grounding(board: ReferenceBoard, stopper: int) -> tuple[int, int]:
+    """(blue, red) scores once `stopper` grounds, read plainly from rules.md 1.6 and the two engines it
+    cites (oppai-rs `update_grounded`, KvanTTT dots-game `ground()`):
+
+    * the stopper's own points are its live dots and the points of its realms (empty realm points and
+      the enemy dots captured there); pools are not own points;
+    * a group is a set of own points joined by orthogonal steps; a group with a point on the board's
+      edge is grounded;
+    * every other group goes to the opponent: each stopper dot in it counts as captured by the
+      opponent, and each opponent dot in it (one the stopper had captured) is freed, leaving the
+      stopper's score.
+    """
+
+    def own(point: Point) -> bool:
+        x, y = point
+        if not board.on_board(x, y):
+            return False
+        if board.dot(x, y) == stopper and board.is_live(x, y):
+            return True
+        return board.realm(x, y) == stopper
+
+    every = [(x, y) for x in range(board.width) for y in range(board.height)]
+    edge = [(x, y) for x, y in every if x in (0, board.width - 1) or y in (0, board.height - 1)]
+    grounded = _flood(edge, own)
+    cut_off = [p for p in every if own(p) and p not in grounded]
+    lost_dots = sum(1 for x, y in cut_off if board.dot(x, y) == stopper)
+    freed_dots = sum(1 for x, y in cut_off if board.dot(x, y) == _other(stopper))
+    scores = {BLUE: board.score(BLUE), RED: board.score(RED)}
+    scores[_other(stopper)] += lost_dots
+    scores[stopper] -= freed_dots
+    return scores[BLUE], scores[RED]
