@@ -114,6 +114,7 @@ class Game:
         self.moves: list[Move] = []
         self.opening_comment: str | None = None  # what happened before the first move (a STOP)
         self.stopped: set[int] = set()
+        self.first_stopper = 0  # whose STOP grounds (rules.md 1.6); 0 before any STOP
         self.result: Result | None = None
         self.territory = [0, 0, 0]  # free points taken by each player's final territory rings
         self.final_rings: tuple[list[list[Point]], list[list[Point]]] | None = None
@@ -189,9 +190,13 @@ class Game:
     def stop(self, player: int, *, auto_place: bool = True) -> list[Move]:
         """STOP: the player places no more dots; the opponent may go on alone.
 
-        With `auto_place`, the server first puts the opponent's dots on every free point next to
-        the stopper's ungrounded dots, so those dots are captured (rules.md 1.6; the exact
-        zagram algorithm is unknown, see docs/rules.md). The game ends when both have stopped.
+        The first STOP grounds (rules.md 1.6): every group of the stopper's own points (live dots, realm
+        points) that does not reach the edge goes to the opponent. The stopper's pools that join such a
+        group to a grounded one stop being pools, and with `auto_place` the opponent's dots are put round
+        the stopper's ungrounded dots as zagram puts them (`_stop_dots`), so they capture those groups
+        by the usual rules; a record read back has them as moves. The score counts whatever they leave
+        (`ungrounded_dots`). The second STOP ends the game and grounds nothing: the first stopper could
+        not capture the second one's dots, whatever they are.
         """
         if not self.rules.stop_allowed:
             raise IllegalMove("STOP is not allowed in these rules")
@@ -206,32 +211,41 @@ class Game:
         else:  # the record's root carries it
             self.opening_comment = f"{self.opening_comment}\n{note}" if self.opening_comment else note
         opponent = 3 - player
-        placed = self._ground(player, opponent) if auto_place and opponent not in self.stopped else []
         if opponent in self.stopped:
             self.result = self.score_result()
-        elif self.result is None:
+            return []
+        self.first_stopper = player
+        self.board.open_bridging_pools(player)
+        placed = self._stop_dots(player, opponent) if auto_place else []
+        if self.result is None:
             self.to_move = opponent
         return placed
 
-    def _ground(self, stopper: int, opponent: int) -> list[Move]:
+    def _stop_dots(self, stopper: int, opponent: int) -> list[Move]:
+        """The opponent's dots zagram puts when a player presses STOP, in zagram's order.
+
+        The stopper's ungrounded dots are taken column by column from the left, each column from the
+        top; round each, its free neighbours north, east, south, west get an opponent dot, which
+        captures by the usual rules (the 2023-06-09 zagram record, docs/rules.md). The stopper's pools
+        still there lie among ungrounded dots only: they are left free and the ring round them takes
+        them. The game can end on the way (a full board, InstantWin), as it does when the record is
+        replayed dot by dot.
+        """
         board = self.board
-        placed: list[Move] = []
         s = board.stride
-        while self.result is None:
-            targets = set()
-            for pos in board.ungrounded(stopper):
-                for nxt in (pos - s, pos + 1, pos + s, pos - 1):
-                    if board.playable(nxt) and board.pool[nxt] != stopper:
-                        targets.add(nxt)
-            if not targets:
-                break
-            for pos in sorted(targets):
-                if self.result is not None or not board.playable(pos) or board.pool[pos] == stopper:
-                    continue
-                move = Move(opponent, board.point(pos), tuple(board.play(pos, opponent)), automatic=True)
-                self.moves.append(move)
-                placed.append(move)
-                self._after_move(opponent)
+        dots = [pos for pos in board.ungrounded(stopper) if board.color[pos] == stopper]
+        dots.sort(key=board.point)  # (x, y): by column, then by row
+        placed: list[Move] = []
+        for pos in dots:
+            for nxt in (pos - s, pos + 1, pos + s, pos - 1):
+                if self.result is not None:
+                    return placed
+                if board.playable(nxt) and board.pool[nxt] != stopper:
+                    made = tuple(board.play(nxt, opponent))
+                    move = Move(opponent, board.point(nxt), made, automatic=True)
+                    self.moves.append(move)
+                    placed.append(move)
+                    self._after_move(opponent)
         return placed
 
     # --- other endings -------------------------------------------------------------------------
@@ -315,7 +329,32 @@ class Game:
         return self.board.score[player]
 
     def score(self, player: int) -> Fraction:
-        return self.board.score[player] + Fraction(self.territory[player], 2)
+        """Dots captured, half the final territory, and what the first STOP grounds (rules.md 1.6)."""
+        score = self.board.score[player] + Fraction(self.territory[player], 2)
+        if self.first_stopper:
+            lost, freed = self.ungrounded_dots()
+            score += -freed if player == self.first_stopper else lost
+        return score
+
+    def ungrounded_dots(self) -> tuple[int, int]:
+        """What the first STOP gives away, as oppai-rs and KvanTTT's dots-game count it: (the stopper's
+        dots, the opponent's dots the stopper had captured) in the groups of the stopper's own points
+        that do not reach the edge. The opponent scores the first, the stopper loses the second.
+
+        The automatic dots capture every such group by the usual rules, which leaves (0, 0) here, unless
+        the game ended while they were put (InstantWin) or a record's dots did not ring them all: what
+        is left is counted all the same. The opponent's later dots cannot cut a grounded group off.
+        """
+        if not self.first_stopper:
+            return 0, 0
+        color = self.board.color
+        lost = freed = 0
+        for pos in self.board.ungrounded(self.first_stopper):
+            if color[pos] == self.first_stopper:
+                lost += 1
+            elif color[pos] == 3 - self.first_stopper:
+                freed += 1
+        return lost, freed
 
     def score_result(self) -> Result:
         return Result.by_score(self.score(BLACK), self.score(WHITE))

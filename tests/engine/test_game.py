@@ -7,8 +7,12 @@ import pytest
 from server.engine.board import BLACK, WHITE, IllegalMove
 from server.engine.game import Game, Result, Rules, game_for_type
 from server.engine.gametype import parse_game_type
-from server.engine.moves import MoveSpec, parse_move
+from server.engine.moves import MoveSpec, parse_move, point_to_sgf
+from server.engine.record import game_to_record
+from server.engine.replay import replay_record
+from server.engine.sgf import read_record, write_record
 from server.engine.start import four_crosses, handicap, one_cross
+from tests.engine.drawing import draw
 
 STANDARD = Rules()
 NO_TERRITORY = Rules(stop_allowed=True)
@@ -68,16 +72,91 @@ def test_stop_places_dots_round_ungrounded_dots_and_the_opponent_goes_on() -> No
     game = Game(10, 10, NO_TERRITORY)
     play(game, "ee", "ad", "jj", "aa")  # blue's lone dot ee is ungrounded
     placed = game.stop(BLACK)
-    assert {move.point for move in placed} == {(4, 3), (5, 4), (4, 5), (3, 4)}
+    assert [move.point for move in placed] == [(4, 3), (5, 4), (4, 5), (3, 4)]  # north, east, south, west
     assert all(move.player == WHITE and move.automatic for move in placed)
     assert game.captured(WHITE) == 1
     assert game.to_move == WHITE and game.result is None
     play(game, "hh", "hi")  # red alone places extra dots
     with pytest.raises(IllegalMove, match="pressed STOP"):
         game.play(BLACK, MoveSpec((0, 9)))
-    game.stop(WHITE)
+    game.stop(WHITE)  # red's own ungrounded dots (hh, hi, the ring round ee) are not given away
     assert str(game.result) == "W+1"
     assert "B pressed STOP" in (game.moves[3].comment or "")
+
+
+def drawn_game(picture: str, rules: Rules = NO_TERRITORY) -> Game:
+    """A game at a drawn position (tests/engine/drawing.py), blue on move."""
+    board, _ = draw(picture)
+    game = Game(board.width, board.height, rules)
+    game.board = board
+    return game
+
+
+def test_stop_gives_away_dots_that_reach_a_grounded_dot_only_through_their_own_pool() -> None:
+    """rules.md 1.6 (oppai-rs's test `grounded_empty_surrounding`): a pool is not an own point, so the
+    five dots round blue's pool are ungrounded, although the pool touches ec, grounded by fc on the
+    edge. The STOP used to give them away to nobody (its dots kept out of the pool: 0); oppai-rs and
+    KvanTTT's dots-game count 5. The pool stops being one, so red's dots can cut through it."""
+    game = drawn_game(
+        """
+        ......
+        ..AA..
+        .A..AA
+        ..AA..
+        ......
+        """
+    )
+    placed = game.stop(BLACK)
+    dots = ["bb", "cc", "bd", "ac", "ca", "ce", "da", "eb", "dc", "ed", "de"]
+    assert [point_to_sgf(move.point) for move in placed] == dots
+    assert game.board.score == [0, 0, 5] and game.ungrounded_dots() == (0, 0)
+    assert str(game.score_result()) == "W+5"
+
+
+def test_stop_dots_keep_out_of_a_pool_that_only_ungrounded_dots_wall() -> None:
+    game = drawn_game(
+        """
+        .....
+        ..A..
+        .A.A.
+        ..A..
+        .....
+        """
+    )
+    placed = game.stop(BLACK)  # ba, cb, cd, dc in column order; round each, north, east, south, west
+    assert [point_to_sgf(move.point) for move in placed] == ["bb", "bd", "ac", "ca", "db", "dd", "ce", "ec"]
+    centre = game.board.index((2, 2))
+    assert game.board.realm[centre] == WHITE and str(game.score_result()) == "W+4"
+
+
+def test_stop_gives_away_an_ungrounded_realm_with_the_dots_it_holds() -> None:
+    """Counted as oppai-rs and KvanTTT count: red gets blue's 4 dots, blue loses the red dot it held."""
+    picture = """
+        .......
+        ...A...
+        ..AbA..
+        ...A...
+        .......
+        """
+    game = drawn_game(picture)
+    assert game.board.score == [0, 1, 0] and game.ungrounded_dots() == (0, 0)
+    game.stop(BLACK, auto_place=False)  # as a record is read back: its dots would follow as moves
+    assert game.ungrounded_dots() == (4, 1) and str(game.score_result()) == "W+4"
+    played = drawn_game(picture)
+    played.stop(BLACK)  # red's ring frees the red dot
+    assert played.board.score == [0, 0, 4] and str(played.score_result()) == "W+4"
+
+
+def test_stop_counts_what_its_dots_had_no_time_to_capture_when_instant_win_ends_the_game() -> None:
+    game = Game(10, 5, Rules(stop_allowed=True, instant_win=1))
+    play(game, "bb", "ia", "ed", "ja")  # blue's lone dots bb and ed are ungrounded
+    placed = game.stop(BLACK)
+    assert [point_to_sgf(move.point) for move in placed] == ["ba", "cb", "bc", "ab"]  # bb is taken: lead 1
+    assert game.board.score == [0, 0, 1] and game.ungrounded_dots() == (1, 0)
+    assert str(game.result) == "W+2"  # ed counts too
+    record = write_record(game_to_record(game, black_name="Ala", white_name="Bob", date="2026-11-25"))
+    replayed = replay_record(read_record(record)).game
+    assert replayed.board.state() == game.board.state() and replayed.result == game.result
 
 
 def test_stop_only_in_no_territory_rules_and_on_ones_move() -> None:

@@ -1,5 +1,6 @@
 """Real zagram records replay to the captured counts and results their README lists."""
 
+import dataclasses
 import io
 import json
 import re
@@ -9,8 +10,12 @@ from pathlib import Path
 import pytest
 
 from server.cli import main as cli_main
+from server.engine.board import WHITE
 from server.engine.game import Result
+from server.engine.moves import point_to_sgf
 from server.engine.replay import main as replay_main
+from server.engine.replay import replay_record
+from server.engine.sgf import read_record
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sgf"  # copied from shared/fixtures/sgf
 
@@ -112,3 +117,20 @@ def test_written_ring_that_is_not_automatic_is_an_error(tmp_path: Path) -> None:
     path.write_text(text.replace(";W[aa];B[ab.cbdcbccb]", ""))
     status, (line,), _ = replay(str(path))
     assert status == 0 and line["captured"] == {"B": 1, "W": 0}
+
+
+def test_stop_dots_are_zagrams_in_zagrams_order() -> None:
+    """The 2023-06-09 record: after `C[W pressed STOP]` zagram put 28 blue dots (the clock stands at
+    BL[36.7]) before blue's own 8. Our STOP at that position puts the same 28, in the same order: W's
+    ungrounded dots hj, ht, ks, or, pu, qr, rq, sq, wt column by column, round each north, east,
+    south, west (sq gets none: rp closed the ring round rq and sq)."""
+    record = read_record((FIXTURES / "kvanttt_zagram_noT1_stop_2023-06-09.sgf").read_text())
+    stop_at = next(n for n, move in enumerate(record.moves) if move.comment == "W pressed STOP")
+    zagram_dots = [move.value for move in record.moves[stop_at + 1 : stop_at + 29]]
+    assert {move.colour for move in record.moves[stop_at + 1 :]} == {"B"}
+    assert {move.time_left for move in record.moves[stop_at + 1 : stop_at + 29]} == {36.7}
+    last = dataclasses.replace(record.moves[stop_at], comment=None)  # the test presses STOP itself
+    game = replay_record(dataclasses.replace(record, moves=[*record.moves[:stop_at], last])).game
+    placed = game.stop(WHITE)
+    assert [point_to_sgf(move.point) for move in placed] == zagram_dots
+    assert game.board.score == [0, 12, 64] and str(game.score_result()) == "W+52"  # as KvanTTT's refiner
