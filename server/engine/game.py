@@ -9,7 +9,7 @@ from fractions import Fraction
 from server.engine import gametype
 from server.engine.board import BLACK, WHITE, Board, Enclosure, IllegalMove
 from server.engine.moves import MoveSpec, Point
-from server.engine.start import Setup, four_crosses, handicap, one_cross
+from server.engine.start import Setup, four_crosses, handicap, one_cross, two_crosses
 
 COLOUR = {BLACK: "B", WHITE: "W"}
 PLAYER = {"B": BLACK, "W": WHITE}
@@ -403,7 +403,12 @@ def game_for_type(game_type: gametype.GameType, *, seed: int = 0, archived: Setu
     if start.kind is gametype.StartKind.EMPTY:
         setup = EMPTY_BOARD
     elif start.kind is gametype.StartKind.CROSSES:
-        setup = one_cross(width, height) if start.number == 1 else four_crosses(width, height, seed)
+        if start.number == 1:
+            setup = one_cross(width, height)
+        elif start.number == 2:
+            setup = two_crosses(width, height)
+        else:
+            setup = four_crosses(width, height, seed)
     elif start.kind is gametype.StartKind.HANDICAP:
         setup = handicap(width, height, start.number)
     elif archived is None:

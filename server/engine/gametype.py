@@ -21,6 +21,7 @@ MAX_START_TIME = 86_400
 MAX_ADDED_TIME = 3_600
 MAX_SGF_NUMBER = 999_999_999
 MAX_HANDICAP = 9
+CROSS_COUNTS = (1, 2, 4)
 MIN_FOUR_CROSS_SIZE = 10
 MIN_HANDICAP_SIZE = 5
 MAX_TOURNAMENT_LENGTH = 100
@@ -101,7 +102,7 @@ def _show(text: str) -> str:
 
 _START_NUMBERS: dict[StartKind, tuple[range | tuple[int, ...], str]] = {
     StartKind.EMPTY: ((0,), "an empty start takes no number"),
-    StartKind.CROSSES: ((1, 4), "crosses must be 1 or 4"),
+    StartKind.CROSSES: (CROSS_COUNTS, "crosses must be 1, 2 or 4"),
     StartKind.SGF: (range(1, MAX_SGF_NUMBER + 1), f"SGF archive number must be 1..{MAX_SGF_NUMBER}"),
     StartKind.HANDICAP: (range(2, MAX_HANDICAP + 1), f"handicap must be 2..{MAX_HANDICAP}"),
 }
@@ -139,7 +140,7 @@ class Start:
 
     @property
     def code(self) -> str:
-        """The new format's starting-position field: '', '1', '4', 'SGFz<n>' or 'H<n>'."""
+        """The new format's starting-position field: '', '1', '2', '4', 'SGFz<n>' or 'H<n>'."""
         return "" if self.kind is StartKind.EMPTY else f"{_START_PREFIX[self.kind]}{self.number}"
 
 
@@ -147,14 +148,14 @@ def _parse_start(token: str) -> Start:
     # "0" is MultiPoints' spelling of the empty board (ServerZagram.getGameTypeString).
     if token in ("", "0"):
         return Start.empty()
-    if token in ("1", "4"):
+    if token in ("1", "2", "4"):  # '2' is roboCup's default (docs/gametype.md)
         return Start.crosses(int(token))
     if token.startswith("SGFz") and _is_digits(token[4:]):
         return Start.sgf(int(token[4:]))
     if len(token) == 2 and token[0] == "H" and token[1] in "23456789":
         return Start.handicap(int(token[1]))
     raise GameTypeError(
-        f"unknown starting position {_show(token)} (expected '', '1', '4', 'SGFz<n>' or 'H2'..'H9')"
+        f"unknown starting position {_show(token)} (expected '', '1', '2', '4', 'SGFz<n>' or 'H2'..'H9')"
     )
 
 

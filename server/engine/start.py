@@ -1,4 +1,4 @@
-"""Starting positions: empty, one cross, four crosses, handicap dots."""
+"""Starting positions: empty, one cross, two crosses, four crosses, handicap dots."""
 
 from __future__ import annotations
 
@@ -25,6 +25,19 @@ def one_cross(width: int, height: int) -> Setup:
     x, y = width // 2 - 1, height // 2 - 1
     black, white = _cross(x, y)
     return Setup(black, white)
+
+
+def two_crosses(width: int, height: int) -> Setup:
+    """Two crosses side by side in a 4x2 block centred on the board, the right one mirrored.
+
+    Rows read B W W B / W B B W, as in playdots.ru's "double cross in the centre" (39x32:
+    AB[sp][tq][uq][vp] AW[sq][tp][up][vq]), KvanTTT's dots-game and KataGoDots; zagram's own
+    layout is unknown (docs/rules.md). On odd widths the left cross is zagram's one cross.
+    """
+    x, y = (width + 1) // 2 - 2, height // 2 - 1
+    left_black, left_white = _cross(x, y)
+    right_white, right_black = _cross(x + 2, y)
+    return Setup(left_black + right_black, left_white + right_white)
 
 
 MIN_SIDE_FOR_FOUR_CROSSES = 10

@@ -11,7 +11,7 @@ from server.engine.moves import MoveSpec, parse_move, point_to_sgf
 from server.engine.record import game_to_record
 from server.engine.replay import replay_record
 from server.engine.sgf import read_record, write_record
-from server.engine.start import four_crosses, handicap, one_cross
+from server.engine.start import four_crosses, handicap, one_cross, two_crosses
 from tests.engine.drawing import draw
 
 STANDARD = Rules()
@@ -263,6 +263,29 @@ def test_one_cross_matches_zagram_records() -> None:
     assert one_cross(30, 30).black == ((14, 14), (15, 15))
 
 
+def test_two_crosses_match_playdots_double_cross_record() -> None:
+    # playdots.ru game 109964, "double cross in the centre": AB[sp][tq][uq][vp] AW[sq][tp][up][vq]
+    setup = two_crosses(39, 32)
+    assert set(setup.black) == {(18, 15), (19, 16), (20, 16), (21, 15)}
+    assert set(setup.white) == {(18, 16), (19, 15), (20, 15), (21, 16)}
+    assert setup.first == BLACK
+
+
+@pytest.mark.parametrize(
+    ("width", "height", "left"),
+    [(4, 4, 0), (5, 4, 1), (6, 4, 1), (20, 20, 8), (25, 25, 11), (52, 52, 24)],  # KataGoDots' layouts
+)
+def test_two_crosses_are_a_centred_block_b_w_w_b_over_w_b_b_w(width: int, height: int, left: int) -> None:
+    setup = two_crosses(width, height)
+    top = height // 2 - 1
+    colour = {**dict.fromkeys(setup.black, "B"), **dict.fromkeys(setup.white, "W")}
+    rows = {y: "".join(colour.get((x, y), ".") for x in range(width)) for y in (top, top + 1)}
+    assert rows[top][left : left + 4] == "BWWB" and rows[top + 1][left : left + 4] == "WBBW"
+    assert len(setup.black) == len(setup.white) == 4 and rows[top].count(".") == width - 4
+    if width % 2:
+        assert set(one_cross(width, height).black) <= set(setup.black)  # the left cross is zagram's one cross
+
+
 def test_four_crosses_are_reproducible_apart_and_inside() -> None:
     setup = four_crosses(39, 32, seed=7)
     assert setup == four_crosses(39, 32, seed=7)
@@ -307,6 +330,7 @@ def test_pools_are_worth_nothing_in_standard_scoring() -> None:
         ("2020stanR0.180.15", True, False, 0, 0, BLACK),
         ("3932noT1r0.180.20_PWC 2012", True, True, 0, 2, BLACK),
         ("2525noT4R15.180.15", True, True, 15, 8, BLACK),
+        ("2525n0.2.a.R.a.300.5._SRAP_srap.", True, True, 0, 4, BLACK),
         ("2020terrF0.0.0", False, False, 0, 0, BLACK),
         ("1515s0.H4.s.F.n....", True, False, 0, 4, WHITE),
         ("2020t15..s.R.a.180.15..", False, False, 15, 0, BLACK),

@@ -184,6 +184,49 @@ EXAMPLES: list[tuple[str, GameType]] = [
         "1515s0.H4.p.A.n....",
         GameType(width=15, height=15, rules=S, start=Start.handicap(4), kind=A, who_starts=WhoStarts.INVITED),
     ),
+    # roboCup's default tournament set-up (game.crossesCount=2), timed and with infinite time
+    (
+        "2525n0.2.a.R.a.300.5._SRAP_srap.",
+        GameType(
+            width=25,
+            height=25,
+            rules=N,
+            start=Start.crosses(2),
+            kind=R,
+            who_starts=WhoStarts.INVITER,
+            timed=True,
+            start_time=300,
+            added_time=5,
+            rights=Rights(black="SRAP", white="srap"),
+        ),
+    ),
+    (
+        "2525n0.2.a.F.n..._SRAP_srap.",
+        GameType(
+            width=25,
+            height=25,
+            rules=N,
+            start=Start.crosses(2),
+            kind=F,
+            who_starts=WhoStarts.INVITER,
+            rights=Rights(black="SRAP", white="srap"),
+        ),
+    ),
+    # the form MultiPoints quotes as zagram's from 2016 on
+    (
+        "3030t0.2.s.R.a.60.30..",
+        GameType(
+            width=30,
+            height=30,
+            rules=T,
+            start=Start.crosses(2),
+            kind=R,
+            who_starts=WhoStarts.SERVER,
+            timed=True,
+            start_time=60,
+            added_time=30,
+        ),
+    ),
 ]
 
 
@@ -291,9 +334,11 @@ def test_accepted_rights_values() -> None:
         (Rules.STANDARD, Start.empty(), "stan"),
         (Rules.TERRITORY, Start.empty(), "terr"),
         (Rules.NO_TERRITORY, Start.crosses(1), "noT1"),
+        (Rules.NO_TERRITORY, Start.crosses(2), "noT2"),
         (Rules.NO_TERRITORY, Start.crosses(4), "noT4"),
         (Rules.NO_TERRITORY, Start.empty(), "noT"),
         (Rules.STANDARD, Start.crosses(4), "stan+4"),
+        (Rules.STANDARD, Start.crosses(2), "stan+2"),
         (Rules.TERRITORY, Start.crosses(1), "terr+1"),
         (Rules.NO_TERRITORY, Start.handicap(3), "noT+H3"),
     ],
@@ -328,7 +373,12 @@ def test_rule_properties(text: str, ranked: bool, automatic: bool, stop: bool) -
 
 
 def test_start_codes() -> None:
-    assert [s.code for s in (Start.empty(), Start.crosses(1), Start.crosses(4))] == ["", "1", "4"]
+    assert [s.code for s in (Start.empty(), Start.crosses(1), Start.crosses(2), Start.crosses(4))] == [
+        "",
+        "1",
+        "2",
+        "4",
+    ]
     assert Start.sgf(12345).code == "SGFz12345"
     assert Start.handicap(9).code == "H9"
     assert Start.handicap(2).kind is StartKind.HANDICAP
@@ -448,7 +498,6 @@ REJECTIONS = [
     ("2020...A.n....", "unknown rules ''"),
     ("2020s100...A.n....", "instant win must be an integer 0..99"),
     ("2020s1a...A.n....", "instant win"),
-    ("2020s0.2..A.n....", "starting position '2'"),
     ("2020s0.3..A.n....", "starting position '3'"),
     ("2020s0.H1..A.n....", "starting position 'H1'"),
     ("2020s0.H10..A.n....", "starting position 'H10'"),
@@ -555,7 +604,8 @@ def test_error_messages_quote_long_input_briefly() -> None:
             ),
             "added time must be 0..3600",
         ),
-        (lambda: Start.crosses(2), "crosses must be 1 or 4"),
+        (lambda: Start.crosses(3), "crosses must be 1, 2 or 4"),
+        (lambda: Start.crosses(0), "crosses must be 1, 2 or 4"),
         (lambda: Start.handicap(1), "handicap must be 2..9"),
         (lambda: Start.handicap(10), "handicap must be 2..9"),
         (lambda: Start.sgf(0), "SGF archive number"),
@@ -606,6 +656,7 @@ def test_plain_strings_are_stored_as_enums() -> None:
     [
         ("2020n0...F.n....", "variant 'noT' has no old-format name"),
         ("2020s0.4..F.n....", "variant 'stan+4' has no old-format name"),
+        ("2525n0.2.s.R.a.300.5..", "variant 'noT2' has no old-format name"),
         ("2020s0.H3.p.F.n....", "variant 'stan+H3' has no old-format name"),
         ("2020s0.SGFz7.a.F.n....", "variant 'stan+SGFz7' has no old-format name"),
         ("2020s0..a.F.n....", "cannot express game type 'F' with who-starts 'a'"),
@@ -675,6 +726,7 @@ def game_types(draw: st.DrawFn) -> GameType:
     starts = [
         st.just(Start.empty()),
         st.just(Start.crosses(1)),
+        st.just(Start.crosses(2)),
         st.integers(1, MAX_SGF_NUMBER).map(Start.sgf),
     ]
     if min(width, height) >= 10:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import random
+import re
 import zipfile
 
 import pytest
@@ -178,6 +179,29 @@ async def test_both_game_type_formats_and_the_event_in_the_description(organiser
         f"d1.{new_format}Autumn Cup.*Ala.*Bob",
         f"d2.{new_format}Autumn Cup.*Cid.*Dan",
     ]
+
+
+@pytest.mark.parametrize(
+    "game_type",
+    ["2525n0.2.a.R.a.300.5._SRAP_srap.", "2525n0.2.a.F.n..._SRAP_srap."],  # roboCup's, crossesCount=2
+)
+async def test_robocup_two_crosses_make_a_table_with_both(organiser: Organiser, game_type: str) -> None:
+    ala = Zagram(organiser.client, "ala123", "*Ala")
+    assert await ala.login() == ""
+
+    assert await organiser.set_up(pl1="*Ala", pl2="*Bob", gameType=game_type) == "ok.1"
+
+    room = organiser.hub.tables[1].room
+    assert room is not None and f"d1.{game_type}" in room.description()
+    (record,) = [line for line in (await ala.poll()).lines(1) if line.startswith("sr(;")]
+
+    def added(colour: str) -> set[str]:
+        values = re.search(rf"A{colour}((?:\[[a-z]{{2}}\])+)", record)
+        assert values is not None, record
+        return set(re.findall(r"[a-z]{2}", values[1]))
+
+    # two crosses in a 4x2 block centred on 25x25, rows B W W B over W B B W (docs/rules.md)
+    assert (added("B"), added("W")) == ({"ll", "mm", "nm", "ol"}, {"ml", "lm", "nl", "om"})
 
 
 async def test_results_of_a_tournament_with_a_non_ascii_name_download_under_their_names(
