@@ -26,8 +26,43 @@ class Replayed:
     captured: tuple[int, int]  # B, W before the final territory rings
 
 
+ZAGRAM_RULE_FLAGS = (
+    "Punish", "Holes", "AddTurn", "MustSurr", "MinArea", "Pass", "Stop", "LastSafe", "ScoreTerr", "InstantWin"
+)  # fmt: skip
+"""The keys of zagram's `RU[Punish=0,Holes=1,...]`, the only key=value flags a record may carry."""
+
+_NO_TERRITORY = {"MustSurr": "1", "MinArea": "1", "Stop": "1"}
+RULE_SETS: dict[str, dict[str, str]] = {
+    "russian": _NO_TERRITORY,  # playdots.ru ("without territory, with grounding"), oppai-rs
+    "особый": _NO_TERRITORY,  # notAgo; its records end by grounding (RE[B+G])
+}
+"""Other servers' RU names (compared case-blind) as zagram's flags; docs/rules.md gives the evidence."""
+
+
+def _cut(text: str) -> str:
+    """Untrusted record text, cut short for an error message."""
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def _flags(record: GameRecord) -> dict[str, str]:
+    """zagram's RU flags of a record, a known rule-set name translated; anything else is refused."""
+    if record.rule_set is not None:
+        flags = RULE_SETS.get(record.rule_set.casefold())
+        if flags is None:
+            raise ReplayError(
+                f"RU[{_cut(record.rule_set)}] names rules this server does not know "
+                f"(it reads zagram's key=value flags and the names {', '.join(RULE_SETS)})"
+            )
+        return flags
+    for key in record.rules:
+        if key not in ZAGRAM_RULE_FLAGS:
+            known = ", ".join(ZAGRAM_RULE_FLAGS)
+            raise ReplayError(f"RU flag {_cut(key)!r} is not one of zagram's ({known})")
+    return record.rules
+
+
 def rules_of(record: GameRecord) -> Rules:
-    flags = record.rules
+    flags = _flags(record)
     try:
         instant_win = int(flags.get("InstantWin", "0") or 0)
     except ValueError as exc:
@@ -41,10 +76,12 @@ def rules_of(record: GameRecord) -> Rules:
 
 
 def variant_of(rules: Rules, setup: Setup) -> str:
+    """zagram's name, as GameType.variant gives it: noT1/noT2/noT4 by the crosses, noT on an empty board."""
     if not rules.automatic:
         return "terr"
     if rules.stop_allowed:
-        return f"noT{len(setup.black) // 2}"
+        crosses = len(setup.black) // 2
+        return f"noT{crosses}" if crosses else "noT"
     return "stan"
 
 

@@ -223,6 +223,7 @@ class GameRecord:
     width: int
     height: int
     rules: dict[str, str] = field(default_factory=dict)
+    rule_set: str | None = None  # an RU that names rules (`russian`) instead of zagram's key=value flags
     black_setup: list[str] = field(default_factory=list)
     white_setup: list[str] = field(default_factory=list)
     handicap: int | None = None
@@ -280,7 +281,9 @@ def read_record(text: str) -> GameRecord:
     width, height = _parse_size(size)
     record = GameRecord(width=width, height=height)
     rules = _single(root, "RU", 0)
-    if rules:
+    if rules and "=" not in rules:
+        record.rule_set = rules  # other servers' RU; replay.rules_of says which are known
+    elif rules:
         record.rules = _parse_rules(rules)
     record.black_setup = _setup_points(root, "AB", width, height)
     record.white_setup = _setup_points(root, "AW", width, height)
@@ -406,6 +409,8 @@ def write_record(record: GameRecord) -> str:
     root["SZ"] = [str(record.width) if square else f"{record.width}:{record.height}"]
     if record.rules:
         root["RU"] = [",".join(f"{key}={value}" for key, value in record.rules.items())]
+    elif record.rule_set is not None:
+        root["RU"] = [record.rule_set]
     values: dict[str, list[str]] = {
         "AB": record.black_setup,
         "AW": record.white_setup,
@@ -443,6 +448,8 @@ def _check_record(record: GameRecord) -> None:
     for key, value in record.rules.items():
         if not key or "," in key or "=" in key or "," in value:
             raise SgfError(f"RU item {key!r}={value!r} cannot be written as key=value")
+    if record.rule_set is not None and (record.rules or not record.rule_set or "=" in record.rule_set):
+        raise SgfError(f"RU rule set {record.rule_set!r} must be non-empty, without '=' and without flags")
     for ident, points in (("AB", record.black_setup), ("AW", record.white_setup)):
         for point in points:
             _check_point(point, record.width, record.height, ident)

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 
 from server.cli import main as cli_main
-from server.engine.board import WHITE
-from server.engine.game import Result
+from server.engine.board import BLACK, WHITE
+from server.engine.game import Result, Rules
 from server.engine.moves import point_to_sgf
+from server.engine.replay import ReplayError, analysis_start, replay_record
 from server.engine.replay import main as replay_main
-from server.engine.replay import replay_record
 from server.engine.sgf import read_record
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sgf"  # copied from shared/fixtures/sgf
@@ -134,3 +134,53 @@ def test_stop_dots_are_zagrams_in_zagrams_order() -> None:
     placed = game.stop(WHITE)
     assert [point_to_sgf(move.point) for move in placed] == zagram_dots
     assert game.board.score == [0, 12, 64] and str(game.score_result()) == "W+52"  # as KvanTTT's refiner
+
+
+# Blue surrounds red's cc (automatic capture, no ring written), then presses STOP with an empty move,
+# which only a no-territory record may hold.
+CAPTURE_THEN_STOP = ";B[cb];W[cc];B[bc];W[hh];B[dc];W[hg];B[cd];W[gh];B[])"
+
+
+@pytest.mark.parametrize("name", ["russian", "Russian", "Особый"])
+def test_other_servers_rule_names_replay_as_no_territory(name: str) -> None:
+    replayed = replay_record(read_record(f"(;GM[40]FF[4]SZ[8]RU[{name}]{CAPTURE_THEN_STOP}"))
+    assert replayed.game.rules == Rules(automatic=True, stop_allowed=True, instant_win=0)
+    assert replayed.variant == "noT"
+    assert replayed.captured == (1, 0)
+    assert replayed.game.stopped == {BLACK}
+    # blue's ring is not grounded: its STOP gives its 4 dots to red and frees red's cc (rules.md, STOP)
+    assert str(replayed.game.score_result()) == "W+4"
+
+
+def test_playdots_double_cross_record_replays_as_no_territory_with_two_crosses(tmp_path: Path) -> None:
+    """playdots.ru game 110044 (2015-09-19, "без территории, с заземлением, двойной скрест в центре"),
+    its first 24 moves, as KvanTTT's dots-game SgfRefinerTests.initPosWithAlternatingMoves gives it."""
+    path = tmp_path / "playdots.sgf"
+    path.write_text(
+        "(;AP[Спортивные Точки (playdots.ru)]GM[40]FF[4]CA[UTF-8]SZ[39:32]RU[russian]"
+        "C[без территории, с заземлением, двойной скрест в центре]"
+        "AB[sp][tq][uq][vp]AW[sq][tp][up][vq]"
+        ";B[ur];W[wq];B[vo];W[un];B[uo];W[to];B[tn];W[so];B[rp];W[rq];B[qp];W[rn]"
+        ";B[qm];W[tm];B[qr];W[ss];B[sr];W[rr];B[rs];W[tr];B[st];W[us];B[vr];W[ws])"
+    )
+    status, (line,), _ = replay(str(path))
+    assert status == 0, line
+    assert (line["variant"], line["moves"]) == ("noT2", 24)
+
+
+@pytest.mark.parametrize(
+    ("ru", "named"),
+    [
+        ("2", "RU[2]"),  # said to come from playdots.ru; no record shows what it means
+        ("dotsCaptureEmptyBase1sui1", "RU[dotsCaptureEmptyBase1sui1]"),  # KataGoDots
+        ("Border=1,BaseMode=1,Suicide=0", "RU flag 'Border'"),  # KvanTTT's DotsGame app
+        ("MustSurr=1,Stop=1,Capture=1", "RU flag 'Capture'"),
+    ],
+)
+def test_unknown_rules_are_refused_by_name(tmp_path: Path, ru: str, named: str) -> None:
+    path = tmp_path / "other.sgf"
+    path.write_text(f"(;GM[40]FF[4]SZ[8]RU[{ru}]{CAPTURE_THEN_STOP}")
+    status, (line,), err = replay(str(path))
+    assert status == 1 and named in line["error"] and named in err
+    with pytest.raises(ReplayError, match=re.escape(named)):
+        analysis_start(path.read_text(), 8, 8, automatic=True)

@@ -209,6 +209,15 @@ def test_multi_value_moves_empty_moves_and_territory_node() -> None:
     assert read_record(write_record(record)) == record
 
 
+@pytest.mark.parametrize("name", ["russian", "Особый", "2", "Punish"])
+def test_an_ru_without_flags_is_kept_as_a_rule_set_name(name: str) -> None:
+    """playdots.ru, oppai-rs and notAgo name their rules; what a name means is replay's business."""
+    record = read_record(f"(;GM[40]SZ[39:32]RU[{name}];B[aa])")
+    assert (record.rule_set, record.rules) == (name, {})
+    assert f"RU[{name}]" in write_record(record)
+    assert read_record(write_record(record)) == record
+
+
 def test_variations_choose_main_line() -> None:
     record = read_record("(;GM[40]SZ[10];B[aa](;W[bb](;B[cc])(;B[dd]))(;W[ee]))")
     assert [move.value for move in record.moves] == ["aa", "bb", "cc"]
@@ -286,6 +295,9 @@ def test_text_escapes_round_trip() -> None:
         (GameRecord(width=3, height=20), "SZ must be"),
         (GameRecord(width=20, height=53), "SZ must be"),
         (GameRecord(width=20, height=20, rules={"a,b": "1"}), "RU item"),
+        (GameRecord(width=20, height=20, rule_set="a=1"), "RU rule set"),
+        (GameRecord(width=20, height=20, rule_set=""), "RU rule set"),
+        (GameRecord(width=20, height=20, rules={"Stop": "1"}, rule_set="russian"), "RU rule set"),
         (GameRecord(width=20, height=20, black_setup=["uu"]), "not on the 20x20 board"),
         (GameRecord(width=20, height=20, handicap=-1), "HA must be"),
         (GameRecord(width=20, height=20, moves=[SgfMove("X", "aa")]), "colour"),
@@ -335,7 +347,7 @@ def test_write_refuses_fields_the_text_cannot_carry(record: GameRecord, message:
         ("(;GM[40]SZ[20]PB[a][b])", "node 0: PB has 2 values"),
         ("(;GM[40]SZ[20]AB[zz])", "point 'zz' is not on the 20x20 board"),
         ("(;GM[40]SZ[20]AW[a])", "point 'a'"),
-        ("(;GM[40]SZ[20]RU[Punish])", "RU item 'Punish' is not key=value"),
+        ("(;GM[40]SZ[20]RU[russian,Stop=1])", "RU item 'russian' is not key=value"),
         ("(;GM[40]SZ[20]RU[a=1,a=2])", "RU repeats a"),
         ("(;GM[40]SZ[20]HA[x])", "HA must be"),
         ("(;GM[40]SZ[20]B[aa])", "move in the root"),
@@ -428,11 +440,15 @@ def records(draw: st.DrawFn) -> GameRecord:
     rings = st.none() | st.lists(st.text(st.characters(exclude_characters=".")), max_size=3)
     rule_key = st.text(st.characters(exclude_characters=",="), min_size=1)
     rule_value = st.text(st.characters(exclude_characters=","))
+    rule_set = st.text(st.characters(exclude_characters="="), min_size=1)
     move = st.builds(SgfMove, st.sampled_from("BW"), st.text(), seconds, text)
     return GameRecord(
         width=width,
         height=height,
-        rules=draw(st.dictionaries(rule_key, rule_value)),
+        **draw(
+            st.fixed_dictionaries({"rules": st.dictionaries(rule_key, rule_value, min_size=1)})
+            | st.fixed_dictionaries({"rule_set": st.none() | rule_set})
+        ),
         black_setup=draw(st.lists(point, max_size=4)),
         white_setup=draw(st.lists(point, max_size=4)),
         handicap=draw(st.none() | st.integers(0, 9999)),
