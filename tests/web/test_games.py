@@ -10,7 +10,9 @@ from pytest_aiohttp import AiohttpClient
 
 from server.app import create_app
 from server.config import Settings
+from server.engine.moves import point_to_sgf
 from server.engine.sgf import GameRecord, read_record
+from server.engine.start import two_crosses
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.room import Room
@@ -214,6 +216,21 @@ async def test_resignation_ends_and_archives_the_game(game: Players) -> None:
     record = await archived(game, 1)
     assert record.result == "W+R" and [m.value for m in record.moves] == ["aa", "hh"]
     assert (record.black_name, record.white_name) == (blue.nick, red.nick)
+
+
+async def test_an_invitation_with_two_crosses_plays_and_archives_them(game: Players) -> None:
+    uid, blue, red = await game.start("2020n0.2.a.F.n....")
+    assert game.room(uid).description().startswith(f"d{uid}.2020n0.2.a.F.n....")
+    crosses = game.room(uid).game.setup
+    assert crosses == two_crosses(20, 20)
+    await play(uid, (blue, "aa"), (red, "tt"))
+    assert await blue.get(co="propose", idGracza=blue.secret, table=str(uid), proposal="resign") == ""
+    record = await archived(game, 1)
+    assert (record.black_setup, record.white_setup) == (
+        [point_to_sgf(p) for p in crosses.black],
+        [point_to_sgf(p) for p in crosses.white],
+    )
+    assert [m.value for m in record.moves] == ["aa", "tt"] and record.result == "W+R"
 
 
 async def test_territory_game_with_a_ring_a_quick_enclosure_and_agreed_territory(game: Players) -> None:
