@@ -171,6 +171,24 @@ async def test_an_archived_game_with_a_stop_is_analysed_with_every_dot(client: T
     assert analysis.board.score == game.board.score and analysis.result is None
 
 
+async def test_an_archived_game_with_two_crosses_is_analysed_from_them(client: TestClient) -> None:
+    ala, bob = await guests(client)
+    await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Bob", gameType="1010n0.2.a.F.n....")
+    await bob.get(idGracza=bob.secret, co="zaproszenieTak")
+    game = hub_of(client).tables[1].room.game
+    assert len(game.setup.black) == len(game.setup.white) == 4
+    assert await ala.get(idGracza=ala.secret, co="graczStawiaKropke", table="1", where="aa") == ""
+    await bob.get(idGracza=bob.secret, co="propose", table="1", proposal="resign")
+    number = await archive_number(hub_of(client).tables[1].room)
+    await ala.get(idGracza=ala.secret, co="zmienStol", newTable="0")
+
+    analyse = f"1010n0.SGFz{number}.a.a.n...c___SUsuen*Ala."
+    assert await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Ala", gameType=analyse) == ""
+    analysis = hub_of(client).tables[2].room.game
+    assert analysis.setup.black == game.setup.black and analysis.setup.white == game.setup.white
+    assert [(move.player, move.point) for move in analysis.moves] == [(BLACK, (0, 0))]
+
+
 async def test_what_an_analysis_table_refuses(client: TestClient) -> None:
     ala, bob = await guests(client)
     await archived_game(client, ala, bob)
