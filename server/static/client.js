@@ -456,7 +456,7 @@ function describe(gameType) {
   const type = describeGameType(gameType);
   const rules = { s: t("rulesStan"), t: t("rulesTerr"), n: t("rulesNoT") }[type.rules] || type.rules;
   const kind = { R: t("kindRanked"), A: t("kindComputer"), a: t("kindAnalysis") }[type.kind] || t("kindFree");
-  const crosses = type.start === "1" || type.start === "4" ? ` +${type.start}` : "";
+  const crosses = ["1", "2", "4"].includes(type.start) ? ` +${type.start}` : "";
   const time = type.timed ? `, ${type.startTime / 60}′ + ${type.addedTime}″` : "";
   return `${type.width}×${type.height} ${rules}${crosses}, ${kind}${time}`;
 }

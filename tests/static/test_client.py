@@ -395,3 +395,13 @@ def test_a_late_spectator_sees_the_crosses_and_a_new_game_starts_on_an_empty_boa
     cezary.sees_dot("cc")
     cezary.screenshot(tmp_path, "cezary")
     cezary.close()
+
+
+def test_a_game_with_two_crosses_from_the_new_game_form(players: tuple[Player, Player]) -> None:
+    ala, bob = players
+    start_game(ala, bob, crosses="2")  # 10x10: a 4x2 block, B W W B over W B B W (docs/gametype.md)
+    for player in (ala, bob):
+        expect(player.page.locator("#board .dot-1")).to_have_count(4)
+        expect(player.page.locator("#board .dot-2")).to_have_count(4)
+    ala.play("bb")
+    bob.sees_dot("bb")
