@@ -499,6 +499,17 @@ class Hub:
                 self._enter(player, table.uid)
         log.info("%s login %s", "guest" if account is None else "registered", Fields(nick=nick))
 
+    def resume(self, secret: str, nick: str) -> None:
+        """zagram's auto-login link hands a live session to a browser: it takes over that session (as
+        a second login with the same id would) but never makes one, so a link with someone else's id
+        cannot log a stranger in under an identity the link's author knows."""
+        player = self.players.get(secret)
+        if player is None:
+            raise ProtocolError("notLoggedIn", "This link's session is not live: log in instead.")
+        if nick_key(player.nick) != nick_key(nick):
+            raise ProtocolError("idInUse", "This id is logged in with another nick.")
+        self._login(secret, player.nick, player.lang, None)
+
     def logout(self, secret: str) -> bool:
         player = self.players.get(secret)
         if player is None:

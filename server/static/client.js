@@ -65,14 +65,14 @@ async function act(params) {
 
 // --- logging in -------------------------------------------------------------------------------
 
-async function logIn({ nick, password, register, id }) {
+async function logIn({ nick, password, register }) {
   if (register && !password) {
     notify(t("passwordNeeded")); // an account without a password would be a guest's: say so, do nothing
     return;
   }
-  const registered = Boolean(password) || (id && !nick.startsWith("*"));
+  const registered = Boolean(password);
   if (!registered && !nick.startsWith("*")) nick = `*${nick}`;
-  if (!id) id = registered ? registeredId(nick, password) : guestId();
+  const id = registered ? registeredId(nick, password) : guestId();
   const failure = await sendLogin({ id, nick, registered }, register);
   if (failure) {
     notify(failure);
@@ -81,6 +81,35 @@ async function logIn({ nick, password, register, id }) {
   session = { id, nick, registered };
   sessionStorage.setItem("kropki.session", JSON.stringify(session));
   startPolling();
+}
+
+/**
+ * zagram's auto-login link hands a session that another program (MultiPoints...) has open to this
+ * browser. A link can carry anyone's id, so the player is asked first, with the nick shown, and the
+ * server only resumes a live session of that id and nick, never makes one (docs/client.md).
+ */
+function askToTakeOver({ nick, id }) {
+  const box = $("#takeover");
+  $("#takeover-text").textContent = t("takeOverQuestion", { nick });
+  box.hidden = false;
+  $("#takeover-no").onclick = () => { box.hidden = true; };
+  $("#takeover-yes").onclick = async () => {
+    box.hidden = true;
+    let answer;
+    try {
+      answer = await request("a.kropki", { co: "resumeSession", idGracza: id, opis: nick });
+    } catch {
+      notify(t("reconnecting"));
+      return;
+    }
+    if (answer !== "") {
+      notify(answer === "err.notLoggedIn" ? t("linkNotLive") : t("refused", { reason: answer }));
+      return;
+    }
+    session = { id, nick, registered: !nick.startsWith("*") };
+    sessionStorage.setItem("kropki.session", JSON.stringify(session));
+    startPolling();
+  };
 }
 
 /** Logs in (again) on the server; the reason it failed, or null. */
@@ -822,7 +851,7 @@ function start() {
   t = translator(lang);
   if (link.get("id") && link.get("opis")) {
     history.replaceState(null, "", location.pathname);
-    logIn({ nick: link.get("opis"), id: link.get("id") });
+    askToTakeOver({ nick: link.get("opis"), id: link.get("id") });
   } else {
     const saved = sessionStorage.getItem("kropki.session");
     if (saved) {

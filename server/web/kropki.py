@@ -49,6 +49,12 @@ async def guest_login(hub: Hub, query: Query) -> str:
     return ""
 
 
+async def resume_session(hub: Hub, query: Query) -> str:
+    """`resumeSession` (an extension): the built-in client following an auto-login link."""
+    hub.resume(_player_id(query), _param(query, "opis"))
+    return ""
+
+
 async def remove_player(hub: Hub, query: Query) -> str:
     if not hub.logout(_player_id(query)):
         raise ProtocolError("notLoggedIn")
@@ -172,6 +178,7 @@ def _answer(letter: str) -> Callable[[Hub, Query], Awaitable[str]]:
 
 HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
     "guestLogin": guest_login,
+    "resumeSession": resume_session,
     "usunGracza": remove_player,
     "changeLang": change_lang,
     "getMsg": get_msg,

@@ -334,12 +334,49 @@ def test_the_id_the_browser_derives_is_the_servers(
     player.close()
 
 
-def test_an_auto_login_link_logs_in_and_leaves_the_address_bar(browser: Browser, server: Server) -> None:
+def test_an_auto_login_link_takes_over_a_live_session_after_asking(browser: Browser, server: Server) -> None:
+    """A non-web client hands its live session to the browser (the seed doc's auto-login link)."""
+    other_program = server.base + "/a.kropki?co=guestLogin&idGracza=abc123&opis=*Dora&lang=pl"
     player = Player(browser, server)
+    assert player.page.request.get(other_program).text() == ""
     player.page.goto(f"{server.base}/index.html?id=abc123&opis=*Dora&lang=pl")
+    assert player.page.url == f"{server.base}/index.html"
+    expect(player.page.locator("#takeover")).to_contain_text("*Dora")
+    expect(player.page.locator("#login")).to_be_visible()  # nothing happens before the player agrees
+    player.page.click("#takeover-yes")
     expect(player.page.locator("#me")).to_have_text("*Dora")
     expect(player.page.locator("#players")).to_contain_text("(ty)")
-    assert player.page.url == f"{server.base}/index.html"
+    player.close()
+
+
+@pytest.mark.parametrize("link", ["id=evil99&opis=*Victim", "id=abc123&opis=*Someone"])
+def test_an_auto_login_link_never_makes_a_session(browser: Browser, server: Server, link: str) -> None:
+    """A link with an id its author knows must not log a stranger in: not for an id that is not live,
+    nor for a live id under another nick."""
+    player = Player(browser, server)
+    assert (
+        player.page.request.get(f"{server.base}/a.kropki?co=guestLogin&idGracza=abc123&opis=*Dora").text()
+        == ""
+    )
+    player.page.goto(f"{server.base}/index.html?{link}")
+    player.page.click("#takeover-yes")
+    expect(player.page.locator("#notice")).to_be_visible()
+    expect(player.page.locator("#login")).to_be_visible()
+    lobby = player.page.request.get(f"{server.base}/a.kropki?co=getMsg&idGracza=1&msgNo=0").text()
+    assert "*Victim" not in lobby and "*Someone" not in lobby
+    player.close()
+
+
+def test_an_auto_login_link_can_be_declined(browser: Browser, server: Server) -> None:
+    player = Player(browser, server)
+    assert (
+        player.page.request.get(f"{server.base}/a.kropki?co=guestLogin&idGracza=abc123&opis=*Dora").text()
+        == ""
+    )
+    player.page.goto(f"{server.base}/index.html?id=abc123&opis=*Dora")
+    player.page.click("#takeover-no")
+    expect(player.page.locator("#takeover")).to_be_hidden()
+    expect(player.page.locator("#login")).to_be_visible()
     player.close()
 
 

@@ -534,3 +534,20 @@ async def test_a_bug_answers_err_internal_without_the_id(
     response = await client.get("/a.kropki?co=getMsg&playerId=SeCrEt9&msgNo=0")
     assert response.status == 200 and await response.text() == "err.internal"
     assert "RuntimeError" in caplog.text and "SeCrEt9" not in caplog.text
+
+
+async def test_resume_session_takes_over_a_live_session_and_never_makes_one(
+    client: TestClient, pair: tuple[Zagram, Zagram]
+) -> None:
+    ala, _ = pair
+    ala.say(0, "from the other program")
+    await ala.poll()
+    assert await ala.get(co="resumeSession", idGracza="nobody1", opis="*Nobody") == "err.notLoggedIn"
+    assert await ala.get(co="resumeSession", idGracza="ala123", opis="*Bob") == "err.idInUse"
+    assert "*Nobody" not in hub_of(client).by_nick and len(hub_of(client).players) == 2
+    assert await ala.get(co="resumeSession", idGracza="ala123", opis="*ala") == ""
+    browser = Zagram(client, "ala123", "*Ala")  # numbers its commands from 1 again
+    browser.say(0, "from the browser")
+    reply = await browser.poll()
+    assert reply.status == "ok" and reply.processed == 1
+    assert [text for _, _, text in chat_texts(reply.lines(0))][-1] == "from the browser"
