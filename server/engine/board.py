@@ -535,39 +535,3 @@ class Board:
                     seen[nxt] = True
                     todo.append(nxt)
         return [pos for pos in self.board_indices() if owned(pos) and not seen[pos]]
-
-    def open_bridging_pools(self, player: int) -> None:
-        """Dissolve each pool of the player that touches both an ungrounded and a grounded own point.
-
-        Pools are not own points (rules.md 1.6), so such a pool does not ground the group beside it;
-        once it is no pool, the opponent's dots can cut through it and ring that group (a STOP).
-        """
-        ungrounded = set(self.ungrounded(player))
-        color = self.color
-        live = self.live
-        realm = self.realm
-        pool = self.pool
-        s = self.stride
-        seen = set()
-        for start in self.board_indices():
-            if pool[start] != player or start in seen:
-                continue
-            seen.add(start)
-            component = [start]
-            touched_ungrounded = touched_grounded = False
-            i = 0
-            while i < len(component):
-                pos = component[i]
-                i += 1
-                for nxt in (pos - s, pos + 1, pos + s, pos - 1):
-                    if pool[nxt] == player and nxt not in seen:
-                        seen.add(nxt)
-                        component.append(nxt)
-                    elif live[nxt] == player or (realm[nxt] == player and color[nxt] != EDGE):
-                        if nxt in ungrounded:
-                            touched_ungrounded = True
-                        else:
-                            touched_grounded = True
-            if touched_ungrounded and touched_grounded:
-                for pos in component:
-                    pool[pos] = 0

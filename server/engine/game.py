@@ -191,12 +191,11 @@ class Game:
         """STOP: the player places no more dots; the opponent may go on alone.
 
         The first STOP grounds (rules.md 1.6): every group of the stopper's own points (live dots, realm
-        points) that does not reach the edge goes to the opponent. The stopper's pools that join such a
-        group to a grounded one stop being pools, and with `auto_place` the opponent's dots are put round
-        the stopper's ungrounded dots as zagram puts them (`_stop_dots`), so they capture those groups
-        by the usual rules; a record read back has them as moves. The score counts whatever they leave
-        (`ungrounded_dots`). The second STOP ends the game and grounds nothing: the first stopper could
-        not capture the second one's dots, whatever they are.
+        points) that does not reach the edge goes to the opponent, in the score from now on
+        (`ungrounded_dots`). With `auto_place` the opponent's dots are put round the stopper's
+        ungrounded dots as zagram puts them (`_stop_dots`); they are ordinary moves under the usual
+        rules and capture nearly all of it, and a record read back has them as moves. The second STOP
+        ends the game and grounds nothing: the first stopper could not capture the second one's dots.
         """
         if not self.rules.stop_allowed:
             raise IllegalMove("STOP is not allowed in these rules")
@@ -215,7 +214,6 @@ class Game:
             self.result = self.score_result()
             return []
         self.first_stopper = player
-        self.board.open_bridging_pools(player)
         placed = self._stop_dots(player, opponent) if auto_place else []
         if self.result is None:
             self.to_move = opponent
@@ -225,28 +223,49 @@ class Game:
         """The opponent's dots zagram puts when a player presses STOP, in zagram's order.
 
         The stopper's ungrounded dots are taken column by column from the left, each column from the
-        top; round each, its free neighbours north, east, south, west get an opponent dot, which
-        captures by the usual rules (the 2023-06-09 zagram record, docs/rules.md). The stopper's pools
-        still there lie among ungrounded dots only: they are left free and the ring round them takes
-        them. The game can end on the way (a full board, InstantWin), as it does when the record is
-        replayed dot by dot.
+        top; round each, its free neighbours north, east, south, west get an opponent dot (the
+        2023-06-09 zagram record, docs/rules.md). A neighbour in the stopper's pool comes last, and
+        gets a dot only if that dot closes a ring of its own: any other dot there would be the
+        stopper's capture. Every dot is an ordinary move under the usual rules, so the record replays
+        anywhere; the game can end on the way (a full board, InstantWin) as it does on replay.
         """
         board = self.board
         s = board.stride
         dots = [pos for pos in board.ungrounded(stopper) if board.color[pos] == stopper]
         dots.sort(key=board.point)  # (x, y): by column, then by row
         placed: list[Move] = []
+        in_pool = []
         for pos in dots:
             for nxt in (pos - s, pos + 1, pos + s, pos - 1):
                 if self.result is not None:
                     return placed
-                if board.playable(nxt) and board.pool[nxt] != stopper:
-                    made = tuple(board.play(nxt, opponent))
-                    move = Move(opponent, board.point(nxt), made, automatic=True)
-                    self.moves.append(move)
-                    placed.append(move)
-                    self._after_move(opponent)
+                if board.playable(nxt):
+                    if board.pool[nxt] == stopper:
+                        in_pool.append(nxt)
+                    else:
+                        placed.append(self._stop_dot(nxt, opponent))
+        progress = True
+        while progress and self.result is None:  # one ring through a pool may let another close
+            progress = False
+            for pos in in_pool:
+                if self.result is None and board.playable(pos) and self._safe_in_pool(pos, stopper, opponent):
+                    placed.append(self._stop_dot(pos, opponent))
+                    progress = True
         return placed
+
+    def _safe_in_pool(self, pos: int, stopper: int, opponent: int) -> bool:
+        """Whether the opponent's dot here escapes the stopper's pool: it is no pool, or the dot rings."""
+        if self.board.pool[pos] != stopper:
+            return True
+        trial = self.board.copy()
+        return any(enclosure.owner == opponent for enclosure in trial.play(pos, opponent))
+
+    def _stop_dot(self, pos: int, opponent: int) -> Move:
+        board = self.board
+        move = Move(opponent, board.point(pos), tuple(board.play(pos, opponent)), automatic=True)
+        self.moves.append(move)
+        self._after_move(opponent)
+        return move
 
     # --- other endings -------------------------------------------------------------------------
 
@@ -341,9 +360,10 @@ class Game:
         dots, the opponent's dots the stopper had captured) in the groups of the stopper's own points
         that do not reach the edge. The opponent scores the first, the stopper loses the second.
 
-        The automatic dots capture every such group by the usual rules, which leaves (0, 0) here, unless
-        the game ended while they were put (InstantWin) or a record's dots did not ring them all: what
-        is left is counted all the same. The opponent's later dots cannot cut a grounded group off.
+        The automatic dots capture such groups by the usual rules, which leaves (0, 0) here, except for
+        a group that only dots in the stopper's own pool could ring (the stopper would capture the
+        first of them) or when the game ends while they are put (InstantWin): what is left counts all
+        the same. The opponent's later dots cannot cut a grounded group off.
         """
         if not self.first_stopper:
             return 0, 0

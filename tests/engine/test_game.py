@@ -96,7 +96,8 @@ def test_stop_gives_away_dots_that_reach_a_grounded_dot_only_through_their_own_p
     """rules.md 1.6 (oppai-rs's test `grounded_empty_surrounding`): a pool is not an own point, so the
     five dots round blue's pool are ungrounded, although the pool touches ec, grounded by fc on the
     edge. The STOP used to give them away to nobody (its dots kept out of the pool: 0); oppai-rs and
-    KvanTTT's dots-game count 5. The pool stops being one, so red's dots can cut through it."""
+    KvanTTT's dots-game count 5. Red's dots in the pool come last: cc rings bc, which ends the pool,
+    then dc rings the rest."""
     game = drawn_game(
         """
         ......
@@ -107,10 +108,32 @@ def test_stop_gives_away_dots_that_reach_a_grounded_dot_only_through_their_own_p
         """
     )
     placed = game.stop(BLACK)
-    dots = ["bb", "cc", "bd", "ac", "ca", "ce", "da", "eb", "dc", "ed", "de"]
+    dots = ["bb", "bd", "ac", "ca", "ce", "da", "eb", "ed", "de", "cc", "dc"]
     assert [point_to_sgf(move.point) for move in placed] == dots
     assert game.board.score == [0, 0, 5] and game.ungrounded_dots() == (0, 0)
     assert str(game.score_result()) == "W+5"
+
+
+def test_stop_counts_a_group_that_only_two_dots_in_the_stoppers_pool_could_ring() -> None:
+    """Any one red dot in blue's pool would be blue's capture, so red's dots go round the three
+    ungrounded groups above the pool and capture nothing; the score gives red their 8 dots all the
+    same."""
+    game = drawn_game(
+        """
+        ........
+        ..AAAA..
+        .A....A.
+        .A....A.
+        ..AAAA..
+        ....A...
+        ....A...
+        """
+    )
+    placed = game.stop(BLACK)
+    assert len(placed) == 12
+    assert all(game.board.pool[game.board.index((x, y))] == BLACK for x in range(2, 6) for y in (2, 3))
+    assert game.board.score == [0, 0, 0] and game.ungrounded_dots() == (8, 0)
+    assert str(game.score_result()) == "W+8"
 
 
 def test_stop_dots_keep_out_of_a_pool_that_only_ungrounded_dots_wall() -> None:
