@@ -224,7 +224,7 @@ def test_migrate_creates_the_schema_and_is_idempotent(tmp_path: Path) -> None:
 
     assert first.returncode == 0, first.stderr
     assert again.returncode == 0, again.stderr
-    assert first.stdout == again.stdout == "database schema at revision 0002\n"
+    assert first.stdout == again.stdout == "database schema at revision 0003\n"
 
 
 def test_admin_user_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,8 +8,11 @@ for tests of the hub alone.
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from server.engine.game import Result
@@ -47,6 +50,35 @@ class FinishedGame:
 ArchiveDone = Callable[[int, list[Account]], None]  # (archive number, accounts whose rating changed)
 
 
+@dataclass(frozen=True)
+class SavedSession:
+    """A live session as the store keeps it, so that it outlives a restart (docs/protocol.md, "After a
+    restart"). It is found again by `id_hmac`, an HMAC of the id under the server's key: never the id."""
+
+    id_hmac: str
+    nick: str
+    lang: str
+    registered: bool
+    free: bool
+    client: str
+    tables: tuple[int, ...]  # the game tables the player sits at or follows, in order
+    blocked: tuple[str, ...]  # nick keys of people whose invitations the player refuses
+    last_command: int  # k: client commands up to this number are processed
+    # The player's last poll, when they had stopped polling at the last heartbeat (`alive_at`);
+    # None: polling then. Written only together with the heartbeat, so the two always agree.
+    quiet_since: float | None = None
+
+
+@dataclass
+class LiveSessions:
+    """What the store hands back at start-up for the sessions and the event numbering."""
+
+    sessions: list[SavedSession] = field(default_factory=list)
+    accounts: dict[str, Account] = field(default_factory=dict)  # registered players' accounts, by nick key
+    event_mark: int = 0  # every event number the earlier runs handed out is at most this
+    alive_at: float | None = None  # the last heartbeat of the earlier run (wall time)
+
+
 class Persistence(Protocol):
     queued: int  # writes handed over so far: a request that changed it waits for flush()
 
@@ -62,15 +94,29 @@ class Persistence(Protocol):
 
     def table_closed(self, uid: int) -> None: ...
 
+    def id_hmac(self, secret: str) -> str: ...
+
+    def session_saved(self, session: SavedSession) -> None:
+        """Insert or update the session's row; its `quiet_since` is left as it is (see sessions_seen)."""
+
+    def session_ended(self, id_hmac: str) -> None: ...
+
+    def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:
+        """The heartbeat, with the `quiet_since` of the sessions whose value changed, in one write."""
+
+    def events_reserved(self, mark: int) -> None: ...
+
     async def flush(self) -> None: ...
 
 
 class MemoryPersistence:
-    """Games numbered from 1 and kept as SGF text; journals dropped (nothing survives a restart)."""
+    """Games numbered from 1 and kept as SGF text; journals and sessions dropped (nothing survives a
+    restart)."""
 
     def __init__(self) -> None:
         self.records: dict[int, str] = {}
         self.queued = 0  # never moves: everything is done at once, there is nothing to wait for
+        self._hmac_key = os.urandom(32)
 
     def table_opened(self, uid: int) -> None:
         pass
@@ -91,5 +137,26 @@ class MemoryPersistence:
     def table_closed(self, uid: int) -> None:
         pass
 
+    def id_hmac(self, secret: str) -> str:
+        return id_hmac(self._hmac_key, secret)
+
+    def session_saved(self, session: SavedSession) -> None:
+        pass
+
+    def session_ended(self, id_hmac: str) -> None:
+        pass
+
+    def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:
+        pass
+
+    def events_reserved(self, mark: int) -> None:
+        pass
+
     async def flush(self) -> None:
         pass
+
+
+def id_hmac(key: bytes, secret: str) -> str:
+    """HMAC-SHA256 of a player's id under the server's key, in hex: the same id always gives the same
+    value, so a session is found by one look-up, and without the key the value tells nothing."""
+    return hmac.new(key, secret.encode(), hashlib.sha256).hexdigest()

@@ -2,6 +2,10 @@
 
 scrypt from the standard library (N=2^14, r=8, p=1: about 16 MB and tens of milliseconds), run in a
 thread so the event loop goes on serving everyone else while one login is checked.
+
+Each hash has a salt of its own, so an id cannot be looked up by its hash: an account is found by
+nick first. Live sessions, which a poll names by id only, are kept under a keyed HMAC instead
+(`server.hub.persistence.id_hmac`, docs/protocol.md "After a restart").
 """
 
 from __future__ import annotations

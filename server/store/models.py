@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -110,3 +110,31 @@ class TournamentTable(Base):
     game_type: Mapped[str] = mapped_column(String(200))
     result: Mapped[str | None] = mapped_column(String(20))
     game_number: Mapped[int | None] = mapped_column(Integer)
+
+
+class LiveSession(Base):
+    """A logged-in player's session, so that it survives a restart. Keyed by an HMAC-SHA256 of the id
+    under the server's key (`server_state`): the id itself is never kept. Deleted at logout and time-out."""
+
+    __tablename__ = "sessions"
+
+    id_hmac: Mapped[str] = mapped_column(String(64), primary_key=True)
+    nick: Mapped[str] = mapped_column(String(40))
+    lang: Mapped[str] = mapped_column(String(8))
+    registered: Mapped[bool] = mapped_column(Boolean)
+    free: Mapped[bool] = mapped_column(Boolean)
+    client: Mapped[str] = mapped_column(String(8))
+    tables: Mapped[str] = mapped_column(Text)  # JSON list of table numbers
+    blocked: Mapped[str] = mapped_column(Text)  # JSON list of nick keys
+    last_command: Mapped[int] = mapped_column(BigInteger)  # clients number commands with up to 12 digits
+    quiet_since: Mapped[float | None] = mapped_column(Float)  # wall time; see SavedSession
+
+
+class ServerState(Base):
+    """A few named values of the server itself: the sessions' HMAC key, the event numbers reserved,
+    the last heartbeat."""
+
+    __tablename__ = "server_state"
+
+    name: Mapped[str] = mapped_column(String(40), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, delete, event, func, select, update
+from sqlalchemy import Connection, Engine, bindparam, create_engine, delete, event, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
@@ -32,12 +33,27 @@ from sqlalchemy.orm import Session
 from server.engine.board import BLACK, WHITE
 from server.engine.rating import Rating, rate_game, shown
 from server.engine.sgf import write_record
-from server.hub.persistence import Account, ArchiveDone, FinishedGame
+from server.hub.persistence import (
+    Account,
+    ArchiveDone,
+    FinishedGame,
+    LiveSessions,
+    SavedSession,
+    id_hmac,
+)
 from server.logs import Fields
 from server.protocol.codec import nick_key
 from server.store.accounts import account_of
 from server.store.database import sqlite_pragmas
-from server.store.models import ArchivedGame, JournalEntry, LiveTable, TournamentTable, User
+from server.store.models import (
+    ArchivedGame,
+    JournalEntry,
+    LiveSession,
+    LiveTable,
+    ServerState,
+    TournamentTable,
+    User,
+)
 
 log = logging.getLogger(__name__)
 
@@ -45,6 +61,10 @@ RETRY_SECONDS = 1.0
 MAX_BATCH = 500  # jobs per transaction: a long backlog is written in slices, each reply waits for its own
 CHAT_JOURNAL_KEPT = 10_000  # newest entries kept of the lobby's and private chat's journals (uid <= 0)
 SCORES = {BLACK: 1.0, WHITE: 0.0, 0: 0.5}
+# server_state rows
+HMAC_KEY = "session_hmac_key"  # hex of 32 random bytes, made at the first start
+EVENT_MARK = "event_mark"  # every event number handed out so far is at most this
+ALIVE_AT = "alive_at"  # the last heartbeat (wall time), written with the sessions' quiet_since
 
 
 @dataclass
@@ -81,7 +101,33 @@ class _Archive:
     done: ArchiveDone
 
 
-_Job = _Entry | _Opened | _Closed | _TournamentTable | _Archive
+@dataclass
+class _SessionEnded:
+    id_hmac: str
+
+
+@dataclass
+class _SessionsSeen:
+    alive_at: float
+    quiet: dict[str, float | None]
+
+
+@dataclass
+class _EventsReserved:
+    mark: int
+
+
+_Job = (
+    _Entry
+    | _Opened
+    | _Closed
+    | _TournamentTable
+    | _Archive
+    | SavedSession
+    | _SessionEnded
+    | _SessionsSeen
+    | _EventsReserved
+)
 
 
 class StoreWriter:
@@ -99,6 +145,7 @@ class StoreWriter:
         self._written = 0  # jobs ever written (or given up on)
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._task: asyncio.Task[None] | None = None
+        self._hmac_key: bytes | None = None  # read (or made) by load_sessions
         self.on_commit: Callable[[float], None] | None = None  # seconds one batch took (for /metrics)
 
     # --- the hub's side (Persistence) ------------------------------------------------------------
@@ -119,6 +166,23 @@ class StoreWriter:
 
     def table_closed(self, uid: int) -> None:
         self._put(_Closed(uid))
+
+    def id_hmac(self, secret: str) -> str:
+        if self._hmac_key is None:
+            raise RuntimeError("load_sessions() reads the server's HMAC key first")
+        return id_hmac(self._hmac_key, secret)
+
+    def session_saved(self, session: SavedSession) -> None:
+        self._put(session)
+
+    def session_ended(self, id_hmac: str) -> None:
+        self._put(_SessionEnded(id_hmac))
+
+    def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:
+        self._put(_SessionsSeen(alive_at, quiet))
+
+    def events_reserved(self, mark: int) -> None:
+        self._put(_EventsReserved(mark))
 
     async def flush(self) -> None:
         """Return once everything queued before this call is written."""
@@ -230,19 +294,65 @@ class StoreWriter:
             last_uid = await session.scalar(select(func.max(LiveTable.uid)))
         return journals, (last_uid or 0) + 1
 
+    async def load_sessions(self) -> LiveSessions:
+        """The sessions of the earlier run, registered players' accounts, the event numbers reserved and
+        the last heartbeat; reads the server's HMAC key, or makes it at the first start."""
+        async with self.sessions.begin() as session:
+            state = dict((await session.execute(select(ServerState.name, ServerState.value))).all())
+            if HMAC_KEY not in state:
+                state[HMAC_KEY] = os.urandom(32).hex()
+                session.add(ServerState(name=HMAC_KEY, value=state[HMAC_KEY]))
+            rows = (await session.scalars(select(LiveSession))).all()
+            keys = {nick_key(row.nick) for row in rows if row.registered}
+            users = (await session.scalars(select(User).where(User.nick_key.in_(keys)))).all() if keys else []
+        self._hmac_key = bytes.fromhex(state[HMAC_KEY])
+        return LiveSessions(
+            sessions=[
+                SavedSession(
+                    id_hmac=row.id_hmac,
+                    nick=row.nick,
+                    lang=row.lang,
+                    registered=row.registered,
+                    free=row.free,
+                    client=row.client,
+                    tables=tuple(json.loads(row.tables)),
+                    blocked=tuple(json.loads(row.blocked)),
+                    last_command=row.last_command,
+                    quiet_since=row.quiet_since,
+                )
+                for row in rows
+            ],
+            accounts={user.nick_key: account_of(user) for user in users},
+            event_mark=int(state.get(EVENT_MARK, 0)),
+            alive_at=float(state[ALIVE_AT]) if ALIVE_AT in state else None,
+        )
+
 
 def _write(connection: Connection, batch: list[_Job]) -> list[Callable[[], None]]:
     """One batch, in the caller's transaction; returns what to call on the loop once it is committed."""
     done: list[Callable[[], None]] = []
     entries: list[_Entry] = []
+    saved: dict[str, SavedSession] = {}  # the newest row of each session, since the last other session job
     with Session(bind=connection) as session:
         for job in batch:
             if isinstance(job, _Entry):
                 entries.append(job)
                 continue
+            if isinstance(job, SavedSession):
+                saved[job.id_hmac] = job
+                continue
             _insert_entries(session, entries)
             entries = []
-            if isinstance(job, _Opened):
+            if isinstance(job, _SessionEnded | _SessionsSeen):
+                _save_sessions(session, saved)
+                saved = {}
+            if isinstance(job, _SessionEnded):
+                session.execute(delete(LiveSession).where(LiveSession.id_hmac == job.id_hmac))
+            elif isinstance(job, _SessionsSeen):
+                _seen(session, job)
+            elif isinstance(job, _EventsReserved):
+                _set_state(session, {EVENT_MARK: str(job.mark)})
+            elif isinstance(job, _Opened):
                 session.merge(LiveTable(uid=job.uid, opened_at=datetime.now(UTC), closed_at=None))
             elif isinstance(job, _Closed):
                 session.execute(
@@ -267,8 +377,57 @@ def _write(connection: Connection, batch: list[_Job]) -> list[Callable[[], None]
                 number, accounts = _archive(session, job.game)
                 done.append(lambda job=job, number=number, accounts=accounts: job.done(number, accounts))
         _insert_entries(session, entries)
+        _save_sessions(session, saved)
         session.flush()
     return done
+
+
+def _insert(session: Session, model: type[Any]) -> Any:
+    """The dialect's INSERT, which has ON CONFLICT on both SQLite and PostgreSQL."""
+    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
+    return dialect.insert(model)
+
+
+def _save_sessions(session: Session, saved: dict[str, SavedSession]) -> None:
+    """Insert or update session rows; `quiet_since` changes only with the heartbeat (`_seen`)."""
+    if not saved:
+        return
+    rows = [
+        {
+            "id_hmac": s.id_hmac,
+            "nick": s.nick,
+            "lang": s.lang,
+            "registered": s.registered,
+            "free": s.free,
+            "client": s.client,
+            "tables": json.dumps(list(s.tables)),
+            "blocked": json.dumps(list(s.blocked)),
+            "last_command": s.last_command,
+            "quiet_since": None,
+        }
+        for s in saved.values()
+    ]
+    insert = _insert(session, LiveSession)
+    kept = {name: insert.excluded[name] for name in rows[0] if name not in ("id_hmac", "quiet_since")}
+    session.execute(insert.on_conflict_do_update(index_elements=["id_hmac"], set_=kept), rows)
+
+
+def _seen(session: Session, job: _SessionsSeen) -> None:
+    _set_state(session, {ALIVE_AT: repr(job.alive_at)})
+    if job.quiet:
+        table = LiveSession.__table__
+        session.connection().execute(
+            update(table).where(table.c.id_hmac == bindparam("key")).values(quiet_since=bindparam("quiet")),
+            [{"key": key, "quiet": quiet} for key, quiet in job.quiet.items()],
+        )
+
+
+def _set_state(session: Session, values: dict[str, str]) -> None:
+    insert = _insert(session, ServerState)
+    session.execute(
+        insert.on_conflict_do_update(index_elements=["name"], set_={"value": insert.excluded.value}),
+        [{"name": name, "value": value} for name, value in values.items()],
+    )
 
 
 def _insert_entries(session: Session, entries: list[_Entry]) -> None:
@@ -276,8 +435,7 @@ def _insert_entries(session: Session, entries: list[_Entry]) -> None:
     if not entries:
         return
     rows = [{"uid": e.uid, "seq": e.seq, "kind": e.kind, "data": json.dumps(e.data)} for e in entries]
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    session.execute(dialect.insert(JournalEntry).on_conflict_do_nothing(), rows)
+    session.execute(_insert(session, JournalEntry).on_conflict_do_nothing(), rows)
 
 
 def _registered(session: Session, nick: str) -> User | None:
@@ -343,4 +501,12 @@ def _describe(job: _Job) -> str:
         return f"journal uid={job.uid} seq={job.seq} kind={job.kind}"
     if isinstance(job, _Archive):
         return f"archive uid={job.game.uid} {job.game.blue} vs {job.game.red}"
+    if isinstance(job, SavedSession):
+        return f"session nick={job.nick}"
+    if isinstance(job, _SessionsSeen):
+        return f"heartbeat sessions={len(job.quiet)}"
+    if isinstance(job, _EventsReserved):
+        return f"event numbers up to {job.mark}"
+    if isinstance(job, _SessionEnded):
+        return "session ended"
     return f"{type(job).__name__.strip('_').lower()} uid={job.uid}"

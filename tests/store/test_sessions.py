@@ -1,0 +1,70 @@
+"""Sessions in the store: written by the write-behind queue, read back at the next start by the HMAC
+of the id under a key the database keeps, on SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+from server.config import Settings
+from server.hub.persistence import SavedSession
+from server.store.accounts import Accounts
+from server.store.store import Store
+
+
+def session(id_hmac: str, nick: str, **changes: object) -> SavedSession:
+    values: dict[str, object] = {
+        "id_hmac": id_hmac,
+        "nick": nick,
+        "lang": "en",
+        "registered": False,
+        "free": True,
+        "client": "",
+        "tables": (),
+        "blocked": (),
+        "last_command": 0,
+    }
+    return SavedSession(**{**values, **changes})  # type: ignore[arg-type]
+
+
+async def test_sessions_written_are_read_back_at_the_next_start(settings: Settings) -> None:
+    store = await Store.open(settings.db_url)
+    first = await store.writer.load_sessions()
+    assert (first.sessions, first.event_mark, first.alive_at) == ([], 0, None)
+    ala, bob, cyd = (store.writer.id_hmac(secret) for secret in ("Qx7alA_1", "Zq9boB.2", "cyd"))
+    assert ala == store.writer.id_hmac("Qx7alA_1") != bob and len(ala) == 64
+    await Accounts(store.writer.sessions).register("Carol", "LongSecretId2", "", "pl")
+    writer = store.writer
+    writer.session_saved(session(ala, "*Ala", tables=(3, 7), last_command=5))
+    writer.session_saved(session(bob, "*Bob"))
+    writer.sessions_seen(1_700_000_000.5, {ala: 1_699_999_990.25, bob: None})
+    writer.session_saved(
+        session(ala, "*Ala", lang="pl", free=False, client="J", blocked=("*eve",), tables=(7,))
+    )
+    writer.session_saved(session(cyd, "Carol", registered=True, last_command=10**12))
+    writer.session_ended(bob)
+    writer.events_reserved(123_456)
+    await store.close()
+
+    store = await Store.open(settings.db_url)
+    live = await store.writer.load_sessions()
+    await store.close()
+
+    assert store.writer.id_hmac("Qx7alA_1") == ala, "the same key: the same id finds the same row"
+    assert sorted(live.sessions, key=lambda s: s.nick) == [
+        session(
+            ala,
+            "*Ala",
+            lang="pl",
+            free=False,
+            client="J",
+            blocked=("*eve",),
+            tables=(7,),
+            quiet_since=1_699_999_990.25,  # a later save leaves the heartbeat's value alone
+        ),
+        session(
+            cyd,
+            "Carol",
+            registered=True,
+            last_command=10**12,
+        ),
+    ]
+    assert (live.event_mark, live.alive_at) == (123_456, 1_700_000_000.5)
+    assert list(live.accounts) == ["carol"] and live.accounts["carol"].lang == "pl"
