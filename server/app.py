@@ -64,8 +64,8 @@ def _serve_folder(app: web.Application, folder: Path) -> None:
 
 
 async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
-    """Open the store, bring the live tables back from the journal, run the hub; on the way out,
-    write everything still queued before disconnecting."""
+    """Open the store, bring the live tables and sessions back, run the hub; on the way out, write
+    everything still queued before disconnecting."""
     hub = app[HUB_KEY]
     store = await Store.open(app[SETTINGS_KEY].db_url, upgrade=app[SETTINGS_KEY].migrate)
     app[STORE_KEY] = store
@@ -75,7 +75,7 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     store.writer.on_commit = app[metrics.METRICS_KEY].writes.observe
     hub.persistence = store.writer
     journals, next_uid = await store.writer.load_journal()
-    hub.restore(journals, next_uid)
+    hub.restore(journals, next_uid, await store.writer.load_sessions())
     workers = app[SETTINGS_KEY].ai_workers
     pool = worker_pool(workers) if workers else None
     if pool is not None:
@@ -83,6 +83,7 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     hub.start()
     yield
     hub.close()
+    hub.note_sessions()  # the last heartbeat: sessions' time-outs go on from the stop after the restart
     if pool is not None:
         pool.shutdown(wait=False, cancel_futures=True)
     await store.close()

@@ -1,6 +1,7 @@
 """Restarts of a real `serve` process in the middle of a game: a clean stop (SIGTERM) and a crash
-(SIGKILL). The same two clients log in again and finish the same game; nothing the server
-acknowledged is lost, and the clocks, the chat and the archive come back as they were."""
+(SIGKILL). The same clients poll on with their old ids and message numbers and finish the same game;
+nothing the server acknowledged is lost, and the sessions, the clocks, the chat and the archive come back
+as they were."""
 
 from __future__ import annotations
 
@@ -100,9 +101,9 @@ class Guest:
     def login(self) -> None:
         assert self.get(co="guestLogin", opis=self.nick, lang="en") == ""
 
-    def poll(self) -> Reply:
+    def poll(self, commands: str = "x") -> Reply:
         """A poll as a client makes it, with the last message number it has read."""
-        reply = parse_reply(self.get(co="getMsg", msgNo=str(self.seen), msgFromClient="x"))
+        reply = parse_reply(self.get(co="getMsg", msgNo=str(self.seen), msgFromClient=commands))
         self.seen = reply.last
         return reply
 
@@ -174,15 +175,6 @@ def archive_number(guest: Guest, uid: int, result: str) -> int:
         time.sleep(0.1)
 
 
-def log_in_again(*guests: Guest) -> None:
-    """After a restart the old sessions are gone (`sd`); the clients log in with the same id and nick
-    and read from message 0, as after a first login (the last test keeps its msgNo instead)."""
-    for guest in guests:
-        assert parse_reply(guest.get(co="getMsg", msgNo=str(guest.seen))).status == "sd"
-        guest.login()
-        guest.seen = 0
-
-
 def half_a_game(server: Server) -> tuple[Guest, int, Guest, Guest]:
     """Ala and Bob start a game at table 1 and play its first half; Eve is there to watch."""
     ala, bob, eve = (
@@ -211,7 +203,8 @@ def finish_and_check_archive(server: Server, uid: int, blue: Guest, red: Guest, 
 
 
 def seated_back(player: Guest, uid: int) -> tuple[Reply, list[tuple[str, str]]]:
-    """The player's first poll after logging in again: back at the table, with its record."""
+    """The player's first poll after the restart, with its old id and msgNo: still at the table, with
+    the table's whole state."""
     reply = player.poll()
     assert reply.status == "ok"
     assert uid in reply.sections, f"{player.nick} is seated back at table {uid}: {reply}"
@@ -243,7 +236,6 @@ def test_sigterm_mid_game_then_the_same_clients_finish_the_same_game(tmp_path: P
 
     with server.running():
         assert f"table restored uid={uid} moves={HALF} result=None" in server.log()
-        log_in_again(blue, red, eve)
         for player in (blue, red):
             reply, nodes = seated_back(player, uid)
             assert nodes == GAME[:HALF]
@@ -295,7 +287,6 @@ def test_sigkill_mid_game_loses_no_acknowledged_move(tmp_path: Path) -> None:
     assert "Traceback" not in server.log(), server.log()
 
     with server.running():
-        log_in_again(blue, red, eve)
         reply, nodes = seated_back(blue, uid)
         played = len(nodes)
         assert nodes == GAME[:played], "the moves come back in order, none changed"
@@ -333,11 +324,13 @@ def test_a_finished_game_stays_archived_and_numbers_are_not_reused(
 
     with server.running():
         assert sgf_text(server, number) == sgf, "the archive is on disk"
-        log_in_again(ala, bob)
         reply = ala.poll()
-        assert list(reply.sections) == [0], "nobody is seated at a game that is over"
+        assert list(reply.sections) == [0, uid], "the players are still at the table of the game that is over"
         assert any(re.fullmatch(rf"x{uid}\.\d\.W\+R\.{number}", line) for line in reply.lines(0, "x")), reply
         bob.poll()
+        for guest in (ala, bob):
+            guest.ok(co="zmienStol", newTable="0")
+            guest.poll()
         second, blue, red = start_game(ala, bob)
         assert second == uid + 1, "a table number is never used twice"
         play(second, blue, red, GAME[:2])
@@ -349,28 +342,69 @@ def test_a_finished_game_stays_archived_and_numbers_are_not_reused(
     assert "Traceback" not in server.log(), server.log()
 
 
-def test_the_first_poll_after_a_restart_has_the_table_state_whatever_the_old_msg_no(tmp_path: Path) -> None:
+def database_bytes(server: Server) -> bytes:
+    """The SQLite file with its WAL and shared memory: free pages and uncheckpointed writes included."""
+    return b"".join(path.read_bytes() for path in server.db.parent.glob(server.db.name + "*"))
+
+
+def said(lines: list[str]) -> list[str]:
+    """The text of chat lines."""
+    return [line.split(".", 3)[3] for line in lines]
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
+def test_clients_poll_on_with_their_old_ids_and_msg_nos(tmp_path: Path, stop: signal.Signals) -> None:
     server = Server(tmp_path)
     with server.running(migrate=True):
-        ala, bob = Guest(server, "ala123", "*Ala"), Guest(server, "bob456", "*Bob")
-        for guest in (ala, bob):
+        ala, bob, eve = (
+            Guest(server, *who) for who in (("Qx7alA_1", "*Ala"), ("Zq9boB.2", "*Bob"), ("Ev3.eve_", "*Eve"))
+        )
+        for guest in (ala, bob, eve):
             guest.login()
             guest.poll()
         uid, blue, red = start_game(ala, bob)
-        play(uid, blue, red, GAME[:4])  # moves by the old-style request: nobody polls after them
-        assert server.stop(signal.SIGTERM) == 0
+        play(uid, blue, red, GAME[:4])
+        eve.ok(co="zmienStol", newTable=str(uid))  # Eve follows the game
+        eve.ok(co="changeLang", na="pl")
+        eve.poll()
+        reader = Guest(server, "1234567", "")  # roboCup's anonymous reader: an id that never logged in
+        assert reader.poll().status == "sd"
+        # MultiPoints numbers its commands and sends again every one above the last k it read
+        assert ala.poll(f"c1.{uid}.first").processed == 1
+        assert ala.poll(f"c2.{uid}.second").processed == 2  # taken, but say its reply was lost
+        bob.ok(co="dodajWpis", table="0", newMsgs="said before the stop")
+        assert server.stop(stop) == (0 if stop == signal.SIGTERM else -signal.SIGKILL)
+    content = database_bytes(server)
+    assert b"*Eve" in content and not [g.secret for g in (ala, bob, eve) if g.secret.encode() in content]
 
     with server.running():
-        eve = Guest(server, "eve789", "*Eve")
-        kept = ala.seen
-        log_in_again(ala, bob)
-        ala.seen = kept  # a client that keeps the msgNo it had read before the restart
-        eve.login()
-        for n in range(kept):  # the new server numbers as many events as ala had read before
-            eve.ok(co="dodajWpis", table="0", newMsgs=f"lobby line {n}")
-        reply = ala.poll()  # ala's client still has its msgNo from before the restart
+        assert "sessions restored restored=3 ended=0" in server.log()
+        reply = ala.poll(f"c2.{uid}.second")  # sent again with her old msgNo
+        assert (reply.status, reply.processed) == ("ok", 2)
         assert [moves_of(line) for line in reply.lines(uid, "sr")] == [GAME[:4]], reply
-        assert reply.lines(uid, f"d{uid}.") and reply.lines(uid, "f") and reply.lines(0, "pr"), reply
+        restart = ["The server is restarting; games go on when it is back."] if stop == signal.SIGTERM else []
+        assert said(reply.lines(uid, "cr")) == ["first", "second", *restart], "the resent line is said once"
+        assert reply.lines(0, "pr") == ["pr*Ala.*Bob.*Eve"] and "i*Ala..F.en" in reply.lines(0, "i")
+        eve_reply = eve.poll()
+        assert eve_reply.status == "ok" and eve_reply.lines(uid, "sr"), "Eve still follows the game"
+        assert "i*Eve..F.pl" in eve_reply.lines(0, "i")
+        _, nodes = seated_back(bob, uid)
+        assert nodes == GAME[:4]
+        play(uid, blue, red, GAME[4:6])  # the next moves, with the old ids
+        for player in (blue, red):
+            assert [moves_of(line) for line in player.poll().lines(uid, "sa")] == [[GAME[4]], [GAME[5]]]
+
+        lobby = reader.poll()  # its msgNo from before the stop: the whole lobby, not a gap
+        assert lobby.status == "sd" and "said before the stop" in said(lobby.lines(0, "cr"))
+        bob.ok(co="dodajWpis", table="0", newMsgs="!register")
+        assert said(reader.poll().lines(0, "ca")) == ["!register"], "then the stream goes on"
+
+        eve.ok(co="usunGracza")
+        assert eve.poll().status == "sd", "logging out still ends a session"
+        assert server.stop(signal.SIGTERM) == 0
+    assert "Traceback" not in server.log(), server.log()
+    content = database_bytes(server)
+    assert b"*Ala" in content and not [g.secret for g in (ala, bob, eve) if g.secret.encode() in content]
 
 
 def state_and_parent(stat: Path) -> tuple[str, int] | None:

@@ -44,7 +44,14 @@ from server.hub.chat import (
 from server.hub.clock import LoopTimers, Timers
 from server.hub.computer import COMPUTER_NICKS, Computer, reserved
 from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter, EventLog
-from server.hub.persistence import Account, FinishedGame, MemoryPersistence, Persistence
+from server.hub.persistence import (
+    Account,
+    FinishedGame,
+    LiveSessions,
+    MemoryPersistence,
+    Persistence,
+    SavedSession,
+)
 from server.hub.room import AutoTable, Room
 from server.logs import Fields
 from server.protocol import events
@@ -72,6 +79,11 @@ LOBBY = 0
 PRIVATE_JOURNAL = -1  # the journal of private chat, beside the tables' journals
 POLL_TIMEOUT = 60.0  # seconds without a poll before a player is logged out
 SWEEP_EVERY = 5.0
+# A session whose player has not polled for this long at a sweep has its last poll written with the
+# heartbeat (docs/protocol.md, "After a restart"); the others count as polling at the heartbeat.
+QUIET_AFTER = SWEEP_EVERY
+FIRST_J = 1  # the `j` of a reply before any event: never 0, which a reader sends back as "all from the start"
+RENUMBER_AT = 2**30  # event numbers start again at a restart above this: MultiPoints reads j as a Java int
 MAX_WAIT = 30.0  # cap of the opt-in long poll (`wait=`)
 SETTLE_TIMEOUT = 10.0  # longest a reply waits for its writes before it goes out anyway
 # When a game table disappears (zagram's FAQ): nobody at it for a minute; neither player at it for a
@@ -125,6 +137,9 @@ class Player:
     invited: deque[tuple[float, str]] = field(default_factory=deque)  # invitations in the last minute
     logged_in_at: int = 0  # the last event number before this session began
     fresh: bool = True  # no reply sent yet in this session
+    id_hmac: str = field(default="", repr=False)  # finds the session in the store after a restart
+    stored: bool = False  # the store keeps this session (not the AI players'), and it is not over
+    noted_quiet: float | None = None  # the quiet_since last handed to the store (see SavedSession)
     info: str = field(init=False, repr=False)  # the `i` line
 
     def flags(self) -> str:
@@ -188,10 +203,11 @@ class Hub:
         self.invitations: dict[Player, Invitation] = {}  # by inviter
         self.incoming: dict[Player, Invitation] = {}  # by invitee
         self.poll_timeout = poll_timeout
-        self.counter = Counter()
+        self.counter = Counter(FIRST_J, reserve=lambda mark: self.persistence.events_reserved(mark))
         self.table_history = history or TABLE_HISTORY
         self.player_history = history or PLAYER_HISTORY
         self.players: dict[str, Player] = {}  # by secret id
+        self.unclaimed: dict[str, Player] = {}  # sessions restored after a restart, by id HMAC, until polled
         self.by_nick: dict[str, Player] = {}  # by nick_key(nick)
         self.lobby = Table(LOBBY, ChatRoom(LOBBY_CHAT_KEPT), EventLog(self.table_history))
         self.tables: dict[int, Table] = {LOBBY: self.lobby}
@@ -251,12 +267,20 @@ class Hub:
             for waiter in table.waiters:
                 _wake(waiter)
 
-    def restore(self, journals: dict[int, list[tuple[int, str, dict[str, Any]]]], next_uid: int) -> None:
-        """Rebuild the live tables, the lobby's chat and private chat from the journal after a restart.
+    def restore(
+        self,
+        journals: dict[int, list[tuple[int, str, dict[str, Any]]]],
+        next_uid: int,
+        sessions: LiveSessions | None = None,
+    ) -> None:
+        """Rebuild the live tables, the lobby's chat and private chat from the journal after a restart,
+        then the sessions, whose players sit back at their tables.
 
         Clocks stand still while the server is down; the player on move gets RESTART_GRACE seconds
         before theirs runs again, and players have RESTORED_TABLE_KEPT to come back.
         """
+        if sessions is not None:
+            self._continue_numbering(sessions.event_mark)
         self._next_uid = max(self._next_uid, next_uid)
         private = journals.pop(PRIVATE_JOURNAL, [])
         for seq, kind, data in private:
@@ -273,6 +297,8 @@ class Hub:
                 log.exception("table could not be restored %s", Fields(uid=uid))
                 if uid != LOBBY:
                     self.tables.pop(uid, None)
+        if sessions is not None:
+            self._restore_sessions(sessions)
 
     def _restore_table(self, uid: int, entries: list[tuple[int, str, dict[str, Any]]]) -> None:
         last_seq = entries[-1][0]
@@ -336,6 +362,7 @@ class Hub:
         for player in [p for p in self.players.values() if now - p.last_seen > self.poll_timeout]:
             log.info("timed out %s", Fields(nick=player.nick))
             self._remove(player, reason="timeout")
+        self.note_sessions()
         self.private.forget_older_than(int(now) - PRIVATE_KEPT_SECONDS)
         moment = self.timers.now()
         for table in [t for t in self.tables.values() if t.room is not None and self._expired(t, moment)]:
@@ -429,6 +456,8 @@ class Hub:
         # the newcomer's next reply carries the table's whole state as it is then (see _news)
         player.joined[uid] = self.counter.next()
         self._post(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
+        if uid != LOBBY:
+            self._save_session(player)
 
     def _leave(self, player: Player, uid: int) -> None:
         table = self.tables[uid]
@@ -436,6 +465,7 @@ class Hub:
         player.joined.pop(uid, None)
         if uid in player.tables and uid != LOBBY:
             player.tables.remove(uid)
+            self._save_session(player)
         self._post(uid, events.people("d", [player.nick]))
         self._note_presence(table)
 
@@ -464,7 +494,7 @@ class Hub:
         self._login(secret, account.nick, check_lang(lang) if lang else account.lang, account)
 
     def _login(self, secret: str, nick: str, lang: str, account: Account | None) -> None:
-        known = self.players.get(secret)
+        known = self._find(secret)
         holder = self.by_nick.get(nick_key(nick))
         if known is not None:
             if known.nick != nick:
@@ -474,6 +504,7 @@ class Hub:
             known.last_seen = self.clock()
             if account is not None:  # what an admin changed since shows from this login on
                 self._account_changed(account)
+            self._save_session(known)
             return
         if holder is not None:
             raise ProtocolError("nickInUse", "This nick is in use.")
@@ -494,16 +525,25 @@ class Hub:
         self.by_nick[nick_key(nick)] = player
         self._enter(player, LOBBY, player.info)
         # back at the games they play (after a restart, or after their session timed out)
-        for table in list(self.tables.values()):
-            if table.room is not None and table.room.seat_of(nick) and table.room.game.result is None:
-                self._enter(player, table.uid)
+        self._seat_back(player)
+        if not reserved(nick):
+            player.id_hmac = self.persistence.id_hmac(secret)
+            player.stored = True
+            self._save_session(player)
         log.info("%s login %s", "guest" if account is None else "registered", Fields(nick=nick))
+
+    def _seat_back(self, player: Player) -> None:
+        for table in list(self.tables.values()):
+            room = table.room
+            if room is not None and room.seat_of(player.nick) and room.game.result is None:
+                if table.uid not in player.tables:
+                    self._enter(player, table.uid)
 
     def resume(self, secret: str, nick: str) -> None:
         """zagram's auto-login link hands a live session to a browser: it takes over that session (as
         a second login with the same id would) but never makes one, so a link with someone else's id
         cannot log a stranger in under an identity the link's author knows."""
-        player = self.players.get(secret)
+        player = self._find(secret)
         if player is None:
             raise ProtocolError("notLoggedIn", "This link's session is not live: log in instead.")
         if nick_key(player.nick) != nick_key(nick):
@@ -511,13 +551,17 @@ class Hub:
         self._login(secret, player.nick, player.lang, None)
 
     def logout(self, secret: str) -> bool:
-        player = self.players.get(secret)
+        player = self._find(secret)
         if player is None:
             return False
         self._remove(player, reason="logout")
         return True
 
     def _remove(self, player: Player, *, reason: str) -> None:
+        if player.stored:
+            player.stored = False
+            self.persistence.session_ended(player.id_hmac)
+        self.unclaimed.pop(player.id_hmac, None)
         for invitation in [i for i in self.invitations.values() if player in (i.inviter, i.invitee)]:
             self._drop_invitation(invitation)
         for uid in list(reversed(player.tables)):
@@ -531,30 +575,147 @@ class Hub:
         player.lang = check_lang(lang)
         player.refresh_info()
         self._post(LOBBY, player.info)
+        self._save_session(player)
 
     def _player(self, secret: str) -> Player:
-        player = self.players.get(secret)
+        player = self._find(secret)
         if player is None:
             raise ProtocolError("notLoggedIn", "Not logged in.")
         player.last_seen = self.clock()
         return player
 
+    def _find(self, secret: str) -> Player | None:
+        """The player with this id. A session restored after a restart is known only by its id's HMAC
+        until a request names the id: the first one claims it."""
+        player = self.players.get(secret)
+        if player is None and self.unclaimed and secret:
+            player = self.unclaimed.pop(self.persistence.id_hmac(secret), None)
+            if player is not None:
+                del self.players[player.secret]
+                player.secret = secret
+                self.players[secret] = player
+                log.info("session resumed %s", Fields(nick=player.nick))
+        return player
+
+    # --- sessions across restarts --------------------------------------------------------------
+
+    def _save_session(self, player: Player) -> None:
+        """Hand the session to the store after a change of what it keeps; never for a mere poll."""
+        if player.stored:
+            self.persistence.session_saved(
+                SavedSession(
+                    id_hmac=player.id_hmac,
+                    nick=player.nick,
+                    lang=player.lang,
+                    registered=not player.guest,
+                    free=player.free,
+                    client=player.client,
+                    tables=tuple(uid for uid in player.tables if uid != LOBBY),
+                    blocked=tuple(sorted(player.blocked)),
+                    last_command=player.last_command,
+                )
+            )
+
+    def note_sessions(self) -> None:
+        """The heartbeat, at every sweep and at a clean stop. With it go the last polls of the players
+        who had stopped polling (only when that changed), so that after a crash each session gets what
+        was left of its time-out; one write, however many players poll."""
+        now = self.clock()
+        changed: dict[str, float | None] = {}
+        for player in self.players.values():
+            if not player.stored:
+                continue
+            polling = player.waiter is not None or now - player.last_seen < QUIET_AFTER
+            quiet = None if polling else player.last_seen
+            if quiet != player.noted_quiet:
+                player.noted_quiet = changed[player.id_hmac] = quiet
+        self.persistence.sessions_seen(now, changed)
+
+    def _continue_numbering(self, mark: int) -> None:
+        """Event numbers go on above every number the earlier runs handed out: a msgNo from before the
+        restart is then older than anything kept, and gets the whole state (never `sd`, never a gap)."""
+        if mark >= RENUMBER_AT:
+            log.info("event numbers start again %s", Fields(after=mark))
+            mark = 0  # every old msgNo is then beyond j, which also gets the whole state
+        self.counter.continue_after(max(mark, FIRST_J, self.counter.last))
+        self.lobby.log.dropped = self.counter.last  # for the anonymous stream as well
+
+    def _restore_sessions(self, live: LiveSessions) -> None:
+        """Bring the sessions of the earlier run back, each with what was left of its time-out: its last
+        poll counts from the last heartbeat before the stop, and the downtime not at all."""
+        now = self.clock()
+        alive_at = live.alive_at if live.alive_at is not None else now
+        quiet: dict[str, float | None] = {}
+        for saved in live.sessions:
+            idle = 0.0 if saved.quiet_since is None else max(0.0, alive_at - saved.quiet_since)
+            account = live.accounts.get(nick_key(saved.nick)) if saved.registered else None
+            gone = saved.registered and account is None  # the account was deleted or renamed meanwhile
+            if idle > self.poll_timeout or gone or nick_key(saved.nick) in self.by_nick:
+                self.persistence.session_ended(saved.id_hmac)
+                continue
+            player = self._restore_session(saved, account, now - idle)
+            quiet[saved.id_hmac] = player.noted_quiet
+        # the rows' quiet_since now count from this heartbeat: a second crash soon after still adds up
+        self.persistence.sessions_seen(now, quiet)
+        if live.sessions:
+            ended = len(live.sessions) - len(quiet)
+            log.info("sessions restored %s", Fields(restored=len(quiet), ended=ended))
+
+    def _restore_session(self, saved: SavedSession, account: Account | None, last_seen: float) -> Player:
+        player = Player(
+            secret=f"restored-{secrets.token_hex(16)}",  # no client can send it: ids have no '-'
+            nick=saved.nick,
+            lang=saved.lang,
+            inbox=EventLog(self.player_history),
+            free=saved.free,
+            client=saved.client,
+            last_command=saved.last_command,
+            last_seen=last_seen,
+            blocked=set(saved.blocked),
+            logged_in_at=self.counter.last,
+            id_hmac=saved.id_hmac,
+        )
+        if account is not None:  # a registered player: rating and moderator flag as the account has them now
+            player.guest = False
+            _apply(account, player)
+        self.players[player.secret] = player
+        self.by_nick[nick_key(player.nick)] = player
+        self.unclaimed[saved.id_hmac] = player
+        self._enter(player, LOBBY, player.info)
+        for uid in saved.tables:
+            if uid in self.tables and uid not in player.tables:
+                self._enter(player, uid)
+        self._seat_back(player)
+        player.noted_quiet = last_seen if self.clock() - last_seen >= QUIET_AFTER else None
+        player.stored = True
+        if tuple(uid for uid in player.tables if uid != LOBBY) != saved.tables:  # a table closed meanwhile
+            self._save_session(player)
+        return player
+
     # --- the stream ----------------------------------------------------------------------------
 
     def receive(self, secret: str, messages: list[ClientMessage]) -> None:
-        """Apply the commands of one poll; commands numbered at or below k are ignored."""
-        player = self.players.get(secret)
+        """Apply the commands of one poll; commands numbered at or below k are ignored.
+
+        The new k goes to the store before anything the commands change, so that no crash can keep
+        their effects and lose the k that says they are done (the client would send them again)."""
+        player = self._find(secret)
         if player is None:
             return
         player.last_seen = self.clock()
+        processed = player.last_command
+        numbers = [m.number for m in messages if not isinstance(m, Flags) and m.number is not None]
+        if numbers and max(numbers) > processed:
+            player.last_command = max(numbers)
+            self._save_session(player)
         for message in messages:
             if isinstance(message, Flags):
                 self._flags(player, message.text)
                 continue
-            if message.number is not None and message.number <= player.last_command:
+            if message.number is not None and message.number <= processed:
                 continue
             if message.number is not None:
-                player.last_command = message.number
+                processed = message.number
             if isinstance(message, BadCommand):
                 self._tell(player, LOBBY, f"Command refused: {message.reason}.")
                 continue
@@ -589,7 +750,7 @@ class Hub:
     ) -> str:
         """The poll's answer: `ok/m<i>.<j>.<k>/q<table>/.../end` (or `sd/...` for anonymous readers)."""
         self.polls_answered += 1
-        player = self.players.get(secret)
+        player = self._find(secret)
         if player is None:
             return self._public_reply(seen, with_subscriptions)
         if player.fresh:
@@ -974,6 +1135,7 @@ class Hub:
             invitation.inviter.rejected_by.append(player.nick)
             if text == "b":
                 player.blocked.add(nick_key(invitation.inviter.nick))
+                self._save_session(player)
         elif text == "c":
             invitation = self.invitations.get(player)
             if invitation is None:
@@ -1277,6 +1439,7 @@ class Hub:
             player.free, player.client = free, client
             player.refresh_info()
             self._post(LOBBY, player.info)
+            self._save_session(player)
 
 
 def _apply(account: Account, player: Player) -> None:

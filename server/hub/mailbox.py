@@ -9,22 +9,39 @@ event into every reader's mailbox keeps a chat line in a lobby of thousands at o
 from __future__ import annotations
 
 from collections import deque
-from itertools import count, islice
+from collections.abc import Callable
+from itertools import islice
 
 TABLE_HISTORY = 2000  # events kept per table; an older msgNo gets the table's full state again
 PLAYER_HISTORY = 1000  # events kept in a player's own log
+RESERVE_AHEAD = 100_000  # event numbers reserved in the store at a time (see Counter)
 
 
 class Counter:
-    """The hub's event numbers, 1, 2, 3..."""
+    """The hub's event numbers, each one above the last: `last` + 1, + 2...
 
-    def __init__(self) -> None:
-        self._numbers = count(1)
-        self.last = 0
+    Numbers go on across restarts, so that a client's msgNo from before one is below every new number.
+    The store cannot be written for each event, so numbers are reserved ahead: `reserve(mark)` is called
+    when fewer than RESERVE_AHEAD / 2 are left, with a mark RESERVE_AHEAD above the newest number. A run
+    that dies then hands out at most numbers up to the last mark written, and the next run starts there.
+    """
+
+    def __init__(self, last: int = 0, reserve: Callable[[int], None] | None = None) -> None:
+        self.last = last
+        self._renew_at = last
+        self._reserve = reserve
 
     def next(self) -> int:
-        self.last = next(self._numbers)
+        self.last += 1
+        if self.last > self._renew_at:
+            self._renew_at = self.last + RESERVE_AHEAD // 2
+            if self._reserve is not None:
+                self._reserve(self.last + RESERVE_AHEAD)
         return self.last
+
+    def continue_after(self, mark: int) -> None:
+        """Go on above `mark`, the numbers an earlier run reserved (and reserve more at the next event)."""
+        self.last = self._renew_at = mark
 
 
 class EventLog:
