@@ -754,8 +754,8 @@ class Hub:
         if player is None:
             return self._public_reply(seen, with_subscriptions)
         if player.fresh:
-            # A msgNo older than the session can only come from before it, maybe from the server's
-            # previous run (numbers start again after a restart): the first reply starts at the login.
+            # A msgNo the client kept from an earlier session (or from a run before the numbering
+            # started again, past 2**30) says nothing about this one: the first reply starts at the login.
             player.fresh = False
             seen = min(seen, player.logged_in_at)
         last = self.counter.last
