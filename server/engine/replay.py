@@ -35,6 +35,7 @@ _NO_TERRITORY = {"MustSurr": "1", "MinArea": "1", "Stop": "1"}
 RULE_SETS: dict[str, dict[str, str]] = {
     "russian": _NO_TERRITORY,  # playdots.ru ("without territory, with grounding"), oppai-rs
     "особый": _NO_TERRITORY,  # notAgo; its records end by grounding (RE[B+G])
+    "2": _NO_TERRITORY,  # reported as playdots.ru's; no record shows it, so read as its usual rules
 }
 """Other servers' RU names (compared case-blind) as zagram's flags; docs/rules.md gives the evidence."""
 

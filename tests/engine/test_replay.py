@@ -141,7 +141,7 @@ def test_stop_dots_are_zagrams_in_zagrams_order() -> None:
 CAPTURE_THEN_STOP = ";B[cb];W[cc];B[bc];W[hh];B[dc];W[hg];B[cd];W[gh];B[])"
 
 
-@pytest.mark.parametrize("name", ["russian", "Russian", "Особый"])
+@pytest.mark.parametrize("name", ["russian", "Russian", "Особый", "2"])
 def test_other_servers_rule_names_replay_as_no_territory(name: str) -> None:
     replayed = replay_record(read_record(f"(;GM[40]FF[4]SZ[8]RU[{name}]{CAPTURE_THEN_STOP}"))
     assert replayed.game.rules == Rules(automatic=True, stop_allowed=True, instant_win=0)
@@ -171,7 +171,7 @@ def test_playdots_double_cross_record_replays_as_no_territory_with_two_crosses(t
 @pytest.mark.parametrize(
     ("ru", "named"),
     [
-        ("2", "RU[2]"),  # said to come from playdots.ru; no record shows what it means
+        ("3", "RU[3]"),
         ("dotsCaptureEmptyBase1sui1", "RU[dotsCaptureEmptyBase1sui1]"),  # KataGoDots
         ("Border=1,BaseMode=1,Suicide=0", "RU flag 'Border'"),  # KvanTTT's DotsGame app
         ("MustSurr=1,Stop=1,Capture=1", "RU flag 'Capture'"),
