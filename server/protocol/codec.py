@@ -10,6 +10,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from server.protocol.confusables import PROTOTYPES
+
 ID_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_."
 MAX_GUEST_ID = 9
 MIN_REGISTERED_ID = 10
@@ -116,8 +118,26 @@ def check_id(player_id: str, *, guest: bool) -> str:
 
 
 def nick_key(nick: str) -> str:
-    """Two nicks that look alike (case, full-width or compatibility forms) are the same nick."""
+    """Two nicks that differ only in case, full-width or compatibility forms are the same nick."""
     return unicodedata.normalize("NFKC", nick).casefold()
+
+
+def _skeleton(text: str) -> str:
+    """UTS #39's skeleton: NFD, each character replaced by its prototype, NFD again (its step that drops
+    default-ignorable characters has nothing to do: no nick holds one)."""
+    decomposed = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize("NFD", "".join(PROTOTYPES.get(char, char) for char in decomposed))
+
+
+def look_key(nick: str) -> str:
+    """Nicks that a reader can take for one another share this key, the UTS #39 skeleton of the
+    nick_key of the skeleton: `Alɑn` (Latin alpha), Cyrillic `Вор`, `B0b`, `A1an` and `AIan` pass for
+    `Alan`, `Bop`, `Bob` and `alan`. The first skeleton reads the nick as it looks (`ſ` is `f`, though
+    NFKC makes it `s`; the prototype of `I` is `l`, though it folds to `i`), nick_key then drops case
+    and compatibility forms (`AIan` looks like `Alan`, the same nick as `alan`), and the last skeleton
+    reads what that made. Nicks with one nick_key may still differ here (`AIan`, `aian`): the hub and
+    the store check both keys."""
+    return _skeleton(nick_key(_skeleton(nick)))
 
 
 def parse_number(text: str) -> int | None:

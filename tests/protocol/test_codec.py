@@ -6,7 +6,10 @@ msgFromClient) and `shared/spec/protocol.md` sections 1, 1.1, 3.1, 3.3, 4 and 12
 
 from __future__ import annotations
 
+import itertools
 import re
+import string
+import sys
 import unicodedata
 
 import pytest
@@ -30,9 +33,12 @@ from server.protocol.codec import (
     encode_client_text,
     encode_server_text,
     frame,
+    look_key,
+    nick_key,
     parse_commands,
     parse_msg_no,
 )
+from server.protocol.confusables import PROTOTYPES
 
 # The five user characters the doc HTML-escapes, with their entities, in the doc's order.
 ENTITIES = [("<", "&#60;"), (">", "&#62;"), ("'", "&#39;"), ('"', "&#34;"), ("-", "&#45;")]
@@ -387,6 +393,82 @@ def test_accepted_nicks_never_break_the_wire(nick: str) -> None:
         assert 1 <= len(nick) - guest <= 20 - guest
         assert nick.startswith("*") == guest
         assert nick == nick.strip() and "  " not in nick
+
+
+# ----------------------------------------------------------------------------------- look-alikes
+
+LOOK_ALIKES = [
+    ("Alan", "Alɑn"),  # LATIN SMALL LETTER ALPHA: a Latin letter, so the one-script rule lets it by
+    ("Alan", "Aǀan"),  # LATIN LETTER DENTAL CLICK
+    ("Bop", "Вор"),  # all Cyrillic: VE, O, ER
+    ("Ala", "Аӏа"),  # all Cyrillic: A, PALOCHKA, A
+    ("Bob", "B0b"),  # confusables.txt: DIGIT ZERO → LATIN CAPITAL LETTER O
+    ("Alan", "A1an"),  # DIGIT ONE → LATIN SMALL LETTER L
+    ("Alan", "AIan"),  # LATIN CAPITAL LETTER I → LATIN SMALL LETTER L
+    ("alan", "AIAN"),  # case does not count: AIAN looks like ALAN, the same nick as alan
+    ("Sam", "Sarn"),  # LATIN SMALL LETTER M → r, n
+    ("Alan", "ALAN"),
+    ("*Alan", "*\uff21lɑn"),  # full-width A; a guest's star stays
+]
+DIFFERENT_LOOKS = [
+    ("Alan", "Alen"),
+    ("Ala", "Ola"),
+    ("Ali", "All"),  # i is not l (I, 1 and ǀ are)
+    ("bop", "вор"),  # a small Cyrillic VE is not b
+    ("Bob5", "BobS"),  # of the digits, only 0 and 1 have prototypes
+    ("Bob8", "BobB"),
+    ("Alan", "*Alan"),  # a guest's star tells them from a registered player
+]
+
+
+@pytest.mark.parametrize(("nick", "look_alike"), LOOK_ALIKES)
+def test_look_alike_nicks_share_a_look(nick: str, look_alike: str) -> None:
+    guest = nick.startswith("*")
+    assert check_nick(nick, guest=guest) and check_nick(look_alike, guest=guest)  # both are nicks
+    assert nick_key(nick) != nick_key(look_alike) or nick.upper() == look_alike.upper()
+    assert look_key(nick) == look_key(look_alike)
+
+
+@pytest.mark.parametrize(("nick", "other"), DIFFERENT_LOOKS)
+def test_different_nicks_have_different_looks(nick: str, other: str) -> None:
+    assert look_key(nick) != look_key(other)
+
+
+def test_uts39_gives_prototypes_to_0_and_1_only_of_the_digits() -> None:
+    assert look_key("0") == look_key("O") == look_key("o")
+    assert look_key("1") == look_key("l") == look_key("I")
+    assert [look_key(digit) for digit in "23456789"] == list("23456789")
+
+
+def test_a_look_fits_the_column_for_every_character_of_a_nick() -> None:
+    """users.look_key holds 80 characters: at most 4 for each of a nick's 20."""
+    letters = (chr(code) for code in range(sys.maxunicode + 1) if "LETTER" in unicodedata.name(chr(code), ""))
+    longest = 0
+    for char in itertools.chain(letters, " _0123456789"):
+        try:
+            check_nick("A" + char + "a", guest=False)
+        except ProtocolError:
+            continue
+        longest = max(longest, len(look_key(char)))
+    assert longest == 4  # PARENTHESIZED LATIN SMALL LETTER M: (m) and m is rn
+
+
+# A letter for each Latin letter it looks like, as long as it is Latin itself (the one-script rule).
+LATIN_LOOK_ALIKES = {
+    prototype: sorted(
+        source
+        for source, target in PROTOTYPES.items()
+        if target == prototype and "LATIN" in unicodedata.name(source, "").split()
+    )
+    for prototype in string.ascii_letters
+}
+
+
+@given(st.text(st.sampled_from(string.ascii_letters), min_size=1, max_size=20), st.data())
+def test_a_nick_with_latin_look_alike_letters_has_the_nick_s_look(nick: str, data: st.DataObject) -> None:
+    disguised = "".join(data.draw(st.sampled_from([char, *LATIN_LOOK_ALIKES.get(char, [])])) for char in nick)
+    assert check_nick(disguised, guest=False) == disguised
+    assert look_key(disguised) == look_key(nick)
 
 
 # ----------------------------------------------------------------------------------- ids
