@@ -69,6 +69,7 @@ from server.protocol.codec import (
     decode_client_text,
     encode_client_text,
     encode_server_text,
+    look_key,
     nick_key,
     parse_commands,
     parse_msg_no,
@@ -385,6 +386,7 @@ def test_codec_functions_take_any_text(text: str) -> None:
             except ProtocolError:
                 pass
     nick_key(text)
+    look_key(text)
     assert decode_client_text(encode_client_text(text)) == text
     assert not CONTROL.search(clean_text(text))
     assert not set("/<>'\"") & set(encode_server_text(text))
@@ -1282,6 +1284,9 @@ def check_hub(hub: Hub, *, boards: bool = True) -> None:
     assert len(hub.by_nick) == len(players)
     for key, player in hub.by_nick.items():
         assert players.get(player.secret) is player and key == nick_key(player.nick), f"by_nick {key}"
+    assert len(hub.by_look) == len(players)  # no two players online look alike
+    for key, player in hub.by_look.items():
+        assert players.get(player.secret) is player and key == look_key(player.nick), f"by_look {key}"
     for secret, player in players.items():
         assert player.secret == secret
         assert player.tables[0] == LOBBY and len(set(player.tables)) == len(player.tables), player.tables

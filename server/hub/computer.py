@@ -21,7 +21,7 @@ from server.engine import ai
 from server.engine.board import Board
 from server.engine.moves import point_to_sgf
 from server.logs import Fields
-from server.protocol.codec import ProtocolError, nick_key
+from server.protocol.codec import ProtocolError, look_key, nick_key
 
 if TYPE_CHECKING:
     from server.hub.hub import Hub
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 COMPUTER_NICKS = {1: "AI easy", 2: "AI medium", 3: "AI hard"}
 RESERVED = {nick_key(nick): level for level, nick in COMPUTER_NICKS.items()}
+RESERVED_LOOKS = {look_key(nick) for nick in COMPUTER_NICKS.values()}
 UNTIMED_SECONDS = 3.0  # the most a move may take in a game without a clock
 MOST_SECONDS = 5.0  # and in any game
 SAFETY_SECONDS = 3.0  # never planned into the last seconds of the AI's clock
@@ -40,8 +41,9 @@ log = logging.getLogger(__name__)
 
 
 def reserved(nick: str) -> bool:
-    """Names nobody can register or log in with, whether or not the AI plays on this server."""
-    return nick_key(nick) in RESERVED
+    """Names nobody can register or log in with, whether or not the AI plays on this server, nor
+    anything that looks like them (`Al easy` with a small L)."""
+    return nick_key(nick) in RESERVED or look_key(nick) in RESERVED_LOOKS
 
 
 def worker_pool(workers: int) -> ProcessPoolExecutor:

@@ -69,6 +69,7 @@ from server.protocol.codec import (
     clean_text,
     decode_client_text,
     frame,
+    look_key,
     nick_key,
     parse_number,
 )
@@ -209,6 +210,7 @@ class Hub:
         self.players: dict[str, Player] = {}  # by secret id
         self.unclaimed: dict[str, Player] = {}  # sessions restored after a restart, by id HMAC, until polled
         self.by_nick: dict[str, Player] = {}  # by nick_key(nick)
+        self.by_look: dict[str, Player] = {}  # by look_key(nick): no two players online look alike
         self.lobby = Table(LOBBY, ChatRoom(LOBBY_CHAT_KEPT), EventLog(self.table_history))
         self.tables: dict[int, Table] = {LOBBY: self.lobby}
         self.private = PrivateChats()
@@ -495,7 +497,7 @@ class Hub:
 
     def _login(self, secret: str, nick: str, lang: str, account: Account | None) -> None:
         known = self._find(secret)
-        holder = self.by_nick.get(nick_key(nick))
+        holder = self.by_nick.get(nick_key(nick)) or self.by_look.get(look_key(nick))
         if known is not None:
             if known.nick != nick:
                 raise ProtocolError("idInUse", "This id is logged in with another nick.")
@@ -523,6 +525,7 @@ class Hub:
             _apply(account, player)
         self.players[secret] = player
         self.by_nick[nick_key(nick)] = player
+        self.by_look[look_key(nick)] = player
         self._enter(player, LOBBY, player.info)
         # back at the games they play (after a restart, or after their session timed out)
         self._seat_back(player)
@@ -568,6 +571,7 @@ class Hub:
             self._leave(player, uid)
         del self.players[player.secret]
         del self.by_nick[nick_key(player.nick)]
+        del self.by_look[look_key(player.nick)]
         log.info("left %s", Fields(nick=player.nick, reason=reason))
 
     def change_lang(self, secret: str, lang: str) -> None:
@@ -650,7 +654,8 @@ class Hub:
             idle = 0.0 if saved.quiet_since is None else max(0.0, alive_at - saved.quiet_since)
             account = live.accounts.get(nick_key(saved.nick)) if saved.registered else None
             gone = saved.registered and account is None  # the account was deleted or renamed meanwhile
-            if idle > self.poll_timeout or gone or nick_key(saved.nick) in self.by_nick:
+            taken = nick_key(saved.nick) in self.by_nick or look_key(saved.nick) in self.by_look
+            if idle > self.poll_timeout or gone or taken:
                 self.persistence.session_ended(saved.id_hmac)
                 continue
             player = self._restore_session(saved, account, now - idle)
@@ -680,6 +685,7 @@ class Hub:
             _apply(account, player)
         self.players[player.secret] = player
         self.by_nick[nick_key(player.nick)] = player
+        self.by_look[look_key(player.nick)] = player
         self.unclaimed[saved.id_hmac] = player
         self._enter(player, LOBBY, player.info)
         for uid in saved.tables:

@@ -103,6 +103,8 @@ async def test_what_the_computer_refuses(client: TestClient) -> None:
     assert len(hub_of(client).tables) == 2
     registered = await client.get("/auth.py?co=rejestruj&opisGracza=ai%20EASY&idGracza=abcdefghijkl&email=v")
     assert await registered.text() == "ok.tenOpisJestJuzZajety"
+    look_alike = await client.get("/auth.py?co=rejestruj&opisGracza=Al%20easy&idGracza=abcdefghijkl&email=v")
+    assert await look_alike.text() == "ok.tenOpisJestJuzZajety"  # a small L for the I
 
 
 async def test_after_a_restart_the_computer_on_move_moves(

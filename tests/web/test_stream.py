@@ -517,7 +517,18 @@ async def test_superscript_digits_and_control_characters_do_not_break_anything(
 
 @pytest.mark.parametrize(
     ("nick", "answer"),
-    [("*\uff21la", "err.nickInUse"), ("*ALA", "err.nickInUse"), ("*Ala\u0301", "err.badNick")],
+    [
+        ("*\uff21la", "err.nickInUse"),
+        ("*ALA", "err.nickInUse"),
+        ("*Ala\u0301", "err.badNick"),
+        ("*Alɑ", "err.nickInUse"),  # LATIN SMALL LETTER ALPHA (UTS #39 skeletons)
+        ("*AIa", "err.nickInUse"),  # a capital I
+        ("*A1a", "err.nickInUse"),
+        ("*Аӏа", "err.nickInUse"),  # all Cyrillic
+        ("*Аla", "err.badNick"),  # Cyrillic А, Latin la: two scripts
+        ("*B0b", "err.nickInUse"),
+        ("*Ola", ""),  # another nick
+    ],
 )
 async def test_look_alike_nicks_are_refused(pair: tuple[Zagram, Zagram], nick: str, answer: str) -> None:
     ala, _ = pair
