@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from server.engine.rating import INITIAL, Rating, shown
 from server.engine.sgf import read_record, write_record
 from server.hub.persistence import Account
-from server.protocol.codec import nick_key
+from server.protocol.codec import look_key, nick_key
 from server.store.database import findable
 from server.store.idhash import check_id_async, hash_id_async
 from server.store.models import ArchivedGame, User
@@ -78,9 +78,13 @@ def _by_nick(nick: str):
     return select(User).where(User.nick_key == nick_key(nick))
 
 
-def _holding(key: str):
-    """The account that shows this nick, or still logs in with it after a rename."""
-    return select(User).where(or_(User.nick_key == key, User.login_key == key))
+def _holding(nick: str):
+    """The accounts that show this nick or one that looks like it, or still log in with it after a
+    rename."""
+    key = nick_key(nick)
+    return select(User).where(
+        or_(User.nick_key == key, User.login_key == key, User.look_key == look_key(nick))
+    )
 
 
 class Accounts:
@@ -88,16 +92,18 @@ class Accounts:
         self.sessions = sessions
 
     async def register(self, nick: str, secret: str, email: str, lang: str) -> Account:
-        """A new account with the starting rating; NickTaken if the nick (in any look-alike form) is."""
+        """A new account with the starting rating; NickTaken if the nick, or one that looks like it,
+        is."""
         key = nick_key(nick)
         async with self.sessions() as session:
-            if await session.scalar(_holding(key)) is not None:
+            if await session.scalar(_holding(nick).limit(1)) is not None:
                 raise NickTaken(nick)
         secret_hash = await hash_id_async(secret)
         user = User(
             nick=nick,
             nick_key=key,
             login_key=key,
+            look_key=look_key(nick),
             secret_hash=secret_hash,
             email=email,
             lang=lang,
@@ -144,14 +150,17 @@ class Accounts:
     async def rename(self, nick: str, new_nick: str) -> None:
         """A new nick for the account. The player keeps logging in with the old one (the id is
         derived from it); archived records keep the nick the games were played under."""
-        key = nick_key(new_nick)
         try:
             async with self.sessions.begin() as session:
                 user = await self._user(session, nick)
-                holder = await session.scalar(_holding(key))
-                if holder is not None and holder.id != user.id:
+                holders = await session.scalars(_holding(new_nick).where(User.id != user.id).limit(1))
+                if holders.first() is not None:
                     raise NickTaken(new_nick)
-                user.nick, user.nick_key = new_nick, key
+                old_look = user.look_key
+                user.nick, user.nick_key, user.look_key = new_nick, nick_key(new_nick), look_key(new_nick)
+                if old_look is not None and old_look != user.look_key:
+                    await session.flush()
+                    await _pass_on(session, old_look)
         except IntegrityError:
             raise NickTaken(new_nick) from None
 
@@ -173,7 +182,11 @@ class Accounts:
             for game in games:
                 _anonymise(game, user.id, anonymous)
             await session.flush()
+            look = user.look_key
             await session.delete(user)
+            if look is not None:
+                await session.flush()
+                await _pass_on(session, look)
         return len(games)
 
     @staticmethod
@@ -182,6 +195,15 @@ class Accounts:
         if user is None:
             raise UnknownNick(nick)
         return user
+
+
+async def _pass_on(session, look: str) -> None:
+    """A look no account holds any longer goes to the oldest account that still shows it: one of the
+    look-alikes registered before they were refused (migration 0004 left them without a look key)."""
+    for heir in await session.scalars(select(User).where(User.look_key.is_(None)).order_by(User.id)):
+        if look_key(heir.nick) == look:
+            heir.look_key = look
+            return
 
 
 def _anonymise(game: ArchivedGame, user_id: int, name: str) -> None:

@@ -23,6 +23,9 @@ class User(Base):
     # The nick the id was derived from (clients hash nick + password): after an admin's rename the
     # player still logs in with it, and nobody else may take it.
     login_key: Mapped[str] = mapped_column(String(80), unique=True)
+    # The nick's UTS #39 look (codec.look_key: at most 4 characters for each of 20): no account may
+    # look like another. NULL for the younger of two look-alikes registered before that rule (0004).
+    look_key: Mapped[str | None] = mapped_column(String(80), unique=True, index=True)
     secret_hash: Mapped[str] = mapped_column(String(200))
     email: Mapped[str] = mapped_column(String(200), default="")
     lang: Mapped[str] = mapped_column(String(2), default="en")

@@ -125,3 +125,42 @@ async def test_admin_changes(store: Store) -> None:
         await store.accounts.delete("Alicja")
     with pytest.raises(UnknownNick):
         await store.accounts.set_moderator("Nobody", True)
+
+
+@pytest.mark.parametrize(
+    ("nick", "look_alike"),
+    [
+        ("Alan", "Alɑn"),  # LATIN SMALL LETTER ALPHA
+        ("Alan", "AIan"),  # a capital I
+        ("alan", "AIan"),  # ... whatever the case
+        ("Alan", "A1an"),  # UTS #39: the digit 1 looks like l
+        ("Bob", "B0b"),  # and 0 like O
+        ("Bop", "Вор"),  # all Cyrillic: VE, O, ER
+        ("Аӏа", "Ala"),  # all Cyrillic: A, PALOCHKA, A
+    ],
+)
+async def test_a_nick_that_looks_like_an_account_s_is_taken(store: Store, nick: str, look_alike: str) -> None:
+    await store.accounts.register(nick, registered_id(nick, "pw"), "", "en")
+
+    with pytest.raises(NickTaken):
+        await store.accounts.register(look_alike, registered_id(look_alike, "x"), "", "en")
+    assert await store.accounts.authenticate(look_alike, registered_id(look_alike, "x")) is None
+
+
+async def test_nicks_that_only_resemble_each_other_both_register(store: Store) -> None:
+    for nick in ("Alan", "Alen", "Ala", "Ali", "All", "Bob2", "BobZ"):
+        await store.accounts.register(nick, registered_id(nick, "pw"), "", "en")
+        assert await store.accounts.authenticate(nick, registered_id(nick, "pw")) is not None
+
+
+async def test_a_rename_onto_a_look_alike_is_refused_and_its_own_look_is_kept(store: Store) -> None:
+    await store.accounts.register("Alan", registered_id("Alan", "pw"), "", "en")
+    await store.accounts.register("Bob", registered_id("Bob", "pw"), "", "en")
+
+    for taken in ("Alɑn", "A1an", "AIAN"):
+        with pytest.raises(NickTaken):
+            await store.accounts.rename("Bob", taken)
+    await store.accounts.rename("Alan", "AIan")  # a look of its own is nobody else's
+    await store.accounts.rename("AIan", "Alicja")
+    await store.accounts.rename("Bob", "Alɑn")  # the look Alan left is free again
+    assert (await store.accounts.profile("Alɑn")).nick == "Alɑn"  # type: ignore[union-attr]

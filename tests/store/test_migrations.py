@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import os
+from datetime import UTC, datetime
 
 import pytest
 from aiohttp.test_utils import TestServer
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect
+from sqlalchemy import insert, inspect, text
 
 from server.app import create_app
 from server.config import Settings
+from server.protocol.codec import nick_key
+from server.store.accounts import NickTaken
 from server.store.database import (
     SchemaError,
     alembic_config,
@@ -21,7 +24,10 @@ from server.store.database import (
     migrate,
     open_engine,
 )
-from server.store.models import Base
+from server.store.idhash import hash_id
+from server.store.models import Base, User
+from server.store.store import Store
+from tests.store.test_accounts import registered_id
 
 
 async def test_migrations_run_from_empty_to_head_and_match_the_models(empty_database: str) -> None:
@@ -79,3 +85,54 @@ def test_the_suite_runs_on_the_database_it_was_asked_for(settings: Settings) -> 
     """`make test-postgres` must really test PostgreSQL, not quietly fall back to SQLite."""
     expected = "postgresql" if os.environ.get("KROPKI_TEST_DB") else "sqlite"
     assert settings.db_url.split("+")[0] == expected
+
+
+async def test_0004_gives_each_look_to_the_oldest_account_and_every_account_still_logs_in(
+    empty_database: str,
+) -> None:
+    """Accounts registered as look-alikes before 0004 keep working; the older one holds the look, and
+    when it goes the younger one takes it over, so a look shown by an account is never free."""
+    engine = open_engine(empty_database)
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0003"))
+        for nick in ("Alan", "Bob", "Alɑn", "AIan"):  # as the code before 0004 registered them
+            await connection.execute(
+                insert(User.__table__).values(  # no look_key: only the columns named are written
+                    nick=nick,
+                    nick_key=nick_key(nick),
+                    login_key=nick_key(nick),
+                    secret_hash=hash_id(registered_id(nick, "pw")),
+                    email="",
+                    lang="en",
+                    avatar="",
+                    about="",
+                    registered_at=datetime.now(UTC),
+                    rating=1500.0,
+                    deviation=350.0,
+                    volatility=0.06,
+                    wins=0,
+                    draws=0,
+                    losses=0,
+                    moderator=False,
+                )
+            )
+    await migrate(engine)
+    async with engine.connect() as connection:
+        looks = dict((await connection.execute(text("SELECT nick, look_key FROM users"))).all())
+    await engine.dispose()
+    assert looks == {"Alan": "alan", "Bob": "bob", "Alɑn": None, "AIan": None}
+
+    store = await Store.open(empty_database)
+    try:
+        for nick in looks:
+            assert await store.accounts.authenticate(nick, registered_id(nick, "pw")) is not None
+        with pytest.raises(NickTaken):
+            await store.accounts.register("A1an", registered_id("A1an", "pw"), "", "en")
+        await store.accounts.delete("Alan")
+        with pytest.raises(NickTaken):  # Alɑn, the oldest account left that shows the look, holds it
+            await store.accounts.register("A1an", registered_id("A1an", "pw"), "", "en")
+        await store.accounts.rename("Alɑn", "Zed")
+        with pytest.raises(NickTaken):  # then AIan
+            await store.accounts.register("A1an", registered_id("A1an", "pw"), "", "en")
+    finally:
+        await store.close()

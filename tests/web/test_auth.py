@@ -62,6 +62,28 @@ async def test_a_taken_nick_in_any_look_alike_form(client: TestClient) -> None:
     assert await register(client, "ALICE") == "ok.tenOpisJestJuzZajety"
 
 
+@pytest.mark.parametrize(
+    ("nick", "look_alike"),
+    [
+        ("Alan", "Alɑn"),  # LATIN SMALL LETTER ALPHA
+        ("Alan", "AIan"),  # a capital I
+        ("Alan", "A1an"),
+        ("Bob", "B0b"),
+        ("Bop", "Вор"),  # all Cyrillic
+    ],
+)
+async def test_a_look_alike_of_a_registered_nick_is_taken_while_its_player_is_away(
+    client: TestClient, nick: str, look_alike: str
+) -> None:
+    assert await register(client, nick) == "ok.zarejestrowalem."
+    secret = registered_id(nick, "pw")
+    assert await Zagram(client, secret, nick).get(co="usunGracza", playerId=secret) == ""
+
+    assert await register(client, look_alike) == "ok.tenOpisJestJuzZajety"
+    assert await register(client, "Аlan") == "ok.niedozwolonyOpis"  # Cyrillic А, Latin lan
+    assert await register(client, nick + "a") == "ok.zarejestrowalem."  # another nick
+
+
 async def test_login_with_the_right_id_only(client: TestClient) -> None:
     await register(client, "Alice")
     alice = registered_id("Alice", "pw")
