@@ -14,7 +14,7 @@ from server.hub.hub import Hub
 from server.store.store import Store
 from server.web import archive, auth, clients, headers, health, kropki, metrics, tournament
 from server.web.common import HUB_KEY, STORE_KEY
-from server.web.limits import AddressLimiter
+from server.web.limits import AddressLimiter, LoginGuard
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +38,12 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     app[metrics.METRICS_KEY] = metrics.Metrics(
         app[HUB_KEY], {"/a.kropki": kropki.COMMANDS, "/auth.py": frozenset(auth.HANDLERS)}
     )
-    app[auth.LOGIN_LIMITER_KEY] = AddressLimiter(*auth.FAILED_LOGINS)
+    app[auth.LOGIN_GUARD_KEY] = LoginGuard(
+        settings.failed_logins_per_address,
+        auth.FAILED_LOGINS_WINDOW,
+        settings.failed_logins_per_account,
+        settings.failed_login_max_wait,
+    )
     app[auth.REGISTER_LIMITER_KEY] = AddressLimiter(*auth.REGISTRATIONS)
     app.cleanup_ctx.append(_store_and_hub)
     app.on_shutdown.append(_announce_shutdown)

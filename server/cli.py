@@ -9,7 +9,7 @@ import gc
 import logging
 import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,17 +17,23 @@ from server import __version__, logs
 from server.config import (
     ENV_AI_WORKERS,
     ENV_DB,
+    ENV_FAILED_LOGIN_MAX_WAIT,
+    ENV_FAILED_LOGINS_PER_ACCOUNT,
+    ENV_FAILED_LOGINS_PER_ADDRESS,
     ENV_HOST,
     ENV_PORT,
     ENV_STATIC,
     ENV_TRUSTED_PROXIES,
     ENV_UNLIMITED,
+    MAX_COUNT,
+    MAX_WAIT,
     ConfigError,
     Settings,
     absolute_db_url,
     parse_address,
     parse_ai_workers,
     parse_port,
+    parse_whole,
     sqlite_data_dir,
     sqlite_file,
 )
@@ -60,6 +66,16 @@ def _count_flag(value: str) -> int:
     if not value.isdigit() or not 1 <= int(value) <= 1_000_000:
         raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 1000000, got {value!r}")
     return int(value)
+
+
+def _whole_flag(flag: str, highest: int) -> Callable[[str], int]:
+    def parse(value: str) -> int:
+        try:
+            return parse_whole(value, flag, highest)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
 
 
 def _ai_workers_flag(value: str) -> int:
@@ -126,6 +142,26 @@ def build_parser() -> argparse.ArgumentParser:
         type=_ai_workers_flag,
         metavar="N",
         help=f"processes for the AI players' moves; 0 = no AI players (env {ENV_AI_WORKERS}, default 1)",
+    )
+    serve.add_argument(
+        "--failed-logins-per-address",
+        type=_whole_flag("--failed-logins-per-address", MAX_COUNT),
+        metavar="N",
+        help="failed logins an address may make in 15 minutes "
+        f"(env {ENV_FAILED_LOGINS_PER_ADDRESS}, default 10)",
+    )
+    serve.add_argument(
+        "--failed-logins-per-account",
+        type=_whole_flag("--failed-logins-per-account", MAX_COUNT),
+        metavar="N",
+        help="failed logins to one account before each further try must wait "
+        f"(env {ENV_FAILED_LOGINS_PER_ACCOUNT}, default 5)",
+    )
+    serve.add_argument(
+        "--failed-login-max-wait",
+        type=_whole_flag("--failed-login-max-wait", MAX_WAIT),
+        metavar="SECONDS",
+        help=f"the longest wait between tries of one account (env {ENV_FAILED_LOGIN_MAX_WAIT}, default 900)",
     )
     serve.add_argument(
         "--log-level",
@@ -206,6 +242,11 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         max_players=getattr(args, "max_players", None) or base.max_players,
         max_tables=getattr(args, "max_tables", None) or base.max_tables,
         ai_workers=base.ai_workers if getattr(args, "ai_workers", None) is None else args.ai_workers,
+        failed_logins_per_address=getattr(args, "failed_logins_per_address", None)
+        or base.failed_logins_per_address,
+        failed_logins_per_account=getattr(args, "failed_logins_per_account", None)
+        or base.failed_logins_per_account,
+        failed_login_max_wait=getattr(args, "failed_login_max_wait", None) or base.failed_login_max_wait,
     )
 
 

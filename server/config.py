@@ -23,6 +23,14 @@ ENV_UNLIMITED = "KROPKI_UNLIMITED"
 ENV_AI_WORKERS = "KROPKI_AI_WORKERS"
 DEFAULT_AI_WORKERS = 1
 MAX_AI_WORKERS = 64
+ENV_FAILED_LOGINS_PER_ADDRESS = "KROPKI_FAILED_LOGINS_PER_ADDRESS"
+ENV_FAILED_LOGINS_PER_ACCOUNT = "KROPKI_FAILED_LOGINS_PER_ACCOUNT"
+ENV_FAILED_LOGIN_MAX_WAIT = "KROPKI_FAILED_LOGIN_MAX_WAIT"
+DEFAULT_FAILED_LOGINS_PER_ADDRESS = 10  # in 15 minutes
+DEFAULT_FAILED_LOGINS_PER_ACCOUNT = 5  # before each further try waits, 1 s then doubling
+DEFAULT_FAILED_LOGIN_MAX_WAIT = 900  # seconds: the longest wait between tries of one account
+MAX_COUNT = 1_000_000
+MAX_WAIT = 24 * 3600
 
 
 class ConfigError(ValueError):
@@ -54,6 +62,9 @@ class Settings:
     max_players: int = 5_000
     max_tables: int = 2_500
     ai_workers: int = DEFAULT_AI_WORKERS  # processes searching the AI players' moves; 0 = no AI players
+    failed_logins_per_address: int = DEFAULT_FAILED_LOGINS_PER_ADDRESS
+    failed_logins_per_account: int = DEFAULT_FAILED_LOGINS_PER_ACCOUNT
+    failed_login_max_wait: int = DEFAULT_FAILED_LOGIN_MAX_WAIT
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -74,7 +85,27 @@ class Settings:
             ai_workers=parse_ai_workers(environ[ENV_AI_WORKERS], ENV_AI_WORKERS)
             if environ.get(ENV_AI_WORKERS)
             else DEFAULT_AI_WORKERS,
+            failed_logins_per_address=_whole(
+                environ, ENV_FAILED_LOGINS_PER_ADDRESS, DEFAULT_FAILED_LOGINS_PER_ADDRESS, MAX_COUNT
+            ),
+            failed_logins_per_account=_whole(
+                environ, ENV_FAILED_LOGINS_PER_ACCOUNT, DEFAULT_FAILED_LOGINS_PER_ACCOUNT, MAX_COUNT
+            ),
+            failed_login_max_wait=_whole(
+                environ, ENV_FAILED_LOGIN_MAX_WAIT, DEFAULT_FAILED_LOGIN_MAX_WAIT, MAX_WAIT
+            ),
         )
+
+
+def parse_whole(value: str, name: str, highest: int) -> int:
+    """A whole number from 1 to `highest`, or a ConfigError naming the setting."""
+    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= highest:
+        raise ConfigError(f"{name} must be a whole number from 1 to {highest}, got {value!r}")
+    return int(value)
+
+
+def _whole(environ: Mapping[str, str], name: str, default: int, highest: int) -> int:
+    return parse_whole(environ[name], name, highest) if environ.get(name) else default
 
 
 def parse_ai_workers(value: str, name: str = "--ai-workers") -> int:

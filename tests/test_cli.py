@@ -349,6 +349,43 @@ def test_bad_ai_workers_are_refused(value: str, capsys: pytest.CaptureFixture[st
             resolve([], {"KROPKI_AI_WORKERS": value})
 
 
+def test_failed_login_limits_from_flags_environment_or_defaults() -> None:
+    def limits(settings: Settings) -> tuple[int, int, int]:
+        return (
+            settings.failed_logins_per_address,
+            settings.failed_logins_per_account,
+            settings.failed_login_max_wait,
+        )
+
+    environ = {
+        "KROPKI_FAILED_LOGINS_PER_ADDRESS": "20",
+        "KROPKI_FAILED_LOGINS_PER_ACCOUNT": "3",
+        "KROPKI_FAILED_LOGIN_MAX_WAIT": "3600",
+    }
+    flags = [
+        "--failed-logins-per-address",
+        "30",
+        "--failed-logins-per-account",
+        "8",
+        "--failed-login-max-wait",
+        "60",
+    ]
+
+    assert limits(resolve([], {})) == (10, 5, 900)
+    assert limits(resolve([], environ)) == (20, 3, 3600)
+    assert limits(resolve(flags, environ)) == (30, 8, 60)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "x", "1.5", "86401", "²"])
+def test_bad_failed_login_limits_are_refused(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["serve", "--failed-login-max-wait", value])
+    assert exit_info.value.code == 2
+    assert "--failed-login-max-wait must be a whole number from 1 to 86400" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="KROPKI_FAILED_LOGINS_PER_ACCOUNT must be a whole number"):
+        resolve([], {"KROPKI_FAILED_LOGINS_PER_ACCOUNT": "0" if value == "86401" else value})
+
+
 def test_an_admin_command_run_elsewhere_names_the_missing_database_and_creates_nothing(
     tmp_path: Path,
 ) -> None:

@@ -10,19 +10,19 @@ from aiohttp import web
 from server.hub.computer import reserved
 from server.hub.hub import Hub
 from server.logs import Fields
-from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, clean_text
+from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, clean_text, nick_key
 from server.store.accounts import Accounts, NickTaken
 from server.web.clients import client_address
 from server.web.common import HUB_KEY, Query, log_failure, text_response
-from server.web.limits import AddressLimiter
+from server.web.limits import AddressLimiter, LoginGuard
 
 log = logging.getLogger(__name__)
 
 ACCOUNTS_KEY = web.AppKey("accounts", Accounts)
-LOGIN_LIMITER_KEY = web.AppKey("login_limiter", AddressLimiter)
+LOGIN_GUARD_KEY = web.AppKey("login_guard", LoginGuard)
 REGISTER_LIMITER_KEY = web.AppKey("register_limiter", AddressLimiter)
 
-FAILED_LOGINS = (10, 15 * 60.0)  # failed logins an address may make in 15 minutes
+FAILED_LOGINS_WINDOW = 15 * 60.0  # seconds in which an address may fail `--failed-logins-per-address` times
 REGISTRATIONS = (10, 60 * 60.0)  # accounts an address may create in an hour
 MAX_EMAIL = 200
 NO_EMAIL = "v"  # what zagram's clients send when the player gave no email
@@ -32,12 +32,31 @@ NICK_TAKEN = "ok.tenOpisJestJuzZajety"
 BAD_NICK_OR_ID = "ok.niedozwolonyOpis"
 INTERNAL = "nieOk."
 LOGGED_IN = "ok.zalogowanyNaSerwer."
+WRONG_NICK_OR_ID = "nieOk.wrongNickOrId"
+TOO_MANY_FAILED_LOGINS = "nieOk.tooManyFailedLogins"
+CROSS_SITE = "nieOk.crossSite"
+COUNTED = frozenset({"rejestruj", "loguj"})  # the requests that count against an address or an account
 
 routes = web.RouteTableDef()
 
 
 def _address(request: web.Request) -> str:
     return client_address(request)
+
+
+def _cross_site(request: web.Request) -> bool:
+    """Sent by a browser for another site's page (an `<img>`, a form, a script): browsers say so in
+    `Sec-Fetch-Site`, which no page can set or drop; zagram's other clients never send it."""
+    return request.headers.get("Sec-Fetch-Site", "").lower() == "cross-site"
+
+
+def _account_key(nick: str) -> str | None:
+    """The key an account's failed logins are counted under, whether or not anyone registered the
+    nick; None for a nick no account can have."""
+    try:
+        return nick_key(check_nick(nick, guest=False))
+    except ProtocolError:
+        return None
 
 
 def _nick_and_id(query: Query) -> tuple[str, str]:
@@ -69,29 +88,35 @@ async def register(request: web.Request, hub: Hub, accounts: Accounts) -> str:
         account = await accounts.register(nick, secret, "" if email == NO_EMAIL else email, lang)
     except NickTaken:
         return NICK_TAKEN
+    request.app[LOGIN_GUARD_KEY].remember(nick_key(nick), _address(request))
     hub.login(secret, account, lang)
     log.info("registered %s", Fields(nick=nick))
     return REGISTERED
 
 
 async def login(request: web.Request, hub: Hub, accounts: Accounts) -> str:
-    """`loguj`: `ok.zalogowanyNaSerwer.<avatar>` or `nieOk.<reason>`; failures are limited per address."""
+    """`loguj`: `ok.zalogowanyNaSerwer.<avatar>` or `nieOk.<reason>`; failures are limited per address
+    and per account, except from an address that has logged in to the account (docs/protocol.md)."""
     query = request.query
-    limiter = request.app[LOGIN_LIMITER_KEY]
+    guard = request.app[LOGIN_GUARD_KEY]
     address = _address(request)
-    if limiter.exhausted(address):
-        return INTERNAL + "tooManyFailedLogins"
+    key = _account_key(query.get("opisGracza", ""))
+    if not guard.admit(key, address):  # refused before the id is looked at: right and wrong alike
+        return TOO_MANY_FAILED_LOGINS
     try:
         nick, secret = _nick_and_id(query)
         lang = check_lang(query["lang"]) if query.get("lang") else None
     except ProtocolError:
-        limiter.record(address)
-        return INTERNAL + "wrongNickOrId"
-    account = await accounts.authenticate(nick, secret)
+        return WRONG_NICK_OR_ID
+    try:
+        account = await accounts.authenticate(nick, secret)
+    except Exception:
+        guard.give_back(nick_key(nick), address)  # the server's error, not a failed login
+        raise
     if account is None:
-        limiter.record(address)
         log.info("failed login %s", Fields(nick=nick))
-        return INTERNAL + "wrongNickOrId"
+        return WRONG_NICK_OR_ID
+    guard.succeeded(nick_key(nick), address)
     try:
         hub.login(secret, account, lang)
     except ProtocolError as refused:
@@ -126,6 +151,8 @@ async def auth(request: web.Request) -> web.Response:
     handler = HANDLERS.get(co)
     if handler is None:
         return text_response(INTERNAL + "unknownCo")
+    if co in COUNTED and _cross_site(request):  # another site's page: it must not use up anyone's tries
+        return text_response(CROSS_SITE)
     hub = request.app[HUB_KEY]
     before = hub.writes()
     try:

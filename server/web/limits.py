@@ -1,12 +1,18 @@
-"""Per-address limits on expensive or guessable requests (failed logins, registrations)."""
+"""Limits on expensive or guessable requests: per address (failed logins, registrations), per account
+(failed logins, with a growing wait), and requests per second."""
 
 from __future__ import annotations
 
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable
 
 MAX_ADDRESSES = 10_000  # beyond this many tracked addresses, the quiet ones are forgotten first
+MAX_ACCOUNTS = 20_000  # accounts (or made-up nicks) with failed logins kept; the quiet ones go first
+MAX_KNOWN = 20_000  # (account, address) pairs that logged in, kept; the longest unused go first
+FORGET_FAILURES = 24 * 3600.0  # an account's failures are forgotten after a day without one
+REMEMBER_ADDRESS = 30 * 24 * 3600.0  # an address that logged in to an account stays known for 30 days
+FIRST_WAIT = 1.0  # seconds, after an account's free failures; doubled by each further failure
 
 
 class AddressLimiter:
@@ -35,12 +41,115 @@ class AddressLimiter:
             self._forget_stale()
         self._events.setdefault(address, deque()).append(self.clock())
 
+    def unrecord(self, address: str) -> None:
+        """Take back the newest event (it was recorded in advance and turned out not to count)."""
+        events = self._events.get(address)
+        if events:
+            events.pop()
+            if not events:
+                del self._events[address]
+
     def _forget_stale(self) -> None:
         for address in list(self._events):
             self._recent(address)
         while len(self._events) >= MAX_ADDRESSES:  # all busy: drop the one idle longest
             oldest = min(self._events, key=lambda a: self._events[a][-1])
             del self._events[oldest]
+
+
+class LoginGuard:
+    """Failed logins to registered accounts, counted three ways: per address (at most `per_address` in
+    `window` seconds), per account from any address (nicks nobody registered too), and per account and
+    address where that address has logged in to the account before (the owner's own). An account, and
+    such a pair, may fail `per_account` times; after that each further try waits, 1 second after the
+    last failure, doubling with each further failure up to `longest_wait`.
+
+    An address that has logged in to the account is held back only by its own pair's count, never by
+    the account's or the address's: strangers' guesses elsewhere cannot shut the owner out. This is
+    OWASP's "device cookie" defence with the address in the cookie's place (zagram's clients keep no
+    cookies).
+
+    An attempt is counted as failed when it is admitted and given back when the id was right, so that
+    a burst of parallel guesses cannot all pass before the first one is counted.
+    """
+
+    def __init__(
+        self,
+        per_address: int,
+        window: float,
+        per_account: int,
+        longest_wait: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.addresses = AddressLimiter(per_address, window, clock)
+        self.per_account, self.longest_wait, self.clock = per_account, longest_wait, clock
+        # account -> (failures, last failure), the least recent failure first
+        self._failures: OrderedDict[str, tuple[int, float]] = OrderedDict()
+        # (account, address) -> (last login, failures since, last failure), the least recent login first
+        self._known: OrderedDict[tuple[str, str], tuple[float, int, float]] = OrderedDict()
+
+    def wait(self, account: str, address: str) -> float:
+        """Seconds before this address may try the account again."""
+        known = self._known.get((account, address))
+        count, last = (known[1], known[2]) if known is not None else self._failures.get(account, (0, 0.0))
+        if count < self.per_account:
+            return 0.0
+        delay = min(self.longest_wait, FIRST_WAIT * 2.0 ** min(count - self.per_account, 64))
+        return max(0.0, last + delay - self.clock())
+
+    def admit(self, account: str | None, address: str) -> bool:
+        """False: refuse this login without looking at the id. True: it is counted as failed until
+        `succeeded` says otherwise. `account` is the nick's key; None for a nick no account can have."""
+        self._forget_old()
+        known = account is not None and (account, address) in self._known
+        if (account is not None and self.wait(account, address) > 0) or (
+            not known and self.addresses.exhausted(address)
+        ):
+            return False
+        self.addresses.record(address)
+        if account is None:
+            return True
+        now = self.clock()
+        count, _ = self._failures.pop(account, (0, 0.0))
+        self._failures[account] = (count + 1, now)
+        if len(self._failures) > MAX_ACCOUNTS:
+            self._failures.popitem(last=False)
+        if known:
+            login, failures, _ = self._known[account, address]
+            self._known[account, address] = (login, failures + 1, now)
+        return True
+
+    def succeeded(self, account: str, address: str) -> None:
+        """The id was right: the attempt is not a failure, and the address is known to the account."""
+        self.give_back(account, address)
+        self.remember(account, address)
+
+    def give_back(self, account: str, address: str) -> None:
+        """An admitted attempt is not a failure after all."""
+        self.addresses.unrecord(address)
+        count, last = self._failures.get(account, (1, 0.0))
+        if count <= 1:
+            self._failures.pop(account, None)
+        else:
+            self._failures[account] = (count - 1, last)
+        known = self._known.get((account, address))
+        if known is not None and known[1]:
+            self._known[account, address] = (known[0], known[1] - 1, known[2])
+
+    def remember(self, account: str, address: str) -> None:
+        """The owner logged in (or registered) from this address: its own count starts again."""
+        self._known.pop((account, address), None)
+        self._known[account, address] = (self.clock(), 0, 0.0)
+        if len(self._known) > MAX_KNOWN:
+            self._known.popitem(last=False)
+
+    def _forget_old(self) -> None:
+        """Both tables are ordered oldest first, so this looks only at what it drops, plus one."""
+        now = self.clock()
+        while self._failures and next(iter(self._failures.values()))[1] <= now - FORGET_FAILURES:
+            self._failures.popitem(last=False)
+        while self._known and next(iter(self._known.values()))[0] <= now - REMEMBER_ADDRESS:
+            self._known.popitem(last=False)
 
 
 class TokenBuckets:

@@ -1,13 +1,21 @@
-"""`/auth.py` over HTTP: registration, login, profile look-ups, the failed-login limit, moderators."""
+"""`/auth.py` over HTTP: registration, login, profile look-ups, the failed-login limits, moderators."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import logging
+from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
 
-from server.app import STORE_KEY
+from server.app import STORE_KEY, create_app
+from server.config import Settings
+from server.store.accounts import Accounts
+from server.web.auth import FAILED_LOGINS_WINDOW, LOGIN_GUARD_KEY
+from server.web.limits import LoginGuard
 from tests.store.test_accounts import registered_id
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
@@ -99,15 +107,266 @@ async def test_login_with_the_right_id_only(client: TestClient) -> None:
     assert "iAlice..F.ru.1500.0.0.0." in reply.lines(0, "i")
 
 
-async def test_failed_logins_are_limited_per_address(client: TestClient) -> None:
-    await register(client, "Alice")
-    for _ in range(10):
-        answer = await auth(client, co="loguj", opisGracza="Alice", idGracza="WrongWrong")
-        assert answer == "nieOk.wrongNickOrId"
+WRONG = "nieOk.wrongNickOrId"
+TOO_MANY = "nieOk.tooManyFailedLogins"
+CROSS_SITE = "nieOk.crossSite"
+LOGGED_IN = "ok.zalogowanyNaSerwer."
+# What Chromium 150 sent for `<img src=".../auth.py?co=loguj...">` on another site's page (probed with
+# the system Chromium over loopback; over plain HTTP to another host it sends no Sec-Fetch-* at all).
+IMAGE_ON_A_FOREIGN_PAGE = {
+    "Sec-Fetch-Site": "cross-site",
+    "Sec-Fetch-Mode": "no-cors",
+    "Sec-Fetch-Dest": "image",
+}
+OWN_PAGE = {"Sec-Fetch-Site": "same-origin", "Sec-Fetch-Mode": "cors", "Sec-Fetch-Dest": "empty"}
+OWNER = "198.51.100.7"  # where Alice registered and logs in from
+STRANGERS = [f"203.0.113.{n}" for n in range(1, 39)]  # the issue's 38 addresses
 
-    blocked = await auth(client, co="loguj", opisGracza="Alice", idGracza=registered_id("Alice", "pw"))
 
-    assert blocked == "nieOk.tooManyFailedLogins"
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def proxied_client(aiohttp_client: AiohttpClient, settings: Settings, clock: Clock) -> TestClient:
+    """The real app behind a trusted proxy (X-Forwarded-For names each caller), with the default login
+    limits on a clock the test drives."""
+    app = create_app(dataclasses.replace(settings, trusted_proxies=("127.0.0.1",)))
+    app[LOGIN_GUARD_KEY] = LoginGuard(
+        settings.failed_logins_per_address,
+        FAILED_LOGINS_WINDOW,
+        settings.failed_logins_per_account,
+        settings.failed_login_max_wait,
+        clock,
+    )
+    return await aiohttp_client(app)
+
+
+async def auth_from(
+    client: TestClient, address: str, headers: dict[str, str] | None = None, **params: str
+) -> str:
+    response = await client.get(
+        "/auth.py", params=params, headers={"X-Forwarded-For": address, **(headers or {})}
+    )
+    assert response.status == 200
+    return await response.text()
+
+
+async def login_from(
+    client: TestClient, address: str, nick: str, password: str, headers: dict[str, str] | None = None
+) -> str:
+    secret = registered_id(nick, password)
+    return await auth_from(client, address, headers, co="loguj", opisGracza=nick, idGracza=secret)
+
+
+async def register_alice_from_her_address(client: TestClient) -> None:
+    secret = registered_id("Alice", "pw")
+    answer = await auth_from(client, OWNER, co="rejestruj", opisGracza="Alice", idGracza=secret)
+    assert answer == "ok.zarejestrowalem."
+
+
+def count_id_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The nicks whose id the server looked at, in order."""
+    checked: list[str] = []
+    authenticate = Accounts.authenticate
+
+    async def counted(self: Accounts, nick: str, secret: str):
+        checked.append(nick)
+        return await authenticate(self, nick, secret)
+
+    monkeypatch.setattr(Accounts, "authenticate", counted)
+    return checked
+
+
+async def test_failed_logins_are_limited_per_address(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await proxied_client(aiohttp_client, settings, Clock())
+    await register_alice_from_her_address(client)
+    answers = [await login_from(client, STRANGERS[0], f"Nick{n}", "guess") for n in range(11)]
+    right = await login_from(client, STRANGERS[0], "Alice", "pw")
+
+    assert answers == [WRONG] * 10 + [TOO_MANY]  # ten failures, whichever nicks, then the address waits
+    assert right == TOO_MANY  # refused before the id is looked at: a right id tells nothing
+    assert await login_from(client, OWNER, "Alice", "pw") == LOGGED_IN  # another address is not held
+
+
+async def test_guesses_at_one_account_from_many_addresses_wait_longer_and_longer(
+    aiohttp_client: AiohttpClient, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issue: 300 guesses from 38 addresses all went through. Now five do, then one per growing
+    wait (1, 2, 4, ... seconds after the last failure, at most 15 minutes)."""
+    clock = Clock()
+    client = await proxied_client(aiohttp_client, settings, clock)
+    await register_alice_from_her_address(client)
+    checked = count_id_checks(monkeypatch)
+
+    answers = []
+    for n in range(300):  # one guess a second for five minutes, the addresses in turn
+        answers.append(await login_from(client, STRANGERS[n % 38], "Alice", f"guess{n}"))
+        clock.now += 1.0
+    stranger_with_the_right_id = await login_from(client, "192.0.2.50", "Alice", "pw")
+
+    # after the 5th failure, each try waits 1, 2, 4, ..., 128, 256 seconds after the last failure
+    admitted = [0, 1, 2, 3, 4, 5, 7, 11, 19, 35, 67, 131, 259]
+    assert [n for n, answer in enumerate(answers) if answer == WRONG] == admitted
+    assert set(answers) == {WRONG, TOO_MANY}
+    assert stranger_with_the_right_id == TOO_MANY
+    assert checked == ["Alice"] * len(admitted)  # every refusal came before the id was looked at
+    clock.now += 256.0
+    assert await login_from(client, "192.0.2.50", "Alice", "guess") == WRONG
+    assert client.app[LOGIN_GUARD_KEY].wait("alice", "192.0.2.51") == 512.0
+
+
+async def test_a_burst_of_parallel_guesses_is_counted_before_any_id_is_checked(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await proxied_client(aiohttp_client, settings, Clock())
+    await register_alice_from_her_address(client)
+
+    answers = await asyncio.gather(
+        *(login_from(client, STRANGERS[n % 38], "Alice", f"guess{n}") for n in range(60))
+    )
+
+    assert (answers.count(WRONG), answers.count(TOO_MANY)) == (5, 55)
+
+
+async def test_the_owner_logs_in_from_their_own_address_during_an_attack(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    clock = Clock()
+    client = await proxied_client(aiohttp_client, settings, clock)
+    await register_alice_from_her_address(client)
+    assert await login_from(client, "198.51.100.8", "Alice", "pw") == LOGGED_IN  # the phone, say
+    for n in range(100):
+        await login_from(client, STRANGERS[n % 38], "Alice", f"guess{n}")
+    for address in STRANGERS:  # and every attacking address has used up its own tries too
+        for n in range(10):
+            await login_from(client, address, f"Other{n}", "guess")
+
+    assert await login_from(client, OWNER, "Alice", "pw") == LOGGED_IN
+    assert await login_from(client, "198.51.100.8", "Alice", "pw") == LOGGED_IN
+    # The trade-off: an address the account does not know waits like the attackers...
+    assert await login_from(client, "192.0.2.60", "Alice", "pw") == TOO_MANY
+    clock.now += client.app[LOGIN_GUARD_KEY].wait("alice", "192.0.2.60")
+    assert await login_from(client, "192.0.2.60", "Alice", "pw") == LOGGED_IN  # ...and is known from now on
+    assert await login_from(client, "192.0.2.60", "Alice", "pw") == LOGGED_IN
+
+
+async def test_guessing_from_the_owners_address_waits_too(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """Someone behind the owner's address (a shared NAT) gets five tries, then growing waits of that
+    address's own; the owner's right id clears them."""
+    clock = Clock()
+    client = await proxied_client(aiohttp_client, settings, clock)
+    await register_alice_from_her_address(client)
+
+    guesses = [await login_from(client, OWNER, "Alice", f"guess{n}") for n in range(6)]
+    right_too_soon = await login_from(client, OWNER, "Alice", "pw")
+    clock.now += 1.0
+    right = await login_from(client, OWNER, "Alice", "pw")
+    again = [await login_from(client, OWNER, "Alice", f"again{n}") for n in range(6)]
+
+    assert guesses == [WRONG] * 5 + [TOO_MANY]
+    assert right_too_soon == TOO_MANY
+    assert right == LOGGED_IN
+    assert again == [WRONG] * 5 + [TOO_MANY]
+
+
+async def test_unknown_nicks_are_counted_and_refused_like_registered_ones(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    clock = Clock()
+    client = await proxied_client(aiohttp_client, settings, clock)
+    await register_alice_from_her_address(client)
+
+    async def attack(nick: str, addresses: list[str]) -> list[str]:
+        answers = []
+        for n in range(20):
+            answers.append(await login_from(client, addresses[n % len(addresses)], nick, f"guess{n}"))
+            clock.now += 0.5
+        return answers
+
+    registered = await attack("Alice", STRANGERS[:19])
+    nobody = await attack("Nobody", STRANGERS[19:])
+
+    assert registered == nobody
+    assert registered[:6] == [WRONG] * 5 + [TOO_MANY]
+
+
+async def test_a_foreign_pages_images_count_for_nothing(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """The issue: a foreign page with 12 `<img>` tags pointing at loguj locked its visitor's address out."""
+    client = await proxied_client(aiohttp_client, settings, Clock())
+    await register_alice_from_her_address(client)
+    visitor = "192.0.2.70"  # never logged in to Alice before
+
+    images = [
+        await login_from(client, visitor, "Alice", f"guess{n}", IMAGE_ON_A_FOREIGN_PAGE) for n in range(12)
+    ]
+    registration = await auth_from(
+        client, visitor, IMAGE_ON_A_FOREIGN_PAGE, co="rejestruj", opisGracza="Mallory", idGracza="MalloryId1"
+    )
+
+    assert images == [CROSS_SITE] * 12
+    assert registration == CROSS_SITE
+    assert await client.app[STORE_KEY].accounts.profile("Mallory") is None
+    assert await login_from(client, visitor, "Alice", "pw", OWN_PAGE) == LOGGED_IN  # the browser's own client
+    assert await login_from(client, "192.0.2.71", "Alice", "pw") == LOGGED_IN  # the account was not charged
+    # the visitor's address has its ten tries as before
+    answers = [await login_from(client, visitor, f"Nick{n}", "guess", OWN_PAGE) for n in range(11)]
+    assert answers == [WRONG] * 10 + [TOO_MANY]
+    # dajPref and dajOpis count for nothing and answer any page
+    assert (
+        await auth_from(client, visitor, IMAGE_ON_A_FOREIGN_PAGE, co="dajPref", opisGracza="Alice") == "ok.."
+    )
+
+
+async def test_without_fetch_metadata_a_foreign_page_still_cannot_shut_out_an_owner(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """Over plain HTTP browsers send no Sec-Fetch-Site, and a page can drop the Referer: its images look
+    like any client's. They use up the address's tries, but not those of an owner who logged in there."""
+    clock = Clock()
+    client = await proxied_client(aiohttp_client, settings, clock)
+    await register_alice_from_her_address(client)
+
+    images = [await login_from(client, OWNER, f"Nick{n % 3}", f"guess{n}") for n in range(12)]
+    aimed_at_alice = [await login_from(client, OWNER, "Alice", f"guess{n}") for n in range(12)]
+    clock.now += 1.0
+
+    assert TOO_MANY in images
+    assert aimed_at_alice == [WRONG] * 5 + [TOO_MANY] * 7  # the page knows her nick: a second's wait
+    assert await login_from(client, OWNER, "Alice", "pw") == LOGGED_IN
+    assert await login_from(client, OWNER, "Bob", "pw") == TOO_MANY  # a first login there waits
+
+
+async def test_the_limits_are_the_servers_settings(aiohttp_client: AiohttpClient, settings: Settings) -> None:
+    strict = dataclasses.replace(
+        settings, trusted_proxies=("127.0.0.1",), failed_logins_per_account=2, failed_logins_per_address=3
+    )
+    client = await aiohttp_client(create_app(strict))
+
+    per_account = [await login_from(client, STRANGERS[n], "Alice", "guess") for n in range(3)]
+    per_address = [await login_from(client, OWNER, f"Nick{n}", "guess") for n in range(4)]
+
+    assert per_account == [WRONG, WRONG, TOO_MANY]
+    assert per_address == [WRONG] * 3 + [TOO_MANY]
+
+
+def test_the_refusals_are_documented() -> None:
+    protocol = (Path(__file__).parents[2] / "docs" / "protocol.md").read_text()
+    operations = (Path(__file__).parents[2] / "docs" / "operations.md").read_text()
+
+    for answer in (WRONG, TOO_MANY, CROSS_SITE):
+        assert f"`{answer}`" in protocol
+    for flag in ("--failed-logins-per-address", "--failed-logins-per-account", "--failed-login-max-wait"):
+        assert f"`{flag}`" in operations
 
 
 async def test_preferences_and_description(client: TestClient) -> None:

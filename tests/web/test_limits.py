@@ -10,7 +10,7 @@ from server.config import Settings
 from server.hub.hub import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE, SAME_LINE_PER_MINUTE, Hub
 from server.web import clients, limits
 from server.web.common import HUB_KEY
-from server.web.limits import TokenBuckets
+from server.web.limits import LoginGuard, TokenBuckets
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
 
@@ -164,3 +164,57 @@ def test_buckets_over_the_size_limit_are_swept_once_per_refill_time(monkeypatch)
     assert buckets.take("later")
     assert sweeps == [2.0, 4.0]
     assert len(buckets._buckets) == 2  # the 100 had refilled and were forgotten
+
+
+def test_an_accounts_waits_double_up_to_the_longest_and_are_forgotten_after_a_quiet_day() -> None:
+    now = [0.0]
+    guard = LoginGuard(per_address=1000, window=900, per_account=5, longest_wait=900, clock=lambda: now[0])
+    waits = []
+    for n in range(20):
+        now[0] += guard.wait("alice", f"192.0.2.{n}")
+        assert guard.admit("alice", f"192.0.2.{n}")  # a wrong id each time: never given back
+        waits.append(guard.wait("alice", "192.0.2.200"))
+
+    assert waits == [0, 0, 0, 0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512] + [900] * 6
+    now[0] += limits.FORGET_FAILURES - 1
+    assert guard.wait("alice", "192.0.2.200") == 0  # the wait is over, but the count is kept...
+    assert guard.admit("alice", "192.0.2.200")
+    assert guard.wait("alice", "192.0.2.200") == 900
+    now[0] += limits.FORGET_FAILURES
+    assert guard.admit("bob", "192.0.2.1")  # ...until a whole day passes without a failure
+    assert guard.wait("alice", "192.0.2.200") == 0
+    assert guard.admit("alice", "192.0.2.200")
+    assert guard.wait("alice", "192.0.2.200") == 0  # one failure: five free again
+
+
+def test_the_login_guards_tables_are_bounded(monkeypatch) -> None:
+    monkeypatch.setattr(limits, "MAX_ACCOUNTS", 100)
+    monkeypatch.setattr(limits, "MAX_KNOWN", 50)
+    now = [0.0]
+    guard = LoginGuard(per_address=10**9, window=900, per_account=5, longest_wait=900, clock=lambda: now[0])
+    guard.remember("alice", "198.51.100.7")
+    for _ in range(5):
+        guard.admit("alice", "203.0.113.1")
+
+    for n in range(10_000):  # made-up nicks, and logins to many accounts
+        now[0] += 0.001
+        guard.admit(f"nick{n}", "203.0.113.2")
+        guard.remember(f"nick{n}", "203.0.113.2")
+
+    assert len(guard._failures) == 100 and len(guard._known) == 50
+    assert guard.wait("alice", "203.0.113.1") == 0  # the oldest went first
+
+
+def test_an_address_known_to_an_account_is_forgotten_thirty_days_after_its_last_login() -> None:
+    now = [0.0]
+    guard = LoginGuard(per_address=10, window=900, per_account=5, longest_wait=900, clock=lambda: now[0])
+    guard.remember("alice", "198.51.100.7")
+
+    now[0] = limits.REMEMBER_ADDRESS - 0.25
+    for n in range(5):
+        assert guard.admit("alice", f"203.0.113.{n}")  # the account waits a second from now
+    assert not guard.admit("alice", "203.0.113.9")
+    assert guard.admit("alice", "198.51.100.7")  # known: the strangers' failures do not hold it
+    guard.give_back("alice", "198.51.100.7")  # a server error: neither a failure nor a login
+    now[0] = limits.REMEMBER_ADDRESS + 0.5
+    assert not guard.admit("alice", "198.51.100.7")  # a stranger now: it waits like the others
