@@ -286,6 +286,8 @@ async def run_moves(store: Store | None, args: argparse.Namespace) -> MoveStats:
     stats = MoveStats("on" if store is not None else "off")
     persistence: Persistence = store.writer if store is not None else MemoryPersistence()
     hub = Hub(persistence=persistence, rng=random.Random(args.seed))
+    if store is not None:
+        hub.restore({}, 1, await store.writer.load_sessions())  # as the app starts: the sessions' key
     first_write = hub.writes()
     began = time.perf_counter()
     tables = await open_tables(hub, args.tables, args.game_type, args.seed)

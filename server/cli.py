@@ -474,11 +474,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _migrate(settings.db_url)
         if database is not None and not database.is_file():
             # an admin command run in another directory must not create an empty database there
-            parser.exit(
-                1,
-                f"kropki-server: error: there is no database at {database} (a relative --db or KROPKI_DB, "
-                "and the default ./data/kropki.sqlite3, are taken from the directory the command runs in)\n",
+            print(
+                f"kropki-server: error: there is no database at {database}: create it with `kropki-server "
+                "migrate`, or name the right one with --db or KROPKI_DB (a relative path, and the default "
+                "./data/kropki.sqlite3, are taken from the directory the command runs in)",
+                file=sys.stderr,
             )
+            return 1
         if args.command == "tournament-key":
             return _tournament_key(args, settings.db_url)
         return _user(args, settings.db_url)
