@@ -26,6 +26,7 @@ class ChatEntry:
     nick_type: str
     text: str
     deleted: bool = False
+    event: int = 0  # the number of the event that announced it (0: not known)
 
     @property
     def chat_id(self) -> str:
@@ -85,8 +86,9 @@ class ChatRoom:
             entry.deleted = True
         return gone
 
-    def lines(self) -> list[str]:
-        return [entry.line() for entry in self.entries]
+    def lines(self, after: int = 0) -> list[str]:
+        """The kept lines, but those announced by events up to `after` (which the reader has had)."""
+        return [entry.line() for entry in self.entries if not entry.event or entry.event > after]
 
 
 @dataclass(slots=True)

@@ -133,6 +133,8 @@ class Player:
     joined: dict[int, int] = field(default_factory=dict)  # table -> event number of sitting down there
     # table -> event number of a new game there: replies to an older msgNo leave the table out (see reply)
     new_game_at: dict[int, int] = field(default_factory=dict)
+    # table -> event number of sitting down again there when the session was restored after a restart
+    rejoined: dict[int, int] = field(default_factory=dict)
     waiter: asyncio.Future[None] | None = None  # while a long poll waits
     said: deque[tuple[float, str]] = field(default_factory=deque)  # chat in the last minute (flood limit)
     invited: deque[tuple[float, str]] = field(default_factory=deque)  # invitations in the last minute
@@ -333,7 +335,11 @@ class Hub:
             entries = entries[1:]
         for _, kind, data in entries:
             if kind == "chat":
-                table.chat.restore(ChatEntry(data["t"], data["n"], data["nick"], data["type"], data["text"]))
+                table.chat.restore(
+                    ChatEntry(
+                        data["t"], data["n"], data["nick"], data["type"], data["text"], event=data.get("e", 0)
+                    )
+                )
             elif kind == "chatdel":
                 for chat_id in data["ids"]:
                     table.chat.delete(chat_id)
@@ -399,14 +405,16 @@ class Hub:
 
     # --- fan-out -------------------------------------------------------------------------------
 
-    def _post(self, uid: int, line: str, *, b_only: bool = False) -> None:
-        """An event for everyone at a table (for the lobby: anonymous readers too)."""
+    def _post(self, uid: int, line: str, *, b_only: bool = False) -> int:
+        """An event for everyone at a table (for the lobby: anonymous readers too); its number."""
         table = self.tables[uid]
-        table.log.post(self.counter.next(), uid, line, b_only=b_only)
+        number = self.counter.next()
+        table.log.post(number, uid, line, b_only=b_only)
         for waiter in table.waiters:
             _wake(waiter)
         if uid != LOBBY and self.computer is not None:
             self.computer.soon(uid)
+        return number
 
     def _personal(self, player: Player, uid: int, line: str) -> None:
         """An event for one player only, in the section of table `uid`."""
@@ -423,8 +431,11 @@ class Hub:
         line = chat_line(now, n, "", ERROR_TYPE, clean_text(text))
         self._personal(player, target, events.chat_added(line))
 
-    def _snapshot(self, uid: int, *, with_subscriptions: bool = False) -> list[str]:
-        """Everything someone entering a table needs: people, tables, descriptions, info, chat."""
+    def _snapshot(self, uid: int, *, with_subscriptions: bool = False, seen: int = 0) -> list[str]:
+        """Everything someone entering a table needs: people, tables, descriptions, info, chat.
+
+        `seen`: a reader who was at the table up to that event number (a gap, a restart) is not
+        sent again the chat lines it has had: MultiPoints shows a history line like a new one."""
         table = self.tables[uid]
         lines = [events.people("r", table.people)]
         if uid == LOBBY:
@@ -437,7 +448,7 @@ class Hub:
                 lines += self._subscription_lines()
         elif table.room is not None:
             lines += table.room.snapshot()
-        chat = table.chat.lines()
+        chat = table.chat.lines(after=seen)
         lines += [events.chat_replaced(line) for line in chat]
         return lines
 
@@ -692,6 +703,7 @@ class Hub:
             if uid in self.tables and uid not in player.tables:
                 self._enter(player, uid)
         self._seat_back(player)
+        player.rejoined = dict(player.joined)
         player.noted_quiet = last_seen if self.clock() - last_seen >= QUIET_AFTER else None
         player.stored = True
         if tuple(uid for uid in player.tables if uid != LOBBY) != saved.tables:  # a table closed meanwhile
@@ -771,7 +783,11 @@ class Hub:
             sections = self._news(player, seen, tables, with_subscriptions)
             whole_lobby = seen < player.joined[LOBBY]
         else:
-            sections = {uid: self._snapshot(uid, with_subscriptions=with_subscriptions) for uid in tables}
+            # numbers go on across restarts (until 2**30, then start again: a larger seen is not ours)
+            had = seen if seen <= self.counter.last else 0
+            sections = {
+                uid: self._snapshot(uid, with_subscriptions=with_subscriptions, seen=had) for uid in tables
+            }
             whole_lobby = True
         if with_subscriptions and not subscriptions_seen and not whole_lobby:  # a whole lobby has them
             sections[LOBBY] += self._subscription_lines()
@@ -826,7 +842,11 @@ class Hub:
         numbered: dict[int, list[tuple[int, str]]] = {}
         for uid in tables:
             if seen < player.joined[uid]:
-                snapshot = self._snapshot(uid, with_subscriptions=with_subscriptions and uid == LOBBY)
+                # back at a table it sat at before a restart: its client has the chat up to `seen`
+                had = seen if player.rejoined.get(uid) == player.joined[uid] else 0
+                snapshot = self._snapshot(
+                    uid, with_subscriptions=with_subscriptions and uid == LOBBY, seen=had
+                )
                 numbered[uid] = [(player.joined[uid], line) for line in snapshot]
                 continue
             numbered[uid] = [
@@ -1021,8 +1041,8 @@ class Hub:
     def _server_line(self, uid: int, code: str, text: str) -> None:
         """A server chat line at a table, kept in its chat: empty nick, the event's code as nickType."""
         entry = self.tables[uid].chat.add(int(self.clock()), "", code, text)
+        entry.event = self._post(uid, events.chat_added(entry.line()))
         self._journal_chat(uid, entry)
-        self._post(uid, events.chat_added(entry.line()))
 
     def _journal_private(self, kind: str, data: dict[str, Any]) -> None:
         self._private_seq += 1
@@ -1035,6 +1055,7 @@ class Hub:
             "nick": entry.nick,
             "type": entry.nick_type,
             "text": entry.text,
+            "e": entry.event,
         }
         self._journal(uid, "chat", line)
 
@@ -1351,8 +1372,8 @@ class Hub:
             raise ProtocolError("notAtTable", f"You are not at table {uid}.")
         room = self.tables[uid]
         entry = room.chat.add(int(self.clock()), player.nick, player.nick_type(room), text)
+        entry.event = self._post(uid, events.chat_added(entry.line()))
         self._journal_chat(uid, entry)
-        self._post(uid, events.chat_added(entry.line()))
 
     def _check_flood(self, player: Player, text: str) -> None:
         """At most CHAT_LINES_PER_MINUTE lines a minute, the same line at most SAME_LINE_PER_MINUTE times."""

@@ -96,6 +96,10 @@ def test_multipoints_and_robocup_carry_on_through_a_crash_mid_game(tmp_path: Pat
             mp.make_move(uid, x, y)
             for each in (ala, bob, eve):
                 poll(server, each)
+        ala.send_chat("0", "before the crash")
+        bob.send_chat(uid, "good luck")
+        for each in (ala, bob, eve):
+            poll(server, each)
         read(server, reader)
         before = live_dots(server, int(uid))
         assert len(before) == 8 + 3, "two crosses and three moves"
@@ -106,6 +110,9 @@ def test_multipoints_and_robocup_carry_on_through_a_crash_mid_game(tmp_path: Pat
             poll(server, mp)
             poll(server, mp)
             assert mp.tabs[uid].dots == before, mp.my_name
+        for mp in (ala, bob, eve):  # MultiPoints shows a history line like a new one: none comes twice
+            assert mp.lobby_chat.count(("*Ala", "before the crash")) == 1, mp.my_name
+            assert [text for _, text, _ in mp.tabs[uid].chat].count("good luck") == 1, mp.my_name
         bob.make_move(uid, 24, 23)
         for mp in (bob, ala, eve):
             poll(server, mp)
