@@ -101,6 +101,9 @@ class Persistence(Protocol):
 
     def session_ended(self, id_hmac: str) -> None: ...
 
+    def journal_dropped(self, uid: int) -> None:
+        """Delete journal `uid`'s entries queued so far (the sessions' k once their rows hold it)."""
+
     def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:
         """The heartbeat, with the `quiet_since` of the sessions whose value changed, in one write."""
 
@@ -144,6 +147,9 @@ class MemoryPersistence:
         pass
 
     def session_ended(self, id_hmac: str) -> None:
+        pass
+
+    def journal_dropped(self, uid: int) -> None:
         pass
 
     def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:

@@ -107,6 +107,11 @@ class _SessionEnded:
 
 
 @dataclass
+class _JournalDropped:
+    uid: int
+
+
+@dataclass
 class _SessionsSeen:
     alive_at: float
     quiet: dict[str, float | None]
@@ -125,6 +130,7 @@ _Job = (
     | _Archive
     | SavedSession
     | _SessionEnded
+    | _JournalDropped
     | _SessionsSeen
     | _EventsReserved
 )
@@ -177,6 +183,9 @@ class StoreWriter:
 
     def session_ended(self, id_hmac: str) -> None:
         self._put(_SessionEnded(id_hmac))
+
+    def journal_dropped(self, uid: int) -> None:
+        self._put(_JournalDropped(uid))
 
     def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:
         self._put(_SessionsSeen(alive_at, quiet))
@@ -343,11 +352,13 @@ def _write(connection: Connection, batch: list[_Job]) -> list[Callable[[], None]
                 continue
             _insert_entries(session, entries)
             entries = []
-            if isinstance(job, _SessionEnded | _SessionsSeen):
+            if isinstance(job, _SessionEnded | _SessionsSeen | _JournalDropped):
                 _save_sessions(session, saved)
                 saved = {}
             if isinstance(job, _SessionEnded):
                 session.execute(delete(LiveSession).where(LiveSession.id_hmac == job.id_hmac))
+            elif isinstance(job, _JournalDropped):
+                session.execute(delete(JournalEntry).where(JournalEntry.uid == job.uid))
             elif isinstance(job, _SessionsSeen):
                 _seen(session, job)
             elif isinstance(job, _EventsReserved):

@@ -33,6 +33,9 @@ class RecordingPersistence(MemoryPersistence):
     def table_closed(self, uid: int) -> None:
         self.entries.pop(uid, None)
 
+    def journal_dropped(self, uid: int) -> None:
+        self.entries.pop(uid, None)
+
 
 def hub_with(persistence: RecordingPersistence, timers: ManualTimers) -> Hub:
     hub = Hub(timers=timers, persistence=persistence, rng=random.Random(1), clock=lambda: 1_700_000_000.0)
