@@ -648,23 +648,23 @@ class Hub:
             )
 
     def note_sessions(self) -> None:
-        """The heartbeat, at every sweep and at a clean stop. With it go the last polls of the players
-        who had stopped polling (only when that changed), so that after a crash each session gets what
-        was left of its time-out; one write, however many players poll."""
+        """The heartbeat, at every sweep and at a clean stop. With it the k each session's journal noted
+        goes into its row (and that journal is emptied), and the last polls of the players who had
+        stopped polling (only when that changed), so that after a crash each session gets what was
+        left of its time-out; one write, however many players poll."""
         now = self.clock()
         changed: dict[str, float | None] = {}
         for player in self.players.values():
             if player.k_unsaved:
                 self._save_session(player)
-        if self._session_seq:  # every k noted so far is in the rows now
-            self.persistence.journal_dropped(SESSION_JOURNAL)
-        for player in self.players.values():
             if not player.stored:
                 continue
             polling = player.waiter is not None or now - player.last_seen < QUIET_AFTER
             quiet = None if polling else player.last_seen
             if quiet != player.noted_quiet:
                 player.noted_quiet = changed[player.id_hmac] = quiet
+        if self._session_seq:  # every k noted so far is in the rows now
+            self.persistence.journal_dropped(SESSION_JOURNAL)
         self.persistence.sessions_seen(now, changed)
 
     def _continue_numbering(self, mark: int) -> None:

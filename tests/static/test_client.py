@@ -334,11 +334,18 @@ def test_the_id_the_browser_derives_is_the_servers(
     player.close()
 
 
+def another_program_logs_in(player: Player, server: Server) -> None:
+    """*Dora logs in with the id abc123 from a non-web client (as MultiPoints would)."""
+    login = player.page.request.get(
+        f"{server.base}/a.kropki?co=guestLogin&idGracza=abc123&opis=*Dora&lang=pl"
+    )
+    assert login.text() == ""
+
+
 def test_an_auto_login_link_takes_over_a_live_session_after_asking(browser: Browser, server: Server) -> None:
     """A non-web client hands its live session to the browser (the seed doc's auto-login link)."""
-    other_program = server.base + "/a.kropki?co=guestLogin&idGracza=abc123&opis=*Dora&lang=pl"
     player = Player(browser, server)
-    assert player.page.request.get(other_program).text() == ""
+    another_program_logs_in(player, server)
     player.page.goto(f"{server.base}/index.html?id=abc123&opis=*Dora&lang=pl")
     assert player.page.url == f"{server.base}/index.html"
     expect(player.page.locator("#takeover")).to_contain_text("*Dora")
@@ -354,10 +361,7 @@ def test_an_auto_login_link_never_makes_a_session(browser: Browser, server: Serv
     """A link with an id its author knows must not log a stranger in: not for an id that is not live,
     nor for a live id under another nick."""
     player = Player(browser, server)
-    assert (
-        player.page.request.get(f"{server.base}/a.kropki?co=guestLogin&idGracza=abc123&opis=*Dora").text()
-        == ""
-    )
+    another_program_logs_in(player, server)
     player.page.goto(f"{server.base}/index.html?{link}")
     player.page.click("#takeover-yes")
     expect(player.page.locator("#notice")).to_be_visible()
@@ -369,10 +373,7 @@ def test_an_auto_login_link_never_makes_a_session(browser: Browser, server: Serv
 
 def test_an_auto_login_link_can_be_declined(browser: Browser, server: Server) -> None:
     player = Player(browser, server)
-    assert (
-        player.page.request.get(f"{server.base}/a.kropki?co=guestLogin&idGracza=abc123&opis=*Dora").text()
-        == ""
-    )
+    another_program_logs_in(player, server)
     player.page.goto(f"{server.base}/index.html?id=abc123&opis=*Dora")
     player.page.click("#takeover-no")
     expect(player.page.locator("#takeover")).to_be_hidden()
