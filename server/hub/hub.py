@@ -8,6 +8,7 @@ with its own. The web layer only parses parameters and calls in here.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import logging
 import math
@@ -15,7 +16,7 @@ import random
 import secrets
 import time as _time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from typing import Any
@@ -294,18 +295,25 @@ class Hub:
         private = journals.pop(PRIVATE_JOURNAL, [])
         for seq, kind, data in private:
             self._private_seq = seq
-            if kind == "private":
-                self.private.add(data["t"], data["from"], data["to"], data["text"], n=data["n"])
-            elif kind == "hide":
-                self.private.hide(data["nick"], data["other"])
+            with self._setting_aside(PRIVATE_JOURNAL, seq, kind):
+                if kind == "private":
+                    self.private.add(data["t"], data["from"], data["to"], data["text"], n=data["n"])
+                elif kind == "hide":
+                    self.private.hide(data["nick"], data["other"])
+                else:
+                    raise ValueError(f"unknown private chat entry {kind!r}")
         self.private.forget_older_than(int(self.clock()) - PRIVATE_KEPT_SECONDS)
         for uid, entries in sorted(journals.items()):
             try:
                 self._restore_table(uid, entries)
-            except Exception:  # one broken journal must not keep the other tables from coming back
+            except Exception as failure:  # a table that cannot be opened again: its entries are set aside
                 log.exception("table could not be restored %s", Fields(uid=uid))
                 if uid != LOBBY:
                     self.tables.pop(uid, None)
+                for seq, _, _ in entries:
+                    self.persistence.journal_set_aside(
+                        uid, seq, f"its table could not be opened: {failure!r}"
+                    )
         if sessions is not None:
             self._restore_sessions(sessions, {data["s"]: data["k"] for _, _, data in k_noted})
 
@@ -338,18 +346,26 @@ class Hub:
             assert room is not None
             room.quiet = True
             entries = entries[1:]
-        for _, kind, data in entries:
-            if kind == "chat":
-                table.chat.restore(
-                    ChatEntry(
-                        data["t"], data["n"], data["nick"], data["type"], data["text"], event=data.get("e", 0)
+        for seq, kind, data in entries:
+            with self._setting_aside(uid, seq, kind):
+                if kind == "chat":
+                    table.chat.restore(
+                        ChatEntry(
+                            data["t"],
+                            data["n"],
+                            data["nick"],
+                            data["type"],
+                            data["text"],
+                            event=data.get("e", 0),
+                        )
                     )
-                )
-            elif kind == "chatdel":
-                for chat_id in data["ids"]:
-                    table.chat.delete(chat_id)
-            elif room is not None:
-                room.replay(kind, data)
+                elif kind == "chatdel":
+                    for chat_id in data["ids"]:
+                        table.chat.delete(chat_id)
+                elif room is not None:
+                    room.replay(kind, data)
+                else:
+                    raise ValueError(f"unknown lobby entry {kind!r}")
         table.journal_seq = last_seq
         if room is None:
             return
@@ -362,6 +378,19 @@ class Hub:
         if room.game.result is not None and room.archive_number is None:
             self._archive(room)  # it ended just before the server stopped, and was not yet written
         log.info("table restored %s", Fields(uid=uid, moves=len(room.game.moves), result=room.game.result))
+
+    @contextlib.contextmanager
+    def _setting_aside(self, uid: int, seq: int, kind: str) -> Iterator[None]:
+        """Replay one journal entry; one that fails is set aside (kept for inspection) and the rest of
+        its table still comes back."""
+        try:
+            yield
+        except Exception as failure:
+            log.warning(
+                "journal entry could not be replayed %s",
+                Fields(uid=uid, seq=seq, kind=kind, error=repr(failure)),
+            )
+            self.persistence.journal_set_aside(uid, seq, f"could not be replayed: {failure!r}")
 
     def _sweep_and_rearm(self) -> None:
         try:

@@ -104,6 +104,9 @@ class Persistence(Protocol):
     def journal_dropped(self, uid: int) -> None:
         """Delete journal `uid`'s entries queued so far (the sessions' k once their rows hold it)."""
 
+    def journal_set_aside(self, uid: int, seq: int, reason: str) -> None:
+        """Move an entry that could not be replayed out of the journal, kept for inspection."""
+
     def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:
         """The heartbeat, with the `quiet_since` of the sessions whose value changed, in one write."""
 
@@ -150,6 +153,9 @@ class MemoryPersistence:
         pass
 
     def journal_dropped(self, uid: int) -> None:
+        pass
+
+    def journal_set_aside(self, uid: int, seq: int, reason: str) -> None:
         pass
 
     def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:

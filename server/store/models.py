@@ -85,6 +85,21 @@ class JournalEntry(Base):
     data: Mapped[str] = mapped_column(Text)
 
 
+class JournalSetAside(Base):
+    """A journal entry that could not be read or replayed at a start: kept here for inspection, out of the
+    way of the entries that still restore their table."""
+
+    __tablename__ = "journal_set_aside"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    uid: Mapped[int] = mapped_column(Integer, index=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(20))
+    data: Mapped[str] = mapped_column(Text)
+    reason: Mapped[str] = mapped_column(String(300))
+    set_aside_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class TournamentKey(Base):
     """An organiser's key for setUpTable; only its SHA-256 is kept (the key itself is random and long)."""
 

@@ -48,6 +48,7 @@ from server.store.database import sqlite_pragmas
 from server.store.models import (
     ArchivedGame,
     JournalEntry,
+    JournalSetAside,
     LiveSession,
     LiveTable,
     ServerState,
@@ -112,6 +113,13 @@ class _JournalDropped:
 
 
 @dataclass
+class _SetAside:
+    uid: int
+    seq: int
+    reason: str
+
+
+@dataclass
 class _SessionsSeen:
     alive_at: float
     quiet: dict[str, float | None]
@@ -131,6 +139,7 @@ _Job = (
     | SavedSession
     | _SessionEnded
     | _JournalDropped
+    | _SetAside
     | _SessionsSeen
     | _EventsReserved
 )
@@ -186,6 +195,9 @@ class StoreWriter:
 
     def journal_dropped(self, uid: int) -> None:
         self._put(_JournalDropped(uid))
+
+    def journal_set_aside(self, uid: int, seq: int, reason: str) -> None:
+        self._put(_SetAside(uid, seq, reason))
 
     def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:
         self._put(_SessionsSeen(alive_at, quiet))
@@ -298,8 +310,19 @@ class StoreWriter:
                 )
             )
             journals: dict[int, list[tuple[int, str, dict[str, Any]]]] = {}
+            unreadable: list[tuple[int, int, str, str, str]] = []
             for uid, seq, kind, data in rows:
-                journals.setdefault(uid, []).append((seq, kind, json.loads(data)))
+                try:
+                    parsed = json.loads(data)
+                except ValueError as error:
+                    unreadable.append((uid, seq, kind, data, f"not JSON: {error}"))
+                    continue
+                if not isinstance(parsed, dict):
+                    unreadable.append((uid, seq, kind, data, f"not a JSON object: {type(parsed).__name__}"))
+                    continue
+                journals.setdefault(uid, []).append((seq, kind, parsed))
+            if unreadable:
+                await session.run_sync(_set_aside_unreadable, unreadable)
             last_uid = await session.scalar(select(func.max(LiveTable.uid)))
         return journals, (last_uid or 0) + 1
 
@@ -359,6 +382,8 @@ def _write(connection: Connection, batch: list[_Job]) -> list[Callable[[], None]
                 session.execute(delete(LiveSession).where(LiveSession.id_hmac == job.id_hmac))
             elif isinstance(job, _JournalDropped):
                 session.execute(delete(JournalEntry).where(JournalEntry.uid == job.uid))
+            elif isinstance(job, _SetAside):
+                _set_aside(session, job.uid, job.seq, job.reason)
             elif isinstance(job, _SessionsSeen):
                 _seen(session, job)
             elif isinstance(job, _EventsReserved):
@@ -449,6 +474,28 @@ def _insert_entries(session: Session, entries: list[_Entry]) -> None:
     session.execute(_insert(session, JournalEntry).on_conflict_do_nothing(), rows)
 
 
+def _set_aside(session: Session, uid: int, seq: int, reason: str, row: tuple[str, str] | None = None) -> None:
+    """Move one journal entry to journal_set_aside (`row`: its kind and data, when already read)."""
+    if row is None:
+        entry = session.get(JournalEntry, (uid, seq))
+        if entry is None:
+            return
+        row = (entry.kind, entry.data)
+    kind, data = row
+    session.add(
+        JournalSetAside(
+            uid=uid, seq=seq, kind=kind, data=data, reason=reason[:300], set_aside_at=datetime.now(UTC)
+        )
+    )
+    session.execute(delete(JournalEntry).where(JournalEntry.uid == uid, JournalEntry.seq == seq))
+    log.warning("journal entry set aside %s", Fields(uid=uid, seq=seq, kind=kind, reason=reason[:300]))
+
+
+def _set_aside_unreadable(session: Session, rows: list[tuple[int, int, str, str, str]]) -> None:
+    for uid, seq, kind, data, reason in rows:
+        _set_aside(session, uid, seq, reason, (kind, data))
+
+
 def _registered(session: Session, nick: str) -> User | None:
     if nick.startswith("*"):
         return None
@@ -520,4 +567,6 @@ def _describe(job: _Job) -> str:
         return f"event numbers up to {job.mark}"
     if isinstance(job, _SessionEnded):
         return "session ended"
+    if isinstance(job, _SetAside):
+        return f"set aside uid={job.uid} seq={job.seq}"
     return f"{type(job).__name__.strip('_').lower()} uid={job.uid}"

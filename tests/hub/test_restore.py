@@ -20,6 +20,7 @@ class RecordingPersistence(MemoryPersistence):
         super().__init__()
         self.entries: Journal = {}
         self.closed: list[int] = []
+        self.set_aside: list[tuple[int, int, str]] = []
 
     def journal(self, uid: int, seq: int, kind: str, data: dict[str, Any]) -> None:
         self.entries.setdefault(uid, []).append((seq, kind, data))
@@ -35,6 +36,9 @@ class RecordingPersistence(MemoryPersistence):
 
     def journal_dropped(self, uid: int) -> None:
         self.entries.pop(uid, None)
+
+    def journal_set_aside(self, uid: int, seq: int, reason: str) -> None:
+        self.set_aside.append((uid, seq, reason))
 
 
 def hub_with(persistence: RecordingPersistence, timers: ManualTimers) -> Hub:
@@ -129,18 +133,49 @@ def test_a_game_that_ended_unwritten_is_archived_at_restore() -> None:
     assert len(journal.records) == 1
 
 
-def test_a_broken_journal_skips_its_table_only() -> None:
+def test_a_journal_that_cannot_open_its_table_is_set_aside_and_the_others_come_back() -> None:
     journal, timers = RecordingPersistence(), ManualTimers()
     before = hub_with(journal, timers)
     good = before.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Bob").uid
     before.move("ala123", str(good), "aa")
-    broken = {7: [(1, "move", {"p": 1, "w": "aa"})]}  # no "open" entry
+    broken = {7: [(1, "move", {"p": 1, "w": "aa"}), (2, "move", {"p": 2, "w": "bb"})]}  # no "open" entry
 
-    after = Hub(timers=timers, persistence=RecordingPersistence())
+    after_journal = RecordingPersistence()
+    after = Hub(timers=timers, persistence=after_journal)
     after.restore({**journal.entries, **broken}, next_uid=8)
 
     assert 7 not in after.tables
     assert after.tables[good].room.record_line() == "sr(;B[aa])"  # type: ignore[union-attr]
+    assert [(uid, seq) for uid, seq, _ in after_journal.set_aside] == [(7, 1), (7, 2)]
+
+
+def test_one_bad_entry_is_set_aside_and_the_rest_of_its_table_comes_back() -> None:
+    journal, timers = RecordingPersistence(), ManualTimers()
+    before = hub_with(journal, timers)
+    uid = before.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Bob").uid
+    before.move("ala123", str(uid), "aa")
+    before.chat_from("ala123", str(uid), "hello")
+    before.move("bob456", str(uid), "bb")
+    before.chat_from("bob456", "0", "in the lobby")
+    before.chat_from("ala123", str(uid), "after it")
+    entries = journal.entries[uid]
+    last_move = max(index for index, entry in enumerate(entries) if entry[1] == "move")
+    seq, _, data = entries[last_move]
+    entries[last_move] = (seq, "move", {**data, "w": "not a point"})  # a row damaged on disk
+    lobby = journal.entries[0]
+    lobby.insert(0, (0, "chat", {"nick": "*Ala"}))  # a lobby line without its text
+    journal.entries[-1] = [(1, "private", {"t": 1}), *journal.entries.get(-1, [])]
+
+    after_journal = RecordingPersistence()
+    after = Hub(timers=timers, persistence=after_journal, clock=lambda: 1_700_000_000.0)
+    after.restore(journal.entries, next_uid=uid + 1)
+
+    room = after.tables[uid].room
+    assert room is not None
+    assert room.record_line() == "sr(;B[aa])"
+    assert [line.split(".", 3)[3] for line in after.tables[uid].chat.lines()] == ["hello", "after it"]
+    assert [line.split(".", 3)[3] for line in after.lobby.chat.lines()] == ["in the lobby"]
+    assert sorted((uid_, seq_) for uid_, seq_, _ in after_journal.set_aside) == [(-1, 1), (0, 0), (uid, seq)]
 
 
 def test_private_conversations_come_back_with_what_each_side_hid() -> None:
