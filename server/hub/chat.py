@@ -161,6 +161,10 @@ class PrivateChats:
                 found.append((talk, visible[-1]))
         return sorted(found, key=lambda pair: (pair[1].time, pair[1].n))
 
+    def others_of(self, nick: str) -> list[str]:
+        """Everyone `nick` has a conversation with."""
+        return sorted({other for key in self._of.get(nick, ()) for other in key if other != nick} or set())
+
     def hide(self, nick: str, other: str) -> bool:
         talk = self.get(nick, other)
         if talk is None or not talk.visible_to(nick):

@@ -158,9 +158,15 @@ class Player:
         """Rebuild the `i` line after a change: it is sent to every newcomer, so it is kept ready."""
         self.info = events.user_info(self.nick, self.avatar, self.flags(), self.lang, self.record)
 
+    @property
+    def seat_key(self) -> str:
+        """Whom a seat at a game belongs to: a registered player's account (any of their sessions), a
+        guest's session (a later guest with the same nick is somebody else)."""
+        return self.id_hmac if self.guest else "@" + nick_key(self.nick)
+
     def nick_type(self, table: Table) -> str:
         kind = MODERATOR_CLASS if self.moderator else GUEST_CLASS if self.guest else REGISTERED_CLASS
-        return table.colour_of(self.nick) + kind
+        return table.colour_of(self) + kind
 
 
 @dataclass(eq=False)
@@ -175,9 +181,16 @@ class Table:
     players_away_since: float | None = None
     kept_until: float = 0.0  # not closed for absence before this moment (timers' time)
     journal_seq: int = 0  # the last journal entry written for this table
+    # nick -> Player.seat_key of the session (or account) that first sat in that nick's seat
+    owners: dict[str, str] = field(default_factory=dict)
 
-    def colour_of(self, nick: str) -> str:
-        seat = self.room.seat_of(nick) if self.room is not None else 0
+    def seat_of(self, player: Player) -> int:
+        """The player's seat at the game, if it is theirs and not another session's with their nick."""
+        seat = self.room.seat_of(player.nick) if self.room is not None else 0
+        return seat if seat and self.owners.get(player.nick) == player.seat_key else 0
+
+    def colour_of(self, player: Player) -> str:
+        seat = self.seat_of(player)
         return "B" if seat == 1 else "W" if seat == 2 else ""
 
 
@@ -241,7 +254,6 @@ class Hub:
             secret = f"computer-{secrets.token_hex(16)}"  # no client can send it: ids have no '-'
             self._login(secret, nick, "en", None)
             player = self.players[secret]
-            player.guest = False
             player.last_seen = math.inf  # never timed out
             player.refresh_info()
 
@@ -348,7 +360,9 @@ class Hub:
             entries = entries[1:]
         for seq, kind, data in entries:
             with self._setting_aside(uid, seq, kind):
-                if kind == "chat":
+                if kind == "seat":
+                    table.owners[data["nick"]] = data["owner"]
+                elif kind == "chat":
                     table.chat.restore(
                         ChatEntry(
                             data["t"],
@@ -495,10 +509,11 @@ class Hub:
         for line in (events.people("a", [player.nick]), *announce):
             self._post(uid, line)
         table.people[player.nick] = player
+        self._claim_seat(player, table)
         self._note_presence(table)
         if uid != LOBBY:
             player.tables.append(uid)
-        if table.room is not None:
+        if table.room is not None and table.seat_of(player):
             table.room.arrived(player.nick)
         # the newcomer's next reply carries the table's whole state as it is then (see _news)
         player.joined[uid] = self.counter.next()
@@ -525,7 +540,7 @@ class Hub:
             return
         moment = self.timers.now()
         table.empty_since = None if table.people else table.empty_since or moment
-        seated = any(table.room.seat_of(nick) and not reserved(nick) for nick in table.people)
+        seated = any(table.seat_of(player) and not reserved(nick) for nick, player in table.people.items())
         table.players_away_since = None if seated else table.players_away_since or moment
 
     # --- sessions ------------------------------------------------------------------------------
@@ -562,11 +577,12 @@ class Hub:
             nick=nick,
             lang=lang,
             inbox=EventLog(self.player_history),
+            guest=account is None and not reserved(nick),  # the AI players own their seats by nick
             last_seen=self.clock(),
             logged_in_at=self.counter.last,
+            id_hmac=self.persistence.id_hmac(secret),
         )
         if account is not None:
-            player.guest = False
             _apply(account, player)
         self.players[secret] = player
         self.by_nick[nick_key(nick)] = player
@@ -575,7 +591,6 @@ class Hub:
         # back at the games they play (after a restart, or after their session timed out)
         self._seat_back(player)
         if not reserved(nick):
-            player.id_hmac = self.persistence.id_hmac(secret)
             player.stored = True
             self._save_session(player)
         log.info("%s login %s", "guest" if account is None else "registered", Fields(nick=nick))
@@ -584,8 +599,33 @@ class Hub:
         for table in list(self.tables.values()):
             room = table.room
             if room is not None and room.seat_of(player.nick) and room.game.result is None:
-                if table.uid not in player.tables:
+                if (
+                    table.uid not in player.tables
+                    and table.owners.get(player.nick, player.seat_key) == player.seat_key
+                ):
                     self._enter(player, table.uid)
+
+    def _claim_seat(self, player: Player, table: Table) -> None:
+        """The first session to sit in a seat of its nick owns it (a registered player: their account).
+        A table set up for a tournament waits for its players' first sessions; an invitation's table is
+        claimed by the two players as they sit down."""
+        room = table.room
+        if room is None or not room.seat_of(player.nick) or player.nick in table.owners:
+            return
+        table.owners[player.nick] = player.seat_key
+        self._journal(table.uid, "seat", {"nick": player.nick, "owner": player.seat_key})
+
+    def _played_room(self, player: Player, table_text: str) -> Room:
+        """The room of a game action: a player with a seat's nick acts in it only if the seat is theirs."""
+        room = self._room(table_text)
+        table = self.tables[room.uid]
+        if room.seat_of(player.nick):
+            self._claim_seat(player, table)
+            if not table.seat_of(player):
+                raise ProtocolError(
+                    "notYourSeat", f"The seat of {player.nick} at table {room.uid} is another session's."
+                )
+        return room
 
     def resume(self, secret: str, nick: str) -> None:
         """zagram's auto-login link hands a live session to a browser: it takes over that session (as
@@ -617,7 +657,16 @@ class Hub:
         del self.players[player.secret]
         del self.by_nick[nick_key(player.nick)]
         del self.by_look[look_key(player.nick)]
+        if player.guest:
+            self._hide_guest_chats(player.nick)
         log.info("left %s", Fields(nick=player.nick, reason=reason))
+
+    def _hide_guest_chats(self, nick: str) -> None:
+        """A guest's session is over: its private conversations are closed on its side, so that the
+        next guest to take the nick reads none of them (the others keep their side)."""
+        for other in self.private.others_of(nick):
+            if self.private.hide(nick, other):
+                self._journal_private("hide", {"nick": nick, "other": other})
 
     def change_lang(self, secret: str, lang: str) -> None:
         player = self._player(secret)
@@ -719,6 +768,8 @@ class Hub:
             taken = nick_key(saved.nick) in self.by_nick or look_key(saved.nick) in self.by_look
             if idle > self.poll_timeout or gone or taken:
                 self.persistence.session_ended(saved.id_hmac)
+                if not saved.registered:
+                    self._hide_guest_chats(saved.nick)
                 continue
             player = self._restore_session(saved, account, now - idle)
             if k_noted.get(saved.id_hmac, 0) > player.last_command:
@@ -807,13 +858,13 @@ class Hub:
         elif kind == "v":
             self._invitation_command(player, text)
         elif kind == "s":
-            self._room(table).move(player.nick, text)
+            self._played_room(player, table).move(player.nick, text)
         elif kind == "u":
-            self._room(table).propose(player.nick, text)
+            self._played_room(player, table).propose(player.nick, text)
         elif kind == "t":
             if text not in ("p", "u"):
                 raise ProtocolError("badCommand", "t takes p (pause) or u (unpause).")
-            self._room(table).pause(player.nick, text == "p")
+            self._played_room(player, table).pause(player.nick, text == "p")
         else:
             raise ProtocolError("unsupported", f"Command '{kind}' is not available on this server.")
 
@@ -1180,19 +1231,24 @@ class Hub:
     # --- game actions from the old-style endpoints ---------------------------------------------
 
     def move(self, secret: str, table: str, where: str, colour: int | None = None) -> None:
-        self._room(table).move(self._player(secret).nick, where, colour)
+        player = self._player(secret)
+        self._played_room(player, table).move(player.nick, where, colour)
 
     def draw_enclosure(self, secret: str, table: str, where: str) -> None:
-        self._room(table).draw_enclosure(self._player(secret).nick, where)
+        player = self._player(secret)
+        self._played_room(player, table).draw_enclosure(player.nick, where)
 
     def propose(self, secret: str, table: str, proposal: str) -> None:
-        self._room(table).propose(self._player(secret).nick, proposal)
+        player = self._player(secret)
+        self._played_room(player, table).propose(player.nick, proposal)
 
     def stop(self, secret: str, table: str) -> None:
-        self._room(table).stop(self._player(secret).nick)
+        player = self._player(secret)
+        self._played_room(player, table).stop(player.nick)
 
     def give_time(self, secret: str, table: str, seconds: str) -> None:
-        self._room(table).give_time(self._player(secret).nick, seconds)
+        player = self._player(secret)
+        self._played_room(player, table).give_time(player.nick, seconds)
 
     # --- invitations ---------------------------------------------------------------------------
 

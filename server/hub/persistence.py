@@ -115,6 +115,9 @@ class Persistence(Protocol):
     async def flush(self) -> None: ...
 
 
+_PROCESS_KEY = os.urandom(32)  # one key per process: hubs of one process that hand over find the same HMACs
+
+
 class MemoryPersistence:
     """Games numbered from 1 and kept as SGF text; journals and sessions dropped (nothing survives a
     restart)."""
@@ -122,7 +125,7 @@ class MemoryPersistence:
     def __init__(self) -> None:
         self.records: dict[int, str] = {}
         self.queued = 0  # never moves: everything is done at once, there is nothing to wait for
-        self._hmac_key = os.urandom(32)
+        self._hmac_key = _PROCESS_KEY
 
     def table_opened(self, uid: int) -> None:
         pass
