@@ -11,6 +11,7 @@ from aiohttp import web
 from server.config import Settings
 from server.hub.computer import worker_pool
 from server.hub.hub import Hub
+from server.store.serverlock import Holder
 from server.store.store import Store
 from server.web import archive, auth, clients, headers, health, kropki, metrics, tournament
 from server.web.common import HUB_KEY, STORE_KEY
@@ -71,8 +72,11 @@ def _serve_folder(app: web.Application, folder: Path) -> None:
 async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     """Open the store, bring the live tables and sessions back, run the hub; on the way out, write
     everything still queued before disconnecting."""
-    hub = app[HUB_KEY]
-    store = await Store.open(app[SETTINGS_KEY].db_url, upgrade=app[SETTINGS_KEY].migrate)
+    hub, settings = app[HUB_KEY], app[SETTINGS_KEY]
+    # The server lock comes first: a second server on this database is refused before it writes.
+    store = await Store.open(
+        settings.db_url, upgrade=settings.migrate, serving=Holder.this_process(settings.port)
+    )
     app[STORE_KEY] = store
     app[auth.ACCOUNTS_KEY] = store.accounts
     app[archive.GAMES_KEY] = store.games

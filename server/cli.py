@@ -270,40 +270,29 @@ def _serve(settings: Settings, log_level: str) -> int:
 
     from server.app import create_app
     from server.store.database import SchemaError
+    from server.store.serverlock import ServerLockError
     from server.web.accesslog import RedactingAccessLogger, install_malformed_request_filter
 
     logs.configure(log_level)
-    try:
-        asyncio.run(_prepare_database(settings.db_url, settings.migrate))
-    except SchemaError as refused:
-        print(f"kropki-server: error: {refused}", file=sys.stderr)
-        return 1
     install_malformed_request_filter()
     tune_garbage_collector()
-    web.run_app(
-        create_app(settings),
-        host=settings.host,
-        port=settings.port,
-        access_log_class=RedactingAccessLogger,
-        # aiohttp calls this with its banner once the socket is bound; log one line instead of printing.
-        print=lambda _banner: log.info(
-            "listening on http://%s:%d %s", settings.host, settings.port, logs.Fields(version=__version__)
-        ),
-    )
-    return 0
-
-
-async def _prepare_database(url: str, upgrade: bool) -> None:
-    """Migrate if asked, then refuse to go on with a schema the code does not match."""
-    from server.store.database import check_schema, migrate, open_engine
-
-    engine = open_engine(url)
     try:
-        if upgrade:
-            await migrate(engine)
-        await check_schema(engine)
-    finally:
-        await engine.dispose()
+        # The app opens the store before binding the port: the server lock, then --migrate, then the
+        # schema check, so a second server or an outdated schema stops it before it writes or listens.
+        web.run_app(
+            create_app(settings),
+            host=settings.host,
+            port=settings.port,
+            access_log_class=RedactingAccessLogger,
+            # aiohttp calls this with its banner once the socket is bound; log one line instead of printing.
+            print=lambda _banner: log.info(
+                "listening on http://%s:%d %s", settings.host, settings.port, logs.Fields(version=__version__)
+            ),
+        )
+    except (SchemaError, ServerLockError) as refused:
+        print(f"kropki-server: error: {refused}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _migrate(url: str) -> int:

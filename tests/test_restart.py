@@ -5,10 +5,12 @@ as they were."""
 
 from __future__ import annotations
 
+import asyncio
 import http.client
 import os
 import re
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -21,7 +23,9 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.test_cli import REPO_ROOT, free_port, wait_for_healthz
+from server.config import Settings
+from tests.store.test_server_lock import live_rows, lock_file
+from tests.test_cli import REPO_ROOT, free_port, run_cli, wait_for_healthz
 from tests.web.zagram import Reply, parse_reply
 
 GAME_TYPE = "0808stanF0.300.0"  # 8x8, free, 300 s each and no increment: nobody runs out of time
@@ -391,7 +395,9 @@ def test_clients_poll_on_with_their_old_ids_and_msg_nos(tmp_path: Path, stop: si
         assert "i*Eve..F.pl" in eve_reply.lines(0, "i")
         bob_reply, nodes = seated_back(bob, uid)
         assert nodes == GAME[:4]
-        assert said(bob_reply.lines(uid, "cr")) == ["first", "second", *restart], "the resent line is said once"
+        assert said(bob_reply.lines(uid, "cr")) == ["first", "second", *restart], (
+            "the resent line is said once"
+        )
         play(uid, blue, red, GAME[4:6])  # the next moves, with the old ids
         for player in (blue, red):
             assert [moves_of(line) for line in player.poll().lines(uid, "sa")] == [[GAME[4]], [GAME[5]]]
@@ -454,3 +460,46 @@ def test_a_killed_server_leaves_no_search_worker_behind(tmp_path: Path) -> None:
     while left := [pid for pid in workers if still_running(pid)]:
         assert time.monotonic() < deadline, f"processes left behind by the killed server: {left}"
         time.sleep(0.2)
+
+
+def test_a_second_server_is_refused_until_the_first_is_killed(tmp_path: Path, settings: Settings) -> None:
+    """Two servers on one database would hand out the same table numbers, and the second's stop would
+    put "restarting" lines in the first one's journal: the second is refused at start, writing nothing,
+    with a line naming the first; the lock of a killed server does not block the next start."""
+    for folder in ("first", "next"):
+        (tmp_path / folder).mkdir()
+    url, lock = settings.db_url, lock_file(settings.db_url)
+    server = Server(tmp_path / "first", url)
+    with server.running():
+        assert server.process is not None
+        ala = Guest(server, "ala123", "*Ala")
+        ala.login()
+        ala.ok(co="dodajWpis", table="0", newMsgs="said before")
+        ala.poll()
+        journal = asyncio.run(live_rows(url))["journal"]
+        holder = lock.read_text() if lock else None
+
+        refused = run_cli("serve", "--port", str(free_port()), "--db", url)
+
+        assert refused.returncode == 1
+        (line,) = refused.stderr.splitlines()
+        named = f"pid {server.process.pid} on host {socket.gethostname()}, port {server.port}"
+        assert re.fullmatch(
+            rf"kropki-server: error: another kropki-server is serving this database: {re.escape(named)}, "
+            r"since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC \(lock: .+\)",
+            line,
+        ), line
+        assert line.endswith(f"(lock: {lock})") if lock else "(lock: PostgreSQL advisory lock " in line
+        assert asyncio.run(live_rows(url))["journal"] == journal
+        assert lock is None or lock.read_text() == holder
+        assert ala.poll().status == "ok", "the first server serves on"
+        assert server.stop(signal.SIGKILL) == -signal.SIGKILL
+
+    after = Server(tmp_path / "next", url)
+    with after.running():
+        assert after.process is not None
+        assert lock is None or lock.read_text().startswith(f"pid {after.process.pid} on host ")
+        bob = Guest(after, "bob456", "*Bob")
+        bob.login()
+        assert said(bob.poll().lines(0, "cr")) == ["said before"], "no line from the refused server"
+        assert after.stop(signal.SIGTERM) == 0

@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from server.store.accounts import Accounts
 from server.store.database import check_schema, migrate, open_engine, sessions
 from server.store.games import Games
+from server.store.serverlock import Holder, ServerLock, take_server_lock
 from server.store.tournaments import Tournaments
 from server.store.writer import StoreWriter
 
@@ -20,23 +21,37 @@ class Store:
     games: Games
     tournaments: Tournaments
     writer: StoreWriter
+    server_lock: ServerLock | None = None
 
     @classmethod
-    async def open(cls, url: str, *, upgrade: bool = False) -> Store:
-        """Connect; with `upgrade` bring the schema up to date, otherwise refuse an outdated one."""
+    async def open(cls, url: str, *, upgrade: bool = False, serving: Holder | None = None) -> Store:
+        """Connect; with `upgrade` bring the schema up to date, otherwise refuse an outdated one.
+
+        A serving process names itself in `serving`: it takes the server lock (one server per database)
+        before anything is written, or is refused with ServerLockError, and holds it until `close`."""
         engine = open_engine(url)
+        lock = None
         try:
+            if serving is not None:
+                lock = await take_server_lock(engine.url, serving)
             if upgrade:
                 await migrate(engine)
             await check_schema(engine)
         except BaseException:
             await engine.dispose()
+            if lock is not None:
+                await lock.release()
             raise
         maker = sessions(engine)
-        return cls(engine, Accounts(maker), Games(maker), Tournaments(maker), StoreWriter(engine, maker))
+        parts = Accounts(maker), Games(maker), Tournaments(maker), StoreWriter(engine, maker)
+        return cls(engine, *parts, server_lock=lock)
 
     async def close(self) -> None:
-        """Write what is still queued, then disconnect."""
-        await self.writer.flush()
-        self.writer.close()
-        await self.engine.dispose()
+        """Write what is still queued, then disconnect; the server lock goes last, after the last write."""
+        try:
+            await self.writer.flush()
+            self.writer.close()
+            await self.engine.dispose()
+        finally:
+            if self.server_lock is not None:
+                await self.server_lock.release()
