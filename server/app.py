@@ -10,7 +10,7 @@ from aiohttp import web
 
 from server.config import Settings
 from server.hub.computer import worker_pool
-from server.hub.hub import Hub
+from server.hub.hub import Caps, Hub
 from server.store.serverlock import Holder
 from server.store.store import Store
 from server.web import archive, auth, clients, headers, health, kropki, metrics, tournament
@@ -31,7 +31,16 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     """
     app = web.Application(middlewares=[headers.security_and_compression, metrics.timing, clients.rate_limits])
     app[SETTINGS_KEY] = settings
-    app[HUB_KEY] = hub or Hub(max_players=settings.max_players, max_tables=settings.max_tables)
+    app[HUB_KEY] = hub or Hub(
+        caps=Caps(
+            players=settings.max_players,
+            tables=settings.max_tables,
+            players_per_address=settings.players_per_address,
+            games_per_player=settings.games_per_player,
+            analysis_per_player=settings.analysis_per_player,
+            registered_share=settings.registered_share,
+        )
+    )
     app[clients.POLICY_KEY] = clients.ClientPolicy(
         frozenset(settings.trusted_proxies), frozenset(settings.unlimited)
     )

@@ -16,12 +16,16 @@ from typing import TYPE_CHECKING
 from server import __version__, logs
 from server.config import (
     ENV_AI_WORKERS,
+    ENV_ANALYSIS_PER_PLAYER,
     ENV_DB,
     ENV_FAILED_LOGIN_MAX_WAIT,
     ENV_FAILED_LOGINS_PER_ACCOUNT,
     ENV_FAILED_LOGINS_PER_ADDRESS,
+    ENV_GAMES_PER_PLAYER,
     ENV_HOST,
+    ENV_PLAYERS_PER_ADDRESS,
     ENV_PORT,
+    ENV_REGISTERED_SHARE,
     ENV_STATIC,
     ENV_TRUSTED_PROXIES,
     ENV_UNLIMITED,
@@ -33,6 +37,7 @@ from server.config import (
     parse_address,
     parse_ai_workers,
     parse_port,
+    parse_share,
     parse_whole,
     sqlite_data_dir,
     sqlite_file,
@@ -76,6 +81,13 @@ def _whole_flag(flag: str, highest: int) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(str(exc)) from None
 
     return parse
+
+
+def _share_flag(value: str) -> int:
+    try:
+        return parse_share(value, "--registered-share")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _ai_workers_flag(value: str) -> int:
@@ -136,6 +148,31 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--max-tables", type=_count_flag, metavar="N", help="game tables at most (default 2500)"
+    )
+    serve.add_argument(
+        "--players-per-address",
+        type=_whole_flag("--players-per-address", MAX_COUNT),
+        metavar="N",
+        help=f"players logged in from one address at most (env {ENV_PLAYERS_PER_ADDRESS}, default 10)",
+    )
+    serve.add_argument(
+        "--games-per-player",
+        type=_whole_flag("--games-per-player", MAX_COUNT),
+        metavar="N",
+        help=f"unfinished games one player plays at once (env {ENV_GAMES_PER_PLAYER}, default 5)",
+    )
+    serve.add_argument(
+        "--analysis-per-player",
+        type=_whole_flag("--analysis-per-player", MAX_COUNT),
+        metavar="N",
+        help=f"analysis tables one player has open (env {ENV_ANALYSIS_PER_PLAYER}, default 3)",
+    )
+    serve.add_argument(
+        "--registered-share",
+        type=_share_flag,
+        metavar="PERCENT",
+        help="share of the player and table slots kept for registered players "
+        f"(env {ENV_REGISTERED_SHARE}, default 20)",
     )
     serve.add_argument(
         "--ai-workers",
@@ -241,6 +278,12 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         unlimited=tuple(getattr(args, "unlimited", None) or base.unlimited),
         max_players=getattr(args, "max_players", None) or base.max_players,
         max_tables=getattr(args, "max_tables", None) or base.max_tables,
+        players_per_address=getattr(args, "players_per_address", None) or base.players_per_address,
+        games_per_player=getattr(args, "games_per_player", None) or base.games_per_player,
+        analysis_per_player=getattr(args, "analysis_per_player", None) or base.analysis_per_player,
+        registered_share=base.registered_share
+        if getattr(args, "registered_share", None) is None
+        else args.registered_share,
         ai_workers=base.ai_workers if getattr(args, "ai_workers", None) is None else args.ai_workers,
         failed_logins_per_address=getattr(args, "failed_logins_per_address", None)
         or base.failed_logins_per_address,

@@ -30,6 +30,15 @@ DEFAULT_FAILED_LOGINS_PER_ADDRESS = 10  # in 15 minutes
 DEFAULT_FAILED_LOGINS_PER_ACCOUNT = 5  # before each further try waits, 1 s then doubling
 DEFAULT_FAILED_LOGIN_MAX_WAIT = 900  # seconds: the longest wait between tries of one account
 MAX_COUNT = 1_000_000
+ENV_PLAYERS_PER_ADDRESS = "KROPKI_PLAYERS_PER_ADDRESS"
+ENV_GAMES_PER_PLAYER = "KROPKI_GAMES_PER_PLAYER"
+ENV_ANALYSIS_PER_PLAYER = "KROPKI_ANALYSIS_PER_PLAYER"
+ENV_REGISTERED_SHARE = "KROPKI_REGISTERED_SHARE"
+DEFAULT_PLAYERS_PER_ADDRESS = 10
+DEFAULT_GAMES_PER_PLAYER = 5
+DEFAULT_ANALYSIS_PER_PLAYER = 3
+DEFAULT_REGISTERED_SHARE = 20
+MAX_REGISTERED_SHARE = 90
 MAX_WAIT = 24 * 3600
 
 
@@ -61,6 +70,10 @@ class Settings:
     unlimited: tuple[str, ...] = ()  # client addresses exempt from the per-request limits
     max_players: int = 5_000
     max_tables: int = 2_500
+    players_per_address: int = DEFAULT_PLAYERS_PER_ADDRESS
+    games_per_player: int = DEFAULT_GAMES_PER_PLAYER
+    analysis_per_player: int = DEFAULT_ANALYSIS_PER_PLAYER
+    registered_share: int = DEFAULT_REGISTERED_SHARE  # per cent of player and table slots
     ai_workers: int = DEFAULT_AI_WORKERS  # processes searching the AI players' moves; 0 = no AI players
     failed_logins_per_address: int = DEFAULT_FAILED_LOGINS_PER_ADDRESS
     failed_logins_per_account: int = DEFAULT_FAILED_LOGINS_PER_ACCOUNT
@@ -94,6 +107,16 @@ class Settings:
             failed_login_max_wait=_whole(
                 environ, ENV_FAILED_LOGIN_MAX_WAIT, DEFAULT_FAILED_LOGIN_MAX_WAIT, MAX_WAIT
             ),
+            players_per_address=_whole(
+                environ, ENV_PLAYERS_PER_ADDRESS, DEFAULT_PLAYERS_PER_ADDRESS, MAX_COUNT
+            ),
+            games_per_player=_whole(environ, ENV_GAMES_PER_PLAYER, DEFAULT_GAMES_PER_PLAYER, MAX_COUNT),
+            analysis_per_player=_whole(
+                environ, ENV_ANALYSIS_PER_PLAYER, DEFAULT_ANALYSIS_PER_PLAYER, MAX_COUNT
+            ),
+            registered_share=parse_share(environ[ENV_REGISTERED_SHARE], ENV_REGISTERED_SHARE)
+            if environ.get(ENV_REGISTERED_SHARE)
+            else DEFAULT_REGISTERED_SHARE,
         )
 
 
@@ -101,6 +124,13 @@ def parse_whole(value: str, name: str, highest: int) -> int:
     """A whole number from 1 to `highest`, or a ConfigError naming the setting."""
     if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= highest:
         raise ConfigError(f"{name} must be a whole number from 1 to {highest}, got {value!r}")
+    return int(value)
+
+
+def parse_share(value: str, name: str) -> int:
+    """A percentage from 0 to MAX_REGISTERED_SHARE, or a ConfigError naming the setting."""
+    if not value.isascii() or not value.isdigit() or int(value) > MAX_REGISTERED_SHARE:
+        raise ConfigError(f"{name} must be a whole number from 0 to {MAX_REGISTERED_SHARE}, got {value!r}")
     return int(value)
 
 

@@ -112,6 +112,10 @@ SAME_LINE_PER_MINUTE = 3
 INVITATIONS_PER_MINUTE = 10
 MAX_PLAYERS = 5_000
 MAX_TABLES = 2_500
+PLAYERS_PER_ADDRESS = 10  # sessions from one address (a club or a school behind one NAT needs a few)
+GAMES_PER_PLAYER = 5  # unfinished games a player plays at once (analysis tables not counted)
+ANALYSIS_PER_PLAYER = 3  # analysis tables a player has open
+REGISTERED_SHARE = 20  # per cent of the player and table slots that only registered players may fill
 RATED_MIN_DOTS = 24  # zagram: fewer dots placed (starting crosses not counted) leave ratings as they are
 
 
@@ -146,6 +150,8 @@ class Player:
     stored: bool = False  # the store keeps this session (not the AI players'), and it is not over
     noted_quiet: float | None = None  # the quiet_since last handed to the store (see SavedSession)
     k_unsaved: bool = False  # k is in the sessions' journal, not yet in the session's row
+    address: str = field(default="", repr=False)  # the client's address at login ("" after a restart)
+    unlimited: bool = False  # from an address exempt from the limits (--unlimited)
     info: str = field(init=False, repr=False)  # the `i` line
 
     def flags(self) -> str:
@@ -194,6 +200,30 @@ class Table:
         return "B" if seat == 1 else "W" if seat == 2 else ""
 
 
+@dataclass(frozen=True)
+class Origin:
+    """Where a login comes from, as the web layer sees it."""
+
+    address: str = ""  # "" when unknown (tests, the AI players)
+    unlimited: bool = False  # an address exempt from the limits (--unlimited)
+
+
+@dataclass(frozen=True)
+class Caps:
+    """What the server, one address and one player may fill (docs/operations.md, "Abuse limits")."""
+
+    players: int = MAX_PLAYERS
+    tables: int = MAX_TABLES
+    players_per_address: int = PLAYERS_PER_ADDRESS
+    games_per_player: int = GAMES_PER_PLAYER
+    analysis_per_player: int = ANALYSIS_PER_PLAYER
+    registered_share: int = REGISTERED_SHARE  # per cent
+
+    def for_guests(self, slots: int) -> int:
+        """How many of `slots` guests may fill: the rest waits for registered players."""
+        return slots - slots * self.registered_share // 100
+
+
 @dataclass(eq=False)
 class Invitation:
     inviter: Player
@@ -211,14 +241,14 @@ class Hub:
         timers: Timers | None = None,
         persistence: Persistence | None = None,
         rng: random.Random | None = None,
-        max_players: int = MAX_PLAYERS,
-        max_tables: int = MAX_TABLES,
+        caps: Caps | None = None,
     ) -> None:
         self.clock = clock  # wall time, for chat timestamps and poll time-outs
         self.timers = timers or LoopTimers()  # monotonic time and deadlines, for game clocks
         self.persistence: Persistence = persistence or MemoryPersistence()
         self.rng = rng or random.Random()
-        self.max_players, self.max_tables = max_players, max_tables
+        self.caps = caps or Caps()
+        self.per_address: dict[str, int] = {}  # players logged in from each address (not the unlimited)
         self.invitations: dict[Player, Invitation] = {}  # by inviter
         self.incoming: dict[Player, Invitation] = {}  # by invitee
         self.poll_timeout = poll_timeout
@@ -545,17 +575,21 @@ class Hub:
 
     # --- sessions ------------------------------------------------------------------------------
 
-    def guest_login(self, secret: str, nick: str, lang: str) -> None:
+    def guest_login(self, secret: str, nick: str, lang: str, origin: Origin | None = None) -> None:
         """Log a guest in; a second login with the same id and nick only refreshes the session."""
         check_id(secret, guest=True)
         check_nick(nick, guest=True)
-        self._login(secret, nick, check_lang(lang), None)
+        self._login(secret, nick, check_lang(lang), None, origin)
 
-    def login(self, secret: str, account: Account, lang: str | None = None) -> None:
+    def login(
+        self, secret: str, account: Account, lang: str | None = None, origin: Origin | None = None
+    ) -> None:
         """Log in a registered player whose id the store has checked."""
-        self._login(secret, account.nick, check_lang(lang) if lang else account.lang, account)
+        self._login(secret, account.nick, check_lang(lang) if lang else account.lang, account, origin)
 
-    def _login(self, secret: str, nick: str, lang: str, account: Account | None) -> None:
+    def _login(
+        self, secret: str, nick: str, lang: str, account: Account | None, origin: Origin | None = None
+    ) -> None:
         known = self._find(secret)
         holder = self.by_nick.get(nick_key(nick)) or self.by_look.get(look_key(nick))
         if known is not None:
@@ -570,8 +604,8 @@ class Hub:
             return
         if holder is not None:
             raise ProtocolError("nickInUse", "This nick is in use.")
-        if len(self.players) >= self.max_players:
-            raise ProtocolError("serverFull", "The server is full; please come back later.")
+        origin = origin or Origin()
+        self._check_room_for_a_player(account is None and not reserved(nick), origin)
         player = Player(
             secret=secret,
             nick=nick,
@@ -581,12 +615,16 @@ class Hub:
             last_seen=self.clock(),
             logged_in_at=self.counter.last,
             id_hmac=self.persistence.id_hmac(secret),
+            address=origin.address,
+            unlimited=origin.unlimited,
         )
         if account is not None:
             _apply(account, player)
         self.players[secret] = player
         self.by_nick[nick_key(nick)] = player
         self.by_look[look_key(nick)] = player
+        if player.address and not player.unlimited:
+            self.per_address[player.address] = self.per_address.get(player.address, 0) + 1
         self._enter(player, LOBBY, player.info)
         # back at the games they play (after a restart, or after their session timed out)
         self._seat_back(player)
@@ -594,6 +632,22 @@ class Hub:
             player.stored = True
             self._save_session(player)
         log.info("%s login %s", "guest" if account is None else "registered", Fields(nick=nick))
+
+    def _check_room_for_a_player(self, guest: bool, origin: Origin) -> None:
+        if len(self.players) >= self.caps.players:
+            raise ProtocolError("serverFull", "The server is full; please come back later.")
+        if guest and sum(p.guest for p in self.players.values()) >= self.caps.for_guests(self.caps.players):
+            raise ProtocolError(
+                "serverFull",
+                "The server is full for guests; please come back later, or log in with an account.",
+            )
+        if origin.unlimited or not origin.address:
+            return
+        if self.per_address.get(origin.address, 0) >= self.caps.players_per_address:
+            raise ProtocolError(
+                "tooManyPlayers",
+                f"{self.caps.players_per_address} players are logged in from your address already.",
+            )
 
     def _seat_back(self, player: Player) -> None:
         for table in list(self.tables.values()):
@@ -657,6 +711,10 @@ class Hub:
         del self.players[player.secret]
         del self.by_nick[nick_key(player.nick)]
         del self.by_look[look_key(player.nick)]
+        if player.address and not player.unlimited:
+            left = self.per_address.pop(player.address) - 1
+            if left:
+                self.per_address[player.address] = left
         if player.guest:
             self._hide_guest_chats(player.nick)
         log.info("left %s", Fields(nick=player.nick, reason=reason))
@@ -1313,6 +1371,7 @@ class Hub:
         computer = self.computer is not None and self.computer.level_of(invitee.nick) is not None
         if computer or game_type.kind is GameKind.AI:
             self._check_computer_game(player, invitee, game_type, computer)
+        self._check_games_of(player)
         _within_a_minute(
             player.invited, self.clock(), INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations"
         )
@@ -1353,7 +1412,8 @@ class Hub:
                 raise ProtocolError(
                     "badGameType", "The archived game has dots of a colour the analyser may not place."
                 )
-        self._check_room_for_a_table()
+        self._check_room_for_a_table(player)
+        self._check_games_of(player, analysis=True)
         _within_a_minute(
             player.invited, self.clock(), INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations"
         )
@@ -1377,7 +1437,7 @@ class Hub:
             seat = room.seat_of(player.nick) if room is not None else 0
             if seat and room.game.result is None and self.computer.level_of(room.nick_of(3 - seat)):
                 raise ProtocolError("busy", f"First finish your game with the computer at table {table.uid}.")
-        self._check_room_for_a_table()
+        self._check_room_for_a_table(player)
 
     def _play_the_computer(self, player: Player, ai: Player, game_type: GameType) -> None:
         """An invitation to an AI player opens the table at once: the computer always accepts."""
@@ -1402,7 +1462,9 @@ class Hub:
 
     def _accept(self, player: Player) -> None:
         invitation = self._incoming(player)
-        self._check_room_for_a_table()
+        self._check_room_for_a_table(invitation.inviter, player)
+        self._check_games_of(invitation.inviter)
+        self._check_games_of(player)
         self._drop_invitation(invitation)
         inviter, game_type = invitation.inviter, invitation.game_type
         if game_type.who_starts is WhoStarts.INVITER:
@@ -1493,9 +1555,31 @@ class Hub:
             raise ProtocolError("repeatedLine", "The same line again: it was not sent.")
         player.said.append((now, text))
 
-    def _check_room_for_a_table(self) -> None:
-        if len(self.tables) - 1 >= self.max_tables:
+    def _check_room_for_a_table(self, *players: Player) -> None:
+        """Room for one more game table; between guests (or a guest's analysis) not in the tables kept
+        for registered players."""
+        opened = len(self.tables) - 1
+        if opened >= self.caps.tables or (
+            any(player.guest for player in players) and opened >= self.caps.for_guests(self.caps.tables)
+        ):
             raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
+
+    def _check_games_of(self, player: Player, *, analysis: bool = False) -> None:
+        """A player plays at most games_per_player unfinished games, and has at most analysis_per_player
+        analysis tables, at once."""
+        if player.unlimited or reserved(player.nick):
+            return
+        most = self.caps.analysis_per_player if analysis else self.caps.games_per_player
+        held = 0
+        for table in self.tables.values():
+            room = table.room
+            if room is None or (room.game_type.kind is GameKind.ANALYSIS) is not analysis:
+                continue
+            if (analysis or room.game.result is None) and table.seat_of(player):
+                held += 1
+        if held >= most:
+            what = "analysis tables open" if analysis else "unfinished games"
+            raise ProtocolError("tooManyGames", f"{player.nick} has {held} {what} already (at most {most}).")
 
     def _private_send(self, player: Player, nick: str, text: str) -> None:
         other = self.by_nick.get(nick_key(decode_client_text(nick)))

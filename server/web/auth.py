@@ -12,7 +12,7 @@ from server.hub.hub import Hub
 from server.logs import Fields
 from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, clean_text, nick_key
 from server.store.accounts import Accounts, NickTaken
-from server.web.clients import client_address
+from server.web.clients import client_address, origin
 from server.web.common import HUB_KEY, Query, log_failure, text_response
 from server.web.limits import AddressLimiter, LoginGuard
 
@@ -89,8 +89,11 @@ async def register(request: web.Request, hub: Hub, accounts: Accounts) -> str:
     except NickTaken:
         return NICK_TAKEN
     request.app[LOGIN_GUARD_KEY].remember(nick_key(nick), _address(request))
-    hub.login(secret, account, lang)
     log.info("registered %s", Fields(nick=nick))
+    try:
+        hub.login(secret, account, lang, origin(request))
+    except ProtocolError as refused:  # registered, but no room to log in now: a later `loguj` will do
+        return INTERNAL + refused.code
     return REGISTERED
 
 
@@ -118,7 +121,7 @@ async def login(request: web.Request, hub: Hub, accounts: Accounts) -> str:
         return WRONG_NICK_OR_ID
     guard.succeeded(nick_key(nick), address)
     try:
-        hub.login(secret, account, lang)
+        hub.login(secret, account, lang, origin(request))
     except ProtocolError as refused:
         return INTERNAL + refused.code
     return LOGGED_IN + account.avatar

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
+from server.hub.hub import Origin
 from server.web.limits import TokenBuckets
 
 PER_ID = (20.0, 40.0)  # a player id: 20 requests a second, bursts of 40 (clients poll about once a second)
@@ -39,6 +40,12 @@ def client_address(request: web.Request) -> str:
         if address not in trusted:
             return address if _is_ip(address) else peer
     return peer
+
+
+def origin(request: web.Request) -> Origin:
+    """The client's address, and whether it is exempt from the limits, for the hub's per-address caps."""
+    address = client_address(request)
+    return Origin(address, address in request.app[POLICY_KEY].unlimited)
 
 
 def _is_ip(text: str) -> bool:

@@ -13,6 +13,7 @@ from server.hub.hub import MAX_WAIT, Hub
 from server.protocol.codec import ProtocolError, parse_colour, parse_commands, parse_msg_no, parse_number
 from server.web import tournament
 from server.web.archive import GAMES_KEY
+from server.web.clients import origin
 from server.web.common import HUB_KEY, Query, log_failure, text_response
 
 log = logging.getLogger(__name__)
@@ -44,8 +45,11 @@ def _table(text: str) -> int:
     return number
 
 
-async def guest_login(hub: Hub, query: Query) -> str:
-    hub.guest_login(_player_id(query), _param(query, "opis"), query.get("lang", "en"))
+async def guest_login(request: web.Request) -> str:
+    query = request.query
+    request.app[HUB_KEY].guest_login(
+        _player_id(query), _param(query, "opis"), query.get("lang", "en"), origin(request)
+    )
     return ""
 
 
@@ -177,7 +181,6 @@ def _answer(letter: str) -> Callable[[Hub, Query], Awaitable[str]]:
 
 
 HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
-    "guestLogin": guest_login,
     "resumeSession": resume_session,
     "usunGracza": remove_player,
     "changeLang": change_lang,
@@ -198,25 +201,26 @@ HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
 }
 
 
-STORE_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
+REQUEST_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
+    "guestLogin": guest_login,
     "setUpTable": tournament.set_up_table,
     "zapraszam": invite,
 }
-COMMANDS = frozenset(HANDLERS) | frozenset(STORE_HANDLERS)  # what /metrics may name
+COMMANDS = frozenset(HANDLERS) | frozenset(REQUEST_HANDLERS)  # what /metrics may name
 
 
 @routes.get("/a.kropki")
 async def kropki(request: web.Request) -> web.Response:
     co = request.query.get("co", "")
     handler = HANDLERS.get(co)
-    with_store = STORE_HANDLERS.get(co)  # requests that need the store, not only the hub
-    if handler is None and with_store is None:
+    with_request = REQUEST_HANDLERS.get(co)  # requests that need more than the hub: the store, the address
+    if handler is None and with_request is None:
         return text_response("err.unknownCo")
     hub = request.app[HUB_KEY]
     before = hub.writes()
     try:
-        if with_store is not None:
-            body = await with_store(request)
+        if with_request is not None:
+            body = await with_request(request)
         else:
             body = await handler(hub, request.query)
     except ProtocolError as refused:

@@ -7,7 +7,7 @@ from pytest_aiohttp import AiohttpClient
 
 from server.app import create_app
 from server.config import Settings
-from server.hub.hub import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE, SAME_LINE_PER_MINUTE, Hub
+from server.hub.hub import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE, SAME_LINE_PER_MINUTE, Caps, Hub
 from server.web import clients, limits
 from server.web.common import HUB_KEY
 from server.web.limits import LoginGuard, TokenBuckets
@@ -116,7 +116,9 @@ async def test_invitations_per_minute(client: TestClient) -> None:
 async def test_the_server_says_no_before_it_is_too_full(
     aiohttp_client: AiohttpClient, settings: Settings
 ) -> None:
-    client = await aiohttp_client(create_app(settings, Hub(max_players=3, max_tables=1)))
+    client = await aiohttp_client(
+        create_app(settings, Hub(caps=Caps(players=3, tables=1, registered_share=0)))
+    )
     ala, bob, cid = (Zagram(client, f"{n}123", f"*{n}") for n in ("Ala", "Bob", "Cid"))
     for guest in (ala, bob, cid):
         assert await guest.login() == ""
@@ -218,3 +220,72 @@ def test_an_address_known_to_an_account_is_forgotten_thirty_days_after_its_last_
     guard.give_back("alice", "198.51.100.7")  # a server error: neither a failure nor a login
     now[0] = limits.REMEMBER_ADDRESS + 0.5
     assert not guard.admit("alice", "198.51.100.7")  # a stranger now: it waits like the others
+
+
+async def test_one_address_fills_only_its_share_of_player_slots(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await limited_client(
+        aiohttp_client,
+        settings,
+        trusted_proxies=("127.0.0.1",),
+        players_per_address=3,
+        unlimited=("192.0.2.50",),
+    )
+    client.app[clients.LIMITS_KEY]["guest_login"] = TokenBuckets(1e-9, 1000)
+
+    async def login(n: int, address: str) -> str:
+        query = f"/a.kropki?co=guestLogin&idGracza=id{n}x{n}&opis=*P{n}&lang=en"
+        return await (await client.get(query, headers={"X-Forwarded-For": address})).text()
+
+    answers = [await login(n, "203.0.113.7") for n in range(5)]
+    assert answers == ["", "", "", "err.tooManyPlayers", "err.tooManyPlayers"]
+    assert await login(10, "198.51.100.9") == ""  # another address is not held up
+    assert [await login(20 + n, "192.0.2.50") for n in range(5)] == [""] * 5  # an unlimited address
+    hub = client.app[HUB_KEY]
+    assert hub.logout("id0x0")
+    assert await login(30, "203.0.113.7") == ""  # a slot freed by a logout is free again
+    assert hub.players["id30x30"].unlimited is False
+
+
+async def test_guests_leave_a_share_of_slots_to_registered_players(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    hub = Hub(caps=Caps(players=10, tables=5, registered_share=20))
+    client = await aiohttp_client(create_app(settings, hub))
+    guests = [Zagram(client, f"guest{n}x", f"*G{n}") for n in range(9)]
+    answers = [await guest.login() for guest in guests]
+    assert answers == [""] * 8 + ["err.serverFull"]  # 8 of 10 slots for guests
+
+    body = await (
+        await client.get("/auth.py?co=rejestruj&opisGracza=Ala&idGracza=secret12345&lang=en")
+    ).text()
+    assert body.startswith("ok"), body  # a registered player still gets in
+    assert "Ala" in [player.nick for player in hub.players.values()]
+
+
+async def test_one_player_holds_a_bounded_number_of_games_and_analysis_tables(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    hub = Hub(caps=Caps(games_per_player=2, analysis_per_player=1))
+    client = await aiohttp_client(create_app(Settings(**{**settings.__dict__, "unlimited": ()}), hub))
+    ala = Zagram(client, "ala123", "*Ala")
+    others = [Zagram(client, f"opp{n}xx", f"*O{n}") for n in range(3)]
+    for player in (ala, *others):
+        assert await player.login() == ""
+    refusals = []
+    for other in others:
+        ala.send("v", 0, f"s.{other.nick}.0808stanF0.0.0")
+        refusals += [text for _, kind, text in chat_texts((await ala.poll()).lines(0)) if kind == "e"]
+        other.send("v", 0, "a")
+        await other.poll()
+    for _ in range(2):
+        ala.send("v", 0, "s.*Ala.1010s0..a.a.n...c___SUsuen*Ala.")
+        refusals += [text for _, kind, text in chat_texts((await ala.poll()).lines(0)) if kind == "e"]
+
+    kinds = [table.room.game_type.kind.name for table in hub.tables.values() if table.room is not None]
+    assert sorted(kinds) == ["ANALYSIS", "FREE", "FREE"]
+    assert refusals == [
+        "*Ala has 2 unfinished games already (at most 2).",
+        "*Ala has 1 analysis tables open already (at most 1).",
+    ]
