@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from server import __version__, logs
 from server.config import (
+    DEFAULT_MAX_CONNECTIONS,
     ENV_AI_WORKERS,
     ENV_ANALYSIS_PER_PLAYER,
     ENV_DB,
@@ -23,6 +24,7 @@ from server.config import (
     ENV_FAILED_LOGINS_PER_ADDRESS,
     ENV_GAMES_PER_PLAYER,
     ENV_HOST,
+    ENV_MAX_CONNECTIONS,
     ENV_PLAYERS_PER_ADDRESS,
     ENV_PORT,
     ENV_REGISTERED_SHARE,
@@ -148,6 +150,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--max-tables", type=_count_flag, metavar="N", help="game tables at most (default 2500)"
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=_whole_flag("--max-connections", MAX_COUNT),
+        metavar="N",
+        help="client connections open at once, at most; fewer when the open-file limit is lower "
+        f"(env {ENV_MAX_CONNECTIONS}, default {DEFAULT_MAX_CONNECTIONS})",
     )
     serve.add_argument(
         "--players-per-address",
@@ -290,6 +299,7 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         failed_logins_per_account=getattr(args, "failed_logins_per_account", None)
         or base.failed_logins_per_account,
         failed_login_max_wait=getattr(args, "failed_login_max_wait", None) or base.failed_login_max_wait,
+        max_connections=getattr(args, "max_connections", None) or base.max_connections,
     )
 
 
@@ -309,11 +319,10 @@ def resolve_log_level(args: argparse.Namespace, environ: Mapping[str, str]) -> s
 def _serve(settings: Settings, log_level: str) -> int:
     """Configure logging and run the server until it is told to stop (SIGINT or SIGTERM)."""
     # Imported here so that --help, --version and replay do not pay for loading aiohttp.
-    from aiohttp import web
-
     from server.app import create_app
     from server.store.database import SchemaError
     from server.store.serverlock import ServerLockError
+    from server.web import connections
     from server.web.accesslog import RedactingAccessLogger, install_malformed_request_filter
 
     logs.configure(log_level)
@@ -322,10 +331,11 @@ def _serve(settings: Settings, log_level: str) -> int:
     try:
         # The app opens the store before binding the port: the server lock, then --migrate, then the
         # schema check, so a second server or an outdated schema stops it before it writes or listens.
-        web.run_app(
+        connections.run_app(
             create_app(settings),
             host=settings.host,
             port=settings.port,
+            max_connections=settings.max_connections,
             access_log_class=RedactingAccessLogger,
             # aiohttp calls this with its banner once the socket is bound; log one line instead of printing.
             print=lambda _banner: log.info(

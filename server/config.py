@@ -29,6 +29,10 @@ ENV_FAILED_LOGIN_MAX_WAIT = "KROPKI_FAILED_LOGIN_MAX_WAIT"
 DEFAULT_FAILED_LOGINS_PER_ADDRESS = 10  # in 15 minutes
 DEFAULT_FAILED_LOGINS_PER_ACCOUNT = 5  # before each further try waits, 1 s then doubling
 DEFAULT_FAILED_LOGIN_MAX_WAIT = 900  # seconds: the longest wait between tries of one account
+ENV_MAX_CONNECTIONS = "KROPKI_MAX_CONNECTIONS"
+# At most this many client connections, and fewer when the open-file limit is lower (server/web/connections.py
+# fits the cap below it); deploy/kropki-server.service's LimitNOFILE leaves room above it.
+DEFAULT_MAX_CONNECTIONS = 10_000
 MAX_COUNT = 1_000_000
 ENV_PLAYERS_PER_ADDRESS = "KROPKI_PLAYERS_PER_ADDRESS"
 ENV_GAMES_PER_PLAYER = "KROPKI_GAMES_PER_PLAYER"
@@ -78,6 +82,7 @@ class Settings:
     failed_logins_per_address: int = DEFAULT_FAILED_LOGINS_PER_ADDRESS
     failed_logins_per_account: int = DEFAULT_FAILED_LOGINS_PER_ACCOUNT
     failed_login_max_wait: int = DEFAULT_FAILED_LOGIN_MAX_WAIT
+    max_connections: int = DEFAULT_MAX_CONNECTIONS
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -117,6 +122,7 @@ class Settings:
             registered_share=parse_share(environ[ENV_REGISTERED_SHARE], ENV_REGISTERED_SHARE)
             if environ.get(ENV_REGISTERED_SHARE)
             else DEFAULT_REGISTERED_SHARE,
+            max_connections=_whole(environ, ENV_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS, MAX_COUNT),
         )
 
 

@@ -424,3 +424,19 @@ def test_a_relative_database_path_is_made_absolute_once() -> None:
         resolve_settings(build_parser().parse_args(["user", "--db", postgres, "show", "x"]), {}).db_url
         == postgres
     )
+
+
+def test_max_connections_from_flag_environment_or_default() -> None:
+    assert resolve([], {}).max_connections == 10_000  # fitted below the open-file limit at start
+    assert resolve([], {"KROPKI_MAX_CONNECTIONS": "500"}).max_connections == 500
+    assert resolve(["--max-connections", "20"], {"KROPKI_MAX_CONNECTIONS": "500"}).max_connections == 20
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "x", "1.5", "1000001", "²"])
+def test_bad_max_connections_are_refused(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["serve", "--max-connections", value])
+    assert exit_info.value.code == 2
+    assert "--max-connections must be a whole number from 1 to 1000000" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="KROPKI_MAX_CONNECTIONS must be a whole number"):
+        resolve([], {"KROPKI_MAX_CONNECTIONS": value})

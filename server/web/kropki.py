@@ -15,6 +15,7 @@ from server.web import tournament
 from server.web.archive import GAMES_KEY
 from server.web.clients import origin
 from server.web.common import HUB_KEY, Query, log_failure, text_response
+from server.web.connections import long_poll
 
 log = logging.getLogger(__name__)
 
@@ -104,7 +105,8 @@ async def _poll(hub: Hub, query: Query, with_subscriptions: bool) -> str:
     hub.receive(secret, parse_commands(commands_text))
     changed = hub.writes()  # only this poll's own commands decide whether it waits for the disk
     if wait:
-        await hub.wait_for_news(secret, seen, wait)
+        async with long_poll():  # which the connection cap may end early, answering with what there is
+            await hub.wait_for_news(secret, seen, wait)
     body = hub.reply(
         secret, seen, with_subscriptions=with_subscriptions, subscriptions_seen=subscriptions_seen
     )

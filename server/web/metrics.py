@@ -10,7 +10,14 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 
 from aiohttp import web
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Gauge,
+    Histogram,
+    generate_latest,
+)
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
@@ -59,6 +66,27 @@ class Metrics:
             "kropki_db_write_seconds",
             "Duration of one store transaction (a batch of writes)",
             buckets=LATENCY_BUCKETS,
+            registry=self.registry,
+        )
+        # Set by the connection guard (server/web/connections.py) when the server runs with one.
+        self.connections_open = Gauge(
+            "kropki_connections_open", "Client connections open", registry=self.registry
+        )
+        self.connections_max = Gauge(
+            "kropki_connections_max", "The cap on open connections (0: none)", registry=self.registry
+        )
+        self.connections_closed = Counter(
+            "kropki_connections_closed",
+            "Connections the server closed: to make room at the cap (idle, slow, long_poll), "
+            "or because a request's headers took too long (header_timeout)",
+            ["reason"],
+            registry=self.registry,
+        )
+        for reason in ("idle", "slow", "long_poll", "header_timeout"):
+            self.connections_closed.labels(reason)  # shown as 0 before the first
+        self.connections_refused = Counter(
+            "kropki_connections_refused",
+            "New connections refused at the cap (503) because every connection was busy",
             registry=self.registry,
         )
         self.registry.register(HubCollector(hub))
