@@ -19,7 +19,8 @@ import pytest
 import yaml
 
 from server.app import create_app
-from server.config import Settings
+from server.config import DEFAULT_MAX_CONNECTIONS, Settings
+from server.web.connections import FILE_RESERVE, connection_cap
 from tests.test_cli import free_port
 
 REPO = Path(__file__).resolve().parent.parent
@@ -183,16 +184,30 @@ def test_the_systemd_unit_migrates_then_serves(unit: str) -> None:
     assert "User=kropki" in text and "ReadWritePaths=/srv/kropki/data" in text
 
 
-def test_the_systemd_unit_trusts_the_nginx_site_in_front_of_it() -> None:
-    """The shipped nginx site and unit go together: the server must take the player's address from the
-    X-Forwarded-For of the address nginx connects from, and must serve where nginx sends requests."""
+def unit_environment() -> dict[str, str]:
     unit = (DEPLOY / "kropki-server.service").read_text()
-    environment = dict(
+    return dict(
         line.removeprefix("Environment=").split("=", 1)
         for line in unit.splitlines()
         if line.startswith("Environment=")
     )
-    settings = Settings.from_env(environment)
+
+
+def test_the_systemd_unit_leaves_open_files_above_the_connection_cap() -> None:
+    """Under systemd's default of 1,024 open files the cap would be cut to 768 connections."""
+    unit = (DEPLOY / "kropki-server.service").read_text()
+    (limit,) = re.findall(r"^LimitNOFILE=(\d+)$", unit, re.M)
+    cap = Settings.from_env(unit_environment()).max_connections
+
+    assert cap >= DEFAULT_MAX_CONNECTIONS
+    assert connection_cap(cap, int(limit)) == cap  # not cut down to fit the limit
+    assert int(limit) >= cap + FILE_RESERVE
+
+
+def test_the_systemd_unit_trusts_the_nginx_site_in_front_of_it() -> None:
+    """The shipped nginx site and unit go together: the server must take the player's address from the
+    X-Forwarded-For of the address nginx connects from, and must serve where nginx sends requests."""
+    settings = Settings.from_env(unit_environment())
     site = (DEPLOY / "nginx-kropki.conf").read_text()
     upstream = re.search(r"upstream kropki_server \{\s*server ([\d.]+):(\d+);", site)
     assert upstream is not None
