@@ -9,11 +9,18 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from server.hub.hub import Origin
+from server.protocol.codec import ProtocolError, parse_msg_no
+from server.web.common import HUB_KEY
 from server.web.limits import TokenBuckets
 
 PER_ID = (20.0, 40.0)  # a player id: 20 requests a second, bursts of 40 (clients poll about once a second)
 PER_ADDRESS = (200.0, 400.0)  # an address, which may be many players behind one NAT
 GUEST_LOGINS = (0.5, 30.0)  # guest logins an address may make: 30 at once, then one every 2 seconds
+# Polls answered with the lobby's whole state (msgNo=0, or a msgNo the logs no longer cover): one
+# player id may ask 3 at once, then one every 10 seconds; one address 30 at once, then 2 a second.
+WHOLE_STATES_PER_ID = (0.1, 3.0)
+WHOLE_STATES_PER_ADDRESS = (2.0, 30.0)
+POLLS = frozenset({"getMsg", "getBMsg"})
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,8 @@ def request_limits() -> dict[str, TokenBuckets]:
         "id": TokenBuckets(*PER_ID),
         "address": TokenBuckets(*PER_ADDRESS),
         "guest_login": TokenBuckets(*GUEST_LOGINS),
+        "whole_state_id": TokenBuckets(*WHOLE_STATES_PER_ID),
+        "whole_state_address": TokenBuckets(*WHOLE_STATES_PER_ADDRESS),
     }
 
 
@@ -81,6 +90,11 @@ async def rate_limits(request: web.Request, handler: Handler) -> web.StreamRespo
         if request.path == "/a.kropki" and request.query.get("co") == "guestLogin" and not shared:
             if not limits["guest_login"].take(address):
                 return _text("err.tooManyLogins")
+        if request.path == "/a.kropki" and request.query.get("co") in POLLS and _asks_whole_state(request):
+            if (not shared and not limits["whole_state_address"].take(address)) or (
+                secret is not None and not limits["whole_state_id"].take(secret)
+            ):
+                return _text("err.tooFast")
         return await handler(request)
     if request.path == "/a.kropki":
         return _text("err.tooFast")
@@ -89,6 +103,15 @@ async def rate_limits(request: web.Request, handler: Handler) -> web.StreamRespo
     return web.json_response(
         {"error": "too many requests; slow down"}, status=429, headers={"Retry-After": "1"}
     )
+
+
+def _asks_whole_state(request: web.Request) -> bool:
+    try:
+        seen, _ = parse_msg_no(request.query.get("msgNo", ""))
+    except ProtocolError:
+        return False  # the handler refuses it
+    secret = request.query.get("idGracza") or request.query.get("playerId") or ""
+    return request.app[HUB_KEY].asks_whole_state(secret, seen)
 
 
 def _text(body: str) -> web.Response:

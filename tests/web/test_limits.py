@@ -12,7 +12,7 @@ from server.web import clients, limits
 from server.web.common import HUB_KEY
 from server.web.limits import LoginGuard, TokenBuckets
 from tests.web.test_stream import chat_texts
-from tests.web.zagram import Zagram
+from tests.web.zagram import Zagram, parse_reply
 
 
 async def limited_client(
@@ -21,6 +21,8 @@ async def limited_client(
     *,
     per_id: int = 1000,
     per_address: int = 1000,
+    whole_states_per_id: int = 1000,
+    whole_states_per_address: int = 1000,
     **changes,
 ) -> TestClient:
     """The real app with the loopback address not exempt, and small buckets (no refill) to reach."""
@@ -30,6 +32,8 @@ async def limited_client(
         "id": TokenBuckets(1e-9, per_id),
         "address": TokenBuckets(1e-9, per_address),
         "guest_login": TokenBuckets(1e-9, 3),
+        "whole_state_id": TokenBuckets(1e-9, whole_states_per_id),
+        "whole_state_address": TokenBuckets(1e-9, whole_states_per_address),
     }
     return await aiohttp_client(app)
 
@@ -65,6 +69,7 @@ async def test_an_address_is_limited_and_only_trusted_proxies_name_the_client(
     assert (json_refusal.status, json_refusal.headers["Retry-After"]) == (429, "1")
     assert (protocol.status, await protocol.text()) == (200, "err.tooFast")
     assert await accounts.text() == "nieOk.tooFast"
+    await direct.close()  # one server per database
 
     proxied = await limited_client(aiohttp_client, settings, per_address=2, trusted_proxies=("127.0.0.1",))
     first = [
@@ -289,3 +294,21 @@ async def test_one_player_holds_a_bounded_number_of_games_and_analysis_tables(
         "*Ala has 2 unfinished games already (at most 2).",
         "*Ala has 1 analysis tables open already (at most 1).",
     ]
+
+
+async def test_whole_states_are_limited_per_id_and_per_address_and_news_is_not(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await limited_client(aiohttp_client, settings, whole_states_per_id=3, whole_states_per_address=6)
+    ala = Zagram(client, "ala123", "*Ala")
+    assert await ala.login() == ""
+
+    answers = [await ala.get(co="getMsg", playerId=ala.secret, msgNo="0") for _ in range(4)]
+    assert [answer.split("/")[0] for answer in answers] == ["ok", "ok", "ok", "err.tooFast"]
+    ala.seen = parse_reply(answers[0]).last
+    for _ in range(5):
+        assert (await ala.poll()).status == "ok"  # news since a covered msgNo: never limited
+    anonymous = [await ala.get(co="getBMsg", msgNo="0") for _ in range(4)]
+    # the address's 6: Ala's four asks (the refused one too), then two anonymous readers'
+    assert [answer.split("/")[0] for answer in anonymous] == ["sd", "sd", "err.tooFast", "err.tooFast"]
+    assert client.app[HUB_KEY].lobby_states_built <= 2
