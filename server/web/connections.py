@@ -332,19 +332,22 @@ def run_app(
     """
     open_files = raise_open_files_limit()
     cap = connection_cap(max_connections, open_files)
-    log.info(
-        "connections capped %s",
-        Fields(max_connections=cap, configured=max_connections, open_files=open_files),
-    )
-    guard = ConnectionGuard(cap, app.get(METRICS_KEY))
     runner = GuardedAppRunner(
         app,
-        guard,
+        ConnectionGuard(cap, app.get(METRICS_KEY)),
         access_log_class=access_log_class,
         keepalive_timeout=KEEPALIVE_TIMEOUT,
         shutdown_timeout=shutdown_timeout,
     )
-    asyncio.run(_serve(runner, host, port, print))
+
+    def listening(name: str) -> None:  # not before: a server refused at start says only why
+        log.info(
+            "connections capped %s",
+            Fields(max_connections=cap, configured=max_connections, open_files=open_files),
+        )
+        print(name)
+
+    asyncio.run(_serve(runner, host, port, listening))
 
 
 async def _serve(runner: GuardedAppRunner, host: str, port: int, announce: Callable[[str], None]) -> None:
