@@ -21,6 +21,9 @@ log = logging.getLogger(__name__)
 
 BUILT_IN_CLIENT = Path(__file__).parent / "static"  # replaced by `serve --static DIR`
 SETTINGS_KEY = web.AppKey("settings", Settings)
+# At a stop, requests in flight get this long (a reply waits SETTLE_TIMEOUT for its writes at most);
+# then the final writes get theirs (store.py): the whole stop stays under 30 s, storage failing or not.
+REQUESTS_AT_STOP_SECONDS = 10.0
 __all__ = ["SETTINGS_KEY", "STORE_KEY", "create_app"]
 
 
@@ -92,6 +95,7 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     app[tournament.TOURNAMENTS_KEY] = store.tournaments
     store.writer.on_commit = app[metrics.METRICS_KEY].writes.observe
     hub.persistence = store.writer
+    store.writer.on_storage_change = hub.storage_changed
     journals, next_uid = await store.writer.load_journal()
     hub.restore(journals, next_uid, await store.writer.load_sessions())
     workers = app[SETTINGS_KEY].ai_workers

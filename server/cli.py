@@ -319,7 +319,7 @@ def resolve_log_level(args: argparse.Namespace, environ: Mapping[str, str]) -> s
 def _serve(settings: Settings, log_level: str) -> int:
     """Configure logging and run the server until it is told to stop (SIGINT or SIGTERM)."""
     # Imported here so that --help, --version and replay do not pay for loading aiohttp.
-    from server.app import create_app
+    from server.app import REQUESTS_AT_STOP_SECONDS, create_app
     from server.store.database import SchemaError
     from server.store.serverlock import ServerLockError
     from server.web import connections
@@ -337,6 +337,7 @@ def _serve(settings: Settings, log_level: str) -> int:
             port=settings.port,
             max_connections=settings.max_connections,
             access_log_class=RedactingAccessLogger,
+            shutdown_timeout=REQUESTS_AT_STOP_SECONDS,
             # aiohttp calls this with its banner once the socket is bound; log one line instead of printing.
             print=lambda _banner: log.info(
                 "listening on http://%s:%d %s", settings.host, settings.port, logs.Fields(version=__version__)

@@ -98,19 +98,24 @@ class Clock:
         self.on_flag = on_flag
         self._handle: Handle | None = None
         self.stopped = False
+        self.held = False  # standing still for both players: nobody can move (storage is failing)
         self._arm()
 
     def left(self, player: int) -> float:
         """Seconds left now (the grace not included)."""
-        if player != self.running or self.paused[player] or self.stopped:
+        if player != self.running or self.stands_still(player):
             return self.remaining[player]
         used = max(0.0, self.timers.now() - self.since - self.extra[player])
         return self.remaining[player] - used
 
+    def stands_still(self, player: int) -> bool:
+        """The player's clock does not run now, whoever is on move (`p` in the `f` line)."""
+        return self.paused[player] or self.held or self.stopped
+
     def _charge(self) -> None:
         player = self.running
         now = self.timers.now()
-        if not self.paused[player]:
+        if not self.paused[player] and not self.held:
             elapsed = now - self.since
             grace = min(self.extra[player], elapsed)
             self.extra[player] -= grace
@@ -122,7 +127,7 @@ class Clock:
             self._handle.cancel()
             self._handle = None
         player = self.running
-        if self.stopped or self.paused[player]:
+        if self.stands_still(player):
             return
         deadline = self.since + self.extra[player] + max(0.0, self.remaining[player])
         self._handle = self.timers.call_at(deadline, self._flag)
@@ -176,7 +181,7 @@ class Clock:
         ]
 
     def grace_left(self, player: int) -> float:
-        if player != self.running or self.paused[player] or self.stopped:
+        if player != self.running or self.stands_still(player):
             return self.extra[player]
         return max(0.0, self.extra[player] - (self.timers.now() - self.since))
 
@@ -189,6 +194,19 @@ class Clock:
         self.extra[self.running] += grace
         self.since = self.timers.now()
         self._arm()
+
+    def hold(self) -> None:
+        """Stand still until `release`: while storage fails nobody can move, so nobody runs out of time."""
+        if not self.held:
+            self._charge()
+            self.held = True
+            self._arm()
+
+    def release(self) -> None:
+        if self.held:
+            self.held = False
+            self.since = self.timers.now()
+            self._arm()
 
     def stop(self) -> None:
         """The game is over: freeze both clocks."""

@@ -121,6 +121,8 @@ class Computer:
         self._answer_proposal(room)  # also after the end: a new game
         if room.game.result is not None or uid in self.thinking:
             return
+        if self.hub.persistence.storage_failure is not None:  # its move could not be stored: it waits too,
+            return  # and looks again when storage is back (the clocks' `f` line then comes to the table)
         seat = room.game.to_move
         level = self.level_of(room.nick_of(seat))
         if level is None:
@@ -145,6 +147,8 @@ class Computer:
             return
         if _position(room) != position:
             self.soon(uid)  # the game moved on meanwhile (an undo, a new game): think again
+            return
+        if self.hub.persistence.storage_failure is not None:  # storage failed while it thought
             return
         seat = room.game.to_move
         if done.exception() is not None:  # e.g. a worker process died: play on without a search

@@ -52,6 +52,7 @@ from server.hub.persistence import (
     MemoryPersistence,
     Persistence,
     SavedSession,
+    StorageFailing,
 )
 from server.hub.room import AutoTable, Room
 from server.logs import Fields
@@ -88,7 +89,7 @@ QUIET_AFTER = SWEEP_EVERY
 FIRST_J = 1  # the `j` of a reply before any event: never 0, which a reader sends back as "all from the start"
 RENUMBER_AT = 2**30  # event numbers start again at a restart above this: MultiPoints reads j as a Java int
 MAX_WAIT = 30.0  # cap of the opt-in long poll (`wait=`)
-SETTLE_TIMEOUT = 10.0  # longest a reply waits for its writes before it goes out anyway
+SETTLE_TIMEOUT = 10.0  # longest a reply waits for its writes; then it must not say they are done
 # When a game table disappears (zagram's FAQ): nobody at it for a minute; neither player at it for a
 # minute and no activity for 15 minutes; or the game over and no activity for an hour.
 EMPTY_TABLE_KEPT = 60.0
@@ -106,6 +107,10 @@ GUEST_CLASS = "1"
 REGISTERED_CLASS = "3"
 MODERATOR_CLASS = "5"
 ERROR_TYPE = "e"  # a server line for one player only: why their command was refused
+STORAGE_REFUSED = (  # docs/operations.md, "When storage fails"
+    "The server cannot save anything just now, so this was not done. "
+    "Play goes on when it can; the clocks stand still meanwhile."
+)
 # Abuse limits (docs/operations.md): per player, over the last minute; and the server's own size.
 CHAT_LINES_PER_MINUTE = 20
 SAME_LINE_PER_MINUTE = 3
@@ -150,6 +155,9 @@ class Player:
     stored: bool = False  # the store keeps this session (not the AI players'), and it is not over
     noted_quiet: float | None = None  # the quiet_since last handed to the store (see SavedSession)
     k_unsaved: bool = False  # k is in the sessions' journal, not yet in the session's row
+    # (k replies give, write mark): replies give that k until the writes queued up to the mark are stored;
+    # a mark of None is taken at the next reply, when the poll that moved k has queued all its writes
+    k_hold: tuple[int, int | None] | None = None
     address: str = field(default="", repr=False)  # the client's address at login ("" after a restart)
     unlimited: bool = False  # from an address exempt from the limits (--unlimited)
     info: str = field(init=False, repr=False)  # the `i` line
@@ -299,17 +307,39 @@ class Hub:
         """How many writes were handed to storage so far; see `settled`."""
         return self.persistence.queued
 
-    async def settled(self, since: int) -> None:
+    async def settled(self, since: int) -> bool:
         """If a request changed anything (`writes()` moved on from `since`), wait until it is written,
         so a reply never confirms what a crash could still lose. Requests that changed nothing do not
-        wait for other people's writes. A stuck database delays replies by SETTLE_TIMEOUT at most."""
+        wait for other people's writes. False: storage failed, or did not take the writes within
+        SETTLE_TIMEOUT; the reply must not say they are done."""
         if self.persistence.queued == since:
-            return
+            return True
         try:
             async with asyncio.timeout(SETTLE_TIMEOUT):
                 await self.persistence.flush()
-        except TimeoutError:
-            log.warning("writes still pending; answering anyway %s", Fields(waited_seconds=SETTLE_TIMEOUT))
+        except (TimeoutError, StorageFailing):
+            return False
+        return True
+
+    def _writable(self) -> None:
+        """Refuse, before anything changes, a command whose effect storage would have to keep while
+        it takes no writes: moves, chat, propositions, clocks, invitations, new tables. Logins and polls
+        go on."""
+        if self.persistence.storage_failure is not None:
+            raise ProtocolError("storage", STORAGE_REFUSED)
+
+    def storage_changed(self, failure: str | None) -> None:
+        """Storage failed (`failure`: why) or is back: while it fails nobody can move, so the clocks of
+        running games stand still, and go on from where they stood when it is back."""
+        for table in list(self.tables.values()):
+            room = table.room
+            if room is None or room.clock is None or room.game.result is not None:
+                continue
+            if failure is None:
+                room.clock.release()
+            else:
+                room.clock.hold()
+            self._post(table.uid, room.flags())
 
     def announce_shutdown(self) -> None:
         """A clean stop: every table is told, the clocks are journalled as they are, long polls end."""
@@ -458,6 +488,8 @@ class Hub:
             self._close_table(table)
 
     def _expired(self, table: Table, moment: float) -> bool:
+        if self.persistence.storage_failure is not None:  # closing would end a game it cannot store
+            return False
         room = table.room
         assert room is not None
         idle = moment - room.last_activity
@@ -617,6 +649,7 @@ class Hub:
             if known.nick != nick:
                 raise ProtocolError("idInUse", "This id is logged in with another nick.")
             known.last_command = 0  # a reloaded client numbers its commands from 1 again
+            known.k_hold = None
             known.logged_in_at = self.counter.last  # what only they saw before is not news to it
             known.last_seen = self.clock()
             if account is not None:  # what an admin changed since shows from this login on
@@ -908,6 +941,7 @@ class Hub:
         processed = player.last_command
         numbers = [m.number for m in messages if not isinstance(m, Flags) and m.number is not None]
         if numbers and max(numbers) > processed:
+            player.k_hold = (self._k_shown(player), None)
             player.last_command = max(numbers)
             self._note_k(player)
         for message in messages:
@@ -928,6 +962,8 @@ class Hub:
 
     def _command(self, player: Player, command: Command) -> None:
         kind, table, text = command.kind, command.table, command.text
+        if _needs_storage(kind, table, text):
+            self._writable()
         if kind == "c":
             self.chat(player, table, text)
         elif kind == "b":
@@ -982,7 +1018,21 @@ class Hub:
         lines += self._invitation_lines(player)
         for uid in left_out:  # numbered above this reply's j: the next poll gets the table's whole state
             player.joined[uid] = self.counter.next()
-        return frame(True, seen, last, player.last_command, lines)
+        return frame(True, seen, last, self._k_shown(player), lines)
+
+    def _k_shown(self, player: Player) -> int:
+        """k as replies give it: commands count as processed once their poll's writes are stored. A k
+        past writes a crash can still lose would tell the client never to send those commands again."""
+        if player.k_hold is None:
+            return player.last_command
+        held, mark = player.k_hold
+        if mark is None:
+            mark = self.persistence.queued
+            player.k_hold = (held, mark)
+        if self.persistence.written < mark:
+            return held
+        player.k_hold = None
+        return player.last_command
 
     def _new_game(self, room: Room) -> None:
         """A new game on the table: everyone there leaves it for one reply and comes back to it.
@@ -1125,6 +1175,7 @@ class Hub:
         Blue is `first`, except in `R` games (the server decides), where it is the lower-rated
         player (`ratings`, registered players only), `first` on a tie or without ratings.
         """
+        self._writable()
         check_nick(first, guest=first.startswith("*"))
         check_nick(second, guest=second.startswith("*"))
         if nick_key(first) == nick_key(second):
@@ -1321,22 +1372,27 @@ class Hub:
     # --- game actions from the old-style endpoints ---------------------------------------------
 
     def move(self, secret: str, table: str, where: str, colour: int | None = None) -> None:
+        self._writable()
         player = self._player(secret)
         self._played_room(player, table).move(player.nick, where, colour)
 
     def draw_enclosure(self, secret: str, table: str, where: str) -> None:
+        self._writable()
         player = self._player(secret)
         self._played_room(player, table).draw_enclosure(player.nick, where)
 
     def propose(self, secret: str, table: str, proposal: str) -> None:
+        self._writable()
         player = self._player(secret)
         self._played_room(player, table).propose(player.nick, proposal)
 
     def stop(self, secret: str, table: str) -> None:
+        self._writable()
         player = self._player(secret)
         self._played_room(player, table).stop(player.nick)
 
     def give_time(self, secret: str, table: str, seconds: str) -> None:
+        self._writable()
         player = self._player(secret)
         self._played_room(player, table).give_time(player.nick, seconds)
 
@@ -1344,10 +1400,13 @@ class Hub:
 
     def invite(self, secret: str, whom: str, game_type_text: str, archived: str | None = None) -> None:
         """`archived`: the SGF record an analysis of an archived game (`SGFz<n>`) starts from."""
+        self._writable()
         self._invite(self._player(secret), whom, game_type_text, archived)
 
     def answer_invitation(self, secret: str, answer: str) -> None:
         """`a` accept, `r` reject, `b` reject and block, `c` cancel own, `o` acknowledge a rejection."""
+        if _needs_storage("v", "", answer):
+            self._writable()
         self._invitation_command(self._player(secret), answer)
 
     def _invitation_command(self, player: Player, text: str) -> None:
@@ -1554,6 +1613,8 @@ class Hub:
 
     def chat_from(self, secret: str, table: str, text: str) -> None:
         """The old `dodajWpis`: the same as a `c` command."""
+        if _needs_storage("c", table, text):
+            self._writable()
         self.chat(self._player(secret), table, text)
 
     def chat(self, player: Player, table: str, raw: str) -> None:
@@ -1700,6 +1761,16 @@ def _apply(account: Account, player: Player) -> None:
     player.avatar = account.avatar
     player.record = (account.rating, account.wins, account.draws, account.losses, "")
     player.refresh_info()
+
+
+def _needs_storage(kind: str, table: str, text: str) -> bool:
+    """Whether a command changes what storage keeps (moves, chat, propositions, clocks, invitations,
+    tables): refused while storage fails. Subscriptions, own flags and `c get` only touch the session."""
+    if kind == "c":
+        return table != "get"
+    if kind == "v":
+        return text == "a" or text.startswith("s.")
+    return kind in ("s", "u", "t")
 
 
 def _within_a_minute(recent: deque[tuple[float, str]], now: float, limit: int, code: str, what: str) -> None:

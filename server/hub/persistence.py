@@ -2,6 +2,8 @@
 
 The hub never waits for storage while it changes state; it queues writes here and the web layer
 awaits `flush()` before it answers a request, so a player is only told "done" once it is on disk.
+While storage takes no writes (`storage_failure`), `flush()` raises StorageFailing and the hub refuses
+what would need a write (docs/operations.md, "When storage fails").
 The store's writer implements this for a database; `MemoryPersistence` keeps everything in memory
 for tests of the hub alone.
 """
@@ -50,6 +52,11 @@ class FinishedGame:
 ArchiveDone = Callable[[int, list[Account]], None]  # (archive number, accounts whose rating changed)
 
 
+class StorageFailing(Exception):
+    """Storage stopped taking writes before what `flush()` waited for was written: the request that
+    made those writes must not be answered as done."""
+
+
 @dataclass(frozen=True)
 class SavedSession:
     """A live session as the store keeps it, so that it outlives a restart (docs/protocol.md, "After a
@@ -81,6 +88,8 @@ class LiveSessions:
 
 class Persistence(Protocol):
     queued: int  # writes handed over so far: a request that changed it waits for flush()
+    written: int  # of those, how many are done, in order (writes queued up to `written` are stored)
+    storage_failure: str | None  # why storage takes no writes now (short, never an id); None: it does
 
     def table_opened(self, uid: int) -> None: ...
 
@@ -112,7 +121,9 @@ class Persistence(Protocol):
 
     def events_reserved(self, mark: int) -> None: ...
 
-    async def flush(self) -> None: ...
+    async def flush(self) -> None:
+        """Return once everything queued before the call is written; raise StorageFailing if storage
+        fails first."""
 
 
 _PROCESS_KEY = os.urandom(32)  # one key per process: hubs of one process that hand over find the same HMACs
@@ -124,7 +135,8 @@ class MemoryPersistence:
 
     def __init__(self) -> None:
         self.records: dict[int, str] = {}
-        self.queued = 0  # never moves: everything is done at once, there is nothing to wait for
+        self.queued = self.written = 0  # never move: everything is done at once, there is nothing to wait for
+        self.storage_failure: str | None = None
         self._hmac_key = _PROCESS_KEY
 
     def table_opened(self, uid: int) -> None:

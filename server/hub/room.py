@@ -166,13 +166,14 @@ class Room:
         return events.state(self.uid, self.game, self.archive_number)
 
     def flags(self) -> str:
-        """`f<side on move>_<t1>.<t2>`: whole seconds left, `p` before a paused clock; empty untimed."""
+        """`f<side on move>_<t1>.<t2>`: whole seconds left, `p` before a clock that stands still (paused,
+        or both while storage fails); empty untimed."""
         if self.clock is None:
             return f"f{self.game.to_move}_"
         times = []
         for player in (BLACK, WHITE):
             seconds = max(0, int(self.clock.left(player)))
-            times.append(("p" if self.clock.paused[player] else "") + str(seconds))
+            times.append(("p" if self.clock.paused[player] or self.clock.held else "") + str(seconds))
         return f"f{self.game.to_move}_{times[0]}.{times[1]}"
 
     def proposal_line(self) -> str:

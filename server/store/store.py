@@ -2,16 +2,26 @@
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from server.logs import Fields
 from server.store.accounts import Accounts
 from server.store.database import check_schema, migrate, open_engine, sessions
 from server.store.games import Games
 from server.store.serverlock import Holder, ServerLock, take_server_lock
 from server.store.tournaments import Tournaments
 from server.store.writer import StoreWriter
+
+log = logging.getLogger(__name__)
+
+# At a stop, what is queued gets this long to be written (docs/operations.md, "When storage fails"):
+# with the requests' own time before it (app.py) and the last attempt (writer.py) a stop stays under 30 s.
+FINAL_WRITE_SECONDS = 8.0
+DISCONNECT_SECONDS = 3.0  # for closing the connections of a database that may not answer
 
 
 @dataclass
@@ -47,11 +57,16 @@ class Store:
         return cls(engine, *parts, server_lock=lock)
 
     async def close(self) -> None:
-        """Write what is still queued, then disconnect; the server lock goes last, after the last write."""
+        """Write what is still queued (what storage does not take in time is logged and left), then
+        disconnect; the server lock goes last, after the last write."""
         try:
-            await self.writer.flush()
+            await self.writer.finish(FINAL_WRITE_SECONDS)
             self.writer.close()
-            await self.engine.dispose()
+            try:
+                async with asyncio.timeout(DISCONNECT_SECONDS):
+                    await self.engine.dispose()
+            except TimeoutError:
+                log.warning("database connections not closed in time %s", Fields(seconds=DISCONNECT_SECONDS))
         finally:
             if self.server_lock is not None:
                 await self.server_lock.release()

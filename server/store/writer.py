@@ -3,7 +3,13 @@
 The hub queues writes without waiting; one task writes whatever has queued up in one transaction,
 so a burst of moves from many tables costs one commit. A request that changed something awaits
 `flush()` before it is answered: a player is never told a move was taken before it is on disk.
-A failed write is retried (a locked or full disk may recover); it is never dropped silently.
+
+When storage stops taking writes (a full or read-only disk, a locked database, PostgreSQL gone) the
+writer says so once (`storage_failure`, one warning in the log), keeps the batch and tries it again
+with back-off, and `flush()` fails at once instead of waiting: the hub then refuses what would need a
+write, and a request whose writes are not stored is not answered as done. The first write that goes
+through again clears the state and says so once. A write that is itself bad is set aside, logged, so
+that it cannot hold up the others for ever (docs/operations.md, "When storage fails").
 
 Each transaction is plain synchronous SQLAlchemy. On SQLite it runs in one thread of its own with
 the standard sqlite3 driver: one hop to that thread per transaction, instead of one per statement
@@ -18,6 +24,7 @@ import json
 import logging
 import os
 import time
+from collections import Counter
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,7 +33,6 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, bindparam, create_engine, delete, event, func, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import Session
 
@@ -39,12 +45,13 @@ from server.hub.persistence import (
     FinishedGame,
     LiveSessions,
     SavedSession,
+    StorageFailing,
     id_hmac,
 )
 from server.logs import Fields
 from server.protocol.codec import nick_key
 from server.store.accounts import account_of
-from server.store.database import sqlite_pragmas
+from server.store.database import BUSY_TIMEOUT_MS, sqlite_pragmas
 from server.store.models import (
     ArchivedGame,
     JournalEntry,
@@ -55,10 +62,14 @@ from server.store.models import (
     TournamentTable,
     User,
 )
+from server.store.outage import unavailable
 
 log = logging.getLogger(__name__)
 
-RETRY_SECONDS = 1.0
+RETRY_FIRST = 1.0  # seconds before a failed write is tried again, doubled after each failure ...
+RETRY_MOST = 10.0  # ... up to this
+# At a stop, the attempt in progress when the time is up may finish: SQLite's waits for a lock this long
+LAST_ATTEMPT_SECONDS = BUSY_TIMEOUT_MS / 1000 + 1
 MAX_BATCH = 500  # jobs per transaction: a long backlog is written in slices, each reply waits for its own
 CHAT_JOURNAL_KEPT = 10_000  # newest entries kept of the lobby's and private chat's journals (uid <= 0)
 SCORES = {BLACK: 1.0, WHITE: 0.0, 0: 0.5}
@@ -66,6 +77,10 @@ SCORES = {BLACK: 1.0, WHITE: 0.0, 0: 0.5}
 HMAC_KEY = "session_hmac_key"  # hex of 32 random bytes, made at the first start
 EVENT_MARK = "event_mark"  # every event number handed out so far is at most this
 ALIVE_AT = "alive_at"  # the last heartbeat (wall time), written with the sessions' quiet_since
+
+
+class _Stopped(Exception):
+    """The server is stopping and its time for writing is up: the batch stays unwritten."""
 
 
 @dataclass
@@ -156,12 +171,17 @@ class StoreWriter:
             event.listen(self._sync_engine, "connect", sqlite_pragmas)
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
         self._queue: list[_Job] = []
+        self._writing: list[_Job] = []  # the batch being written (or tried again)
         self.queued = 0  # jobs ever queued
-        self._written = 0  # jobs ever written (or given up on)
+        self.written = 0  # jobs ever written (or set aside as bad), in order
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._task: asyncio.Task[None] | None = None
         self._hmac_key: bytes | None = None  # read (or made) by load_sessions
         self.on_commit: Callable[[float], None] | None = None  # seconds one batch took (for /metrics)
+        self.storage_failure: str | None = None  # why storage takes no writes; None while it does
+        self.failing_since: float | None = None  # wall time of the first write that failed
+        self.on_storage_change: Callable[[str | None], None] | None = None  # the hub: failing, or back
+        self._stopping = asyncio.Event()  # set by finish() when the time is up: no attempt after this
 
     # --- the hub's side (Persistence) ------------------------------------------------------------
 
@@ -206,20 +226,41 @@ class StoreWriter:
         self._put(_EventsReserved(mark))
 
     async def flush(self) -> None:
-        """Return once everything queued before this call is written."""
+        """Return once everything queued before this call is written; raise StorageFailing if storage
+        fails first, or is failing (then nothing queued since can be written before it is back)."""
         target = self.queued
-        if self._written >= target:
+        if self.written >= target:
             return
+        if self.storage_failure is not None:
+            raise StorageFailing(self.storage_failure)
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.append((target, waiter))
         await waiter
 
+    async def finish(self, seconds: float) -> None:
+        """At a stop: write what is queued, giving storage `seconds` (and the attempt then in progress
+        LAST_ATTEMPT_SECONDS more); what it did not take by then is named in one log line and left."""
+        task = self._task
+        if task is not None and not task.done():
+            if not (await asyncio.wait({task}, timeout=seconds))[0]:
+                self._stopping.set()
+                if not (await asyncio.wait({task}, timeout=LAST_ATTEMPT_SECONDS))[0]:
+                    task.cancel()
+                    await asyncio.wait({task})
+        left = self._writing + self._queue
+        if left:
+            log.error(
+                "stopped with writes storage did not take %s",
+                Fields(reason=self.storage_failure or "timed out", **unwritten(left)),
+            )
+
     def close(self) -> None:
-        """After the last flush: release the writer's own connection and thread."""
+        """After `finish`: release the writer's own connection and thread (an attempt given up on may
+        still be waiting for SQLite's lock: it is not waited for)."""
         if self._sync_engine is not None:
             self._sync_engine.dispose()
         if self._thread is not None:
-            self._thread.shutdown()
+            self._thread.shutdown(wait=False, cancel_futures=True)
 
     # --- writing ---------------------------------------------------------------------------------
 
@@ -232,11 +273,16 @@ class StoreWriter:
     async def _drain(self) -> None:
         while self._queue:
             batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+            self._writing = batch
             started = time.perf_counter()
-            done = await self._write_batch(batch)
+            try:
+                done = await self._write_batch(batch)
+            except _Stopped:
+                return
+            self._writing = []
             if self.on_commit is not None:
                 self.on_commit(time.perf_counter() - started)
-            self._written += len(batch)
+            self.written += len(batch)
             for callback in done:
                 try:
                     callback()
@@ -247,7 +293,7 @@ class StoreWriter:
     def _wake(self) -> None:
         still = []
         for target, waiter in self._waiters:
-            if target <= self._written:
+            if target <= self.written:
                 if not waiter.done():
                     waiter.set_result(None)
             else:
@@ -255,30 +301,85 @@ class StoreWriter:
         self._waiters = still
 
     async def _write_batch(self, batch: list[_Job]) -> list[Callable[[], None]]:
-        """Write a batch in one transaction; if a job itself is bad, the others still go in, one by one."""
+        """Write a batch in one transaction, trying again while storage is unavailable; if a job itself
+        is bad, the others still go in, one by one."""
+        delay = RETRY_FIRST
         while True:
             try:
-                return await self._transaction(batch)
-            except OperationalError:
-                log.exception(
-                    "database write failed; retrying %s",
-                    Fields(retry_seconds=RETRY_SECONDS, waiting=len(batch)),
-                )
-                await asyncio.sleep(RETRY_SECONDS)
-            except Exception:
-                if len(batch) == 1:
-                    log.exception(
-                        "a write was refused by the database and is dropped %s",
-                        Fields(write=_describe(batch[0])),
-                    )
-                    return []
-                log.exception(
-                    "a batch of writes failed; writing them one by one %s", Fields(writes=len(batch))
-                )
-                done = []
-                for job in batch:
-                    done += await self._write_batch([job])
-                return done
+                done = await self._transaction(batch)
+            except Exception as failure:
+                reason = unavailable(failure)
+                if reason is None:
+                    return await self._without_the_bad(batch, failure)
+                self._failing(reason, failure)
+                if self._stopping.is_set():
+                    raise _Stopped from None
+                try:
+                    async with asyncio.timeout(delay):
+                        await self._stopping.wait()
+                except TimeoutError:
+                    pass
+                if self._stopping.is_set():
+                    raise _Stopped from None
+                delay = min(2 * delay, RETRY_MOST)
+                continue
+            self._back()
+            return done
+
+    def _failing(self, reason: str, failure: Exception) -> None:
+        """A write failed for want of storage: said once, and every request waiting for a write learns
+        it now rather than after its time-out."""
+        if self.storage_failure is not None:  # the reason /readyz gives is the newest one
+            self.storage_failure = reason
+            log.debug("write failed again %s", Fields(reason=reason, error=type(failure).__name__))
+            return
+        self.storage_failure, self.failing_since = reason, time.time()
+        log.warning(
+            "storage failing: writes wait and are tried again, moves and chat are refused %s",
+            Fields(reason=reason, error=type(failure).__name__, waiting=self.queued - self.written),
+        )
+        for _, waiter in self._waiters:
+            if not waiter.done():
+                waiter.set_exception(StorageFailing(reason))
+        self._waiters = []
+        if self.on_storage_change is not None:
+            self.on_storage_change(reason)
+
+    def _back(self) -> None:
+        if self.storage_failure is None:
+            return
+        assert self.failing_since is not None
+        log.warning(
+            "storage back: writes resumed %s",
+            Fields(
+                failing_seconds=round(time.time() - self.failing_since, 1),
+                waited=self.queued - self.written,
+                reason=self.storage_failure,
+            ),
+        )
+        self.storage_failure = self.failing_since = None
+        if self.on_storage_change is not None:
+            self.on_storage_change(None)
+
+    async def _without_the_bad(self, batch: list[_Job], failure: Exception) -> list[Callable[[], None]]:
+        """A write the database refused for what it is: a batch is tried one by one, a single job is
+        dropped (logged) so that it cannot hold up the queue for ever."""
+        if len(batch) == 1:
+            log.error(
+                "a write was refused by the database and is dropped %s",
+                Fields(write=_describe(batch[0])),
+                exc_info=failure,
+            )
+            return []
+        log.error(
+            "a batch of writes failed; writing them one by one %s",
+            Fields(writes=len(batch)),
+            exc_info=failure,
+        )
+        done = []
+        for job in batch:
+            done += await self._write_batch([job])
+        return done
 
     async def _transaction(self, batch: list[_Job]) -> list[Callable[[], None]]:
         if self._sync_engine is not None:
@@ -570,3 +671,35 @@ def _describe(job: _Job) -> str:
     if isinstance(job, _SetAside):
         return f"set aside uid={job.uid} seq={job.seq}"
     return f"{type(job).__name__.strip('_').lower()} uid={job.uid}"
+
+
+CHAT_KINDS = frozenset({"chat", "private"})  # journal entries that are chat lines
+
+
+def unwritten(jobs: list[_Job]) -> dict[str, object]:
+    """What a list of writes holds, for the operator (no id, no text): journal entries by game table,
+    chat lines, finished games by their players' nicks, session updates, and the rest."""
+    tables: Counter[int] = Counter()
+    chat = sessions = other = 0
+    games: list[str] = []
+    for job in jobs:
+        if isinstance(job, _Entry) and job.kind in CHAT_KINDS:
+            chat += 1
+        elif isinstance(job, _Entry) and job.kind == "k":  # a session's k (the sessions' journal)
+            sessions += 1
+        elif isinstance(job, _Entry | _Opened | _Closed | _TournamentTable) and job.uid > 0:
+            tables[job.uid] += 1
+        elif isinstance(job, _Archive):
+            games.append(f"{job.game.blue} vs {job.game.red}")
+        elif isinstance(job, SavedSession | _SessionEnded | _SessionsSeen):
+            sessions += 1
+        else:
+            other += 1
+    return {
+        "writes": len(jobs),
+        "journal": ",".join(f"{uid}:{count}" for uid, count in sorted(tables.items())) or "-",
+        "chat_lines": chat,
+        "games": "; ".join(games) or "-",
+        "sessions": sessions,
+        "other": other,
+    }

@@ -12,6 +12,7 @@ from server.hub.hub import Hub
 from server.logs import Fields
 from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, clean_text, nick_key
 from server.store.accounts import Accounts, NickTaken
+from server.store.outage import unavailable
 from server.web.clients import client_address, origin
 from server.web.common import HUB_KEY, Query, log_failure, text_response
 from server.web.limits import AddressLimiter, LoginGuard
@@ -160,8 +161,11 @@ async def auth(request: web.Request) -> web.Response:
     before = hub.writes()
     try:
         body = await handler(request, hub, request.app[ACCOUNTS_KEY])
-    except Exception:  # the doc's answer for an internal error, never a 500
-        log_failure(request, co)
-        body = INTERNAL
+    except Exception as failure:  # the doc's answer for an internal error, never a 500
+        if unavailable(failure) is None:
+            log_failure(request, co)
+            body = INTERNAL
+        else:  # the database cannot be reached: the store's writer logs that once, not every request
+            body = INTERNAL + "storage"
     await hub.settled(before)
     return text_response(body)

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from datetime import UTC, datetime
 
 from aiohttp import web
 
 from server import __version__
 from server.logs import Fields
 from server.store.database import SchemaError, check_schema
-from server.web.common import STORE_KEY
+from server.web.common import STORE_KEY, utc_text
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +30,12 @@ async def healthz(request: web.Request) -> web.Response:
 
 @routes.get("/readyz")
 async def readyz(request: web.Request) -> web.Response:
-    """Ready to serve players: the database answers and its schema is the code's."""
+    """Ready to serve players: storage takes writes (known without asking the database again while
+    it does not), the database answers and its schema is the code's."""
+    writer = request.app[STORE_KEY].writer
+    if writer.storage_failure is not None and writer.failing_since is not None:
+        since = utc_text(datetime.fromtimestamp(writer.failing_since, UTC))
+        return _unready(f"storage failing since {since}: {writer.storage_failure}")
     try:
         async with asyncio.timeout(READY_TIMEOUT):
             await check_schema(request.app[STORE_KEY].engine)

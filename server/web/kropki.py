@@ -11,6 +11,7 @@ from aiohttp import web
 from server.engine.gametype import GameKind, GameTypeError, StartKind, parse_game_type
 from server.hub.hub import MAX_WAIT, Hub
 from server.protocol.codec import ProtocolError, parse_colour, parse_commands, parse_msg_no, parse_number
+from server.store.outage import unavailable
 from server.web import tournament
 from server.web.archive import GAMES_KEY
 from server.web.clients import origin
@@ -103,16 +104,15 @@ async def _poll(hub: Hub, query: Query, with_subscriptions: bool) -> str:
     secret = query.get("idGracza") or query.get("playerId") or ""
     before = hub.writes()
     hub.receive(secret, parse_commands(commands_text))
-    changed = hub.writes()  # only this poll's own commands decide whether it waits for the disk
+    # only this poll's own commands decide whether it waits for the disk; the reply's k counts them
+    # as processed only if their writes are stored by then (Hub.reply)
+    await hub.settled(before)
     if wait:
         async with long_poll():  # which the connection cap may end early, answering with what there is
             await hub.wait_for_news(secret, seen, wait)
-    body = hub.reply(
+    return hub.reply(
         secret, seen, with_subscriptions=with_subscriptions, subscriptions_seen=subscriptions_seen
     )
-    if changed != before:
-        await hub.settled(before)
-    return body
 
 
 async def get_msg(hub: Hub, query: Query) -> str:
@@ -209,6 +209,21 @@ REQUEST_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
     "zapraszam": invite,
 }
 COMMANDS = frozenset(HANDLERS) | frozenset(REQUEST_HANDLERS)  # what /metrics may name
+# Requests whose writes keep only the player's session: answered even when storage did not take them
+# (a session lost in a crash means logging in again, never a lost move); the others answer err.storage.
+SESSION_ONLY = frozenset(
+    {
+        "guestLogin",
+        "resumeSession",
+        "usunGracza",
+        "changeLang",
+        "zmienStol",
+        "zaproszenieNie",
+        "zaproszenieBlokuj",
+        "zaproszenieAnuluj",
+        "zaproszenieOdrzuconeOk",
+    }
+)
 
 
 @routes.get("/a.kropki")
@@ -227,9 +242,14 @@ async def kropki(request: web.Request) -> web.Response:
             body = await handler(hub, request.query)
     except ProtocolError as refused:
         body = f"err.{refused.code}"
-    except Exception:  # a bug must answer like any refusal, not with a 500 that stops a client's loop
-        log_failure(request, co)
-        body = "err.internal"
+    except Exception as failure:  # a bug must answer like any refusal, not a 500 that stops a client's loop
+        if unavailable(failure) is None:
+            log_failure(request, co)
+            body = "err.internal"
+        else:  # the database cannot be reached: the store's writer logs that once, not every request
+            body = "err.storage"
     if handler not in (get_msg, get_b_msg):  # a poll waits for its own commands' writes only
-        await hub.settled(before)
+        stored = await hub.settled(before)
+        if not stored and co not in SESSION_ONLY and not body.startswith("err."):
+            body = "err.storage"  # done in the live game, but a crash could still lose it: not "done"
     return text_response(body)

@@ -44,6 +44,14 @@ class HubCollector(Collector):
         )
         yield CounterMetricFamily("kropki_moves", "Moves accepted", value=hub.moves_played)
         yield CounterMetricFamily("kropki_polls", "Stream replies (getMsg/getBMsg)", value=hub.polls_answered)
+        storage = hub.persistence
+        yield GaugeMetricFamily(
+            "kropki_storage_failing",
+            "1 while storage takes no writes (moves are refused; /readyz says why), else 0",
+            value=0 if storage.storage_failure is None else 1,
+        )
+        queued = storage.queued - storage.written
+        yield GaugeMetricFamily("kropki_writes_queued", "Writes queued, not yet stored", value=queued)
 
 
 class Metrics:

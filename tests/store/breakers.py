@@ -1,0 +1,172 @@
+"""Storage that really stops taking writes, and comes back: for the tests of what the server does then.
+
+- SQLite, locked: another connection holds the write lock (`BEGIN EXCLUSIVE`); every write waits the
+  busy time-out and fails with "database is locked", while reads go on (WAL).
+- SQLite, disk full: the database lives on a small tmpfs of its own, filled up by a file; deleting the
+  file gives the space back. Mounting needs root: the tests that use it are skipped without it.
+- PostgreSQL, gone: the server is reached through a proxy on a Unix socket of the test's own, which the
+  test closes (every connection cut, new ones refused) and opens again, as a PostgreSQL that is stopped
+  and started looks to its clients.
+- PostgreSQL, read-only: `default_transaction_read_only` on the database and its sessions ended (what a
+  failover to a standby looks like to the server); every write fails with SQLSTATE 25006 until it is
+  writable again. A serving process's server lock (its own connection, named `kropki-server ...`) is left
+  alone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sqlite3
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
+
+from tests.conftest import POSTGRES
+
+
+class Breaker:
+    reason: str  # what the server gives as the reason once it has tried to write
+
+    async def break_storage(self) -> None: ...
+
+    async def mend(self) -> None: ...
+
+
+class SqliteLock(Breaker):
+    reason = "database is locked"
+
+    def __init__(self, url: str) -> None:
+        database = make_url(url).database
+        assert database is not None
+        self.path = database
+        self.holder: sqlite3.Connection | None = None
+
+    async def break_storage(self) -> None:
+        self.holder = sqlite3.connect(self.path, isolation_level=None, timeout=10)
+        self.holder.execute("BEGIN EXCLUSIVE")
+
+    async def mend(self) -> None:
+        assert self.holder is not None
+        self.holder.execute("ROLLBACK")
+        self.holder.close()
+        self.holder = None
+
+
+class PostgresReadOnly(Breaker):
+    reason = "database is read-only (25006)"
+
+    def __init__(self, url: str) -> None:
+        self.database = make_url(url).database
+
+    async def _run(self, *statements: str) -> None:
+        engine = create_async_engine(POSTGRES or "", isolation_level="AUTOCOMMIT")
+        async with engine.connect() as connection:
+            for statement in statements:
+                await connection.execute(text(statement))
+        await engine.dispose()
+
+    def _end_sessions(self) -> str:
+        return (
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            f"WHERE datname = '{self.database}' AND pid <> pg_backend_pid() "
+            "AND application_name NOT LIKE 'kropki-server%'"
+        )
+
+    async def break_storage(self) -> None:
+        await self._run(
+            f"ALTER DATABASE {self.database} SET default_transaction_read_only = on", self._end_sessions()
+        )
+
+    async def mend(self) -> None:
+        # sessions that began while it was read-only keep that default: they are ended too
+        await self._run(
+            f"ALTER DATABASE {self.database} SET default_transaction_read_only = off", self._end_sessions()
+        )
+
+
+class PostgresProxy(Breaker):
+    """`url()` reaches PostgreSQL through this proxy; `break_storage` stops it, `mend` starts it again."""
+
+    reason = "cannot reach the database (ENOENT)"
+    SOCKET = ".s.PGSQL.5432"
+
+    def __init__(self, folder: Path, url: str) -> None:
+        parsed = make_url(url)
+        self.target = Path(str(parsed.query["host"])) / self.SOCKET
+        self.folder = folder
+        self.url = parsed.set(query={"host": str(folder)}).render_as_string(hide_password=False)
+        self.server: asyncio.Server | None = None
+        self.pipes: set[asyncio.StreamWriter] = set()
+
+    async def start(self) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.server = await asyncio.start_unix_server(self._serve, path=str(self.folder / self.SOCKET))
+
+    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        upstream_reader, upstream_writer = await asyncio.open_unix_connection(str(self.target))
+        self.pipes |= {writer, upstream_writer}
+
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(OSError):
+                while data := await source.read(65536):
+                    sink.write(data)
+                    await sink.drain()
+            sink.close()
+
+        await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
+        self.pipes -= {writer, upstream_writer}
+
+    async def break_storage(self) -> None:
+        assert self.server is not None
+        self.server.close()
+        for pipe in list(self.pipes):
+            pipe.transport.abort()
+        self.pipes.clear()
+        await self.server.wait_closed()
+        self.server = None
+        (self.folder / self.SOCKET).unlink(missing_ok=True)
+
+    async def mend(self) -> None:
+        await self.start()
+
+
+def breaker_for(url: str) -> Breaker:
+    return PostgresReadOnly(url) if url.startswith("postgresql") else SqliteLock(url)
+
+
+@contextmanager
+def small_disk(folder: Path, size: str = "4m") -> Iterator[Path]:
+    """A tmpfs of `size` mounted on `folder` (skips the test where mounting is not permitted)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], capture_output=True, text=True
+    )
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.strip()}")
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False)
+
+
+def fill(folder: Path) -> Path:
+    """Take every free byte of the file system under `folder`; delete the returned file to give it back."""
+    filler = folder / "filler"
+    descriptor = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    block = b"\0" * 4096
+    try:
+        while True:
+            os.write(descriptor, block)
+    except OSError:
+        pass
+    finally:
+        os.close(descriptor)
+    return filler

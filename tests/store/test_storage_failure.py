@@ -1,0 +1,235 @@
+"""The store's writer when storage stops taking writes, with real failing storage: a full disk (a small
+tmpfs), a locked SQLite file, a PostgreSQL database turned read-only or gone altogether. It says so once,
+keeps what it could not write and writes it when storage is back; a write that is itself bad is still set
+aside; at a stop it gives up in bounded time and names what it could not write."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import shutil
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from server.engine.game import Game
+from server.engine.moves import parse_move
+from server.engine.record import game_to_record
+from server.hub.persistence import FinishedGame, SavedSession, StorageFailing
+from server.store import database, writer
+from server.store.models import ArchivedGame, JournalEntry
+from server.store.outage import unavailable
+from server.store.store import Store
+from tests.conftest import POSTGRES, NewDatabase
+from tests.store.breakers import Breaker, PostgresProxy, breaker_for, fill, small_disk
+
+FAILING = "storage failing"
+BACK = "storage back"
+postgres_only = pytest.mark.skipif(
+    not POSTGRES, reason="PostgreSQL: set KROPKI_TEST_DB (scripts/with-postgres)"
+)
+sqlite_only = pytest.mark.skipif(bool(POSTGRES), reason="a SQLite file")
+
+
+@pytest.fixture(autouse=True)
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A locked SQLite write gives up after 0.2 s instead of 5; failed writes are tried again every
+    0.05 to 0.2 s instead of 1 to 10 s."""
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr(writer, "RETRY_FIRST", 0.05)
+    monkeypatch.setattr(writer, "RETRY_MOST", 0.2)
+    monkeypatch.setattr(writer, "LAST_ATTEMPT_SECONDS", 1.2)
+
+
+async def until(condition: Callable[[], bool], seconds: float = 15.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.02)
+
+
+def lines(caplog: pytest.LogCaptureFixture, words: str) -> list[logging.LogRecord]:
+    return [record for record in caplog.records if record.getMessage().startswith(words)]
+
+
+async def journal_count(store: Store, uid: int) -> int:
+    async with store.engine.connect() as connection:
+        count = await connection.scalar(select(func.count()).where(JournalEntry.uid == uid))
+    return int(count or 0)
+
+
+def moves(store: Store, uid: int, numbers: range) -> None:
+    for seq in numbers:
+        store.writer.journal(uid, seq, "move", {"p": 1 + seq % 2, "w": "aa", "filler": "x" * 2000})
+
+
+async def goes_out_and_comes_back(store: Store, breaker: Breaker, caplog: pytest.LogCaptureFixture) -> None:
+    """The writer's whole story through one outage, with real storage: see the module's docstring."""
+    caplog.set_level(logging.DEBUG, logger="server.store.writer")
+    moves(store, 5, range(1, 3))
+    await store.writer.flush()
+    await breaker.break_storage()
+    moves(store, 5, range(3, 60))
+    with pytest.raises(StorageFailing):
+        await store.writer.flush()
+    assert store.writer.storage_failure is not None
+    with pytest.raises(StorageFailing):  # at once, while it fails: no waiting for a time-out
+        await store.writer.flush()
+    retries = len([r for r in caplog.records if r.getMessage().startswith("write failed again")])
+    await until(
+        lambda: len([r for r in caplog.records if r.getMessage().startswith("write failed")]) >= retries + 4
+    )
+    assert store.writer.storage_failure in (breaker.reason, "connection lost")
+    assert store.writer.written == 2 and store.writer.queued == 59
+    assert len(lines(caplog, FAILING)) == 1 and not lines(caplog, BACK)
+    assert lines(caplog, FAILING)[0].levelno == logging.WARNING
+
+    await breaker.mend()
+    await until(lambda: store.writer.storage_failure is None)
+    await store.writer.flush()
+    assert await journal_count(store, 5) == 59  # nothing lost, nothing written twice
+    assert len(lines(caplog, FAILING)) == 1 and len(lines(caplog, BACK)) == 1
+    assert "waited=57" in lines(caplog, BACK)[0].getMessage()
+
+
+@sqlite_only
+async def test_a_full_disk(
+    tmp_path: Path, new_database: NewDatabase, caplog: pytest.LogCaptureFixture
+) -> None:
+    source = database_path(new_database(tmp_path, True))
+    with small_disk(tmp_path / "disk", "4m") as disk:
+        shutil.copyfile(source, disk / "kropki.sqlite3")
+        store = await Store.open(f"sqlite+aiosqlite:///{disk / 'kropki.sqlite3'}")
+
+        class FullDisk(Breaker):
+            reason = "disk full"
+
+            async def break_storage(self) -> None:
+                self.filler = fill(disk)
+
+            async def mend(self) -> None:
+                self.filler.unlink()
+
+        try:
+            await goes_out_and_comes_back(store, FullDisk(), caplog)
+        finally:
+            await store.close()
+    assert lines(caplog, FAILING)[0].getMessage().count('reason="disk full"') == 1
+
+
+async def test_a_locked_or_read_only_database(
+    tmp_path: Path, new_database: NewDatabase, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = new_database(tmp_path, True)
+    store = await Store.open(url)
+    try:
+        await goes_out_and_comes_back(store, breaker_for(url), caplog)
+    finally:
+        await store.close()
+
+
+@postgres_only
+async def test_postgresql_gone_and_back(
+    tmp_path: Path, new_database: NewDatabase, caplog: pytest.LogCaptureFixture
+) -> None:
+    proxy = PostgresProxy(tmp_path / "pg", new_database(tmp_path, True))
+    await proxy.start()
+    store = await Store.open(proxy.url)
+    try:
+        await goes_out_and_comes_back(store, proxy, caplog)
+    finally:
+        await store.close()
+        await proxy.break_storage()
+
+
+async def test_a_write_that_is_itself_bad_is_set_aside_and_the_others_go_in(
+    tmp_path: Path, new_database: NewDatabase, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = await Store.open(new_database(tmp_path, True))
+    try:
+        await store.writer.load_sessions()
+        moves(store, 3, range(1, 3))
+        bad = SavedSession("f" * 64, None, "en", False, True, "", (), (), 0)  # type: ignore[arg-type]
+        store.writer.session_saved(bad)  # NOT NULL nick: the database refuses this write, not storage
+        moves(store, 3, range(3, 5))
+        await store.writer.flush()
+        assert store.writer.storage_failure is None
+        assert await journal_count(store, 3) == 4
+        assert len(lines(caplog, "a write was refused by the database and is dropped")) == 1
+        assert not lines(caplog, FAILING)
+    finally:
+        await store.close()
+
+
+async def test_at_a_stop_what_storage_does_not_take_is_named_once_and_left(
+    tmp_path: Path, new_database: NewDatabase, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = new_database(tmp_path, True)
+    store = await Store.open(url)
+    breaker = breaker_for(url)
+    await store.writer.load_sessions()
+    id_hmac = store.writer.id_hmac("SecretPlayerId1")
+    await breaker.break_storage()
+    moves(store, 7, range(1, 4))
+    moves(store, 9, range(1, 2))
+    store.writer.journal(0, 1, "chat", {"t": 1, "n": 0, "nick": "*Ala", "type": "1", "text": "hi", "e": 5})
+    store.writer.journal(-1, 1, "private", {"t": 1, "n": 0, "from": "*Ala", "to": "*Bob", "text": "psst"})
+    store.writer.journal(-2, 1, "k", {"s": id_hmac, "k": 4})
+    store.writer.session_saved(SavedSession(id_hmac, "*Ala", "en", False, True, "", (7,), (), 4))
+    game = Game(8, 8)
+    game.play(1, parse_move("aa", game.width, game.height))
+    game.resign(2)
+    record = game_to_record(game, black_name="*Ala", white_name="*Bob", date="2026-11-25")
+    store.writer.archive(
+        FinishedGame(7, record, "*Ala", "*Bob", "0808stanF0.0.0", game.result, False, None, 0, 4),
+        lambda number, accounts: None,
+    )
+    started = time.monotonic()
+    await store.writer.finish(0.5)
+    took = time.monotonic() - started
+    store.writer.close()
+    await store.engine.dispose()
+    await breaker.mend()
+
+    assert 0.5 <= took < 0.5 + writer.LAST_ATTEMPT_SECONDS + 0.5
+    [stopped] = lines(caplog, "stopped with writes storage did not take")
+    assert stopped.levelno == logging.ERROR
+    text = stopped.getMessage()
+    for field in ("writes=9", "journal=7:3,9:1", "chat_lines=2", 'games="*Ala vs *Bob"', "sessions=2"):
+        assert field in text, text
+    assert all(id_hmac not in record.getMessage() for record in caplog.records)
+    store = await Store.open(url)  # none of it was written
+    try:
+        assert await journal_count(store, 7) == 0
+        async with store.engine.connect() as connection:
+            assert await connection.scalar(select(func.count()).select_from(ArchivedGame)) == 0
+    finally:
+        await store.close()
+
+
+async def test_what_counts_as_storage_failing(tmp_path: Path, new_database: NewDatabase) -> None:
+    """Real errors from the real database: a constraint is the write's fault, a lost connection or a
+    missing database file is storage's."""
+    from sqlalchemy import text
+
+    store = await Store.open(new_database(tmp_path, True))
+    try:
+        with pytest.raises(Exception) as integrity:
+            async with store.engine.begin() as connection:
+                await connection.execute(text("INSERT INTO server_state (name, value) VALUES (NULL, 'x')"))
+        assert unavailable(integrity.value) is None
+    finally:
+        await store.close()
+    assert (
+        unavailable(ConnectionRefusedError(111, "Connection refused"))
+        == "cannot reach the database (ECONNREFUSED)"
+    )
+    assert unavailable(OSError(28, "No space left on device")) == "disk full"
+    assert unavailable(ValueError("a bug")) is None
+
+
+def database_path(url: str) -> Path:
+    return Path(url.removeprefix("sqlite+aiosqlite:///"))
