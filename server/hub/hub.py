@@ -54,6 +54,7 @@ from server.hub.persistence import (
     SavedSession,
     StorageFailing,
 )
+from server.hub.rates import Bucket
 from server.hub.room import AutoTable, Room
 from server.logs import Fields
 from server.protocol import events
@@ -100,6 +101,8 @@ RESTORED_TABLE_KEPT = 10 * 60.0  # after a restart, players have this long to co
 RESTART_GRACE = 60.0  # seconds before the clock of the player on move runs again after a restart
 TOURNAMENT_TABLE_KEPT = 2 * 60 * 60.0  # zagram: an unfinished tournament game stays at least 2 hours
 MAX_SAY_HI = 7200
+# A table whose journal grew by this many entries is compacted at the next sweep (see _compact).
+COMPACT_AFTER = 1_000
 
 # nickType of chat lines written by people (docs/protocol.md): class digit, after the colour
 # letter B/W when the writer plays at that table.
@@ -115,6 +118,11 @@ STORAGE_REFUSED = (  # docs/operations.md, "When storage fails"
 CHAT_LINES_PER_MINUTE = 20
 SAME_LINE_PER_MINUTE = 3
 INVITATIONS_PER_MINUTE = 10
+# Game actions (moves, take-backs, propositions, pauses, STOP, gifts of time): a player 10 a second
+# with bursts of 30, a table 20 a second with bursts of 60; a person at the board needs far fewer,
+# and one player's flood of moves and take-backs used to write 1,600 journal rows a second.
+PLAYER_ACTIONS = (10.0, 30.0)
+TABLE_ACTIONS = (20.0, 60.0)
 MAX_PLAYERS = 5_000
 MAX_TABLES = 2_500
 PLAYERS_PER_ADDRESS = 10  # sessions from one address (a club or a school behind one NAT needs a few)
@@ -160,6 +168,7 @@ class Player:
     k_hold: tuple[int, int | None] | None = None
     address: str = field(default="", repr=False)  # the client's address at login ("" after a restart)
     unlimited: bool = False  # from an address exempt from the limits (--unlimited)
+    actions: Bucket = field(default_factory=lambda: Bucket(*PLAYER_ACTIONS), repr=False)
     info: str = field(init=False, repr=False)  # the `i` line
 
     def flags(self) -> str:
@@ -197,6 +206,9 @@ class Table:
     journal_seq: int = 0  # the last journal entry written for this table
     # nick -> Player.seat_key of the session (or account) that first sat in that nick's seat
     owners: dict[str, str] = field(default_factory=dict)
+    opened: dict[str, Any] = field(default_factory=dict)  # the journal's "open" entry
+    actions: Bucket = field(default_factory=lambda: Bucket(*TABLE_ACTIONS), repr=False)
+    since_compaction: int = 0  # journal entries written since the table's journal was last compacted
 
     def seat_of(self, player: Player) -> int:
         """The player's seat at the game, if it is theirs and not another session's with their nick."""
@@ -400,6 +412,7 @@ class Hub:
             _, kind, data = entries[0]
             if kind != "open":
                 raise ValueError(f"journal of table {uid} starts with {kind!r}")
+            opened = data
             game_type = parse_game_type(data["type"])
             auto, setup = data.get("auto"), data.get("setup")
             table = self._new_table(
@@ -417,6 +430,7 @@ class Hub:
                 if setup is not None
                 else None,
             )
+            table.opened = opened
             room = table.room
             assert room is not None
             room.quiet = True
@@ -444,6 +458,7 @@ class Hub:
                 else:
                     raise ValueError(f"unknown lobby entry {kind!r}")
         table.journal_seq = last_seq
+        table.since_compaction = len(entries)
         if room is None:
             return
         room.quiet = False
@@ -486,6 +501,9 @@ class Hub:
         moment = self.timers.now()
         for table in [t for t in self.tables.values() if t.room is not None and self._expired(t, moment)]:
             self._close_table(table)
+        for table in self.tables.values():
+            if table.room is not None and table.since_compaction >= COMPACT_AFTER:
+                self._compact(table)
 
     def _expired(self, table: Table, moment: float) -> bool:
         if self.persistence.storage_failure is not None:  # closing would end a game it cannot store
@@ -724,9 +742,20 @@ class Hub:
         self._journal(table.uid, "seat", {"nick": player.nick, "owner": player.seat_key})
 
     def _played_room(self, player: Player, table_text: str) -> Room:
-        """The room of a game action: a player with a seat's nick acts in it only if the seat is theirs."""
+        """The room of a game action: a player with a seat's nick acts in it only if the seat is theirs,
+        and not faster than a player and a table may."""
         room = self._room(table_text)
         table = self.tables[room.uid]
+        if not player.unlimited and not reserved(player.nick):
+            now = self.timers.now()
+            if not player.actions.take(now):
+                raise ProtocolError(
+                    "tooFast", f"At most {PLAYER_ACTIONS[0]:.0f} game actions a second; please wait a little."
+                )
+            if not table.actions.take(now):
+                raise ProtocolError(
+                    "tooFast", f"Table {room.uid} takes at most {TABLE_ACTIONS[0]:.0f} game actions a second."
+                )
         if room.seat_of(player.nick):
             self._claim_seat(player, table)
             if not table.seat_of(player):
@@ -1228,6 +1257,7 @@ class Hub:
                 "w": [point_to_sgf(p) for p in setup.white],
                 "first": setup.first,
             }
+        table.opened = opened
         self._journal(uid, "open", opened)
         self._note_presence(table)
         self._post(LOBBY, events.tables("a", [uid]))
@@ -1275,7 +1305,33 @@ class Hub:
             self.moves_played += 1
         table = self.tables[uid]
         table.journal_seq += 1
+        table.since_compaction += 1
         self.persistence.journal(uid, table.journal_seq, kind, data)
+
+    def _compact(self, table: Table) -> None:
+        """Write the table's journal again as the few entries that rebuild it as it is now, in place of
+        all it has: a restart then replays a short journal however long the table has lived."""
+        room = table.room
+        assert room is not None
+        if room.game.result is not None and room.archive_number is None:
+            return  # the game's record is on its way to the archive: the journal must say when it is there
+        entries: list[tuple[str, dict[str, Any]]] = [("open", table.opened)]
+        entries += [("seat", {"nick": nick, "owner": owner}) for nick, owner in table.owners.items()]
+        if room.games_played:
+            entries.append(("games", {"n": room.games_played}))
+        entries += room.compacted()
+        if room.archive_number is not None:
+            entries.append(("archived", {"number": room.archive_number, "game": room.games_played}))
+        entries += [("chat", _chat_data(entry)) for entry in table.chat.entries]
+        gone = [entry.chat_id for entry in table.chat.entries if entry.deleted]
+        if gone:
+            entries.append(("chatdel", {"ids": gone}))
+        first = table.journal_seq + 1
+        rows = [(first + i, kind, data) for i, (kind, data) in enumerate(entries)]
+        self.persistence.journal_compacted(table.uid, table.journal_seq, rows)
+        log.info("journal compacted %s", Fields(uid=table.uid, entries=table.since_compaction, now=len(rows)))
+        table.journal_seq += len(rows)
+        table.since_compaction = 0
 
     def _room(self, table_text: str) -> Room:
         uid = _parse_table(table_text)
@@ -1295,15 +1351,7 @@ class Hub:
         self.persistence.journal(PRIVATE_JOURNAL, self._private_seq, kind, data)
 
     def _journal_chat(self, uid: int, entry: ChatEntry) -> None:
-        line = {
-            "t": entry.time,
-            "n": entry.n,
-            "nick": entry.nick,
-            "type": entry.nick_type,
-            "text": entry.text,
-            "e": entry.event,
-        }
-        self._journal(uid, "chat", line)
+        self._journal(uid, "chat", _chat_data(entry))
 
     def _game_over(self, room: Room) -> None:
         """The lobby hears a game's result once: with its archive number when the record is written,
@@ -1754,6 +1802,17 @@ class Hub:
             player.refresh_info()
             self._post(LOBBY, player.info)
             self._save_session(player)
+
+
+def _chat_data(entry: ChatEntry) -> dict[str, Any]:
+    return {
+        "t": entry.time,
+        "n": entry.n,
+        "nick": entry.nick,
+        "type": entry.nick_type,
+        "text": entry.text,
+        "e": entry.event,
+    }
 
 
 def _apply(account: Account, player: Player) -> None:

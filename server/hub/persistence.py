@@ -113,6 +113,9 @@ class Persistence(Protocol):
     def journal_dropped(self, uid: int) -> None:
         """Delete journal `uid`'s entries queued so far (the sessions' k once their rows hold it)."""
 
+    def journal_compacted(self, uid: int, upto: int, rows: list[tuple[int, str, dict[str, Any]]]) -> None:
+        """Replace journal `uid`'s entries up to `upto` with `rows` (numbered after it), in one write."""
+
     def journal_set_aside(self, uid: int, seq: int, reason: str) -> None:
         """Move an entry that could not be replayed out of the journal, kept for inspection."""
 
@@ -168,6 +171,9 @@ class MemoryPersistence:
         pass
 
     def journal_dropped(self, uid: int) -> None:
+        pass
+
+    def journal_compacted(self, uid: int, upto: int, rows: list[tuple[int, str, dict[str, Any]]]) -> None:
         pass
 
     def journal_set_aside(self, uid: int, seq: int, reason: str) -> None:

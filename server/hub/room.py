@@ -39,6 +39,11 @@ class AutoTable:
     say_hi: dict[str, int] = field(default_factory=dict)  # nick -> extra seconds for their first move
 
 
+def _without_asks(entries: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
+    """The entries without the propositions that only asked (a settled one changed nothing)."""
+    return [(kind, data) for kind, data in entries if kind != "propose" or data["text"] not in PROPOSALS]
+
+
 class Room:
     def __init__(
         self,
@@ -106,12 +111,15 @@ class Room:
             return
         if self.clock is not None:
             data["c"] = self.clock.state()
+        self.game_entries.append((kind, data))
         self._note_out(kind, data)
 
     # --- set-up --------------------------------------------------------------------------------
 
     def _begin(self) -> None:
         self.game = game_for_type(self.game_type, seed=self.seed + self.games_played, archived=self.setup)
+        # the journal entries of this game, in order: what `compacted` shortens
+        self.game_entries: list[tuple[str, dict[str, Any]]] = []
         self.proposal: tuple[int, str] | None = None
         self.drawing: dict[int, str] = {}
         self.archive_number = None
@@ -474,6 +482,12 @@ class Room:
             if data["game"] == self.games_played:
                 self.archive_number = data["number"]
             return
+        if kind == "games":  # a compacted journal: the games before this one were played
+            if (data["n"] - self.games_played) % 2:
+                self.blue, self.red = self.red, self.blue
+            self.games_played = data["n"]
+            self._begin()
+            return
         if kind == "move":
             self.move(nick, data["w"], player)
         elif kind == "stop":
@@ -494,6 +508,38 @@ class Room:
             self.clock.set_state(data["c"])
             for move in self.game.moves[before:]:
                 move.time_left = self._seconds_left(move.player)
+        self.game_entries.append((kind, data))
+
+    def compacted(self) -> list[tuple[str, dict[str, Any]]]:
+        """The current game's journal entries without the ones whose effect is gone, so that a table
+        that lives long (an analysis, moves and take-backs for hours) restores from a short journal:
+        a move taken back goes with the take-back; propositions settled without changing the game
+        go; pauses, gifts of time and noted clocks go, for the clocks as they are now are noted last.
+        A proposition of a new game still waiting is dropped too (it is simply proposed again).
+        Afterwards `game_entries` is the shortened list."""
+        kept: list[tuple[str, dict[str, Any]]] = []
+        for kind, data in self.game_entries:
+            if kind in ("pause", "gift", "clock"):
+                continue
+            if kind != "propose":
+                kept.append((kind, data))
+                continue
+            text = data["text"]
+            found = _ANSWER.fullmatch(text)
+            what = found.group(3) if found else text
+            if what == "new":
+                continue
+            if found and found.group(1) in ("reject", "cancel"):
+                kept = _without_asks(kept)
+            elif what == "undo" and (found or self.analysis):  # a move taken back (the analyser's at once)
+                kept = _without_asks(kept)
+                del kept[max(i for i, (k, _) in enumerate(kept) if k == "move")]
+            else:
+                kept.append((kind, data))
+        if self.clock is not None and self.game.result is None:
+            kept.append(("clock", {"c": self.clock.state()}))
+        self.game_entries = list(kept)
+        return kept
 
     def _seconds_left(self, player: int) -> int:
         """Whole seconds, as the `sa` lines and zagram's records (BL[75]) give a player's time."""

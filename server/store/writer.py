@@ -128,6 +128,13 @@ class _JournalDropped:
 
 
 @dataclass
+class _Compacted:
+    uid: int
+    upto: int
+    rows: list[tuple[int, str, dict[str, Any]]]
+
+
+@dataclass
 class _SetAside:
     uid: int
     seq: int
@@ -155,6 +162,7 @@ _Job = (
     | _SessionEnded
     | _JournalDropped
     | _SetAside
+    | _Compacted
     | _SessionsSeen
     | _EventsReserved
 )
@@ -218,6 +226,9 @@ class StoreWriter:
 
     def journal_set_aside(self, uid: int, seq: int, reason: str) -> None:
         self._put(_SetAside(uid, seq, reason))
+
+    def journal_compacted(self, uid: int, upto: int, rows: list[tuple[int, str, dict[str, Any]]]) -> None:
+        self._put(_Compacted(uid, upto, rows))
 
     def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:
         self._put(_SessionsSeen(alive_at, quiet))
@@ -485,6 +496,11 @@ def _write(connection: Connection, batch: list[_Job]) -> list[Callable[[], None]
                 session.execute(delete(JournalEntry).where(JournalEntry.uid == job.uid))
             elif isinstance(job, _SetAside):
                 _set_aside(session, job.uid, job.seq, job.reason)
+            elif isinstance(job, _Compacted):
+                session.execute(
+                    delete(JournalEntry).where(JournalEntry.uid == job.uid, JournalEntry.seq <= job.upto)
+                )
+                _insert_entries(session, [_Entry(job.uid, seq, kind, data) for seq, kind, data in job.rows])
             elif isinstance(job, _SessionsSeen):
                 _seen(session, job)
             elif isinstance(job, _EventsReserved):
@@ -670,6 +686,8 @@ def _describe(job: _Job) -> str:
         return "session ended"
     if isinstance(job, _SetAside):
         return f"set aside uid={job.uid} seq={job.seq}"
+    if isinstance(job, _Compacted):
+        return f"compacted journal uid={job.uid} upto={job.upto} rows={len(job.rows)}"
     return f"{type(job).__name__.strip('_').lower()} uid={job.uid}"
 
 

@@ -37,6 +37,10 @@ class RecordingPersistence(MemoryPersistence):
     def journal_dropped(self, uid: int) -> None:
         self.entries.pop(uid, None)
 
+    def journal_compacted(self, uid: int, upto: int, rows: list[tuple[int, str, dict[str, Any]]]) -> None:
+        kept = [entry for entry in self.entries.get(uid, []) if entry[0] > upto]
+        self.entries[uid] = [*rows, *kept]
+
     def journal_set_aside(self, uid: int, seq: int, reason: str) -> None:
         self.set_aside.append((uid, seq, reason))
 

@@ -15,7 +15,7 @@ from pytest_aiohttp import AiohttpServer
 
 from server.app import create_app
 from server.config import Settings
-from server.web import accesslog
+from server.web import accesslog, clients
 from server.web.accesslog import (
     SECRET_PARAMETERS,
     RedactingAccessLogger,
@@ -23,6 +23,7 @@ from server.web.accesslog import (
     install_malformed_request_filter,
     redact_query,
 )
+from server.web.limits import TokenBuckets
 
 
 @pytest.fixture
@@ -152,6 +153,8 @@ async def test_routine_polls_are_counted_not_logged(
     server: TestServer, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     accesslog._POLLS.count, accesslog._POLLS.since = 0, accesslog.time.monotonic()
+    # every poll here asks for the whole state (msgNo=0), which an id may do only so often
+    server.app[clients.LIMITS_KEY]["whole_state_id"] = TokenBuckets(1.0, 100.0)
     await raw_get(server, b"/a.kropki?co=guestLogin&idGracza=p1&opis=*Ala")
     for _ in range(3):
         await raw_get(server, b"/a.kropki?co=getMsg&playerId=p1&msgNo=0")

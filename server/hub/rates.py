@@ -1,0 +1,25 @@
+"""Token buckets on the hub's own monotonic clock: how often a player or a table may act."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class Bucket:
+    """`rate` actions a second on average, `burst` at once; `take` says whether one more may go now."""
+
+    rate: float
+    burst: float
+    tokens: float = -1.0  # full at the first take
+    at: float = 0.0
+
+    def take(self, now: float) -> bool:
+        if self.tokens < 0:
+            self.tokens, self.at = self.burst, now
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
