@@ -32,6 +32,7 @@ import os
 import pstats
 import random
 import re
+import resource
 import signal
 import socket
 import subprocess
@@ -81,11 +82,21 @@ def _die_with_parent() -> None:
 class Server:
     """The real server as a subprocess, with its memory and CPU read from /proc."""
 
-    def __init__(self, python: str, log_level: str, workdir: Path, profile: Path | None) -> None:
+    def __init__(
+        self,
+        python: str,
+        log_level: str,
+        workdir: Path,
+        profile: Path | None,
+        extra: tuple[str, ...] = (),
+        open_files: int | None = None,
+    ) -> None:
         self.python = python
         self.log_level = log_level
         self.workdir = workdir
         self.profile = profile
+        self.extra = extra  # more `serve` flags
+        self.open_files = open_files  # the server's limit on open files (soft and hard), if not inherited
         self.log_path = workdir / "server.log"
         self.port = 0
         self.proc: subprocess.Popen[bytes] | None = None
@@ -108,6 +119,7 @@ class Server:
             HOST,
             "--log-level",
             self.log_level,
+            *self.extra,
         ]
         profiler = ["-m", "cProfile", "-o", str(self.profile)] if self.profile else []
         with open(self.log_path, "wb") as log:  # the child keeps its own descriptor
@@ -118,7 +130,7 @@ class Server:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 start_new_session=True,  # Ctrl-C reaches only this script, which stops the server in order
-                preexec_fn=_die_with_parent,
+                preexec_fn=self._in_child,
             )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
@@ -132,6 +144,11 @@ class Server:
                 pass
             time.sleep(0.1)
         raise RuntimeError(f"GET /healthz did not answer within {timeout:.0f} s:\n{self.log_tail()}")
+
+    def _in_child(self) -> None:
+        _die_with_parent()
+        if self.open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (self.open_files, self.open_files))
 
     @property
     def pid(self) -> int:
