@@ -146,7 +146,7 @@ class Player:
     record: tuple[int, int, int, int, str] | None = None  # rating, wins, draws, losses, prestige
     tables: list[int] = field(default_factory=lambda: [LOBBY])
     last_command: int = 0
-    last_seen: float = 0.0
+    last_seen: float = 0.0  # the last request (timers' monotonic time)
     rejected_by: list[str] = field(default_factory=list)  # `vr` lines until acknowledged
     blocked: set[str] = field(default_factory=set)  # nick_key of people whose invitations are refused
     joined: dict[int, int] = field(default_factory=dict)  # table -> event number of sitting down there
@@ -161,7 +161,9 @@ class Player:
     fresh: bool = True  # no reply sent yet in this session
     id_hmac: str = field(default="", repr=False)  # finds the session in the store after a restart
     stored: bool = False  # the store keeps this session (not the AI players'), and it is not over
-    noted_quiet: float | None = None  # the quiet_since last handed to the store (see SavedSession)
+    noted_quiet: float | None = (
+        None  # last_seen when last handed to the store as quiet_since (see SavedSession)
+    )
     k_unsaved: bool = False  # k is in the sessions' journal, not yet in the session's row
     # (k replies give, write mark): replies give that k until the writes queued up to the mark are stored;
     # a mark of None is taken at the next reply, when the poll that moved k has queued all its writes
@@ -263,8 +265,10 @@ class Hub:
         rng: random.Random | None = None,
         caps: Caps | None = None,
     ) -> None:
-        self.clock = clock  # wall time, for chat timestamps and poll time-outs
-        self.timers = timers or LoopTimers()  # monotonic time and deadlines, for game clocks
+        self.clock = clock  # wall time, for chat timestamps, records and what outlives a restart
+        # monotonic time and deadlines: game clocks, time-outs and limits, which a step of the wall
+        # clock must not change
+        self.timers = timers or LoopTimers()
         self.persistence: Persistence = persistence or MemoryPersistence()
         self.rng = rng or random.Random()
         self.caps = caps or Caps()
@@ -492,14 +496,13 @@ class Hub:
         self._sweeper = asyncio.get_running_loop().call_later(SWEEP_EVERY, self._sweep_and_rearm)
 
     def sweep(self) -> None:
-        now = self.clock()
+        now = self.timers.now()
         for player in [p for p in self.players.values() if now - p.last_seen > self.poll_timeout]:
             log.info("timed out %s", Fields(nick=player.nick))
             self._remove(player, reason="timeout")
         self.note_sessions()
-        self.private.forget_older_than(int(now) - PRIVATE_KEPT_SECONDS)
-        moment = self.timers.now()
-        for table in [t for t in self.tables.values() if t.room is not None and self._expired(t, moment)]:
+        self.private.forget_older_than(int(self.clock()) - PRIVATE_KEPT_SECONDS)
+        for table in [t for t in self.tables.values() if t.room is not None and self._expired(t, now)]:
             self._close_table(table)
         for table in self.tables.values():
             if table.room is not None and table.since_compaction >= COMPACT_AFTER:
@@ -669,7 +672,7 @@ class Hub:
             known.last_command = 0  # a reloaded client numbers its commands from 1 again
             known.k_hold = None
             known.logged_in_at = self.counter.last  # what only they saw before is not news to it
-            known.last_seen = self.clock()
+            known.last_seen = self.timers.now()
             if account is not None:  # what an admin changed since shows from this login on
                 self._account_changed(account)
             self._save_session(known)
@@ -684,7 +687,7 @@ class Hub:
             lang=lang,
             inbox=EventLog(self.player_history),
             guest=account is None and not reserved(nick),  # the AI players own their seats by nick
-            last_seen=self.clock(),
+            last_seen=self.timers.now(),
             logged_in_at=self.counter.last,
             id_hmac=self.persistence.id_hmac(secret),
             address=origin.address,
@@ -820,7 +823,7 @@ class Hub:
         player = self._find(secret)
         if player is None:
             raise ProtocolError("notLoggedIn", "Not logged in.")
-        player.last_seen = self.clock()
+        player.last_seen = self.timers.now()
         return player
 
     def _find(self, secret: str) -> Player | None:
@@ -871,17 +874,18 @@ class Hub:
         goes into its row (and that journal is emptied), and the last polls of the players who had
         stopped polling (only when that changed), so that after a crash each session gets what was
         left of its time-out; one write, however many players poll."""
-        now = self.clock()
+        now, moment = self.clock(), self.timers.now()
         changed: dict[str, float | None] = {}
         for player in self.players.values():
             if player.k_unsaved:
                 self._save_session(player)
             if not player.stored:
                 continue
-            polling = player.waiter is not None or now - player.last_seen < QUIET_AFTER
+            polling = player.waiter is not None or moment - player.last_seen < QUIET_AFTER
             quiet = None if polling else player.last_seen
             if quiet != player.noted_quiet:
-                player.noted_quiet = changed[player.id_hmac] = quiet
+                player.noted_quiet = quiet
+                changed[player.id_hmac] = None if quiet is None else now - (moment - quiet)  # wall time
         if self._session_seq:  # every k noted so far is in the rows now
             self.persistence.journal_dropped(SESSION_JOURNAL)
         self.persistence.sessions_seen(now, changed)
@@ -899,7 +903,7 @@ class Hub:
         """Bring the sessions of the earlier run back, each with what was left of its time-out: its last
         poll counts from the last heartbeat before the stop, and the downtime not at all; and with the
         k the sessions' journal noted after the row was last written (`k_noted`, by id HMAC)."""
-        now = self.clock()
+        now, moment = self.clock(), self.timers.now()
         alive_at = live.alive_at if live.alive_at is not None else now
         quiet: dict[str, float | None] = {}
         for saved in live.sessions:
@@ -912,11 +916,11 @@ class Hub:
                 if not saved.registered:
                     self._hide_guest_chats(saved.nick)
                 continue
-            player = self._restore_session(saved, account, now - idle)
+            player = self._restore_session(saved, account, moment - idle)
             if k_noted.get(saved.id_hmac, 0) > player.last_command:
                 player.last_command = k_noted[saved.id_hmac]
                 player.k_unsaved = True  # into the row at the next heartbeat
-            quiet[saved.id_hmac] = player.noted_quiet
+            quiet[saved.id_hmac] = None if player.noted_quiet is None else now - idle
         # the rows' quiet_since now count from this heartbeat: a second crash soon after still adds up
         self.persistence.sessions_seen(now, quiet)
         if live.sessions:
@@ -950,7 +954,7 @@ class Hub:
                 self._enter(player, uid)
         self._seat_back(player)
         player.rejoined = dict(player.joined)
-        player.noted_quiet = last_seen if self.clock() - last_seen >= QUIET_AFTER else None
+        player.noted_quiet = last_seen if self.timers.now() - last_seen >= QUIET_AFTER else None
         player.stored = True
         if tuple(uid for uid in player.tables if uid != LOBBY) != saved.tables:  # a table closed meanwhile
             self._save_session(player)
@@ -966,7 +970,7 @@ class Hub:
         player = self._find(secret)
         if player is None:
             return
-        player.last_seen = self.clock()
+        player.last_seen = self.timers.now()
         processed = player.last_command
         numbers = [m.number for m in messages if not isinstance(m, Flags) and m.number is not None]
         if numbers and max(numbers) > processed:
@@ -1512,9 +1516,9 @@ class Hub:
             self._check_computer_game(player, invitee, game_type, computer)
         self._check_games_of(player)
         _within_a_minute(
-            player.invited, self.clock(), INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations"
+            player.invited, self.timers.now(), INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations"
         )
-        player.invited.append((self.clock(), invitee.nick))
+        player.invited.append((self.timers.now(), invitee.nick))
         if computer:
             self._play_the_computer(player, invitee, game_type)
             return
@@ -1554,9 +1558,9 @@ class Hub:
         self._check_room_for_a_table(player)
         self._check_games_of(player, analysis=True)
         _within_a_minute(
-            player.invited, self.clock(), INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations"
+            player.invited, self.timers.now(), INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations"
         )
-        player.invited.append((self.clock(), player.nick))
+        player.invited.append((self.timers.now(), player.nick))
         room = self.open_table(game_type, player.nick, player.nick, setup=setup).room
         assert room is not None
         for colour, where in moves:
@@ -1690,7 +1694,7 @@ class Hub:
 
     def _check_flood(self, player: Player, text: str) -> None:
         """At most CHAT_LINES_PER_MINUTE lines a minute, the same line at most SAME_LINE_PER_MINUTE times."""
-        now = self.clock()
+        now = self.timers.now()
         _within_a_minute(player.said, now, CHAT_LINES_PER_MINUTE, "chatFlood", "chat lines")
         if sum(1 for _, said in player.said if said == text) >= SAME_LINE_PER_MINUTE:
             raise ProtocolError("repeatedLine", "The same line again: it was not sent.")

@@ -19,11 +19,27 @@ START = 1_700_000_000.0
 
 
 class Clock:
+    """The wall clock, with the hub's monotonic timers moving along with it (as they do unless the wall
+    clock is stepped: `step` moves the wall clock alone)."""
+
     def __init__(self) -> None:
-        self.now = START
+        self.timers = ManualTimers()
+        self._now = START
 
     def __call__(self) -> float:
-        return self.now
+        return self._now
+
+    @property
+    def now(self) -> float:
+        return self._now
+
+    @now.setter
+    def now(self, value: float) -> None:
+        self.timers.advance(value - self._now)
+        self._now = value
+
+    def step(self, seconds: float) -> None:
+        self._now += seconds
 
 
 def game(hub: Hub) -> int:
@@ -42,11 +58,12 @@ def game(hub: Hub) -> int:
 
 
 def hub_with(persistence: RecordingPersistence | None = None, clock: Clock | None = None) -> Hub:
+    clock = clock or Clock()
     return Hub(
-        timers=ManualTimers(),
+        timers=clock.timers,
         persistence=persistence or RecordingPersistence(),
         rng=random.Random(1),
-        clock=clock or Clock(),
+        clock=clock,
     )
 
 

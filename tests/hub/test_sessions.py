@@ -7,12 +7,14 @@ from __future__ import annotations
 import dataclasses
 import random
 
+import pytest
+
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
-from server.hub.hub import POLL_TIMEOUT, SESSION_JOURNAL, SWEEP_EVERY, Hub
+from server.hub.hub import CHAT_LINES_PER_MINUTE, POLL_TIMEOUT, SESSION_JOURNAL, SWEEP_EVERY, Hub
 from server.hub.mailbox import RESERVE_AHEAD
 from server.hub.persistence import Account, LiveSessions, SavedSession
-from server.protocol.codec import parse_commands
+from server.protocol.codec import ProtocolError, parse_commands
 from tests.hub.test_restore import RecordingPersistence
 from tests.web.zagram import Reply, parse_reply
 
@@ -20,11 +22,27 @@ START = 1_700_000_000.0
 
 
 class Clock:
+    """The wall clock, with the hub's monotonic timers moving along with it (as they do unless the wall
+    clock is stepped: `step` moves the wall clock alone)."""
+
     def __init__(self) -> None:
-        self.now = START
+        self.timers = ManualTimers()
+        self._now = START
 
     def __call__(self) -> float:
-        return self.now
+        return self._now
+
+    @property
+    def now(self) -> float:
+        return self._now
+
+    @now.setter
+    def now(self, value: float) -> None:
+        self.timers.advance(value - self._now)
+        self._now = value
+
+    def step(self, seconds: float) -> None:
+        self._now += seconds
 
 
 class StoreLike(RecordingPersistence):
@@ -81,7 +99,8 @@ def game(hub: Hub) -> int:
 
 
 def test_a_client_polls_on_with_its_old_id_and_msg_no_after_a_crash() -> None:
-    store, clock, timers = StoreLike(), Clock(), ManualTimers()
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
     before = started(store, clock, timers)
     uid = game(before)
     before.guest_login("eve789", "*Eve", "en")
@@ -116,7 +135,8 @@ def test_a_client_polls_on_with_its_old_id_and_msg_no_after_a_crash() -> None:
 
 
 def test_a_command_resent_after_the_restart_is_not_applied_twice() -> None:
-    store, clock, timers = StoreLike(), Clock(), ManualTimers()
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
     before = started(store, clock, timers)
     uid = game(before)
     poll(before, "ala123", 0, f"c1.{uid}.once")  # taken; the client never saw the reply's k = 1
@@ -132,7 +152,8 @@ def test_k_goes_to_the_sessions_journal_and_the_heartbeat_moves_it_into_the_row(
     """A poll with commands appends its k to the sessions' journal instead of rewriting the session's
     row (which put 40 ms on the p99 of benchmarks/stream.py); a crash before the next heartbeat still
     brings k back, and the heartbeat puts k in the row and empties that journal."""
-    store, clock, timers = StoreLike(), Clock(), ManualTimers()
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
     before = started(store, clock, timers)
     before.guest_login("ala123", "*Ala", "en")
     (key,) = store.sessions
@@ -150,7 +171,8 @@ def test_k_goes_to_the_sessions_journal_and_the_heartbeat_moves_it_into_the_row(
 
 
 def test_a_resent_move_stays_one_move() -> None:
-    store, clock, timers = StoreLike(), Clock(), ManualTimers()
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
     before = started(store, clock, timers)
     uid = game(before)
     poll(before, "bob456", 0, f"s1.{uid}.hh")
@@ -165,7 +187,8 @@ def test_a_resent_move_stays_one_move() -> None:
 
 
 def test_the_time_out_counts_from_the_last_poll_before_the_crash_plus_the_downtime() -> None:
-    store, clock, timers = StoreLike(), Clock(), ManualTimers()
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
     before = started(store, clock, timers)
     before.guest_login("ala123", "*Ala", "en")
     before.guest_login("bob456", "*Bob", "en")
@@ -196,7 +219,8 @@ def test_the_time_out_counts_from_the_last_poll_before_the_crash_plus_the_downti
 
 
 def test_a_session_never_outlives_its_time_out_across_several_restarts() -> None:
-    store, clock, timers = StoreLike(), Clock(), ManualTimers()
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
     before = started(store, clock, timers)
     before.guest_login("ala123", "*Ala", "en")
     clock.now += 30
@@ -220,7 +244,8 @@ def test_a_session_never_outlives_its_time_out_across_several_restarts() -> None
 
 
 def test_a_session_quiet_too_long_at_the_stop_does_not_come_back() -> None:
-    store, clock, timers = StoreLike(), Clock(), ManualTimers()
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
     before = started(store, clock, timers)
     before.guest_login("ala123", "*Ala", "en")
     clock.now += POLL_TIMEOUT + 1
@@ -233,7 +258,8 @@ def test_a_session_quiet_too_long_at_the_stop_does_not_come_back() -> None:
 
 
 def test_logout_ends_the_session_for_good() -> None:
-    store, clock, timers = StoreLike(), Clock(), ManualTimers()
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
     before = started(store, clock, timers)
     uid = game(before)
     before.logout("ala123")
@@ -247,7 +273,8 @@ def test_logout_ends_the_session_for_good() -> None:
 
 
 def test_a_restored_session_keeps_its_nick_from_others_and_can_log_in_again() -> None:
-    store, clock, timers = StoreLike(), Clock(), ManualTimers()
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
     before = started(store, clock, timers)
     uid = game(before)
     poll(before, "ala123", 0, "c1.0.hi/c2.0.hello")
@@ -268,7 +295,8 @@ def test_a_restored_session_keeps_its_nick_from_others_and_can_log_in_again() ->
 
 
 def test_a_registered_session_comes_back_with_its_account_as_it_is_now() -> None:
-    store, clock, timers = StoreLike(), Clock(), ManualTimers()
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
     before = started(store, clock, timers)
     before.login("LongSecretId1", Account("Alice", 1500, 0, 0, 0))
     before.login("LongSecretId2", Account("Carol", 1500, 0, 0, 0))
@@ -284,7 +312,8 @@ def test_a_registered_session_comes_back_with_its_account_as_it_is_now() -> None
 
 
 def test_event_numbers_go_on_above_every_number_the_earlier_run_handed_out() -> None:
-    store, clock, timers = StoreLike(), Clock(), ManualTimers()
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
     before = started(store, clock, timers)
     before.guest_login("ala123", "*Ala", "en")
     for n in range(RESERVE_AHEAD // 2 + 10):  # past the first reservation: a second one is written
@@ -301,7 +330,8 @@ def test_an_anonymous_reader_hears_a_new_lobby_line_as_new_on_a_quiet_server() -
     """roboCup's reader polls with an id that never logged in and sends back the j of the last reply;
     it reads only `ca` lines. A j of 0 on a server with no event yet made it ask for everything again,
     and the first chat line came as a history `cr` line, which it does not read."""
-    store, clock, timers = StoreLike(), Clock(), ManualTimers()
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
     hub = started(store, clock, timers)
     first = parse_reply(hub.reply("1234567", 0, with_subscriptions=False))
     assert first.status == "sd" and first.last > 0
@@ -314,7 +344,8 @@ def test_an_anonymous_reader_hears_a_new_lobby_line_as_new_on_a_quiet_server() -
 
 
 def test_an_anonymous_reader_after_a_restart_gets_the_lobby_then_goes_on() -> None:
-    store, clock, timers = StoreLike(), Clock(), ManualTimers()
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
     before = started(store, clock, timers)
     uid = game(before)
     before.propose("bob456", str(uid), "resign")
@@ -328,3 +359,22 @@ def test_an_anonymous_reader_after_a_restart_gets_the_lobby_then_goes_on() -> No
     after.chat_from("bob456", "0", "gg")
     news = parse_reply(after.reply("1234567", whole.last, with_subscriptions=False))
     assert [line.rsplit(".", 1)[1] for line in news.lines(0, "ca")] == ["gg"]
+
+
+def test_a_step_of_the_wall_clock_times_nobody_out_and_keeps_the_limits() -> None:
+    store, clock = StoreLike(), Clock()
+    hub = started(store, clock, clock.timers)
+    hub.guest_login("ala123", "*Ala", "en")
+    hub.guest_login("bob456", "*Bob", "en")
+    for n in range(CHAT_LINES_PER_MINUTE):
+        hub.chat_from("ala123", "_*Bob", f"note {n}")
+    clock.step(3600)  # the wall clock jumps an hour ahead (an NTP step, a VM resumed)
+    hub.sweep()
+    assert "*ala" in hub.by_nick  # she polled a moment ago
+    with pytest.raises(ProtocolError) as refused:
+        hub.chat_from("ala123", "_*Bob", "one more")  # her minute of chat is not over either
+    assert refused.value.code == "chatFlood"
+    clock.step(-7200)  # and back, behind where it was
+    clock.now += POLL_TIMEOUT + 1
+    hub.sweep()
+    assert "*ala" not in hub.by_nick  # a minute without a poll still ends the session
