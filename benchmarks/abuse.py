@@ -14,10 +14,29 @@ unit used to keep; 1,100 such connections used to lock everybody out and write 3
 Meanwhile, once a second, a new guest logs in and polls on a new connection; login + poll is measured.
 Target: p99 below 1 s, no failure, the server's log below 1 MB.
 
-More sections (journal floods, full-state floods, player-slot floods) are functions of the same shape:
-one entry in SECTIONS, their own options in add_arguments, run with `--only NAME`.
+Section "journal" (journal_flood): one guest, from an address of its own (127.0.0.2: the server's
+--unlimited 127.0.0.1 does not cover it), sends the worst it can for --journal-seconds (600: the issue's
+10 minutes): moves and take-backs on its analysis tables, 30 commands a poll, polling as fast as the
+server answers. Before issue 18.2 that wrote about 1,600 journal rows a second, and a restart after an
+hour of it took 87 s. Then the server is killed (SIGKILL) and started again. Printed: the rows written
+and the rows left in the journal, the restart time, memory, the normal player's p99 during the flood.
+Target: restart under 5 s.
+
+Section "whole-states" (whole_state_flood): --players guests, --tables of them at an analysis table each,
+make the lobby's whole state large; then --burst anonymous polls with msgNo=0 are sent at once, over as
+many connections (5,000 of them at 100-166 KB each used to take 1.6 GB and stall a normal client for
+12.5 s), and then the same from a limited address. Printed: the state's size, how long the burst took,
+the server's memory, how many a limited address got, the normal player's p99. Target: p99 below 2 s
+(12.5 s before), RSS below 300 MB.
+
+Section "slots" (slot_flood): --slot-addresses addresses (127.0.1.x) each try --logins-per-address guest
+logins (167 addresses used to fill all 5,000 player slots in 6 s), then every guest that got in tries
+--tables-per-guest analysis tables (260 guests used to fill all 2,500 tables in 1.6 s). Printed: what got
+in and what was refused with which answer; then a registered player registers and logs in. Target: the
+registered player gets in, and the flood holds no more than its caps.
 
     .venv/bin/python benchmarks/abuse.py --only connections
+    .venv/bin/python benchmarks/abuse.py --only journal --journal-seconds 600
 """
 
 from __future__ import annotations
@@ -29,6 +48,7 @@ import os
 import re
 import resource
 import signal
+import sqlite3
 import sys
 import tempfile
 import time
@@ -38,13 +58,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from pathlib import Path
+from typing import Any
+from urllib.parse import quote
 
 HERE = Path(__file__).resolve().parent
 for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*) and this folder (stream)
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-from stream import HOST, Server, add_server_arguments, connect, ms, percentile, server_revision  # noqa: E402
+from stream import (  # noqa: E402
+    HOST,
+    HttpConnection,
+    Server,
+    add_server_arguments,
+    connect,
+    ms,
+    parse_head,
+    percentile,
+    server_revision,
+)
 
 TARGET_P99 = 1.0  # seconds for a new player's login + first poll
 TARGET_LOG_BYTES = 1_000_000
@@ -343,6 +375,429 @@ def connections_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# --- the other floods' shared parts -------------------------------------------------------------------
+
+ANALYSIS = "s.{nick}.1010s0..a.a.n...c___SUsuen{nick}."  # inviting oneself to an analysis table (10x10)
+TARGET_RESTART = 5.0  # seconds from starting the server again to its first answer
+# A burst of whole states: the normal player's login + poll while 5,000 of them go out (it waited 12.5 s
+# before they were shared), and the server's memory (1.64 GB before).
+TARGET_BURST_P99 = 2.0
+TARGET_BURST_RSS_MB = 300
+
+
+class Guest:
+    """One player on one keep-alive connection from a chosen source address (127.0.0.0/8 is all this
+    machine's): its own numbered commands, resent above the k the server acknowledged, as MultiPoints does."""
+
+    def __init__(self, conn: HttpConnection, secret: str, nick: str) -> None:
+        self.conn, self.secret, self.nick = conn, secret, nick
+        self.seen = 0
+        self.sent = 0  # commands numbered so far
+        self.acknowledged = 0
+        self.pending: list[str] = []
+
+    async def login(self) -> bytes:
+        _, body = await self.conn.get(
+            f"/a.kropki?co=guestLogin&idGracza={self.secret}&opis={quote(self.nick)}"
+        )
+        return body
+
+    def send(self, kind: str, table: int, text: str) -> None:
+        self.sent += 1
+        self.pending.append(f"{kind}{self.sent}.{table}.{text}")
+
+    async def poll(self) -> bytes:
+        commands = "/".join(self.pending) or "x"
+        _, body = await self.conn.get(
+            f"/a.kropki?co=getMsg&idGracza={self.secret}&msgNo={self.seen}&msgFromClient={quote(commands)}"
+        )
+        head = parse_head(body)
+        if head is not None:
+            self.seen, done = head
+            self.pending = self.pending[max(0, done - self.acknowledged) :]
+            self.acknowledged = max(self.acknowledged, done)
+        return body
+
+
+async def connect_from(port: int, source: str, timeout: float) -> HttpConnection:
+    loop = asyncio.get_running_loop()
+    _, conn = await asyncio.wait_for(
+        loop.create_connection(lambda: HttpConnection(port, timeout), HOST, port, local_addr=(source, 0)),
+        timeout,
+    )
+    return conn
+
+
+def tables_in(body: bytes) -> list[int]:
+    return [int(uid) for uid in re.findall(rb"/q(\d+)(?=/)", body) if uid != b"0"]
+
+
+def measure_player(port: int, start_at: float, stop_at: float, timeout: float) -> tuple[Any, Connection]:
+    """benchmarks' normal player (a login and a whole-state poll a second) in a process of its own."""
+    receiving, sending = multiprocessing.get_context("fork").Pipe(duplex=False)
+    process = multiprocessing.get_context("fork").Process(
+        target=player, args=(port, start_at, stop_at, timeout, sending), daemon=True
+    )
+    process.start()
+    return process, receiving
+
+
+def player_report(process: Any, receiving: Connection, timeout: float) -> tuple[list[float], list[str]]:
+    result: tuple[list[float], list[str]] = ([], ["no report"])
+    if receiving.poll(timeout + 5):
+        result = receiving.recv()
+    process.join(5)
+    return sorted(result[0]), result[1]
+
+
+def print_player(seconds: list[float], failures: list[str], target: float = TARGET_P99) -> bool:
+    p99 = percentile(seconds, 99) if seconds else float("inf")
+    met = p99 < target and not failures
+    print(f"normal player login+poll: {len(seconds)} done, {len(failures)} failed")
+    for failure in failures[:5]:
+        print(f"    {failure}")
+    print(
+        f"normal player login+poll ms: {ms(seconds, 50, 99)} (target p99 < {target * 1000:.0f})"
+        f"{'' if met else '  MISSED'}"
+    )
+    return met
+
+
+def sample_rss(server: Server, until: float, samples: list[float]) -> asyncio.Task[None]:
+    async def sample() -> None:
+        while time.monotonic() < until:
+            samples.append(server.rss_mb())
+            await asyncio.sleep(SAMPLE_EVERY)
+
+    return asyncio.create_task(sample())
+
+
+# --- section "journal" ----------------------------------------------------------------------------------
+
+
+@dataclass
+class JournalFigures:
+    commands: int = 0
+    answers: Counter[str] = field(default_factory=Counter)
+    written: int = 0  # journal entries the flood's tables were given (the last entry's number)
+    rows: int = 0  # journal rows in the database at the kill
+    database_mb: float = 0.0
+    rss_mb: list[float] = field(default_factory=list)
+    restart_seconds: float = 0.0
+    restored_rss_mb: float = 0.0
+    tables_back: int = 0
+    player_seconds: list[float] = field(default_factory=list)
+    player_failures: list[str] = field(default_factory=list)
+
+
+def journal_flood(python: str, workdir: Path, *, seconds: float, timeout: float) -> JournalFigures:
+    figures = JournalFigures()
+    server = Server(python, "WARNING", workdir, None)
+    server.start()
+    try:
+        start = time.monotonic()
+        process, receiving = measure_player(server.port, start, start + seconds, timeout)
+        tables = asyncio.run(_journal_attack(server, start + seconds, timeout, figures))
+        figures.player_seconds, figures.player_failures = player_report(process, receiving, timeout)
+        database = workdir / "bench.sqlite3"
+        with sqlite3.connect(database) as db:
+            figures.rows = db.execute("SELECT count(*) FROM journal").fetchone()[0]
+            marks = ",".join(str(uid) for uid in tables) or "0"
+            figures.written = db.execute(
+                "SELECT coalesce(sum(s), 0) FROM "
+                f"(SELECT max(seq) s FROM journal WHERE uid IN ({marks}) GROUP BY uid)"
+            ).fetchone()[0]
+        figures.database_mb = sum(path.stat().st_size for path in workdir.glob("bench.sqlite3*")) / 1e6
+    finally:
+        assert server.proc is not None
+        server.proc.kill()  # the worst moment to stop: no clean stop, nothing flushed by it
+        server.proc.wait()
+    again = Server(python, "WARNING", workdir, None)
+    started = time.monotonic()
+    again.start()
+    figures.restart_seconds = time.monotonic() - started
+    try:
+        figures.restored_rss_mb = again.rss_mb()
+        with urllib.request.urlopen(
+            f"http://{HOST}:{again.port}/a.kropki?co=getMsg&msgNo=0", timeout=timeout
+        ) as lobby:
+            state = lobby.read()
+        figures.tables_back = sum(1 for uid in tables if f"/d{uid}.".encode() in state)
+    finally:
+        again.stop()
+    return figures
+
+
+async def _journal_attack(
+    server: Server, stop_at: float, timeout: float, figures: JournalFigures
+) -> list[int]:
+    attacker = Guest(await connect_from(server.port, "127.0.0.2", timeout), "atk1", "*Atk")
+    if await attacker.login() != b"":
+        raise RuntimeError("the attacker could not log in")
+    tables: list[int] = []
+    for _ in range(3):  # as many analysis tables as one player may have
+        attacker.send("v", 0, ANALYSIS.format(nick="*Atk"))
+        tables += [uid for uid in tables_in(await attacker.poll()) if uid not in tables]
+    if not tables:
+        raise RuntimeError("the attacker got no analysis table")
+    sampler = sample_rss(server, stop_at, figures.rss_mb)
+    turn = 0
+    while time.monotonic() < stop_at:
+        for _ in range(15):  # 30 commands a poll: a move and its take-back, round the tables
+            uid = tables[turn % len(tables)]
+            attacker.send("s", uid, "ee")
+            attacker.send("u", uid, "undo")
+            turn += 1
+        figures.commands += 30
+        body = await attacker.poll()
+        figures.answers[body[:14].decode(errors="replace").split("/")[0]] += 1
+        attacker.pending.clear()  # refused or done: a flood does not resend
+        attacker.acknowledged = attacker.sent
+    await sampler
+    attacker.conn.close()
+    return tables
+
+
+def journal_section(args: argparse.Namespace, workdir: Path) -> bool:
+    figures = journal_flood(args.python, workdir, seconds=args.journal_seconds, timeout=args.timeout)
+    print(
+        "flood: one guest from 127.0.0.2, moves and take-backs on 3 analysis tables "
+        f"for {args.journal_seconds:g} s"
+    )
+    answers = ", ".join(f"{answer} {number}" for answer, number in figures.answers.most_common())
+    print(f"commands sent: {figures.commands:,} in polls answered: {answers}")
+    rate = figures.written / args.journal_seconds
+    print(f"journal entries written for the flood's tables: {figures.written:,} ({rate:.1f} a second)")
+    print(
+        f"journal rows in the database at the kill: {figures.rows:,}; "
+        f"database files {figures.database_mb:.1f} MB"
+    )
+    rss = figures.rss_mb or [0.0]
+    print(f"server RSS MB during the flood: start {rss[0]:.1f} peak {max(rss):.1f}")
+    met = figures.restart_seconds < TARGET_RESTART and figures.tables_back == 3
+    print(
+        f"restart after SIGKILL: {figures.restart_seconds:.2f} s to the first answer "
+        f"(target < {TARGET_RESTART:g} s), RSS {figures.restored_rss_mb:.1f} MB, "
+        f"{figures.tables_back} of 3 tables back{'' if met else '  MISSED'}"
+    )
+    return print_player(figures.player_seconds, figures.player_failures) and met
+
+
+def journal_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("section journal")
+    group.add_argument("--journal-seconds", type=float, default=600.0, help="length of the journal flood")
+
+
+# --- section "whole-states" -----------------------------------------------------------------------------
+
+
+@dataclass
+class WholeStateFigures:
+    state_bytes: int = 0
+    answered: int = 0
+    failed: list[str] = field(default_factory=list)
+    burst_seconds: float = 0.0
+    rss_mb: list[float] = field(default_factory=list)
+    limited: Counter[str] = field(default_factory=Counter)
+    player_seconds: list[float] = field(default_factory=list)
+    player_failures: list[str] = field(default_factory=list)
+
+
+def whole_state_flood(
+    python: str, workdir: Path, *, players: int, tables: int, burst: int, timeout: float
+) -> WholeStateFigures:
+    _raise_own_open_files(burst + 200)
+    figures = WholeStateFigures()
+    extra = ("--max-players", str(players + 100), "--registered-share", "0")
+    server = Server(python, "WARNING", workdir, None, extra)
+    server.start()
+    try:
+        asyncio.run(_populate(server.port, players, tables, timeout))
+        with urllib.request.urlopen(
+            f"http://{HOST}:{server.port}/a.kropki?co=getBMsg&msgNo=0", timeout=timeout
+        ) as lobby:
+            figures.state_bytes = len(lobby.read())
+        start = time.monotonic()
+        process, receiving = measure_player(server.port, start, start + 5.0, timeout)
+        asyncio.run(_burst(server, burst, timeout, figures))
+        figures.player_seconds, figures.player_failures = player_report(process, receiving, timeout)
+    finally:
+        server.stop()
+    return figures
+
+
+async def _populate(port: int, players: int, tables: int, timeout: float) -> None:
+    conns = [await connect(port, timeout) for _ in range(20)]
+
+    async def one(index: int) -> None:
+        guest = Guest(conns[index % len(conns)], f"wp{index}", f"*W{index}")
+        await guest.login()
+        if index < tables:
+            guest.send("v", 0, ANALYSIS.format(nick=f"*W{index}"))
+            await guest.poll()
+
+    for first in range(0, players, len(conns)):
+        await asyncio.gather(*(one(index) for index in range(first, min(players, first + len(conns)))))
+    for conn in conns:
+        conn.close()
+
+
+async def _burst(server: Server, burst: int, timeout: float, figures: WholeStateFigures) -> None:
+    sampler = sample_rss(server, time.monotonic() + 5.0, figures.rss_mb)
+    conns = await asyncio.gather(
+        *(connect(server.port, timeout * 3) for _ in range(burst)), return_exceptions=True
+    )
+    ready = [conn for conn in conns if isinstance(conn, HttpConnection)]
+    figures.failed += [f"connect: {conn}" for conn in conns if not isinstance(conn, HttpConnection)]
+    started = time.monotonic()
+    answers = await asyncio.gather(
+        *(conn.get("/a.kropki?co=getBMsg&msgNo=0") for conn in ready), return_exceptions=True
+    )
+    figures.burst_seconds = time.monotonic() - started
+    for answer in answers:
+        if isinstance(answer, tuple) and answer[0] == 200 and answer[1].startswith(b"sd/"):
+            figures.answered += 1
+        else:
+            figures.failed.append(repr(answer)[:80])
+    for conn in ready:
+        conn.close()
+    limited = await connect_from(server.port, "127.0.0.3", timeout)
+    for _ in range(100):  # an address the server does not exempt
+        status, body = await limited.get("/a.kropki?co=getBMsg&msgNo=0")
+        figures.limited["whole state" if body.startswith(b"sd/") else body[:20].decode(errors="replace")] += 1
+    limited.close()
+    await sampler
+
+
+def whole_states_section(args: argparse.Namespace, workdir: Path) -> bool:
+    figures = whole_state_flood(
+        args.python, workdir, players=args.players, tables=args.tables, burst=args.burst, timeout=args.timeout
+    )
+    print(
+        f"lobby: {args.players} guests, {args.tables} analysis tables; "
+        f"its whole state {figures.state_bytes:,} bytes"
+    )
+    print(
+        f"burst: {args.burst} polls with msgNo=0 at once, one a connection: {figures.answered} whole states "
+        f"in {figures.burst_seconds:.2f} s, {len(figures.failed)} failed"
+    )
+    for failure in figures.failed[:3]:
+        print(f"    {failure}")
+    rss = figures.rss_mb or [0.0]
+    print(f"server RSS MB: start {rss[0]:.1f} peak {max(rss):.1f}")
+    print("100 more from a limited address: " + ", ".join(f"{k} {v}" for k, v in figures.limited.items()))
+    peak_ok = max(rss) < TARGET_BURST_RSS_MB
+    print(f"server RSS peak target < {TARGET_BURST_RSS_MB} MB{'' if peak_ok else '  MISSED'}")
+    met = print_player(figures.player_seconds, figures.player_failures, TARGET_BURST_P99)
+    return met and peak_ok and not figures.failed
+
+
+def whole_states_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("section whole-states")
+    group.add_argument("--players", type=int, default=2_000, help="guests logged in before the burst")
+    group.add_argument("--tables", type=int, default=1_000, help="analysis tables among them")
+    group.add_argument("--burst", type=int, default=5_000, help="whole-state polls sent at once")
+
+
+# --- section "slots" ------------------------------------------------------------------------------------
+
+
+@dataclass
+class SlotFigures:
+    logins: Counter[str] = field(default_factory=Counter)
+    login_seconds: float = 0.0
+    tables: Counter[str] = field(default_factory=Counter)
+    registered: str = ""
+    players_online: float = 0.0
+    tables_open: float = 0.0
+
+
+def slot_flood(
+    python: str, workdir: Path, *, addresses: int, logins: int, tables: int, timeout: float
+) -> SlotFigures:
+    figures = SlotFigures()
+    server = Server(python, "WARNING", workdir, None)
+    server.start()
+    try:
+        asyncio.run(_slots(server.port, addresses, logins, tables, timeout, figures))
+        with urllib.request.urlopen(f"http://{HOST}:{server.port}/metrics", timeout=timeout) as page:
+            metrics = page.read().decode()
+        for name, attribute in (
+            ("kropki_players_online", "players_online"),
+            ("kropki_tables_open", "tables_open"),
+        ):
+            found = re.search(rf"^{name} (\S+)$", metrics, re.M)
+            setattr(figures, attribute, float(found.group(1)) if found else -1.0)
+    finally:
+        server.stop()
+    return figures
+
+
+async def _slots(
+    port: int, addresses: int, logins: int, tables: int, timeout: float, figures: SlotFigures
+) -> None:
+    async def address(number: int) -> list[Guest]:
+        conn = await connect_from(port, f"127.0.1.{number + 1}", timeout)
+        inside = []
+        for index in range(logins):
+            guest = Guest(conn, f"s{number}x{index}", f"*S{number}x{index}")
+            answer = (await guest.login()).decode(errors="replace") or "ok"
+            figures.logins[answer] += 1
+            if answer == "ok":
+                inside.append(guest)
+        return inside
+
+    started = time.monotonic()
+    groups = await asyncio.gather(*(address(number) for number in range(addresses)))
+    figures.login_seconds = time.monotonic() - started
+
+    async def open_tables(guests: list[Guest]) -> None:
+        for guest in guests:
+            for _ in range(tables):
+                guest.send("v", 0, ANALYSIS.format(nick=guest.nick))
+                body = await guest.poll()
+                refused = re.search(rb"\.e\.([^/]*)", body)
+                reason = refused.group(1).decode(errors="replace") if refused else "opened"
+                figures.tables[re.sub(r"^\*\S+ has \d+", "<guest> has N", reason)[:60]] += 1
+
+    await asyncio.gather(*(open_tables(guests) for guests in groups))
+    conn = await connect(port, timeout)
+    _, answer = await conn.get("/auth.py?co=rejestruj&opisGracza=Regular&idGracza=regular12345&lang=en")
+    figures.registered = answer.decode(errors="replace")
+    conn.close()
+
+
+def slots_section(args: argparse.Namespace, workdir: Path) -> bool:
+    figures = slot_flood(
+        args.python,
+        workdir,
+        addresses=args.slot_addresses,
+        logins=args.logins_per_address,
+        tables=args.tables_per_guest,
+        timeout=args.timeout,
+    )
+    tried = args.slot_addresses * args.logins_per_address
+    print(
+        f"flood: {args.slot_addresses} addresses x {args.logins_per_address} guest logins = {tried} "
+        f"in {figures.login_seconds:.1f} s"
+    )
+    print("    " + ", ".join(f"{answer}: {number}" for answer, number in figures.logins.most_common()))
+    print(f"then {args.tables_per_guest} analysis tables asked by each guest that got in:")
+    for answer, number in figures.tables.most_common():
+        print(f"    {answer}: {number}")
+    print(f"players online {figures.players_online:.0f}, game tables {figures.tables_open:.0f} (/metrics)")
+    met = figures.registered.startswith("ok")
+    print(f"a registered player afterwards: {figures.registered[:60]!r}{'' if met else '  MISSED'}")
+    return met
+
+
+def slots_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("section slots")
+    group.add_argument("--slot-addresses", type=int, default=167, help="addresses the guests log in from")
+    group.add_argument("--logins-per-address", type=int, default=30, help="guest logins each address tries")
+    group.add_argument("--tables-per-guest", type=int, default=10, help="analysis tables each guest asks for")
+
+
 # --- the sections and the command line ----------------------------------------------------------------
 
 
@@ -352,7 +807,12 @@ class Section:
     add_arguments: Callable[[argparse.ArgumentParser], None]
 
 
-SECTIONS = {"connections": Section(connections_section, connections_arguments)}
+SECTIONS = {
+    "connections": Section(connections_section, connections_arguments),
+    "journal": Section(journal_section, journal_arguments),
+    "whole-states": Section(whole_states_section, whole_states_arguments),
+    "slots": Section(slots_section, slots_arguments),
+}
 
 
 def _interrupt(signum: int, frame: object) -> None:

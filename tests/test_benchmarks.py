@@ -43,10 +43,14 @@ RUNS = {
     "fuzz": (["--seconds", "3", "--seed", "1"], "result: OK (0 failures)"),
     # the one game of the first 200,000 where oppai-rs's realm interiors differ: the count sees it
     "pool_walls": (["--games", "1", "--seed", "31463"], "1 of 1 random 20x20 games differ"),
-    # 60 slow and long-polling connections against a server with 300 open files (a cap of 44)
+    # every section, small: 60 slow and long-polling connections against a server with 300 open files
+    # (a cap of 44), a 3-second journal flood and its restart, a burst of 200 whole states, 5 addresses'
+    # guests filling their slots
     "abuse": (
-        ["--seconds", "3", "--ramp", "1", "--flood", "60", "--open-files", "300"],
-        "normal player login+poll ms:",
+        ["--seconds", "3", "--ramp", "1", "--flood", "60", "--open-files", "300", "--journal-seconds", "3"]
+        + ["--players", "100", "--tables", "50", "--burst", "200"]
+        + ["--slot-addresses", "5", "--logins-per-address", "12", "--tables-per-guest", "4"],
+        "a registered player afterwards: 'ok.",
     ),
 }
 

@@ -292,6 +292,7 @@ class Hub:
         self.lobby_states_built = 0
         # with_subscriptions -> (the last event number then, lines): the lobby's whole state when built
         self._lobby_states: dict[bool, tuple[int, list[str]]] = {}
+        self._public_state: tuple[tuple[int, bool, int], str] | None = None  # an anonymous reader's reply
         self.polls_answered = 0
         self._next_uid = 1
         self._sweeper: asyncio.TimerHandle | None = None
@@ -1187,9 +1188,17 @@ class Hub:
         log_ = self.lobby.log
         if seen and seen <= self.counter.last and log_.covers(seen):  # msgNo 0: start from the current state
             lines = [line for _, _, line, b_only in log_.since(seen) if with_subscriptions or not b_only]
-        else:
+            return frame(False, seen, self.counter.last, 0, [events.section(LOBBY), *lines])
+        # the whole lobby: the same text for every reader asking with the same msgNo until the next
+        # event, so the web layer can send one encoded body to all of them
+        key = (seen, with_subscriptions, self.counter.last)
+        if self._public_state is None or self._public_state[0] != key:
             lines = self._snapshot(LOBBY, with_subscriptions=with_subscriptions)
-        return frame(False, seen, self.counter.last, 0, [events.section(LOBBY), *lines])
+            self._public_state = (
+                key,
+                frame(False, seen, self.counter.last, 0, [events.section(LOBBY), *lines]),
+            )
+        return self._public_state[1]
 
     # --- tables --------------------------------------------------------------------------------
 

@@ -49,3 +49,11 @@ def test_a_shared_state_is_built_again_after_any_event() -> None:
     assert hub.lobby_states_built == built + 1
     assert "*Late" in fresh[0] and any(line.startswith(f"d{uid}.") for line in fresh)  # pr: everyone now
     assert hub.asks_whole_state("", 0) and not hub.asks_whole_state("", hub.counter.last)
+
+
+def test_anonymous_readers_share_one_reply_text_until_the_next_event() -> None:
+    hub = crowded_hub(ManualTimers())
+    first = hub.reply("", 0, with_subscriptions=True)
+    assert hub.reply("", 0, with_subscriptions=True) is first  # one text for all: one encoded body
+    hub.chat_from("id0000xx", "_*P1", "news")
+    assert hub.reply("", 0, with_subscriptions=True) is not first

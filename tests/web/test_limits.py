@@ -8,7 +8,7 @@ from pytest_aiohttp import AiohttpClient
 from server.app import create_app
 from server.config import Settings
 from server.hub.hub import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE, SAME_LINE_PER_MINUTE, Caps, Hub
-from server.web import clients, limits
+from server.web import clients, common, limits
 from server.web.common import HUB_KEY
 from server.web.limits import LoginGuard, TokenBuckets
 from tests.web.test_stream import chat_texts
@@ -312,3 +312,8 @@ async def test_whole_states_are_limited_per_id_and_per_address_and_news_is_not(
     # the address's 6: Ala's four asks (the refused one too), then two anonymous readers'
     assert [answer.split("/")[0] for answer in anonymous] == ["sd", "sd", "err.tooFast", "err.tooFast"]
     assert client.app[HUB_KEY].lobby_states_built <= 2
+
+
+def test_many_replies_of_one_text_share_one_encoded_body() -> None:
+    text = "sd/m0.5.0/q0/" + "i*Guest..F.en/" * 5000 + "end"
+    assert common.text_response(text).body is common.text_response(text).body
