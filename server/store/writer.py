@@ -187,7 +187,8 @@ class StoreWriter:
         self._hmac_key: bytes | None = None  # read (or made) by load_sessions
         self.on_commit: Callable[[float], None] | None = None  # seconds one batch took (for /metrics)
         self.storage_failure: str | None = None  # why storage takes no writes; None while it does
-        self.failing_since: float | None = None  # wall time of the first write that failed
+        self.failing_since: float | None = None  # wall time of the first write that failed (/readyz)
+        self._failing_from = 0.0  # the same moment on the monotonic clock, for how long it lasted
         self.on_storage_change: Callable[[str | None], None] | None = None  # the hub: failing, or back
         self._stopping = asyncio.Event()  # set by finish() when the time is up: no attempt after this
 
@@ -344,7 +345,7 @@ class StoreWriter:
             self.storage_failure = reason
             log.debug("write failed again %s", Fields(reason=reason, error=type(failure).__name__))
             return
-        self.storage_failure, self.failing_since = reason, time.time()
+        self.storage_failure, self.failing_since, self._failing_from = reason, time.time(), time.monotonic()
         log.warning(
             "storage failing: writes wait and are tried again, moves and chat are refused %s",
             Fields(reason=reason, error=type(failure).__name__, waiting=self.queued - self.written),
@@ -359,11 +360,10 @@ class StoreWriter:
     def _back(self) -> None:
         if self.storage_failure is None:
             return
-        assert self.failing_since is not None
         log.warning(
             "storage back: writes resumed %s",
             Fields(
-                failing_seconds=round(time.time() - self.failing_since, 1),
+                failing_seconds=round(time.monotonic() - self._failing_from, 1),
                 waited=self.queued - self.written,
                 reason=self.storage_failure,
             ),

@@ -233,3 +233,31 @@ async def test_what_counts_as_storage_failing(tmp_path: Path, new_database: NewD
 
 def database_path(url: str) -> Path:
     return Path(url.removeprefix("sqlite+aiosqlite:///"))
+
+
+async def test_how_long_storage_failed_is_measured_on_the_monotonic_clock(
+    tmp_path: Path,
+    new_database: NewDatabase,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The wall clock stepping back an hour during an outage (NTP, an operator) must not make the
+    outage last a negative time in the log."""
+    caplog.set_level(logging.INFO, logger="server.store.writer")
+    url = new_database(tmp_path, True)
+    store = await Store.open(url)
+    breaker = breaker_for(url)
+    try:
+        await breaker.break_storage()
+        moves(store, 4, range(1, 3))
+        with pytest.raises(StorageFailing):
+            await store.writer.flush()
+        wall = time.time
+        monkeypatch.setattr(time, "time", lambda: wall() - 3600)
+        await breaker.mend()
+        await until(lambda: store.writer.storage_failure is None)
+    finally:
+        await store.close()
+    [back] = lines(caplog, BACK)
+    seconds = float(back.getMessage().split("failing_seconds=")[1].split()[0])
+    assert 0 <= seconds < 60
