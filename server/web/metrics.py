@@ -18,9 +18,10 @@ from prometheus_client import (
     Histogram,
     generate_latest,
 )
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from server import gcpauses
 from server.hub.hub import Hub
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -52,6 +53,34 @@ class HubCollector(Collector):
         )
         queued = storage.queued - storage.written
         yield GaugeMetricFamily("kropki_writes_queued", "Writes queued, not yet stored", value=queued)
+
+
+class GcPauseCollector(Collector):
+    """The process's garbage-collection pauses (server/gcpauses.py), by generation, and the longest."""
+
+    def __init__(self) -> None:
+        self.pauses = gcpauses.recorder()
+
+    def collect(self) -> Iterator[Metric]:
+        pauses = self.pauses
+        histogram = HistogramMetricFamily(
+            "kropki_gc_pause_seconds",
+            "Time the process stood still in one garbage collection, by generation",
+            labels=["generation"],
+        )
+        for generation in gcpauses.GENERATIONS:
+            counts = pauses.counts[generation]
+            bounds = [str(bound) for bound in gcpauses.BUCKETS] + ["+Inf"]
+            cumulative = [sum(counts[: slot + 1]) for slot in range(len(counts))]
+            histogram.add_metric(
+                [str(generation)], list(zip(bounds, cumulative, strict=True)), pauses.sums[generation]
+            )
+        yield histogram
+        yield GaugeMetricFamily(
+            "kropki_gc_pause_max_seconds",
+            "The longest garbage-collection pause since the process started",
+            value=pauses.longest,
+        )
 
 
 class Metrics:
@@ -98,6 +127,7 @@ class Metrics:
             registry=self.registry,
         )
         self.registry.register(HubCollector(hub))
+        self.registry.register(GcPauseCollector())
 
     def endpoint(self, request: web.Request) -> str:
         """A label from a small set: the route, and `co` for the zagram endpoints."""

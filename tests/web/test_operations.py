@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import gc
 from pathlib import Path
 
 import pytest
@@ -146,3 +147,27 @@ async def test_metrics_label_only_the_commands_the_server_serves(client: TestCli
         if "kropki_reply_seconds_count" in line
     }
     assert labels == {"/a.kropki:other", "/auth.py:loguj", "/auth.py:other"}
+
+
+def _sample(page: str, name: str) -> float:
+    """The value of one sample line `name value` of a /metrics page."""
+    return float(next(line for line in page.splitlines() if line.startswith(name + " ")).split()[-1])
+
+
+async def test_metrics_time_each_garbage_collection(client: TestClient) -> None:
+    """A full collection forced by hand is one more generation-2 pause, timed: the sum and the longest
+    pause grow above zero, and every generation has the 20 ms bucket the capacity targets read."""
+    count = 'kropki_gc_pause_seconds_count{generation="2"}'
+    before = await (await client.get("/metrics")).text()
+    gc.collect()
+    after = await (await client.get("/metrics")).text()
+
+    assert _sample(after, count) >= _sample(before, count) + 1
+    added = _sample(after, 'kropki_gc_pause_seconds_sum{generation="2"}') - _sample(
+        before, 'kropki_gc_pause_seconds_sum{generation="2"}'
+    )
+    assert added > 0
+    assert _sample(after, "kropki_gc_pause_max_seconds") > 0
+    assert _sample(after, 'kropki_gc_pause_seconds_bucket{generation="2",le="+Inf"}') == _sample(after, count)
+    for generation in ("0", "1", "2"):
+        assert f'kropki_gc_pause_seconds_bucket{{generation="{generation}",le="0.02"}}' in after
