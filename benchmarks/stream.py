@@ -102,9 +102,9 @@ class Server:
         self.proc: subprocess.Popen[bytes] | None = None
         self.exited_early: int | None = None  # exit code when the server was gone before stop()
 
-    def start(self, timeout: float = 30.0) -> None:
-        self.port = free_port()
-        serve = [
+    def arguments(self) -> list[str]:
+        """What the interpreter runs: the server, on self.port (set by start)."""
+        return [
             "-m",
             "server",
             "serve",
@@ -121,10 +121,13 @@ class Server:
             self.log_level,
             *self.extra,
         ]
+
+    def start(self, timeout: float = 30.0) -> None:
+        self.port = free_port()
         profiler = ["-m", "cProfile", "-o", str(self.profile)] if self.profile else []
         with open(self.log_path, "wb") as log:  # the child keeps its own descriptor
             self.proc = subprocess.Popen(
-                [self.python, *profiler, *serve],
+                [self.python, *profiler, *self.arguments()],
                 cwd=REPO,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -348,7 +351,7 @@ def parse_head(body: bytes) -> tuple[int, int] | None:
 class Plan:
     """What one worker process drives; times are time.monotonic(), the same clock in every process."""
 
-    scenario: str  # "guests" or "empty"
+    scenario: str  # "guests", "empty", or "hello" (empty polls of "/" on any server: no login)
     port: int
     indices: list[int]  # global client numbers of this worker, from 1
     total: int  # clients across all workers
@@ -494,6 +497,9 @@ class Client:
         self.sent_up_to = len(self.commands)
         commands = quote("/".join(pending), safe="") if pending else "x"
         target = f"/a.kropki?co=getMsg&playerId={self.secret}&msgNo={self.seen}&msgFromClient={commands}"
+        hello = self.plan.scenario == "hello"
+        if hello:
+            target = "/"
         self.polls += 1
         sent = time.perf_counter()
         try:
@@ -503,8 +509,8 @@ class Client:
             self.stats.error(in_window, f"poll {self.nick}: {failure!r}")
             return False
         latency = time.perf_counter() - sent
-        head = parse_head(body) if status == 200 else None
-        if head is None:
+        head = (self.seen, self.acknowledged) if hello else parse_head(body)
+        if head is None or status != 200:
             self.stats.error(in_window, f"poll {self.nick}: HTTP {status} {body[:120]!r}")
             return False
         self.seen, processed = head
@@ -523,8 +529,11 @@ class Client:
         """Log in, wait until every client is in, then poll until the window (or the deadline) ends."""
         shared = self.shared
         try:
-            async with shared.login_gate:
-                logged_in = await self.login()
+            if self.plan.scenario == "hello":
+                logged_in = True  # nothing to log in to
+            else:
+                async with shared.login_gate:
+                    logged_in = await self.login()
             shared.logged_in.arrive(self.index)
             if not logged_in:
                 return
