@@ -79,7 +79,7 @@ from stream import (  # noqa: E402
     server_revision,
 )
 
-from server.hub.hub import PLAYER_ACTIONS  # noqa: E402
+from server.hub.model import PLAYER_ACTIONS  # noqa: E402
 from server.hub.rates import Bucket  # noqa: E402
 from server.web.clients import PER_ID  # noqa: E402
 

@@ -10,7 +10,8 @@ from aiohttp import web
 
 from server.config import Settings
 from server.hub.computer import worker_pool
-from server.hub.hub import Caps, Hub
+from server.hub.hub import Hub
+from server.hub.limits import Caps
 from server.store.serverlock import Holder
 from server.store.store import Store
 from server.web import archive, auth, clients, headers, health, kropki, metrics, tournament

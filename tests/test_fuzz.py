@@ -55,7 +55,8 @@ from server.engine.replay import ReplayError, replay_record
 from server.engine.sgf import SgfError, read_record, write_record
 from server.engine.start import Setup, four_crosses, handicap, one_cross
 from server.hub.clock import ManualTimers
-from server.hub.hub import LOBBY, Hub
+from server.hub.hub import Hub
+from server.hub.model import LOBBY
 from server.hub.persistence import MemoryPersistence
 from server.protocol.codec import (
     MAX_COMMANDS,

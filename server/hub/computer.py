@@ -15,21 +15,17 @@ import threading
 import time
 from concurrent.futures import Executor, ProcessPoolExecutor
 from multiprocessing import get_context
-from typing import TYPE_CHECKING
 
 from server.engine import ai
 from server.engine.board import Board
 from server.engine.moves import point_to_sgf
+from server.hub.context import Context
+from server.hub.model import RESERVED
+from server.hub.room import Room
+from server.hub.tables import Tables
 from server.logs import Fields
-from server.protocol.codec import ProtocolError, look_key, nick_key
+from server.protocol.codec import ProtocolError, nick_key
 
-if TYPE_CHECKING:
-    from server.hub.hub import Hub
-    from server.hub.room import Room
-
-COMPUTER_NICKS = {1: "AI easy", 2: "AI medium", 3: "AI hard"}
-RESERVED = {nick_key(nick): level for level, nick in COMPUTER_NICKS.items()}
-RESERVED_LOOKS = {look_key(nick) for nick in COMPUTER_NICKS.values()}
 UNTIMED_SECONDS = 3.0  # the most a move may take in a game without a clock
 MOST_SECONDS = 5.0  # and in any game
 SAFETY_SECONDS = 3.0  # never planned into the last seconds of the AI's clock
@@ -38,12 +34,6 @@ WORKER_NICE = 10  # searches yield the CPU to the server's own process
 ORPHAN_CHECK_SECONDS = 1.0  # how often a worker looks whether its server is still there
 
 log = logging.getLogger(__name__)
-
-
-def reserved(nick: str) -> bool:
-    """Names nobody can register or log in with, whether or not the AI plays on this server, nor
-    anything that looks like them (`Al easy` with a small L)."""
-    return nick_key(nick) in RESERVED or look_key(nick) in RESERVED_LOOKS
 
 
 def worker_pool(workers: int) -> ProcessPoolExecutor:
@@ -95,10 +85,13 @@ def _position(room: Room) -> Position:
 
 
 class Computer:
-    """The AI players of one hub and the searches in flight, at most one per table."""
+    """The AI players of one hub and the searches in flight, at most one per table.
 
-    def __init__(self, hub: Hub, executor: Executor, workers: int) -> None:
-        self.hub, self.executor, self.workers = hub, executor, workers
+    It hears of every event at a game table from the bus (`soon`) and plays through the tables' rooms;
+    its players log in as sessions (Hub.enable_computer)."""
+
+    def __init__(self, ctx: Context, tables: Tables, executor: Executor, workers: int) -> None:
+        self.ctx, self.tables, self.executor, self.workers = ctx, tables, executor, workers
         self.thinking: set[int] = set()
         self._checks: set[int] = set()
         self.rng = random.Random()
@@ -114,14 +107,14 @@ class Computer:
 
     def _check(self, uid: int) -> None:
         self._checks.discard(uid)
-        table = self.hub.tables.get(uid)
+        table = self.tables.get(uid)
         room = table.room if table is not None else None
         if room is None:
             return
         self._answer_proposal(room)  # also after the end: a new game
         if room.game.result is not None or uid in self.thinking:
             return
-        if self.hub.persistence.storage_failure is not None:  # its move could not be stored: it waits too,
+        if self.ctx.persistence.storage_failure is not None:  # its move could not be stored: it waits too,
             return  # and looks again when storage is back (the clocks' `f` line then comes to the table)
         seat = room.game.to_move
         level = self.level_of(room.nick_of(seat))
@@ -139,7 +132,7 @@ class Computer:
 
     def _play(self, uid: int, position: Position, done: asyncio.Future[tuple[int, int]]) -> None:
         self.thinking.discard(uid)
-        table = self.hub.tables.get(uid)
+        table = self.tables.get(uid)
         room = table.room if table is not None else None
         if room is None or room.game.result is not None:
             return
@@ -148,7 +141,7 @@ class Computer:
         if _position(room) != position:
             self.soon(uid)  # the game moved on meanwhile (an undo, a new game): think again
             return
-        if self.hub.persistence.storage_failure is not None:  # storage failed while it thought
+        if self.ctx.persistence.storage_failure is not None:  # storage failed while it thought
             return
         seat = room.game.to_move
         if done.exception() is not None:  # e.g. a worker process died: play on without a search

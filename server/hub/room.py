@@ -1,8 +1,11 @@
 """One game table's play: moves, enclosures drawn, STOP, propositions, the clock and the record.
 
+Over 500 lines because moves, propositions, pauses and the clock all read and change the one game's
+state and the order of its events; split, each part would reach into the others.
+
 The room applies a player's action to the engine and says what everyone at the table (and the
-lobby) must see, through the `say` callbacks the hub gives it. It raises ProtocolError for refusals,
-before changing anything.
+lobby) must see, through the `say` callbacks the tables give it (they publish on the bus). It raises
+ProtocolError for refusals, before changing anything.
 """
 
 from __future__ import annotations

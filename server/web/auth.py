@@ -7,8 +7,8 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
-from server.hub.computer import reserved
 from server.hub.hub import Hub
+from server.hub.model import reserved
 from server.logs import Fields
 from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, clean_text, nick_key
 from server.store.accounts import Accounts, NickTaken

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from server.hub.hub import Origin
+from server.hub.model import Origin
 from server.protocol.codec import ProtocolError, parse_msg_no
 from server.web.common import HUB_KEY
 from server.web.limits import TokenBuckets

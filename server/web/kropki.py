@@ -9,7 +9,8 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from server.engine.gametype import GameKind, GameTypeError, StartKind, parse_game_type
-from server.hub.hub import MAX_WAIT, Hub
+from server.hub.hub import Hub
+from server.hub.stream import MAX_WAIT
 from server.protocol.codec import ProtocolError, parse_colour, parse_commands, parse_msg_no, parse_number
 from server.store.outage import unavailable
 from server.web import tournament

@@ -7,7 +7,8 @@ import random
 
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
-from server.hub.hub import COMPACT_AFTER, Hub
+from server.hub.hub import Hub
+from server.hub.restore import COMPACT_AFTER
 from tests.hub.test_restore import RecordingPersistence, state
 
 ANALYSIS = "1010s0..a.a.n...c___SUsuen*Ala."

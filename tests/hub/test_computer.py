@@ -19,7 +19,8 @@ from server.engine.board import BLACK, WHITE
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.computer import MOST_SECONDS, UNTIMED_SECONDS, move_budget
-from server.hub.hub import ABSENT_PLAYERS_KEPT, IDLE_TABLE_KEPT, Hub
+from server.hub.games import ABSENT_PLAYERS_KEPT, IDLE_TABLE_KEPT
+from server.hub.hub import Hub
 from server.web.common import HUB_KEY
 from tests.web.zagram import Zagram
 

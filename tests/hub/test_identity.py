@@ -10,8 +10,9 @@ import pytest
 
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
-from server.hub.hub import POLL_TIMEOUT, Hub
+from server.hub.hub import Hub
 from server.hub.persistence import Account
+from server.hub.sessions import POLL_TIMEOUT
 from server.protocol.codec import ProtocolError, parse_commands
 from tests.hub.test_restore import RecordingPersistence
 

@@ -9,7 +9,8 @@ import pytest
 
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
-from server.hub.hub import PLAYER_ACTIONS, Hub, Origin
+from server.hub.hub import Hub
+from server.hub.model import PLAYER_ACTIONS, Origin
 from server.protocol.codec import ProtocolError, parse_commands
 
 ANALYSIS = "1010s0..a.a.n...c___SUsuen*Ala."

@@ -7,8 +7,9 @@ from typing import Any
 
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
-from server.hub.hub import RESTART_GRACE, Hub
+from server.hub.hub import Hub
 from server.hub.persistence import ArchiveDone, FinishedGame, MemoryPersistence
+from server.hub.restore import RESTART_GRACE
 
 Journal = dict[int, list[tuple[int, str, dict[str, Any]]]]
 

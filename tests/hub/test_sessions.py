@@ -11,9 +11,12 @@ import pytest
 
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
-from server.hub.hub import CHAT_LINES_PER_MINUTE, POLL_TIMEOUT, SESSION_JOURNAL, SWEEP_EVERY, Hub
+from server.hub.hub import Hub
+from server.hub.limits import CHAT_LINES_PER_MINUTE
 from server.hub.mailbox import RESERVE_AHEAD
 from server.hub.persistence import Account, LiveSessions, SavedSession
+from server.hub.saved import SESSION_JOURNAL, SWEEP_EVERY
+from server.hub.sessions import POLL_TIMEOUT
 from server.protocol.codec import ProtocolError, parse_commands
 from tests.hub.test_restore import RecordingPersistence
 from tests.web.zagram import Reply, parse_reply
@@ -104,7 +107,7 @@ def test_a_client_polls_on_with_its_old_id_and_msg_no_after_a_crash() -> None:
     before = started(store, clock, timers)
     uid = game(before)
     before.guest_login("eve789", "*Eve", "en")
-    before.subscribe(before.players["eve789"], uid)  # Eve follows the game
+    before.tables.subscribe(before.players["eve789"], uid)  # Eve follows the game
     before.change_lang("eve789", "pl")
     poll(before, "eve789", 0, "i0nJb")  # busy, with the Java client
     ala_seen = poll(before, "ala123", 0, f"c1.{uid}.hello/c2.0.hi all").last
@@ -317,7 +320,7 @@ def test_event_numbers_go_on_above_every_number_the_earlier_run_handed_out() -> 
     before = started(store, clock, timers)
     before.guest_login("ala123", "*Ala", "en")
     for n in range(RESERVE_AHEAD // 2 + 10):  # past the first reservation: a second one is written
-        before._post(0, f"x{n}")
+        before.bus.publish(0, f"x{n}")
     assert store.event_mark > before.counter.last
 
     after = started(store, clock, timers)

@@ -9,7 +9,8 @@ import pytest
 
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
-from server.hub.hub import ABSENT_PLAYERS_KEPT, IDLE_TABLE_KEPT, TOURNAMENT_TABLE_KEPT, Hub
+from server.hub.games import ABSENT_PLAYERS_KEPT, IDLE_TABLE_KEPT, TOURNAMENT_TABLE_KEPT
+from server.hub.hub import Hub
 from server.hub.room import Room
 from server.protocol.codec import ProtocolError
 

@@ -7,7 +7,8 @@ from pytest_aiohttp import AiohttpClient
 
 from server.app import create_app
 from server.config import Settings
-from server.hub.hub import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE, SAME_LINE_PER_MINUTE, Caps, Hub
+from server.hub.hub import Hub
+from server.hub.limits import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE, SAME_LINE_PER_MINUTE, Caps
 from server.web import clients, common, limits
 from server.web.common import HUB_KEY
 from server.web.limits import LoginGuard, TokenBuckets

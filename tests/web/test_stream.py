@@ -14,7 +14,8 @@ from server.app import create_app
 from server.config import Settings
 from server.engine.gametype import parse_game_type
 from server.hub.clock import LoopTimers
-from server.hub.hub import Hub, Table
+from server.hub.hub import Hub
+from server.hub.model import Table
 from server.protocol.codec import decode_server_text
 from server.web.common import HUB_KEY
 from tests.web.zagram import Zagram, parse_reply
@@ -486,7 +487,7 @@ async def test_refused_commands_are_answered_in_the_stream_and_change_nothing(
     reply = await ala.poll(extra=command)
     assert [(nick, kind) for nick, kind, _ in chat_texts(reply.lines(0))] == [("", "e")]
     assert reason.lower() in chat_texts(reply.lines(0))[0][2].lower()
-    assert not hub._has_news(hub.players["bob456"], bob_seen), "nobody else hears of it"
+    assert not hub.stream.has_news(hub.players["bob456"], bob_seen), "nobody else hears of it"
     assert state_of(hub)[1] == tables_before
 
 

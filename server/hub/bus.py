@@ -1,0 +1,155 @@
+"""The one way events leave the owner of a table or a session: publish an event for a table or for one
+player; the bus numbers it and delivers it to the sessions that follow it, and wakes their long polls.
+
+In-process today (`LocalBus`): a table's channel is its shared event log, read by everyone at the
+table; a player's channel is the player's own log. A multi-process version puts a network bus (Redis
+pub/sub, lanes hashed by table or player) behind the same `EventBus` methods; the game code only ever
+calls these.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from server.hub.mailbox import Counter, EventLog
+from server.hub.model import LOBBY, Player
+from server.hub.persistence import Persistence
+from server.logs import Fields
+
+log = logging.getLogger(__name__)
+
+FIRST_J = 1  # the `j` of a reply before any event: never 0, which a reader sends back as "all from the start"
+RENUMBER_AT = 2**30  # event numbers start again at a restart above this: MultiPoints reads j as a Java int
+
+
+class EventBus(Protocol):
+    """What the game code may do with events: nothing else reaches another session."""
+
+    @property
+    def last(self) -> int:
+        """The newest event number handed out."""
+        ...
+
+    def publish(self, uid: int, line: str, *, b_only: bool = False) -> int:
+        """An event for everyone at table `uid` (for the lobby: anonymous readers too); its number.
+        `b_only`: only for readers who asked for subscription lines (`b`)."""
+        ...
+
+    def send(self, player: Player, uid: int, line: str) -> None:
+        """An event for one player only, in the section of table `uid`."""
+        ...
+
+    def mark(self) -> int:
+        """A number with no event: where a player's view of a table starts again."""
+        ...
+
+    def nudge(self, *players: Player) -> None:
+        """What every reply repeats changed for these players (invitations): end their long polls."""
+        ...
+
+    def watch(self, listener: Callable[[int], None]) -> None:
+        """Call `listener(uid)` after every event at a game table (the AI players look then)."""
+        ...
+
+
+@dataclass(eq=False)
+class Channel:
+    log: EventLog
+    waiters: set[asyncio.Future[None]] = field(default_factory=set)  # long polls to wake on the next event
+
+
+class LocalBus:
+    """The in-process bus: the only owner of the event numbering, the channels and the waiting polls."""
+
+    def __init__(self, persistence: Callable[[], Persistence], table_history: int) -> None:
+        self.counter = Counter(FIRST_J, reserve=lambda mark: persistence().events_reserved(mark))
+        self.channels: dict[int, Channel] = {}
+        self.table_history = table_history
+        self._listeners: list[Callable[[int], None]] = []
+
+    @property
+    def last(self) -> int:
+        return self.counter.last
+
+    def open(self, uid: int) -> Channel:
+        """The channel of a new table."""
+        channel = self.channels[uid] = Channel(EventLog(self.table_history))
+        return channel
+
+    def close(self, uid: int) -> None:
+        self.channels.pop(uid, None)
+
+    def publish(self, uid: int, line: str, *, b_only: bool = False) -> int:
+        channel = self.channels[uid]
+        number = self.counter.next()
+        channel.log.post(number, uid, line, b_only=b_only)
+        for waiter in channel.waiters:
+            wake(waiter)
+        if uid != LOBBY:
+            for listener in self._listeners:
+                listener(uid)
+        return number
+
+    def send(self, player: Player, uid: int, line: str) -> None:
+        player.inbox.post(self.counter.next(), uid, line)
+        if player.waiter is not None:
+            wake(player.waiter)
+
+    def mark(self) -> int:
+        return self.counter.next()
+
+    def nudge(self, *players: Player) -> None:
+        # Invitation lines (vg, vs, vr) are state repeated in every reply, not events: a long poll waiting
+        # for an event would show a change only when it timed out.
+        for player in players:
+            if player.waiter is not None:
+                wake(player.waiter)
+
+    def watch(self, listener: Callable[[int], None]) -> None:
+        self._listeners.append(listener)
+
+    def wake_all(self) -> None:
+        """End every long poll (a clean stop)."""
+        for channel in self.channels.values():
+            for waiter in channel.waiters:
+                wake(waiter)
+
+    async def wait(self, uids: list[int], player: Player | None, timeout: float) -> None:
+        """Until the next event at one of `uids` or for `player`, or `timeout` seconds."""
+        # a bare future and one timer: no task and no cancellation per poll, which a server full of
+        # long polls would otherwise pay a thousand times a second
+        loop = asyncio.get_running_loop()
+        waiter: asyncio.Future[None] = loop.create_future()
+        for uid in uids:
+            self.channels[uid].waiters.add(waiter)
+        if player is not None:
+            player.waiter = waiter
+        timer = loop.call_later(timeout, wake, waiter)
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            for uid in uids:
+                channel = self.channels.get(uid)
+                if channel is not None:
+                    channel.waiters.discard(waiter)
+            if player is not None and player.waiter is waiter:
+                player.waiter = None
+
+    def continue_after(self, mark: int) -> None:
+        """Event numbers go on above every number the earlier runs handed out: a msgNo from before the
+        restart is then older than anything kept, and gets the whole state (never `sd`, never a gap)."""
+        if mark >= RENUMBER_AT:
+            log.info("event numbers start again %s", Fields(after=mark))
+            mark = 0  # every old msgNo is then beyond j, which also gets the whole state
+        self.counter.continue_after(max(mark, FIRST_J, self.counter.last))
+        self.channels[LOBBY].log.dropped = self.counter.last  # for the anonymous stream as well
+
+
+def wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

@@ -1,0 +1,167 @@
+"""Chat at the tables and private chat between two players: the `c` command and the old `dodajWpis`.
+
+The only owner of the private conversations and their journal (PRIVATE_JOURNAL); a table's chat
+lines live in its `ChatRoom` (server/hub/chat.py) and go into the table's journal.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from server.hub.bus import LocalBus
+from server.hub.chat import PRIVATE_KEPT_SECONDS, PrivateChats
+from server.hub.context import Context
+from server.hub.model import LOBBY, Player, parse_table
+from server.hub.roster import Roster
+from server.hub.tables import Tables
+from server.protocol import events
+from server.protocol.codec import (
+    MAX_CHAT,
+    ProtocolError,
+    check_nick,
+    clean_text,
+    decode_client_text,
+    parse_number,
+)
+
+PRIVATE_JOURNAL = -1  # the journal of private chat, beside the tables' journals
+
+
+class Chats:
+    def __init__(self, ctx: Context, bus: LocalBus, roster: Roster, tables: Tables) -> None:
+        self.ctx, self.bus, self.roster, self.tables = ctx, bus, roster, tables
+        self.private = PrivateChats()
+        self.private_seq = 0  # the last entry of PRIVATE_JOURNAL
+
+    def chat(self, player: Player, table: str, raw: str) -> None:
+        if table == "get":
+            self._private_get(player, raw)
+            return
+        if table == "del":
+            self._private_delete(player, raw)
+            return
+        if table == "delmsg":
+            self._delete_message(player, raw)
+            return
+        text = _chat_text(raw)
+        self.ctx.limits.chat(player, text, self.ctx.timers.now())
+        if table.startswith("_"):
+            self._private_send(player, table[1:], text)
+            return
+        uid = parse_table(table)
+        if uid not in player.tables:
+            raise ProtocolError("notAtTable", f"You are not at table {uid}.")
+        room = self.tables[uid]
+        entry = room.chat.add(int(self.ctx.clock()), player.nick, player.nick_type(room), text)
+        entry.event = self.bus.publish(uid, events.chat_added(entry.line()))
+        self.tables.journal_chat(uid, entry)
+
+    # --- private chat --------------------------------------------------------------------------
+
+    def _journal_private(self, kind: str, data: dict[str, Any]) -> None:
+        self.private_seq += 1
+        self.ctx.persistence.journal(PRIVATE_JOURNAL, self.private_seq, kind, data)
+
+    def _private_send(self, player: Player, nick: str, text: str) -> None:
+        other = self.roster.online(decode_client_text(nick))
+        if other is None:
+            raise ProtocolError("notOnline", f"{decode_client_text(nick)} is not online.")
+        if other is player:
+            raise ProtocolError("badNick", "A private message needs another person.")
+        entry = self.private.add(int(self.ctx.clock()), player.nick, other.nick, text)
+        self._journal_private(
+            "private", {"t": entry.time, "n": entry.n, "from": player.nick, "to": other.nick, "text": text}
+        )
+        line = events.chat_added(entry.line())
+        self.bus.send(player, LOBBY, line)
+        self.bus.send(other, LOBBY, line)
+
+    def _private_get(self, player: Player, what: str) -> None:
+        now = int(self.ctx.clock())
+        if what.startswith("_"):
+            nick = _other_nick(what[1:])
+            talk = self.private.get(player.nick, nick)
+            entries = talk.visible_to(player.nick) if talk is not None else []
+            if not entries:
+                first, second = sorted((player.nick, nick))
+                n = self.private.counter.next(now)
+                self.bus.send(player, LOBBY, events.chat_added(f"{now}_{n}.{first}-{second}.nochat."))
+            for entry in entries:
+                self.bus.send(player, LOBBY, events.chat_added(entry.line()))
+            return
+        minutes = parse_number(what)
+        if minutes is None:
+            raise ProtocolError("badCommand", "get needs minutes (a number, 0 = all) or _nick.")
+        since = 0 if minutes == 0 else now - 60 * minutes
+        for talk, last in self.private.partners(player.nick, since):
+            self.bus.send(player, LOBBY, events.chat_added(f"{last.chat_id}.{talk.name}.-."))
+
+    def _private_delete(self, player: Player, what: str) -> None:
+        if not what.startswith("_") or len(what) < 2:
+            raise ProtocolError("badCommand", "del needs _nick.")
+        nick = _other_nick(what[1:])
+        if not self.private.hide(player.nick, nick):
+            raise ProtocolError("noSuchLine", f"There is no conversation with {nick}.")
+        self._journal_private("hide", {"nick": player.nick, "other": nick})
+        now = int(self.ctx.clock())
+        first, second = sorted((player.nick, nick))
+        n = self.private.counter.next(now)
+        self.bus.send(player, LOBBY, events.chat_added(f"{now}_{n}.{first}-{second}.del."))
+
+    def hide_guest_chats(self, nick: str) -> None:
+        """A guest's session is over: its private conversations are closed on its side, so that the
+        next guest to take the nick reads none of them (the others keep their side)."""
+        for other in self.private.others_of(nick):
+            if self.private.hide(nick, other):
+                self._journal_private("hide", {"nick": nick, "other": other})
+
+    def forget_old(self) -> None:
+        self.private.forget_older_than(int(self.ctx.clock()) - PRIVATE_KEPT_SECONDS)
+
+    def replay_private(self, seq: int, kind: str, data: dict[str, Any]) -> None:
+        """One entry of the private chat's journal, after a restart."""
+        self.private_seq = seq
+        if kind == "private":
+            self.private.add(data["t"], data["from"], data["to"], data["text"], n=data["n"])
+        elif kind == "hide":
+            self.private.hide(data["nick"], data["other"])
+        else:
+            raise ValueError(f"unknown private chat entry {kind!r}")
+
+    # --- moderators ----------------------------------------------------------------------------
+
+    def _delete_message(self, player: Player, what: str) -> None:
+        """Moderators only: `delmsg.<table>.<time_n>` or `delmsg.<table>._<nick>`."""
+        if not player.moderator:
+            raise ProtocolError("notModerator", "Only moderators may delete chat lines.")
+        table_text, _, target = what.partition(".")
+        uid = parse_table(table_text)
+        if uid not in self.tables:
+            raise ProtocolError("noSuchTable", f"There is no table {uid}.")
+        room = self.tables[uid].chat
+        gone = (
+            room.delete_by(decode_client_text(target[1:])) if target.startswith("_") else room.delete(target)
+        )
+        if not gone:
+            raise ProtocolError("noSuchLine", "No such chat line.")
+        self.tables.journal(uid, "chatdel", {"ids": [entry.chat_id for entry in gone]})
+        for entry in gone:
+            self.bus.publish(uid, events.chat_deleted(entry.chat_id))
+
+
+def _other_nick(text: str) -> str:
+    """The nick a private-chat command names; it is written back into lines, so it must be a nick."""
+    nick = decode_client_text(text)
+    check_nick(nick, guest=nick.startswith("*"))
+    return nick
+
+
+def _chat_text(raw: str) -> str:
+    text = clean_text(decode_client_text(raw))
+    if not text.strip():
+        raise ProtocolError("emptyMessage", "An empty message was not sent.")
+    if len(text) > MAX_CHAT:
+        raise ProtocolError(
+            "tooLong", f"Message too long ({len(text)} characters, at most {MAX_CHAT}); it was not sent."
+        )
+    return text

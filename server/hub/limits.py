@@ -1,0 +1,156 @@
+"""Flood control and caps (docs/operations.md, "Abuse limits"): what one player, one address, one table
+and the whole server may do or fill, and the refusals while storage fails.
+
+The only owner of the count of sessions per address; the per-minute marks and buckets of a player or a
+table live on those records and are read and advanced only here.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from server.engine.gametype import GameKind
+from server.hub.model import PLAYER_ACTIONS, TABLE_ACTIONS, Origin, Player, Table, reserved
+from server.hub.persistence import Persistence
+from server.protocol.codec import ProtocolError
+
+STORAGE_REFUSED = (  # docs/operations.md, "When storage fails"
+    "The server cannot save anything just now, so this was not done. "
+    "Play goes on when it can; the clocks stand still meanwhile."
+)
+# Abuse limits (docs/operations.md): per player, over the last minute; and the server's own size.
+CHAT_LINES_PER_MINUTE = 20
+SAME_LINE_PER_MINUTE = 3
+INVITATIONS_PER_MINUTE = 10
+MAX_PLAYERS = 5_000
+MAX_TABLES = 2_500
+PLAYERS_PER_ADDRESS = 10  # sessions from one address (a club or a school behind one NAT needs a few)
+GAMES_PER_PLAYER = 5  # unfinished games a player plays at once (analysis tables not counted)
+ANALYSIS_PER_PLAYER = 3  # analysis tables a player has open
+REGISTERED_SHARE = 20  # per cent of the player and table slots that only registered players may fill
+
+
+@dataclass(frozen=True)
+class Caps:
+    """What the server, one address and one player may fill (docs/operations.md, "Abuse limits")."""
+
+    players: int = MAX_PLAYERS
+    tables: int = MAX_TABLES
+    players_per_address: int = PLAYERS_PER_ADDRESS
+    games_per_player: int = GAMES_PER_PLAYER
+    analysis_per_player: int = ANALYSIS_PER_PLAYER
+    registered_share: int = REGISTERED_SHARE  # per cent
+
+    def for_guests(self, slots: int) -> int:
+        """How many of `slots` guests may fill: the rest waits for registered players."""
+        return slots - slots * self.registered_share // 100
+
+
+def needs_storage(kind: str, table: str, text: str) -> bool:
+    """Whether a command changes what storage keeps (moves, chat, propositions, clocks, invitations,
+    tables): refused while storage fails. Subscriptions, own flags and `c get` only touch the session."""
+    if kind == "c":
+        return table != "get"
+    if kind == "v":
+        return text == "a" or text.startswith("s.")
+    return kind in ("s", "u", "t")
+
+
+def within_a_minute(recent: deque[tuple[float, str]], now: float, limit: int, code: str, what: str) -> None:
+    """Forget what is older than a minute; refuse if `limit` things happened within it."""
+    while recent and recent[0][0] <= now - 60:
+        recent.popleft()
+    if len(recent) >= limit:
+        raise ProtocolError(code, f"At most {limit} {what} a minute; please wait a little.")
+
+
+class Limits:
+    """The checks, each made before anything changes, so that a refusal leaves all state as it was."""
+
+    def __init__(self, caps: Caps) -> None:
+        self.caps = caps
+        self.per_address: dict[str, int] = {}  # players logged in from each address (not the unlimited)
+
+    def writable(self, persistence: Persistence) -> None:
+        """Refuse, before anything changes, a command whose effect storage would have to keep while
+        it takes no writes: moves, chat, propositions, clocks, invitations, new tables. Logins and polls
+        go on."""
+        if persistence.storage_failure is not None:
+            raise ProtocolError("storage", STORAGE_REFUSED)
+
+    def room_for_a_player(self, players: Mapping[str, Player], guest: bool, origin: Origin) -> None:
+        if len(players) >= self.caps.players:
+            raise ProtocolError("serverFull", "The server is full; please come back later.")
+        if guest and sum(p.guest for p in players.values()) >= self.caps.for_guests(self.caps.players):
+            raise ProtocolError(
+                "serverFull",
+                "The server is full for guests; please come back later, or log in with an account.",
+            )
+        if origin.unlimited or not origin.address:
+            return
+        if self.per_address.get(origin.address, 0) >= self.caps.players_per_address:
+            raise ProtocolError(
+                "tooManyPlayers",
+                f"{self.caps.players_per_address} players are logged in from your address already.",
+            )
+
+    def arrived(self, player: Player) -> None:
+        if player.address and not player.unlimited:
+            self.per_address[player.address] = self.per_address.get(player.address, 0) + 1
+
+    def left(self, player: Player) -> None:
+        if player.address and not player.unlimited:
+            left = self.per_address.pop(player.address) - 1
+            if left:
+                self.per_address[player.address] = left
+
+    def room_for_a_table(self, opened: int, *players: Player) -> None:
+        """Room for one more game table (`opened`: game tables open now); between guests (or a guest's
+        analysis) not in the tables kept for registered players."""
+        if opened >= self.caps.tables or (
+            any(player.guest for player in players) and opened >= self.caps.for_guests(self.caps.tables)
+        ):
+            raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
+
+    def games_of(self, tables: Iterable[Table], player: Player, *, analysis: bool = False) -> None:
+        """A player plays at most games_per_player unfinished games, and has at most analysis_per_player
+        analysis tables, at once."""
+        if player.unlimited or reserved(player.nick):
+            return
+        most = self.caps.analysis_per_player if analysis else self.caps.games_per_player
+        held = 0
+        for table in tables:
+            room = table.room
+            if room is None or (room.game_type.kind is GameKind.ANALYSIS) is not analysis:
+                continue
+            if (analysis or room.game.result is None) and table.seat_of(player):
+                held += 1
+        if held >= most:
+            what = "analysis tables open" if analysis else "unfinished games"
+            raise ProtocolError("tooManyGames", f"{player.nick} has {held} {what} already (at most {most}).")
+
+    def chat(self, player: Player, text: str, now: float) -> None:
+        """At most CHAT_LINES_PER_MINUTE lines a minute, the same line at most SAME_LINE_PER_MINUTE times."""
+        within_a_minute(player.said, now, CHAT_LINES_PER_MINUTE, "chatFlood", "chat lines")
+        if sum(1 for _, said in player.said if said == text) >= SAME_LINE_PER_MINUTE:
+            raise ProtocolError("repeatedLine", "The same line again: it was not sent.")
+        player.said.append((now, text))
+
+    def invitation(self, player: Player, whom: str, now: float) -> None:
+        within_a_minute(player.invited, now, INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations")
+        player.invited.append((now, whom))
+
+    def actions(self, player: Player, table: Table, now: float) -> None:
+        """Not faster than a player and a table may act (people only: the AI and --unlimited are not held)."""
+        if player.unlimited or reserved(player.nick):
+            return
+        if not player.actions.take(now):
+            raise ProtocolError(
+                "tooFast", f"At most {PLAYER_ACTIONS[0]:.0f} game actions a second; please wait a little."
+            )
+        if not table.actions.take(now):
+            raise ProtocolError(
+                "tooFast", f"Table {table.uid} takes at most {TABLE_ACTIONS[0]:.0f} game actions a second."
+            )

@@ -1,0 +1,167 @@
+"""The hub's live records: a player's session, a table, an invitation, and the names of the AI players.
+
+Plain data with the few rules that read only themselves; the parts of the hub (docs/architecture.md)
+each own some of these records and change them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.engine.gametype import GameType
+from server.hub.chat import ChatRoom
+from server.hub.mailbox import EventLog
+from server.hub.persistence import Account
+from server.hub.rates import Bucket
+from server.hub.room import Room
+from server.protocol import events
+from server.protocol.codec import ProtocolError, look_key, nick_key, parse_number
+
+LOBBY = 0
+# nickType of chat lines written by people (docs/protocol.md): class digit, after the colour
+# letter B/W when the writer plays at that table.
+GUEST_CLASS = "1"
+REGISTERED_CLASS = "3"
+MODERATOR_CLASS = "5"
+# Game actions (moves, take-backs, propositions, pauses, STOP, gifts of time): a player 10 a second
+# with bursts of 30, a table 20 a second with bursts of 60; a person at the board needs far fewer,
+# and one player's flood of moves and take-backs used to write 1,600 journal rows a second.
+PLAYER_ACTIONS = (10.0, 30.0)
+TABLE_ACTIONS = (20.0, 60.0)
+
+COMPUTER_NICKS = {1: "AI easy", 2: "AI medium", 3: "AI hard"}
+RESERVED = {nick_key(nick): level for level, nick in COMPUTER_NICKS.items()}
+RESERVED_LOOKS = {look_key(nick) for nick in COMPUTER_NICKS.values()}
+
+
+def reserved(nick: str) -> bool:
+    """Names nobody can register or log in with, whether or not the AI plays on this server, nor
+    anything that looks like them (`Al easy` with a small L)."""
+    return nick_key(nick) in RESERVED or look_key(nick) in RESERVED_LOOKS
+
+
+@dataclass(eq=False)
+class Player:
+    secret: str = field(repr=False)  # the id: a password, never shown or logged
+    nick: str
+    lang: str
+    inbox: EventLog  # what only this player sees: entry snapshots, private lines, refusals
+    guest: bool = True
+    moderator: bool = False
+    avatar: str = ""
+    free: bool = True
+    client: str = ""
+    record: tuple[int, int, int, int, str] | None = None  # rating, wins, draws, losses, prestige
+    tables: list[int] = field(default_factory=lambda: [LOBBY])
+    last_command: int = 0
+    last_seen: float = 0.0  # the last request (timers' monotonic time)
+    rejected_by: list[str] = field(default_factory=list)  # `vr` lines until acknowledged
+    blocked: set[str] = field(default_factory=set)  # nick_key of people whose invitations are refused
+    joined: dict[int, int] = field(default_factory=dict)  # table -> event number of sitting down there
+    # table -> event number of a new game there: replies to an older msgNo leave the table out (see reply)
+    new_game_at: dict[int, int] = field(default_factory=dict)
+    # table -> event number of sitting down again there when the session was restored after a restart
+    rejoined: dict[int, int] = field(default_factory=dict)
+    waiter: asyncio.Future[None] | None = None  # while a long poll waits
+    said: deque[tuple[float, str]] = field(default_factory=deque)  # chat in the last minute (flood limit)
+    invited: deque[tuple[float, str]] = field(default_factory=deque)  # invitations in the last minute
+    logged_in_at: int = 0  # the last event number before this session began
+    fresh: bool = True  # no reply sent yet in this session
+    id_hmac: str = field(default="", repr=False)  # finds the session in the store after a restart
+    stored: bool = False  # the store keeps this session (not the AI players'), and it is not over
+    noted_quiet: float | None = (
+        None  # last_seen when last handed to the store as quiet_since (see SavedSession)
+    )
+    k_unsaved: bool = False  # k is in the sessions' journal, not yet in the session's row
+    # (k replies give, write mark): replies give that k until the writes queued up to the mark are stored;
+    # a mark of None is taken at the next reply, when the poll that moved k has queued all its writes
+    k_hold: tuple[int, int | None] | None = None
+    address: str = field(default="", repr=False)  # the client's address at login ("" after a restart)
+    unlimited: bool = False  # from an address exempt from the limits (--unlimited)
+    actions: Bucket = field(default_factory=lambda: Bucket(*PLAYER_ACTIONS), repr=False)
+    info: str = field(init=False, repr=False)  # the `i` line
+
+    def flags(self) -> str:
+        return ("F" if self.free else "N") + self.client
+
+    def __post_init__(self) -> None:
+        self.refresh_info()
+
+    def refresh_info(self) -> None:
+        """Rebuild the `i` line after a change: it is sent to every newcomer, so it is kept ready."""
+        self.info = events.user_info(self.nick, self.avatar, self.flags(), self.lang, self.record)
+
+    def apply(self, account: Account) -> None:
+        """Rating, results and moderator flag as the account has them now."""
+        self.moderator = account.moderator
+        self.avatar = account.avatar
+        self.record = (account.rating, account.wins, account.draws, account.losses, "")
+        self.refresh_info()
+
+    @property
+    def seat_key(self) -> str:
+        """Whom a seat at a game belongs to: a registered player's account (any of their sessions), a
+        guest's session (a later guest with the same nick is somebody else)."""
+        return self.id_hmac if self.guest else "@" + nick_key(self.nick)
+
+    def nick_type(self, table: Table) -> str:
+        kind = MODERATOR_CLASS if self.moderator else GUEST_CLASS if self.guest else REGISTERED_CLASS
+        return table.colour_of(self) + kind
+
+
+@dataclass(eq=False)
+class Table:
+    uid: int
+    chat: ChatRoom
+    log: EventLog  # the table's events, which the bus delivers to everyone at it
+    people: dict[str, Player] = field(default_factory=dict)  # everyone subscribed, by nick, in arrival order
+    waiters: set[asyncio.Future[None]] = field(default_factory=set)  # long polls to wake on the next event
+    room: Room | None = None  # the game; None for the lobby
+    empty_since: float | None = None
+    players_away_since: float | None = None
+    kept_until: float = 0.0  # not closed for absence before this moment (timers' time)
+    journal_seq: int = 0  # the last journal entry written for this table
+    # nick -> Player.seat_key of the session (or account) that first sat in that nick's seat
+    owners: dict[str, str] = field(default_factory=dict)
+    opened: dict[str, Any] = field(default_factory=dict)  # the journal's "open" entry
+    actions: Bucket = field(default_factory=lambda: Bucket(*TABLE_ACTIONS), repr=False)
+    since_compaction: int = 0  # journal entries written since the table's journal was last compacted
+
+    def seat_of(self, player: Player) -> int:
+        """The player's seat at the game, if it is theirs and not another session's with their nick."""
+        seat = self.room.seat_of(player.nick) if self.room is not None else 0
+        return seat if seat and self.owners.get(player.nick) == player.seat_key else 0
+
+    def colour_of(self, player: Player) -> str:
+        seat = self.seat_of(player)
+        return "B" if seat == 1 else "W" if seat == 2 else ""
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a login comes from, as the web layer sees it."""
+
+    address: str = ""  # "" when unknown (tests, the AI players)
+    unlimited: bool = False  # an address exempt from the limits (--unlimited)
+
+
+@dataclass(eq=False)
+class Invitation:
+    inviter: Player
+    invitee: Player
+    game_type: GameType
+
+
+def parse_table(text: str) -> int:
+    number = parse_number(text)
+    if number is None:
+        raise ProtocolError("badTable", f"'{text[:20]}' is not a table number.")
+    return number
+
+
+def table_number(text: str) -> int:
+    number = parse_number(text)
+    return LOBBY if number is None else number

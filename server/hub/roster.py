@@ -1,0 +1,58 @@
+"""Who is online: the only owner of the index of live sessions, by id, by nick and by look.
+
+The sessions (server/hub/sessions.py) add and remove players here; every other part only looks up.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from server.hub.context import Context
+from server.hub.model import Player
+from server.logs import Fields
+from server.protocol.codec import look_key, nick_key
+
+log = logging.getLogger(__name__)
+
+
+class Roster:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.players: dict[str, Player] = {}  # by secret id
+        self.unclaimed: dict[str, Player] = {}  # sessions restored after a restart, by id HMAC, until polled
+        self.by_nick: dict[str, Player] = {}  # by nick_key(nick)
+        self.by_look: dict[str, Player] = {}  # by look_key(nick): no two players online look alike
+
+    def online(self, nick: str) -> Player | None:
+        return self.by_nick.get(nick_key(nick))
+
+    def holder(self, nick: str) -> Player | None:
+        """Who is online with this nick or one that looks like it."""
+        return self.by_nick.get(nick_key(nick)) or self.by_look.get(look_key(nick))
+
+    def taken(self, nick: str) -> bool:
+        return nick_key(nick) in self.by_nick or look_key(nick) in self.by_look
+
+    def add(self, player: Player) -> None:
+        self.players[player.secret] = player
+        self.by_nick[nick_key(player.nick)] = player
+        self.by_look[look_key(player.nick)] = player
+
+    def discard(self, player: Player) -> None:
+        self.unclaimed.pop(player.id_hmac, None)
+        del self.players[player.secret]
+        del self.by_nick[nick_key(player.nick)]
+        del self.by_look[look_key(player.nick)]
+
+    def find(self, secret: str) -> Player | None:
+        """The player with this id. A session restored after a restart is known only by its id's HMAC
+        until a request names the id: the first one claims it."""
+        player = self.players.get(secret)
+        if player is None and self.unclaimed and secret:
+            player = self.unclaimed.pop(self.ctx.persistence.id_hmac(secret), None)
+            if player is not None:
+                del self.players[player.secret]
+                player.secret = secret
+                self.players[secret] = player
+                log.info("session resumed %s", Fields(nick=player.nick))
+        return player

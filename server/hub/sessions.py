@@ -1,0 +1,240 @@
+"""Sessions: logging in and out, timing out, a player's own flags and language, and the sessions of
+the earlier run brought back after a restart.
+
+A session begins in the roster (server/hub/roster.py) and at the lobby's table, and ends leaving every
+table, invitation and (for a guest) private conversation it had.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+
+from server.hub.bus import LocalBus
+from server.hub.chats import Chats
+from server.hub.context import Context
+from server.hub.games import Games
+from server.hub.invitations import Invitations
+from server.hub.mailbox import EventLog
+from server.hub.model import LOBBY, Origin, Player, reserved
+from server.hub.persistence import Account, LiveSessions, SavedSession
+from server.hub.roster import Roster
+from server.hub.saved import QUIET_AFTER, SavedSessions
+from server.hub.tables import Tables
+from server.logs import Fields
+from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, nick_key
+
+log = logging.getLogger(__name__)
+
+POLL_TIMEOUT = 60.0  # seconds without a poll before a player is logged out
+
+
+class Sessions:
+    def __init__(
+        self,
+        ctx: Context,
+        bus: LocalBus,
+        roster: Roster,
+        saved: SavedSessions,
+        tables: Tables,
+        games: Games,
+        invitations: Invitations,
+        chats: Chats,
+    ) -> None:
+        self.ctx, self.bus, self.roster, self.saved = ctx, bus, roster, saved
+        self.tables, self.games, self.invitations, self.chats = tables, games, invitations, chats
+
+    def guest_login(self, secret: str, nick: str, lang: str, origin: Origin | None = None) -> None:
+        """Log a guest in; a second login with the same id and nick only refreshes the session."""
+        check_id(secret, guest=True)
+        check_nick(nick, guest=True)
+        self._login(secret, nick, check_lang(lang), None, origin)
+
+    def login(
+        self, secret: str, account: Account, lang: str | None = None, origin: Origin | None = None
+    ) -> None:
+        """Log in a registered player whose id the store has checked."""
+        self._login(secret, account.nick, check_lang(lang) if lang else account.lang, account, origin)
+
+    def login_computer(self, nick: str) -> None:
+        """An AI player joins the lobby, never timed out."""
+        secret = f"computer-{secrets.token_hex(16)}"  # no client can send it: ids have no '-'
+        self._login(secret, nick, "en", None)
+        player = self.roster.players[secret]
+        player.last_seen = math.inf
+        player.refresh_info()
+
+    def _login(
+        self, secret: str, nick: str, lang: str, account: Account | None, origin: Origin | None = None
+    ) -> None:
+        known = self.roster.find(secret)
+        holder = self.roster.holder(nick)
+        if known is not None:
+            if known.nick != nick:
+                raise ProtocolError("idInUse", "This id is logged in with another nick.")
+            known.last_command = 0  # a reloaded client numbers its commands from 1 again
+            known.k_hold = None
+            known.logged_in_at = self.bus.last  # what only they saw before is not news to it
+            known.last_seen = self.ctx.timers.now()
+            if account is not None:  # what an admin changed since shows from this login on
+                self.games.account_changed(account)
+            self.saved.save(known)
+            return
+        if holder is not None:
+            raise ProtocolError("nickInUse", "This nick is in use.")
+        origin = origin or Origin()
+        self.ctx.limits.room_for_a_player(self.roster.players, account is None and not reserved(nick), origin)
+        player = Player(
+            secret=secret,
+            nick=nick,
+            lang=lang,
+            inbox=EventLog(self.ctx.player_history),
+            guest=account is None and not reserved(nick),  # the AI players own their seats by nick
+            last_seen=self.ctx.timers.now(),
+            logged_in_at=self.bus.last,
+            id_hmac=self.ctx.persistence.id_hmac(secret),
+            address=origin.address,
+            unlimited=origin.unlimited,
+        )
+        if account is not None:
+            player.apply(account)
+        self.roster.add(player)
+        self.ctx.limits.arrived(player)
+        self.tables.enter(player, LOBBY, player.info)
+        self.tables.seat_back(player)
+        if not reserved(nick):
+            player.stored = True
+            self.saved.save(player)
+        log.info("%s login %s", "guest" if account is None else "registered", Fields(nick=nick))
+
+    def resume(self, secret: str, nick: str) -> None:
+        """zagram's auto-login link hands a live session to a browser: it takes over that session (as
+        a second login with the same id would) but never makes one, so a link with someone else's id
+        cannot log a stranger in under an identity the link's author knows."""
+        player = self.roster.find(secret)
+        if player is None:
+            raise ProtocolError("notLoggedIn", "This link's session is not live: log in instead.")
+        if nick_key(player.nick) != nick_key(nick):
+            raise ProtocolError("idInUse", "This id is logged in with another nick.")
+        self._login(secret, player.nick, player.lang, None)
+
+    def logout(self, secret: str) -> bool:
+        player = self.roster.find(secret)
+        if player is None:
+            return False
+        self.remove(player, reason="logout")
+        return True
+
+    def time_out(self) -> None:
+        """Log out the players who stopped polling."""
+        now = self.ctx.timers.now()
+        timeout = self.ctx.poll_timeout
+        for player in [p for p in self.roster.players.values() if now - p.last_seen > timeout]:
+            log.info("timed out %s", Fields(nick=player.nick))
+            self.remove(player, reason="timeout")
+
+    def remove(self, player: Player, *, reason: str) -> None:
+        if player.stored:
+            player.stored = False
+            self.ctx.persistence.session_ended(player.id_hmac)
+        self.roster.unclaimed.pop(player.id_hmac, None)
+        self.invitations.drop_all_of(player)
+        for uid in list(reversed(player.tables)):
+            self.tables.leave(player, uid)
+        self.roster.discard(player)
+        self.ctx.limits.left(player)
+        if player.guest:
+            self.chats.hide_guest_chats(player.nick)
+        log.info("left %s", Fields(nick=player.nick, reason=reason))
+
+    def player(self, secret: str) -> Player:
+        """The logged-in player making a request (which counts as a poll for the time-out)."""
+        player = self.roster.find(secret)
+        if player is None:
+            raise ProtocolError("notLoggedIn", "Not logged in.")
+        player.last_seen = self.ctx.timers.now()
+        return player
+
+    def change_lang(self, secret: str, lang: str) -> None:
+        player = self.player(secret)
+        player.lang = check_lang(lang)
+        player.refresh_info()
+        self.bus.publish(LOBBY, player.info)
+        self.saved.save(player)
+
+    def flags(self, player: Player, text: str) -> None:
+        """`i0nJa` / `i0nJb`: `a` available, `b` busy, `J` the Java client (0 and n: unknown, kept out)."""
+        free, client = player.free, player.client
+        if "a" in text:
+            free = True
+        if "b" in text:
+            free = False
+        if "J" in text:
+            client = "J"
+        if (free, client) != (player.free, player.client):
+            player.free, player.client = free, client
+            player.refresh_info()
+            self.bus.publish(LOBBY, player.info)
+            self.saved.save(player)
+
+    # --- sessions across restarts --------------------------------------------------------------
+
+    def restore(self, live: LiveSessions, k_noted: dict[str, int]) -> None:
+        """Bring the sessions of the earlier run back, each with what was left of its time-out: its last
+        poll counts from the last heartbeat before the stop, and the downtime not at all; and with the
+        k the sessions' journal noted after the row was last written (`k_noted`, by id HMAC)."""
+        now, moment = self.ctx.clock(), self.ctx.timers.now()
+        alive_at = live.alive_at if live.alive_at is not None else now
+        quiet: dict[str, float | None] = {}
+        for saved in live.sessions:
+            idle = 0.0 if saved.quiet_since is None else max(0.0, alive_at - saved.quiet_since)
+            account = live.accounts.get(nick_key(saved.nick)) if saved.registered else None
+            gone = saved.registered and account is None  # the account was deleted or renamed meanwhile
+            taken = self.roster.taken(saved.nick)
+            if idle > self.ctx.poll_timeout or gone or taken:
+                self.ctx.persistence.session_ended(saved.id_hmac)
+                if not saved.registered:
+                    self.chats.hide_guest_chats(saved.nick)
+                continue
+            player = self._restore_one(saved, account, moment - idle)
+            if k_noted.get(saved.id_hmac, 0) > player.last_command:
+                player.last_command = k_noted[saved.id_hmac]
+                player.k_unsaved = True  # into the row at the next heartbeat
+            quiet[saved.id_hmac] = None if player.noted_quiet is None else now - idle
+        # the rows' quiet_since now count from this heartbeat: a second crash soon after still adds up
+        self.ctx.persistence.sessions_seen(now, quiet)
+        if live.sessions:
+            ended = len(live.sessions) - len(quiet)
+            log.info("sessions restored %s", Fields(restored=len(quiet), ended=ended))
+
+    def _restore_one(self, saved: SavedSession, account: Account | None, last_seen: float) -> Player:
+        player = Player(
+            secret=f"restored-{secrets.token_hex(16)}",  # no client can send it: ids have no '-'
+            nick=saved.nick,
+            lang=saved.lang,
+            inbox=EventLog(self.ctx.player_history),
+            free=saved.free,
+            client=saved.client,
+            last_command=saved.last_command,
+            last_seen=last_seen,
+            blocked=set(saved.blocked),
+            logged_in_at=self.bus.last,
+            id_hmac=saved.id_hmac,
+        )
+        if account is not None:  # a registered player: rating and moderator flag as the account has them now
+            player.guest = False
+            player.apply(account)
+        self.roster.add(player)
+        self.roster.unclaimed[saved.id_hmac] = player
+        self.tables.enter(player, LOBBY, player.info)
+        for uid in saved.tables:
+            if uid in self.tables and uid not in player.tables:
+                self.tables.enter(player, uid)
+        self.tables.seat_back(player)
+        player.rejoined = dict(player.joined)
+        player.noted_quiet = last_seen if self.ctx.timers.now() - last_seen >= QUIET_AFTER else None
+        player.stored = True
+        if tuple(uid for uid in player.tables if uid != LOBBY) != saved.tables:  # a table closed meanwhile
+            self.saved.save(player)
+        return player

@@ -1,0 +1,283 @@
+"""The stream (`/a.kropki` polls): a poll's commands applied, and its reply built, in one place.
+
+A reply merges the events of the player's tables (their shared logs) with the player's own log, in
+number order; a reader whose msgNo is older than what is kept, or who sat down at a table since, gets
+that table's whole state (server/hub/lobby.py). The opt-in long poll waits on the bus.
+"""
+
+from __future__ import annotations
+
+from server.hub.bus import LocalBus
+from server.hub.chats import Chats
+from server.hub.context import Context
+from server.hub.games import Games
+from server.hub.invitations import Invitations
+from server.hub.limits import needs_storage
+from server.hub.lobby import Lobby
+from server.hub.model import LOBBY, Player, parse_table, table_number
+from server.hub.roster import Roster
+from server.hub.saved import SavedSessions
+from server.hub.sessions import Sessions
+from server.hub.tables import Tables
+from server.protocol import events
+from server.protocol.codec import (
+    BadCommand,
+    ClientMessage,
+    Command,
+    Flags,
+    ProtocolError,
+    chat_line,
+    clean_text,
+    frame,
+)
+
+MAX_WAIT = 30.0  # cap of the opt-in long poll (`wait=`)
+ERROR_TYPE = "e"  # a server line for one player only: why their command was refused
+
+
+class Stream:
+    def __init__(
+        self,
+        ctx: Context,
+        bus: LocalBus,
+        roster: Roster,
+        saved: SavedSessions,
+        tables: Tables,
+        lobby: Lobby,
+        sessions: Sessions,
+        games: Games,
+        invitations: Invitations,
+        chats: Chats,
+    ) -> None:
+        self.ctx, self.bus, self.roster, self.saved, self.tables = ctx, bus, roster, saved, tables
+        self.lobby, self.sessions, self.games, self.invitations, self.chats = (
+            lobby,
+            sessions,
+            games,
+            invitations,
+            chats,
+        )
+        self.polls_answered = 0
+        self._public_state: tuple[tuple[int, bool, int], str] | None = None  # an anonymous reader's reply
+
+    # --- commands ------------------------------------------------------------------------------
+
+    def receive(self, secret: str, messages: list[ClientMessage]) -> None:
+        """Apply the commands of one poll; commands numbered at or below k are ignored.
+
+        The new k goes to the store before anything the commands change, so that no crash can keep
+        their effects and lose the k that says they are done (the client would send them again)."""
+        player = self.roster.find(secret)
+        if player is None:
+            return
+        player.last_seen = self.ctx.timers.now()
+        processed = player.last_command
+        numbers = [m.number for m in messages if not isinstance(m, Flags) and m.number is not None]
+        if numbers and max(numbers) > processed:
+            player.k_hold = (self.k_shown(player), None)
+            player.last_command = max(numbers)
+            self.saved.note_k(player)
+        for message in messages:
+            if isinstance(message, Flags):
+                self.sessions.flags(player, message.text)
+                continue
+            if message.number is not None and message.number <= processed:
+                continue
+            if message.number is not None:
+                processed = message.number
+            if isinstance(message, BadCommand):
+                self._tell(player, LOBBY, f"Command refused: {message.reason}.")
+                continue
+            try:
+                self._command(player, message)
+            except ProtocolError as refused:
+                self._tell(player, table_number(message.table), str(refused))
+
+    def _command(self, player: Player, command: Command) -> None:
+        kind, table, text = command.kind, command.table, command.text
+        if needs_storage(kind, table, text):
+            self.ctx.writable()
+        if kind == "c":
+            self.chats.chat(player, table, text)
+        elif kind == "b":
+            self.tables.subscribe(player, parse_table(table))
+        elif kind == "q":
+            self.tables.unsubscribe(player, parse_table(table))
+        elif kind == "v":
+            self.invitations.command(player, text)
+        elif kind == "s":
+            self.games.move(player, table, text)
+        elif kind == "u":
+            self.games.propose(player, table, text)
+        elif kind == "t":
+            self.games.pause(player, table, text)
+        else:
+            raise ProtocolError("unsupported", f"Command '{kind}' is not available on this server.")
+
+    def _tell(self, player: Player, uid: int, text: str) -> None:
+        """A server line for one player only, e.g. why a command was refused."""
+        now = int(self.ctx.clock())
+        n = self.tables.lobby.chat.counter.next(now)
+        target = uid if uid in player.tables else LOBBY
+        # the sentence may quote what the client sent: it must stay one line of the reply
+        line = chat_line(now, n, "", ERROR_TYPE, clean_text(text))
+        self.bus.send(player, target, events.chat_added(line))
+
+    # --- replies -------------------------------------------------------------------------------
+
+    def reply(
+        self, secret: str, seen: int, *, with_subscriptions: bool, subscriptions_seen: bool = True
+    ) -> str:
+        """The poll's answer: `ok/m<i>.<j>.<k>/q<table>/.../end` (or `sd/...` for anonymous readers)."""
+        self.polls_answered += 1
+        player = self.roster.find(secret)
+        if player is None:
+            return self._public_reply(seen, with_subscriptions)
+        if player.fresh:
+            # A msgNo the client kept from an earlier session (or from a run before the numbering
+            # started again, past 2**30) says nothing about this one: the first reply starts at the login.
+            player.fresh = False
+            seen = min(seen, player.logged_in_at)
+        last = self.bus.last
+        left_out = self._left_for_a_new_game(player, seen)
+        tables = [uid for uid in player.tables if uid not in left_out]
+        if self._covers(player, seen, tables):
+            sections = self._news(player, seen, tables, with_subscriptions)
+            whole_lobby = seen < player.joined[LOBBY]
+        else:
+            # numbers go on across restarts (until 2**30, then start again: a larger seen is not ours)
+            had = seen if seen <= self.bus.last else 0
+            sections = {
+                uid: self.lobby.snapshot(uid, with_subscriptions=with_subscriptions, seen=had)
+                for uid in tables
+            }
+            whole_lobby = True
+        if with_subscriptions and not subscriptions_seen and not whole_lobby:  # a whole lobby has them
+            sections[LOBBY] += self.lobby.subscription_lines()
+        lines: list[str] = []
+        for uid, section in sections.items():
+            lines.append(events.section(uid))
+            lines += section
+        lines += self.invitations.lines(player)
+        for uid in left_out:  # numbered above this reply's j: the next poll gets the table's whole state
+            player.joined[uid] = self.bus.mark()
+        return frame(True, seen, last, self.k_shown(player), lines)
+
+    def k_shown(self, player: Player) -> int:
+        """k as replies give it: commands count as processed once their poll's writes are stored. A k
+        past writes a crash can still lose would tell the client never to send those commands again."""
+        if player.k_hold is None:
+            return player.last_command
+        held, mark = player.k_hold
+        persistence = self.ctx.persistence
+        if mark is None:
+            mark = persistence.queued
+            player.k_hold = (held, mark)
+        if persistence.written < mark:
+            return held
+        player.k_hold = None
+        return player.last_command
+
+    def _left_for_a_new_game(self, player: Player, seen: int) -> list[int]:
+        """The tables whose new game started after `seen`: this reply leaves them out."""
+        left_out = []
+        for uid, number in list(player.new_game_at.items()):
+            if uid not in player.tables:
+                del player.new_game_at[uid]
+            elif seen < number:
+                left_out.append(uid)
+            else:
+                del player.new_game_at[uid]
+        return left_out
+
+    def _covers(self, player: Player, seen: int, tables: list[int]) -> bool:
+        """True when every event after `seen` for this player is still kept."""
+        if seen > self.bus.last or not player.inbox.covers(max(seen, player.logged_in_at)):
+            return False
+        by_uid = self.tables.by_uid
+        return all(by_uid[uid].log.covers(seen) for uid in tables if seen >= player.joined[uid])
+
+    def _news(
+        self, player: Player, seen: int, tables: list[int], with_subscriptions: bool
+    ) -> dict[int, list[str]]:
+        """The player's events after `seen`, by table, in number order.
+
+        A table the player sat down at after `seen` comes as its whole state now, which already
+        holds everything its log says since then. The player's own log starts at the login: a
+        client that starts again from msgNo 0 after logging in again gets the state, not old
+        private lines as new ones.
+        """
+        by_uid = self.tables.by_uid
+        numbered: dict[int, list[tuple[int, str]]] = {}
+        for uid in tables:
+            if seen < player.joined[uid]:
+                # back at a table it sat at before a restart: its client has the chat up to `seen`
+                had = seen if player.rejoined.get(uid) == player.joined[uid] else 0
+                snapshot = self.lobby.snapshot(
+                    uid, with_subscriptions=with_subscriptions and uid == LOBBY, seen=had
+                )
+                numbered[uid] = [(player.joined[uid], line) for line in snapshot]
+                continue
+            numbered[uid] = [
+                (number, line)
+                for number, _, line, b_only in by_uid[uid].log.since(seen)
+                if with_subscriptions or not b_only
+            ]
+        mixed = set()
+        for number, uid, line, _ in player.inbox.since(max(seen, player.logged_in_at)):
+            if uid in numbered:
+                numbered[uid].append((number, line))
+                mixed.add(uid)
+        for uid in mixed:
+            numbered[uid].sort()
+        return {uid: [line for _, line in section] for uid, section in numbered.items()}
+
+    def has_news(self, player: Player, seen: int) -> bool:
+        if player.inbox.last > seen:
+            return True
+        by_uid = self.tables.by_uid
+        return any(player.joined[uid] > seen or by_uid[uid].log.last > seen for uid in player.tables)
+
+    async def wait_for_news(self, secret: str, seen: int, timeout: float) -> None:
+        """The opt-in long poll: return when the reader has an event after `seen`, or after `timeout`.
+
+        At once when the reader must start again: an id that is not logged in (the answer is `sd`, log in
+        again) or a `seen` beyond the newest event (the numbering began anew: a restart).
+        """
+        player = self.roster.players.get(secret)
+        if (player is None and secret) or seen > self.bus.last:
+            return
+        if player is None:
+            uids = [LOBBY]
+            if self.tables.lobby.log.last > seen:
+                return
+        else:
+            uids = list(player.tables)
+            if self.has_news(player, seen):
+                return
+        await self.bus.wait(uids, player, timeout)
+
+    def asks_whole_state(self, secret: str, seen: int) -> bool:
+        """Whether a poll with this msgNo gets the lobby's whole state: the costly reply that the web
+        layer lets an id or an address ask for only so often."""
+        log_ = self.tables.lobby.log
+        player = self.roster.players.get(secret) if secret else None
+        if player is None:
+            return not (seen and seen <= self.bus.last and log_.covers(seen))
+        if player.fresh:
+            seen = min(seen, player.logged_in_at)
+        return seen < player.joined[LOBBY] or seen > self.bus.last or not log_.covers(seen)
+
+    def _public_reply(self, seen: int, with_subscriptions: bool) -> str:
+        log_ = self.tables.lobby.log
+        last = self.bus.last
+        if seen and seen <= last and log_.covers(seen):  # msgNo 0: start from the current state
+            lines = [line for _, _, line, b_only in log_.since(seen) if with_subscriptions or not b_only]
+            return frame(False, seen, last, 0, [events.section(LOBBY), *lines])
+        # the whole lobby: the same text for every reader asking with the same msgNo until the next
+        # event, so the web layer can send one encoded body to all of them
+        key = (seen, with_subscriptions, last)
+        if self._public_state is None or self._public_state[0] != key:
+            lines = self.lobby.snapshot(LOBBY, with_subscriptions=with_subscriptions)
+            self._public_state = (key, frame(False, seen, last, 0, [events.section(LOBBY), *lines]))
+        return self._public_state[1]

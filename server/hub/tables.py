@@ -1,0 +1,297 @@
+"""The live tables, the lobby among them: the only owner of the tables by number, who sits at each, the
+seats' owners and each table's journal.
+
+A table's events go out through the bus; its game (server/hub/room.py) is played by server/hub/games.py.
+`Tables` reads as a mapping of table number to `Table`.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+from typing import Any
+
+from server.engine.gametype import GameType
+from server.engine.moves import point_to_sgf
+from server.engine.start import Setup
+from server.hub.bus import LocalBus
+from server.hub.chat import LOBBY_CHAT_KEPT, TABLE_CHAT_KEPT, ChatEntry, ChatRoom
+from server.hub.context import Context
+from server.hub.model import LOBBY, Player, Table, parse_table, reserved
+from server.hub.room import AutoTable, Room
+from server.hub.roster import Roster
+from server.hub.saved import SavedSessions
+from server.logs import Fields
+from server.protocol import events
+from server.protocol.codec import ProtocolError
+
+log = logging.getLogger(__name__)
+
+
+class Tables(Mapping[int, Table]):
+    def __init__(self, ctx: Context, bus: LocalBus, roster: Roster, saved: SavedSessions) -> None:
+        self.ctx, self.bus, self.roster, self.saved = ctx, bus, roster, saved
+        self.by_uid: dict[int, Table] = {}
+        self.lobby = self._add(LOBBY, ChatRoom(LOBBY_CHAT_KEPT))
+        self.next_uid = 1
+        self.moves_played = 0  # for /metrics
+        # what happens when a game ends: set by the part that plays the games (server/hub/games.py)
+        self.game_over: Callable[[Room], None] = lambda room: None
+
+    # --- the mapping (delegated, not Mapping's slower mixins: replies read it all the time) ----
+
+    def __getitem__(self, uid: int) -> Table:
+        return self.by_uid[uid]
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.by_uid)
+
+    def __len__(self) -> int:
+        return len(self.by_uid)
+
+    def __contains__(self, uid: object) -> bool:
+        return uid in self.by_uid
+
+    def get(self, uid: int, default: Any = None) -> Any:
+        return self.by_uid.get(uid, default)
+
+    def values(self) -> ValuesView[Table]:
+        return self.by_uid.values()
+
+    def items(self) -> ItemsView[int, Table]:
+        return self.by_uid.items()
+
+    def keys(self) -> KeysView[int]:
+        return self.by_uid.keys()
+
+    # --- opening and closing -------------------------------------------------------------------
+
+    def _add(self, uid: int, chat: ChatRoom) -> Table:
+        channel = self.bus.open(uid)
+        table = self.by_uid[uid] = Table(uid, chat, channel.log, waiters=channel.waiters)
+        return table
+
+    def open_table(
+        self,
+        game_type: GameType,
+        blue: str,
+        red: str,
+        auto: AutoTable | None = None,
+        setup: Setup | None = None,
+    ) -> Table:
+        """A new game table, announced in the lobby (`ga`, `d`, `x`); its players sit at it."""
+        uid = self.next_uid
+        self.next_uid += 1
+        seed = self.ctx.rng.randrange(2**32)
+        table = self.new_table(uid, game_type, blue, red, seed, auto, setup)
+        self.ctx.persistence.table_opened(uid)
+        opened: dict[str, Any] = {
+            "type": events.game_type_text(game_type),
+            "blue": blue,
+            "red": red,
+            "seed": seed,
+        }
+        if auto is not None:
+            opened["auto"] = {"tournament": auto.tournament, "round": auto.round, "sayHi": auto.say_hi}
+        if setup is not None:
+            opened["setup"] = {
+                "b": [point_to_sgf(p) for p in setup.black],
+                "w": [point_to_sgf(p) for p in setup.white],
+                "first": setup.first,
+            }
+        table.opened = opened
+        self.journal(uid, "open", opened)
+        self.note_presence(table)
+        room = table.room
+        assert room is not None
+        self.bus.publish(LOBBY, events.tables("a", [uid]))
+        self.bus.publish(LOBBY, room.description())
+        self.bus.publish(LOBBY, room.state())
+        for nick in (blue, red):
+            player = self.roster.online(nick)
+            if player is not None and uid not in player.tables:
+                self.enter(player, uid)
+        log.info("table opened %s", Fields(uid=uid, blue=blue, red=red, type=game_type))
+        return table
+
+    def new_table(
+        self,
+        uid: int,
+        game_type: GameType,
+        blue: str,
+        red: str,
+        seed: int,
+        auto: AutoTable | None = None,
+        setup: Setup | None = None,
+    ) -> Table:
+        table = self._add(uid, ChatRoom(TABLE_CHAT_KEPT))
+        publish = self.bus.publish
+        table.room = Room(
+            uid,
+            game_type,
+            blue,
+            red,
+            self.ctx.timers,
+            seed=seed,
+            say_table=lambda line: publish(uid, line),
+            say_lobby=lambda line: publish(LOBBY, line),
+            tell=lambda code, text: self.server_line(uid, code, text),
+            finished=self._finished,
+            new_game=self._new_game,
+            note=lambda kind, data: self.journal(uid, kind, data),
+            auto=auto,
+            setup=setup,
+        )
+        return table
+
+    def forget(self, table: Table) -> None:
+        """The table is gone: nobody sits at it any more (see Games.close)."""
+        del self.by_uid[table.uid]
+        self.bus.close(table.uid)
+        self.ctx.persistence.table_closed(table.uid)
+        self.bus.publish(LOBBY, events.tables("d", [table.uid]))
+        log.info("table closed %s", Fields(uid=table.uid))
+
+    def discard(self, uid: int) -> None:
+        """A table that could not be opened again after a restart."""
+        if uid != LOBBY:
+            self.by_uid.pop(uid, None)
+            self.bus.close(uid)
+
+    def _finished(self, room: Room) -> None:
+        self.game_over(room)
+
+    def _new_game(self, room: Room) -> None:
+        """A new game on the table: everyone there leaves it for one reply and comes back to it.
+
+        MultiPoints builds a table's board only when the table appears in a reply (its `q` line) and
+        never clears it; a reply without the table closes the table's tab. So the one way to show it a
+        fresh board is a reply without the table, then its whole state (docs/protocol.md, "new").
+        """
+        number = self.bus.mark()
+        for player in self.by_uid[room.uid].people.values():
+            player.new_game_at[room.uid] = number
+
+    def room(self, table_text: str) -> Room:
+        uid = parse_table(table_text)
+        table = self.by_uid.get(uid)
+        if table is None or table.room is None:
+            raise ProtocolError("noSuchTable", f"There is no game table {uid}.")
+        return table.room
+
+    # --- journal and server lines --------------------------------------------------------------
+
+    def journal(self, uid: int, kind: str, data: dict[str, Any]) -> None:
+        if kind == "move":  # every accepted move is journalled exactly once: count it here
+            self.moves_played += 1
+        table = self.by_uid[uid]
+        table.journal_seq += 1
+        table.since_compaction += 1
+        self.ctx.persistence.journal(uid, table.journal_seq, kind, data)
+
+    def journal_chat(self, uid: int, entry: ChatEntry) -> None:
+        self.journal(uid, "chat", chat_data(entry))
+
+    def server_line(self, uid: int, code: str, text: str) -> None:
+        """A server chat line at a table, kept in its chat: empty nick, the event's code as nickType."""
+        entry = self.by_uid[uid].chat.add(int(self.ctx.clock()), "", code, text)
+        entry.event = self.bus.publish(uid, events.chat_added(entry.line()))
+        self.journal_chat(uid, entry)
+
+    # --- who sits where ------------------------------------------------------------------------
+
+    def enter(self, player: Player, uid: int, *announce: str) -> None:
+        """Sit at a table: the others get `pa` (and `announce`), the newcomer the table's state."""
+        table = self.by_uid[uid]
+        for line in (events.people("a", [player.nick]), *announce):
+            self.bus.publish(uid, line)
+        table.people[player.nick] = player
+        self.claim_seat(player, table)
+        self.note_presence(table)
+        if uid != LOBBY:
+            player.tables.append(uid)
+        if table.room is not None and table.seat_of(player):
+            table.room.arrived(player.nick)
+        # the newcomer's next reply carries the table's whole state as it is then (see Stream.news)
+        player.joined[uid] = self.bus.mark()
+        self.bus.publish(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
+        if uid != LOBBY:
+            self.saved.save(player)
+
+    def leave(self, player: Player, uid: int) -> None:
+        table = self.by_uid[uid]
+        del table.people[player.nick]
+        player.joined.pop(uid, None)
+        if uid in player.tables and uid != LOBBY:
+            player.tables.remove(uid)
+            self.saved.save(player)
+        self.bus.publish(uid, events.people("d", [player.nick]))
+        self.note_presence(table)
+
+    def subscribe(self, player: Player, uid: int) -> None:
+        if uid not in self.by_uid:
+            raise ProtocolError("noSuchTable", f"There is no table {uid}.")
+        if uid in player.tables:
+            return
+        self.enter(player, uid)
+
+    def unsubscribe(self, player: Player, uid: int) -> None:
+        if uid == LOBBY:
+            raise ProtocolError("badTable", "The main room cannot be left.")
+        if uid not in player.tables:
+            raise ProtocolError("notAtTable", f"You are not at table {uid}.")
+        self.leave(player, uid)
+        self.bus.publish(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
+
+    def change_table(self, player: Player, uid: int) -> None:
+        """The old `zmienStol`: leave every game table, then sit at `uid` (0 = only the lobby)."""
+        if uid != LOBBY and uid not in self.by_uid:
+            raise ProtocolError("noSuchTable", f"There is no table {uid}.")
+        for old in [t for t in player.tables if t not in (LOBBY, uid)]:
+            self.unsubscribe(player, old)
+        if uid != LOBBY:
+            self.subscribe(player, uid)
+
+    def note_presence(self, table: Table) -> None:
+        """Remember since when a game table is empty, or its two players away, for its lifetime.
+
+        An AI player never leaves its table: it counts as watching, not as a player who is there, or a
+        game against the computer that its person left would stay open for ever."""
+        if table.room is None:
+            return
+        moment = self.ctx.timers.now()
+        table.empty_since = None if table.people else table.empty_since or moment
+        seated = any(table.seat_of(player) and not reserved(nick) for nick, player in table.people.items())
+        table.players_away_since = None if seated else table.players_away_since or moment
+
+    def seat_back(self, player: Player) -> None:
+        """Back at the games they play (after a restart, or after their session timed out)."""
+        for table in list(self.by_uid.values()):
+            room = table.room
+            if room is not None and room.seat_of(player.nick) and room.game.result is None:
+                if (
+                    table.uid not in player.tables
+                    and table.owners.get(player.nick, player.seat_key) == player.seat_key
+                ):
+                    self.enter(player, table.uid)
+
+    def claim_seat(self, player: Player, table: Table) -> None:
+        """The first session to sit in a seat of its nick owns it (a registered player: their account).
+        A table set up for a tournament waits for its players' first sessions; an invitation's table is
+        claimed by the two players as they sit down."""
+        room = table.room
+        if room is None or not room.seat_of(player.nick) or player.nick in table.owners:
+            return
+        table.owners[player.nick] = player.seat_key
+        self.journal(table.uid, "seat", {"nick": player.nick, "owner": player.seat_key})
+
+
+def chat_data(entry: ChatEntry) -> dict[str, Any]:
+    return {
+        "t": entry.time,
+        "n": entry.n,
+        "nick": entry.nick,
+        "type": entry.nick_type,
+        "text": entry.text,
+        "e": entry.event,
+    }

@@ -1,0 +1,62 @@
+"""Tournaments' tables: an organiser's table (setUpTable) between two players who need not be online.
+
+Such a table waits for its players' first sessions (server/hub/tables.py, `claim_seat`), gives each a
+sayHi time before their clock runs (server/hub/room.py), and stays open at least
+TOURNAMENT_TABLE_KEPT; its game is archived however short, under the tournament's name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from server.engine.gametype import GameKind, GameType, StartKind, WhoStarts
+from server.hub.context import Context
+from server.hub.games import TOURNAMENT_TABLE_KEPT
+from server.hub.room import AutoTable
+from server.hub.tables import Tables
+from server.protocol import events
+from server.protocol.codec import ProtocolError, check_nick, nick_key
+
+MAX_SAY_HI = 7200
+
+
+class Tournaments:
+    def __init__(self, ctx: Context, tables: Tables) -> None:
+        self.ctx, self.tables = ctx, tables
+
+    def set_up_table(
+        self,
+        game_type: GameType,
+        first: str,
+        second: str,
+        say_hi: tuple[int, int],
+        tournament: str | None,
+        round: str | None,
+        ratings: dict[str, float],
+    ) -> int:
+        """Blue is `first`, except in `R` games (the server decides), where it is the lower-rated
+        player (`ratings`, registered players only), `first` on a tie or without ratings."""
+        self.ctx.writable()
+        check_nick(first, guest=first.startswith("*"))
+        check_nick(second, guest=second.startswith("*"))
+        if nick_key(first) == nick_key(second):
+            raise ProtocolError("samePlayer", "pl1 and pl2 are the same player.")
+        if not all(0 <= seconds <= MAX_SAY_HI for seconds in say_hi):
+            raise ProtocolError("badSayHiTimes", f"sayHiTimes must be K.L with K and L in 0..{MAX_SAY_HI}.")
+        if game_type.kind in (GameKind.AI, GameKind.ANALYSIS) or game_type.start.kind is StartKind.SGF:
+            raise ProtocolError("badGameType", "A tournament table is a game between two players.")
+        self.ctx.limits.room_for_a_table(len(self.tables) - 1)
+        blue, red = first, second
+        if game_type.kind is GameKind.RANKED and game_type.who_starts is WhoStarts.SERVER:
+            if first in ratings and second in ratings and ratings[second] < ratings[first]:
+                blue, red = second, first
+        if tournament is not None:
+            game_type = dataclasses.replace(game_type, tournament=tournament)
+        auto = AutoTable(tournament, round, {first: say_hi[0], second: say_hi[1]})
+        table = self.tables.open_table(game_type, blue, red, auto)
+        if tournament is not None:
+            table.kept_until = self.ctx.timers.now() + TOURNAMENT_TABLE_KEPT
+            self.ctx.persistence.tournament_table(
+                table.uid, tournament, round, blue, red, events.game_type_text(game_type)
+            )
+        return table.uid
