@@ -30,4 +30,5 @@ class Context:
 
     def writable(self) -> None:
         """Refuse a command whose effect storage would have to keep while it takes no writes."""
-        self.limits.writable(self.persistence)
+        if self.persistence.storage_failure is not None:  # (Limits.writable, without a call more per command)
+            self.limits.writable(self.persistence)

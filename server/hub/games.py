@@ -48,7 +48,7 @@ class Games:
         """The room of a game action: a player with a seat's nick acts in it only if the seat is theirs,
         and not faster than a player and a table may."""
         room = self.tables.room(table_text)
-        table = self.tables[room.uid]
+        table = self.tables.by_uid[room.uid]
         self.ctx.limits.actions(player, table, self.ctx.timers.now())
         if room.seat_of(player.nick):
             self.tables.claim_seat(player, table)

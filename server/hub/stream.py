@@ -57,6 +57,7 @@ class Stream:
             invitations,
             chats,
         )
+        self.counter = bus.counter  # the event numbers, read on every reply
         self.polls_answered = 0
         self._public_state: tuple[tuple[int, bool, int], str] | None = None  # an anonymous reader's reply
 
@@ -117,7 +118,7 @@ class Stream:
     def _tell(self, player: Player, uid: int, text: str) -> None:
         """A server line for one player only, e.g. why a command was refused."""
         now = int(self.ctx.clock())
-        n = self.tables.lobby.chat.counter.next(now)
+        n = self.tables.lobby.chat.counter.next(now)  # a chat line's id, not an event number
         target = uid if uid in player.tables else LOBBY
         # the sentence may quote what the client sent: it must stay one line of the reply
         line = chat_line(now, n, "", ERROR_TYPE, clean_text(text))
@@ -138,7 +139,7 @@ class Stream:
             # started again, past 2**30) says nothing about this one: the first reply starts at the login.
             player.fresh = False
             seen = min(seen, player.logged_in_at)
-        last = self.bus.last
+        last = self.counter.last
         left_out = self._left_for_a_new_game(player, seen)
         tables = [uid for uid in player.tables if uid not in left_out]
         if self._covers(player, seen, tables):
@@ -146,7 +147,7 @@ class Stream:
             whole_lobby = seen < player.joined[LOBBY]
         else:
             # numbers go on across restarts (until 2**30, then start again: a larger seen is not ours)
-            had = seen if seen <= self.bus.last else 0
+            had = seen if seen <= self.counter.last else 0
             sections = {
                 uid: self.lobby.snapshot(uid, with_subscriptions=with_subscriptions, seen=had)
                 for uid in tables
@@ -192,7 +193,7 @@ class Stream:
 
     def _covers(self, player: Player, seen: int, tables: list[int]) -> bool:
         """True when every event after `seen` for this player is still kept."""
-        if seen > self.bus.last or not player.inbox.covers(max(seen, player.logged_in_at)):
+        if seen > self.counter.last or not player.inbox.covers(max(seen, player.logged_in_at)):
             return False
         by_uid = self.tables.by_uid
         return all(by_uid[uid].log.covers(seen) for uid in tables if seen >= player.joined[uid])
@@ -245,7 +246,7 @@ class Stream:
         again) or a `seen` beyond the newest event (the numbering began anew: a restart).
         """
         player = self.roster.players.get(secret)
-        if (player is None and secret) or seen > self.bus.last:
+        if (player is None and secret) or seen > self.counter.last:
             return
         if player is None:
             uids = [LOBBY]
@@ -263,14 +264,14 @@ class Stream:
         log_ = self.tables.lobby.log
         player = self.roster.players.get(secret) if secret else None
         if player is None:
-            return not (seen and seen <= self.bus.last and log_.covers(seen))
+            return not (seen and seen <= self.counter.last and log_.covers(seen))
         if player.fresh:
             seen = min(seen, player.logged_in_at)
-        return seen < player.joined[LOBBY] or seen > self.bus.last or not log_.covers(seen)
+        return seen < player.joined[LOBBY] or seen > self.counter.last or not log_.covers(seen)
 
     def _public_reply(self, seen: int, with_subscriptions: bool) -> str:
         log_ = self.tables.lobby.log
-        last = self.bus.last
+        last = self.counter.last
         if seen and seen <= last and log_.covers(seen):  # msgNo 0: start from the current state
             lines = [line for _, _, line, b_only in log_.since(seen) if with_subscriptions or not b_only]
             return frame(False, seen, last, 0, [events.section(LOBBY), *lines])

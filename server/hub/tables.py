@@ -124,9 +124,8 @@ class Tables(Mapping[int, Table]):
         auto: AutoTable | None = None,
         setup: Setup | None = None,
     ) -> Table:
-        table = self._add(uid, ChatRoom(TABLE_CHAT_KEPT))
         publish = self.bus.publish
-        table.room = Room(
+        room = Room(
             uid,
             game_type,
             blue,
@@ -142,6 +141,8 @@ class Tables(Mapping[int, Table]):
             auto=auto,
             setup=setup,
         )
+        table = self._add(uid, ChatRoom(TABLE_CHAT_KEPT))  # only once its game could be set up
+        table.room = room
         return table
 
     def forget(self, table: Table) -> None:
