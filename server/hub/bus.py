@@ -3,8 +3,10 @@ player; the bus numbers it and delivers it to the sessions that follow it, and w
 
 In-process today (`LocalBus`): a table's channel is its shared event log, read by everyone at the
 table; a player's channel is the player's own log. A multi-process version puts a network bus (Redis
-pub/sub, lanes hashed by table or player) behind the same `EventBus` methods; the game code only ever
-calls these.
+pub/sub, lanes hashed by table or player) behind the same `EventBus` methods. The game code (games,
+chats, invitations, sessions, the lobby's state, and the rooms through the callbacks the tables give
+them) sees only `EventBus`; the tables (which open and close a table's channel), the stream (which
+reads the channels and waits on them) and the restore (numbering after a restart) use `LocalBus`.
 """
 
 from __future__ import annotations

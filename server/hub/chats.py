@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from server.hub.bus import LocalBus
+from server.hub.bus import EventBus
 from server.hub.chat import PRIVATE_KEPT_SECONDS, PrivateChats
 from server.hub.context import Context
 from server.hub.model import LOBBY, Player, parse_table
@@ -28,7 +28,7 @@ PRIVATE_JOURNAL = -1  # the journal of private chat, beside the tables' journals
 
 
 class Chats:
-    def __init__(self, ctx: Context, bus: LocalBus, roster: Roster, tables: Tables) -> None:
+    def __init__(self, ctx: Context, bus: EventBus, roster: Roster, tables: Tables) -> None:
         self.ctx, self.bus, self.roster, self.tables = ctx, bus, roster, tables
         self.private = PrivateChats()
         self.private_seq = 0  # the last entry of PRIVATE_JOURNAL

@@ -13,7 +13,7 @@ import time as _time
 
 from server.engine.gametype import GameKind
 from server.engine.sgf import write_record
-from server.hub.bus import LocalBus
+from server.hub.bus import EventBus
 from server.hub.context import Context
 from server.hub.model import LOBBY, Player, Table
 from server.hub.persistence import Account, FinishedGame
@@ -38,7 +38,7 @@ RATED_MIN_DOTS = 24  # zagram: fewer dots placed (starting crosses not counted) 
 
 
 class Games:
-    def __init__(self, ctx: Context, bus: LocalBus, roster: Roster, tables: Tables) -> None:
+    def __init__(self, ctx: Context, bus: EventBus, roster: Roster, tables: Tables) -> None:
         self.ctx, self.bus, self.roster, self.tables = ctx, bus, roster, tables
         tables.game_over = self.game_over
 
@@ -160,14 +160,13 @@ class Games:
             self.bus.publish(table.uid, room.flags())
 
     def announce_shutdown(self) -> None:
-        """A clean stop: every table is told, the clocks are journalled as they are, long polls end."""
+        """A clean stop: every table is told, and the clocks are journalled as they are."""
         for table in self.tables.values():
             self.tables.server_line(
                 table.uid, "restart", "The server is restarting; games go on when it is back."
             )
             if table.room is not None:
                 table.room.note_clock()
-        self.bus.wake_all()
 
     # --- closing the tables nobody needs -------------------------------------------------------
 

@@ -220,7 +220,9 @@ class Hub:
         self.games.storage_changed(failure)
 
     def announce_shutdown(self) -> None:
+        """A clean stop: every table is told, the clocks are journalled as they are, long polls end."""
         self.games.announce_shutdown()
+        self.bus.wake_all()
 
     def writes(self) -> int:
         """How many writes were handed to storage so far; see `settled`."""

@@ -17,7 +17,7 @@ from server.engine.gametype import (
     parse_game_type,
 )
 from server.engine.replay import ReplayError, analysis_start
-from server.hub.bus import LocalBus
+from server.hub.bus import EventBus
 from server.hub.computer import Computer
 from server.hub.context import Context
 from server.hub.model import COMPUTER_NICKS, Invitation, Player
@@ -30,7 +30,7 @@ from server.protocol.codec import ProtocolError, decode_client_text, nick_key
 
 class Invitations:
     def __init__(
-        self, ctx: Context, bus: LocalBus, roster: Roster, tables: Tables, saved: SavedSessions
+        self, ctx: Context, bus: EventBus, roster: Roster, tables: Tables, saved: SavedSessions
     ) -> None:
         self.ctx, self.bus, self.roster, self.tables, self.saved = ctx, bus, roster, tables, saved
         self.computer: Computer | None = None  # the AI players, once enabled

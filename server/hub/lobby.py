@@ -6,7 +6,7 @@ The only owner of the shared lobby state; it reads the tables and the roster, an
 
 from __future__ import annotations
 
-from server.hub.bus import LocalBus
+from server.hub.bus import EventBus
 from server.hub.model import LOBBY
 from server.hub.roster import Roster
 from server.hub.tables import Tables
@@ -14,7 +14,7 @@ from server.protocol import events
 
 
 class Lobby:
-    def __init__(self, bus: LocalBus, roster: Roster, tables: Tables) -> None:
+    def __init__(self, bus: EventBus, roster: Roster, tables: Tables) -> None:
         self.bus, self.roster, self.tables = bus, roster, tables
         self.states_built = 0  # for benchmarks and tests
         # with_subscriptions -> (the last event number then, lines): the lobby's whole state when built

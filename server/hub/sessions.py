@@ -11,7 +11,7 @@ import logging
 import math
 import secrets
 
-from server.hub.bus import LocalBus
+from server.hub.bus import EventBus
 from server.hub.chats import Chats
 from server.hub.context import Context
 from server.hub.games import Games
@@ -34,7 +34,7 @@ class Sessions:
     def __init__(
         self,
         ctx: Context,
-        bus: LocalBus,
+        bus: EventBus,
         roster: Roster,
         saved: SavedSessions,
         tables: Tables,
