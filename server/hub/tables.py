@@ -52,7 +52,7 @@ class Tables(Mapping[int, Table]):
     def __contains__(self, uid: object) -> bool:
         return uid in self.by_uid
 
-    def get(self, uid: int, default: Any = None) -> Any:
+    def get(self, uid: int, default: Table | None = None) -> Table | None:  # type: ignore[override]
         return self.by_uid.get(uid, default)
 
     def values(self) -> ValuesView[Table]:
