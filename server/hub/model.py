@@ -76,9 +76,9 @@ class Player:
         None  # last_seen when last handed to the store as quiet_since (see SavedSession)
     )
     k_unsaved: bool = False  # k is in the sessions' journal, not yet in the session's row
-    # (k replies give, write mark): replies give that k until the writes queued up to the mark are stored;
-    # a mark of None is taken at the next reply, when the poll that moved k has queued all its writes
-    k_hold: tuple[int, int | None] | None = None
+    # (k replies give, write mark): replies give that k until the writes queued up to the mark (the end
+    # of the writes of the poll that moved k) are stored
+    k_hold: tuple[int, int] | None = None
     address: str = field(default="", repr=False)  # the client's address at login ("" after a restart)
     unlimited: bool = False  # from an address exempt from the limits (--unlimited)
     actions: Bucket = field(default_factory=lambda: Bucket(*PLAYER_ACTIONS), repr=False)

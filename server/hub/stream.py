@@ -74,8 +74,9 @@ class Stream:
         player.last_seen = self.ctx.timers.now()
         processed = player.last_command
         numbers = [m.number for m in messages if not isinstance(m, Flags) and m.number is not None]
-        if numbers and max(numbers) > processed:
-            player.k_hold = (self.k_shown(player), None)
+        moved = bool(numbers) and max(numbers) > processed
+        if moved:
+            held = self.k_shown(player)
             player.last_command = max(numbers)
             self.saved.note_k(player)
         for message in messages:
@@ -93,6 +94,8 @@ class Stream:
                 self._command(player, message)
             except ProtocolError as refused:
                 self._tell(player, table_number(message.table), str(refused))
+        if moved:  # shown once everything these commands wrote is stored, not others' later writes
+            player.k_hold = (held, self.ctx.persistence.queued)
 
     def _command(self, player: Player, command: Command) -> None:
         kind, table, text = command.kind, command.table, command.text
@@ -170,11 +173,7 @@ class Stream:
         if player.k_hold is None:
             return player.last_command
         held, mark = player.k_hold
-        persistence = self.ctx.persistence
-        if mark is None:
-            mark = persistence.queued
-            player.k_hold = (held, mark)
-        if persistence.written < mark:
+        if self.ctx.persistence.written < mark:
             return held
         player.k_hold = None
         return player.last_command
