@@ -22,10 +22,10 @@ window.
 
 Section "empty": stream.py's "empty" scenario (--empty-clients guests polling back to back with
 msgFromClient=x), then the same generator against a hello-world aiohttp app (a GET answered with a
-short text) run by the same interpreter as a process of its own, one after the other in this run.
-Target: the server's rate at least 0.8 of the hello-world's.
+short text) run by the same interpreter as a process of its own, taking turns for --empty-rounds rounds
+in this run. Target: the server's best rate at least 0.8 of the hello-world's best.
 
-    .venv/bin/python benchmarks/scale.py                 # every section at full size (about 15 minutes)
+    .venv/bin/python benchmarks/scale.py                 # every section at full size (about 12 minutes)
     .venv/bin/python benchmarks/scale.py --only guests --guests 5000
     .venv/bin/python benchmarks/scale.py --quick         # seconds: the sizes tests/test_benchmarks.py runs
 """
@@ -77,6 +77,7 @@ TARGET_LOGIN_GROWTH = 3.0  # the last band's cost over the first band's
 TARGET_GAME_RSS_MB = 1024.0
 TARGET_GC_PAUSE = 0.02  # seconds
 TARGET_EMPTY_RATIO = 0.8
+SATURATED = 0.95  # of a core: beyond it, what a band of logins cost cannot be measured
 EXAMPLES_KEPT = 5
 
 # Sizes: full (the issue's targets) and --quick (seconds, for tests/test_benchmarks.py).
@@ -90,8 +91,9 @@ SIZES: dict[str, dict[str, Any]] = {
         "guest_seconds": 30.0,
         "games": 2_000,
         "game_seconds": 60.0,
-        "empty_clients": 2_500,
-        "empty_seconds": 15.0,
+        "empty_clients": 1_000,
+        "empty_seconds": 10.0,
+        "empty_rounds": 3,
     },
     "quick": {
         "guests": 60,
@@ -104,6 +106,7 @@ SIZES: dict[str, dict[str, Any]] = {
         "game_seconds": 2.0,
         "empty_clients": 8,
         "empty_seconds": 1.0,
+        "empty_rounds": 1,
     },
 }
 
@@ -413,14 +416,17 @@ def report_guests(
         seconds = (last - first + 1) / args.login_rate
         per_login = (busy - quiet * seconds) / max(1, len(costs))
         print(
-            f"band {band + 1}, logins {first}-{last}: login + first poll ms {ms(costs, 50, 90)} (login "
-            f"alone p50 {percentile(alone, 50) * 1000:.1f}); first reply bytes p50 "
-            f"{percentile(sizes, 50):,.0f}"
+            f"band {band + 1}, logins {first}-{last}: {len(costs)} in; login + first poll ms "
+            f"{ms(costs, 50, 90)} (login alone p50 {percentile(alone, 50) * 1000:.1f}); first reply bytes "
+            f"p50 {percentile(sizes, 50):,.0f}"
         )
         print(
             f"  server CPU: {quiet:.0%} of a core without logins around it, {busy / seconds:.0%} during "
             f"it = {per_login * 1000:.1f} ms per login above the polling"
         )
+        if max(quiet, busy / seconds) >= SATURATED:
+            print("  the server was saturated: a login's CPU cannot be told from the polling's")
+            per_login = math.inf
         growth.append(percentile(costs, 50))
         cpu_growth.append(per_login)
     latencies = sorted(x for s in results for x in s.latencies)
@@ -624,16 +630,23 @@ def empty_section(args: argparse.Namespace, workdir: Path) -> bool:
         f"{stream.EMPTY_POLLS_PER_CLIENT:g}/s (at most {cap:,.0f}/s offered), {args.empty_seconds:g} s each, "
         f"{args.workers} load generator process(es)"
     )
-    print("the server, getMsg with msgFromClient=x:")
-    server_rate, server_ok = empty_run(Server(args.python, args.log_level, workdir, None), "empty", args)
-    print("aiohttp hello-world (GET / -> 'Hello, world'), same interpreter:")
-    hello_rate, hello_ok = empty_run(HelloWorld(args.python, args.log_level, workdir, None), "hello", args)
+    server_rates, hello_rates, no_errors = [], [], True
+    for turn in range(args.empty_rounds):  # taking turns, so that a disturbance hits both alike
+        print(f"round {turn + 1}: the server, getMsg with msgFromClient=x:")
+        rate, clean = empty_run(Server(args.python, args.log_level, workdir, None), "empty", args)
+        server_rates.append(rate)
+        no_errors = no_errors and clean
+        print(f"round {turn + 1}: aiohttp hello-world (GET / -> 'Hello, world'), same interpreter:")
+        rate, clean = empty_run(HelloWorld(args.python, args.log_level, workdir, None), "hello", args)
+        hello_rates.append(rate)
+        no_errors = no_errors and clean
+    server_rate, hello_rate = max(server_rates), max(hello_rates)  # each at its least disturbed
     ratio = server_rate / hello_rate if hello_rate else math.nan
-    ok = server_ok and hello_ok and ratio >= TARGET_EMPTY_RATIO
+    ok = no_errors and ratio >= TARGET_EMPTY_RATIO
     print(
         f"{'PASS' if ok else 'FAIL'}: empty polls {server_rate:,.0f}/s against hello-world "
-        f"{hello_rate:,.0f}/s = {ratio:.2f} (target >= {TARGET_EMPTY_RATIO:g}), errors: "
-        f"{'none' if server_ok and hello_ok else 'some'}"
+        f"{hello_rate:,.0f}/s = {ratio:.2f}, the best round of each (target >= {TARGET_EMPTY_RATIO:g}), "
+        f"errors: {'none' if no_errors else 'some'}"
     )
     return ok
 
@@ -670,6 +683,7 @@ def main() -> int:
     add("--game-seconds", type=float, help=f"measured play ({full['game_seconds']:g})")
     add("--empty-clients", type=int, help=f"back-to-back pollers in section empty ({full['empty_clients']})")
     add("--empty-seconds", type=float, help=f"measured polling of each server ({full['empty_seconds']:g})")
+    add("--empty-rounds", type=int, help=f"turns of each server ({full['empty_rounds']})")
     add_server_arguments(parser)
     args = parser.parse_args()
     for name, value in SIZES["quick" if args.quick else "full"].items():
@@ -677,7 +691,17 @@ def main() -> int:
             setattr(args, name, value)
     if min(args.guests, args.first_mark, args.band, args.login_rate, args.quiet, args.workers) <= 0:
         parser.error("sizes, rates and --workers must be positive")
-    if min(args.guest_seconds, args.games, args.game_seconds, args.empty_clients, args.empty_seconds) <= 0:
+    if (
+        min(
+            args.guest_seconds,
+            args.games,
+            args.game_seconds,
+            args.empty_clients,
+            args.empty_seconds,
+            args.empty_rounds,
+        )
+        <= 0
+    ):
         parser.error("sizes and seconds must be positive")
     if args.game_seconds <= 1.0:
         parser.error("--game-seconds must be above the 1-second long poll")
