@@ -22,7 +22,9 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 @web.middleware
 async def security_and_compression(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
-        if any(len(segment.encode()) > NAME_MAX for segment in request.path.split("/")):
+        # the percent-encoded path is at least as long as any segment's bytes: most paths need no split
+        long_path = len(request.rel_url.raw_path) > NAME_MAX
+        if long_path and any(len(segment.encode()) > NAME_MAX for segment in request.path.split("/")):
             # no route has such a segment, and the static folder's look-up would fail on it (500)
             raise web.HTTPNotFound(text="No such page.\n")
         response = await handler(request)

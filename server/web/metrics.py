@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Iterator
+from typing import Any
 
 from aiohttp import web
 from prometheus_client import (
@@ -126,8 +127,16 @@ class Metrics:
             "New connections refused at the cap (503) because every connection was busy",
             registry=self.registry,
         )
+        self._reply_series: dict[str, Any] = {}  # endpoint label -> its histogram series, found once
         self.registry.register(HubCollector(hub))
         self.registry.register(GcPauseCollector())
+
+    def observe_reply(self, request: web.Request, seconds: float) -> None:
+        label = self.endpoint(request)
+        series = self._reply_series.get(label)
+        if series is None:  # labels() takes a lock and builds a key: once per label, not per request
+            series = self._reply_series[label] = self.replies.labels(label)
+        series.observe(seconds)
 
     def endpoint(self, request: web.Request) -> str:
         """A label from a small set: the route, and `co` for the zagram endpoints."""
@@ -152,8 +161,7 @@ async def timing(request: web.Request, handler: Handler) -> web.StreamResponse:
     try:
         return await handler(request)
     finally:
-        metrics = request.app[METRICS_KEY]
-        metrics.replies.labels(metrics.endpoint(request)).observe(time.perf_counter() - started)
+        request.app[METRICS_KEY].observe_reply(request, time.perf_counter() - started)
 
 
 @routes.get("/metrics")
