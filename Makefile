@@ -10,7 +10,7 @@ install: $(STAMP)
 # The stamp is rebuilt only when pyproject.toml changes, so repeated runs cost nothing.
 $(STAMP): pyproject.toml
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --quiet -e '.[test]'
+	$(VENV)/bin/python -m pip install --quiet -e '.[test,fast]'
 	touch $(STAMP)
 
 # The whole suite twice: on SQLite files, then on a throwaway PostgreSQL server (installed when missing).

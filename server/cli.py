@@ -19,6 +19,7 @@ from server.config import (
     ENV_AI_WORKERS,
     ENV_ANALYSIS_PER_PLAYER,
     ENV_DB,
+    ENV_EVENT_LOOP,
     ENV_FAILED_LOGIN_MAX_WAIT,
     ENV_FAILED_LOGINS_PER_ACCOUNT,
     ENV_FAILED_LOGINS_PER_ADDRESS,
@@ -38,6 +39,7 @@ from server.config import (
     absolute_db_url,
     parse_address,
     parse_ai_workers,
+    parse_event_loop,
     parse_port,
     parse_share,
     parse_whole,
@@ -88,6 +90,13 @@ def _whole_flag(flag: str, highest: int) -> Callable[[str], int]:
 def _share_flag(value: str) -> int:
     try:
         return parse_share(value, "--registered-share")
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _event_loop_flag(value: str) -> str:
+    try:
+        return parse_event_loop(value)
     except ConfigError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
@@ -157,6 +166,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="client connections open at once, at most; fewer when the open-file limit is lower "
         f"(env {ENV_MAX_CONNECTIONS}, default {DEFAULT_MAX_CONNECTIONS})",
+    )
+    serve.add_argument(
+        "--event-loop",
+        type=_event_loop_flag,
+        metavar="LOOP",
+        help=f"auto, uvloop or asyncio: auto is uvloop where it is installed (pip install '.[fast]') "
+        f"(env {ENV_EVENT_LOOP}, default auto)",
     )
     serve.add_argument(
         "--players-per-address",
@@ -300,6 +316,7 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         or base.failed_logins_per_account,
         failed_login_max_wait=getattr(args, "failed_login_max_wait", None) or base.failed_login_max_wait,
         max_connections=getattr(args, "max_connections", None) or base.max_connections,
+        event_loop=getattr(args, "event_loop", None) or base.event_loop,
     )
 
 
@@ -336,6 +353,7 @@ def _serve(settings: Settings, log_level: str) -> int:
             host=settings.host,
             port=settings.port,
             max_connections=settings.max_connections,
+            event_loop=settings.event_loop,
             access_log_class=RedactingAccessLogger,
             shutdown_timeout=REQUESTS_AT_STOP_SECONDS,
             # aiohttp calls this with its banner once the socket is bound; log one line instead of printing.

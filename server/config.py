@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import ipaddress
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -44,6 +45,9 @@ DEFAULT_ANALYSIS_PER_PLAYER = 3
 DEFAULT_REGISTERED_SHARE = 20
 MAX_REGISTERED_SHARE = 90
 MAX_WAIT = 24 * 3600
+ENV_EVENT_LOOP = "KROPKI_EVENT_LOOP"
+# auto: uvloop when it is installed (pip install '.[fast]'), else asyncio's own loop
+EVENT_LOOPS = ("auto", "uvloop", "asyncio")
 
 
 class ConfigError(ValueError):
@@ -83,6 +87,7 @@ class Settings:
     failed_logins_per_account: int = DEFAULT_FAILED_LOGINS_PER_ACCOUNT
     failed_login_max_wait: int = DEFAULT_FAILED_LOGIN_MAX_WAIT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    event_loop: str = "auto"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -123,6 +128,9 @@ class Settings:
             if environ.get(ENV_REGISTERED_SHARE)
             else DEFAULT_REGISTERED_SHARE,
             max_connections=_whole(environ, ENV_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS, MAX_COUNT),
+            event_loop=parse_event_loop(environ[ENV_EVENT_LOOP], ENV_EVENT_LOOP)
+            if environ.get(ENV_EVENT_LOOP)
+            else "auto",
         )
 
 
@@ -131,6 +139,16 @@ def parse_whole(value: str, name: str, highest: int) -> int:
     if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= highest:
         raise ConfigError(f"{name} must be a whole number from 1 to {highest}, got {value!r}")
     return int(value)
+
+
+def parse_event_loop(value: str, name: str = "--event-loop") -> str:
+    """One of EVENT_LOOPS; uvloop only where it is installed, so that a server asked for it never
+    runs without it unnoticed."""
+    if value not in EVENT_LOOPS:
+        raise ConfigError(f"{name} must be one of {', '.join(EVENT_LOOPS)}, got {value!r}")
+    if value == "uvloop" and importlib.util.find_spec("uvloop") is None:
+        raise ConfigError(f"{name} uvloop: uvloop is not installed (pip install '.[fast]')")
+    return value
 
 
 def parse_share(value: str, name: str) -> int:

@@ -440,3 +440,59 @@ def test_bad_max_connections_are_refused(value: str, capsys: pytest.CaptureFixtu
     assert "--max-connections must be a whole number from 1 to 1000000" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="KROPKI_MAX_CONNECTIONS must be a whole number"):
         resolve([], {"KROPKI_MAX_CONNECTIONS": value})
+
+
+def test_event_loop_from_flag_environment_or_default() -> None:
+    assert resolve([], {}).event_loop == "auto"
+    assert resolve([], {"KROPKI_EVENT_LOOP": "asyncio"}).event_loop == "asyncio"
+    assert resolve(["--event-loop", "uvloop"], {"KROPKI_EVENT_LOOP": "asyncio"}).event_loop == "uvloop"
+
+
+@pytest.mark.parametrize("value", ["", "UVLOOP", "trio", "auto "])
+def test_bad_event_loops_are_refused(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["serve", "--event-loop", value])
+    assert exit_info.value.code == 2
+    assert "--event-loop must be one of auto, uvloop, asyncio" in capsys.readouterr().err
+    if value:
+        with pytest.raises(ConfigError, match="KROPKI_EVENT_LOOP must be one of"):
+            resolve([], {"KROPKI_EVENT_LOOP": value})
+
+
+@pytest.mark.parametrize(
+    ("choice", "loop"), [("asyncio", "asyncio"), ("uvloop", "uvloop"), ("auto", "uvloop")]
+)
+def test_serve_plays_on_the_event_loop_chosen(tmp_path: Path, choice: str, loop: str) -> None:
+    """make install brings uvloop (the `fast` extra), so `auto` picks it; the log names the loop."""
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if not key.startswith("KROPKI_")}
+    command = [sys.executable, "-m", "server", "serve", "--migrate", "--port", str(port), "--ai-workers", "0"]
+    command += ["--db", f"sqlite+aiosqlite:///{tmp_path}/x.sqlite3", "--event-loop", choice]
+    process = subprocess.Popen(
+        command, cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        wait_for_healthz(f"http://127.0.0.1:{port}/healthz", process)
+        base = f"http://127.0.0.1:{port}/a.kropki?"
+        with urllib.request.urlopen(base + "co=guestLogin&idGracza=loop1&opis=*Ala", timeout=10) as login:
+            assert login.read() == b""
+        with urllib.request.urlopen(base + "co=getMsg&idGracza=loop1&msgNo=0", timeout=10) as poll:
+            assert poll.read().startswith(b"ok/m")
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0
+    assert f"event loop loop={loop} configured={choice}" in stderr
+
+
+def test_uvloop_asked_for_where_it_is_not_installed_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None if name == "uvloop" else real(name))
+    with pytest.raises(ConfigError, match="uvloop is not installed"):
+        resolve([], {"KROPKI_EVENT_LOOP": "uvloop"})
+    assert resolve([], {"KROPKI_EVENT_LOOP": "auto"}).event_loop == "auto"  # auto falls back at start
