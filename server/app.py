@@ -14,7 +14,7 @@ from server.hub.hub import Hub
 from server.hub.limits import Caps
 from server.store.serverlock import Holder
 from server.store.store import Store
-from server.web import archive, auth, clients, headers, health, kropki, metrics, tournament
+from server.web import archive, auth, clients, frontdoor, health, kropki, metrics, tournament
 from server.web.common import HUB_KEY, STORE_KEY
 from server.web.limits import AddressLimiter, LoginGuard
 
@@ -33,7 +33,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
 
     Tests pass a hub with a clock they drive.
     """
-    app = web.Application(middlewares=[headers.security_and_compression, metrics.timing, clients.rate_limits])
+    app = web.Application(middlewares=[frontdoor.front_door])
     app[SETTINGS_KEY] = settings
     app[HUB_KEY] = hub or Hub(
         caps=Caps(

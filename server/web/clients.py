@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from aiohttp import web
@@ -73,32 +72,32 @@ def request_limits() -> dict[str, TokenBuckets]:
     }
 
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-@web.middleware
-async def rate_limits(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """Too many requests get a short answer in the endpoint's own style, never a dropped connection."""
+def refusal(request: web.Request) -> web.Response | None:
+    """Too many requests get a short answer in the endpoint's own style (never a dropped connection);
+    None lets the request through."""
     limits = request.app[LIMITS_KEY]
     address = client_address(request)
     shared = address in request.app[POLICY_KEY].unlimited  # many players behind it: per-id limits only
-    secret = request.query.get("idGracza") or request.query.get("playerId")
+    query = request.query
+    secret = query.get("idGracza") or query.get("playerId")
     too_fast = (not shared and not limits["address"].take(address)) or (
         secret is not None and not limits["id"].take(secret)
     )
+    path = request.path
     if not too_fast:
-        if request.path == "/a.kropki" and request.query.get("co") == "guestLogin" and not shared:
-            if not limits["guest_login"].take(address):
+        if path == "/a.kropki":
+            co = query.get("co")
+            if co == "guestLogin" and not shared and not limits["guest_login"].take(address):
                 return _text("err.tooManyLogins")
-        if request.path == "/a.kropki" and request.query.get("co") in POLLS and _asks_whole_state(request):
-            if (not shared and not limits["whole_state_address"].take(address)) or (
-                secret is not None and not limits["whole_state_id"].take(secret)
-            ):
-                return _text("err.tooFast")
-        return await handler(request)
-    if request.path == "/a.kropki":
+            if co in POLLS and _asks_whole_state(request):
+                if (not shared and not limits["whole_state_address"].take(address)) or (
+                    secret is not None and not limits["whole_state_id"].take(secret)
+                ):
+                    return _text("err.tooFast")
+        return None
+    if path == "/a.kropki":
         return _text("err.tooFast")
-    if request.path == "/auth.py":
+    if path == "/auth.py":
         return _text("nieOk.tooFast")
     return web.json_response(
         {"error": "too many requests; slow down"}, status=429, headers={"Retry-After": "1"}

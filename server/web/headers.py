@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from aiohttp import web
 
 NAME_MAX = 255  # bytes in a file name: a longer path segment names nothing here
@@ -16,21 +14,19 @@ SECURITY_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",
 }
 
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+def refuse_long_segment(request: web.Request) -> None:
+    """No route has a path segment longer than a file name, and the static folder's look-up would fail
+    on one (500): 404 before routing. The percent-encoded path is at least as long as any segment's
+    bytes, so most paths need no split."""
+    if len(request.rel_url.raw_path) > NAME_MAX and any(
+        len(segment.encode()) > NAME_MAX for segment in request.path.split("/")
+    ):
+        raise web.HTTPNotFound(text="No such page.\n")
 
 
-@web.middleware
-async def security_and_compression(request: web.Request, handler: Handler) -> web.StreamResponse:
-    try:
-        # the percent-encoded path is at least as long as any segment's bytes: most paths need no split
-        long_path = len(request.rel_url.raw_path) > NAME_MAX
-        if long_path and any(len(segment.encode()) > NAME_MAX for segment in request.path.split("/")):
-            # no route has such a segment, and the static folder's look-up would fail on it (500)
-            raise web.HTTPNotFound(text="No such page.\n")
-        response = await handler(request)
-    except web.HTTPException as refused:
-        refused.headers.update(SECURITY_HEADERS)
-        raise
+def finish(request: web.Request, response: web.StreamResponse) -> None:
+    """The security headers on every answer, and compression where it pays."""
     response.headers.update(SECURITY_HEADERS)
     if (
         isinstance(response, web.Response)
@@ -39,4 +35,3 @@ async def security_and_compression(request: web.Request, handler: Handler) -> we
         and "gzip" in request.headers.get("Accept-Encoding", "")
     ):
         response.enable_compression()
-    return response

@@ -6,8 +6,7 @@ tables, games, moves, polls) is read when Prometheus scrapes, not pushed on ever
 
 from __future__ import annotations
 
-import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from aiohttp import web
@@ -151,17 +150,6 @@ class Metrics:
 
 
 METRICS_KEY = web.AppKey("metrics", Metrics)
-
-Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
-
-
-@web.middleware
-async def timing(request: web.Request, handler: Handler) -> web.StreamResponse:
-    started = time.perf_counter()
-    try:
-        return await handler(request)
-    finally:
-        request.app[METRICS_KEY].observe_reply(request, time.perf_counter() - started)
 
 
 @routes.get("/metrics")

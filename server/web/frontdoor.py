@@ -1,0 +1,33 @@
+"""The one middleware every request passes: limits, security headers, the reply's time in /metrics.
+
+One middleware rather than three: each layer costs a coroutine and an await per request, and an
+empty poll is cheap enough for that to show (issue 19: empty polls against aiohttp's hello-world).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Awaitable, Callable
+
+from aiohttp import web
+
+from server.web import clients, headers
+from server.web.metrics import METRICS_KEY
+
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+@web.middleware
+async def front_door(request: web.Request, handler: Handler) -> web.StreamResponse:
+    started = time.perf_counter()
+    try:
+        headers.refuse_long_segment(request)
+        refused_now = clients.refusal(request)
+        response = await handler(request) if refused_now is None else refused_now
+    except web.HTTPException as refused:
+        refused.headers.update(headers.SECURITY_HEADERS)
+        raise
+    finally:
+        request.app[METRICS_KEY].observe_reply(request, time.perf_counter() - started)
+    headers.finish(request, response)
+    return response
