@@ -22,8 +22,10 @@ window.
 
 Section "empty": stream.py's "empty" scenario (--empty-clients guests polling back to back with
 msgFromClient=x), then the same generator against a hello-world aiohttp app (a GET answered with a
-short text) run by the same interpreter as a process of its own, taking turns for --empty-rounds rounds
-in this run. Target: the server's best rate at least 0.8 of the hello-world's best.
+short text, `web.run_app` as it comes: asyncio's loop) run by the same interpreter as a process of its
+own, taking turns for --empty-rounds rounds in this run. Target: the server's best rate at least 0.8 of
+the hello-world's best. The server runs on the loop `serve` picks (uvloop where installed), so the
+hello-world is also run on uvloop and that ratio printed too: it tells what is left beyond the loop.
 
     .venv/bin/python benchmarks/scale.py                 # every section at full size (about 12 minutes)
     .venv/bin/python benchmarks/scale.py --only guests --guests 5000
@@ -34,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import math
 import os
 import signal
@@ -595,6 +598,14 @@ class HelloWorld(Server):
         return ["-c", HELLO_APP, str(self.port)]
 
 
+class HelloWorldOnUvloop(Server):
+    """The same on uvloop, the loop `serve` picks where it is installed."""
+
+    def arguments(self) -> list[str]:
+        app = HELLO_APP.replace("print=None,", "print=None, loop=__import__('uvloop').new_event_loop(),")
+        return ["-c", app, str(self.port)]
+
+
 def empty_run(server: Server, scenario: str, args: argparse.Namespace) -> tuple[float, bool]:
     """One stream.py run of back-to-back polls; prints its figures; (polls a second, no errors)."""
     stream_args = argparse.Namespace(
@@ -635,17 +646,23 @@ def empty_section(args: argparse.Namespace, workdir: Path) -> bool:
         f"{stream.EMPTY_POLLS_PER_CLIENT:g}/s (at most {cap:,.0f}/s offered), {args.empty_seconds:g} s each, "
         f"{args.workers} load generator process(es)"
     )
-    server_rates, hello_rates, no_errors = [], [], True
-    for turn in range(args.empty_rounds):  # taking turns, so that a disturbance hits both alike
-        print(f"round {turn + 1}: the server, getMsg with msgFromClient=x:")
-        rate, clean = empty_run(Server(args.python, args.log_level, workdir, None), "empty", args)
-        server_rates.append(rate)
-        no_errors = no_errors and clean
-        print(f"round {turn + 1}: aiohttp hello-world (GET / -> 'Hello, world'), same interpreter:")
-        rate, clean = empty_run(HelloWorld(args.python, args.log_level, workdir, None), "hello", args)
-        hello_rates.append(rate)
-        no_errors = no_errors and clean
-    server_rate, hello_rate = max(server_rates), max(hello_rates)  # each at its least disturbed
+    uvloop_installed = importlib.util.find_spec("uvloop") is not None
+    runs: list[tuple[str, type[Server], str]] = [
+        ("the server, getMsg with msgFromClient=x", Server, "empty"),
+        ("aiohttp hello-world (GET / -> 'Hello, world'), same interpreter", HelloWorld, "hello"),
+    ]
+    if uvloop_installed:
+        runs.append(("the same hello-world on uvloop", HelloWorldOnUvloop, "hello"))
+    rates: list[list[float]] = [[] for _ in runs]
+    no_errors = True
+    for turn in range(args.empty_rounds):  # taking turns, so that a disturbance hits all alike
+        for (title, kind, scenario), kept in zip(runs, rates, strict=True):
+            print(f"round {turn + 1}: {title}:")
+            rate, clean = empty_run(kind(args.python, args.log_level, workdir, None), scenario, args)
+            kept.append(rate)
+            no_errors = no_errors and clean
+    best = [max(kept) for kept in rates]  # each at its least disturbed
+    server_rate, hello_rate = best[0], best[1]
     ratio = server_rate / hello_rate if hello_rate else math.nan
     ok = no_errors and ratio >= TARGET_EMPTY_RATIO
     print(
@@ -653,6 +670,8 @@ def empty_section(args: argparse.Namespace, workdir: Path) -> bool:
         f"{hello_rate:,.0f}/s = {ratio:.2f}, the best round of each (target >= {TARGET_EMPTY_RATIO:g}), "
         f"errors: {'none' if no_errors else 'some'}"
     )
+    if uvloop_installed:
+        print(f"  against the hello-world on uvloop {best[2]:,.0f}/s: {server_rate / best[2]:.2f}")
     return ok
 
 
