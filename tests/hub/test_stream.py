@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from server.engine.gametype import parse_game_type
+from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.model import Origin
 from server.protocol.codec import parse_commands
@@ -39,3 +41,34 @@ async def test_k_counts_a_polls_commands_once_their_writes_are_stored_not_everyb
         assert k_of(hub.reply("ala123", 0, with_subscriptions=False)) == 1
     finally:
         await store.close()
+
+
+def test_a_quiet_poll_says_exactly_what_the_full_reply_says() -> None:
+    """The shortcut for polls with nothing new must give the very text the full reply builds, for
+    players at game tables, spectators, players with invitations pending, getMsg and getBMsg."""
+    hub = Hub(timers=ManualTimers(), clock=lambda: 1_700_000_000.0)
+    secrets = [f"quiet{n}" for n in range(6)]
+    for n, secret in enumerate(secrets):
+        hub.guest_login(secret, f"*Q{n}", "en")
+    uid = hub.open_table(parse_game_type("0808stanF0.0.0"), "*Q0", "*Q1").uid
+    hub.receive(secrets[2], parse_commands(f"b1.{uid}."))  # a spectator
+    hub.receive(secrets[3], parse_commands("v1.0.s.*Q4.0808stanF0.0.0"))  # an invitation pending
+    hub.receive(secrets[0], parse_commands(f"s1.{uid}.dd"))
+    quiet = 0
+    for with_subscriptions in (False, True):
+        for secret in secrets:
+            seen = k_head(hub.reply(secret, 0, with_subscriptions=with_subscriptions))
+            player = hub.players[secret]
+            if hub.stream.has_news(player, seen) or player.new_game_at:
+                continue
+            quiet += 1
+            expected = hub.stream.full_reply(player, seen, with_subscriptions, True)
+            assert hub.stream.quiet_reply(player, seen) == expected
+            assert hub.reply(secret, seen, with_subscriptions=with_subscriptions) == expected
+    assert quiet == 12
+
+
+def k_head(reply: str) -> int:
+    head = re.match(r"ok/m\d+\.(\d+)\.", reply)
+    assert head is not None, reply
+    return int(head.group(1))
