@@ -221,6 +221,7 @@ class Player:
         self.in_flight_sent = 0.0  # monotonic time of its first send, 0 before
         self.in_flight_due = 0.0
         self.last_move = -math.inf  # monotonic time my previous move was sent
+        self.refused_for = ""  # the kind of the last reply that was not `ok/.../end`
 
     # --- the wire ------------------------------------------------------------------------------------
 
@@ -261,6 +262,7 @@ class Player:
         if wait:
             target += f"&wait={wait:g}"
         moving = self.in_flight is not None and bool(pending)
+        self.refused_for = ""
         sent_mono, sent = time.monotonic(), time.perf_counter()
         if moving and not self.in_flight_sent:  # the first request that carries this move
             assert self.in_flight is not None
@@ -285,7 +287,10 @@ class Player:
         latency = received - sent
         head = parse_head(body) if status == 200 else None
         if head is None:
-            self.stats.error("bad reply", f"poll {self.nick}: HTTP {status} {body[:120]!r}")
+            self.refused_for = _reply_kind(status, body)
+            self.stats.error(
+                f"bad reply {self.refused_for}", f"poll {self.nick}: HTTP {status} {body[:120]!r}"
+            )
             return None
         self.seen, processed = head
         self.acknowledged = max(self.acknowledged, processed)
@@ -403,8 +408,21 @@ class Player:
             if now >= self.window.end and not self.table.pending and self.in_flight is None:
                 return
             self._maybe_move(now)
-            if await self.poll(self.plan.wait) is None:
-                await asyncio.sleep(0.1)  # a dead server must not turn this loop into a busy spin
+            if await self.poll(self.plan.wait) is not None:
+                continue
+            if self.refused_for == "sd":  # the server ended this session (it went unpolled too long)
+                self.stats.error("session ended", f"{self.nick}: the server says logged out; stops polling")
+                return
+            # Refused (err.tooFast) or failed: wait as a client would. Polling again every 0.1 s made one
+            # refused player ask 10 times a second, each refusal counted and each costing the server.
+            await asyncio.sleep(1.0 if self.refused_for.startswith("err.") else 0.1)
+
+
+def _reply_kind(status: int, body: bytes) -> str:
+    """What a reply that is not `ok/.../end` was, for the error counts: `err.tooFast`, `HTTP 500`, ..."""
+    if status != 200:
+        return f"HTTP {status}"
+    return body.split(b"/", 1)[0][:40].decode(errors="replace") or "(empty)"
 
 
 # --- one worker process ----------------------------------------------------------------------------------
