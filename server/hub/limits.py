@@ -8,7 +8,7 @@ table live on those records and are read and advanced only here.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from server.engine.gametype import GameKind
@@ -80,10 +80,12 @@ class Limits:
         if persistence.storage_failure is not None:
             raise ProtocolError("storage", STORAGE_REFUSED)
 
-    def room_for_a_player(self, players: Mapping[str, Player], guest: bool, origin: Origin) -> None:
-        if len(players) >= self.caps.players:
+    def room_for_a_player(self, players: int, guests: int, guest: bool, origin: Origin) -> None:
+        """`players` and `guests`: how many are online (counted by the roster, not here: a count walked
+        at every login made logging the N-th player in cost O(N))."""
+        if players >= self.caps.players:
             raise ProtocolError("serverFull", "The server is full; please come back later.")
-        if guest and sum(p.guest for p in players.values()) >= self.caps.for_guests(self.caps.players):
+        if guest and guests >= self.caps.for_guests(self.caps.players):
             raise ProtocolError(
                 "serverFull",
                 "The server is full for guests; please come back later, or log in with an account.",

@@ -22,6 +22,7 @@ class Roster:
         self.unclaimed: dict[str, Player] = {}  # sessions restored after a restart, by id HMAC, until polled
         self.by_nick: dict[str, Player] = {}  # by nick_key(nick)
         self.by_look: dict[str, Player] = {}  # by look_key(nick): no two players online look alike
+        self.guests = 0  # guests online, kept as they come and go: the cap's check is once per login
 
     def online(self, nick: str) -> Player | None:
         return self.by_nick.get(nick_key(nick))
@@ -37,12 +38,14 @@ class Roster:
         self.players[player.secret] = player
         self.by_nick[nick_key(player.nick)] = player
         self.by_look[look_key(player.nick)] = player
+        self.guests += player.guest
 
     def discard(self, player: Player) -> None:
         self.unclaimed.pop(player.id_hmac, None)
         del self.players[player.secret]
         del self.by_nick[nick_key(player.nick)]
         del self.by_look[look_key(player.nick)]
+        self.guests -= player.guest
 
     def find(self, secret: str) -> Player | None:
         """The player with this id. A session restored after a restart is known only by its id's HMAC

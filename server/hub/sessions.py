@@ -84,7 +84,8 @@ class Sessions:
         if holder is not None:
             raise ProtocolError("nickInUse", "This nick is in use.")
         origin = origin or Origin()
-        self.ctx.limits.room_for_a_player(self.roster.players, account is None and not reserved(nick), origin)
+        guest = account is None and not reserved(nick)
+        self.ctx.limits.room_for_a_player(len(self.roster.players), self.roster.guests, guest, origin)
         player = Player(
             secret=secret,
             nick=nick,
