@@ -6,41 +6,49 @@ The only owner of the shared lobby state; it reads the tables and the roster, an
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from server.hub.bus import EventBus
 from server.hub.model import LOBBY
 from server.hub.roster import Roster
 from server.hub.tables import Tables
 from server.protocol import events
 
+INFO = attrgetter("info")
+
 
 class Lobby:
     def __init__(self, bus: EventBus, roster: Roster, tables: Tables) -> None:
         self.bus, self.roster, self.tables = bus, roster, tables
         self.states_built = 0  # for benchmarks and tests
-        # with_subscriptions -> (the last event number then, lines): the lobby's whole state when built
-        self._states: dict[bool, tuple[int, list[str]]] = {}
+        # with_subscriptions -> (the last event number then, its text): the lobby's whole state when built
+        self._states: dict[bool, tuple[int, str]] = {}
 
     def snapshot(self, uid: int, *, with_subscriptions: bool = False, seen: int = 0) -> list[str]:
-        """Everything someone entering a table needs: people, tables, descriptions, info, chat.
+        """Everything someone entering a table needs: people, tables, descriptions, info, chat, as the
+        lines of a reply's section (the lobby's as one text: the lines joined as a reply joins them).
 
         `seen`: a reader who was at the table up to that event number (a gap, a restart) is not
         sent again the chat lines it has had: MultiPoints shows a history line like a new one."""
         if uid == LOBBY and not seen:
-            return self._shared(with_subscriptions)
+            return [self._shared(with_subscriptions)]
         return self._build(uid, with_subscriptions=with_subscriptions, seen=seen)
 
-    def _shared(self, with_subscriptions: bool) -> list[str]:
+    def _shared(self, with_subscriptions: bool) -> str:
         """The lobby's whole state, built once and shared by every reply that needs it until the next
         event. Building it costs a line per player and per table (100-166 KB with 5,000 players);
-        5,000 of them at once used to take 1.6 GB and stall everyone for seconds. (A state kept
-        longer and brought up to date with the lobby's events would differ from a whole state: new
-        people as `pa` after `pr`, chat history as new `ca` lines.)"""
+        5,000 of them at once used to take 1.6 GB and stall everyone for seconds. It is kept as the
+        text a reply sends, joined once: a newcomer's first reply copies it instead of handling its
+        thousands of lines (issue 19). (A state kept longer and brought up to date with the lobby's
+        events would differ from a whole state: new people as `pa` after `pr`, chat history as new
+        `ca` lines.)"""
         built = self._states.get(with_subscriptions)
         if built is None or built[0] != self.bus.last:
-            built = (self.bus.last, self._build(LOBBY, with_subscriptions=with_subscriptions))
+            lines = self._build(LOBBY, with_subscriptions=with_subscriptions)
+            built = (self.bus.last, "/".join(filter(None, lines)))  # as codec.frame joins them
             self._states[with_subscriptions] = built
             self.states_built += 1
-        return list(built[1])  # callers add to their copy
+        return built[1]
 
     def _build(self, uid: int, *, with_subscriptions: bool, seen: int = 0) -> list[str]:
         table = self.tables[uid]
@@ -50,7 +58,7 @@ class Lobby:
             lines.append(events.tables("r", (room.uid for room in rooms)))
             for room in rooms:
                 lines += [room.description(), room.state()]
-            lines += [person.info for person in table.people.values()]
+            lines += map(INFO, table.people.values())
             if with_subscriptions:
                 lines += self.subscription_lines()
         elif table.room is not None:
@@ -60,4 +68,5 @@ class Lobby:
         return lines
 
     def subscription_lines(self) -> list[str]:
-        return [events.subscriptions(p.nick, p.tables) for p in self.roster.players.values()]
+        subscriptions = events.subscriptions
+        return [subscriptions(p.nick, p.tables) for p in self.roster.players.values()]

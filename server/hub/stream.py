@@ -229,6 +229,8 @@ class Stream:
         private lines as new ones.
         """
         by_uid = self.tables.by_uid
+        if player.inbox.last <= max(seen, player.logged_in_at):
+            return self._shared_news(player, seen, tables, with_subscriptions)
         numbered: dict[int, list[tuple[int, str]]] = {}
         for uid in tables:
             if seen < player.joined[uid]:
@@ -237,7 +239,9 @@ class Stream:
                 snapshot = self.lobby.snapshot(
                     uid, with_subscriptions=with_subscriptions and uid == LOBBY, seen=had
                 )
-                numbered[uid] = [(player.joined[uid], line) for line in snapshot]
+                # line by line, as this merge has always sorted them (the lobby's comes joined)
+                lines = [line for part in snapshot for line in part.split("/")]
+                numbered[uid] = [(player.joined[uid], line) for line in lines]
                 continue
             numbered[uid] = [
                 (number, line)
@@ -252,6 +256,30 @@ class Stream:
         for uid in mixed:
             numbered[uid].sort()
         return {uid: [line for _, line in section] for uid, section in numbered.items()}
+
+    def _shared_news(
+        self, player: Player, seen: int, tables: list[int], with_subscriptions: bool
+    ) -> dict[int, list[str]]:
+        """_news when nothing in the player's own log is new (nearly every poll): each section is its
+        table's lines as they stand, with nothing to merge; the lobby's come as one slice of the text
+        its log keeps joined (mailbox.Transcript), shared by every reader."""
+        by_uid = self.tables.by_uid
+        sections: dict[int, list[str]] = {}
+        for uid in tables:
+            if seen < player.joined[uid]:
+                had = seen if player.rejoined.get(uid) == player.joined[uid] else 0
+                sections[uid] = self.lobby.snapshot(
+                    uid, with_subscriptions=with_subscriptions and uid == LOBBY, seen=had
+                )
+            elif uid == LOBBY:
+                sections[uid] = [by_uid[uid].log.transcript(with_subscriptions).since(seen)]
+            else:
+                sections[uid] = [
+                    line
+                    for _, _, line, b_only in by_uid[uid].log.since(seen)
+                    if with_subscriptions or not b_only
+                ]
+        return sections
 
     def has_news(self, player: Player, seen: int) -> bool:
         if player.inbox.last > seen:
@@ -293,8 +321,8 @@ class Stream:
         log_ = self.tables.lobby.log
         last = self.counter.last
         if seen and seen <= last and log_.covers(seen):  # msgNo 0: start from the current state
-            lines = [line for _, _, line, b_only in log_.since(seen) if with_subscriptions or not b_only]
-            return frame(False, seen, last, 0, [events.section(LOBBY), *lines])
+            news = log_.transcript(with_subscriptions).since(seen)
+            return frame(False, seen, last, 0, [events.section(LOBBY), news])
         # the whole lobby: the same text for every reader asking with the same msgNo until the next
         # event, so the web layer can send one encoded body to all of them
         key = (seen, with_subscriptions, last)

@@ -239,7 +239,7 @@ def chat_line(time: int, n: int, nick: str, nick_type: str, text: str) -> str:
 def frame(logged_in: bool, first: int, last: int, processed: int, messages: list[str]) -> str:
     """`ok/m<i>.<j>.<k>/.../end` (`sd` instead of `ok` for a reader that is not logged in)."""
     head = "ok" if logged_in else "sd"
-    body = "/".join(message for message in messages if message)
+    body = "/".join(filter(None, messages))  # an empty line is left out, not an empty part
     return (
         f"{head}/m{first}.{last}.{processed}/{body}/end"
         if body

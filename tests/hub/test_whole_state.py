@@ -3,9 +3,15 @@ never one build per request."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
+from server.protocol.codec import parse_commands
+
+BEFORE = Path(__file__).parents[1] / "fixtures" / "stream" / "replies_before_issue19.json"
 
 
 def crowded_hub(timers: ManualTimers) -> Hub:
@@ -57,3 +63,66 @@ def test_anonymous_readers_share_one_reply_text_until_the_next_event() -> None:
     assert hub.reply("", 0, with_subscriptions=True) is first  # one text for all: one encoded body
     hub.chat_from("id0000xx", "_*P1", "news")
     assert hub.reply("", 0, with_subscriptions=True) is not first
+
+
+def replies_of_a_lobby(history: int | None = None) -> list[str]:
+    """Replies of every kind in a lobby with players, game tables, a player at a table, invitations,
+    lobby and table chat, flags, a subscription and a logout: newcomers' first replies (getMsg and
+    getBMsg), anonymous readers, news with and without subscription lines, a refused command in a
+    first poll, and (`history`) msgNos older than the lobby's log keeps."""
+    timers = ManualTimers()
+    hub = Hub(timers=timers, clock=lambda: 1_700_000_000.0, history=history)
+    out: list[str] = []
+    for n in range(30):
+        hub.guest_login(f"id{n:04d}xx", f"*P{n}", "en" if n % 3 else "pl")
+    kind = parse_game_type("0808stanF0.0.0")
+    tables = [hub.open_table(kind, f"*P{n}", f"*P{n + 1}").uid for n in range(0, 8, 2)]
+    hub.change_table("id0000xx", tables[0])
+    hub.invite("id0010xx", "*P11", "0808stanF0.0.0")
+    hub.invite("id0012xx", "*P13", "1010stanF0.0.0")
+    hub.chat_from("id0014xx", "0", "hello <all> it's me")
+    hub.chat_from("id0000xx", str(tables[0]), "good game")
+    hub.receive("id0015xx", parse_commands("i0nJb"))
+    hub.receive("id0016xx", parse_commands(f"b1.{tables[1]}."))
+    hub.logout("id0017xx")
+    mid = hub.counter.last
+    for n in range(30, 40):
+        hub.guest_login(f"id{n:04d}xx", f"*P{n}", "en")
+    # newcomers' first replies: getMsg, getBMsg (msgNo N.0), anonymous readers
+    hub.guest_login("new0001x", "*New", "en")
+    out.append(hub.reply("new0001x", 0, with_subscriptions=False))
+    hub.guest_login("new0002x", "*Newer", "en")
+    out.append(hub.reply("new0002x", 0, with_subscriptions=True, subscriptions_seen=False))
+    out.append(hub.reply("new0002x", 0, with_subscriptions=True))
+    out.append(hub.reply("", 0, with_subscriptions=False))
+    out.append(hub.reply("", 0, with_subscriptions=True))
+    out.append(hub.reply("", mid, with_subscriptions=False))
+    out.append(hub.reply("", mid, with_subscriptions=True))
+    # a newcomer whose first poll has a refused command (its own line merged into the lobby's state)
+    hub.guest_login("new0003x", "*Third", "en")
+    hub.receive("new0003x", parse_commands("z1.0.nothing"))
+    out.append(hub.reply("new0003x", 0, with_subscriptions=False))
+    # players who polled before: news since `mid`, with and without subscription lines
+    for secret in ("id0001xx", "id0010xx", "id0011xx", "id0016xx", "id0000xx"):
+        out.append(hub.reply(secret, mid, with_subscriptions=False))
+        out.append(hub.reply(secret, mid, with_subscriptions=True))
+        out.append(hub.reply(secret, mid, with_subscriptions=True, subscriptions_seen=False))
+    last = hub.counter.last
+    hub.chat_from("id0020xx", "0", "later")
+    out.append(hub.reply("id0021xx", last, with_subscriptions=False))
+    out.append(hub.reply("id0021xx", hub.counter.last, with_subscriptions=False))
+    # more logins than the lobby's log keeps: an old msgNo gets the whole state again
+    for n in range(40, 40 + (history or 0)):
+        hub.guest_login(f"id{n:04d}xx", f"*P{n}", "en")
+    out.append(hub.reply("id0022xx", mid, with_subscriptions=False))
+    out.append(hub.reply("id0023xx", last, with_subscriptions=True))
+    out.append(hub.reply("", last, with_subscriptions=True))
+    return out
+
+
+def test_replies_are_byte_identical_to_those_before_the_shared_texts() -> None:
+    """The lobby's whole state and news are now slices of shared text (issue 19): every reply must
+    still be what the code before gave, byte for byte (the file was written by that code, 4dd17f8)."""
+    before = json.loads(BEFORE.read_text(encoding="utf-8"))
+    assert replies_of_a_lobby() == before["default"]
+    assert replies_of_a_lobby(20) == before["history 20"]
