@@ -102,7 +102,12 @@ class Game:
         self.height = height
         self.rules = rules
         self.setup = setup
-        self._played: list[tuple[int, MoveSpec, bool]] = []  # what undo replays
+        # What undo replays: (player, dot, rings, targets, any_ring_owner) as plain tuples of numbers,
+        # which the garbage collector stops tracking, not the MoveSpec (a tuple subclass it always
+        # walks): a server keeps every move of thousands of games (issue 19.2).
+        self._played: list[
+            tuple[int, Point | None, tuple[tuple[Point, ...], ...], tuple[Point, ...], bool]
+        ] = []
         self._reset()
 
     def _reset(self) -> None:
@@ -129,7 +134,7 @@ class Game:
         """
         self._check_turn(player)
         move = self._apply(player, spec, any_ring_owner)
-        self._played.append((player, spec, any_ring_owner))
+        self._played.append((player, spec.dot, spec.rings, spec.targets, any_ring_owner))
         self._after_move(player)
         return move
 
@@ -399,8 +404,8 @@ class Game:
         times = [move.time_left for move in self.moves[:-1]]
         self._played.pop()
         self._reset()
-        for player, spec, any_ring_owner in self._played:
-            self._apply(player, spec, any_ring_owner)
+        for player, dot, rings, targets, any_ring_owner in self._played:
+            self._apply(player, MoveSpec(dot, rings, targets), any_ring_owner)
             self._after_move(player)
         for move, time_left in zip(self.moves, times, strict=True):
             move.time_left = time_left

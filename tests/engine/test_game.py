@@ -1,5 +1,6 @@
 """Game flow: turns, manual moves, STOP, InstantWin, endings, results, undo, starting positions."""
 
+import gc
 from fractions import Fraction
 
 import pytest
@@ -268,6 +269,18 @@ def test_undo_restores_captures_exactly() -> None:
     undone = game.undo()
     assert undone.point == (2, 3) and game.board.state() == before and game.to_move == BLACK
     assert len(game.moves) == 6
+
+
+def test_what_undo_replays_is_left_alone_by_the_garbage_collector() -> None:
+    """A server keeps every move of thousands of games; a full collection walks every tracked object,
+    so the replay list holds plain tuples of numbers, which the collector stops tracking."""
+    game = Game(8, 8, TERRITORY)
+    play(game, "cb", "cc", "bc", "hh", "dc", "hg", "cd.cbbccddccb")
+    for _ in range(5):  # a collection untracks a tuple once what it holds is untracked: a level each
+        gc.collect()
+    assert game._played and not any(gc.is_tracked(entry) for entry in game._played)
+    game.undo()  # and the replay still restores the position, manual rings included
+    assert len(game.moves) == 6 and game.captured(BLACK) == 0
 
 
 def test_undo_is_refused_without_a_move_and_after_the_end() -> None:
