@@ -135,6 +135,7 @@ class Games:
             before = player.info
             player.apply(account)
             if player.info != before:
+                self.tables.info_changed(player)
                 self.bus.publish(LOBBY, player.info)
 
     def table_record(self, uid: int) -> str | None:

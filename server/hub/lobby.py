@@ -6,15 +6,11 @@ The only owner of the shared lobby state; it reads the tables and the roster, an
 
 from __future__ import annotations
 
-from operator import attrgetter
-
 from server.hub.bus import EventBus
 from server.hub.model import LOBBY
 from server.hub.roster import Roster
 from server.hub.tables import Tables
 from server.protocol import events
-
-INFO = attrgetter("info")
 
 
 class Lobby:
@@ -58,7 +54,7 @@ class Lobby:
             lines.append(events.tables("r", (room.uid for room in rooms)))
             for room in rooms:
                 lines += [room.description(), room.state()]
-            lines += map(INFO, table.people.values())
+            lines.append("/".join(filter(None, self.tables.lobby_infos.values())))
             if with_subscriptions:
                 lines += self.subscription_lines()
         elif table.room is not None:

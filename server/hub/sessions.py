@@ -64,6 +64,7 @@ class Sessions:
         player = self.roster.players[secret]
         player.last_seen = math.inf
         player.refresh_info()
+        self.tables.info_changed(player)
 
     def _login(
         self, secret: str, nick: str, lang: str, account: Account | None, origin: Origin | None = None
@@ -161,6 +162,7 @@ class Sessions:
         player = self.player(secret)
         player.lang = check_lang(lang)
         player.refresh_info()
+        self.tables.info_changed(player)
         self.bus.publish(LOBBY, player.info)
         self.saved.save(player)
 
@@ -176,6 +178,7 @@ class Sessions:
         if (free, client) != (player.free, player.client):
             player.free, player.client = free, client
             player.refresh_info()
+            self.tables.info_changed(player)
             self.bus.publish(LOBBY, player.info)
             self.saved.save(player)
 

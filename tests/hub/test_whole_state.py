@@ -126,3 +126,18 @@ def test_replies_are_byte_identical_to_those_before_the_shared_texts() -> None:
     before = json.loads(BEFORE.read_text(encoding="utf-8"))
     assert replies_of_a_lobby() == before["default"]
     assert replies_of_a_lobby(20) == before["history 20"]
+
+
+def test_the_lobbys_i_lines_are_kept_as_the_sessions_have_them() -> None:
+    """The whole state joins the i lines the tables keep for the lobby (Tables.lobby_infos) instead of
+    visiting every session: they must follow logins, logouts, flags, language and an AI player's
+    line built again after it sat down."""
+    hub = crowded_hub(ManualTimers())
+    hub.receive("id0003xx", parse_commands("i0nJb"))
+    hub.change_lang("id0004xx", "pl")
+    hub.logout("id0005xx")
+    hub.sessions.login_computer("AI easy")
+    hub.guest_login("late0001", "*Late", "en")
+    people = hub.tables.lobby.people
+    assert list(hub.tables.lobby_infos.items()) == [(nick, player.info) for nick, player in people.items()]
+    assert people["AI easy"].info in lobby_lines(hub.reply("late0001", 0, with_subscriptions=False))
