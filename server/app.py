@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 from aiohttp import web
 
+from server import gcschedule
 from server.config import Settings
 from server.hub.computer import worker_pool
 from server.hub.hub import Hub
@@ -104,7 +106,11 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     if pool is not None:
         hub.enable_computer(pool, workers)
     hub.start()
+    # The oldest generation's collections, on a timer when serve tuned the collector (gcschedule).
+    collector = asyncio.create_task(gcschedule.full_collections()) if gcschedule.serving_schedule() else None
     yield
+    if collector is not None:
+        collector.cancel()
     hub.close()
     hub.note_sessions()  # the last heartbeat: sessions' time-outs go on from the stop after the restart
     if pool is not None:

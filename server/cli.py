@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import logging
 import os
 import sys
@@ -483,15 +482,10 @@ def _describe_profile(profile: Profile) -> str:
 
 
 def tune_garbage_collector() -> None:
-    """Fewer, cheaper collections for a long-running server.
+    """Fewer, shorter collections for a long-running server: see server/gcschedule.py."""
+    from server import gcschedule
 
-    What is loaded at start-up (modules, the app) is frozen out of every later collection, and
-    the youngest generation waits for 10,000 new objects instead of 700: a request makes and drops
-    hundreds, and every collection of the older generations pauses every player's reply.
-    """
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(10_000, 10, 10)
+    gcschedule.tune_for_serving()
 
 
 def _replay(files: list[str]) -> int:
