@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -169,23 +169,25 @@ class Clock:
         self.paused[player] = paused
         self._arm()
 
-    def state(self) -> list[float | bool]:
-        """Both players' seconds left, paused flags and unspent first-move grace, for the journal."""
-        return [
+    def state(self) -> tuple[float, float, bool, bool, float, float]:
+        """Both players' seconds left, paused flags and unspent first-move grace, for the journal (an
+        array in JSON). A tuple, not a list: every move's journal entry keeps one while the game lasts,
+        and a tuple of numbers is one object the garbage collector stops tracking (issue 19.2)."""
+        return (
             round(self.left(1), 3),
             round(self.left(2), 3),
             self.paused[1],
             self.paused[2],
             round(self.grace_left(1), 3),
             round(self.grace_left(2), 3),
-        ]
+        )
 
     def grace_left(self, player: int) -> float:
         if player != self.running or self.stands_still(player):
             return self.extra[player]
         return max(0.0, self.extra[player] - (self.timers.now() - self.since))
 
-    def set_state(self, state: list[float | bool], *, grace: float = 0.0) -> None:
+    def set_state(self, state: Sequence[float | bool], *, grace: float = 0.0) -> None:
         """Take up a journalled state; `grace` more seconds pass before the player on move is charged."""
         left1, left2, paused1, paused2, extra1, extra2 = state
         self.remaining = {1: float(left1), 2: float(left2)}

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import gc
+import json
+
 from server.hub.clock import Clock, ManualTimers
 
 
@@ -32,3 +35,18 @@ def test_set_state_gives_grace_before_the_player_on_move_is_charged() -> None:
     assert (clock.left(1), flagged) == (1.0, [])
     timers.advance(2)
     assert flagged == [1]
+
+
+def test_the_journalled_state_is_left_alone_by_the_collector_and_comes_back_from_json() -> None:
+    """Every move's journal entry keeps the clocks' state while the game lasts (issue 19.2)."""
+    timers = ManualTimers()
+    clock = Clock(timers, 300, 5, lambda player: None)
+    timers.advance(12.5)
+    clock.moved(1, 2)
+    state = clock.state()
+    gc.collect()
+    assert not gc.is_tracked(state)
+
+    again = Clock(ManualTimers(), 300, 5, lambda player: None)
+    again.set_state(json.loads(json.dumps(state)))  # as the store gives it back: an array
+    assert again.state() == state and again.left(1) == 292.5
