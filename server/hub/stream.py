@@ -253,8 +253,8 @@ class Stream:
             if uid in numbered:
                 numbered[uid].append((number, line))
                 mixed.add(uid)
-        for uid in mixed:
-            numbered[uid].sort()
+        for uid in mixed:  # by number only: a whole state's lines share one number and keep their order
+            numbered[uid].sort(key=_number)
         return {uid: [line for _, line in section] for uid, section in numbered.items()}
 
     def _shared_news(
@@ -330,3 +330,7 @@ class Stream:
             lines = self.lobby.snapshot(LOBBY, with_subscriptions=with_subscriptions)
             self._public_state = (key, frame(False, seen, last, 0, [events.section(LOBBY), *lines]))
         return self._public_state[1]
+
+
+def _number(numbered_line: tuple[int, str]) -> int:
+    return numbered_line[0]

@@ -122,7 +122,9 @@ def replies_of_a_lobby(history: int | None = None) -> list[str]:
 
 def test_replies_are_byte_identical_to_those_before_the_shared_texts() -> None:
     """The lobby's whole state and news are now slices of shared text (issue 19): every reply must
-    still be what the code before gave, byte for byte (the file was written by that code, 4dd17f8)."""
+    still be what the code before gave, byte for byte (the file was written by that code, 4dd17f8), but
+    for the one reply whose order was a bug (a newcomer's refused first command, the eighth of each
+    list; see the test after this one), written again when it was fixed."""
     before = json.loads(BEFORE.read_text(encoding="utf-8"))
     assert replies_of_a_lobby() == before["default"]
     assert replies_of_a_lobby(20) == before["history 20"]
@@ -141,3 +143,19 @@ def test_the_lobbys_i_lines_are_kept_as_the_sessions_have_them() -> None:
     people = hub.tables.lobby.people
     assert list(hub.tables.lobby_infos.items()) == [(nick, player.info) for nick, player in people.items()]
     assert people["AI easy"].info in lobby_lines(hub.reply("late0001", 0, with_subscriptions=False))
+
+
+def test_a_newcomers_refused_first_command_leaves_its_whole_state_in_order() -> None:
+    """Its error line used to be merged by sorting (number, line) pairs that all share the state's
+    number, so the whole state came sorted by text: chat and `d` lines before `pr`, `i` before `pr`."""
+    hub = crowded_hub(ManualTimers())
+    hub.chat_from("id0001xx", "0", "hello")
+    hub.guest_login("new0001x", "*Third", "en")
+    hub.guest_login("new0002x", "*Fourth", "en")
+    hub.receive("new0001x", parse_commands("z1.0.nothing"))
+    refused = lobby_lines(hub.reply("new0001x", 0, with_subscriptions=False))
+    plain = lobby_lines(hub.reply("new0002x", 0, with_subscriptions=False))
+
+    assert plain[0].startswith("pr")
+    assert refused[:-1] == plain
+    assert "..e." in refused[-1]  # the error line comes after the state it follows
