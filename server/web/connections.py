@@ -356,8 +356,9 @@ def run_app(
 
 
 def event_loop_factory(choice: str) -> tuple[str, Callable[[], asyncio.AbstractEventLoop] | None]:
-    """The loop to serve on: uvloop (libuv; about a fifth more requests a second, benchmarks/scale.py)
-    when chosen or, for `auto`, when installed; asyncio's own otherwise (None: asyncio's default)."""
+    """The loop to serve on: uvloop (libuv: an aiohttp hello-world answers about a fifth more requests
+    a second on it, benchmarks/scale.py) when chosen or, for `auto`, when installed; asyncio's own
+    otherwise (None: asyncio's default)."""
     if choice == "asyncio":
         return "asyncio", None
     try:
