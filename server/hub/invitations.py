@@ -157,13 +157,7 @@ class Invitations:
 
     def _play_the_computer(self, player: Player, ai: Player, game_type: GameType) -> None:
         """An invitation to an AI player opens the table at once: the computer always accepts."""
-        if game_type.who_starts is WhoStarts.INVITER:
-            blue, red = player, ai
-        elif game_type.who_starts is WhoStarts.INVITED:
-            blue, red = ai, player
-        else:
-            blue, red = self._server_decides(player, ai, game_type)
-        self.tables.open_table(game_type, blue.nick, red.nick)
+        self._open(player, ai, game_type)
 
     def _incoming(self, player: Player) -> Invitation:
         invitation = self.incoming.get(player)
@@ -187,13 +181,16 @@ class Invitations:
         self.ctx.limits.games_of(self.tables.values(), invitation.inviter)
         self.ctx.limits.games_of(self.tables.values(), player)
         self.drop(invitation)
-        inviter, game_type = invitation.inviter, invitation.game_type
+        self._open(invitation.inviter, player, invitation.game_type)
+
+    def _open(self, inviter: Player, invitee: Player, game_type: GameType) -> None:
+        """The table of an accepted invitation, blue being whoever the game type says starts."""
         if game_type.who_starts is WhoStarts.INVITER:
-            blue, red = inviter, player
+            blue, red = inviter, invitee
         elif game_type.who_starts is WhoStarts.INVITED:
-            blue, red = player, inviter
+            blue, red = invitee, inviter
         else:
-            blue, red = self._server_decides(inviter, player, game_type)
+            blue, red = self._server_decides(inviter, invitee, game_type)
         self.tables.open_table(game_type, blue.nick, red.nick)
 
     def _server_decides(self, first: Player, second: Player, game_type: GameType) -> tuple[Player, Player]:
