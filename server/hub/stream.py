@@ -72,6 +72,8 @@ class Stream:
         if player is None:
             return
         player.last_seen = self.ctx.timers.now()
+        if not messages:  # most polls
+            return
         processed = player.last_command
         numbers = [m.number for m in messages if not isinstance(m, Flags) and m.number is not None]
         moved = bool(numbers) and max(numbers) > processed
@@ -284,8 +286,11 @@ class Stream:
     def has_news(self, player: Player, seen: int) -> bool:
         if player.inbox.last > seen:
             return True
-        by_uid = self.tables.by_uid
-        return any(player.joined[uid] > seen or by_uid[uid].log.last > seen for uid in player.tables)
+        by_uid, joined = self.tables.by_uid, player.joined
+        for uid in player.tables:  # a loop, not any(): asked on every poll, most of them quiet
+            if joined[uid] > seen or by_uid[uid].log.last > seen:
+                return True
+        return False
 
     async def wait_for_news(self, secret: str, seen: int, timeout: float) -> None:
         """The opt-in long poll: return when the reader has an event after `seen`, or after `timeout`.

@@ -8,8 +8,6 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from server.hub.model import Origin
-from server.protocol.codec import ProtocolError, parse_msg_no
-from server.web.common import HUB_KEY
 from server.web.limits import TokenBuckets
 
 PER_ID = (20.0, 40.0)  # a player id: 20 requests a second, bursts of 40 (clients poll about once a second)
@@ -19,7 +17,6 @@ GUEST_LOGINS = (0.5, 30.0)  # guest logins an address may make: 30 at once, then
 # player id may ask 3 at once, then one every 10 seconds; one address 30 at once, then 2 a second.
 WHOLE_STATES_PER_ID = (0.1, 3.0)
 WHOLE_STATES_PER_ADDRESS = (2.0, 30.0)
-POLLS = frozenset({"getMsg", "getBMsg"})
 
 
 @dataclass(frozen=True)
@@ -85,15 +82,9 @@ def refusal(request: web.Request) -> web.Response | None:
     )
     path = request.path
     if not too_fast:
-        if path == "/a.kropki":
-            co = query.get("co")
-            if co == "guestLogin" and not shared and not limits["guest_login"].take(address):
+        if path == "/a.kropki" and not shared and query.get("co") == "guestLogin":
+            if not limits["guest_login"].take(address):
                 return _text("err.tooManyLogins")
-            if co in POLLS and _asks_whole_state(request):
-                if (not shared and not limits["whole_state_address"].take(address)) or (
-                    secret is not None and not limits["whole_state_id"].take(secret)
-                ):
-                    return _text("err.tooFast")
         return None
     if path == "/a.kropki":
         return _text("err.tooFast")
@@ -104,13 +95,16 @@ def refusal(request: web.Request) -> web.Response | None:
     )
 
 
-def _asks_whole_state(request: web.Request) -> bool:
-    try:
-        seen, _ = parse_msg_no(request.query.get("msgNo", ""))
-    except ProtocolError:
-        return False  # the handler refuses it
-    secret = request.query.get("idGracza") or request.query.get("playerId") or ""
-    return request.app[HUB_KEY].asks_whole_state(secret, seen)
+def refuses_whole_state(request: web.Request, secret: str) -> bool:
+    """Whether a poll that would be answered with the lobby's whole state must wait (err.tooFast).
+
+    Asked by the poll itself, which knows its msgNo already: most polls never get here."""
+    limits = request.app[LIMITS_KEY]
+    address = client_address(request)
+    shared = address in request.app[POLICY_KEY].unlimited
+    return (not shared and not limits["whole_state_address"].take(address)) or (
+        bool(secret) and not limits["whole_state_id"].take(secret)
+    )
 
 
 def _text(body: str) -> web.Response:

@@ -8,11 +8,12 @@ import traceback
 from datetime import UTC, datetime
 
 from aiohttp import web
-from multidict import MultiDictProxy
+from multidict import CIMultiDict, MultiDictProxy
 
 from server.hub.hub import Hub
 from server.logs import Fields
 from server.store.store import Store
+from server.web.headers import SECURITY_HEADERS
 from server.web.metrics import METRICS_KEY
 
 log = logging.getLogger(__name__)
@@ -22,10 +23,16 @@ STORE_KEY = web.AppKey("store", Store)
 Query = MultiDictProxy[str]
 
 
+# Built once: most answers are short texts, and an empty poll is cheap enough for building headers
+# anew each time to show (issue 19.3); the security headers are here so that the front door need not
+# add them again.
+TEXT_HEADERS = CIMultiDict(
+    {"Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store", **SECURITY_HEADERS}
+)
+
+
 def text_response(body: str) -> web.Response:
-    return web.Response(
-        body=_encoded(body), content_type="text/plain", charset="utf-8", headers={"Cache-Control": "no-store"}
-    )
+    return web.Response(body=_encoded(body), headers=TEXT_HEADERS)
 
 
 @functools.lru_cache(maxsize=8)

@@ -13,6 +13,7 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
     "Cross-Origin-Opener-Policy": "same-origin",
 }
+SECURITY_MARK = next(iter(SECURITY_HEADERS))
 
 
 def refuse_long_segment(request: web.Request) -> None:
@@ -27,7 +28,8 @@ def refuse_long_segment(request: web.Request) -> None:
 
 def finish(request: web.Request, response: web.StreamResponse) -> None:
     """The security headers on every answer, and compression where it pays."""
-    response.headers.update(SECURITY_HEADERS)
+    if SECURITY_MARK not in response.headers:  # text_response's come with them
+        response.headers.update(SECURITY_HEADERS)
     if (
         isinstance(response, web.Response)
         and isinstance(response.body, bytes)

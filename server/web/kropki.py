@@ -15,7 +15,7 @@ from server.protocol.codec import ProtocolError, parse_colour, parse_commands, p
 from server.store.outage import unavailable
 from server.web import tournament
 from server.web.archive import GAMES_KEY
-from server.web.clients import origin
+from server.web.clients import origin, refuses_whole_state
 from server.web.common import HUB_KEY, Query, log_failure, text_response
 from server.web.connections import long_poll
 
@@ -96,13 +96,16 @@ def _wait_seconds(query: Query) -> float:
     return min(seconds, MAX_WAIT)
 
 
-async def _poll(hub: Hub, query: Query, with_subscriptions: bool) -> str:
+async def _poll(hub: Hub, query: Query, with_subscriptions: bool, request: web.Request | None = None) -> str:
+    """A getMsg or getBMsg; `request` brings the limit on whole states, which only HTTP clients have."""
     seen, subscriptions_seen = parse_msg_no(_param(query, "msgNo"))
     wait = _wait_seconds(query)
     commands_text = query.get("msgFromClient")
     if commands_text is not None and len(commands_text) > MAX_MSG_FROM_CLIENT:
         raise ProtocolError("tooLong")
     secret = query.get("idGracza") or query.get("playerId") or ""
+    if request is not None and hub.asks_whole_state(secret, seen) and refuses_whole_state(request, secret):
+        raise ProtocolError("tooFast")  # before its commands: a refused poll changes nothing
     before = hub.writes()
     hub.receive(secret, parse_commands(commands_text))
     # only this poll's own commands decide whether it waits for the disk; the reply's k counts them
@@ -204,6 +207,10 @@ HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
 }
 
 
+POLLS = {
+    "getMsg": False,
+    "getBMsg": True,
+}  # co -> with subscriptions; their HANDLERS serve tests without HTTP
 REQUEST_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
     "guestLogin": guest_login,
     "setUpTable": tournament.set_up_table,
@@ -229,7 +236,9 @@ SESSION_ONLY = frozenset(
 
 @routes.get("/a.kropki")
 async def kropki(request: web.Request) -> web.Response:
-    co = request.query.get("co", "")
+    query = request.query
+    co = query.get("co", "")
+    with_subscriptions = POLLS.get(co)  # most requests: one dictionary look-up to their handler
     handler = HANDLERS.get(co)
     with_request = REQUEST_HANDLERS.get(co)  # requests that need more than the hub: the store, the address
     if handler is None and with_request is None:
@@ -237,10 +246,12 @@ async def kropki(request: web.Request) -> web.Response:
     hub = request.app[HUB_KEY]
     before = hub.writes()
     try:
-        if with_request is not None:
+        if with_subscriptions is not None:
+            body = await _poll(hub, query, with_subscriptions, request)
+        elif with_request is not None:
             body = await with_request(request)
         else:
-            body = await handler(hub, request.query)
+            body = await handler(hub, query)
     except ProtocolError as refused:
         body = f"err.{refused.code}"
     except Exception as failure:  # a bug must answer like any refusal, not a 500 that stops a client's loop
@@ -249,7 +260,7 @@ async def kropki(request: web.Request) -> web.Response:
             body = "err.internal"
         else:  # the database cannot be reached: the store's writer logs that once, not every request
             body = "err.storage"
-    if handler not in (get_msg, get_b_msg):  # a poll waits for its own commands' writes only
+    if with_subscriptions is None:  # a poll waits for its own commands' writes only
         stored = await hub.settled(before)
         if not stored and co not in SESSION_ONLY and not body.startswith("err."):
             body = "err.storage"  # done in the live game, but a crash could still lose it: not "done"

@@ -304,9 +304,13 @@ async def test_whole_states_are_limited_per_id_and_per_address_and_news_is_not(
     ala = Zagram(client, "ala123", "*Ala")
     assert await ala.login() == ""
 
-    answers = [await ala.get(co="getMsg", playerId=ala.secret, msgNo="0") for _ in range(4)]
+    answers = [await ala.get(co="getMsg", playerId=ala.secret, msgNo="0") for _ in range(3)]
+    # the fourth carries a chat line: refused, it changes nothing (no line, k stays)
+    answers.append(await ala.get(co="getMsg", playerId=ala.secret, msgNo="0", msgFromClient="c1.0.refused"))
     assert [answer.split("/")[0] for answer in answers] == ["ok", "ok", "ok", "err.tooFast"]
     ala.seen = parse_reply(answers[0]).last
+    news = await ala.get(co="getMsg", playerId=ala.secret, msgNo=str(ala.seen))
+    assert parse_reply(news).processed == 0 and "refused" not in news
     for _ in range(5):
         assert (await ala.poll()).status == "ok"  # news since a covered msgNo: never limited
     anonymous = [await ala.get(co="getBMsg", msgNo="0") for _ in range(4)]

@@ -13,6 +13,8 @@ from sqlalchemy import text
 
 from server.app import STORE_KEY, create_app
 from server.config import Settings
+from server.web.headers import SECURITY_HEADERS
+from server.web.metrics import ReplyTimes
 from tests.web.zagram import Zagram
 
 
@@ -65,10 +67,15 @@ async def test_every_response_has_the_security_headers_and_big_ones_are_compress
     client: TestClient,
 ) -> None:
     await Zagram(client, "ala123", "*Ala").login()
-    for path in ("/healthz", "/no/such/page", "/a.kropki?co=getMsg&msgNo=0"):
+    for path in ("/healthz", "/no/such/page", "/a.kropki?co=getMsg&msgNo=0", "/a.kropki?co=madeUp"):
         response = await client.get(path)
-        assert response.headers["X-Content-Type-Options"] == "nosniff", path
-        assert response.headers["Referrer-Policy"] == "no-referrer", path
+        for name, value in SECURITY_HEADERS.items():
+            assert response.headers.getall(name) == [value], (path, name)
+    poll = await client.get("/a.kropki?co=getMsg&msgNo=0")
+    assert (poll.headers["Content-Type"], poll.headers["Cache-Control"]) == (
+        "text/plain; charset=utf-8",
+        "no-store",
+    )
 
     big = await client.get("/metrics", headers={"Accept-Encoding": "gzip"})
     small = await client.get("/healthz", headers={"Accept-Encoding": "gzip"})
@@ -147,6 +154,22 @@ async def test_metrics_label_only_the_commands_the_server_serves(client: TestCli
         if "kropki_reply_seconds_count" in line
     }
     assert labels == {"/a.kropki:other", "/auth.py:loguj", "/auth.py:other"}
+
+
+def test_reply_times_count_a_time_on_a_bound_in_that_bound_s_bucket() -> None:
+    """Prometheus' buckets are `le` (at most the bound); each bucket line counts everything below it too."""
+    times = ReplyTimes()
+    for seconds in (0.001, 0.0011, 0.004, 99.0):
+        times.observe("/a.kropki:getMsg", seconds)
+    (family,) = times.collect()
+    samples = {(s.name, s.labels.get("le")): s.value for s in family.samples}
+
+    assert samples["kropki_reply_seconds_bucket", "0.001"] == 1
+    assert samples["kropki_reply_seconds_bucket", "0.0025"] == 2
+    assert samples["kropki_reply_seconds_bucket", "0.005"] == 3
+    assert samples["kropki_reply_seconds_bucket", "30.0"] == 3
+    assert samples["kropki_reply_seconds_bucket", "+Inf"] == samples["kropki_reply_seconds_count", None] == 4
+    assert samples["kropki_reply_seconds_sum", None] == pytest.approx(99.0061)
 
 
 def _sample(page: str, name: str) -> float:
