@@ -106,8 +106,8 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     if pool is not None:
         hub.enable_computer(pool, workers)
     hub.start()
-    # The oldest generation's collections, on a timer when serve tuned the collector (gcschedule).
-    collector = asyncio.create_task(gcschedule.full_collections()) if gcschedule.serving_schedule() else None
+    # Timed collections, young and full, when serve tuned the collector (gcschedule).
+    collector = asyncio.create_task(gcschedule.timed_collections()) if gcschedule.serving_schedule() else None
     yield
     if collector is not None:
         collector.cancel()

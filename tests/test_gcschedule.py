@@ -1,5 +1,5 @@
 """The collector's schedule for serving (server/gcschedule.py, issue 19.2): young collections small and
-often, the oldest generation only on the timer, and tests left on Python's default."""
+often (by count and on a timer), the oldest generation only on its timer, tests left on Python's default."""
 
 from __future__ import annotations
 
@@ -35,16 +35,26 @@ def test_serving_freezes_start_up_and_never_collects_the_oldest_generation_by_it
     assert oldest >= 1 << 30 and gcschedule.serving_schedule()
 
 
-def test_the_full_collection_runs_on_its_timer_until_cancelled(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_young_and_full_collections_run_on_their_timers_until_cancelled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     collected: list[tuple[int, ...]] = []
     monkeypatch.setattr(gc, "collect", lambda *generation: collected.append(generation) or 0)
 
     async def run() -> None:
-        task = asyncio.create_task(gcschedule.full_collections(every=0.01))
-        await asyncio.sleep(0.1)
+        task = asyncio.create_task(gcschedule.timed_collections(young_every=0.01, full_every=0.045))
+        await asyncio.sleep(0.2)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
+        count = len(collected)
+        await asyncio.sleep(0.03)
+        assert len(collected) == count  # cancelled means stopped
 
     asyncio.run(run())
-    assert len(collected) >= 3 and all(generation == () for generation in collected)  # full ones
+    full = [n for n, generation in enumerate(collected) if generation == ()]
+    young = [generation for generation in collected if generation != ()]
+    assert len(full) >= 2 and len(young) >= 8 and set(young) == {(1,)}
+    assert all(
+        later - earlier >= 3 for earlier, later in zip(full, full[1:], strict=False)
+    )  # young ones between
