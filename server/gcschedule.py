@@ -14,6 +14,9 @@ Python's default schedule walks all of them at once:
 
 So here the young collections run often and stay small (700, then the middle generation at every
 other one: a few milliseconds each), and the oldest generation is never collected automatically.
+What dies there by its reference count (nearly everything: finished requests, closed tables) is
+freed at once as always; only reference cycles wait for the full collection, which runs every
+FULL_EVERY seconds on a timer. Its pause is the one long pause left, and /metrics shows it.
 
 Python counts allocations minus deallocations, and an old object's death counts against a young one's
 birth: with 10,000 keep-alive connections, each poll replaced about seven objects that live until the
@@ -21,9 +24,6 @@ connection's next poll, so the count stood still while the youngest generation g
 a second; it was collected every 5 s or so, with 188,000 objects in 145 ms, and the middle one right
 after (issue 19.1: p99 545 ms). So the young generations are also collected every YOUNG_EVERY seconds
 on a timer, whatever the count says: a few thousand objects, a millisecond or two at most.
-What dies there by its reference count (nearly everything: finished requests, closed tables) is
-freed at once as always; only reference cycles wait for the full collection, which runs every
-FULL_EVERY seconds on a timer. Its pause is the one long pause left, and /metrics shows it.
 
 What is loaded at start-up (modules, the app) is frozen out of every collection. Freezing again
 later (after the restore, or periodically) is not done: a frozen object that later becomes part of

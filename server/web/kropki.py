@@ -207,10 +207,9 @@ HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
 }
 
 
-POLLS = {
-    "getMsg": False,
-    "getBMsg": True,
-}  # co -> with subscriptions; their HANDLERS serve tests without HTTP
+# co -> with subscriptions; kropki() calls _poll itself (with the request, for the limit on whole
+# states), and their HANDLERS serve the tests that drive the hub without HTTP
+POLLS = {"getMsg": False, "getBMsg": True}
 REQUEST_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
     "guestLogin": guest_login,
     "setUpTable": tournament.set_up_table,
