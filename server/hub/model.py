@@ -75,7 +75,6 @@ class Player:
     noted_quiet: float | None = (
         None  # last_seen when last handed to the store as quiet_since (see SavedSession)
     )
-    k_unsaved: bool = False  # k is in the sessions' journal, not yet in the session's row
     # (k replies give, write mark): replies give that k until the writes queued up to the mark (the end
     # of the writes of the poll that moved k) are stored
     k_hold: tuple[int, int] | None = None

@@ -6,6 +6,8 @@ The sessions (server/hub/sessions.py) add and remove players here; every other p
 from __future__ import annotations
 
 import logging
+import math
+from collections import OrderedDict
 
 from server.hub.context import Context
 from server.hub.model import Player
@@ -23,6 +25,9 @@ class Roster:
         self.by_nick: dict[str, Player] = {}  # by nick_key(nick)
         self.by_look: dict[str, Player] = {}  # by look_key(nick): no two players online look alike
         self.guests = 0  # guests online, kept as they come and go: the cap's check is once per login
+        # The players by their last request, the longest quiet first (not the AI players, who are never
+        # timed out): the sweep reads only the front instead of every player (issue 19).
+        self.by_last_request: OrderedDict[Player, None] = OrderedDict()
 
     def online(self, nick: str) -> Player | None:
         return self.by_nick.get(nick_key(nick))
@@ -39,6 +44,30 @@ class Roster:
         self.by_nick[nick_key(player.nick)] = player
         self.by_look[look_key(player.nick)] = player
         self.guests += player.guest
+        self.by_last_request[player] = None
+
+    def seen(self, player: Player, moment: float) -> None:
+        """A request from the player (timers' time): the time-out counts from here."""
+        player.last_seen = moment
+        if player in self.by_last_request:
+            self.by_last_request.move_to_end(player)
+
+    def never_times_out(self, player: Player) -> None:
+        player.last_seen = math.inf
+        self.by_last_request.pop(player, None)
+
+    def sort_by_last_request(self) -> None:
+        """After a restart the sessions come back in the store's order, each with its own last request."""
+        self.by_last_request = OrderedDict.fromkeys(sorted(self.by_last_request, key=lambda p: p.last_seen))
+
+    def quiet_for(self, now: float, seconds: float) -> list[Player]:
+        """The players who made no request in the `seconds` before `now`, the longest quiet first."""
+        quiet = []
+        for player in self.by_last_request:
+            if now - player.last_seen < seconds:
+                break
+            quiet.append(player)
+        return quiet
 
     def discard(self, player: Player) -> None:
         self.unclaimed.pop(player.id_hmac, None)
@@ -46,6 +75,7 @@ class Roster:
         del self.by_nick[nick_key(player.nick)]
         del self.by_look[look_key(player.nick)]
         self.guests -= player.guest
+        self.by_last_request.pop(player, None)
 
     def find(self, secret: str) -> Player | None:
         """The player with this id. A session restored after a restart is known only by its id's HMAC

@@ -24,6 +24,8 @@ class SavedSessions:
         self.ctx = ctx
         self.roster = roster
         self.seq = 0  # the last entry of the sessions' journal (SESSION_JOURNAL)
+        self.k_unsaved: set[Player] = set()  # k is in the sessions' journal, not yet in the session's row
+        self.quiet: set[Player] = set()  # those whose noted_quiet is not None
 
     def note_k(self, player: Player) -> None:
         """k moved: one entry appended to the sessions' journal, which costs a poll with commands no
@@ -33,11 +35,11 @@ class SavedSessions:
             self.seq += 1
             data = {"s": player.id_hmac, "k": player.last_command}
             self.ctx.persistence.journal(SESSION_JOURNAL, self.seq, "k", data)
-            player.k_unsaved = True
+            self.k_unsaved.add(player)
 
     def save(self, player: Player) -> None:
         """Hand the session to the store after a change of what it keeps; never for a mere poll."""
-        player.k_unsaved = False
+        self.k_unsaved.discard(player)
         if player.stored:
             self.ctx.persistence.session_saved(
                 SavedSession(
@@ -53,22 +55,32 @@ class SavedSessions:
                 )
             )
 
+    def note_quiet(self, player: Player, quiet: float | None) -> None:
+        player.noted_quiet = quiet
+        if quiet is None:
+            self.quiet.discard(player)
+        else:
+            self.quiet.add(player)
+
     def heartbeat(self) -> None:
         """At every sweep and at a clean stop. With it the k each session's journal noted goes into its
         row (and that journal is emptied), and the last polls of the players who had stopped polling
         (only when that changed), so that after a crash each session gets what was left of its
-        time-out; one write, however many players poll."""
+        time-out; one write, however many players poll. It looks only at what can have changed: the
+        sessions with k unsaved, those quiet now (the front of the roster's order) and those noted
+        quiet before (issue 19: walking all 10,000 players took 16-21 ms of a loaded server's loop)."""
         now, moment = self.ctx.clock(), self.ctx.timers.now()
+        for player in list(self.k_unsaved):
+            self.save(player)
         changed: dict[str, float | None] = {}
-        for player in self.roster.players.values():
-            if player.k_unsaved:
-                self.save(player)
-            if not player.stored:
+        for player in {*self.quiet, *self.roster.quiet_for(moment, QUIET_AFTER)}:
+            if not player.stored:  # its session is over
+                self.quiet.discard(player)
                 continue
             polling = player.waiter is not None or moment - player.last_seen < QUIET_AFTER
             quiet = None if polling else player.last_seen
             if quiet != player.noted_quiet:
-                player.noted_quiet = quiet
+                self.note_quiet(player, quiet)
                 changed[player.id_hmac] = None if quiet is None else now - (moment - quiet)  # wall time
         if self.seq:  # every k noted so far is in the rows now
             self.ctx.persistence.journal_dropped(SESSION_JOURNAL)

@@ -8,7 +8,6 @@ table, invitation and (for a guest) private conversation it had.
 from __future__ import annotations
 
 import logging
-import math
 import secrets
 
 from server.hub.bus import EventBus
@@ -62,7 +61,7 @@ class Sessions:
         secret = f"computer-{secrets.token_hex(16)}"  # no client can send it: ids have no '-'
         self._login(secret, nick, "en", None)
         player = self.roster.players[secret]
-        player.last_seen = math.inf
+        self.roster.never_times_out(player)
         player.refresh_info()
         self.tables.info_changed(player)
 
@@ -77,7 +76,7 @@ class Sessions:
             known.last_command = 0  # a reloaded client numbers its commands from 1 again
             known.k_hold = None
             known.logged_in_at = self.bus.last  # what only they saw before is not news to it
-            known.last_seen = self.ctx.timers.now()
+            self.roster.seen(known, self.ctx.timers.now())
             if account is not None:  # what an admin changed since shows from this login on
                 self.games.account_changed(account)
             self.saved.save(known)
@@ -132,7 +131,7 @@ class Sessions:
         """Log out the players who stopped polling."""
         now = self.ctx.timers.now()
         timeout = self.ctx.poll_timeout
-        for player in [p for p in self.roster.players.values() if now - p.last_seen > timeout]:
+        for player in [p for p in self.roster.quiet_for(now, timeout) if now - p.last_seen > timeout]:
             log.info("timed out %s", Fields(nick=player.nick))
             self.remove(player, reason="timeout")
 
@@ -155,7 +154,7 @@ class Sessions:
         player = self.roster.find(secret)
         if player is None:
             raise ProtocolError("notLoggedIn", "Not logged in.")
-        player.last_seen = self.ctx.timers.now()
+        self.roster.seen(player, self.ctx.timers.now())
         return player
 
     def change_lang(self, secret: str, lang: str) -> None:
@@ -204,8 +203,9 @@ class Sessions:
             player = self._restore_one(saved, account, moment - idle)
             if k_noted.get(saved.id_hmac, 0) > player.last_command:
                 player.last_command = k_noted[saved.id_hmac]
-                player.k_unsaved = True  # into the row at the next heartbeat
+                self.saved.k_unsaved.add(player)  # into the row at the next heartbeat
             quiet[saved.id_hmac] = None if player.noted_quiet is None else now - idle
+        self.roster.sort_by_last_request()
         # the rows' quiet_since now count from this heartbeat: a second crash soon after still adds up
         self.ctx.persistence.sessions_seen(now, quiet)
         if live.sessions:
@@ -237,7 +237,7 @@ class Sessions:
                 self.tables.enter(player, uid)
         self.tables.seat_back(player)
         player.rejoined = dict(player.joined)
-        player.noted_quiet = last_seen if self.ctx.timers.now() - last_seen >= QUIET_AFTER else None
+        self.saved.note_quiet(player, last_seen if self.ctx.timers.now() - last_seen >= QUIET_AFTER else None)
         player.stored = True
         if tuple(uid for uid in player.tables if uid != LOBBY) != saved.tables:  # a table closed meanwhile
             self.saved.save(player)

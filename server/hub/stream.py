@@ -71,7 +71,7 @@ class Stream:
         player = self.roster.find(secret)
         if player is None:
             return
-        player.last_seen = self.ctx.timers.now()
+        self.roster.seen(player, self.ctx.timers.now())
         if not messages:  # most polls
             return
         processed = player.last_command

@@ -381,3 +381,37 @@ def test_a_step_of_the_wall_clock_times_nobody_out_and_keeps_the_limits() -> Non
     clock.now += POLL_TIMEOUT + 1
     hub.sweep()
     assert "*ala" not in hub.by_nick  # a minute without a poll still ends the session
+
+
+def test_the_sweep_times_out_and_notes_as_quiet_exactly_the_players_who_stopped_polling() -> None:
+    """The sweep reads the players in the order of their last request (issue 19: not every player at
+    every sweep), so a player who polls moves behind those who stopped, whatever the order they came in."""
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
+    hub = started(store, clock, timers)
+    for secret, nick in (("ala123", "*Ala"), ("bob456", "*Bob"), ("cyd000", "*Cyd"), ("dan111", "*Dan")):
+        hub.guest_login(secret, nick, "en")
+    keys = {nick: key for key, saved in store.sessions.items() for nick in [saved.nick]}
+    for step in range(12):  # 60 s: Bob polls all along, Dan for the first 20 s, Ala and Cyd never
+        clock.now += SWEEP_EVERY
+        poll(hub, "bob456", 0)
+        if step < 4:
+            poll(hub, "dan111", 0)
+        hub.sweep()
+        if step == 1:  # 10 s in: Ala and Cyd are noted quiet since their login, Bob and Dan are not
+            quiet = {nick: store.sessions[key].quiet_since for nick, key in keys.items()}
+            assert quiet == {"*Ala": START, "*Bob": None, "*Cyd": START, "*Dan": None}
+    assert store.sessions[keys["*Dan"]].quiet_since == START + 20
+    clock.now += 1
+    hub.sweep()
+    assert set(hub.by_nick) == {"*bob", "*dan"}, "a minute without a poll: Ala and Cyd are out"
+    poll(hub, "dan111", 0)  # Dan is back before his minute is over: no longer quiet
+    clock.now += 2
+    hub.sweep()
+    assert (
+        store.sessions[keys["*Dan"]].quiet_since is None and store.sessions[keys["*Bob"]].quiet_since is None
+    )
+    clock.now += POLL_TIMEOUT
+    poll(hub, "bob456", 0)
+    hub.sweep()
+    assert set(hub.by_nick) == {"*bob"}
