@@ -57,7 +57,7 @@ class Player:
     record: tuple[int, int, int, int, str] | None = None  # rating, wins, draws, losses, prestige
     tables: list[int] = field(default_factory=lambda: [LOBBY])
     last_command: int = 0
-    last_seen: float = 0.0  # the last request (timers' monotonic time)
+    last_seen: float = 0.0  # the last request (timers' monotonic time); set by Roster.seen, which sorts by it
     rejected_by: list[str] = field(default_factory=list)  # `vr` lines until acknowledged
     blocked: set[str] = field(default_factory=set)  # nick_key of people whose invitations are refused
     joined: dict[int, int] = field(default_factory=dict)  # table -> event number of sitting down there
@@ -72,9 +72,9 @@ class Player:
     fresh: bool = True  # no reply sent yet in this session
     id_hmac: str = field(default="", repr=False)  # finds the session in the store after a restart
     stored: bool = False  # the store keeps this session (not the AI players'), and it is not over
-    noted_quiet: float | None = (
-        None  # last_seen when last handed to the store as quiet_since (see SavedSession)
-    )
+    # last_seen when last handed to the store as quiet_since (see SavedSession); set by
+    # SavedSessions.note_quiet, which keeps the set of the quiet
+    noted_quiet: float | None = None
     # (k replies give, write mark): replies give that k until the writes queued up to the mark (the end
     # of the writes of the poll that moved k) are stored
     k_hold: tuple[int, int] | None = None
