@@ -236,11 +236,7 @@ class Stream:
         numbered: dict[int, list[tuple[int, str]]] = {}
         for uid in tables:
             if seen < player.joined[uid]:
-                # back at a table it sat at before a restart: its client has the chat up to `seen`
-                had = seen if player.rejoined.get(uid) == player.joined[uid] else 0
-                snapshot = self.lobby.snapshot(
-                    uid, with_subscriptions=with_subscriptions and uid == LOBBY, seen=had
-                )
+                snapshot = self._entry_state(player, uid, seen, with_subscriptions)
                 # line by line, as this merge has always sorted them (the lobby's comes joined)
                 lines = [line for part in snapshot for line in part.split("/")]
                 numbered[uid] = [(player.joined[uid], line) for line in lines]
@@ -269,10 +265,7 @@ class Stream:
         sections: dict[int, list[str]] = {}
         for uid in tables:
             if seen < player.joined[uid]:
-                had = seen if player.rejoined.get(uid) == player.joined[uid] else 0
-                sections[uid] = self.lobby.snapshot(
-                    uid, with_subscriptions=with_subscriptions and uid == LOBBY, seen=had
-                )
+                sections[uid] = self._entry_state(player, uid, seen, with_subscriptions)
             elif uid == LOBBY:
                 sections[uid] = [by_uid[uid].log.transcript(with_subscriptions).since(seen)]
             else:
@@ -282,6 +275,12 @@ class Stream:
                     if with_subscriptions or not b_only
                 ]
         return sections
+
+    def _entry_state(self, player: Player, uid: int, seen: int, with_subscriptions: bool) -> list[str]:
+        """The whole state of a table the player sat down at after `seen`. Back at a table it sat at
+        before a restart, its client has the chat up to `seen`, which is not sent again."""
+        had = seen if player.rejoined.get(uid) == player.joined[uid] else 0
+        return self.lobby.snapshot(uid, with_subscriptions=with_subscriptions and uid == LOBBY, seen=had)
 
     def has_news(self, player: Player, seen: int) -> bool:
         if player.inbox.last > seen:
