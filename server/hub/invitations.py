@@ -95,8 +95,8 @@ class Invitations:
             self._check_computer_game(player, invitee, game_type, computer)
         self.ctx.limits.games_of(self.tables.values(), player)
         self.ctx.limits.invitation(player, invitee.nick, self.ctx.timers.now())
-        if computer:
-            self._play_the_computer(player, invitee, game_type)
+        if computer:  # the computer always accepts: the table opens at once
+            self._open(player, invitee, game_type)
             return
         if player in self.invitations:
             self.drop(self.invitations[player])
@@ -154,10 +154,6 @@ class Invitations:
             if seat and room.game.result is None and self.computer.level_of(room.nick_of(3 - seat)):
                 raise ProtocolError("busy", f"First finish your game with the computer at table {table.uid}.")
         self.ctx.limits.room_for_a_table(len(self.tables) - 1, player)
-
-    def _play_the_computer(self, player: Player, ai: Player, game_type: GameType) -> None:
-        """An invitation to an AI player opens the table at once: the computer always accepts."""
-        self._open(player, ai, game_type)
 
     def _incoming(self, player: Player) -> Invitation:
         invitation = self.incoming.get(player)
