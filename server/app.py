@@ -18,6 +18,7 @@ from server.store.serverlock import Holder
 from server.store.store import Store
 from server.web import archive, auth, clients, frontdoor, health, kropki, metrics, tournament
 from server.web.common import HUB_KEY, STORE_KEY
+from server.web.connections import DIRECT_PATHS_KEY
 from server.web.limits import AddressLimiter, LoginGuard
 
 log = logging.getLogger(__name__)
@@ -65,6 +66,8 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     app.on_shutdown.append(_announce_shutdown)
     for module in (health, kropki, auth, archive, tournament, metrics):
         app.add_routes(module.routes)
+    # Every client polls this about once a second: `serve` answers it without the router (connections.py)
+    app[DIRECT_PATHS_KEY] = ("/a.kropki",)
     _serve_folder(app, settings.static_dir or BUILT_IN_CLIENT)
     return app
 

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.web_runner import BaseRunner
 from hypothesis import settings as hypothesis_settings
 from pytest_aiohttp import AiohttpClient
 from sqlalchemy import text
@@ -26,6 +28,8 @@ from server.app import create_app
 from server.config import Settings
 from server.store.database import migrate, open_engine
 from server.web.accesslog import RedactingAccessLogger
+from server.web.connections import KEEPALIVE_TIMEOUT, ConnectionGuard, GuardedAppRunner
+from server.web.metrics import METRICS_KEY
 
 # CI (`.ci/run`) replays the same examples on every run, so a run fails only on a change; a developer's
 # `make test` draws new examples each time and keeps finding what CI would not.
@@ -111,6 +115,18 @@ def empty_database(tmp_path: Path, new_database: NewDatabase) -> str:
 async def client(aiohttp_client: AiohttpClient, settings: Settings) -> TestClient:
     """A test client talking HTTP to the app built by the same factory the CLI uses, with the
     access log the CLI uses."""
-    server = TestServer(create_app(settings))
+    server = ServedAsInProduction(create_app(settings), settings.max_connections)
     await server.start_server(access_log_class=RedactingAccessLogger)  # TestServer drops constructor kwargs
     return await aiohttp_client(server)
+
+
+class ServedAsInProduction(TestServer):
+    """The app served as `serve` serves it: the connection guard, and `/a.kropki` past the router."""
+
+    def __init__(self, app: web.Application, max_connections: int) -> None:
+        super().__init__(app)
+        self.max_connections = max_connections
+
+    async def _make_runner(self, **kwargs: Any) -> BaseRunner:
+        guard = ConnectionGuard(self.max_connections, self.app.get(METRICS_KEY))
+        return GuardedAppRunner(self.app, guard, keepalive_timeout=KEEPALIVE_TIMEOUT, **kwargs)

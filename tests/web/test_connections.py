@@ -16,6 +16,8 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from aiohttp import web
+from aiohttp.test_utils import TestClient
+from aiohttp.web_urldispatcher import UrlDispatcher
 from prometheus_client import Counter
 
 from server.app import create_app
@@ -339,3 +341,38 @@ def _open(connection: socket.socket) -> bool:
     except ConnectionResetError:
         pass
     return False
+
+
+async def test_polls_skip_the_router_and_everything_else_takes_it(client: TestClient, monkeypatch) -> None:
+    """A GET of /a.kropki goes straight to its handler inside the front door (connections.py), with the
+    same answer, headers and request.app as through the router; other methods, an Expect: header and
+    other paths are resolved as before."""
+    resolved: list[tuple[str, str]] = []
+    resolve = UrlDispatcher.resolve
+
+    async def spy(self: UrlDispatcher, request: web.Request) -> web.UrlMappingMatchInfo:
+        resolved.append((request.method, request.path))
+        return await resolve(self, request)
+
+    monkeypatch.setattr(UrlDispatcher, "resolve", spy)
+    login = {"co": "guestLogin", "idGracza": "direct1", "opis": "*direct", "lang": "en"}
+    assert await (await client.get("/a.kropki", params=login)).text() == ""  # request.app: the hub
+    poll = {"co": "getMsg", "idGracza": "direct1", "msgNo": "0"}
+    direct = await client.get("/a.kropki", params=poll)
+    routed = await client.get("/a.kropki", params=poll, headers={"Expect": "100-continue"})
+    assert (await direct.text()).startswith("ok/") and await direct.text() == await routed.text()
+    for answer in (direct, routed):
+        assert answer.headers["X-Content-Type-Options"] == "nosniff"  # the front door ran
+    assert (await client.head("/a.kropki", params=poll)).status == 200
+    assert (await client.post("/a.kropki", params=poll)).status == 405
+    assert (await client.get("/healthz")).status == 200
+    assert resolved == [
+        ("GET", "/a.kropki"),  # the Expect: header
+        ("HEAD", "/a.kropki"),
+        ("POST", "/a.kropki"),
+        ("GET", "/healthz"),
+    ]
+    polls = client.app[METRICS_KEY].registry.get_sample_value(
+        "kropki_reply_seconds_count", {"endpoint": "/a.kropki:getMsg"}
+    )
+    assert polls == 3  # timed by the front door, direct or routed (HEAD and POST are not polls)
