@@ -26,16 +26,18 @@ What this relies on in aiohttp (3.9 to 3.14; `aiohttp.web` exports all of it):
   been written, and its public `close()` (close after the current response) and `force_close()`.
 - `web.Server.__call__()`, the protocol factory that `loop.create_server()` calls per connection, and
   `BaseRequest.protocol`, the connection a request arrived on.
+- `web.RequestHandler.start()`, replaced by a copy that keeps nothing of an answered request, where
+  aiohttp's is the one copied (requestloop.py).
 
 The server also answers the app's busiest paths (DIRECT_PATHS_KEY: zagram's `/a.kropki`) without the
 router: a GET of such a path goes to its route's handler inside the app's middlewares, built once at
-start-up, as `Application._handle` would after resolving it. At 10,000 guests polling every 2 s that
-took the server from 81-82% of a core to 73-76% and the window's p99 from 311-345 ms to 28-33 ms
-(benchmarks/scale.py, issue 19.1). It uses the public `web.UrlMappingMatchInfo`, the router's
-resources and routes, and `Application.middlewares`, and writes the one private attribute that
-`Application._handle` writes too, the request's `_match_info` (which `request.app` reads); the whole
-test suite is served this way (tests/conftest.py), so an aiohttp that changes it fails there.
-Anything else (another method, an `Expect:` header, another spelling of the path) takes the router.
+start-up, as `Application._handle` would after resolving it: a few per cent of a core at 10,000
+guests polling every 2 s (docs/operations.md, "Capacity"). It uses the public
+`web.UrlMappingMatchInfo`, the router's resources and routes, and `Application.middlewares`, and
+writes the one private attribute that `Application._handle` writes too, the request's `_match_info`
+(which `request.app` reads); the whole test suite is served this way (tests/conftest.py), so an
+aiohttp that changes it fails there. Anything else (another method, an `Expect:` header, another
+spelling of the path) takes the router.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ from aiohttp.abc import AbstractAccessLogger
 from aiohttp.web_request import BaseRequest
 
 from server.logs import Fields
+from server.web import requestloop
 from server.web.metrics import METRICS_KEY, Metrics
 
 log = logging.getLogger(__name__)
@@ -94,9 +97,12 @@ def connection_cap(configured: int, open_files: int) -> int:
 
 
 class GuardedRequestHandler(web.RequestHandler):
-    """aiohttp's connection, telling the guard when it opens, receives, has answered and closes."""
+    """aiohttp's connection, telling the guard when it opens, receives, has answered and closes, and
+    holding nothing of a request once it is answered (requestloop.py)."""
 
     __slots__ = ("guard",)
+    if requestloop.APPLIES:
+        start = requestloop.start
 
     def __init__(self, guard: ConnectionGuard, manager: web.Server, **kwargs: Any) -> None:
         super().__init__(manager, **kwargs)
