@@ -23,7 +23,8 @@ birth: with 10,000 keep-alive connections, each poll replaced about seven object
 connection's next poll, so the count stood still while the youngest generation grew by 37,000 objects
 a second; it was collected every 5 s or so, with 188,000 objects in 145 ms, and the middle one right
 after (issue 19.1: p99 545 ms). So the young generations are also collected every YOUNG_EVERY seconds
-on a timer, whatever the count says: a few thousand objects, a millisecond or two at most.
+on a timer, whatever the count says: a few thousand objects, a millisecond or two at most. (Most of
+those objects were a connection's last request, which server/web/requestloop.py now lets go at once.)
 
 What is loaded at start-up (modules, the app) is frozen out of every collection. Freezing again
 later (after the restore, or periodically) is not done: a frozen object that later becomes part of

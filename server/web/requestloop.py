@@ -3,11 +3,11 @@
 `web.RequestHandler.start()` runs a connection's requests one after another in one coroutine. Its locals
 (the request, the response, the parsed message, the writer) stay set while it waits for the next
 request, so every idle keep-alive connection keeps its last request's objects: about 30 tracked
-objects, 5 KB. With 10,000 clients polling every 2 s, each poll's objects then live 2 s: they are all
-walked by a young collection (1.6 ms every 50 ms at 4,000 guests, 3% of a core) and fill memory (40 MB
-at 10,000). Cleared at the end of each request instead, they are freed at once by their reference
-count and never reach a collection: the collections' time halved, and the server went from 73-86% to
-66% of a core with p99 22 ms at 10,000 guests (benchmarks/scale.py, issue 19.1).
+objects. With thousands of clients polling every 2 s, each poll's objects then live 2 s: all of them
+are walked by a young collection and fill memory. Cleared at the end of each request instead, they
+are freed at once by their reference count and never reach a collection: at 4,000 polling guests the
+young collections took 1.4% of a core instead of 3.0%, and 10,000 guests' peak RSS was 255 MB
+instead of 303 (benchmarks/scale.py, issue 19.1; docs/operations.md).
 
 `start` below is aiohttp 3.14.5's `RequestHandler.start` (Apache License 2.0, (c) aiohttp's authors),
 reformatted by this project's formatter, otherwise as it is but for the one marked change. It
