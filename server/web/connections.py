@@ -294,12 +294,17 @@ def direct_routes(app: web.Application) -> Direct:
     routes: dict[str, tuple[web.UrlMappingMatchInfo, Handler]] = {}
     for path in app.get(DIRECT_PATHS_KEY, ()):
         route = next(
-            route
-            for resource in app.router.resources()
-            if resource.canonical == path
-            for route in resource
-            if route.method == hdrs.METH_GET
+            (
+                route
+                for resource in app.router.resources()
+                if resource.canonical == path
+                for route in resource
+                if route.method == hdrs.METH_GET
+            ),
+            None,
         )
+        if route is None:
+            raise ValueError(f"{path} is to be answered directly, but the app has no GET route for it")
         match = web.UrlMappingMatchInfo({}, route)
         match.add_app(app)
         match.freeze()

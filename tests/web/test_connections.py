@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
 from aiohttp.web_urldispatcher import UrlDispatcher
@@ -24,7 +25,14 @@ from server.app import create_app
 from server.config import Settings
 from server.hub.hub import Hub
 from server.web.accesslog import RedactingAccessLogger
-from server.web.connections import FILE_RESERVE, ConnectionGuard, GuardedAppRunner, connection_cap
+from server.web.connections import (
+    DIRECT_PATHS_KEY,
+    FILE_RESERVE,
+    ConnectionGuard,
+    GuardedAppRunner,
+    connection_cap,
+    direct_routes,
+)
 from server.web.metrics import METRICS_KEY, Metrics
 from tests.test_cli import REPO_ROOT, free_port, wait_for_healthz
 from tests.web.zagram import parse_reply
@@ -376,3 +384,14 @@ async def test_polls_skip_the_router_and_everything_else_takes_it(client: TestCl
         "kropki_reply_seconds_count", {"endpoint": "/a.kropki:getMsg"}
     )
     assert polls == 3  # timed by the front door, direct or routed (HEAD and POST are not polls)
+
+
+def test_a_direct_path_without_a_get_route_is_refused_at_start() -> None:
+    async def post_only(_request: web.Request) -> web.Response:
+        return web.Response()
+
+    app = web.Application()
+    app.router.add_post("/a.kropki", post_only)
+    app[DIRECT_PATHS_KEY] = ("/a.kropki",)
+    with pytest.raises(ValueError, match="no GET route"):
+        direct_routes(app)
