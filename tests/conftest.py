@@ -113,8 +113,8 @@ def empty_database(tmp_path: Path, new_database: NewDatabase) -> str:
 
 @pytest.fixture
 async def client(aiohttp_client: AiohttpClient, settings: Settings) -> TestClient:
-    """A test client talking HTTP to the app built by the same factory the CLI uses, with the
-    access log the CLI uses."""
+    """A test client talking HTTP to the app built by the same factory the CLI uses, served as the CLI
+    serves it, with the access log the CLI uses."""
     server = ServedAsInProduction(create_app(settings), settings.max_connections)
     await server.start_server(access_log_class=RedactingAccessLogger)  # TestServer drops constructor kwargs
     return await aiohttp_client(server)
