@@ -26,6 +26,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from server.app import create_app
 from server.config import Settings
+from server.hub.hub import Hub
 from server.store.database import migrate, open_engine
 from server.web.accesslog import RedactingAccessLogger
 from server.web.connections import KEEPALIVE_TIMEOUT, ConnectionGuard, GuardedAppRunner
@@ -113,9 +114,13 @@ def empty_database(tmp_path: Path, new_database: NewDatabase) -> str:
 
 @pytest.fixture
 async def client(aiohttp_client: AiohttpClient, settings: Settings) -> TestClient:
-    """A test client talking HTTP to the app built by the same factory the CLI uses, served as the CLI
-    serves it, with the access log the CLI uses."""
-    server = ServedAsInProduction(create_app(settings), settings.max_connections)
+    return await served(aiohttp_client, settings)
+
+
+async def served(aiohttp_client: AiohttpClient, settings: Settings, hub: Hub | None = None) -> TestClient:
+    """A test client talking HTTP to the app built by the same factory the CLI uses (with the test's
+    hub, when it drives the clocks), served as the CLI serves it, with the access log the CLI uses."""
+    server = ServedAsInProduction(create_app(settings, hub), settings.max_connections)
     await server.start_server(access_log_class=RedactingAccessLogger)  # TestServer drops constructor kwargs
     return await aiohttp_client(server)
 

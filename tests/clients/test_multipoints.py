@@ -7,17 +7,16 @@ from __future__ import annotations
 import random
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
-from server.app import create_app
 from server.config import Settings
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.room import Room
-from server.web.accesslog import RedactingAccessLogger
 from tests.clients.conversation import engine_dots, get, log_in, poll
 from tests.clients.multipoints import MultiPoints
+from tests.conftest import served
 from tests.web.zagram import Zagram, parse_reply
 
 # ServerZagram.getGameTypeString(20, 20, 180, 15, false, CLEAN / ONE_CROSS / FOUR_CROSSES)
@@ -61,9 +60,7 @@ class Lobby:
 @pytest.fixture
 async def lobby(aiohttp_client: AiohttpClient, settings: Settings) -> Lobby:
     hub = Hub(timers=ManualTimers(), rng=random.Random(3))
-    server = TestServer(create_app(settings, hub))
-    await server.start_server(access_log_class=RedactingAccessLogger)
-    lobby = Lobby(await aiohttp_client(server), hub)
+    lobby = Lobby(await served(aiohttp_client, settings, hub), hub)
     for mp in (lobby.ala, lobby.bob, lobby.eve):
         await log_in(lobby.client, mp)
     await lobby.round()

@@ -6,16 +6,16 @@ from __future__ import annotations
 import random
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
-from server.app import STORE_KEY, create_app
+from server.app import STORE_KEY
 from server.config import Settings
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
-from server.web.accesslog import RedactingAccessLogger
 from tests.clients.conversation import read
 from tests.clients.robocup import RoboCupReader, game_settings, set_up_table_query
+from tests.conftest import served
 from tests.web.zagram import Zagram
 
 TOURNAMENT = "robocup autumn"  # FromZagram marks a game as the tournament's when its `d` line holds "robocup"
@@ -38,9 +38,7 @@ class Organiser:
 @pytest.fixture
 async def organiser(aiohttp_client: AiohttpClient, settings: Settings) -> Organiser:
     hub = Hub(timers=ManualTimers(), rng=random.Random(11))
-    server = TestServer(create_app(settings, hub))
-    await server.start_server(access_log_class=RedactingAccessLogger)
-    client = await aiohttp_client(server)
+    client = await served(aiohttp_client, settings, hub)
     key = await client.app[STORE_KEY].tournaments.add_key("robocup", TOURNAMENT, False)
     return Organiser(client, hub, key)
 

@@ -28,6 +28,7 @@ from server.web.accesslog import RedactingAccessLogger
 from server.web.connections import (
     DIRECT_PATHS_KEY,
     FILE_RESERVE,
+    KEEPALIVE_TIMEOUT,
     ConnectionGuard,
     GuardedAppRunner,
     connection_cap,
@@ -41,7 +42,9 @@ from tests.web.zagram import parse_reply
 @asynccontextmanager
 async def guarded(app: web.Application, cap: int, header_timeout: float = 15.0) -> AsyncIterator[Served]:
     guard = ConnectionGuard(cap, app[METRICS_KEY], header_timeout=header_timeout)
-    runner = GuardedAppRunner(app, guard, access_log_class=RedactingAccessLogger, keepalive_timeout=75.0)
+    runner = GuardedAppRunner(
+        app, guard, access_log_class=RedactingAccessLogger, keepalive_timeout=KEEPALIVE_TIMEOUT
+    )
     await runner.setup()
     try:
         site = web.TCPSite(runner, "127.0.0.1", 0)

@@ -5,10 +5,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
-from server.app import create_app
 from server.config import Settings
 from server.engine.moves import point_to_sgf
 from server.engine.sgf import GameRecord, read_record
@@ -16,7 +15,7 @@ from server.engine.start import two_crosses
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.room import Room
-from server.web.accesslog import RedactingAccessLogger
+from tests.conftest import served
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Reply, Zagram
 
@@ -61,9 +60,7 @@ async def archived(game: Players, number: int | None) -> GameRecord:
 async def game(aiohttp_client: AiohttpClient, settings: Settings) -> Players:
     timers = ManualTimers()
     hub = Hub(timers=timers, rng=random.Random(7))
-    server = TestServer(create_app(settings, hub))
-    await server.start_server(access_log_class=RedactingAccessLogger)
-    client = await aiohttp_client(server)
+    client = await served(aiohttp_client, settings, hub)
     players = Players(client, hub, timers)
     for guest in (players.ala, players.bob, players.eve):
         assert await guest.login() == ""

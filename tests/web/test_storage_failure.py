@@ -14,18 +14,16 @@ import time
 from collections.abc import Callable
 
 import pytest
-from aiohttp.test_utils import TestServer
 from pytest_aiohttp import AiohttpClient
 from sqlalchemy import select
 
-from server.app import create_app
 from server.config import Settings
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.store import database, writer
 from server.store.models import JournalEntry
-from server.web.accesslog import RedactingAccessLogger
 from server.web.common import STORE_KEY
+from tests.conftest import served
 from tests.store.breakers import Breaker, breaker_for
 from tests.web.test_games import Players, errors
 from tests.web.test_stream import chat_texts
@@ -49,9 +47,7 @@ async def game(aiohttp_client: AiohttpClient, settings: Settings) -> Players:
     """Three guests on the real app (after `quick_retries`), the hub's clocks driven by the test."""
     timers = ManualTimers()
     hub = Hub(timers=timers, rng=random.Random(7))
-    server = TestServer(create_app(settings, hub))
-    await server.start_server(access_log_class=RedactingAccessLogger)
-    players = Players(await aiohttp_client(server), hub, timers)
+    players = Players(await served(aiohttp_client, settings, hub), hub, timers)
     for guest in (players.ala, players.bob, players.eve):
         assert await guest.login() == ""
         await guest.poll()

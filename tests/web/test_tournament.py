@@ -9,16 +9,16 @@ import re
 import zipfile
 
 import pytest
-from aiohttp.test_utils import TestClient, TestServer
+from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
-from server.app import STORE_KEY, create_app
+from server.app import STORE_KEY
 from server.config import Settings
 from server.engine.gametype import format_new, parse_game_type
 from server.engine.sgf import read_record
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
-from server.web.accesslog import RedactingAccessLogger
+from tests.conftest import served
 from tests.web.test_auth import register
 from tests.web.zagram import Zagram
 
@@ -47,9 +47,7 @@ class Organiser:
 async def organiser(aiohttp_client: AiohttpClient, settings: Settings) -> Organiser:
     timers = ManualTimers()
     hub = Hub(timers=timers, rng=random.Random(5))
-    server = TestServer(create_app(settings, hub))
-    await server.start_server(access_log_class=RedactingAccessLogger)
-    client = await aiohttp_client(server)
+    client = await served(aiohttp_client, settings, hub)
     key = await client.app[STORE_KEY].tournaments.add_key("cup-bot", "Autumn Cup", False)
     return Organiser(client, hub, timers, key)
 
