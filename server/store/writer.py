@@ -31,7 +31,19 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import Connection, Engine, bindparam, create_engine, delete, event, func, select, update
+from sqlalchemy import (
+    Connection,
+    Engine,
+    Float,
+    bindparam,
+    case,
+    create_engine,
+    delete,
+    event,
+    func,
+    select,
+    update,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import Session
@@ -71,6 +83,10 @@ RETRY_MOST = 10.0  # ... up to this
 # At a stop, the attempt in progress when the time is up may finish: SQLite's waits for a lock this long
 LAST_ATTEMPT_SECONDS = BUSY_TIMEOUT_MS / 1000 + 1
 MAX_BATCH = 500  # jobs per transaction: a long backlog is written in slices, each reply waits for its own
+# A multi-row INSERT carries at most PAGE_ROWS rows and PAGE_PARAMETERS values: SQLite before 3.32 takes
+# no more than 999 (PostgreSQL 32,767)
+PAGE_ROWS = 128
+PAGE_PARAMETERS = 999
 CHAT_JOURNAL_KEPT = 10_000  # newest entries kept of the lobby's and private chat's journals (uid <= 0)
 SCORES = {BLACK: 1.0, WHITE: 0.0, 0: 0.5}
 # server_state rows
@@ -538,8 +554,8 @@ def _write(connection: Connection, batch: list[_Job]) -> list[Callable[[], None]
 def _insert(session: Session, model: type[Any]) -> Any:
     """The dialect's INSERT, which has ON CONFLICT on both SQLite and PostgreSQL.
 
-    Of the model's table, not the model: the ORM's bulk insert would sort and check every row on its
-    way to the same executemany (a quarter of the CPU a journal row cost; issue 19.2)."""
+    Of the model's table, not the model: the ORM's bulk insert would sort and check every row (a quarter
+    of the CPU a journal row cost; issue 19.2)."""
     dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
     return dialect.insert(model.__table__)
 
@@ -563,19 +579,31 @@ def _save_sessions(session: Session, saved: dict[str, SavedSession]) -> None:
         }
         for s in saved.values()
     ]
-    insert = _insert(session, LiveSession)
-    kept = {name: insert.excluded[name] for name in rows[0] if name not in ("id_hmac", "quiet_since")}
-    session.execute(insert.on_conflict_do_update(index_elements=["id_hmac"], set_=kept), rows)
+    kept = [name for name in rows[0] if name not in ("id_hmac", "quiet_since")]
+    _insert_pages(
+        session,
+        LiveSession,
+        rows,
+        lambda insert: insert.on_conflict_do_update(
+            index_elements=["id_hmac"], set_={name: insert.excluded[name] for name in kept}
+        ),
+    )
 
 
 def _seen(session: Session, job: _SessionsSeen) -> None:
     _set_state(session, {ALIVE_AT: repr(job.alive_at)})
     if job.quiet:
         table = LiveSession.__table__
-        session.connection().execute(
-            update(table).where(table.c.id_hmac == bindparam("key")).values(quiet_since=bindparam("quiet")),
-            [{"key": key, "quiet": quiet} for key, quiet in job.quiet.items()],
-        )
+
+        def page(size: int) -> Any:
+            keys = [bindparam(f"key_{i}") for i in range(size)]
+            quiet = case(
+                *((table.c.id_hmac == keys[i], bindparam(f"quiet_{i}", type_=Float)) for i in range(size))
+            )
+            return update(table).where(table.c.id_hmac.in_(keys)).values(quiet_since=quiet)
+
+        rows = [{"key": key, "quiet": quiet} for key, quiet in job.quiet.items()]
+        _in_pages(session, ("quiet", table.name), rows, 3, page)
 
 
 def _set_state(session: Session, values: dict[str, str]) -> None:
@@ -591,7 +619,61 @@ def _insert_entries(session: Session, entries: list[_Entry]) -> None:
     if not entries:
         return
     rows = [{"uid": e.uid, "seq": e.seq, "kind": e.kind, "data": json.dumps(e.data)} for e in entries]
-    session.execute(_insert(session, JournalEntry).on_conflict_do_nothing(), rows)
+    _insert_pages(session, JournalEntry, rows, lambda insert: insert.on_conflict_do_nothing())
+
+
+def _insert_pages(
+    session: Session, model: type[Any], rows: list[dict[str, Any]], on_conflict: Callable[[Any], Any]
+) -> None:
+    """INSERT rows (all with the same keys) with a multi-row VALUES, a page at a time."""
+    columns = tuple(rows[0])
+
+    def page(size: int) -> Any:
+        insert = _insert(session, model)
+        return on_conflict(insert.values([{c: bindparam(f"{c}_{i}") for c in columns} for i in range(size)]))
+
+    _in_pages(session, ("insert", model.__tablename__, columns), rows, len(columns), page)
+
+
+def _in_pages(
+    session: Session,
+    kind: tuple[Any, ...],
+    rows: list[dict[str, Any]],
+    per_row: int,
+    page: Callable[[int], Any],
+) -> None:
+    """Run one statement per page of rows: `page(size)` is the statement for `size` rows, whose i-th row's
+    value of `column` is bound as `{column}_{i}` (`per_row` parameters a row); `kind` names it.
+
+    Not executemany: the sqlite3 driver lets go of the GIL around every row it steps, and the store's
+    thread then waits up to a switch interval (5 ms) to get it back from a busy event loop, so 500 rows
+    took 0.1-1.5 s of a loaded server and every move waited for them (issue 19.2); a page is one step.
+    Pages have 2**n rows, so that few sizes exist: SQLAlchemy does not cache statements with many rows
+    of VALUES, so each size is compiled once, here, and run as the driver's SQL."""
+    connection = session.connection()
+    most = min(PAGE_ROWS, 1 << ((PAGE_PARAMETERS // per_row).bit_length() - 1))
+    start = 0
+    while start < len(rows):
+        size = min(most, 1 << ((len(rows) - start).bit_length() - 1))
+        key = (connection.dialect.name, connection.dialect.driver, kind, size)  # drivers' paramstyles differ
+        if key not in _pages:
+            compiled = page(size).compile(dialect=connection.dialect)
+            _pages[key] = (compiled.string, tuple(compiled.positiontup) if compiled.positional else None)
+        sql, order = _pages[key]
+        values = {
+            f"{name}_{i}": value
+            for i, row in enumerate(rows[start : start + size])
+            for name, value in row.items()
+        }
+        connection.exec_driver_sql(
+            sql, tuple(values[name] for name in order) if order is not None else values
+        )
+        start += size
+
+
+_pages: dict[
+    tuple[Any, ...], tuple[str, tuple[str, ...] | None]
+] = {}  # the driver's SQL, its parameters' order
 
 
 def _set_aside(session: Session, uid: int, seq: int, reason: str, row: tuple[str, str] | None = None) -> None:
