@@ -72,6 +72,7 @@ class LiveTable(Base):
     uid: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     opened_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    owner: Mapped[int] = mapped_column(Integer, server_default="0")  # the member that runs it (Member.id)
 
 
 class JournalEntry(Base):
@@ -79,6 +80,9 @@ class JournalEntry(Base):
 
     __tablename__ = "journal"
 
+    # The cluster member whose entry it is (0: a server alone). A table's journal is its owner's; the
+    # journals of the lobby's chat, private chat and sessions' k (uid <= 0) are each member's own.
+    member: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False, server_default="0")
     uid: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
     kind: Mapped[str] = mapped_column(String(20))
@@ -92,6 +96,7 @@ class JournalSetAside(Base):
     __tablename__ = "journal_set_aside"
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    member: Mapped[int] = mapped_column(Integer, server_default="0")
     uid: Mapped[int] = mapped_column(Integer, index=True)
     seq: Mapped[int] = mapped_column(Integer)
     kind: Mapped[str] = mapped_column(String(20))
@@ -146,6 +151,18 @@ class LiveSession(Base):
     blocked: Mapped[str] = mapped_column(Text)  # JSON list of nick keys
     last_command: Mapped[int] = mapped_column(BigInteger)  # clients number commands with up to 12 digits
     quiet_since: Mapped[float | None] = mapped_column(Float)  # wall time; see SavedSession
+    owner: Mapped[int] = mapped_column(Integer, server_default="0")  # the member that serves it (Member.id)
+
+
+class Member(Base):
+    """A cluster member that has served this database, by its name (docs/cluster.md); its number marks
+    what it owns. A server alone is member 0 and has no row."""
+
+    __tablename__ = "members"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(100), unique=True)
+    joined_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class ServerState(Base):

@@ -1,5 +1,9 @@
 """One server per database: the lock a serving process holds from before its first write to its exit.
 
+The members of a cluster (docs/cluster.md) share one PostgreSQL database: each holds the same lock
+shared, which keeps out a server running alone, and a server alone holds it exclusively, which keeps
+out members.
+
 Two servers on one database would hand out the same table numbers and replay each other's journal, so
 `serve` takes this lock before it writes anything, and a second one is refused with a message naming
 the holder. The lock dies with the process, even a SIGKILLed one, so a crash never blocks the next
@@ -99,7 +103,7 @@ class AdvisoryLock:
         self.connection = connection
 
     @classmethod
-    async def take(cls, url: URL, holder: Holder) -> AdvisoryLock:
+    async def take(cls, url: URL, holder: Holder, shared: bool = False) -> AdvisoryLock:
         # Autocommit: a transaction left open for days would hold back vacuum.
         engine = create_async_engine(url, poolclass=NullPool, isolation_level="AUTOCOMMIT")
         try:
@@ -110,9 +114,8 @@ class AdvisoryLock:
                 await connection.execute(
                     text("SELECT set_config('application_name', :name, false)"), {"name": name}
                 )
-                locked = await connection.scalar(
-                    text("SELECT pg_try_advisory_lock(:key)"), {"key": ADVISORY_KEY}
-                )
+                take = "pg_try_advisory_lock_shared" if shared else "pg_try_advisory_lock"
+                locked = await connection.scalar(text(f"SELECT {take}(:key)"), {"key": ADVISORY_KEY})
                 if not locked:
                     raise await _postgres_refusal(connection, url)
             except BaseException:
@@ -133,7 +136,7 @@ async def _postgres_refusal(connection: AsyncConnection, url: URL) -> ServerLock
     """Name the holder from the lock's backend: its application_name and when it connected."""
     found = await connection.execute(
         text(
-            "SELECT l.pid, a.application_name, a.backend_start FROM pg_locks AS l "
+            "SELECT l.pid, a.application_name, a.backend_start, l.mode FROM pg_locks AS l "
             "LEFT JOIN pg_stat_activity AS a ON a.pid = l.pid "
             "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
             "AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
@@ -145,8 +148,10 @@ async def _postgres_refusal(connection: AsyncConnection, url: URL) -> ServerLock
     lock = f"PostgreSQL advisory lock {ADVISORY_KEY} on database {url.database}"
     if row is None:
         return _refusal("holder unknown (it is stopping)", lock)
-    backend, application_name, connected = row
+    backend, application_name, connected, mode = row
     lock += f", held by backend pid {backend}"
+    if mode == "ShareLock":
+        lock += ", shared by the members of a cluster"
     fields = APPLICATION_NAME.fullmatch(application_name or "")
     if fields is None or connected is None:
         return _refusal(f"application_name {application_name!r}", lock)
@@ -157,13 +162,19 @@ async def _postgres_refusal(connection: AsyncConnection, url: URL) -> ServerLock
 ServerLock = FileLock | AdvisoryLock
 
 
-async def take_server_lock(url: URL, holder: Holder) -> ServerLock | None:
+async def take_server_lock(url: URL, holder: Holder, *, shared: bool = False) -> ServerLock | None:
     """Take the database's server lock for `holder`, or raise ServerLockError naming the one who has it.
 
-    An in-memory SQLite database belongs to its process and needs none; a `file:` URI is left unlocked
-    too, since SQLite, not this code, resolves its path."""
+    `shared`: for a member of a cluster, which shares the database with the other members and with no
+    server running alone (PostgreSQL only). An in-memory SQLite database belongs to its process and
+    needs none; a `file:` URI is left unlocked too, since SQLite, not this code, resolves its path."""
     if url.get_backend_name() == "postgresql":
-        return await AdvisoryLock.take(url, holder)
+        return await AdvisoryLock.take(url, holder, shared)
+    if shared:
+        raise ServerLockError(
+            "the members of a cluster share a PostgreSQL database; SQLite serves one server alone "
+            "(use --db postgresql+asyncpg://... or leave out --redis-url)"
+        )
     if url.get_backend_name() != "sqlite":
         raise ServerLockError(
             f"kropki-server serves SQLite and PostgreSQL databases, not {url.get_backend_name()}"

@@ -12,6 +12,7 @@ from server.logs import Fields
 from server.store.accounts import Accounts
 from server.store.database import check_schema, migrate, open_engine, sessions
 from server.store.games import Games
+from server.store.members import member_number, reserve_table_numbers
 from server.store.serverlock import Holder, ServerLock, take_server_lock
 from server.store.tournaments import Tournaments
 from server.store.writer import StoreWriter
@@ -34,27 +35,34 @@ class Store:
     server_lock: ServerLock | None = None
 
     @classmethod
-    async def open(cls, url: str, *, upgrade: bool = False, serving: Holder | None = None) -> Store:
+    async def open(
+        cls, url: str, *, upgrade: bool = False, serving: Holder | None = None, member: str | None = None
+    ) -> Store:
         """Connect; with `upgrade` bring the schema up to date, otherwise refuse an outdated one.
 
-        A serving process names itself in `serving`: it takes the server lock (one server per database)
-        before anything is written, or is refused with ServerLockError, and holds it until `close`."""
+        A serving process names itself in `serving`: it takes the server lock (one server per database,
+        or any number of members of one cluster, named by `member`) before anything is written, or is
+        refused with ServerLockError, and holds it until `close`."""
         engine = open_engine(url)
         lock = None
         try:
             if serving is not None:
-                lock = await take_server_lock(engine.url, serving)
+                lock = await take_server_lock(engine.url, serving, shared=member is not None)
             if upgrade:
                 await migrate(engine)
             await check_schema(engine)
+            maker = sessions(engine)
+            number = 0 if member is None else await member_number(maker, member)
         except BaseException:
             await engine.dispose()
             if lock is not None:
                 await lock.release()
             raise
-        maker = sessions(engine)
-        parts = Accounts(maker), Games(maker), Tournaments(maker), StoreWriter(engine, maker)
+        parts = Accounts(maker), Games(maker), Tournaments(maker), StoreWriter(engine, maker, number)
         return cls(engine, *parts, server_lock=lock)
+
+    async def reserve_table_numbers(self, count: int) -> range:
+        return await reserve_table_numbers(self.writer.sessions, count)
 
     async def close(self) -> None:
         """Write what is still queued (what storage does not take in time is logged and left), then

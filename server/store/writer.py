@@ -35,12 +35,14 @@ from sqlalchemy import (
     Connection,
     Engine,
     Float,
+    and_,
     bindparam,
     case,
     create_engine,
     delete,
     event,
     func,
+    or_,
     select,
     update,
 )
@@ -185,9 +187,12 @@ _Job = (
 
 
 class StoreWriter:
-    def __init__(self, engine: AsyncEngine, sessions: async_sessionmaker) -> None:
+    def __init__(self, engine: AsyncEngine, sessions: async_sessionmaker, member: int = 0) -> None:
         self.engine = engine
         self.sessions = sessions
+        # The cluster member whose sessions, tables and journals these are (0: a server alone): it
+        # writes them as its own and reads back only its own (docs/cluster.md).
+        self.member = member
         self._sync_engine: Engine | None = None
         self._thread: ThreadPoolExecutor | None = None
         if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
@@ -414,28 +419,37 @@ class StoreWriter:
 
             def in_thread() -> list[Callable[[], None]]:
                 with engine.begin() as connection:
-                    return _write(connection, batch)
+                    return _write(connection, batch, self.member)
 
             return await asyncio.get_running_loop().run_in_executor(self._thread, in_thread)
         async with self.engine.begin() as connection:
-            return await connection.run_sync(_write, batch)
+            return await connection.run_sync(_write, batch, self.member)
 
     # --- reading at start-up ---------------------------------------------------------------------
 
     async def load_journal(self) -> tuple[dict[int, list[tuple[int, str, dict[str, Any]]]], int]:
         """The journals of the tables still open, and the first table number never used."""
+        member = self.member
         async with self.sessions.begin() as session:
-            chats = select(JournalEntry.uid, func.max(JournalEntry.seq)).where(JournalEntry.uid <= 0)
+            chats = select(JournalEntry.uid, func.max(JournalEntry.seq)).where(
+                JournalEntry.uid <= 0, JournalEntry.member == member
+            )
             for uid, newest in (await session.execute(chats.group_by(JournalEntry.uid))).all():
                 await session.execute(
                     delete(JournalEntry).where(
-                        JournalEntry.uid == uid, JournalEntry.seq <= newest - CHAT_JOURNAL_KEPT
+                        *_journal(uid, member), JournalEntry.seq <= newest - CHAT_JOURNAL_KEPT
                     )
                 )
+            owned = select(LiveTable.uid).where(LiveTable.owner == member)
             rows = await session.execute(
-                select(JournalEntry.uid, JournalEntry.seq, JournalEntry.kind, JournalEntry.data).order_by(
-                    JournalEntry.uid, JournalEntry.seq
+                select(JournalEntry.uid, JournalEntry.seq, JournalEntry.kind, JournalEntry.data)
+                .where(
+                    or_(
+                        and_(JournalEntry.uid <= 0, JournalEntry.member == member),
+                        and_(JournalEntry.uid > 0, JournalEntry.uid.in_(owned)),
+                    )
                 )
+                .order_by(JournalEntry.uid, JournalEntry.seq)
             )
             journals: dict[int, list[tuple[int, str, dict[str, Any]]]] = {}
             unreadable: list[tuple[int, int, str, str, str]] = []
@@ -450,7 +464,7 @@ class StoreWriter:
                     continue
                 journals.setdefault(uid, []).append((seq, kind, parsed))
             if unreadable:
-                await session.run_sync(_set_aside_unreadable, unreadable)
+                await session.run_sync(_set_aside_unreadable, unreadable, member)
             last_uid = await session.scalar(select(func.max(LiveTable.uid)))
         return journals, (last_uid or 0) + 1
 
@@ -462,7 +476,7 @@ class StoreWriter:
             if HMAC_KEY not in state:
                 state[HMAC_KEY] = os.urandom(32).hex()
                 session.add(ServerState(name=HMAC_KEY, value=state[HMAC_KEY]))
-            rows = (await session.scalars(select(LiveSession))).all()
+            rows = (await session.scalars(select(LiveSession).where(LiveSession.owner == self.member))).all()
             keys = {nick_key(row.nick) for row in rows if row.registered}
             users = (await session.scalars(select(User).where(User.nick_key.in_(keys)))).all() if keys else []
         self._hmac_key = bytes.fromhex(state[HMAC_KEY])
@@ -488,8 +502,9 @@ class StoreWriter:
         )
 
 
-def _write(connection: Connection, batch: list[_Job]) -> list[Callable[[], None]]:
-    """One batch, in the caller's transaction; returns what to call on the loop once it is committed."""
+def _write(connection: Connection, batch: list[_Job], member: int) -> list[Callable[[], None]]:
+    """One batch of `member`'s, in the caller's transaction; returns what to call on the loop once it is
+    committed."""
     done: list[Callable[[], None]] = []
     entries: list[_Entry] = []
     saved: dict[str, SavedSession] = {}  # the newest row of each session, since the last other session job
@@ -501,33 +516,36 @@ def _write(connection: Connection, batch: list[_Job]) -> list[Callable[[], None]
             if isinstance(job, SavedSession):
                 saved[job.id_hmac] = job
                 continue
-            _insert_entries(session, entries)
+            _insert_entries(session, entries, member)
             entries = []
             if isinstance(job, _SessionEnded | _SessionsSeen | _JournalDropped):
-                _save_sessions(session, saved)
+                _save_sessions(session, saved, member)
                 saved = {}
             if isinstance(job, _SessionEnded):
                 session.execute(delete(LiveSession).where(LiveSession.id_hmac == job.id_hmac))
             elif isinstance(job, _JournalDropped):
-                session.execute(delete(JournalEntry).where(JournalEntry.uid == job.uid))
+                session.execute(delete(JournalEntry).where(*_journal(job.uid, member)))
             elif isinstance(job, _SetAside):
-                _set_aside(session, job.uid, job.seq, job.reason)
+                _set_aside(session, member, job.uid, job.seq, job.reason)
             elif isinstance(job, _Compacted):
                 session.execute(
-                    delete(JournalEntry).where(JournalEntry.uid == job.uid, JournalEntry.seq <= job.upto)
+                    delete(JournalEntry).where(*_journal(job.uid, member), JournalEntry.seq <= job.upto)
                 )
-                _insert_entries(session, [_Entry(job.uid, seq, kind, data) for seq, kind, data in job.rows])
+                rows = [_Entry(job.uid, seq, kind, data) for seq, kind, data in job.rows]
+                _insert_entries(session, rows, member)
             elif isinstance(job, _SessionsSeen):
                 _seen(session, job)
             elif isinstance(job, _EventsReserved):
                 _set_state(session, {EVENT_MARK: str(job.mark)})
             elif isinstance(job, _Opened):
-                session.merge(LiveTable(uid=job.uid, opened_at=datetime.now(UTC), closed_at=None))
+                session.merge(
+                    LiveTable(uid=job.uid, opened_at=datetime.now(UTC), closed_at=None, owner=member)
+                )
             elif isinstance(job, _Closed):
                 session.execute(
                     update(LiveTable).where(LiveTable.uid == job.uid).values(closed_at=datetime.now(UTC))
                 )
-                session.execute(delete(JournalEntry).where(JournalEntry.uid == job.uid))
+                session.execute(delete(JournalEntry).where(*_journal(job.uid, member)))
             elif isinstance(job, _TournamentTable):
                 session.merge(
                     TournamentTable(
@@ -543,10 +561,10 @@ def _write(connection: Connection, batch: list[_Job]) -> list[Callable[[], None]
                     )
                 )
             else:
-                number, accounts = _archive(session, job.game)
+                number, accounts = _archive(session, job.game, member)
                 done.append(lambda job=job, number=number, accounts=accounts: job.done(number, accounts))
-        _insert_entries(session, entries)
-        _save_sessions(session, saved)
+        _insert_entries(session, entries, member)
+        _save_sessions(session, saved, member)
         session.flush()
     return done
 
@@ -560,8 +578,17 @@ def _insert(session: Session, model: type[Any]) -> Any:
     return dialect.insert(model.__table__)
 
 
-def _save_sessions(session: Session, saved: dict[str, SavedSession]) -> None:
-    """Insert or update session rows; `quiet_since` changes only with the heartbeat (`_seen`)."""
+def _journal(uid: int, member: int) -> list[Any]:
+    """Which rows are journal `uid`: a table's are all its own, whoever wrote them (its owner may have
+    changed); the lobby's chat, private chat and the sessions' k (uid <= 0) are each member's own."""
+    if uid > 0:
+        return [JournalEntry.uid == uid]
+    return [JournalEntry.uid == uid, JournalEntry.member == member]
+
+
+def _save_sessions(session: Session, saved: dict[str, SavedSession], member: int) -> None:
+    """Insert or update session rows, as `member`'s (a session saved by another member has moved to it);
+    `quiet_since` changes only with the heartbeat (`_seen`)."""
     if not saved:
         return
     rows = [
@@ -576,6 +603,7 @@ def _save_sessions(session: Session, saved: dict[str, SavedSession]) -> None:
             "blocked": json.dumps(list(s.blocked)),
             "last_command": s.last_command,
             "quiet_since": None,
+            "owner": member,
         }
         for s in saved.values()
     ]
@@ -614,11 +642,14 @@ def _set_state(session: Session, values: dict[str, str]) -> None:
     )
 
 
-def _insert_entries(session: Session, entries: list[_Entry]) -> None:
-    """Insert journal entries; one already written (same table and number) is left as it is."""
+def _insert_entries(session: Session, entries: list[_Entry], member: int) -> None:
+    """Insert `member`'s journal entries; one already written (same table and number) is left as it is."""
     if not entries:
         return
-    rows = [{"uid": e.uid, "seq": e.seq, "kind": e.kind, "data": json.dumps(e.data)} for e in entries]
+    rows = [
+        {"member": member, "uid": e.uid, "seq": e.seq, "kind": e.kind, "data": json.dumps(e.data)}
+        for e in entries
+    ]
     _insert_pages(session, JournalEntry, rows, lambda insert: insert.on_conflict_do_nothing())
 
 
@@ -676,26 +707,35 @@ _pages: dict[
 ] = {}  # the driver's SQL, its parameters' order
 
 
-def _set_aside(session: Session, uid: int, seq: int, reason: str, row: tuple[str, str] | None = None) -> None:
+def _set_aside(
+    session: Session, member: int, uid: int, seq: int, reason: str, row: tuple[str, str] | None = None
+) -> None:
     """Move one journal entry to journal_set_aside (`row`: its kind and data, when already read)."""
+    where = [*_journal(uid, member), JournalEntry.seq == seq]
     if row is None:
-        entry = session.get(JournalEntry, (uid, seq))
+        entry = session.scalars(select(JournalEntry).where(*where)).first()
         if entry is None:
             return
         row = (entry.kind, entry.data)
     kind, data = row
     session.add(
         JournalSetAside(
-            uid=uid, seq=seq, kind=kind, data=data, reason=reason[:300], set_aside_at=datetime.now(UTC)
+            member=member,
+            uid=uid,
+            seq=seq,
+            kind=kind,
+            data=data,
+            reason=reason[:300],
+            set_aside_at=datetime.now(UTC),
         )
     )
-    session.execute(delete(JournalEntry).where(JournalEntry.uid == uid, JournalEntry.seq == seq))
+    session.execute(delete(JournalEntry).where(*where))
     log.warning("journal entry set aside %s", Fields(uid=uid, seq=seq, kind=kind, reason=reason[:300]))
 
 
-def _set_aside_unreadable(session: Session, rows: list[tuple[int, int, str, str, str]]) -> None:
+def _set_aside_unreadable(session: Session, rows: list[tuple[int, int, str, str, str]], member: int) -> None:
     for uid, seq, kind, data, reason in rows:
-        _set_aside(session, uid, seq, reason, (kind, data))
+        _set_aside(session, member, uid, seq, reason, (kind, data))
 
 
 def _registered(session: Session, nick: str) -> User | None:
@@ -708,7 +748,7 @@ def _rating(user: User) -> Rating:
     return Rating(user.rating, user.deviation, user.volatility)
 
 
-def _archive(session: Session, game: FinishedGame) -> tuple[int, list[Account]]:
+def _archive(session: Session, game: FinishedGame, member: int) -> tuple[int, list[Account]]:
     """Store a finished game, with the players' ratings as they were before it; rate it if it counts."""
     blue, red = _registered(session, game.blue), _registered(session, game.red)
     record = game.record
@@ -752,7 +792,7 @@ def _archive(session: Session, game: FinishedGame) -> tuple[int, list[Account]]:
             .values(result=row.result, game_number=row.number)
         )
     archived = _Entry(game.uid, game.journal_seq, "archived", {"number": row.number, "game": game.game_index})
-    _insert_entries(session, [archived])
+    _insert_entries(session, [archived], member)
     return row.number, changed
 
 

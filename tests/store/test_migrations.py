@@ -136,3 +136,45 @@ async def test_0004_gives_each_look_to_the_oldest_account_and_every_account_stil
             await store.accounts.register("A1an", registered_id("A1an", "pw"), "", "en")
     finally:
         await store.close()
+
+
+async def test_0006_gives_what_was_stored_before_to_the_server_alone(empty_database: str) -> None:
+    """A database from before clusters: its live tables, journals and sessions are member 0's, which a
+    server alone reads back; downgrading keeps them."""
+    engine = open_engine(empty_database)
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0005"))
+        await connection.execute(
+            text("INSERT INTO tables (uid, opened_at) VALUES (7, '2026-11-27 09:00:00')")
+        )
+        for uid, seq in ((7, 1), (7, 2), (0, 1), (-2, 1)):
+            await connection.execute(
+                text("INSERT INTO journal (uid, seq, kind, data) VALUES (:uid, :seq, 'k', '{}')"),
+                {"uid": uid, "seq": seq},
+            )
+    await migrate(engine)
+    async with engine.connect() as connection:
+        journal = (
+            await connection.execute(text("SELECT member, uid, seq FROM journal ORDER BY uid, seq"))
+        ).all()
+        owners = (await connection.execute(text("SELECT owner FROM tables"))).scalars().all()
+    assert [tuple(row) for row in journal] == [(0, -2, 1), (0, 0, 1), (0, 7, 1), (0, 7, 2)]
+    assert owners == [0]
+
+    store = await Store.open(empty_database)
+    try:
+        journals, next_uid = await store.writer.load_journal()
+    finally:
+        await store.close()
+    assert {uid: [seq for seq, _, _ in entries] for uid, entries in journals.items()} == {
+        -2: [1],
+        0: [1],
+        7: [1, 2],
+    }
+    assert next_uid == 8
+
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.downgrade(alembic_config(sync), "0005"))
+        rows = (await connection.execute(text("SELECT uid, seq FROM journal ORDER BY uid, seq"))).all()
+    await engine.dispose()
+    assert [tuple(row) for row in rows] == [(-2, 1), (0, 1), (7, 1), (7, 2)]
