@@ -12,7 +12,7 @@ import asyncio
 import logging
 import random
 import time as _time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
 
 from server.engine.gametype import GameType
@@ -194,6 +194,7 @@ class Hub:
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
+        self.tables.numbers.close()
 
     def _sweep_and_rearm(self) -> None:
         try:
@@ -215,6 +216,10 @@ class Hub:
 
     def restore(self, journals: Journals, next_uid: int, sessions: LiveSessions | None = None) -> None:
         self.restorer.restore(journals, next_uid, sessions)
+
+    def reserve_table_numbers(self, reserve: Callable[[int], Awaitable[range]], first: range) -> None:
+        """A member of a cluster: table numbers from blocks reserved in the shared database (TableNumbers)."""
+        self.tables.numbers.reserve_from(reserve, first)
 
     def storage_changed(self, failure: str | None) -> None:
         self.games.storage_changed(failure)

@@ -131,7 +131,7 @@ class Invitations:
                 raise ProtocolError(
                     "badGameType", "The archived game has dots of a colour the analyser may not place."
                 )
-        self.ctx.limits.room_for_a_table(len(self.tables) - 1, player)
+        self.tables.room_for_a_table(player)
         self.ctx.limits.games_of(self.tables.values(), player, analysis=True)
         self.ctx.limits.invitation(player, player.nick, self.ctx.timers.now())
         room = self.tables.open_table(game_type, player.nick, player.nick, setup=setup).room
@@ -153,7 +153,7 @@ class Invitations:
             seat = room.seat_of(player.nick) if room is not None else 0
             if seat and room.game.result is None and self.computer.level_of(room.nick_of(3 - seat)):
                 raise ProtocolError("busy", f"First finish your game with the computer at table {table.uid}.")
-        self.ctx.limits.room_for_a_table(len(self.tables) - 1, player)
+        self.tables.room_for_a_table(player)
 
     def _incoming(self, player: Player) -> Invitation:
         invitation = self.incoming.get(player)
@@ -173,7 +173,7 @@ class Invitations:
 
     def _accept(self, player: Player) -> None:
         invitation = self._incoming(player)
-        self.ctx.limits.room_for_a_table(len(self.tables) - 1, invitation.inviter, player)
+        self.tables.room_for_a_table(invitation.inviter, player)
         self.ctx.limits.games_of(self.tables.values(), invitation.inviter)
         self.ctx.limits.games_of(self.tables.values(), player)
         self.drop(invitation)

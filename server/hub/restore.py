@@ -60,7 +60,7 @@ class Restorer:
         """
         if sessions is not None:
             self.bus.continue_after(sessions.event_mark)
-        self.tables.next_uid = max(self.tables.next_uid, next_uid)
+        self.tables.numbers.next_uid = max(self.tables.numbers.next_uid, next_uid)
         k_noted = journals.pop(SESSION_JOURNAL, [])
         self.saved.seq = max((seq for seq, _, _ in k_noted), default=0)
         for seq, kind, data in journals.pop(PRIVATE_JOURNAL, []):

@@ -7,8 +7,9 @@ A table's events go out through the bus; its game (server/hub/room.py) is played
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+from collections.abc import Awaitable, Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
 from typing import Any
 
 from server.engine.gametype import GameType
@@ -28,6 +29,55 @@ from server.protocol.codec import ProtocolError
 log = logging.getLogger(__name__)
 
 
+TABLE_BLOCK = 1000  # table numbers a member of a cluster reserves at once; the next block is asked for ...
+TABLE_BLOCK_LOW = 250  # ... while this many are left
+
+
+class TableNumbers:
+    """Where a new table's number comes from. A server alone counts on from the highest number it has
+    stored. A member of a cluster takes them from blocks reserved in the shared database, so that no
+    two members hand out the same one (docs/cluster.md); it asks for the next block while a quarter of
+    the current one is left, and reports no number only if 250 tables opened within one round trip."""
+
+    def __init__(self) -> None:
+        self.next_uid = 1
+        self._reserve: Callable[[int], Awaitable[range]] | None = None
+        self._block = range(0)
+        self._next_block: range | None = None
+        self._asking: asyncio.Task[None] | None = None
+
+    def reserve_from(self, reserve: Callable[[int], Awaitable[range]], first: range) -> None:
+        """From now on, numbers from blocks `reserve(count)` hands out; `first` is the first block."""
+        self._reserve, self._block = reserve, first
+
+    def available(self) -> bool:
+        return self._reserve is None or bool(self._block) or bool(self._next_block)
+
+    def take(self) -> int:
+        if self._reserve is None:
+            self.next_uid += 1
+            return self.next_uid - 1
+        if not self._block and self._next_block is not None:
+            self._block, self._next_block = self._next_block, None
+        uid, self._block = self._block[0], self._block[1:]
+        if len(self._block) < TABLE_BLOCK_LOW and self._next_block is None and self._asking is None:
+            self._asking = asyncio.get_running_loop().create_task(self._ask())
+        return uid
+
+    async def _ask(self) -> None:
+        assert self._reserve is not None
+        try:
+            self._next_block = await self._reserve(TABLE_BLOCK)
+        except Exception:  # storage failing: asked again at the next table
+            log.exception("table numbers could not be reserved")
+        finally:
+            self._asking = None
+
+    def close(self) -> None:
+        if self._asking is not None:
+            self._asking.cancel()
+
+
 class Tables(Mapping[int, Table]):
     def __init__(self, ctx: Context, bus: LocalBus, roster: Roster, saved: SavedSessions) -> None:
         self.ctx, self.bus, self.roster, self.saved = ctx, bus, roster, saved
@@ -36,7 +86,7 @@ class Tables(Mapping[int, Table]):
         # the `i` line of everyone in the lobby, in the lobby's order: a whole lobby state joins these
         # strings instead of visiting thousands of sessions, which cost 4 ms at 10,000 (issue 19)
         self.lobby_infos: dict[str, str] = {}
-        self.next_uid = 1
+        self.numbers = TableNumbers()
         self.moves_played = 0  # for /metrics
         # what happens when a game ends: set by the part that plays the games (server/hub/games.py)
         self.game_over: Callable[[Room], None] = lambda room: None
@@ -74,6 +124,12 @@ class Tables(Mapping[int, Table]):
         table = self.by_uid[uid] = Table(uid, chat, channel.log, waiters=channel.waiters)
         return table
 
+    def room_for_a_table(self, *players: Player) -> None:
+        """Room for one more game table between `players` (Limits.room_for_a_table), and a number for it."""
+        if not self.numbers.available():
+            raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
+        self.ctx.limits.room_for_a_table(len(self) - 1, *players)
+
     def open_table(
         self,
         game_type: GameType,
@@ -83,8 +139,7 @@ class Tables(Mapping[int, Table]):
         setup: Setup | None = None,
     ) -> Table:
         """A new game table, announced in the lobby (`ga`, `d`, `x`); its players sit at it."""
-        uid = self.next_uid
-        self.next_uid += 1
+        uid = self.numbers.take()
         seed = self.ctx.rng.randrange(2**32)
         table = self.new_table(uid, game_type, blue, red, seed, auto, setup)
         self.ctx.persistence.table_opened(uid)

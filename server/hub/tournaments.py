@@ -45,7 +45,7 @@ class Tournaments:
             raise ProtocolError("badSayHiTimes", f"sayHiTimes must be K.L with K and L in 0..{MAX_SAY_HI}.")
         if game_type.kind in (GameKind.AI, GameKind.ANALYSIS) or game_type.start.kind is StartKind.SGF:
             raise ProtocolError("badGameType", "A tournament table is a game between two players.")
-        self.ctx.limits.room_for_a_table(len(self.tables) - 1)
+        self.tables.room_for_a_table()
         blue, red = first, second
         if game_type.kind is GameKind.RANKED and game_type.who_starts is WhoStarts.SERVER:
             if first in ratings and second in ratings and ratings[second] < ratings[first]:
