@@ -19,11 +19,13 @@ test: test-sqlite test-postgres
 test-sqlite: install
 	scripts/ensure-debian-package nginx nginx-light
 	scripts/ensure-debian-package chromium chromium
+	scripts/ensure-debian-package redis-server redis-server
 	$(VENV)/bin/pytest
 
 test-postgres: install
 	scripts/ensure-debian-package nginx nginx-light
 	scripts/ensure-debian-package chromium chromium
+	scripts/ensure-debian-package redis-server redis-server
 	scripts/with-postgres $(VENV)/bin/pytest -p no:cacheprovider
 
 run: install

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
+import socket
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -14,10 +16,12 @@ from server.config import Settings
 from server.hub.computer import worker_pool
 from server.hub.hub import Hub
 from server.hub.limits import Caps
+from server.hub.tables import TABLE_BLOCK
+from server.logs import Fields
 from server.store.serverlock import Holder
 from server.store.store import Store
 from server.web import archive, auth, clients, frontdoor, health, kropki, metrics, tournament
-from server.web.common import HUB_KEY, STORE_KEY
+from server.web.common import HUB_KEY, MEMBERSHIP_KEY, STORE_KEY
 from server.web.connections import DIRECT_PATHS_KEY
 from server.web.limits import AddressLimiter, LoginGuard
 
@@ -63,6 +67,8 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     )
     app[auth.REGISTER_LIMITER_KEY] = AddressLimiter(*auth.REGISTRATIONS)
     app.cleanup_ctx.append(_store_and_hub)
+    if settings.redis_url is not None:
+        app.cleanup_ctx.append(_membership)
     app.on_shutdown.append(_announce_shutdown)
     for module in (health, kropki, auth, archive, tournament, metrics):
         app.add_routes(module.routes)
@@ -92,8 +98,9 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     everything still queued before disconnecting."""
     hub, settings = app[HUB_KEY], app[SETTINGS_KEY]
     # The server lock comes first: a second server on this database is refused before it writes.
+    member = settings.member_name
     store = await Store.open(
-        settings.db_url, upgrade=settings.migrate, serving=Holder.this_process(settings.port)
+        settings.db_url, upgrade=settings.migrate, serving=Holder.this_process(settings.port), member=member
     )
     app[STORE_KEY] = store
     app[auth.ACCOUNTS_KEY] = store.accounts
@@ -104,6 +111,8 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     store.writer.on_storage_change = hub.storage_changed
     journals, next_uid = await store.writer.load_journal()
     hub.restore(journals, next_uid, await store.writer.load_sessions())
+    if member is not None:
+        hub.reserve_table_numbers(store.reserve_table_numbers, await store.reserve_table_numbers(TABLE_BLOCK))
     workers = app[SETTINGS_KEY].ai_workers
     pool = worker_pool(workers) if workers else None
     if pool is not None:
@@ -120,6 +129,21 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
         pool.shutdown(wait=False, cancel_futures=True)
     await store.close()
     log.info("store closed")
+
+
+async def _membership(app: web.Application) -> AsyncIterator[None]:
+    """A member of a cluster announces itself in Redis once its store is open (docs/cluster.md)."""
+    settings = app[SETTINGS_KEY]
+    name = settings.member_name
+    assert settings.redis_url is not None and name is not None
+    from server.cluster.membership import Membership  # redis-py: the `cluster` extra, needed only here
+
+    info: dict[str, object] = {"host": socket.gethostname(), "port": settings.port, "pid": os.getpid()}
+    membership = app[MEMBERSHIP_KEY] = Membership(settings.redis_url, name, info)
+    await membership.start()
+    log.info("cluster member %s", Fields(member=name, number=app[STORE_KEY].writer.member))
+    yield
+    await membership.stop()
 
 
 async def _announce_shutdown(app: web.Application) -> None:

@@ -25,8 +25,10 @@ from server.config import (
     ENV_GAMES_PER_PLAYER,
     ENV_HOST,
     ENV_MAX_CONNECTIONS,
+    ENV_MEMBER,
     ENV_PLAYERS_PER_ADDRESS,
     ENV_PORT,
+    ENV_REDIS_URL,
     ENV_REGISTERED_SHARE,
     ENV_STATIC,
     ENV_TRUSTED_PROXIES,
@@ -36,10 +38,13 @@ from server.config import (
     ConfigError,
     Settings,
     absolute_db_url,
+    check_cluster,
     parse_address,
     parse_ai_workers,
     parse_event_loop,
+    parse_member,
     parse_port,
+    parse_redis_url,
     parse_share,
     parse_whole,
     sqlite_data_dir,
@@ -74,6 +79,18 @@ def _count_flag(value: str) -> int:
     if not value.isdigit() or not 1 <= int(value) <= 1_000_000:
         raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 1000000, got {value!r}")
     return int(value)
+
+
+def _checked(parse: Callable[[str], str]) -> Callable[[str], str]:
+    """argparse type for a flag read by `parse`: a bad value becomes a usage error (exit 2)."""
+
+    def parse_flag(value: str) -> str:
+        try:
+            return parse(value)
+        except ConfigError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse_flag
 
 
 def _whole_flag(flag: str, highest: int) -> Callable[[str], int]:
@@ -225,6 +242,19 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"the longest wait between tries of one account (env {ENV_FAILED_LOGIN_MAX_WAIT}, default 900)",
     )
     serve.add_argument(
+        "--redis-url",
+        type=_checked(parse_redis_url),
+        metavar="URL",
+        help=f"run as a member of a cluster over this Redis, e.g. redis://HOST:6379/0, sharing a PostgreSQL "
+        f"--db with the other members (docs/cluster.md; env {ENV_REDIS_URL})",
+    )
+    serve.add_argument(
+        "--member",
+        type=_checked(parse_member),
+        metavar="NAME",
+        help=f"this member's name in the cluster (env {ENV_MEMBER}, default HOST:PORT)",
+    )
+    serve.add_argument(
         "--log-level",
         type=_log_level,
         metavar="LEVEL",
@@ -316,6 +346,8 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         failed_login_max_wait=getattr(args, "failed_login_max_wait", None) or base.failed_login_max_wait,
         max_connections=getattr(args, "max_connections", None) or base.max_connections,
         event_loop=getattr(args, "event_loop", None) or base.event_loop,
+        redis_url=getattr(args, "redis_url", None) or base.redis_url,
+        member=getattr(args, "member", None) or base.member,
     )
 
 
@@ -341,6 +373,11 @@ def _serve(settings: Settings, log_level: str) -> int:
     from server.web import connections
     from server.web.accesslog import RedactingAccessLogger, install_malformed_request_filter
 
+    refusals: tuple[type[Exception], ...] = (SchemaError, ServerLockError)
+    if settings.redis_url is not None:
+        from server.cluster.membership import MembershipError
+
+        refusals += (MembershipError,)
     logs.configure(log_level)
     install_malformed_request_filter()
     tune_garbage_collector()
@@ -360,7 +397,7 @@ def _serve(settings: Settings, log_level: str) -> int:
                 "listening on http://%s:%d %s", settings.host, settings.port, logs.Fields(version=__version__)
             ),
         )
-    except (SchemaError, ServerLockError) as refused:
+    except refusals as refused:
         print(f"kropki-server: error: {refused}", file=sys.stderr)
         return 1
     return 0
@@ -503,6 +540,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             settings = resolve_settings(args, os.environ)
             log_level = resolve_log_level(args, os.environ)
+            check_cluster(settings)
             data_dir = sqlite_data_dir(settings.db_url)
             if settings.static_dir is not None and not settings.static_dir.is_dir():
                 raise ConfigError(f"static folder {str(settings.static_dir)!r} is not a directory")

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 import ipaddress
+import re
+import socket
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -46,6 +49,10 @@ DEFAULT_REGISTERED_SHARE = 20
 MAX_REGISTERED_SHARE = 90
 MAX_WAIT = 24 * 3600
 ENV_EVENT_LOOP = "KROPKI_EVENT_LOOP"
+ENV_REDIS_URL = "KROPKI_REDIS_URL"
+ENV_MEMBER = "KROPKI_MEMBER"
+REDIS_SCHEMES = ("redis", "rediss", "unix")
+MEMBER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,99}")  # a host and port fit: kropki-2.example:8080
 # auto: uvloop when it is installed (pip install '.[fast]'), else asyncio's own loop
 EVENT_LOOPS = ("auto", "uvloop", "asyncio")
 
@@ -88,6 +95,15 @@ class Settings:
     failed_login_max_wait: int = DEFAULT_FAILED_LOGIN_MAX_WAIT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     event_loop: str = "auto"
+    redis_url: str | None = None  # a member of a cluster over this Redis (docs/cluster.md); None: alone
+    member: str | None = None  # the member's name in the cluster; None: its host and port
+
+    @property
+    def member_name(self) -> str | None:
+        """The name this server has in its cluster, or None when it runs alone."""
+        if self.redis_url is None:
+            return None
+        return self.member or f"{socket.gethostname()}:{self.port}"
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -131,6 +147,41 @@ class Settings:
             event_loop=parse_event_loop(environ[ENV_EVENT_LOOP], ENV_EVENT_LOOP)
             if environ.get(ENV_EVENT_LOOP)
             else "auto",
+            redis_url=parse_redis_url(environ[ENV_REDIS_URL], ENV_REDIS_URL)
+            if environ.get(ENV_REDIS_URL)
+            else None,
+            member=parse_member(environ[ENV_MEMBER], ENV_MEMBER) if environ.get(ENV_MEMBER) else None,
+        )
+
+
+def parse_redis_url(value: str, name: str = "--redis-url") -> str:
+    """A Redis URL as redis-py reads it (redis://HOST:PORT/DB, rediss://..., unix:///path)."""
+    parts = urlsplit(value)
+    if parts.scheme not in REDIS_SCHEMES or (parts.scheme != "unix" and not parts.hostname):
+        raise ConfigError(f"{name} must be a URL like redis://HOST:6379/0, got {value!r}")
+    return value
+
+
+def parse_member(value: str, name: str = "--member") -> str:
+    if not MEMBER_NAME.fullmatch(value):
+        raise ConfigError(
+            f"{name} must be 1-100 letters, digits and . _ : - starting with a letter or digit, got {value!r}"
+        )
+    return value
+
+
+def check_cluster(settings: Settings) -> None:
+    """A cluster's members share one PostgreSQL database (docs/cluster.md)."""
+    if settings.redis_url is None:
+        return
+    try:
+        backend = make_url(settings.db_url).get_backend_name()
+    except ArgumentError:
+        raise ConfigError(f"not a database URL: {settings.db_url!r}") from None
+    if backend != "postgresql":
+        raise ConfigError(
+            "--redis-url: the members of a cluster share one PostgreSQL database "
+            "(--db postgresql+asyncpg://USER@HOST/NAME); SQLite serves one server alone"
         )
 
 

@@ -86,6 +86,41 @@ def test_bad_database_url_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -
     assert "not a database URL: 'not a url'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["--redis-url", "redis://127.0.0.1:6379/0"],
+            "the members of a cluster share one PostgreSQL database",
+        ),
+        (["--redis-url", "http://redis:6379"], "--redis-url must be a URL like redis://HOST:6379/0"),
+        (["--redis-url", "redis://"], "--redis-url must be a URL like redis://HOST:6379/0"),
+        (["--member", "a b"], "--member must be 1-100 letters, digits and . _ : -"),
+    ],
+)
+def test_cluster_flags_are_checked_before_anything_starts(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", *argv])
+
+    assert exit_info.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_cluster_settings_come_from_the_environment_too() -> None:
+    args = build_parser().parse_args(["serve", "--db", "postgresql+asyncpg://k@db/kropki"])
+    environ = {"KROPKI_REDIS_URL": "redis://cache:6379/1", "KROPKI_MEMBER": "kropki-2"}
+    settings = resolve_settings(args, environ)
+    assert (settings.redis_url, settings.member_name) == ("redis://cache:6379/1", "kropki-2")
+    alone = resolve_settings(args, {})
+    assert (alone.redis_url, alone.member_name) == (None, None)
+    unnamed = resolve_settings(
+        build_parser().parse_args(["serve", "--port", "8082"]), environ | {"KROPKI_MEMBER": ""}
+    )
+    assert unnamed.member_name == f"{socket.gethostname()}:8082"
+
+
 DEFAULT_DB = f"sqlite+aiosqlite:///{Path.cwd() / 'data' / 'kropki.sqlite3'}"  # ./data, made absolute
 
 

@@ -6,6 +6,7 @@ import functools
 import logging
 import traceback
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 from multidict import CIMultiDict, MultiDictProxy
@@ -16,10 +17,15 @@ from server.store.store import Store
 from server.web.headers import SECURITY_HEADERS
 from server.web.metrics import METRICS_KEY
 
+if TYPE_CHECKING:
+    from server.cluster.membership import Membership
+
 log = logging.getLogger(__name__)
 
 HUB_KEY = web.AppKey("hub", Hub)
 STORE_KEY = web.AppKey("store", Store)
+# Set only on a member of a cluster (server/app.py); redis-py is imported only then.
+MEMBERSHIP_KEY: web.AppKey[Membership] = web.AppKey("membership")
 Query = MultiDictProxy[str]
 
 

@@ -11,7 +11,7 @@ from aiohttp import web
 from server import __version__
 from server.logs import Fields
 from server.store.database import SchemaError, check_schema
-from server.web.common import STORE_KEY, utc_text
+from server.web.common import MEMBERSHIP_KEY, STORE_KEY, utc_text
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +31,8 @@ async def healthz(request: web.Request) -> web.Response:
 @routes.get("/readyz")
 async def readyz(request: web.Request) -> web.Response:
     """Ready to serve players: storage takes writes (known without asking the database again while
-    it does not), the database answers and its schema is the code's."""
+    it does not), the database answers and its schema is the code's; a member of a cluster also says
+    how it stands with Redis and the other members."""
     writer = request.app[STORE_KEY].writer
     if writer.storage_failure is not None and writer.failing_since is not None:
         since = utc_text(datetime.fromtimestamp(writer.failing_since, UTC))
@@ -44,9 +45,16 @@ async def readyz(request: web.Request) -> web.Response:
     except Exception as failure:  # unreachable, locked, timed out: the probe says so instead of failing
         log.warning("readiness check failed %s", Fields(error=type(failure).__name__))
         return _unready(f"database unreachable ({type(failure).__name__})")
-    return web.json_response(
-        {"status": "ready", "version": __version__}, headers={"Cache-Control": "no-store"}
-    )
+    answer: dict[str, object] = {"status": "ready", "version": __version__}
+    membership = request.app.get(MEMBERSHIP_KEY)
+    if membership is not None:
+        # A member cut off from Redis still serves its own players: it stays in its balancer's pool
+        # (200), and says what it lacks (docs/cluster.md).
+        answer["cluster"] = membership.status()
+        if not membership.connected:
+            answer["status"] = "degraded"
+            answer["reason"] = "redis unreachable: serving this member's players only"
+    return web.json_response(answer, headers={"Cache-Control": "no-store"})
 
 
 def _unready(reason: str) -> web.Response:

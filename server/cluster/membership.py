@@ -1,0 +1,264 @@
+"""Membership: each member announces itself in Redis and sees the other members that are alive.
+
+An announcement is a key that expires unless its member's heartbeat renews it, so a member that dies,
+even by SIGKILL, drops out once its ttl has passed, and nobody has to clean up after it. A member does
+not need Redis to serve: one that cannot reach it is *isolated*, serves its own players only, and its
+heartbeat keeps trying until Redis answers again; the caller hears of both changes through `on_change`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from redis.asyncio import Redis
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
+
+KEY_PREFIX = "kropki:member:"  # + a member's name: its announcement (JSON), expiring unless renewed
+MEMBERS_KEY = "kropki:members"  # the set of announced names; whoever sees a name's key gone removes it
+DEFAULT_HEARTBEAT = 2.0  # seconds between two renewals of an announcement
+DEFAULT_TTL = 10.0  # seconds an announcement outlives its last renewal: how long a dead member still counts
+CALL_TIMEOUT = 1.0  # seconds one call to Redis may take, so an unreachable Redis never stalls a member
+
+_UNREACHABLE = (RedisError, OSError, TimeoutError)
+
+# Writes the announcement only while the key is free or already this instance's, so a member never takes
+# the name of a live namesake (SET NX would refuse its own key on a renewal). Returns what another
+# instance holds, nil once written.
+_ANNOUNCE = """
+local held = redis.call('GET', KEYS[1])
+if held and held ~= ARGV[1] then
+    return held
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return false
+"""
+# Withdraws the announcement only while it is this instance's: a namesake that took over keeps its own.
+_WITHDRAW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+    redis.call('DEL', KEYS[1])
+    redis.call('SREM', KEYS[2], ARGV[2])
+end
+return 0
+"""
+
+
+class MembershipError(RuntimeError):
+    """A start that must be refused; the message says what to change."""
+
+
+class Membership:
+    """One member's announcement in Redis, renewed by a heartbeat, and its view of the live members."""
+
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        info: dict[str, object],
+        *,
+        heartbeat: float = DEFAULT_HEARTBEAT,
+        ttl: float = DEFAULT_TTL,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not 0 < heartbeat < ttl:
+            raise ValueError(f"heartbeat ({heartbeat} s) must be positive and shorter than ttl ({ttl} s)")
+        self._url = url
+        self._name = name
+        self._heartbeat = heartbeat
+        self._ttl = ttl
+        self._clock = clock
+        self._key = KEY_PREFIX + name
+        self._ttl_ms = max(1, round(ttl * 1000))
+        # The instance token tells this process's key from a namesake's, e.g. a restarted member's.
+        announcement = {**info, "instance": secrets.token_hex(8), "since": _iso(clock())}
+        self._announcement = json.dumps(announcement, separators=(",", ":"))
+        self._client: Redis | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._connected = False
+        self._isolated_since: float | None = None
+        self._displaced = False
+        self._members: tuple[str, ...] = ()
+        self.on_change: Callable[[bool], None] | None = None
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    @property
+    def isolated_since(self) -> float | None:
+        return self._isolated_since
+
+    @property
+    def members(self) -> tuple[str, ...]:
+        return self._members
+
+    def status(self) -> dict[str, object]:
+        """What a readiness probe reports: isolation is when Redis went away, so it can be alerted on."""
+        if self._connected:
+            return {"member": self._name, "redis": "connected", "members": list(self._members)}
+        since = None if self._isolated_since is None else _iso(self._isolated_since)  # None before start
+        return {"member": self._name, "redis": "unreachable", "isolated_since": since}
+
+    async def start(self) -> None:
+        """Claims the name, then beats; an unreachable Redis only isolates the member, so it still serves.
+
+        A namesake's key is waited out, as a member that died leaves it behind for up to ttl; one still
+        renewed after that belongs to a live member, and this start is refused."""
+        # No retries inside the client: the heartbeat is the retry, and a call must fail fast.
+        client = Redis.from_url(
+            self._url,
+            decode_responses=True,
+            socket_connect_timeout=CALL_TIMEOUT,
+            socket_timeout=CALL_TIMEOUT,
+            retry=Retry(NoBackoff(), 0),
+        )
+        self._client = client
+        try:
+            await self._claim(client)
+            await self._beat(client)
+        except _UNREACHABLE as error:
+            self._isolate(error)
+        except BaseException:
+            self._client = None
+            await client.aclose()
+            raise
+        else:
+            self._connected = True
+        self._task = asyncio.create_task(self._beat_forever(client), name=f"cluster heartbeat {self._name}")
+
+    async def stop(self) -> None:
+        """Withdraws the announcement at once, so the other members need not wait for its ttl."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.wait([self._task])
+            self._task = None
+        client, self._client = self._client, None
+        if client is None:
+            return
+        try:
+            await _bounded(client.eval(_WITHDRAW, 2, self._key, MEMBERS_KEY, self._announcement, self._name))
+        except _UNREACHABLE as error:
+            log.debug("member %r not withdrawn from redis: %s", self._name, _reason(error))
+        finally:
+            await client.aclose()
+
+    async def _claim(self, client: Redis) -> None:
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._ttl + 1
+        held = await _bounded(self._announce(client))
+        if held is not None:
+            log.info("member name %r is held (%s); waiting for it to expire", self._name, _holder(held))
+        while held is not None:
+            remaining = deadline - loop.time()
+            if remaining <= 0:
+                raise MembershipError(
+                    f"member name {self._name!r} is in use by a live member ({_holder(held)}): "
+                    "stop that member or give this one another name"
+                )
+            await asyncio.sleep(min(self._heartbeat, remaining))
+            held = await _bounded(self._announce(client))
+
+    def _announce(self, client: Redis) -> Any:
+        """Writes the announcement (see _ANNOUNCE); on a pipeline it is queued, else awaitable."""
+        return client.eval(_ANNOUNCE, 1, self._key, self._announcement, self._ttl_ms)
+
+    async def _beat(self, client: Redis) -> None:
+        """Renews the announcement and reads which members are alive, sweeping out the names that died."""
+        async with client.pipeline(transaction=False) as pipe:
+            self._announce(pipe)
+            pipe.sadd(MEMBERS_KEY, self._name)
+            pipe.smembers(MEMBERS_KEY)
+            held, _, names = await _bounded(pipe.execute())
+        if held is not None and not self._displaced:
+            log.error(
+                "member name %r is held by another instance (%s): not announced", self._name, _holder(held)
+            )
+        self._displaced = held is not None
+        names = sorted(names)
+        announcements = await _bounded(client.mget([KEY_PREFIX + name for name in names]))
+        gone = [name for name, value in zip(names, announcements, strict=True) if value is None]
+        if gone:
+            # Should this race a member's restart, that member adds its name again at its next beat.
+            await _bounded(client.srem(MEMBERS_KEY, *gone))
+        self._members = tuple(name for name in names if name not in gone)
+
+    async def _beat_forever(self, client: Redis) -> None:
+        while True:
+            await asyncio.sleep(self._heartbeat)
+            try:
+                await self._beat(client)
+            except _UNREACHABLE as error:
+                self._isolate(error)
+            except Exception:
+                log.exception("cluster heartbeat of member %r failed", self._name)
+            else:
+                self._reconnect()
+
+    def _isolate(self, error: BaseException) -> None:
+        if self._isolated_since is not None:
+            return
+        notify = self._connected  # a start that finds Redis gone is no change: `connected` was never True
+        self._connected = False
+        self._isolated_since = self._clock()
+        self._members = (self._name,)
+        log.warning(
+            "redis unreachable: serving this member's players only until it answers (%s)", _reason(error)
+        )
+        if notify:
+            self._notify(False)
+
+    def _reconnect(self) -> None:
+        if self._isolated_since is None:
+            return
+        lasted = self._clock() - self._isolated_since
+        self._connected = True
+        self._isolated_since = None
+        log.warning("redis back after %.1f s: member %r announced again", lasted, self._name)
+        self._notify(True)
+
+    def _notify(self, connected: bool) -> None:
+        if self.on_change is None:
+            return
+        try:
+            self.on_change(connected)
+        except Exception:
+            log.exception("on_change(%s) of member %r failed", connected, self._name)
+
+
+async def _bounded(call: Awaitable[Any]) -> Any:
+    """Awaits one call to Redis, bounded even where the client's socket timeouts do not reach."""
+    async with asyncio.timeout(CALL_TIMEOUT):
+        return await call
+
+
+def _holder(held: str) -> str:
+    """Who holds a name, for an operator to find that process."""
+    try:
+        data = json.loads(held)
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        return f"key holds {held[:80]!r}"
+    return ", ".join(f"{field} {data.get(field, '?')}" for field in ("host", "pid", "since"))
+
+
+def _reason(error: BaseException) -> str:
+    return str(error) or type(error).__name__
+
+
+def _iso(wall: float) -> str:
+    return datetime.fromtimestamp(wall, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

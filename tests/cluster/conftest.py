@@ -1,0 +1,99 @@
+"""A real redis-server per test, never a mock: what the cluster layer must survive (a restart that loses
+every key, a server that is gone) is what a mock would get wrong."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+MISSING = (
+    "redis-server is missing: `make test` installs it "
+    "(scripts/ensure-debian-package redis-server redis-server)"
+)
+READY_TIMEOUT = 5.0  # seconds a redis-server may take to answer its first PING
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as connection:
+            connection.sendall(b"PING\r\n")
+            return connection.recv(64).startswith(b"+PONG")
+    except OSError:
+        return False
+
+
+class RedisServer:
+    """A redis-server of a test's own, keeping nothing on disk, so a restart comes back empty."""
+
+    def __init__(self, executable: str, folder: Path) -> None:
+        self.executable = executable
+        self.folder = folder
+        self.port = _free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.log = folder / "redis-server.log"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def start(self) -> None:
+        """Starts it on this server's port and waits until it answers."""
+        assert self._process is None, "redis-server is already running"
+        command = [self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        command += ["--appendonly", "no", "--dir", str(self.folder)]
+        with self.log.open("ab") as output:
+            self._process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + READY_TIMEOUT
+        while not _answers(self.port):
+            if self._process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                pytest.fail(
+                    f"redis-server on port {self.port} did not answer PING within {READY_TIMEOUT} s:\n"
+                    + self.log.read_text(errors="replace")[-2000:]
+                )
+            time.sleep(0.02)
+
+    def stop(self) -> None:
+        """Kills it as a crash would (SIGKILL) and waits until it is gone."""
+        if self._process is not None:
+            self._process.kill()
+            self._process.wait()
+            self._process = None
+
+    def restart(self) -> None:
+        self.stop()
+        self.start()
+
+    def pause(self) -> None:
+        """Freezes it (SIGSTOP): connections are accepted by the kernel, but no call is ever answered."""
+        assert self._process is not None, "redis-server is not running"
+        self._process.send_signal(signal.SIGSTOP)
+
+    def resume(self) -> None:
+        assert self._process is not None, "redis-server is not running"
+        self._process.send_signal(signal.SIGCONT)
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    executable = shutil.which("redis-server") or (
+        "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
+    )
+    if executable is None:
+        pytest.fail(MISSING)
+    server = RedisServer(executable, tmp_path)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
