@@ -10,7 +10,7 @@ import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from server import __version__, logs
 from server.config import (
@@ -55,36 +55,17 @@ from server.protocol.codec import ProtocolError, check_nick
 if TYPE_CHECKING:
     from server.store.accounts import Profile
 
+T = TypeVar("T")
 ENV_LOG_LEVEL = "KROPKI_LOG_LEVEL"
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 log = logging.getLogger(__name__)
 
 
-def _port_flag(value: str) -> int:
-    """argparse type for ``--port``: a bad value becomes a usage error (exit 2), not a traceback."""
-    try:
-        return parse_port(value)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+def _checked(parse: Callable[[str], T]) -> Callable[[str], T]:
+    """argparse type for a flag read by `parse`: a bad value becomes a usage error (exit 2), not a
+    traceback."""
 
-
-def _address_flag(value: str) -> str:
-    try:
-        return parse_address(value)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _count_flag(value: str) -> int:
-    if not value.isdigit() or not 1 <= int(value) <= 1_000_000:
-        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 1000000, got {value!r}")
-    return int(value)
-
-
-def _checked(parse: Callable[[str], str]) -> Callable[[str], str]:
-    """argparse type for a flag read by `parse`: a bad value becomes a usage error (exit 2)."""
-
-    def parse_flag(value: str) -> str:
+    def parse_flag(value: str) -> T:
         try:
             return parse(value)
         except ConfigError as exc:
@@ -93,35 +74,14 @@ def _checked(parse: Callable[[str], str]) -> Callable[[str], str]:
     return parse_flag
 
 
+def _count_flag(value: str) -> int:
+    if not value.isdigit() or not 1 <= int(value) <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"must be a whole number from 1 to 1000000, got {value!r}")
+    return int(value)
+
+
 def _whole_flag(flag: str, highest: int) -> Callable[[str], int]:
-    def parse(value: str) -> int:
-        try:
-            return parse_whole(value, flag, highest)
-        except ConfigError as exc:
-            raise argparse.ArgumentTypeError(str(exc)) from None
-
-    return parse
-
-
-def _share_flag(value: str) -> int:
-    try:
-        return parse_share(value, "--registered-share")
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _event_loop_flag(value: str) -> str:
-    try:
-        return parse_event_loop(value)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _ai_workers_flag(value: str) -> int:
-    try:
-        return parse_ai_workers(value)
-    except ConfigError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
+    return _checked(lambda value: parse_whole(value, flag, highest))
 
 
 def _log_level(value: str) -> str:
@@ -143,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the HTTP server", description="Run the HTTP server.")
     serve.add_argument("--host", help=f"address to bind (env {ENV_HOST}, default 127.0.0.1)")
-    serve.add_argument("--port", type=_port_flag, help=f"TCP port (env {ENV_PORT}, default 8080)")
+    serve.add_argument("--port", type=_checked(parse_port), help=f"TCP port (env {ENV_PORT}, default 8080)")
     _db_flag(serve)
     serve.add_argument(
         "--migrate", action="store_true", help="bring the database schema up to date before serving"
@@ -158,7 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--trusted-proxy",
         metavar="ADDR",
         action="append",
-        type=_address_flag,
+        type=_checked(parse_address),
         help="a reverse proxy whose X-Forwarded-For header names the client (repeatable; "
         f"env {ENV_TRUSTED_PROXIES}, comma-separated; default none)",
     )
@@ -166,7 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--unlimited",
         metavar="ADDR",
         action="append",
-        type=_address_flag,
+        type=_checked(parse_address),
         help="a client address exempt from the per-address limits, e.g. for load tests "
         f"(repeatable; env {ENV_UNLIMITED})",
     )
@@ -185,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--event-loop",
-        type=_event_loop_flag,
+        type=_checked(parse_event_loop),
         metavar="LOOP",
         help=f"auto, uvloop or asyncio: auto is uvloop where it is installed (pip install '.[fast]') "
         f"(env {ENV_EVENT_LOOP}, default auto)",
@@ -210,14 +170,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument(
         "--registered-share",
-        type=_share_flag,
+        type=_checked(lambda value: parse_share(value, "--registered-share")),
         metavar="PERCENT",
         help="share of the player and table slots kept for registered players "
         f"(env {ENV_REGISTERED_SHARE}, default 20)",
     )
     serve.add_argument(
         "--ai-workers",
-        type=_ai_workers_flag,
+        type=_checked(parse_ai_workers),
         metavar="N",
         help=f"processes for the AI players' moves; 0 = no AI players (env {ENV_AI_WORKERS}, default 1)",
     )
