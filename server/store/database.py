@@ -11,8 +11,9 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import event
-from sqlalchemy.engine import Connection
+from sqlalchemy import Table, event
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.engine import Connection, Dialect
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 
 from server.logs import Fields
@@ -42,6 +43,11 @@ def open_engine(url: str) -> AsyncEngine:
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", sqlite_pragmas)
     return engine
+
+
+def insert_with_on_conflict(dialect: Dialect, table: Table) -> Any:
+    """The dialect's INSERT into `table`, which has ON CONFLICT on both SQLite and PostgreSQL."""
+    return (postgresql if dialect.name == "postgresql" else sqlite).insert(table)
 
 
 def sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:

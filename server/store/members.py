@@ -12,9 +12,9 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from sqlalchemy import BigInteger, cast, func, literal, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
+from server.store.database import insert_with_on_conflict
 from server.store.models import LiveTable, Member, ServerState
 
 TABLE_MARK = "table_mark"  # server_state: every table number below it is used or reserved
@@ -23,7 +23,7 @@ TABLE_MARK = "table_mark"  # server_state: every table number below it is used o
 async def member_number(sessions: async_sessionmaker, name: str) -> int:
     """The number of the member called `name`, given at its first start and the same ever after."""
     async with sessions.begin() as session:
-        insert = (postgresql if session.bind.dialect.name == "postgresql" else sqlite).insert(Member)
+        insert = insert_with_on_conflict(session.bind.dialect, Member.__table__)
         await session.execute(
             insert.values(name=name, joined_at=datetime.now(UTC)).on_conflict_do_nothing(
                 index_elements=["name"]
@@ -36,7 +36,7 @@ async def reserve_table_numbers(sessions: async_sessionmaker, count: int) -> ran
     """`count` table numbers no one else has or will have: the counter starts above every table ever
     opened, so numbers of a server that ran alone before are not handed out again."""
     async with sessions.begin() as session:
-        insert = (postgresql if session.bind.dialect.name == "postgresql" else sqlite).insert(ServerState)
+        insert = insert_with_on_conflict(session.bind.dialect, ServerState.__table__)
         first = select(
             literal(TABLE_MARK), cast(func.coalesce(func.max(LiveTable.uid), 0) + 1, ServerState.value.type)
         )

@@ -46,7 +46,6 @@ from sqlalchemy import (
     select,
     update,
 )
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
 from sqlalchemy.orm import Session
 
@@ -65,7 +64,7 @@ from server.hub.persistence import (
 from server.logs import Fields
 from server.protocol.codec import nick_key
 from server.store.accounts import account_of
-from server.store.database import BUSY_TIMEOUT_MS, sqlite_pragmas
+from server.store.database import BUSY_TIMEOUT_MS, insert_with_on_conflict, sqlite_pragmas
 from server.store.models import (
     ArchivedGame,
     JournalEntry,
@@ -574,8 +573,7 @@ def _insert(session: Session, model: type[Any]) -> Any:
 
     Of the model's table, not the model: the ORM's bulk insert would sort and check every row (a quarter
     of the CPU a journal row cost; issue 19.2)."""
-    dialect = postgresql if session.get_bind().dialect.name == "postgresql" else sqlite
-    return dialect.insert(model.__table__)
+    return insert_with_on_conflict(session.get_bind().dialect, model.__table__)
 
 
 def _journal(uid: int, member: int) -> list[Any]:
@@ -702,9 +700,8 @@ def _in_pages(
         start += size
 
 
-_pages: dict[
-    tuple[Any, ...], tuple[str, tuple[str, ...] | None]
-] = {}  # the driver's SQL, its parameters' order
+# (dialect, driver, kind, page size) -> the driver's SQL and, if positional, its parameters' order
+_pages: dict[tuple[Any, ...], tuple[str, tuple[str, ...] | None]] = {}
 
 
 def _set_aside(
