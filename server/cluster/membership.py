@@ -197,6 +197,8 @@ class Membership:
         self._members = tuple(name for name in names if name not in gone)
 
     async def _beat_forever(self, client: Redis) -> None:
+        task = asyncio.current_task()
+        assert task is not None
         while True:
             await asyncio.sleep(self._heartbeat)
             try:
@@ -207,6 +209,10 @@ class Membership:
                 log.exception("cluster heartbeat of member %r failed", self._name)
             else:
                 self._reconnect()
+            if task.cancelling():
+                # redis-py sends with asyncio.wait_for, which on Python 3.11 swallows a cancellation that
+                # arrives as the send completes (CPython gh-86296): without this, stop() waited forever.
+                raise asyncio.CancelledError
 
     def _isolate(self, error: BaseException) -> None:
         if self._isolated_since is not None:

@@ -19,6 +19,7 @@ from tests.cluster.conftest import RedisServer
 HEARTBEAT = 0.1
 TTL = 1.0
 LOGGER = "server.cluster.membership"
+STOP_WITHIN = CALL_TIMEOUT + 1  # seconds a stop may take: one bounded withdrawal
 
 NewMember = Callable[..., Awaitable[Membership]]
 
@@ -46,7 +47,8 @@ async def new_member(redis_server: RedisServer) -> AsyncIterator[NewMember]:
 
     yield start
     for member in started:
-        await member.stop()
+        async with asyncio.timeout(STOP_WITHIN):  # after a failed test, pytest-timeout no longer watches
+            await member.stop()
 
 
 @pytest.fixture
@@ -226,3 +228,27 @@ async def test_member_started_while_redis_is_down_joins_when_it_comes_up(
     assert await inspect.exists(KEY_PREFIX + "a")
     assert a.members == ("a",)
     assert a.status() == {"member": "a", "redis": "connected", "members": ["a"]}
+
+
+async def test_stop_ends_the_heartbeat_even_when_a_call_swallows_the_cancel(
+    new_member: NewMember, inspect: Redis
+) -> None:
+    """redis-py sends with asyncio.wait_for, which on Python 3.11 returns normally when the call completes
+    as its task is cancelled (CPython gh-86296); that race hung a CI run in stop() for 90 minutes."""
+    a = await new_member("a")
+    sent = asyncio.get_running_loop().create_future()
+    sending = asyncio.Event()
+
+    real_beat = a._beat
+
+    async def send_once_as_redis_py_does(client: Redis) -> None:
+        a._beat = real_beat  # type: ignore[method-assign]
+        sending.set()
+        await asyncio.wait_for(sent, CALL_TIMEOUT)
+
+    a._beat = send_once_as_redis_py_does  # type: ignore[method-assign]
+    await sending.wait()
+    sent.set_result(None)  # the send completes in the same turn of the loop as stop() cancels it
+    async with asyncio.timeout(STOP_WITHIN):
+        await a.stop()
+    assert not await inspect.exists(KEY_PREFIX + "a")
