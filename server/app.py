@@ -136,13 +136,19 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS_KEY]
     name = settings.member_name
     assert settings.redis_url is not None and name is not None
-    from server.cluster.membership import Membership  # redis-py: the `cluster` extra, needed only here
+    from server.cluster.lobby import LobbyLink  # redis-py: the `cluster` extra, needed only here
+    from server.cluster.membership import Membership
 
     info: dict[str, object] = {"host": socket.gethostname(), "port": settings.port, "pid": os.getpid()}
     membership = app[MEMBERSHIP_KEY] = Membership(settings.redis_url, name, info)
+    lobby = LobbyLink(settings.redis_url, name, app[HUB_KEY])
+    membership.on_members = lobby.members_changed
+    membership.on_change = lobby.reconnected
     await membership.start()
+    await lobby.start()
     log.info("cluster member %s", Fields(member=name, number=app[STORE_KEY].writer.member))
     yield
+    await lobby.stop()
     await membership.stop()
 
 

@@ -89,6 +89,7 @@ class Membership:
         self._displaced = False
         self._members: tuple[str, ...] = ()
         self.on_change: Callable[[bool], None] | None = None
+        self.on_members: Callable[[tuple[str, ...]], None] | None = None  # the live members changed
 
     @property
     def name(self) -> str:
@@ -194,7 +195,7 @@ class Membership:
         if gone:
             # Should this race a member's restart, that member adds its name again at its next beat.
             await _bounded(client.srem(MEMBERS_KEY, *gone))
-        self._members = tuple(name for name in names if name not in gone)
+        self._see(tuple(name for name in names if name not in gone))
 
     async def _beat_forever(self, client: Redis) -> None:
         task = asyncio.current_task()
@@ -220,7 +221,7 @@ class Membership:
         notify = self._connected  # a start that finds Redis gone is no change: `connected` was never True
         self._connected = False
         self._isolated_since = self._clock()
-        self._members = (self._name,)
+        self._see((self._name,))
         log.warning(
             "redis unreachable: serving this member's players only until it answers (%s)", _reason(error)
         )
@@ -235,6 +236,16 @@ class Membership:
         self._isolated_since = None
         log.warning("redis back after %.1f s: member %r announced again", lasted, self._name)
         self._notify(True)
+
+    def _see(self, members: tuple[str, ...]) -> None:
+        if members == self._members:
+            return
+        self._members = members
+        if self.on_members is not None:
+            try:
+                self.on_members(members)
+            except Exception:
+                log.exception("on_members of member %r failed", self._name)
 
     def _notify(self, connected: bool) -> None:
         if self.on_change is None:

@@ -72,6 +72,8 @@ class LocalBus:
         self.channels: dict[int, Channel] = {}
         self.table_history = table_history
         self._listeners: list[Callable[[int], None]] = []
+        # a member of a cluster hears every lobby line made here, to share it (server/cluster/lobby.py)
+        self.lobby_listener: Callable[[str, bool], None] | None = None
 
     @property
     def last(self) -> int:
@@ -94,7 +96,17 @@ class LocalBus:
         if uid != LOBBY:
             for listener in self._listeners:
                 listener(uid)
+        elif self.lobby_listener is not None:
+            self.lobby_listener(line, b_only)
         return number
+
+    def relay(self, line: str, *, b_only: bool = False) -> int:
+        """A lobby line of another member, for the readers here: published, but not shared again."""
+        listener, self.lobby_listener = self.lobby_listener, None
+        try:
+            return self.publish(LOBBY, line, b_only=b_only)
+        finally:
+            self.lobby_listener = listener
 
     def send(self, player: Player, uid: int, line: str) -> None:
         player.inbox.post(self.counter.next(), uid, line)

@@ -30,6 +30,7 @@ from server.hub.lobby import Lobby
 from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter
 from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Table
 from server.hub.persistence import Account, LiveSessions, MemoryPersistence, Persistence, StorageFailing
+from server.hub.remote import RemoteLobby
 from server.hub.restore import Journals, Restorer
 from server.hub.room import AutoTable
 from server.hub.roster import Roster
@@ -75,7 +76,8 @@ class Hub:
         self.chats = Chats(ctx, self.bus, self.roster, self.tables)
         self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved)
         self.tournaments = Tournaments(ctx, self.tables)
-        self.lobby_state = Lobby(self.bus, self.roster, self.tables)
+        self.remote_lobby = RemoteLobby()
+        self.lobby_state = Lobby(self.bus, self.roster, self.tables, self.remote_lobby)
         self.sessions = Sessions(
             ctx, self.bus, self.roster, self.saved, self.tables, self.games, self.invites, self.chats
         )
@@ -220,6 +222,34 @@ class Hub:
     def reserve_table_numbers(self, reserve: Callable[[int], Awaitable[range]], first: range) -> None:
         """A member of a cluster: table numbers from blocks reserved in the shared database (TableNumbers)."""
         self.tables.numbers.reserve_from(reserve, first)
+
+    # --- the lobby shared with the other members of a cluster (server/cluster/lobby.py) ---------
+
+    def share_lobby(self, listener: Callable[[str, bool], None] | None) -> None:
+        """`listener(line, b_only)` hears every lobby line made here; None: this member alone again."""
+        self.bus.lobby_listener = listener
+
+    def lobby_part(self) -> list[str]:
+        return self.lobby_state.own_part()
+
+    def take_lobby_line(self, member: str, line: str, b_only: bool) -> None:
+        """Another member's lobby line: kept in its part, and shown to the readers here."""
+        if self.remote_lobby.take(member, line):
+            event = self.bus.relay(line, b_only=b_only)
+            if line.startswith("ca"):
+                self.remote_lobby.note_relayed(member, event)
+
+    def take_lobby_part(self, member: str, lines: list[str]) -> None:
+        """Another member's whole part: the readers here get what changed since they last saw it."""
+        self._relay(self.remote_lobby.replace(member, lines))
+
+    def drop_lobby_part(self, member: str) -> None:
+        """A member left the cluster (or this one lost Redis): its people and tables leave the lobby."""
+        self._relay(self.remote_lobby.drop(member))
+
+    def _relay(self, lines: list[str]) -> None:
+        for line in lines:
+            self.bus.relay(line, b_only=line.startswith("b"))
 
     def storage_changed(self, failure: str | None) -> None:
         self.games.storage_changed(failure)

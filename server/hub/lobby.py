@@ -6,16 +6,20 @@ The only owner of the shared lobby state; it reads the tables and the roster, an
 
 from __future__ import annotations
 
+from itertools import chain
+
 from server.hub.bus import EventBus
+from server.hub.chat import LOBBY_CHAT_KEPT
 from server.hub.model import LOBBY
+from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
 from server.hub.tables import Tables
 from server.protocol import events
 
 
 class Lobby:
-    def __init__(self, bus: EventBus, roster: Roster, tables: Tables) -> None:
-        self.bus, self.roster, self.tables = bus, roster, tables
+    def __init__(self, bus: EventBus, roster: Roster, tables: Tables, remote: RemoteLobby) -> None:
+        self.bus, self.roster, self.tables, self.remote = bus, roster, tables, remote
         self.states_built = 0  # for benchmarks and tests
         # with_subscriptions -> (the last event number then, its text): the lobby's whole state when built
         self._states: dict[bool, tuple[int, str]] = {}
@@ -48,21 +52,61 @@ class Lobby:
 
     def _build(self, uid: int, *, with_subscriptions: bool, seen: int = 0) -> list[str]:
         table = self.tables[uid]
-        lines = [events.people("r", table.people)]
-        if uid == LOBBY:
-            rooms = [t.room for t in self.tables.values() if t.room is not None]
-            lines.append(events.tables("r", (room.uid for room in rooms)))
-            for room in rooms:
-                lines += [room.description(), room.state()]
-            lines.append("/".join(filter(None, self.tables.lobby_infos.values())))
-            if with_subscriptions:
-                lines += self.subscription_lines()
-        elif table.room is not None:
-            lines += table.room.snapshot()
-        chat = table.chat.lines(after=seen)
-        lines += [events.chat_replaced(line) for line in chat]
-        return lines
+        if uid != LOBBY:
+            lines = [events.people("r", table.people)]
+            if table.room is not None:
+                lines += table.room.snapshot()
+            return lines + [events.chat_replaced(line) for line in table.chat.lines(after=seen)]
+        remote = self.remote
+        rooms = [t.room for t in self.tables.values() if t.room is not None]
+        lines = [
+            events.people("r", dict.fromkeys(chain(table.people, remote.people()))),
+            events.tables("r", chain((room.uid for room in rooms), remote.tables())),
+        ]
+        for room in rooms:
+            lines += [room.description(), room.state()]
+        lines += remote.table_lines()
+        lines.append("/".join(filter(None, self.tables.lobby_infos.values())))
+        lines += remote.infos()
+        if with_subscriptions:
+            lines += self.subscription_lines()
+        return lines + [events.chat_replaced(line) for line in self._lobby_chat(seen)]
+
+    def _lobby_chat(self, seen: int) -> list[str]:
+        """The lobby's chat lines after `seen`, this member's and the others' in time order."""
+        local = self.tables.lobby.chat
+        if not self.remote.parts and not self.remote.departed_chat:
+            return local.lines(after=seen)
+        # within a second, the order in which this member published them (the members' clocks and
+        # counters know nothing of each other); lines had in a whole part (event 0) come first
+        timed = [
+            ((entry.time, entry.event, entry.n), entry.line())
+            for entry in local.entries
+            if not entry.event or entry.event > seen
+        ]
+        timed += [
+            ((entry.order[0], entry.event, entry.order[1]), entry.line[2:])
+            for entry in self.remote.chat(after=seen)
+        ]
+        timed.sort(key=lambda pair: pair[0])
+        return [line for _, line in timed[-LOBBY_CHAT_KEPT:]]
 
     def subscription_lines(self) -> list[str]:
+        return self.own_subscription_lines() + list(self.remote.subscriptions())
+
+    def own_subscription_lines(self) -> list[str]:
         subscriptions = events.subscriptions
         return [subscriptions(p.nick, p.tables) for p in self.roster.players.values()]
+
+    def own_part(self) -> list[str]:
+        """This member's part of the lobby, as lines the other members rebuild it from (remote.py):
+        its people, tables, `i` and `b` lines and its people's chat (not its server lines)."""
+        lobby = self.tables.lobby
+        rooms = [t.room for t in self.tables.values() if t.room is not None]
+        lines = [events.people("r", lobby.people), events.tables("r", (room.uid for room in rooms))]
+        for room in rooms:
+            lines += [room.description(), room.state()]
+        lines += filter(None, self.tables.lobby_infos.values())
+        lines += self.own_subscription_lines()
+        lines += [events.chat_added(entry.line()) for entry in lobby.chat.entries if entry.nick]
+        return lines

@@ -75,3 +75,24 @@ def chat_replaced(line: str) -> str:
 
 def chat_deleted(chat_id: str) -> str:
     return "cd" + chat_id
+
+
+_LOBBY_KEYED = {"d": "description", "x": "state", "i": "info", "b": "subscriptions"}
+
+
+def lobby_subject(line: str) -> tuple[str, str]:
+    """What a lobby event line is about, as (kind, key), for a member keeping another member's part of
+    the lobby: ("people"|"tables", "a"|"d"|"r"); ("description"|"state", uid); ("info"|"subscriptions",
+    nick); ("chat", time_n) for a person's chat line, ("server", time_n) for a server's (empty nick),
+    ("unchat", time_n) for a deletion; ("", "") for anything else."""
+    head = line[:1]
+    if head in ("p", "g") and line[1:2] in ("a", "d", "r"):
+        return ("people" if head == "p" else "tables"), line[1]
+    if head in _LOBBY_KEYED:
+        return _LOBBY_KEYED[head], line[1:].split(".", 1)[0]
+    if line.startswith(("ca", "cr")):
+        time_n, nick = (line[2:].split(".", 2) + ["", ""])[:2]
+        return ("chat" if nick else "server"), time_n
+    if line.startswith("cd"):
+        return "unchat", line[2:]
+    return "", ""

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from server.config import Settings
+
 MISSING = (
     "redis-server is missing: `make test` installs it "
     "(scripts/ensure-debian-package redis-server redis-server)"
@@ -97,3 +99,11 @@ def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def postgres(settings: Settings) -> Settings:
+    """The test's settings, on PostgreSQL only: a cluster's members share a PostgreSQL database."""
+    if not settings.db_url.startswith("postgresql"):
+        pytest.skip("a cluster's members share a PostgreSQL database: scripts/with-postgres runs these")
+    return settings

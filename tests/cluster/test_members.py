@@ -22,13 +22,6 @@ from tests.conftest import served
 from tests.web.zagram import Zagram
 
 
-@pytest.fixture
-def postgres(settings: Settings) -> Settings:
-    if not settings.db_url.startswith("postgresql"):
-        pytest.skip("a cluster's members share a PostgreSQL database: scripts/with-postgres runs these")
-    return settings
-
-
 def member(settings: Settings, redis: RedisServer, name: str, port: int) -> Settings:
     return dataclasses.replace(settings, redis_url=redis.url, member=name, port=port)
 

@@ -1,0 +1,254 @@
+"""One lobby across the members of a cluster, over Redis pub/sub (docs/cluster.md, "One lobby").
+
+Every member publishes the lobby lines it makes (people arriving and leaving, their `i` lines, tables
+opened and closed, descriptions, results, lobby chat) on one channel, and relays the other members'
+lines to its own readers, numbered into its own event stream. Pub/sub delivers in order but at most
+once, so every message carries its sender's sequence number: a receiver that finds one missing (or
+whose subscription broke, or whose Redis came back) asks for the sender's whole part and shows its
+readers only what changed (server/hub/remote.py). A member's whole part is published in the same order
+as its lines, so a receiver knows exactly which lines it already contains.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import secrets
+from typing import Any, Protocol
+
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
+from redis.asyncio.retry import Retry
+from redis.backoff import NoBackoff
+from redis.exceptions import RedisError
+
+from server.cluster.membership import CALL_TIMEOUT
+
+log = logging.getLogger(__name__)
+
+CHANNEL = "kropki:lobby"
+RETRY_SECONDS = 1.0  # between two attempts to subscribe again
+# a member heard from this recently is not dropped for missing from the live members: the view may have
+# been read (two bounded calls) before it announced itself
+NEWCOMER_SECONDS = 3 * CALL_TIMEOUT
+_UNREACHABLE = (RedisError, OSError, TimeoutError)
+
+
+class SharedLobby(Protocol):
+    """What the link needs of the hub (Hub implements it)."""
+
+    def share_lobby(self, listener: Any) -> None: ...
+    def lobby_part(self) -> list[str]: ...
+    def take_lobby_line(self, member: str, line: str, b_only: bool) -> None: ...
+    def take_lobby_part(self, member: str, lines: list[str]) -> None: ...
+    def drop_lobby_part(self, member: str) -> None: ...
+
+
+class LobbyLink:
+    """This member's side of the shared lobby: its lines out, the others' lines in."""
+
+    def __init__(self, url: str, name: str, hub: SharedLobby) -> None:
+        self._url, self._name, self._hub = url, name, hub
+        self._instance = secrets.token_hex(8)  # tells a restarted namesake's sequence from the old one's
+        self._sequence = 0
+        self._outbox: list[tuple[str, bool]] = []
+        self._send_part = False  # this member's whole part goes out with the next message
+        self._ask = False  # and a request for everyone's whole part
+        self._wake = asyncio.Event()
+        self._heard: dict[str, tuple[str, int]] = {}  # member -> (instance, last sequence taken)
+        self._waiting_for_part: set[str] = set()
+        self._known: dict[str, float] = {}  # member -> when this member first heard from it (loop time)
+        self._client: Redis | None = None
+        self._tasks: list[asyncio.Task[None]] = []
+        self._resubscribe = asyncio.Event()
+        self.messages_sent = self.messages_taken = self.gaps = 0  # for tests and metrics
+
+    async def start(self) -> None:
+        self._client = Redis.from_url(
+            self._url,
+            decode_responses=True,
+            socket_connect_timeout=CALL_TIMEOUT,
+            retry=Retry(NoBackoff(), 0),
+        )
+        self._hub.share_lobby(self._made)
+        self._tasks = [
+            asyncio.create_task(self._send_forever(), name="cluster lobby out"),
+            asyncio.create_task(self._listen_forever(), name="cluster lobby in"),
+        ]
+
+    async def stop(self) -> None:
+        """Says goodbye, so that the others take this member's people and tables out of the lobby at
+        once (a member that dies is taken out when its announcement expires: members_changed)."""
+        self._hub.share_lobby(None)
+        for task in self._tasks:
+            task.cancel()
+        if self._tasks:
+            await asyncio.wait(self._tasks)
+        self._tasks = []
+        client, self._client = self._client, None
+        if client is None:
+            return
+        try:
+            async with asyncio.timeout(CALL_TIMEOUT):
+                await client.publish(CHANNEL, _dump({"m": self._name, "i": self._instance, "bye": True}))
+        except _UNREACHABLE as error:
+            log.debug("lobby goodbye not sent: %s", error)
+        finally:
+            await client.aclose()
+
+    # --- what membership says -----------------------------------------------------------------
+
+    def members_changed(self, members: tuple[str, ...]) -> None:
+        """Members heard from that are no longer alive leave the lobby. One heard from only just now
+        is left alone: it announced itself before it spoke, but this view may have been read before."""
+        alive = set(members)
+        settled = asyncio.get_running_loop().time() - NEWCOMER_SECONDS
+        for member, since in list(self._known.items()):
+            if member not in alive and since < settled:
+                self._forget(member)
+
+    def reconnected(self, connected: bool) -> None:
+        """Redis went: this member serves its own players only, and its lobby shows only them. Redis
+        came back (possibly restarted empty): lines were lost both ways, so everything is asked again."""
+        if connected:
+            self._resubscribe.set()
+        else:
+            for member in list(self._known):
+                self._forget(member)
+
+    def _forget(self, member: str) -> None:
+        self._known.pop(member, None)
+        self._heard.pop(member, None)
+        self._waiting_for_part.discard(member)
+        self._hub.drop_lobby_part(member)
+
+    # --- out ----------------------------------------------------------------------------------
+
+    def _made(self, line: str, b_only: bool) -> None:
+        self._outbox.append((line, b_only))
+        self._wake.set()
+
+    async def _send_forever(self) -> None:
+        assert self._client is not None
+        while True:
+            await self._wake.wait()
+            self._wake.clear()
+            messages = self._messages()
+            try:
+                async with self._client.pipeline(transaction=False) as pipe:
+                    for message in messages:
+                        pipe.publish(CHANNEL, message)
+                    async with asyncio.timeout(CALL_TIMEOUT):
+                        await pipe.execute()
+                self.messages_sent += len(messages)
+            except _UNREACHABLE as error:
+                # Lost: the others see the gap in the sequence and ask for this member's whole part.
+                log.debug("lobby lines not sent: %s", error)
+            _stop_if_cancelled()
+            if self._outbox or self._send_part or self._ask:
+                self._wake.set()
+
+    def _messages(self) -> list[str]:
+        """The queued lines, then (built in the same turn of the loop, so it holds exactly those lines)
+        this member's whole part, then a request for the others'."""
+        head = {"m": self._name, "i": self._instance}
+        messages = []
+        if self._outbox:
+            self._sequence += 1
+            lines, self._outbox = self._outbox, []
+            messages.append(_dump({**head, "n": self._sequence, "l": lines}))
+        if self._send_part:
+            self._send_part = False
+            messages.append(_dump({**head, "n": self._sequence, "part": self._hub.lobby_part()}))
+        if self._ask:
+            self._ask = False
+            messages.append(_dump({**head, "ask": True}))
+        return messages
+
+    def _queue(self, *, part: bool = False, ask: bool = False) -> None:
+        self._send_part |= part
+        self._ask |= ask
+        self._wake.set()
+
+    # --- in -----------------------------------------------------------------------------------
+
+    async def _listen_forever(self) -> None:
+        assert self._client is not None
+        while True:
+            pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+            try:
+                async with asyncio.timeout(CALL_TIMEOUT):
+                    await pubsub.subscribe(CHANNEL)
+                self._resubscribe.clear()
+                # Whatever was said while this member was not listening is asked for again, and the
+                # others hear this member's part (they may have dropped it, or never had it).
+                self._heard.clear()
+                self._waiting_for_part = set(self._known)
+                self._queue(part=True, ask=True)
+                await self._listen(pubsub)
+            except _UNREACHABLE as error:
+                log.debug("lobby channel not reachable: %s", error)
+            finally:
+                await _close(pubsub)
+            _stop_if_cancelled()
+            await asyncio.sleep(RETRY_SECONDS)
+
+    async def _listen(self, pubsub: PubSub) -> None:
+        while not self._resubscribe.is_set():
+            message = await pubsub.get_message(timeout=RETRY_SECONDS)
+            if message is not None and message.get("type") == "message":
+                try:
+                    self._take(json.loads(message["data"]))
+                except Exception:  # one bad message must not end the lobby for this member
+                    log.exception("lobby message not taken")
+
+    def _take(self, message: dict[str, Any]) -> None:
+        member, instance = message["m"], message["i"]
+        if member == self._name:
+            return
+        self.messages_taken += 1
+        self._known.setdefault(member, asyncio.get_running_loop().time())
+        if message.get("bye"):
+            self._forget(member)
+            return
+        if message.get("ask"):
+            self._queue(part=True)
+            return
+        sequence = message["n"]
+        if "part" in message:
+            self._hub.take_lobby_part(member, message["part"])
+            self._heard[member] = (instance, sequence)
+            self._waiting_for_part.discard(member)
+            return
+        heard = self._heard.get(member)
+        if heard is None or heard != (instance, sequence - 1):
+            if member not in self._waiting_for_part:
+                self.gaps += 1
+                self._waiting_for_part.add(member)
+                log.info("lobby lines of member %r missed; asking for its whole part", member)
+                self._queue(ask=True)
+            return
+        self._heard[member] = (instance, sequence)
+        for line, b_only in message["l"]:
+            self._hub.take_lobby_line(member, line, b_only)
+
+
+def _stop_if_cancelled() -> None:
+    """Ends a task whose cancellation a library call swallowed, as asyncio.wait_for and redis-py's
+    calls can on Python 3.11 (membership.py): stop() would otherwise wait for it for ever."""
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
+def _dump(message: dict[str, Any]) -> str:
+    return json.dumps(message, separators=(",", ":"))
+
+
+async def _close(pubsub: PubSub) -> None:
+    try:
+        async with asyncio.timeout(CALL_TIMEOUT):
+            await pubsub.aclose()
+    except _UNREACHABLE:
+        pass

@@ -1,0 +1,205 @@
+"""The other members' parts of the lobby, in a cluster: their people, tables and chat, as their lobby
+event lines tell them (docs/cluster.md, "One lobby").
+
+Each member runs its own players and tables and publishes its lobby lines to the others; this is what
+one member keeps of the others, so that a newcomer's whole lobby state shows everyone, and what it
+makes of a part that changed while lines were lost (a whole part after a Redis outage, a member that
+died). It only keeps lines: what changes for the local readers comes back as lines to publish to them.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from server.hub.chat import LOBBY_CHAT_KEPT
+from server.protocol import events
+
+
+@dataclass(slots=True)
+class RemoteChatLine:
+    time_n: str
+    line: str  # the `ca` line
+    event: int = 0  # the local event number that relayed it (0: had in a whole part)
+
+    @property
+    def order(self) -> tuple[int, int]:
+        time, _, n = self.time_n.partition("_")
+        return (int(time), int(n)) if time.isdigit() and n.isdigit() else (0, 0)
+
+
+@dataclass
+class LobbyPart:
+    """One member's part of the lobby, kept in the order its lines came."""
+
+    people: dict[str, None] = field(default_factory=dict)
+    infos: dict[str, str] = field(default_factory=dict)  # nick -> `i` line
+    subscriptions: dict[str, str] = field(default_factory=dict)  # nick -> `b` line
+    tables: dict[int, list[str]] = field(default_factory=dict)  # uid -> [`d` line, `x` line]
+    chat: deque[RemoteChatLine] = field(default_factory=lambda: deque(maxlen=LOBBY_CHAT_KEPT))
+
+    def apply(self, line: str, event: int = 0) -> bool:
+        """Takes one lobby line into the part; False for a line that is no part of a lobby's state."""
+        kind, key = events.lobby_subject(line)
+        if kind == "people":
+            nicks = [nick for nick in line[2:].split(".") if nick]
+            if key == "r":
+                self.people = dict.fromkeys(nicks)
+            elif key == "a":
+                self.people.update(dict.fromkeys(nicks))
+            else:
+                for nick in nicks:
+                    self.people.pop(nick, None)
+                    self.infos.pop(nick, None)
+                    self.subscriptions.pop(nick, None)
+        elif kind == "tables":
+            uids = [int(uid) for uid in line[2:].split(".") if uid.isdigit()]
+            if key == "r":
+                self.tables = {uid: self.tables.get(uid, ["", ""]) for uid in uids}
+            elif key == "a":
+                for uid in uids:
+                    self.tables.setdefault(uid, ["", ""])
+            else:
+                for uid in uids:
+                    self.tables.pop(uid, None)
+        elif kind in ("description", "state"):
+            if not key.isdigit() or int(key) not in self.tables:
+                return False
+            self.tables[int(key)][kind == "state"] = line
+        elif kind == "info":
+            self.infos[key] = line
+        elif kind == "subscriptions":
+            self.subscriptions[key] = line
+        elif kind == "chat":
+            self.chat.append(RemoteChatLine(key, "ca" + line[2:], event))
+        elif kind == "unchat":
+            for entry in self.chat:
+                if entry.time_n == key:
+                    entry.line = _deleted(entry.line)
+        else:
+            return False
+        return True
+
+    def lines(self) -> list[str]:
+        """The part as lines that rebuild it (what a member sends when asked for its whole part)."""
+        lines = [events.people("r", self.people), events.tables("r", self.tables)]
+        for description, state in self.tables.values():
+            lines += [line for line in (description, state) if line]
+        lines += self.infos.values()
+        lines += self.subscriptions.values()
+        lines += [entry.line for entry in self.chat]
+        return lines
+
+
+def part_of(lines: Iterable[str]) -> LobbyPart:
+    part = LobbyPart()
+    for line in lines:
+        part.apply(line)
+    return part
+
+
+class RemoteLobby:
+    """Every other live member's part of the lobby, by member name."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, LobbyPart] = {}
+        # the chat of members that left: the lobby's history does not lose their lines
+        self.departed_chat: deque[RemoteChatLine] = deque(maxlen=LOBBY_CHAT_KEPT)
+
+    def __contains__(self, member: object) -> bool:
+        return member in self.parts
+
+    def take(self, member: str, line: str) -> bool:
+        """A lobby line of `member`; whether the local readers should have it too."""
+        part = self.parts.setdefault(member, LobbyPart())
+        return part.apply(line)
+
+    def note_relayed(self, member: str, event: int) -> None:
+        """The chat line just taken was relayed to the local readers as `event` (so that a reader back
+        after a gap is not sent it again: ChatRoom.lines)."""
+        self.parts[member].chat[-1].event = event
+
+    def replace(self, member: str, lines: list[str]) -> list[str]:
+        """`member`'s whole part (it was asked for after lines were lost); what the local readers need
+        to go from the part they were shown to this one."""
+        new = part_of(lines)
+        old = self.parts.get(member, LobbyPart())
+        relayed = {entry.time_n: entry.event for entry in old.chat}
+        for entry in new.chat:
+            entry.event = relayed.get(entry.time_n, 0)
+        self.parts[member] = new
+        return _difference(old, new)
+
+    def drop(self, member: str) -> list[str]:
+        """`member` left the cluster: its people and tables leave the lobby; its chat stays."""
+        old = self.parts.pop(member, None)
+        if old is None:
+            return []
+        self.departed_chat.extend(old.chat)
+        return _difference(old, LobbyPart(chat=old.chat))
+
+    # --- what a whole lobby state merges in ------------------------------------------------------
+
+    def people(self) -> Iterator[str]:
+        for part in self.parts.values():
+            yield from part.people
+
+    def tables(self) -> Iterator[int]:
+        for part in self.parts.values():
+            yield from part.tables
+
+    def table_lines(self) -> Iterator[str]:
+        for part in self.parts.values():
+            for description, state in part.tables.values():
+                yield from (line for line in (description, state) if line)
+
+    def infos(self) -> Iterator[str]:
+        for part in self.parts.values():
+            yield from part.infos.values()
+
+    def subscriptions(self) -> Iterator[str]:
+        for part in self.parts.values():
+            yield from part.subscriptions.values()
+
+    def chat(self, after: int = 0) -> list[RemoteChatLine]:
+        """Every other member's chat lines kept, but those relayed by events up to `after`."""
+        lines = [entry for entry in self.departed_chat if not entry.event or entry.event > after]
+        for part in self.parts.values():
+            lines += [entry for entry in part.chat if not entry.event or entry.event > after]
+        return lines
+
+
+def _deleted(line: str) -> str:
+    """A chat line as it stays for newcomers once a moderator deleted it (ChatEntry.line)."""
+    time_n, nick = (line[2:].split(".", 2) + ["", ""])[:2]
+    return f"ca{time_n}.{nick}.d."
+
+
+def _difference(old: LobbyPart, new: LobbyPart) -> list[str]:
+    """The lobby lines that take a reader who was shown `old` to `new`."""
+    lines: list[str] = []
+    gone_tables = [uid for uid in old.tables if uid not in new.tables]
+    if gone_tables:
+        lines.append(events.tables("d", gone_tables))
+    gone_people = [nick for nick in old.people if nick not in new.people]
+    if gone_people:
+        lines.append(events.people("d", gone_people))
+    came = [nick for nick in new.people if nick not in old.people]
+    if came:
+        lines.append(events.people("a", came))
+    lines += [info for nick, info in new.infos.items() if old.infos.get(nick) != info]
+    lines += [line for nick, line in new.subscriptions.items() if old.subscriptions.get(nick) != line]
+    opened = [uid for uid in new.tables if uid not in old.tables]
+    if opened:
+        lines.append(events.tables("a", opened))
+    for uid, now in new.tables.items():
+        before = old.tables.get(uid, ["", ""])
+        lines += [line for line, was in zip(now, before, strict=True) if line and line != was]
+    had = {entry.time_n: entry.line for entry in old.chat}
+    for entry in new.chat:
+        if entry.time_n not in had:
+            lines.append(entry.line)
+        elif had[entry.time_n] != entry.line and entry.line.endswith(".d."):
+            lines.append(events.chat_deleted(entry.time_n))
+    return lines

@@ -1,0 +1,131 @@
+"""One lobby across two members on a real Redis and PostgreSQL: people, tables and lobby chat of each
+member reach the players of the other, as MultiPoints reads them (tests/web/zagram.py), a member that
+stops leaves the lobby, and a Redis restart heals by itself, with what was said meanwhile."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from server.config import Settings
+from tests.cluster.conftest import RedisServer
+from tests.cluster.test_members import member, open_table
+from tests.conftest import served
+from tests.web.zagram import Zagram
+
+WITHIN = 15.0  # seconds: a heartbeat (2 s), a call time-out (1 s) and a resubscription (1 s), with room
+
+
+async def guest(client: TestClient, secret: str, nick: str) -> Zagram:
+    """A guest logged in on `client`'s member, past its first reply (the whole lobby, in `first`)."""
+    player = Zagram(client, secret, nick)
+    assert await player.login() == ""
+    player.first = (await player.poll(b=True, msg_no="0.0")).sections[0]  # type: ignore[attr-defined]
+    return player
+
+
+async def until(player: Zagram, found: Callable[[list[str]], bool], seconds: float = WITHIN) -> list[str]:
+    """Polls until the lobby lines had since the call satisfy `found`; returns them."""
+    lines: list[str] = []
+    deadline = asyncio.get_running_loop().time() + seconds
+    while True:
+        lines += (await player.poll(b=True)).sections.get(0, [])
+        if found(lines):
+            return lines
+        assert asyncio.get_running_loop().time() < deadline, f"{player.nick} got only {lines}"
+        await asyncio.sleep(0.1)
+
+
+def said(text: str) -> Callable[[list[str]], bool]:
+    return lambda lines: any(line.startswith("ca") and line.endswith(f".{text}") for line in lines)
+
+
+async def two_members(
+    aiohttp_client: AiohttpClient, settings: Settings, redis: RedisServer
+) -> tuple[TestClient, TestClient]:
+    first = await served(aiohttp_client, member(settings, redis, "kropki-a", 8081))
+    second = await served(aiohttp_client, member(settings, redis, "kropki-b", 8082))
+    return first, second
+
+
+async def test_people_tables_and_chat_of_both_members_are_in_one_lobby(
+    aiohttp_client: AiohttpClient,
+    postgres: Settings,
+    redis_server: RedisServer,
+) -> None:
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    cyd = await guest(b, "cydCyd33", "*Cyd")
+    lines = await until(ala, lambda lines: "pa*Cyd" in lines)
+    assert any(line.startswith("i*Cyd.") for line in lines)
+    assert "*Ala" in next(line for line in cyd.first if line.startswith("pr"))  # type: ignore[attr-defined]
+    bob = await guest(a, "bobBob22", "*Bob")
+    await until(cyd, lambda lines: "pa*Bob" in lines and any(line.startswith("i*Bob.") for line in lines))
+    assert bob.nick in "".join(await until(ala, lambda lines: "pa*Bob" in lines))
+
+    uid = await open_table(b, "Dan", "Eve")  # a game on member b
+    lines = await until(ala, lambda lines: f"ga{uid}" in lines and any(f"x{uid}." in x for x in lines))
+    assert any(line.startswith(f"d{uid}.") for line in lines), lines
+
+    cyd.say(0, "hello from b")
+    await cyd.poll(b=True)
+    await until(ala, said("hello from b"))
+    ala.say(0, "hello from a")
+    await ala.poll(b=True)
+    await until(cyd, said("hello from a"))
+
+    # a newcomer on member a gets the whole lobby: both members' people, tables and chat
+    fay = Zagram(a, "fayFay66", "*Fay")
+    assert await fay.login() == ""
+    whole = (await fay.poll(b=True, msg_no="0.0")).sections[0]
+    people = next(line for line in whole if line.startswith("pr"))[2:].split(".")
+    assert {"*Ala", "*Cyd", "*Dan", "*Eve", "*Fay"} <= set(people)
+    assert len(people) == len(set(people))
+    assert f"gr{uid}" in whole or any(line.startswith("gr") and str(uid) in line.split(".") for line in whole)
+    chat = [line for line in whole if line.startswith("cr")]
+    assert [line.rsplit(".", 1)[1] for line in chat[-2:]] == ["hello from b", "hello from a"]
+
+
+async def test_a_member_that_stops_leaves_the_lobby(
+    aiohttp_client: AiohttpClient,
+    postgres: Settings,
+    redis_server: RedisServer,
+) -> None:
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    await guest(b, "cydCyd33", "*Cyd")
+    uid = await open_table(b, "Dan", "Eve")
+    await until(ala, lambda lines: "pa*Cyd" in lines and f"ga{uid}" in lines)
+    await b.close()
+    lines = await until(ala, lambda lines: any(line.startswith("pd") and "*Cyd" in line for line in lines))
+    assert f"gd{uid}" in lines
+
+
+async def test_the_lobby_heals_after_a_redis_restart_with_what_was_said_meanwhile(
+    aiohttp_client: AiohttpClient,
+    postgres: Settings,
+    redis_server: RedisServer,
+) -> None:
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    cyd = await guest(b, "cydCyd33", "*Cyd")
+    await until(ala, lambda lines: "pa*Cyd" in lines)
+
+    redis_server.stop()
+    # cut off, member a serves its own players only: member b's people leave its lobby
+    await until(ala, lambda lines: any(line.startswith("pd") and "*Cyd" in line for line in lines))
+    cyd.say(0, "said while redis was down")
+    await cyd.poll(b=True)
+    await guest(b, "danDan44", "*Dan")
+
+    redis_server.start()  # empty: nothing of before is in it
+    lines = await until(
+        ala, lambda lines: said("said while redis was down")(lines) and "*Dan" in "".join(lines)
+    )
+    assert any(line.startswith("pa") and "*Cyd" in line for line in lines)
+    ala.say(0, "and back")
+    await ala.poll(b=True)
+    await until(cyd, said("and back"))

@@ -1,0 +1,121 @@
+"""The other members' parts of the lobby (server/hub/remote.py), and a whole lobby state that merges
+them (server/hub/lobby.py): fed the lines a real hub publishes, not lines written by hand."""
+
+from __future__ import annotations
+
+from server.engine.gametype import parse_game_type
+from server.hub.clock import ManualTimers
+from server.hub.hub import Hub
+from server.hub.remote import RemoteLobby
+from server.protocol import events
+from server.protocol.codec import encode_client_text
+
+GAME = parse_game_type("0808stanF0.0.0")
+
+
+def hub_with_lines(now: float = 1_764_230_000.0) -> tuple[Hub, list[str]]:
+    """A hub whose every lobby line is recorded, as a member's link hears them."""
+    hub = Hub(timers=ManualTimers(), clock=lambda: now)
+    heard: list[str] = []
+    hub.share_lobby(lambda line, b_only: heard.append(line))
+    return hub, heard
+
+
+def test_a_part_follows_the_lines_of_a_real_hub() -> None:
+    other, heard = hub_with_lines()
+    other.guest_login("alaAla11", "*Ala", "en")
+    other.guest_login("bobBob22", "*Bob", "pl")
+    table = other.open_table(GAME, "*Ala", "*Bob")
+    other.chat_from("alaAla11", "0", encode_client_text("hello"))
+    remote = RemoteLobby()
+    shown = [line for line in heard if remote.take("kropki-b", line)]
+    assert shown == heard  # every line of a real lobby is part of its state
+    part = remote.parts["kropki-b"]
+    assert list(part.people) == ["*Ala", "*Bob"]
+    assert set(part.infos) == {"*Ala", "*Bob"} and part.infos["*Bob"].startswith("i*Bob.")
+    assert list(part.tables) == [table.uid]
+    description, state = part.tables[table.uid]
+    assert description == table.room.description() and state == table.room.state()
+    assert [entry.line.split(".", 1)[1] for entry in part.chat] == ["*Ala.1.hello"]
+    # the whole part, as the member sends it when asked, rebuilds the same part
+    again = RemoteLobby()
+    assert again.replace("kropki-b", other.lobby_part())  # all of it is news to a reader who had nothing
+    assert again.parts["kropki-b"].lines() == part.lines()
+    assert again.replace("kropki-b", other.lobby_part()) == []
+
+
+def test_server_lines_stay_with_their_member() -> None:
+    remote = RemoteLobby()
+    assert not remote.take("kropki-b", events.chat_added("1764230000_0..s.Server stops in 10 s"))
+    assert not remote.parts["kropki-b"].chat
+
+
+def test_a_whole_part_after_lost_lines_shows_only_what_changed() -> None:
+    remote = RemoteLobby()
+    for line in (
+        "pa*Ala",
+        "i*Ala.0.-.en",
+        "pa*Bob",
+        "i*Bob.0.-.pl",
+        "ga7",
+        "d7.x.*Ala.*Bob",
+        "x7.1.-.",
+        "ca1764230000_0.*Ala.0.hi",
+    ):
+        assert remote.take("kropki-b", line)
+    # lost meanwhile: Bob left, Cyd came, table 7 ended, table 9 opened, a line was said and one deleted
+    whole = [
+        "pr*Ala.*Cyd",
+        "gr7.9",
+        "d7.x.*Ala.*Bob",
+        "x7.1.B+3.",
+        "d9.x.*Cyd.*Ala",
+        "x9.0.-.",
+        "i*Ala.0.-.en",
+        "i*Cyd.0.-.de",
+        "ca1764230000_0.*Ala.d.",
+        "ca1764230001_0.*Cyd.0.yo",
+    ]
+    assert remote.replace("kropki-b", whole) == [
+        "pd*Bob",
+        "pa*Cyd",
+        "i*Cyd.0.-.de",
+        "ga9",
+        "x7.1.B+3.",
+        "d9.x.*Cyd.*Ala",
+        "x9.0.-.",
+        "cd1764230000_0",
+        "ca1764230001_0.*Cyd.0.yo",
+    ]
+    assert remote.replace("kropki-b", whole) == []  # the same part again changes nothing
+
+
+def test_a_member_that_leaves_takes_its_people_and_tables_but_not_its_chat() -> None:
+    remote = RemoteLobby()
+    for line in ("pa*Ala.*Bob", "ga7.8", "ca1764230000_0.*Ala.0.hi"):
+        remote.take("kropki-b", line)
+    assert remote.drop("kropki-b") == ["gd7.8", "pd*Ala.*Bob"]
+    assert "kropki-b" not in remote
+    assert [entry.line for entry in remote.chat()] == ["ca1764230000_0.*Ala.0.hi"]
+    assert remote.drop("kropki-b") == []
+
+
+def test_the_whole_lobby_merges_the_other_members() -> None:
+    here, _ = hub_with_lines()
+    here.guest_login("cydCyd33", "*Cyd", "de")
+    here.chat_from("cydCyd33", "0", encode_client_text("late"))
+    other, heard = hub_with_lines(now=1_764_230_000.0 - 60)  # its line was said a minute earlier
+    other.guest_login("alaAla11", "*Ala", "en")
+    other.guest_login("bobBob22", "*Bob", "pl")
+    table = other.open_table(GAME, "*Ala", "*Bob")
+    other.chat_from("alaAla11", "0", encode_client_text("early"))
+    for line in heard:
+        here.take_lobby_line("kropki-b", line, line.startswith("b"))
+    state = here.lobby_state.snapshot(0, with_subscriptions=True)[0].split("/")
+    assert "pr*Cyd.*Ala.*Bob" in state
+    assert f"gr{table.uid}" in state and table.room.description() in state
+    assert any(line.startswith("i*Ala.") for line in state) and any(
+        line.startswith("b*Ala.") for line in state
+    )
+    chat = [line.split(".", 3)[-1] for line in state if line.startswith("cr")]
+    assert chat == ["early", "late"]  # in time order, whoever's member said them
