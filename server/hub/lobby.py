@@ -75,7 +75,7 @@ class Lobby:
     def _lobby_chat(self, seen: int) -> list[str]:
         """The lobby's chat lines after `seen`, this member's and the others' in time order."""
         local = self.tables.lobby.chat
-        if not self.remote.parts and not self.remote.departed_chat:
+        if not self.remote.parts and not self.remote.departed:
             return local.lines(after=seen)
         # within a second, the order in which this member published them (the members' clocks and
         # counters know nothing of each other); lines had in a whole part (event 0) come first

@@ -39,7 +39,7 @@ class LobbyPart:
     tables: dict[int, list[str]] = field(default_factory=dict)  # uid -> [`d` line, `x` line]
     chat: deque[RemoteChatLine] = field(default_factory=lambda: deque(maxlen=LOBBY_CHAT_KEPT))
 
-    def apply(self, line: str, event: int = 0) -> bool:
+    def apply(self, line: str) -> bool:
         """Takes one lobby line into the part; False for a line that is no part of a lobby's state."""
         kind, key = events.lobby_subject(line)
         if kind == "people":
@@ -72,7 +72,7 @@ class LobbyPart:
         elif kind == "subscriptions":
             self.subscriptions[key] = line
         elif kind == "chat":
-            self.chat.append(RemoteChatLine(key, "ca" + line[2:], event))
+            self.chat.append(RemoteChatLine(key, "ca" + line[2:]))
         elif kind == "unchat":
             for entry in self.chat:
                 if entry.time_n == key:
@@ -104,8 +104,9 @@ class RemoteLobby:
 
     def __init__(self) -> None:
         self.parts: dict[str, LobbyPart] = {}
-        # the chat of members that left: the lobby's history does not lose their lines
-        self.departed_chat: deque[RemoteChatLine] = deque(maxlen=LOBBY_CHAT_KEPT)
+        # the chat of members that left: the lobby's history does not lose their lines, and a member
+        # that comes back (after a Redis outage) does not show them to the readers here a second time
+        self.departed: dict[str, deque[RemoteChatLine]] = {}
 
     def __contains__(self, member: object) -> bool:
         return member in self.parts
@@ -124,7 +125,7 @@ class RemoteLobby:
         """`member`'s whole part (it was asked for after lines were lost); what the local readers need
         to go from the part they were shown to this one."""
         new = part_of(lines)
-        old = self.parts.get(member, LobbyPart())
+        old = self.parts.get(member) or LobbyPart(chat=self.departed.pop(member, deque()))
         relayed = {entry.time_n: entry.event for entry in old.chat}
         for entry in new.chat:
             entry.event = relayed.get(entry.time_n, 0)
@@ -136,7 +137,7 @@ class RemoteLobby:
         old = self.parts.pop(member, None)
         if old is None:
             return []
-        self.departed_chat.extend(old.chat)
+        self.departed[member] = old.chat
         return _difference(old, LobbyPart(chat=old.chat))
 
     # --- what a whole lobby state merges in ------------------------------------------------------
@@ -164,10 +165,8 @@ class RemoteLobby:
 
     def chat(self, after: int = 0) -> list[RemoteChatLine]:
         """Every other member's chat lines kept, but those relayed by events up to `after`."""
-        lines = [entry for entry in self.departed_chat if not entry.event or entry.event > after]
-        for part in self.parts.values():
-            lines += [entry for entry in part.chat if not entry.event or entry.event > after]
-        return lines
+        chats = [*self.departed.values(), *(part.chat for part in self.parts.values())]
+        return [entry for chat in chats for entry in chat if not entry.event or entry.event > after]
 
 
 def _deleted(line: str) -> str:

@@ -112,7 +112,9 @@ async def test_the_lobby_heals_after_a_redis_restart_with_what_was_said_meanwhil
     a, b = await two_members(aiohttp_client, postgres, redis_server)
     ala = await guest(a, "alaAla11", "*Ala")
     cyd = await guest(b, "cydCyd33", "*Cyd")
-    await until(ala, lambda lines: "pa*Cyd" in lines)
+    cyd.say(0, "said before")
+    await cyd.poll(b=True)
+    await until(ala, said("said before"))
 
     redis_server.stop()
     # cut off, member a serves its own players only: member b's people leave its lobby
@@ -126,6 +128,7 @@ async def test_the_lobby_heals_after_a_redis_restart_with_what_was_said_meanwhil
         ala, lambda lines: said("said while redis was down")(lines) and "*Dan" in "".join(lines)
     )
     assert any(line.startswith("pa") and "*Cyd" in line for line in lines)
+    assert not said("said before")(lines)  # had before the outage: not shown a second time
     ala.say(0, "and back")
     await ala.poll(b=True)
     await until(cyd, said("and back"))

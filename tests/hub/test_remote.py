@@ -98,6 +98,9 @@ def test_a_member_that_leaves_takes_its_people_and_tables_but_not_its_chat() -> 
     assert "kropki-b" not in remote
     assert [entry.line for entry in remote.chat()] == ["ca1764230000_0.*Ala.0.hi"]
     assert remote.drop("kropki-b") == []
+    # back (a Redis outage ended): its people and tables come again, the chat had is not sent again
+    assert remote.replace("kropki-b", ["pr*Ala", "ca1764230000_0.*Ala.0.hi"]) == ["pa*Ala"]
+    assert [entry.line for entry in remote.chat()] == ["ca1764230000_0.*Ala.0.hi"]
 
 
 def test_the_whole_lobby_merges_the_other_members() -> None:
