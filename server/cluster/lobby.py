@@ -19,11 +19,9 @@ from typing import Any, Protocol
 
 from redis.asyncio import Redis
 from redis.asyncio.client import PubSub
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import RedisError
 
-from server.cluster.membership import CALL_TIMEOUT
+from server.cluster import calls
+from server.cluster.calls import CALL_TIMEOUT, UNREACHABLE, bounded, stop_if_cancelled
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +30,6 @@ RETRY_SECONDS = 1.0  # between two attempts to subscribe again
 # a member heard from this recently is not dropped for missing from the live members: the view may have
 # been read (two bounded calls) before it announced itself
 NEWCOMER_SECONDS = 3 * CALL_TIMEOUT
-_UNREACHABLE = (RedisError, OSError, TimeoutError)
 
 
 class SharedLobby(Protocol):
@@ -62,15 +59,9 @@ class LobbyLink:
         self._client: Redis | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._resubscribe = asyncio.Event()
-        self.messages_sent = self.messages_taken = self.gaps = 0  # for tests and metrics
 
     async def start(self) -> None:
-        self._client = Redis.from_url(
-            self._url,
-            decode_responses=True,
-            socket_connect_timeout=CALL_TIMEOUT,
-            retry=Retry(NoBackoff(), 0),
-        )
+        self._client = calls.client(self._url, socket_timeout=None)
         self._hub.share_lobby(self._made)
         self._tasks = [
             asyncio.create_task(self._send_forever(), name="cluster lobby out"),
@@ -90,9 +81,8 @@ class LobbyLink:
         if client is None:
             return
         try:
-            async with asyncio.timeout(CALL_TIMEOUT):
-                await client.publish(CHANNEL, _dump({"m": self._name, "i": self._instance, "bye": True}))
-        except _UNREACHABLE as error:
+            await bounded(client.publish(CHANNEL, _dump({"m": self._name, "i": self._instance, "bye": True})))
+        except UNREACHABLE as error:
             log.debug("lobby goodbye not sent: %s", error)
         finally:
             await client.aclose()
@@ -139,13 +129,11 @@ class LobbyLink:
                 async with self._client.pipeline(transaction=False) as pipe:
                     for message in messages:
                         pipe.publish(CHANNEL, message)
-                    async with asyncio.timeout(CALL_TIMEOUT):
-                        await pipe.execute()
-                self.messages_sent += len(messages)
-            except _UNREACHABLE as error:
+                    await bounded(pipe.execute())
+            except UNREACHABLE as error:
                 # Lost: the others see the gap in the sequence and ask for this member's whole part.
                 log.debug("lobby lines not sent: %s", error)
-            _stop_if_cancelled()
+            stop_if_cancelled()
             if self._outbox or self._send_part or self._ask:
                 self._wake.set()
 
@@ -178,8 +166,7 @@ class LobbyLink:
         while True:
             pubsub = self._client.pubsub(ignore_subscribe_messages=True)
             try:
-                async with asyncio.timeout(CALL_TIMEOUT):
-                    await pubsub.subscribe(CHANNEL)
+                await bounded(pubsub.subscribe(CHANNEL))
                 self._resubscribe.clear()
                 # Whatever was said while this member was not listening is asked for again, and the
                 # others hear this member's part (they may have dropped it, or never had it).
@@ -187,11 +174,11 @@ class LobbyLink:
                 self._waiting_for_part = set(self._known)
                 self._queue(part=True, ask=True)
                 await self._listen(pubsub)
-            except _UNREACHABLE as error:
+            except UNREACHABLE as error:
                 log.debug("lobby channel not reachable: %s", error)
             finally:
                 await _close(pubsub)
-            _stop_if_cancelled()
+            stop_if_cancelled()
             await asyncio.sleep(RETRY_SECONDS)
 
     async def _listen(self, pubsub: PubSub) -> None:
@@ -207,7 +194,6 @@ class LobbyLink:
         member, instance = message["m"], message["i"]
         if member == self._name:
             return
-        self.messages_taken += 1
         self._known.setdefault(member, asyncio.get_running_loop().time())
         if message.get("bye"):
             self._forget(member)
@@ -224,7 +210,6 @@ class LobbyLink:
         heard = self._heard.get(member)
         if heard is None or heard != (instance, sequence - 1):
             if member not in self._waiting_for_part:
-                self.gaps += 1
                 self._waiting_for_part.add(member)
                 log.info("lobby lines of member %r missed; asking for its whole part", member)
                 self._queue(ask=True)
@@ -234,21 +219,12 @@ class LobbyLink:
             self._hub.take_lobby_line(member, line, b_only)
 
 
-def _stop_if_cancelled() -> None:
-    """Ends a task whose cancellation a library call swallowed, as asyncio.wait_for and redis-py's
-    calls can on Python 3.11 (membership.py): stop() would otherwise wait for it for ever."""
-    task = asyncio.current_task()
-    if task is not None and task.cancelling():
-        raise asyncio.CancelledError
-
-
 def _dump(message: dict[str, Any]) -> str:
     return json.dumps(message, separators=(",", ":"))
 
 
 async def _close(pubsub: PubSub) -> None:
     try:
-        async with asyncio.timeout(CALL_TIMEOUT):
-            await pubsub.aclose()
-    except _UNREACHABLE:
+        await bounded(pubsub.aclose())
+    except UNREACHABLE:
         pass

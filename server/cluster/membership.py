@@ -13,14 +13,14 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from redis.asyncio import Redis
-from redis.asyncio.retry import Retry
-from redis.backoff import NoBackoff
-from redis.exceptions import RedisError
+
+from server.cluster import calls
+from server.cluster.calls import UNREACHABLE, bounded
 
 log = logging.getLogger(__name__)
 
@@ -28,9 +28,6 @@ KEY_PREFIX = "kropki:member:"  # + a member's name: its announcement (JSON), exp
 MEMBERS_KEY = "kropki:members"  # the set of announced names; whoever sees a name's key gone removes it
 DEFAULT_HEARTBEAT = 2.0  # seconds between two renewals of an announcement
 DEFAULT_TTL = 10.0  # seconds an announcement outlives its last renewal: how long a dead member still counts
-CALL_TIMEOUT = 1.0  # seconds one call to Redis may take, so an unreachable Redis never stalls a member
-
-_UNREACHABLE = (RedisError, OSError, TimeoutError)
 
 # Writes the announcement only while the key is free or already this instance's, so a member never takes
 # the name of a live namesake (SET NX would refuse its own key on a renewal). Returns what another
@@ -119,19 +116,12 @@ class Membership:
 
         A namesake's key is waited out, as a member that died leaves it behind for up to ttl; one still
         renewed after that belongs to a live member, and this start is refused."""
-        # No retries inside the client: the heartbeat is the retry, and a call must fail fast.
-        client = Redis.from_url(
-            self._url,
-            decode_responses=True,
-            socket_connect_timeout=CALL_TIMEOUT,
-            socket_timeout=CALL_TIMEOUT,
-            retry=Retry(NoBackoff(), 0),
-        )
+        client = calls.client(self._url)
         self._client = client
         try:
             await self._claim(client)
             await self._beat(client)
-        except _UNREACHABLE as error:
+        except UNREACHABLE as error:
             self._isolate(error)
         except BaseException:
             self._client = None
@@ -151,8 +141,8 @@ class Membership:
         if client is None:
             return
         try:
-            await _bounded(client.eval(_WITHDRAW, 2, self._key, MEMBERS_KEY, self._announcement, self._name))
-        except _UNREACHABLE as error:
+            await bounded(client.eval(_WITHDRAW, 2, self._key, MEMBERS_KEY, self._announcement, self._name))
+        except UNREACHABLE as error:
             log.debug("member %r not withdrawn from redis: %s", self._name, _reason(error))
         finally:
             await client.aclose()
@@ -160,7 +150,7 @@ class Membership:
     async def _claim(self, client: Redis) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._ttl + 1
-        held = await _bounded(self._announce(client))
+        held = await bounded(self._announce(client))
         if held is not None:
             log.info("member name %r is held (%s); waiting for it to expire", self._name, _holder(held))
         while held is not None:
@@ -171,7 +161,7 @@ class Membership:
                     "stop that member or give this one another name"
                 )
             await asyncio.sleep(min(self._heartbeat, remaining))
-            held = await _bounded(self._announce(client))
+            held = await bounded(self._announce(client))
 
     def _announce(self, client: Redis) -> Any:
         """Writes the announcement (see _ANNOUNCE); on a pipeline it is queued, else awaitable."""
@@ -183,37 +173,32 @@ class Membership:
             self._announce(pipe)
             pipe.sadd(MEMBERS_KEY, self._name)
             pipe.smembers(MEMBERS_KEY)
-            held, _, names = await _bounded(pipe.execute())
+            held, _, names = await bounded(pipe.execute())
         if held is not None and not self._displaced:
             log.error(
                 "member name %r is held by another instance (%s): not announced", self._name, _holder(held)
             )
         self._displaced = held is not None
         names = sorted(names)
-        announcements = await _bounded(client.mget([KEY_PREFIX + name for name in names]))
+        announcements = await bounded(client.mget([KEY_PREFIX + name for name in names]))
         gone = [name for name, value in zip(names, announcements, strict=True) if value is None]
         if gone:
             # Should this race a member's restart, that member adds its name again at its next beat.
-            await _bounded(client.srem(MEMBERS_KEY, *gone))
+            await bounded(client.srem(MEMBERS_KEY, *gone))
         self._see(tuple(name for name in names if name not in gone))
 
     async def _beat_forever(self, client: Redis) -> None:
-        task = asyncio.current_task()
-        assert task is not None
         while True:
             await asyncio.sleep(self._heartbeat)
             try:
                 await self._beat(client)
-            except _UNREACHABLE as error:
+            except UNREACHABLE as error:
                 self._isolate(error)
             except Exception:
                 log.exception("cluster heartbeat of member %r failed", self._name)
             else:
                 self._reconnect()
-            if task.cancelling():
-                # redis-py sends with asyncio.wait_for, which on Python 3.11 swallows a cancellation that
-                # arrives as the send completes (CPython gh-86296): without this, stop() waited forever.
-                raise asyncio.CancelledError
+            calls.stop_if_cancelled()
 
     def _isolate(self, error: BaseException) -> None:
         if self._isolated_since is not None:
@@ -254,12 +239,6 @@ class Membership:
             self.on_change(connected)
         except Exception:
             log.exception("on_change(%s) of member %r failed", connected, self._name)
-
-
-async def _bounded(call: Awaitable[Any]) -> Any:
-    """Awaits one call to Redis, bounded even where the client's socket timeouts do not reach."""
-    async with asyncio.timeout(CALL_TIMEOUT):
-        return await call
 
 
 def _holder(held: str) -> str:

@@ -12,6 +12,7 @@ from server.hub.bus import EventBus
 from server.hub.chat import LOBBY_CHAT_KEPT
 from server.hub.model import LOBBY
 from server.hub.remote import RemoteLobby
+from server.hub.room import Room
 from server.hub.roster import Roster
 from server.hub.tables import Tables
 from server.protocol import events
@@ -58,14 +59,13 @@ class Lobby:
                 lines += table.room.snapshot()
             return lines + [events.chat_replaced(line) for line in table.chat.lines(after=seen)]
         remote = self.remote
-        rooms = [t.room for t in self.tables.values() if t.room is not None]
+        rooms = self._rooms()
         lines = [
             events.people("r", dict.fromkeys(chain(table.people, remote.people()))),
             events.tables("r", chain((room.uid for room in rooms), remote.tables())),
+            *_described(rooms),
+            *remote.table_lines(),
         ]
-        for room in rooms:
-            lines += [room.description(), room.state()]
-        lines += remote.table_lines()
         lines.append("/".join(filter(None, self.tables.lobby_infos.values())))
         lines += remote.infos()
         if with_subscriptions:
@@ -102,11 +102,21 @@ class Lobby:
         """This member's part of the lobby, as lines the other members rebuild it from (remote.py):
         its people, tables, `i` and `b` lines and its people's chat (not its server lines)."""
         lobby = self.tables.lobby
-        rooms = [t.room for t in self.tables.values() if t.room is not None]
-        lines = [events.people("r", lobby.people), events.tables("r", (room.uid for room in rooms))]
-        for room in rooms:
-            lines += [room.description(), room.state()]
+        rooms = self._rooms()
+        lines = [
+            events.people("r", lobby.people),
+            events.tables("r", (room.uid for room in rooms)),
+            *_described(rooms),
+        ]
         lines += filter(None, self.tables.lobby_infos.values())
         lines += self.own_subscription_lines()
         lines += [events.chat_added(entry.line()) for entry in lobby.chat.entries if entry.nick]
         return lines
+
+    def _rooms(self) -> list[Room]:
+        return [t.room for t in self.tables.values() if t.room is not None]
+
+
+def _described(rooms: list[Room]) -> list[str]:
+    """Each game table's description and state, as the lobby lists them."""
+    return [line for room in rooms for line in (room.description(), room.state())]

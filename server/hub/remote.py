@@ -81,16 +81,6 @@ class LobbyPart:
             return False
         return True
 
-    def lines(self) -> list[str]:
-        """The part as lines that rebuild it (what a member sends when asked for its whole part)."""
-        lines = [events.people("r", self.people), events.tables("r", self.tables)]
-        for description, state in self.tables.values():
-            lines += [line for line in (description, state) if line]
-        lines += self.infos.values()
-        lines += self.subscriptions.values()
-        lines += [entry.line for entry in self.chat]
-        return lines
-
 
 def part_of(lines: Iterable[str]) -> LobbyPart:
     part = LobbyPart()
@@ -107,9 +97,6 @@ class RemoteLobby:
         # the chat of members that left: the lobby's history does not lose their lines, and a member
         # that comes back (after a Redis outage) does not show them to the readers here a second time
         self.departed: dict[str, deque[RemoteChatLine]] = {}
-
-    def __contains__(self, member: object) -> bool:
-        return member in self.parts
 
     def take(self, member: str, line: str) -> bool:
         """A lobby line of `member`; whether the local readers should have it too."""

@@ -13,7 +13,8 @@ from datetime import UTC, datetime
 import pytest
 from redis.asyncio import Redis
 
-from server.cluster.membership import CALL_TIMEOUT, KEY_PREFIX, MEMBERS_KEY, Membership, MembershipError
+from server.cluster.calls import CALL_TIMEOUT
+from server.cluster.membership import KEY_PREFIX, MEMBERS_KEY, Membership, MembershipError
 from tests.cluster.conftest import RedisServer
 
 HEARTBEAT = 0.1
