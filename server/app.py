@@ -21,7 +21,7 @@ from server.logs import Fields
 from server.store.serverlock import Holder
 from server.store.store import Store
 from server.web import archive, auth, clients, frontdoor, health, kropki, metrics, tournament
-from server.web.common import HUB_KEY, MEMBERSHIP_KEY, STORE_KEY
+from server.web.common import HUB_KEY, MEMBERSHIP_KEY, NICKS_KEY, STORE_KEY
 from server.web.connections import DIRECT_PATHS_KEY
 from server.web.limits import AddressLimiter, LoginGuard
 
@@ -138,17 +138,27 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     assert settings.redis_url is not None and name is not None
     from server.cluster.lobby import LobbyLink  # redis-py: the `cluster` extra, needed only here
     from server.cluster.membership import Membership
+    from server.cluster.nicks import NickClaims
 
+    hub = app[HUB_KEY]
     info: dict[str, object] = {"host": socket.gethostname(), "port": settings.port, "pid": os.getpid()}
     membership = app[MEMBERSHIP_KEY] = Membership(settings.redis_url, name, info)
-    lobby = LobbyLink(settings.redis_url, name, app[HUB_KEY])
+    lobby = LobbyLink(settings.redis_url, name, hub)
+    nicks = app[NICKS_KEY] = NickClaims(settings.redis_url, name, hub.unique_nick_keys)
     membership.on_members = lobby.members_changed
-    membership.on_change = lobby.reconnected
+
+    def reconnected(connected: bool) -> None:
+        lobby.reconnected(connected)
+        nicks.reconnected(connected)
+
+    membership.on_change = reconnected
     await membership.start()
+    await nicks.start()
     await lobby.start()
     log.info("cluster member %s", Fields(member=name, number=app[STORE_KEY].writer.member))
     yield
     await lobby.stop()
+    await nicks.stop()
     await membership.stop()
 
 

@@ -7,6 +7,10 @@ once, so every message carries its sender's sequence number: a receiver that fin
 whose subscription broke, or whose Redis came back) asks for the sender's whole part and shows its
 readers only what changed (server/hub/remote.py). A member's whole part is published in the same order
 as its lines, so a receiver knows exactly which lines it already contains.
+
+The link also carries what one member has for one other member's players: private chat lines go on
+that member's own channel, and one that reaches no subscriber, or no player there, comes back to its
+writer as not delivered (docs/cluster.md, "Private chat").
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from server.cluster.calls import CALL_TIMEOUT, UNREACHABLE, bounded, stop_if_can
 log = logging.getLogger(__name__)
 
 CHANNEL = "kropki:lobby"
+DIRECT_PREFIX = "kropki:to:"  # + a member's name: messages for that member alone
 RETRY_SECONDS = 1.0  # between two attempts to subscribe again
 # a member heard from this recently is not dropped for missing from the live members: the view may have
 # been read (two bounded calls) before it announced itself
@@ -40,6 +45,9 @@ class SharedLobby(Protocol):
     def take_lobby_line(self, member: str, line: str, b_only: bool) -> None: ...
     def take_lobby_part(self, member: str, lines: list[str]) -> None: ...
     def drop_lobby_part(self, member: str) -> None: ...
+    def share_private(self, forward: Any) -> None: ...
+    def take_private(self, line: dict[str, Any]) -> bool: ...
+    def private_not_delivered(self, line: dict[str, Any]) -> None: ...
 
 
 class LobbyLink:
@@ -50,6 +58,7 @@ class LobbyLink:
         self._instance = secrets.token_hex(8)  # tells a restarted namesake's sequence from the old one's
         self._sequence = 0
         self._outbox: list[tuple[str, bool]] = []
+        self._direct: list[tuple[str, dict[str, Any]]] = []  # (member, message) for one member alone
         self._send_part = False  # this member's whole part goes out with the next message
         self._ask = False  # and a request for everyone's whole part
         self._wake = asyncio.Event()
@@ -63,6 +72,7 @@ class LobbyLink:
     async def start(self) -> None:
         self._client = calls.client(self._url, socket_timeout=None)
         self._hub.share_lobby(self._made)
+        self._hub.share_private(self._forward_private)
         self._tasks = [
             asyncio.create_task(self._send_forever(), name="cluster lobby out"),
             asyncio.create_task(self._listen_forever(), name="cluster lobby in"),
@@ -72,6 +82,7 @@ class LobbyLink:
         """Says goodbye, so that the others take this member's people and tables out of the lobby at
         once (a member that dies is taken out when its announcement expires: members_changed)."""
         self._hub.share_lobby(None)
+        self._hub.share_private(None)
         for task in self._tasks:
             task.cancel()
         if self._tasks:
@@ -119,22 +130,37 @@ class LobbyLink:
         self._outbox.append((line, b_only))
         self._wake.set()
 
+    def _forward_private(self, member: str, line: dict[str, Any]) -> None:
+        self._send_to(member, {"private": line})
+
+    def _send_to(self, member: str, message: dict[str, Any]) -> None:
+        self._direct.append((member, message))
+        self._wake.set()
+
     async def _send_forever(self) -> None:
         assert self._client is not None
         while True:
             await self._wake.wait()
             self._wake.clear()
             messages = self._messages()
+            direct, self._direct = self._direct, []
+            head = {"m": self._name, "i": self._instance}
             try:
                 async with self._client.pipeline(transaction=False) as pipe:
                     for message in messages:
                         pipe.publish(CHANNEL, message)
-                    await bounded(pipe.execute())
+                    for member, body in direct:
+                        pipe.publish(DIRECT_PREFIX + member, _dump({**head, **body}))
+                    heard_by = (await bounded(pipe.execute()))[len(messages) :]
             except UNREACHABLE as error:
                 # Lost: the others see the gap in the sequence and ask for this member's whole part.
                 log.debug("lobby lines not sent: %s", error)
+                heard_by = [0] * len(direct)
+            for (_, body), listeners in zip(direct, heard_by, strict=True):
+                if not listeners and "private" in body:  # that member is gone, or cut off from Redis
+                    self._hub.private_not_delivered(body["private"])
             stop_if_cancelled()
-            if self._outbox or self._send_part or self._ask:
+            if self._outbox or self._send_part or self._ask or self._direct:
                 self._wake.set()
 
     def _messages(self) -> list[str]:
@@ -166,7 +192,7 @@ class LobbyLink:
         while True:
             pubsub = self._client.pubsub(ignore_subscribe_messages=True)
             try:
-                await bounded(pubsub.subscribe(CHANNEL))
+                await bounded(pubsub.subscribe(CHANNEL, DIRECT_PREFIX + self._name))
                 self._resubscribe.clear()
                 # Whatever was said while this member was not listening is asked for again, and the
                 # others hear this member's part (they may have dropped it, or never had it).
@@ -186,7 +212,10 @@ class LobbyLink:
             message = await pubsub.get_message(timeout=RETRY_SECONDS)
             if message is not None and message.get("type") == "message":
                 try:
-                    self._take(json.loads(message["data"]))
+                    if message["channel"] == CHANNEL:
+                        self._take(json.loads(message["data"]))
+                    else:
+                        self._take_direct(json.loads(message["data"]))
                 except Exception:  # one bad message must not end the lobby for this member
                     log.exception("lobby message not taken")
 
@@ -217,6 +246,13 @@ class LobbyLink:
         self._heard[member] = (instance, sequence)
         for line, b_only in message["l"]:
             self._hub.take_lobby_line(member, line, b_only)
+
+    def _take_direct(self, message: dict[str, Any]) -> None:
+        if "private" in message:
+            if not self._hub.take_private(message["private"]):  # its player left meanwhile
+                self._send_to(message["m"], {"undelivered": message["private"]})
+        elif "undelivered" in message:
+            self._hub.private_not_delivered(message["undelivered"])
 
 
 def _dump(message: dict[str, Any]) -> str:

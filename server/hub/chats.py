@@ -6,12 +6,14 @@ lines live in its `ChatRoom` (server/hub/chat.py) and go into the table's journa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from server.hub.bus import EventBus
-from server.hub.chat import PRIVATE_KEPT_SECONDS, PrivateChats
+from server.hub.chat import PRIVATE_KEPT_SECONDS, ChatEntry, PrivateChats
 from server.hub.context import Context
 from server.hub.model import LOBBY, Player, parse_table
+from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
 from server.hub.tables import Tables
 from server.protocol import events
@@ -28,10 +30,15 @@ PRIVATE_JOURNAL = -1  # the journal of private chat, beside the tables' journals
 
 
 class Chats:
-    def __init__(self, ctx: Context, bus: EventBus, roster: Roster, tables: Tables) -> None:
-        self.ctx, self.bus, self.roster, self.tables = ctx, bus, roster, tables
+    def __init__(
+        self, ctx: Context, bus: EventBus, roster: Roster, tables: Tables, remote: RemoteLobby
+    ) -> None:
+        self.ctx, self.bus, self.roster, self.tables, self.remote = ctx, bus, roster, tables, remote
         self.private = PrivateChats()
         self.private_seq = 0  # the last entry of PRIVATE_JOURNAL
+        # a member of a cluster: `forward(member, line)` takes a private line to a player of another
+        # member (server/cluster/lobby.py); None: this server alone
+        self.forward: Callable[[str, dict[str, Any]], None] | None = None
 
     def chat(self, player: Player, table: str, raw: str) -> None:
         if table == "get":
@@ -65,16 +72,50 @@ class Chats:
     def _private_send(self, player: Player, nick: str, text: str) -> None:
         other = self.roster.online(decode_client_text(nick))
         if other is None:
-            raise ProtocolError("notOnline", f"{decode_client_text(nick)} is not online.")
+            self._private_send_elsewhere(player, decode_client_text(nick), text)
+            return
         if other is player:
             raise ProtocolError("badNick", "A private message needs another person.")
-        entry = self.private.add(int(self.ctx.clock()), player.nick, other.nick, text)
-        self._journal_private(
-            "private", {"t": entry.time, "n": entry.n, "from": player.nick, "to": other.nick, "text": text}
-        )
+        entry = self._private_add(int(self.ctx.clock()), player.nick, other.nick, text)
         line = events.chat_added(entry.line())
         self.bus.send(player, LOBBY, line)
         self.bus.send(other, LOBBY, line)
+
+    def _private_add(
+        self, time: int, sender: str, recipient: str, text: str, n: int | None = None
+    ) -> ChatEntry:
+        entry = self.private.add(time, sender, recipient, text, n)
+        self._journal_private(
+            "private", {"t": entry.time, "n": entry.n, "from": sender, "to": recipient, "text": text}
+        )
+        return entry
+
+    def _private_send_elsewhere(self, player: Player, nick: str, text: str) -> None:
+        """To a player of another member of a cluster: kept here as a line of the conversation, and
+        taken to that member, which keeps it too and shows it to its player (take_private)."""
+        found = self.remote.member_of(nick) if self.forward is not None else None
+        if found is None or self.forward is None:
+            raise ProtocolError("notOnline", f"{nick} is not online.")
+        member, nick = found
+        entry = self._private_add(int(self.ctx.clock()), player.nick, nick, text)
+        self.bus.send(player, LOBBY, events.chat_added(entry.line()))
+        self.forward(member, {"t": entry.time, "n": entry.n, "from": player.nick, "to": nick, "text": text})
+
+    def take_private(self, line: dict[str, Any]) -> bool:
+        """A private line from a player of another member; False if its recipient is not online here."""
+        other = self.roster.online(line["to"])
+        if other is None:
+            return False
+        entry = self._private_add(line["t"], line["from"], other.nick, line["text"], n=line["n"])
+        self.bus.send(other, LOBBY, events.chat_added(entry.line()))
+        return True
+
+    def private_not_delivered(self, line: dict[str, Any]) -> None:
+        """A private line that did not reach the other member's player: its writer is told."""
+        sender = self.roster.online(line["from"])
+        if sender is not None:
+            text = f"Your message to {line['to']} was not delivered: they are not reachable now."
+            self.tables.tell(sender, LOBBY, text)
 
     def _private_get(self, player: Player, what: str) -> None:
         now = int(self.ctx.clock())

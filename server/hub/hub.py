@@ -14,6 +14,7 @@ import random
 import time as _time
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Executor
+from typing import Any
 
 from server.engine.gametype import GameType
 from server.engine.start import Setup
@@ -73,10 +74,10 @@ class Hub:
         self.saved = SavedSessions(ctx, self.roster)
         self.tables = Tables(ctx, self.bus, self.roster, self.saved)
         self.games = Games(ctx, self.bus, self.roster, self.tables)
-        self.chats = Chats(ctx, self.bus, self.roster, self.tables)
+        self.remote_lobby = RemoteLobby()
+        self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
         self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved)
         self.tournaments = Tournaments(ctx, self.tables)
-        self.remote_lobby = RemoteLobby()
         self.lobby_state = Lobby(self.bus, self.roster, self.tables, self.remote_lobby)
         self.sessions = Sessions(
             ctx, self.bus, self.roster, self.saved, self.tables, self.games, self.invites, self.chats
@@ -246,6 +247,20 @@ class Hub:
     def drop_lobby_part(self, member: str) -> None:
         """A member left the cluster (or this one lost Redis): its people and tables leave the lobby."""
         self._relay(self.remote_lobby.drop(member))
+
+    def share_private(self, forward: Callable[[str, dict[str, Any]], None] | None) -> None:
+        """`forward(member, line)` takes a private line to another member's player; None: alone again."""
+        self.chats.forward = forward
+
+    def take_private(self, line: dict[str, Any]) -> bool:
+        return self.chats.take_private(line)
+
+    def private_not_delivered(self, line: dict[str, Any]) -> None:
+        self.chats.private_not_delivered(line)
+
+    def unique_nick_keys(self) -> tuple[list[str], list[str]]:
+        """What this member claims in a cluster's one name space (server/cluster/nicks.py)."""
+        return self.roster.unique_keys()
 
     def _relay(self, lines: list[str]) -> None:
         for line in lines:

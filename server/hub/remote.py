@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from server.hub.chat import LOBBY_CHAT_KEPT
 from server.protocol import events
+from server.protocol.codec import nick_key
 
 
 @dataclass(slots=True)
@@ -126,6 +127,18 @@ class RemoteLobby:
             return []
         self.departed[member] = old.chat
         return _difference(old, LobbyPart(chat=old.chat))
+
+    def member_of(self, nick: str) -> tuple[str, str] | None:
+        """The member serving `nick`, and the nick as that member writes it (the case may differ)."""
+        for member, part in self.parts.items():
+            if nick in part.people:
+                return member, nick
+        key = nick_key(nick)  # the rarer way: the nick as typed, not as the lobby lists it
+        for member, part in self.parts.items():
+            for person in part.people:
+                if nick_key(person) == key:
+                    return member, person
+        return None
 
     # --- what a whole lobby state merges in ------------------------------------------------------
 

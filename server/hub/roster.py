@@ -10,7 +10,7 @@ import math
 from collections import OrderedDict
 
 from server.hub.context import Context
-from server.hub.model import Player
+from server.hub.model import RESERVED, RESERVED_LOOKS, Player
 from server.logs import Fields
 from server.protocol.codec import look_key, nick_key
 
@@ -35,6 +35,14 @@ class Roster:
     def holder(self, nick: str) -> Player | None:
         """Who is online with this nick or one that looks like it."""
         return self.by_nick.get(nick_key(nick)) or self.by_look.get(look_key(nick))
+
+    def unique_keys(self) -> tuple[list[str], list[str]]:
+        """The nick keys and look keys of everyone online but the AI players, who play on every member
+        of a cluster under the same names (server/cluster/nicks.py)."""
+        return (
+            [key for key in self.by_nick if key not in RESERVED],
+            [key for key in self.by_look if key not in RESERVED_LOOKS],
+        )
 
     def taken(self, nick: str) -> bool:
         return nick_key(nick) in self.by_nick or look_key(nick) in self.by_look

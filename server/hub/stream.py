@@ -26,13 +26,10 @@ from server.protocol.codec import (
     Command,
     Flags,
     ProtocolError,
-    chat_line,
-    clean_text,
     frame,
 )
 
 MAX_WAIT = 30.0  # cap of the opt-in long poll (`wait=`)
-ERROR_TYPE = "e"  # a server line for one player only: why their command was refused
 
 
 class Stream:
@@ -90,12 +87,12 @@ class Stream:
             if message.number is not None:
                 processed = message.number
             if isinstance(message, BadCommand):
-                self._tell(player, LOBBY, f"Command refused: {message.reason}.")
+                self.tables.tell(player, LOBBY, f"Command refused: {message.reason}.")
                 continue
             try:
                 self._command(player, message)
             except ProtocolError as refused:
-                self._tell(player, table_number(message.table), str(refused))
+                self.tables.tell(player, table_number(message.table), str(refused))
         if moved:  # shown once everything these commands wrote is stored, not others' later writes
             player.k_hold = (held, self.ctx.persistence.queued)
 
@@ -119,15 +116,6 @@ class Stream:
             self.games.pause(player, table, text)
         else:
             raise ProtocolError("unsupported", f"Command '{kind}' is not available on this server.")
-
-    def _tell(self, player: Player, uid: int, text: str) -> None:
-        """A server line for one player only, e.g. why a command was refused."""
-        now = int(self.ctx.clock())
-        n = self.tables.lobby.chat.counter.next(now)  # a chat line's id, not an event number
-        target = uid if uid in player.tables else LOBBY
-        # the sentence may quote what the client sent: it must stay one line of the reply
-        line = chat_line(now, n, "", ERROR_TYPE, clean_text(text))
-        self.bus.send(player, target, events.chat_added(line))
 
     # --- replies -------------------------------------------------------------------------------
 

@@ -24,11 +24,12 @@ from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
 from server.logs import Fields
 from server.protocol import events
-from server.protocol.codec import ProtocolError
+from server.protocol.codec import ProtocolError, chat_line, clean_text
 
 log = logging.getLogger(__name__)
 
 
+ERROR_TYPE = "e"  # a server line for one player only: why their command was refused
 TABLE_BLOCK = 1000  # table numbers a member of a cluster reserves at once; the next block is asked for ...
 TABLE_BLOCK_LOW = 250  # ... while this many are left
 
@@ -256,6 +257,15 @@ class Tables(Mapping[int, Table]):
         entry = self.by_uid[uid].chat.add(int(self.ctx.clock()), "", code, text)
         entry.event = self.bus.publish(uid, events.chat_added(entry.line()))
         self.journal_chat(uid, entry)
+
+    def tell(self, player: Player, uid: int, text: str) -> None:
+        """A server line for one player only, e.g. why their command was refused."""
+        now = int(self.ctx.clock())
+        n = self.lobby.chat.counter.next(now)  # a chat line's id, not an event number
+        target = uid if uid in player.tables else LOBBY
+        # the sentence may quote what the client sent: it must stay one line of the reply
+        line = chat_line(now, n, "", ERROR_TYPE, clean_text(text))
+        self.bus.send(player, target, events.chat_added(line))
 
     # --- who sits where ------------------------------------------------------------------------
 

@@ -14,7 +14,7 @@ from server.protocol.codec import ProtocolError, check_id, check_lang, check_nic
 from server.store.accounts import Accounts, NickTaken
 from server.store.outage import unavailable
 from server.web.clients import client_address, origin
-from server.web.common import HUB_KEY, Query, log_failure, text_response
+from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, text_response
 from server.web.limits import AddressLimiter, LoginGuard
 
 log = logging.getLogger(__name__)
@@ -92,7 +92,8 @@ async def register(request: web.Request, hub: Hub, accounts: Accounts) -> str:
     request.app[LOGIN_GUARD_KEY].remember(nick_key(nick), _address(request))
     log.info("registered %s", Fields(nick=nick))
     try:
-        hub.login(secret, account, lang, origin(request))
+        async with nick_claimed(request, nick):
+            hub.login(secret, account, lang, origin(request))
     except ProtocolError as refused:  # registered, but no room to log in now: a later `loguj` will do
         return INTERNAL + refused.code
     return REGISTERED
@@ -122,7 +123,8 @@ async def login(request: web.Request, hub: Hub, accounts: Accounts) -> str:
         return WRONG_NICK_OR_ID
     guard.succeeded(nick_key(nick), address)
     try:
-        hub.login(secret, account, lang, origin(request))
+        async with nick_claimed(request, nick):
+            hub.login(secret, account, lang, origin(request))
     except ProtocolError as refused:
         return INTERNAL + refused.code
     return LOGGED_IN + account.avatar

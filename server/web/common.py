@@ -5,6 +5,8 @@ from __future__ import annotations
 import functools
 import logging
 import traceback
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -19,6 +21,7 @@ from server.web.metrics import METRICS_KEY
 
 if TYPE_CHECKING:
     from server.cluster.membership import Membership
+    from server.cluster.nicks import NickClaims
 
 log = logging.getLogger(__name__)
 
@@ -26,7 +29,20 @@ HUB_KEY = web.AppKey("hub", Hub)
 STORE_KEY = web.AppKey("store", Store)
 # Set only on a member of a cluster (server/app.py); redis-py is imported only then.
 MEMBERSHIP_KEY: web.AppKey[Membership] = web.AppKey("membership")
+NICKS_KEY: web.AppKey[NickClaims] = web.AppKey("nicks")
 Query = MultiDictProxy[str]
+
+
+@asynccontextmanager
+async def nick_claimed(request: web.Request, nick: str) -> AsyncIterator[None]:
+    """Around a login: on a member of a cluster, the nick must not be online on another member
+    (server/cluster/nicks.py)."""
+    claims = request.app.get(NICKS_KEY)
+    if claims is None:
+        yield
+        return
+    async with claims.claiming(nick):
+        yield
 
 
 # Built once: most answers are short texts, and an empty poll is cheap enough for building headers

@@ -16,7 +16,7 @@ from server.store.outage import unavailable
 from server.web import tournament
 from server.web.archive import GAMES_KEY
 from server.web.clients import origin, refuses_whole_state
-from server.web.common import HUB_KEY, Query, log_failure, text_response
+from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, text_response
 from server.web.connections import long_poll
 
 log = logging.getLogger(__name__)
@@ -50,9 +50,9 @@ def _table(text: str) -> int:
 
 async def guest_login(request: web.Request) -> str:
     query = request.query
-    request.app[HUB_KEY].guest_login(
-        _player_id(query), _param(query, "opis"), query.get("lang", "en"), origin(request)
-    )
+    secret, nick = _player_id(query), _param(query, "opis")
+    async with nick_claimed(request, nick):
+        request.app[HUB_KEY].guest_login(secret, nick, query.get("lang", "en"), origin(request))
     return ""
 
 

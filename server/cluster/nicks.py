@@ -1,0 +1,177 @@
+"""One name space across the members of a cluster (docs/cluster.md, "One name space").
+
+Within one member the roster refuses a nick that is online or looks like one that is; across members,
+each member keeps the keys of its people's nicks (`nick_key` and `look_key`, as the roster compares
+them) in a Redis set of its own, and a login is admitted only once a script, atomic in Redis, found the
+keys in no other live member's set and added them to this member's. The set expires with the member
+(renewed at every reconciliation), so a member that dies frees its nicks without anyone cleaning up;
+each reconciliation makes the set exactly the people online here, so logouts, time-outs and a Redis
+restarted empty all heal by themselves within one heartbeat.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Callable, Iterable
+from contextlib import asynccontextmanager
+
+from redis.asyncio import Redis
+
+from server.cluster import calls
+from server.cluster.calls import UNREACHABLE, bounded, stop_if_cancelled
+from server.cluster.membership import DEFAULT_HEARTBEAT, DEFAULT_TTL, MEMBERS_KEY
+from server.logs import Fields
+from server.protocol.codec import ProtocolError, look_key, nick_key
+
+log = logging.getLogger(__name__)
+
+NICKS_PREFIX = "kropki:nicks:"  # + a member's name: the claim keys of the people online there
+
+# KEYS[1] the live members' names, KEYS[2] this member's set; ARGV: this member's name, the sets'
+# prefix, the set's ttl in ms, then the claim keys. Returns the member holding one of the keys, or
+# nil once they are this member's. Other members' sets are named from the members' set, which a
+# standalone Redis allows (this server does not run on Redis Cluster).
+_CLAIM = """
+for _, member in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+    if member ~= ARGV[1] then
+        for i = 4, #ARGV do
+            if redis.call('SISMEMBER', ARGV[2] .. member, ARGV[i]) == 1 then
+                return member
+            end
+        end
+    end
+end
+redis.call('SADD', KEYS[2], unpack(ARGV, 4))
+redis.call('PEXPIRE', KEYS[2], ARGV[3])
+return false
+"""
+
+
+def claim_keys(nick: str) -> set[str]:
+    return {"n:" + nick_key(nick), "l:" + look_key(nick)}
+
+
+class NickClaims:
+    """This member's claims: taken at each login, made exactly its people at every heartbeat."""
+
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        online: Callable[[], tuple[Iterable[str], Iterable[str]]],
+        *,
+        every: float = DEFAULT_HEARTBEAT,
+        ttl: float = DEFAULT_TTL,
+    ) -> None:
+        """`online()`: the nick keys and look keys of everyone online here whose nick must be theirs
+        alone (Roster.unique_keys)."""
+        self._url, self._name, self._online = url, name, online
+        self._every, self._ttl_ms = every, max(1, round(ttl * 1000))
+        self._key = NICKS_PREFIX + name
+        self._client: Redis | None = None
+        self._task: asyncio.Task[None] | None = None
+        # One call at a time: a login's claim and a reconciliation that removes a key must reach Redis
+        # in the order they were decided in.
+        self._lock = asyncio.Lock()
+        self._claimed: set[str] | None = None  # what the set holds; None: not known, written whole next
+        self._logging_in: dict[str, int] = {}  # claim keys of logins under way: kept though not online yet
+
+    async def start(self) -> None:
+        self._client = calls.client(self._url)
+        await self._reconcile()
+        self._task = asyncio.create_task(self._reconcile_forever(), name="cluster nick claims")
+
+    async def stop(self) -> None:
+        """Frees this member's nicks at once (they would expire with the member anyway)."""
+        if self._task is not None:
+            self._task.cancel()
+            await asyncio.wait([self._task])
+            self._task = None
+        client, self._client = self._client, None
+        if client is None:
+            return
+        try:
+            await bounded(client.delete(self._key))
+        except UNREACHABLE as error:
+            log.debug("nick claims not withdrawn: %s", error)
+        finally:
+            await client.aclose()
+
+    def reconnected(self, connected: bool) -> None:
+        """Redis went or came back (possibly empty): the set is written whole at the next turn."""
+        self._claimed = None
+
+    @asynccontextmanager
+    async def claiming(self, nick: str) -> AsyncIterator[None]:
+        """Around a login: refused (`nickInUse`, as the hub refuses a nick online here) if another member
+        has the nick online. The claim stays while the login is under way, and after it only if the
+        player is then online here. An unreachable Redis admits the login (an isolated member serves its
+        own players; docs/cluster.md)."""
+        keys = claim_keys(nick)
+        for key in keys:
+            self._logging_in[key] = self._logging_in.get(key, 0) + 1
+        try:
+            await self._claim(nick, keys)
+            yield
+        finally:
+            for key in keys:
+                left = self._logging_in.pop(key) - 1
+                if left:
+                    self._logging_in[key] = left
+
+    async def _claim(self, nick: str, keys: set[str]) -> None:
+        if self._client is None:
+            return
+        async with self._lock:
+            try:
+                held = await bounded(
+                    self._client.eval(
+                        _CLAIM, 2, MEMBERS_KEY, self._key, self._name, NICKS_PREFIX, self._ttl_ms, *keys
+                    )
+                )
+            except UNREACHABLE as error:
+                log.debug("nick not claimed, redis unreachable: %s", error)
+                self._claimed = None
+                return
+            if held is not None:
+                log.info("login refused %s", Fields(nick=nick, held_by=held))
+                raise ProtocolError("nickInUse", "This nick is in use.")
+            if self._claimed is not None:
+                self._claimed |= keys
+
+    async def _reconcile_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self._every)
+            try:
+                await self._reconcile()
+            except Exception:
+                log.exception("nick claims of member %r not reconciled", self._name)
+            stop_if_cancelled()
+
+    async def _reconcile(self) -> None:
+        """Makes this member's set exactly its people online and the logins under way, and renews it."""
+        assert self._client is not None
+        async with self._lock:
+            nick_keys, look_keys = self._online()
+            wanted = {"n:" + key for key in nick_keys} | {"l:" + key for key in look_keys}
+            wanted |= self._logging_in.keys()
+            claimed = self._claimed
+            try:
+                async with self._client.pipeline(transaction=True) as pipe:
+                    if claimed is None:
+                        pipe.delete(self._key)
+                        added, removed = wanted, set()
+                    else:
+                        added, removed = wanted - claimed, claimed - wanted
+                    if removed:
+                        pipe.srem(self._key, *removed)
+                    if added:
+                        pipe.sadd(self._key, *added)
+                    pipe.pexpire(self._key, self._ttl_ms)
+                    await bounded(pipe.execute())
+            except UNREACHABLE as error:
+                log.debug("nick claims not reconciled, redis unreachable: %s", error)
+                self._claimed = None
+                return
+            self._claimed = wanted
