@@ -8,9 +8,11 @@ whose subscription broke, or whose Redis came back) asks for the sender's whole 
 readers only what changed (server/hub/remote.py). A member's whole part is published in the same order
 as its lines, so a receiver knows exactly which lines it already contains.
 
-The link also carries what one member has for one other member's players: private chat lines go on
-that member's own channel, and one that reaches no subscriber, or no player there, comes back to its
-writer as not delivered (docs/cluster.md, "Private chat").
+The link also carries what one member has for one other member alone, on that member's own channel:
+private chat lines, and the tables that people of one member sit at on another (server/hub/mirrors.py,
+server/hub/visitors.py). Those messages are numbered per receiving member; a receiver that finds one
+missing asks the sender to send its view again (`resync`), and one that no subscriber took comes back to
+the hub as not delivered (docs/cluster.md, "Tables across members", "Private chat").
 """
 
 from __future__ import annotations
@@ -45,9 +47,12 @@ class SharedLobby(Protocol):
     def take_lobby_line(self, member: str, line: str, b_only: bool) -> None: ...
     def take_lobby_part(self, member: str, lines: list[str]) -> None: ...
     def drop_lobby_part(self, member: str) -> None: ...
-    def share_private(self, forward: Any) -> None: ...
-    def take_private(self, line: dict[str, Any]) -> bool: ...
-    def private_not_delivered(self, line: dict[str, Any]) -> None: ...
+    def share_with_members(self, send: Any) -> None: ...
+    def take_from_member(self, member: str, message: dict[str, Any]) -> None: ...
+    def not_delivered(self, member: str, message: dict[str, Any]) -> None: ...
+    def resync_member(self, member: str) -> None: ...
+    def table_peers(self) -> set[str]: ...
+    def member_gone(self, member: str) -> None: ...
 
 
 class LobbyLink:
@@ -59,6 +64,10 @@ class LobbyLink:
         self._sequence = 0
         self._outbox: list[tuple[str, bool]] = []
         self._direct: list[tuple[str, dict[str, Any]]] = []  # (member, message) for one member alone
+        self._direct_sequence: dict[str, int] = {}  # member -> the last number of a message sent to it
+        self._direct_heard: dict[str, tuple[str, int]] = {}  # member -> (instance, last number from it)
+        self._instances: dict[str, str] = {}  # member -> the instance last heard: a new one restarted
+        self._isolated = False
         self._send_part = False  # this member's whole part goes out with the next message
         self._ask = False  # and a request for everyone's whole part
         self._wake = asyncio.Event()
@@ -72,7 +81,7 @@ class LobbyLink:
     async def start(self) -> None:
         self._client = calls.client(self._url, socket_timeout=None)
         self._hub.share_lobby(self._made)
-        self._hub.share_private(self._forward_private)
+        self._hub.share_with_members(self._send_to)
         self._tasks = [
             asyncio.create_task(self._send_forever(), name="cluster lobby out"),
             asyncio.create_task(self._listen_forever(), name="cluster lobby in"),
@@ -82,7 +91,7 @@ class LobbyLink:
         """Says goodbye, so that the others take this member's people and tables out of the lobby at
         once (a member that dies is taken out when its announcement expires: members_changed)."""
         self._hub.share_lobby(None)
-        self._hub.share_private(None)
+        self._hub.share_with_members(None)
         for task in self._tasks:
             task.cancel()
         if self._tasks:
@@ -108,10 +117,14 @@ class LobbyLink:
         for member, since in list(self._known.items()):
             if member not in alive and since < settled:
                 self._forget(member)
+        if not self._isolated:  # cut off, this member sees itself alone: the others are not dead
+            for member in self._hub.table_peers() - alive:
+                self._gone(member)
 
     def reconnected(self, connected: bool) -> None:
         """Redis went: this member serves its own players only, and its lobby shows only them. Redis
         came back (possibly restarted empty): lines were lost both ways, so everything is asked again."""
+        self._isolated = not connected
         if connected:
             self._resubscribe.set()
         else:
@@ -119,19 +132,24 @@ class LobbyLink:
                 self._forget(member)
 
     def _forget(self, member: str) -> None:
+        """`member` leaves this member's lobby (its tables here stay: see _gone)."""
         self._known.pop(member, None)
         self._heard.pop(member, None)
         self._waiting_for_part.discard(member)
         self._hub.drop_lobby_part(member)
+
+    def _gone(self, member: str) -> None:
+        """`member` stopped, died or restarted: whatever it shared here with this member ends."""
+        self._forget(member)
+        self._direct_heard.pop(member, None)
+        self._direct_sequence.pop(member, None)
+        self._hub.member_gone(member)
 
     # --- out ----------------------------------------------------------------------------------
 
     def _made(self, line: str, b_only: bool) -> None:
         self._outbox.append((line, b_only))
         self._wake.set()
-
-    def _forward_private(self, member: str, line: dict[str, Any]) -> None:
-        self._send_to(member, {"private": line})
 
     def _send_to(self, member: str, message: dict[str, Any]) -> None:
         self._direct.append((member, message))
@@ -143,22 +161,22 @@ class LobbyLink:
             await self._wake.wait()
             self._wake.clear()
             messages = self._messages()
-            direct, self._direct = self._direct, []
-            head = {"m": self._name, "i": self._instance}
+            direct = self._direct_messages()
             try:
                 async with self._client.pipeline(transaction=False) as pipe:
                     for message in messages:
                         pipe.publish(CHANNEL, message)
-                    for member, body in direct:
-                        pipe.publish(DIRECT_PREFIX + member, _dump({**head, **body}))
+                    for member, (message, _) in direct.items():
+                        pipe.publish(DIRECT_PREFIX + member, message)
                     heard_by = (await bounded(pipe.execute()))[len(messages) :]
             except UNREACHABLE as error:
                 # Lost: the others see the gap in the sequence and ask for this member's whole part.
                 log.debug("lobby lines not sent: %s", error)
                 heard_by = [0] * len(direct)
-            for (_, body), listeners in zip(direct, heard_by, strict=True):
-                if not listeners and "private" in body:  # that member is gone, or cut off from Redis
-                    self._hub.private_not_delivered(body["private"])
+            for (member, (_, bodies)), listeners in zip(direct.items(), heard_by, strict=True):
+                if not listeners:  # that member is gone, or cut off from Redis
+                    for body in bodies:
+                        self._hub.not_delivered(member, body)
             stop_if_cancelled()
             if self._outbox or self._send_part or self._ask or self._direct:
                 self._wake.set()
@@ -180,6 +198,19 @@ class LobbyLink:
             messages.append(_dump({**head, "ask": True}))
         return messages
 
+    def _direct_messages(self) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+        """The queued messages for single members, one numbered message per member, in order."""
+        by_member: dict[str, list[dict[str, Any]]] = {}
+        for member, body in self._direct:
+            by_member.setdefault(member, []).append(body)
+        self._direct = []
+        messages = {}
+        for member, bodies in by_member.items():
+            number = self._direct_sequence[member] = self._direct_sequence.get(member, 0) + 1
+            head = {"m": self._name, "i": self._instance, "n": number}
+            messages[member] = (_dump({**head, "b": bodies}), bodies)
+        return messages
+
     def _queue(self, *, part: bool = False, ask: bool = False) -> None:
         self._send_part |= part
         self._ask |= ask
@@ -199,6 +230,9 @@ class LobbyLink:
                 self._heard.clear()
                 self._waiting_for_part = set(self._known)
                 self._queue(part=True, ask=True)
+                for member in self._hub.table_peers():  # the tables shared: each side's view again
+                    self._send_to(member, {"resync": True})
+                    self._hub.resync_member(member)
                 await self._listen(pubsub)
             except UNREACHABLE as error:
                 log.debug("lobby channel not reachable: %s", error)
@@ -223,9 +257,10 @@ class LobbyLink:
         member, instance = message["m"], message["i"]
         if member == self._name:
             return
+        self._seen_instance(member, instance)
         self._known.setdefault(member, asyncio.get_running_loop().time())
         if message.get("bye"):
-            self._forget(member)
+            self._gone(member)
             return
         if message.get("ask"):
             self._queue(part=True)
@@ -248,11 +283,22 @@ class LobbyLink:
             self._hub.take_lobby_line(member, line, b_only)
 
     def _take_direct(self, message: dict[str, Any]) -> None:
-        if "private" in message:
-            if not self._hub.take_private(message["private"]):  # its player left meanwhile
-                self._send_to(message["m"], {"undelivered": message["private"]})
-        elif "undelivered" in message:
-            self._hub.private_not_delivered(message["undelivered"])
+        member, instance, number = message["m"], message["i"], message["n"]
+        self._seen_instance(member, instance)
+        heard = self._direct_heard.get(member)
+        self._direct_heard[member] = (instance, number)
+        if heard != (instance, number - 1) and not (heard is None and number == 1):
+            log.info("messages of member %r missed; asking it to send its view again", member)
+            self._send_to(member, {"resync": True})
+        for body in message["b"]:
+            self._hub.take_from_member(member, body)
+
+    def _seen_instance(self, member: str, instance: str) -> None:
+        """A member heard under a new instance restarted: what it shared with this member is gone."""
+        known = self._instances.get(member)
+        self._instances[member] = instance
+        if known is not None and known != instance:
+            self._gone(member)
 
 
 def _dump(message: dict[str, Any]) -> str:

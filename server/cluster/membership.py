@@ -206,12 +206,12 @@ class Membership:
         notify = self._connected  # a start that finds Redis gone is no change: `connected` was never True
         self._connected = False
         self._isolated_since = self._clock()
-        self._see((self._name,))
         log.warning(
             "redis unreachable: serving this member's players only until it answers (%s)", _reason(error)
         )
-        if notify:
+        if notify:  # before the view shrinks to this member: the others are cut off, not dead
             self._notify(False)
+        self._see((self._name,))
 
     def _reconnect(self) -> None:
         if self._isolated_since is None:

@@ -62,6 +62,8 @@ class EventBus(Protocol):
 class Channel:
     log: EventLog
     waiters: set[asyncio.Future[None]] = field(default_factory=set)  # long polls to wake on the next event
+    # a table of this member followed from other members of a cluster: member -> its people here
+    members: dict[str, int] = field(default_factory=dict)
 
 
 class LocalBus:
@@ -74,6 +76,10 @@ class LocalBus:
         self._listeners: list[Callable[[int], None]] = []
         # a member of a cluster hears every lobby line made here, to share it (server/cluster/lobby.py)
         self.lobby_listener: Callable[[str, bool], None] | None = None
+        # ... and the events of its tables that people of other members follow, and the lines for those
+        # people alone (server/hub/visitors.py)
+        self.table_listener: Callable[[int, dict[str, int], str, bool], None] | None = None
+        self.visitor_listener: Callable[[Player, int, str], None] | None = None
 
     @property
     def last(self) -> int:
@@ -96,6 +102,8 @@ class LocalBus:
         if uid != LOBBY:
             for listener in self._listeners:
                 listener(uid)
+            if channel.members and self.table_listener is not None:
+                self.table_listener(uid, channel.members, line, b_only)
         elif self.lobby_listener is not None:
             self.lobby_listener(line, b_only)
         return number
@@ -109,6 +117,10 @@ class LocalBus:
             self.lobby_listener = listener
 
     def send(self, player: Player, uid: int, line: str) -> None:
+        if player.visiting_from:  # a person of another member: it numbers the line into their stream
+            if self.visitor_listener is not None:
+                self.visitor_listener(player, uid, line)
+            return
         player.inbox.post(self.counter.next(), uid, line)
         if player.waiter is not None:
             wake(player.waiter)

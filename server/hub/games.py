@@ -199,5 +199,5 @@ class Games:
             self.archive(room)
         for player in list(table.people.values()):
             self.tables.leave(player, table.uid)
-            self.bus.publish(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
+            self.tables.subscriptions_changed(player)
         self.tables.forget(table)

@@ -29,7 +29,9 @@ from server.hub.invitations import Invitations
 from server.hub.limits import Caps, Limits, needs_storage
 from server.hub.lobby import Lobby
 from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter
+from server.hub.mirrors import Mirrors
 from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Table
+from server.hub.peers import Peers
 from server.hub.persistence import Account, LiveSessions, MemoryPersistence, Persistence, StorageFailing
 from server.hub.remote import RemoteLobby
 from server.hub.restore import Journals, Restorer
@@ -40,6 +42,7 @@ from server.hub.sessions import POLL_TIMEOUT, Sessions
 from server.hub.stream import Stream
 from server.hub.tables import Tables
 from server.hub.tournaments import Tournaments
+from server.hub.visitors import Visitors
 from server.protocol.codec import ClientMessage
 
 log = logging.getLogger(__name__)
@@ -75,10 +78,13 @@ class Hub:
         self.tables = Tables(ctx, self.bus, self.roster, self.saved)
         self.games = Games(ctx, self.bus, self.roster, self.tables)
         self.remote_lobby = RemoteLobby()
+        self.mirrors = Mirrors(self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
         self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved)
         self.tournaments = Tournaments(ctx, self.tables)
-        self.lobby_state = Lobby(self.bus, self.roster, self.tables, self.remote_lobby)
+        self.lobby_state = Lobby(self.bus, self.roster, self.tables, self.remote_lobby, self.mirrors)
+        self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.games, self.chats)
+        self.peers = Peers(self.roster, self.tables, self.chats, self.mirrors, self.visitors)
         self.sessions = Sessions(
             ctx, self.bus, self.roster, self.saved, self.tables, self.games, self.invites, self.chats
         )
@@ -93,6 +99,7 @@ class Hub:
             self.games,
             self.invites,
             self.chats,
+            self.mirrors,
         )
         self.restorer = Restorer(
             ctx, self.bus, self.saved, self.tables, self.games, self.chats, self.sessions
@@ -239,6 +246,11 @@ class Hub:
             event = self.bus.relay(line, b_only=b_only)
             if line.startswith("ca"):
                 self.remote_lobby.note_relayed(member, event)
+            elif line.startswith("d"):  # a table opened there: its players here sit down, as here
+                for nick in line.rsplit(".", 2)[1:]:
+                    player = self.roster.online(nick)
+                    if player is not None:
+                        self.mirrors.seat_back(player)
 
     def take_lobby_part(self, member: str, lines: list[str]) -> None:
         """Another member's whole part: the readers here get what changed since they last saw it."""
@@ -248,15 +260,27 @@ class Hub:
         """A member left the cluster (or this one lost Redis): its people and tables leave the lobby."""
         self._relay(self.remote_lobby.drop(member))
 
-    def share_private(self, forward: Callable[[str, dict[str, Any]], None] | None) -> None:
-        """`forward(member, line)` takes a private line to another member's player; None: alone again."""
-        self.chats.forward = forward
+    # --- tables and private chat across the members of a cluster (docs/cluster.md) -------------
 
-    def take_private(self, line: dict[str, Any]) -> bool:
-        return self.chats.take_private(line)
+    def share_with_members(self, send: Callable[[str, dict[str, Any]], None] | None) -> None:
+        """`send(member, message)` takes a message to one other member, in order with the others to
+        it; None: this member alone again."""
+        self.peers.share(send)
 
-    def private_not_delivered(self, line: dict[str, Any]) -> None:
-        self.chats.private_not_delivered(line)
+    def take_from_member(self, member: str, message: dict[str, Any]) -> None:
+        self.peers.take(member, message)
+
+    def not_delivered(self, member: str, message: dict[str, Any]) -> None:
+        self.peers.not_delivered(member, message)
+
+    def resync_member(self, member: str) -> None:
+        self.peers.resync(member)
+
+    def table_peers(self) -> set[str]:
+        return self.peers.sharing_tables()
+
+    def member_gone(self, member: str) -> None:
+        self.peers.gone(member)
 
     def unique_nick_keys(self) -> tuple[list[str], list[str]]:
         """What this member claims in a cluster's one name space (server/cluster/nicks.py)."""
@@ -366,23 +390,30 @@ class Hub:
 
     def move(self, secret: str, table: str, where: str, colour: int | None = None) -> None:
         self.ctx.writable()
-        self.games.move(self.sessions.player(secret), table, where, colour)
+        self._act(self.sessions.player(secret), "move", table, where, colour)
 
     def draw_enclosure(self, secret: str, table: str, where: str) -> None:
         self.ctx.writable()
-        self.games.draw_enclosure(self.sessions.player(secret), table, where)
+        self._act(self.sessions.player(secret), "enclose", table, where)
 
     def propose(self, secret: str, table: str, proposal: str) -> None:
         self.ctx.writable()
-        self.games.propose(self.sessions.player(secret), table, proposal)
+        self._act(self.sessions.player(secret), "propose", table, proposal)
 
     def stop(self, secret: str, table: str) -> None:
         self.ctx.writable()
-        self.games.stop(self.sessions.player(secret), table)
+        self._act(self.sessions.player(secret), "stop", table)
 
     def give_time(self, secret: str, table: str, seconds: str) -> None:
         self.ctx.writable()
-        self.games.give_time(self.sessions.player(secret), table, seconds)
+        self._act(self.sessions.player(secret), "give", table, seconds)
+
+    def _act(self, player: Player, action: str, table: str, *args: Any) -> None:
+        """At a table here, or at another member's (its owner does it: Mirrors.act)."""
+        if self.mirrors.follows(player, table):
+            self.mirrors.act(player, action, table, *args)
+        else:
+            self.visitors.actions[action](player, table, *args)
 
     # --- invitations and chat from the old-style endpoints -------------------------------------
 
@@ -401,4 +432,4 @@ class Hub:
         """The old `dodajWpis`: the same as a `c` command."""
         if needs_storage("c", table, text):
             self.ctx.writable()
-        self.chats.chat(self.sessions.player(secret), table, text)
+        self._act(self.sessions.player(secret), "chat", table, text)

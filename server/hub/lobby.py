@@ -10,6 +10,7 @@ from itertools import chain
 
 from server.hub.bus import EventBus
 from server.hub.chat import LOBBY_CHAT_KEPT
+from server.hub.mirrors import Mirrors
 from server.hub.model import LOBBY
 from server.hub.remote import RemoteLobby
 from server.hub.room import Room
@@ -19,8 +20,10 @@ from server.protocol import events
 
 
 class Lobby:
-    def __init__(self, bus: EventBus, roster: Roster, tables: Tables, remote: RemoteLobby) -> None:
-        self.bus, self.roster, self.tables, self.remote = bus, roster, tables, remote
+    def __init__(
+        self, bus: EventBus, roster: Roster, tables: Tables, remote: RemoteLobby, mirrors: Mirrors
+    ) -> None:
+        self.bus, self.roster, self.tables, self.remote, self.mirrors = bus, roster, tables, remote, mirrors
         self.states_built = 0  # for benchmarks and tests
         # with_subscriptions -> (the last event number then, its text): the lobby's whole state when built
         self._states: dict[bool, tuple[int, str]] = {}
@@ -33,6 +36,8 @@ class Lobby:
         sent again the chat lines it has had: MultiPoints shows a history line like a new one."""
         if uid == LOBBY and not seen:
             return [self._shared(with_subscriptions)]
+        if uid in self.mirrors.by_uid:  # another member's table: as its owner last sent it, and since
+            return self.mirrors.snapshot(uid)
         return self._build(uid, with_subscriptions=with_subscriptions, seen=seen)
 
     def _shared(self, with_subscriptions: bool) -> str:

@@ -81,6 +81,9 @@ class Player:
     address: str = field(default="", repr=False)  # the client's address at login ("" after a restart)
     unlimited: bool = False  # from an address exempt from the limits (--unlimited)
     actions: Bucket = field(default_factory=lambda: Bucket(*PLAYER_ACTIONS), repr=False)
+    # a person served by another member of a cluster, at a table of this one: that member's name
+    # (server/hub/visitors.py); such a Player is in no roster here, and its lines go to its member
+    visiting_from: str = ""
     info: str = field(init=False, repr=False)  # the `i` line
 
     def flags(self) -> str:

@@ -128,6 +128,21 @@ class RemoteLobby:
         self.departed[member] = old.chat
         return _difference(old, LobbyPart(chat=old.chat))
 
+    def owner_of_table(self, uid: int) -> str | None:
+        for member, part in self.parts.items():
+            if uid in part.tables:
+                return member
+        return None
+
+    def games_of(self, nick: str) -> Iterator[int]:
+        """The tables of other members where `nick` plays an unfinished game (as their `d` and `x`
+        lines say: `d<uid>.<type>.<blue>.<red>`, `x<uid>.<to move>.<result or ->...`)."""
+        for part in self.parts.values():
+            for uid, (description, state) in part.tables.items():
+                if description and nick in description.rsplit(".", 2)[1:]:
+                    if not state or state.split(".")[2:3] == ["-"]:
+                        yield uid
+
     def member_of(self, nick: str) -> tuple[str, str] | None:
         """The member serving `nick`, and the nick as that member writes it (the case may differ)."""
         for member, part in self.parts.items():

@@ -14,6 +14,7 @@ from server.hub.games import Games
 from server.hub.invitations import Invitations
 from server.hub.limits import needs_storage
 from server.hub.lobby import Lobby
+from server.hub.mirrors import Mirrors
 from server.hub.model import LOBBY, Player, parse_table, table_number
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
@@ -30,6 +31,7 @@ from server.protocol.codec import (
 )
 
 MAX_WAIT = 30.0  # cap of the opt-in long poll (`wait=`)
+AT_A_TABLE = {"c": "chat", "s": "move", "u": "propose", "t": "pause"}  # commands: Visitors.actions
 
 
 class Stream:
@@ -45,6 +47,7 @@ class Stream:
         games: Games,
         invitations: Invitations,
         chats: Chats,
+        mirrors: Mirrors,
     ) -> None:
         self.ctx, self.bus, self.roster, self.saved, self.tables = ctx, bus, roster, saved, tables
         self.lobby, self.sessions, self.games, self.invitations, self.chats = (
@@ -54,6 +57,7 @@ class Stream:
             invitations,
             chats,
         )
+        self.mirrors = mirrors
         self.counter = bus.counter  # the event numbers, read on every reply
         self.polls_answered = 0
         self._public_state: tuple[tuple[int, bool, int], str] | None = None  # an anonymous reader's reply
@@ -100,7 +104,9 @@ class Stream:
         kind, table, text = command.kind, command.table, command.text
         if needs_storage(kind, table, text):
             self.ctx.writable()
-        if kind == "c":
+        if kind in AT_A_TABLE and self.mirrors.follows(player, table):  # another member's table
+            self.mirrors.act(player, AT_A_TABLE[kind], table, text)
+        elif kind == "c":
             self.chats.chat(player, table, text)
         elif kind == "b":
             self.tables.subscribe(player, parse_table(table))
@@ -205,8 +211,8 @@ class Stream:
         """True when every event after `seen` for this player is still kept."""
         if seen > self.counter.last or not player.inbox.covers(max(seen, player.logged_in_at)):
             return False
-        by_uid = self.tables.by_uid
-        return all(by_uid[uid].log.covers(seen) for uid in tables if seen >= player.joined[uid])
+        channels = self.bus.channels  # a table here, or another member's that people here follow
+        return all(channels[uid].log.covers(seen) for uid in tables if seen >= player.joined[uid])
 
     def _news(
         self, player: Player, seen: int, tables: list[int], with_subscriptions: bool
@@ -218,7 +224,7 @@ class Stream:
         client that starts again from msgNo 0 after logging in again gets the state, not old
         private lines as new ones.
         """
-        by_uid = self.tables.by_uid
+        channels = self.bus.channels  # a table here, or another member's that people here follow
         if player.inbox.last <= max(seen, player.logged_in_at):
             return self._shared_news(player, seen, tables, with_subscriptions)
         numbered: dict[int, list[tuple[int, str]]] = {}
@@ -231,7 +237,7 @@ class Stream:
                 continue
             numbered[uid] = [
                 (number, line)
-                for number, _, line, b_only in by_uid[uid].log.since(seen)
+                for number, _, line, b_only in channels[uid].log.since(seen)
                 if with_subscriptions or not b_only
             ]
         mixed = set()
@@ -249,17 +255,17 @@ class Stream:
         """_news when nothing in the player's own log is new (nearly every poll): each section is its
         table's lines as they stand, with nothing to merge; the lobby's come as one slice of the text
         its log keeps joined (mailbox.Transcript), shared by every reader."""
-        by_uid = self.tables.by_uid
+        channels = self.bus.channels  # a table here, or another member's that people here follow
         sections: dict[int, list[str]] = {}
         for uid in tables:
             if seen < player.joined[uid]:
                 sections[uid] = self._entry_state(player, uid, seen, with_subscriptions)
             elif uid == LOBBY:
-                sections[uid] = [by_uid[uid].log.transcript(with_subscriptions).since(seen)]
+                sections[uid] = [channels[uid].log.transcript(with_subscriptions).since(seen)]
             else:
                 sections[uid] = [
                     line
-                    for _, _, line, b_only in by_uid[uid].log.since(seen)
+                    for _, _, line, b_only in channels[uid].log.since(seen)
                     if with_subscriptions or not b_only
                 ]
         return sections
@@ -273,9 +279,9 @@ class Stream:
     def has_news(self, player: Player, seen: int) -> bool:
         if player.inbox.last > seen:
             return True
-        by_uid, joined = self.tables.by_uid, player.joined
+        channels, joined = self.bus.channels, player.joined
         for uid in player.tables:  # a loop, not any(): asked on every poll, most of them quiet
-            if joined[uid] > seen or by_uid[uid].log.last > seen:
+            if joined[uid] > seen or channels[uid].log.last > seen:
                 return True
         return False
 

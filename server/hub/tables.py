@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
-from typing import Any
+from typing import Any, Protocol
 
 from server.engine.gametype import GameType
 from server.engine.moves import point_to_sgf
@@ -79,6 +79,22 @@ class TableNumbers:
             self._asking.cancel()
 
 
+class Elsewhere(Protocol):
+    """The tables of the other members of a cluster, as the tables here need them (Mirrors)."""
+
+    def has(self, uid: int) -> bool: ...
+    def join(self, player: Player, uid: int) -> None: ...
+    def leave(self, player: Player, uid: int) -> None: ...
+    def seat_back(self, player: Player) -> None: ...
+
+
+class Visiting(Protocol):
+    """The people of other members at the tables here, as the tables need them (Visitors)."""
+
+    def left(self, visitor: Player, uid: int) -> None: ...
+    def new_game(self, uid: int) -> None: ...
+
+
 class Tables(Mapping[int, Table]):
     def __init__(self, ctx: Context, bus: LocalBus, roster: Roster, saved: SavedSessions) -> None:
         self.ctx, self.bus, self.roster, self.saved = ctx, bus, roster, saved
@@ -91,6 +107,10 @@ class Tables(Mapping[int, Table]):
         self.moves_played = 0  # for /metrics
         # what happens when a game ends: set by the part that plays the games (server/hub/games.py)
         self.game_over: Callable[[Room], None] = lambda room: None
+        # a member of a cluster: the tables of other members its people sit at (server/hub/mirrors.py),
+        # and the people of other members at its tables (server/hub/visitors.py)
+        self.elsewhere: Elsewhere | None = None
+        self.visiting: Visiting | None = None
 
     # --- the mapping (delegated, not Mapping's slower mixins: replies read it all the time) ----
 
@@ -231,6 +251,8 @@ class Tables(Mapping[int, Table]):
         number = self.bus.mark()
         for player in self.by_uid[room.uid].people.values():
             player.new_game_at[room.uid] = number
+        if self.visiting is not None:
+            self.visiting.new_game(room.uid)
 
     def room(self, table_text: str) -> Room:
         uid = parse_table(table_text)
@@ -285,9 +307,14 @@ class Tables(Mapping[int, Table]):
             table.room.arrived(player.nick)
         # the newcomer's next reply carries the table's whole state as it is then (see Stream.news)
         player.joined[uid] = self.bus.mark()
-        self.bus.publish(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
+        self.subscriptions_changed(player)
         if uid != LOBBY:
             self.saved.save(player)
+
+    def subscriptions_changed(self, player: Player) -> None:
+        """The lobby's `b` line of the player; a person of another member has theirs from there."""
+        if not player.visiting_from:
+            self.bus.publish(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
 
     def info_changed(self, player: Player) -> None:
         """The player's `i` line was built again (Player.refresh_info): the lobby's state shows it."""
@@ -295,7 +322,11 @@ class Tables(Mapping[int, Table]):
             self.lobby_infos[player.nick] = player.info
 
     def leave(self, player: Player, uid: int) -> None:
-        table = self.by_uid[uid]
+        table = self.by_uid.get(uid)
+        if table is None:
+            if self.elsewhere is not None:
+                self.elsewhere.leave(player, uid)
+            return
         del table.people[player.nick]
         if uid == LOBBY:
             del self.lobby_infos[player.nick]
@@ -305,11 +336,16 @@ class Tables(Mapping[int, Table]):
             self.saved.save(player)
         self.bus.publish(uid, events.people("d", [player.nick]))
         self.note_presence(table)
+        if player.visiting_from and self.visiting is not None:
+            self.visiting.left(player, uid)
 
     def subscribe(self, player: Player, uid: int) -> None:
-        if uid not in self.by_uid:
-            raise ProtocolError("noSuchTable", f"There is no table {uid}.")
         if uid in player.tables:
+            return
+        if uid not in self.by_uid:
+            if self.elsewhere is None or not self.elsewhere.has(uid):
+                raise ProtocolError("noSuchTable", f"There is no table {uid}.")
+            self.elsewhere.join(player, uid)  # it sits there once that table's member has answered
             return
         self.enter(player, uid)
 
@@ -319,11 +355,11 @@ class Tables(Mapping[int, Table]):
         if uid not in player.tables:
             raise ProtocolError("notAtTable", f"You are not at table {uid}.")
         self.leave(player, uid)
-        self.bus.publish(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
+        self.subscriptions_changed(player)
 
     def change_table(self, player: Player, uid: int) -> None:
         """The old `zmienStol`: leave every game table, then sit at `uid` (0 = only the lobby)."""
-        if uid != LOBBY and uid not in self.by_uid:
+        if uid != LOBBY and uid not in self.by_uid and not (self.elsewhere and self.elsewhere.has(uid)):
             raise ProtocolError("noSuchTable", f"There is no table {uid}.")
         for old in [t for t in player.tables if t not in (LOBBY, uid)]:
             self.unsubscribe(player, old)
@@ -344,6 +380,8 @@ class Tables(Mapping[int, Table]):
 
     def seat_back(self, player: Player) -> None:
         """Back at the games they play (after a restart, or after their session timed out)."""
+        if self.elsewhere is not None:
+            self.elsewhere.seat_back(player)
         for table in list(self.by_uid.values()):
             room = table.room
             if room is not None and room.seat_of(player.nick) and room.game.result is None:

@@ -1,0 +1,233 @@
+"""The tables of other members of a cluster that people here sit at (docs/cluster.md, "Tables across
+members"): the follower's side.
+
+A table's owner alone runs its game. Here each such table is a *mirror*: a channel of this member's
+bus, numbered into the streams of the people here like the tables of this member, fed with the
+owner's events for the table in the owner's order, and the owner's whole state of the table (the last
+one it sent, and the lines since), which is what a newcomer here is sent. What the people here do at
+the table (moves, propositions, chat) goes to the owner, which answers with events or, for a refusal,
+a line for that person alone.
+
+Messages to the owner go through `send(member, message)` (server/cluster/lobby.py); this part keeps
+no Redis and no sockets.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.hub.bus import LocalBus
+from server.hub.model import LOBBY, Player
+from server.hub.remote import RemoteLobby
+from server.hub.roster import Roster
+from server.hub.saved import SavedSessions
+from server.hub.tables import Tables
+from server.logs import Fields
+from server.protocol.codec import ProtocolError, parse_number
+
+log = logging.getLogger(__name__)
+
+TAIL_REFRESHED_AT = 500  # lines after the owner's whole state before a fresh one is asked for
+
+
+@dataclass(eq=False)
+class Mirror:
+    uid: int
+    owner: str
+    state: list[str] = field(default_factory=list)  # the owner's whole state of the table, last sent
+    tail: list[str] = field(default_factory=list)  # the table's lines since (a client applies both)
+    people: dict[str, Player] = field(default_factory=dict)  # the people here at it, by nick
+    coming: dict[str, Player] = field(default_factory=dict)  # asked to sit down, the owner not yet answered
+    refreshing: bool = False
+
+
+def person(player: Player) -> dict[str, Any]:
+    """What the owner of a table needs of a person here to seat them there (Visitors.enter)."""
+    return {
+        "nick": player.nick,
+        "lang": player.lang,
+        "guest": player.guest,
+        "moderator": player.moderator,
+        "seat": player.seat_key,
+    }
+
+
+class Mirrors:
+    def __init__(
+        self, bus: LocalBus, roster: Roster, saved: SavedSessions, tables: Tables, remote: RemoteLobby
+    ) -> None:
+        self.bus, self.roster, self.saved, self.tables, self.remote = bus, roster, saved, tables, remote
+        self.by_uid: dict[int, Mirror] = {}
+        self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
+        tables.elsewhere = self
+
+    # --- what the tables and the stream ask ---------------------------------------------------
+
+    def has(self, uid: int) -> bool:
+        """Whether `uid` is a table of another member that a person here could sit at."""
+        return self.send is not None and self._owner_of(uid) is not None
+
+    def follows(self, player: Player, table: str) -> bool:
+        """Whether a command for `table` by `player` belongs to another member (see act)."""
+        if not self.by_uid:  # nearly always: a quick answer for every command
+            return False
+        uid = parse_number(table)
+        mirror = self.by_uid.get(uid) if uid is not None else None
+        return mirror is not None and mirror.people.get(player.nick) is player
+
+    def join(self, player: Player, uid: int) -> None:
+        owner = self._owner_of(uid)
+        if owner is None or self.send is None:
+            raise ProtocolError("noSuchTable", f"There is no table {uid}.")
+        mirror = self.by_uid.get(uid)
+        if mirror is None:
+            mirror = self.by_uid[uid] = Mirror(uid, owner)
+            self.bus.open(uid)
+        if player.nick in mirror.coming:
+            return
+        mirror.coming[player.nick] = player
+        self.send(owner, {"enter": [uid, person(player)]})
+
+    def seat_back(self, player: Player) -> None:
+        """At the unfinished games they play on other members, as Tables.seat_back seats them here:
+        when they log in, and when such a table opens (Hub.take_lobby_line)."""
+        if self.send is None:
+            return
+        for uid in list(self.remote.games_of(player.nick)):
+            if uid not in player.tables:
+                self.join(player, uid)
+
+    def leave(self, player: Player, uid: int) -> None:
+        mirror = self.by_uid.get(uid)
+        if mirror is None:
+            return
+        mirror.coming.pop(player.nick, None)
+        if mirror.people.get(player.nick) is player:
+            self._stand_up(mirror, player, told=False)  # as Tables.leave: the caller says where they are
+            if self.send is not None:
+                self.send(mirror.owner, {"leave": [uid, player.nick]})
+        self._close_if_unused(mirror)
+
+    def act(self, player: Player, action: str, table: str, *args: Any) -> None:
+        """A person here acts at a table of another member: its owner does it, or tells them why not."""
+        uid = parse_number(table)
+        assert uid is not None and self.send is not None
+        self.send(self.by_uid[uid].owner, {"do": [player.nick, action, table, *args]})
+
+    def snapshot(self, uid: int) -> list[str]:
+        """A newcomer's whole state of the table: the owner's last whole state and the lines since."""
+        mirror = self.by_uid[uid]
+        return mirror.state + mirror.tail
+
+    def followed_owners(self) -> set[str]:
+        return {mirror.owner for mirror in self.by_uid.values()}
+
+    def present(self, owner: str) -> list[list[Any]]:
+        """Who here sits at which of `owner`'s tables, for the owner to check its view against."""
+        return [
+            [mirror.uid, person(player)]
+            for mirror in self.by_uid.values()
+            if mirror.owner == owner
+            for player in [*mirror.people.values(), *mirror.coming.values()]
+        ]
+
+    # --- what the owners send -----------------------------------------------------------------
+
+    def take_state(self, owner: str, uid: int, how: str, lines: list[str], newcomers: list[str]) -> None:
+        """The owner's whole state of a table: for newcomers it let sit down (`join`), after lines were
+        lost (`refresh`: everyone here gets it whole), for a new game (`new`, see Tables._new_game),
+        or to start the tail afresh (`quiet`)."""
+        mirror = self.by_uid.get(uid)
+        if mirror is None or mirror.owner != owner:
+            return
+        mirror.state, mirror.tail, mirror.refreshing = lines, [], False
+        if how == "refresh":
+            mark = self.bus.mark()
+            for player in mirror.people.values():
+                player.joined[uid] = mark
+        elif how == "new":
+            mark = self.bus.mark()
+            for player in mirror.people.values():
+                player.new_game_at[uid] = mark
+        for nick in newcomers:
+            player = mirror.coming.pop(nick, None)
+            if player is not None and self.roster.online(nick) is player:
+                self._sit_down(mirror, player)
+        self._close_if_unused(mirror)
+
+    def take_line(self, owner: str, uid: int, line: str, b_only: bool) -> None:
+        mirror = self.by_uid.get(uid)
+        if mirror is None or mirror.owner != owner:
+            return
+        self.bus.publish(uid, line, b_only=b_only)
+        mirror.tail.append(line)
+        if len(mirror.tail) > TAIL_REFRESHED_AT and not mirror.refreshing and self.send is not None:
+            mirror.refreshing = True
+            self.send(owner, {"ask_state": uid})
+
+    def take_player_line(self, nick: str, uid: int, line: str) -> None:
+        """A line for one person here alone (a refusal, a private part of a table's state)."""
+        player = self.roster.online(nick)
+        if player is not None:
+            self.bus.send(player, uid if uid in player.tables else LOBBY, line)
+
+    def refused(self, owner: str, uid: int, nick: str, text: str) -> None:
+        """The owner would not seat a person here: the table is gone, or was never there."""
+        mirror = self.by_uid.get(uid)
+        if mirror is None or mirror.owner != owner:
+            return
+        player = mirror.coming.pop(nick, None)
+        if player is not None:
+            self.tables.tell(player, LOBBY, text)
+        self._close_if_unused(mirror)
+
+    def left(self, owner: str, uid: int, nick: str) -> None:
+        """The owner took a person here away from its table (the table closed, the game moved on)."""
+        mirror = self.by_uid.get(uid)
+        if mirror is None or mirror.owner != owner:
+            return
+        player = mirror.people.get(nick)
+        if player is not None:
+            self._stand_up(mirror, player)
+        self._close_if_unused(mirror)
+
+    def owner_gone(self, owner: str) -> None:
+        """The owner left the cluster: its tables leave the people here (their games wait in its store)."""
+        for mirror in [m for m in self.by_uid.values() if m.owner == owner]:
+            for player in list(mirror.people.values()):
+                self._stand_up(mirror, player)
+            mirror.coming.clear()
+            self._close_if_unused(mirror)
+            log.info("table of a member gone %s", Fields(uid=mirror.uid, member=owner))
+
+    # --- inside -------------------------------------------------------------------------------
+
+    def _owner_of(self, uid: int) -> str | None:
+        mirror = self.by_uid.get(uid)
+        return mirror.owner if mirror is not None else self.remote.owner_of_table(uid)
+
+    def _sit_down(self, mirror: Mirror, player: Player) -> None:
+        mirror.people[player.nick] = player
+        if mirror.uid not in player.tables:
+            player.tables.append(mirror.uid)
+        player.joined[mirror.uid] = self.bus.mark()  # the next reply has the whole state (Stream.news)
+        self.tables.subscriptions_changed(player)
+        self.saved.save(player)
+
+    def _stand_up(self, mirror: Mirror, player: Player, *, told: bool = True) -> None:
+        del mirror.people[player.nick]
+        player.joined.pop(mirror.uid, None)
+        player.new_game_at.pop(mirror.uid, None)
+        if mirror.uid in player.tables:
+            player.tables.remove(mirror.uid)
+            self.saved.save(player)
+            if told:
+                self.tables.subscriptions_changed(player)
+
+    def _close_if_unused(self, mirror: Mirror) -> None:
+        if not mirror.people and not mirror.coming and self.by_uid.get(mirror.uid) is mirror:
+            del self.by_uid[mirror.uid]
+            self.bus.close(mirror.uid)

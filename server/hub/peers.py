@@ -1,0 +1,105 @@
+"""The other members of a cluster, as the hub sees them: what it sends them and what they send it
+(docs/cluster.md, "Tables across members", "Private chat").
+
+Every message between two members is a small JSON object with one key saying what it is; this is the
+one place that reads them and hands each to the part it is for (server/hub/mirrors.py for the tables
+of other members that people here sit at, server/hub/visitors.py for the people of other members at
+the tables here, server/hub/chats.py for private lines). The transport, with its numbering and its
+`resync` after lost messages, is server/cluster/lobby.py.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from server.hub.chats import Chats
+from server.hub.mirrors import Mirrors
+from server.hub.model import LOBBY
+from server.hub.roster import Roster
+from server.hub.tables import Tables
+from server.hub.visitors import Visitors
+
+log = logging.getLogger(__name__)
+
+
+class Peers:
+    def __init__(
+        self, roster: Roster, tables: Tables, chats: Chats, mirrors: Mirrors, visitors: Visitors
+    ) -> None:
+        self.roster, self.tables, self.chats, self.mirrors, self.visitors = (
+            roster,
+            tables,
+            chats,
+            mirrors,
+            visitors,
+        )
+        self._send: Callable[[str, dict[str, Any]], None] | None = None
+
+    def share(self, send: Callable[[str, dict[str, Any]], None] | None) -> None:
+        self._send = send
+        self.mirrors.send = self.visitors.send = send
+        self.chats.forward = None if send is None else lambda member, line: send(member, {"private": line})
+
+    def take(self, member: str, message: dict[str, Any]) -> None:
+        """One message of another member."""
+        mirrors, visitors = self.mirrors, self.visitors
+        if "line" in message:
+            mirrors.take_line(member, *message["line"])
+        elif "to" in message:
+            mirrors.take_player_line(*message["to"])
+        elif "do" in message:
+            visitors.act(member, *message["do"])
+        elif "state" in message:
+            mirrors.take_state(member, *message["state"])
+        elif "enter" in message:
+            visitors.enter(member, *message["enter"])
+        elif "leave" in message:
+            visitors.leave(member, *message["leave"])
+        elif "left" in message:
+            mirrors.left(member, *message["left"])
+        elif "refused" in message:
+            mirrors.refused(member, *message["refused"])
+        elif "ask_state" in message:
+            visitors.state_asked(member, message["ask_state"])
+        elif "present" in message:
+            visitors.present(member, message["present"])
+        elif "resync" in message:
+            self.resync(member)
+        elif "private" in message:
+            if not self.chats.take_private(message["private"]) and self._send is not None:
+                self._send(member, {"undelivered": message["private"]})  # its player left meanwhile
+        elif "undelivered" in message:
+            self.chats.private_not_delivered(message["undelivered"])
+        else:
+            log.warning("message of member %r not understood: %s", member, sorted(message))
+
+    def not_delivered(self, member: str, message: dict[str, Any]) -> None:
+        """A message nobody took: `member` is gone or cut off from Redis. Whoever waits for its answer
+        is told; what only follows a table (its lines) is made good by the resync once it is back."""
+        if "private" in message:
+            self.chats.private_not_delivered(message["private"])
+        elif "enter" in message:
+            uid, person = message["enter"]
+            self.mirrors.refused(member, uid, person["nick"], f"Table {uid} cannot be reached now.")
+        elif "do" in message:
+            player = self.roster.online(message["do"][0])
+            if player is not None:
+                self.tables.tell(player, LOBBY, "Not done: the table's server cannot be reached now.")
+
+    def resync(self, member: str) -> None:
+        """Messages between this member and `member` were lost: each side's view is sent again (the
+        whole state of the tables here that its people follow; who of the people here sits at its)."""
+        self.visitors.resync(member)
+        if self._send is not None and member in self.mirrors.followed_owners():
+            self._send(member, {"present": self.mirrors.present(member)})
+
+    def sharing_tables(self) -> set[str]:
+        """The members this one shares tables with."""
+        return self.mirrors.followed_owners() | self.visitors.peers()
+
+    def gone(self, member: str) -> None:
+        """`member` left the cluster: its people leave the tables here, and its tables the people here."""
+        self.visitors.member_gone(member)
+        self.mirrors.owner_gone(member)

@@ -1,0 +1,182 @@
+"""People of other members of a cluster at this member's tables (docs/cluster.md, "Tables across
+members"): the owner's side.
+
+Each such person is a *visitor* here: a Player that sits at the table like anyone (its seat, its
+presence, its `pa`/`pd`), in no roster (its own member logs it in and out and times it out), whose
+lines go to its member (LocalBus.send). The table's events go to every member with people at it
+(LocalBus.publish, `Channel.members`), and that member shows them to its people (server/hub/mirrors.py).
+What visitors do at a table comes as actions, done here as if they had sent them to this member.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+from collections.abc import Callable
+from typing import Any
+
+from server.hub.bus import LocalBus
+from server.hub.chats import Chats
+from server.hub.context import Context
+from server.hub.games import Games
+from server.hub.lobby import Lobby
+from server.hub.mailbox import EventLog
+from server.hub.model import LOBBY, Player, table_number
+from server.hub.tables import Tables
+from server.logs import Fields
+from server.protocol.codec import ProtocolError
+
+log = logging.getLogger(__name__)
+
+
+class Visitors:
+    def __init__(
+        self, ctx: Context, bus: LocalBus, tables: Tables, lobby: Lobby, games: Games, chats: Chats
+    ) -> None:
+        self.ctx, self.bus, self.tables, self.lobby = ctx, bus, tables, lobby
+        self.by_key: dict[tuple[str, str], Player] = {}  # (member, nick) -> the visitor
+        self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
+        self._new_games: set[int] = set()
+        # what a visitor may do at a table: what a person here does with the same command
+        self.actions: dict[str, Callable[..., None]] = {
+            "chat": chats.chat,
+            "move": games.move,
+            "enclose": games.draw_enclosure,
+            "propose": games.propose,
+            "pause": games.pause,
+            "stop": games.stop,
+            "give": games.give_time,
+        }
+        bus.table_listener = self._table_line
+        bus.visitor_listener = self._player_line
+        tables.visiting = self
+
+    # --- what other members ask ---------------------------------------------------------------
+
+    def enter(self, member: str, uid: int, person: dict[str, Any]) -> None:
+        nick = person["nick"]
+        table = self.tables.get(uid)
+        if table is None or uid == LOBBY or table.room is None:
+            self._tell(member, {"refused": [uid, nick, f"There is no table {uid}."]})
+            return
+        visitor = self._visitor(member, person)
+        present = table.people.get(nick)
+        if present is not None and present is not visitor:
+            self._tell(member, {"refused": [uid, nick, f"{nick} is already at table {uid}."]})
+            return
+        if uid not in visitor.tables:
+            members = self.bus.channels[uid].members
+            members[member] = members.get(member, 0) + 1  # before: its own `pa` goes there too
+            self.tables.enter(visitor, uid)
+        self._send_state(member, uid, "join", [nick])
+
+    def leave(self, member: str, uid: int, nick: str) -> None:
+        visitor = self.by_key.get((member, nick))
+        if visitor is not None and uid in visitor.tables:
+            self.tables.leave(visitor, uid)
+
+    def act(self, member: str, nick: str, action: str, table: str, *args: Any) -> None:
+        visitor = self.by_key.get((member, nick))
+        do = self.actions.get(action)
+        if visitor is None or do is None:
+            log.info("action of a visitor not here %s", Fields(member=member, nick=nick, action=action))
+            return
+        try:
+            self.ctx.writable()
+            do(visitor, table, *args)
+        except ProtocolError as refused:
+            self.tables.tell(visitor, table_number(table), str(refused))
+
+    def state_asked(self, member: str, uid: int) -> None:
+        """A member's copy of a table grew long: it starts again from the table's whole state."""
+        if self.bus.channels.get(uid) is not None and self.bus.channels[uid].members.get(member):
+            self._send_state(member, uid, "quiet", [])
+
+    def resync(self, member: str) -> None:
+        """Lines to `member` may have been lost: its people get the whole state of every table here."""
+        for uid, channel in self.bus.channels.items():
+            if channel.members.get(member):
+                self._send_state(member, uid, "refresh", [])
+
+    def present(self, member: str, seated: list[list[Any]]) -> None:
+        """`member` says who of its people sits at which table here (after lost messages): the
+        visitors here are made exactly those."""
+        wanted = {(uid, person["nick"]) for uid, person in seated}
+        for (owner, nick), visitor in list(self.by_key.items()):
+            if owner == member:
+                for uid in [uid for uid in visitor.tables if uid != LOBBY and (uid, nick) not in wanted]:
+                    self.tables.leave(visitor, uid)
+        for uid, person in seated:
+            visitor = self.by_key.get((member, person["nick"]))
+            if visitor is None or uid not in visitor.tables:
+                self.enter(member, uid, person)
+
+    def member_gone(self, member: str) -> None:
+        """`member` left the cluster: its people leave the tables here."""
+        for (owner, _), visitor in list(self.by_key.items()):
+            if owner == member:
+                for uid in [uid for uid in reversed(visitor.tables) if uid != LOBBY]:
+                    self.tables.leave(visitor, uid)
+
+    def peers(self) -> set[str]:
+        return {member for member, _ in self.by_key}
+
+    # --- what the tables here tell (Tables.visiting) ------------------------------------------
+
+    def left(self, visitor: Player, uid: int) -> None:
+        """A visitor left a table here (asked by its member, or the table closed): its member is told."""
+        member = visitor.visiting_from
+        channel = self.bus.channels.get(uid)
+        if channel is not None and member in channel.members:
+            channel.members[member] -= 1
+            if not channel.members[member]:
+                del channel.members[member]
+        if visitor.tables == [LOBBY]:
+            self.by_key.pop((member, visitor.nick), None)
+        self._tell(member, {"left": [uid, visitor.nick]})
+
+    def new_game(self, uid: int) -> None:
+        """A new game at a table visitors follow: their members get its whole state once it is set up."""
+        if self.bus.channels[uid].members and uid not in self._new_games:
+            self._new_games.add(uid)
+            asyncio.get_running_loop().call_soon(self._send_new_game, uid)
+
+    # --- inside -------------------------------------------------------------------------------
+
+    def _visitor(self, member: str, person: dict[str, Any]) -> Player:
+        visitor = self.by_key.get((member, person["nick"]))
+        if visitor is None:
+            guest = bool(person["guest"])
+            visitor = self.by_key[(member, person["nick"])] = Player(
+                secret=f"visitor-{secrets.token_hex(16)}",  # no client can send it: ids have no '-'
+                nick=person["nick"],
+                lang=person["lang"],
+                inbox=EventLog(1),  # never read: its lines go to its member
+                guest=guest,
+                moderator=bool(person["moderator"]),
+                id_hmac=person["seat"] if guest else "",  # so that its seat_key is the person's
+                visiting_from=member,
+            )
+        return visitor
+
+    def _send_new_game(self, uid: int) -> None:
+        self._new_games.discard(uid)
+        channel = self.bus.channels.get(uid)
+        if channel is not None:
+            for member in list(channel.members):
+                self._send_state(member, uid, "new", [])
+
+    def _send_state(self, member: str, uid: int, how: str, newcomers: list[str]) -> None:
+        self._tell(member, {"state": [uid, how, self.lobby.snapshot(uid), newcomers]})
+
+    def _table_line(self, uid: int, members: dict[str, int], line: str, b_only: bool) -> None:
+        for member in members:
+            self._tell(member, {"line": [uid, line, b_only]})
+
+    def _player_line(self, visitor: Player, uid: int, line: str) -> None:
+        self._tell(visitor.visiting_from, {"to": [visitor.nick, uid, line]})
+
+    def _tell(self, member: str, message: dict[str, Any]) -> None:
+        if self.send is not None:
+            self.send(member, message)

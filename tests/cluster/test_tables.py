@@ -1,0 +1,125 @@
+"""Tables across members, on a real Redis and PostgreSQL, read as MultiPoints reads replies
+(tests/web/zagram.py): a player of one member watches, chats at and leaves a game of another member,
+and plays a tournament game set up through the other member, each line once and in order; a member
+that stops takes its people away from the other member's tables."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from pytest_aiohttp import AiohttpClient
+
+from server.config import Settings
+from server.web.common import STORE_KEY
+from tests.cluster.conftest import RedisServer
+from tests.cluster.test_lobby import WITHIN, guest, two_members, until
+from tests.web.zagram import Zagram
+
+
+async def at_table(
+    player: Zagram, uid: int, found: Callable[[list[str]], bool], seconds: float = WITHIN
+) -> list[str]:
+    """Polls until the lines of table `uid` had since the call satisfy `found`; returns them."""
+    lines: list[str] = []
+    deadline = asyncio.get_running_loop().time() + seconds
+    while True:
+        reply = await player.poll(b=True)
+        lines += reply.sections.get(uid, [])
+        if found(lines):
+            return lines
+        assert asyncio.get_running_loop().time() < deadline, f"{player.nick} got only {lines} at {uid}"
+        await asyncio.sleep(0.05)
+
+
+def has(text: str) -> Callable[[list[str]], bool]:
+    return lambda lines: any(text in line for line in lines)
+
+
+async def test_a_player_of_one_member_watches_chats_at_and_leaves_a_game_of_the_other(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    dan = await guest(b, "danDan44", "*Dan")
+    eve = await guest(b, "eveEve55", "*Eve")
+    dan.send("v", 0, "s.*Eve.0808stanF0.0.0")
+    await dan.poll(b=True)
+    eve.send("v", 0, "a")
+    uid = next(table for table in (await eve.poll(b=True)).sections if table)
+    state = await at_table(dan, uid, has("pr"))
+    blue_nick = next(line for line in state if line.startswith(f"d{uid}.")).rsplit(".", 2)[1]
+    blue, red = (dan, eve) if blue_nick == "*Dan" else (eve, dan)
+    blue.send("s", uid, "aa")  # a move before the watcher comes
+    await at_table(blue, uid, has("aa"))
+    await until(ala, lambda lines: f"ga{uid}" in lines)
+
+    ala.send("b", uid)
+    state = await at_table(ala, uid, lambda lines: any(line.startswith("pr") for line in lines))
+    people = next(line for line in state if line.startswith("pr"))[2:].split(".")
+    assert {"*Dan", "*Eve", "*Ala"} <= set(people)
+    assert any("aa" in line for line in state)  # the move made before, in the whole state
+    await at_table(dan, uid, has("pa*Ala"))  # the players see the watcher come
+
+    red.send("s", uid, "hh")
+    await red.poll(b=True)
+    seen = await at_table(ala, uid, has("hh"))
+    ala.say(uid, "nice move")
+    seen += await at_table(ala, uid, has("nice move"))  # the watcher sees its own line
+    assert any(line.endswith(".*Ala.1.nice move") for line in await at_table(dan, uid, has("nice move")))
+    assert sum("hh" in line for line in seen) == 1  # every line once
+
+    ala.send("s", uid, "bb")  # not Ala's game: the owner refuses, and Ala is told
+    told = await at_table(ala, uid, lambda lines: any("..e." in line for line in lines))
+    assert not any(line.endswith(".bb") for line in told)
+    await at_table(dan, uid, lambda lines: True)
+
+    ala.send("q", uid)
+    reply = await ala.poll(b=True)
+    assert uid not in reply.sections
+    await at_table(dan, uid, has("pd*Ala"))
+
+
+async def test_a_tournament_game_set_up_through_one_member_is_played_across_both(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    cyd = await guest(b, "cydCyd33", "*Cyd")
+    await until(ala, lambda lines: "pa*Cyd" in lines)
+    key = await a.app[STORE_KEY].tournaments.add_key("cup-bot", "Cup", False)
+    response = await a.get(
+        "/a.kropki",
+        params={
+            "co": "setUpTable",
+            "key": key,
+            "gameType": "0808stanF0.60.5",
+            "sayHiTimes": "30.30",
+            "tourn": "Cup",
+            "tRound": "1",
+            "pl1": "*Cyd",
+            "pl2": "*Ala",
+        },
+    )
+    answer = await response.text()
+    assert answer.startswith("ok."), answer
+    uid = int(answer[3:])
+
+    # Ala, on the table's member, sits down at once; Cyd, on the other, as soon as it hears of it
+    await at_table(ala, uid, has("pr"))
+    await at_table(cyd, uid, lambda lines: any(line.startswith("pr") and "*Cyd" in line for line in lines))
+    for player, where in [(cyd, "aa"), (ala, "hh"), (cyd, "ab"), (ala, "hg")]:
+        player.send("s", uid, where)
+        await player.poll(b=True)
+        other = ala if player is cyd else cyd
+        await at_table(other, uid, has(where))
+    # the old-style endpoint, through the other member
+    assert await cyd.get(co="propose", idGracza=cyd.secret, table=str(uid), proposal="resign") == ""
+    await until(ala, lambda lines: any(line.startswith(f"x{uid}.") and ".W+R." in line for line in lines))
+    response = await a.get("/tournament/Cup")
+    assert [(t["blue"], t["red"], t["result"]) for t in (await response.json())["tables"]] == [
+        ("*Cyd", "*Ala", "W+R")
+    ]
+
+    await b.close()  # Cyd's member stops: Cyd leaves the table on member a
+    await at_table(ala, uid, has("pd*Cyd"))
