@@ -16,7 +16,7 @@ from typing import Any
 
 from server.hub.chats import Chats
 from server.hub.mirrors import Mirrors
-from server.hub.model import LOBBY
+from server.hub.model import table_number
 from server.hub.roster import Roster
 from server.hub.tables import Tables
 from server.hub.visitors import Visitors
@@ -84,9 +84,11 @@ class Peers:
             uid, person = message["enter"]
             self.mirrors.refused(member, uid, person["nick"], f"Table {uid} cannot be reached now.")
         elif "do" in message:
-            player = self.roster.online(message["do"][0])
+            nick, _, table, *_ = message["do"]
+            player = self.roster.online(nick)
             if player is not None:
-                self.tables.tell(player, LOBBY, "Not done: the table's server cannot be reached now.")
+                text = "Not done: the table's server cannot be reached now."
+                self.tables.tell(player, table_number(table), text)
 
     def resync(self, member: str) -> None:
         """Messages between this member and `member` were lost: each side's view is sent again (the

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
@@ -30,6 +31,16 @@ async def at_table(
             return lines
         assert asyncio.get_running_loop().time() < deadline, f"{player.nick} got only {lines} at {uid}"
         await asyncio.sleep(0.05)
+
+
+async def set_up(client: TestClient, first: str, second: str) -> int:
+    """An organiser's table (setUpTable) through `client`'s member; its number."""
+    key = await client.app[STORE_KEY].tournaments.add_key("cup-bot", "Cup", False)
+    query = {"co": "setUpTable", "key": key, "gameType": "0808stanF0.60.5", "sayHiTimes": "30.30"}
+    query |= {"tourn": "Cup", "tRound": "1", "pl1": first, "pl2": second}
+    answer = await (await client.get("/a.kropki", params=query)).text()
+    assert answer.startswith("ok."), answer
+    return int(answer[3:])
 
 
 def has(text: str) -> Callable[[list[str]], bool]:
@@ -87,23 +98,7 @@ async def test_a_tournament_game_set_up_through_one_member_is_played_across_both
     ala = await guest(a, "alaAla11", "*Ala")
     cyd = await guest(b, "cydCyd33", "*Cyd")
     await until(ala, lambda lines: "pa*Cyd" in lines)
-    key = await a.app[STORE_KEY].tournaments.add_key("cup-bot", "Cup", False)
-    response = await a.get(
-        "/a.kropki",
-        params={
-            "co": "setUpTable",
-            "key": key,
-            "gameType": "0808stanF0.60.5",
-            "sayHiTimes": "30.30",
-            "tourn": "Cup",
-            "tRound": "1",
-            "pl1": "*Cyd",
-            "pl2": "*Ala",
-        },
-    )
-    answer = await response.text()
-    assert answer.startswith("ok."), answer
-    uid = int(answer[3:])
+    uid = await set_up(a, "*Cyd", "*Ala")
 
     # Ala, on the table's member, sits down at once; Cyd, on the other, as soon as it hears of it
     await at_table(ala, uid, has("pr"))
@@ -123,3 +118,33 @@ async def test_a_tournament_game_set_up_through_one_member_is_played_across_both
 
     await b.close()  # Cyd's member stops: Cyd leaves the table on member a
     await at_table(ala, uid, has("pd*Cyd"))
+
+
+async def test_a_game_across_members_goes_on_after_redis_restarts_empty(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    cyd = await guest(b, "cydCyd33", "*Cyd")
+    await until(ala, lambda lines: "pa*Cyd" in lines)
+    uid = await set_up(a, "*Cyd", "*Ala")
+    await at_table(cyd, uid, lambda lines: any(line.startswith("pr") and "*Cyd" in line for line in lines))
+    for player, where in [(cyd, "aa"), (ala, "hh"), (cyd, "ab")]:
+        player.send("s", uid, where)
+        await player.poll(b=True)
+        await at_table(ala if player is cyd else cyd, uid, has(where))
+
+    redis_server.stop()
+    ala.send("s", uid, "hg")  # on the table's own member: played, but member b cannot hear it now
+    await at_table(ala, uid, has("hg"))
+    await asyncio.sleep(1.5)
+    cyd.send("s", uid, "ac")  # member b cannot reach the table: Cyd is told, nothing is played
+    await at_table(cyd, uid, has("cannot be reached"))
+
+    redis_server.start()  # empty
+    # the members resynchronise by themselves: Cyd gets the table's whole state, with Ala's move
+    state = await at_table(cyd, uid, lambda lines: any(line.startswith("pr") for line in lines))
+    assert any("hg" in line for line in state) and not any("ac" in line for line in state)
+    cyd.send("s", uid, "ac")
+    await cyd.poll(b=True)
+    await at_table(ala, uid, has("ac"))
