@@ -80,11 +80,11 @@ class Hub:
         self.remote_lobby = RemoteLobby()
         self.mirrors = Mirrors(self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
-        self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved)
+        self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved, self.remote_lobby)
         self.tournaments = Tournaments(ctx, self.tables)
         self.lobby_state = Lobby(self.bus, self.roster, self.tables, self.remote_lobby, self.mirrors)
         self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.games, self.chats)
-        self.peers = Peers(self.roster, self.tables, self.chats, self.mirrors, self.visitors)
+        self.peers = Peers(self.roster, self.tables, self.chats, self.invites, self.mirrors, self.visitors)
         self.sessions = Sessions(
             ctx, self.bus, self.roster, self.saved, self.tables, self.games, self.invites, self.chats
         )

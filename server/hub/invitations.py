@@ -3,9 +3,18 @@ invitations that open a table at once: to oneself for an analysis, to an AI play
 
 The only owner of the pending invitations, by inviter and by invitee. They are state repeated in every
 reply (`vg`, `vs`, `vr` lines, see `lines`), not events.
+
+In a cluster, a player may invite a player of another member (docs/cluster.md, "Invitations across
+members"): the invitee's member checks and keeps the invitation, the inviter's keeps its side of it, and
+each stands for the other side's person by a Player of that member (`visiting_from`). The invitee's
+member opens the table of an accepted invitation; the inviter sits down at it as at any game of theirs
+on another member (Mirrors.seat_back).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
 
 from server.engine.gametype import (
     GameKind,
@@ -20,7 +29,10 @@ from server.engine.replay import ReplayError, analysis_start
 from server.hub.bus import EventBus
 from server.hub.computer import Computer
 from server.hub.context import Context
-from server.hub.model import COMPUTER_NICKS, Invitation, Player
+from server.hub.mailbox import EventLog
+from server.hub.mirrors import person
+from server.hub.model import COMPUTER_NICKS, LOBBY, Invitation, Player
+from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
 from server.hub.tables import Tables
@@ -30,12 +42,21 @@ from server.protocol.codec import ProtocolError, decode_client_text, nick_key
 
 class Invitations:
     def __init__(
-        self, ctx: Context, bus: EventBus, roster: Roster, tables: Tables, saved: SavedSessions
+        self,
+        ctx: Context,
+        bus: EventBus,
+        roster: Roster,
+        tables: Tables,
+        saved: SavedSessions,
+        remote: RemoteLobby,
     ) -> None:
         self.ctx, self.bus, self.roster, self.tables, self.saved = ctx, bus, roster, tables, saved
+        self.remote = remote
         self.computer: Computer | None = None  # the AI players, once enabled
         self.invitations: dict[Player, Invitation] = {}  # by inviter
         self.incoming: dict[Player, Invitation] = {}  # by invitee
+        self.send: Callable[[str, dict[str, Any]], None] | None = None  # a member of a cluster
+        self._strangers: dict[tuple[str, str], Player] = {}  # (member, nick) -> who stands for them
 
     def command(self, player: Player, text: str) -> None:
         """`s.NICK.GAMETYPE` invite, `a` accept, `r` reject, `b` reject and block, `c` cancel own,
@@ -47,7 +68,7 @@ class Invitations:
             self._accept(player)
         elif text in ("r", "b"):
             invitation = self._incoming(player)
-            self.drop(invitation)
+            self.drop(invitation, "rejected")
             invitation.inviter.rejected_by.append(player.nick)
             if text == "b":
                 player.blocked.add(nick_key(invitation.inviter.nick))
@@ -56,7 +77,7 @@ class Invitations:
             invitation = self.invitations.get(player)
             if invitation is None:
                 raise ProtocolError("noInvitation", "You have no invitation to cancel.")
-            self.drop(invitation)
+            self.drop(invitation, "cancelled")
         elif text == "o":
             if not player.rejected_by:
                 raise ProtocolError("noInvitation", "No rejected invitation to acknowledge.")
@@ -67,7 +88,7 @@ class Invitations:
 
     def invite(self, player: Player, whom: str, game_type_text: str, archived: str | None = None) -> None:
         """`archived`: the SGF record an analysis of an archived game (`SGFz<n>`) starts from."""
-        invitee = self.roster.online(whom)
+        invitee = self.roster.online(whom) or self._elsewhere(whom)
         if invitee is None:
             raise ProtocolError("notOnline", f"{whom} is not online.")
         try:
@@ -83,13 +104,14 @@ class Invitations:
             raise ProtocolError("badGameType", "Archived positions are for analysis tables (type a).")
         if game_type.tournament:
             raise ProtocolError("badGameType", "Tournament games are set up by organisers.")
-        if nick_key(player.nick) in invitee.blocked:
-            raise ProtocolError("blocked", f"{invitee.nick} does not accept your invitations.")
-        if not invitee.free:
-            raise ProtocolError("busy", f"{invitee.nick} is busy.")
-        pending = self.incoming.get(invitee)
-        if pending is not None and pending.inviter is not player:
-            raise ProtocolError("busy", f"{invitee.nick} is answering another invitation.")
+        if invitee.visiting_from:  # its member checks the rest, keeps it, and says if it refuses
+            self.ctx.limits.games_of(self.tables.values(), player)
+            self.ctx.limits.invitation(player, invitee.nick, self.ctx.timers.now())
+            self._keep(Invitation(player, invitee, game_type))
+            assert self.send is not None
+            self.send(invitee.visiting_from, {"invite": [person(player), invitee.nick, game_type_text]})
+            return
+        self._check_invitee(player, invitee, game_type)
         computer = self.computer is not None and self.computer.level_of(invitee.nick) is not None
         if computer or game_type.kind is GameKind.AI:
             self._check_computer_game(player, invitee, game_type, computer)
@@ -98,12 +120,86 @@ class Invitations:
         if computer:  # the computer always accepts: the table opens at once
             self._open(player, invitee, game_type)
             return
-        if player in self.invitations:
-            self.drop(self.invitations[player])
-        invitation = Invitation(player, invitee, game_type)
-        self.invitations[player] = invitation
-        self.incoming[invitee] = invitation
-        self.bus.nudge(player, invitee)
+        self._keep(Invitation(player, invitee, game_type))
+
+    def _check_invitee(self, player: Player, invitee: Player, game_type: GameType) -> None:
+        """What the invitee's own member checks of an invitation to them."""
+        if nick_key(player.nick) in invitee.blocked:
+            raise ProtocolError("blocked", f"{invitee.nick} does not accept your invitations.")
+        if not invitee.free:
+            raise ProtocolError("busy", f"{invitee.nick} is busy.")
+        pending = self.incoming.get(invitee)
+        if pending is not None and pending.inviter is not player:
+            raise ProtocolError("busy", f"{invitee.nick} is answering another invitation.")
+
+    def _keep(self, invitation: Invitation) -> None:
+        inviter = invitation.inviter
+        if inviter in self.invitations:  # a new invitation replaces the inviter's last (its member knows)
+            self.drop(self.invitations[inviter], "cancelled", tell=not inviter.visiting_from)
+        for someone in (inviter, invitation.invitee):
+            if someone.visiting_from:
+                self._strangers[(someone.visiting_from, someone.nick)] = someone
+        self.invitations[inviter] = invitation
+        self.incoming[invitation.invitee] = invitation
+        self.bus.nudge(invitation.inviter, invitation.invitee)
+
+    # --- invitations between players of two members of a cluster -------------------------------
+
+    def _elsewhere(self, nick: str) -> Player | None:
+        """Who stands here for `nick` if another member of a cluster has them online."""
+        found = self.remote.member_of(nick) if self.send is not None else None
+        if found is None:
+            return None
+        member, nick = found
+        return self._stranger(member, {"nick": nick, "lang": "", "guest": nick.startswith("*")})
+
+    def _stranger(self, member: str, someone: dict[str, Any]) -> Player:
+        """The one who stands here for a player of `member` in invitations (kept while in one)."""
+        stranger = self._strangers.get((member, someone["nick"]))
+        if stranger is None:
+            stranger = Player(
+                secret="",  # never a session: it is in no roster
+                nick=someone["nick"],
+                lang=someone["lang"],
+                inbox=EventLog(1),
+                guest=bool(someone["guest"]),
+                record=tuple(someone["record"]) if someone.get("record") else None,  # type: ignore[arg-type]
+                visiting_from=member,
+            )
+        return stranger
+
+    def invited_from(self, member: str, inviter: dict[str, Any], whom: str, game_type_text: str) -> None:
+        """A player of `member` invites a player here: checked as here; a refusal goes back."""
+        stranger = self._stranger(member, inviter)
+        invitee = self.roster.online(whom)
+        try:
+            if invitee is None:
+                raise ProtocolError("notOnline", f"{whom} is not online.")
+            game_type = parse_game_type(game_type_text)
+            self._check_invitee(stranger, invitee, game_type)
+        except (ProtocolError, GameTypeError) as refused:
+            if self.send is not None:
+                self.send(member, {"invitation_ended": [stranger.nick, whom, "refused", str(refused)]})
+            return
+        self._keep(Invitation(stranger, invitee, game_type))
+
+    def ended_elsewhere(self, member: str, inviter: str, invitee: str, how: str, why: str = "") -> None:
+        """The other member ended an invitation between a player here and one of its players."""
+        for invitation in list(self.invitations.values()):
+            if (invitation.inviter.nick, invitation.invitee.nick) != (inviter, invitee):
+                continue
+            if member not in (invitation.inviter.visiting_from, invitation.invitee.visiting_from):
+                continue
+            self.drop(invitation, how, tell=False)
+            local = invitation.inviter
+            if how == "rejected" and not local.visiting_from:
+                local.rejected_by.append(invitee)
+            elif how == "refused" and not local.visiting_from:
+                self.tables.tell(local, LOBBY, why)
+
+    def _forget_stranger(self, stranger: Player) -> None:
+        if stranger not in self.invitations and stranger not in self.incoming:
+            self._strangers.pop((stranger.visiting_from, stranger.nick), None)
 
     def _open_analysis(
         self, player: Player, invitee: Player, game_type: GameType, archived: str | None
@@ -161,22 +257,35 @@ class Invitations:
             raise ProtocolError("noInvitation", "You have no invitation to answer.")
         return invitation
 
-    def drop(self, invitation: Invitation) -> None:
+    def drop(self, invitation: Invitation, how: str = "cancelled", *, tell: bool = True) -> None:
+        """`how`: cancelled, rejected or accepted, as the other member of a cluster is told (`tell`)."""
         self.invitations.pop(invitation.inviter, None)
         self.incoming.pop(invitation.invitee, None)
         self.bus.nudge(invitation.inviter, invitation.invitee)
+        for someone in (invitation.inviter, invitation.invitee):
+            if someone.visiting_from:
+                if tell and self.send is not None:
+                    ended = [invitation.inviter.nick, invitation.invitee.nick, how]
+                    self.send(someone.visiting_from, {"invitation_ended": ended})
+                self._forget_stranger(someone)
 
     def drop_all_of(self, player: Player) -> None:
         """The player left: what they sent and what they were sent goes."""
         for invitation in [i for i in self.invitations.values() if player in (i.inviter, i.invitee)]:
             self.drop(invitation)
 
+    def member_gone(self, member: str) -> None:
+        """A member left the cluster: the invitations with its players go."""
+        for invitation in list(self.invitations.values()):
+            if member in (invitation.inviter.visiting_from, invitation.invitee.visiting_from):
+                self.drop(invitation, tell=False)
+
     def _accept(self, player: Player) -> None:
         invitation = self._incoming(player)
         self.tables.room_for_a_table(invitation.inviter, player)
         self.ctx.limits.games_of(self.tables.values(), invitation.inviter)
         self.ctx.limits.games_of(self.tables.values(), player)
-        self.drop(invitation)
+        self.drop(invitation, "accepted")
         self._open(invitation.inviter, player, invitation.game_type)
 
     def _open(self, inviter: Player, invitee: Player, game_type: GameType) -> None:

@@ -52,6 +52,7 @@ def person(player: Player) -> dict[str, Any]:
         "guest": player.guest,
         "moderator": player.moderator,
         "seat": player.seat_key,
+        "record": list(player.record) if player.record else None,  # a ranked game's colours go by it
     }
 
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from server.hub.chats import Chats
+from server.hub.invitations import Invitations
 from server.hub.mirrors import Mirrors
 from server.hub.model import table_number
 from server.hub.roster import Roster
@@ -26,20 +27,21 @@ log = logging.getLogger(__name__)
 
 class Peers:
     def __init__(
-        self, roster: Roster, tables: Tables, chats: Chats, mirrors: Mirrors, visitors: Visitors
+        self,
+        roster: Roster,
+        tables: Tables,
+        chats: Chats,
+        invitations: Invitations,
+        mirrors: Mirrors,
+        visitors: Visitors,
     ) -> None:
-        self.roster, self.tables, self.chats, self.mirrors, self.visitors = (
-            roster,
-            tables,
-            chats,
-            mirrors,
-            visitors,
-        )
+        self.roster, self.tables, self.chats, self.invitations = roster, tables, chats, invitations
+        self.mirrors, self.visitors = mirrors, visitors
         self._send: Callable[[str, dict[str, Any]], None] | None = None
 
     def share(self, send: Callable[[str, dict[str, Any]], None] | None) -> None:
         self._send = send
-        self.mirrors.send = self.visitors.send = send
+        self.mirrors.send = self.visitors.send = self.invitations.send = send
         self.chats.forward = None if send is None else lambda member, line: send(member, {"private": line})
 
     def take(self, member: str, message: dict[str, Any]) -> None:
@@ -67,6 +69,10 @@ class Peers:
             visitors.present(member, message["present"])
         elif "resync" in message:
             self.resync(member)
+        elif "invite" in message:
+            self.invitations.invited_from(member, *message["invite"])
+        elif "invitation_ended" in message:
+            self.invitations.ended_elsewhere(member, *message["invitation_ended"])
         elif "private" in message:
             if not self.chats.take_private(message["private"]) and self._send is not None:
                 self._send(member, {"undelivered": message["private"]})  # its player left meanwhile
@@ -80,6 +86,10 @@ class Peers:
         is told; what only follows a table (its lines) is made good by the resync once it is back."""
         if "private" in message:
             self.chats.private_not_delivered(message["private"])
+        elif "invite" in message:
+            inviter, whom, _ = message["invite"]
+            why = f"{whom} cannot be reached now."
+            self.invitations.ended_elsewhere(member, inviter["nick"], whom, "refused", why)
         elif "enter" in message:
             uid, person = message["enter"]
             self.mirrors.refused(member, uid, person["nick"], f"Table {uid} cannot be reached now.")
@@ -105,3 +115,4 @@ class Peers:
         """`member` left the cluster: its people leave the tables here, and its tables the people here."""
         self.visitors.member_gone(member)
         self.mirrors.owner_gone(member)
+        self.invitations.member_gone(member)
