@@ -50,7 +50,7 @@ class Chats:
         if table == "delmsg":
             self._delete_message(player, raw)
             return
-        text = _chat_text(raw)
+        text = chat_text(raw)
         self.ctx.limits.chat(player, text, self.ctx.timers.now())
         if table.startswith("_"):
             self._private_send(player, table[1:], text)
@@ -197,7 +197,8 @@ def _other_nick(text: str) -> str:
     return nick
 
 
-def _chat_text(raw: str) -> str:
+def chat_text(raw: str) -> str:
+    """A chat line as sent, decoded and checked (also where it is sent on to another member)."""
     text = clean_text(decode_client_text(raw))
     if not text.strip():
         raise ProtocolError("emptyMessage", "An empty message was not sent.")

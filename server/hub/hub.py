@@ -78,7 +78,7 @@ class Hub:
         self.tables = Tables(ctx, self.bus, self.roster, self.saved)
         self.games = Games(ctx, self.bus, self.roster, self.tables)
         self.remote_lobby = RemoteLobby()
-        self.mirrors = Mirrors(self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
+        self.mirrors = Mirrors(ctx, self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
         self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved, self.remote_lobby)
         self.tournaments = Tournaments(ctx, self.tables)
@@ -246,15 +246,24 @@ class Hub:
             event = self.bus.relay(line, b_only=b_only)
             if line.startswith("ca"):
                 self.remote_lobby.note_relayed(member, event)
-            elif line.startswith("d"):  # a table opened there: its players here sit down, as here
-                for nick in line.rsplit(".", 2)[1:]:
-                    player = self.roster.online(nick)
-                    if player is not None:
-                        self.mirrors.seat_back(player)
+            elif line.startswith("d"):
+                self._seat_players(line)
 
     def take_lobby_part(self, member: str, lines: list[str]) -> None:
         """Another member's whole part: the readers here get what changed since they last saw it."""
-        self._relay(self.remote_lobby.replace(member, lines))
+        changed = self.remote_lobby.replace(member, lines)
+        self._relay(changed)
+        for line in changed:
+            if line.startswith("d"):
+                self._seat_players(line)
+
+    def _seat_players(self, description: str) -> None:
+        """A table of another member described (opened, or back after that member restarted): its
+        players here sit down at it, as at a table opened here (Mirrors.seat_back)."""
+        for nick in description.rsplit(".", 2)[1:]:
+            player = self.roster.online(nick)
+            if player is not None:
+                self.mirrors.seat_back(player)
 
     def drop_lobby_part(self, member: str) -> None:
         """A member left the cluster (or this one lost Redis): its people and tables leave the lobby."""

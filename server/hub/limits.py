@@ -144,14 +144,20 @@ class Limits:
         within_a_minute(player.invited, now, INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations")
         player.invited.append((now, whom))
 
-    def actions(self, player: Player, table: Table, now: float) -> None:
-        """Not faster than a player and a table may act (people only: the AI and --unlimited are not held)."""
+    def player_actions(self, player: Player, now: float) -> None:
+        """The player's own part of `actions` (also for a table of another member: Mirrors.act)."""
         if player.unlimited or reserved(player.nick):
             return
         if not player.actions.take(now):
             raise ProtocolError(
                 "tooFast", f"At most {PLAYER_ACTIONS[0]:.0f} game actions a second; please wait a little."
             )
+
+    def actions(self, player: Player, table: Table, now: float) -> None:
+        """Not faster than a player and a table may act (people only: the AI and --unlimited are not held)."""
+        if player.unlimited or reserved(player.nick):
+            return
+        self.player_actions(player, now)
         if not table.actions.take(now):
             raise ProtocolError(
                 "tooFast", f"Table {table.uid} takes at most {TABLE_ACTIONS[0]:.0f} game actions a second."

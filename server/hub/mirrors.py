@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.hub.bus import LocalBus
+from server.hub.chats import chat_text
+from server.hub.context import Context
 from server.hub.model import LOBBY, Player
 from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
@@ -58,9 +60,16 @@ def person(player: Player) -> dict[str, Any]:
 
 class Mirrors:
     def __init__(
-        self, bus: LocalBus, roster: Roster, saved: SavedSessions, tables: Tables, remote: RemoteLobby
+        self,
+        ctx: Context,
+        bus: LocalBus,
+        roster: Roster,
+        saved: SavedSessions,
+        tables: Tables,
+        remote: RemoteLobby,
     ) -> None:
-        self.bus, self.roster, self.saved, self.tables, self.remote = bus, roster, saved, tables, remote
+        self.ctx, self.bus, self.roster, self.saved, self.tables = ctx, bus, roster, saved, tables
+        self.remote = remote
         self.by_uid: dict[int, Mirror] = {}
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
         tables.elsewhere = self
@@ -113,9 +122,15 @@ class Mirrors:
         self._close_if_unused(mirror)
 
     def act(self, player: Player, action: str, table: str, *args: Any) -> None:
-        """A person here acts at a table of another member: its owner does it, or tells them why not."""
+        """A person here acts at a table of another member: its owner does it, or tells them why not.
+        The person's own limits are kept here, so that a flood stops before it reaches Redis."""
         uid = parse_number(table)
         assert uid is not None and self.send is not None
+        now = self.ctx.timers.now()
+        if action == "chat":
+            self.ctx.limits.chat(player, chat_text(args[0]), now)
+        else:
+            self.ctx.limits.player_actions(player, now)
         self.send(self.by_uid[uid].owner, {"do": [player.nick, action, table, *args]})
 
     def snapshot(self, uid: int) -> list[str]:

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
+from typing import Any
 
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
-from server.web.common import STORE_KEY
+from server.hub.limits import CHAT_LINES_PER_MINUTE
+from server.web.common import HUB_KEY, STORE_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import WITHIN, guest, two_members, until
 from tests.web.zagram import Zagram
@@ -84,6 +86,22 @@ async def test_a_player_of_one_member_watches_chats_at_and_leaves_a_game_of_the_
     told = await at_table(ala, uid, lambda lines: any("..e." in line for line in lines))
     assert not any(line.endswith(".bb") for line in told)
     await at_table(dan, uid, lambda lines: True)
+
+    # a flood: past the limit (one line said already this minute) refused on Ala's own member
+    allowed = CHAT_LINES_PER_MINUTE - 1
+    received: list[dict[str, Any]] = []  # what member b is sent (a spy around the real method)
+    peers = b.app[HUB_KEY].peers
+    take = peers.take
+    peers.take = lambda member, message: (received.append(message), take(member, message))  # type: ignore[method-assign]
+    for n in range(allowed + 10):
+        ala.say(uid, f"flood {n}")
+    lines = await at_table(ala, uid, lambda lines: sum(".flood " in line for line in lines) >= allowed)
+    assert sum("chat lines" in line for line in lines) == 10  # told why, once for each refused line
+    heard = await at_table(dan, uid, lambda lines: sum(".flood " in line for line in lines) >= allowed)
+    await asyncio.sleep(0.3)
+    heard += (await dan.poll(b=True)).sections.get(uid, [])
+    assert sum(".flood " in line for line in heard) == allowed
+    assert sum("flood " in str(message.get("do")) for message in received) == allowed  # no more sent
 
     ala.send("q", uid)
     reply = await ala.poll(b=True)
