@@ -21,7 +21,7 @@ from server.logs import Fields
 from server.store.serverlock import Holder
 from server.store.store import Store
 from server.web import archive, auth, clients, frontdoor, health, kropki, metrics, tournament
-from server.web.common import HUB_KEY, MEMBERSHIP_KEY, NICKS_KEY, STORE_KEY
+from server.web.common import HUB_KEY, MEMBERSHIP_KEY, MOVER_KEY, NICKS_KEY, STORE_KEY
 from server.web.connections import DIRECT_PATHS_KEY
 from server.web.limits import AddressLimiter, LoginGuard
 
@@ -139,12 +139,23 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     from server.cluster.lobby import LobbyLink  # redis-py: the `cluster` extra, needed only here
     from server.cluster.membership import Membership
     from server.cluster.nicks import NickClaims
+    from server.cluster.sessions import SessionMover
 
     hub = app[HUB_KEY]
     info: dict[str, object] = {"host": socket.gethostname(), "port": settings.port, "pid": os.getpid()}
     membership = app[MEMBERSHIP_KEY] = Membership(settings.redis_url, name, info)
     lobby = LobbyLink(settings.redis_url, name, hub)
     nicks = app[NICKS_KEY] = NickClaims(settings.redis_url, name, hub.unique_nick_keys)
+    store = app[STORE_KEY].writer
+    mover = app[MOVER_KEY] = SessionMover(
+        name,
+        hub,
+        hub.persistence.id_hmac,
+        store.session_of,
+        lambda: membership.members if membership.connected else None,
+    )
+    lobby.sessions = mover
+    mover.send = lobby.send_to
     membership.on_members = lobby.members_changed
 
     def reconnected(connected: bool) -> None:

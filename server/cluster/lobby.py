@@ -28,6 +28,7 @@ from redis.asyncio.client import PubSub
 
 from server.cluster import calls
 from server.cluster.calls import CALL_TIMEOUT, UNREACHABLE, bounded, stop_if_cancelled
+from server.cluster.sessions import SessionMover
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,7 @@ class LobbyLink:
         self._direct_heard: dict[str, tuple[str, int]] = {}  # member -> (instance, last number from it)
         self._instances: dict[str, str] = {}  # member -> the instance last heard: a new one restarted
         self._isolated = False
+        self.sessions: SessionMover | None = None  # sessions moving between members (cluster/sessions.py)
         self._send_part = False  # this member's whole part goes out with the next message
         self._ask = False  # and a request for everyone's whole part
         self._wake = asyncio.Event()
@@ -81,7 +83,7 @@ class LobbyLink:
     async def start(self) -> None:
         self._client = calls.client(self._url, socket_timeout=None)
         self._hub.share_lobby(self._made)
-        self._hub.share_with_members(self._send_to)
+        self._hub.share_with_members(self.send_to)
         self._tasks = [
             asyncio.create_task(self._send_forever(), name="cluster lobby out"),
             asyncio.create_task(self._listen_forever(), name="cluster lobby in"),
@@ -151,7 +153,8 @@ class LobbyLink:
         self._outbox.append((line, b_only))
         self._wake.set()
 
-    def _send_to(self, member: str, message: dict[str, Any]) -> None:
+    def send_to(self, member: str, message: dict[str, Any]) -> None:
+        """A message for `member` alone, in order with everything else this member sends it."""
         self._direct.append((member, message))
         self._wake.set()
 
@@ -168,15 +171,14 @@ class LobbyLink:
                         pipe.publish(CHANNEL, message)
                     for member, (message, _) in direct.items():
                         pipe.publish(DIRECT_PREFIX + member, message)
-                    heard_by = (await bounded(pipe.execute()))[len(messages) :]
+                    heard_by: list[int | None] = (await bounded(pipe.execute()))[len(messages) :]
             except UNREACHABLE as error:
                 # Lost: the others see the gap in the sequence and ask for this member's whole part.
                 log.debug("lobby lines not sent: %s", error)
-                heard_by = [0] * len(direct)
+                heard_by = [None] * len(direct)  # not known whether anyone would have heard them
             for (member, (_, bodies)), listeners in zip(direct.items(), heard_by, strict=True):
-                if not listeners:  # that member is gone, or cut off from Redis
-                    for body in bodies:
-                        self._hub.not_delivered(member, body)
+                if not listeners:
+                    self._not_delivered(member, bodies, gone=listeners == 0)
             stop_if_cancelled()
             if self._outbox or self._send_part or self._ask or self._direct:
                 self._wake.set()
@@ -197,6 +199,16 @@ class LobbyLink:
             self._ask = False
             messages.append(_dump({**head, "ask": True}))
         return messages
+
+    def _not_delivered(self, member: str, bodies: list[dict[str, Any]], *, gone: bool) -> None:
+        """`gone`: Redis took the message and no member listened (that member stopped or died); else
+        Redis itself could not be reached. A session is taken from a member only when it is gone."""
+        for body in bodies:
+            if "hand_over" in body:
+                if gone and self.sessions is not None:
+                    self.sessions.not_delivered(body)
+            else:
+                self._hub.not_delivered(member, body)
 
     def _direct_messages(self) -> dict[str, tuple[str, list[dict[str, Any]]]]:
         """The queued messages for single members, one numbered message per member, in order."""
@@ -231,7 +243,7 @@ class LobbyLink:
                 self._waiting_for_part = set(self._known)
                 self._queue(part=True, ask=True)
                 for member in self._hub.table_peers():  # the tables shared: each side's view again
-                    self._send_to(member, {"resync": True})
+                    self.send_to(member, {"resync": True})
                     self._hub.resync_member(member)
                 await self._listen(pubsub)
             except UNREACHABLE as error:
@@ -289,9 +301,12 @@ class LobbyLink:
         self._direct_heard[member] = (instance, number)
         if heard != (instance, number - 1) and not (heard is None and number == 1):
             log.info("messages of member %r missed; asking it to send its view again", member)
-            self._send_to(member, {"resync": True})
+            self.send_to(member, {"resync": True})
         for body in message["b"]:
-            self._hub.take_from_member(member, body)
+            if ("hand_over" in body or "handed_over" in body) and self.sessions is not None:
+                self.sessions.take(member, body)
+            else:
+                self._hub.take_from_member(member, body)
 
     def _seen_instance(self, member: str, instance: str) -> None:
         """A member heard under a new instance restarted: what it shared with this member is gone."""

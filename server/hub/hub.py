@@ -32,7 +32,14 @@ from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter
 from server.hub.mirrors import Mirrors
 from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Table
 from server.hub.peers import Peers
-from server.hub.persistence import Account, LiveSessions, MemoryPersistence, Persistence, StorageFailing
+from server.hub.persistence import (
+    Account,
+    LiveSessions,
+    MemoryPersistence,
+    Persistence,
+    SavedSession,
+    StorageFailing,
+)
 from server.hub.remote import RemoteLobby
 from server.hub.restore import Journals, Restorer
 from server.hub.room import AutoTable
@@ -290,6 +297,16 @@ class Hub:
 
     def member_gone(self, member: str) -> None:
         self.peers.gone(member)
+
+    def knows(self, secret: str) -> bool:
+        """Whether this member serves the session of this id."""
+        return self.roster.find(secret) is not None
+
+    def hand_over(self, id_hmac: str) -> bool:
+        return self.sessions.hand_over(id_hmac)
+
+    def take_over(self, saved: SavedSession, account: Account | None) -> None:
+        self.sessions.take_over(saved, account)
 
     def unique_nick_keys(self) -> tuple[list[str], list[str]]:
         """What this member claims in a cluster's one name space (server/cluster/nicks.py)."""

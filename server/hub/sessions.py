@@ -135,19 +135,44 @@ class Sessions:
             log.info("timed out %s", Fields(nick=player.nick))
             self.remove(player, reason="timeout")
 
-    def remove(self, player: Player, *, reason: str) -> None:
+    def remove(self, player: Player, *, reason: str, ended: bool = True) -> None:
+        """`ended`: False when the session goes on on another member of a cluster (hand_over)."""
         if player.stored:
             player.stored = False
-            self.ctx.persistence.session_ended(player.id_hmac)
+            if ended:
+                self.ctx.persistence.session_ended(player.id_hmac)
         self.roster.unclaimed.pop(player.id_hmac, None)
         self.invitations.drop_all_of(player)
         for uid in list(reversed(player.tables)):
             self.tables.leave(player, uid)
         self.roster.discard(player)
         self.ctx.limits.left(player)
-        if player.guest:
+        if player.guest and ended:
             self.chats.hide_guest_chats(player.nick)
         log.info("left %s", Fields(nick=player.nick, reason=reason))
+
+    # --- sessions moving between the members of a cluster (docs/cluster.md, "Routing") ----------
+
+    def hand_over(self, id_hmac: str) -> bool:
+        """The player's requests reach another member now, which asked for the session: its row is
+        written as it stands (tables, k) and it leaves here, without ending. False: not here."""
+        player = next((p for p in self.roster.players.values() if p.id_hmac == id_hmac), None)
+        if player is None or not player.stored:
+            return False
+        self.saved.save(player)
+        self.saved.note_quiet(player, None)
+        self.remove(player, reason="moved", ended=False)
+        return True
+
+    def take_over(self, saved: SavedSession, account: Account | None) -> None:
+        """A session another member served (or served until it died), as it left it in the store: back
+        as after a restart, claimed by its next request, and this member's from now on."""
+        if self.roster.taken(saved.nick):
+            log.info("session not taken over: its nick is online here %s", Fields(nick=saved.nick))
+            return
+        player = self._restore_one(saved, account, self.ctx.timers.now())
+        player.rejoined = {}  # what its client had is another member's numbering: every table whole
+        self.saved.save(player)
 
     def player(self, secret: str) -> Player:
         """The logged-in player making a request (which counts as a poll for the time-out)."""
@@ -232,9 +257,12 @@ class Sessions:
         self.roster.add(player)
         self.roster.unclaimed[saved.id_hmac] = player
         self.tables.enter(player, LOBBY, player.info)
+        elsewhere = self.tables.elsewhere
         for uid in saved.tables:
             if uid in self.tables and uid not in player.tables:
                 self.tables.enter(player, uid)
+            elif elsewhere is not None and elsewhere.has(uid):  # another member's table (a cluster)
+                elsewhere.join(player, uid)
         self.tables.seat_back(player)
         player.rejoined = dict(player.joined)
         self.saved.note_quiet(player, last_seen if self.ctx.timers.now() - last_seen >= QUIET_AFTER else None)

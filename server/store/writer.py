@@ -71,6 +71,7 @@ from server.store.models import (
     JournalSetAside,
     LiveSession,
     LiveTable,
+    Member,
     ServerState,
     TournamentTable,
     User,
@@ -480,25 +481,45 @@ class StoreWriter:
             users = (await session.scalars(select(User).where(User.nick_key.in_(keys)))).all() if keys else []
         self._hmac_key = bytes.fromhex(state[HMAC_KEY])
         return LiveSessions(
-            sessions=[
-                SavedSession(
-                    id_hmac=row.id_hmac,
-                    nick=row.nick,
-                    lang=row.lang,
-                    registered=row.registered,
-                    free=row.free,
-                    client=row.client,
-                    tables=tuple(json.loads(row.tables)),
-                    blocked=tuple(json.loads(row.blocked)),
-                    last_command=row.last_command,
-                    quiet_since=row.quiet_since,
-                )
-                for row in rows
-            ],
+            sessions=[_saved_session(row) for row in rows],
             accounts={user.nick_key: account_of(user) for user in users},
             event_mark=int(state.get(EVENT_MARK, 0)),
             alive_at=float(state[ALIVE_AT]) if ALIVE_AT in state else None,
         )
+
+    async def session_of(self, id_hmac: str) -> tuple[str, SavedSession, Account | None] | None:
+        """A live session of any member of a cluster: the name of the member serving it, the session as
+        that member last wrote it, and a registered player's account (docs/cluster.md, "Routing")."""
+        async with self.sessions.begin() as session:
+            found = (
+                await session.execute(
+                    select(LiveSession, Member.name)
+                    .join(Member, Member.id == LiveSession.owner)
+                    .where(LiveSession.id_hmac == id_hmac)
+                )
+            ).first()
+            if found is None:
+                return None
+            row, owner = found
+            user = None
+            if row.registered:
+                user = await session.scalar(select(User).where(User.nick_key == nick_key(row.nick)))
+        return owner, _saved_session(row), account_of(user) if user is not None else None
+
+
+def _saved_session(row: LiveSession) -> SavedSession:
+    return SavedSession(
+        id_hmac=row.id_hmac,
+        nick=row.nick,
+        lang=row.lang,
+        registered=row.registered,
+        free=row.free,
+        client=row.client,
+        tables=tuple(json.loads(row.tables)),
+        blocked=tuple(json.loads(row.blocked)),
+        last_command=row.last_command,
+        quiet_since=row.quiet_since,
+    )
 
 
 def _write(connection: Connection, batch: list[_Job], member: int) -> list[Callable[[], None]]:

@@ -14,7 +14,7 @@ from server.protocol.codec import ProtocolError, check_id, check_lang, check_nic
 from server.store.accounts import Accounts, NickTaken
 from server.store.outage import unavailable
 from server.web.clients import client_address, origin
-from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, text_response
+from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, session_here, text_response
 from server.web.limits import AddressLimiter, LoginGuard
 
 log = logging.getLogger(__name__)
@@ -162,6 +162,7 @@ async def auth(request: web.Request) -> web.Response:
     hub = request.app[HUB_KEY]
     before = hub.writes()
     try:
+        await session_here(request, request.query.get("idGracza") or request.query.get("playerId"))
         body = await handler(request, hub, request.app[ACCOUNTS_KEY])
     except Exception as failure:  # the doc's answer for an internal error, never a 500
         if unavailable(failure) is None:

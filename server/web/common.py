@@ -22,6 +22,7 @@ from server.web.metrics import METRICS_KEY
 if TYPE_CHECKING:
     from server.cluster.membership import Membership
     from server.cluster.nicks import NickClaims
+    from server.cluster.sessions import SessionMover
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,7 @@ STORE_KEY = web.AppKey("store", Store)
 # Set only on a member of a cluster (server/app.py); redis-py is imported only then.
 MEMBERSHIP_KEY: web.AppKey[Membership] = web.AppKey("membership")
 NICKS_KEY: web.AppKey[NickClaims] = web.AppKey("nicks")
+MOVER_KEY: web.AppKey[SessionMover] = web.AppKey("mover")
 Query = MultiDictProxy[str]
 
 
@@ -43,6 +45,14 @@ async def nick_claimed(request: web.Request, nick: str) -> AsyncIterator[None]:
         return
     async with claims.claiming(nick):
         yield
+
+
+async def session_here(request: web.Request, secret: str | None) -> None:
+    """On a member of a cluster, a request with an id whose session another member serves brings the
+    session here first (server/cluster/sessions.py); elsewhere nothing."""
+    mover = request.app.get(MOVER_KEY)
+    if mover is not None and secret:
+        await mover.bring(secret)
 
 
 # Built once: most answers are short texts, and an empty poll is cheap enough for building headers

@@ -16,7 +16,7 @@ from server.store.outage import unavailable
 from server.web import tournament
 from server.web.archive import GAMES_KEY
 from server.web.clients import origin, refuses_whole_state
-from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, text_response
+from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, session_here, text_response
 from server.web.connections import long_poll
 
 log = logging.getLogger(__name__)
@@ -245,6 +245,7 @@ async def kropki(request: web.Request) -> web.Response:
     hub = request.app[HUB_KEY]
     before = hub.writes()
     try:
+        await session_here(request, query.get("idGracza") or query.get("playerId"))
         if with_subscriptions is not None:
             body = await _poll(hub, query, with_subscriptions, request)
         elif with_request is not None:

@@ -1,0 +1,148 @@
+"""Sessions that move between members (docs/cluster.md, "Routing").
+
+nginx sends each player's requests to one member by a hash of the id; when members come or go, some
+players' requests reach another member than the one serving them. That member brings the session
+over: it asks the member serving it (if alive) to write the session as it stands and let it go, then
+takes it from the store as after a restart. A session of a member that died is taken at once. The
+player's client sees what it sees after a restart: the whole state of the lobby and of its tables,
+and the same k.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import Any, Protocol
+
+from server.hub.persistence import Account, SavedSession
+from server.logs import Fields
+
+log = logging.getLogger(__name__)
+
+HAND_OVER_SECONDS = 3.0  # how long the member serving a session has to let it go
+MISSES_KEPT = 10_000  # ids known to have no session, remembered briefly (a flood of made-up ids)
+MISS_SECONDS = 5.0
+
+
+class Movable(Protocol):
+    """What the mover needs of the hub (Hub implements it)."""
+
+    def knows(self, secret: str) -> bool: ...
+    def hand_over(self, id_hmac: str) -> bool: ...
+    def take_over(self, saved: SavedSession, account: Account | None) -> None: ...
+    def writes(self) -> int: ...
+    async def settled(self, since: int) -> bool: ...
+
+
+class SessionMover:
+    def __init__(
+        self,
+        name: str,
+        hub: Movable,
+        id_hmac: Callable[[str], str],
+        session_of: Callable[[str], Any],
+        alive: Callable[[], tuple[str, ...] | None],
+    ) -> None:
+        """`session_of(id_hmac)`: the store's (member, session, account) or None; `alive()`: the live
+        members' names as membership last saw them, None while Redis is unreachable (nothing moves
+        then: this member cannot tell a member that died from one it cannot hear)."""
+        self._name, self._hub, self._id_hmac = name, hub, id_hmac
+        self._session_of, self._alive = session_of, alive
+        self.send: Callable[[str, dict[str, Any]], None] | None = None  # the link's, once it runs
+        self._bringing: dict[str, asyncio.Future[None]] = {}  # id_hmac -> the bringing under way
+        self._asked: dict[str, asyncio.Future[bool]] = {}  # id_hmac -> the owner's answer (False: gone)
+        self._misses: dict[str, float] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def bring(self, secret: str) -> None:
+        """Before a request with an id this member does not serve: the session comes here if another
+        member has it. One bringing per session at a time; a request that finds none goes on as here."""
+        if self._hub.knows(secret):
+            return
+        id_hmac = self._id_hmac(secret)
+        loop = asyncio.get_running_loop()
+        missed = self._misses.get(id_hmac)
+        if missed is not None and loop.time() - missed < MISS_SECONDS:
+            return
+        under_way = self._bringing.get(id_hmac)
+        if under_way is not None:
+            await asyncio.shield(under_way)
+            return
+        done = self._bringing[id_hmac] = loop.create_future()
+        try:
+            if not await self._bring(id_hmac):
+                if len(self._misses) >= MISSES_KEPT:
+                    self._misses.clear()
+                self._misses[id_hmac] = loop.time()
+        finally:
+            del self._bringing[id_hmac]
+            done.set_result(None)
+
+    async def _bring(self, id_hmac: str) -> bool:
+        alive = self._alive()
+        if alive is None:
+            return False
+        found = await self._session_of(id_hmac)
+        if found is None:
+            return False
+        owner, saved, account = found
+        if owner == self._name:  # ended meanwhile, or ours and claimed by its first request
+            return False
+        if owner in alive:
+            answer = await self._ask(owner, id_hmac)
+            if answer is None:
+                log.warning("session not handed over in time %s", Fields(nick=saved.nick, member=owner))
+                return False
+            found = await self._session_of(id_hmac)  # as the owner left it (or as it was, if gone)
+            if found is None:
+                return False
+            owner, saved, account = found
+        self._hub.take_over(saved, account)
+        log.info("session moved here %s", Fields(nick=saved.nick, member=owner))
+        return True
+
+    async def _ask(self, owner: str, id_hmac: str) -> bool | None:
+        """True: the owner let the session go; False: the owner is gone (nobody took the question);
+        None: no answer in time."""
+        if self.send is None:
+            return None
+        answer = self._asked[id_hmac] = asyncio.get_running_loop().create_future()
+        self.send(owner, {"hand_over": id_hmac})
+        try:
+            async with asyncio.timeout(HAND_OVER_SECONDS):
+                return await answer
+        except TimeoutError:
+            return None
+        finally:
+            self._asked.pop(id_hmac, None)
+
+    # --- the messages (server/cluster/lobby.py hands them here) ---------------------------------
+
+    def take(self, member: str, message: dict[str, Any]) -> None:
+        if "hand_over" in message:
+            task = asyncio.create_task(self._hand_over(member, message["hand_over"]))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+        elif "handed_over" in message:
+            self._answered(message["handed_over"], True)
+
+    def not_delivered(self, message: dict[str, Any]) -> None:
+        """A question nobody took: the member serving the session is gone (stopped, or died and its
+        announcement not yet expired), so the session is taken as it is in the store."""
+        if "hand_over" in message:
+            self._answered(message["hand_over"], False)
+
+    def _answered(self, id_hmac: str, handed: bool) -> None:
+        answer = self._asked.get(id_hmac)
+        if answer is not None and not answer.done():
+            answer.set_result(handed)
+
+    async def _hand_over(self, member: str, id_hmac: str) -> None:
+        """Another member asks for a session: written as it stands, let go, and said so once stored."""
+        since = self._hub.writes()
+        if self._hub.hand_over(id_hmac) and not await self._hub.settled(since):
+            log.warning("session not handed over: storage did not take it %s", Fields(member=member))
+            return
+        if self.send is not None:
+            self.send(member, {"handed_over": id_hmac})

@@ -1,0 +1,80 @@
+"""A player's requests reaching another member than the one serving them (a member was added or
+removed behind nginx): the session moves there, on a real Redis and PostgreSQL, and the player goes on
+with the same id, nick, k and game, as MultiPoints reads the replies (tests/web/zagram.py)."""
+
+from __future__ import annotations
+
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from server.config import Settings
+from server.web.common import HUB_KEY
+from tests.cluster.conftest import RedisServer
+from tests.cluster.test_lobby import guest, two_members
+from tests.cluster.test_tables import at_table, has
+from tests.web.zagram import Zagram
+
+
+def same_player_through(client: TestClient, player: Zagram) -> Zagram:
+    """The same client (id, nick, msgNo, command numbers) now reaching `client`'s member."""
+    moved = Zagram(client, player.secret, player.nick)
+    moved.seen, moved.acknowledged, moved.commands = player.seen, player.acknowledged, player.commands
+    return moved
+
+
+async def test_a_session_moves_to_the_member_its_requests_reach_and_its_game_goes_on(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    bob = await guest(a, "bobBob22", "*Bob")
+    ala.send("v", 0, "s.*Bob.0808stanF0.0.0")
+    await ala.poll(b=True)
+    bob.send("v", 0, "a")
+    uid = next(table for table in (await bob.poll(b=True)).sections if table)
+    state = await at_table(ala, uid, has("pr"))
+    blue_nick = next(line for line in state if line.startswith(f"d{uid}.")).rsplit(".", 2)[1]
+    ala_blue = blue_nick == "*Ala"
+    first = ala if ala_blue else bob
+    first.send("s", uid, "aa")
+    await first.poll(b=True)
+    await at_table(bob if ala_blue else ala, uid, has("aa"))
+    k = (await ala.poll(b=True)).processed
+
+    moved = same_player_through(b, ala)  # nginx now sends Ala to member b
+    reply = await moved.poll(b=True)
+    assert reply.status == "ok" and reply.processed == k  # the same session: logged in, the same k
+    state = reply.sections.get(uid) or await at_table(moved, uid, has("pr"))
+    assert any("aa" in line for line in state)  # the game as it stands, now from member a's table
+    assert "*ala" not in a.app[HUB_KEY].by_nick and "*ala" in b.app[HUB_KEY].by_nick
+    lines = await at_table(bob, uid, has("pa*Ala"))
+    assert any(line.startswith("pd") and "*Ala" in line for line in lines)  # left a, back through b
+
+    second = bob if ala_blue else moved
+    second.send("s", uid, "hh")
+    await second.poll(b=True)
+    await at_table(moved if ala_blue else bob, uid, has("hh"))
+    if ala_blue:
+        moved.send("s", uid, "ab")  # Ala plays on from member b
+        await moved.poll(b=True)
+        await at_table(bob, uid, has("ab"))
+
+    # an id nobody serves stays unknown: a poll with it is answered as one from a stranger
+    stranger = Zagram(b, "nobody99x", "*Nobody")
+    assert (await stranger.poll(b=True)).status == "sd"
+
+
+async def test_a_session_of_a_member_that_stopped_is_taken_by_the_member_its_requests_reach(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    ala.say(0, "before")
+    await ala.poll(b=True)
+    k = (await ala.poll(b=True)).processed
+    # member a stops without ending its sessions (as a restart does), and does not come back
+    await a.close()
+    moved = same_player_through(b, ala)
+    reply = await moved.poll(b=True)
+    assert reply.status == "ok" and reply.processed == k
+    assert "*ala" in b.app[HUB_KEY].by_nick
