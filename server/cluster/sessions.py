@@ -21,8 +21,6 @@ from server.logs import Fields
 log = logging.getLogger(__name__)
 
 HAND_OVER_SECONDS = 3.0  # how long the member serving a session has to let it go
-MISSES_KEPT = 10_000  # ids known to have no session, remembered briefly (a flood of made-up ids)
-MISS_SECONDS = 5.0
 
 
 class Movable(Protocol):
@@ -52,55 +50,48 @@ class SessionMover:
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # the link's, once it runs
         self._bringing: dict[str, asyncio.Future[None]] = {}  # id_hmac -> the bringing under way
         self._asked: dict[str, asyncio.Future[bool]] = {}  # id_hmac -> the owner's answer (False: gone)
-        self._misses: dict[str, float] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def bring(self, secret: str) -> None:
         """Before a request with an id this member does not serve: the session comes here if another
-        member has it. One bringing per session at a time; a request that finds none goes on as here."""
+        member has it. One bringing per session at a time; a request that finds none goes on as here.
+        An id nobody serves costs one look-up by primary key per request (no cache of misses: a session
+        created here and moved away must be found again at once), which the per-address limits bound."""
         if self._hub.knows(secret):
             return
         id_hmac = self._id_hmac(secret)
-        loop = asyncio.get_running_loop()
-        missed = self._misses.get(id_hmac)
-        if missed is not None and loop.time() - missed < MISS_SECONDS:
-            return
         under_way = self._bringing.get(id_hmac)
         if under_way is not None:
             await asyncio.shield(under_way)
             return
-        done = self._bringing[id_hmac] = loop.create_future()
+        done = self._bringing[id_hmac] = asyncio.get_running_loop().create_future()
         try:
-            if not await self._bring(id_hmac):
-                if len(self._misses) >= MISSES_KEPT:
-                    self._misses.clear()
-                self._misses[id_hmac] = loop.time()
+            await self._bring(id_hmac)
         finally:
             del self._bringing[id_hmac]
             done.set_result(None)
 
-    async def _bring(self, id_hmac: str) -> bool:
+    async def _bring(self, id_hmac: str) -> None:
         alive = self._alive()
         if alive is None:
-            return False
+            return
         found = await self._session_of(id_hmac)
         if found is None:
-            return False
+            return
         owner, saved, account = found
         if owner == self._name:  # ended meanwhile, or ours and claimed by its first request
-            return False
+            return
         if owner in alive:
             answer = await self._ask(owner, id_hmac)
             if answer is None:
                 log.warning("session not handed over in time %s", Fields(nick=saved.nick, member=owner))
-                return False
+                return
             found = await self._session_of(id_hmac)  # as the owner left it (or as it was, if gone)
             if found is None:
-                return False
+                return
             owner, saved, account = found
         self._hub.take_over(saved, account)
         log.info("session moved here %s", Fields(nick=saved.nick, member=owner))
-        return True
 
     async def _ask(self, owner: str, id_hmac: str) -> bool | None:
         """True: the owner let the session go; False: the owner is gone (nobody took the question);

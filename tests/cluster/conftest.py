@@ -1,8 +1,11 @@
 """A real redis-server per test, never a mock: what the cluster layer must survive (a restart that loses
-every key, a server that is gone) is what a mock would get wrong."""
+every key, a server that is gone) is what a mock would get wrong; and a real nginx in front of the
+members, with the shipped site (deploy/nginx-kropki-cluster.conf)."""
 
 from __future__ import annotations
 
+import os
+import re
 import shutil
 import signal
 import socket
@@ -14,6 +17,8 @@ from pathlib import Path
 import pytest
 
 from server.config import Settings
+
+DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
 MISSING = (
     "redis-server is missing: `make test` installs it "
@@ -107,3 +112,73 @@ def postgres(settings: Settings) -> Settings:
     if not settings.db_url.startswith("postgresql"):
         pytest.skip("a cluster's members share a PostgreSQL database: scripts/with-postgres runs these")
     return settings
+
+
+class Nginx:
+    """nginx with the shipped cluster site, listening on a loopback port, its upstream the given
+    members' ports; `members` again and it reloads, as an operator does after adding or removing one."""
+
+    def __init__(self, executable: str, folder: Path) -> None:
+        self.executable, self.folder = executable, folder
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._process: subprocess.Popen[bytes] | None = None
+
+    def members(self, ports: list[int]) -> None:
+        site = (DEPLOY / "nginx-kropki-cluster.conf").read_text()
+        servers = "".join(f"    server 127.0.0.1:{port} max_fails=1 fail_timeout=10s;\n" for port in ports)
+        site = re.sub(r"(    server 127\.0\.0\.1:\d+ [^\n]*\n)+", servers, site)
+        site = site.replace("    listen 80;\n    listen [::]:80;\n", f"    listen 127.0.0.1:{self.port};\n")
+        site = site.replace("/var/log/nginx", str(self.folder)).replace(
+            "/srv/kropki/client", str(self.folder)
+        )
+        (self.folder / "kropki.conf").write_text(site)
+        user = "user root;\n" if os.geteuid() == 0 else ""  # workers reading the test's folders
+        (self.folder / "nginx.conf").write_text(
+            f"{user}pid {self.folder}/nginx.pid;\nerror_log {self.folder}/error.log;\nevents {{}}\n"
+            f"http {{\n  include {self.folder}/kropki.conf;\n}}\n"
+        )
+        if self._process is None:
+            command = [self.executable, "-p", str(self.folder), "-c", str(self.folder / "nginx.conf")]
+            self._process = subprocess.Popen([*command, "-g", "daemon off;"])
+            deadline = time.monotonic() + READY_TIMEOUT
+            while not _listens(self.port):
+                assert self._process.poll() is None and time.monotonic() < deadline, self.errors()
+                time.sleep(0.02)
+        else:
+            self._process.send_signal(signal.SIGHUP)
+            time.sleep(0.5)  # the new workers take over; the old ones finish their requests
+
+    def errors(self) -> str:
+        log = self.folder / "error.log"
+        return log.read_text(errors="replace")[-2000:] if log.exists() else ""
+
+    def stop(self) -> None:
+        if self._process is not None:
+            self._process.terminate()
+            self._process.wait(timeout=10)
+            self._process = None
+
+
+def _listens(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def nginx(tmp_path: Path) -> Iterator[Nginx]:
+    executable = shutil.which("nginx") or "/usr/sbin/nginx"
+    if not Path(executable).exists():
+        pytest.fail(
+            "nginx is missing: `make test` installs it (scripts/ensure-debian-package nginx nginx-light)"
+        )
+    folder = tmp_path / "nginx"
+    folder.mkdir()
+    front = Nginx(executable, folder)
+    try:
+        yield front
+    finally:
+        front.stop()

@@ -1,0 +1,89 @@
+"""Members behind a real nginx with the shipped cluster site (deploy/nginx-kropki-cluster.conf), on a
+real Redis and PostgreSQL, the players parsing replies as MultiPoints does (tests/web/zagram.py): each
+player's requests stay on one member, players of different members play each other, and when a member
+joins or stops, the players whose requests now reach another member carry on there with the same id."""
+
+from __future__ import annotations
+
+from aiohttp import ClientSession
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from server.config import Settings
+from server.web.common import HUB_KEY
+from tests.cluster.conftest import Nginx, RedisServer
+from tests.cluster.test_invitations import invitation_lines
+from tests.cluster.test_lobby import two_members
+from tests.cluster.test_members import member
+from tests.cluster.test_tables import at_table, has
+from tests.conftest import served
+from tests.web.zagram import Zagram
+
+PLAYERS = 24  # enough that the hash puts some on every member (all on one of 3: (1/3)^23)
+
+
+def where(members: dict[str, TestClient], player: Zagram) -> list[str]:
+    """The members whose roster has the player (exactly one, unless something went wrong)."""
+    key = player.nick.casefold()
+    return [name for name, client in members.items() if key in client.app[HUB_KEY].by_nick]
+
+
+async def test_players_stay_on_their_member_play_across_members_and_move_when_members_change(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer, nginx: Nginx
+) -> None:
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    members = {"a": a, "b": b}
+    nginx.members([a.server.port, b.server.port])
+    async with ClientSession(base_url=nginx.url) as web:
+        players = [Zagram(web, f"plr{n:02d}xyz", f"*P{n:02d}") for n in range(PLAYERS)]  # type: ignore[arg-type]
+        for player in players:
+            assert await player.login() == ""
+            await player.poll(b=True, msg_no="0.0")
+        first = {player.nick: where(members, player) for player in players}
+        assert all(len(found) == 1 for found in first.values()), first
+        assert {found[0] for found in first.values()} == {"a", "b"}  # the hash spread them
+        for player in players:  # the next requests reach the same member: nothing moves
+            assert (await player.poll(b=True)).status == "ok"
+        assert {player.nick: where(members, player) for player in players} == first
+
+        # two players of different members play each other, through nginx
+        ala = next(player for player in players if first[player.nick] == ["a"])
+        bob = next(player for player in players if first[player.nick] == ["b"])
+        ala.send("v", 0, f"s.{bob.nick}.0808stanF0.0.0")
+        await ala.poll(b=True)
+        await invitation_lines(bob, lambda lines: any(line.startswith("vg") for line in lines))
+        bob.send("v", 0, "a")
+        uid = 0
+        while not uid:  # the new table's section, in one of Bob's next replies
+            uid = next((table for table in (await bob.poll(b=True)).sections if table), 0)
+        state = await at_table(ala, uid, has("pr"))
+        blue_nick = next(line for line in state if line.startswith(f"d{uid}.")).rsplit(".", 2)[1]
+        blue, red = (ala, bob) if blue_nick == ala.nick else (bob, ala)
+        blue.send("s", uid, "aa")
+        await blue.poll(b=True)
+        await at_table(red, uid, has("aa"))
+
+        # a third member joins: the players whose hash now falls to it move there, and go on
+        c = await served(aiohttp_client, member(postgres, redis_server, "kropki-c", 8083))
+        members["c"] = c
+        nginx.members([a.server.port, b.server.port, c.server.port])
+        ks = {player.nick: (await player.poll(b=True)).processed for player in players}
+        for player in players:
+            reply = await player.poll(b=True)
+            assert reply.status == "ok" and reply.processed == ks[player.nick], player.nick
+        second = {player.nick: where(members, player) for player in players}
+        assert all(len(found) == 1 for found in second.values()), second
+        assert any(found == ["c"] for found in second.values())
+        red.send("s", uid, "hh")  # the game goes on whichever members its players are on now
+        await red.poll(b=True)
+        await at_table(blue, uid, has("hh"))
+
+        # member c stops (nginx still lists it): its players' requests go to the next member on the
+        # ring, which takes their sessions over
+        await c.close()
+        del members["c"]
+        for player in players:
+            reply = await player.poll(b=True)
+            assert reply.status == "ok", (player.nick, nginx.errors())
+        third = {player.nick: where(members, player) for player in players}
+        assert all(len(found) == 1 for found in third.values()), third
