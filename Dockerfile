@@ -7,7 +7,7 @@ WORKDIR /src
 COPY pyproject.toml README.md ./
 COPY server ./server
 COPY migrations ./migrations
-RUN pip wheel --no-cache-dir --wheel-dir /wheels ".[postgresql,fast]"
+RUN pip wheel --no-cache-dir --wheel-dir /wheels ".[postgresql,fast,cluster]"
 
 # Runtime stage.
 FROM python:3.11-slim
@@ -16,7 +16,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 RUN useradd --system --create-home --home-dir /home/kropki --shell /usr/sbin/nologin kropki \
     && install -d -o kropki -g kropki /data
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir --no-index --find-links /wheels "kropki-server[postgresql,fast]" \
+RUN pip install --no-cache-dir --no-index --find-links /wheels "kropki-server[postgresql,fast,cluster]" \
     && rm -rf /wheels
 USER kropki
 WORKDIR /home/kropki

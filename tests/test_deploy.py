@@ -135,6 +135,35 @@ def test_the_compose_file_runs_the_server_on_postgresql() -> None:
     assert "pgdata" in compose["volumes"]
 
 
+def test_the_cluster_compose_file_runs_three_members_behind_nginx() -> None:
+    compose = yaml.safe_load((DEPLOY / "docker-compose-cluster.yml").read_text())
+    services = compose["services"]
+    members = {name: service for name, service in services.items() if name.startswith("kropki-")}
+    nginx = services["nginx"]
+
+    assert len(members) == 3
+    settings = {name: Settings.from_env(service["environment"]) for name, service in members.items()}
+    assert {name: s.member for name, s in settings.items()} == {name: name for name in members}
+    assert len({(s.db_url, s.redis_url) for s in settings.values()}) == 1
+    assert all(s.db_url.startswith("postgresql+asyncpg://") and "@db:" in s.db_url for s in settings.values())
+    assert all(s.redis_url == "redis://redis:6379/0" for s in settings.values())
+    extras = re.findall(r"\[([\w,]+)\]", " ".join(args for step, args in dockerfile() if step == "RUN"))
+    assert extras and all("cluster" in found.split(",") for found in extras)  # the image can run a member
+    migrating = [name for name, service in members.items() if "--migrate" in service["command"]]
+    assert migrating == ["kropki-1"]  # migrations never run twice at once
+    for name in members.keys() - {"kropki-1"}:
+        assert members[name]["depends_on"]["kropki-1"]["condition"] == "service_healthy"
+    # nginx: the shipped site, its member list naming every member where it listens, and the members
+    # trusting its address only
+    assert "./nginx-kropki-cluster.conf:/etc/nginx/conf.d/default.conf:ro" in nginx["volumes"]
+    (config,) = nginx["configs"]
+    assert config["target"] == "/etc/nginx/kropki-members.conf"
+    listed = re.findall(r"server (\S+):(\d+)", compose["configs"][config["source"]]["content"])
+    assert listed == [(name, str(settings[name].port)) for name in members]
+    address = nginx["networks"]["kropki"]["ipv4_address"]
+    assert all(s.trusted_proxies == (address,) and s.host == "0.0.0.0" for s in settings.values())
+
+
 def proxied_pattern() -> re.Pattern[str]:
     site = (DEPLOY / "nginx-kropki.conf").read_text()
     (pattern,) = re.findall(r"location ~ (\S+)\s*\{", site)
@@ -158,10 +187,20 @@ def test_nginx_proxies_every_route_of_the_server(settings: Settings) -> None:
     assert "proxy_pass http://kropki_server;" in fallback
 
 
-def test_nginx_accepts_the_site(tmp_path: Path) -> None:
+def test_the_cluster_site_proxies_what_the_single_site_proxies() -> None:
+    cluster = (DEPLOY / "nginx-kropki-cluster.conf").read_text()
+    assert re.findall(r"location ~ (\S+)\s*\{", cluster) == [proxied_pattern().pattern]
+    assert "hash $kropki_route consistent;" in cluster
+    assert "include /etc/nginx/kropki-members.conf;" in cluster
+
+
+@pytest.mark.parametrize("site_file", ["nginx-kropki.conf", "nginx-kropki-cluster.conf"])
+def test_nginx_accepts_the_site(tmp_path: Path, site_file: str) -> None:
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     assert Path(nginx).exists(), "make test installs nginx-light (scripts/ensure-debian-package)"
-    site = (DEPLOY / "nginx-kropki.conf").read_text().replace("/var/log/nginx", str(tmp_path))
+    site = (DEPLOY / site_file).read_text().replace("/var/log/nginx", str(tmp_path))
+    members = DEPLOY / "nginx-kropki-members.conf"  # the cluster's list of members, as shipped
+    site = site.replace("/etc/nginx/kropki-members.conf", str(members))
     (tmp_path / "kropki.conf").write_text(site)
     (tmp_path / "nginx.conf").write_text(
         f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\nevents {{}}\n"

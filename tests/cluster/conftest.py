@@ -125,9 +125,12 @@ class Nginx:
         self._process: subprocess.Popen[bytes] | None = None
 
     def members(self, ports: list[int]) -> None:
+        members = (DEPLOY / "nginx-kropki-members.conf").read_text()
+        line = next(line for line in members.splitlines() if line.startswith("server "))
+        servers = "".join(re.sub(r"127\.0\.0\.1:\d+", f"127.0.0.1:{port}", line) + "\n" for port in ports)
+        (self.folder / "kropki-members.conf").write_text(servers)
         site = (DEPLOY / "nginx-kropki-cluster.conf").read_text()
-        servers = "".join(f"    server 127.0.0.1:{port} max_fails=1 fail_timeout=10s;\n" for port in ports)
-        site = re.sub(r"(    server 127\.0\.0\.1:\d+ [^\n]*\n)+", servers, site)
+        site = site.replace("/etc/nginx/kropki-members.conf", str(self.folder / "kropki-members.conf"))
         site = site.replace("    listen 80;\n    listen [::]:80;\n", f"    listen 127.0.0.1:{self.port};\n")
         site = site.replace("/var/log/nginx", str(self.folder)).replace(
             "/srv/kropki/client", str(self.folder)
