@@ -140,6 +140,7 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     from server.cluster.membership import Membership
     from server.cluster.nicks import NickClaims
     from server.cluster.sessions import SessionMover
+    from server.cluster.takeover import TakeOver
 
     hub = app[HUB_KEY]
     info: dict[str, object] = {"host": socket.gethostname(), "port": settings.port, "pid": os.getpid()}
@@ -147,16 +148,21 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     lobby = LobbyLink(settings.redis_url, name, hub)
     nicks = app[NICKS_KEY] = NickClaims(settings.redis_url, name, hub.unique_nick_keys)
     store = app[STORE_KEY].writer
-    mover = app[MOVER_KEY] = SessionMover(
-        name,
-        hub,
-        hub.persistence.id_hmac,
-        store.session_of,
-        lambda: membership.members if membership.connected else None,
-    )
+
+    def alive() -> tuple[str, ...] | None:
+        """The live members; None while Redis is unreachable (no member can then be told dead)."""
+        return membership.members if membership.connected else None
+
+    mover = app[MOVER_KEY] = SessionMover(name, hub, hub.persistence.id_hmac, store.session_of, alive)
     lobby.sessions = mover
     mover.send = lobby.send_to
-    membership.on_members = lobby.members_changed
+    take_over = TakeOver(store.take_orphans, hub.take_tables, alive)
+
+    def members_changed(members: tuple[str, ...]) -> None:
+        lobby.members_changed(members)
+        take_over.members_changed(members)
+
+    membership.on_members = members_changed
 
     def reconnected(connected: bool) -> None:
         lobby.reconnected(connected)
@@ -166,8 +172,10 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     await membership.start()
     await nicks.start()
     await lobby.start()
+    take_over.start()
     log.info("cluster member %s", Fields(member=name, number=app[STORE_KEY].writer.member))
     yield
+    await take_over.stop()
     await lobby.stop()
     await nicks.stop()
     await membership.stop()

@@ -298,6 +298,10 @@ class Hub:
     def member_gone(self, member: str) -> None:
         self.peers.gone(member)
 
+    def take_tables(self, journals: Journals) -> None:
+        """Tables of a member that died, from the store (server/cluster/takeover.py)."""
+        self.restorer.take_over(journals)
+
     def knows(self, secret: str) -> bool:
         """Whether this member serves the session of this id."""
         return self.roster.find(secret) is not None

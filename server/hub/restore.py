@@ -68,17 +68,41 @@ class Restorer:
                 self.chats.replay_private(seq, kind, data)
         self.chats.forget_old()
         for uid, entries in sorted(journals.items()):
-            try:
-                self._restore_table(uid, entries)
-            except Exception as failure:  # a table that cannot be opened again: its entries are set aside
-                log.exception("table could not be restored %s", Fields(uid=uid))
-                self.tables.discard(uid)
-                for seq, _, _ in entries:
-                    self.ctx.persistence.journal_set_aside(
-                        uid, seq, f"its table could not be opened: {failure!r}"
-                    )
+            self._restore_or_set_aside(uid, entries)
         if sessions is not None:
             self.sessions.restore(sessions, {data["s"]: data["k"] for _, _, data in k_noted})
+
+    def take_over(self, journals: Journals) -> None:
+        """The tables of a member of a cluster that died, as the store hands them over (docs/cluster.md,
+        "Take-over"): restored as after a restart (the clocks stood still since their last entry, and
+        the player on move has RESTART_GRACE), shown in the lobby, their players here seated again."""
+        for uid, entries in sorted(journals.items()):
+            if uid <= LOBBY or uid in self.tables or not entries:
+                log.warning("table not taken over %s", Fields(uid=uid, entries=len(entries)))
+                continue
+            if not self._restore_or_set_aside(uid, entries):
+                continue
+            room = self.tables[uid].room
+            assert room is not None
+            self.tables.announce(room)
+            for nick in (room.blue, room.red):
+                player = self.sessions.roster.online(nick)
+                if player is not None:
+                    self.tables.seat_back(player)
+            log.info("table taken over %s", Fields(uid=uid))
+
+    def _restore_or_set_aside(self, uid: int, entries: list[tuple[int, str, dict[str, Any]]]) -> bool:
+        """A table that cannot be opened again: its entries are set aside, kept for inspection."""
+        try:
+            self._restore_table(uid, entries)
+        except Exception as failure:
+            log.exception("table could not be restored %s", Fields(uid=uid))
+            self.tables.discard(uid)
+            reason = f"its table could not be opened: {failure!r}"
+            for seq, _, _ in entries:
+                self.ctx.persistence.journal_set_aside(uid, seq, reason)
+            return False
+        return True
 
     def _restore_table(self, uid: int, entries: list[tuple[int, str, dict[str, Any]]]) -> None:
         last_seq = entries[-1][0]

@@ -183,15 +183,19 @@ class Tables(Mapping[int, Table]):
         self.note_presence(table)
         room = table.room
         assert room is not None
-        self.bus.publish(LOBBY, events.tables("a", [uid]))
-        self.bus.publish(LOBBY, room.description())
-        self.bus.publish(LOBBY, room.state())
+        self.announce(room)
         for nick in (blue, red):
             player = self.roster.online(nick)
             if player is not None and uid not in player.tables:
                 self.enter(player, uid)
         log.info("table opened %s", Fields(uid=uid, blue=blue, red=red, type=game_type))
         return table
+
+    def announce(self, room: Room) -> None:
+        """A table new to the lobby (`ga`, `d`, `x`): opened, or taken over from a member that died."""
+        self.bus.publish(LOBBY, events.tables("a", [room.uid]))
+        self.bus.publish(LOBBY, room.description())
+        self.bus.publish(LOBBY, room.state())
 
     def new_table(
         self,

@@ -14,6 +14,7 @@ connection ends). The admin commands (`migrate`, `user`, `tournament-key`) do no
 
 from __future__ import annotations
 
+import asyncio
 import fcntl
 import os
 import re
@@ -30,6 +31,7 @@ from sqlalchemy.pool import NullPool
 from server.config import sqlite_file
 
 ADVISORY_KEY = int.from_bytes(b"kropkisv", "big")  # the same in every kropki-server; a positive bigint
+MEMBER_LOCK_CLASS = int.from_bytes(b"kmbr", "big")  # with a member's number: that member's own lock
 APPLICATION_NAME = re.compile(r"kropki-server pid (\d+) port (\d+) host (.*)")
 APPLICATION_NAME_BYTES = 63  # PostgreSQL keeps no more of an application_name
 
@@ -125,6 +127,22 @@ class AdvisoryLock:
             await engine.dispose()
             raise
         return cls(engine, connection)
+
+    async def hold_member(self, number: int, name: str, wait: float) -> None:
+        """A member of a cluster also holds its own lock, (MEMBER_LOCK_CLASS, number), for its life:
+        another member takes its tables over only while nobody holds it (writer.take_orphans), so
+        never from a member that is alive, or restarting and reading its tables back. A namesake that
+        died leaves it as its connection closes; one that still holds it after `wait` seconds is a
+        live process with the same name, and this start is refused."""
+        deadline = asyncio.get_running_loop().time() + wait
+        take = text("SELECT pg_try_advisory_lock(:kind, :number)")
+        while not await self.connection.scalar(take, {"kind": MEMBER_LOCK_CLASS, "number": number}):
+            if asyncio.get_running_loop().time() > deadline:
+                raise ServerLockError(
+                    f"member name {name!r} is in use: another live kropki-server holds its lock "
+                    "on this database; stop it or give this member another name"
+                )
+            await asyncio.sleep(0.5)
 
     async def release(self) -> None:
         """Closing the connection ends the session, which drops the lock."""

@@ -13,7 +13,7 @@ from server.store.accounts import Accounts
 from server.store.database import check_schema, migrate, open_engine, sessions
 from server.store.games import Games
 from server.store.members import member_number, reserve_table_numbers
-from server.store.serverlock import Holder, ServerLock, take_server_lock
+from server.store.serverlock import AdvisoryLock, Holder, ServerLock, take_server_lock
 from server.store.tournaments import Tournaments
 from server.store.writer import StoreWriter
 
@@ -23,6 +23,9 @@ log = logging.getLogger(__name__)
 # with the requests' own time before it (app.py) and the last attempt (writer.py) a stop stays under 30 s.
 FINAL_WRITE_SECONDS = 8.0
 DISCONNECT_SECONDS = 3.0  # for closing the connections of a database that may not answer
+# How long a member waits for its own lock: a namesake that just died (its connection not yet seen
+# closed by PostgreSQL) or a member taking its tables over (a moment) lets it go within this.
+MEMBER_LOCK_WAIT = 15.0
 
 
 @dataclass
@@ -53,6 +56,8 @@ class Store:
             await check_schema(engine)
             maker = sessions(engine)
             number = 0 if member is None else await member_number(maker, member)
+            if isinstance(lock, AdvisoryLock) and member is not None:
+                await lock.hold_member(number, member, MEMBER_LOCK_WAIT)
         except BaseException:
             await engine.dispose()
             if lock is not None:

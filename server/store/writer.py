@@ -44,9 +44,10 @@ from sqlalchemy import (
     func,
     or_,
     select,
+    text,
     update,
 )
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
 from server.engine.board import BLACK, WHITE
@@ -77,6 +78,7 @@ from server.store.models import (
     User,
 )
 from server.store.outage import unavailable
+from server.store.serverlock import MEMBER_LOCK_CLASS
 
 log = logging.getLogger(__name__)
 
@@ -451,20 +453,7 @@ class StoreWriter:
                 )
                 .order_by(JournalEntry.uid, JournalEntry.seq)
             )
-            journals: dict[int, list[tuple[int, str, dict[str, Any]]]] = {}
-            unreadable: list[tuple[int, int, str, str, str]] = []
-            for uid, seq, kind, data in rows:
-                try:
-                    parsed = json.loads(data)
-                except ValueError as error:
-                    unreadable.append((uid, seq, kind, data, f"not JSON: {error}"))
-                    continue
-                if not isinstance(parsed, dict):
-                    unreadable.append((uid, seq, kind, data, f"not a JSON object: {type(parsed).__name__}"))
-                    continue
-                journals.setdefault(uid, []).append((seq, kind, parsed))
-            if unreadable:
-                await session.run_sync(_set_aside_unreadable, unreadable, member)
+            journals = await _read_journals(session, rows, member)
             last_uid = await session.scalar(select(func.max(LiveTable.uid)))
         return journals, (last_uid or 0) + 1
 
@@ -487,6 +476,49 @@ class StoreWriter:
             alive_at=float(state[ALIVE_AT]) if ALIVE_AT in state else None,
         )
 
+    async def take_orphans(
+        self, alive: tuple[str, ...]
+    ) -> tuple[dict[int, list[tuple[int, str, dict[str, Any]]]], bool]:
+        """The open tables of members that are not alive become this member's, with their journals
+        (docs/cluster.md, "Take-over"). A member is taken from only while nobody holds its own lock
+        (serverlock.hold_member): a live member, or one restarting and reading its tables back, holds
+        it; and of several members taking over at once, the lock and the UPDATE give each table to one.
+        Also whether a member not alive still held its lock (it is stopping or starting: look again)."""
+        me = self.member
+        held = False
+        async with self.sessions.begin() as session:
+            named = dict((await session.execute(select(Member.id, Member.name))).all())
+            owners = await session.scalars(
+                select(LiveTable.owner).where(LiveTable.closed_at.is_(None), LiveTable.owner != me).distinct()
+            )
+            uids: list[int] = []
+            for owner in owners.all():
+                if named.get(owner) in alive:
+                    continue
+                locked = await session.scalar(
+                    text("SELECT pg_try_advisory_xact_lock(:kind, :number)"),
+                    {"kind": MEMBER_LOCK_CLASS, "number": owner},
+                )
+                if not locked:
+                    held = True
+                    continue
+                taken = await session.scalars(
+                    update(LiveTable)
+                    .where(LiveTable.owner == owner, LiveTable.closed_at.is_(None))
+                    .values(owner=me)
+                    .returning(LiveTable.uid)
+                )
+                uids += taken.all()
+            if not uids:
+                return {}, held
+            rows = await session.execute(
+                select(JournalEntry.uid, JournalEntry.seq, JournalEntry.kind, JournalEntry.data)
+                .where(JournalEntry.uid.in_(uids))
+                .order_by(JournalEntry.uid, JournalEntry.seq)
+            )
+            journals = await _read_journals(session, rows, me)
+        return {uid: journals.get(uid, []) for uid in uids}, held
+
     async def session_of(self, id_hmac: str) -> tuple[str, SavedSession, Account | None] | None:
         """A live session of any member of a cluster: the name of the member serving it, the session as
         that member last wrote it, and a registered player's account (docs/cluster.md, "Routing")."""
@@ -505,6 +537,27 @@ class StoreWriter:
             if row.registered:
                 user = await session.scalar(select(User).where(User.nick_key == nick_key(row.nick)))
         return owner, _saved_session(row), account_of(user) if user is not None else None
+
+
+async def _read_journals(
+    session: AsyncSession, rows: Any, member: int
+) -> dict[int, list[tuple[int, str, dict[str, Any]]]]:
+    """Journal rows by table, in order; rows that do not parse are set aside, not replayed."""
+    journals: dict[int, list[tuple[int, str, dict[str, Any]]]] = {}
+    unreadable: list[tuple[int, int, str, str, str]] = []
+    for uid, seq, kind, data in rows:
+        try:
+            parsed = json.loads(data)
+        except ValueError as error:
+            unreadable.append((uid, seq, kind, data, f"not JSON: {error}"))
+            continue
+        if not isinstance(parsed, dict):
+            unreadable.append((uid, seq, kind, data, f"not a JSON object: {type(parsed).__name__}"))
+            continue
+        journals.setdefault(uid, []).append((seq, kind, parsed))
+    if unreadable:
+        await session.run_sync(_set_aside_unreadable, unreadable, member)
+    return journals
 
 
 def _saved_session(row: LiveSession) -> SavedSession:

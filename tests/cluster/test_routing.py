@@ -78,3 +78,32 @@ async def test_a_session_of_a_member_that_stopped_is_taken_by_the_member_its_req
     reply = await moved.poll(b=True)
     assert reply.status == "ok" and reply.processed == k
     assert "*ala" in b.app[HUB_KEY].by_nick
+
+
+async def test_the_tables_of_a_member_that_is_gone_are_taken_over_and_their_games_go_on(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    bob = await guest(a, "bobBob22", "*Bob")
+    ala.send("v", 0, "s.*Bob.0808stanF0.60.5")  # a game with clocks
+    await ala.poll(b=True)
+    bob.send("v", 0, "a")
+    uid = next(table for table in (await bob.poll(b=True)).sections if table)
+    state = await at_table(ala, uid, has("pr"))
+    blue_nick = next(line for line in state if line.startswith(f"d{uid}.")).rsplit(".", 2)[1]
+    blue, red = (ala, bob) if blue_nick == "*Ala" else (bob, ala)
+    for player, where in [(blue, "aa"), (red, "hh"), (blue, "ab")]:
+        player.send("s", uid, where)
+        await player.poll(b=True)  # acknowledged (k) once stored
+        await at_table(red if player is blue else blue, uid, has(where))
+
+    await a.close()  # member a is gone; its players' requests now reach member b
+    blue, red = same_player_through(b, blue), same_player_through(b, red)
+    for player in (blue, red):
+        state = await at_table(player, uid, lambda lines: any(line.startswith("pr") for line in lines))
+        assert all(any(where in line for line in state) for where in ("aa", "hh", "ab"))  # no move lost
+    assert uid in b.app[HUB_KEY].tables  # member b owns it now
+    red.send("s", uid, "hg")
+    await red.poll(b=True)
+    await at_table(blue, uid, has("hg"))
