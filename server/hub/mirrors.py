@@ -33,6 +33,9 @@ from server.protocol.codec import ProtocolError, parse_number
 log = logging.getLogger(__name__)
 
 TAIL_REFRESHED_AT = 500  # lines after the owner's whole state before a fresh one is asked for
+# seconds a client's k waits for another member to store its actions: past that (a `done` lost with
+# a broken connection), k goes on, rather than the client sending those commands for ever
+UNCONFIRMED_AT_MOST = 30.0
 
 
 @dataclass(eq=False)
@@ -131,7 +134,15 @@ class Mirrors:
             self.ctx.limits.chat(player, chat_text(args[0]), now)
         else:
             self.ctx.limits.player_actions(player, now)
+        player.unconfirmed += 1  # until the owner says it stored it (done), or gives no word for long
+        player.unconfirmed_until = now + UNCONFIRMED_AT_MOST
         self.send(self.by_uid[uid].owner, {"do": [player.nick, action, table, *args]})
+
+    def done(self, nick: str) -> None:
+        """The owner stored (or refused) the oldest action of `nick` it had not confirmed."""
+        player = self.roster.online(nick)
+        if player is not None and player.unconfirmed:
+            player.unconfirmed -= 1
 
     def snapshot(self, uid: int) -> list[str]:
         """A newcomer's whole state of the table: the owner's last whole state and the lines since."""
@@ -214,6 +225,7 @@ class Mirrors:
         """The owner left the cluster: its tables leave the people here (their games wait in its store)."""
         for mirror in [m for m in self.by_uid.values() if m.owner == owner]:
             for player in list(mirror.people.values()):
+                player.unconfirmed = 0  # what it did not store is lost with it: the client is not held
                 self._stand_up(mirror, player)
             mirror.coming.clear()
             self._close_if_unused(mirror)

@@ -81,6 +81,10 @@ class Player:
     address: str = field(default="", repr=False)  # the client's address at login ("" after a restart)
     unlimited: bool = False  # from an address exempt from the limits (--unlimited)
     actions: Bucket = field(default_factory=lambda: Bucket(*PLAYER_ACTIONS), repr=False)
+    # actions sent to tables of other members of a cluster that their members have not yet stored: the
+    # reply's k waits for them (Stream.k_shown, Mirrors.act), until `unconfirmed_until` (timers' time)
+    unconfirmed: int = 0
+    unconfirmed_until: float = 0.0
     # a person served by another member of a cluster, at a table of this one: that member's name
     # (server/hub/visitors.py); such a Player is in no roster here, and its lines go to its member
     visiting_from: str = ""

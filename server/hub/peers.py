@@ -51,6 +51,8 @@ class Peers:
             mirrors.take_line(member, *message["line"])
         elif "to" in message:
             mirrors.take_player_line(*message["to"])
+        elif "done" in message:
+            mirrors.done(message["done"])
         elif "do" in message:
             visitors.act(member, *message["do"])
         elif "state" in message:
@@ -97,6 +99,7 @@ class Peers:
             nick, _, table, *_ = message["do"]
             player = self.roster.online(nick)
             if player is not None:
+                player.unconfirmed = max(0, player.unconfirmed - 1)  # not done: nothing to wait for
                 text = "Not done: the table's server cannot be reached now."
                 self.tables.tell(player, table_number(table), text)
 

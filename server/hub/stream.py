@@ -185,12 +185,15 @@ class Stream:
         return frame(True, seen, last, self.k_shown(player), lines)
 
     def k_shown(self, player: Player) -> int:
-        """k as replies give it: commands count as processed once their poll's writes are stored. A k
-        past writes a crash can still lose would tell the client never to send those commands again."""
+        """k as replies give it: commands count as processed once their poll's writes are stored (and,
+        for actions at another member's table, once that member stored them). A k past writes a crash
+        can still lose would tell the client never to send those commands again."""
         if player.k_hold is None:
             return player.last_command
         held, mark = player.k_hold
-        if self.ctx.persistence.written < mark:
+        if player.unconfirmed and self.ctx.timers.now() > player.unconfirmed_until:
+            player.unconfirmed = 0
+        if self.ctx.persistence.written < mark or player.unconfirmed:
             return held
         player.k_hold = None
         return player.last_command

@@ -23,11 +23,14 @@ from server.hub.games import Games
 from server.hub.lobby import Lobby
 from server.hub.mailbox import EventLog
 from server.hub.model import LOBBY, Player, table_number
+from server.hub.persistence import StorageFailing
 from server.hub.tables import Tables
 from server.logs import Fields
 from server.protocol.codec import ProtocolError
 
 log = logging.getLogger(__name__)
+
+CONFIRM_WITHIN = 10.0  # seconds for storing a visitor's action before its member hears nothing back
 
 
 class Visitors:
@@ -38,6 +41,7 @@ class Visitors:
         self.by_key: dict[tuple[str, str], Player] = {}  # (member, nick) -> the visitor
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
         self._new_games: set[int] = set()
+        self._confirming: set[asyncio.Task[None]] = set()
         # what a visitor may do at a table: what a person here does with the same command
         self.actions: dict[str, Callable[..., None]] = {
             "chat": chats.chat,
@@ -77,16 +81,34 @@ class Visitors:
             self.tables.leave(visitor, uid)
 
     def act(self, member: str, nick: str, action: str, table: str, *args: Any) -> None:
+        """Done as if the visitor had sent it here; its member hears `done` once it is stored (or
+        refused), so that its client's k counts it processed only then (Stream.k_shown)."""
         visitor = self.by_key.get((member, nick))
         do = self.actions.get(action)
+        since = self.ctx.persistence.queued
         if visitor is None or do is None:
             log.info("action of a visitor not here %s", Fields(member=member, nick=nick, action=action))
-            return
+        else:
+            try:
+                self.ctx.writable()
+                do(visitor, table, *args)
+            except ProtocolError as refused:
+                self.tables.tell(visitor, table_number(table), str(refused))
+        if self.ctx.persistence.queued == since:
+            self._tell(member, {"done": nick})
+        else:
+            task = asyncio.create_task(self._confirm(member, nick))
+            self._confirming.add(task)
+            task.add_done_callback(self._confirming.discard)
+
+    async def _confirm(self, member: str, nick: str) -> None:
         try:
-            self.ctx.writable()
-            do(visitor, table, *args)
-        except ProtocolError as refused:
-            self.tables.tell(visitor, table_number(table), str(refused))
+            async with asyncio.timeout(CONFIRM_WITHIN):
+                await self.ctx.persistence.flush()
+        except (TimeoutError, StorageFailing):
+            log.warning("action of a visitor not stored in time %s", Fields(member=member, nick=nick))
+            return  # its member keeps its client's k where it was: the client sends it again
+        self._tell(member, {"done": nick})
 
     def state_asked(self, member: str, uid: int) -> None:
         """A member's copy of a table grew long: it starts again from the table's whole state."""

@@ -166,3 +166,36 @@ async def test_a_game_across_members_goes_on_after_redis_restarts_empty(
     cyd.send("s", uid, "ac")
     await cyd.poll(b=True)
     await at_table(ala, uid, has("ac"))
+
+
+async def test_k_counts_an_action_at_another_members_table_processed_once_that_member_stored_it(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    cyd = await guest(b, "cydCyd33", "*Cyd")
+    await until(ala, lambda lines: "pa*Cyd" in lines)
+    uid = await set_up(a, "*Cyd", "*Ala")  # on member a; Cyd plays from member b
+    await at_table(cyd, uid, lambda lines: any(line.startswith("pr") and "*Cyd" in line for line in lines))
+
+    held: list[tuple[str, dict[str, Any]]] = []  # what member a is sent, held back (a spy, then let go)
+    peers = a.app[HUB_KEY].peers
+    take = peers.take
+    peers.take = lambda member, message: (
+        held.append((member, message)) if "do" in message else take(member, message)
+    )  # type: ignore[method-assign]
+    number = cyd.send("s", uid, "aa")
+    for _ in range(5):  # member a has not stored it (has not even had it): k stays below it
+        assert (await cyd.poll(b=True)).processed < number
+        await asyncio.sleep(0.1)
+    assert held
+    peers.take = take  # type: ignore[method-assign]
+    for member, message in held:
+        take(member, message)
+    reply = await cyd.poll(b=True)
+    deadline = asyncio.get_running_loop().time() + WITHIN
+    while reply.processed < number:
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.05)
+        reply = await cyd.poll(b=True)
+    await at_table(ala, uid, has("aa"))
