@@ -349,7 +349,10 @@ class Tables(Mapping[int, Table]):
         if uid not in self.by_uid:
             if self.elsewhere is None or not self.elsewhere.has(uid):
                 raise ProtocolError("noSuchTable", f"There is no table {uid}.")
-            self.elsewhere.join(player, uid)  # it sits there once that table's member has answered
+            # it sits there once that table's member has answered, which sends the table's whole state:
+            # as many as a player's game actions, so that sitting down again and again floods nothing
+            self.ctx.limits.player_actions(player, self.ctx.timers.now())
+            self.elsewhere.join(player, uid)
             return
         self.enter(player, uid)
 

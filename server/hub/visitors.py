@@ -64,11 +64,11 @@ class Visitors:
         if table is None or uid == LOBBY or table.room is None:
             self._tell(member, {"refused": [uid, nick, f"There is no table {uid}."]})
             return
-        visitor = self._visitor(member, person)
         present = table.people.get(nick)
-        if present is not None and present is not visitor:
+        if present is not None and present is not self.by_key.get((member, nick)):
             self._tell(member, {"refused": [uid, nick, f"{nick} is already at table {uid}."]})
             return
+        visitor = self._visitor(member, person)
         if uid not in visitor.tables:
             members = self.bus.channels[uid].members
             members[member] = members.get(member, 0) + 1  # before: its own `pa` goes there too

@@ -6,6 +6,7 @@ that stops takes its people away from the other member's tables."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -14,6 +15,7 @@ from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
 from server.hub.limits import CHAT_LINES_PER_MINUTE
+from server.hub.model import PLAYER_ACTIONS
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import WITHIN, guest, two_members, until
@@ -199,3 +201,36 @@ async def test_k_counts_an_action_at_another_members_table_processed_once_that_m
         await asyncio.sleep(0.05)
         reply = await cyd.poll(b=True)
     await at_table(ala, uid, has("aa"))
+
+
+async def test_sitting_down_again_and_again_at_another_members_table_is_limited_and_keeps_nothing(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    held_to_limits = dataclasses.replace(postgres, unlimited=())  # the tests' address is exempt otherwise
+    a, b = await two_members(aiohttp_client, held_to_limits, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    await guest(b, "danDan44", "*Dan")
+    uid = await set_up(b, "*Dan", "*Eve")  # a table of member b, Dan sitting at it
+    await until(ala, lambda lines: f"ga{uid}" in lines)
+
+    received: list[dict[str, Any]] = []  # what member b is sent (a spy around the real method)
+    peers = b.app[HUB_KEY].peers
+    take = peers.take
+    peers.take = lambda member, message: (received.append(message), take(member, message))  # type: ignore[method-assign]
+    tries = 40  # each time the table's whole state would be sent; a poll carries 50 commands at most
+    told = []
+    for _ in range(tries // 20):
+        for _ in range(20):
+            ala.send("b", uid)
+            ala.send("q", uid)
+        told += (await ala.poll(b=True)).sections.get(0, [])
+    assert any("game actions a second" in line for line in told)
+    await asyncio.sleep(0.5)
+    assert sum("enter" in message for message in received) <= PLAYER_ACTIONS[1] + 5 < tries
+
+    # a member asking to seat someone whose nick is already at the table is refused, and nothing is kept
+    visitors = b.app[HUB_KEY].visitors
+    kept = dict(visitors.by_key)
+    person = {"nick": "*Dan", "lang": "en", "guest": True, "moderator": False, "seat": "x", "record": None}
+    visitors.enter("kropki-a", uid, person)
+    assert visitors.by_key == kept
