@@ -55,6 +55,7 @@ from server.protocol.codec import ClientMessage
 log = logging.getLogger(__name__)
 
 SETTLE_TIMEOUT = 10.0  # longest a reply waits for its writes; then it must not say they are done
+CONFIRM_WAIT = 2.0  # longest a reply waits for another member to store its actions (then k waits on)
 
 
 class Hub:
@@ -91,7 +92,7 @@ class Hub:
         self.tournaments = Tournaments(ctx, self.tables)
         self.lobby_state = Lobby(self.bus, self.roster, self.tables, self.remote_lobby, self.mirrors)
         self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.games, self.chats)
-        self.peers = Peers(self.roster, self.tables, self.chats, self.invites, self.mirrors, self.visitors)
+        self.peers = Peers(self.chats, self.invites, self.mirrors, self.visitors)
         self.sessions = Sessions(
             ctx, self.bus, self.roster, self.saved, self.tables, self.games, self.invites, self.chats
         )
@@ -331,6 +332,13 @@ class Hub:
     def writes(self) -> int:
         """How many writes were handed to storage so far; see `settled`."""
         return self.ctx.persistence.queued
+
+    async def confirmed(self, secret: str) -> None:
+        """A poll that sent actions to tables of other members of a cluster waits (CONFIRM_WAIT at most)
+        until those members stored them, so that its reply's k counts them (Mirrors.confirmed)."""
+        player = self.roster.players.get(secret)
+        if player is not None and player.unconfirmed:
+            await self.mirrors.confirmed(player, CONFIRM_WAIT)
 
     async def settled(self, since: int) -> bool:
         """If a request changed anything (`writes()` moved on from `since`), wait until it is written,

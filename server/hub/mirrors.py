@@ -14,6 +14,7 @@ no Redis and no sockets.
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from typing import Any
 from server.hub.bus import LocalBus
 from server.hub.chats import chat_text
 from server.hub.context import Context
-from server.hub.model import LOBBY, Player
+from server.hub.model import LOBBY, Player, table_number
 from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
@@ -75,6 +76,7 @@ class Mirrors:
         self.remote = remote
         self.by_uid: dict[int, Mirror] = {}
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
+        self._confirmations: dict[Player, asyncio.Future[None]] = {}  # polls waiting for `done`
         tables.elsewhere = self
 
     # --- what the tables and the stream ask ---------------------------------------------------
@@ -143,6 +145,37 @@ class Mirrors:
         player = self.roster.online(nick)
         if player is not None and player.unconfirmed:
             player.unconfirmed -= 1
+            self._settle(player)
+
+    def not_done(self, nick: str, table: str) -> None:
+        """An action that could not be sent (Redis unreachable, the owner gone): nothing to wait for."""
+        player = self.roster.online(nick)
+        if player is not None:
+            player.unconfirmed = max(0, player.unconfirmed - 1)
+            self._settle(player)
+            text = "Not done: the table's server cannot be reached now."
+            self.tables.tell(player, table_number(table), text)
+
+    async def confirmed(self, player: Player, timeout: float) -> None:
+        """Until the owners stored the player's actions, or `timeout`: a poll that sent some waits so,
+        as it waits for its own writes (Hub.settled), and its reply's k then counts them."""
+        if not player.unconfirmed:
+            return
+        waiter = self._confirmations.get(player)
+        if waiter is None:
+            waiter = self._confirmations[player] = asyncio.get_running_loop().create_future()
+        try:
+            async with asyncio.timeout(timeout):
+                await asyncio.shield(waiter)
+        except TimeoutError:
+            pass
+
+    def _settle(self, player: Player) -> None:
+        if not player.unconfirmed:
+            waiter = self._confirmations.pop(player, None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+            self.bus.nudge(player)  # k moved on: a long poll answers with it
 
     def snapshot(self, uid: int) -> list[str]:
         """A newcomer's whole state of the table: the owner's last whole state and the lines since."""
@@ -226,6 +259,7 @@ class Mirrors:
         for mirror in [m for m in self.by_uid.values() if m.owner == owner]:
             for player in list(mirror.people.values()):
                 player.unconfirmed = 0  # what it did not store is lost with it: the client is not held
+                self._settle(player)
                 self._stand_up(mirror, player)
             mirror.coming.clear()
             self._close_if_unused(mirror)

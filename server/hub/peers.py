@@ -17,26 +17,14 @@ from typing import Any
 from server.hub.chats import Chats
 from server.hub.invitations import Invitations
 from server.hub.mirrors import Mirrors
-from server.hub.model import table_number
-from server.hub.roster import Roster
-from server.hub.tables import Tables
 from server.hub.visitors import Visitors
 
 log = logging.getLogger(__name__)
 
 
 class Peers:
-    def __init__(
-        self,
-        roster: Roster,
-        tables: Tables,
-        chats: Chats,
-        invitations: Invitations,
-        mirrors: Mirrors,
-        visitors: Visitors,
-    ) -> None:
-        self.roster, self.tables, self.chats, self.invitations = roster, tables, chats, invitations
-        self.mirrors, self.visitors = mirrors, visitors
+    def __init__(self, chats: Chats, invitations: Invitations, mirrors: Mirrors, visitors: Visitors) -> None:
+        self.chats, self.invitations, self.mirrors, self.visitors = chats, invitations, mirrors, visitors
         self._send: Callable[[str, dict[str, Any]], None] | None = None
 
     def share(self, send: Callable[[str, dict[str, Any]], None] | None) -> None:
@@ -97,11 +85,7 @@ class Peers:
             self.mirrors.refused(member, uid, person["nick"], f"Table {uid} cannot be reached now.")
         elif "do" in message:
             nick, _, table, *_ = message["do"]
-            player = self.roster.online(nick)
-            if player is not None:
-                player.unconfirmed = max(0, player.unconfirmed - 1)  # not done: nothing to wait for
-                text = "Not done: the table's server cannot be reached now."
-                self.tables.tell(player, table_number(table), text)
+            self.mirrors.not_done(nick, table)
 
     def resync(self, member: str) -> None:
         """Messages between this member and `member` were lost: each side's view is sent again (the

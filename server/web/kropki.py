@@ -111,6 +111,8 @@ async def _poll(hub: Hub, query: Query, with_subscriptions: bool, request: web.R
     # only this poll's own commands decide whether it waits for the disk; the reply's k counts them
     # as processed only if their writes are stored by then (Hub.reply)
     await hub.settled(before)
+    if commands_text:  # only a poll that sent commands can wait for another member to store them
+        await hub.confirmed(secret)
     if wait:
         async with long_poll():  # which the connection cap may end early, answering with what there is
             await hub.wait_for_news(secret, seen, wait)
