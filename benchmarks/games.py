@@ -75,6 +75,7 @@ from server.engine.moves import ALPHABET  # noqa: E402
 
 TARGET_P99_MS = 100.0
 TARGET_RSS_MB = 300.0
+SET_UP_POLLS = 50  # polls (20 ms apart) a set-up waits for what another cluster member says
 EXAMPLES_KEPT = 8  # error examples kept per worker
 BIN = 0.01  # seconds: requests are counted per bin to show how bursty the load on the server is
 KEEPALIVE_EVERY = 20.0  # seconds between polls of a set-up player waiting for the others (server drops at 60)
@@ -215,6 +216,9 @@ class Player:
         self.commands: list[str] = []
         self.uid = 0
         self.colour = 0
+        # nicks the lobby has listed: as a person, the inviter invites someone it has seen arrive (in a
+        # cluster, a login on another member reaches this member's lobby a moment later)
+        self.people: set[str] = set()
         game_type = parse_game_type(plan.game_type)
         self.position = Position(game_type.width, game_type.height, rng)
         self.in_flight: str | None = None  # my move sent (or about to be) and not yet read back
@@ -323,6 +327,9 @@ class Player:
                 continue
             if first == "c" and ERROR_LINE.match(line):
                 self._refused(line)
+                continue
+            if not section and first == "p" and line[1:2] in ("r", "a"):
+                self.people.update(line[2:].split("."))
                 continue
             if section != self.uid or not section:
                 continue
@@ -459,6 +466,10 @@ async def set_up(table: Table, plan: Plan, stats: Stats) -> bool:
     inviter, invitee = table.players
     if not (await inviter.login() and await invitee.login()):
         return False
+    for _ in range(SET_UP_POLLS):  # until the inviter's lobby lists the invitee
+        if invitee.nick in inviter.people or await inviter.poll() is None:
+            break
+        await asyncio.sleep(0.02)
     number = inviter.send("v", 0, f"s.{invitee.nick}.{plan.game_type}")
     if not await _acknowledged(inviter, number):
         stats.error("set-up", f"{inviter.nick}: invitation not processed")
@@ -467,10 +478,10 @@ async def set_up(table: Table, plan: Plan, stats: Stats) -> bool:
     if not await _acknowledged(invitee, number):
         stats.error("set-up", f"{invitee.nick}: acceptance not processed")
         return False
-    for _ in range(3):
-        if inviter.uid:
+    for _ in range(SET_UP_POLLS):  # the table opens on the invitee's member: in a cluster a moment later
+        if inviter.uid or await inviter.poll() is None:
             break
-        await inviter.poll()
+        await asyncio.sleep(0.02)
     if not (
         invitee.uid and invitee.uid == inviter.uid and {inviter.colour, invitee.colour} == {BLACK, WHITE}
     ):

@@ -3,12 +3,14 @@
 Benchmarks are not part of the suite's pass/fail, but they call into the server's code, and one that
 crashes at start (as benchmarks/store.py did after Hub.settled changed) goes unnoticed until somebody
 needs its figures. Tiny runs miss their targets (exit status 1); a crash, a usage error or a missing
-report fails here.
+report fails here. They bring their own SQLite files, so they run in the SQLite half of make test; the
+cluster benchmark, whose members share a PostgreSQL database, runs in the PostgreSQL half.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -56,7 +58,7 @@ RUNS = {
     ),
 }
 
-pytestmark = pytest.mark.skipif(
+SQLITE_HALF_ONLY = pytest.mark.skipif(
     bool(os.environ.get("KROPKI_TEST_DB")),
     reason="the benchmarks bring their own SQLite files: they are run once, in the SQLite half of make test",
 )
@@ -83,6 +85,7 @@ def runs(request: pytest.FixtureRequest) -> Iterator[dict[str, subprocess.Popen[
             process.communicate()
 
 
+@SQLITE_HALF_ONLY
 @pytest.mark.parametrize("name", RUNS)
 def test_a_short_run_reaches_the_report(runs: dict[str, subprocess.Popen[str]], name: str) -> None:
     process = runs[name]
@@ -91,3 +94,33 @@ def test_a_short_run_reaches_the_report(runs: dict[str, subprocess.Popen[str]], 
     assert "Traceback" not in output, tail
     assert process.returncode in ((0,) if name == "fuzz" else (0, 1)), tail  # 1: a tiny run misses targets
     assert RUNS[name][1] in output, tail
+
+
+@pytest.mark.skipif(
+    not os.environ.get("KROPKI_TEST_DB"),
+    reason="a cluster's members share a PostgreSQL database: the PostgreSQL half of make test "
+    "(scripts/with-postgres) runs the cluster benchmark",
+)
+def test_the_cluster_benchmark_prints_its_table_without_errors() -> None:
+    """Two members, Redis and nginx, both loads tiny (about 15 s): the side-by-side table, 0 errors."""
+    arguments = ["--members", "2", "--guests", "30", "--poll-seconds", "2", "--settle", "0.5"]
+    arguments += ["--games", "4", "--game-seconds", "3", "--drain", "1"]
+    process = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "cluster.py"), *arguments],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+    )
+    output = process.stdout
+    tail = output[-4000:]
+    assert "Traceback" not in output, tail
+    assert process.returncode == 0, tail  # 0: every load ran without errors (1: some errors, 2: failed)
+    lines = output.splitlines()
+    header = next((line for line in lines if line.startswith("members |")), None)
+    assert header is not None, tail
+    row = next((line for line in lines[lines.index(header) :] if re.match(r"\s*2 \|", line)), None)
+    assert row is not None, tail
+    cells = dict(zip(header.split(" | "), (cell.strip() for cell in row.split(" | ")), strict=True))
+    assert cells["poll errors"] == "0" and cells["game errors"] == "0", tail
+    assert float(cells["polls/s"].replace(",", "")) > 0 and float(cells["moves/s"]) > 0, tail
