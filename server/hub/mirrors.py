@@ -76,7 +76,7 @@ class Mirrors:
         self.remote = remote
         self.by_uid: dict[int, Mirror] = {}
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
-        self._confirmations: dict[Player, asyncio.Future[None]] = {}  # polls waiting for `done`
+        self._confirmations: dict[Player, asyncio.Event] = {}  # polls waiting for `done`
         tables.elsewhere = self
 
     # --- what the tables and the stream ask ---------------------------------------------------
@@ -161,20 +161,23 @@ class Mirrors:
         as it waits for its own writes (Hub.settled), and its reply's k then counts them."""
         if not player.unconfirmed:
             return
-        waiter = self._confirmations.get(player)
-        if waiter is None:
-            waiter = self._confirmations[player] = asyncio.get_running_loop().create_future()
+        confirmation = self._confirmations.get(player)
+        if confirmation is None:
+            confirmation = self._confirmations[player] = asyncio.Event()
         try:
             async with asyncio.timeout(timeout):
-                await asyncio.shield(waiter)
+                await confirmation.wait()
         except TimeoutError:
             pass
+        finally:  # kept only while a poll waits: k goes on by itself later (Stream.k_shown)
+            if self._confirmations.get(player) is confirmation:
+                del self._confirmations[player]
 
     def _settle(self, player: Player) -> None:
         if not player.unconfirmed:
-            waiter = self._confirmations.pop(player, None)
-            if waiter is not None and not waiter.done():
-                waiter.set_result(None)
+            confirmation = self._confirmations.pop(player, None)
+            if confirmation is not None:
+                confirmation.set()
             self.bus.nudge(player)  # k moved on: a long poll answers with it
 
     def snapshot(self, uid: int) -> list[str]:
