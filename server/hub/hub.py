@@ -255,7 +255,7 @@ class Hub:
             if line.startswith("ca"):
                 self.remote_lobby.note_relayed(member, event)
             elif line.startswith("d"):
-                self._seat_players(line)
+                self.mirrors.described(line)
 
     def take_lobby_part(self, member: str, lines: list[str]) -> None:
         """Another member's whole part: the readers here get what changed since they last saw it."""
@@ -263,15 +263,7 @@ class Hub:
         self._relay(changed)
         for line in changed:
             if line.startswith("d"):
-                self._seat_players(line)
-
-    def _seat_players(self, description: str) -> None:
-        """A table of another member described (opened, or back after that member restarted): its
-        players here sit down at it, as at a table opened here (Mirrors.seat_back)."""
-        for nick in description.rsplit(".", 2)[1:]:
-            player = self.roster.online(nick)
-            if player is not None:
-                self.mirrors.seat_back(player)
+                self.mirrors.described(line)
 
     def drop_lobby_part(self, member: str) -> None:
         """A member left the cluster (or this one lost Redis): its people and tables leave the lobby."""

@@ -108,12 +108,20 @@ class Mirrors:
 
     def seat_back(self, player: Player) -> None:
         """At the unfinished games they play on other members, as Tables.seat_back seats them here:
-        when they log in, and when such a table opens (Hub.take_lobby_line)."""
+        when they log in, and when such a table opens (described)."""
         if self.send is None:
             return
         for uid in list(self.remote.games_of(player.nick)):
             if uid not in player.tables:
                 self.join(player, uid)
+
+    def described(self, description: str) -> None:
+        """A table of another member described (`d`: opened, or back after that member restarted): its
+        players here sit down at it, as at a table opened here."""
+        for nick in description.rsplit(".", 2)[1:]:
+            player = self.roster.online(nick)
+            if player is not None:
+                self.seat_back(player)
 
     def leave(self, player: Player, uid: int) -> None:
         mirror = self.by_uid.get(uid)
