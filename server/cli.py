@@ -240,15 +240,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _db_flag(user)
     actions = user.add_subparsers(dest="action", metavar="ACTION", required=True)
-    show = actions.add_parser("show", help="print an account (never its id)")
+    after = [_db_after_the_action()]
+    show = actions.add_parser("show", help="print an account (never its id)", parents=after)
     show.add_argument("nick")
-    moderator = actions.add_parser("set-moderator", help="give or take moderator powers")
+    moderator = actions.add_parser("set-moderator", help="give or take moderator powers", parents=after)
     moderator.add_argument("nick")
     moderator.add_argument("state", choices=("on", "off"))
-    rename = actions.add_parser("rename", help="give an account a new nick")
+    rename = actions.add_parser("rename", help="give an account a new nick", parents=after)
     rename.add_argument("nick")
     rename.add_argument("new_nick")
-    delete = actions.add_parser("delete", help="delete an account (its archived games stay, anonymised)")
+    delete = actions.add_parser(
+        "delete", help="delete an account (its archived games stay, anonymised)", parents=after
+    )
     delete.add_argument("nick")
 
     keys = commands.add_parser(
@@ -259,24 +262,33 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _db_flag(keys)
     key_actions = keys.add_subparsers(dest="action", metavar="ACTION", required=True)
-    add = key_actions.add_parser("add", help="make a key and print it (once)")
+    add = key_actions.add_parser("add", help="make a key and print it (once)", parents=after)
     add.add_argument("name", help="who or what the key is for (unique)")
     add.add_argument("--tournament", help="the only tournament (tourn=) the key may set up tables for")
     add.add_argument(
         "--registered-only", action="store_true", help="both players must be registered accounts"
     )
-    key_actions.add_parser("list", help="list the keys (never the keys themselves)")
-    revoke = key_actions.add_parser("revoke", help="stop a key from working")
+    key_actions.add_parser("list", help="list the keys (never the keys themselves)", parents=after)
+    revoke = key_actions.add_parser("revoke", help="stop a key from working", parents=after)
     revoke.add_argument("name")
     return parser
 
 
-def _db_flag(parser: argparse.ArgumentParser) -> None:
+def _db_flag(parser: argparse.ArgumentParser, default: object = None) -> None:
     parser.add_argument(
         "--db",
         metavar="URL",
+        default=default,
         help=f"SQLAlchemy database URL (env {ENV_DB}, default sqlite+aiosqlite:///./data/kropki.sqlite3)",
     )
+
+
+def _db_after_the_action() -> argparse.ArgumentParser:
+    """`--db` after an action (`user show NICK --db URL`) as well as before it; not given there, it
+    leaves the one given before (or none) as it is."""
+    parent = argparse.ArgumentParser(add_help=False)
+    _db_flag(parent, default=argparse.SUPPRESS)
+    return parent
 
 
 def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Settings:

@@ -326,6 +326,21 @@ def test_tournament_key_commands(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert key.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("k.sqlite3*"))
 
 
+def test_db_goes_before_or_after_the_action(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
+    assert main(["migrate", "--db", url]) == 0
+    asyncio.run(_two_players_and_a_game(url))
+    capsys.readouterr()
+
+    after = main(["user", "show", "alice", "--db", url]), capsys.readouterr()
+    before = main(["user", "--db", url, "show", "alice"]), capsys.readouterr()
+    keys = main(["tournament-key", "list", "--db", url]), capsys.readouterr()
+
+    assert after[0] == 0 and "nick:        Alice" in after[1].out
+    assert after[1].out == before[1].out
+    assert keys[0] == 0 and keys[1].err == ""
+
+
 async def _two_players_and_a_game(url: str) -> None:
     store = await Store.open(url)
     await store.accounts.register("Alice", "K4ZUPkUzXY", "a@example.org", "en")
