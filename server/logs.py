@@ -152,3 +152,10 @@ def configure(level: str) -> None:
     handler.setFormatter(OneLineFormatter())
     handler.addFilter(RepeatFilter(handler))
     logging.basicConfig(level=level, handlers=[handler])
+    logging.getLogger("alembic.runtime.migration").addFilter(_without_alembic_context)
+
+
+def _without_alembic_context(record: logging.LogRecord) -> bool:
+    """Alembic says which database driver and DDL mode it uses each time it looks at the schema, three
+    times at a start; the upgrades it runs are kept, and the server logs the revision it serves once."""
+    return not str(record.msg).startswith(("Context impl", "Will assume"))

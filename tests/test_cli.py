@@ -226,6 +226,9 @@ def test_serve_runs_a_real_server_and_stops_on_sigterm(tmp_path: Path) -> None:
     assert f"listening on http://127.0.0.1:{port}" in stderr
     assert 'method=GET target="/healthz?idGracza=***" status=200 ' in stderr
     assert "SECRET77" not in stderr
+    upgrades = [line.split(" ", 2)[2] for line in stderr.splitlines() if "Running upgrade" in line]
+    assert len(upgrades) == len(set(upgrades)) > 0 and "Context impl" not in stderr  # Alembic's, once
+    assert stderr.count("database schema revision=") == 1
     line_format = re.compile(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} level=[A-Z]+ logger=\S+ \S.*")
     assert [line for line in stderr.splitlines() if not line_format.fullmatch(line)] == []
 
