@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import logging
 import os
 import sys
@@ -372,7 +373,35 @@ def _serve(settings: Settings, log_level: str) -> int:
     except refusals as refused:
         print(f"kropki-server: error: {refused}", file=sys.stderr)
         return 1
+    except Exception as failure:
+        why = _why_it_cannot_start(failure, settings)
+        if why is None:
+            raise
+        print(f"kropki-server: error: {why}", file=sys.stderr)
+        return 1
     return 0
+
+
+def _why_it_cannot_start(failure: Exception, settings: Settings) -> str | None:
+    """One line saying what to change, for what an operator gets wrong at a start (the port, the
+    database); None for anything else, whose traceback is then the useful thing."""
+    from sqlalchemy.engine import make_url
+
+    from server.store.outage import unavailable
+
+    if isinstance(failure, OSError) and failure.errno in (errno.EADDRINUSE, errno.EADDRNOTAVAIL):
+        taken = (
+            "is in use (another server listens there)" if failure.errno == errno.EADDRINUSE else "is not here"
+        )
+        return (
+            f"cannot listen on {settings.host}:{settings.port}: the address {taken}; "
+            "choose another with --host/--port (KROPKI_HOST/KROPKI_PORT) or stop the other server"
+        )
+    reason = unavailable(failure)
+    if reason is None:
+        return None
+    url = make_url(settings.db_url).render_as_string(hide_password=True)
+    return f"cannot use the database at {url} ({reason}): check --db or KROPKI_DB, and that it runs"
 
 
 def _migrate(url: str) -> int:

@@ -255,6 +255,33 @@ def test_serve_refuses_a_database_without_the_schema_and_says_to_migrate(tmp_pat
     assert "listening" not in refused.stderr
 
 
+def test_a_port_in_use_or_a_database_out_of_reach_is_one_line_saying_what_to_change(
+    tmp_path: Path,
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
+    assert run_cli("migrate", "--db", url).returncode == 0
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        in_use = run_cli("serve", "--port", str(port), "--db", url)
+    unreachable = run_cli(
+        "serve", "--port", str(free_port()), "--db", "postgresql+asyncpg://kropki:hunter22@127.0.0.1:1/kropki"
+    )
+
+    assert in_use.returncode == 1 and "Traceback" not in in_use.stderr
+    assert in_use.stderr.splitlines()[-1] == (
+        f"kropki-server: error: cannot listen on 127.0.0.1:{port}: the address is in use (another server "
+        "listens there); choose another with --host/--port (KROPKI_HOST/KROPKI_PORT) or stop the other server"
+    )
+    assert unreachable.returncode == 1 and "Traceback" not in unreachable.stderr
+    last = unreachable.stderr.splitlines()[-1]
+    assert last.startswith(
+        "kropki-server: error: cannot use the database at postgresql+asyncpg://kropki:***@"
+    )
+    assert "check --db or KROPKI_DB" in last and "hunter22" not in unreachable.stderr
+
+
 def test_migrate_creates_the_schema_and_is_idempotent(tmp_path: Path) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path}/new/kropki.sqlite3"
 
