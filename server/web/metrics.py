@@ -17,6 +17,8 @@ from prometheus_client import (
     Counter,
     Gauge,
     Histogram,
+    PlatformCollector,
+    ProcessCollector,
     generate_latest,
 )
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
@@ -119,6 +121,9 @@ class Metrics:
         ones that become labels, so that clients cannot make up labels without end."""
         self.commands = commands
         self.registry = CollectorRegistry()
+        # the process's memory, CPU and open files, and the Python it runs on (process_*, python_info)
+        ProcessCollector(registry=self.registry)
+        PlatformCollector(registry=self.registry)
         self.replies = ReplyTimes()
         self.registry.register(self.replies)
         self.failures = Counter(

@@ -141,6 +141,15 @@ async def test_a_path_segment_longer_than_a_file_name_is_not_found(
     assert "Traceback" not in caplog.text and "File name too long" not in caplog.text
 
 
+async def test_metrics_show_the_process_memory_and_cpu(client: TestClient) -> None:
+    page = await (await client.get("/metrics")).text()
+
+    assert _sample(page, "process_resident_memory_bytes") > 10_000_000
+    assert _sample(page, "process_cpu_seconds_total") > 0
+    assert _sample(page, "process_open_fds") > 0
+    assert 'python_info{implementation="CPython"' in page
+
+
 async def test_metrics_label_only_the_commands_the_server_serves(client: TestClient) -> None:
     """Made-up `co` values share one label: a client cannot fill Prometheus with labels of its own."""
     for n in range(60):
