@@ -21,6 +21,7 @@ from server.logs import Fields
 from server.store.serverlock import Holder
 from server.store.store import Store
 from server.web import archive, auth, clients, frontdoor, health, kropki, metrics, tournament
+from server.web.assets import Assets
 from server.web.common import HUB_KEY, MEMBERSHIP_KEY, MOVER_KEY, NICKS_KEY, STORE_KEY
 from server.web.connections import DIRECT_PATHS_KEY
 from server.web.limits import AddressLimiter, LoginGuard
@@ -74,14 +75,17 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
         app.add_routes(module.routes)
     # Every client polls this about once a second: `serve` answers it without the router (connections.py)
     app[DIRECT_PATHS_KEY] = ("/a.kropki",)
-    _serve_folder(app, settings.static_dir or BUILT_IN_CLIENT)
+    if settings.static_dir is None:
+        Assets(BUILT_IN_CLIENT).add_routes(app)
+    else:
+        _serve_folder(app, settings.static_dir)
     return app
 
 
 def _serve_folder(app: web.Application, folder: Path) -> None:
-    """The web client under `/`, after every server route: the built-in one, or the operator's folder
-    (the zagram web client), so that `index.html?id=...&opis=...` auto-login links and the client's
-    `rootUrl` reach one process."""
+    """The operator's web client (the zagram web client) under `/`, after every server route, so that
+    `index.html?id=...&opis=...` auto-login links and the client's `rootUrl` reach one process; the
+    built-in client is served by server/web/assets.py."""
 
     async def index(request: web.Request) -> web.StreamResponse:
         page = folder / "index.html"

@@ -35,5 +35,6 @@ def finish(request: web.Request, response: web.StreamResponse) -> None:
         and isinstance(response.body, bytes)
         and len(response.body) > COMPRESS_ABOVE
         and "gzip" in request.headers.get("Accept-Encoding", "")
+        and "Content-Encoding" not in response.headers  # the web client's files come compressed
     ):
         response.enable_compression()

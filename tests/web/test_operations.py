@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import gzip
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +13,7 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 from sqlalchemy import text
 
-from server.app import STORE_KEY, create_app
+from server.app import BUILT_IN_CLIENT, STORE_KEY, create_app
 from server.config import Settings
 from server.web.headers import SECURITY_HEADERS
 from server.web.metrics import ReplyTimes
@@ -130,6 +132,29 @@ async def test_the_built_in_client_is_served_at_the_root_by_default(
     assert response.headers["X-Content-Type-Options"] == "nosniff"  # so a script must be served as one
     if content_type == "text/html":
         assert "<title>Kropki</title>" in await response.text()
+
+
+async def test_the_built_in_client_goes_out_compressed_under_versioned_names(client: TestClient) -> None:
+    page = await client.get("/")
+    html = await page.text()
+    (script,) = re.findall(r'src="(assets/[0-9a-f]{12}/client\.js)"', html)
+    (style,) = re.findall(r'href="(assets/[0-9a-f]{12}/client\.css)"', html)
+    versioned = await client.get("/" + script, headers={"Accept-Encoding": "gzip"}, auto_decompress=False)
+    body = gzip.decompress(await versioned.read()).decode()
+    plain = await client.get("/client.js", headers={"Accept-Encoding": "gzip"})
+    again = await client.get("/" + script, headers={"If-None-Match": versioned.headers["ETag"]})
+    older = await client.get("/assets/000000000000/client.js")
+
+    assert page.headers["Cache-Control"] == "no-cache" and "ETag" in page.headers
+    assert versioned.status == 200 and versioned.headers["Content-Encoding"] == "gzip"
+    assert versioned.headers["Cache-Control"] == "public, max-age=31536000, immutable"
+    assert int(versioned.headers["Content-Length"]) < len(body) / 2  # compressed once, and well
+    assert body == (BUILT_IN_CLIENT / "client.js").read_text()
+    assert 'from "./protocol.js"' in body  # relative to the script: its imports carry the version
+    assert (await client.get("/" + style)).status == 200
+    assert plain.headers["Cache-Control"] == "no-cache" and await plain.text() == body
+    assert again.status == 304
+    assert older.status == 200 and older.headers["Cache-Control"] == "no-cache"
 
 
 @pytest.mark.parametrize("path", ["/" + "a" * 256, "/" + "ą" * 128 + "/x", "/sgf/" + "1" * 300])

@@ -1,0 +1,95 @@
+"""The built-in web client's files: gzip-compressed, and under versioned names that browsers keep.
+
+The page (`/`, `/index.html`) names its stylesheet and script as `assets/<version>/client.css` and
+`assets/<version>/client.js`, `<version>` being a hash of the whole folder; the script's own imports
+(`./protocol.js`) are relative to it, so they carry the version too, while its requests (`a.kropki`) are
+relative to the page and do not. A versioned file is cached for a year (`immutable`): a new release has
+a new version, and the page, which is never cached without asking (`no-cache`, with an ETag), names it.
+Text files go out gzipped to clients that accept it, compressed once, when the app is built.
+
+An operator's folder (`--static`) is served by aiohttp's static files, which send a file's `.gz` or
+`.br` sibling when there is one (docs/operations.md, "nginx").
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import mimetypes
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from aiohttp import web
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+REVALIDATE = "no-cache"
+COMPRESSED = (".html", ".js", ".css", ".svg", ".json", ".txt")
+SMALLEST_COMPRESSED = 1024  # bytes: smaller files are sent as they are (gzip would barely help)
+
+
+@dataclass(frozen=True)
+class Asset:
+    body: bytes
+    gzipped: bytes | None
+    content_type: str
+    etag: str
+
+
+class Assets:
+    def __init__(self, folder: Path) -> None:
+        files = sorted(path for path in folder.rglob("*") if path.is_file() and path.suffix != ".pyc")
+        contents = {path.relative_to(folder).as_posix(): path.read_bytes() for path in files}
+        digest = hashlib.sha256()
+        for name, body in contents.items():
+            digest.update(name.encode() + b"\0" + body + b"\0")
+        self.version = digest.hexdigest()[:12]
+        self.files = {name: _asset(name, body) for name, body in contents.items()}
+        page = contents["index.html"].decode()
+        for name in ("client.css", "client.js"):
+            page = re.sub(rf'(href|src)="{re.escape(name)}"', rf'\1="assets/{self.version}/{name}"', page)
+        self.page = _asset("index.html", page.encode())
+
+    def add_routes(self, app: web.Application) -> None:
+        app.router.add_get("/", self._index)
+        app.router.add_get("/index.html", self._index)
+        app.router.add_get("/assets/{version}/{name:.+}", self._versioned)
+        app.router.add_get("/{name:[^/]+}", self._plain)  # the names of before: pages cached elsewhere
+
+    async def _index(self, request: web.Request) -> web.Response:
+        return _response(request, self.page, REVALIDATE)
+
+    async def _versioned(self, request: web.Request) -> web.Response:
+        asset = self._found(request.match_info["name"])
+        # a page of an earlier version asking: the file as it is now, which it must not keep for long
+        cached = IMMUTABLE if request.match_info["version"] == self.version else REVALIDATE
+        return _response(request, asset, cached)
+
+    async def _plain(self, request: web.Request) -> web.Response:
+        return _response(request, self._found(request.match_info["name"]), REVALIDATE)
+
+    def _found(self, name: str) -> Asset:
+        asset = self.files.get(name)
+        if asset is None or name == "index.html":
+            raise web.HTTPNotFound()
+        return asset
+
+
+def _asset(name: str, body: bytes) -> Asset:
+    content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
+    if content_type.startswith("text/") or content_type == "application/javascript":
+        content_type += "; charset=utf-8"
+    compress = name.endswith(COMPRESSED) and len(body) >= SMALLEST_COMPRESSED
+    gzipped = gzip.compress(body, compresslevel=9, mtime=0) if compress else None
+    return Asset(body, gzipped, content_type, '"' + hashlib.sha256(body).hexdigest()[:16] + '"')
+
+
+def _response(request: web.Request, asset: Asset, cache_control: str) -> web.Response:
+    headers = {"Cache-Control": cache_control, "ETag": asset.etag, "Content-Type": asset.content_type}
+    if asset.gzipped is not None:
+        headers["Vary"] = "Accept-Encoding"
+    if asset.etag in request.headers.get("If-None-Match", ""):
+        return web.Response(status=304, headers=headers)
+    if asset.gzipped is not None and "gzip" in request.headers.get("Accept-Encoding", ""):
+        return web.Response(body=asset.gzipped, headers={**headers, "Content-Encoding": "gzip"})
+    return web.Response(body=asset.body, headers=headers)
