@@ -173,7 +173,8 @@ def proxied_pattern() -> re.Pattern[str]:
 def test_nginx_proxies_every_route_of_the_server(settings: Settings) -> None:
     proxied = proxied_pattern()
     app = create_app(settings)
-    client_files = {"/", ""}  # the built-in client: where the operator's folder has no such file
+    # the built-in client (server/web/assets.py): where the operator's folder has no such file
+    client_files = {"/", "", "/index.html", "/assets/{version}/{name}", "/{name}"}
     paths = {resource.canonical for resource in app.router.resources()} - client_files
 
     for path in paths - {"/metrics"}:
