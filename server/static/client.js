@@ -767,6 +767,31 @@ function invite(nick) {
   act({ co: "zapraszam", whom: nick, gameType: inviteGameType(COMPUTER.has(nick)) });
 }
 
+// What ends or abandons a game asks once: the first click turns the button into a question for a few
+// seconds, and only a second click within them does it (a click slipping onto it does nothing).
+const CONFIRMED = new Set(["resign", "drop", "score", "terr"]);
+const CONFIRM_SECONDS = 4;
+
+function askedOnce(action) {
+  if (action.dataset.asking) {
+    clearTimeout(Number(action.dataset.asking));
+    endAsking(action);
+    return true;
+  }
+  action.dataset.label = action.textContent;
+  action.textContent = t("confirmAgain");
+  action.classList.add("asking");
+  action.dataset.asking = String(setTimeout(() => endAsking(action), CONFIRM_SECONDS * 1000));
+  return false;
+}
+
+function endAsking(action) {
+  action.textContent = action.dataset.label;
+  action.classList.remove("asking");
+  delete action.dataset.asking;
+  delete action.dataset.label;
+}
+
 function propose(table, proposal) {
   act({ co: "propose", table: table.uid, proposal });
 }
@@ -835,7 +860,10 @@ function start() {
     if (point) clickPoint(pointFromSgf(point));
   };
   for (const action of document.querySelectorAll("[data-propose]")) {
-    action.onclick = () => propose(currentGame(), action.dataset.propose);
+    action.onclick = () => {
+      if (CONFIRMED.has(action.dataset.propose) && !askedOnce(action)) return;
+      propose(currentGame(), action.dataset.propose);
+    };
   }
   $("#stop").onclick = () => act({ co: "stopMove", stol: currentGame().uid });
   $("#clear-ring").onclick = () => { clearDrawing(true); render(); };

@@ -82,6 +82,13 @@ class Player:
     def accept(self) -> None:
         self.page.click("#accept-invitation")
 
+    def resign(self) -> None:
+        """Resign as a person does: the button asks once, and the second click does it."""
+        button = self.page.locator('[data-propose="resign"]')
+        button.click()
+        expect(button).to_have_text("Sure? Click again")
+        button.click()
+
     def play(self, point: str) -> None:
         expect(self.page.locator("#turn")).to_have_text("Your move")
         self.page.click(f'#board [data-point="{point}"]')
@@ -170,7 +177,12 @@ def test_two_guests_play_capture_take_back_chat_and_resign(
     ala.page.click('#chat-tabs [data-chat="p*Bob"]')
     ala.sees_chat("thanks, privately")
 
-    ala.page.click('[data-propose="resign"]')
+    resign = ala.page.locator('[data-propose="resign"]')
+    resign.click()  # a click alone resigns nothing: the button asks, and forgets the question
+    expect(resign).to_have_text("Sure? Click again")
+    expect(resign).to_have_text("Resign", timeout=6_000)
+    expect(bob.page.locator("#turn")).not_to_contain_text("Game over")
+    ala.resign()
     for player in (ala, bob):
         expect(player.page.locator("#turn")).to_have_text("Game over: *Bob wins by resignation")
         expect(player.page.locator("#sgf")).to_be_visible()
@@ -241,7 +253,7 @@ def test_a_finished_game_is_analysed_with_dots_of_both_colours_while_the_opponen
     start_game(ala, bob)
     ala.play("bc")
     bob.play("cc")
-    ala.page.click('[data-propose="resign"]')
+    ala.resign()
     expect(ala.page.locator("#sgf")).to_be_visible()
 
     ala.page.click("#analyse")  # the archived game at a table of her own, its dots loaded
@@ -418,7 +430,7 @@ def test_a_late_spectator_sees_the_crosses_and_a_new_game_starts_on_an_empty_boa
     for point in ("ee", "ff", "fe", "ef", "bc", "cc"):
         cezary.sees_dot(point)
 
-    ala.page.click('[data-propose="resign"]')
+    ala.resign()
     expect(bob.page.locator("#turn")).to_have_text("Game over: *Bob wins by resignation")
     bob.page.click('[data-propose="new"]')
     expect(ala.page.locator("#proposal")).to_contain_text("*Bob proposes")
