@@ -252,8 +252,15 @@ const READERS = [
   }],
   ["x", (uid, body) => {
     const status = parseStateLine(body);
-    if (uid === 0) tableEntry(status.uid).status = status;
-    else game(uid).status = status;
+    if (uid !== 0) {
+      game(uid).status = status;
+      return;
+    }
+    tableEntry(status.uid).status = status;
+    // A game that ends with nothing to archive (no move yet) says so only in the lobby: the game
+    // screen of that table must end too.
+    const open = state.games.get(status.uid);
+    if (open && status.result) open.status = status;
   }],
   ["f", (uid, body) => { game(uid).clock = { ...parseClockLine(body), at: Date.now() }; }],
   ["u", (uid, body) => { game(uid).proposal = body ? { by: Number(body[0]), what: body.slice(1) } : null; }],

@@ -455,3 +455,15 @@ def test_a_game_with_two_crosses_from_the_new_game_form(players: tuple[Player, P
         expect(player.page.locator("#board .dot-2")).to_have_count(4)
     ala.play("bb")
     bob.sees_dot("bb")
+
+
+def test_a_game_that_ends_before_its_first_move_ends_on_the_game_screen(
+    players: tuple[Player, Player],
+) -> None:
+    """Nothing to archive: the result comes only as the lobby's `x` line, and the game screen shows it."""
+    ala, bob = players
+    start_game(ala, bob)
+    ala.resign()
+    for player in (ala, bob):
+        expect(player.page.locator("#turn")).to_have_text("Game over: *Bob wins by resignation")
+        expect(player.page.locator('[data-propose="resign"]')).to_be_hidden()
