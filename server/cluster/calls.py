@@ -4,13 +4,16 @@ pitfall of cancelling such calls handled; shared by membership and the lobby lin
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+import logging
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import Redis
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
+
+log = logging.getLogger(__name__)
 
 CALL_TIMEOUT = 1.0  # seconds one call to Redis may take, so an unreachable Redis never stalls a member
 UNREACHABLE = (RedisError, OSError, TimeoutError)
@@ -41,3 +44,25 @@ def stop_if_cancelled() -> None:
     task = asyncio.current_task()
     if task is not None and task.cancelling():
         raise asyncio.CancelledError
+
+
+async def cancel(*tasks: asyncio.Task[None] | None) -> None:
+    """Ends a part's loops, waiting until they are done (see stop_if_cancelled)."""
+    running = [task for task in tasks if task is not None]
+    for task in running:
+        task.cancel()
+    if running:
+        await asyncio.wait(running)
+
+
+async def farewell(client: Redis | None, call: Callable[[Redis], Awaitable[Any]], what: str) -> None:
+    """A stopping part's last word to Redis (bounded), then its client closed; an unreachable Redis
+    only costs the word, which the others make up for when this member's keys expire."""
+    if client is None:
+        return
+    try:
+        await bounded(call(client))
+    except UNREACHABLE as error:
+        log.debug("%s not sent: %s", what, str(error) or type(error).__name__)
+    finally:
+        await client.aclose()

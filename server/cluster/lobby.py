@@ -94,20 +94,11 @@ class LobbyLink:
         once (a member that dies is taken out when its announcement expires: members_changed)."""
         self._hub.share_lobby(None)
         self._hub.share_with_members(None)
-        for task in self._tasks:
-            task.cancel()
-        if self._tasks:
-            await asyncio.wait(self._tasks)
+        await calls.cancel(*self._tasks)
         self._tasks = []
         client, self._client = self._client, None
-        if client is None:
-            return
-        try:
-            await bounded(client.publish(CHANNEL, _dump({"m": self._name, "i": self._instance, "bye": True})))
-        except UNREACHABLE as error:
-            log.debug("lobby goodbye not sent: %s", error)
-        finally:
-            await client.aclose()
+        goodbye = _dump({"m": self._name, "i": self._instance, "bye": True})
+        await calls.farewell(client, lambda redis: redis.publish(CHANNEL, goodbye), "lobby goodbye")
 
     # --- what membership says -----------------------------------------------------------------
 

@@ -133,19 +133,14 @@ class Membership:
 
     async def stop(self) -> None:
         """Withdraws the announcement at once, so the other members need not wait for its ttl."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.wait([self._task])
-            self._task = None
+        await calls.cancel(self._task)
+        self._task = None
         client, self._client = self._client, None
-        if client is None:
-            return
-        try:
-            await bounded(client.eval(_WITHDRAW, 2, self._key, MEMBERS_KEY, self._announcement, self._name))
-        except UNREACHABLE as error:
-            log.debug("member %r not withdrawn from redis: %s", self._name, _reason(error))
-        finally:
-            await client.aclose()
+        await calls.farewell(
+            client,
+            lambda redis: redis.eval(_WITHDRAW, 2, self._key, MEMBERS_KEY, self._announcement, self._name),
+            f"withdrawal of member {self._name!r}",
+        )
 
     async def _claim(self, client: Redis) -> None:
         loop = asyncio.get_running_loop()

@@ -84,19 +84,10 @@ class NickClaims:
 
     async def stop(self) -> None:
         """Frees this member's nicks at once (they would expire with the member anyway)."""
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.wait([self._task])
-            self._task = None
+        await calls.cancel(self._task)
+        self._task = None
         client, self._client = self._client, None
-        if client is None:
-            return
-        try:
-            await bounded(client.delete(self._key))
-        except UNREACHABLE as error:
-            log.debug("nick claims not withdrawn: %s", error)
-        finally:
-            await client.aclose()
+        await calls.farewell(client, lambda redis: redis.delete(self._key), "nick claims' withdrawal")
 
     def reconnected(self, connected: bool) -> None:
         """Redis went or came back (possibly empty): the set is written whole at the next turn."""

@@ -15,6 +15,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from server.cluster import calls
 from server.logs import Fields
 from server.store.outage import unavailable
 
@@ -43,10 +44,8 @@ class TakeOver:
         self._task = asyncio.create_task(self._look_forever(), name="cluster take-over")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.wait([self._task])
-            self._task = None
+        await calls.cancel(self._task)
+        self._task = None
 
     def members_changed(self, members: tuple[str, ...]) -> None:
         self._wake.set()
