@@ -241,33 +241,16 @@ class Member(Server):
     def __init__(
         self, name: str, db_url: str, redis_url: str, migrate: bool, args: argparse.Namespace, folder: Path
     ) -> None:
-        super().__init__(args.python, args.log_level, folder, None)
-        self.name, self.db_url, self.redis_url, self.migrate = name, db_url, redis_url, migrate
+        # every simulated player comes from 127.0.0.1 through nginx, which members are run to trust
+        # (docs/operations.md); the base server adds --unlimited for 127.0.0.1
+        member = ("--redis-url", redis_url, "--member", name, "--trusted-proxy", HOST)
+        super().__init__(args.python, args.log_level, folder, None, member)
+        self.name, self.db_url, self.migrate = name, db_url, migrate
         self.log_path = folder / f"{name}.log"
 
-    def arguments(self) -> list[str]:
-        return [
-            "-m",
-            "server",
-            "serve",
-            "--host",
-            HOST,
-            "--port",
-            str(self.port),
-            "--db",
-            self.db_url,
-            *(["--migrate"] if self.migrate else []),
-            "--redis-url",
-            self.redis_url,
-            "--member",
-            self.name,
-            "--unlimited",  # every simulated player comes from 127.0.0.1, through nginx
-            HOST,
-            "--trusted-proxy",  # nginx, as docs/operations.md says to run members
-            HOST,
-            "--log-level",
-            self.log_level,
-        ]
+    def database(self) -> list[str]:
+        """The cluster's PostgreSQL database; only the first member brings its schema up to date."""
+        return ["--db", self.db_url, *(["--migrate"] if self.migrate else [])]
 
     def wait_ready(self, members: list[str]) -> None:
         """Until /readyz says ready and lists every one of `members`: the lobby is one before load."""

@@ -112,15 +112,17 @@ class Server:
             HOST,
             "--port",
             str(self.port),
-            "--db",
-            f"sqlite+aiosqlite:///{self.workdir}/bench.sqlite3",
-            "--migrate",
+            *self.database(),
             "--unlimited",  # thousands of simulated players share this one address
             HOST,
             "--log-level",
             self.log_level,
             *self.extra,
         ]
+
+    def database(self) -> list[str]:
+        """Where the server keeps its data: a throwaway SQLite file, its schema made at start."""
+        return ["--db", f"sqlite+aiosqlite:///{self.workdir}/bench.sqlite3", "--migrate"]
 
     def start(self, timeout: float = 30.0) -> None:
         self.port = free_port()
