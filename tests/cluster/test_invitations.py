@@ -11,8 +11,8 @@ from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
 from tests.cluster.conftest import RedisServer
-from tests.cluster.test_lobby import WITHIN, guest, two_members, until
-from tests.cluster.test_tables import at_table, has
+from tests.cluster.test_lobby import WITHIN, ala_and_cyd, until
+from tests.cluster.test_tables import at_table, colours, has
 from tests.web.zagram import Zagram
 
 FREE_GAME = "0808stanF0.0.0"
@@ -42,10 +42,7 @@ def starts(prefix: str) -> Callable[[list[str]], bool]:
 async def test_an_invitation_to_a_player_of_another_member_becomes_a_game_both_play(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:
-    a, b = await two_members(aiohttp_client, postgres, redis_server)
-    ala = await guest(a, "alaAla11", "*Ala")
-    cyd = await guest(b, "cydCyd33", "*Cyd")
-    await until(ala, lambda lines: "pa*Cyd" in lines)
+    a, b, ala, cyd = await ala_and_cyd(aiohttp_client, postgres, redis_server)
 
     ala.send("v", 0, f"s.*Cyd.{FREE_GAME}")
     assert starts("vs*Cyd.")(await invitation_lines(ala, starts("vs*Cyd.")))
@@ -57,8 +54,7 @@ async def test_an_invitation_to_a_player_of_another_member_becomes_a_game_both_p
     await invitation_lines(ala, lambda lines: lines == [])  # accepted: nothing pending any more
     assert {"*Ala", "*Cyd"} <= set(next(line for line in state if line.startswith("pr"))[2:].split("."))
 
-    blue_nick = next(line for line in state if line.startswith(f"d{uid}.")).rsplit(".", 2)[1]
-    blue, red = (ala, cyd) if blue_nick == "*Ala" else (cyd, ala)
+    blue, red = colours(state, uid, ala, cyd)
     for player, where in [(blue, "aa"), (red, "hh"), (blue, "ab")]:
         player.send("s", uid, where)
         await player.poll(b=True)
@@ -68,10 +64,7 @@ async def test_an_invitation_to_a_player_of_another_member_becomes_a_game_both_p
 async def test_rejected_cancelled_and_refused_invitations_across_members(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:
-    a, b = await two_members(aiohttp_client, postgres, redis_server)
-    ala = await guest(a, "alaAla11", "*Ala")
-    cyd = await guest(b, "cydCyd33", "*Cyd")
-    await until(ala, lambda lines: "pa*Cyd" in lines)
+    a, b, ala, cyd = await ala_and_cyd(aiohttp_client, postgres, redis_server)
 
     ala.send("v", 0, f"s.*Cyd.{FREE_GAME}")  # sent, then cancelled by Ala
     await ala.poll(b=True)

@@ -51,6 +51,17 @@ async def two_members(
     return first, second
 
 
+async def ala_and_cyd(
+    aiohttp_client: AiohttpClient, settings: Settings, redis: RedisServer
+) -> tuple[TestClient, TestClient, Zagram, Zagram]:
+    """Two members, the guest *Ala on the first and *Cyd on the second, once Ala's lobby lists Cyd."""
+    a, b = await two_members(aiohttp_client, settings, redis)
+    ala = await guest(a, "alaAla11", "*Ala")
+    cyd = await guest(b, "cydCyd33", "*Cyd")
+    await until(ala, lambda lines: "pa*Cyd" in lines)
+    return a, b, ala, cyd
+
+
 async def test_people_tables_and_chat_of_both_members_are_in_one_lobby(
     aiohttp_client: AiohttpClient,
     postgres: Settings,

@@ -15,7 +15,7 @@ from tests.cluster.conftest import Nginx, RedisServer
 from tests.cluster.test_invitations import invitation_lines
 from tests.cluster.test_lobby import two_members
 from tests.cluster.test_members import member
-from tests.cluster.test_tables import at_table, has
+from tests.cluster.test_tables import at_table, colours, has
 from tests.conftest import served
 from tests.web.zagram import Zagram
 
@@ -57,8 +57,7 @@ async def test_players_stay_on_their_member_play_across_members_and_move_when_me
         while not uid:  # the new table's section, in one of Bob's next replies
             uid = next((table for table in (await bob.poll(b=True)).sections if table), 0)
         state = await at_table(ala, uid, has("pr"))
-        blue_nick = next(line for line in state if line.startswith(f"d{uid}.")).rsplit(".", 2)[1]
-        blue, red = (ala, bob) if blue_nick == ala.nick else (bob, ala)
+        blue, red = colours(state, uid, ala, bob)
         blue.send("s", uid, "aa")
         await blue.poll(b=True)
         await at_table(red, uid, has("aa"))

@@ -9,7 +9,7 @@ from pytest_aiohttp import AiohttpClient
 from server.config import Settings
 from server.web.common import HUB_KEY
 from tests.cluster.conftest import RedisServer
-from tests.cluster.test_lobby import guest, said, two_members, until
+from tests.cluster.test_lobby import ala_and_cyd, said, until
 
 
 def told(text: str):  # type: ignore[no-untyped-def]
@@ -20,10 +20,7 @@ def told(text: str):  # type: ignore[no-untyped-def]
 async def test_players_of_two_members_write_to_each_other(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:
-    a, b = await two_members(aiohttp_client, postgres, redis_server)
-    ala = await guest(a, "alaAla11", "*Ala")
-    cyd = await guest(b, "cydCyd33", "*Cyd")
-    await until(ala, lambda lines: "pa*Cyd" in lines)
+    a, b, ala, cyd = await ala_and_cyd(aiohttp_client, postgres, redis_server)
 
     ala.say("_*Cyd", "hi cyd")
     lines = await until(ala, said("hi cyd"))
@@ -45,10 +42,7 @@ async def test_players_of_two_members_write_to_each_other(
 async def test_a_line_to_nobody_is_refused_and_one_that_reaches_nobody_comes_back(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:
-    a, b = await two_members(aiohttp_client, postgres, redis_server)
-    ala = await guest(a, "alaAla11", "*Ala")
-    await guest(b, "cydCyd33", "*Cyd")
-    await until(ala, lambda lines: "pa*Cyd" in lines)
+    a, b, ala, cyd = await ala_and_cyd(aiohttp_client, postgres, redis_server)
 
     ala.say("_*Nobody", "hello?")
     await until(ala, told("*Nobody is not online"))

@@ -11,7 +11,7 @@ from server.config import Settings
 from server.web.common import HUB_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import guest, two_members
-from tests.cluster.test_tables import at_table, has
+from tests.cluster.test_tables import at_table, colours, has, invited_table
 from tests.web.zagram import Zagram
 
 
@@ -28,13 +28,8 @@ async def test_a_session_moves_to_the_member_its_requests_reach_and_its_game_goe
     a, b = await two_members(aiohttp_client, postgres, redis_server)
     ala = await guest(a, "alaAla11", "*Ala")
     bob = await guest(a, "bobBob22", "*Bob")
-    ala.send("v", 0, "s.*Bob.0808stanF0.0.0")
-    await ala.poll(b=True)
-    bob.send("v", 0, "a")
-    uid = next(table for table in (await bob.poll(b=True)).sections if table)
-    state = await at_table(ala, uid, has("pr"))
-    blue_nick = next(line for line in state if line.startswith(f"d{uid}.")).rsplit(".", 2)[1]
-    ala_blue = blue_nick == "*Ala"
+    uid = await invited_table(ala, bob)
+    ala_blue = colours(await at_table(ala, uid, has("pr")), uid, ala, bob)[0] is ala
     first = ala if ala_blue else bob
     first.send("s", uid, "aa")
     await first.poll(b=True)
@@ -86,13 +81,8 @@ async def test_the_tables_of_a_member_that_is_gone_are_taken_over_and_their_game
     a, b = await two_members(aiohttp_client, postgres, redis_server)
     ala = await guest(a, "alaAla11", "*Ala")
     bob = await guest(a, "bobBob22", "*Bob")
-    ala.send("v", 0, "s.*Bob.0808stanF0.60.5")  # a game with clocks
-    await ala.poll(b=True)
-    bob.send("v", 0, "a")
-    uid = next(table for table in (await bob.poll(b=True)).sections if table)
-    state = await at_table(ala, uid, has("pr"))
-    blue_nick = next(line for line in state if line.startswith(f"d{uid}.")).rsplit(".", 2)[1]
-    blue, red = (ala, bob) if blue_nick == "*Ala" else (bob, ala)
+    uid = await invited_table(ala, bob, "0808stanF0.60.5")  # a game with clocks
+    blue, red = colours(await at_table(ala, uid, has("pr")), uid, ala, bob)
     for player, where in [(blue, "aa"), (red, "hh"), (blue, "ab")]:
         player.send("s", uid, where)
         await player.poll(b=True)  # acknowledged (k) once stored

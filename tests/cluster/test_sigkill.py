@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from server.config import Settings
 from tests.cluster.conftest import Nginx, RedisServer, _free_port
 from tests.cluster.test_invitations import invitation_lines
-from tests.cluster.test_tables import at_table, has
+from tests.cluster.test_tables import at_table, colours, has
 from tests.web.zagram import Zagram
 
 STARTED_WITHIN = 30.0
@@ -113,8 +113,7 @@ async def test_a_member_killed_in_the_middle_of_a_game(
         while not uid:
             uid = next((table for table in (await bob.poll(b=True)).sections if table), 0)
         state = await at_table(ala, uid, has("pr"))
-        blue_nick = next(line for line in state if line.startswith(f"d{uid}.")).rsplit(".", 2)[1]
-        blue, red = (ala, bob) if blue_nick == "*Ala" else (bob, ala)
+        blue, red = colours(state, uid, ala, bob)
         for player, where in [(blue, "aa"), (red, "hh"), (blue, "ab")]:
             player.send("s", uid, where)
             reply = await player.poll(b=True)

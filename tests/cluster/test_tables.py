@@ -18,7 +18,7 @@ from server.hub.limits import CHAT_LINES_PER_MINUTE
 from server.hub.model import PLAYER_ACTIONS
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.cluster.conftest import RedisServer
-from tests.cluster.test_lobby import WITHIN, guest, two_members, until
+from tests.cluster.test_lobby import WITHIN, ala_and_cyd, guest, two_members, until
 from tests.web.zagram import Zagram
 
 
@@ -47,6 +47,20 @@ async def set_up(client: TestClient, first: str, second: str) -> int:
     return int(answer[3:])
 
 
+def colours(state: list[str], uid: int, first: Zagram, second: Zagram) -> tuple[Zagram, Zagram]:
+    """The two players as (blue, red), as table `uid`'s `d` line in `state` says."""
+    blue_nick = next(line for line in state if line.startswith(f"d{uid}.")).rsplit(".", 2)[1]
+    return (first, second) if blue_nick == first.nick else (second, first)
+
+
+async def invited_table(inviter: Zagram, invitee: Zagram, game_type: str = "0808stanF0.0.0") -> int:
+    """The invitee accepts the inviter's invitation, both on one member: the new table's number."""
+    inviter.send("v", 0, f"s.{invitee.nick}.{game_type}")
+    await inviter.poll(b=True)
+    invitee.send("v", 0, "a")
+    return next(table for table in (await invitee.poll(b=True)).sections if table)
+
+
 def has(text: str) -> Callable[[list[str]], bool]:
     return lambda lines: any(text in line for line in lines)
 
@@ -58,13 +72,8 @@ async def test_a_player_of_one_member_watches_chats_at_and_leaves_a_game_of_the_
     ala = await guest(a, "alaAla11", "*Ala")
     dan = await guest(b, "danDan44", "*Dan")
     eve = await guest(b, "eveEve55", "*Eve")
-    dan.send("v", 0, "s.*Eve.0808stanF0.0.0")
-    await dan.poll(b=True)
-    eve.send("v", 0, "a")
-    uid = next(table for table in (await eve.poll(b=True)).sections if table)
-    state = await at_table(dan, uid, has("pr"))
-    blue_nick = next(line for line in state if line.startswith(f"d{uid}.")).rsplit(".", 2)[1]
-    blue, red = (dan, eve) if blue_nick == "*Dan" else (eve, dan)
+    uid = await invited_table(dan, eve)
+    blue, red = colours(await at_table(dan, uid, has("pr")), uid, dan, eve)
     blue.send("s", uid, "aa")  # a move before the watcher comes
     await at_table(blue, uid, has("aa"))
     await until(ala, lambda lines: f"ga{uid}" in lines)
@@ -114,10 +123,7 @@ async def test_a_player_of_one_member_watches_chats_at_and_leaves_a_game_of_the_
 async def test_a_tournament_game_set_up_through_one_member_is_played_across_both(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:
-    a, b = await two_members(aiohttp_client, postgres, redis_server)
-    ala = await guest(a, "alaAla11", "*Ala")
-    cyd = await guest(b, "cydCyd33", "*Cyd")
-    await until(ala, lambda lines: "pa*Cyd" in lines)
+    a, b, ala, cyd = await ala_and_cyd(aiohttp_client, postgres, redis_server)
     uid = await set_up(a, "*Cyd", "*Ala")
 
     # Ala, on the table's member, sits down at once; Cyd, on the other, as soon as it hears of it
@@ -145,10 +151,7 @@ async def test_a_tournament_game_set_up_through_one_member_is_played_across_both
 async def test_a_game_across_members_goes_on_after_redis_restarts_empty(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:
-    a, b = await two_members(aiohttp_client, postgres, redis_server)
-    ala = await guest(a, "alaAla11", "*Ala")
-    cyd = await guest(b, "cydCyd33", "*Cyd")
-    await until(ala, lambda lines: "pa*Cyd" in lines)
+    a, b, ala, cyd = await ala_and_cyd(aiohttp_client, postgres, redis_server)
     uid = await set_up(a, "*Cyd", "*Ala")
     await at_table(cyd, uid, lambda lines: any(line.startswith("pr") and "*Cyd" in line for line in lines))
     for player, where in [(cyd, "aa"), (ala, "hh"), (cyd, "ab")]:
@@ -175,10 +178,7 @@ async def test_a_game_across_members_goes_on_after_redis_restarts_empty(
 async def test_k_counts_an_action_at_another_members_table_processed_once_that_member_stored_it(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:
-    a, b = await two_members(aiohttp_client, postgres, redis_server)
-    ala = await guest(a, "alaAla11", "*Ala")
-    cyd = await guest(b, "cydCyd33", "*Cyd")
-    await until(ala, lambda lines: "pa*Cyd" in lines)
+    a, b, ala, cyd = await ala_and_cyd(aiohttp_client, postgres, redis_server)
     uid = await set_up(a, "*Cyd", "*Ala")  # on member a; Cyd plays from member b
     await at_table(cyd, uid, lambda lines: any(line.startswith("pr") and "*Cyd" in line for line in lines))
 
