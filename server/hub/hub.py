@@ -104,10 +104,9 @@ class Hub:
             self.tables,
             self.lobby_state,
             self.sessions,
-            self.games,
             self.invites,
-            self.chats,
             self.mirrors,
+            self.visitors,
         )
         self.restorer = Restorer(
             ctx, self.bus, self.saved, self.tables, self.games, self.chats, self.sessions
@@ -420,30 +419,23 @@ class Hub:
 
     def move(self, secret: str, table: str, where: str, colour: int | None = None) -> None:
         self.ctx.writable()
-        self._act(self.sessions.player(secret), "move", table, where, colour)
+        self.stream.act(self.sessions.player(secret), "move", table, where, colour)
 
     def draw_enclosure(self, secret: str, table: str, where: str) -> None:
         self.ctx.writable()
-        self._act(self.sessions.player(secret), "enclose", table, where)
+        self.stream.act(self.sessions.player(secret), "enclose", table, where)
 
     def propose(self, secret: str, table: str, proposal: str) -> None:
         self.ctx.writable()
-        self._act(self.sessions.player(secret), "propose", table, proposal)
+        self.stream.act(self.sessions.player(secret), "propose", table, proposal)
 
     def stop(self, secret: str, table: str) -> None:
         self.ctx.writable()
-        self._act(self.sessions.player(secret), "stop", table)
+        self.stream.act(self.sessions.player(secret), "stop", table)
 
     def give_time(self, secret: str, table: str, seconds: str) -> None:
         self.ctx.writable()
-        self._act(self.sessions.player(secret), "give", table, seconds)
-
-    def _act(self, player: Player, action: str, table: str, *args: Any) -> None:
-        """At a table here, or at another member's (its owner does it: Mirrors.act)."""
-        if self.mirrors.follows(player, table):
-            self.mirrors.act(player, action, table, *args)
-        else:
-            self.visitors.actions[action](player, table, *args)
+        self.stream.act(self.sessions.player(secret), "give", table, seconds)
 
     # --- invitations and chat from the old-style endpoints -------------------------------------
 
@@ -462,4 +454,4 @@ class Hub:
         """The old `dodajWpis`: the same as a `c` command."""
         if needs_storage("c", table, text):
             self.ctx.writable()
-        self._act(self.sessions.player(secret), "chat", table, text)
+        self.stream.act(self.sessions.player(secret), "chat", table, text)

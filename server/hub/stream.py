@@ -7,10 +7,10 @@ that table's whole state (server/hub/lobby.py). The opt-in long poll waits on th
 
 from __future__ import annotations
 
+from typing import Any
+
 from server.hub.bus import LocalBus
-from server.hub.chats import Chats
 from server.hub.context import Context
-from server.hub.games import Games
 from server.hub.invitations import Invitations
 from server.hub.limits import needs_storage
 from server.hub.lobby import Lobby
@@ -20,6 +20,7 @@ from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
 from server.hub.sessions import Sessions
 from server.hub.tables import Tables
+from server.hub.visitors import Visitors
 from server.protocol import events
 from server.protocol.codec import (
     BadCommand,
@@ -44,20 +45,13 @@ class Stream:
         tables: Tables,
         lobby: Lobby,
         sessions: Sessions,
-        games: Games,
         invitations: Invitations,
-        chats: Chats,
         mirrors: Mirrors,
+        visitors: Visitors,
     ) -> None:
         self.ctx, self.bus, self.roster, self.saved, self.tables = ctx, bus, roster, saved, tables
-        self.lobby, self.sessions, self.games, self.invitations, self.chats = (
-            lobby,
-            sessions,
-            games,
-            invitations,
-            chats,
-        )
-        self.mirrors = mirrors
+        self.lobby, self.sessions, self.invitations = lobby, sessions, invitations
+        self.mirrors, self.visitors = mirrors, visitors
         self.counter = bus.counter  # the event numbers, read on every reply
         self.polls_answered = 0
         self._public_state: tuple[tuple[int, bool, int], str] | None = None  # an anonymous reader's reply
@@ -104,22 +98,14 @@ class Stream:
         kind, table, text = command.kind, command.table, command.text
         if needs_storage(kind, table, text):
             self.ctx.writable()
-        if kind in AT_A_TABLE and self.mirrors.follows(player, table):  # another member's table
-            self.mirrors.act(player, AT_A_TABLE[kind], table, text)
-        elif kind == "c":
-            self.chats.chat(player, table, text)
+        if kind in AT_A_TABLE:
+            self.act(player, AT_A_TABLE[kind], table, text)
         elif kind == "b":
             self.tables.subscribe(player, parse_table(table))
         elif kind == "q":
             self.tables.unsubscribe(player, parse_table(table))
         elif kind == "v":
             self.invitations.command(player, text)
-        elif kind == "s":
-            self.games.move(player, table, text)
-        elif kind == "u":
-            self.games.propose(player, table, text)
-        elif kind == "t":
-            self.games.pause(player, table, text)
         else:
             raise ProtocolError("unsupported", f"Command '{kind}' is not available on this server.")
 
@@ -183,6 +169,14 @@ class Stream:
         for uid in left_out:  # numbered above this reply's j: the next poll gets the table's whole state
             player.joined[uid] = self.bus.mark()
         return frame(True, seen, last, self.k_shown(player), lines)
+
+    def act(self, player: Player, action: str, table: str, *args: Any) -> None:
+        """A player's action at a table (Visitors.actions), from a poll's command or an old-style
+        endpoint: done here, or at another member's table by its owner (Mirrors.act)."""
+        if self.mirrors.follows(player, table):
+            self.mirrors.act(player, action, table, *args)
+        else:
+            self.visitors.actions[action](player, table, *args)
 
     def k_shown(self, player: Player) -> int:
         """k as replies give it: commands count as processed once their poll's writes are stored (and,
