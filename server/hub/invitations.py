@@ -29,8 +29,7 @@ from server.engine.replay import ReplayError, analysis_start
 from server.hub.bus import EventBus
 from server.hub.computer import Computer
 from server.hub.context import Context
-from server.hub.mailbox import EventLog
-from server.hub.mirrors import person
+from server.hub.mirrors import person, visiting
 from server.hub.model import COMPUTER_NICKS, LOBBY, Invitation, Player
 from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
@@ -151,22 +150,11 @@ class Invitations:
         if found is None:
             return None
         member, nick = found
-        return self._stranger(member, {"nick": nick, "lang": "", "guest": nick.startswith("*")})
+        return self._stranger(member, {"nick": nick, "guest": nick.startswith("*")})
 
     def _stranger(self, member: str, someone: dict[str, Any]) -> Player:
         """The one who stands here for a player of `member` in invitations (kept while in one)."""
-        stranger = self._strangers.get((member, someone["nick"]))
-        if stranger is None:
-            stranger = Player(
-                secret="",  # never a session: it is in no roster
-                nick=someone["nick"],
-                lang=someone["lang"],
-                inbox=EventLog(1),
-                guest=bool(someone["guest"]),
-                record=tuple(someone["record"]) if someone.get("record") else None,  # type: ignore[arg-type]
-                visiting_from=member,
-            )
-        return stranger
+        return self._strangers.get((member, someone["nick"])) or visiting(member, someone)
 
     def invited_from(self, member: str, inviter: dict[str, Any], whom: str, game_type_text: str) -> None:
         """A player of `member` invites a player here: checked as here; a refusal goes back."""

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -23,6 +24,7 @@ from typing import Any
 from server.hub.bus import LocalBus
 from server.hub.chats import chat_text
 from server.hub.context import Context
+from server.hub.mailbox import EventLog
 from server.hub.model import LOBBY, Player, table_number
 from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
@@ -60,6 +62,24 @@ def person(player: Player) -> dict[str, Any]:
         "seat": player.seat_key,
         "record": list(player.record) if player.record else None,  # a ranked game's colours go by it
     }
+
+
+def visiting(member: str, someone: dict[str, Any]) -> Player:
+    """Who stands here for a person of `member`, from what `person` said of them there (an invitee
+    known by nick alone has the rest missing). In no roster: its lines go to its member."""
+    guest = bool(someone.get("guest", True))
+    record = someone.get("record")
+    return Player(
+        secret=f"visitor-{secrets.token_hex(16)}",  # no client can send it: ids have no '-'
+        nick=someone["nick"],
+        lang=someone.get("lang", ""),
+        inbox=EventLog(1),  # never read
+        guest=guest,
+        moderator=bool(someone.get("moderator")),
+        record=(record[0], record[1], record[2], record[3], record[4]) if record else None,
+        id_hmac=someone.get("seat", "") if guest else "",  # so that its seat_key is the person's
+        visiting_from=member,
+    )
 
 
 class Mirrors:

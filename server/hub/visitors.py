@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from collections.abc import Callable
 from typing import Any
 
@@ -21,7 +20,7 @@ from server.hub.chats import Chats
 from server.hub.context import Context
 from server.hub.games import Games
 from server.hub.lobby import Lobby
-from server.hub.mailbox import EventLog
+from server.hub.mirrors import visiting
 from server.hub.model import LOBBY, Player, table_number
 from server.hub.persistence import StorageFailing
 from server.hub.tables import Tables
@@ -169,17 +168,7 @@ class Visitors:
     def _visitor(self, member: str, person: dict[str, Any]) -> Player:
         visitor = self.by_key.get((member, person["nick"]))
         if visitor is None:
-            guest = bool(person["guest"])
-            visitor = self.by_key[(member, person["nick"])] = Player(
-                secret=f"visitor-{secrets.token_hex(16)}",  # no client can send it: ids have no '-'
-                nick=person["nick"],
-                lang=person["lang"],
-                inbox=EventLog(1),  # never read: its lines go to its member
-                guest=guest,
-                moderator=bool(person["moderator"]),
-                id_hmac=person["seat"] if guest else "",  # so that its seat_key is the person's
-                visiting_from=member,
-            )
+            visitor = self.by_key[(member, person["nick"])] = visiting(member, person)
         return visitor
 
     def _send_new_game(self, uid: int) -> None:
