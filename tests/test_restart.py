@@ -136,7 +136,8 @@ def clocks(lines: list[str]) -> tuple[int, int, int]:
     flags = [line for line in lines if line.startswith("f")]
     assert flags, lines
     side, times = flags[-1][1:].split("_")
-    blue, red = times.split(".")
+    # as MultiPoints' handleGameFlags: `timeLimitsAsString.split("\\.")[0]` and `[1]`, the rest ignored
+    blue, red = times.split(".")[:2]
     return int(side), int(blue), int(red)
 
 

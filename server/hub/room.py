@@ -184,15 +184,19 @@ class Room:
         return events.state(self.uid, self.game, self.archive_number)
 
     def flags(self) -> str:
-        """`f<side on move>_<t1>.<t2>`: whole seconds left, `p` before a clock that stands still (paused,
-        or both while storage fails); empty untimed."""
+        """`f<side on move>_<t1>.<t2>[.g<grace>]`: whole seconds left, `p` before a clock that stands
+        still (paused, or both while storage fails); empty untimed. `g` is the grace the side on move
+        has before its clock runs (sayHi, or the grace after a restart), so that a client counts it
+        down first instead of the clock; MultiPoints reads only the first two fields."""
         if self.clock is None:
             return f"f{self.game.to_move}_"
         times = []
         for player in (BLACK, WHITE):
             seconds = max(0, int(self.clock.left(player)))
             times.append(("p" if self.clock.paused[player] or self.clock.held else "") + str(seconds))
-        return f"f{self.game.to_move}_{times[0]}.{times[1]}"
+        grace = int(self.clock.grace_left(self.game.to_move))
+        extra = f".g{grace}" if grace > 0 and self.game.result is None else ""
+        return f"f{self.game.to_move}_{times[0]}.{times[1]}{extra}"
 
     def proposal_line(self) -> str:
         return f"u{self.proposal[0]}{self.proposal[1]}" if self.proposal else "u"

@@ -14,6 +14,14 @@ const CELL = 20;
 const MARGIN = 22;
 const SVG = "http://www.w3.org/2000/svg";
 const COMPUTER = new Set(["AI easy", "AI medium", "AI hard"]); // the server's AI players (docs/ai.md)
+const LOW_TIME_SECONDS = 10; // a player's clock under this sounds once a turn
+// Each sound a few short tones (frequency Hz, seconds), made in the browser: no files to load.
+const SOUNDS = {
+  move: [[660, 0.06]],
+  capture: [[520, 0.08], [780, 0.14]],
+  start: [[440, 0.08], [554, 0.08], [660, 0.14]],
+  lowTime: [[880, 0.12], [880, 0.12]],
+};
 
 const $ = (selector) => document.querySelector(selector);
 let lang = localStorage.getItem("kropki.lang") || defaultLanguage();
@@ -35,6 +43,9 @@ function freshState() {
     chats: new Map([["0", { title: () => t("lobby"), lines: [], keys: new Set(), unread: false }]]),
     activeChat: "0",
     drawing: { path: [], closed: false, targets: [] },
+    aim: null, // a touch's point waiting for "Place" (two-step touch)
+    at: new Map(), // nick -> the tables they are at (getBMsg's `b` lines), for the lobby's table list
+    showFinished: false,
   };
 }
 
@@ -166,7 +177,9 @@ async function poll(mine) {
   while (session && mine === generation) {
     let body;
     try {
-      const params = { co: "getMsg", playerId: session.id, msgNo: seen };
+      // getBMsg: the `b` lines say who is at which table (the lobby hides finished tables nobody is at);
+      // `.0` asks for everyone's `b` line, which the first reply (the whole state) carries
+      const params = { co: "getBMsg", playerId: session.id, msgNo: seen ? `${seen}.1` : "0.0" };
       if (seen) params.wait = LONG_POLL_SECONDS;
       body = await request("a.kropki", params, (LONG_POLL_SECONDS + 15) * 1000);
     } catch {
@@ -197,8 +210,10 @@ async function poll(mine) {
     clearNotice();
     if (reply.last < seen) seen = 0; // numbering started again: the next reply is the full state
     else {
+      const before = heard();
       apply(reply);
       seen = reply.last;
+      react(before, heard());
     }
     render();
   }
@@ -233,9 +248,22 @@ function game(uid) {
 }
 
 const READERS = [
-  ["pr", (uid, body) => { people(uid).splice(0, Infinity, ...split(body)); }],
+  ["pr", (uid, body) => {
+    people(uid).splice(0, Infinity, ...split(body));
+    if (uid === 0) for (const nick of state.at.keys()) if (!state.people.includes(nick)) state.at.delete(nick);
+  }],
   ["pa", (uid, body) => { const list = people(uid); for (const nick of split(body)) if (!list.includes(nick)) list.push(nick); }],
-  ["pd", (uid, body) => { const list = people(uid); for (const nick of split(body)) list.splice(list.indexOf(nick) >>> 0, 1); }],
+  ["pd", (uid, body) => {
+    const list = people(uid);
+    for (const nick of split(body)) {
+      list.splice(list.indexOf(nick) >>> 0, 1);
+      if (uid === 0) state.at.delete(nick);
+    }
+  }],
+  ["b", (uid, body) => {
+    const [nick, ...uids] = body.split(".");
+    if (uid === 0) state.at.set(nick, uids.filter(Boolean).map(Number).filter((at) => at !== 0));
+  }],
   ["gr", (uid, body) => { const keep = new Map(); for (const id of split(body).map(Number)) keep.set(id, state.tables.get(id) || {}); state.tables = keep; }],
   ["ga", (uid, body) => { for (const id of split(body).map(Number)) if (!state.tables.has(id)) state.tables.set(id, {}); }],
   ["gd", (uid, body) => { for (const id of split(body).map(Number)) state.tables.delete(id); }],
@@ -441,6 +469,44 @@ async function clickPoint(point) {
   render();
 }
 
+/** Whether a dot can be placed on `point` by this player now (what a tap aims at). */
+function canPlace(point) {
+  const table = currentGame();
+  const side = mySide(table);
+  if (!side || !playing(table) || (table.status.toMove !== side && !analysing(table))) return false;
+  return !position(table.setup, table.moves).dots.has(pointToSgf(point));
+}
+
+/** A touch: the first tap on an empty point aims (a marker, the point's coordinates, nudges), a second
+ *  tap on the same point or "Place" plays it; a finger cannot hit a 10-pixel point the first time. */
+function tapPoint(point) {
+  const aim = state.aim;
+  if (!canPlace(point)) {
+    state.aim = null;
+    clickPoint(point);
+  } else if (aim && samePoint(aim, point)) {
+    placeAim();
+  } else {
+    state.aim = point;
+  }
+  render();
+}
+
+function placeAim() {
+  const aim = state.aim;
+  state.aim = null;
+  if (aim && canPlace(aim)) clickPoint(aim);
+  render();
+}
+
+function nudgeAim(dx, dy) {
+  const table = currentGame();
+  if (!state.aim || !table?.desc) return;
+  const [x, y] = state.aim;
+  state.aim = [Math.min(table.desc.width - 1, Math.max(0, x + dx)), Math.min(table.desc.height - 1, Math.max(0, y + dy))];
+  render();
+}
+
 /** A click on one's own dot in territory rules: start, extend, close or shorten the ring being drawn. */
 function extendRing(drawing, point) {
   const path = drawing.path;
@@ -465,11 +531,16 @@ function extendRing(drawing, point) {
 
 function render() {
   document.documentElement.lang = lang;
-  for (const element of document.querySelectorAll("[data-text]")) element.textContent = t(element.dataset.text);
+  for (const element of document.querySelectorAll("[data-text]")) {
+    if (!element.dataset.asking) element.textContent = t(element.dataset.text); // "Sure?" stays its 4 s
+  }
   $("#login").hidden = Boolean(session);
   $("#app").hidden = !session;
   $("#logout").hidden = !session;
+  $("#sound-switch").hidden = !session;
+  $("#notify-switch").hidden = !session || !("Notification" in window);
   $("#me").textContent = session ? session.nick : "";
+  document.title = pageTitle();
   if (!session) return;
   renderInvitation();
   renderPlayers();
@@ -544,13 +615,28 @@ function renderPlayers() {
   );
 }
 
+/** Who is at each table, from everyone's `b` line. */
+function peopleAtTables() {
+  const count = new Map();
+  for (const uids of state.at.values()) for (const uid of uids) count.set(uid, (count.get(uid) || 0) + 1);
+  return count;
+}
+
 function renderTables() {
   const list = $("#tables");
+  const here = peopleAtTables();
+  // a finished game nobody is at any more leaves the list (it stays reachable with "Show finished")
+  const over = (uid, status) => Boolean(status?.result) && !here.get(uid) && !state.subscriptions.includes(uid);
+  const finished = [...state.tables.entries()].filter(([uid, { status }]) => over(uid, status)).length;
+  const finishedButton = $("#show-finished");
+  finishedButton.hidden = !finished;
+  finishedButton.textContent = state.showFinished ? t("hideFinished") : t("showFinished", { count: finished });
   list.replaceChildren(
-    ...[...state.tables.entries()].map(([uid, { desc, status }]) => {
+    ...[...state.tables.entries()].filter(([uid, { status }]) => state.showFinished || !over(uid, status)).map(([uid, { desc, status }]) => {
       const players = desc ? `${desc.blue} – ${desc.red}` : "";
       const result = status?.result ? ` · ${status.result}` : "";
-      const what = `#${uid} ${players}${desc ? ` · ${describe(desc.gameType)}` : ""}${result}`;
+      const people = here.get(uid) ? ` · ${t("peopleHere", { count: here.get(uid) })}` : "";
+      const what = `#${uid} ${players}${desc ? ` · ${describe(desc.gameType)}` : ""}${result}${people}`;
       const row = element("li", {}, element("span", { className: "what", textContent: what }));
       row.dataset.table = uid;
       if (!state.subscriptions.includes(uid)) {
@@ -573,7 +659,10 @@ function resultText(result, desc) {
 function renderGame() {
   const table = currentGame();
   $("#game").hidden = !table?.desc;
-  if (!table?.desc) return;
+  if (!table?.desc) {
+    if ($("#app").classList.contains("full-screen")) setFullScreen(false);
+    return;
+  }
   const { desc, status } = table;
   const side = mySide(table);
   const view = position(table.setup, table.moves);
@@ -592,8 +681,16 @@ function renderGame() {
   else if (status) turn = t("theirMove", { nick: status.toMove === 1 ? desc.blue : desc.red });
   if (analysing(table) && playing(table)) turn = t("nextDotIs", { colour: t(side === 1 ? "blue" : "red") });
   $("#turn").textContent = side ? turn : `${t("watching")} · ${turn}`;
+  renderEvent(table);
   renderClocks();
   renderBoard(table, view, side);
+  const box = $("#board").viewBox.baseVal;
+  $("#board").style.aspectRatio = `${box.width} / ${box.height}`;
+  renderAim(table);
+  const watching = table.people.filter((nick) => nick !== desc.blue && nick !== desc.red && nick !== desc.analyser);
+  $("#watchers").hidden = !watching.length;
+  $("#watchers").textContent = t("watchers", { nicks: watching.join(", ") });
+  $("#full-screen").textContent = t($("#app").classList.contains("full-screen") ? "leaveFullScreen" : "fullScreen");
   renderProposal(table, side);
   const live = playing(table);
   const contest = !analysis; // an analysis has no score to agree, nobody to resign to, no next game
@@ -639,8 +736,14 @@ function renderClocks() {
       continue;
     }
     const running = playing(table) && !clock.paused && table.clock.toMove === index + 1;
-    const left = Math.max(0, clock.seconds - (running ? Math.floor((Date.now() - table.clock.at) / 1000) : 0));
+    // the grace (sayHi, or after a restart) runs first: the clock stands still as the server's does
+    const elapsed = running ? Math.max(0, Math.floor((Date.now() - table.clock.at) / 1000) - table.clock.grace) : 0;
+    const left = Math.max(0, clock.seconds - elapsed);
+    const graceLeft = running ? Math.max(0, table.clock.grace - Math.floor((Date.now() - table.clock.at) / 1000)) : 0;
     $(`#${which}-clock`).textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
+    $(`#${which}-clock`).title = graceLeft ? t("graceLeft", { seconds: graceLeft }) : "";
+    $(`#${which}-clock`).classList.toggle("in-grace", graceLeft > 0);
+    if (running && index + 1 === mySide(table) && !analysing(table)) warnLowTime(table, left);
   }
 }
 
@@ -694,6 +797,171 @@ function renderBoard(table, view, side) {
     }
   }
   board.replaceChildren(...parts);
+}
+
+/** The aimed point of a two-step touch: a ring with lines along its row and column. */
+function renderAim(table) {
+  const aim = state.aim && canPlace(state.aim) ? state.aim : null;
+  state.aim = aim;
+  $("#aim").hidden = !aim;
+  if (!aim) return;
+  const [x, y] = aim;
+  const { width, height } = table.desc;
+  $("#aim-at").textContent = t("aimAt", { x: x + 1, y: y + 1 });
+  $("#board").append(
+    svg("line", { class: "aim-line", x1: at(0), y1: at(y), x2: at(width - 1), y2: at(y) }),
+    svg("line", { class: "aim-line", x1: at(x), y1: at(0), x2: at(x), y2: at(height - 1) }),
+    Object.assign(svg("circle", { class: "aim", cx: at(x), cy: at(y), r: 8 }), { id: "aim-marker" }),
+  );
+}
+
+/** A tournament game says so to everyone at it: the tournament, its round, a link to the standings. */
+function renderEvent(table) {
+  const label = $("#event-label");
+  const name = table.desc.tournament;
+  label.hidden = !name;
+  if (!name) return;
+  if (table.round === undefined) {
+    table.round = null;
+    findRound(table, name);
+  }
+  const text = table.round ? t("eventRound", { event: name, round: table.round }) : name;
+  const standings = element("a", { href: `tournament/${encodeURIComponent(name)}`, target: "_blank", textContent: t("standings") });
+  label.replaceChildren(element("span", { textContent: `${text} · ` }), standings);
+}
+
+/** The round is not on the wire; the organisers' results (`/tournament/<name>`) list it per table, once
+ *  the server has stored the new table (a moment after it appears): asked a few times. */
+async function findRound(table, name) {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    try {
+      const response = await fetch(`tournament/${encodeURIComponent(name)}`, { headers: { Accept: "application/json" } });
+      const row = response.ok && (await response.json()).tables?.find(
+        (listed) => listed.table === table.uid && listed.blue === table.desc.blue && listed.red === table.desc.red);
+      if (row) {
+        table.round = row.round;
+        render();
+        return;
+      }
+    } catch {
+      // the label keeps the tournament's name alone
+    }
+    await sleep(RETRY_MS);
+  }
+}
+
+function setFullScreen(on) {
+  $("#app").classList.toggle("full-screen", on);
+  // the browser's own full screen where it has one; the class alone gives the game the whole window
+  if (on && document.fullscreenEnabled && !document.fullscreenElement) $("#app").requestFullscreen().catch(() => {});
+  if (!on && document.fullscreenElement) document.exitFullscreen().catch(() => {});
+  render();
+}
+
+// --- telling a player who is elsewhere ---------------------------------------------------------
+
+/** What the sounds and notifications compare before and after a reply. */
+function heard() {
+  const table = currentGame();
+  if (!table?.desc) return { uid: null, invitation: state.invitation.incoming?.nick ?? null };
+  const side = mySide(table);
+  const { score } = position(table.setup, table.moves);
+  return {
+    uid: table.uid,
+    moves: table.moves.length,
+    captured: score[1] + score[2],
+    over: Boolean(table.status?.result),
+    myTurn: Boolean(side) && playing(table) && table.status.toMove === side && !analysing(table),
+    player: Boolean(side) && table.desc.kind !== "a",
+    invitation: state.invitation.incoming?.nick ?? null,
+  };
+}
+
+function react(before, after) {
+  const table = currentGame();
+  if (after.invitation && after.invitation !== before.invitation) {
+    const { nick, gameType } = state.invitation.incoming;
+    notifyAway(t("notifyInvitation", { nick, game: describe(gameType) }), "invitation");
+  }
+  if (!after.uid) return;
+  const sameGame = after.uid === before.uid && !(before.over && !after.over);
+  if (!sameGame) {
+    if (after.player && !after.over && after.moves === 0) playSound("start");
+  } else if (after.moves > before.moves) {
+    playSound(after.captured > before.captured ? "capture" : "move");
+  }
+  if (after.myTurn && !(sameGame && before.myTurn)) {
+    const opponent = mySide(table) === 1 ? table.desc.red : table.desc.blue;
+    notifyAway(t("notifyYourMove", { nick: opponent }), `move${after.uid}`);
+  }
+}
+
+function warnLowTime(table, left) {
+  if (left > LOW_TIME_SECONDS) table.lowTimeWarned = false;
+  else if (!table.lowTimeWarned) {
+    table.lowTimeWarned = true;
+    playSound("lowTime");
+  }
+}
+
+let audio = null;
+
+/** A browser lets a page make sounds only after the player touched it: the first touch wakes them. */
+function wakeSound() {
+  try {
+    audio ??= new AudioContext();
+    audio.resume().catch(() => {});
+  } catch {
+    // no sound in this browser
+  }
+}
+
+function playSound(name) {
+  if (localStorage.getItem("kropki.sound") === "off") return;
+  try {
+    audio ??= new AudioContext();
+    let start = audio.currentTime;
+    for (const [frequency, seconds] of SOUNDS[name]) {
+      const tone = audio.createOscillator();
+      const volume = audio.createGain();
+      tone.frequency.value = frequency;
+      volume.gain.setValueAtTime(0.2, start);
+      volume.gain.exponentialRampToValueAtTime(0.001, start + seconds);
+      tone.connect(volume).connect(audio.destination);
+      tone.start(start);
+      tone.stop(start + seconds);
+      start += seconds;
+    }
+  } catch {
+    // no sound in this browser
+  }
+}
+
+function pageTitle() {
+  const mine = heard();
+  if (session && mine.myTurn) return `● ${t("yourMove")} · ${t("title")}`;
+  if (session && mine.invitation) return `● ${t("invitedTitle")} · ${t("title")}`;
+  return t("title");
+}
+
+/** A browser notification, when the player opted in and is looking at another tab or window. */
+function notifyAway(text, tag) {
+  if (localStorage.getItem("kropki.notify") !== "on" || !("Notification" in window)) return;
+  if (Notification.permission !== "granted" || (document.visibilityState === "visible" && document.hasFocus())) return;
+  try {
+    new Notification(t("title"), { body: text, tag });
+  } catch {
+    // a browser that only notifies from a service worker (Android's Chrome): the title still says it
+  }
+}
+
+async function switchNotifications(on) {
+  if (on && Notification.permission !== "granted" && (await Notification.requestPermission()) !== "granted") {
+    notify(t("notificationsBlocked"));
+    on = false;
+  }
+  localStorage.setItem("kropki.notify", on ? "on" : "off");
+  $("#notify").checked = on;
 }
 
 function renderProposal(table, side) {
@@ -864,8 +1132,24 @@ function start() {
   $("#chat-form").onsubmit = sendChat;
   $("#board").onclick = (event) => {
     const point = event.target.dataset?.point;
-    if (point) clickPoint(pointFromSgf(point));
+    if (!point) return;
+    if (event.pointerType === "touch") tapPoint(pointFromSgf(point));
+    else clickPoint(pointFromSgf(point));
   };
+  $("#aim-place").onclick = placeAim;
+  $("#aim-cancel").onclick = () => { state.aim = null; render(); };
+  for (const nudge of document.querySelectorAll("[data-nudge]")) {
+    nudge.onclick = () => nudgeAim(...nudge.dataset.nudge.split(",").map(Number));
+  }
+  $("#full-screen").onclick = () => setFullScreen(!$("#app").classList.contains("full-screen"));
+  document.onfullscreenchange = () => { if (!document.fullscreenElement) setFullScreen(false); };
+  $("#show-finished").onclick = () => { state.showFinished = !state.showFinished; render(); };
+  $("#sound").checked = localStorage.getItem("kropki.sound") !== "off";
+  $("#sound").onchange = () => localStorage.setItem("kropki.sound", $("#sound").checked ? "on" : "off");
+  $("#notify").checked = localStorage.getItem("kropki.notify") === "on" && window.Notification?.permission === "granted";
+  $("#notify").onchange = () => switchNotifications($("#notify").checked);
+  // a browser lets a page make sounds only after the player touched it: the first touch wakes the sound
+  document.addEventListener("pointerdown", wakeSound, { once: true });
   for (const action of document.querySelectorAll("[data-propose]")) {
     action.onclick = () => {
       if (CONFIRMED.has(action.dataset.propose) && !askedOnce(action)) return;

@@ -159,9 +159,12 @@ export function parseStateLine(body) {
 /** `f<side>_<blue>.<red>`: whole seconds left, `p` before a paused clock; nothing after `_` = no clock. */
 export function parseClockLine(body) {
   const [side, rest] = body.split("_");
-  if (!rest) return { toMove: Number(side), clocks: null };
-  const clocks = rest.split(".").map((text) => ({ paused: text.startsWith("p"), seconds: Number(text.replace("p", "")) }));
-  return { toMove: Number(side), clocks };
+  if (!rest) return { toMove: Number(side), clocks: null, grace: 0 };
+  const [blue, red, extra] = rest.split(".");
+  const clocks = [blue, red].map((text) => ({ paused: text.startsWith("p"), seconds: Number(text.replace("p", "")) }));
+  // `g<seconds>`: the side on move's grace (sayHi, or after a restart), spent before its clock runs
+  const grace = extra?.startsWith("g") ? Number(extra.slice(1)) || 0 : 0;
+  return { toMove: Number(side), clocks, grace };
 }
 
 export function pointFromSgf(text) {

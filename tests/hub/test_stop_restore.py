@@ -6,7 +6,7 @@ from server.engine.board import BLACK, WHITE
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
-from tests.hub.test_restore import RecordingPersistence, hub_with, state
+from tests.hub.test_restore import RecordingPersistence, assert_restored, hub_with, state
 
 
 def test_a_stop_replayed_from_the_journal_puts_the_same_dots() -> None:
@@ -27,7 +27,7 @@ def test_a_stop_replayed_from_the_journal_puts_the_same_dots() -> None:
     after = Hub(timers=timers, persistence=RecordingPersistence(), clock=lambda: 1_700_000_000.0)
     after.restore(journal.entries, next_uid=uid + 1)
 
-    assert state(after, uid) == expected
+    assert_restored(state(after, uid), expected)
     again = after.tables[uid].room.game
     assert [(m.player, m.point, m.time_left) for m in again.moves] == [
         (m.player, m.point, m.time_left) for m in game.moves

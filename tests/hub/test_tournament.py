@@ -37,10 +37,11 @@ def test_the_say_hi_timeline_of_the_docs() -> None:
     room = room_of(hub, uid)
     assert (room.blue, room.red) == ("*Ala", "*Bob")  # free game: pl1 is blue
 
+    assert room.flags() == "f1_120.120.g60"  # t=0: the sayHi shown, for clients to count down first
     timers.advance(50)  # t=50: blue still inside the 60 s of sayHi, the clock untouched
-    assert room.flags() == "f1_120.120"
+    assert room.flags() == "f1_120.120.g10"
     hub.move("ala123", str(uid), "aa")  # blue's first move within sayHi: 120 + 5, capped at 125
-    assert room.flags() == "f2_125.120"
+    assert room.flags() == "f2_125.120.g60"  # red's sayHi, untouched until red is on move
 
     timers.advance(80)  # t=130: red used the 60 s of sayHi and 20 s of the clock
     assert room.flags() == "f2_125.100"
