@@ -3,7 +3,7 @@
 A table's server line is one line for everyone at the table, so it is written in English, as a plain
 sentence; its nickType (the event's code, `W+R`, `u1undo`...) is what clients read, and the built-in
 client says the line again in its reader's language from the code and the names and numbers of the
-English sentence (server/static/lines.js keeps the same sentences: keep the two in step).
+English sentence (server/static/server-words.js keeps the same sentences: keep the two in step).
 
 A line for one player only (why their command was refused, a message not delivered) is written in
 that player's language: the sentence for the refusal's code from the catalogue below, or the English

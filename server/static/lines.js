@@ -2,7 +2,7 @@
 //
 // A server line at a table is one English sentence for everyone there; its nickType (the event's
 // code: `W+R`, `u1undo`, `l12`...) says what happened. The client says it again from the code and the
-// names and numbers of the sentence, read with the same English sentence kept in i18n.js: the names
+// names and numbers of the sentence, read with the same English sentence kept in server-words.js: the names
 // come from the line itself, not from the table, because the colours swap with each new game on a
 // table while its chat keeps the lines of the earlier games. A line it cannot read is shown as sent.
 

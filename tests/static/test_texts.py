@@ -1,6 +1,6 @@
-"""The client's texts (server/static/i18n.js), read as text: every language has every key with the same
-`{names}`, the refusals the server writes itself read the same in the client, and every refusal code the
-server can answer has a sentence."""
+"""The client's texts (server/static/i18n.js and server-words.js), read as text: every language has
+every key with the same `{names}`, the refusals the server writes itself read the same in the client, and
+every refusal code the server can answer has a sentence."""
 
 from __future__ import annotations
 
@@ -19,16 +19,17 @@ LANGUAGES = ("en", "pl", "ru", "ua")
 ORGANISERS_ONLY = {"badKey", "keyNotForTournament", "samePlayer", "badSayHiTimes", "unknownPlayer"}
 SAID_OTHERWISE = {"wrongNickOrId"}  # the login form's own sentence (wrongLogin)
 
-_BLOCK = re.compile(r"^const (\w+) = \{$")
+FILES = ("i18n.js", "server-words.js")
+_BLOCK = re.compile(r"^(?:export )?const (\w+) = \{$")
 _LANGUAGE = re.compile(r"^  (\w+): \{$")
 _ENTRY = re.compile(r'^ {4}"?([\w.]+)"?: "((?:[^"\\]|\\.)*)",$')
 
 
 def client_texts() -> dict[str, dict[str, str]]:
-    """lang -> key -> text, over all the blocks of i18n.js (TEXTS, SERVER_LINES, REFUSALS)."""
+    """lang -> key -> text, over all the blocks (TEXTS of i18n.js, SERVER_LINES and REFUSALS)."""
     texts: dict[str, dict[str, str]] = {}
     block = lang = None
-    for line in (STATIC / "i18n.js").read_text().splitlines():
+    for line in "\n".join((STATIC / name).read_text() for name in FILES).splitlines():
         if found := _BLOCK.match(line):
             block, lang = found[1], None
         elif block and (found := _LANGUAGE.match(line)):
@@ -46,8 +47,8 @@ def names(text: str) -> set[str]:
     return set(re.findall(r"\{(\w+)\}", text))
 
 
-def test_the_parser_reads_every_entry_of_i18n_js() -> None:
-    source = (STATIC / "i18n.js").read_text()
+def test_the_parser_reads_every_entry() -> None:
+    source = "\n".join((STATIC / name).read_text() for name in FILES)
     entries = sum(1 for line in source.splitlines() if re.match(r'^ {4}"?[\w.]+"?: "', line))
     assert sum(len(keys) for keys in client_texts().values()) == entries
 
