@@ -22,8 +22,8 @@ from server.engine.moves import MoveSyntaxError, parse_move, parse_points, point
 from server.engine.record import game_to_record
 from server.engine.sgf import GameRecord
 from server.engine.start import Setup
-from server.hub.clock import Clock, Timers
-from server.hub.sentences import MAX_GIFT, PROPOSAL_WORDS, result_sentence
+from server.hub.clock import MAX_GIFT, Clock, Timers
+from server.hub.sentences import PROPOSAL_WORDS, result_sentence
 from server.protocol import events
 from server.protocol.codec import ProtocolError, parse_number
 

@@ -16,9 +16,8 @@ from __future__ import annotations
 from fractions import Fraction
 
 from server.engine.game import Result
+from server.hub.clock import MAX_GIFT
 from server.protocol.codec import MAX_CHAT
-
-MAX_GIFT = 3600  # seconds a player may add to the opponent's clock at once
 
 PROPOSAL_WORDS = {  # what a proposition asks for, in a server line
     "score": "finish the game with the current result",
