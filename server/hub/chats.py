@@ -114,8 +114,7 @@ class Chats:
         """A private line that did not reach the other member's player: its writer is told."""
         sender = self.roster.online(line["from"])
         if sender is not None:
-            text = f"Your message to {line['to']} was not delivered: they are not reachable now."
-            self.tables.tell(sender, LOBBY, text)
+            self.tables.tell(sender, LOBBY, "notDelivered", nick=line["to"])
 
     def _private_get(self, player: Player, what: str) -> None:
         now = int(self.ctx.clock())

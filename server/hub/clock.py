@@ -13,6 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+MAX_GIFT = 3600  # the most seconds a player may add to the opponent's clock at once
+
 
 class Handle(Protocol):
     def cancel(self) -> None: ...

@@ -183,7 +183,7 @@ class Invitations:
             if how == "rejected" and not local.visiting_from:
                 local.rejected_by.append(invitee)
             elif how == "refused" and not local.visiting_from:
-                self.tables.tell(local, LOBBY, why)
+                self.tables.tell(local, LOBBY, "", why)  # the other member's English sentence
 
     def _forget_stranger(self, stranger: Player) -> None:
         if stranger not in self.invitations and stranger not in self.incoming:

@@ -181,8 +181,7 @@ class Mirrors:
         if player is not None:
             player.unconfirmed = max(0, player.unconfirmed - 1)
             self._settle(player)
-            text = "Not done: the table's server cannot be reached now."
-            self.tables.tell(player, table_number(table), text)
+            self.tables.tell(player, table_number(table), "notReached")
 
     async def confirmed(self, player: Player, timeout: float) -> None:
         """Until the owners stored the player's actions, or `timeout`: a poll that sent some waits so,
@@ -272,7 +271,7 @@ class Mirrors:
             return
         player = mirror.coming.pop(nick, None)
         if player is not None:
-            self.tables.tell(player, LOBBY, text)
+            self.tables.tell(player, LOBBY, "", text)  # the owner's English sentence (no code)
         self._close_if_unused(mirror)
 
     def left(self, owner: str, uid: int, nick: str) -> None:

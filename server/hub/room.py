@@ -22,14 +22,14 @@ from server.engine.moves import MoveSyntaxError, parse_move, parse_points, point
 from server.engine.record import game_to_record
 from server.engine.sgf import GameRecord
 from server.engine.start import Setup
-from server.hub.clock import Clock, Timers
+from server.hub.clock import MAX_GIFT, Clock, Timers
+from server.hub.sentences import PROPOSAL_WORDS, result_sentence
 from server.protocol import events
 from server.protocol.codec import ProtocolError, parse_number
 
 PROPOSALS = ("score", "terr", "drop", "draw", "new", "undo")
 ANSWERS = {"ok": "ok", "accept": "ok", "reject": "reject", "cancel": "cancel"}
 _ANSWER = re.compile(r"(ok|accept|reject|cancel)([12])(score|terr|drop|draw|new|undo)")
-MAX_GIFT = 3600
 
 
 @dataclass(frozen=True)
@@ -339,7 +339,6 @@ class Room:
             self._check_playing()
             self.game.resign(player)
             self._changed()
-            self._tell(events.result_code(self.game.result), f"{nick} resigned.")
             self._after_end()
             return
         if text in PROPOSALS:
@@ -357,13 +356,14 @@ class Room:
         if answer == "cancel":
             if player != proposer:
                 raise ProtocolError("noProposal", "Only the proposer may cancel a proposition.")
-            self._settle(f"cancel{proposer}{what}", f"{nick} took the proposition back.")
+            words = PROPOSAL_WORDS[what]
+            self._settle(f"cancel{proposer}{what}", f"{nick} withdrew the proposal to {words}.")
         elif player == proposer:
             raise ProtocolError("noProposal", "The other player answers a proposition.")
         elif answer == "reject" and what == "new":
             raise ProtocolError("badProposal", "A new game cannot be rejected; just do not agree.")
         elif answer == "reject":
-            self._settle(f"reject{proposer}{what}", f"{nick} rejected it.")
+            self._settle(f"reject{proposer}{what}", f"{nick} declined to {PROPOSAL_WORDS[what]}.")
         else:
             self._accept(proposer, what, nick)
 
@@ -399,7 +399,7 @@ class Room:
         self.proposal = (player, what)
         self._changed()
         self._say_table(self.proposal_line())
-        self._tell(f"u{player}{what}", f"{nick} proposes: {_WORDS[what]}.")
+        self._tell(f"u{player}{what}", f"{nick} proposes to {PROPOSAL_WORDS[what]}.")
 
     def _settle(self, code: str, text: str) -> None:
         self.proposal = None
@@ -408,7 +408,7 @@ class Room:
         self._tell(code, text)
 
     def _accept(self, proposer: int, what: str, nick: str) -> None:
-        self._settle(f"ok{proposer}{what}", f"{nick} agreed: {_WORDS[what]}.")
+        self._settle(f"ok{proposer}{what}", f"{nick} agreed to {PROPOSAL_WORDS[what]}.")
         if what == "new":
             self.games_played += 1
             self.blue, self.red = self.red, self.blue
@@ -436,8 +436,7 @@ class Room:
             self.game.draw()
         else:
             self.game.finish_by_score()
-        self._tell(events.result_code(self.game.result), f"The game ended: {self.game.result}.")
-        self._after_end()
+        self._after_end("agreed" if what == "draw" else "")
 
     # --- clock ---------------------------------------------------------------------------------
 
@@ -465,25 +464,23 @@ class Room:
         clock.give(3 - player, seconds)
         self._note("gift", p=player, s=seconds)
         self._say_table(self.flags())
-        self._tell(f"t{player}", f"{nick} gave {seconds} s to the opponent.")
+        self._tell(f"t{player}", f"{nick} added {seconds} s to the opponent's clock.")
 
     def _flag(self, player: int) -> None:
         if self.game.result is not None:
             return
         moved = {move.player for move in self.game.moves}
+        how = ""
         if self.tournament_game and player not in moved:
             if (3 - player) in moved or (3 - player) in self.showed_up:
                 self.game.forfeit(player)
-                text = f"{self.nick_of(player)} did not show up."
             else:
                 self.game.void()
-                text = "Nobody showed up: the game is void."
+                how = "no-show"
         else:
             self.game.lose_on_time(player)
-            text = f"{self.nick_of(player)} ran out of time."
         self._note("flag", p=player)
-        self._tell(events.result_code(self.game.result), text)
-        self._after_end()
+        self._after_end(how)
 
     # --- after a restart -----------------------------------------------------------------------
 
@@ -567,15 +564,21 @@ class Room:
 
     # --- the end -------------------------------------------------------------------------------
 
-    def _after_end(self) -> None:
+    def _after_end(self, how: str = "") -> None:
         self.proposal = None
         self._say_table(self.proposal_line())
-        self._end()
+        self._end(how)
 
-    def _end(self) -> None:
+    def _end(self, how: str = "") -> None:
+        """The game is over, however it ended: the clocks stop, the table is told how it ended (a
+        server line whose code is the result, `how` as for result_sentence), and it is archived."""
         if self.clock is not None:
             self.clock.stop()
         self._say_table(self.flags())
+        result = self.game.result
+        assert result is not None
+        scores = (self.game.score(BLACK), self.game.score(WHITE))
+        self._tell(events.result_code(result), result_sentence(result, (self.blue, self.red), scores, how))
         self._finished()
         self.last_activity = self.timers.now()
 
@@ -594,13 +597,3 @@ class Room:
             assert self.auto is not None
             meta["event"], meta["round"] = self.auto.tournament, self.auto.round
         return game_to_record(self.game, **meta)
-
-
-_WORDS = {
-    "score": "finish the game with the current result",
-    "terr": "count the territory and finish",
-    "drop": "cancel the game",
-    "draw": "end the game in a draw",
-    "new": "play a new game",
-    "undo": "take back the last move",
-}

@@ -85,12 +85,12 @@ class Stream:
             if message.number is not None:
                 processed = message.number
             if isinstance(message, BadCommand):
-                self.tables.tell(player, LOBBY, f"Command refused: {message.reason}.")
+                self.tables.tell(player, LOBBY, "badCommand", f"Command refused: {message.reason}.")
                 continue
             try:
                 self._command(player, message)
             except ProtocolError as refused:
-                self.tables.tell(player, table_number(message.table), str(refused))
+                self.tables.tell(player, table_number(message.table), refused.code, str(refused))
         if moved:  # shown once everything these commands wrote is stored, not others' later writes
             player.k_hold = (held, self.ctx.persistence.queued)
 

@@ -22,6 +22,7 @@ from server.hub.model import LOBBY, Player, Table, parse_table, reserved
 from server.hub.room import AutoTable, Room
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
+from server.hub.sentences import for_player
 from server.logs import Fields
 from server.protocol import events
 from server.protocol.codec import ProtocolError, chat_line, clean_text
@@ -284,8 +285,10 @@ class Tables(Mapping[int, Table]):
         entry.event = self.bus.publish(uid, events.chat_added(entry.line()))
         self.journal_chat(uid, entry)
 
-    def tell(self, player: Player, uid: int, text: str) -> None:
-        """A server line for one player only, e.g. why their command was refused."""
+    def tell(self, player: Player, uid: int, code: str, english: str = "", **values: str) -> None:
+        """A server line for one player only, e.g. why their command was refused: the sentence for
+        `code` in the player's language, else `english` (server/hub/sentences.py)."""
+        text = for_player(player.lang, code, english, **values)
         now = int(self.ctx.clock())
         n = self.lobby.chat.counter.next(now)  # a chat line's id, not an event number
         target = uid if uid in player.tables else LOBBY

@@ -92,7 +92,7 @@ class Visitors:
                 self.ctx.writable()
                 do(visitor, table, *args)
             except ProtocolError as refused:
-                self.tables.tell(visitor, table_number(table), str(refused))
+                self.tables.tell(visitor, table_number(table), refused.code, str(refused))
         if self.ctx.persistence.queued == since:
             self._tell(member, {"done": nick})
         else:

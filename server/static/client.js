@@ -7,6 +7,7 @@ import {
   parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf, position, registeredId, sgfNodes,
 } from "./protocol.js";
 import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
+import { refusalText, serverLineText } from "./lines.js";
 
 const LONG_POLL_SECONDS = 25;
 const RETRY_MS = 1000;
@@ -66,7 +67,7 @@ async function request(path, params, timeoutMs = 15000) {
 async function act(params) {
   try {
     const answer = await request("a.kropki", { idGracza: session.id, ...params });
-    if (answer.startsWith("err.")) notify(t("refused", { reason: answer.slice(4) }));
+    if (answer.startsWith("err.")) notify(refusalText(answer, t));
     return answer;
   } catch {
     notify(t("reconnecting"));
@@ -114,7 +115,7 @@ function askToTakeOver({ nick, id }) {
       return;
     }
     if (answer !== "") {
-      notify(answer === "err.notLoggedIn" ? t("linkNotLive") : t("refused", { reason: answer }));
+      notify(answer === "err.notLoggedIn" ? t("linkNotLive") : refusalText(answer, t));
       return;
     }
     session = { id, nick, registered: !nick.startsWith("*") };
@@ -132,18 +133,18 @@ async function sendLogin({ id, nick, registered }, register = false) {
       if (answer === "") return null;
       if (answer === "err.badNick") return t("badNick");
       if (answer === "err.nickInUse") return t("nickTaken");
-      return t("refused", { reason: answer });
+      return refusalText(answer, t);
     }
     if (register) {
       answer = await request("auth.py", { co: "rejestruj", opisGracza: nick, idGracza: id, email: "v", lang });
       if (answer.startsWith("ok.zarejestrowalem")) return null;
       if (answer === "ok.tenOpisJestJuzZajety") return t("nickTaken");
       if (answer === "ok.niedozwolonyOpis") return t("badNick");
-      return t("refused", { reason: answer });
+      return refusalText(answer, t);
     }
     answer = await request("auth.py", { co: "loguj", opisGracza: nick, idGracza: id, lang });
     if (answer.startsWith("ok.zalogowanyNaSerwer")) return null;
-    return answer === "nieOk.wrongNickOrId" ? t("wrongLogin") : t("refused", { reason: answer });
+    return answer === "nieOk.wrongNickOrId" ? t("wrongLogin") : refusalText(answer, t);
   } catch {
     return t("reconnecting");
   }
@@ -191,7 +192,7 @@ async function poll(mine) {
     if (mine !== generation) return;
     const reply = parseReply(body);
     if (!reply) {
-      notify(t("refused", { reason: body.slice(0, 80) }));
+      notify(t("refusedOther", { reason: body.slice(0, 80) }));
       await sleep(RETRY_MS);
       continue;
     }
@@ -1010,7 +1011,7 @@ function renderChat() {
       const item = element("li", {});
       if (!line.author) {
         item.className = line.type === "e" ? "server error" : "server";
-        item.textContent = `${time} ${line.text}`;
+        item.textContent = `${time} ${line.type === "e" ? line.text : serverLineText(line, t)}`;
       } else {
         const colour = game?.desc ? (line.author === game.desc.blue ? 1 : line.author === game.desc.red ? 2 : 0) : 0;
         item.append(`${time} `, element("b", { className: colour ? `nick-${colour}` : "", textContent: line.author }), `: ${line.text}`);

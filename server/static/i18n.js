@@ -1,4 +1,7 @@
-// The client's texts in English, Polish and Russian. Keys are the English meaning; `{name}` is filled in.
+// The client's texts in English, Polish, Russian and Ukrainian (`ua`, as zagram names it). Keys are the
+// English meaning; `{name}` is filled in.
+
+import { REFUSALS, SERVER_LINES } from "./server-words.js";
 
 const TEXTS = {
   en: {
@@ -83,7 +86,6 @@ const TEXTS = {
     linkNotLive: "The link's session is not open any more: log in instead.",
     nickTaken: "This nick is taken.",
     badNick: "Nicks have 1-20 Latin or Cyrillic letters, digits, _ or single spaces.",
-    refused: "Refused: {reason}",
     privateWith: "Private: {nick}",
     drawingRing: "Click your dots to draw a ring, then an empty point to play it.",
     newAnalysis: "Open an analysis board",
@@ -198,7 +200,6 @@ const TEXTS = {
     linkNotLive: "Sesja z linku nie jest już otwarta: zaloguj się.",
     nickTaken: "Ten nick jest zajęty.",
     badNick: "Nick ma 1-20 liter łacińskich lub cyrylicy, cyfr, _ lub pojedynczych spacji.",
-    refused: "Odmowa: {reason}",
     privateWith: "Prywatnie: {nick}",
     drawingRing: "Klikaj swoje kropki, by narysować otoczenie, potem wolny punkt, by je zagrać.",
     newAnalysis: "Otwórz planszę do analizy",
@@ -313,7 +314,6 @@ const TEXTS = {
     linkNotLive: "Сеанс из ссылки больше не открыт: войдите заново.",
     nickTaken: "Этот ник занят.",
     badNick: "Ник: 1-20 латинских или русских букв, цифр, _ или одиночных пробелов.",
-    refused: "Отказ: {reason}",
     privateWith: "Лично: {nick}",
     drawingRing: "Щёлкайте свои точки, чтобы нарисовать окружение, затем свободную точку, чтобы сыграть его.",
     newAnalysis: "Открыть доску для анализа",
@@ -346,7 +346,105 @@ const TEXTS = {
     notifyYourMove: "Ваш ход в партии с {nick}",
     invitedTitle: "Приглашение",
   },
+  ua: {
+    title: "Точки",
+    nick: "Нік",
+    password: "Пароль (порожній для гостя)",
+    login: "Увійти",
+    register: "Зареєструватися",
+    logout: "Вийти",
+    language: "Мова",
+    guestHint: "Ніки гостей починаються з *; без пароля ви граєте як гість.",
+    players: "Гравці",
+    tables: "Столи",
+    lobby: "Загальна зала",
+    table: "Стіл",
+    chat: "Чат",
+    send: "Надіслати",
+    invite: "Запросити",
+    play: "Грати",
+    message: "Повідомлення",
+    watch: "Дивитися",
+    free: "вільний",
+    busy: "зайнятий",
+    newGame: "Нова гра",
+    boardSize: "Поле",
+    rules: "Правила",
+    rulesStan: "стандартні",
+    rulesTerr: "територія",
+    rulesNoT: "без території (СТОП)",
+    crosses: "Початкові хрести",
+    kindFree: "товариська гра",
+    kindRanked: "рейтингова гра",
+    whoStarts: "Сині —",
+    whoServer: "за жеребом сервера",
+    whoMe: "я",
+    whoThem: "запрошений",
+    timeMinutes: "Хвилин кожному (0 = без годинника)",
+    addedSeconds: "Секунд за хід",
+    invitationFrom: "{nick} запрошує вас: {game}",
+    invitationTo: "Ви запросили {nick}: {game}",
+    rejectedBy: "{nick} відхилив ваше запрошення.",
+    accept: "Прийняти",
+    reject: "Відхилити",
+    cancel: "Скасувати",
+    ok: "OK",
+    yourMove: "Ваш хід",
+    theirMove: "Ходить {nick}",
+    watching: "Ви глядач",
+    gameOver: "Гру закінчено: {result}",
+    draw: "нічия",
+    wins: "перемога: {nick}",
+    byResignation: "здача",
+    onTime: "за часом",
+    byForfeit: "неявка",
+    byPoints: "на {points}",
+    voided: "скасована",
+    score: "Рахунок",
+    undo: "Повернути хід",
+    countScore: "Закінчити й порахувати",
+    countTerritory: "Порахувати територію",
+    resign: "Здатися",
+    confirmAgain: "Точно? Натисніть ще раз",
+    drop: "Скасувати гру",
+    stop: "СТОП",
+    again: "Нова гра за столом",
+    leave: "Покинути стіл",
+    clearRing: "Стерти оточення",
+    proposes: "{nick} пропонує: {what}",
+    youPropose: "Ви запропонували: {what}",
+    propUndo: "повернути останній хід",
+    propScore: "закінчити з поточним рахунком",
+    propTerr: "порахувати територію",
+    propResign: "здатися",
+    propDrop: "скасувати гру",
+    propNew: "нову гру",
+    downloadSgf: "Завантажити запис гри (SGF)",
+    reconnecting: "Немає зв’язку; повторюю…",
+    wrongLogin: "Неправильний нік або пароль.",
+    passwordNeeded: "Для реєстрації потрібен пароль; без пароля ви граєте як гість.",
+    takeOverQuestion: "Це посилання відкриває сеанс гравця {nick}, відкритий в іншій програмі, і забирає його. Продовжуйте, лише якщо {nick} — це ви.",
+    takeOver: "Продовжити як цей гравець",
+    linkNotLive: "Сеанс із посилання вже не відкритий: увійдіть знову.",
+    nickTaken: "Цей нік зайнятий.",
+    badNick: "Нік: 1-20 латинських або кириличних літер, цифр, _ чи поодиноких пробілів.",
+    privateWith: "Особисто: {nick}",
+    drawingRing: "Клацайте свої точки, щоб намалювати оточення, потім вільну точку, щоб зіграти його.",
+    newAnalysis: "Відкрити дошку для аналізу",
+    analyse: "Розібрати цю партію",
+    nextDot: "Наступна точка",
+    inTurn: "по черзі",
+    blue: "синя",
+    red: "червона",
+    nextDotIs: "Аналіз: наступна точка {colour}",
+    analysisBy: "Аналізує {nick}",
+    kindAnalysis: "аналіз",
+    kindComputer: "з комп’ютером",
+    you: "ви",
+  },
 };
+
+for (const [code, texts] of Object.entries(TEXTS)) Object.assign(texts, SERVER_LINES[code], REFUSALS[code]);
 
 export const LANGUAGES = Object.keys(TEXTS);
 
@@ -354,6 +452,7 @@ export const LANGUAGES = Object.keys(TEXTS);
 export function defaultLanguage() {
   for (const wanted of navigator.languages || [navigator.language || "en"]) {
     const code = wanted.slice(0, 2).toLowerCase();
+    if (code === "uk") return "ua"; // zagram's code for Ukrainian is ua, the browser's uk
     if (TEXTS[code]) return code;
   }
   return "en";
@@ -363,4 +462,9 @@ export function translator(lang) {
   const texts = TEXTS[lang] || TEXTS.en;
   return (key, values = {}) =>
     (texts[key] ?? TEXTS.en[key] ?? key).replace(/\{(\w+)\}/g, (_, name) => String(values[name] ?? ""));
+}
+
+/** The English sentence of a key: how lines.js reads the names and numbers of a server line. */
+export function englishText(key) {
+  return TEXTS.en[key];
 }

@@ -238,8 +238,9 @@ async def test_undo_in_multipoints_own_games_is_refused_clearly(lobby: Lobby) ->
     await lobby.round()
     red.propose(uid, "accept2undo")
     await lobby.round()
-    assert errors(blue.tabs[uid].chat) == ["Undo is not allowed at this table."]
-    assert errors(red.tabs[uid].chat) == ["There is no undo proposition to answer."]
+    # MultiPoints logs in as `ru`: the refusals are written in Russian (server/hub/sentences.py)
+    assert errors(blue.tabs[uid].chat) == ["За этим столом это не разрешено."]
+    assert errors(red.tabs[uid].chat) == ["На это предложение вы ответить не можете."]
     assert len(lobby.room(uid).game.moves) == 2
 
 
@@ -270,5 +271,5 @@ async def test_new_cannot_be_rejected_and_multipoints_never_sends_it(lobby: Lobb
     zagram.commands = list(red.queue)
     zagram.send("u", uid, "reject1new")
     reply = await zagram.poll()
-    assert errors(reply.lines(int(uid))) == ["A new game cannot be rejected; just do not agree."]
+    assert errors(reply.lines(int(uid))) == ["Такое предложение или ответ сейчас невозможны."]
     assert lobby.room(uid).proposal == (1, "new")

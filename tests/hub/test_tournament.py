@@ -71,7 +71,7 @@ def test_a_player_who_never_moves_forfeits_and_a_table_nobody_came_to_is_void() 
     assert str(room_of(hub, nobody).game.result) == "Void"
     assert str(room_of(hub, moved).game.result) == "B+F"  # Eve: 30 s of sayHi + 120 s, long gone
     texts = [entry.text for entry in hub.tables[nobody].chat.entries]
-    assert "Nobody showed up: the game is void." in texts
+    assert "Nobody showed up; the game was cancelled." in texts
 
 
 def test_an_r_game_makes_the_lower_rated_player_blue() -> None:

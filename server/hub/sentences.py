@@ -1,0 +1,251 @@
+"""The sentences the server writes in chat: a table's server lines and the lines for one player.
+
+A table's server line is one line for everyone at the table, so it is written in English, as a plain
+sentence; its nickType (the event's code, `W+R`, `u1undo`...) is what clients read, and the built-in
+client says the line again in its reader's language from the code and the names and numbers of the
+English sentence (server/static/server-words.js keeps the same sentences: keep the two in step).
+
+A line for one player only (why their command was refused, a message not delivered) is written in
+that player's language: the sentence for the refusal's code from the catalogue below, or the English
+sentence the refusal came with when the catalogue has no entry or the player reads English (the English
+one says more: it names the table, the nick, the limit). docs/protocol.md, "Server lines".
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from server.engine.game import Result
+from server.hub.clock import MAX_GIFT
+from server.protocol.codec import MAX_CHAT
+
+PROPOSAL_WORDS = {  # what a proposition asks for, in a server line
+    "score": "finish the game with the current result",
+    "terr": "count the territory and finish",
+    "drop": "cancel the game",
+    "draw": "end the game in a draw",
+    "new": "play a new game",
+    "undo": "take back the last move",
+}
+
+
+def _points(score: Fraction) -> str:
+    return str(score.numerator) if score.denominator == 1 else f"{float(score):g}"
+
+
+Pair = tuple[str, str]
+
+
+def result_sentence(result: Result, names: Pair, scores: tuple[Fraction, Fraction], how: str) -> str:
+    """The English line that says how a game ended. `names` and `scores` are blue's and red's; `how` is
+    `agreed` for a result both players agreed to, `no-show` for a tournament game nobody came to."""
+    if result.reason == "Void":
+        return "Nobody showed up; the game was cancelled." if how == "no-show" else "The game was cancelled."
+    if result.winner == 0:
+        if how == "agreed":
+            return "Draw by agreement."
+        return f"Draw, {_points(scores[0])}:{_points(scores[1])}."
+    winner, loser = names[result.winner - 1], names[2 - result.winner]
+    if result.reason == "R":
+        return f"{winner} won by resignation."
+    if result.reason == "T":
+        return f"{winner} won on time."
+    if result.reason == "F":
+        return f"{winner} won by forfeit: {loser} did not show up."
+    won, lost = scores[result.winner - 1], scores[2 - result.winner]
+    return f"{winner} won {_points(won)}:{_points(lost)}."
+
+
+# --- lines for one player ----------------------------------------------------------------------
+
+LANGUAGE_OF = {"uk": "ua"}  # zagram's code for Ukrainian is `ua`; a client may send the standard `uk`
+
+# Beside the refusals' codes (docs/protocol.md, "Errors"): `notReached` (an action sent to another
+# member that could not reach it), `notDelivered` (a private line to a player of another member).
+CATALOGUE: dict[str, dict[str, str]] = {
+    "badTable": {
+        "pl": "To nie jest numer stołu.",
+        "ru": "Это не номер стола.",
+        "ua": "Це не номер столу.",
+    },
+    "noSuchTable": {
+        "pl": "Nie ma takiego stołu.",
+        "ru": "Такого стола нет.",
+        "ua": "Такого столу немає.",
+    },
+    "notAtTable": {
+        "pl": "Nie jesteś przy tym stole.",
+        "ru": "Вы не за этим столом.",
+        "ua": "Ви не за цим столом.",
+    },
+    "emptyMessage": {
+        "pl": "Pusta wiadomość nie została wysłana.",
+        "ru": "Пустое сообщение не отправлено.",
+        "ua": "Порожнє повідомлення не надіслано.",
+    },
+    "tooLong": {
+        "pl": f"Wiadomość jest za długa (najwyżej {MAX_CHAT} znaków); nie została wysłana.",
+        "ru": f"Сообщение слишком длинное (не больше {MAX_CHAT} символов); оно не отправлено.",
+        "ua": f"Повідомлення задовге (не більше {MAX_CHAT} символів); його не надіслано.",
+    },
+    "repeatedLine": {
+        "pl": "Ta sama wiadomość po raz kolejny: nie została wysłana.",
+        "ru": "То же сообщение ещё раз: оно не отправлено.",
+        "ua": "Те саме повідомлення ще раз: його не надіслано.",
+    },
+    "notOnline": {
+        "pl": "Tego gracza nie ma teraz na serwerze.",
+        "ru": "Этого игрока сейчас нет на сервере.",
+        "ua": "Цього гравця зараз немає на сервері.",
+    },
+    "noSuchLine": {
+        "pl": "Nie ma takiej wiadomości ani rozmowy.",
+        "ru": "Нет такого сообщения или разговора.",
+        "ua": "Немає такого повідомлення чи розмови.",
+    },
+    "notModerator": {
+        "pl": "Tylko moderatorzy mogą to zrobić.",
+        "ru": "Это могут делать только модераторы.",
+        "ua": "Це можуть робити лише модератори.",
+    },
+    "badCommand": {
+        "pl": "Serwer nie zrozumiał tego polecenia.",
+        "ru": "Сервер не понял эту команду.",
+        "ua": "Сервер не зрозумів цю команду.",
+    },
+    "unsupported": {
+        "pl": "To polecenie nie działa na tym serwerze.",
+        "ru": "Эта команда не работает на этом сервере.",
+        "ua": "Ця команда не працює на цьому сервері.",
+    },
+    "noInvitation": {
+        "pl": "Tego zaproszenia już nie ma.",
+        "ru": "Этого приглашения уже нет.",
+        "ua": "Цього запрошення вже немає.",
+    },
+    "busy": {
+        "pl": "Teraz się nie da: trwa inna gra albo zaproszenie.",
+        "ru": "Сейчас нельзя: идёт другая игра или приглашение.",
+        "ua": "Зараз не можна: триває інша гра або запрошення.",
+    },
+    "blocked": {
+        "pl": "Ten gracz nie przyjmuje twoich zaproszeń.",
+        "ru": "Этот игрок не принимает ваши приглашения.",
+        "ua": "Цей гравець не приймає ваших запрошень.",
+    },
+    "badGameType": {
+        "pl": "Takiej gry nie można tu rozpocząć.",
+        "ru": "Такую игру здесь начать нельзя.",
+        "ua": "Таку гру тут почати не можна.",
+    },
+    "noSuchGame": {
+        "pl": "Nie ma takiej gry w archiwum.",
+        "ru": "Такой партии нет в архиве.",
+        "ua": "Такої партії немає в архіві.",
+    },
+    "badNick": {
+        "pl": "Z tym graczem nie można tego zrobić.",
+        "ru": "С этим игроком так нельзя.",
+        "ua": "З цим гравцем так не можна.",
+    },
+    "badLang": {
+        "pl": "Nieznany język.",
+        "ru": "Неизвестный язык.",
+        "ua": "Невідома мова.",
+    },
+    "notPlayer": {
+        "pl": "Mogą to zrobić tylko gracze przy tym stole.",
+        "ru": "Это могут делать только игроки за этим столом.",
+        "ua": "Це можуть робити лише гравці за цим столом.",
+    },
+    "gameOver": {
+        "pl": "Gra jest już skończona.",
+        "ru": "Игра уже окончена.",
+        "ua": "Гру вже закінчено.",
+    },
+    "illegalMove": {
+        "pl": "Ten ruch jest niedozwolony.",
+        "ru": "Такой ход не разрешён.",
+        "ua": "Такий хід не дозволено.",
+    },
+    "badMove": {
+        "pl": "Nieprawidłowy ruch albo otoczenie.",
+        "ru": "Неверный ход или окружение.",
+        "ua": "Неправильний хід або оточення.",
+    },
+    "badColour": {
+        "pl": "Nie możesz wybrać tego koloru.",
+        "ru": "Этот цвет выбрать нельзя.",
+        "ua": "Цей колір вибрати не можна.",
+    },
+    "badProposal": {
+        "pl": "Taka propozycja lub odpowiedź jest teraz niemożliwa.",
+        "ru": "Такое предложение или ответ сейчас невозможны.",
+        "ua": "Така пропозиція чи відповідь зараз неможлива.",
+    },
+    "noProposal": {
+        "pl": "Na tę propozycję nie możesz odpowiedzieć.",
+        "ru": "На это предложение вы ответить не можете.",
+        "ua": "На цю пропозицію ви відповісти не можете.",
+    },
+    "noRight": {
+        "pl": "Przy tym stole to niedozwolone.",
+        "ru": "За этим столом это не разрешено.",
+        "ua": "За цим столом це не дозволено.",
+    },
+    "noClock": {
+        "pl": "Ta gra nie ma zegara.",
+        "ru": "В этой игре нет часов.",
+        "ua": "У цій грі немає годинника.",
+    },
+    "badTime": {
+        "pl": f"Można dodać od 1 do {MAX_GIFT} sekund.",
+        "ru": f"Добавить можно от 1 до {MAX_GIFT} секунд.",
+        "ua": f"Додати можна від 1 до {MAX_GIFT} секунд.",
+    },
+    "notYourSeat": {
+        "pl": "Twoje miejsce przy tym stole zajmuje inna twoja sesja.",
+        "ru": "Ваше место за этим столом занято другим вашим сеансом.",
+        "ua": "Ваше місце за цим столом зайняте іншим вашим сеансом.",
+    },
+    "tooFast": {
+        "pl": "Za szybko; poczekaj chwilę.",
+        "ru": "Слишком быстро; подождите немного.",
+        "ua": "Занадто швидко; зачекайте трохи.",
+    },
+    "tooManyTables": {
+        "pl": "Nie można teraz otworzyć więcej stołów; spróbuj później.",
+        "ru": "Сейчас нельзя открыть больше столов; попробуйте позже.",
+        "ua": "Зараз не можна відкрити більше столів; спробуйте пізніше.",
+    },
+    "tooManyGames": {
+        "pl": "Jeden z graczy ma już za dużo niedokończonych gier.",
+        "ru": "У одного из игроков уже слишком много незаконченных игр.",
+        "ua": "В одного з гравців уже забагато незакінчених ігор.",
+    },
+    "storage": {
+        "pl": "Serwer nie może teraz niczego zapisać, więc tego nie zrobiono; zegary na razie stoją.",
+        "ru": "Сервер сейчас не может ничего сохранить, поэтому это не сделано; часы пока стоят.",
+        "ua": "Сервер зараз не може нічого зберегти, тому це не зроблено; годинники поки стоять.",
+    },
+    "notReached": {
+        "en": "Not done: the table's server cannot be reached now.",
+        "pl": "Nie zrobiono: serwer tego stołu jest teraz nieosiągalny.",
+        "ru": "Не сделано: сервер этого стола сейчас недоступен.",
+        "ua": "Не зроблено: сервер цього столу зараз недоступний.",
+    },
+    "notDelivered": {
+        "en": "Your message to {nick} was not delivered: they are not reachable now.",
+        "pl": "Twoja wiadomość do {nick} nie dotarła: ten gracz jest teraz nieosiągalny.",
+        "ru": "Ваше сообщение для {nick} не доставлено: игрок сейчас недоступен.",
+        "ua": "Ваше повідомлення для {nick} не доставлено: гравець зараз недоступний.",
+    },
+}
+
+
+def for_player(lang: str, code: str, english: str = "", **values: str) -> str:
+    """The sentence for one player reading `lang`: the catalogue's for `code` in that language, else
+    `english` (or the catalogue's English), with `values` filled in."""
+    sentences = CATALOGUE.get(code, {})
+    text = sentences.get(LANGUAGE_OF.get(lang, lang)) or english or sentences.get("en", code)
+    return text.format(**values) if values else text

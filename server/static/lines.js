@@ -1,0 +1,63 @@
+// What the server says, in the reader's language: a table's server lines and the refusals.
+//
+// A server line at a table is one English sentence for everyone there; its nickType (the event's
+// code: `W+R`, `u1undo`, `l12`...) says what happened. The client says it again from the code and the
+// names and numbers of the sentence, read with the same English sentence kept in server-words.js: the names
+// come from the line itself, not from the table, because the colours swap with each new game on a
+// table while its chat keeps the lines of the earlier games. A line it cannot read is shown as sent.
+
+import { englishText } from "./i18n.js";
+
+const WHAT = { score: "whatScore", terr: "whatTerr", drop: "whatDrop", draw: "whatDraw", new: "whatNew", undo: "whatUndo" };
+
+// code -> the sentences (i18n keys) a line with that code may be; the first the text matches is it
+const KINDS = [
+  [/^stop[12]$/, ["lineStop"]],
+  [/^u[12](\w+)$/, ["lineProposes"]],
+  [/^ok[12](\w+)$/, ["lineAgreed"]],
+  [/^reject[12](\w+)$/, ["lineDeclined"]],
+  [/^cancel[12](\w+)$/, ["lineWithdrew"]],
+  [/^t[12]$/, ["lineGift"]],
+  [/^[BW]\+R$/, ["lineResigned"]],
+  [/^[BW]\+T$/, ["lineOnTime"]],
+  [/^[BW]\+F$/, ["lineForfeit"]],
+  [/^[BW]\+\d+(?:,\d+)?$/, ["lineWon"]],
+  [/^0$/, ["lineDraw", "lineDrawAgreed"]],
+  [/^Void$/, ["lineCancelled", "lineNobodyCame"]],
+  [/^l\d+$/, ["lineSaved"]],
+  [/^restart$/, ["lineRestart"]],
+];
+
+const readers = new Map(); // i18n key -> the RegExp that reads its English sentence
+
+function reader(key) {
+  if (!readers.has(key)) {
+    const escaped = englishText(key).replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    readers.set(key, new RegExp(`^${escaped.replace(/\\\{(\w+)\\\}/g, "(?<$1>.+?)")}$`));
+  }
+  return readers.get(key);
+}
+
+/** A server line (`{type, text}`, empty nick) in the reader's language; as sent when not known. */
+export function serverLineText(line, t) {
+  for (const [code, keys] of KINDS) {
+    const kind = code.exec(line.type);
+    if (!kind) continue;
+    const what = kind[1];
+    if (what !== undefined && !WHAT[what]) return line.text;
+    for (const key of keys) {
+      const found = reader(key).exec(line.text);
+      if (found) return t(key, { ...found.groups, ...(what ? { what: t(WHAT[what]) } : {}) });
+    }
+    return line.text;
+  }
+  return line.text;
+}
+
+/** A refusal (`err.<code>`, `nieOk.<code>`, `err.missing.<name>`) as a sentence; an unknown one
+ *  still says what the server answered. */
+export function refusalText(answer, t) {
+  const code = answer.replace(/^(err|nieOk)\./, "").split(".")[0];
+  const sentence = t(`err.${code}`);
+  return sentence === `err.${code}` ? t("refusedOther", { reason: answer }) : sentence;
+}

@@ -1,0 +1,113 @@
+"""The client's texts (server/static/i18n.js and server-words.js), read as text: every language has
+every key with the same `{names}`, the refusals the server writes itself read the same in the client, and
+every refusal code the server can answer has a sentence."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import server
+from server.engine.game import Result
+from server.hub.sentences import CATALOGUE, PROPOSAL_WORDS, result_sentence
+from server.protocol.codec import LANGUAGES as SERVER_LANGUAGES
+
+STATIC = Path(server.__file__).parent / "static"
+SOURCES = Path(server.__file__).parent
+LANGUAGES = ("en", "pl", "ru", "ua")
+# the organisers' setUpTable answers these (docs/tournaments.md); the built-in client never asks it
+ORGANISERS_ONLY = {"badKey", "keyNotForTournament", "samePlayer", "badSayHiTimes", "unknownPlayer"}
+SAID_OTHERWISE = {"wrongNickOrId"}  # the login form's own sentence (wrongLogin)
+
+FILES = ("i18n.js", "server-words.js")
+_BLOCK = re.compile(r"^(?:export )?const (\w+) = \{$")
+_LANGUAGE = re.compile(r"^  (\w+): \{$")
+_ENTRY = re.compile(r'^ {4}"?([\w.]+)"?: "((?:[^"\\]|\\.)*)",$')
+
+
+def client_texts() -> dict[str, dict[str, str]]:
+    """lang -> key -> text, over all the blocks (TEXTS of i18n.js, SERVER_LINES and REFUSALS)."""
+    texts: dict[str, dict[str, str]] = {}
+    block = lang = None
+    for line in "\n".join((STATIC / name).read_text() for name in FILES).splitlines():
+        if found := _BLOCK.match(line):
+            block, lang = found[1], None
+        elif block and (found := _LANGUAGE.match(line)):
+            lang = found[1]
+        elif block and lang and (found := _ENTRY.match(line)):
+            entries = texts.setdefault(lang, {})
+            assert found[1] not in entries, f"{lang}.{found[1]} twice"
+            entries[found[1]] = found[2].replace('\\"', '"')
+        elif line == "};":
+            block = lang = None
+    return texts
+
+
+def names(text: str) -> set[str]:
+    return set(re.findall(r"\{(\w+)\}", text))
+
+
+def test_the_parser_reads_every_entry() -> None:
+    source = "\n".join((STATIC / name).read_text() for name in FILES)
+    entries = sum(1 for line in source.splitlines() if re.match(r'^ {4}"?[\w.]+"?: "', line))
+    assert sum(len(keys) for keys in client_texts().values()) == entries
+
+
+def test_every_key_is_in_the_four_languages_with_the_same_names() -> None:
+    texts = client_texts()
+    assert tuple(texts) == LANGUAGES
+    assert set(LANGUAGES) <= set(SERVER_LANGUAGES)  # a language the client picks is one changeLang takes
+    english = texts["en"]
+    for lang in LANGUAGES[1:]:
+        assert sorted(set(english) - set(texts[lang])) == [], f"missing in {lang}"
+        assert sorted(set(texts[lang]) - set(english)) == [], f"only in {lang}"
+        for key, text in english.items():
+            assert names(texts[lang][key]) == names(text), f"{lang}.{key}"
+
+
+def test_the_refusals_the_server_writes_read_the_same_in_the_client() -> None:
+    texts = client_texts()
+    for code, sentences in CATALOGUE.items():
+        if "en" in sentences:  # a notice of the server's own, not an answer to a request
+            continue
+        for lang in LANGUAGES[1:]:
+            assert texts[lang][f"err.{code}"] == sentences[lang], f"{lang} {code}"
+
+
+def refusal_codes() -> set[str]:
+    """Every code the server's sources answer with: ProtocolError("code"...) and "err.code" literals."""
+    codes = set()
+    for path in SOURCES.rglob("*.py"):
+        source = path.read_text()
+        codes |= set(re.findall(r'ProtocolError\(\s*f?"([A-Za-z]+)', source))
+        codes |= set(re.findall(r'"err\.([A-Za-z]+)', source))
+        codes |= set(re.findall(r'"nieOk\.([A-Za-z]+)', source))
+    return codes
+
+
+def test_every_refusal_the_server_can_answer_has_a_sentence() -> None:
+    english = client_texts()["en"]
+    codes = refusal_codes()
+    assert {"busy", "notOnline", "missing", "storage", "internal", "tooManyLogins"} <= codes  # read right
+    asked = codes - ORGANISERS_ONLY - SAID_OTHERWISE
+    assert sorted(code for code in asked if f"err.{code}" not in english) == []
+
+
+def test_the_clients_english_server_lines_are_the_servers_sentences() -> None:
+    english = client_texts()["en"]
+    for what, words in PROPOSAL_WORDS.items():
+        assert english[f"what{what.capitalize()}"] == words
+    names2, scores = ("*Ala", "*Bob"), (12, 7)
+    cases = {
+        "lineResigned": (Result(1, "R"), "", {"winner": "*Ala"}),
+        "lineOnTime": (Result(2, "T"), "", {"winner": "*Bob"}),
+        "lineForfeit": (Result(1, "F"), "", {"winner": "*Ala", "loser": "*Bob"}),
+        "lineWon": (Result(1, "score", 5), "", {"winner": "*Ala", "won": "12", "lost": "7"}),
+        "lineDraw": (Result(0, "score"), "", {"blue": "12", "red": "7"}),
+        "lineDrawAgreed": (Result(0, "score"), "agreed", {}),
+        "lineCancelled": (Result(0, "Void"), "", {}),
+        "lineNobodyCame": (Result(0, "Void"), "no-show", {}),
+    }
+    for key, (result, how, values) in cases.items():
+        sentence = result_sentence(result, names2, scores, how)  # type: ignore[arg-type]
+        assert english[key].format(**values) == sentence, key

@@ -1,0 +1,137 @@
+"""What the server says, in each player's language, in Debian's Chromium (1280x900 and a 390x844 phone):
+a table's server lines said again from their codes, and refusals as sentences instead of codes."""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from playwright.sync_api import Page, expect
+
+from server.engine.gametype import parse_game_type
+from server.hub.clock import ManualTimers
+from server.hub.hub import Hub
+from tests.static.test_client import Player, browser, players, server, start_game
+
+__all__ = ["browser", "players", "server"]  # the fixtures of test_client.py, used here too
+
+
+def said(page: Page, lang: str, call: str, argument: Any) -> Any:
+    """`call` (a function of lines.js, t and the argument) run in the page, in language `lang`."""
+    return page.evaluate(
+        f"""async ([lang, argument]) => {{
+          const base = document.querySelector("script[type=module]").src;
+          const lines = await import(new URL("lines.js", base));
+          const {{ translator }} = await import(new URL("i18n.js", base));
+          const t = translator(lang);
+          return ({call})(lines, t, argument);
+        }}""",
+        [lang, argument],
+    )
+
+
+def server_lines_of_a_game() -> list[dict[str, str]]:
+    """The server lines a real hub writes at a table over two games, as {type, text}."""
+    hub = Hub(timers=ManualTimers(), rng=random.Random(1), clock=lambda: 1_700_000_000.0)
+    hub.guest_login("ala123", "*Ala", "en")
+    hub.guest_login("bob456", "*Bob", "en")
+    uid = hub.open_table(parse_game_type("1010noT1F0.120.5"), "*Ala", "*Bob").uid
+    for secret, action, argument in [
+        ("ala123", "move", "ai"),
+        ("bob456", "propose", "undo"),
+        ("ala123", "propose", "reject2undo"),
+        ("bob456", "give_time", "30"),
+        ("bob456", "propose", "draw"),
+        ("bob456", "propose", "cancel2draw"),
+        ("bob456", "move", "jj"),
+        ("ala123", "stop", ""),
+        ("bob456", "stop", ""),  # the end of the first game, by score
+        ("ala123", "propose", "new"),
+        ("bob456", "propose", "new"),  # the second game: *Bob is blue
+        ("bob456", "propose", "draw"),
+        ("ala123", "propose", "ok1draw"),
+    ]:
+        do = getattr(hub, action)
+        do(secret, str(uid), argument) if argument else do(secret, str(uid))
+    hub.games.announce_shutdown()
+    return [{"type": e.nick_type, "text": e.text} for e in hub.tables[uid].chat.entries if not e.nick]
+
+
+def test_every_server_line_a_game_writes_is_read_again_in_ukrainian(players: tuple[Player, Player]) -> None:
+    ala, _ = players
+    lines = server_lines_of_a_game()
+    codes = {line["type"] for line in lines}
+    assert codes >= {"u2undo", "reject2undo", "t2", "u2draw", "cancel2draw", "stop1", "W+2", "0", "l1"}
+    assert "restart" in codes
+    render = "(lines, t, all) => all.map((line) => lines.serverLineText(line, t))"
+
+    # in English the client's sentences are the server's own, word for word: each line was read
+    assert said(ala.page, "en", render, lines) == [line["text"] for line in lines]
+    ukrainian = said(ala.page, "ua", render, lines)
+    assert [text for text, line in zip(ukrainian, lines, strict=True) if text == line["text"]] == []
+    assert "*Bob перемагає з рахунком 2:0." in ukrainian
+    assert "*Ala відхиляє пропозицію: повернути останній хід." in ukrainian
+    assert "*Bob додає суперникові 30 с." in ukrainian
+    assert ukrainian[-2:] == [
+        "Нічия за згодою.",
+        "Сервер перезапускається; ігри продовжаться, коли він повернеться.",
+    ]
+
+
+def test_a_line_or_refusal_the_client_does_not_know_is_still_readable(players: tuple[Player, Player]) -> None:
+    page = players[0].page
+    render = "(lines, t, line) => lines.serverLineText(line, t)"
+    unknown = {"type": "somethingNew", "text": "A sentence of a newer server."}
+    assert said(page, "pl", render, unknown) == "A sentence of a newer server."
+    reworded = {"type": "W+R", "text": "*Bob wins, *Ala having resigned."}  # a code known, a text not
+    assert said(page, "ru", render, reworded) == "*Bob wins, *Ala having resigned."
+    refusal = "(lines, t, answer) => lines.refusalText(answer, t)"
+    assert said(page, "ua", refusal, "err.busy") == "Зараз не можна: триває інша гра або запрошення."
+    missing = said(page, "pl", refusal, "err.missing.table")
+    assert missing == "W żądaniu brakuje czegoś, czego potrzebuje serwer."
+    assert said(page, "en", refusal, "err.aNewCode") == "That did not work (the server said: err.aNewCode)."
+
+
+def resign(player: Player) -> None:
+    """The button asks once, in whatever language: a second click does it."""
+    button = player.page.locator('[data-propose="resign"]')
+    button.click()
+    expect(button).to_have_class(re.compile("asking"))
+    button.click()
+
+
+def chat_line(player: Player, text: str) -> None:
+    expect(player.page.locator("#chat-lines li", has_text=text)).to_be_visible()
+
+
+def test_results_and_refusals_in_ukrainian_on_a_desktop_and_polish_on_a_phone(
+    players: tuple[Player, Player],
+) -> None:
+    ala, bob = players  # 1280x900 and 390x844
+    expect(ala.page.locator("#language option")).to_have_text(["EN", "PL", "RU", "UA"])
+    start_game(ala, bob)
+    ala.page.select_option("#language", "ua")
+    bob.page.select_option("#language", "pl")
+    expect(ala.page.locator("#turn")).to_have_text("Ваш хід")
+    ala.page.click('#board [data-point="bc"]')
+    bob.sees_dot("bc")
+
+    resign(bob)
+    chat_line(ala, "*Ala перемагає: суперник здається.")
+    chat_line(bob, "*Ala wygrywa: przeciwnik się poddaje.")
+    chat_line(ala, "Гру збережено під номером 1.")
+    chat_line(bob, "Gra zapisana pod numerem 1.")
+    expect(bob.page.locator("#chat-lines")).not_to_contain_text("won by resignation")
+
+    for player, sentence in [
+        (bob, "Ta sama wiadomość po raz kolejny: nie została wysłana."),
+        (ala, "Те саме повідомлення ще раз: його не надіслано."),
+    ]:
+        for _ in range(3):
+            player.say("gg")
+        player.page.fill("#chat-text", "gg")
+        player.page.click("#chat-form button")  # the fourth time in a minute is refused: err.repeatedLine
+        expect(player.page.locator("#notice")).to_have_text(sentence)
+        expect(player.page.locator("#notice")).to_be_visible()
+        expect(player.page.locator("#notice")).not_to_contain_text("repeatedLine")
