@@ -6,13 +6,11 @@ import {
   analysisGameType, buildGameType, describeGameType, encodeText, guestId, moveOfNode, parseChatLine, parseClockLine,
   parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf, position, registeredId, sgfNodes,
 } from "./protocol.js";
+import { CELL, at, drawPosition, svg } from "./board.js";
 import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
 
 const LONG_POLL_SECONDS = 25;
 const RETRY_MS = 1000;
-const CELL = 20;
-const MARGIN = 22;
-const SVG = "http://www.w3.org/2000/svg";
 const COMPUTER = new Set(["AI easy", "AI medium", "AI hard"]); // the server's AI players (docs/ai.md)
 
 const $ = (selector) => document.querySelector(selector);
@@ -644,38 +642,10 @@ function renderClocks() {
   }
 }
 
-function svg(tag, attributes = {}) {
-  const made = document.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attributes)) made.setAttribute(name, value);
-  return made;
-}
-
-const at = (n) => MARGIN + n * CELL;
-
 function renderBoard(table, view, side) {
   const { width, height } = table.desc;
   const board = $("#board");
-  board.setAttribute("viewBox", `0 0 ${2 * MARGIN + (width - 1) * CELL} ${2 * MARGIN + (height - 1) * CELL}`);
-  const parts = [];
-  for (let x = 0; x < width; x++) {
-    parts.push(svg("line", { class: "grid", x1: at(x), y1: at(0), x2: at(x), y2: at(height - 1) }));
-    parts.push(Object.assign(svg("text", { class: "coordinate", x: at(x), y: MARGIN / 2 }), { textContent: x + 1 }));
-  }
-  for (let y = 0; y < height; y++) {
-    parts.push(svg("line", { class: "grid", x1: at(0), y1: at(y), x2: at(width - 1), y2: at(y) }));
-    parts.push(Object.assign(svg("text", { class: "coordinate", x: MARGIN / 2, y: at(y) }), { textContent: y + 1 }));
-  }
-  for (const { owner, ring } of view.realms) {
-    parts.push(svg("polygon", { class: `realm realm-${owner}`, points: ring.map(([x, y]) => `${at(x)},${at(y)}`).join(" ") }));
-  }
-  for (const [key, colour] of view.dots) {
-    const [x, y] = pointFromSgf(key);
-    const dot = svg("circle", { cx: at(x), cy: at(y), r: 5, class: `dot dot-${colour}${view.captured.has(key) ? " captured" : ""}` });
-    dot.dataset.dot = key;
-    parts.push(dot);
-  }
-  const last = table.moves.at(-1);
-  if (last?.point) parts.push(svg("circle", { class: "last", cx: at(last.point[0]), cy: at(last.point[1]), r: 8 }));
+  const parts = drawPosition(board, width, height, view, table.moves.at(-1)?.point);
   const drawings = [];
   if (side && state.drawing.path.length) drawings.push(state.drawing.path);
   for (const [who, where] of Object.entries(table.drawing)) {
