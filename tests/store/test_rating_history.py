@@ -28,7 +28,7 @@ def finished(uid: int, blue: str, red: str, winner: int, *, rated: bool = True) 
         record=GameRecord(width=10, height=10),
         blue=blue,
         red=red,
-        game_type="1010stanr0.0.0",
+        game_type="1010s0..a.R.n....",
         result=Result(winner, "R"),
         rated=rated,
         tournament=None,
