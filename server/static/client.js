@@ -158,6 +158,7 @@ function startPolling() {
   state = freshState();
   render();
   poll(mine);
+  analyseAsked();
 }
 
 async function poll(mine) {
@@ -528,7 +529,7 @@ function renderPlayers() {
     ...state.people.map((nick) => {
       const info = state.info.get(nick) || { free: true };
       const label = info.rating ? `${nick} (${info.rating})` : nick;
-      const row = element("li", { className: info.free ? "" : "busy" }, element("span", { className: "nick", textContent: label }));
+      const row = element("li", { className: info.free ? "" : "busy" }, playerLink(nick, { className: "nick", textContent: label }));
       row.dataset.nick = nick;
       if (nick !== session.nick) {
         const computer = COMPUTER.has(nick);
@@ -546,10 +547,10 @@ function renderTables() {
   const list = $("#tables");
   list.replaceChildren(
     ...[...state.tables.entries()].map(([uid, { desc, status }]) => {
-      const players = desc ? `${desc.blue} – ${desc.red}` : "";
+      const players = desc ? [" ", playerLink(desc.blue), " – ", playerLink(desc.red)] : [];
       const result = status?.result ? ` · ${status.result}` : "";
-      const what = `#${uid} ${players}${desc ? ` · ${describe(desc.gameType)}` : ""}${result}`;
-      const row = element("li", {}, element("span", { className: "what", textContent: what }));
+      const what = `${desc ? ` · ${describe(desc.gameType)}` : ""}${result}`;
+      const row = element("li", {}, element("span", { className: "what" }, `#${uid}`, ...players, what));
       row.dataset.table = uid;
       if (!state.subscriptions.includes(uid)) {
         row.append(button(t("watch"), () => act({ co: "zmienStol", newTable: uid }), { className: "watch" }));
@@ -557,6 +558,11 @@ function renderTables() {
       return row;
     }),
   );
+}
+
+/** A nick as a link to its player page, in a new tab so that a game in progress stays open. */
+function playerLink(nick, properties = { textContent: nick }) {
+  return element("a", { href: `player/${encodeURIComponent(nick)}`, target: "_blank", rel: "noopener", ...properties });
 }
 
 function resultText(result, desc) {
@@ -575,8 +581,8 @@ function renderGame() {
   const { desc, status } = table;
   const side = mySide(table);
   const view = position(table.setup, table.moves);
-  $("#blue-name").textContent = desc.blue;
-  $("#red-name").textContent = desc.red;
+  $("#blue-name").replaceChildren(playerLink(desc.blue));
+  $("#red-name").replaceChildren(playerLink(desc.red));
   $("#blue-score").textContent = view.score[1];
   $("#red-score").textContent = view.score[2];
   for (const [which, number] of [["blue", 1], ["red", 2]]) {
@@ -626,6 +632,19 @@ function openAnalysis(archived) {
     ? { width: archived.desc.width, height: archived.desc.height, rules: archived.desc.rules, archive: archived.status.archive }
     : { width, height, rules: $("#rules").value, crosses: Number($("#crosses").value) };
   act({ co: "zapraszam", whom: session.nick, gameType: analysisGameType({ ...board, analyser: session.nick }) });
+}
+
+/** The game page's "Continue on an analysis table" (`?analyse=<number>`), done once logged in. */
+async function analyseAsked() {
+  const number = sessionStorage.getItem("kropki.analyse");
+  if (!number) return;
+  sessionStorage.removeItem("kropki.analyse");
+  try {
+    const archived = await (await fetch(`game/${number}.json`)).json();
+    openAnalysis({ desc: describeGameType(archived.gameType), status: { archive: number } });
+  } catch {
+    notify(t("refused", { reason: `game ${number}` }));
+  }
 }
 
 function renderClocks() {
@@ -854,6 +873,10 @@ function start() {
   const link = new URLSearchParams(location.search);
   if (link.get("lang") && LANGUAGES.includes(link.get("lang"))) lang = link.get("lang");
   t = translator(lang);
+  if (/^\d{1,12}$/.test(link.get("analyse") || "")) {
+    sessionStorage.setItem("kropki.analyse", link.get("analyse"));
+    history.replaceState(null, "", location.pathname);
+  }
   if (link.get("id") && link.get("opis")) {
     history.replaceState(null, "", location.pathname);
     askToTakeOver({ nick: link.get("opis"), id: link.get("id") });
