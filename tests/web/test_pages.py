@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
 
-from server.app import STORE_KEY
+from server.app import STORE_KEY, create_app
+from server.config import Settings
 from server.engine.board import BLACK, WHITE
 from server.engine.game import Result
 from server.engine.replay import replay_record
@@ -197,3 +200,21 @@ async def test_the_four_results_read_back_as_stored(client: TestClient) -> None:
     game.result = Result(WHITE, "T")
     await archive(client.app[STORE_KEY], game)
     assert (await (await client.get("/game/1.json")).json())["result"] == "W+T"
+
+
+async def test_an_operators_client_has_the_json_but_not_the_pages(
+    aiohttp_client: AiohttpClient, settings: Settings, tmp_path: Path
+) -> None:
+    folder = tmp_path / "client"
+    folder.mkdir()
+    (folder / "index.html").write_text("<html>zagram client</html>")
+    client = await aiohttp_client(create_app(dataclasses.replace(settings, static_dir=folder)))
+    await archive(client.app[STORE_KEY], finished("*Ala", "*Bob"))
+
+    listed = await client.get("/games", headers={"Accept": BROWSER})
+    page = await client.get("/game/1")
+    replay = await client.get("/game/1.json")
+
+    assert listed.content_type == "application/json" and len(await listed.json()) == 1
+    assert page.status == 404 and "/game/1.json" in await page.text()
+    assert replay.status == 200 and (await replay.json())["number"] == 1
