@@ -20,8 +20,8 @@ from server.hub.tables import TABLE_BLOCK
 from server.logs import Fields
 from server.store.serverlock import Holder
 from server.store.store import Store
-from server.web import archive, auth, clients, frontdoor, health, kropki, metrics, tournament
-from server.web.assets import Assets
+from server.web import archive, auth, clients, frontdoor, health, kropki, metrics, pages, tournament
+from server.web.assets import PAGES_KEY, Assets
 from server.web.common import HUB_KEY, MEMBERSHIP_KEY, MOVER_KEY, NICKS_KEY, STORE_KEY
 from server.web.connections import DIRECT_PATHS_KEY
 from server.web.limits import AddressLimiter, LoginGuard
@@ -71,12 +71,14 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     if settings.redis_url is not None:
         app.cleanup_ctx.append(_membership)
     app.on_shutdown.append(_announce_shutdown)
-    for module in (health, kropki, auth, archive, tournament, metrics):
+    for module in (health, kropki, auth, archive, pages, tournament, metrics):
         app.add_routes(module.routes)
     # Every client polls this about once a second: `serve` answers it without the router (connections.py)
     app[DIRECT_PATHS_KEY] = ("/a.kropki",)
     if settings.static_dir is None:
-        Assets(BUILT_IN_CLIENT).add_routes(app)
+        assets = Assets(BUILT_IN_CLIENT)
+        assets.add_routes(app)
+        app[PAGES_KEY] = assets
     else:
         _serve_folder(app, settings.static_dir)
     return app

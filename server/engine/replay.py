@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TextIO
 
@@ -105,7 +106,8 @@ def _stops(game: Game, comment: str | None, where: str) -> None:
                 raise ReplayError(f"{where}: STOP: {exc}") from exc
 
 
-def replay_record(record: GameRecord) -> Replayed:
+def replay_record(record: GameRecord, after_move: Callable[[Game], None] | None = None) -> Replayed:
+    """The record played by the engine; `after_move` sees the game after each of the record's moves."""
     rules = rules_of(record)
     try:
         black = tuple(parse_points("".join(record.black_setup), record.width, record.height))
@@ -141,6 +143,8 @@ def replay_record(record: GameRecord) -> Replayed:
         if game.moves:
             game.moves[-1].time_left = sgf_move.time_left
         _stops(game, sgf_move.comment, where)
+        if after_move is not None:
+            after_move(game)
     captured = (game.captured(BLACK), game.captured(WHITE))
     if record.black_territory is not None or record.white_territory is not None:
         try:

@@ -6,14 +6,12 @@ import {
   analysisGameType, buildGameType, describeGameType, encodeText, guestId, moveOfNode, parseChatLine, parseClockLine,
   parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf, position, registeredId, sgfNodes,
 } from "./protocol.js";
+import { CELL, at, drawPosition, svg } from "./board.js";
 import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
 import { refusalText, serverLineText } from "./lines.js";
 
 const LONG_POLL_SECONDS = 25;
 const RETRY_MS = 1000;
-const CELL = 20;
-const MARGIN = 22;
-const SVG = "http://www.w3.org/2000/svg";
 const COMPUTER = new Set(["AI easy", "AI medium", "AI hard"]); // the server's AI players (docs/ai.md)
 const LOW_TIME_SECONDS = 10; // a player's clock under this sounds once a turn
 // Each sound a few short tones (frequency Hz, seconds), made in the browser: no files to load.
@@ -172,6 +170,7 @@ function startPolling() {
   state = freshState();
   render();
   poll(mine);
+  analyseAsked();
 }
 
 async function poll(mine) {
@@ -602,7 +601,7 @@ function renderPlayers() {
     ...state.people.map((nick) => {
       const info = state.info.get(nick) || { free: true };
       const label = info.rating ? `${nick} (${info.rating})` : nick;
-      const row = element("li", { className: info.free ? "" : "busy" }, element("span", { className: "nick", textContent: label }));
+      const row = element("li", { className: info.free ? "" : "busy" }, playerLink(nick, { className: "nick", textContent: label }));
       row.dataset.nick = nick;
       if (nick !== session.nick) {
         const computer = COMPUTER.has(nick);
@@ -634,11 +633,11 @@ function renderTables() {
   finishedButton.textContent = state.showFinished ? t("hideFinished") : t("showFinished", { count: finished });
   list.replaceChildren(
     ...[...state.tables.entries()].filter(([uid, { status }]) => state.showFinished || !over(uid, status)).map(([uid, { desc, status }]) => {
-      const players = desc ? `${desc.blue} – ${desc.red}` : "";
+      const players = desc ? [" ", playerLink(desc.blue), " – ", playerLink(desc.red)] : [];
       const result = status?.result ? ` · ${status.result}` : "";
       const people = here.get(uid) ? ` · ${t("peopleHere", { count: here.get(uid) })}` : "";
-      const what = `#${uid} ${players}${desc ? ` · ${describe(desc.gameType)}` : ""}${result}${people}`;
-      const row = element("li", {}, element("span", { className: "what", textContent: what }));
+      const what = `${desc ? ` · ${describe(desc.gameType)}` : ""}${result}${people}`;
+      const row = element("li", {}, element("span", { className: "what" }, `#${uid}`, ...players, what));
       row.dataset.table = uid;
       if (!state.subscriptions.includes(uid)) {
         row.append(button(t("watch"), () => act({ co: "zmienStol", newTable: uid }), { className: "watch" }));
@@ -646,6 +645,11 @@ function renderTables() {
       return row;
     }),
   );
+}
+
+/** A nick as a link to its player page, in a new tab so that a game in progress stays open. */
+function playerLink(nick, properties = { textContent: nick }) {
+  return element("a", { href: `player/${encodeURIComponent(nick)}`, target: "_blank", rel: "noopener", ...properties });
 }
 
 function resultText(result, desc) {
@@ -667,8 +671,8 @@ function renderGame() {
   const { desc, status } = table;
   const side = mySide(table);
   const view = position(table.setup, table.moves);
-  $("#blue-name").textContent = desc.blue;
-  $("#red-name").textContent = desc.red;
+  $("#blue-name").replaceChildren(playerLink(desc.blue));
+  $("#red-name").replaceChildren(playerLink(desc.red));
   $("#blue-score").textContent = view.score[1];
   $("#red-score").textContent = view.score[2];
   for (const [which, number] of [["blue", 1], ["red", 2]]) {
@@ -728,6 +732,19 @@ function openAnalysis(archived) {
   act({ co: "zapraszam", whom: session.nick, gameType: analysisGameType({ ...board, analyser: session.nick }) });
 }
 
+/** The game page's "Continue on an analysis table" (`?analyse=<number>`), done once logged in. */
+async function analyseAsked() {
+  const number = sessionStorage.getItem("kropki.analyse");
+  if (!number) return;
+  sessionStorage.removeItem("kropki.analyse");
+  try {
+    const archived = await (await fetch(`game/${number}.json`)).json();
+    openAnalysis({ desc: describeGameType(archived.gameType), status: { archive: number } });
+  } catch {
+    notify(t("refused", { reason: `game ${number}` }));
+  }
+}
+
 function renderClocks() {
   const table = currentGame();
   for (const [which, index] of [["blue", 0], ["red", 1]]) {
@@ -748,38 +765,10 @@ function renderClocks() {
   }
 }
 
-function svg(tag, attributes = {}) {
-  const made = document.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attributes)) made.setAttribute(name, value);
-  return made;
-}
-
-const at = (n) => MARGIN + n * CELL;
-
 function renderBoard(table, view, side) {
   const { width, height } = table.desc;
   const board = $("#board");
-  board.setAttribute("viewBox", `0 0 ${2 * MARGIN + (width - 1) * CELL} ${2 * MARGIN + (height - 1) * CELL}`);
-  const parts = [];
-  for (let x = 0; x < width; x++) {
-    parts.push(svg("line", { class: "grid", x1: at(x), y1: at(0), x2: at(x), y2: at(height - 1) }));
-    parts.push(Object.assign(svg("text", { class: "coordinate", x: at(x), y: MARGIN / 2 }), { textContent: x + 1 }));
-  }
-  for (let y = 0; y < height; y++) {
-    parts.push(svg("line", { class: "grid", x1: at(0), y1: at(y), x2: at(width - 1), y2: at(y) }));
-    parts.push(Object.assign(svg("text", { class: "coordinate", x: MARGIN / 2, y: at(y) }), { textContent: y + 1 }));
-  }
-  for (const { owner, ring } of view.realms) {
-    parts.push(svg("polygon", { class: `realm realm-${owner}`, points: ring.map(([x, y]) => `${at(x)},${at(y)}`).join(" ") }));
-  }
-  for (const [key, colour] of view.dots) {
-    const [x, y] = pointFromSgf(key);
-    const dot = svg("circle", { cx: at(x), cy: at(y), r: 5, class: `dot dot-${colour}${view.captured.has(key) ? " captured" : ""}` });
-    dot.dataset.dot = key;
-    parts.push(dot);
-  }
-  const last = table.moves.at(-1);
-  if (last?.point) parts.push(svg("circle", { class: "last", cx: at(last.point[0]), cy: at(last.point[1]), r: 8 }));
+  const parts = drawPosition(board, width, height, view, table.moves.at(-1)?.point);
   const drawings = [];
   if (side && state.drawing.path.length) drawings.push(state.drawing.path);
   for (const [who, where] of Object.entries(table.drawing)) {
@@ -1169,6 +1158,10 @@ function start() {
   const link = new URLSearchParams(location.search);
   if (link.get("lang") && LANGUAGES.includes(link.get("lang"))) lang = link.get("lang");
   t = translator(lang);
+  if (/^\d{1,12}$/.test(link.get("analyse") || "")) {
+    sessionStorage.setItem("kropki.analyse", link.get("analyse"));
+    history.replaceState(null, "", location.pathname);
+  }
   if (link.get("id") && link.get("opis")) {
     history.replaceState(null, "", location.pathname);
     askToTakeOver({ nick: link.get("opis"), id: link.get("id") });

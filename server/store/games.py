@@ -1,16 +1,16 @@
-"""Reading the archive: a game's SGF by number, and a player's recent games."""
+"""Reading the archive: a game by number, the list of games (all, or a player's), a player's ratings."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import or_, select
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy import ColumnElement, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server.protocol.codec import nick_key
 from server.store.database import MAX_INTEGER
-from server.store.models import ArchivedGame, User
+from server.store.models import ArchivedGame, RatingChange, User
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,16 @@ class GameSummary:
     tournament: str | None
 
 
+@dataclass(frozen=True)
+class RatingPoint:
+    """A player's rating and deviation after a rated game."""
+
+    game_number: int
+    rated_at: datetime
+    rating: float
+    deviation: float
+
+
 class Games:
     def __init__(self, sessions: async_sessionmaker) -> None:
         self.sessions = sessions
@@ -35,28 +45,65 @@ class Games:
         async with self.sessions() as session:
             return await session.scalar(select(ArchivedGame.sgf).where(ArchivedGame.number == number))
 
-    async def recent(self, nick: str, limit: int) -> list[GameSummary]:
-        """Newest first. A registered nick finds the account's games (under any nick it had);
-        a guest nick finds the games played under that exact nick."""
+    async def game(self, number: int) -> tuple[GameSummary, str] | None:
+        """A game's summary and its record."""
+        if not 0 < number <= MAX_INTEGER:
+            return None
         async with self.sessions() as session:
-            user_id = await session.scalar(select(User.id).where(User.nick_key == nick_key(nick)))
-            if user_id is not None and not nick.startswith("*"):
-                who = or_(ArchivedGame.blue_id == user_id, ArchivedGame.red_id == user_id)
-            else:
-                who = or_(ArchivedGame.blue_nick == nick, ArchivedGame.red_nick == nick)
-            rows = await session.scalars(
-                select(ArchivedGame).where(who).order_by(ArchivedGame.number.desc()).limit(limit)
+            row = await session.get(ArchivedGame, number)
+            return (_summary(row), row.sgf) if row is not None else None
+
+    async def recent(self, nick: str | None, limit: int, before: int | None = None) -> list[GameSummary]:
+        """Newest first, numbered below `before` when given (the next page). Without a nick, every game;
+        a registered nick finds the account's games (under any nick it had), a guest nick the games
+        played under that exact nick."""
+        query = select(ArchivedGame).order_by(ArchivedGame.number.desc()).limit(limit)
+        if before is not None:
+            query = query.where(ArchivedGame.number < before)
+        async with self.sessions() as session:
+            if nick is not None:
+                query = query.where(await _played_by(session, nick))
+            return [_summary(row) for row in await session.scalars(query)]
+
+    async def has_played(self, nick: str) -> bool:
+        """Whether any archived game was played under this nick (by a guest, or an account's old nick)."""
+        async with self.sessions() as session:
+            found = await session.scalar(
+                select(ArchivedGame.number)
+                .where(or_(ArchivedGame.blue_nick == nick, ArchivedGame.red_nick == nick))
+                .limit(1)
             )
-            return [
-                GameSummary(
-                    number=row.number,
-                    finished_at=row.finished_at,
-                    blue=row.blue_nick,
-                    red=row.red_nick,
-                    game_type=row.game_type,
-                    result=row.result,
-                    rated=row.rated,
-                    tournament=row.tournament,
-                )
-                for row in rows
-            ]
+            return found is not None
+
+    async def ratings(self, nick: str) -> list[RatingPoint]:
+        """A registered player's rating after each rated game, oldest first (empty for a guest)."""
+        if nick.startswith("*"):
+            return []
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(RatingChange)
+                .join(User, User.id == RatingChange.user_id)
+                .where(User.nick_key == nick_key(nick))
+                .order_by(RatingChange.game_number)
+            )
+            return [RatingPoint(row.game_number, row.rated_at, row.rating, row.deviation) for row in rows]
+
+
+async def _played_by(session: AsyncSession, nick: str) -> ColumnElement[bool]:
+    user_id = await session.scalar(select(User.id).where(User.nick_key == nick_key(nick)))
+    if user_id is not None and not nick.startswith("*"):
+        return or_(ArchivedGame.blue_id == user_id, ArchivedGame.red_id == user_id)
+    return or_(ArchivedGame.blue_nick == nick, ArchivedGame.red_nick == nick)
+
+
+def _summary(row: ArchivedGame) -> GameSummary:
+    return GameSummary(
+        number=row.number,
+        finished_at=row.finished_at,
+        blue=row.blue_nick,
+        red=row.red_nick,
+        game_type=row.game_type,
+        result=row.result,
+        rated=row.rated,
+        tournament=row.tournament,
+    )

@@ -64,6 +64,18 @@ class ArchivedGame(Base):
     )
 
 
+class RatingChange(Base):
+    """A registered player's rating after a rated game: the player page's graph (written with the game)."""
+
+    __tablename__ = "rating_changes"
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    game_number: Mapped[int] = mapped_column(ForeignKey("games.number", ondelete="CASCADE"), primary_key=True)
+    rated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    rating: Mapped[float] = mapped_column(Float)
+    deviation: Mapped[float] = mapped_column(Float)
+
+
 class LiveTable(Base):
     """Every game table ever opened, so that table numbers are never reused across restarts."""
 

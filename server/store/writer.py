@@ -73,6 +73,7 @@ from server.store.models import (
     LiveSession,
     LiveTable,
     Member,
+    RatingChange,
     ServerState,
     TournamentTable,
     User,
@@ -856,6 +857,18 @@ def _archive(session: Session, game: FinishedGame, member: int) -> tuple[int, li
     )
     session.add(row)
     session.flush()
+    if rated:
+        assert blue is not None and red is not None
+        session.add_all(
+            RatingChange(
+                user_id=user.id,
+                game_number=row.number,
+                rated_at=row.finished_at,
+                rating=user.rating,
+                deviation=user.deviation,
+            )
+            for user in (blue, red)
+        )
     if game.tournament is not None and game.game_index == 0:
         session.execute(
             update(TournamentTable)

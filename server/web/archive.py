@@ -1,12 +1,15 @@
-"""Game records over HTTP: `/sgf/<number>` downloads an archived one, `/games?nick=` lists a player's,
-`/table/<uid>.sgf` gives a live table's game as it stands."""
+"""Game records over HTTP: `/sgf/<number>` downloads an archived one, `/games` lists them (a page for
+browsers, JSON for programs; `/games.json` always JSON), `/table/<uid>.sgf` gives a live table's game
+as it stands."""
 
 from __future__ import annotations
 
 from aiohttp import web
 
 from server.protocol.codec import ProtocolError, check_nick
-from server.store.games import Games
+from server.store.database import MAX_INTEGER
+from server.store.games import Games, GameSummary
+from server.web.assets import PAGES_KEY
 from server.web.common import HUB_KEY, utc_text
 
 GAMES_KEY = web.AppKey("games", Games)
@@ -52,30 +55,76 @@ async def table_record(request: web.Request) -> web.Response:
 
 
 @routes.get("/games")
-async def player_games(request: web.Request) -> web.Response:
-    nick = request.query.get("nick", "")
-    try:
-        check_nick(nick, guest=nick.startswith("*"))
-    except ProtocolError:
-        return _error(400, "nick= must be a player's nick (a guest's with its leading *)")
-    limit_text = request.query.get("limit", str(DEFAULT_LIST))
-    if not limit_text.isascii() or not limit_text.isdigit() or not 1 <= int(limit_text) <= MAX_LIST:
+async def games(request: web.Request) -> web.Response:
+    """The list as a page for a browser (its script reads /games.json), as JSON for programs."""
+    pages = request.app.get(PAGES_KEY)
+    if pages is not None and prefers_html(request.headers.get("Accept", "")):
+        return pages.page_response(request, "games.html")
+    return await games_json(request)
+
+
+@routes.get("/games.json")
+async def games_json(request: web.Request) -> web.Response:
+    """Newest first: every game, or a player's (`nick=`); `limit=` a page, `before=` the number below
+    which the page starts (the last number of the page before)."""
+    nick = request.query.get("nick") or None
+    if nick is not None:
+        try:
+            check_nick(nick, guest=nick.startswith("*"))
+        except ProtocolError:
+            return _error(400, "nick= must be a player's nick (a guest's with its leading *)")
+    limit = _whole(request.query.get("limit", str(DEFAULT_LIST)), MAX_LIST)
+    if limit is None:
         return _error(400, f"limit= must be a number from 1 to {MAX_LIST}")
-    games = await request.app[GAMES_KEY].recent(nick, int(limit_text))
-    return web.json_response(
-        [
-            {
-                "number": game.number,
-                "sgf": f"/sgf/{game.number}",
-                "finished": utc_text(game.finished_at),
-                "blue": game.blue,
-                "red": game.red,
-                "gameType": game.game_type,
-                "result": game.result,
-                "rated": game.rated,
-                "tournament": game.tournament,
-            }
-            for game in games
-        ],
-        headers={"Cache-Control": "no-store"},
-    )
+    before_text = request.query.get("before")
+    before = _whole(before_text, MAX_INTEGER) if before_text is not None else None
+    if before_text is not None and before is None:
+        return _error(400, "before= must be a game number (the list goes on with the older games)")
+    found = await request.app[GAMES_KEY].recent(nick, limit, before)
+    return web.json_response([summary_json(game) for game in found], headers={"Cache-Control": "no-store"})
+
+
+def summary_json(game: GameSummary) -> dict[str, object]:
+    return {
+        "number": game.number,
+        "sgf": f"/sgf/{game.number}",
+        "finished": utc_text(game.finished_at),
+        "blue": game.blue,
+        "red": game.red,
+        "gameType": game.game_type,
+        "result": game.result,
+        "rated": game.rated,
+        "tournament": game.tournament,
+    }
+
+
+def _whole(text: str, most: int) -> int | None:
+    """A number from 1 to `most` written in digits, else None."""
+    if not text.isascii() or not text.isdigit() or len(text) > 12 or not 1 <= int(text) <= most:
+        return None
+    return int(text)
+
+
+def prefers_html(accept: str) -> bool:
+    """Whether an Accept header ranks text/html above application/json (a browser's address bar does;
+    programs send */* or nothing and get JSON)."""
+    return _quality(accept, "text/html") > _quality(accept, "application/json")
+
+
+def _quality(accept: str, wanted: str) -> float:
+    """The q of the most specific Accept range that covers `wanted` (0 when none does)."""
+    kind = wanted.split("/")[0]
+    best, quality = -1, 0.0
+    for item in accept.split(","):
+        media, *params = (part.strip() for part in item.split(";"))
+        rank = {wanted: 2, f"{kind}/*": 1, "*/*": 0}.get(media.lower(), -1)
+        if rank > best:
+            best, quality = rank, 1.0
+            for param in params:
+                name, _, value = param.partition("=")
+                if name.strip() == "q":
+                    try:
+                        quality = float(value)
+                    except ValueError:
+                        quality = 0.0
+    return quality

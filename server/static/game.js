@@ -1,0 +1,110 @@
+// The game page (/game/<n>): an archived game replayed move by move from /game/<n>.json, in which the
+// server's engine gives every move's realms and the dots it captured and freed; the page only draws them.
+
+import { drawPosition } from "./board.js";
+import { $, describe, element, fetchJson, resultText, showFailure, startPage, t } from "./pages.js";
+import { pointFromSgf } from "./protocol.js";
+
+const number = location.pathname.split("/").pop();
+const COLOUR = { B: 1, W: 2 };
+let game = null;
+let shown = 0; // how many moves are on the board
+
+/** The position after `count` moves, in the shape board.js draws (protocol.js position()'s). */
+function positionAfter(count) {
+  const dots = new Map();
+  const realms = [];
+  const captured = new Set();
+  for (const [colour, points] of Object.entries(game.setup)) for (const point of points) dots.set(point, COLOUR[colour]);
+  for (const move of game.moves.slice(0, count)) {
+    if (move.dot) dots.set(move.dot, COLOUR[move.colour]);
+    for (const { owner, ring } of move.realms) realms.push({ owner, ring: ring.map(pointFromSgf) });
+    for (const point of move.taken) captured.add(point);
+    for (const point of move.freed) captured.delete(point);
+  }
+  const score = count ? game.moves[count - 1].score : [0, 0];
+  return { dots, realms, captured, score: { 1: score[0], 2: score[1] } };
+}
+
+function moveText(move, index) {
+  const [x, y] = move.dot ? pointFromSgf(move.dot) : [];
+  const where = move.dot ? `${x + 1}:${y + 1}` : move.realms.length ? t("ringOnly") : t("stopPressed");
+  const taken = move.taken.length ? ` · ${t("captures", { count: move.taken.length })}` : "";
+  return `${index + 1}. ${t(move.colour === "B" ? "blue" : "red")} ${where}${taken}`;
+}
+
+function go(count) {
+  shown = Math.max(0, Math.min(game.moves.length, count));
+  render();
+}
+
+/** The move list, made once (and again in another language); render() marks the current move. */
+function renderMoves() {
+  $("#move-list").replaceChildren(...game.moves.map((move, index) => {
+    const item = element("li", {}, element("button", { type: "button", className: `move move-${COLOUR[move.colour]}`, textContent: moveText(move, index) }));
+    item.dataset.move = index + 1;
+    return item;
+  }));
+}
+
+function render() {
+  if (!game) return;
+  $("#heading").textContent = t("gameNumber", { number: game.number });
+  $("#result").textContent = resultText(game.result, game.blue, game.red);
+  $("#kind").textContent = describe(game.gameType);
+  const view = positionAfter(shown);
+  $("#blue-score").textContent = view.score[1];
+  $("#red-score").textContent = view.score[2];
+  const board = $("#board");
+  const last = shown ? game.moves[shown - 1].dot : null;
+  board.replaceChildren(...drawPosition(board, game.width, game.height, view, last && pointFromSgf(last)));
+  $("#move-counter").textContent = t("moveOf", { move: shown, moves: game.moves.length });
+  $("#first").disabled = $("#previous").disabled = shown === 0;
+  $("#next").disabled = $("#last").disabled = shown === game.moves.length;
+  const list = $("#move-list");
+  list.querySelector("[aria-current]")?.removeAttribute("aria-current");
+  list.querySelector(`[data-move="${shown}"]`)?.setAttribute("aria-current", "step");
+  list.querySelector("[aria-current]")?.scrollIntoView({ block: "nearest" });
+}
+
+async function start() {
+  startPage(() => {
+    if (game) renderMoves();
+    render();
+  });
+  $("#first").onclick = () => go(0);
+  $("#previous").onclick = () => go(shown - 1);
+  $("#next").onclick = () => go(shown + 1);
+  $("#last").onclick = () => go(game.moves.length);
+  $("#move-list").onclick = (event) => {
+    const item = event.target.closest("li[data-move]");
+    if (item) go(Number(item.dataset.move));
+  };
+  document.addEventListener("keydown", (event) => {
+    if (!game || event.altKey || event.ctrlKey || event.metaKey) return;
+    const to = { ArrowLeft: shown - 1, ArrowRight: shown + 1, Home: 0, End: game.moves.length }[event.key];
+    if (to === undefined) return;
+    event.preventDefault();
+    go(to);
+  });
+  try {
+    game = await fetchJson(`${number}.json`);
+  } catch (error) {
+    showFailure(error, "noSuchGame");
+    document.body.dataset.ready = "true";
+    return;
+  }
+  $("#blue-name").textContent = game.blue;
+  $("#blue-name").href = `../player/${encodeURIComponent(game.blue)}`;
+  $("#red-name").textContent = game.red;
+  $("#red-name").href = `../player/${encodeURIComponent(game.red)}`;
+  $("#sgf").href = `../sgf/${game.number}`;
+  $("#sgf").download = `kropki-${game.number}.sgf`;
+  $("#analyse").href = `../?analyse=${game.number}`;
+  $("#replay").hidden = false;
+  renderMoves();
+  go(game.moves.length);
+  document.body.dataset.ready = "true";
+}
+
+start();

@@ -1,0 +1,87 @@
+// What the archive's pages (games.js, game.js, player.js) share: the language, the header, links to
+// players and games, a game's kind and result in words, and reading the server's JSON.
+
+import { describeGameType } from "./protocol.js";
+import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
+
+export const $ = (selector) => document.querySelector(selector);
+export let t = translator(localStorage.getItem("kropki.lang") || defaultLanguage());
+
+export function element(tag, properties = {}, ...children) {
+  const made = Object.assign(document.createElement(tag), properties);
+  made.append(...children);
+  return made;
+}
+
+/** `root` leads from the page to the server's root: "" for /games, "../" for /game/<n> and /player/<nick>. */
+export function playerLink(root, nick) {
+  return element("a", { href: `${root}player/${encodeURIComponent(nick)}`, className: "nick", textContent: nick });
+}
+
+export function gameLink(root, number, text = `#${number}`) {
+  return element("a", { href: `${root}game/${number}`, textContent: text });
+}
+
+/** A game as one line: number, players, result, kind, date. */
+export function gameRow(root, game) {
+  const date = new Date(game.finished).toLocaleString();
+  return element("li", { className: "game-row" },
+    gameLink(root, game.number),
+    element("span", { className: "players" }, playerLink(root, game.blue), " – ", playerLink(root, game.red)),
+    element("span", { className: "result", textContent: resultText(game.result, game.blue, game.red) }),
+    element("span", { className: "kind", textContent: describe(game.gameType) }),
+    element("time", { dateTime: game.finished, textContent: date }));
+}
+
+/** A game type as the lobby shows it: size, rules, crosses, kind. */
+export function describe(gameType) {
+  const type = describeGameType(gameType);
+  const rules = { s: t("rulesStan"), t: t("rulesTerr"), n: t("rulesNoT") }[type.rules] || type.rules;
+  const kind = { R: t("kindRanked"), A: t("kindComputer"), a: t("kindAnalysis") }[type.kind] || t("kindFree");
+  const crosses = ["1", "2", "4"].includes(type.start) ? ` +${type.start}` : "";
+  return `${type.width}×${type.height} ${rules}${crosses}, ${kind}`;
+}
+
+/** `B+3`, `W+R`, `0`, `Void` in words, with the winner's nick. */
+export function resultText(result, blue, red) {
+  if (!result) return "";
+  if (result === "0") return t("draw");
+  if (result === "Void") return t("voided");
+  const winner = result[0] === "B" ? blue : red;
+  const how = result.slice(2);
+  const reason = { R: t("byResignation"), T: t("onTime"), F: t("byForfeit") }[how] || t("byPoints", { points: how });
+  return `${t("wins", { nick: winner })} ${reason}`;
+}
+
+/** The JSON at `url`; on an error, the server's sentence (or the status) is thrown as an Error. */
+export async function fetchJson(url) {
+  const response = await fetch(url, { cache: "no-store" });
+  const body = await response.json().catch(() => null);
+  if (!response.ok) throw Object.assign(new Error(body?.error || `HTTP ${response.status}`), { status: response.status });
+  return body;
+}
+
+/** Fills the header's texts and language choice; `render` draws the page again in a new language. */
+export function startPage(render) {
+  const languages = $("#language");
+  languages.replaceChildren(...LANGUAGES.map((code) => element("option", { value: code, textContent: code.toUpperCase() })));
+  languages.value = localStorage.getItem("kropki.lang") || defaultLanguage();
+  const texts = () => {
+    document.documentElement.lang = languages.value;
+    for (const node of document.querySelectorAll("[data-text]")) node.textContent = t(node.dataset.text);
+  };
+  languages.onchange = () => {
+    localStorage.setItem("kropki.lang", languages.value);
+    t = translator(languages.value);
+    texts();
+    render();
+  };
+  texts();
+}
+
+/** The page's error in words: 404 in the reader's language (`missing`), anything else as the server said. */
+export function showFailure(error, missing) {
+  const notice = $("#notice");
+  notice.textContent = error.status === 404 ? t(missing) : t("notLoaded", { reason: error.message });
+  notice.hidden = false;
+}

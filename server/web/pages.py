@@ -1,0 +1,107 @@
+"""The archive's pages: `/game/<n>` replays a game, `/player/<nick>` shows a player. Each is a static page
+of the built-in client (server/static) whose script reads the JSON at the same address plus `.json`; the
+replay's captures are the engine's (server/engine/steps.py), never recomputed in the browser."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from server.engine.rating import shown
+from server.engine.replay import ReplayError
+from server.engine.sgf import SgfError
+from server.engine.steps import steps_of
+from server.protocol.codec import ProtocolError, check_nick
+from server.web.archive import GAMES_KEY, summary_json
+from server.web.assets import PAGES_KEY
+from server.web.common import STORE_KEY, utc_text
+
+RECENT_GAMES = 20
+NO_PAGES = "The archive's pages belong to the built-in client, which --static replaced: see {json}.\n"
+
+routes = web.RouteTableDef()
+
+
+def _error(status: int, message: str) -> web.Response:
+    return web.json_response({"error": message}, status=status)
+
+
+def _page(request: web.Request, name: str, found: bool) -> web.Response:
+    """The page itself, with 404 when there is nothing to show (its script then says so in words)."""
+    pages = request.app.get(PAGES_KEY)
+    if pages is None:
+        return web.Response(status=404, text=NO_PAGES.format(json=request.path + ".json"))
+    return pages.page_response(request, name, 200 if found else 404)
+
+
+def _number(text: str) -> int | None:
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 12 else None
+
+
+@routes.get("/game/{number}")
+async def game(request: web.Request) -> web.Response:
+    text = request.match_info["number"]
+    as_json = text.endswith(".json")
+    number = _number(text.removesuffix(".json"))
+    if number is None:
+        if as_json:
+            return _error(400, "A game's address is /game/<number>, its number in digits.")
+        return _page(request, "game.html", False)
+    found = await request.app[GAMES_KEY].game(number)
+    if not as_json:
+        return _page(request, "game.html", found is not None)
+    if found is None:
+        return _error(404, f"There is no game number {number}.")
+    summary, sgf = found
+    try:
+        replay = steps_of(sgf)
+    except (SgfError, ReplayError) as exc:
+        return _error(422, f"Game {number}'s record cannot be replayed: {exc}")
+    return web.json_response(
+        {
+            **summary_json(summary),
+            "width": replay.width,
+            "height": replay.height,
+            "variant": replay.variant,
+            "setup": replay.setup,
+            "moves": [step.as_json() for step in replay.steps],
+        }
+    )
+
+
+@routes.get("/player/{nick}")
+async def player(request: web.Request) -> web.Response:
+    text = request.match_info["nick"]
+    as_json = text.endswith(".json")
+    nick = text.removesuffix(".json")
+    try:
+        check_nick(nick, guest=nick.startswith("*"))
+    except ProtocolError:
+        if as_json:
+            return _error(400, "A player's address is /player/<nick>, a guest's nick with its leading *.")
+        return _page(request, "player.html", False)
+    store = request.app[STORE_KEY]
+    profile = None if nick.startswith("*") else await store.accounts.profile(nick)
+    games = await store.games.recent(nick, RECENT_GAMES)
+    found = profile is not None or bool(games) or await store.games.has_played(nick)
+    if not as_json:
+        return _page(request, "player.html", found)
+    if not found:
+        return _error(404, f"There is no player {nick}: no account and no archived game has this nick.")
+    answer: dict[str, object] = {"nick": nick, "registered": profile is not None}
+    if profile is not None:
+        history = await store.games.ratings(nick)
+        answer |= {
+            "nick": profile.nick,
+            "rating": shown(profile.rating),
+            "deviation": round(profile.rating.deviation),
+            "wins": profile.wins,
+            "draws": profile.draws,
+            "losses": profile.losses,
+            "registeredAt": utc_text(profile.registered_at),
+            "ratings": [
+                {"game": point.game_number, "at": utc_text(point.rated_at), "rating": round(point.rating)}
+                for point in history
+            ],
+        }
+    answer["games"] = [summary_json(game) for game in games]
+    return web.json_response(answer, headers={"Cache-Control": "no-store"})
