@@ -1,5 +1,5 @@
-"""Tournament organisers: `setUpTable` with a key, and the results read back by scripts
-(`/tournament/<name>` as JSON, `/tournament/<name>.sgf.zip`)."""
+"""Tournament organisers: `setUpTable` and `cancelTable` with a key, and the results read back by
+scripts (`/tournament/<name>` as JSON, `/tournament/<name>.sgf.zip`)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
 NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
 MAX_ROUND = 100
 _SAY_HI = re.compile(r"([0-9]{1,5})\.([0-9]{1,5})")
+_TABLE = re.compile(r"[0-9]{1,9}")
 
 routes = web.RouteTableDef()
 
@@ -97,6 +98,18 @@ async def set_up_table(request: web.Request) -> str:
     return f"ok.{uid}"
 
 
+async def cancel_table(request: web.Request) -> str:
+    """`co=cancelTable&key=K&table=N` -> `ok` (docs/tournaments.md, "Cancelling a table")."""
+    key = await request.app[TOURNAMENTS_KEY].check(_required(request, "key"))
+    if key is None:
+        raise ProtocolError("badKey")
+    table = _required(request, "table")
+    if _TABLE.fullmatch(table) is None:
+        raise ProtocolError("badTable")
+    request.app[HUB_KEY].cancel_table(int(table), key.tournament)
+    return "ok"
+
+
 @routes.get("/tournament/{name}.sgf.zip")
 async def records(request: web.Request) -> web.Response:
     name = request.match_info["name"]
@@ -128,7 +141,9 @@ async def tables(request: web.Request) -> web.Response:
         room = table.room if table is not None else None
         live = room is not None and room.games_played == 0
         result = row.result or (str(room.game.result) if live and room.game.result is not None else None)
-        if live and room.game.result is None:
+        if row.cancelled or (live and room.cancelled):
+            state = "cancelled"
+        elif live and room.game.result is None:
             state = "playing"
         else:
             state = "finished" if result is not None else "closed"
