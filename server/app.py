@@ -21,7 +21,7 @@ from server.logs import Fields
 from server.store.serverlock import Holder
 from server.store.store import Store
 from server.web import archive, auth, clients, frontdoor, health, kropki, metrics, tournament
-from server.web.assets import Assets
+from server.web.assets import PAGES_KEY, Assets
 from server.web.common import HUB_KEY, MEMBERSHIP_KEY, MOVER_KEY, NICKS_KEY, STORE_KEY
 from server.web.connections import DIRECT_PATHS_KEY
 from server.web.limits import AddressLimiter, LoginGuard
@@ -76,7 +76,9 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     # Every client polls this about once a second: `serve` answers it without the router (connections.py)
     app[DIRECT_PATHS_KEY] = ("/a.kropki",)
     if settings.static_dir is None:
-        Assets(BUILT_IN_CLIENT).add_routes(app)
+        assets = Assets(BUILT_IN_CLIENT)
+        assets.add_routes(app)
+        app[PAGES_KEY] = assets
     else:
         _serve_folder(app, settings.static_dir)
     return app

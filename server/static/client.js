@@ -4,7 +4,7 @@
 
 import {
   analysisGameType, buildGameType, describeGameType, encodeText, guestId, moveOfNode, parseChatLine, parseClockLine,
-  parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf, position, registeredId, sgfNodes,
+  parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf, position, registeredId, resultText, sgfNodes,
 } from "./protocol.js";
 import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
 
@@ -347,6 +347,8 @@ function readChat(uid, line, historyStarted) {
   chat.keys.add(unique);
   chat.lines.push(parsed);
   if (parsed.type === "e") notify(parsed.text);
+  // an organiser's cancelTable (docs/tournaments.md): said once, when it happens, in the player's language
+  if (!parsed.author && parsed.type === "cancelled" && line.startsWith("ca")) notify(t("organiserCancelled"));
   if (key !== state.activeChat) chat.unread = true;
 }
 
@@ -561,15 +563,6 @@ function renderTables() {
   );
 }
 
-function resultText(result, desc) {
-  if (result === "0") return t("draw");
-  if (result === "Void") return t("voided");
-  const winner = result[0] === "B" ? desc.blue : desc.red;
-  const how = result.slice(2);
-  const reason = { R: t("byResignation"), T: t("onTime"), F: t("byForfeit") }[how] || t("byPoints", { points: how });
-  return `${t("wins", { nick: winner })} ${reason}`;
-}
-
 function renderGame() {
   const table = currentGame();
   $("#game").hidden = !table?.desc;
@@ -586,7 +579,7 @@ function renderGame() {
   }
   const analysis = desc.kind === "a";
   let turn = "";
-  if (status?.result) turn = t("gameOver", { result: resultText(status.result, desc) });
+  if (status?.result) turn = t("gameOver", { result: resultText(status.result, desc.blue, desc.red, t) });
   else if (analysis) turn = t("analysisBy", { nick: desc.analyser });
   else if (status && side === status.toMove) turn = t("yourMove");
   else if (status) turn = t("theirMove", { nick: status.toMove === 1 ? desc.blue : desc.red });

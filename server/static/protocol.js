@@ -156,6 +156,16 @@ export function parseStateLine(body) {
   return { uid: Number(uid), toMove: Number(side), result: result === "-" ? null : result.replace(",", "."), archive: archive || null };
 }
 
+/** A result (`B+R`, `W+3`, `0`, `Void`) in words, with the translator `t` of i18n.js. */
+export function resultText(result, blue, red, t) {
+  if (result === "0") return t("draw");
+  if (result === "Void") return t("voided");
+  const winner = result[0] === "B" ? blue : red;
+  const how = result.slice(2);
+  const reason = { R: t("byResignation"), T: t("onTime"), F: t("byForfeit") }[how] || t("byPoints", { points: how });
+  return `${t("wins", { nick: winner })} ${reason}`;
+}
+
 /** `f<side>_<blue>.<red>`: whole seconds left, `p` before a paused clock; nothing after `_` = no clock. */
 export function parseClockLine(body) {
   const [side, rest] = body.split("_");

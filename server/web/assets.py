@@ -3,9 +3,11 @@
 The page (`/`, `/index.html`) names its stylesheet and script as `assets/<version>/client.css` and
 `assets/<version>/client.js`, `<version>` being a hash of the whole folder; the script's own imports
 (`./protocol.js`) are relative to it, so they carry the version too, while its requests (`a.kropki`) are
-relative to the page and do not. A versioned file is cached for a year (`immutable`): a new release has
-a new version, and the page, which is never cached without asking (`no-cache`, with an ETag), names it.
-Text files go out gzipped to clients that accept it, compressed once, when the app is built.
+relative to the page and do not. The other pages (`standings.html`, served by server/web/tournament.py
+at `/tournament/<name>/standings`) are rewritten the same way, keeping the `../` of a page folders down.
+A versioned file is cached for a year (`immutable`): a new release has a new version, and the page,
+which is never cached without asking (`no-cache`, with an ETag), names it. Text files go out gzipped to
+clients that accept it, compressed once, when the app is built.
 
 An operator's folder (`--static`) is served by aiohttp's static files, which send a file's `.gz` or
 `.br` sibling when there is one (docs/operations.md, "nginx").
@@ -45,10 +47,12 @@ class Assets:
             digest.update(name.encode() + b"\0" + body + b"\0")
         self.version = digest.hexdigest()[:12]
         self.files = {name: _asset(name, body) for name, body in contents.items()}
-        page = contents["index.html"].decode()
-        for name in ("client.css", "client.js"):
-            page = re.sub(rf'(href|src)="{re.escape(name)}"', rf'\1="assets/{self.version}/{name}"', page)
-        self.page = _asset("index.html", page.encode())
+        self.pages = {
+            name: _asset(name, _versioned_links(body.decode(), self.version).encode())
+            for name, body in contents.items()
+            if name.endswith(".html")
+        }
+        self.page = self.pages["index.html"]
 
     def add_routes(self, app: web.Application) -> None:
         app.router.add_get("/", self._index)
@@ -70,9 +74,25 @@ class Assets:
 
     def _found(self, name: str) -> Asset:
         asset = self.files.get(name)
-        if asset is None or name == "index.html":
+        if asset is None or name in self.pages:  # a page only at its own address, its links rewritten
             raise web.HTTPNotFound()
         return asset
+
+    def page_response(self, request: web.Request, name: str, status: int = 200) -> web.Response:
+        """A page of the client other than the index; with another status (404) it still shows, and its
+        script says why."""
+        if status != 200:
+            return web.Response(status=status, body=self.pages[name].body, content_type="text/html")
+        return _response(request, self.pages[name], REVALIDATE)
+
+
+# The built-in client's files, for its other pages; absent when --static replaces the client.
+PAGES_KEY = web.AppKey("pages", Assets)
+
+
+def _versioned_links(page: str, version: str) -> str:
+    """A page's stylesheets and scripts (`client.js`, `../../standings.css`) under the versioned names."""
+    return re.sub(r'(href|src)="((?:\.\./)*)([\w-]+\.(?:css|js))"', rf'\1="\2assets/{version}/\3"', page)
 
 
 def _asset(name: str, body: bytes) -> Asset:

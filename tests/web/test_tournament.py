@@ -4,6 +4,7 @@ results read back as JSON and SGF."""
 from __future__ import annotations
 
 import io
+import json
 import random
 import re
 import zipfile
@@ -418,3 +419,85 @@ async def test_cancelling_survives_a_restart(aiohttp_client: AiohttpClient, sett
     await ala.login()
     lines = (await ala.poll(msg_no="0")).lines(first)
     assert any(line.endswith(CANCELLED_LINE) for line in lines), lines
+
+
+# --- standings ---------------------------------------------------------------------------------
+
+
+async def test_the_standings_count_finished_games_only(organiser: Organiser) -> None:
+    client = organiser.client
+    ala, bob, cid, dan = (
+        Zagram(client, f"{nick.lower()}12345", f"*{nick}") for nick in ("Ala", "Bob", "Cid", "Dan")
+    )
+    won = await seated(organiser, ala, bob)
+    drawn = await seated(organiser, cid, dan)
+    cancelled = int((await organiser.set_up(pl1="*Eve", pl2="*Fay"))[3:])
+    playing = int((await organiser.set_up(pl1="*Ala", pl2="*Cid", tRound="4"))[3:])
+    bob.send("u", won, "resign")
+    await bob.poll()
+    cid.send("s", drawn, "aa")
+    await cid.poll()
+    cid.send("u", drawn, "draw")
+    await cid.poll()
+    dan.send("u", drawn, "ok1draw")
+    await dan.poll()
+    assert await cancel(organiser, str(cancelled)) == "ok"
+    await organiser.hub.persistence.flush()
+
+    response = await client.get("/tournament/Autumn Cup/standings.json")
+
+    assert response.status == 200 and response.headers["Cache-Control"] == "no-store"
+    listed = await response.json()
+    # Ala 1 (beat Bob, who has 0): Buchholz 0; Cid and Dan 1/2 each, Buchholz 1/2, SB 1/4; Eve and Fay's
+    # game was cancelled: they are not listed; Ala and Cid are playing their next game
+    assert [list(row.values()) for row in listed["standings"]] == [
+        [1, "*Ala", 1.0, 1, 1, 0.0, 0.0],
+        [2, "*Cid", 0.5, 1, 1, 0.5, 0.25],
+        [2, "*Dan", 0.5, 1, 0, 0.5, 0.25],
+        [4, "*Bob", 0.0, 1, 0, 1.0, 0.0],
+    ]
+    assert list(listed["standings"][0]) == [
+        "rank", "player", "points", "games", "playing", "buchholz", "sonnebornBerger"
+    ]  # fmt: skip
+    assert [(t["table"], t["state"], t["result"]) for t in listed["tables"]] == [
+        (won, "finished", "B+R"),
+        (drawn, "finished", "0"),
+        (cancelled, "cancelled", "Void"),
+        (playing, "playing", None),
+    ]
+    results = await client.get("/tournament/Autumn Cup")
+    assert (await results.json())["tables"] == listed["tables"]  # the same entries as the results
+
+
+async def test_the_results_json_is_what_it_was_byte_for_byte(organiser: Organiser) -> None:
+    uid = int((await organiser.set_up(pl1="*Ala", pl2="*Bob"))[3:])
+    await organiser.hub.persistence.flush()
+
+    body = await (await organiser.client.get("/tournament/Autumn Cup")).text()
+
+    created = json.loads(body)["tables"][0]["created"]
+    assert body == (
+        f'{{"tournament": "Autumn Cup", "tables": [{{"table": {uid}, "round": "3 (league)", "created": '
+        f'"{created}", "blue": "*Ala", "red": "*Bob", "gameType": "0808s0..s.F.a.60.5..Autumn Cup", '
+        '"state": "playing", "moves": 0, "result": null, "game": null, "sgf": null}]}'
+    )
+
+
+async def test_the_standings_page_is_the_client_s_page_beside_the_json(organiser: Organiser) -> None:
+    client = organiser.client
+    assert (await organiser.set_up(pl1="*Ala", pl2="*Bob")).startswith("ok.")
+    await organiser.hub.persistence.flush()
+
+    page = await client.get("/tournament/Autumn Cup/standings")
+    unknown = await client.get("/tournament/Spring Cup/standings")
+    unknown_json = await client.get("/tournament/Spring Cup/standings.json")
+
+    assert page.status == 200 and page.content_type == "text/html"
+    html = await page.text()
+    script = re.search(r'src="(\.\./\.\./assets/[0-9a-f]{12}/standings\.js)"', html)
+    assert script is not None, html
+    served_script = await client.get(f"/tournament/Autumn Cup/{script[1]}")  # as the browser resolves it
+    assert served_script.status == 200 and "standings.json" in await served_script.text()
+    assert unknown.status == 404 and "standings.js" in await unknown.text()  # the page says why
+    assert unknown_json.status == 404 and "Spring Cup" in (await unknown_json.json())["error"]
+    assert (await client.get("/standings.html")).status == 404  # a page only at its own address
