@@ -529,7 +529,7 @@ QUERY_PIECES = (
     + ["&co=", "%E2%80%A8", "%F0%9F%98%80", "%EF%BC%A1", "x" * 100, "%3C", "%27", "&idGracza=", "%2E"]
 )
 PROPOSALS = ["score", "terr", "drop", "new", "undo"]
-ANSWER = re.compile(r"|err\.[A-Za-z]+(?:\.[A-Za-z0-9]+)?|ok\.\d+")
+ANSWER = re.compile(r"|err\.[A-Za-z]+(?:\.[A-Za-z0-9]+)?|ok\.\d+|ok")  # ok: cancelTable
 REGISTERED = "ok.zarejestrowalem."
 NICK_TAKEN = "ok.tenOpisJestJuzZajety"
 LOGGED_IN = "ok.zalogowanyNaSerwer."
@@ -551,7 +551,7 @@ MESSAGE = re.compile(
     | vr{_NICK}
     | sr\(;.*\)
     | sa;.+
-    | f[12]_(?:p?\d+\.p?\d+)?
+    | f[12]_(?:p?\d+\.p?\d+(?:\.g\d+)?)?
     | u(?:[12](?:score|terr|drop|new|undo))?
     | o[12]\..*
     """,
@@ -712,7 +712,7 @@ class Fuzzer:
             elif roll < 0.93:
                 request = self.archive()
             else:
-                request = self.set_up_table()
+                request = self.set_up_table() if rng.random() < 0.7 else self.cancel_table()
         self.kinds[request.kind] += 1
         return request
 
@@ -1092,7 +1092,8 @@ class Fuzzer:
             else:
                 name = rng.choice(["Fuzz Cup", "x", "", "%00", random_text(rng)])
             name = name if name == "%00" else quote(name, safe="")
-            return Request(f"/tournament/{name}{rng.choice(['', '', '.sgf.zip'])}", kind="tournament")
+            tail = rng.choice(["", "", ".sgf.zip", "/standings", "/standings.json"])
+            return Request(f"/tournament/{name}{tail}", kind="tournament")
         paths = "/ /healthz /readyz /metrics /a.kropki/x /auth.py/ /sgf /sgf/ /games/ /nope /tournament/"
         paths += " /tournament /%00 /a.kropki%00 /sgf/1/2 /tournament/a/b"
         return Request(rng.choice(paths.split()), kind="paths")
@@ -1118,6 +1119,19 @@ class Fuzzer:
         if rng.random() < 0.1:
             del params[rng.randrange(1, len(params))]
         return Request("/a.kropki", params, kind="setUpTable")
+
+    def cancel_table(self) -> Request:
+        rng = self.rng
+        params = [("co", "cancelTable")]
+        if self.key is not None and rng.random() < 0.8:
+            params.append(("key", self.key))
+        elif rng.random() < 0.8:
+            params.append(("key", rng.choice(["", "nokey", random_text(rng)])))
+        known = [str(uid) for uid in self.tables]
+        table = rng.choice(known + ["0", "-1", "abc", "", "1" * 10, "٣", random_text(rng, 4)])
+        if rng.random() < 0.95:
+            params.append(("table", table))
+        return Request("/a.kropki", params, kind="cancelTable")
 
     # --- judging answers ----------------------------------------------------------------------------
 

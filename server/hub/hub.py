@@ -89,7 +89,7 @@ class Hub:
         self.mirrors = Mirrors(ctx, self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
         self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved, self.remote_lobby)
-        self.tournaments = Tournaments(ctx, self.tables)
+        self.tournaments = Tournaments(ctx, self.tables, self.remote_lobby)
         self.lobby_state = Lobby(self.bus, self.roster, self.tables, self.remote_lobby, self.mirrors)
         self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.games, self.chats)
         self.peers = Peers(self.chats, self.invites, self.mirrors, self.visitors)
@@ -397,6 +397,10 @@ class Hub:
     ) -> int:
         """An organiser's table (setUpTable); see Tournaments.set_up_table."""
         return self.tournaments.set_up_table(game_type, first, second, say_hi, tournament, round, ratings)
+
+    def cancel_table(self, uid: int, key_tournament: str | None) -> None:
+        """An organiser's cancelTable; see Tournaments.cancel_table."""
+        self.tournaments.cancel_table(uid, key_tournament)
 
     def open_table(
         self,

@@ -99,6 +99,9 @@ class Persistence(Protocol):
         self, uid: int, tournament: str, round: str | None, blue: str, red: str, game_type: str
     ) -> None: ...
 
+    def tournament_cancelled(self, uid: int) -> None:
+        """The organiser cancelled the tournament game of table `uid` (its results show it)."""
+
     def archive(self, game: FinishedGame, done: ArchiveDone) -> None: ...
 
     def table_closed(self, uid: int) -> None: ...
@@ -151,6 +154,9 @@ class MemoryPersistence:
     def tournament_table(
         self, uid: int, tournament: str, round: str | None, blue: str, red: str, game_type: str
     ) -> None:
+        pass
+
+    def tournament_cancelled(self, uid: int) -> None:
         pass
 
     def archive(self, game: FinishedGame, done: ArchiveDone) -> None:

@@ -203,6 +203,8 @@ class Restorer:
         entries += [("seat", {"nick": nick, "owner": owner}) for nick, owner in table.owners.items()]
         if room.games_played:
             entries.append(("games", {"n": room.games_played}))
+            if room.cancelled:  # the tournament game's entries are gone; that it was cancelled stays
+                entries.append(("cancel", {}))
         entries += room.compacted()
         if room.archive_number is not None:
             entries.append(("archived", {"number": room.archive_number, "game": room.games_played}))

@@ -85,6 +85,7 @@ class Room:
         self.archive_number: int | None = None
         self.auto = auto
         self.showed_up: set[int] = set()  # seats whose player came to the table (for no-shows)
+        self.cancelled = False  # the organiser cancelled the tournament game (Tournaments.cancel_table)
         self.games_played = 0
         self.last_activity = timers.now()
         self._described: tuple[str, str, str] | None = None  # blue, red and their description line
@@ -482,6 +483,20 @@ class Room:
         self._note("flag", p=player)
         self._after_end(how)
 
+    def cancel(self) -> None:
+        """The organiser cancels the tournament game, before or during play: it ends `Void`, as
+        every ending does (the clocks stop, the record is archived), and is neither rated nor counted
+        in the standings. A result that stands (the game over) is never taken back."""
+        if self.cancelled:
+            raise ProtocolError("alreadyCancelled", f"The game of table {self.uid} is already cancelled.")
+        if not self.tournament_game or self.game.result is not None:
+            raise ProtocolError("gameOver", f"The game of table {self.uid} is over: its result stands.")
+        self.cancelled = True
+        self.game.void()
+        self._note("cancel")
+        self._say_table(self.state())
+        self._after_end("organiser")
+
     # --- after a restart -----------------------------------------------------------------------
 
     def replay(self, kind: str, data: dict[str, Any]) -> None:
@@ -513,6 +528,11 @@ class Room:
             self._flag(player)
         elif kind == "came":
             self.showed_up.add(player)
+        elif kind == "cancel":  # after a new game (a compacted journal), only that it was cancelled
+            if self.tournament_game:
+                self.cancel()
+            else:
+                self.cancelled = True
         elif kind != "clock":
             raise ValueError(f"unknown journal entry {kind!r}")
         if self.clock is not None and "c" in data:

@@ -38,8 +38,11 @@ Pair = tuple[str, str]
 
 def result_sentence(result: Result, names: Pair, scores: tuple[Fraction, Fraction], how: str) -> str:
     """The English line that says how a game ended. `names` and `scores` are blue's and red's; `how` is
-    `agreed` for a result both players agreed to, `no-show` for a tournament game nobody came to."""
+    `agreed` for a result both players agreed to, `no-show` for a tournament game nobody came to,
+    `organiser` for one its organiser cancelled (cancelTable)."""
     if result.reason == "Void":
+        if how == "organiser":
+            return "The organiser cancelled this game: it does not count."
         return "Nobody showed up; the game was cancelled." if how == "no-show" else "The game was cancelled."
     if result.winner == 0:
         if how == "agreed":

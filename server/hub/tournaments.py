@@ -12,6 +12,7 @@ import dataclasses
 from server.engine.gametype import GameKind, GameType, StartKind, WhoStarts
 from server.hub.context import Context
 from server.hub.games import TOURNAMENT_TABLE_KEPT
+from server.hub.remote import RemoteLobby
 from server.hub.room import AutoTable
 from server.hub.tables import Tables
 from server.protocol import events
@@ -21,8 +22,8 @@ MAX_SAY_HI = 7200
 
 
 class Tournaments:
-    def __init__(self, ctx: Context, tables: Tables) -> None:
-        self.ctx, self.tables = ctx, tables
+    def __init__(self, ctx: Context, tables: Tables, remote_lobby: RemoteLobby) -> None:
+        self.ctx, self.tables, self.remote_lobby = ctx, tables, remote_lobby
 
     def set_up_table(
         self,
@@ -60,3 +61,26 @@ class Tournaments:
                 table.uid, tournament, round, blue, red, events.game_type_text(game_type)
             )
         return table.uid
+
+    def cancel_table(self, uid: int, key_tournament: str | None) -> None:
+        """An organiser's cancelTable: the table's tournament game ends `Void`, unrated and left out of
+        the standings (Room.cancel says when it may). A key may cancel what it could have set up: any
+        organiser's table if it is not limited to a tournament, else only that tournament's."""
+        self.ctx.writable()
+        table = self.tables.get(uid)  # the lobby (0) has no room: no such table
+        if table is None or table.room is None:
+            if self.remote_lobby.owner_of_table(uid) is not None:
+                raise ProtocolError(
+                    "otherMember",
+                    f"Table {uid} is run by another member of the cluster: "
+                    "only the member that runs it can cancel it.",
+                )
+            raise ProtocolError("noSuchTable", f"There is no open table {uid}.")
+        room = table.room
+        if room.auto is None:
+            raise ProtocolError("notSetUp", f"Table {uid} was not set up by an organiser.")
+        if key_tournament is not None and room.auto.tournament != key_tournament:
+            raise ProtocolError("keyNotForTournament", f"Table {uid} is not of the key's tournament.")
+        room.cancel()
+        if room.auto.tournament is not None:
+            self.ctx.persistence.tournament_cancelled(uid)

@@ -3,8 +3,8 @@
 // one long poll at a time reads the stream, so replies never overlap and msgNo only moves forward.
 
 import {
-  analysisGameType, buildGameType, describeGameType, encodeText, guestId, moveOfNode, parseChatLine, parseClockLine,
-  parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf, position, registeredId, sgfNodes,
+  analysisGameType, buildGameType, describeGameType, encodeText, gameTypeText, guestId, moveOfNode, parseChatLine, parseClockLine,
+  parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf, position, registeredId, resultText, sgfNodes,
 } from "./protocol.js";
 import { CELL, at, drawPosition, svg } from "./board.js";
 import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
@@ -375,6 +375,9 @@ function readChat(uid, line, historyStarted) {
   chat.keys.add(unique);
   chat.lines.push(parsed);
   if (parsed.type === "e") notify(parsed.text);
+  // an organiser's cancelTable (docs/tournaments.md): said once, when it happens, in the player's language
+  // a game that ends void (an organiser's cancel, nobody came) is said in the notice bar as well
+  if (!parsed.author && parsed.type === "Void" && line.startsWith("ca")) notify(serverLineText(parsed, t));
   if (key !== state.activeChat) chat.unread = true;
 }
 
@@ -560,12 +563,7 @@ function button(label, onClick, extra = {}) {
 }
 
 function describe(gameType) {
-  const type = describeGameType(gameType);
-  const rules = { s: t("rulesStan"), t: t("rulesTerr"), n: t("rulesNoT") }[type.rules] || type.rules;
-  const kind = { R: t("kindRanked"), A: t("kindComputer"), a: t("kindAnalysis") }[type.kind] || t("kindFree");
-  const crosses = ["1", "2", "4"].includes(type.start) ? ` +${type.start}` : "";
-  const time = type.timed ? `, ${type.startTime / 60}′ + ${type.addedTime}″` : "";
-  return `${type.width}×${type.height} ${rules}${crosses}, ${kind}${time}`;
+  return gameTypeText(gameType, t);
 }
 
 function renderInvitation() {
@@ -652,15 +650,6 @@ function playerLink(nick, properties = { textContent: nick }) {
   return element("a", { href: `player/${encodeURIComponent(nick)}`, target: "_blank", rel: "noopener", ...properties });
 }
 
-function resultText(result, desc) {
-  if (result === "0") return t("draw");
-  if (result === "Void") return t("voided");
-  const winner = result[0] === "B" ? desc.blue : desc.red;
-  const how = result.slice(2);
-  const reason = { R: t("byResignation"), T: t("onTime"), F: t("byForfeit") }[how] || t("byPoints", { points: how });
-  return `${t("wins", { nick: winner })} ${reason}`;
-}
-
 function renderGame() {
   const table = currentGame();
   $("#game").hidden = !table?.desc;
@@ -680,7 +669,7 @@ function renderGame() {
   }
   const analysis = desc.kind === "a";
   let turn = "";
-  if (status?.result) turn = t("gameOver", { result: resultText(status.result, desc) });
+  if (status?.result) turn = t("gameOver", { result: resultText(status.result, desc.blue, desc.red, t) });
   else if (analysis) turn = t("analysisBy", { nick: desc.analyser });
   else if (status && side === status.toMove) turn = t("yourMove");
   else if (status) turn = t("theirMove", { nick: status.toMove === 1 ? desc.blue : desc.red });
@@ -816,7 +805,7 @@ function renderEvent(table) {
     findRound(table, name);
   }
   const text = table.round ? t("eventRound", { event: name, round: table.round }) : name;
-  const standings = element("a", { href: `tournament/${encodeURIComponent(name)}`, target: "_blank", textContent: t("standings") });
+  const standings = element("a", { href: `tournament/${encodeURIComponent(name)}/standings`, target: "_blank", textContent: t("standings") });
   label.replaceChildren(element("span", { textContent: `${text} · ` }), standings);
 }
 

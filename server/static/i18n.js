@@ -2,6 +2,7 @@
 // English meaning; `{name}` is filled in.
 
 import { REFUSALS, SERVER_LINES } from "./server-words.js";
+import { TOURNAMENT_WORDS } from "./tournament-words.js";
 
 const TEXTS = {
   en: {
@@ -143,7 +144,6 @@ const TEXTS = {
     graceLeft: "{seconds} s before the clock runs",
     watchers: "Watching: {nicks}",
     eventRound: "{event}, round {round}",
-    standings: "standings",
     showFinished: "Show finished tables ({count})",
     hideFinished: "Hide finished tables",
     peopleHere: "{count} here",
@@ -293,7 +293,6 @@ const TEXTS = {
     graceLeft: "{seconds} s, zanim ruszy zegar",
     watchers: "Oglądają: {nicks}",
     eventRound: "{event}, runda {round}",
-    standings: "tabela",
     showFinished: "Pokaż zakończone stoły ({count})",
     hideFinished: "Ukryj zakończone stoły",
     peopleHere: "osób: {count}",
@@ -443,7 +442,6 @@ const TEXTS = {
     graceLeft: "{seconds} с до запуска часов",
     watchers: "Смотрят: {nicks}",
     eventRound: "{event}, тур {round}",
-    standings: "таблица",
     showFinished: "Показать законченные столы ({count})",
     hideFinished: "Скрыть законченные столы",
     peopleHere: "здесь: {count}",
@@ -593,7 +591,6 @@ const TEXTS = {
     graceLeft: "{seconds} с до запуску годинника",
     watchers: "Дивляться: {nicks}",
     eventRound: "{event}, тур {round}",
-    standings: "таблиця",
     showFinished: "Показати закінчені столи ({count})",
     hideFinished: "Сховати закінчені столи",
     peopleHere: "тут: {count}",
@@ -606,7 +603,9 @@ const TEXTS = {
   },
 };
 
-for (const [code, texts] of Object.entries(TEXTS)) Object.assign(texts, SERVER_LINES[code], REFUSALS[code]);
+for (const [code, texts] of Object.entries(TEXTS)) {
+  Object.assign(texts, SERVER_LINES[code], REFUSALS[code], TOURNAMENT_WORDS[code]);
+}
 
 export const LANGUAGES = Object.keys(TEXTS);
 

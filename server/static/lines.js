@@ -23,7 +23,7 @@ const KINDS = [
   [/^[BW]\+F$/, ["lineForfeit"]],
   [/^[BW]\+\d+(?:,\d+)?$/, ["lineWon"]],
   [/^0$/, ["lineDraw", "lineDrawAgreed"]],
-  [/^Void$/, ["lineCancelled", "lineNobodyCame"]],
+  [/^Void$/, ["lineCancelled", "lineNobodyCame", "lineOrganiserCancelled"]],
   [/^l\d+$/, ["lineSaved"]],
   [/^restart$/, ["lineRestart"]],
 ];

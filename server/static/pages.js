@@ -1,7 +1,7 @@
 // What the archive's pages (games.js, game.js, player.js) share: the language, the header, links to
 // players and games, a game's kind and result in words, and reading the server's JSON.
 
-import { describeGameType } from "./protocol.js";
+import { gameTypeText, resultText as sharedResultText } from "./protocol.js";
 import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
 
 export const $ = (selector) => document.querySelector(selector);
@@ -33,24 +33,14 @@ export function gameRow(root, game) {
     element("time", { dateTime: game.finished, textContent: date }));
 }
 
-/** A game type as the lobby shows it: size, rules, crosses, kind. */
+/** A game type as the lobby shows it. */
 export function describe(gameType) {
-  const type = describeGameType(gameType);
-  const rules = { s: t("rulesStan"), t: t("rulesTerr"), n: t("rulesNoT") }[type.rules] || type.rules;
-  const kind = { R: t("kindRanked"), A: t("kindComputer"), a: t("kindAnalysis") }[type.kind] || t("kindFree");
-  const crosses = ["1", "2", "4"].includes(type.start) ? ` +${type.start}` : "";
-  return `${type.width}×${type.height} ${rules}${crosses}, ${kind}`;
+  return gameTypeText(gameType, t);
 }
 
 /** `B+3`, `W+R`, `0`, `Void` in words, with the winner's nick. */
 export function resultText(result, blue, red) {
-  if (!result) return "";
-  if (result === "0") return t("draw");
-  if (result === "Void") return t("voided");
-  const winner = result[0] === "B" ? blue : red;
-  const how = result.slice(2);
-  const reason = { R: t("byResignation"), T: t("onTime"), F: t("byForfeit") }[how] || t("byPoints", { points: how });
-  return `${t("wins", { nick: winner })} ${reason}`;
+  return result ? sharedResultText(result, blue, red, t) : "";
 }
 
 /** The JSON at `url`; on an error, the server's sentence (or the status) is thrown as an Error. */

@@ -156,7 +156,28 @@ export function parseStateLine(body) {
   return { uid: Number(uid), toMove: Number(side), result: result === "-" ? null : result.replace(",", "."), archive: archive || null };
 }
 
-/** `f<side>_<blue>.<red>`: whole seconds left, `p` before a paused clock; nothing after `_` = no clock. */
+/** A game type in the reader's words (`t`, i18n.js's translator): size, rules, crosses, kind, time. */
+export function gameTypeText(gameType, t) {
+  const type = describeGameType(gameType);
+  const rules = { s: t("rulesStan"), t: t("rulesTerr"), n: t("rulesNoT") }[type.rules] || type.rules;
+  const kind = { R: t("kindRanked"), A: t("kindComputer"), a: t("kindAnalysis") }[type.kind] || t("kindFree");
+  const crosses = ["1", "2", "4"].includes(type.start) ? ` +${type.start}` : "";
+  const time = type.timed ? `, ${type.startTime / 60}′ + ${type.addedTime}″` : "";
+  return `${type.width}×${type.height} ${rules}${crosses}, ${kind}${time}`;
+}
+
+/** A result (`B+R`, `W+3`, `0`, `Void`) in words, with the translator `t` of i18n.js. */
+export function resultText(result, blue, red, t) {
+  if (result === "0") return t("draw");
+  if (result === "Void") return t("voided");
+  const winner = result[0] === "B" ? blue : red;
+  const how = result.slice(2);
+  const reason = { R: t("byResignation"), T: t("onTime"), F: t("byForfeit") }[how] || t("byPoints", { points: how });
+  return `${t("wins", { nick: winner })} ${reason}`;
+}
+
+/** `f<side>_<blue>.<red>[.g<grace>]`: whole seconds left, `p` before a paused clock, the grace the side
+ *  on move has before its clock runs; nothing after `_` = no clock. */
 export function parseClockLine(body) {
   const [side, rest] = body.split("_");
   if (!rest) return { toMove: Number(side), clocks: null, grace: 0 };

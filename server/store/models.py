@@ -145,6 +145,7 @@ class TournamentTable(Base):
     game_type: Mapped[str] = mapped_column(String(200))
     result: Mapped[str | None] = mapped_column(String(20))
     game_number: Mapped[int | None] = mapped_column(Integer)
+    cancelled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # by the organiser
 
 
 class LiveSession(Base):

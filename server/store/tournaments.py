@@ -41,6 +41,7 @@ class TableRecord:
     game_type: str
     result: str | None
     game_number: int | None
+    cancelled: bool  # the organiser cancelled its tournament game
 
 
 def key_hash(key: str) -> str:
@@ -114,6 +115,7 @@ class Tournaments:
                     row.game_type,
                     row.result,
                     row.game_number,
+                    row.cancelled_at is not None,
                 )
                 for row in rows
             ]

@@ -133,6 +133,11 @@ class _TournamentTable:
 
 
 @dataclass
+class _TournamentCancelled:
+    uid: int
+
+
+@dataclass
 class _Archive:
     game: FinishedGame
     done: ArchiveDone
@@ -173,11 +178,13 @@ class _EventsReserved:
     mark: int
 
 
+_TableJob = _Entry | _Opened | _Closed | _TournamentTable | _TournamentCancelled  # writes about one table
 _Job = (
     _Entry
     | _Opened
     | _Closed
     | _TournamentTable
+    | _TournamentCancelled
     | _Archive
     | SavedSession
     | _SessionEnded
@@ -228,6 +235,9 @@ class StoreWriter:
         self, uid: int, tournament: str, round: str | None, blue: str, red: str, game_type: str
     ) -> None:
         self._put(_TournamentTable(uid, tournament, round, blue, red, game_type))
+
+    def tournament_cancelled(self, uid: int) -> None:
+        self._put(_TournamentCancelled(uid))
 
     def archive(self, game: FinishedGame, done: ArchiveDone) -> None:
         self._put(_Archive(game, done))
@@ -632,7 +642,14 @@ def _write(connection: Connection, batch: list[_Job], member: int) -> list[Calla
                         game_type=job.game_type,
                         result=None,
                         game_number=None,
+                        cancelled_at=None,
                     )
+                )
+            elif isinstance(job, _TournamentCancelled):
+                session.execute(
+                    update(TournamentTable)
+                    .where(TournamentTable.uid == job.uid)
+                    .values(cancelled_at=datetime.now(UTC))
                 )
             else:
                 number, accounts = _archive(session, job.game, member)
@@ -914,7 +931,7 @@ def unwritten(jobs: list[_Job]) -> dict[str, object]:
             chat += 1
         elif isinstance(job, _Entry) and job.kind == "k":  # a session's k (the sessions' journal)
             sessions += 1
-        elif isinstance(job, _Entry | _Opened | _Closed | _TournamentTable) and job.uid > 0:
+        elif isinstance(job, _TableJob) and job.uid > 0:
             tables[job.uid] += 1
         elif isinstance(job, _Archive):
             games.append(f"{job.game.blue} vs {job.game.red}")

@@ -3,12 +3,13 @@
 The page (`/`, `/index.html`) names its stylesheet and script as `assets/<version>/client.css` and
 `assets/<version>/client.js`, `<version>` being a hash of the whole folder; the script's own imports
 (`./protocol.js`) are relative to it, so they carry the version too, while its requests (`a.kropki`) are
-relative to the page and do not. The archive's pages (`games.html`, `game.html`, `player.html`, served
-by server/web/archive.py and pages.py at `/games`, `/game/<n>`, `/player/<nick>`) are rewritten the same
-way, keeping the `../` of a page one folder down. A versioned file is cached for a year (`immutable`):
-a new release has a new version, and the page, which is never cached without asking (`no-cache`, with
-an ETag), names it. Text files go out gzipped to clients that accept it, compressed once, when the app
-is built.
+relative to the page and do not. The client's other pages (the archive's `games.html`, `game.html`,
+`player.html`, served by server/web/archive.py and pages.py at `/games`, `/game/<n>`, `/player/<nick>`;
+`standings.html`, served by server/web/tournament.py at `/tournament/<name>/standings`) are rewritten
+the same way, keeping the `../` of a page folders down. A versioned file is cached for a year
+(`immutable`): a new release has a new version, and the page, which is never cached without asking
+(`no-cache`, with an ETag), names it. Text files go out gzipped to clients that accept it, compressed
+once, when the app is built.
 
 An operator's folder (`--static`) is served by aiohttp's static files, which send a file's `.gz` or
 `.br` sibling when there is one (docs/operations.md, "nginx").
@@ -80,18 +81,20 @@ class Assets:
         return asset
 
     def page_response(self, request: web.Request, name: str, status: int = 200) -> web.Response:
-        """An archive page; with another status (404) it still shows, and its script says why."""
+        """A page of the client other than the index; with another status (404) it still shows, and its
+        script says why."""
         if status != 200:
             return web.Response(status=status, body=self.pages[name].body, content_type="text/html")
         return _response(request, self.pages[name], REVALIDATE)
 
 
-# The built-in client's files, for the archive's pages; absent when --static replaces the client.
+# The built-in client's files, for its other pages; absent when --static replaces the client.
 PAGES_KEY = web.AppKey("pages", Assets)
 
 
 def _versioned_links(page: str, version: str) -> str:
-    """A page's stylesheets and scripts (`client.js`, `../pages.css`) under the versioned names."""
+    """A page's stylesheets and scripts (`client.js`, `../pages.css`, `../../standings.css`) under the
+    versioned names."""
     return re.sub(r'(href|src)="((?:\.\./)*)([\w-]+\.(?:css|js))"', rf'\1="\2assets/{version}/\3"', page)
 
 

@@ -215,6 +215,7 @@ POLLS = {"getMsg": False, "getBMsg": True}
 REQUEST_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
     "guestLogin": guest_login,
     "setUpTable": tournament.set_up_table,
+    "cancelTable": tournament.cancel_table,
     "zapraszam": invite,
 }
 COMMANDS = frozenset(HANDLERS) | frozenset(REQUEST_HANDLERS)  # what /metrics may name

@@ -1,5 +1,5 @@
-"""Tournament organisers: `setUpTable` with a key, and the results read back by scripts
-(`/tournament/<name>` as JSON, `/tournament/<name>.sgf.zip`)."""
+"""Tournament organisers: `setUpTable` and `cancelTable` with a key, and the results read back by
+scripts (`/tournament/<name>` as JSON, `/tournament/<name>.sgf.zip`)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,19 @@ import io
 import re
 import unicodedata
 import zipfile
+from collections import Counter
+from typing import Any
 from urllib.parse import quote
 
 from aiohttp import web
 
 from server.engine.gametype import MAX_TOURNAMENT_LENGTH, GameTypeError, parse_game_type
+from server.engine.standings import Played, standings
 from server.hub.hub import Hub
 from server.protocol.codec import ProtocolError, check_nick
 from server.store.accounts import Accounts
 from server.store.tournaments import Tournaments
+from server.web.assets import PAGES_KEY
 from server.web.auth import ACCOUNTS_KEY
 from server.web.common import HUB_KEY, utc_text
 
@@ -23,6 +27,7 @@ TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
 NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
 MAX_ROUND = 100
 _SAY_HI = re.compile(r"([0-9]{1,5})\.([0-9]{1,5})")
+_TABLE = re.compile(r"[0-9]{1,9}")
 
 routes = web.RouteTableDef()
 
@@ -97,6 +102,18 @@ async def set_up_table(request: web.Request) -> str:
     return f"ok.{uid}"
 
 
+async def cancel_table(request: web.Request) -> str:
+    """`co=cancelTable&key=K&table=N` -> `ok` (docs/tournaments.md, "Cancelling a table")."""
+    key = await request.app[TOURNAMENTS_KEY].check(_required(request, "key"))
+    if key is None:
+        raise ProtocolError("badKey")
+    table = _required(request, "table")
+    if _TABLE.fullmatch(table) is None:
+        raise ProtocolError("badTable")
+    request.app[HUB_KEY].cancel_table(int(table), key.tournament)
+    return "ok"
+
+
 @routes.get("/tournament/{name}.sgf.zip")
 async def records(request: web.Request) -> web.Response:
     name = request.match_info["name"]
@@ -118,17 +135,67 @@ async def records(request: web.Request) -> web.Response:
 async def tables(request: web.Request) -> web.Response:
     """Every table set up for the tournament, with its state now: what a script needs for results."""
     name = request.match_info["name"]
-    rows = await request.app[TOURNAMENTS_KEY].tables(name)
-    if not rows:
+    listed = await _listed(request, name)
+    if not listed:
         return web.json_response({"error": f"no tables were set up for the tournament {name!r}"}, status=404)
+    return web.json_response({"tournament": name, "tables": listed}, headers={"Cache-Control": "no-store"})
+
+
+@routes.get("/tournament/{name}/standings.json")
+async def standings_json(request: web.Request) -> web.Response:
+    """What the standings page shows: the tables as `/tournament/<name>` lists them, and the standings
+    of the finished games (docs/tournaments.md, "Standings")."""
+    name = request.match_info["name"]
+    listed = await _listed(request, name)
+    if not listed:
+        return web.json_response({"error": f"no tables were set up for the tournament {name!r}"}, status=404)
+    counted = [entry for entry in listed if entry["state"] != "cancelled"]
+    finished = [Played(e["blue"], e["red"], e["result"]) for e in counted if e["state"] == "finished"]
+    playing = Counter(nick for e in counted if e["state"] == "playing" for nick in (e["blue"], e["red"]))
+    players = {nick for entry in counted for nick in (entry["blue"], entry["red"])}
+    ranked = [
+        {
+            "rank": standing.rank,
+            "player": standing.player,
+            "points": float(standing.points),
+            "games": standing.games,
+            "playing": playing[standing.player],
+            "buchholz": float(standing.buchholz),
+            "sonnebornBerger": float(standing.sonneborn_berger),
+        }
+        for standing in standings(finished, players)
+    ]
+    return web.json_response(
+        {"tournament": name, "standings": ranked, "tables": listed}, headers={"Cache-Control": "no-store"}
+    )
+
+
+@routes.get("/tournament/{name}/standings")
+async def standings_page(request: web.Request) -> web.Response:
+    """The standings page of the built-in client (standings.html); its script reads standings.json."""
+    pages = request.app.get(PAGES_KEY)
+    if pages is None:
+        raise web.HTTPNotFound(
+            text="The standings page is part of the built-in client, which --static replaced; "
+            f"the results are at /tournament/{request.match_info['name']}.\n"
+        )
+    known = bool(await request.app[TOURNAMENTS_KEY].tables(request.match_info["name"]))
+    return pages.page_response(request, "standings.html", 200 if known else 404)
+
+
+async def _listed(request: web.Request, name: str) -> list[dict[str, Any]]:
+    """The tournament's tables, oldest first, with their state now (none: no such tournament)."""
+    rows = await request.app[TOURNAMENTS_KEY].tables(name)
     hub: Hub = request.app[HUB_KEY]
     listed = []
     for row in rows:
         table = hub.tables.get(row.uid)
         room = table.room if table is not None else None
-        live = room is not None and room.games_played == 0
-        result = row.result or (str(room.game.result) if live and room.game.result is not None else None)
-        if live and room.game.result is None:
+        live = room if room is not None and room.games_played == 0 else None  # its tournament game
+        result = row.result or (str(live.game.result) if live and live.game.result is not None else None)
+        if row.cancelled or (live is not None and live.cancelled):
+            state = "cancelled"
+        elif live is not None and live.game.result is None:
             state = "playing"
         else:
             state = "finished" if result is not None else "closed"
@@ -141,13 +208,13 @@ async def tables(request: web.Request) -> web.Response:
                 "red": row.red,
                 "gameType": row.game_type,
                 "state": state,
-                "moves": len(room.game.moves) if live else None,
+                "moves": len(live.game.moves) if live is not None else None,
                 "result": result,
                 "game": row.game_number,
                 "sgf": f"/sgf/{row.game_number}" if row.game_number is not None else None,
             }
         )
-    return web.json_response({"tournament": name, "tables": listed}, headers={"Cache-Control": "no-store"})
+    return listed
 
 
 def _attachment(filename: str) -> str:

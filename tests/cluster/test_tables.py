@@ -148,6 +148,27 @@ async def test_a_tournament_game_set_up_through_one_member_is_played_across_both
     await at_table(ala, uid, has("pd*Cyd"))
 
 
+async def test_a_tournament_table_is_cancelled_through_its_own_member_only(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    a, b, ala, cyd = await ala_and_cyd(aiohttp_client, postgres, redis_server)
+    uid = await set_up(a, "*Cyd", "*Ala")
+    key = await a.app[STORE_KEY].tournaments.add_key("cancelling", "Cup", False)
+    await at_table(cyd, uid, lambda lines: any(line.startswith("pr") and "*Cyd" in line for line in lines))
+
+    async def cancel(member: TestClient) -> str:
+        query = {"co": "cancelTable", "key": key, "table": str(uid)}
+        return await (await member.get("/a.kropki", params=query)).text()
+
+    assert await cancel(b) == "err.otherMember"  # b knows the table (Cyd sits at it) but does not run it
+    assert await cancel(a) == "ok"
+    told = ".Void.The organiser cancelled this game: it does not count."
+    lines = await at_table(cyd, uid, lambda lines: has(told)(lines) and has(".Void.")(lines))
+    assert any(line.startswith(f"x{uid}.") and ".Void." in line for line in lines)
+    response = await b.get("/tournament/Cup")
+    assert [t["state"] for t in (await response.json())["tables"]] == ["cancelled"]
+
+
 async def test_a_game_across_members_goes_on_after_redis_restarts_empty(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.restore import COMPACT_AFTER
-from tests.hub.test_restore import RecordingPersistence, state
+from server.protocol.codec import ProtocolError
+from tests.hub.test_restore import RecordingPersistence, assert_restored, state
 
 ANALYSIS = "1010s0..a.a.n...c___SUsuen*Ala."
 
@@ -96,3 +99,25 @@ def test_a_timed_game_with_propositions_and_a_new_game_comes_back_the_same() -> 
     assert state(after, uid) == state(hub, uid)
     after_room = after.tables[uid].room
     assert after_room is not None and after_room.games_played == 1 and after_room.proposal == (2, "draw")
+
+
+def test_a_cancelled_tournament_game_stays_cancelled_after_the_next_game_and_a_compaction() -> None:
+    journal, timers = RecordingPersistence(), ManualTimers()
+    hub = hub_with(journal, timers)
+    uid = hub.set_up_table(parse_game_type("0808stanF0.120.5"), "*Ala", "*Bob", (0, 0), "Cup", "1", {})
+    hub.move("ala123", str(uid), "aa")
+    hub.cancel_table(uid, "Cup")
+    hub.propose("ala123", str(uid), "new")
+    hub.propose("bob456", str(uid), "new")
+    hub.move("bob456", str(uid), "dd")  # the second game, an ordinary one, colours swapped
+    hub.tables[uid].since_compaction = COMPACT_AFTER
+    hub.sweep()
+
+    assert "move" not in [kind for _, kind, _ in journal.entries[uid]][:4]  # the first game's are gone
+    after = restored(journal, timers, uid)
+    room = after.tables[uid].room
+    assert_restored(state(after, uid), state(hub, uid))
+    assert room is not None and room.games_played == 1 and room.cancelled and room.game.result is None
+    with pytest.raises(ProtocolError) as refused:
+        after.cancel_table(uid, "Cup")
+    assert refused.value.code == "alreadyCancelled"

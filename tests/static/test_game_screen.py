@@ -261,9 +261,9 @@ def test_a_tournament_game_is_labelled_and_its_clock_waits_out_the_say_hi(
         tRound="3",
     )
     for player in (ala, bob):
-        expect(player.page.locator("#event-label")).to_have_text("Autumn Cup, round 3 · standings")
+        expect(player.page.locator("#event-label")).to_have_text("Autumn Cup, round 3 · Standings")
         href = player.page.locator("#event-label a").get_attribute("href")
-        assert href == "tournament/Autumn%20Cup"
+        assert href == "tournament/Autumn%20Cup/standings"
     clock = ala.page.locator("#blue-clock")
     expect(clock).to_have_text("0:09")
     expect(clock).to_have_class("clock in-grace")

@@ -1,6 +1,7 @@
-"""The client's texts (server/static/i18n.js and server-words.js), read as text: every language has
-every key with the same `{names}`, the refusals the server writes itself read the same in the client, and
-every refusal code the server can answer has a sentence."""
+"""The client's texts (server/static/i18n.js, server-words.js and tournament-words.js), read as text:
+every language has every key with the same `{names}` (and a key in one file only), the refusals the
+server writes itself read the same in the client, and every refusal code the server can answer has a
+sentence."""
 
 from __future__ import annotations
 
@@ -15,11 +16,21 @@ from server.protocol.codec import LANGUAGES as SERVER_LANGUAGES
 STATIC = Path(server.__file__).parent / "static"
 SOURCES = Path(server.__file__).parent
 LANGUAGES = ("en", "pl", "ru", "ua")
-# the organisers' setUpTable answers these (docs/tournaments.md); the built-in client never asks it
-ORGANISERS_ONLY = {"badKey", "keyNotForTournament", "samePlayer", "badSayHiTimes", "unknownPlayer"}
+# the organisers' setUpTable and cancelTable answer these (docs/tournaments.md); the built-in client
+# never asks them
+ORGANISERS_ONLY = {
+    "badKey",
+    "keyNotForTournament",
+    "samePlayer",
+    "badSayHiTimes",
+    "unknownPlayer",
+    "alreadyCancelled",
+    "notSetUp",
+    "otherMember",
+}
 SAID_OTHERWISE = {"wrongNickOrId"}  # the login form's own sentence (wrongLogin)
 
-FILES = ("i18n.js", "server-words.js")
+FILES = ("i18n.js", "server-words.js", "tournament-words.js")
 _BLOCK = re.compile(r"^(?:export )?const (\w+) = \{$")
 _LANGUAGE = re.compile(r"^  (\w+): \{$")
 _ENTRY = re.compile(r'^ {4}"?([\w.]+)"?: "((?:[^"\\]|\\.)*)",$')
@@ -107,6 +118,7 @@ def test_the_clients_english_server_lines_are_the_servers_sentences() -> None:
         "lineDrawAgreed": (Result(0, "score"), "agreed", {}),
         "lineCancelled": (Result(0, "Void"), "", {}),
         "lineNobodyCame": (Result(0, "Void"), "no-show", {}),
+        "lineOrganiserCancelled": (Result(0, "Void"), "organiser", {}),
     }
     for key, (result, how, values) in cases.items():
         sentence = result_sentence(result, names2, scores, how)  # type: ignore[arg-type]

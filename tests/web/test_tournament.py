@@ -4,6 +4,7 @@ results read back as JSON and SGF."""
 from __future__ import annotations
 
 import io
+import json
 import random
 import re
 import zipfile
@@ -18,8 +19,10 @@ from server.engine.gametype import format_new, parse_game_type
 from server.engine.sgf import read_record
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
+from server.web.auth import ACCOUNTS_KEY
+from server.web.common import HUB_KEY
 from tests.conftest import served
-from tests.web.test_auth import register
+from tests.web.test_auth import register, registered_id
 from tests.web.zagram import Zagram
 
 GAME_TYPE = "0808stanF0.60.5"  # free, 60 s + 5 s per move
@@ -226,3 +229,275 @@ async def test_results_of_a_tournament_with_a_non_ascii_name_download_under_thei
     archive = zipfile.ZipFile(io.BytesIO(await bundle.read()))
     [entry] = archive.infolist()
     assert entry.filename.endswith("-_Дима-_Łukasz.sgf") and entry.flag_bits & 0x800  # UTF-8 name
+
+
+# --- cancelTable -------------------------------------------------------------------------------
+
+CANCELLED_LINE = ".Void.The organiser cancelled this game: it does not count."
+
+
+async def cancel(organiser: Organiser, table: str | None, key: str | None = "") -> str:
+    query = {"co": "cancelTable", "key": organiser.key if key == "" else key, "table": table}
+    response = await organiser.client.get(
+        "/a.kropki", params={k: v for k, v in query.items() if v is not None}
+    )
+    assert response.status == 200
+    return await response.text()
+
+
+async def seated(organiser: Organiser, *players: Zagram) -> int:
+    """A table of the Autumn Cup set up for the players, who are online and sitting at it."""
+    for player in players:
+        assert await player.login() == ""
+        await player.poll()
+    answer = await organiser.set_up(pl1=players[0].nick, pl2=players[1].nick)
+    assert answer.startswith("ok."), answer
+    for player in players:
+        await player.poll()
+    return int(answer[3:])
+
+
+async def state_of(organiser: Organiser, uid: int) -> dict:
+    await organiser.hub.persistence.flush()
+    status, listed = await organiser.results()
+    assert status == 200
+    return next(entry for entry in listed["tables"] if entry["table"] == uid)
+
+
+@pytest.mark.parametrize("moves", [[], ["aa", "hh", "ab"]], ids=["before the first move", "mid-game"])
+async def test_a_cancelled_game_ends_void_for_its_players_and_its_results(
+    organiser: Organiser, moves: list[str]
+) -> None:
+    ala, bob = Zagram(organiser.client, "ala123", "*Ala"), Zagram(organiser.client, "bob456", "*Bob")
+    uid = await seated(organiser, ala, bob)
+    for player, where in zip([ala, bob] * 2, moves, strict=False):
+        player.send("s", uid, where)
+        await player.poll()
+
+    assert await cancel(organiser, str(uid)) == "ok"
+
+    for player in (ala, bob):  # told at the table, and the game's end as any end: x with the result
+        lines = (await player.poll()).lines(uid)
+        assert any(line.startswith("ca") and line.endswith(CANCELLED_LINE) for line in lines), lines
+        assert any(line.startswith(f"x{uid}.") and ".Void." in line for line in lines), lines
+    assert await ala.get(co="graczStawiaKropke", idGracza=ala.secret, table=str(uid), where="cc") == (
+        "err.gameOver"
+    )
+    organiser.timers.advance(30 + 60 + 5)  # the clocks stopped: nobody loses on time afterwards
+    entry = await state_of(organiser, uid)
+    assert (entry["state"], entry["result"], entry["moves"]) == ("cancelled", "Void", len(moves))
+    record = read_record(await (await organiser.client.get(entry["sgf"])).text())
+    assert (record.result, len(record.moves)) == ("Void", len(moves))  # archived, as every end is
+
+
+async def test_a_cancelled_ranked_game_is_not_rated(organiser: Organiser) -> None:
+    client = organiser.client
+    await register(client, "Alice")
+    await register(client, "Bob")
+    alice, bob = (
+        Zagram(client, registered_id("Alice", "pw"), "Alice"),
+        Zagram(client, registered_id("Bob", "pw"), "Bob"),
+    )
+    for player in (alice, bob):
+        await player.poll()
+    answer = await organiser.set_up(pl1="Alice", pl2="Bob", gameType="0808stanR0.60.5")
+    uid = int(answer[3:])
+    # 24 dots (enough for a rated game), none captured: Alice on rows a and b, Bob on rows h and g
+    for n in range(12):
+        alice.send("s", uid, "ab"[n // 8] + "abcdefgh"[n % 8])
+        await alice.poll()
+        bob.send("s", uid, "hg"[n // 8] + "abcdefgh"[n % 8])
+        await bob.poll()
+    assert len(organiser.hub.tables[uid].room.game.moves) == 24  # type: ignore[union-attr]
+
+    assert await cancel(organiser, str(uid)) == "ok"
+
+    await state_of(organiser, uid)
+    accounts = client.app[ACCOUNTS_KEY]
+    for nick in ("Alice", "Bob"):
+        profile = await accounts.profile(nick)
+        assert profile is not None and (profile.wins, profile.draws, profile.losses) == (0, 0, 0)
+    (game,) = await (await client.get("/games", params={"nick": "Alice"})).json()
+    assert (game["result"], game["rated"]) == ("Void", False)
+
+
+async def test_a_finished_game_cannot_be_cancelled_and_a_cancelled_one_only_once(
+    organiser: Organiser,
+) -> None:
+    ala, bob = Zagram(organiser.client, "ala123", "*Ala"), Zagram(organiser.client, "bob456", "*Bob")
+    finished = await seated(organiser, ala, bob)
+    ala.send("u", finished, "resign")
+    await ala.poll()
+    answer = await organiser.set_up(pl1="*Cid", pl2="*Dan")
+    cancelled = int(answer[3:])
+
+    assert await cancel(organiser, str(finished)) == "err.gameOver"  # the result stands
+    assert await cancel(organiser, str(cancelled)) == "ok"
+    assert await cancel(organiser, str(cancelled)) == "err.alreadyCancelled"
+
+    assert (await state_of(organiser, finished))["state"] == "finished"
+    assert (await state_of(organiser, cancelled))["state"] == "cancelled"
+    ala.send("u", finished, "new")  # the next game of a table is no tournament game: nothing to cancel
+    bob.send("u", finished, "new")
+    await ala.poll()
+    await bob.poll()
+    assert organiser.hub.tables[finished].room.games_played == 1  # type: ignore[union-attr]
+    assert await cancel(organiser, str(finished)) == "err.gameOver"
+
+
+async def test_refused_cancels_change_nothing(organiser: Organiser) -> None:
+    tournaments = organiser.client.app[STORE_KEY].tournaments
+    spring = await tournaments.add_key("spring-bot", "Spring Cup", False)
+    anything = await tournaments.add_key("admin", None, False)
+    revoked = await tournaments.add_key("old-bot", "Autumn Cup", False)
+    assert await tournaments.revoke("old-bot")
+    ala, bob = Zagram(organiser.client, "ala123", "*Ala"), Zagram(organiser.client, "bob456", "*Bob")
+    uid = await seated(organiser, ala, bob)
+    ala.send("v", 0, "s.*Bob.0808stanF0.60.5")  # a table of an invitation, not set up by a key
+    await ala.poll()
+    bob.send("v", 0, "a")
+    await bob.poll()
+    (invited,) = [n for n, t in organiser.hub.tables.items() if t.room is not None and t.room.auto is None]
+
+    answers = [
+        await cancel(organiser, str(uid), key="not-a-key"),
+        await cancel(organiser, str(uid), key=None),
+        await cancel(organiser, str(uid), key=revoked),
+        await cancel(organiser, str(uid), key=spring),
+        await cancel(organiser, None),
+        await cancel(organiser, "one"),
+        await cancel(organiser, "-1"),
+        await cancel(organiser, "1" * 10),
+        await cancel(organiser, "0"),
+        await cancel(organiser, "999"),
+        await cancel(organiser, str(invited), key=anything),
+    ]
+
+    assert answers == [
+        "err.badKey",
+        "err.missing.key",
+        "err.badKey",
+        "err.keyNotForTournament",
+        "err.missing.table",
+        "err.badTable",
+        "err.badTable",
+        "err.badTable",
+        "err.noSuchTable",
+        "err.noSuchTable",
+        "err.notSetUp",
+    ]
+    assert (await state_of(organiser, uid))["state"] == "playing"
+    assert all(t.room is None or t.room.game.result is None for t in organiser.hub.tables.values())
+    assert await cancel(organiser, str(uid), key=anything) == "ok"  # a key for every tournament may
+
+
+async def test_cancelling_survives_a_restart(aiohttp_client: AiohttpClient, settings: Settings) -> None:
+    """Set up before a restart and cancelled after it; cancelled before one and cancelled still after."""
+    timers = ManualTimers()
+    client = await served(aiohttp_client, settings, Hub(timers=timers, rng=random.Random(5)))
+    key = await client.app[STORE_KEY].tournaments.add_key("cup-bot", "Autumn Cup", False)
+    organiser = Organiser(client, client.app[HUB_KEY], timers, key)
+    ala = Zagram(client, "ala123", "*Ala")
+    assert await ala.login() == ""
+    first = int((await organiser.set_up(pl1="*Ala", pl2="*Bob"))[3:])
+    second = int((await organiser.set_up(pl1="*Cid", pl2="*Dan"))[3:])
+    await ala.poll()
+    ala.send("s", first, "aa")
+    await ala.poll()
+    assert await cancel(organiser, str(second)) == "ok"
+    await client.close()
+
+    client = await served(aiohttp_client, settings, Hub(timers=timers, rng=random.Random(6)))
+    organiser.client, organiser.hub = client, client.app[HUB_KEY]
+    ala.client = client
+
+    assert await cancel(organiser, str(second)) == "err.alreadyCancelled"
+    assert await cancel(organiser, str(first)) == "ok"
+    restored = organiser.hub.tables[second].room
+    assert restored is not None and restored.cancelled and str(restored.game.result) == "Void"
+    assert [(await state_of(organiser, uid))["state"] for uid in (first, second)] == ["cancelled"] * 2
+    await ala.login()
+    lines = (await ala.poll(msg_no="0")).lines(first)
+    assert any(line.endswith(CANCELLED_LINE) for line in lines), lines
+
+
+# --- standings ---------------------------------------------------------------------------------
+
+
+async def test_the_standings_count_finished_games_only(organiser: Organiser) -> None:
+    client = organiser.client
+    ala, bob, cid, dan = (
+        Zagram(client, f"{nick.lower()}12345", f"*{nick}") for nick in ("Ala", "Bob", "Cid", "Dan")
+    )
+    won = await seated(organiser, ala, bob)
+    drawn = await seated(organiser, cid, dan)
+    cancelled = int((await organiser.set_up(pl1="*Eve", pl2="*Fay"))[3:])
+    playing = int((await organiser.set_up(pl1="*Ala", pl2="*Cid", tRound="4"))[3:])
+    bob.send("u", won, "resign")
+    await bob.poll()
+    cid.send("s", drawn, "aa")
+    await cid.poll()
+    cid.send("u", drawn, "draw")
+    await cid.poll()
+    dan.send("u", drawn, "ok1draw")
+    await dan.poll()
+    assert await cancel(organiser, str(cancelled)) == "ok"
+    await organiser.hub.persistence.flush()
+
+    response = await client.get("/tournament/Autumn Cup/standings.json")
+
+    assert response.status == 200 and response.headers["Cache-Control"] == "no-store"
+    listed = await response.json()
+    # Ala 1 (beat Bob, who has 0): Buchholz 0; Cid and Dan 1/2 each, Buchholz 1/2, SB 1/4; Eve and Fay's
+    # game was cancelled: they are not listed; Ala and Cid are playing their next game
+    assert [list(row.values()) for row in listed["standings"]] == [
+        [1, "*Ala", 1.0, 1, 1, 0.0, 0.0],
+        [2, "*Cid", 0.5, 1, 1, 0.5, 0.25],
+        [2, "*Dan", 0.5, 1, 0, 0.5, 0.25],
+        [4, "*Bob", 0.0, 1, 0, 1.0, 0.0],
+    ]
+    assert list(listed["standings"][0]) == [
+        "rank", "player", "points", "games", "playing", "buchholz", "sonnebornBerger"
+    ]  # fmt: skip
+    assert [(t["table"], t["state"], t["result"]) for t in listed["tables"]] == [
+        (won, "finished", "B+R"),
+        (drawn, "finished", "0"),
+        (cancelled, "cancelled", "Void"),
+        (playing, "playing", None),
+    ]
+    results = await client.get("/tournament/Autumn Cup")
+    assert (await results.json())["tables"] == listed["tables"]  # the same entries as the results
+
+
+async def test_the_results_json_is_what_it_was_byte_for_byte(organiser: Organiser) -> None:
+    uid = int((await organiser.set_up(pl1="*Ala", pl2="*Bob"))[3:])
+    await organiser.hub.persistence.flush()
+
+    body = await (await organiser.client.get("/tournament/Autumn Cup")).text()
+
+    created = json.loads(body)["tables"][0]["created"]
+    assert body == (
+        f'{{"tournament": "Autumn Cup", "tables": [{{"table": {uid}, "round": "3 (league)", "created": '
+        f'"{created}", "blue": "*Ala", "red": "*Bob", "gameType": "0808s0..s.F.a.60.5..Autumn Cup", '
+        '"state": "playing", "moves": 0, "result": null, "game": null, "sgf": null}]}'
+    )
+
+
+async def test_the_standings_page_is_the_client_s_page_beside_the_json(organiser: Organiser) -> None:
+    client = organiser.client
+    assert (await organiser.set_up(pl1="*Ala", pl2="*Bob")).startswith("ok.")
+    await organiser.hub.persistence.flush()
+
+    page = await client.get("/tournament/Autumn Cup/standings")
+    unknown = await client.get("/tournament/Spring Cup/standings")
+    unknown_json = await client.get("/tournament/Spring Cup/standings.json")
+
+    assert page.status == 200 and page.content_type == "text/html"
+    html = await page.text()
+    script = re.search(r'src="(\.\./\.\./assets/[0-9a-f]{12}/standings\.js)"', html)
+    assert script is not None, html
+    served_script = await client.get(f"/tournament/Autumn Cup/{script[1]}")  # as the browser resolves it
+    assert served_script.status == 200 and "standings.json" in await served_script.text()
+    assert unknown.status == 404 and "standings.js" in await unknown.text()  # the page says why
+    assert unknown_json.status == 404 and "Spring Cup" in (await unknown_json.json())["error"]
+    assert (await client.get("/standings.html")).status == 404  # a page only at its own address

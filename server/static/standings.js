@@ -1,0 +1,134 @@
+// A tournament's standings page (docs/tournaments.md, "Standings"), at /tournament/<name>/standings:
+// it reads standings.json beside it (the ranking is computed by the server) and shows the ranking and
+// every table of the tournament; again every 30 s while a game is being played.
+
+import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
+import { resultText } from "./protocol.js";
+
+const REFRESH_MS = 30_000;
+const RETRY_MS = 5_000;
+const $ = (selector) => document.querySelector(selector);
+const segments = location.pathname.split("/");
+const nameInAddress = segments[segments.length - 2]; // as the address encodes it
+const name = decodeURIComponent(nameInAddress);
+let lang = localStorage.getItem("kropki.lang") || defaultLanguage();
+let t = translator(lang);
+let read = null; // the last standings.json: {tournament, standings, tables}
+let missing = false; // no table was set up for this tournament
+let timer = null;
+
+function element(tag, properties = {}, ...children) {
+  const made = Object.assign(document.createElement(tag), properties);
+  made.append(...children);
+  return made;
+}
+
+function number(value) {
+  return new Intl.NumberFormat(lang, { maximumFractionDigits: 2 }).format(value);
+}
+
+function outcome(entry) {
+  if (entry.state === "playing") return t("inProgress", { moves: entry.moves ?? 0 });
+  if (entry.state === "cancelled") return t("cancelledByOrganiser");
+  if (entry.state === "closed") return t("unfinished");
+  return resultText(entry.result, entry.blue, entry.red, t);
+}
+
+function renderStandings() {
+  $("#standings tbody").replaceChildren(
+    ...read.standings.map((row) => {
+      const games = element("td", { className: "games" }, String(row.games));
+      if (row.playing) games.append(element("span", { className: "playing", textContent: t("playingNow", { count: row.playing }) }));
+      return element(
+        "tr",
+        {},
+        element("td", { className: "rank", textContent: String(row.rank) }),
+        element("td", { className: "who", textContent: row.player }),
+        element("td", { className: "points", textContent: number(row.points) }),
+        games,
+        element("td", { className: "buchholz", textContent: number(row.buchholz) }),
+        element("td", { className: "berger", textContent: number(row.sonnebornBerger) }),
+      );
+    }),
+  );
+}
+
+function renderGames() {
+  $("#games").replaceChildren(
+    ...read.tables.map((entry) => {
+      const item = element("li", { className: `state-${entry.state}` });
+      item.dataset.table = entry.table;
+      if (entry.round !== null) item.append(element("span", { className: "round", textContent: t("roundNumber", { round: entry.round }) }));
+      item.append(
+        element(
+          "span",
+          { className: "players" },
+          element("span", { className: "blue", textContent: entry.blue }),
+          " – ",
+          element("span", { className: "red", textContent: entry.red }),
+        ),
+        element("span", { className: "outcome", textContent: outcome(entry) }),
+      );
+      if (entry.sgf) item.append(element("a", { className: "sgf", href: `../..${entry.sgf}`, textContent: "SGF" }));
+      return item;
+    }),
+  );
+}
+
+function render() {
+  document.documentElement.lang = lang;
+  document.title = t("standingsOf", { name });
+  $("#title").textContent = t("standingsOf", { name });
+  for (const item of document.querySelectorAll("[data-text]")) item.textContent = t(item.dataset.text);
+  for (const item of document.querySelectorAll("[data-title]")) item.title = t(item.dataset.title);
+  $("#page").hidden = missing;
+  if (missing) notify(t("noTournament", { name }));
+  if (!read) return;
+  renderStandings();
+  renderGames();
+}
+
+function notify(text) {
+  const notice = $("#notice");
+  notice.textContent = text;
+  notice.hidden = !text;
+}
+
+async function load() {
+  clearTimeout(timer);
+  let again = REFRESH_MS;
+  try {
+    const response = await fetch("standings.json", { cache: "no-store" });
+    missing = response.status === 404;
+    if (response.ok) {
+      read = await response.json();
+      notify("");
+    } else if (!missing) {
+      throw new Error(`HTTP ${response.status}`);
+    }
+  } catch {
+    notify(t("resultsNotLoaded"));
+    again = RETRY_MS;
+  }
+  render();
+  const playing = read?.tables.some((entry) => entry.state === "playing");
+  if (playing || again === RETRY_MS) timer = setTimeout(load, again);
+}
+
+function start() {
+  const select = $("#language");
+  select.replaceChildren(...LANGUAGES.map((code) => element("option", { value: code, textContent: code.toUpperCase() })));
+  select.value = lang;
+  select.onchange = () => {
+    lang = select.value;
+    t = translator(lang);
+    localStorage.setItem("kropki.lang", lang);
+    render();
+  };
+  $("#results-json").href = `../${nameInAddress}`;
+  $("#all-games").href = `../${nameInAddress}.sgf.zip`;
+  render();
+  load();
+}
+
+start();
