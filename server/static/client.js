@@ -632,7 +632,7 @@ function renderTables() {
   list.replaceChildren(
     ...[...state.tables.entries()].filter(([uid, { status }]) => state.showFinished || !over(uid, status)).map(([uid, { desc, status }]) => {
       const players = desc ? [" ", playerLink(desc.blue), " – ", playerLink(desc.red)] : [];
-      const result = status?.result ? ` · ${status.result}` : "";
+      const result = status?.result && desc ? ` · ${resultText(status.result, desc.blue, desc.red, t)}` : "";
       const people = here.get(uid) ? ` · ${t("peopleHere", { count: here.get(uid) })}` : "";
       const what = `${desc ? ` · ${describe(desc.gameType)}` : ""}${result}${people}`;
       const row = element("li", {}, element("span", { className: "what" }, `#${uid}`, ...players, what));

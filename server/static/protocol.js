@@ -172,8 +172,8 @@ export function resultText(result, blue, red, t) {
   if (result === "Void") return t("voided");
   const winner = result[0] === "B" ? blue : red;
   const how = result.slice(2);
-  const reason = { R: t("byResignation"), T: t("onTime"), F: t("byForfeit") }[how] || t("byPoints", { points: how });
-  return `${t("wins", { nick: winner })} ${reason}`;
+  const key = { R: "winsByResignation", T: "winsOnTime", F: "winsByForfeit" }[how] || "winsByPoints";
+  return t(key, { nick: winner, points: how.replace(",", ".") }); // a whole sentence in every language
 }
 
 /** `f<side>_<blue>.<red>[.g<grace>]`: whole seconds left, `p` before a paused clock, the grace the side

@@ -218,7 +218,10 @@ def test_spectators_are_shown_and_the_finished_table_leaves_the_lobby_once_empty
         expect(player.page.locator("#tables li")).to_have_count(0)
         expect(player.page.locator("#show-finished")).to_have_text("Show finished tables (1)")
     dan.page.click("#show-finished")
-    expect(dan.page.locator("#tables li")).to_have_count(1)
+    expect(dan.page.locator("#tables li")).to_contain_text("*Bob wins by resignation")  # words, not B+R
+    dan.page.select_option("#language", "ua")
+    expect(dan.page.locator("#tables li")).to_contain_text("*Bob перемагає: суперник здався")
+    dan.page.select_option("#language", "en")
     dan.page.click("#tables .watch")  # still reachable
     expect(dan.page.locator("#turn")).to_contain_text("*Bob wins by resignation")
     for player in (ala, bob, cyd, dan):
