@@ -1,6 +1,10 @@
 // The browser client: zagram's protocol only (a.kropki, auth.py) with the server's opt-in long poll.
 // Actions go through zagram's request endpoints (graczStawiaKropke, propose, dodajWpis, zapraszam...);
 // one long poll at a time reads the stream, so replies never overlap and msgNo only moves forward.
+//
+// Longer than 500 lines, with a reason: the stream's readers, the screens and the clicks share one state
+// object that a new login replaces whole; what stands without it lives in modules of its own (protocol.js
+// parsing, board.js drawing, lines.js server lines, alerts.js sounds and notifications, i18n.js texts).
 
 import {
   analysisGameType, buildGameType, describeGameType, encodeText, gameTypeText, guestId, moveOfNode, parseChatLine, parseClockLine,
@@ -9,18 +13,12 @@ import {
 import { CELL, at, drawPosition, svg } from "./board.js";
 import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
 import { refusalText, serverLineText } from "./lines.js";
+import { allowNotifications, notifyAway, playSound, wakeSound } from "./alerts.js";
 
 const LONG_POLL_SECONDS = 25;
 const RETRY_MS = 1000;
 const COMPUTER = new Set(["AI easy", "AI medium", "AI hard"]); // the server's AI players (docs/ai.md)
 const LOW_TIME_SECONDS = 10; // a player's clock under this sounds once a turn
-// Each sound a few short tones (frequency Hz, seconds), made in the browser: no files to load.
-const SOUNDS = {
-  move: [[660, 0.06]],
-  capture: [[520, 0.08], [780, 0.14]],
-  start: [[440, 0.08], [554, 0.08], [660, 0.14]],
-  lowTime: [[880, 0.12], [880, 0.12]],
-};
 
 const $ = (selector) => document.querySelector(selector);
 let lang = localStorage.getItem("kropki.lang") || defaultLanguage();
@@ -860,7 +858,7 @@ function react(before, after) {
   const table = currentGame();
   if (after.invitation && after.invitation !== before.invitation) {
     const { nick, gameType } = state.invitation.incoming;
-    notifyAway(t("notifyInvitation", { nick, game: describe(gameType) }), "invitation");
+    notifyAway(t("title"), t("notifyInvitation", { nick, game: describe(gameType) }), "invitation");
   }
   if (!after.uid) return;
   const sameGame = after.uid === before.uid && !(before.over && !after.over);
@@ -871,7 +869,7 @@ function react(before, after) {
   }
   if (after.myTurn && !(sameGame && before.myTurn)) {
     const opponent = mySide(table) === 1 ? table.desc.red : table.desc.blue;
-    notifyAway(t("notifyYourMove", { nick: opponent }), `move${after.uid}`);
+    notifyAway(t("title"), t("notifyYourMove", { nick: opponent }), `move${after.uid}`);
   }
 }
 
@@ -883,64 +881,11 @@ function warnLowTime(table, left) {
   }
 }
 
-let audio = null;
-
-/** A browser lets a page make sounds only after the player touched it: the first touch wakes them. */
-function wakeSound() {
-  try {
-    audio ??= new AudioContext();
-    audio.resume().catch(() => {});
-  } catch {
-    // no sound in this browser
-  }
-}
-
-function playSound(name) {
-  if (localStorage.getItem("kropki.sound") === "off") return;
-  try {
-    audio ??= new AudioContext();
-    let start = audio.currentTime;
-    for (const [frequency, seconds] of SOUNDS[name]) {
-      const tone = audio.createOscillator();
-      const volume = audio.createGain();
-      tone.frequency.value = frequency;
-      volume.gain.setValueAtTime(0.2, start);
-      volume.gain.exponentialRampToValueAtTime(0.001, start + seconds);
-      tone.connect(volume).connect(audio.destination);
-      tone.start(start);
-      tone.stop(start + seconds);
-      start += seconds;
-    }
-  } catch {
-    // no sound in this browser
-  }
-}
-
 function pageTitle() {
   const mine = heard();
   if (session && mine.myTurn) return `● ${t("yourMove")} · ${t("title")}`;
   if (session && mine.invitation) return `● ${t("invitedTitle")} · ${t("title")}`;
   return t("title");
-}
-
-/** A browser notification, when the player opted in and is looking at another tab or window. */
-function notifyAway(text, tag) {
-  if (localStorage.getItem("kropki.notify") !== "on" || !("Notification" in window)) return;
-  if (Notification.permission !== "granted" || (document.visibilityState === "visible" && document.hasFocus())) return;
-  try {
-    new Notification(t("title"), { body: text, tag });
-  } catch {
-    // a browser that only notifies from a service worker (Android's Chrome): the title still says it
-  }
-}
-
-async function switchNotifications(on) {
-  if (on && Notification.permission !== "granted" && (await Notification.requestPermission()) !== "granted") {
-    notify(t("notificationsBlocked"));
-    on = false;
-  }
-  localStorage.setItem("kropki.notify", on ? "on" : "off");
-  $("#notify").checked = on;
 }
 
 function renderProposal(table, side) {
@@ -1126,7 +1071,11 @@ function start() {
   $("#sound").checked = localStorage.getItem("kropki.sound") !== "off";
   $("#sound").onchange = () => localStorage.setItem("kropki.sound", $("#sound").checked ? "on" : "off");
   $("#notify").checked = localStorage.getItem("kropki.notify") === "on" && window.Notification?.permission === "granted";
-  $("#notify").onchange = () => switchNotifications($("#notify").checked);
+  $("#notify").onchange = async () => {
+    const on = await allowNotifications($("#notify").checked);
+    if ($("#notify").checked && !on) notify(t("notificationsBlocked"));
+    $("#notify").checked = on;
+  };
   // a browser lets a page make sounds only after the player touched it: the first touch wakes the sound
   document.addEventListener("pointerdown", wakeSound, { once: true });
   for (const action of document.querySelectorAll("[data-propose]")) {
