@@ -1,10 +1,13 @@
-"""Take the screenshots of the archive's pages that docs/client.md shows (docs/img/*.png).
+"""Take the screenshots that docs/client.md shows (docs/img/*.png): the lobby and a game in the client,
+and the archive's pages.
 
     .venv/bin/python scripts/page_screenshots.py [FOLDER]
 
 Starts `serve` on a fresh SQLite database filled by tests/static/archive.py (real zagram records as
 rated games of Ala, Bob and Cyd) and opens the game and player pages in Debian's Chromium, at a
-desktop's size (1280x900) and a phone's (390x844).
+desktop's size (1280x900) and a phone's (390x844); then three guests play in the client as the browser
+tests do (tests/static/test_client.py): the lobby as a newcomer sees it, the game after a capture on a
+desktop, and the phone aiming its next dot.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ sys.path.insert(0, str(REPO))
 
 from server.store.database import migrate, open_engine  # noqa: E402
 from tests.static.archive import fill  # noqa: E402
+from tests.static.test_client import CAPTURE, Player, start_game  # noqa: E402
 from tests.test_restart import Server  # noqa: E402
 
 SHOTS = {  # file: (address, phone, the move to show or None)
@@ -55,7 +59,30 @@ def main(folder: Path) -> None:
                     expect(page.locator("#move-counter")).to_contain_text(f"Move {move} ")
                 page.screenshot(path=folder / name, full_page=not phone)
                 context.close()
+            _client_shots(browser, server, folder)
             browser.close()
+
+
+def _client_shots(browser, server: Server, folder: Path) -> None:
+    ala, bob, cyd = Player(browser, server), Player(browser, server, phone=True), Player(browser, server)
+    start_game(ala, bob, size="20x20")
+    for side, point in [*CAPTURE, ("blue", "cd"), ("red", "jk")]:
+        (ala if side == "blue" else bob).play(point)
+        (bob if side == "blue" else ala).sees_dot(point)
+    cyd.log_in("Cyd")
+    expect(cyd.page.locator("#tables li")).to_have_count(1)
+    cyd.page.screenshot(path=folder / "client-lobby.png")
+    cyd.page.click("#tables .watch")
+    ala.sees_score(1, 0)
+    expect(ala.page.locator("#watchers")).to_have_text("Watching: *Cyd")
+    ala.page.screenshot(path=folder / "client-game.png")
+    ala.play("ej")
+    bob.sees_dot("ej")
+    bob.page.tap('#board [data-point="fj"]')
+    expect(bob.page.locator("#aim-marker")).to_have_count(1)
+    bob.page.screenshot(path=folder / "client-game-phone.png")
+    for player in (ala, bob, cyd):
+        player.close()
 
 
 if __name__ == "__main__":
