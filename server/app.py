@@ -111,6 +111,7 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     app[STORE_KEY] = store
     app[auth.ACCOUNTS_KEY] = store.accounts
     app[archive.GAMES_KEY] = store.games
+    app[pages.REPLAYS_KEY] = pages.Replays()
     app[tournament.TOURNAMENTS_KEY] = store.tournaments
     store.writer.on_commit = app[metrics.METRICS_KEY].writes.observe
     hub.persistence = store.writer

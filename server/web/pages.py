@@ -4,6 +4,9 @@ replay's captures are the engine's (server/engine/steps.py), never recomputed in
 
 from __future__ import annotations
 
+import json
+from collections import OrderedDict
+
 from aiohttp import web
 
 from server.engine.rating import shown
@@ -16,9 +19,35 @@ from server.web.assets import PAGES_KEY
 from server.web.common import STORE_KEY, utc_text
 
 RECENT_GAMES = 20
+REPLAYS_KEPT_BYTES = 16 * 1024 * 1024
 NO_PAGES = "The archive's pages belong to the built-in client, which --static replaced: see {json}.\n"
 
 routes = web.RouteTableDef()
+
+
+class Replays:
+    """The replays' JSON of archived games, the most recently asked first out of `limit` bytes. An
+    archived record never changes, and the engine takes milliseconds to replay a long game: without
+    them a flood of `/game/<n>.json` from one address (200 a second are allowed) kept a core busy."""
+
+    def __init__(self, limit: int = REPLAYS_KEPT_BYTES) -> None:
+        self.limit, self.size = limit, 0
+        self._bodies: OrderedDict[int, bytes] = OrderedDict()
+
+    def get(self, number: int) -> bytes | None:
+        body = self._bodies.get(number)
+        if body is not None:
+            self._bodies.move_to_end(number)
+        return body
+
+    def keep(self, number: int, body: bytes) -> None:
+        self._bodies[number] = body
+        self.size += len(body)
+        while self.size > self.limit and len(self._bodies) > 1:
+            self.size -= len(self._bodies.popitem(last=False)[1])
+
+
+REPLAYS_KEY = web.AppKey("replays", Replays)
 
 
 def _error(status: int, message: str) -> web.Response:
@@ -46,6 +75,10 @@ async def game(request: web.Request) -> web.Response:
         if as_json:
             return _error(400, "A game's address is /game/<number>, its number in digits.")
         return _page(request, "game.html", False)
+    replays = request.app[REPLAYS_KEY]
+    kept = replays.get(number) if as_json else None
+    if kept is not None:
+        return web.Response(body=kept, content_type="application/json")
     found = await request.app[GAMES_KEY].game(number)
     if not as_json:
         return _page(request, "game.html", found is not None)
@@ -56,16 +89,17 @@ async def game(request: web.Request) -> web.Response:
         replay = steps_of(sgf)
     except (SgfError, ReplayError) as exc:
         return _error(422, f"Game {number}'s record cannot be replayed: {exc}")
-    return web.json_response(
-        {
-            **summary_json(summary),
-            "width": replay.width,
-            "height": replay.height,
-            "variant": replay.variant,
-            "setup": replay.setup,
-            "moves": [step.as_json() for step in replay.steps],
-        }
-    )
+    answer = {
+        **summary_json(summary),
+        "width": replay.width,
+        "height": replay.height,
+        "variant": replay.variant,
+        "setup": replay.setup,
+        "moves": [step.as_json() for step in replay.steps],
+    }
+    body = json.dumps(answer).encode()
+    replays.keep(number, body)
+    return web.Response(body=body, content_type="application/json")
 
 
 @routes.get("/player/{nick}")

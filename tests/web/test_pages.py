@@ -15,9 +15,12 @@ from server.engine.board import BLACK, WHITE
 from server.engine.game import Result
 from server.engine.replay import replay_record
 from server.engine.sgf import GameRecord, read_record
+from server.engine.steps import steps_of
 from server.hub.persistence import FinishedGame
 from server.store.store import Store
+from server.web import pages
 from server.web.archive import prefers_html
+from server.web.pages import Replays
 from tests.store.test_accounts import registered_id
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sgf"
@@ -218,3 +221,29 @@ async def test_an_operators_client_has_the_json_but_not_the_pages(
     assert listed.content_type == "application/json" and len(await listed.json()) == 1
     assert page.status == 404 and "/game/1.json" in await page.text()
     assert replay.status == 200 and (await replay.json())["number"] == 1
+
+
+async def test_a_replay_is_computed_once_however_often_it_is_asked(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flood of /game/<n>.json (200 a second from one address are allowed) replayed the record with
+    the engine every time; an archived record never changes, so once is enough."""
+    await archive(
+        client.app[STORE_KEY],
+        finished("*Ala", "*Bob", record=read_record((FIXTURES / CAPTURING).read_text())),
+    )
+    replayed = []
+    monkeypatch.setattr(pages, "steps_of", lambda sgf: replayed.append(sgf) or steps_of(sgf))
+    answers = [await (await client.get("/game/1.json")).json() for _ in range(20)]
+    assert len(replayed) == 1 and all(answer == answers[0] for answer in answers)
+    assert len(answers[0]["moves"]) > 69
+
+
+def test_the_kept_replays_stay_within_their_bytes() -> None:
+    replays = Replays(limit=100)
+    for number in range(1, 6):
+        replays.keep(number, b"x" * 30)
+    assert replays.size <= 100 and replays.get(1) is None and replays.get(5) == b"x" * 30
+    replays.get(3)  # asked lately: kept before the older ones
+    replays.keep(6, b"y" * 30)
+    assert replays.get(3) is not None and replays.get(4) is None
