@@ -13,7 +13,10 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e '.[test,fast]'
 	touch $(STAMP)
 
-# The whole suite twice: on SQLite files, then on a throwaway PostgreSQL server (installed when missing).
+# The whole suite on SQLite files, then again on a throwaway PostgreSQL server (installed when missing),
+# but for the browser tests: they drive the client through the protocol, which no database changes (the
+# store's PostgreSQL paths behind every page and command are in tests/store, tests/web, tests/cluster),
+# and running them twice took three minutes of a suite that must stay well under ten.
 test: test-sqlite test-postgres
 
 test-sqlite: install
@@ -26,7 +29,7 @@ test-postgres: install
 	scripts/ensure-debian-package nginx nginx-light
 	scripts/ensure-debian-package chromium chromium
 	scripts/ensure-debian-package redis-server redis-server
-	scripts/with-postgres $(VENV)/bin/pytest -p no:cacheprovider
+	scripts/with-postgres $(VENV)/bin/pytest -p no:cacheprovider --ignore=tests/static
 
 run: install
 	$(VENV)/bin/kropki-server serve --migrate
