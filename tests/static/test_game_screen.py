@@ -42,6 +42,7 @@ window.Notification = class extends RealNotification {
 };
 """
 MOVE, CAPTURE_TONE, START, LOW_TIME = 660, 520, 440, 880
+PAPER = "rgb(251, 250, 245)"  # client.css --paper
 
 
 def cell_size(page: Page) -> float:
@@ -78,6 +79,8 @@ def test_a_39x32_board_takes_the_screen_and_full_screen_gives_it_all(players: tu
     expect(ala.page.locator("#chat")).to_be_hidden()
     expect(ala.page.locator("#full-screen")).to_have_text("Leave full screen")
     assert cell_size(ala.page) > before
+    # the browser's own full screen paints the element black behind dark text unless told otherwise
+    assert ala.page.evaluate("getComputedStyle(document.querySelector('#app')).backgroundColor") == PAPER
     ala.play("aa")  # the game goes on in full screen
     bob.sees_dot("aa")
     ala.page.click("#full-screen")
