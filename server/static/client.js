@@ -373,7 +373,6 @@ function readChat(uid, line, historyStarted) {
   chat.keys.add(unique);
   chat.lines.push(parsed);
   if (parsed.type === "e") notify(parsed.text);
-  // an organiser's cancelTable (docs/tournaments.md): said once, when it happens, in the player's language
   // a game that ends void (an organiser's cancel, nobody came) is said in the notice bar as well
   if (!parsed.author && parsed.type === "Void" && line.startsWith("ca")) notify(serverLineText(parsed, t));
   if (key !== state.activeChat) chat.unread = true;
@@ -725,10 +724,12 @@ async function analyseAsked() {
   if (!number) return;
   sessionStorage.removeItem("kropki.analyse");
   try {
-    const archived = await (await fetch(`game/${number}.json`)).json();
+    const response = await fetch(`game/${number}.json`);
+    if (!response.ok) throw new Error(`HTTP ${response.status}`);
+    const archived = await response.json();
     openAnalysis({ desc: describeGameType(archived.gameType), status: { archive: number } });
   } catch {
-    notify(t("refused", { reason: `game ${number}` }));
+    notify(t("noSuchGame"));
   }
 }
 

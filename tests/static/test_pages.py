@@ -164,5 +164,7 @@ def test_lobby_nicks_open_player_pages_and_a_game_continues_on_an_analysis_table
     bob.page.goto(f"{server.base}/?analyse=1")  # the game page's link, in a tab already logged in
     expect(bob.page.locator("#turn")).to_have_text("Analysis: the next dot is blue")
     expect(bob.page.locator("#board .dot")).to_have_count(110)
+    ala.page.goto(f"{server.base}/?analyse=999")  # a number the archive does not have: said in words
+    expect(ala.page.locator("#notice")).to_have_text("There is no game with this number.")
     ala.close()
     bob.close()
