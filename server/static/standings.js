@@ -23,6 +23,11 @@ function element(tag, properties = {}, ...children) {
   return made;
 }
 
+/** A nick as a link to its player page (the page is two folders down: /tournament/<name>/standings). */
+function playerLink(nick, className) {
+  return element("a", { className, href: `../../player/${encodeURIComponent(nick)}`, textContent: nick });
+}
+
 function number(value) {
   return new Intl.NumberFormat(lang, { maximumFractionDigits: 2 }).format(value);
 }
@@ -43,7 +48,7 @@ function renderStandings() {
         "tr",
         {},
         element("td", { className: "rank", textContent: String(row.rank) }),
-        element("td", { className: "who", textContent: row.player }),
+        element("td", { className: "who" }, playerLink(row.player, "nick")),
         element("td", { className: "points", textContent: number(row.points) }),
         games,
         element("td", { className: "buchholz", textContent: number(row.buchholz) }),
@@ -63,12 +68,13 @@ function renderGames() {
         element(
           "span",
           { className: "players" },
-          element("span", { className: "blue", textContent: entry.blue }),
+          playerLink(entry.blue, "blue"),
           " – ",
-          element("span", { className: "red", textContent: entry.red }),
+          playerLink(entry.red, "red"),
         ),
         element("span", { className: "outcome", textContent: outcome(entry) }),
       );
+      if (entry.game !== null) item.append(element("a", { className: "game", href: `../../game/${entry.game}`, textContent: `#${entry.game}` }));
       if (entry.sgf) item.append(element("a", { className: "sgf", href: `../..${entry.sgf}`, textContent: "SGF" }));
       return item;
     }),

@@ -115,6 +115,11 @@ def test_a_cancelled_game_ends_on_both_game_screens_and_the_standings_page_fits_
         expect(sgf).to_be_visible()
         record = page.request.get(sgf.evaluate("link => link.href"))
         assert record.ok and "RE[W+R]" in record.text() and "EV[Autumn Cup]" in record.text()
+        game_page = page.locator(f'#games li[data-table="{finished}"] a.game')  # results link their pages
+        number = sgf.evaluate("link => link.href").rsplit("/", 1)[1]
+        assert game_page.evaluate("link => link.href").endswith(f"/game/{number}")
+        winner = page.locator("#standings tbody tr .who a").first
+        assert winner.evaluate("link => link.href").endswith("/player/*Dan")  # encodeURIComponent keeps *
         for selector in ("#standings", "#games", "#results-json", "#all-games"):
             expect(page.locator(selector)).to_be_visible()
         no_sideways_scroll(page)
