@@ -1,4 +1,4 @@
-// What the archive's pages (games.js, game.js, player.js) share: the language, the header, links to
+// What the client's pages (games.js, game.js, player.js, standings.js) share: the language, the header, links to
 // players and games, a game's kind and result in words, and reading the server's JSON.
 
 import { gameTypeText, resultText as sharedResultText } from "./protocol.js";

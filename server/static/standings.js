@@ -2,34 +2,27 @@
 // it reads standings.json beside it (the ranking is computed by the server) and shows the ranking and
 // every table of the tournament; again every 30 s while a game is being played.
 
-import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
+import { $, element, playerLink as pagesPlayerLink, startPage, t } from "./pages.js";
 import { resultText } from "./protocol.js";
 
 const REFRESH_MS = 30_000;
 const RETRY_MS = 5_000;
-const $ = (selector) => document.querySelector(selector);
 const segments = location.pathname.split("/");
 const nameInAddress = segments[segments.length - 2]; // as the address encodes it
 const name = decodeURIComponent(nameInAddress);
-let lang = localStorage.getItem("kropki.lang") || defaultLanguage();
-let t = translator(lang);
 let read = null; // the last standings.json: {tournament, standings, tables}
 let missing = false; // no table was set up for this tournament
 let timer = null;
 
-function element(tag, properties = {}, ...children) {
-  const made = Object.assign(document.createElement(tag), properties);
-  made.append(...children);
-  return made;
-}
-
 /** A nick as a link to its player page (the page is two folders down: /tournament/<name>/standings). */
 function playerLink(nick, className) {
-  return element("a", { className, href: `../../player/${encodeURIComponent(nick)}`, textContent: nick });
+  const link = pagesPlayerLink("../../", nick);
+  link.classList.add(className);
+  return link;
 }
 
 function number(value) {
-  return new Intl.NumberFormat(lang, { maximumFractionDigits: 2 }).format(value);
+  return new Intl.NumberFormat(document.documentElement.lang, { maximumFractionDigits: 2 }).format(value);
 }
 
 function outcome(entry) {
@@ -82,10 +75,8 @@ function renderGames() {
 }
 
 function render() {
-  document.documentElement.lang = lang;
   document.title = t("standingsOf", { name });
   $("#title").textContent = t("standingsOf", { name });
-  for (const item of document.querySelectorAll("[data-text]")) item.textContent = t(item.dataset.text);
   for (const item of document.querySelectorAll("[data-title]")) item.title = t(item.dataset.title);
   $("#page").hidden = missing;
   if (missing) notify(t("noTournament", { name }));
@@ -122,15 +113,7 @@ async function load() {
 }
 
 function start() {
-  const select = $("#language");
-  select.replaceChildren(...LANGUAGES.map((code) => element("option", { value: code, textContent: code.toUpperCase() })));
-  select.value = lang;
-  select.onchange = () => {
-    lang = select.value;
-    t = translator(lang);
-    localStorage.setItem("kropki.lang", lang);
-    render();
-  };
+  startPage(render); // the language menu and the [data-text] texts, as the archive's pages have them
   $("#results-json").href = `../${nameInAddress}`;
   $("#all-games").href = `../${nameInAddress}.sgf.zip`;
   render();
