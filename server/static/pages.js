@@ -1,5 +1,5 @@
-// What the client's pages (games.js, game.js, player.js, standings.js) share: the language, the header, links to
-// players and games, a game's kind and result in words, and reading the server's JSON.
+// What the client's pages (games.js, game.js, player.js, standings.js) share: the language, the header,
+// links to players and games, a game's kind and result in words, and reading the server's JSON.
 
 import { gameTypeText, resultText as sharedResultText } from "./protocol.js";
 import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
