@@ -743,9 +743,9 @@ function renderClocks() {
     }
     const running = playing(table) && !clock.paused && table.clock.toMove === index + 1;
     // the grace (sayHi, or after a restart) runs first: the clock stands still as the server's does
-    const elapsed = running ? Math.max(0, Math.floor((Date.now() - table.clock.at) / 1000) - table.clock.grace) : 0;
-    const left = Math.max(0, clock.seconds - elapsed);
-    const graceLeft = running ? Math.max(0, table.clock.grace - Math.floor((Date.now() - table.clock.at) / 1000)) : 0;
+    const passed = running ? Math.floor((Date.now() - table.clock.at) / 1000) : 0;
+    const left = Math.max(0, clock.seconds - Math.max(0, passed - table.clock.grace));
+    const graceLeft = running ? Math.max(0, table.clock.grace - passed) : 0;
     $(`#${which}-clock`).textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
     $(`#${which}-clock`).title = graceLeft ? t("graceLeft", { seconds: graceLeft }) : "";
     $(`#${which}-clock`).classList.toggle("in-grace", graceLeft > 0);
@@ -833,10 +833,15 @@ function setFullScreen(on) {
   // the browser's own full screen where it has one; the class alone gives the game the whole window
   if (on && document.fullscreenEnabled && !document.fullscreenElement) $("#app").requestFullscreen().catch(() => {});
   if (!on && document.fullscreenElement) document.exitFullscreen().catch(() => {});
-  render();
 }
 
 // --- telling a player who is elsewhere ---------------------------------------------------------
+
+/** Whether this player is to move in a game (an analysis is nobody's turn). */
+function myTurn(table) {
+  const side = mySide(table);
+  return Boolean(side) && playing(table) && table.status.toMove === side && !analysing(table);
+}
 
 /** What the sounds and notifications compare before and after a reply. */
 function heard() {
@@ -849,7 +854,7 @@ function heard() {
     moves: table.moves.length,
     captured: score[1] + score[2],
     over: Boolean(table.status?.result),
-    myTurn: Boolean(side) && playing(table) && table.status.toMove === side && !analysing(table),
+    myTurn: myTurn(table),
     player: Boolean(side) && table.desc.kind !== "a",
     invitation: state.invitation.incoming?.nick ?? null,
   };
@@ -883,9 +888,9 @@ function warnLowTime(table, left) {
 }
 
 function pageTitle() {
-  const mine = heard();
-  if (session && mine.myTurn) return `● ${t("yourMove")} · ${t("title")}`;
-  if (session && mine.invitation) return `● ${t("invitedTitle")} · ${t("title")}`;
+  const table = currentGame();
+  if (session && table?.desc && myTurn(table)) return `● ${t("yourMove")} · ${t("title")}`;
+  if (session && state.invitation.incoming) return `● ${t("invitedTitle")} · ${t("title")}`;
   return t("title");
 }
 
@@ -1066,8 +1071,15 @@ function start() {
   for (const nudge of document.querySelectorAll("[data-nudge]")) {
     nudge.onclick = () => nudgeAim(...nudge.dataset.nudge.split(",").map(Number));
   }
-  $("#full-screen").onclick = () => setFullScreen(!$("#app").classList.contains("full-screen"));
-  document.onfullscreenchange = () => { if (!document.fullscreenElement) setFullScreen(false); };
+  $("#full-screen").onclick = () => {
+    setFullScreen(!$("#app").classList.contains("full-screen"));
+    render();
+  };
+  document.onfullscreenchange = () => {
+    if (document.fullscreenElement) return;
+    setFullScreen(false);
+    render();
+  };
   $("#show-finished").onclick = () => { state.showFinished = !state.showFinished; render(); };
   $("#sound").checked = localStorage.getItem("kropki.sound") !== "off";
   $("#sound").onchange = () => localStorage.setItem("kropki.sound", $("#sound").checked ? "on" : "off");

@@ -247,13 +247,9 @@ def set_up_table(server: Server, **query: str) -> int:
 
 
 def test_a_tournament_game_is_labelled_and_its_clock_waits_out_the_say_hi(
-    browser: Browser,
-    server: Server,
+    listening: tuple[Player, Player], server: Server
 ) -> None:
-    ala, bob = Player(browser, server), Player(browser, server, phone=True)
-    for player in (ala, bob):
-        player.context.add_init_script(LISTEN_TO_SOUNDS)
-        player.page.reload()
+    ala, bob = listening
     ala.log_in("Ala")
     bob.log_in("Bob")
     # 9 s on each clock, after 4 s of sayHi for the first move: the clock must stand still meanwhile
@@ -280,5 +276,3 @@ def test_a_tournament_game_is_labelled_and_its_clock_waits_out_the_say_hi(
     assert LOW_TIME not in tones(bob.page)  # not Bob's clock
     ala.play("ee")
     bob.sees_dot("ee")
-    ala.close()
-    bob.close()
