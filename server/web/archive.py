@@ -27,9 +27,10 @@ def _error(status: int, message: str) -> web.Response:
 @routes.get("/sgf/{number}")
 async def download(request: web.Request) -> web.Response:
     text = request.match_info["number"].removesuffix(".sgf")
-    if not text.isascii() or not text.isdigit() or len(text) > 12:
+    number = archive_number(text)
+    if number is None:
         return web.Response(status=404, text="No such game: archive numbers are whole numbers.\n")
-    sgf = await request.app[GAMES_KEY].sgf(int(text))
+    sgf = await request.app[GAMES_KEY].sgf(number)
     if sgf is None:
         return web.Response(status=404, text=f"There is no game number {text}.\n")
     return web.Response(
@@ -98,11 +99,15 @@ def summary_json(game: GameSummary) -> dict[str, object]:
     }
 
 
+def archive_number(text: str) -> int | None:
+    """A game's number as an address writes it: ASCII digits, at most 12 of them; else None."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= 12 else None
+
+
 def _whole(text: str, most: int) -> int | None:
     """A number from 1 to `most` written in digits, else None."""
-    if not text.isascii() or not text.isdigit() or len(text) > 12 or not 1 <= int(text) <= most:
-        return None
-    return int(text)
+    number = archive_number(text)
+    return number if number is not None and 1 <= number <= most else None
 
 
 def prefers_html(accept: str) -> bool:

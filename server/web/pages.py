@@ -14,7 +14,7 @@ from server.engine.replay import ReplayError
 from server.engine.sgf import SgfError
 from server.engine.steps import steps_of
 from server.protocol.codec import ProtocolError, check_nick
-from server.web.archive import GAMES_KEY, summary_json
+from server.web.archive import GAMES_KEY, archive_number, summary_json
 from server.web.assets import PAGES_KEY
 from server.web.common import STORE_KEY, utc_text
 
@@ -62,15 +62,11 @@ def _page(request: web.Request, name: str, found: bool) -> web.Response:
     return pages.page_response(request, name, 200 if found else 404)
 
 
-def _number(text: str) -> int | None:
-    return int(text) if text.isascii() and text.isdigit() and len(text) <= 12 else None
-
-
 @routes.get("/game/{number}")
 async def game(request: web.Request) -> web.Response:
     text = request.match_info["number"]
     as_json = text.endswith(".json")
-    number = _number(text.removesuffix(".json"))
+    number = archive_number(text.removesuffix(".json"))
     if number is None:
         if as_json:
             return _error(400, "A game's address is /game/<number>, its number in digits.")

@@ -16,7 +16,7 @@ from aiohttp import web
 from server.engine.gametype import MAX_TOURNAMENT_LENGTH, GameTypeError, parse_game_type
 from server.engine.standings import Played, standings
 from server.hub.hub import Hub
-from server.protocol.codec import ProtocolError, check_nick
+from server.protocol.codec import ProtocolError, check_nick, parse_number
 from server.store.accounts import Accounts
 from server.store.tournaments import Tournaments
 from server.web.assets import PAGES_KEY
@@ -27,7 +27,6 @@ TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
 NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
 MAX_ROUND = 100
 _SAY_HI = re.compile(r"([0-9]{1,5})\.([0-9]{1,5})")
-_TABLE = re.compile(r"[0-9]{1,9}")
 
 routes = web.RouteTableDef()
 
@@ -107,10 +106,10 @@ async def cancel_table(request: web.Request) -> str:
     key = await request.app[TOURNAMENTS_KEY].check(_required(request, "key"))
     if key is None:
         raise ProtocolError("badKey")
-    table = _required(request, "table")
-    if _TABLE.fullmatch(table) is None:
+    table = parse_number(_required(request, "table"))
+    if table is None:
         raise ProtocolError("badTable")
-    request.app[HUB_KEY].cancel_table(int(table), key.tournament)
+    request.app[HUB_KEY].cancel_table(table, key.tournament)
     return "ok"
 
 
