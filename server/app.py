@@ -13,6 +13,7 @@ from aiohttp import web
 
 from server import gcschedule
 from server.config import Settings
+from server.director.director import Director
 from server.hub.computer import worker_pool
 from server.hub.hub import Hub
 from server.hub.limits import Caps
@@ -20,9 +21,9 @@ from server.hub.tables import TABLE_BLOCK
 from server.logs import Fields
 from server.store.serverlock import Holder
 from server.store.store import Store
-from server.web import archive, auth, clients, frontdoor, health, kropki, metrics, pages, tournament
+from server.web import archive, auth, clients, frontdoor, health, hosted, kropki, metrics, pages, tournament
 from server.web.assets import PAGES_KEY, Assets
-from server.web.common import HUB_KEY, MEMBERSHIP_KEY, MOVER_KEY, NICKS_KEY, STORE_KEY
+from server.web.common import DIRECTOR_KEY, HUB_KEY, MEMBERSHIP_KEY, MOVER_KEY, NICKS_KEY, STORE_KEY
 from server.web.connections import DIRECT_PATHS_KEY
 from server.web.limits import AddressLimiter, LoginGuard
 
@@ -71,7 +72,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     if settings.redis_url is not None:
         app.cleanup_ctx.append(_membership)
     app.on_shutdown.append(_announce_shutdown)
-    for module in (health, kropki, auth, archive, pages, tournament, metrics):
+    for module in (health, kropki, auth, archive, pages, tournament, hosted, metrics):
         app.add_routes(module.routes)
     # Every client polls this about once a second: `serve` answers it without the router (connections.py)
     app[DIRECT_PATHS_KEY] = ("/a.kropki",)
@@ -125,11 +126,17 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     if pool is not None:
         hub.enable_computer(pool, workers)
     hub.start()
+    director = None
+    if member is None:  # a cluster's members would each run every tournament (docs/tournaments.md)
+        director = app[DIRECTOR_KEY] = Director(hub, store.hosted, store.tournaments)
+        await director.start()
     # Timed collections, young and full, when serve tuned the collector (gcschedule).
     collector = asyncio.create_task(gcschedule.timed_collections()) if gcschedule.serving_schedule() else None
     yield
     if collector is not None:
         collector.cancel()
+    if director is not None:
+        director.close()
     hub.close()
     hub.note_sessions()  # the last heartbeat: sessions' time-outs go on from the stop after the restart
     if pool is not None:

@@ -9,7 +9,7 @@ cancel it, or the organiser cancelled it) is no game: it gives no points and cou
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -48,18 +48,22 @@ def blue_score(result: str) -> Fraction | None:
     return Fraction(1) if parsed.winner == BLACK else Fraction(0)
 
 
-def standings(games: Iterable[Played], players: Iterable[str] = ()) -> list[Standing]:
+def standings(
+    games: Iterable[Played], players: Iterable[str] = (), byes: Mapping[str, Fraction] | None = None
+) -> list[Standing]:
     """Every player of `games` and of `players` (those with no finished game yet), best first: by
     points, then Buchholz, then Sonneborn-Berger; players equal in all three share a rank and are
-    listed by name."""
+    listed by name. `byes`: the points of a swiss tournament's byes, which count in the player's points
+    (and so in their opponents' Buchholz) but are no game: no opponent, no tie-break of their own."""
     scored: list[tuple[str, str, Fraction]] = []  # (player, opponent, what the player scored)
-    everyone = set(players)
+    byes = byes or {}
+    everyone = set(players) | set(byes)
     for game in games:
         everyone.update((game.blue, game.red))
         blue = blue_score(game.result)
         if blue is not None:
             scored += [(game.blue, game.red, blue), (game.red, game.blue, 1 - blue)]
-    points: dict[str, Fraction] = defaultdict(Fraction)
+    points: dict[str, Fraction] = defaultdict(Fraction, byes)
     played: dict[str, int] = defaultdict(int)
     for player, _, score in scored:
         points[player] += score

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import time as _time
+from collections.abc import Callable
 
 from server.engine.gametype import GameKind
 from server.engine.sgf import write_record
@@ -41,6 +42,9 @@ class Games:
     def __init__(self, ctx: Context, bus: EventBus, roster: Roster, tables: Tables) -> None:
         self.ctx, self.bus, self.roster, self.tables = ctx, bus, roster, tables
         tables.game_over = self.game_over
+        # told (table, tournament, result) once a tournament game's record is stored: the server's own
+        # tournaments pair their next games from it (server/director)
+        self.tournament_result: Callable[[int, str, str], None] | None = None
 
     # --- game actions --------------------------------------------------------------------------
 
@@ -112,6 +116,7 @@ class Games:
             tournament=tournament,
             game_index=room.games_played,
             journal_seq=table.journal_seq,
+            ended_at=self.ctx.clock(),
         )
         games_played = room.games_played
 
@@ -124,6 +129,8 @@ class Games:
             for account in accounts:
                 self.account_changed(account)
             log.info("game archived %s", Fields(uid=room.uid, number=number, result=game.result))
+            if tournament is not None and finished.result is not None and self.tournament_result is not None:
+                self.tournament_result(room.uid, tournament, str(finished.result))
 
         self.ctx.persistence.archive(finished, done)
         return True

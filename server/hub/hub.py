@@ -398,6 +398,21 @@ class Hub:
         """An organiser's table (setUpTable); see Tournaments.set_up_table."""
         return self.tournaments.set_up_table(game_type, first, second, say_hi, tournament, round, ratings)
 
+    def here(self, nick: str, seat_key: str) -> bool:
+        """Whether the session or account `seat_key` is logged in as `nick` now (a session restored
+        after a restart counts before its first poll)."""
+        player = self.roster.online(nick)
+        return (player is not None and player.seat_key == seat_key) or seat_key in self.roster.unclaimed
+
+    def reserve_seats(self, uid: int, owners: dict[str, str]) -> None:
+        """Seats of table `uid` kept for these sessions or accounts (nick -> Player.seat_key)."""
+        for nick, owner in owners.items():
+            self.tables.reserve_seat(self.tables.by_uid[uid], nick, owner)
+
+    def watch_tournament_results(self, listener: Callable[[int, str, str], None] | None) -> None:
+        """Be told (table, tournament, result) when a tournament game's record is stored."""
+        self.games.tournament_result = listener
+
     def cancel_table(self, uid: int, key_tournament: str | None) -> None:
         """An organiser's cancelTable; see Tournaments.cancel_table."""
         self.tournaments.cancel_table(uid, key_tournament)

@@ -47,6 +47,7 @@ class FinishedGame:
     tournament: str | None  # the event of a tournament game (the first game of a table set up for one)
     game_index: int  # which game of the table (a table plays on after `new`)
     journal_seq: int  # the table's journal position of the "archived" entry written with the game
+    ended_at: float | None = None  # the wall time (Context.clock) the game ended; None: when it is stored
 
 
 ArchiveDone = Callable[[int, list[Account]], None]  # (archive number, accounts whose rating changed)

@@ -401,6 +401,12 @@ class Tables(Mapping[int, Table]):
                 ):
                     self.enter(player, table.uid)
 
+    def reserve_seat(self, table: Table, nick: str, owner: str) -> None:
+        """A seat kept for the session or account `owner` (a Player.seat_key) before anyone sits: the
+        server's own tournaments seat the player who registered, not a stranger who took the nick since."""
+        table.owners[nick] = owner
+        self.journal(table.uid, "seat", {"nick": nick, "owner": owner})
+
     def claim_seat(self, player: Player, table: Table) -> None:
         """The first session to sit in a seat of its nick owns it (a registered player: their account).
         A table set up for a tournament waits for its players' first sessions; an invitation's table is

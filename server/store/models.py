@@ -186,3 +186,60 @@ class ServerState(Base):
 
     name: Mapped[str] = mapped_column(String(40), primary_key=True)
     value: Mapped[str] = mapped_column(Text)
+
+
+class HostedTournament(Base):
+    """A tournament the server runs itself, swiss or arena (docs/tournaments.md, "Tournaments the
+    server runs"). Its games are tournament tables (`tournament_tables.tournament` = `name`)."""
+
+    __tablename__ = "hosted_tournaments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(200), unique=True)
+    kind: Mapped[str] = mapped_column(String(10))  # swiss | arena
+    game_type: Mapped[str] = mapped_column(String(200))
+    rounds: Mapped[int] = mapped_column(Integer)  # swiss: rounds to play; arena: 0
+    minutes: Mapped[int] = mapped_column(Integer)  # arena: its length; swiss: 0
+    starts_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    min_rating: Mapped[int | None] = mapped_column(Integer)
+    max_rating: Mapped[int | None] = mapped_column(Integer)
+    registered_only: Mapped[bool] = mapped_column(Boolean)
+    say_hi: Mapped[int] = mapped_column(Integer)  # seconds before a player's clock runs in each game
+    created_by: Mapped[str] = mapped_column(String(100))  # the key's name, or the moderator's nick
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # registering | running | finished | cancelled; the round being played (swiss), 0 before the first
+    state: Mapped[str] = mapped_column(String(12))
+    round: Mapped[int] = mapped_column(Integer, default=0)
+    finished_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class HostedEntry(Base):
+    """A player registered for a hosted tournament; withdrawn players keep their row (and results)."""
+
+    __tablename__ = "hosted_entries"
+    __table_args__ = (Index("ix_hosted_entries_player", "tournament_id", "nick_key", unique=True),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("hosted_tournaments.id", ondelete="CASCADE"))
+    nick: Mapped[str] = mapped_column(String(40))
+    nick_key: Mapped[str] = mapped_column(String(80))
+    # Player.seat_key of who registered: a guest's session (an HMAC, never the id) or "@" + nick key
+    seat: Mapped[str] = mapped_column(String(81))
+    rating: Mapped[float] = mapped_column(Float)  # at registration: the swiss initial order, arena pairing
+    registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    withdrawn_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+
+
+class HostedRound(Base):
+    """A swiss round's pairing as the server made it, written before its tables are set up, so that a
+    restart in between sets up the rest of the same pairing rather than pairing again."""
+
+    __tablename__ = "hosted_rounds"
+
+    tournament_id: Mapped[int] = mapped_column(
+        ForeignKey("hosted_tournaments.id", ondelete="CASCADE"), primary_key=True
+    )
+    round: Mapped[int] = mapped_column(Integer, primary_key=True)
+    paired_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    boards: Mapped[str] = mapped_column(Text)  # JSON: [[white, black], ...] in board order
+    bye: Mapped[str | None] = mapped_column(String(40))

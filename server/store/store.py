@@ -12,6 +12,7 @@ from server.logs import Fields
 from server.store.accounts import Accounts
 from server.store.database import check_schema, migrate, open_engine, sessions
 from server.store.games import Games
+from server.store.hosted import HostedTournaments
 from server.store.members import member_number, reserve_table_numbers
 from server.store.serverlock import AdvisoryLock, Holder, ServerLock, take_server_lock
 from server.store.tournaments import Tournaments
@@ -35,6 +36,7 @@ class Store:
     games: Games
     tournaments: Tournaments
     writer: StoreWriter
+    hosted: HostedTournaments
     server_lock: ServerLock | None = None
 
     @classmethod
@@ -63,7 +65,13 @@ class Store:
             if lock is not None:
                 await lock.release()
             raise
-        parts = Accounts(maker), Games(maker), Tournaments(maker), StoreWriter(engine, maker, number)
+        parts = (
+            Accounts(maker),
+            Games(maker),
+            Tournaments(maker),
+            StoreWriter(engine, maker, number),
+            HostedTournaments(maker),
+        )
         return cls(engine, *parts, server_lock=lock)
 
     async def reserve_table_numbers(self, count: int) -> range:

@@ -42,6 +42,7 @@ class TableRecord:
     result: str | None
     game_number: int | None
     cancelled: bool  # the organiser cancelled its tournament game
+    finished_at: datetime | None = None  # when its tournament game ended, once archived
 
 
 def key_hash(key: str) -> str:
@@ -99,8 +100,9 @@ class Tournaments:
         if not findable(tournament):
             return []
         async with self.sessions() as session:
-            rows = await session.scalars(
-                select(TournamentTable)
+            rows = await session.execute(
+                select(TournamentTable, ArchivedGame.finished_at)
+                .outerjoin(ArchivedGame, ArchivedGame.number == TournamentTable.game_number)
                 .where(TournamentTable.tournament == tournament)
                 .order_by(TournamentTable.uid)
             )
@@ -116,8 +118,9 @@ class Tournaments:
                     row.result,
                     row.game_number,
                     row.cancelled_at is not None,
+                    finished_at,
                 )
-                for row in rows
+                for row, finished_at in rows
             ]
 
     async def records(self, tournament: str) -> list[tuple[int, str, str, str]]:

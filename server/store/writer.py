@@ -861,7 +861,9 @@ def _archive(session: Session, game: FinishedGame, member: int) -> tuple[int, li
                 user.draws += 1
             changed.append(account_of(user))
     row = ArchivedGame(
-        finished_at=datetime.now(UTC),
+        finished_at=datetime.fromtimestamp(game.ended_at, UTC)
+        if game.ended_at is not None
+        else datetime.now(UTC),
         blue_nick=game.blue,
         red_nick=game.red,
         blue_id=blue.id if blue is not None else None,

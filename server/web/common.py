@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 from multidict import CIMultiDict, MultiDictProxy
 
+from server.director.director import Director
 from server.hub.hub import Hub
 from server.logs import Fields
 from server.store.store import Store
@@ -28,6 +29,8 @@ log = logging.getLogger(__name__)
 
 HUB_KEY = web.AppKey("hub", Hub)
 STORE_KEY = web.AppKey("store", Store)
+# Set on a server that runs its own tournaments (not on a member of a cluster: docs/tournaments.md)
+DIRECTOR_KEY = web.AppKey("director", Director)
 # Set only on a member of a cluster (server/app.py); redis-py is imported only then.
 MEMBERSHIP_KEY: web.AppKey[Membership] = web.AppKey("membership")
 NICKS_KEY: web.AppKey[NickClaims] = web.AppKey("nicks")

@@ -13,7 +13,7 @@ from server.hub.hub import Hub
 from server.hub.stream import MAX_WAIT
 from server.protocol.codec import ProtocolError, parse_colour, parse_commands, parse_msg_no, parse_number
 from server.store.outage import unavailable
-from server.web import tournament
+from server.web import hosted, tournament
 from server.web.archive import GAMES_KEY
 from server.web.clients import origin, refuses_whole_state
 from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, session_here, text_response
@@ -216,6 +216,9 @@ REQUEST_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
     "guestLogin": guest_login,
     "setUpTable": tournament.set_up_table,
     "cancelTable": tournament.cancel_table,
+    "createTournament": hosted.create_tournament,
+    "joinTournament": hosted.join_tournament,
+    "leaveTournament": hosted.leave_tournament,
     "zapraszam": invite,
 }
 COMMANDS = frozenset(HANDLERS) | frozenset(REQUEST_HANDLERS)  # what /metrics may name

@@ -21,7 +21,7 @@ from server.store.accounts import Accounts
 from server.store.tournaments import Tournaments
 from server.web.assets import PAGES_KEY
 from server.web.auth import ACCOUNTS_KEY
-from server.web.common import HUB_KEY, utc_text
+from server.web.common import DIRECTOR_KEY, HUB_KEY, utc_text
 
 TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
 NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
@@ -31,14 +31,14 @@ _SAY_HI = re.compile(r"([0-9]{1,5})\.([0-9]{1,5})")
 routes = web.RouteTableDef()
 
 
-def _required(request: web.Request, name: str) -> str:
+def required(request: web.Request, name: str) -> str:
     value = request.query.get(name)
     if not value:
         raise ProtocolError(f"missing.{name}")
     return value
 
 
-def _label(value: str, code: str, limit: int) -> str | None:
+def label(value: str, code: str, limit: int) -> str | None:
     """`tourn` / `tRound`: `x` means not saved; otherwise a short line of text without `/`."""
     if value == NOT_SAVED:
         return None
@@ -71,23 +71,23 @@ async def _player(
 async def set_up_table(request: web.Request) -> str:
     """`co=setUpTable&key=K&gameType=G&pl1=A&pl2=B&sayHiTimes=K.L&tourn=T&tRound=R` -> `ok.<table>`."""
     hub: Hub = request.app[HUB_KEY]
-    key = await request.app[TOURNAMENTS_KEY].check(_required(request, "key"))
+    key = await request.app[TOURNAMENTS_KEY].check(required(request, "key"))
     if key is None:
         raise ProtocolError("badKey")
     try:
-        game_type = parse_game_type(_required(request, "gameType"))
+        game_type = parse_game_type(required(request, "gameType"))
     except GameTypeError:
         raise ProtocolError("badGameType") from None
     say_hi = _SAY_HI.fullmatch(request.query.get("sayHiTimes", "0.0"))
     if say_hi is None:
         raise ProtocolError("badSayHiTimes")
-    tournament = _label(request.query.get("tourn", NOT_SAVED), "badTourn", MAX_TOURNAMENT_LENGTH)
-    round_ = _label(request.query.get("tRound", NOT_SAVED), "badRound", MAX_ROUND)
+    tournament = label(request.query.get("tourn", NOT_SAVED), "badTourn", MAX_TOURNAMENT_LENGTH)
+    round_ = label(request.query.get("tRound", NOT_SAVED), "badRound", MAX_ROUND)
     if key.tournament is not None and tournament != key.tournament:
         raise ProtocolError("keyNotForTournament")
     accounts = request.app[ACCOUNTS_KEY]
-    first, first_rating = await _player(accounts, _required(request, "pl1"), "pl1", key.registered_only)
-    second, second_rating = await _player(accounts, _required(request, "pl2"), "pl2", key.registered_only)
+    first, first_rating = await _player(accounts, required(request, "pl1"), "pl1", key.registered_only)
+    second, second_rating = await _player(accounts, required(request, "pl2"), "pl2", key.registered_only)
     ratings = {nick: r for nick, r in ((first, first_rating), (second, second_rating)) if r is not None}
     uid = hub.set_up_table(
         game_type,
@@ -103,10 +103,10 @@ async def set_up_table(request: web.Request) -> str:
 
 async def cancel_table(request: web.Request) -> str:
     """`co=cancelTable&key=K&table=N` -> `ok` (docs/tournaments.md, "Cancelling a table")."""
-    key = await request.app[TOURNAMENTS_KEY].check(_required(request, "key"))
+    key = await request.app[TOURNAMENTS_KEY].check(required(request, "key"))
     if key is None:
         raise ProtocolError("badKey")
-    table = parse_number(_required(request, "table"))
+    table = parse_number(required(request, "table"))
     if table is None:
         raise ProtocolError("badTable")
     request.app[HUB_KEY].cancel_table(table, key.tournament)
@@ -135,9 +135,18 @@ async def tables(request: web.Request) -> web.Response:
     """Every table set up for the tournament, with its state now: what a script needs for results."""
     name = request.match_info["name"]
     listed = await _listed(request, name)
-    if not listed:
+    hosted = await _hosted(request, name)
+    if not listed and hosted is None:
         return web.json_response({"error": f"no tables were set up for the tournament {name!r}"}, status=404)
-    return web.json_response({"tournament": name, "tables": listed}, headers={"Cache-Control": "no-store"})
+    answer: dict[str, Any] = {"tournament": name, "tables": listed}
+    if hosted is not None:  # one the server runs: its settings, players and standings too
+        answer["hosted"] = hosted
+    return web.json_response(answer, headers={"Cache-Control": "no-store"})
+
+
+async def _hosted(request: web.Request, name: str) -> dict[str, Any] | None:
+    director = request.app.get(DIRECTOR_KEY)
+    return await director.described(name) if director is not None else None
 
 
 @routes.get("/tournament/{name}/standings.json")
@@ -146,6 +155,12 @@ async def standings_json(request: web.Request) -> web.Response:
     of the finished games (docs/tournaments.md, "Standings")."""
     name = request.match_info["name"]
     listed = await _listed(request, name)
+    hosted = await _hosted(request, name)
+    if hosted is not None:  # ranked by its own kind's rules (byes, arena points)
+        return web.json_response(
+            {"tournament": name, "hosted": hosted, "standings": hosted["standings"], "tables": listed},
+            headers={"Cache-Control": "no-store"},
+        )
     if not listed:
         return web.json_response({"error": f"no tables were set up for the tournament {name!r}"}, status=404)
     counted = [entry for entry in listed if entry["state"] != "cancelled"]
@@ -178,7 +193,8 @@ async def standings_page(request: web.Request) -> web.Response:
             text="The standings page is part of the built-in client, which --static replaced; "
             f"the results are at /tournament/{request.match_info['name']}.\n"
         )
-    known = bool(await request.app[TOURNAMENTS_KEY].tables(request.match_info["name"]))
+    name = request.match_info["name"]
+    known = bool(await request.app[TOURNAMENTS_KEY].tables(name)) or await _hosted(request, name) is not None
     return pages.page_response(request, "standings.html", 200 if known else 404)
 
 

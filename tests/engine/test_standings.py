@@ -76,3 +76,14 @@ def test_points_add_up_and_ranks_follow_the_order(played: list[Played]) -> None:
     for place, (before, after) in enumerate(zip(table, table[1:], strict=False), start=2):
         assert merit(before) >= merit(after)
         assert after.rank == (before.rank if merit(after) == merit(before) else place)
+
+
+def test_a_bye_counts_in_points_and_in_the_opponents_buchholz_only() -> None:
+    # A beats B; C has the bye (1 point, no game). Round 2: C beats A; B has the bye.
+    # points: A 1, B 1, C 2. Buchholz: A = B1 + C2 = 3; B = A1 = 1; C = A1 = 1 (the bye adds none).
+    games = [Played("A", "B", "B+R"), Played("C", "A", "B+T")]
+    assert standings(games, byes={"C": Fraction(1), "B": Fraction(1)}) == [
+        Standing(1, "C", Fraction(2), 1, Fraction(1), Fraction(1)),
+        Standing(2, "A", Fraction(1), 2, Fraction(3), Fraction(1)),
+        Standing(3, "B", Fraction(1), 1, Fraction(1), Fraction(0)),
+    ]

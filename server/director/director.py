@@ -1,0 +1,414 @@
+"""The server as tournament director: it runs the swiss and arena tournaments organisers create on it
+(docs/tournaments.md, "Tournaments the server runs").
+
+Between the hub, whose tables play the games (set up as an organiser's setUpTable would), and the
+store, which keeps the tournament, its players and its swiss pairings. Every decision reads the
+tournament back from the store first: a restart in the middle of a round goes on from what is stored,
+and nothing here has to be journalled. A tournament is looked at when something may have changed for
+it: its start, a game's stored result, an arena's pairing wave, a swiss round's pause.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from server.director.history import Board, arena_games, no_shows, swiss_rounds
+from server.director.views import arena_table, summary, swiss_table
+from server.engine import arena, swiss
+from server.engine.gametype import GameKind, StartKind, parse_game_type
+from server.hub.clock import Handle
+from server.hub.hub import Hub
+from server.hub.persistence import StorageFailing
+from server.logs import Fields
+from server.protocol.codec import ProtocolError, nick_key
+from server.store.hosted import Entry, Hosted, HostedTournaments, NameTaken, PairedRound, Settings
+from server.store.tournaments import Tournaments
+
+log = logging.getLogger(__name__)
+
+ROUND_PAUSE = 10.0  # seconds between a swiss round's last result and the next round's pairing
+ARENA_WAVE = 5.0  # seconds between an arena's pairings of the players who are free
+RETRY = 30.0  # after storage or the hub refused (storage failing, no room for tables), the next try
+GUEST_RATING = 0.0  # guests have no rating: they come after every registered player in the swiss order
+
+
+def arena_end(settings: Settings) -> float:
+    return wall(settings.starts_at) + settings.minutes * 60
+
+
+def wall(moment: datetime) -> float:
+    """Seconds since the epoch; SQLite hands times back without their zone, always UTC here."""
+    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp()
+
+
+@dataclass
+class _Watch:
+    """What the director keeps in memory of a tournament it runs: only when it looks at it next."""
+
+    handle: Handle | None = None
+    at: float = 0.0  # the timers' time of `handle`
+    paused_after: int = 0  # a swiss round whose pause before the next pairing has been waited
+    # an arena's games whose no-shows were withdrawn; None until the first look after a (re)start, which
+    # takes the games over as they are (a player who registered again since is not withdrawn twice)
+    ended: set[int] | None = None
+
+
+class Director:
+    def __init__(
+        self,
+        hub: Hub,
+        hosted: HostedTournaments,
+        organised: Tournaments,
+        *,
+        round_pause: float = ROUND_PAUSE,
+        arena_wave: float = ARENA_WAVE,
+    ) -> None:
+        self.hub, self.hosted, self.organised = hub, hosted, organised
+        self.round_pause, self.arena_wave = round_pause, arena_wave
+        self._watches: dict[str, _Watch] = {}
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    async def start(self) -> None:
+        """Take up the unfinished tournaments: those a restart interrupted go on at once."""
+        self.hub.watch_tournament_results(self._result)
+        for hosted in await self.hosted.unfinished():
+            self._look(hosted.settings.name)
+
+    def close(self) -> None:
+        self.hub.watch_tournament_results(None)
+        for watch in self._watches.values():
+            if watch.handle is not None:
+                watch.handle.cancel()
+        for task in self._tasks:
+            task.cancel()
+
+    async def settled(self) -> None:
+        """Return once every look started so far (and those they start) is done: for tests."""
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    # --- what organisers and players ask -------------------------------------------------------
+
+    async def create(self, settings: Settings) -> Hosted:
+        try:
+            game_type = parse_game_type(settings.game_type)
+        except ValueError:
+            raise ProtocolError("badGameType") from None
+        if game_type.kind in (GameKind.AI, GameKind.ANALYSIS) or game_type.start.kind is StartKind.SGF:
+            raise ProtocolError("badGameType", "A tournament game is a game between two players.")
+        if not game_type.timed:
+            raise ProtocolError("untimed", "A tournament the server runs needs games with a clock.")
+        now = self.hub.clock()
+        if wall(settings.starts_at) < now - 60:
+            raise ProtocolError("badStart", "The start is in the past.")
+        try:
+            hosted = await self.hosted.create(settings, datetime.fromtimestamp(now, UTC))
+        except NameTaken:
+            raise ProtocolError("nameTaken", "Another tournament has this name.") from None
+        log.info(
+            "tournament created %s",
+            Fields(name=settings.name, kind=settings.kind, by=settings.created_by, starts=settings.starts_at),
+        )
+        self._look(settings.name)
+        return hosted
+
+    async def join(self, secret: str, name: str) -> None:
+        player = self.hub.players.get(secret)
+        if player is None:
+            raise ProtocolError("notLoggedIn")
+        hosted = await self._open(name)
+        settings = hosted.settings
+        rating = float(player.record[0]) if player.record is not None and not player.guest else None
+        if rating is None and (settings.registered_only or settings.min_rating or settings.max_rating):
+            raise ProtocolError("registeredOnly", "Only registered players may play in this tournament.")
+        if rating is not None and settings.min_rating is not None and rating < settings.min_rating:
+            raise ProtocolError(
+                "ratingTooLow", f"This tournament is for ratings of {settings.min_rating} and more."
+            )
+        if rating is not None and settings.max_rating is not None and rating > settings.max_rating:
+            raise ProtocolError(
+                "ratingTooHigh", f"This tournament is for ratings up to {settings.max_rating}."
+            )
+        if settings.kind == "swiss" and hosted.state == "running" and hosted.round >= settings.rounds:
+            raise ProtocolError("tournamentOver", "The last round has been paired.")
+        entry = Entry(
+            player.nick,
+            nick_key(player.nick),
+            player.seat_key,
+            GUEST_RATING if rating is None else rating,
+            datetime.fromtimestamp(self.hub.clock(), UTC),
+            False,
+        )
+        if not await self.hosted.register(hosted.id, entry):
+            raise ProtocolError("alreadyRegistered", "You are registered already.")
+        self._look(name)  # an arena pairs a newcomer at its next wave
+
+    async def leave(self, secret: str, name: str) -> None:
+        player = self.hub.players.get(secret)
+        if player is None:
+            raise ProtocolError("notLoggedIn")
+        hosted = await self._open(name)
+        now = datetime.fromtimestamp(self.hub.clock(), UTC)
+        if not await self.hosted.withdraw(hosted.id, nick_key(player.nick), now):
+            raise ProtocolError("notRegistered", "You are not registered in this tournament.")
+
+    async def _open(self, name: str) -> Hosted:
+        hosted = await self.hosted.get(name)
+        if hosted is None:
+            raise ProtocolError("noSuchTournament", "The server runs no tournament of this name.")
+        if hosted.state in ("finished", "cancelled"):
+            raise ProtocolError("tournamentOver", "This tournament is over.")
+        return hosted
+
+    async def boards(self, hosted: Hosted) -> list[Board]:
+        """Its games, with the live tables' moves and results (a result is stored a moment after the
+        game ends); a table gone without a stored result counts as void, so a round can end."""
+        boards = []
+        for row in await self.organised.tables(hosted.settings.name):
+            table = self.hub.tables.get(row.uid)
+            room = table.room if table is not None else None
+            live = room if room is not None and room.games_played == 0 else None
+            result, ended = row.result, wall(row.finished_at) if row.finished_at is not None else None
+            if result is None and live is not None and live.game.result is not None:
+                result, ended = str(live.game.result), self.hub.clock()
+            elif result is None and live is None:
+                result, ended = "Void", self.hub.clock()
+            number = int(row.round) if row.round and row.round.isdigit() else 0
+            moves = len(live.game.moves) if live is not None else 0
+            boards.append(Board(row.uid, number, row.blue, row.red, result, row.cancelled, moves, ended))
+        return boards
+
+    async def listing(self) -> list[dict[str, Any]]:
+        """The tournaments' summaries, as /tournaments.json lists them."""
+        return [
+            summary(hosted, await self.hosted.entries(hosted.id)) for hosted in await self.hosted.listing()
+        ]
+
+    async def described(self, name: str) -> dict[str, Any] | None:
+        """The summary with the standings by the tournament's own rules; None: no such tournament."""
+        hosted = await self.hosted.get(name)
+        if hosted is None:
+            return None
+        entries = await self.hosted.entries(hosted.id)
+        boards = await self.boards(hosted)
+        about = summary(hosted, entries)
+        if hosted.settings.kind == "arena":
+            about["standings"] = arena_table(entries, boards, arena_end(hosted.settings))
+        else:
+            about["standings"] = swiss_table(entries, boards, await self.hosted.rounds(hosted.id))
+        return about
+
+    # --- looking at a tournament ---------------------------------------------------------------
+
+    def _result(self, uid: int, tournament: str, result: str) -> None:
+        if tournament in self._watches:
+            self._look(tournament)
+
+    def _look(self, name: str) -> None:
+        self._watches.setdefault(name, _Watch())
+        self._spawn(self._advance(name))
+
+    def _look_at(self, name: str, moment: float) -> None:
+        """Look again at the timers' time `moment` (the earliest such wish wins)."""
+        watch = self._watches.setdefault(name, _Watch())
+        if watch.handle is not None and watch.at <= moment:
+            return
+        if watch.handle is not None:
+            watch.handle.cancel()
+
+        def due() -> None:
+            watch.handle = None
+            self._spawn(self._advance(name))
+
+        watch.at, watch.handle = moment, self.hub.timers.call_at(moment, due)
+
+    def _look_in(self, name: str, seconds: float) -> None:
+        self._look_at(name, self.hub.timers.now() + max(0.0, seconds))
+
+    def _spawn(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _advance(self, name: str) -> None:
+        lock = self._locks.setdefault(name, asyncio.Lock())
+        async with lock:
+            try:
+                hosted = await self.hosted.get(name)
+                if hosted is None or hosted.state in ("finished", "cancelled"):
+                    self._forget(name)
+                    return
+                until_start = wall(hosted.settings.starts_at) - self.hub.clock()
+                if until_start > 0:
+                    self._look_in(name, until_start)
+                elif hosted.settings.kind == "swiss":
+                    await self._swiss(hosted)
+                else:
+                    await self._arena(hosted)
+            except (ProtocolError, StorageFailing, OSError) as refused:
+                # storage failing or the server full of tables: nothing is lost, try again later
+                log.warning("tournament waits %s", Fields(name=name, reason=str(refused), retry=RETRY))
+                self._look_in(name, RETRY)
+            except Exception:
+                log.exception("tournament failed %s", Fields(name=name, retry=RETRY))
+                self._look_in(name, RETRY)
+
+    def _forget(self, name: str) -> None:
+        watch = self._watches.pop(name, None)
+        if watch is not None and watch.handle is not None:
+            watch.handle.cancel()
+
+    async def _finish(self, hosted: Hosted, state: str = "finished") -> None:
+        await self.hosted.set_state(hosted.id, state, datetime.fromtimestamp(self.hub.clock(), UTC))
+        log.info("tournament over %s", Fields(name=hosted.settings.name, state=state, round=hosted.round))
+        self._forget(hosted.settings.name)
+
+    def _set_up(self, hosted: Hosted, round_: int, blue: str, red: str, seats: dict[str, str]) -> None:
+        settings = hosted.settings
+        uid = self.hub.set_up_table(
+            parse_game_type(settings.game_type),
+            blue,
+            red,
+            (settings.say_hi, settings.say_hi),
+            settings.name,
+            str(round_) if round_ else None,
+            {},  # no ratings: blue is the one the pairing made first to move, even in ranked games
+        )
+        self.hub.reserve_seats(uid, {nick: seats[nick] for nick in (blue, red) if nick in seats})
+
+    async def _withdraw(self, hosted: Hosted, entries: list[Entry], nicks: set[str], why: str) -> list[Entry]:
+        """Withdraw these players; the entries as they are now."""
+        now = datetime.fromtimestamp(self.hub.clock(), UTC)
+        kept = []
+        for entry in entries:
+            if not entry.withdrawn and entry.nick in nicks:
+                await self.hosted.withdraw(hosted.id, entry.nick_key, now)
+                log.info(
+                    "tournament withdrew %s", Fields(name=hosted.settings.name, player=entry.nick, why=why)
+                )
+                entry = replace(entry, withdrawn=True)
+            kept.append(entry)
+        return kept
+
+    def _gone(self, entries: list[Entry]) -> set[str]:
+        """Guests whose session is over: the nick may be somebody else's now, so they are withdrawn."""
+        return {
+            e.nick
+            for e in entries
+            if not e.withdrawn and e.seat[:1] != "@" and not self.hub.here(e.nick, e.seat)
+        }
+
+    # --- swiss ---------------------------------------------------------------------------------
+
+    async def _swiss(self, hosted: Hosted) -> None:
+        name, settings = hosted.settings.name, hosted.settings
+        entries = await self.hosted.entries(hosted.id)
+        rounds = await self.hosted.rounds(hosted.id)
+        boards = await self.boards(hosted)
+        if rounds:
+            current = rounds[-1]
+            seats = {entry.nick: entry.seat for entry in entries}
+            made = {(b.blue, b.red) for b in boards if b.round == current.round}
+            missing = [board for board in current.boards if board not in made]
+            for blue, red in missing:  # a restart came between the pairing and its tables
+                self._set_up(hosted, current.round, blue, red, seats)
+            if missing:
+                await self.hub.persistence.flush()
+                return
+            if any(b.result is None for b in boards if b.round == current.round):
+                return  # the results will bring us back
+            if current.round >= settings.rounds:
+                await self._finish(hosted)
+                return
+            watch = self._watches[name]
+            if watch.paused_after != current.round:
+                absent = no_shows([b for b in boards if b.round == current.round])
+                await self._withdraw(hosted, entries, absent, "did not show up")
+                watch.paused_after = current.round
+                self._look_in(name, self.round_pause)
+                return
+        entries = await self._withdraw(hosted, entries, self._gone(entries), "session over")
+        await self._pair_swiss(hosted, entries, rounds, boards)
+
+    async def _pair_swiss(
+        self, hosted: Hosted, entries: list[Entry], rounds: list[PairedRound], boards: list[Board]
+    ) -> None:
+        settings = hosted.settings
+        number = len(rounds) + 1
+        order = {entry.nick: index for index, entry in enumerate(entries)}
+        active = sorted((e for e in entries if not e.withdrawn), key=lambda e: (-e.rating, order[e.nick]))
+        if len(active) < 2:
+            await self._finish(hosted, "finished" if rounds else "cancelled")
+            return
+        byes = {paired.round: paired.bye for paired in rounds}
+        entrants = [
+            swiss.Entrant(e.nick, e.rating, swiss_rounds(e.nick, len(rounds), boards, byes)) for e in active
+        ]
+        try:
+            pairing = await asyncio.to_thread(swiss.pair_round, entrants, settings.rounds)
+        except swiss.NoPairing as impossible:
+            log.info(
+                "tournament cannot pair %s", Fields(name=settings.name, round=number, why=str(impossible))
+            )
+            await self._finish(hosted)
+            return
+        paired = PairedRound(number, tuple(pairing.boards), pairing.bye)
+        await self.hosted.save_round(hosted.id, paired, datetime.fromtimestamp(self.hub.clock(), UTC))
+        seats = {entry.nick: entry.seat for entry in entries}
+        for blue, red in paired.boards:
+            self._set_up(hosted, number, blue, red, seats)
+        await self.hub.persistence.flush()
+        log.info("tournament paired %s", Fields(name=settings.name, round=number, boards=len(paired.boards)))
+
+    # --- arena ---------------------------------------------------------------------------------
+
+    async def _arena(self, hosted: Hosted) -> None:
+        settings = hosted.settings
+        if hosted.state == "registering":
+            await self.hosted.set_state(hosted.id, "running")
+        ends = arena_end(settings)
+        left = ends - self.hub.clock()
+        if left <= 0:
+            await self._finish(hosted)  # games still played go on, but count no more (lichess's rule)
+            return
+        boards = await self.boards(hosted)
+        entries = await self.hosted.entries(hosted.id)
+        watch = self._watches[settings.name]
+        ended = {board.table for board in boards if board.result is not None}
+        if watch.ended is not None:
+            absent = no_shows([board for board in boards if board.table in ended - watch.ended])
+            entries = await self._withdraw(hosted, entries, absent, "did not show up")
+        watch.ended = ended
+        entries = await self._withdraw(hosted, entries, self._gone(entries), "session over")
+        busy = {nick for board in boards if board.result is None for nick in (board.blue, board.red)}
+        everyone = {e.nick: arena.ArenaPlayer(e.nick, e.rating, arena_games(e.nick, boards)) for e in entries}
+        ranks = {standing.key: standing.rank for standing in arena.standings(list(everyone.values()))}
+        free_since = {
+            nick: max((b.ended or 0.0 for b in boards if nick in (b.blue, b.red)), default=0.0)
+            for nick in everyone
+        }
+        free = sorted(
+            (
+                e.nick
+                for e in entries
+                if not e.withdrawn and e.nick not in busy and self.hub.here(e.nick, e.seat)
+            ),
+            key=lambda nick: free_since[nick],  # the longest waiting first: an odd one out is the latest
+        )
+        still_in = sum(not entry.withdrawn for entry in entries)
+        seats = {entry.nick: entry.seat for entry in entries}
+        # off the event loop: the matching takes about half a second for 100 players
+        pairs = await asyncio.to_thread(
+            arena.pair, [everyone[nick] for nick in free], ranks=ranks, active_players=still_in
+        )
+        for blue, red in pairs:
+            self._set_up(hosted, 0, blue, red, seats)
+        if pairs:
+            await self.hub.persistence.flush()
+        self._look_in(hosted.settings.name, min(self.arena_wave, left))

@@ -1,0 +1,113 @@
+"""A hosted tournament's games as the pairing engines read them: its tables' results turned into each
+player's swiss rounds or arena games. Pure, so that the rules of what a result counts as are in one
+place and tested without a server."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+
+from server.engine import arena, swiss
+from server.engine.board import BLACK
+from server.engine.game import Result
+from server.engine.standings import Played
+
+BYE_POINTS = 1.0  # a pairing-allocated bye scores a win, as FIDE's rules have it unless announced otherwise
+
+
+@dataclass(frozen=True)
+class Board:
+    """One game of the tournament: its table, the players (blue moves first) and how it ended."""
+
+    table: int
+    round: int  # swiss: its round; arena: 0
+    blue: str
+    red: str
+    result: str | None  # None while it is played
+    cancelled: bool = False  # the organiser cancelled it (cancelTable)
+    moves: int = 0
+    ended: float | None = None  # wall time of its end, once it has a result
+
+
+def _parsed(board: Board) -> Result | None:
+    return Result.parse(board.result) if board.result is not None else None
+
+
+def swiss_round(nick: str, board: Board | None, bye: bool) -> swiss.Round:
+    """The round as the pairing counts it (FIDE C.04.1): a forfeit scores but is not a game played, so
+    the two may meet again and no colour is counted; a void or cancelled game is nothing for either."""
+    if bye:
+        return swiss.Round(None, None, BYE_POINTS, False, bye=True)
+    result = _parsed(board) if board is not None else None
+    if board is None or result is None or result.reason == "Void" or board.cancelled:
+        return swiss.Round(None, None, 0.0, False)
+    blue = nick == board.blue
+    opponent = board.red if blue else board.blue
+    if result.winner == 0:
+        points = 0.5
+    else:
+        points = 1.0 if (result.winner == BLACK) == blue else 0.0
+    if result.reason == "F":
+        return swiss.Round(opponent, None, points, False)
+    return swiss.Round(opponent, "white" if blue else "black", points, True)
+
+
+def swiss_rounds(
+    nick: str, rounds: int, boards: Sequence[Board], byes: Mapping[int, str | None]
+) -> tuple[swiss.Round, ...]:
+    """The player's rounds 1..`rounds`, from the boards of those rounds and each round's bye."""
+    mine = {board.round: board for board in boards if nick in (board.blue, board.red)}
+    return tuple(
+        swiss_round(nick, mine.get(number), byes.get(number) == nick) for number in range(1, rounds + 1)
+    )
+
+
+def arena_games(nick: str, boards: Sequence[Board]) -> tuple[arena.ArenaGame, ...]:
+    """The player's finished games, oldest first; a void or cancelled game is no game."""
+    games = []
+    for board in sorted(boards, key=lambda b: b.table):
+        result = _parsed(board)
+        if (
+            nick not in (board.blue, board.red)
+            or result is None
+            or result.reason == "Void"
+            or board.cancelled
+        ):
+            continue
+        blue = nick == board.blue
+        if result.winner == 0:
+            outcome: arena.Outcome = "draw"
+        else:
+            outcome = "win" if (result.winner == BLACK) == blue else "loss"
+        opponent = board.red if blue else board.blue
+        games.append(arena.ArenaGame(opponent, outcome, blue, board.moves, forfeit=result.reason == "F"))
+    return tuple(games)
+
+
+def no_shows(boards: Sequence[Board]) -> set[str]:
+    """Who did not show up for their game: the loser of a forfeit, both players of a game that ended
+    `Void` because nobody came (not one the organiser cancelled)."""
+    missing: set[str] = set()
+    for board in boards:
+        result = _parsed(board)
+        if result is None or board.cancelled:
+            continue
+        if result.reason == "F":
+            missing.add(board.red if result.winner == BLACK else board.blue)
+        elif result.reason == "Void":
+            missing.update((board.blue, board.red))
+    return missing
+
+
+def played(boards: Sequence[Board]) -> list[Played]:
+    """The finished games for the swiss standings (engine/standings.py)."""
+    return [Played(b.blue, b.red, b.result) for b in boards if b.result is not None and not b.cancelled]
+
+
+def bye_points(byes: Mapping[int, str | None]) -> dict[str, Fraction]:
+    points: dict[str, Fraction] = {}
+    for nick in byes.values():
+        if nick is not None:
+            points[nick] = points.get(nick, Fraction(0)) + Fraction(BYE_POINTS)
+    return points

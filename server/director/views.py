@@ -1,0 +1,83 @@
+"""A hosted tournament as the results API and the pages show it: its settings and state, its players,
+and its standings by its own kind's rules (swiss: points, Buchholz, Sonneborn-Berger with byes; arena:
+lichess's points and streaks, counting only the games that ended before its end)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from server.director.history import Board, arena_games, bye_points, played
+from server.engine import arena
+from server.engine.standings import standings as swiss_standings
+from server.store.hosted import Entry, Hosted, PairedRound
+
+
+def _utc(moment: datetime) -> str:
+    """ISO 8601 in UTC; SQLite hands times back without their zone, always UTC here."""
+    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).isoformat(timespec="seconds")
+
+
+def summary(hosted: Hosted, entries: Sequence[Entry]) -> dict[str, Any]:
+    """What the list of tournaments says of one."""
+    settings = hosted.settings
+    ends = settings.starts_at + timedelta(minutes=settings.minutes) if settings.kind == "arena" else None
+    return {
+        "name": settings.name,
+        "kind": settings.kind,
+        "gameType": settings.game_type,
+        "state": hosted.state,
+        "startsAt": _utc(settings.starts_at),
+        "endsAt": _utc(ends) if ends is not None else None,
+        "rounds": settings.rounds if settings.kind == "swiss" else None,
+        "round": hosted.round if settings.kind == "swiss" else None,
+        "minutes": settings.minutes if settings.kind == "arena" else None,
+        "minRating": settings.min_rating,
+        "maxRating": settings.max_rating,
+        "registeredOnly": settings.registered_only,
+        "players": [entry.nick for entry in entries if not entry.withdrawn],
+        "withdrawn": [entry.nick for entry in entries if entry.withdrawn],
+        "page": f"/tournament/{settings.name}/standings",
+    }
+
+
+def swiss_table(
+    entries: Sequence[Entry], boards: Sequence[Board], rounds: Sequence[PairedRound]
+) -> list[dict[str, Any]]:
+    byes = {paired.round: paired.bye for paired in rounds}
+    playing = {nick for b in boards if b.result is None for nick in (b.blue, b.red)}
+    table = swiss_standings(played(boards), [entry.nick for entry in entries], bye_points(byes))
+    return [
+        {
+            "rank": standing.rank,
+            "player": standing.player,
+            "points": float(standing.points),
+            "games": standing.games,
+            "playing": int(standing.player in playing),
+            "buchholz": float(standing.buchholz),
+            "sonnebornBerger": float(standing.sonneborn_berger),
+            "byes": sum(1 for nick in byes.values() if nick == standing.player),
+        }
+        for standing in table
+    ]
+
+
+def arena_table(entries: Sequence[Entry], boards: Sequence[Board], ends: float) -> list[dict[str, Any]]:
+    """Only games that ended before the arena's end count (lichess's rule)."""
+    counted = [b for b in boards if b.result is not None and b.ended is not None and b.ended <= ends]
+    playing = {nick for b in boards if b.result is None for nick in (b.blue, b.red)}
+    players = [arena.ArenaPlayer(e.nick, e.rating, arena_games(e.nick, counted)) for e in entries]
+    return [
+        {
+            "rank": standing.rank,
+            "player": standing.key,
+            "points": standing.score,
+            "games": standing.games,
+            "wins": standing.wins,
+            "onFire": standing.on_fire,
+            "sheet": list(standing.sheet),
+            "playing": int(standing.key in playing),
+        }
+        for standing in arena.standings(players)
+    ]

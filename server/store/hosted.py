@@ -1,0 +1,251 @@
+"""Tournaments the server runs (swiss, arena): their settings, players and swiss pairings (SQL only here).
+
+The games themselves are tournament tables like an organiser's (server/store/tournaments.py), so their
+results are read back from there.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from server.store.database import findable
+from server.store.models import HostedEntry, HostedRound, HostedTournament, TournamentTable
+
+LISTED = 50  # tournaments in the list: the unfinished ones, then the latest finished
+
+
+class NameTaken(Exception):
+    """Another tournament, hosted or set up by an organiser, has this name."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the organiser chose."""
+
+    name: str
+    kind: str  # swiss | arena
+    game_type: str
+    rounds: int  # swiss; 0 for an arena
+    minutes: int  # arena; 0 for a swiss
+    starts_at: datetime
+    min_rating: int | None
+    max_rating: int | None
+    registered_only: bool
+    say_hi: int
+    created_by: str
+
+
+@dataclass(frozen=True)
+class Hosted:
+    id: int
+    settings: Settings
+    created_at: datetime
+    state: str  # registering | running | finished | cancelled
+    round: int  # swiss: the round being played, 0 before the first
+    finished_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Entry:
+    nick: str
+    nick_key: str
+    seat: str  # Player.seat_key of who registered
+    rating: float
+    registered_at: datetime
+    withdrawn: bool
+
+
+@dataclass(frozen=True)
+class PairedRound:
+    round: int
+    boards: tuple[tuple[str, str], ...]  # (first to move, second), in board order
+    bye: str | None
+
+
+def _hosted(row: HostedTournament) -> Hosted:
+    settings = Settings(
+        row.name,
+        row.kind,
+        row.game_type,
+        row.rounds,
+        row.minutes,
+        row.starts_at,
+        row.min_rating,
+        row.max_rating,
+        row.registered_only,
+        row.say_hi,
+        row.created_by,
+    )
+    return Hosted(row.id, settings, row.created_at, row.state, row.round, row.finished_at)
+
+
+class HostedTournaments:
+    def __init__(self, sessions: async_sessionmaker) -> None:
+        self.sessions = sessions
+
+    async def create(self, settings: Settings, now: datetime) -> Hosted:
+        row = HostedTournament(
+            name=settings.name,
+            kind=settings.kind,
+            game_type=settings.game_type,
+            rounds=settings.rounds,
+            minutes=settings.minutes,
+            starts_at=settings.starts_at,
+            min_rating=settings.min_rating,
+            max_rating=settings.max_rating,
+            registered_only=settings.registered_only,
+            say_hi=settings.say_hi,
+            created_by=settings.created_by,
+            created_at=now,
+            state="registering",
+            round=0,
+            finished_at=None,
+        )
+        try:
+            async with self.sessions.begin() as session:
+                organisers = select(func.count()).where(TournamentTable.tournament == settings.name)
+                if await session.scalar(organisers):
+                    raise NameTaken(settings.name)
+                session.add(row)
+        except IntegrityError:
+            raise NameTaken(settings.name) from None
+        return _hosted(row)
+
+    async def get(self, name: str) -> Hosted | None:
+        if not findable(name):
+            return None
+        async with self.sessions() as session:
+            row = await session.scalar(select(HostedTournament).where(HostedTournament.name == name))
+            return _hosted(row) if row is not None else None
+
+    async def unfinished(self) -> list[Hosted]:
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(HostedTournament)
+                .where(HostedTournament.state.in_(("registering", "running")))
+                .order_by(HostedTournament.id)
+            )
+            return [_hosted(row) for row in rows]
+
+    async def listing(self) -> list[Hosted]:
+        """The unfinished tournaments by start, then the latest finished: what the lobby lists."""
+        async with self.sessions() as session:
+            open_ = await session.scalars(
+                select(HostedTournament)
+                .where(HostedTournament.state.in_(("registering", "running")))
+                .order_by(HostedTournament.starts_at, HostedTournament.id)
+                .limit(LISTED)
+            )
+            listed = [_hosted(row) for row in open_]
+            done = await session.scalars(
+                select(HostedTournament)
+                .where(HostedTournament.state.in_(("finished", "cancelled")))
+                .order_by(HostedTournament.id.desc())
+                .limit(max(0, LISTED - len(listed)))
+            )
+            return listed + [_hosted(row) for row in done]
+
+    async def entries(self, tournament_id: int) -> list[Entry]:
+        """In the order they registered first."""
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(HostedEntry).where(HostedEntry.tournament_id == tournament_id).order_by(HostedEntry.id)
+            )
+            return [
+                Entry(
+                    row.nick,
+                    row.nick_key,
+                    row.seat,
+                    row.rating,
+                    row.registered_at,
+                    row.withdrawn_at is not None,
+                )
+                for row in rows
+            ]
+
+    async def register(self, tournament_id: int, entry: Entry) -> bool:
+        """A new entry, or a withdrawn one back (as who registers now); False when the player is
+        registered already."""
+        async with self.sessions.begin() as session:
+            row = await session.scalar(
+                select(HostedEntry).where(
+                    HostedEntry.tournament_id == tournament_id, HostedEntry.nick_key == entry.nick_key
+                )
+            )
+            if row is None:
+                session.add(
+                    HostedEntry(
+                        tournament_id=tournament_id,
+                        nick=entry.nick,
+                        nick_key=entry.nick_key,
+                        seat=entry.seat,
+                        rating=entry.rating,
+                        registered_at=entry.registered_at,
+                        withdrawn_at=None,
+                    )
+                )
+                return True
+            if row.withdrawn_at is None:
+                return False
+            row.nick, row.seat, row.withdrawn_at = entry.nick, entry.seat, None
+            return True
+
+    async def withdraw(self, tournament_id: int, nick_key: str, now: datetime) -> bool:
+        """False when the player is not registered (or withdrew already)."""
+        async with self.sessions.begin() as session:
+            done = await session.execute(
+                update(HostedEntry)
+                .where(
+                    HostedEntry.tournament_id == tournament_id,
+                    HostedEntry.nick_key == nick_key,
+                    HostedEntry.withdrawn_at.is_(None),
+                )
+                .values(withdrawn_at=now)
+            )
+            return bool(done.rowcount)  # type: ignore[attr-defined]
+
+    async def set_state(self, tournament_id: int, state: str, finished_at: datetime | None = None) -> None:
+        async with self.sessions.begin() as session:
+            await session.execute(
+                update(HostedTournament)
+                .where(HostedTournament.id == tournament_id)
+                .values(state=state, finished_at=finished_at)
+            )
+
+    async def save_round(self, tournament_id: int, paired: PairedRound, now: datetime) -> None:
+        """The pairing and the tournament's round number, in one transaction."""
+        async with self.sessions.begin() as session:
+            session.add(
+                HostedRound(
+                    tournament_id=tournament_id,
+                    round=paired.round,
+                    paired_at=now,
+                    boards=json.dumps([list(board) for board in paired.boards]),
+                    bye=paired.bye,
+                )
+            )
+            await session.execute(
+                update(HostedTournament)
+                .where(HostedTournament.id == tournament_id)
+                .values(round=paired.round, state="running")
+            )
+
+    async def rounds(self, tournament_id: int) -> list[PairedRound]:
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(HostedRound)
+                .where(HostedRound.tournament_id == tournament_id)
+                .order_by(HostedRound.round)
+            )
+            return [
+                PairedRound(
+                    row.round, tuple((white, black) for white, black in json.loads(row.boards)), row.bye
+                )
+                for row in rows
+            ]

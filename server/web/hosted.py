@@ -1,0 +1,136 @@
+"""Tournaments the server runs (swiss, arena): an organiser creates one, players join and leave, and
+everyone reads the list and the standings (docs/tournaments.md, "Tournaments the server runs")."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+
+from aiohttp import web
+
+from server.director.director import Director, wall
+from server.engine.gametype import MAX_TOURNAMENT_LENGTH
+from server.protocol.codec import ProtocolError
+from server.store.hosted import Settings
+from server.web.common import DIRECTOR_KEY, HUB_KEY
+from server.web.tournament import NOT_SAVED, TOURNAMENTS_KEY, label, required
+
+KINDS = ("swiss", "arena")
+MAX_ROUNDS = 20
+ARENA_MINUTES = (5, 24 * 60)
+MAX_SAY_HI = 600
+MAX_AHEAD = 366 * 24 * 3600  # a start at most a year ahead
+DEFAULT_SAY_HI = 60
+_WHOLE = re.compile(r"[0-9]{1,6}")
+
+routes = web.RouteTableDef()
+
+
+def _director(request: web.Request) -> Director:
+    director = request.app.get(DIRECTOR_KEY)
+    if director is None:
+        raise ProtocolError("notHere", "This server is a member of a cluster: it runs no tournaments itself.")
+    return director
+
+
+def _whole(request: web.Request, name: str, low: int, high: int, default: int | None = None) -> int | None:
+    text = request.query.get(name, "")
+    if not text:
+        return default
+    if not _WHOLE.fullmatch(text) or not low <= int(text) <= high:
+        raise ProtocolError(f"bad.{name}", f"{name} must be a whole number from {low} to {high}.")
+    return int(text)
+
+
+def _start(text: str, now: float) -> datetime:
+    """Seconds since the epoch, or ISO 8601 with its offset (`2026-12-01T18:00Z`)."""
+    try:
+        moment = (
+            datetime.fromtimestamp(int(text), UTC)
+            if text.isdigit() and len(text) <= 12
+            else datetime.fromisoformat(text)
+        )
+    except ValueError:
+        raise ProtocolError("badStart", "start: seconds since 1970 or ISO 8601 with its offset.") from None
+    if moment.tzinfo is None:
+        raise ProtocolError("badStart", "start needs its offset from UTC, e.g. 2026-12-01T18:00Z.")
+    if wall(moment) > now + MAX_AHEAD:
+        raise ProtocolError("badStart", "The start is more than a year ahead.")
+    return moment.astimezone(UTC)
+
+
+async def create_tournament(request: web.Request) -> str:
+    """`co=createTournament&key=K&tourn=NAME&kind=swiss|arena&gameType=G&rounds=R|minutes=M&start=S
+    [&minRating=A][&maxRating=B][&sayHi=S][&registeredOnly=1]`, or with a moderator's `idGracza`
+    instead of a key -> `ok`."""
+    hub = request.app[HUB_KEY]
+    director = _director(request)
+    query = request.query
+    secret = query.get("idGracza") or query.get("playerId")
+    moderator = hub.players.get(secret) if secret else None
+    registered_only = query.get("registeredOnly", "") in ("1", "true")
+    if moderator is not None and moderator.moderator:
+        key_tournament, created_by = None, moderator.nick
+    else:
+        key = await request.app[TOURNAMENTS_KEY].check(required(request, "key"))
+        if key is None:
+            raise ProtocolError("badKey")
+        key_tournament, created_by = key.tournament, f"key {key.name}"
+        registered_only = registered_only or key.registered_only
+    name = label(required(request, "tourn"), "badTourn", MAX_TOURNAMENT_LENGTH)
+    if name is None:
+        raise ProtocolError("badTourn", f"A tournament the server runs needs a name other than {NOT_SAVED}.")
+    if key_tournament is not None and name != key_tournament:
+        raise ProtocolError("keyNotForTournament")
+    kind = required(request, "kind")
+    if kind not in KINDS:
+        raise ProtocolError("badKind", "kind is swiss or arena.")
+    rounds = _whole(request, "rounds", 1, MAX_ROUNDS) if kind == "swiss" else 0
+    minutes = _whole(request, "minutes", *ARENA_MINUTES) if kind == "arena" else 0
+    if rounds is None or minutes is None:
+        raise ProtocolError("missing.rounds" if kind == "swiss" else "missing.minutes")
+    low, high = _whole(request, "minRating", 0, 9999), _whole(request, "maxRating", 0, 9999)
+    if low is not None and high is not None and low > high:
+        raise ProtocolError("badRatings", "minRating is above maxRating.")
+    settings = Settings(
+        name=name,
+        kind=kind,
+        game_type=required(request, "gameType"),
+        rounds=rounds,
+        minutes=minutes,
+        starts_at=_start(required(request, "start"), hub.clock()),
+        min_rating=low,
+        max_rating=high,
+        registered_only=registered_only,
+        say_hi=_whole(request, "sayHi", 0, MAX_SAY_HI, DEFAULT_SAY_HI) or 0,
+        created_by=created_by,
+    )
+    await director.create(settings)
+    return "ok"
+
+
+async def join_tournament(request: web.Request) -> str:
+    """`co=joinTournament&idGracza=ID&tourn=NAME` -> `ok`."""
+    await _director(request).join(_secret(request), required(request, "tourn"))
+    return "ok"
+
+
+async def leave_tournament(request: web.Request) -> str:
+    """`co=leaveTournament&idGracza=ID&tourn=NAME` -> `ok`."""
+    await _director(request).leave(_secret(request), required(request, "tourn"))
+    return "ok"
+
+
+def _secret(request: web.Request) -> str:
+    secret = request.query.get("idGracza") or request.query.get("playerId")
+    if not secret:
+        raise ProtocolError("missing.idGracza")
+    return secret
+
+
+@routes.get("/tournaments.json")
+async def listing(request: web.Request) -> web.Response:
+    """The tournaments the server runs: the unfinished ones by start, then the latest finished."""
+    director = request.app.get(DIRECTOR_KEY)
+    listed = await director.listing() if director is not None else []
+    return web.json_response({"tournaments": listed}, headers={"Cache-Control": "no-store"})

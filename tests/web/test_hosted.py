@@ -1,0 +1,169 @@
+"""Creating, joining and leaving the tournaments the server runs, over HTTP: every refusal is one clear
+answer that changes nothing, and the list and the results show what was done."""
+
+from __future__ import annotations
+
+import logging
+import time
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from server.web.common import STORE_KEY
+from tests.clients.robocup import game_settings
+from tests.director.bots import GAME_TYPE, director_of
+from tests.web.test_auth import auth, register, registered_id
+from tests.web.zagram import Zagram
+
+CUP = "Winter Cup"
+
+
+async def create(client: TestClient, **params: str) -> str:
+    query = {"co": "createTournament", "gameType": GAME_TYPE, "kind": "swiss", "rounds": "5", **params}
+    query.setdefault("start", str(int(time.time()) + 3600))
+    response = await client.get("/a.kropki", params=query)
+    assert response.status == 200
+    return await response.text()
+
+
+@pytest.fixture
+async def key(client: TestClient) -> str:
+    return await client.app[STORE_KEY].tournaments.add_key("cup-bot", None, False)
+
+
+async def listed(client: TestClient) -> list[dict]:
+    return (await (await client.get("/tournaments.json")).json())["tournaments"]
+
+
+@pytest.mark.parametrize(
+    ("params", "answer"),
+    [
+        ({"key": "nope"}, "err.badKey"),
+        ({"tourn": ""}, "err.missing.tourn"),
+        ({"tourn": "x"}, "err.badTourn"),
+        ({"tourn": "a/b"}, "err.badTourn"),
+        ({"tourn": "n" * 101}, "err.badTourn"),
+        ({"kind": "knockout"}, "err.badKind"),
+        ({"rounds": ""}, "err.missing.rounds"),
+        ({"rounds": "0"}, "err.bad.rounds"),
+        ({"rounds": "21"}, "err.bad.rounds"),
+        ({"rounds": "3.5"}, "err.bad.rounds"),
+        ({"kind": "arena"}, "err.missing.minutes"),
+        ({"kind": "arena", "minutes": "4"}, "err.bad.minutes"),
+        ({"start": "2026-12-01T18:00"}, "err.badStart"),
+        ({"start": "tomorrow"}, "err.badStart"),
+        ({"start": "1000"}, "err.badStart"),
+        ({"start": str(int(time.time()) + 400 * 24 * 3600)}, "err.badStart"),
+        ({"minRating": "1600", "maxRating": "1500"}, "err.badRatings"),
+        ({"minRating": "-5"}, "err.bad.minRating"),
+        ({"sayHi": "601"}, "err.bad.sayHi"),
+        ({"gameType": "nonsense"}, "err.badGameType"),
+        ({"gameType": game_settings(10, 10, infinite_time=True)}, "err.untimed"),
+    ],
+)
+async def test_a_bad_creation_is_refused_and_creates_nothing(
+    client: TestClient, key: str, params: dict[str, str], answer: str
+) -> None:
+    assert await create(client, **{"key": key, "tourn": CUP, **params}) == answer
+    assert await listed(client) == []
+
+
+async def test_a_key_limited_to_a_tournament_creates_only_that_one(client: TestClient) -> None:
+    limited = await client.app[STORE_KEY].tournaments.add_key("league-bot", "League", True)
+    assert await create(client, key=limited, tourn=CUP) == "err.keyNotForTournament"
+    assert await create(client, key=limited, tourn="League") == "ok"
+    (league,) = await listed(client)
+    assert league["name"] == "League" and league["registeredOnly"], "the key's registered-only holds"
+
+
+async def test_a_name_is_one_tournament_hosted_or_set_up(client: TestClient, key: str) -> None:
+    assert await create(client, key=key, tourn=CUP) == "ok"
+    assert await create(client, key=key, tourn=CUP, kind="arena", minutes="30") == "err.nameTaken"
+    setup = {
+        "co": "setUpTable",
+        "key": key,
+        "gameType": GAME_TYPE,
+        "pl1": "*A",
+        "pl2": "*B",
+        "tourn": "Old Cup",
+    }
+    assert (await (await client.get("/a.kropki", params=setup)).text()).startswith("ok.")
+    await client.app[STORE_KEY].writer.flush()
+    assert await create(client, key=key, tourn="Old Cup") == "err.nameTaken"
+
+
+async def test_a_moderator_creates_without_a_key(client: TestClient) -> None:
+    await register(client, "Mod")
+    await client.app[STORE_KEY].accounts.set_moderator("Mod", True)
+    moderator = Zagram(client, registered_id("Mod", "pw"), "Mod")
+    assert (await auth(client, co="loguj", opisGracza="Mod", idGracza=moderator.secret)).startswith("ok.")
+    await moderator.poll()
+    guest = Zagram(client, "gus1", "*Gus")
+    assert await guest.login() == ""
+    assert await create(client, idGracza=guest.secret, tourn=CUP) == "err.missing.key"
+    assert await create(client, idGracza=moderator.secret, tourn=CUP) == "ok"
+    (cup,) = await listed(client)
+    assert cup["state"] == "registering" and cup["players"] == []
+
+
+async def test_joining_and_leaving(client: TestClient, key: str) -> None:
+    assert await create(client, key=key, tourn=CUP) == "ok"
+    ala = Zagram(client, "ala123", "*Ala")
+    assert await ala.login() == ""
+
+    async def ask(co: str, **params: str) -> str:
+        return await (await client.get("/a.kropki", params={"co": co, **params})).text()
+
+    assert await ask("joinTournament", idGracza=ala.secret) == "err.missing.tourn"
+    assert await ask("joinTournament", tourn=CUP) == "err.missing.idGracza"
+    assert await ask("joinTournament", idGracza="stranger1", tourn=CUP) == "err.notLoggedIn"
+    assert await ask("joinTournament", idGracza=ala.secret, tourn="Nowhere") == "err.noSuchTournament"
+    assert await ask("leaveTournament", idGracza=ala.secret, tourn=CUP) == "err.notRegistered"
+    assert await ask("joinTournament", idGracza=ala.secret, tourn=CUP) == "ok"
+    assert await ask("joinTournament", idGracza=ala.secret, tourn=CUP) == "err.alreadyRegistered"
+    (cup,) = await listed(client)
+    assert cup["players"] == ["*Ala"]
+    assert await ask("leaveTournament", idGracza=ala.secret, tourn=CUP) == "ok"
+    (cup,) = await listed(client)
+    assert cup["players"] == [] and cup["withdrawn"] == ["*Ala"]
+    assert await ask("joinTournament", idGracza=ala.secret, tourn=CUP) == "ok", "back again"
+    results = await (await client.get(f"/tournament/{CUP}")).json()
+    assert results["tables"] == [] and results["hosted"]["players"] == ["*Ala"]
+    assert results["hosted"]["standings"][0]["player"] == "*Ala"
+    page = await client.get(f"/tournament/{CUP}/standings")
+    assert page.status == 200
+
+
+async def test_rating_limits_keep_guests_and_players_out_of_range(client: TestClient, key: str) -> None:
+    assert await create(client, key=key, tourn=CUP, minRating="1600") == "ok"
+    assert await create(client, key=key, tourn="Open", maxRating="1400") == "ok"
+    await register(client, "Alice")
+    alice = Zagram(client, registered_id("Alice", "pw"), "Alice")
+    await alice.poll()
+    gus = Zagram(client, "gus2", "*Gus")
+    assert await gus.login() == ""
+
+    async def join(who: Zagram, name: str) -> str:
+        return await (
+            await client.get(
+                "/a.kropki", params={"co": "joinTournament", "idGracza": who.secret, "tourn": name}
+            )
+        ).text()
+
+    assert await join(gus, CUP) == "err.registeredOnly"
+    assert await join(alice, CUP) == "err.ratingTooLow"  # a new account's 1500
+    assert await join(alice, "Open") == "err.ratingTooHigh"
+    assert all(t["players"] == [] for t in await listed(client))
+
+
+async def test_the_key_and_the_ids_stay_out_of_the_logs(
+    client: TestClient, key: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO)
+    ala = Zagram(client, "ala456", "*Ala")
+    assert await ala.login() == ""
+    assert await create(client, key=key, tourn=CUP) == "ok"
+    await client.get("/a.kropki", params={"co": "joinTournament", "idGracza": ala.secret, "tourn": CUP})
+    await director_of(client).settled()
+    assert CUP in caplog.text
+    assert key not in caplog.text and ala.secret not in caplog.text
