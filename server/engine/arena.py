@@ -24,7 +24,6 @@ from typing import Literal
 import networkx as nx
 
 Outcome = Literal["win", "draw", "loss"]
-Mark = Literal["normal", "streak", "double"]  # how lichess draws a game's points in the sheet
 
 # Draws, in moves by both sides (lichess's "turns", plies; its help page says 10 and 30 moves of each
 # side). Pairing.scala: `quickDraw = draw && turns < 20`; `longGame` is 60 plies in standard chess,
@@ -44,6 +43,8 @@ class ArenaGame:
     white: bool  # the player moved first (in dots: blue, pl1)
     moves: int  # moves made in the game by both sides (lichess's rules on short games read it)
     forfeit: bool = False  # decided without play (the opponent never showed up / left before moving)
+    # A forfeit scores as the win or loss it is, as on lichess (Sheet has no case for it): nothing here
+    # reads the flag; lichess's other consequence, withdrawing the player who did not move, is the runner's.
 
 
 @dataclass(frozen=True)
@@ -63,67 +64,41 @@ class ArenaStanding:
     on_fire: bool
     sheet: tuple[int, ...]  # each game's points, oldest first, as lichess's standings show them
     performance: int | None = None  # the tie-break; None before a game against a known opponent
-    marks: tuple[Mark, ...] = ()  # how lichess draws each of `sheet`'s numbers
-
-
-# One game on lichess's sheet: its result ("quick_draw" is lichess's DQ) and flag ("null" is a draw
-# that a draw streak made worthless; "streak" a win that started or may start a streak).
-_Result = Literal["win", "draw", "quick_draw", "loss"]
-_Flag = Literal["null", "normal", "streak", "double"]
-_POINTS: dict[tuple[_Result, _Flag], int] = {  # Sheet.Score.value without berserk
-    ("win", "double"): 4,
-    ("win", "streak"): 2,
-    ("win", "normal"): 2,
-    ("draw", "double"): 2,
-    ("draw", "normal"): 1,
-}
-
-
-def _sheet(games: Sequence[ArenaGame]) -> list[tuple[_Result, _Flag]]:
-    """lila's Sheet.addResult (version 2, the rules since April 2020) applied to each game in turn."""
-    sheet: list[tuple[_Result, _Flag]] = []
-    for game in games:
-        fire = len(sheet) >= 2 and sheet[-1][0] == sheet[-2][0] == "win"  # Sheet.isOnFire
-        entry: tuple[_Result, _Flag]
-        if game.outcome == "win":
-            entry = ("win", "double" if fire else "streak")
-        elif game.outcome == "loss":
-            entry = ("loss", "normal")
-        elif game.moves < QUICK_DRAW_MOVES:
-            entry = ("quick_draw", "normal")  # even on fire
-        elif fire:
-            entry = ("draw", "double")
-        elif game.moves < LONG_GAME_MOVES and _in_draw_streak(sheet):
-            entry = ("draw", "null")
-        else:
-            entry = ("draw", "normal")
-        if sheet and sheet[-1][1] == "streak" and game.outcome != "win":
-            sheet[-1] = (sheet[-1][0], "normal")  # a lone win started no streak after all
-        sheet.append(entry)
-    return sheet
-
-
-def _in_draw_streak(sheet: Sequence[tuple[_Result, _Flag]]) -> bool:
-    """Sheet.isDrawStreak: the last game that was not a loss was a draw ("only a win breaks it")."""
-    for result, _ in reversed(sheet):
-        if result != "loss":
-            return result != "win"
-    return False
 
 
 def game_points(games: Sequence[ArenaGame]) -> tuple[int, ...]:
-    """The points each game gave, streaks included, in order: a win 2, a draw 1, a loss 0; after two
-    wins in a row every game counts double until one that is not a win; a draw in fewer than
-    QUICK_DRAW_MOVES moves gives 0; a draw after a draw (losses between do not matter, a win does)
-    gives 0 unless it lasted LONG_GAME_MOVES moves (ArenaSheet.scala; lichess.org/tournament/help)."""
-    return tuple(_POINTS.get(entry, 0) for entry in _sheet(games))
+    """The points each game gave, streaks included, in order (lila's Sheet.addResult, version 2: the
+    rules since April 2020, without berserk; lichess.org/tournament/help):
+
+    - a win 2, a draw 1, a loss 0;
+    - after two wins in a row ("on fire") every game counts double, a win 4 and a draw 2, until one
+      that is not a win;
+    - a draw in fewer than QUICK_DRAW_MOVES moves gives 0, even on fire, and ends the fire;
+    - a draw in a draw streak (the last game before it that was not a loss was a draw: "the draw
+      streak can only be broken by a win") gives 0 unless it lasted LONG_GAME_MOVES moves or more.
+    """
+    points: list[int] = []
+    for index, game in enumerate(games):
+        fire = on_fire(games[:index])
+        if game.outcome == "win":
+            points.append(4 if fire else 2)
+        elif game.outcome == "loss" or game.moves < QUICK_DRAW_MOVES:
+            points.append(0)
+        elif fire:
+            points.append(2)
+        elif game.moves < LONG_GAME_MOVES and _in_draw_streak(games[:index]):
+            points.append(0)
+        else:
+            points.append(1)
+    return tuple(points)
 
 
-def sheet_marks(games: Sequence[ArenaGame]) -> tuple[Mark, ...]:
-    """How lichess's standings draw each game's points (ui/tournament/src/view/arena.ts, scoreTag):
-    "double" for a game counted double, "streak" for a win that started a streak (or the latest win,
-    which may yet start one), "normal" for the rest."""
-    return tuple("normal" if flag == "null" else flag for _, flag in _sheet(games))
+def _in_draw_streak(games: Sequence[ArenaGame]) -> bool:
+    """Sheet.isDrawStreak: the last game that was not a loss was a draw (a quick draw too)."""
+    for game in reversed(games):
+        if game.outcome != "loss":
+            return game.outcome == "draw"
+    return False
 
 
 def score(games: Sequence[ArenaGame]) -> int:
@@ -164,7 +139,6 @@ def standings(players: Sequence[ArenaPlayer]) -> list[ArenaStanding]:
                 on_fire=on_fire(player.games),
                 sheet=points,
                 performance=performance(player.games, ratings),
-                marks=sheet_marks(player.games),
             )
         )
 
@@ -174,7 +148,7 @@ def standings(players: Sequence[ArenaPlayer]) -> list[ArenaStanding]:
     rows.sort(key=lambda row: (-merit(row)[0], -merit(row)[1], row.key.casefold(), row.key))
     table: list[ArenaStanding] = []
     for place, row in enumerate(rows, start=1):
-        tied = table and merit(table[-1]) == merit(row)
+        tied = bool(table) and merit(table[-1]) == merit(row)
         table.append(replace(row, rank=table[-1].rank if tied else place))
     return table
 
@@ -224,15 +198,16 @@ def _best_pairs(
     if len(players) < 2:
         return []
     max_rank = max(ranks[player.key] for player in players)
+    colours = {player.key: _colour_history(player) for player in players}
     graph = nx.Graph()
     for index, first in enumerate(players):
         for second in players[index + 1 :]:
-            weight = 1 if duel else _pair_weight(first, second, ranks, max_rank)
+            weight = 1 if duel else _pair_weight(first, second, ranks, max_rank, colours)
             if weight is not None:
                 graph.add_edge(first.key, second.key, weight=weight)
     by_key = {player.key: player for player in players}
     order = {player.key: index for index, player in enumerate(players)}
-    pairs = [_with_colours(by_key[a], by_key[b], order) for a, b in nx.min_weight_matching(graph)]
+    pairs = [_with_colours(by_key[a], by_key[b], colours, order) for a, b in nx.min_weight_matching(graph)]
 
     def board(pair: tuple[str, str]) -> tuple[int, int]:
         return min(ranks[key] for key in pair), min(order[key] for key in pair)
@@ -240,11 +215,17 @@ def _best_pairs(
     return sorted(pairs, key=board)
 
 
-def _pair_weight(a: ArenaPlayer, b: ArenaPlayer, ranks: Mapping[str, int], max_rank: int) -> int | None:
+def _pair_weight(
+    a: ArenaPlayer,
+    b: ArenaPlayer,
+    ranks: Mapping[str, int],
+    max_rank: int,
+    colours: Mapping[str, tuple[int, int]],
+) -> int | None:
     """AntmaPairing.pairScore: None for a pair never made, else the lower the better."""
     if _last_opponent(a) == b.key or _last_opponent(b) == a.key:  # justPlayedTogether
         return None
-    strike_a, strike_b = _colour_history(a)[0], _colour_history(b)[0]
+    strike_a, strike_b = colours[a.key][0], colours[b.key][0]
     if (strike_a <= -MAX_STRIKE and strike_b <= -MAX_STRIKE) or (
         strike_a >= MAX_STRIKE and strike_b >= MAX_STRIKE
     ):  # ColorHistory.couldPlay
@@ -270,12 +251,14 @@ def _colour_history(player: ArenaPlayer) -> tuple[int, int]:
     return strike, balance
 
 
-def _with_colours(a: ArenaPlayer, b: ArenaPlayer, order: Mapping[str, int]) -> tuple[str, str]:
+def _with_colours(
+    a: ArenaPlayer, b: ArenaPlayer, colours: Mapping[str, tuple[int, int]], order: Mapping[str, int]
+) -> tuple[str, str]:
     """ColorHistory.firstGetsWhite: white to the one with the smaller (strike, balance): more blacks in
     a row, or fewer whites in a row, then fewer whites in all. lichess tosses a coin on a tie; we give
     white to the lower-rated player, as set-up ranked games give blue (docs/tournaments.md), then to
     the one who waited longer (**Choice**)."""
-    history_a, history_b = _colour_history(a), _colour_history(b)
+    history_a, history_b = colours[a.key], colours[b.key]
     if history_a != history_b:
         a_white = history_a < history_b
     elif a.rating != b.rating:
