@@ -1,0 +1,268 @@
+"""The arena tournament's rules as lichess runs its arenas: each game's points with streaks, who plays
+whom among the players waiting now, and the live standings (docs/tournaments.md, "Arena").
+
+Pure: the runner hands in each player's finished games; nothing here knows clocks, tables or storage.
+Every rule follows lichess's own text or code, named where it is used:
+
+- the help page, lichess.org/tournament/help (its texts: lila's translation/source/arena.xml; the
+  numbers in them: modules/tournament/src/main/ui/TournamentShow.scala, `faq`);
+- lila's modules/tournament/src/main: arena/ArenaSheet.scala (points), Pairing.scala (short games),
+  arena/PairingSystem.scala, arena/AntmaPairing.scala and WaitingUsers.scala (pairing),
+  ColorHistory.scala (colours), Player.scala and TournamentApi.scala (ranking, performance).
+
+Left out: berserk (no such button here; lichess's extra point for a berserk win does not exist) and
+lichess's option of arenas without streaks (every arena here has them).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+import networkx as nx
+
+Outcome = Literal["win", "draw", "loss"]
+
+# Draws, in moves by both sides (lichess's "turns", plies; its help page says 10 and 30 moves of each
+# side). Pairing.scala: `quickDraw = draw && turns < 20`; `longGame` is 60 plies in standard chess,
+# the variant we take (**Choice**: Kropki is no chess variant; docs/tournaments.md).
+QUICK_DRAW_MOVES = 20  # a draw in fewer moves gives nobody a point
+LONG_GAME_MOVES = 60  # a draw this long gives its point even in a draw streak
+PERFORMANCE_SWING = 500  # TournamentApi.performanceOf: the opponent's rating, +500 for a win, -500 a loss
+MAX_STRIKE = 3  # AntmaPairing.maxStrike: two players who both had one colour 3 times in a row never meet
+
+
+@dataclass(frozen=True)
+class ArenaGame:
+    """One finished game of one player, from that player's side."""
+
+    opponent: str
+    outcome: Outcome
+    white: bool  # the player moved first (in dots: blue, pl1)
+    moves: int  # moves made in the game by both sides (lichess's rules on short games read it)
+    forfeit: bool = False  # decided without play (the opponent never showed up / left before moving)
+    # A forfeit scores as the win or loss it is, as on lichess (Sheet has no case for it): nothing here
+    # reads the flag; lichess's other consequence, withdrawing the player who did not move, is the runner's.
+
+
+@dataclass(frozen=True)
+class ArenaPlayer:
+    key: str
+    rating: float
+    games: tuple[ArenaGame, ...]  # finished games, oldest first
+
+
+@dataclass(frozen=True)
+class ArenaStanding:
+    rank: int  # equal for players equal in score and tie-break
+    key: str
+    score: int
+    games: int
+    wins: int
+    on_fire: bool
+    sheet: tuple[int, ...]  # each game's points, oldest first, as lichess's standings show them
+    performance: int | None = None  # the tie-break; None before a game against a known opponent
+
+
+def game_points(games: Sequence[ArenaGame]) -> tuple[int, ...]:
+    """The points each game gave, streaks included, in order (lila's Sheet.addResult, version 2: the
+    rules since April 2020, without berserk; lichess.org/tournament/help):
+
+    - a win 2, a draw 1, a loss 0;
+    - after two wins in a row ("on fire") every game counts double, a win 4 and a draw 2, until one
+      that is not a win;
+    - a draw in fewer than QUICK_DRAW_MOVES moves gives 0, even on fire, and ends the fire;
+    - a draw in a draw streak (the last game before it that was not a loss was a draw: "the draw
+      streak can only be broken by a win") gives 0 unless it lasted LONG_GAME_MOVES moves or more.
+    """
+    points: list[int] = []
+    for index, game in enumerate(games):
+        fire = on_fire(games[:index])
+        if game.outcome == "win":
+            points.append(4 if fire else 2)
+        elif game.outcome == "loss" or game.moves < QUICK_DRAW_MOVES:
+            points.append(0)
+        elif fire:
+            points.append(2)
+        elif game.moves < LONG_GAME_MOVES and _in_draw_streak(games[:index]):
+            points.append(0)
+        else:
+            points.append(1)
+    return tuple(points)
+
+
+def _in_draw_streak(games: Sequence[ArenaGame]) -> bool:
+    """Sheet.isDrawStreak: the last game that was not a loss was a draw (a quick draw too)."""
+    for game in reversed(games):
+        if game.outcome != "loss":
+            return game.outcome == "draw"
+    return False
+
+
+def score(games: Sequence[ArenaGame]) -> int:
+    return sum(game_points(games))
+
+
+def on_fire(games: Sequence[ArenaGame]) -> bool:
+    """The next win would count double: the last two games were wins (Sheet.isOnFire)."""
+    return len(games) >= 2 and games[-1].outcome == games[-2].outcome == "win"
+
+
+def performance(games: Sequence[ArenaGame], ratings: Mapping[str, float]) -> int | None:
+    """lichess's tournament performance (TournamentApi.performanceOf): the mean over the games of the
+    opponent's rating, +500 for a win, -500 for a loss, rounded half up. Opponents missing from
+    `ratings` leave their games out; None when no game is left. lichess takes the opponent's rating at
+    the time of each game; we take the one in `ratings` (the runner's current ones)."""
+    swing = {"win": PERFORMANCE_SWING, "draw": 0, "loss": -PERFORMANCE_SWING}
+    values = [ratings[game.opponent] + swing[game.outcome] for game in games if game.opponent in ratings]
+    return math.floor(sum(values) / len(values) + 0.5) if values else None
+
+
+def standings(players: Sequence[ArenaPlayer]) -> list[ArenaStanding]:
+    """Best first, by score, then performance (lichess: "when two or more players have the same number
+    of points, the tournament performance is the tie break"), or the rating for a player without one
+    (Player.magicScore: score * 10000 + (performance | rating)). Players equal in both share the rank
+    (1, 2, 2, 4) and are listed by key, without case first."""
+    ratings = {player.key: player.rating for player in players}
+    rows: list[ArenaStanding] = []
+    for player in players:
+        points = game_points(player.games)
+        rows.append(
+            ArenaStanding(
+                rank=0,
+                key=player.key,
+                score=sum(points),
+                games=len(player.games),
+                wins=sum(game.outcome == "win" for game in player.games),
+                on_fire=on_fire(player.games),
+                sheet=points,
+                performance=performance(player.games, ratings),
+            )
+        )
+
+    def merit(row: ArenaStanding) -> tuple[int, float]:
+        return row.score, ratings[row.key] if row.performance is None else row.performance
+
+    rows.sort(key=lambda row: (-merit(row)[0], -merit(row)[1], row.key.casefold(), row.key))
+    table: list[ArenaStanding] = []
+    for place, row in enumerate(rows, start=1):
+        tied = bool(table) and merit(table[-1]) == merit(row)
+        table.append(replace(row, rank=table[-1].rank if tied else place))
+    return table
+
+
+def pair(
+    waiting: Sequence[ArenaPlayer],
+    *,
+    ranks: Mapping[str, int] | None = None,
+    active_players: int | None = None,
+) -> list[tuple[str, str]]:
+    """Pairs among the players waiting now, as (white, black), the best-ranked pair first.
+
+    `waiting` is in the order the players became free, the longest-waiting first. With an odd number
+    the last one (who waited least) keeps waiting, as lichess does (WaitingUsers.evenNumber), unless
+    the others make no pair at all; then everyone is paired as far as possible (PairingSystem.evenOrAll).
+
+    lichess's AntmaPairing: the most pairs possible, and among those the ones with the least total
+    |rank difference| * factor + |rating difference|, where the factor is 2000 between the leaders down
+    to 300 at the bottom (PairingSystem.rankFactorFor). Never paired: two players one of whom last
+    played the other, and two players who both had the same colour MAX_STRIKE times in a row; such
+    players wait, even the last two. `ranks` is every waiting player's place in the whole tournament
+    (e.g. from `standings` of everyone), as lichess uses; without it the waiting players are ranked
+    among themselves by score, then rating. With `active_players` == 2 (only two players left in the
+    tournament) they play each other again and again (AntmaPairing's duelScore).
+
+    The matching is Edmonds' blossom algorithm (networkx; lichess's WMMatching is the same algorithm),
+    O(n^3): about 0.5 s for 100 waiting players on a slow core, so a runner expecting that many calls
+    this off its event loop.
+    """
+    keys = [player.key for player in waiting]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a player is listed twice among the waiting")
+    if ranks is None:
+        ordered = sorted(waiting, key=lambda player: (-score(player.games), -player.rating))
+        ranks = {player.key: place for place, player in enumerate(ordered, start=1)}
+    duel = active_players == 2
+    if len(waiting) % 2:
+        pairs = _best_pairs(waiting[:-1], ranks, duel)
+        if pairs:
+            return pairs
+    return _best_pairs(waiting, ranks, duel)
+
+
+def _best_pairs(
+    players: Sequence[ArenaPlayer], ranks: Mapping[str, int], duel: bool
+) -> list[tuple[str, str]]:
+    if len(players) < 2:
+        return []
+    max_rank = max(ranks[player.key] for player in players)
+    colours = {player.key: _colour_history(player) for player in players}
+    graph = nx.Graph()
+    for index, first in enumerate(players):
+        for second in players[index + 1 :]:
+            weight = 1 if duel else _pair_weight(first, second, ranks, max_rank, colours)
+            if weight is not None:
+                graph.add_edge(first.key, second.key, weight=weight)
+    by_key = {player.key: player for player in players}
+    order = {player.key: index for index, player in enumerate(players)}
+    pairs = [_with_colours(by_key[a], by_key[b], colours, order) for a, b in nx.min_weight_matching(graph)]
+
+    def board(pair: tuple[str, str]) -> tuple[int, int]:
+        return min(ranks[key] for key in pair), min(order[key] for key in pair)
+
+    return sorted(pairs, key=board)
+
+
+def _pair_weight(
+    a: ArenaPlayer,
+    b: ArenaPlayer,
+    ranks: Mapping[str, int],
+    max_rank: int,
+    colours: Mapping[str, tuple[int, int]],
+) -> int | None:
+    """AntmaPairing.pairScore: None for a pair never made, else the lower the better."""
+    if _last_opponent(a) == b.key or _last_opponent(b) == a.key:  # justPlayedTogether
+        return None
+    strike_a, strike_b = colours[a.key][0], colours[b.key][0]
+    if (strike_a <= -MAX_STRIKE and strike_b <= -MAX_STRIKE) or (
+        strike_a >= MAX_STRIKE and strike_b >= MAX_STRIKE
+    ):  # ColorHistory.couldPlay
+        return None
+    rank_a, rank_b = ranks[a.key], ranks[b.key]
+    factor = 300 + 1700 * (max_rank - min(rank_a, rank_b)) // max_rank
+    return abs(rank_a - rank_b) * factor + round(abs(a.rating - b.rating))
+
+
+def _last_opponent(player: ArenaPlayer) -> str | None:
+    return player.games[-1].opponent if player.games else None
+
+
+def _colour_history(player: ArenaPlayer) -> tuple[int, int]:
+    """lila's ColorHistory: (strike, balance). The strike is the number of games in a row with the
+    last game's colour, positive for white, negative for black; the balance is whites minus blacks."""
+    strike = balance = 0
+    for game in player.games:
+        if game.white:
+            strike, balance = max(strike + 1, 1), balance + 1
+        else:
+            strike, balance = min(strike - 1, -1), balance - 1
+    return strike, balance
+
+
+def _with_colours(
+    a: ArenaPlayer, b: ArenaPlayer, colours: Mapping[str, tuple[int, int]], order: Mapping[str, int]
+) -> tuple[str, str]:
+    """ColorHistory.firstGetsWhite: white to the one with the smaller (strike, balance): more blacks in
+    a row, or fewer whites in a row, then fewer whites in all. lichess tosses a coin on a tie; we give
+    white to the lower-rated player, as set-up ranked games give blue (docs/tournaments.md), then to
+    the one who waited longer (**Choice**)."""
+    history_a, history_b = colours[a.key], colours[b.key]
+    if history_a != history_b:
+        a_white = history_a < history_b
+    elif a.rating != b.rating:
+        a_white = a.rating < b.rating
+    else:
+        a_white = order[a.key] < order[b.key]
+    return (a.key, b.key) if a_white else (b.key, a.key)
