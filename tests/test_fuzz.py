@@ -26,6 +26,7 @@ import logging
 import random
 import re
 import string
+import time
 from collections import Counter
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass, field
@@ -712,7 +713,8 @@ class Fuzzer:
             elif roll < 0.93:
                 request = self.archive()
             else:
-                request = self.set_up_table() if rng.random() < 0.7 else self.cancel_table()
+                organiser = [self.set_up_table, self.cancel_table, self.hosted, self.hosted]
+                request = rng.choice(organiser)()
         self.kinds[request.kind] += 1
         return request
 
@@ -1132,6 +1134,32 @@ class Fuzzer:
         if rng.random() < 0.95:
             params.append(("table", table))
         return Request("/a.kropki", params, kind="cancelTable")
+
+    def hosted(self) -> Request:
+        """The tournaments the server runs: created (by the key, sometimes badly), joined and left."""
+        rng = self.rng
+        roll = rng.random()
+        if roll < 0.1:
+            return Request("/tournaments.json", kind="tournaments")
+        names = ["Fuzz Swiss", "Fuzz Arena", "x", "", "a/b", random_text(rng), "a" * 101]
+        if roll < 0.4:
+            params = [("co", "createTournament"), ("key", self.key or "nokey"), ("tourn", rng.choice(names))]
+            params.append(("kind", rng.choice(["swiss", "arena", "", "knockout"])))
+            params.append(("gameType", self.game_type()))
+            params.append(
+                (rng.choice(["rounds", "minutes"]), rng.choice(["0", "1", "5", "10", "21", "abc", ""]))
+            )
+            params.append(("start", rng.choice(["0", "now", "2026-12-01T18:00Z", str(int(time.time())), ""])))
+            for name in ("minRating", "maxRating", "sayHi"):
+                if rng.random() < 0.3:
+                    params.append((name, rng.choice(["0", "1500", "601", "-1", "x"])))
+            if rng.random() < 0.1:
+                del params[rng.randrange(1, len(params))]
+            return Request("/a.kropki", params, kind="createTournament")
+        guest = self.pick_guest()
+        co = rng.choice(["joinTournament", "joinTournament", "leaveTournament"])
+        params = [("co", co), ("idGracza", self.secret(guest)), ("tourn", rng.choice(names[:2] + names))]
+        return Request("/a.kropki", params, kind=co, guest=guest)
 
     # --- judging answers ----------------------------------------------------------------------------
 
