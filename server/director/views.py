@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from urllib.parse import quote
 
 from server.director.history import Board, arena_games, bye_points, played
 from server.engine import arena
@@ -38,7 +39,7 @@ def summary(hosted: Hosted, entries: Sequence[Entry]) -> dict[str, Any]:
         "registeredOnly": settings.registered_only,
         "players": [entry.nick for entry in entries if not entry.withdrawn],
         "withdrawn": [entry.nick for entry in entries if entry.withdrawn],
-        "page": f"/tournament/{settings.name}/standings",
+        "page": f"/tournament/{quote(settings.name, safe='')}/standings",
     }
 
 

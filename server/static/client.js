@@ -4,7 +4,8 @@
 //
 // Longer than 500 lines, with a reason: the stream's readers, the screens and the clicks share one state
 // object that a new login replaces whole; what stands without it lives in modules of its own (protocol.js
-// parsing, board.js drawing, lines.js server lines, alerts.js sounds and notifications, i18n.js texts).
+// parsing, board.js drawing, lines.js server lines, alerts.js sounds and notifications, tournaments.js the
+// tournaments the server runs, i18n.js texts).
 
 import {
   analysisGameType, buildGameType, describeGameType, encodeText, gameTypeText, guestId, moveOfNode, parseChatLine, parseClockLine,
@@ -14,6 +15,7 @@ import { CELL, at, drawPosition, svg } from "./board.js";
 import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
 import { refusalText, serverLineText } from "./lines.js";
 import { allowNotifications, notifyAway, playSound, wakeSound } from "./alerts.js";
+import { renderTournaments, showTournaments, stopTournaments } from "./tournaments.js";
 
 const LONG_POLL_SECONDS = 25;
 const RETRY_MS = 1000;
@@ -156,6 +158,7 @@ async function logOut() {
   } catch {
     // the server logs a silent player out after a minute anyway
   }
+  stopTournaments();
   state = freshState();
   render();
 }
@@ -169,6 +172,7 @@ function startPolling() {
   render();
   poll(mine);
   analyseAsked();
+  showTournaments({ list: $("#hosted"), heading: $("#hosted-heading"), nick: session.nick, act, t, element, button });
 }
 
 async function poll(mine) {
@@ -1043,6 +1047,7 @@ function setLanguage(code) {
   localStorage.setItem("kropki.lang", lang);
   if (session) act({ co: "changeLang", na: lang });
   render();
+  renderTournaments(t);
 }
 
 function start() {

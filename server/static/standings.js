@@ -1,9 +1,11 @@
 // A tournament's standings page (docs/tournaments.md, "Standings"), at /tournament/<name>/standings:
 // it reads standings.json beside it (the ranking is computed by the server) and shows the ranking and
-// every table of the tournament; again every 30 s while a game is being played.
+// every table of the tournament; again every 30 s while a game is being played or, for a tournament the
+// server runs, until it is over (an arena's standings have columns of their own).
 
 import { $, element, playerLink as pagesPlayerLink, startPage, t } from "./pages.js";
 import { resultText } from "./protocol.js";
+import { describeTournament } from "./tournaments.js";
 
 const REFRESH_MS = 30_000;
 const RETRY_MS = 5_000;
@@ -32,7 +34,40 @@ function outcome(entry) {
   return resultText(entry.result, entry.blue, entry.red, t);
 }
 
+/** An arena ranks by lichess's points: its own columns (docs/tournaments.md, "Arena"). */
+function renderArena() {
+  const head = ["rankShort", "player", "pointsShort", "gamesPlayed", "winsShort", "sheet"];
+  $("#standings thead tr").replaceChildren(...head.map((key) => element("th", { scope: "col", textContent: t(key) })));
+  $("#standings tbody").replaceChildren(
+    ...read.standings.map((row) => {
+      const games = element("td", { className: "games" }, String(row.games));
+      if (row.playing) games.append(element("span", { className: "playing", textContent: t("playingNow", { count: row.playing }) }));
+      const sheet = row.sheet.join(" ") + (row.onFire ? " 🔥" : "");
+      return element(
+        "tr",
+        {},
+        element("td", { className: "rank", textContent: String(row.rank) }),
+        element("td", { className: "who" }, playerLink(row.player, "nick")),
+        element("td", { className: "points", textContent: number(row.points) }),
+        games,
+        element("td", { className: "wins", textContent: String(row.wins) }),
+        element("td", { className: "sheet", textContent: sheet }),
+      );
+    }),
+  );
+}
+
 function renderStandings() {
+  const hosted = read.hosted;
+  $("#hosted-summary").hidden = !hosted;
+  if (hosted) $("#hosted-summary").textContent = describeTournament(hosted, t);
+  const rules = [t(hosted?.kind === "arena" ? "arenaRules" : "standingsRules")];
+  if (hosted?.kind === "swiss") rules.push(t("byeRule"));
+  $("#rules").textContent = rules.join(" ");
+  if (hosted?.kind === "arena") {
+    renderArena();
+    return;
+  }
   $("#standings tbody").replaceChildren(
     ...read.standings.map((row) => {
       const games = element("td", { className: "games" }, String(row.games));
@@ -109,7 +144,8 @@ async function load() {
   }
   render();
   const playing = read?.tables.some((entry) => entry.state === "playing");
-  if (playing || again === RETRY_MS) timer = setTimeout(load, again);
+  const going = read?.hosted && ["registering", "running"].includes(read.hosted.state);
+  if (playing || going || again === RETRY_MS) timer = setTimeout(load, again);
 }
 
 function start() {

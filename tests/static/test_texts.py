@@ -27,6 +27,14 @@ ORGANISERS_ONLY = {
     "alreadyCancelled",
     "notSetUp",
     "otherMember",
+    # createTournament (docs/tournaments.md): an organiser's script or a moderator's request, not the client's
+    "bad",
+    "badKind",
+    "badStart",
+    "badRatings",
+    "untimed",
+    "nameTaken",
+    "badTourn",
 }
 SAID_OTHERWISE = {"wrongNickOrId"}  # the login form's own sentence (wrongLogin)
 
