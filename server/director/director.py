@@ -52,10 +52,15 @@ class _Watch:
 
     handle: Handle | None = None
     at: float = 0.0  # the timers' time of `handle`
-    paused_after: int = 0  # a swiss round whose pause before the next pairing has been waited
+    # the swiss round whose pause before the next pairing is running or over, and the pause's end
+    # (timers' time): what else brings us back meanwhile (a player joining) does not shorten it
+    paused_after: int = 0
+    pause_ends: float = 0.0
     # an arena's games whose no-shows were withdrawn; None until the first look after a (re)start, which
     # takes the games over as they are (a player who registered again since is not withdrawn twice)
     ended: set[int] | None = None
+    busy: bool = False  # a look is under way
+    again: bool = False  # something changed during it: look once more when it is done
 
 
 class Director:
@@ -71,7 +76,6 @@ class Director:
         self.hub, self.hosted, self.organised = hub, hosted, organised
         self.round_pause, self.arena_wave = round_pause, arena_wave
         self._watches: dict[str, _Watch] = {}
-        self._locks: dict[str, asyncio.Lock] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
     async def start(self) -> None:
@@ -137,6 +141,12 @@ class Director:
             )
         if settings.kind == "swiss" and hosted.state == "running" and hosted.round >= settings.rounds:
             raise ProtocolError("tournamentOver", "The last round has been paired.")
+        taken = next(
+            (e for e in await self.hosted.entries(hosted.id) if e.nick_key == nick_key(player.nick)), None
+        )
+        if taken is not None and taken.seat != player.seat_key:
+            # a guest's nick once another session's: its games and points are not the newcomer's
+            raise ProtocolError("nickUsed", "Another player has played in this tournament under this nick.")
         entry = Entry(
             player.nick,
             nick_key(player.nick),
@@ -147,7 +157,8 @@ class Director:
         )
         if not await self.hosted.register(hosted.id, entry):
             raise ProtocolError("alreadyRegistered", "You are registered already.")
-        self._look(name)  # an arena pairs a newcomer at its next wave
+        if hosted.state == "running" and settings.kind == "arena":
+            self._look(name)  # paired at once rather than at the next wave
 
     async def leave(self, secret: str, name: str) -> None:
         player = self.hub.players.get(secret)
@@ -211,8 +222,23 @@ class Director:
             self._look(tournament)
 
     def _look(self, name: str) -> None:
-        self._watches.setdefault(name, _Watch())
-        self._spawn(self._advance(name))
+        """Look at the tournament soon; many wishes at once (a flood of joins, results arriving together)
+        make one look, and one more if they came during it."""
+        watch = self._watches.setdefault(name, _Watch())
+        if watch.busy:
+            watch.again = True
+            return
+        watch.busy = True
+        self._spawn(self._looking(name, watch))
+
+    async def _looking(self, name: str, watch: _Watch) -> None:
+        try:
+            watch.again = True
+            while watch.again:
+                watch.again = False
+                await self._advance(name)
+        finally:
+            watch.busy = False
 
     def _look_at(self, name: str, moment: float) -> None:
         """Look again at the timers' time `moment` (the earliest such wish wins)."""
@@ -224,7 +250,7 @@ class Director:
 
         def due() -> None:
             watch.handle = None
-            self._spawn(self._advance(name))
+            self._look(name)
 
         watch.at, watch.handle = moment, self.hub.timers.call_at(moment, due)
 
@@ -237,27 +263,25 @@ class Director:
         task.add_done_callback(self._tasks.discard)
 
     async def _advance(self, name: str) -> None:
-        lock = self._locks.setdefault(name, asyncio.Lock())
-        async with lock:
-            try:
-                hosted = await self.hosted.get(name)
-                if hosted is None or hosted.state in ("finished", "cancelled"):
-                    self._forget(name)
-                    return
-                until_start = wall(hosted.settings.starts_at) - self.hub.clock()
-                if until_start > 0:
-                    self._look_in(name, until_start)
-                elif hosted.settings.kind == "swiss":
-                    await self._swiss(hosted)
-                else:
-                    await self._arena(hosted)
-            except (ProtocolError, StorageFailing, OSError) as refused:
-                # storage failing or the server full of tables: nothing is lost, try again later
-                log.warning("tournament waits %s", Fields(name=name, reason=str(refused), retry=RETRY))
-                self._look_in(name, RETRY)
-            except Exception:
-                log.exception("tournament failed %s", Fields(name=name, retry=RETRY))
-                self._look_in(name, RETRY)
+        try:
+            hosted = await self.hosted.get(name)
+            if hosted is None or hosted.state in ("finished", "cancelled"):
+                self._forget(name)
+                return
+            until_start = wall(hosted.settings.starts_at) - self.hub.clock()
+            if until_start > 0:
+                self._look_in(name, until_start)
+            elif hosted.settings.kind == "swiss":
+                await self._swiss(hosted)
+            else:
+                await self._arena(hosted)
+        except (ProtocolError, StorageFailing, OSError) as refused:
+            # storage failing or the server full of tables: nothing is lost, try again later
+            log.warning("tournament waits %s", Fields(name=name, reason=str(refused), retry=RETRY))
+            self._look_in(name, RETRY)
+        except Exception:
+            log.exception("tournament failed %s", Fields(name=name, retry=RETRY))
+            self._look_in(name, RETRY)
 
     def _forget(self, name: str) -> None:
         watch = self._watches.pop(name, None)
@@ -330,8 +354,9 @@ class Director:
             if watch.paused_after != current.round:
                 absent = no_shows([b for b in boards if b.round == current.round])
                 await self._withdraw(hosted, entries, absent, "did not show up")
-                watch.paused_after = current.round
-                self._look_in(name, self.round_pause)
+                watch.paused_after, watch.pause_ends = current.round, self.hub.timers.now() + self.round_pause
+            if self.hub.timers.now() < watch.pause_ends:
+                self._look_at(name, watch.pause_ends)
                 return
         entries = await self._withdraw(hosted, entries, self._gone(entries), "session over")
         await self._pair_swiss(hosted, entries, rounds, boards)

@@ -117,6 +117,7 @@ export const SERVER_LINES = {
 // are the server's own (server/hub/sentences.py): tests/static/test_texts.py keeps them the same.
 export const REFUSALS = {
   en: {
+    "err.nickUsed": "Another player has played in this tournament under this nick.",
     "err.notHere": "This server runs no tournaments itself.",
     "err.noSuchTournament": "There is no such tournament.",
     "err.tournamentOver": "This tournament is over.",
@@ -176,6 +177,7 @@ export const REFUSALS = {
     "err.storage": "The server cannot save anything just now, so this was not done; the clocks stand still meanwhile.",
   },
   pl: {
+    "err.nickUsed": "Inny gracz grał już w tym turnieju pod tym nickiem.",
     "err.notHere": "Ten serwer sam nie prowadzi turniejów.",
     "err.noSuchTournament": "Nie ma takiego turnieju.",
     "err.tournamentOver": "Ten turniej się skończył.",
@@ -235,6 +237,7 @@ export const REFUSALS = {
     "err.storage": "Serwer nie może teraz niczego zapisać, więc tego nie zrobiono; zegary na razie stoją.",
   },
   ru: {
+    "err.nickUsed": "Другой игрок уже играл в этом турнире под этим ником.",
     "err.notHere": "Этот сервер сам не проводит турниров.",
     "err.noSuchTournament": "Такого турнира нет.",
     "err.tournamentOver": "Этот турнир окончен.",
@@ -294,6 +297,7 @@ export const REFUSALS = {
     "err.storage": "Сервер сейчас не может ничего сохранить, поэтому это не сделано; часы пока стоят.",
   },
   ua: {
+    "err.nickUsed": "Інший гравець уже грав у цьому турнірі під цим ніком.",
     "err.notHere": "Цей сервер сам не проводить турнірів.",
     "err.noSuchTournament": "Такого турніру немає.",
     "err.tournamentOver": "Цей турнір закінчено.",

@@ -1,0 +1,169 @@
+"""The tournament director's choices one at a time: who a guest is, what a flood of requests costs, the
+swiss round's pause, and what each result counts as for the pairing."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from server.config import Settings
+from server.director.director import Director
+from server.director.history import Board, no_shows, swiss_round
+from server.engine import swiss
+from server.web.common import STORE_KEY
+from tests.clients.multipoints import MultiPoints
+from tests.director.bots import (
+    Bot,
+    Time,
+    director_of,
+    everyone_turns,
+    guests,
+    organiser_creates,
+    served_on,
+    tick,
+)
+from tests.web.test_auth import register, registered_id
+from tests.web.zagram import Zagram
+
+Served = tuple[Time, TestClient, str]  # the clocks, the client, an organiser's key
+
+
+@pytest.fixture
+async def cup(aiohttp_client: AiohttpClient, settings: Settings) -> Served:
+    clock = Time()
+    client = await served_on(aiohttp_client, settings, clock, 1)
+    return clock, client, await client.app[STORE_KEY].tournaments.add_key("cup-bot", None, False)
+
+
+async def create(client: TestClient, key: str, clock: Time, name: str = "Cup", **params: str) -> None:
+    query = {"tourn": name, "kind": "swiss", "rounds": "3", "start": str(int(clock.clock()) + 10), **params}
+    assert await organiser_creates(client, key, **query) == "ok"
+
+
+async def test_a_guest_whose_session_ended_is_withdrawn_and_the_nick_is_not_a_strangers_entry(
+    cup: Served,
+) -> None:
+    clock, client, key = cup
+    await create(client, key, clock)
+    bots = guests(client, 3)
+    for bot in bots:
+        await bot.log_in()
+        assert await bot.ask("joinTournament", tourn="Cup") == "ok"
+    gone = bots[0]
+    assert await gone.ask("usunGracza") == ""
+    stranger = Bot(client, MultiPoints(gone.nick, "strange1"))
+    await stranger.log_in()
+    assert await stranger.ask("joinTournament", tourn="Cup") == "err.nickUsed"
+
+    await tick(client, clock.timers, 11)  # the start: round 1 is paired
+    director = director_of(client)
+    hosted = await director.hosted.get("Cup")
+    assert hosted is not None and hosted.round == 1
+    (paired,) = await director.hosted.rounds(hosted.id)
+    assert paired.boards == ((bots[1].nick, bots[2].nick),) and paired.bye is None
+    entries = {entry.nick: entry for entry in await director.hosted.entries(hosted.id)}
+    assert entries[gone.nick].withdrawn and not entries[bots[1].nick].withdrawn
+    await everyone_turns([stranger, *bots[1:]])
+    assert not stranger.mp.tabs, "the stranger is seated at no tournament table"
+
+
+async def test_a_registered_player_joins_again_after_withdrawing(cup: Served) -> None:
+    clock, client, key = cup
+    await create(client, key, clock, registeredOnly="1")
+    assert await register(client, "Alice") == "ok.zarejestrowalem."
+    alice = Zagram(client, registered_id("Alice", "pw"), "Alice")
+    await alice.poll()
+
+    async def ask(co: str) -> str:
+        return await alice.get(co=co, idGracza=alice.secret, tourn="Cup")
+
+    assert [await ask("joinTournament"), await ask("leaveTournament"), await ask("joinTournament")] == [
+        "ok"
+    ] * 3
+    director = director_of(client)
+    hosted = await director.hosted.get("Cup")
+    assert hosted is not None
+    (entry,) = await director.hosted.entries(hosted.id)
+    assert entry.nick == "Alice" and entry.seat == "@alice" and not entry.withdrawn
+
+
+async def test_a_flood_of_joins_and_withdrawals_makes_few_looks(
+    cup: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock, client, key = cup
+    await create(client, key, clock, kind="arena", minutes="10", rounds="")
+    looks = []
+    director = director_of(client)
+    advance = Director._advance
+
+    async def counted(self: Director, name: str) -> None:
+        looks.append(name)
+        await advance(self, name)
+
+    bots = guests(client, 20)
+    for bot in bots:
+        await bot.log_in()
+    await tick(client, clock.timers, 11)  # the arena runs: a newcomer is paired at once
+    monkeypatch.setattr(Director, "_advance", counted)
+    for _ in range(5):
+        answers = await asyncio.gather(*(bot.ask("joinTournament", tourn="Cup") for bot in bots))
+        answers += await asyncio.gather(*(bot.ask("leaveTournament", tourn="Cup") for bot in bots))
+        assert set(answers) == {"ok"}
+    await director.settled()
+    assert 1 <= len(looks) <= 50, f"{len(looks)} looks for 100 joins"  # one each without coalescing
+
+
+async def test_the_pause_after_a_round_is_not_cut_short_by_a_newcomer(cup: Served) -> None:
+    clock, client, key = cup
+    await create(client, key, clock)
+    bots = guests(client, 4)
+    for bot in bots:
+        await bot.log_in()
+        assert await bot.ask("joinTournament", tourn="Cup") == "ok"
+    await tick(client, clock.timers, 11)
+    director = director_of(client)
+    for _ in range(30):  # round 1 is played to its end
+        await everyone_turns(bots)
+        hosted = await director.hosted.get("Cup")
+        assert hosted is not None
+        if all(b.result for b in await director.boards(hosted)):
+            break
+    await tick(client, clock.timers, 0)
+    late = guests(client, 5)[-1]
+    await late.log_in()
+    assert await late.ask("joinTournament", tourn="Cup") == "ok"
+    await director.settled()
+    assert (await director.hosted.get("Cup")).round == 1, "paired during the pause"
+    await tick(client, clock.timers, director.round_pause)
+    hosted = await director.hosted.get("Cup")
+    assert hosted.round == 2
+    (*_, second) = await director.hosted.rounds(hosted.id)
+    assert len(second.boards) == 2 and second.bye is not None, "the newcomer is paired from round 2"
+
+
+@pytest.mark.parametrize(
+    ("result", "blue", "red"),
+    [
+        ("B+R", swiss.Round("*R", "white", 1.0, True), swiss.Round("*B", "black", 0.0, True)),
+        ("W+12", swiss.Round("*R", "white", 0.0, True), swiss.Round("*B", "black", 1.0, True)),
+        ("0", swiss.Round("*R", "white", 0.5, True), swiss.Round("*B", "black", 0.5, True)),
+        # FIDE C.04.1: a forfeit scores but is no game: no colour, and the two may meet again
+        ("B+F", swiss.Round("*R", None, 1.0, False), swiss.Round("*B", None, 0.0, False)),
+        ("Void", swiss.Round(None, None, 0.0, False), swiss.Round(None, None, 0.0, False)),
+    ],
+)
+def test_what_a_result_counts_as_for_the_swiss_pairing(
+    result: str, blue: swiss.Round, red: swiss.Round
+) -> None:
+    board = Board(1, 1, "*B", "*R", result)
+    assert (swiss_round("*B", board, False), swiss_round("*R", board, False)) == (blue, red)
+
+
+def test_a_cancelled_game_is_no_game_and_nobody_is_a_no_show() -> None:
+    cancelled = Board(1, 1, "*B", "*R", "Void", cancelled=True)
+    assert swiss_round("*B", cancelled, False) == swiss.Round(None, None, 0.0, False)
+    assert no_shows([cancelled]) == set()
+    assert no_shows([Board(2, 1, "*B", "*R", "Void"), Board(3, 1, "*C", "*D", "W+F")]) == {"*B", "*R", "*C"}
