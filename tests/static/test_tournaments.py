@@ -49,7 +49,8 @@ def test_two_players_join_an_arena_in_the_lobby_play_and_see_its_standings(
         expect(row).to_contain_text("starts")
         row.locator("button.join-tournament").click()
         expect(row.locator("button.leave-tournament")).to_have_text("Withdraw")
-    expect(bob.page.locator(f'#hosted li[data-tournament="{ARENA}"]')).to_contain_text("players: 2")  # joined last
+    last_to_join = bob.page.locator(f'#hosted li[data-tournament="{ARENA}"]')
+    expect(last_to_join).to_contain_text("players: 2")
     bob.page.screenshot(path=tmp_path / "lobby-tournaments-phone.png")
 
     # the arena starts and pairs them within a wave: both are seated at the same table
