@@ -1,4 +1,5 @@
-"""hosted tournaments: swiss and arena tournaments the server runs, their players and swiss pairings
+"""hosted tournaments: swiss and arena tournaments the server runs, their players and swiss pairings;
+the moves of each tournament table's game (tables archived before this revision have none)
 
 Revision ID: 0009
 Revises: 0008
@@ -17,6 +18,9 @@ depends_on = None
 
 
 def upgrade() -> None:
+    # an arena's points read how long each game was (a quick draw scores nothing): kept with the result
+    with op.batch_alter_table("tournament_tables") as batch_op:
+        batch_op.add_column(sa.Column("moves", sa.Integer(), nullable=True))
     op.create_table(
         "hosted_tournaments",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -69,3 +73,5 @@ def downgrade() -> None:
     op.drop_index("ix_hosted_entries_player", table_name="hosted_entries")
     op.drop_table("hosted_entries")
     op.drop_table("hosted_tournaments")
+    with op.batch_alter_table("tournament_tables") as batch_op:
+        batch_op.drop_column("moves")

@@ -191,7 +191,7 @@ class Director:
             elif result is None and live is None:
                 result, ended = "Void", self.hub.clock()
             number = int(row.round) if row.round and row.round.isdigit() else 0
-            moves = len(live.game.moves) if live is not None else 0
+            moves = row.moves if row.moves is not None else len(live.game.moves) if live is not None else 0
             boards.append(Board(row.uid, number, row.blue, row.red, result, row.cancelled, moves, ended))
         return boards
 

@@ -117,6 +117,7 @@ class Games:
             game_index=room.games_played,
             journal_seq=table.journal_seq,
             ended_at=self.ctx.clock(),
+            moves=len(game.moves),
         )
         games_played = room.games_played
 

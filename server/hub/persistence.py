@@ -48,6 +48,7 @@ class FinishedGame:
     game_index: int  # which game of the table (a table plays on after `new`)
     journal_seq: int  # the table's journal position of the "archived" entry written with the game
     ended_at: float | None = None  # the wall time (Context.clock) the game ended; None: when it is stored
+    moves: int = 0  # moves played (an arena's points read it: docs/tournaments.md, "Arena")
 
 
 ArchiveDone = Callable[[int, list[Account]], None]  # (archive number, accounts whose rating changed)

@@ -146,6 +146,7 @@ class TournamentTable(Base):
     result: Mapped[str | None] = mapped_column(String(20))
     game_number: Mapped[int | None] = mapped_column(Integer)
     cancelled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # by the organiser
+    moves: Mapped[int | None] = mapped_column(Integer)  # of its tournament game, once archived
 
 
 class LiveSession(Base):

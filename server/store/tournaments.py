@@ -43,6 +43,7 @@ class TableRecord:
     game_number: int | None
     cancelled: bool  # the organiser cancelled its tournament game
     finished_at: datetime | None = None  # when its tournament game ended, once archived
+    moves: int | None = None  # its tournament game's moves, once archived
 
 
 def key_hash(key: str) -> str:
@@ -119,6 +120,7 @@ class Tournaments:
                     row.game_number,
                     row.cancelled_at is not None,
                     finished_at,
+                    row.moves,
                 )
                 for row, finished_at in rows
             ]

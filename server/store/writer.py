@@ -892,7 +892,7 @@ def _archive(session: Session, game: FinishedGame, member: int) -> tuple[int, li
         session.execute(
             update(TournamentTable)
             .where(TournamentTable.uid == game.uid)
-            .values(result=row.result, game_number=row.number)
+            .values(result=row.result, game_number=row.number, moves=game.moves)
         )
     archived = _Entry(game.uid, game.journal_seq, "archived", {"number": row.number, "game": game.game_index})
     _insert_entries(session, [archived], member)

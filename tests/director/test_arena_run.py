@@ -15,7 +15,16 @@ from server.director.director import Director
 from server.director.history import arena_games
 from server.engine import arena
 from server.web.common import STORE_KEY
-from tests.director.bots import Time, director_of, everyone_turns, guests, organiser_creates, served_on, tick
+from tests.director.bots import (
+    PLAN_MOVES,
+    Time,
+    director_of,
+    everyone_turns,
+    guests,
+    organiser_creates,
+    served_on,
+    tick,
+)
 
 NAME = "Friday Arena"
 STEP = 2.0  # seconds of the server's time between the players' polls
@@ -69,6 +78,10 @@ async def test_ten_players_for_ten_minutes_with_a_pause_and_a_restart(
         assert all(a != b for a, b in itertools.pairwise(opponents)), (
             f"{bot.nick} met the same player twice in a row"
         )
+    stored = await client.app[STORE_KEY].tournaments.tables(NAME)
+    assert all(row.moves is not None and row.moves >= PLAN_MOVES for row in stored if row.result), (
+        "each game's length is kept with its result: a quick draw scores nothing, even once its table closed"
+    )
     results = await (await client.get(f"/tournament/{NAME}/standings.json")).json()
     table = {row["player"]: row for row in results["standings"]}
     for bot in bots:
