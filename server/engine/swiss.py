@@ -155,7 +155,7 @@ def _players(entrants: Sequence[Entrant], others: Sequence[Entrant]) -> list[_Pl
         raise ValueError("with others, every player needs its pairing number")
     for entrant in (*entrants, *others):
         for round_ in entrant.rounds:
-            if round_.played and (round_.colour is None or round_.opponent is None):
+            if round_.played and (round_.colour not in ("white", "black") or round_.opponent is None):
                 raise ValueError(f"a played round of {entrant.key} lacks its opponent or colour")
     # The effective pairing numbers count the players paired now and those who took part in an
     # earlier pairing (withdrawn or absent now), in the initial ranking's order (bbpPairings' reading).

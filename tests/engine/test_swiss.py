@@ -188,11 +188,18 @@ def test_nobody_to_pair_is_no_boards() -> None:
         ([Entrant("a", 0, (pab(),)), Entrant("b", 0, ())], 5, "one Round per round"),
         ([Entrant("a", 0, ()), Entrant("b", 0, ())], 0, "total_rounds"),
         ([Entrant("a", 0, (Round("b", None, 1.0, True),)), Entrant("b", 0, (pab(),))], 5, "colour"),
+        ([Entrant("a", 0, (Round("b", "blue", 1.0, True),)), Entrant("b", 0, (pab(),))], 5, "colour"),  # type: ignore[arg-type]
+        ([Entrant("a", 0, (Round(None, "white", 1.0, True),)), Entrant("b", 0, (pab(),))], 5, "opponent"),
     ],
 )
 def test_bad_input_is_refused_clearly(entrants: list[Entrant], total_rounds: int, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         pair_round(entrants, total_rounds)
+
+
+def test_players_passed_as_others_need_pairing_numbers() -> None:
+    with pytest.raises(ValueError, match="pairing number"):
+        pair_round([Entrant("a", 0, ())], 5, others=[Entrant("b", 0, ())])
 
 
 # -- the property: only legal pairings ------------------------------------------------------------
