@@ -45,6 +45,7 @@ RUNS = {
         "watcher polls",
     ),
     "fuzz": (["--seconds", "3", "--seed", "1"], "result: OK (0 failures)"),
+    "swiss": (["--players", "30", "--rounds", "5"], "30 players: slowest round"),
     # the one game of the first 200,000 where oppai-rs's realm interiors differ: the count sees it
     "pool_walls": (["--games", "1", "--seed", "31463"], "1 of 1 random 20x20 games differ"),
     # every section, small: 60 slow and long-polling connections against a server with 300 open files
