@@ -367,16 +367,21 @@ class Director:
         settings = hosted.settings
         number = len(rounds) + 1
         order = {entry.nick: index for index, entry in enumerate(entries)}
-        active = sorted((e for e in entries if not e.withdrawn), key=lambda e: (-e.rating, order[e.nick]))
+        # the initial ranking (pairing numbers) counts everyone who ever joined: a withdrawn player
+        # keeps a number, and FIDE's pairing reads the games of those who played (`others`)
+        ranking = sorted(entries, key=lambda e: (-e.rating, order[e.nick]))
+        byes = {paired.round: paired.bye for paired in rounds}
+        field = [
+            swiss.Entrant(e.nick, e.rating, swiss_rounds(e.nick, len(rounds), boards, byes), place)
+            for place, e in enumerate(ranking, start=1)
+        ]
+        active = [entrant for entrant, e in zip(field, ranking, strict=True) if not e.withdrawn]
+        others = [entrant for entrant, e in zip(field, ranking, strict=True) if e.withdrawn]
         if len(active) < 2:
             await self._finish(hosted, "finished" if rounds else "cancelled")
             return
-        byes = {paired.round: paired.bye for paired in rounds}
-        entrants = [
-            swiss.Entrant(e.nick, e.rating, swiss_rounds(e.nick, len(rounds), boards, byes)) for e in active
-        ]
         try:
-            pairing = await asyncio.to_thread(swiss.pair_round, entrants, settings.rounds)
+            pairing = await asyncio.to_thread(swiss.pair_round, active, settings.rounds, others=others)
         except swiss.NoPairing as impossible:
             log.info(
                 "tournament cannot pair %s", Fields(name=settings.name, round=number, why=str(impossible))
