@@ -105,6 +105,7 @@ class Games:
             result=game.result,
             rated=(
                 room.game_type.kind is GameKind.RANKED
+                and not room.teams  # team games are unrated (docs/teams.md)
                 and game.dots_placed() >= RATED_MIN_DOTS
                 and game.result is not None
                 and game.result.reason != "Void"
@@ -112,6 +113,7 @@ class Games:
             tournament=tournament,
             game_index=room.games_played,
             journal_seq=table.journal_seq,
+            players=room.lineup.seats if room.teams else (),
         )
         games_played = room.games_played
 

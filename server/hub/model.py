@@ -142,8 +142,9 @@ class Table:
         return seat if seat and self.owners.get(player.nick) == player.seat_key else 0
 
     def colour_of(self, player: Player) -> str:
+        """`B` for blue's players (odd sides: team one), `W` for red's, "" for anyone else."""
         seat = self.seat_of(player)
-        return "B" if seat == 1 else "W" if seat == 2 else ""
+        return "" if not seat else "B" if seat % 2 else "W"
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,9 @@ class FinishedGame:
     tournament: str | None  # the event of a tournament game (the first game of a table set up for one)
     game_index: int  # which game of the table (a table plays on after `new`)
     journal_seq: int  # the table's journal position of the "archived" entry written with the game
+    # a team game's players in turn order (docs/teams.md), each listed under their nick in the archive;
+    # empty for a two-player game, whose `blue` and `red` are the players
+    players: tuple[str, ...] = ()
 
 
 ArchiveDone = Callable[[int, list[Account]], None]  # (archive number, accounts whose rating changed)
