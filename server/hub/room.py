@@ -179,12 +179,13 @@ class Room:
     @property
     def side_on_move(self) -> int:
         """The colour on move; at a team table the side: the team's player after the one who made its
-        last move, skipping those who left (0 when nobody of the team is left)."""
+        last move, skipping those who left (the team's first side once nobody of it is left: the game
+        is over then, and the lines still name a side)."""
         colour = self.game.to_move
         if not self.lineup.teams:
             return colour
         last = next((side for side in reversed(self.move_sides) if side and colour_of(side) == colour), 0)
-        return self.lineup.next_side(colour, last)
+        return self.lineup.next_side(colour, last) or colour
 
     @property
     def tournament_game(self) -> bool:

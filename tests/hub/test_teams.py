@@ -378,3 +378,13 @@ def test_stop_is_the_side_on_moves_and_the_other_team_plays_on_in_its_own_order(
         hub.move(secret, str(uid), where)
     assert sides == [3, 1, 3]
     assert ("stop2", "*Bob pressed STOP.") in chat(hub, room)
+
+
+def test_the_lines_still_name_a_side_when_the_team_on_move_has_nobody_left() -> None:
+    hub, _, room = two_against_two()
+    hub.move("ala1", str(room.uid), "aa")
+    hub.change_table("bob1", 0)
+    hub.logout("dan1")  # team two, on move, is empty: it lost
+
+    assert str(room.game.result) == "B+R"
+    assert room.state() == f"x{room.uid}.2.B+R.1" and room.flags() == "f2_125.120"
