@@ -2,7 +2,9 @@
 MultiPoints (tests/clients/multipoints.py), which knows nothing of teams: the team invitation it sends
 as an invitation of one nick holding commas, its `vg` lines, the team table's `d` line (two players
 named `*Ala,*Cid` and `*Bob,*Dan`), the moves in turn order on every board, and the result; and a team
-table set up by an organiser over HTTP, with its refusals and its results read back."""
+table set up by an organiser over HTTP, with its refusals and its results read back. The moves go
+through ServerZagram.makeMove as the port has it; MultiPoints' own window would not send them, since
+its GameRoom.paperClick lets only a player the `d` line names click (gameOuterInfo.amIPlaying())."""
 
 from __future__ import annotations
 
