@@ -388,3 +388,16 @@ def test_the_lines_still_name_a_side_when_the_team_on_move_has_nobody_left() -> 
 
     assert str(room.game.result) == "B+R"
     assert room.state() == f"x{room.uid}.2.B+R.1" and room.flags() == "f2_125.120"
+
+
+def test_a_territory_move_with_its_ring_is_one_move_of_one_player() -> None:
+    hub, _, room = two_against_two(parse_game_type("0808terrF0.0.0"))
+    table = str(room.uid)
+    for secret, where in (("ala1", "cb"), ("bob1", "cc"), ("cid1", "bc"), ("dan1", "hh"), ("ala1", "dc")):
+        hub.move(secret, table, where)
+    hub.move("bob1", table, "hg")
+
+    hub.move("cid1", table, "cd.cbdccdbccb")  # the dot and the ring round *Bob's cc: one move of *Cid
+
+    assert room.game.captured(1) == 1 and len(room.game.moves) == 7
+    assert room.side_on_move == 4 and room.move_sides[-1] == 3
