@@ -512,6 +512,8 @@ PARAM_NAMES = [
     "key",
     "pl1",
     "pl2",
+    "pl3",
+    "pl4",
     "sayHiTimes",
     "tourn",
     "tRound",
@@ -537,13 +539,14 @@ LOGGED_IN = "ok.zalogowanyNaSerwer."
 
 # Replies: every message between `ok|sd/m<i>.<j>.<k>` and `end` is one of docs/protocol.md's lines.
 _NICK = r"\*?\w(?:[\w ]*\w)?"
+_TEAM = rf"{_NICK}(?:,{_NICK})*"  # a side's player, or a team's (docs/teams.md): sides 1..8 below
 MESSAGE = re.compile(
     rf"""
       q\d+
     | p[rad](?:{_NICK}(?:\.{_NICK})*)?
     | g[rad](?:\d+(?:\.\d+)*)?
-    | d\d+\.\d{{4}}[stn]\d+\.[^/]*\.{_NICK}\.{_NICK}
-    | x\d+\.[12]\.[^./]+\.\d*
+    | d\d+\.\d{{4}}[stn]\d+\.[^/]*\.{_TEAM}\.{_TEAM}
+    | x\d+\.[1-8]\.[^./]+\.\d*
     | i{_NICK}\.[^./]*\.[FN]J?\.[a-z]{{2}}(?:\.-?\d+\.\d+\.\d+\.\d+\.[^./]*)?
     | c[ar]\d+_\d+\.[^./]*\.[^./]*\..*
     | cd\d+_\d+
@@ -552,9 +555,9 @@ MESSAGE = re.compile(
     | vr{_NICK}
     | sr\(;.*\)
     | sa;.+
-    | f[12]_(?:p?\d+\.p?\d+(?:\.g\d+)?)?
-    | u(?:[12](?:score|terr|drop|new|undo))?
-    | o[12]\..*
+    | f[1-8]_(?:p?\d+\.p?\d+(?:\.g\d+)?)?
+    | u(?:[1-8](?:score|terr|drop|draw|new|undo)(?:\.[1-8](?:,[1-8])*)?)?
+    | o[1-8]\..*
     """,
     re.VERBOSE | re.DOTALL,
 )
@@ -606,7 +609,8 @@ class TableInfo:
     rules: str = "s"
     blue: str = ""
     red: str = ""
-    to_move: int = 1
+    players: list[str] = field(default_factory=list)  # in turn order: side n is players[n - 1] (teams.md)
+    to_move: int = 1  # the side on move
     over: bool = False
     proposal: str = ""  # `1undo`, or empty
     dots: dict[str, int] = field(default_factory=dict)  # point -> 1 (blue) or 2 (red)
@@ -736,7 +740,23 @@ class Fuzzer:
 
     @staticmethod
     def my_turn(guest: Guest, table: TableInfo) -> bool:
-        return not table.over and guest.nick == (table.blue if table.to_move == 1 else table.red)
+        return not table.over and table.players[table.to_move - 1 : table.to_move] == [guest.nick]
+
+    def whom(self, guest: Guest) -> str:
+        """Whom an invitation names: another guest, now and then a team game's other players in turn
+        order (docs/teams.md: three for two against two, sometimes a wrong number or a stranger)."""
+        rng = self.rng
+        r = rng.random()
+        if r < 0.8:
+            return self.other(guest).nick
+        if r < 0.95:
+            others = [g.nick for g in self.guests if g is not guest]
+            count = rng.choice([3, 3, 3, 1, 2, 4, 5])
+            nicks = rng.sample(others, min(count, len(others)))
+            if rng.random() < 0.1:
+                nicks[-1] = rng.choice([guest.nick, random_text(rng, 4), ""])
+            return ",".join(nicks)
+        return random_text(rng, 6)
 
     def secret(self, guest: Guest) -> str:
         if self.rng.random() < 0.95:
@@ -773,7 +793,7 @@ class Fuzzer:
     def table_for(self, guest: Guest, playing: bool = True) -> str:
         rng = self.rng
         r = rng.random()
-        mine = [uid for uid, t in self.tables.items() if guest.nick in (t.blue, t.red) and not t.over]
+        mine = [uid for uid, t in self.tables.items() if guest.nick in t.players and not t.over]
         turn = [uid for uid in mine if self.my_turn(guest, self.tables[uid])]
         if playing and turn and r < 0.6:
             return str(rng.choice(turn))
@@ -790,7 +810,8 @@ class Fuzzer:
         info = self.table_info(table)
         if info is None or not info.width:
             return random_move(self.rng, 20, 20)
-        me = 1 if guest.nick == info.blue else 2 if guest.nick == info.red else 0
+        side = info.players.index(guest.nick) + 1 if guest.nick in info.players else 0
+        me = 0 if not side else 1 if side % 2 else 2
         return random_move(self.rng, info.width, info.height, info.dots, me)
 
     def proposal(self, guest: Guest, table: str) -> str:
@@ -882,7 +903,7 @@ class Fuzzer:
             return f"v{number}.0.a"
         r = rng.random()
         if r < 0.55:
-            whom = self.other(guest).nick if rng.random() < 0.9 else random_text(rng, 6)
+            whom = self.whom(guest)
             return f"v{number}.0.s.{encode_client_text(whom)}.{self.game_type()}"
         return f"v{number}.0.{rng.choice(['a', 'a', 'r', 'b', 'c', 'o', 'o', 's.', 'x', ''])}"
 
@@ -986,8 +1007,7 @@ class Fuzzer:
         elif co == "changeLang":
             params += [("na", rng.choice([*LANGS, "", "xx", "EN"]))]
         elif co == "zapraszam":
-            whom = self.other(guest).nick if rng.random() < 0.9 else random_text(rng, 6)
-            params += [("whom", whom), ("gameType", self.game_type())]
+            params += [("whom", self.whom(guest)), ("gameType", self.game_type())]
         if len(params) > 2 and rng.random() < 0.05:
             del params[rng.randrange(1, len(params))]
         own = secret == guest.secret
@@ -1112,9 +1132,12 @@ class Fuzzer:
         first = rng.choice(nicks + [self.valid_nick(True), self.valid_nick(False), "bad nick!!", ""])
         second = rng.choice(nicks + [first, self.valid_nick(True), random_text(rng, 5)])
         params += [("pl1", first), ("pl2", second)]
-        params.append(
-            ("sayHiTimes", rng.choice(["0.0", "5.5", "30.0", "7200.7200", "7201.0", "abc", "", "1.2.3"]))
-        )
+        say_hi = ["0.0", "5.5", "30.0", "7200.7200", "7201.0", "abc", "", "1.2.3"]
+        if rng.random() < 0.3:  # a team game (docs/teams.md): pl3, pl4, ..., now and then with a gap
+            numbers = rng.choice([[3, 4], [3, 4], [3, 4, 5, 6], [3], [4], [3, 4, 5, 6, 7, 8, 9]])
+            params += [(f"pl{n}", rng.choice(nicks + [self.valid_nick(True), first])) for n in numbers]
+            say_hi = [".".join(["5"] * (2 + len(numbers))), ".".join(["0"] * (2 + len(numbers))), *say_hi]
+        params.append(("sayHiTimes", rng.choice(say_hi)))
         tournaments = ["x", "Fuzz Cup", "Fuzz.Open", "Fuzz/Cup", "Кубок", random_text(rng), "a" * 101]
         params.append(("tourn", rng.choice(tournaments)))
         params.append(("tRound", rng.choice(["x", "1", "2", random_text(rng), "a" * 101])))
@@ -1261,6 +1284,8 @@ class Fuzzer:
                         game_type[4],
                     )
                     table.blue, table.red = blue, red
+                    teams = blue.split(","), red.split(",")
+                    table.players = [nick for pair in zip(*teams, strict=False) for nick in pair]
                 elif part.startswith("x"):
                     uid, side, result, number = part[1:].split(".")
                     table = self.tables.setdefault(int(uid), TableInfo())
@@ -1276,7 +1301,7 @@ class Fuzzer:
                 elif part.startswith("sa;") and info is not None:
                     self.moves(info, part)
                 elif part.startswith("u") and not part.startswith("u;") and info is not None:
-                    info.proposal = part[1:]
+                    info.proposal = part[1:].split(".")[0]  # a team's: `.<sides that agreed>` after it
                 elif part.startswith("vg") and guest is not None:
                     guest.invited_by = part[2:].split(".", 1)[0]
                 elif part.startswith(("ca", "cr")):
@@ -1347,12 +1372,13 @@ def check_hub(hub: Hub, *, boards: bool = True) -> None:
             if boards:
                 check_board(table.room.game.board)
     assert {id(p) for p in hub.lobby.people.values()} == {id(p) for p in players.values()}
-    for inviter, invitation in hub.invitations.items():
-        assert invitation.inviter is inviter and hub.incoming.get(invitation.invitee) is invitation
-        assert players.get(inviter.secret) is inviter
-        assert players.get(invitation.invitee.secret) is invitation.invitee
+    for inviter, invitation in hub.invitations.items():  # a team invitation has several invitees
+        assert invitation.inviter is inviter and invitation.invitee is invitation.invitees[0]
+        assert players.get(inviter.secret) is inviter and invitation.accepted <= set(invitation.invitees)
+        for invitee in invitation.invitees:
+            assert hub.incoming.get(invitee) is invitation and players.get(invitee.secret) is invitee
     for invitee, invitation in hub.incoming.items():
-        assert invitation.invitee is invitee and hub.invitations.get(invitation.inviter) is invitation
+        assert invitee in invitation.invitees and hub.invitations.get(invitation.inviter) is invitation
 
 
 def check_idle(hub: Hub) -> None:

@@ -308,6 +308,48 @@ def test_sigkill_mid_game_loses_no_acknowledged_move(tmp_path: Path) -> None:
     assert "Traceback" not in server.log(), server.log()
 
 
+def test_sigkill_in_a_team_game_keeps_its_turn_order_and_who_left_the_game(tmp_path: Path) -> None:
+    """docs/teams.md: two against two, *Cid leaves, the server is killed; the same clients come back to
+    the same turn, *Cid is out for good, and the archive names both teams."""
+    server = Server(tmp_path)
+    with server.running(migrate=True):
+        ala, bob, cid, dan = (
+            Guest(server, *who)
+            for who in (("ala1", "*Ala"), ("bob1", "*Bob"), ("cid1", "*Cid"), ("dan1", "*Dan"))
+        )
+        for guest in (ala, bob, cid, dan):
+            guest.login()
+            guest.poll()
+        ala.ok(co="zapraszam", whom="*Bob,*Cid,*Dan", gameType="0808s0..a.F.a.300.0..")  # *Ala's team blue
+        for guest in (bob, cid, dan):
+            guest.ok(co="zaproszenieTak")
+        uid = 1
+        assert dan.poll().lines(uid, f"d{uid}.")[0].endswith(".*Ala,*Cid.*Bob,*Dan")
+        for guest, point in ((ala, "aa"), (bob, "ah"), (cid, "ca"), (dan, "ch"), (ala, "ea")):
+            guest.move(uid, point)
+        cid.ok(co="zmienStol", newTable="0")  # out of the game: *Ala plays every move of team one now
+        bob.move(uid, "eh")  # side 2; next, side 1 (not *Cid's 3)
+        assert clocks(dan.poll().lines(uid))[0] == 1
+        assert server.stop(signal.SIGKILL) == -signal.SIGKILL
+
+    with server.running():
+        reply, nodes = seated_back(dan, uid)
+        assert nodes == [("B", "aa"), ("W", "ah"), ("B", "ca"), ("W", "ch"), ("B", "ea"), ("W", "eh")]
+        assert reply.lines(uid, f"x{uid}.") == [f"x{uid}.1.-."]
+        assert uid not in cid.poll().sections  # not seated back: out of the game
+        assert any(line.endswith("left3.*Cid left the game.") for line in table_state(cid, uid))  # may watch
+        assert "notPlayer" in cid.get(co="graczStawiaKropke", table=str(uid), where="ga")
+        assert "notYourTurn" in dan.get(co="graczStawiaKropke", table=str(uid), where="gh")
+        for guest, point in ((ala, "ga"), (dan, "gh")):
+            guest.move(uid, point)
+        for guest in (ala,):
+            guest.ok(co="propose", table=str(uid), proposal="resign")  # the last of team one
+        sgf = sgf_text(server, archive_number(bob, uid, "W+R"))
+        assert "PB[*Ala, *Cid]PW[*Bob, *Dan]" in sgf and len(moves_of(sgf)) == 8
+        assert server.stop(signal.SIGTERM) == 0
+    assert "Traceback" not in server.log(), server.log()
+
+
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGKILL], ids=["sigterm", "sigkill"])
 def test_a_finished_game_stays_archived_and_numbers_are_not_reused(
     tmp_path: Path, stop: signal.Signals

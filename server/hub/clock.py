@@ -160,6 +160,13 @@ class Clock:
         self.running = next_player
         self._arm()
 
+    def grant(self, player: int, seconds: float) -> None:
+        """First-move grace for `player` from now on, in place of what was left of it (a team game's
+        next player's sayHi, docs/teams.md)."""
+        self._charge()
+        self.extra[player] = float(seconds)
+        self._arm()
+
     def give(self, player: int, seconds: float) -> None:
         """A time gift from the opponent; the cap does not apply to it."""
         self._charge()

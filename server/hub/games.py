@@ -109,6 +109,7 @@ class Games:
             result=game.result,
             rated=(
                 room.game_type.kind is GameKind.RANKED
+                and not room.teams  # team games are unrated (docs/teams.md)
                 and game.dots_placed() >= RATED_MIN_DOTS
                 and game.result is not None
                 and game.result.reason != "Void"
@@ -118,6 +119,7 @@ class Games:
             journal_seq=table.journal_seq,
             ended_at=self.ctx.clock(),
             moves=len(game.moves),
+            players=room.lineup.seats if room.teams else (),
         )
         games_played = room.games_played
 

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import random
 import time as _time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
@@ -390,13 +390,17 @@ class Hub:
         game_type: GameType,
         first: str,
         second: str,
-        say_hi: tuple[int, int],
+        say_hi: Sequence[int],
         tournament: str | None,
         round: str | None,
         ratings: dict[str, float],
+        *,
+        more: Sequence[str] = (),
     ) -> int:
-        """An organiser's table (setUpTable); see Tournaments.set_up_table."""
-        return self.tournaments.set_up_table(game_type, first, second, say_hi, tournament, round, ratings)
+        """An organiser's table (setUpTable), of two players or two teams; see Tournaments.set_up_table."""
+        return self.tournaments.set_up_table(
+            game_type, first, second, say_hi, tournament, round, ratings, more=more
+        )
 
     def here(self, nick: str, seat_key: str) -> bool:
         """Whether the session or account `seat_key` is logged in as `nick` now (a session restored
@@ -424,8 +428,10 @@ class Hub:
         red: str,
         auto: AutoTable | None = None,
         setup: Setup | None = None,
+        *,
+        more: Sequence[str] = (),
     ) -> Table:
-        return self.tables.open_table(game_type, blue, red, auto, setup)
+        return self.tables.open_table(game_type, blue, red, auto, setup, more=more)
 
     def table_record(self, uid: int) -> str | None:
         return self.games.table_record(uid)

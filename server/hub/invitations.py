@@ -2,7 +2,8 @@
 invitations that open a table at once: to oneself for an analysis, to an AI player.
 
 The only owner of the pending invitations, by inviter and by invitee. They are state repeated in every
-reply (`vg`, `vs`, `vr` lines, see `lines`), not events.
+reply (`vg`, `vs`, `vr` lines, see `lines`), not events. A team invitation (docs/teams.md) names every
+other player of a team game; each must accept before its table opens, and any one may reject it.
 
 In a cluster, a player may invite a player of another member (docs/cluster.md, "Invitations across
 members"): the invitee's member checks and keeps the invitation, the inviter's keeps its side of it, and
@@ -29,8 +30,9 @@ from server.engine.replay import ReplayError, analysis_start
 from server.hub.bus import EventBus
 from server.hub.computer import Computer
 from server.hub.context import Context
+from server.hub.lineup import TEAM_SIZES, interleaved
 from server.hub.mirrors import person, visiting
-from server.hub.model import COMPUTER_NICKS, LOBBY, Invitation, Player
+from server.hub.model import COMPUTER_NICKS, LOBBY, Invitation, Player, reserved
 from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
@@ -58,8 +60,8 @@ class Invitations:
         self._strangers: dict[tuple[str, str], Player] = {}  # (member, nick) -> who stands for them
 
     def command(self, player: Player, text: str) -> None:
-        """`s.NICK.GAMETYPE` invite, `a` accept, `r` reject, `b` reject and block, `c` cancel own,
-        `o` acknowledge a rejection."""
+        """`s.NICK.GAMETYPE` invite (`s.NICK,NICK,NICK.GAMETYPE` a team game: docs/teams.md), `a` accept,
+        `r` reject, `b` reject and block, `c` cancel own, `o` acknowledge a rejection."""
         if text.startswith("s."):
             _, whom, game_type_text = (text.split(".", 2) + [""])[:3]
             self.invite(player, decode_client_text(whom), game_type_text)
@@ -86,7 +88,11 @@ class Invitations:
             raise ProtocolError("badCommand", "v takes s.NICK.GAMETYPE, a, r, b, c or o.")
 
     def invite(self, player: Player, whom: str, game_type_text: str, archived: str | None = None) -> None:
-        """`archived`: the SGF record an analysis of an archived game (`SGFz<n>`) starts from."""
+        """`archived`: the SGF record an analysis of an archived game (`SGFz<n>`) starts from. `whom`
+        with commas names the other players of a team game (`_invite_team`)."""
+        if events.TEAM_SEPARATOR in whom:
+            self._invite_team(player, whom.split(events.TEAM_SEPARATOR), game_type_text)
+            return
         invitee = self.roster.online(whom) or self._elsewhere(whom)
         if invitee is None:
             raise ProtocolError("notOnline", f"{whom} is not online.")
@@ -121,6 +127,44 @@ class Invitations:
             return
         self._keep(Invitation(player, invitee, game_type))
 
+    def _invite_team(self, player: Player, nicks: list[str], game_type_text: str) -> None:
+        """A team game: `nicks` are the other players in turn order after the inviter, an opponent, a
+        team-mate, an opponent, ...; all of them on this member (docs/teams.md, docs/cluster.md)."""
+        if (len(nicks) + 1) % 2 or (len(nicks) + 1) // 2 not in TEAM_SIZES[1:]:
+            raise ProtocolError(
+                "badTeams",
+                f"A team game is two teams of 2 to {TEAM_SIZES.stop - 1}: "
+                "name the others in turn order, an opponent first.",
+            )
+        keys = [nick_key(nick) for nick in (player.nick, *nicks)]
+        if len(set(keys)) != len(keys):
+            raise ProtocolError("badTeams", "A player is named twice.")
+        try:
+            game_type = parse_game_type(game_type_text)
+        except GameTypeError as refused:
+            raise ProtocolError("badGameType", f"Game type refused: {refused}.") from None
+        if game_type.kind in (GameKind.AI, GameKind.ANALYSIS) or game_type.start.kind is StartKind.SGF:
+            raise ProtocolError("badGameType", "A team game is a game between players (no A or a type).")
+        if game_type.tournament:
+            raise ProtocolError("badGameType", "Tournament games are set up by organisers.")
+        invitees = []
+        for nick in nicks:
+            if reserved(nick):
+                raise ProtocolError("badTeams", "The computer plays no team games.")
+            invitee = self.roster.online(nick)
+            if invitee is None and self.send is not None and self.remote.member_of(nick) is not None:
+                raise ProtocolError(
+                    "otherMember",
+                    f"{nick} is on another member of the cluster: team games are played on one.",
+                )
+            if invitee is None:
+                raise ProtocolError("notOnline", f"{nick} is not online.")
+            self._check_invitee(player, invitee, game_type)
+            invitees.append(invitee)
+        self.ctx.limits.games_of(self.tables.values(), player)
+        self.ctx.limits.invitation(player, invitees[0].nick, self.ctx.timers.now())
+        self._keep(Invitation(player, invitees[0], game_type, lineup=(player, *invitees)))
+
     def _check_invitee(self, player: Player, invitee: Player, game_type: GameType) -> None:
         """What the invitee's own member checks of an invitation to them."""
         if nick_key(player.nick) in invitee.blocked:
@@ -139,8 +183,9 @@ class Invitations:
             if someone.visiting_from:
                 self._strangers[(someone.visiting_from, someone.nick)] = someone
         self.invitations[inviter] = invitation
-        self.incoming[invitation.invitee] = invitation
-        self.bus.nudge(invitation.inviter, invitation.invitee)
+        for invitee in invitation.invitees:
+            self.incoming[invitee] = invitation
+        self.bus.nudge(invitation.inviter, *invitation.invitees)
 
     # --- invitations between players of two members of a cluster -------------------------------
 
@@ -234,7 +279,7 @@ class Invitations:
         assert self.computer is not None
         for table in self.tables.values():
             room = table.room
-            seat = room.seat_of(player.nick) if room is not None else 0
+            seat = room.seat_of(player.nick) if room is not None and not room.teams else 0
             if seat and room.game.result is None and self.computer.level_of(room.nick_of(3 - seat)):
                 raise ProtocolError("busy", f"First finish your game with the computer at table {table.uid}.")
         self.tables.room_for_a_table(player)
@@ -248,8 +293,10 @@ class Invitations:
     def drop(self, invitation: Invitation, how: str = "cancelled", *, tell: bool = True) -> None:
         """`how`: cancelled, rejected or accepted, as the other member of a cluster is told (`tell`)."""
         self.invitations.pop(invitation.inviter, None)
-        self.incoming.pop(invitation.invitee, None)
-        self.bus.nudge(invitation.inviter, invitation.invitee)
+        for invitee in invitation.invitees:
+            if self.incoming.get(invitee) is invitation:
+                del self.incoming[invitee]
+        self.bus.nudge(invitation.inviter, *invitation.invitees)
         for someone in (invitation.inviter, invitation.invitee):
             if someone.visiting_from:
                 if tell and self.send is not None:
@@ -259,7 +306,7 @@ class Invitations:
 
     def drop_all_of(self, player: Player) -> None:
         """The player left: what they sent and what they were sent goes."""
-        for invitation in [i for i in self.invitations.values() if player in (i.inviter, i.invitee)]:
+        for invitation in [i for i in self.invitations.values() if player in (i.inviter, *i.invitees)]:
             self.drop(invitation)
 
     def member_gone(self, member: str) -> None:
@@ -270,6 +317,9 @@ class Invitations:
 
     def _accept(self, player: Player) -> None:
         invitation = self._incoming(player)
+        if invitation.lineup:
+            self._accept_team(player, invitation)
+            return
         self.tables.room_for_a_table(invitation.inviter, player)
         self.ctx.limits.games_of(self.tables.values(), invitation.inviter)
         self.ctx.limits.games_of(self.tables.values(), player)
@@ -286,6 +336,25 @@ class Invitations:
             blue, red = self._server_decides(inviter, invitee, game_type)
         self.tables.open_table(game_type, blue.nick, red.nick)
 
+    def _accept_team(self, player: Player, invitation: Invitation) -> None:
+        """One more of a team invitation's players accepts; the last one opens the table, the inviter's
+        team blue as the game type says of the inviter (`s`: at random, team games are unrated)."""
+        waiting = [p for p in invitation.invitees if p is not player and p not in invitation.accepted]
+        if waiting:
+            invitation.accepted.add(player)
+            self.bus.nudge(*invitation.lineup)
+            return
+        everyone = invitation.lineup
+        self.tables.room_for_a_table(*everyone)
+        for someone in everyone:
+            self.ctx.limits.games_of(self.tables.values(), someone)
+        self.drop(invitation, "accepted")
+        seats = [someone.nick for someone in everyone]
+        who = invitation.game_type.who_starts
+        if who is WhoStarts.INVITED or (who is WhoStarts.SERVER and self.ctx.rng.random() >= 0.5):
+            seats = interleaved(seats[1::2], seats[0::2])
+        self.tables.open_table(invitation.game_type, seats[0], seats[1], more=seats[2:])
+
     def _server_decides(self, first: Player, second: Player, game_type: GameType) -> tuple[Player, Player]:
         """Ranked: the lower rating starts; free games, equal ratings and guests: at random."""
         if game_type.kind is GameKind.RANKED and first.record and second.record:
@@ -298,9 +367,22 @@ class Invitations:
         lines = []
         incoming = self.incoming.get(player)
         if incoming is not None:
-            lines.append(f"vg{incoming.inviter.nick}.{events.game_type_text(incoming.game_type)}")
+            game_type = events.game_type_text(incoming.game_type)
+            lines.append(f"vg{incoming.inviter.nick}.{game_type}{_teams(incoming)}")
         outgoing = self.invitations.get(player)
         if outgoing is not None:
-            lines.append(f"vs{outgoing.invitee.nick}.{events.game_type_text(outgoing.game_type)}")
+            game_type = events.game_type_text(outgoing.game_type)
+            lines.append(f"vs{outgoing.invitee.nick}.{game_type}{_teams(outgoing)}")
         lines += [f"vr{nick}" for nick in player.rejected_by]
         return lines
+
+
+def _teams(invitation: Invitation) -> str:
+    """After a team invitation's game type: `.<the inviter's team>.<the other team>.<who accepted>`,
+    each nicks in turn order joined by `,` (docs/teams.md); nothing for an invitation of two."""
+    if not invitation.lineup:
+        return ""
+    accepted = [p.nick for p in invitation.lineup if p in invitation.accepted]
+    team_one = [p.nick for p in invitation.lineup[0::2]]
+    team_two = [p.nick for p in invitation.lineup[1::2]]
+    return f".{events.team(team_one)}.{events.team(team_two)}.{events.team(accepted)}"

@@ -31,6 +31,7 @@ from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
 from server.hub.tables import Tables
 from server.logs import Fields
+from server.protocol import events
 from server.protocol.codec import ProtocolError, parse_number
 
 log = logging.getLogger(__name__)
@@ -138,12 +139,13 @@ class Mirrors:
     def described(self, description: str) -> None:
         """A table of another member described (`d`: opened, or back after that member restarted): its
         players here sit down at it, as at a table opened here."""
-        for nick in description.rsplit(".", 2)[1:]:
+        for nick in events.described_players(description):
             player = self.roster.online(nick)
             if player is not None:
                 self.seat_back(player)
 
-    def leave(self, player: Player, uid: int) -> None:
+    def leave(self, player: Player, uid: int, *, for_good: bool = False) -> None:
+        """`for_good` as for Tables.leave: the owner takes a team game's player out of the game."""
         mirror = self.by_uid.get(uid)
         if mirror is None:
             return
@@ -151,7 +153,7 @@ class Mirrors:
         if mirror.people.get(player.nick) is player:
             self._stand_up(mirror, player, told=False)  # as Tables.leave: the caller says where they are
             if self.send is not None:
-                self.send(mirror.owner, {"leave": [uid, player.nick]})
+                self.send(mirror.owner, {"leave": [uid, player.nick, for_good]})
         self._close_if_unused(mirror)
 
     def act(self, player: Player, action: str, table: str, *args: Any) -> None:

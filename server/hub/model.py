@@ -142,8 +142,9 @@ class Table:
         return seat if seat and self.owners.get(player.nick) == player.seat_key else 0
 
     def colour_of(self, player: Player) -> str:
+        """`B` for blue's players (odd sides: team one), `W` for red's, "" for anyone else."""
         seat = self.seat_of(player)
-        return "B" if seat == 1 else "W" if seat == 2 else ""
+        return "" if not seat else "B" if seat % 2 else "W"
 
 
 @dataclass(frozen=True)
@@ -157,8 +158,16 @@ class Origin:
 @dataclass(eq=False)
 class Invitation:
     inviter: Player
-    invitee: Player
+    invitee: Player  # a team invitation's: the first opponent (side 2), whom the inviter's `vs` names
     game_type: GameType
+    # a team invitation (docs/teams.md): every player in turn order, the inviter first and the inviter's
+    # team on the odd sides; empty for an invitation of two
+    lineup: tuple[Player, ...] = ()
+    accepted: set[Player] = field(default_factory=set)  # the invitees who have accepted so far
+
+    @property
+    def invitees(self) -> tuple[Player, ...]:
+        return self.lineup[1:] if self.lineup else (self.invitee,)
 
 
 def parse_table(text: str) -> int:

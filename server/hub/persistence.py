@@ -49,6 +49,9 @@ class FinishedGame:
     journal_seq: int  # the table's journal position of the "archived" entry written with the game
     ended_at: float | None = None  # the wall time (Context.clock) the game ended; None: when it is stored
     moves: int = 0  # moves played (an arena's points read it: docs/tournaments.md, "Arena")
+    # a team game's players in turn order (docs/teams.md), each listed under their nick in the archive;
+    # empty for a two-player game, whose `blue` and `red` are the players
+    players: tuple[str, ...] = ()
 
 
 ArchiveDone = Callable[[int, list[Account]], None]  # (archive number, accounts whose rating changed)

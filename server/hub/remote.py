@@ -136,10 +136,11 @@ class RemoteLobby:
 
     def games_of(self, nick: str) -> Iterator[int]:
         """The tables of other members where `nick` plays an unfinished game (as their `d` and `x`
-        lines say: `d<uid>.<type>.<blue>.<red>`, `x<uid>.<to move>.<result or ->...`)."""
+        lines say: `d<uid>.<type>.<blue>.<red>`, blue and red a team's nicks at a team table, and
+        `x<uid>.<to move>.<result or ->...`)."""
         for part in self.parts.values():
             for uid, (description, state) in part.tables.items():
-                if description and nick in description.rsplit(".", 2)[1:]:
+                if description and nick in events.described_players(description):
                     if not state or state.split(".")[2:3] == ["-"]:
                         yield uid
 

@@ -85,7 +85,7 @@ class Restorer:
             room = self.tables[uid].room
             assert room is not None
             self.tables.announce(room)
-            for nick in (room.blue, room.red):
+            for nick in room.lineup.seats:
                 player = self.sessions.roster.online(nick)
                 if player is not None:
                     self.tables.seat_back(player)
@@ -129,6 +129,7 @@ class Restorer:
                 )
                 if setup is not None
                 else None,
+                more=data.get("more", ()),
             )
             table.opened = opened
             room = table.room
@@ -203,6 +204,8 @@ class Restorer:
         entries += [("seat", {"nick": nick, "owner": owner}) for nick, owner in table.owners.items()]
         if room.games_played:
             entries.append(("games", {"n": room.games_played}))
+            if room.gone_before:  # their "left" entries were in the earlier games'
+                entries.append(("gone", {"nicks": sorted(room.gone_before)}))
             if room.cancelled:  # the tournament game's entries are gone; that it was cancelled stays
                 entries.append(("cancel", {}))
         entries += room.compacted()

@@ -1,7 +1,8 @@
 """One game table's play: moves, enclosures drawn, STOP, propositions, the clock and the record.
 
 Over 500 lines because moves, propositions, pauses and the clock all read and change the one game's
-state and the order of its events; split, each part would reach into the others.
+state and the order of its events; split, each part would reach into the others. Who sits where and
+in which order (two players, or two teams) is its `Lineup` (server/hub/lineup.py).
 
 The room applies a player's action to the engine and says what everyone at the table (and the
 lobby) must see, through the `say` callbacks the tables give it (they publish on the bus). It raises
@@ -11,7 +12,7 @@ ProtocolError for refusals, before changing anything.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,13 +24,14 @@ from server.engine.record import game_to_record
 from server.engine.sgf import GameRecord
 from server.engine.start import Setup
 from server.hub.clock import MAX_GIFT, Clock, Timers
+from server.hub.lineup import Lineup, colour_of
 from server.hub.sentences import PROPOSAL_WORDS, result_sentence
 from server.protocol import events
 from server.protocol.codec import ProtocolError, parse_number
 
 PROPOSALS = ("score", "terr", "drop", "draw", "new", "undo")
 ANSWERS = {"ok": "ok", "accept": "ok", "reject": "reject", "cancel": "cancel"}
-_ANSWER = re.compile(r"(ok|accept|reject|cancel)([12])(score|terr|drop|draw|new|undo)")
+_ANSWER = re.compile(r"(ok|accept|reject|cancel)([1-8])(score|terr|drop|draw|new|undo)")
 
 
 @dataclass(frozen=True)
@@ -43,8 +45,13 @@ class AutoTable:
 
 
 def _without_asks(entries: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
-    """The entries without the propositions that only asked (a settled one changed nothing)."""
-    return [(kind, data) for kind, data in entries if kind != "propose" or data["text"] not in PROPOSALS]
+    """The entries without the propositions that only asked, nor a team's agreements that did not yet
+    settle them (`partial`, docs/teams.md): a settled one changed nothing."""
+    return [
+        (kind, data)
+        for kind, data in entries
+        if kind != "propose" or (data["text"] not in PROPOSALS and not data.get("partial"))
+    ]
 
 
 class Room:
@@ -65,13 +72,15 @@ class Room:
         note: Callable[[str, dict[str, Any]], None],
         auto: AutoTable | None = None,
         setup: Setup | None = None,
+        more: Sequence[str] = (),
     ) -> None:
+        """`blue` and `red` play sides 1 and 2; `more` the sides from 3 on, of a team game."""
         self.uid = uid
         self.setup = setup  # the starting position of an analysis of an archived game (SGFz)
         # an analysis table: one analyser in both seats, placing dots of either colour; no clock, free undo
         self.analysis = game_type.kind is GameKind.ANALYSIS
         self.game_type = game_type
-        self.blue, self.red = blue, red
+        self.lineup = Lineup((blue, red, *more))
         self.timers = timers
         self.seed = seed
         self._to_table = say_table
@@ -88,7 +97,7 @@ class Room:
         self.cancelled = False  # the organiser cancelled the tournament game (Tournaments.cancel_table)
         self.games_played = 0
         self.last_activity = timers.now()
-        self._described: tuple[str, str, str] | None = None  # blue, red and their description line
+        self._described: tuple[tuple[str, ...], str] | None = None  # the seats and their description
         self._begin()
 
     # --- what the room says, and to whom --------------------------------------------------------
@@ -125,14 +134,17 @@ class Room:
         self.game = game_for_type(self.game_type, seed=self.seed + self.games_played, archived=self.setup)
         # the journal entries of this game, in order: what `compacted` shortens
         self.game_entries: list[tuple[str, dict[str, Any]]] = []
-        self.proposal: tuple[int, str] | None = None
-        self.drawing: dict[int, str] = {}
+        self.proposal: tuple[int, str] | None = None  # the proposer's side, what
+        self.agreed: set[int] = set()  # the sides that agreed to it so far (a team game's)
+        self.drawing: dict[int, str] = {}  # side -> the enclosure it is drawing
+        self.move_sides: list[int] = []  # who made each move of game.moves: a side; 0 for STOP's dots
+        self.gone_before = frozenset(self.lineup.gone)  # team players who left in an earlier game here
         self.archive_number = None
         gt = self.game_type
         grace = (0.0, 0.0)
         if self.tournament_game:
             assert self.auto is not None
-            grace = (self.auto.say_hi.get(self.blue, 0), self.auto.say_hi.get(self.red, 0))
+            grace = (self._say_hi(self.lineup.next_side(1, 0)), self._say_hi(self.lineup.next_side(2, 0)))
         self.clock = (
             Clock(
                 self.timers,
@@ -145,6 +157,35 @@ class Room:
             if gt.timed and not self.analysis
             else None
         )
+
+    def _say_hi(self, side: int) -> float:
+        """The side's sayHi seconds (an organiser's table), spent before its clock on its first move."""
+        assert self.auto is not None
+        return self.auto.say_hi.get(self.lineup.nick_of(side), 0) if side else 0
+
+    @property
+    def blue(self) -> str:
+        """Blue's name: the player, or team one's nicks in its order (docs/teams.md)."""
+        return self.lineup.names(BLACK)
+
+    @property
+    def red(self) -> str:
+        return self.lineup.names(WHITE)
+
+    @property
+    def teams(self) -> bool:
+        return self.lineup.teams
+
+    @property
+    def side_on_move(self) -> int:
+        """The colour on move; at a team table the side: the team's player after the one who made its
+        last move, skipping those who left (the team's first side once nobody of it is left: the game
+        is over then, and the lines still name a side)."""
+        colour = self.game.to_move
+        if not self.lineup.teams:
+            return colour
+        last = next((side for side in reversed(self.move_sides) if side and colour_of(side) == colour), 0)
+        return self.lineup.next_side(colour, last) or colour
 
     @property
     def tournament_game(self) -> bool:
@@ -159,16 +200,24 @@ class Room:
             self._note("came", p=seat)
 
     def seat_of(self, nick: str) -> int:
-        return BLACK if nick == self.blue else WHITE if nick == self.red else 0
+        """The nick's side (its colour in a two-player game); 0 for a spectator or a player who left."""
+        return self.lineup.side_of(nick)
 
     def _seat(self, nick: str) -> int:
-        player = self.seat_of(nick)
-        if not player:
-            raise ProtocolError("notPlayer", "Only the two players of this table may do that.")
-        return player
+        side = self.seat_of(nick)
+        if not side:
+            who = "players still in the game" if self.lineup.teams else "two players of this table"
+            raise ProtocolError("notPlayer", f"Only the {who} may do that.")
+        return side
 
-    def nick_of(self, player: int) -> str:
-        return self.blue if player == BLACK else self.red
+    def nick_of(self, side: int) -> str:
+        return self.lineup.nick_of(side)
+
+    def _check_turn(self, side: int) -> None:
+        """At a team table only the side on move places dots or presses STOP."""
+        on_move = self.side_on_move
+        if self.lineup.teams and side != on_move:
+            raise ProtocolError("notYourTurn", f"It is {self.nick_of(on_move)}'s turn, not yours.")
 
     # --- lines ---------------------------------------------------------------------------------
 
@@ -176,13 +225,14 @@ class Room:
         """`d<uid>.<type>.<blue>.<red>`, built again only when the seats swap: the lobby's whole state
         asks every table for it (2,000 tables made formatting the game type a tenth of the server's time
         while players logged in)."""
-        if self._described is None or self._described[0] != self.blue or self._described[1] != self.red:
-            line = events.description(self.uid, self.game_type, self.blue, self.red)
-            self._described = (self.blue, self.red, line)
-        return self._described[2]
+        seats = self.lineup.seats
+        if self._described is None or self._described[0] != seats:
+            teams = (events.team(self.lineup.members(BLACK)), events.team(self.lineup.members(WHITE)))
+            self._described = (seats, events.description(self.uid, self.game_type, *teams))
+        return self._described[1]
 
     def state(self) -> str:
-        return events.state(self.uid, self.game, self.archive_number)
+        return events.state(self.uid, self.game, self.archive_number, self.side_on_move)
 
     def flags(self) -> str:
         """`f<side on move>_<t1>.<t2>[.g<grace>]`: whole seconds left, `p` before a clock that stands
@@ -190,17 +240,21 @@ class Room:
         has before its clock runs (sayHi, or the grace after a restart), so that a client counts it
         down first instead of the clock; MultiPoints reads only the first two fields."""
         if self.clock is None:
-            return f"f{self.game.to_move}_"
+            return f"f{self.side_on_move}_"
         times = []
         for player in (BLACK, WHITE):
             seconds = max(0, int(self.clock.left(player)))
             times.append(("p" if self.clock.paused[player] or self.clock.held else "") + str(seconds))
         grace = int(self.clock.grace_left(self.game.to_move))
         extra = f".g{grace}" if grace > 0 and self.game.result is None else ""
-        return f"f{self.game.to_move}_{times[0]}.{times[1]}{extra}"
+        return f"f{self.side_on_move}_{times[0]}.{times[1]}{extra}"
 
     def proposal_line(self) -> str:
-        return f"u{self.proposal[0]}{self.proposal[1]}" if self.proposal else "u"
+        """`u<side><what>`, at a team table with `.<sides that agreed so far>` once some have."""
+        if self.proposal is None:
+            return "u"
+        agreed = "." + ",".join(str(side) for side in sorted(self.agreed)) if self.agreed else ""
+        return f"u{self.proposal[0]}{self.proposal[1]}{agreed}"
 
     def record_line(self) -> str:
         """`sr(;...)`: the whole record of the current game as SGF nodes, never an empty one.
@@ -247,30 +301,36 @@ class Room:
 
     def move(self, nick: str, where: str, colour: int | None = None) -> None:
         """Place a dot; at an analysis table of `colour` (1 blue, 2 red) if given, else the side on move."""
-        player = self._seat(nick)
+        side = self._seat(nick)
         self._check_playing()
+        player = colour_of(side)
         if self.analysis:
-            player = colour or self.game.to_move
+            side = player = colour or self.game.to_move
             if not self.game_type.rights.analyser_places(player):
                 raise ProtocolError("noRight", "The analyser may not place dots of this colour here.")
         elif colour not in (None, player):
             raise ProtocolError("badColour", "Only the analyser of an analysis table chooses the colour.")
+        self._check_turn(side)
         try:
             spec = parse_move(where, self.game.width, self.game.height)
             move = self.game.play(player, spec)
         except (MoveSyntaxError, IllegalMove) as refused:
             raise ProtocolError("illegalMove", f"Move {where[:40]} refused: {refused}.") from None
+        self.move_sides.append(side)
         if self.clock is not None:
             self.clock.moved(player, self.game.to_move)
-        self._note("move", p=player, w=where)
+        self._note("move", p=side, w=where)
         self._after_moves([move], player)
 
     def _after_moves(self, moves: list[Move], mover: int) -> None:
+        """`mover`: the colour that moved; its players' enclosures being drawn are cleared."""
         self.last_activity = self.timers.now()
         if self.clock is not None:
             for move in moves:
                 move.time_left = self._seconds_left(move.player)
-        self.drawing.pop(mover, None)
+        for side in self.lineup.sides(mover):
+            self.drawing.pop(side, None)
+        self._grant_grace()
         if self.proposal is not None and self.proposal[1] != "new":
             self.proposal = None
             self._say_table(self.proposal_line())
@@ -298,19 +358,24 @@ class Room:
         self._say_table(f"o{player}.{where}")
 
     def stop(self, nick: str) -> None:
-        player = self._seat(nick)
+        """STOP for the player's side: at a team table, by the side on move, for the whole team."""
+        side = self._seat(nick)
         self._check_playing()
+        self._check_turn(side)
+        player = colour_of(side)
         try:
             placed = self.game.stop(player)
         except IllegalMove as refused:
             raise ProtocolError("illegalMove", f"STOP refused: {refused}.") from None
+        self.move_sides += [0] * len(placed)
         if self.clock is not None and self.game.result is None:
             self.clock.switch(self.game.to_move)
-        self._note("stop", p=player)
-        self._tell(f"stop{player}", f"{nick} pressed STOP.")
+        self._note("stop", p=side)
+        self._tell(f"stop{side}", f"{nick} pressed STOP.")
         if placed:
             self._after_moves(placed, 3 - player)
             return
+        self._grant_grace()
         self._say_table(self.flags())
         self._say_table(self.state())
         if self.game.result is not None:
@@ -320,11 +385,12 @@ class Room:
 
     def propose(self, nick: str, text: str) -> None:
         """zagram propositions: `resign`, `score`, `terr`, `drop`, `new`, `undo`, and the answers
-        `ok|accept|reject|cancel` + `1|2` + what; `new` is agreed by sending `new` too."""
-        player = self._seat(nick)
-        self._action = {"p": player, "text": text}
+        `ok|accept|reject|cancel` + side + what; `new` is agreed by sending `new` too. At a team table
+        every other player still in the game must agree, and a resignation is one player's (teams.md)."""
+        side = self._seat(nick)
+        self._action = {"p": side, "text": text}
         try:
-            self._propose(player, nick, text)
+            self._propose(side, nick, text)
         finally:
             self._action = None
 
@@ -335,9 +401,14 @@ class Room:
             self._action = None
 
     def _propose(self, player: int, nick: str, text: str) -> None:
+        """`player`: the side that proposes or answers."""
         self.last_activity = self.timers.now()
         if text == "resign":
             self._check_playing()
+            if self.lineup.teams:
+                self._changed()
+                self._step_out(player, nick, resigned=True)
+                return
             self.game.resign(player)
             self._changed()
             self._after_end()
@@ -346,7 +417,7 @@ class Room:
             self._ask(player, nick, text)
             return
         found = _ANSWER.fullmatch(text)
-        if not found:
+        if not found or int(found.group(2)) > len(self.lineup.seats):
             raise ProtocolError("badProposal", f"Unknown proposition {text[:20]}.")
         answer, _, what = found.groups()
         # the digit names the proposer; MultiPoints sends it wrongly, so the table's own record decides
@@ -360,24 +431,56 @@ class Room:
             words = PROPOSAL_WORDS[what]
             self._settle(f"cancel{proposer}{what}", f"{nick} withdrew the proposal to {words}.")
         elif player == proposer:
-            raise ProtocolError("noProposal", "The other player answers a proposition.")
+            others = "other players answer" if self.lineup.teams else "other player answers"
+            raise ProtocolError("noProposal", f"The {others} a proposition.")
         elif answer == "reject" and what == "new":
             raise ProtocolError("badProposal", "A new game cannot be rejected; just do not agree.")
         elif answer == "reject":
             self._settle(f"reject{proposer}{what}", f"{nick} declined to {PROPOSAL_WORDS[what]}.")
         else:
+            self._agree(player, nick)
+
+    def _agree(self, player: int, nick: str) -> None:
+        """`player` agrees to the pending proposition: settled once every other player still in the game
+        has agreed (in a two-player game, at once)."""
+        assert self.proposal is not None
+        proposer, what = self.proposal
+        if player in self.agreed:
+            return
+        waiting = sorted(
+            side
+            for colour in (BLACK, WHITE)
+            for side in self.lineup.present(colour)
+            if side not in (proposer, player) and side not in self.agreed
+        )
+        if not waiting:
             self._accept(proposer, what, nick)
+            return
+        self.agreed.add(player)
+        if self._action is not None:
+            self._action["partial"] = True  # compaction keeps it only while the proposition is pending
+        self._changed()
+        self._say_table(self.proposal_line())
+        names = ", ".join(self.nick_of(side) for side in waiting)
+        self._tell(f"agree{proposer}{what}", f"{nick} agreed to {PROPOSAL_WORDS[what]}; waiting for {names}.")
 
     def _ask(self, player: int, nick: str, what: str) -> None:
+        pending = self.proposal
         if what == "new":
             if self.game.result is None:
                 raise ProtocolError("badProposal", "A new game can be proposed when this one is over.")
-            if self.proposal is not None and self.proposal == (3 - player, "new"):
-                self._accept(3 - player, "new", nick)
-                return
+            if not all(self.lineup.present(colour) for colour in (BLACK, WHITE)):
+                raise ProtocolError("badProposal", "A team with nobody left cannot play a new game.")
         else:
             self._check_playing()
-        if what == "score" and self.game.to_move != player:
+        if pending is not None and pending[1] == what and pending[0] != player:
+            if what == "new" or self.lineup.teams:  # proposing what is pending agrees to it
+                if self.lineup.teams and self._action is not None:  # journalled as the answer it is
+                    self._action["text"] = f"ok{pending[0]}{what}"
+                self._agree(player, nick)
+                return
+        colour = colour_of(player)
+        if what == "score" and self.game.to_move != colour:
             raise ProtocolError(
                 "badProposal", "Finishing with the current result is proposed on one's own move."
             )
@@ -386,7 +489,7 @@ class Room:
             if self.analysis:
                 allowed = rights.analyser_may("U") or rights.analyser_may("u")
             else:
-                allowed = rights.may(player, "U")
+                allowed = rights.may(colour, "U")
             if not allowed:
                 raise ProtocolError("noRight", "Undo is not allowed at this table.")
             if not self.game.can_undo():
@@ -398,12 +501,14 @@ class Room:
         if self.proposal == (player, what):
             return
         self.proposal = (player, what)
+        self.agreed = set()
         self._changed()
         self._say_table(self.proposal_line())
         self._tell(f"u{player}{what}", f"{nick} proposes to {PROPOSAL_WORDS[what]}.")
 
     def _settle(self, code: str, text: str) -> None:
         self.proposal = None
+        self.agreed = set()
         self._changed()
         self._say_table(self.proposal_line())
         self._tell(code, text)
@@ -412,7 +517,7 @@ class Room:
         self._settle(f"ok{proposer}{what}", f"{nick} agreed to {PROPOSAL_WORDS[what]}.")
         if what == "new":
             self.games_played += 1
-            self.blue, self.red = self.red, self.blue
+            self.lineup = self.lineup.swapped()
             self._begin()
             self._say_lobby(self.description())
             self._say_lobby(self.state())
@@ -422,6 +527,7 @@ class Room:
         self._check_playing()
         if what == "undo":
             undone = self.game.undo()
+            del self.move_sides[len(self.game.moves) :]
             if self.clock is not None:
                 self.clock.switch(self.game.to_move)
             where = point_to_sgf(undone.point) if undone.point is not None else ""
@@ -441,39 +547,52 @@ class Room:
 
     # --- clock ---------------------------------------------------------------------------------
 
-    def _clock_action(self, nick: str, right: str, refusal: str) -> tuple[int, Clock]:
-        """The player who may act on the opponent's clock with `right`, and the clock."""
-        player = self._seat(nick)
+    def _clock_action(self, nick: str, right: str, refusal: str) -> tuple[int, int, Clock]:
+        """The side that may act on the opponents' clock with `right`, its colour, and the clock (one
+        clock a colour: a team shares one, docs/teams.md)."""
+        side = self._seat(nick)
         self._check_playing()
         if self.clock is None:
             raise ProtocolError("noClock", "This game has no clock.")
+        player = colour_of(side)
         if not self.game_type.rights.may(player, right):
             raise ProtocolError("noRight", refusal)
-        return player, self.clock
+        return side, player, self.clock
 
     def pause(self, nick: str, paused: bool) -> None:
-        player, clock = self._clock_action(nick, "P", "Pausing is not allowed at this table.")
+        side, player, clock = self._clock_action(nick, "P", "Pausing is not allowed at this table.")
         clock.pause(3 - player, paused)
-        self._note("pause", p=player, paused=paused)
+        self._note("pause", p=side, paused=paused)
         self._say_table(self.flags())
 
     def give_time(self, nick: str, seconds_text: str) -> None:
-        player, clock = self._clock_action(nick, "T", "Adding time is not allowed at this table.")
+        side, player, clock = self._clock_action(nick, "T", "Adding time is not allowed at this table.")
         seconds = parse_number(seconds_text)
         if seconds is None or not 1 <= seconds <= MAX_GIFT:
             raise ProtocolError("badTime", f"Time to add must be 1..{MAX_GIFT} seconds.")
         clock.give(3 - player, seconds)
-        self._note("gift", p=player, s=seconds)
+        self._note("gift", p=side, s=seconds)
         self._say_table(self.flags())
-        self._tell(f"t{player}", f"{nick} added {seconds} s to the opponent's clock.")
+        self._tell(f"t{side}", f"{nick} added {seconds} s to the opponent's clock.")
+
+    def _grant_grace(self) -> None:
+        """At a team table's tournament game each player's sayHi is spent on their own first move: the
+        team's clock waits that long before it runs for a player who has not yet moved."""
+        if not self.lineup.teams or not self.tournament_game or self.clock is None:
+            return
+        side = self.side_on_move
+        if self.game.result is None and side and side not in self.move_sides:
+            self.clock.grant(colour_of(side), self._say_hi(side))
 
     def _flag(self, player: int) -> None:
+        """`player`: the colour whose clock ran out (a team's, at a team table)."""
         if self.game.result is not None:
             return
         moved = {move.player for move in self.game.moves}
+        came = {colour_of(side) for side in self.showed_up}
         how = ""
         if self.tournament_game and player not in moved:
-            if (3 - player) in moved or (3 - player) in self.showed_up:
+            if (3 - player) in moved or (3 - player) in came:
                 self.game.forfeit(player)
             else:
                 self.game.void()
@@ -510,12 +629,17 @@ class Room:
             return
         if kind == "games":  # a compacted journal: the games before this one were played
             if (data["n"] - self.games_played) % 2:
-                self.blue, self.red = self.red, self.blue
+                self.lineup = self.lineup.swapped()
             self.games_played = data["n"]
             self._begin()
             return
-        if kind == "move":
-            self.move(nick, data["w"], player)
+        if kind == "move":  # `p` is the side; at an analysis table the colour the analyser chose
+            self.move(nick, data["w"], player if self.analysis else None)
+        elif kind == "left":
+            self.leave(nick)
+        elif kind == "gone":  # a compacted journal: who left in the games before this one
+            self.lineup.gone.update(data["nicks"])
+            self.gone_before = frozenset(self.lineup.gone)
         elif kind == "stop":
             self.stop(nick)
         elif kind == "propose":
@@ -560,7 +684,9 @@ class Room:
             what = found.group(3) if found else text
             if what == "new":
                 continue
-            if found and found.group(1) in ("reject", "cancel"):
+            if data.get("partial"):  # a team's agreement that left it pending: as its ask
+                kept.append((kind, data))
+            elif found and found.group(1) in ("reject", "cancel"):
                 kept = _without_asks(kept)
             elif what == "undo" and (found or self.analysis):  # a move taken back (the analyser's at once)
                 kept = _without_asks(kept)
@@ -586,8 +712,40 @@ class Room:
 
     def _after_end(self, how: str = "") -> None:
         self.proposal = None
+        self.agreed = set()
         self._say_table(self.proposal_line())
         self._end(how)
+
+    def leave(self, nick: str) -> None:
+        """A team player left the table for good while the game runs (docs/teams.md): the turn goes to
+        the next team-mate, and a team with nobody left loses. Nothing in a two-player game."""
+        side = self.seat_of(nick)
+        if not side or not self.lineup.teams or self.game.result is not None:
+            return
+        self._note("left", p=side)
+        self._step_out(side, nick, resigned=False)
+
+    def _step_out(self, side: int, nick: str, *, resigned: bool) -> None:
+        """A team player is out of the game (left, or resigned): a pending proposition goes, as a move
+        clears one; the last of a team out loses the game for it, by resignation."""
+        colour = colour_of(side)
+        self.lineup.gone.add(nick)
+        self.drawing.pop(side, None)
+        if self.proposal is not None:
+            self.proposal = None
+            self.agreed = set()
+            self._say_table(self.proposal_line())
+        if resigned:
+            self._tell(f"resigned{side}", f"{nick} resigned and left the game.")
+        else:
+            self._tell(f"left{side}", f"{nick} left the game.")
+        if not self.lineup.present(colour):
+            self.game.resign(colour)
+            self._end("" if resigned else "left")
+            return
+        self._grant_grace()
+        self._say_table(self.flags())
+        self._say_table(self.state())
 
     def _end(self, how: str = "") -> None:
         """The game is over, however it ended: the clocks stop, the table is told how it ended (a

@@ -39,7 +39,8 @@ Pair = tuple[str, str]
 def result_sentence(result: Result, names: Pair, scores: tuple[Fraction, Fraction], how: str) -> str:
     """The English line that says how a game ended. `names` and `scores` are blue's and red's; `how` is
     `agreed` for a result both players agreed to, `no-show` for a tournament game nobody came to,
-    `organiser` for one its organiser cancelled (cancelTable)."""
+    `organiser` for one its organiser cancelled (cancelTable), `left` for a team game whose losing team
+    has nobody left in it (docs/teams.md). A team's name is its nicks joined."""
     if result.reason == "Void":
         if how == "organiser":
             return "The organiser cancelled this game: it does not count."
@@ -50,7 +51,7 @@ def result_sentence(result: Result, names: Pair, scores: tuple[Fraction, Fractio
         return f"Draw, {_points(scores[0])}:{_points(scores[1])}."
     winner, loser = names[result.winner - 1], names[2 - result.winner]
     if result.reason == "R":
-        return f"{winner} won by resignation."
+        return f"{winner} won: {loser} left the game." if how == "left" else f"{winner} won by resignation."
     if result.reason == "T":
         return f"{winner} won on time."
     if result.reason == "F":
@@ -170,6 +171,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "pl": "Ten ruch jest niedozwolony.",
         "ru": "Такой ход не разрешён.",
         "ua": "Такий хід не дозволено.",
+    },
+    "notYourTurn": {
+        "pl": "To nie twoja kolej: teraz ruch innego gracza.",
+        "ru": "Сейчас не ваша очередь: ходит другой игрок.",
+        "ua": "Зараз не ваша черга: ходить інший гравець.",
     },
     "badMove": {
         "pl": "Nieprawidłowy ruch albo otoczenie.",

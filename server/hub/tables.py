@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, ItemsView, Iterator, KeysView, Mapping, ValuesView
+from collections.abc import Awaitable, Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from typing import Any, Protocol
 
 from server.engine.gametype import GameType
@@ -85,7 +85,7 @@ class Elsewhere(Protocol):
 
     def has(self, uid: int) -> bool: ...
     def join(self, player: Player, uid: int) -> None: ...
-    def leave(self, player: Player, uid: int) -> None: ...
+    def leave(self, player: Player, uid: int, *, for_good: bool = False) -> None: ...
     def seat_back(self, player: Player) -> None: ...
 
 
@@ -159,11 +159,14 @@ class Tables(Mapping[int, Table]):
         red: str,
         auto: AutoTable | None = None,
         setup: Setup | None = None,
+        *,
+        more: Sequence[str] = (),
     ) -> Table:
-        """A new game table, announced in the lobby (`ga`, `d`, `x`); its players sit at it."""
+        """A new game table, announced in the lobby (`ga`, `d`, `x`); its players sit at it. `more`:
+        the players of sides 3, 4, ... of a team game (docs/teams.md)."""
         uid = self.numbers.take()
         seed = self.ctx.rng.randrange(2**32)
-        table = self.new_table(uid, game_type, blue, red, seed, auto, setup)
+        table = self.new_table(uid, game_type, blue, red, seed, auto, setup, more=more)
         self.ctx.persistence.table_opened(uid)
         opened: dict[str, Any] = {
             "type": events.game_type_text(game_type),
@@ -171,6 +174,8 @@ class Tables(Mapping[int, Table]):
             "red": red,
             "seed": seed,
         }
+        if more:
+            opened["more"] = list(more)
         if auto is not None:
             opened["auto"] = {"tournament": auto.tournament, "round": auto.round, "sayHi": auto.say_hi}
         if setup is not None:
@@ -185,11 +190,11 @@ class Tables(Mapping[int, Table]):
         room = table.room
         assert room is not None
         self.announce(room)
-        for nick in (blue, red):
+        for nick in (blue, red, *more):
             player = self.roster.online(nick)
             if player is not None and uid not in player.tables:
                 self.enter(player, uid)
-        log.info("table opened %s", Fields(uid=uid, blue=blue, red=red, type=game_type))
+        log.info("table opened %s", Fields(uid=uid, blue=room.blue, red=room.red, type=game_type))
         return table
 
     def announce(self, room: Room) -> None:
@@ -207,6 +212,8 @@ class Tables(Mapping[int, Table]):
         seed: int,
         auto: AutoTable | None = None,
         setup: Setup | None = None,
+        *,
+        more: Sequence[str] = (),
     ) -> Table:
         publish = self.bus.publish
         room = Room(
@@ -224,6 +231,7 @@ class Tables(Mapping[int, Table]):
             note=lambda kind, data: self.journal(uid, kind, data),
             auto=auto,
             setup=setup,
+            more=more,
         )
         table = self._add(uid, ChatRoom(TABLE_CHAT_KEPT))  # only once its game could be set up
         table.room = room
@@ -328,12 +336,17 @@ class Tables(Mapping[int, Table]):
         if self.lobby.people.get(player.nick) is player:
             self.lobby_infos[player.nick] = player.info
 
-    def leave(self, player: Player, uid: int) -> None:
+    def leave(self, player: Player, uid: int, *, for_good: bool = False) -> None:
+        """`for_good`: the player chose to go (`q`, `zmienStol`, a logout) or stopped polling, and a
+        team game's player leaves the game with the table (docs/teams.md); not when a table closes,
+        nor when a session moves to another member of a cluster."""
         table = self.by_uid.get(uid)
         if table is None:
             if self.elsewhere is not None:
-                self.elsewhere.leave(player, uid)
+                self.elsewhere.leave(player, uid, for_good=for_good)
             return
+        if for_good and table.room is not None and table.seat_of(player):
+            table.room.leave(player.nick)
         del table.people[player.nick]
         if uid == LOBBY:
             del self.lobby_infos[player.nick]
@@ -364,7 +377,7 @@ class Tables(Mapping[int, Table]):
             raise ProtocolError("badTable", "The main room cannot be left.")
         if uid not in player.tables:
             raise ProtocolError("notAtTable", f"You are not at table {uid}.")
-        self.leave(player, uid)
+        self.leave(player, uid, for_good=True)
         self.subscriptions_changed(player)
 
     def change_table(self, player: Player, uid: int) -> None:

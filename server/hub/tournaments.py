@@ -1,4 +1,5 @@
-"""Tournaments' tables: an organiser's table (setUpTable) between two players who need not be online.
+"""Tournaments' tables: an organiser's table (setUpTable) between two players, or two teams
+(docs/teams.md), who need not be online.
 
 Such a table waits for its players' first sessions (server/hub/tables.py, `claim_seat`), gives each a
 sayHi time before their clock runs (server/hub/room.py), and stays open at least
@@ -8,10 +9,13 @@ TOURNAMENT_TABLE_KEPT; its game is archived however short, under the tournament'
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
 from server.engine.gametype import GameKind, GameType, StartKind, WhoStarts
 from server.hub.context import Context
 from server.hub.games import TOURNAMENT_TABLE_KEPT
+from server.hub.lineup import TEAM_SIZES
+from server.hub.model import reserved
 from server.hub.remote import RemoteLobby
 from server.hub.room import AutoTable
 from server.hub.tables import Tables
@@ -30,35 +34,48 @@ class Tournaments:
         game_type: GameType,
         first: str,
         second: str,
-        say_hi: tuple[int, int],
+        say_hi: Sequence[int],
         tournament: str | None,
         round: str | None,
         ratings: dict[str, float],
+        *,
+        more: Sequence[str] = (),
     ) -> int:
         """Blue is `first`, except in `R` games (the server decides), where it is the lower-rated
-        player (`ratings`, registered players only), `first` on a tie or without ratings."""
+        player (`ratings`, registered players only), `first` on a tie or without ratings. `more`: the
+        players of sides 3, 4, ... of a team game (pl3, pl4, ...: side n is pl<n>, so pl1, pl3, ... are
+        team one, blue), with a sayHi each; team games are unrated, and team one is blue."""
         self.ctx.writable()
-        check_nick(first, guest=first.startswith("*"))
-        check_nick(second, guest=second.startswith("*"))
-        if nick_key(first) == nick_key(second):
-            raise ProtocolError("samePlayer", "pl1 and pl2 are the same player.")
-        if not all(0 <= seconds <= MAX_SAY_HI for seconds in say_hi):
-            raise ProtocolError("badSayHiTimes", f"sayHiTimes must be K.L with K and L in 0..{MAX_SAY_HI}.")
+        players = (first, second, *more)
+        for number, nick in enumerate(players, 1):
+            check_nick(nick, guest=nick.startswith("*"))
+            if nick_key(nick) in (nick_key(other) for other in players[: number - 1]):
+                raise ProtocolError("samePlayer", f"pl{number} is named twice.")
+        if len(players) % 2 or len(players) // 2 not in TEAM_SIZES:
+            most = TEAM_SIZES.stop - 1
+            raise ProtocolError("badTeams", f"Two teams of equal size, of {most} players at most.")
+        if more and any(reserved(nick) for nick in players):
+            raise ProtocolError("badTeams", "The computer plays no team games.")
+        if len(say_hi) != len(players) or not all(0 <= seconds <= MAX_SAY_HI for seconds in say_hi):
+            fields = ".".join("K" * len(players)) if more else "K.L"
+            raise ProtocolError("badSayHiTimes", f"sayHiTimes must be {fields}, each in 0..{MAX_SAY_HI}.")
         if game_type.kind in (GameKind.AI, GameKind.ANALYSIS) or game_type.start.kind is StartKind.SGF:
             raise ProtocolError("badGameType", "A tournament table is a game between two players.")
         self.tables.room_for_a_table()
         blue, red = first, second
-        if game_type.kind is GameKind.RANKED and game_type.who_starts is WhoStarts.SERVER:
+        if game_type.kind is GameKind.RANKED and game_type.who_starts is WhoStarts.SERVER and not more:
             if first in ratings and second in ratings and ratings[second] < ratings[first]:
                 blue, red = second, first
         if tournament is not None:
             game_type = dataclasses.replace(game_type, tournament=tournament)
-        auto = AutoTable(tournament, round, {first: say_hi[0], second: say_hi[1]})
-        table = self.tables.open_table(game_type, blue, red, auto)
+        auto = AutoTable(tournament, round, dict(zip(players, say_hi, strict=True)))
+        table = self.tables.open_table(game_type, blue, red, auto, more=more)
         if tournament is not None:
             table.kept_until = self.ctx.timers.now() + TOURNAMENT_TABLE_KEPT
+            room = table.room
+            assert room is not None
             self.ctx.persistence.tournament_table(
-                table.uid, tournament, round, blue, red, events.game_type_text(game_type)
+                table.uid, tournament, round, room.blue, room.red, events.game_type_text(game_type)
             )
         return table.uid
 

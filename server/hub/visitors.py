@@ -74,10 +74,10 @@ class Visitors:
             self.tables.enter(visitor, uid)
         self._send_state(member, uid, "join", [nick])
 
-    def leave(self, member: str, uid: int, nick: str) -> None:
+    def leave(self, member: str, uid: int, nick: str, for_good: bool = False) -> None:
         visitor = self.by_key.get((member, nick))
         if visitor is not None and uid in visitor.tables:
-            self.tables.leave(visitor, uid)
+            self.tables.leave(visitor, uid, for_good=for_good)
 
     def act(self, member: str, nick: str, action: str, table: str, *args: Any) -> None:
         """Done as if the visitor had sent it here; its member hears `done` once it is stored (or

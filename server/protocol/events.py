@@ -8,6 +8,9 @@ from server.engine.game import Game, Result
 from server.engine.gametype import GameType, format_new
 from server.protocol.codec import encode_server_text
 
+# Between the nicks of a team in one field of a line (`d`, `vg`, `vs`; docs/teams.md): in no nick.
+TEAM_SEPARATOR = ","
+
 
 def people(kind: str, nicks: Iterable[str]) -> str:
     """`pr` (whole list), `pa` (joined), `pd` (left): `p<kind><nick>.<nick>...`."""
@@ -25,8 +28,19 @@ def game_type_text(game_type: GameType) -> str:
 
 
 def description(uid: int, game_type: GameType, blue: str, red: str) -> str:
-    """`d<uid>.<gameType>.<blue>.<red>`."""
+    """`d<uid>.<gameType>.<blue>.<red>`; at a team table blue and red are the teams (`team`)."""
     return f"d{uid}.{game_type_text(game_type)}.{blue}.{red}"
+
+
+def team(nicks: Iterable[str]) -> str:
+    """A team as one field: its nicks in its own turn order (a two-player game: the nick)."""
+    return TEAM_SEPARATOR.join(nicks)
+
+
+def described_players(line: str) -> list[str]:
+    """Every player a `d` line names, team one's then team two's: MultiPoints and roboCup read its
+    last two fields as the two sides, so those are the teams (a tournament name may hold dots)."""
+    return [nick for side in line.rsplit(".", 2)[1:] for nick in side.split(TEAM_SEPARATOR)]
 
 
 def result_code(result: Result) -> str:
@@ -34,15 +48,17 @@ def result_code(result: Result) -> str:
     return str(result).replace(".", ",")
 
 
-def state(uid: int, game: Game, archive_number: int | None) -> str:
+def state(uid: int, game: Game, archive_number: int | None, side: int | None = None) -> str:
     """`x<uid>.<side on move>.<result>.<archive number>`; `-` while playing, number empty until archived.
+    The side on move is the colour on move (1, 2), at a team table the side (1, 3, 5... team one;
+    2, 4, 6... team two), as zagram sends it.
 
     A running game's result is `-` rather than empty, because roboCup splits with Java's String.split,
     which drops trailing empty fields, and then finds no result field at all.
     """
     result = result_code(game.result) if game.result is not None else "-"
     number = "" if archive_number is None else str(archive_number)
-    return f"x{uid}.{game.to_move}.{result}.{number}"
+    return f"x{uid}.{game.to_move if side is None else side}.{result}.{number}"
 
 
 def user_info(

@@ -8,8 +8,9 @@
 // tournaments the server runs, i18n.js texts).
 
 import {
-  analysisGameType, buildGameType, describeGameType, encodeText, gameTypeText, guestId, moveOfNode, parseChatLine, parseClockLine,
-  parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf, position, registeredId, resultText, sgfNodes,
+  analysisGameType, buildGameType, colourOfSide, describeGameType, encodeText, gameTypeText, guestId, moveOfNode, parseChatLine,
+  parseClockLine, parseInvitationLine, parseProposalLine, parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf,
+  position, registeredId, resultText, sgfNodes,
 } from "./protocol.js";
 import { CELL, at, drawPosition, svg } from "./board.js";
 import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
@@ -21,6 +22,7 @@ const LONG_POLL_SECONDS = 25;
 const RETRY_MS = 1000;
 const COMPUTER = new Set(["AI easy", "AI medium", "AI hard"]); // the server's AI players (docs/ai.md)
 const LOW_TIME_SECONDS = 10; // a player's clock under this sounds once a turn
+const OUT_OF_THE_GAME = /^(left|resigned)(\d)$/; // a team player left the game (docs/teams.md)
 
 const $ = (selector) => document.querySelector(selector);
 let lang = localStorage.getItem("kropki.lang") || defaultLanguage();
@@ -242,6 +244,7 @@ function game(uid) {
   if (!state.games.has(uid)) {
     state.games.set(uid, {
       uid, people: [], desc: null, status: null, clock: null, setup: [], moves: [], proposal: null, drawing: {},
+      gone: new Set(), // the sides of a team game whose players left it (its server lines say so)
     });
     state.chats.set(`t${uid}`, { title: () => `${t("table")} ${uid}`, lines: [], keys: new Set(), unread: false });
     state.activeChat = `t${uid}`;
@@ -271,8 +274,8 @@ const READERS = [
   ["gd", (uid, body) => { for (const id of split(body).map(Number)) state.tables.delete(id); }],
   ["sr", (uid, body) => { readRecord(game(uid), body); }],
   ["sa", (uid, body) => { readMoves(game(uid), body); }],
-  ["vg", (uid, body, invitation) => { invitation.incoming = invitationOf(body); }],
-  ["vs", (uid, body, invitation) => { invitation.outgoing = invitationOf(body); }],
+  ["vg", (uid, body, invitation) => { invitation.incoming = parseInvitationLine(body); }],
+  ["vs", (uid, body, invitation) => { invitation.outgoing = parseInvitationLine(body); }],
   ["vr", (uid, body, invitation) => { invitation.rejected = body; }],
   ["d", (uid, body) => {
     const desc = parseTableLine(body);
@@ -293,7 +296,7 @@ const READERS = [
     if (open && status.result) open.status = status;
   }],
   ["f", (uid, body) => { game(uid).clock = { ...parseClockLine(body), at: Date.now() }; }],
-  ["u", (uid, body) => { game(uid).proposal = body ? { by: Number(body[0]), what: body.slice(1) } : null; }],
+  ["u", (uid, body) => { game(uid).proposal = parseProposalLine(body); }],
   ["o", (uid, body) => { const [side, where] = [body[0], body.slice(2)]; game(uid).drawing[side] = where === "-" ? null : where; }],
   ["i", (uid, body) => {
     const [nick, avatar, flags, language, rating] = body.split(".");
@@ -322,11 +325,6 @@ function tableEntry(uid) {
   return state.tables.get(uid);
 }
 
-function invitationOf(body) {
-  const dot = body.indexOf(".");
-  return { nick: body.slice(0, dot), gameType: body.slice(dot + 1) };
-}
-
 /** `sr(;AB[..]AW[..];B[..];W[..])`: start dots, when there are some, in a set-up node of their own,
  *  then one node per move; `sr(;GM[40])` for a game with neither (docs/protocol.md). */
 function readRecord(table, body) {
@@ -343,7 +341,8 @@ function readMoves(table, body) {
   for (const move of sgfNodes(body).map(moveOfNode).filter(Boolean)) {
     if (move.undo) table.moves.pop();
     else table.moves.push(move);
-    delete table.drawing[move.colour]; // a move ends its player's drawing (the server sends no `o` for it)
+    // a move ends its side's drawing, at a team table its team's (the server sends no `o` for it)
+    for (const side of Object.keys(table.drawing)) if (colourOfSide(Number(side)) === move.colour) delete table.drawing[side];
   }
   if (table.uid === currentGame()?.uid) clearDrawing(false);
 }
@@ -376,6 +375,8 @@ function readChat(uid, line, historyStarted) {
   if (chat.keys.has(unique)) return;
   chat.keys.add(unique);
   chat.lines.push(parsed);
+  const out = !parsed.author && key.startsWith("t") && OUT_OF_THE_GAME.exec(parsed.type);
+  if (out) game(uid).gone.add(Number(out[2]));
   if (parsed.type === "e") notify(parsed.text);
   // a game that ends void (an organiser's cancel, nobody came) is said in the notice bar as well
   if (!parsed.author && parsed.type === "Void" && line.startsWith("ca")) notify(serverLineText(parsed, t));
@@ -400,13 +401,13 @@ function analysing(table) {
   return table?.desc?.kind === "a" && table.desc.analyser === session?.nick;
 }
 
-/** The colour this player's next dot has: their seat's, or at an analysis the one chosen (else in turn). */
+/** This player's side (its colour in a game of two; 1, 3... or 2, 4... at a team table), 0 for a
+ *  spectator or a team player who left the game; at an analysis the colour chosen (else in turn). */
 function mySide(table) {
   if (!table?.desc || !session) return 0;
   if (analysing(table)) return { blue: 1, red: 2 }[$("#next-colour").value] || table.status?.toMove || 1;
-  if (table.desc.blue === session.nick) return 1;
-  if (table.desc.red === session.nick) return 2;
-  return 0;
+  const side = table.desc.players.indexOf(session.nick) + 1;
+  return table.gone.has(side) ? 0 : side;
 }
 
 function playing(table) {
@@ -448,7 +449,7 @@ async function clickPoint(point) {
     return;
   }
   const drawing = state.drawing;
-  if (owner === side) {
+  if (owner === colourOfSide(side)) {
     extendRing(drawing, point);
     render();
     if (drawing.path.length) act({ co: "okrazam", table: table.uid, where: `.${ringText(drawing.path)}` });
@@ -572,16 +573,25 @@ function renderInvitation() {
   const { incoming, outgoing, rejected } = state.invitation;
   box.replaceChildren();
   if (incoming) {
+    const accepted = incoming.accepted.includes(session.nick);
+    const text = incoming.teams
+      ? t("teamInvitationFrom", { nick: incoming.nick, teams: teamsText(incoming.teams), game: describe(incoming.gameType) })
+      : t("invitationFrom", { nick: incoming.nick, game: describe(incoming.gameType) });
     box.append(
-      element("p", { textContent: t("invitationFrom", { nick: incoming.nick, game: describe(incoming.gameType) }) }),
+      element("p", { textContent: text }),
+      ...(incoming.teams ? [waitingLine(incoming)] : []),
       element("div", {},
-        button(t("accept"), () => act({ co: "zaproszenieTak" }), { id: "accept-invitation" }),
+        ...(accepted ? [] : [button(t("accept"), () => act({ co: "zaproszenieTak" }), { id: "accept-invitation" })]),
         button(t("reject"), () => act({ co: "zaproszenieNie" }), { id: "reject-invitation" })),
     );
   }
   if (outgoing) {
+    const text = outgoing.teams
+      ? t("teamInvitationTo", { teams: teamsText(outgoing.teams), game: describe(outgoing.gameType) })
+      : t("invitationTo", { nick: outgoing.nick, game: describe(outgoing.gameType) });
     box.append(
-      element("p", { textContent: t("invitationTo", { nick: outgoing.nick, game: describe(outgoing.gameType) }) }),
+      element("p", { textContent: text }),
+      ...(outgoing.teams ? [waitingLine(outgoing)] : []),
       button(t("cancel"), () => act({ co: "zaproszenieAnuluj" }), { id: "cancel-invitation" }),
     );
   }
@@ -592,6 +602,18 @@ function renderInvitation() {
     );
   }
   box.hidden = !box.childElementCount;
+}
+
+/** A team invitation's two teams as one line: "*Ala, *Cid – *Bob, *Dan". */
+function teamsText(teams) {
+  return teams.map((team) => team.join(", ")).join(" – ");
+}
+
+/** Who of a team invitation's players has not accepted yet (the inviter needs not). */
+function waitingLine(invitation) {
+  const [mine, theirs] = invitation.teams;
+  const waiting = [...mine.slice(1), ...theirs].filter((nick) => !invitation.accepted.includes(nick));
+  return element("p", { className: "waiting", textContent: t("waitingFor", { nicks: waiting.join(", ") }) });
 }
 
 function renderPlayers() {
@@ -632,7 +654,7 @@ function renderTables() {
   finishedButton.textContent = state.showFinished ? t("hideFinished") : t("showFinished", { count: finished });
   list.replaceChildren(
     ...[...state.tables.entries()].filter(([uid, { status }]) => state.showFinished || !over(uid, status)).map(([uid, { desc, status }]) => {
-      const players = desc ? [" ", playerLink(desc.blue), " – ", playerLink(desc.red)] : [];
+      const players = desc ? [" ", ...teamLinks(desc.blueTeam), " – ", ...teamLinks(desc.redTeam)] : [];
       const result = status?.result && desc ? ` · ${resultText(status.result, desc.blue, desc.red, t)}` : "";
       const people = here.get(uid) ? ` · ${t("peopleHere", { count: here.get(uid) })}` : "";
       const what = `${desc ? ` · ${describe(desc.gameType)}` : ""}${result}${people}`;
@@ -651,6 +673,14 @@ function playerLink(nick, properties = { textContent: nick }) {
   return element("a", { href: `player/${encodeURIComponent(nick)}`, target: "_blank", rel: "noopener", ...properties });
 }
 
+/** A side's player, or a team's players each as a link; the one on move (a nick) marked. */
+function teamLinks(team, onMove = null) {
+  return team.flatMap((nick, index) => {
+    const link = playerLink(nick, { textContent: nick, className: nick === onMove ? "turn" : "" });
+    return index ? [", ", link] : [link];
+  });
+}
+
 function renderGame() {
   const table = currentGame();
   $("#game").hidden = !table?.desc;
@@ -661,19 +691,20 @@ function renderGame() {
   const { desc, status } = table;
   const side = mySide(table);
   const view = position(table.setup, table.moves);
-  $("#blue-name").replaceChildren(playerLink(desc.blue));
-  $("#red-name").replaceChildren(playerLink(desc.red));
+  const onMove = playing(table) && desc.kind !== "a" ? desc.players[status.toMove - 1] : null;
+  $("#blue-name").replaceChildren(...teamLinks(desc.blueTeam, desc.teams ? onMove : null));
+  $("#red-name").replaceChildren(...teamLinks(desc.redTeam, desc.teams ? onMove : null));
   $("#blue-score").textContent = view.score[1];
   $("#red-score").textContent = view.score[2];
   for (const [which, number] of [["blue", 1], ["red", 2]]) {
-    $(`.player.${which}`).classList.toggle("on-move", playing(table) && status.toMove === number);
+    $(`.player.${which}`).classList.toggle("on-move", playing(table) && colourOfSide(status.toMove) === number);
   }
   const analysis = desc.kind === "a";
   let turn = "";
   if (status?.result) turn = t("gameOver", { result: resultText(status.result, desc.blue, desc.red, t) });
   else if (analysis) turn = t("analysisBy", { nick: desc.analyser });
   else if (status && side === status.toMove) turn = t("yourMove");
-  else if (status) turn = t("theirMove", { nick: status.toMove === 1 ? desc.blue : desc.red });
+  else if (status) turn = t("theirMove", { nick: desc.players[status.toMove - 1] });
   if (analysing(table) && playing(table)) turn = t("nextDotIs", { colour: t(side === 1 ? "blue" : "red") });
   $("#turn").textContent = side ? turn : `${t("watching")} · ${turn}`;
   renderEvent(table);
@@ -682,7 +713,7 @@ function renderGame() {
   const box = $("#board").viewBox.baseVal;
   $("#board").style.aspectRatio = `${box.width} / ${box.height}`;
   renderAim(table);
-  const watching = table.people.filter((nick) => nick !== desc.blue && nick !== desc.red && nick !== desc.analyser);
+  const watching = table.people.filter((nick) => !desc.players.includes(nick) && nick !== desc.analyser);
   $("#watchers").hidden = !watching.length;
   $("#watchers").textContent = t("watchers", { nicks: watching.join(", ") });
   $("#full-screen").textContent = t($("#app").classList.contains("full-screen") ? "leaveFullScreen" : "fullScreen");
@@ -745,7 +776,7 @@ function renderClocks() {
       $(`#${which}-clock`).textContent = "";
       continue;
     }
-    const running = playing(table) && !clock.paused && table.clock.toMove === index + 1;
+    const running = playing(table) && !clock.paused && colourOfSide(table.clock.toMove) === index + 1;
     // the grace (sayHi, or after a restart) runs first: the clock stands still as the server's does
     const passed = running ? Math.floor((Date.now() - table.clock.at) / 1000) : 0;
     const left = Math.max(0, clock.seconds - Math.max(0, passed - table.clock.grace));
@@ -753,7 +784,8 @@ function renderClocks() {
     $(`#${which}-clock`).textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
     $(`#${which}-clock`).title = graceLeft ? t("graceLeft", { seconds: graceLeft }) : "";
     $(`#${which}-clock`).classList.toggle("in-grace", graceLeft > 0);
-    if (running && index + 1 === mySide(table) && !analysing(table)) warnLowTime(table, left);
+    const side = mySide(table);
+    if (running && side && index + 1 === colourOfSide(side) && !analysing(table)) warnLowTime(table, left);
   }
 }
 
@@ -878,7 +910,7 @@ function react(before, after) {
     playSound(after.captured > before.captured ? "capture" : "move");
   }
   if (after.myTurn && !(sameGame && before.myTurn)) {
-    const opponent = mySide(table) === 1 ? table.desc.red : table.desc.blue;
+    const opponent = colourOfSide(mySide(table)) === 1 ? table.desc.red : table.desc.blue;
     notifyAway(t("title"), t("notifyYourMove", { nick: opponent }), `move${after.uid}`);
   }
 }
@@ -907,14 +939,18 @@ function renderProposal(table, side) {
     return;
   }
   const what = t(`prop${proposal.what[0].toUpperCase()}${proposal.what.slice(1)}`);
-  const proposer = proposal.by === 1 ? table.desc.blue : table.desc.red;
+  const proposer = table.desc.players[proposal.by - 1];
   const code = `${proposal.by}${proposal.what}`;
   if (side && proposal.by === side) {
     box.append(element("span", { textContent: t("youPropose", { what }) }),
       button(t("cancel"), () => propose(table, `cancel${code}`), { id: "cancel-proposal" }));
   } else {
     box.append(element("span", { textContent: t("proposes", { nick: proposer, what }) }));
-    if (side) {
+    if (proposal.agreed.length) {
+      const agreed = proposal.agreed.map((agreeing) => table.desc.players[agreeing - 1]).join(", ");
+      box.append(element("span", { className: "agreed", textContent: ` · ${t("agreedSoFar", { nicks: agreed })}` }));
+    }
+    if (side && !proposal.agreed.includes(side)) {
       const agree = proposal.what === "new" ? "new" : `ok${code}`;
       box.append(button(t("accept"), () => propose(table, agree), { id: "accept-proposal" }));
       if (proposal.what !== "new") box.append(button(t("reject"), () => propose(table, `reject${code}`), { id: "reject-proposal" }));
@@ -946,7 +982,8 @@ function renderChat() {
         item.className = line.type === "e" ? "server error" : "server";
         item.textContent = `${time} ${line.type === "e" ? line.text : serverLineText(line, t)}`;
       } else {
-        const colour = game?.desc ? (line.author === game.desc.blue ? 1 : line.author === game.desc.red ? 2 : 0) : 0;
+        const team = (colour) => (colour === 1 ? game.desc.blueTeam : game.desc.redTeam).includes(line.author);
+        const colour = game?.desc ? (team(1) ? 1 : team(2) ? 2 : 0) : 0;
         item.append(`${time} `, element("b", { className: colour ? `nick-${colour}` : "", textContent: line.author }), `: ${line.text}`);
       }
       return item;
@@ -974,6 +1011,19 @@ function inviteGameType(computer) {
 
 function invite(nick) {
   act({ co: "zapraszam", whom: nick, gameType: inviteGameType(COMPUTER.has(nick)) });
+}
+
+/** A team game (docs/teams.md): the form's team-mates and opponents, named in turn order after this
+ *  player, an opponent first: *Bob, *Cid, *Dan for team-mate *Cid against *Bob and *Dan. */
+function inviteTeams() {
+  const nicks = (id) => $(id).value.split(",").map((nick) => nick.trim()).filter(Boolean);
+  const [mates, opponents] = [nicks("#team-mates"), nicks("#opponents")];
+  if (!mates.length || opponents.length !== mates.length + 1) {
+    notify(t("teamSizes"));
+    return;
+  }
+  const whom = opponents.flatMap((nick, index) => (index < mates.length ? [nick, mates[index]] : [nick]));
+  act({ co: "zapraszam", whom: whom.join(","), gameType: inviteGameType(false) });
 }
 
 // What ends or abandons a game asks once: the first click turns the button into a question for a few
@@ -1106,6 +1156,7 @@ function start() {
   $("#clear-ring").onclick = () => { clearDrawing(true); render(); };
   $("#leave").onclick = () => act({ co: "zmienStol", newTable: 0 });
   $("#open-analysis").onclick = () => openAnalysis(null);
+  $("#invite-team").onclick = inviteTeams;
   $("#analyse").onclick = () => openAnalysis(currentGame());
   $("#next-colour").onchange = render;
   setInterval(renderClocks, 500);

@@ -2,7 +2,7 @@
 // server's engine gives every move's realms and the dots it captured and freed; the page only draws them.
 
 import { drawPosition } from "./board.js";
-import { $, describe, element, fetchJson, resultText, showFailure, startPage, t } from "./pages.js";
+import { $, describe, element, fetchJson, resultText, showFailure, sideLinks, startPage, t } from "./pages.js";
 import { pointFromSgf } from "./protocol.js";
 
 const number = location.pathname.split("/").pop();
@@ -94,10 +94,8 @@ async function start() {
     document.body.dataset.ready = "true";
     return;
   }
-  $("#blue-name").textContent = game.blue;
-  $("#blue-name").href = `../player/${encodeURIComponent(game.blue)}`;
-  $("#red-name").textContent = game.red;
-  $("#red-name").href = `../player/${encodeURIComponent(game.red)}`;
+  $("#blue-name").replaceChildren(...sideLinks("../", game, 1));
+  $("#red-name").replaceChildren(...sideLinks("../", game, 2));
   $("#sgf").href = `../sgf/${game.number}`;
   $("#sgf").download = `kropki-${game.number}.sgf`;
   $("#analyse").href = `../?analyse=${game.number}`;

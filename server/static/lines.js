@@ -11,14 +11,18 @@ import { englishText } from "./i18n.js";
 const WHAT = { score: "whatScore", terr: "whatTerr", drop: "whatDrop", draw: "whatDraw", new: "whatNew", undo: "whatUndo" };
 
 // code -> the sentences (i18n keys) a line with that code may be; the first the text matches is it
+// (the digit is a side: 1 or 2, at a team table up to 8; docs/teams.md)
 const KINDS = [
-  [/^stop[12]$/, ["lineStop"]],
-  [/^u[12](\w+)$/, ["lineProposes"]],
-  [/^ok[12](\w+)$/, ["lineAgreed"]],
-  [/^reject[12](\w+)$/, ["lineDeclined"]],
-  [/^cancel[12](\w+)$/, ["lineWithdrew"]],
-  [/^t[12]$/, ["lineGift"]],
-  [/^[BW]\+R$/, ["lineResigned"]],
+  [/^stop[1-8]$/, ["lineStop"]],
+  [/^u[1-8](\w+)$/, ["lineProposes"]],
+  [/^ok[1-8](\w+)$/, ["lineAgreed"]],
+  [/^agree[1-8](\w+)$/, ["lineAgreeWaiting"]],
+  [/^reject[1-8](\w+)$/, ["lineDeclined"]],
+  [/^cancel[1-8](\w+)$/, ["lineWithdrew"]],
+  [/^t[1-8]$/, ["lineGift"]],
+  [/^left[1-8]$/, ["lineLeft"]],
+  [/^resigned[1-8]$/, ["lineResignedLeft"]],
+  [/^[BW]\+R$/, ["lineResigned", "lineTeamLeft"]],
   [/^[BW]\+T$/, ["lineOnTime"]],
   [/^[BW]\+F$/, ["lineForfeit"]],
   [/^[BW]\+\d+(?:,\d+)?$/, ["lineWon"]],

@@ -22,12 +22,20 @@ export function gameLink(root, number, text = `#${number}`) {
   return element("a", { href: `${root}game/${number}`, textContent: text });
 }
 
+/** One side of an archived game: its player's link, or a team game's players' links (its `players`,
+ *  side n the n-th: odd sides blue, even red; docs/teams.md). */
+export function sideLinks(root, game, colour) {
+  if (!game.players) return [playerLink(root, colour === 1 ? game.blue : game.red)];
+  const team = game.players.filter((_, index) => index % 2 === colour - 1);
+  return team.flatMap((nick, index) => (index ? [", ", playerLink(root, nick)] : [playerLink(root, nick)]));
+}
+
 /** A game as one line: number, players, result, kind, date. */
 export function gameRow(root, game) {
   const date = new Date(game.finished).toLocaleString();
   return element("li", { className: "game-row" },
     gameLink(root, game.number),
-    element("span", { className: "players" }, playerLink(root, game.blue), " – ", playerLink(root, game.red)),
+    element("span", { className: "players" }, ...sideLinks(root, game, 1), " – ", ...sideLinks(root, game, 2)),
     element("span", { className: "result", textContent: resultText(game.result, game.blue, game.red) }),
     element("span", { className: "kind", textContent: describe(game.gameType) }),
     element("time", { dateTime: game.finished, textContent: date }));

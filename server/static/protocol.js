@@ -102,14 +102,43 @@ export function parseChatLine(line) {
   };
 }
 
-/** `d<uid>.<gameType>.<blue>.<red>`: nicks hold no dots, a tournament name in the game type may. */
+/** `d<uid>.<gameType>.<blue>.<red>`: nicks hold no dots, a tournament name in the game type may. At a
+ *  team table blue and red are the teams, each its nicks in its own order joined by `,` (docs/teams.md):
+ *  `blue` and `red` are then the teams' names ("*Ala, *Cid"), `players` every nick in turn order (side n
+ *  is players[n - 1]; a game of two has two). */
 export function parseTableLine(body) {
   const fields = body.split(".");
   if (fields.length < 12) return null;
-  const red = fields.pop();
-  const blue = fields.pop();
+  const redTeam = fields.pop().split(",");
+  const blueTeam = fields.pop().split(",");
   const uid = Number(fields.shift());
-  return { uid, gameType: fields.join("."), blue, red, ...describeGameType(fields.join(".")) };
+  const players = blueTeam.flatMap((nick, index) => [nick, redTeam[index]]);
+  return {
+    uid, gameType: fields.join("."), blue: blueTeam.join(", "), red: redTeam.join(", "), blueTeam, redTeam, players,
+    teams: players.length > 2, ...describeGameType(fields.join(".")),
+  };
+}
+
+/** The colour a side plays: odd sides blue (1), even sides red (2); a game of two's sides are its colours. */
+export function colourOfSide(side) {
+  return side % 2 ? 1 : 2;
+}
+
+/** `u<side><what>[.<sides that agreed>]` (a bare `u`: none) as {by, what, agreed}. */
+export function parseProposalLine(body) {
+  const found = /^(\d)([a-z]+)(?:\.([\d,]*))?$/.exec(body);
+  if (!found) return null;
+  return { by: Number(found[1]), what: found[2], agreed: found[3] ? found[3].split(",").map(Number) : [] };
+}
+
+/** `vg`/`vs` after the two letters: `<nick>.<gameType>`, a team invitation's with `.<the inviter's
+ *  team>.<the other team>.<who accepted>` after the game type's nine fields (docs/protocol.md). */
+export function parseInvitationLine(body) {
+  const [nick, ...fields] = body.split(".");
+  const gameType = fields.slice(0, 9).join(".");
+  if (fields.length < 11) return { nick, gameType, teams: null, accepted: [] };
+  const [mine, theirs, accepted] = fields.slice(9);
+  return { nick, gameType, teams: [mine.split(","), theirs.split(",")], accepted: accepted ? accepted.split(",") : [] };
 }
 
 /** The parts of a new-format game type the client shows and plays by. */

@@ -1,4 +1,7 @@
-"""Reading the archive: a game by number, the list of games (all, or a player's), a player's ratings."""
+"""Reading the archive: a game by number, the list of games (all, or a player's), a player's ratings.
+
+A team game (docs/teams.md) has its players in `game_players`; its summary names each team by its
+nicks joined, and lists the players in turn order."""
 
 from __future__ import annotations
 
@@ -8,9 +11,10 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from server.hub.lineup import NAMES_SEPARATOR
 from server.protocol.codec import nick_key
 from server.store.database import MAX_INTEGER
-from server.store.models import ArchivedGame, RatingChange, User
+from server.store.models import ArchivedGame, GamePlayer, RatingChange, User
 
 
 @dataclass(frozen=True)
@@ -23,6 +27,7 @@ class GameSummary:
     result: str | None
     rated: bool
     tournament: str | None
+    players: tuple[str, ...] = ()  # a team game's players in turn order (side n is players[n-1])
 
 
 @dataclass(frozen=True)
@@ -51,7 +56,10 @@ class Games:
             return None
         async with self.sessions() as session:
             row = await session.get(ArchivedGame, number)
-            return (_summary(row), row.sgf) if row is not None else None
+            if row is None:
+                return None
+            players = await _players(session, [number])
+            return _summary(row, players.get(number, ())), row.sgf
 
     async def recent(self, nick: str | None, limit: int, before: int | None = None) -> list[GameSummary]:
         """Newest first, numbered below `before` when given (the next page). Without a nick, every game;
@@ -63,7 +71,9 @@ class Games:
         async with self.sessions() as session:
             if nick is not None:
                 query = query.where(await _played_by(session, nick))
-            return [_summary(row) for row in await session.scalars(query)]
+            rows = list(await session.scalars(query))
+            players = await _players(session, [row.number for row in rows])
+            return [_summary(row, players.get(row.number, ())) for row in rows]
 
     async def has_played(self, nick: str) -> bool:
         """Whether any archived game was played under this nick (by a guest, or an account's old nick)."""
@@ -73,6 +83,10 @@ class Games:
                 .where(or_(ArchivedGame.blue_nick == nick, ArchivedGame.red_nick == nick))
                 .limit(1)
             )
+            if found is None:
+                found = await session.scalar(
+                    select(GamePlayer.game_number).where(GamePlayer.nick == nick).limit(1)
+                )
             return found is not None
 
     async def ratings(self, nick: str) -> list[RatingPoint]:
@@ -90,20 +104,46 @@ class Games:
 
 
 async def _played_by(session: AsyncSession, nick: str) -> ColumnElement[bool]:
+    """The games of a player: as blue or red, or in a team (by account for a registered nick)."""
     user_id = await session.scalar(select(User.id).where(User.nick_key == nick_key(nick)))
     if user_id is not None and not nick.startswith("*"):
-        return or_(ArchivedGame.blue_id == user_id, ArchivedGame.red_id == user_id)
-    return or_(ArchivedGame.blue_nick == nick, ArchivedGame.red_nick == nick)
+        teams = select(GamePlayer.game_number).where(GamePlayer.user_id == user_id)
+        return or_(
+            ArchivedGame.blue_id == user_id, ArchivedGame.red_id == user_id, ArchivedGame.number.in_(teams)
+        )
+    teams = select(GamePlayer.game_number).where(GamePlayer.nick == nick)
+    return or_(ArchivedGame.blue_nick == nick, ArchivedGame.red_nick == nick, ArchivedGame.number.in_(teams))
 
 
-def _summary(row: ArchivedGame) -> GameSummary:
+async def _players(session: AsyncSession, numbers: list[int]) -> dict[int, tuple[str, ...]]:
+    """The players of the team games among `numbers`, in turn order (one query for a page)."""
+    if not numbers:
+        return {}
+    found: dict[int, list[str]] = {}
+    query = select(GamePlayer).where(GamePlayer.game_number.in_(numbers)).order_by(GamePlayer.side)
+    for row in await session.scalars(query):
+        found.setdefault(row.game_number, []).append(row.nick)
+    return {number: tuple(nicks) for number, nicks in found.items()}
+
+
+def _summary(row: ArchivedGame, players: tuple[str, ...] = ()) -> GameSummary:
+    """A team game's blue and red are its teams, each its nicks in its own order, joined."""
+    blue, red = (
+        (NAMES_SEPARATOR.join(players[0::2]), NAMES_SEPARATOR.join(players[1::2]))
+        if players
+        else (
+            row.blue_nick,
+            row.red_nick,
+        )
+    )
     return GameSummary(
         number=row.number,
         finished_at=row.finished_at,
-        blue=row.blue_nick,
-        red=row.red_nick,
+        blue=blue,
+        red=red,
         game_type=row.game_type,
         result=row.result,
         rated=row.rated,
         tournament=row.tournament,
+        players=players,
     )

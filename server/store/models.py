@@ -48,7 +48,7 @@ class ArchivedGame(Base):
 
     number: Mapped[int] = mapped_column(Integer, primary_key=True)
     finished_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    blue_nick: Mapped[str] = mapped_column(String(40))
+    blue_nick: Mapped[str] = mapped_column(String(40))  # a team game: side 1 (all its players: GamePlayer)
     red_nick: Mapped[str] = mapped_column(String(40))
     blue_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
     red_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
@@ -61,6 +61,23 @@ class ArchivedGame(Base):
     __table_args__ = (
         Index("ix_games_blue_id", "blue_id", "number"),
         Index("ix_games_red_id", "red_id", "number"),
+    )
+
+
+class GamePlayer(Base):
+    """A player of an archived team game, by side (docs/teams.md): the archive lists the game under each
+    of them. Games of two have no rows: their `games` row names both players."""
+
+    __tablename__ = "game_players"
+
+    game_number: Mapped[int] = mapped_column(ForeignKey("games.number", ondelete="CASCADE"), primary_key=True)
+    side: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    nick: Mapped[str] = mapped_column(String(40))
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+
+    __table_args__ = (
+        Index("ix_game_players_nick", "nick", "game_number"),
+        Index("ix_game_players_user_id", "user_id", "game_number"),
     )
 
 
@@ -140,8 +157,8 @@ class TournamentTable(Base):
     tournament: Mapped[str] = mapped_column(String(200), index=True)
     round: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    blue: Mapped[str] = mapped_column(String(40))
-    red: Mapped[str] = mapped_column(String(40))
+    blue: Mapped[str] = mapped_column(String(200))  # a team: its nicks joined by ", " (docs/teams.md)
+    red: Mapped[str] = mapped_column(String(200))
     game_type: Mapped[str] = mapped_column(String(200))
     result: Mapped[str | None] = mapped_column(String(20))
     game_number: Mapped[int | None] = mapped_column(Integer)

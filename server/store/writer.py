@@ -68,6 +68,7 @@ from server.store.accounts import account_of
 from server.store.database import BUSY_TIMEOUT_MS, insert_with_on_conflict, sqlite_pragmas
 from server.store.models import (
     ArchivedGame,
+    GamePlayer,
     JournalEntry,
     JournalSetAside,
     LiveSession,
@@ -838,7 +839,11 @@ def _rating(user: User) -> Rating:
 
 
 def _archive(session: Session, game: FinishedGame, member: int) -> tuple[int, list[Account]]:
-    """Store a finished game, with the players' ratings as they were before it; rate it if it counts."""
+    """Store a finished game, with the players' ratings as they were before it; rate it if it counts.
+    A team game (unrated) names its teams' first players in the game's row, and all its players in
+    `game_players` (docs/teams.md)."""
+    if game.players:
+        return _archive_team_game(session, game, member)
     blue, red = _registered(session, game.blue), _registered(session, game.red)
     record = game.record
     if blue is not None:
@@ -888,6 +893,37 @@ def _archive(session: Session, game: FinishedGame, member: int) -> tuple[int, li
             )
             for user in (blue, red)
         )
+    _archived(session, game, row, member)
+    return row.number, changed
+
+
+def _archive_team_game(session: Session, game: FinishedGame, member: int) -> tuple[int, list[Account]]:
+    row = ArchivedGame(
+        finished_at=datetime.now(UTC),
+        blue_nick=game.players[0],
+        red_nick=game.players[1],
+        blue_id=None,
+        red_id=None,
+        game_type=game.game_type,
+        result=str(game.result) if game.result is not None else None,
+        rated=False,
+        tournament=game.tournament,
+        sgf=write_record(game.record),
+    )
+    session.add(row)
+    session.flush()
+    for side, nick in enumerate(game.players, 1):
+        user = _registered(session, nick)
+        session.add(
+            GamePlayer(game_number=row.number, side=side, nick=nick, user_id=user.id if user else None)
+        )
+    _archived(session, game, row, member)
+    return row.number, []
+
+
+def _archived(session: Session, game: FinishedGame, row: ArchivedGame, member: int) -> None:
+    """What every archived game writes with its row: its tournament table's result, and the journal's
+    entry that says the game is in the archive."""
     if game.tournament is not None and game.game_index == 0:
         session.execute(
             update(TournamentTable)
@@ -896,7 +932,6 @@ def _archive(session: Session, game: FinishedGame, member: int) -> tuple[int, li
         )
     archived = _Entry(game.uid, game.journal_seq, "archived", {"number": row.number, "game": game.game_index})
     _insert_entries(session, [archived], member)
-    return row.number, changed
 
 
 def _describe(job: _Job) -> str:

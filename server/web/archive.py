@@ -86,7 +86,9 @@ async def games_json(request: web.Request) -> web.Response:
 
 
 def summary_json(game: GameSummary) -> dict[str, object]:
-    return {
+    """A team game (docs/teams.md) also lists its `players` in turn order; its blue and red are the
+    teams' nicks joined by ", "."""
+    summary: dict[str, object] = {
         "number": game.number,
         "sgf": f"/sgf/{game.number}",
         "finished": utc_text(game.finished_at),
@@ -97,6 +99,9 @@ def summary_json(game: GameSummary) -> dict[str, object]:
         "rated": game.rated,
         "tournament": game.tournament,
     }
+    if game.players:
+        summary["players"] = list(game.players)
+    return summary
 
 
 def archive_number(text: str) -> int | None:

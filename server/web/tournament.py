@@ -26,7 +26,8 @@ from server.web.common import DIRECTOR_KEY, HUB_KEY, utc_text
 TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
 NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
 MAX_ROUND = 100
-_SAY_HI = re.compile(r"([0-9]{1,5})\.([0-9]{1,5})")
+_SAY_HI = re.compile(r"[0-9]{1,5}(\.[0-9]{1,5})+")
+MOST_PLAYERS = 8  # two teams of four (docs/teams.md)
 
 routes = web.RouteTableDef()
 
@@ -69,7 +70,8 @@ async def _player(
 
 
 async def set_up_table(request: web.Request) -> str:
-    """`co=setUpTable&key=K&gameType=G&pl1=A&pl2=B&sayHiTimes=K.L&tourn=T&tRound=R` -> `ok.<table>`."""
+    """`co=setUpTable&key=K&gameType=G&pl1=A&pl2=B&sayHiTimes=K.L&tourn=T&tRound=R` -> `ok.<table>`;
+    a team game with `pl3`, `pl4`, ... (side n is pl<n>) and a sayHi for each (docs/teams.md)."""
     hub: Hub = request.app[HUB_KEY]
     key = await request.app[TOURNAMENTS_KEY].check(required(request, "key"))
     if key is None:
@@ -78,7 +80,10 @@ async def set_up_table(request: web.Request) -> str:
         game_type = parse_game_type(required(request, "gameType"))
     except GameTypeError:
         raise ProtocolError("badGameType") from None
-    say_hi = _SAY_HI.fullmatch(request.query.get("sayHiTimes", "0.0"))
+    extra = [number for number in range(3, MOST_PLAYERS + 2) if request.query.get(f"pl{number}")]
+    if extra != list(range(3, 3 + len(extra))) or 2 + len(extra) > MOST_PLAYERS:
+        raise ProtocolError("badTeams")  # pl3, pl4, ... without a gap; equal teams: the hub checks
+    say_hi = _SAY_HI.fullmatch(request.query.get("sayHiTimes", ".".join("0" * (2 + len(extra)))))
     if say_hi is None:
         raise ProtocolError("badSayHiTimes")
     tournament = label(request.query.get("tourn", NOT_SAVED), "badTourn", MAX_TOURNAMENT_LENGTH)
@@ -89,14 +94,18 @@ async def set_up_table(request: web.Request) -> str:
     first, first_rating = await _player(accounts, required(request, "pl1"), "pl1", key.registered_only)
     second, second_rating = await _player(accounts, required(request, "pl2"), "pl2", key.registered_only)
     ratings = {nick: r for nick, r in ((first, first_rating), (second, second_rating)) if r is not None}
+    more = [
+        (await _player(accounts, request.query[f"pl{n}"], f"pl{n}", key.registered_only))[0] for n in extra
+    ]
     uid = hub.set_up_table(
         game_type,
         first,
         second,
-        (int(say_hi[1]), int(say_hi[2])),
+        [int(seconds) for seconds in say_hi[0].split(".")],
         tournament,
         round_,
         ratings,
+        more=more,
     )
     return f"ok.{uid}"
 

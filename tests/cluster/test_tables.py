@@ -256,3 +256,44 @@ async def test_sitting_down_again_and_again_at_another_members_table_is_limited_
     person = {"nick": "*Dan", "lang": "en", "guest": True, "moderator": False, "seat": "x", "record": None}
     visitors.enter("kropki-a", uid, person)
     assert visitors.by_key == kept
+
+
+async def test_a_team_table_is_played_across_members_and_a_visitor_who_leaves_is_out_of_the_game(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """docs/teams.md, docs/cluster.md: team one *Ala and *Cyd, team two *Bob and *Dan; *Cyd and *Dan are
+    on member b, the table on member a."""
+    a, b, ala, cyd = await ala_and_cyd(aiohttp_client, postgres, redis_server)
+    bob = await guest(a, "bobBob22", "*Bob")
+    dan = await guest(b, "danDan44", "*Dan")
+    await until(ala, lambda lines: "pa*Dan" in lines)
+    key = await a.app[STORE_KEY].tournaments.add_key("pairs-bot", None, False)
+    query = {"co": "setUpTable", "key": key, "gameType": "0808stanF0.0.0", "sayHiTimes": "0.0.0.0"}
+    query |= {"pl1": "*Ala", "pl2": "*Bob", "pl3": "*Cyd", "pl4": "*Dan"}
+    answer = await (await a.get("/a.kropki", params=query)).text()
+    assert answer.startswith("ok."), answer
+    uid = int(answer[3:])
+
+    for player in (cyd, dan):  # they sit down by themselves: the `d` line names every player
+        state = await at_table(player, uid, lambda lines: any(line.startswith("pr") for line in lines))
+        assert f"d{uid}.0808s0..s.F.n.....*Ala,*Cyd.*Bob,*Dan" in state
+    moves = [(ala, "aa"), (bob, "hh"), (cyd, "ab"), (dan, "hg"), (ala, "ac"), (bob, "hf"), (cyd, "ad")]
+    for player, where in moves:
+        player.send("s", uid, where)
+        await player.poll(b=True)
+        await at_table(dan if player is not dan else ala, uid, has(where))
+
+    dan.send("q", uid)  # *Dan, on move, leaves for good through his member: *Bob plays for team two
+    await dan.poll(b=True)
+    lines = await at_table(ala, uid, has("left4.*Dan left the game."))
+    assert any(line.startswith(f"x{uid}.2.") for line in lines)
+    dan.send("b", uid)  # back to watch: not to play
+    await at_table(dan, uid, lambda lines: any(line.startswith("pr") for line in lines))
+    dan.send("s", uid, "hd")
+    told = await at_table(dan, uid, has("..e."))
+    assert not any(line.endswith("[hd]") for line in told)
+
+    cyd.send("v", 0, "s.*Ala,*Dan,*Bob.0808stanF0.0.0")  # a team invitation naming players of member a
+    refusal = (await cyd.poll(b=True)).sections[0]
+    assert any("..e.*Ala is on another member of the cluster" in line for line in refusal), refusal
+    assert not a.app[HUB_KEY].invitations and not b.app[HUB_KEY].invitations

@@ -254,6 +254,19 @@ def test_descriptions_of_old_strings_are_new(game_type: GameType) -> None:
     assert decode_server_text(str(read["game_type"])) == format_new(parse_game_type(old))  # names escaped
 
 
+def test_a_team_tables_description_names_each_team_in_one_field_that_old_clients_read_whole() -> None:
+    team_one, team_two = events.team(["*Ala", "*Cid"]), events.team(["Bob", "Dan Smith"])
+    line = events.description(5, parse_game_type("3030noT4r0.180.20_Cup. 2.0"), team_one, team_two)
+
+    assert line.endswith(".*Ala,*Cid.Bob,Dan Smith")
+    read = multipoints_description(line)
+    assert (read["player1"], read["player2"], read["width"]) == ("*Ala,*Cid", "Bob,Dan Smith", 30)
+    assert robocup_fields(line)[-2:] == ["*Ala,*Cid", "Bob,Dan Smith"]
+    assert events.described_players(line) == ["*Ala", "*Cid", "Bob", "Dan Smith"]
+    two = events.description(5, parse_game_type("3030noT4r0.180.20"), "*Ala", "Bob")
+    assert events.described_players(two) == ["*Ala", "Bob"]
+
+
 def test_description_nicks_are_valid_nicks() -> None:
     # The last two fields work only because nicks never hold a dot (codec.check_nick).
     for nick in ("*Ala", "John Player", "Вася"):
@@ -274,6 +287,13 @@ def test_state_while_playing() -> None:
     play(game, "cc")
     assert events.state(4, game, None) == "x4.2.-."
     assert robocup_outcome(events.state(4, game, None)) == "playing"
+
+
+def test_a_team_tables_state_carries_the_side_on_move() -> None:
+    game = Game(10, 10)
+    play(game, "cc", "dd")  # blue on move: at a team table side 1, 3, 5 or 7
+    assert events.state(4, game, None, 3) == "x4.3.-."
+    assert robocup_outcome(events.state(4, game, None, 3)) == "playing"
 
 
 @pytest.mark.parametrize(

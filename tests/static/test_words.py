@@ -79,6 +79,36 @@ def test_every_server_line_a_game_writes_is_read_again_in_ukrainian(players: tup
     ]
 
 
+def server_lines_of_a_team_game() -> list[dict[str, str]]:
+    """The server lines only a team game writes (docs/teams.md), by a real hub, as {type, text}."""
+    hub = Hub(timers=ManualTimers(), rng=random.Random(1), clock=lambda: 1_700_000_000.0)
+    for secret, nick in (("ala1", "*Ala"), ("bob1", "*Bob"), ("cid1", "*Cid"), ("dan1", "*Dan")):
+        hub.guest_login(secret, nick, "en")
+    game_type = parse_game_type("1010noT1F0.120.5")
+    uid = hub.set_up_table(game_type, "*Ala", "*Bob", (0,) * 4, None, None, {}, more=["*Cid", "*Dan"])
+    hub.move("ala1", str(uid), "ai")
+    hub.propose("bob1", str(uid), "draw")
+    hub.propose("ala1", str(uid), "ok2draw")  # *Cid and *Dan have not agreed yet
+    hub.propose("dan1", str(uid), "resign")
+    hub.change_table("bob1", 0)  # the last of team two: it loses
+    return [{"type": e.nick_type, "text": e.text} for e in hub.tables[uid].chat.entries if not e.nick]
+
+
+def test_every_server_line_of_a_team_game_is_read_again_in_russian(players: tuple[Player, Player]) -> None:
+    lines = server_lines_of_a_team_game()
+    assert [line["type"] for line in lines] == ["u2draw", "agree2draw", "resigned4", "left2", "B+R", "l1"]
+    render = "(lines, t, all) => all.map((line) => lines.serverLineText(line, t))"
+
+    assert said(players[0].page, "en", render, lines) == [line["text"] for line in lines]
+    assert said(players[0].page, "ru", render, lines)[1:] == [
+        "*Ala принимает предложение: закончить игру вничью; ждём: *Cid, *Dan.",
+        "*Dan сдаётся и покидает игру.",
+        "*Bob покидает игру.",
+        "*Ala, *Cid побеждают: *Bob, *Dan покинули игру.",
+        "Игра сохранена под номером 1.",
+    ]
+
+
 def test_a_line_or_refusal_the_client_does_not_know_is_still_readable(players: tuple[Player, Player]) -> None:
     page = players[0].page
     render = "(lines, t, line) => lines.serverLineText(line, t)"

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import io
+from urllib.parse import quote
 
 from aiohttp.test_utils import TestClient
 
 from server.app import STORE_KEY
+from server.engine.gametype import parse_game_type
 from server.engine.replay import main as replay_main
 from server.engine.sgf import read_record
+from server.web.common import HUB_KEY
 from tests.store.test_accounts import registered_id
 from tests.web.test_auth import register
 from tests.web.test_games import play
@@ -119,3 +122,34 @@ async def test_bad_archive_requests_get_clear_answers(client: TestClient) -> Non
     assert bad_nick.status == 400 and "nick" in (await bad_nick.json())["error"]
     assert bad_limit.status == 400 and "limit" in (await bad_limit.json())["error"]
     assert (nobody.status, await nobody.json()) == (200, [])
+
+
+async def test_a_team_game_is_unrated_and_listed_under_each_of_its_players(client: TestClient) -> None:
+    alice, bob = await pair(client, "Alice", "*Bob")
+    cid, dan = await pair(client, "*Cid", "*Dan")
+    hub = client.app[HUB_KEY]
+    ranked = parse_game_type("1616stanR0.0.0")
+    uid = hub.set_up_table(ranked, "Alice", "*Bob", (0, 0, 0, 0), None, None, {}, more=["*Cid", "*Dan"])
+    for player in (alice, bob, cid, dan):
+        await player.poll()
+    team_turns = [alice, bob, cid, dan]
+    await play(
+        uid, *((team_turns[n % 4], chr(ord("a") + n // 2) + ("a" if n % 2 == 0 else "p")) for n in range(26))
+    )
+    for player in (bob, dan):
+        assert await player.get(co="propose", idGracza=player.secret, table=str(uid), proposal="resign") == ""
+    await hub.persistence.flush()
+
+    assert await ratings(client, "Alice") == [(1500, 0, 0, 0)]  # 26 dots of a ranked type: still unrated
+    record = read_record(await (await client.get("/sgf/1")).text())
+    assert (record.black_name, record.white_name, record.result) == ("Alice, *Cid", "*Bob, *Dan", "B+R")
+    assert len(record.moves) == 26  # one move a node
+    for nick in ("Alice", "*Bob", "*Cid", "*Dan"):
+        listed = await (await client.get("/games.json", params={"nick": nick})).json()
+        assert [(game["number"], game["blue"], game["red"], game["rated"]) for game in listed] == [
+            (1, "Alice, *Cid", "*Bob, *Dan", False)
+        ]
+        assert listed[0]["players"] == ["Alice", "*Bob", "*Cid", "*Dan"]
+        assert (await client.get(f"/player/{quote(nick)}.json")).status == 200
+    assert (await (await client.get("/game/1.json")).json())["players"] == ["Alice", "*Bob", "*Cid", "*Dan"]
+    assert await (await client.get("/games.json", params={"nick": "*Eve"})).json() == []

@@ -1,8 +1,8 @@
 """hosted tournaments: swiss and arena tournaments the server runs, their players and swiss pairings;
 the moves of each tournament table's game (tables archived before this revision have none)
 
-Revision ID: 0009
-Revises: 0008
+Revision ID: 0010
+Revises: 0009
 Create Date: 2026-11-27 17:10:00.000000
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0009"
-down_revision = "0008"
+revision = "0010"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 
