@@ -33,6 +33,9 @@ log = logging.getLogger(__name__)
 
 ROUND_PAUSE = 10.0  # seconds between a swiss round's last result and the next round's pairing
 ARENA_WAVE = 5.0  # seconds between an arena's pairings of the players who are free
+# an arena player is paired again this long after their game ended, not at once: they see the result
+# (lichess waits a few seconds too before it pairs a small group)
+ARENA_REST = 8.0
 RETRY = 30.0  # after storage or the hub refused (storage failing, no room for tables), the next try
 GUEST_RATING = 0.0  # guests have no rating: they come after every registered player in the swiss order
 
@@ -423,11 +426,15 @@ class Director:
             nick: max((b.ended or 0.0 for b in boards if nick in (b.blue, b.red)), default=0.0)
             for nick in everyone
         }
+        rested = self.hub.clock() - ARENA_REST
         free = sorted(
             (
                 e.nick
                 for e in entries
-                if not e.withdrawn and e.nick not in busy and self.hub.here(e.nick, e.seat)
+                if not e.withdrawn
+                and e.nick not in busy
+                and free_since[e.nick] <= rested
+                and self.hub.here(e.nick, e.seat)
             ),
             key=lambda nick: free_since[nick],  # the longest waiting first: an odd one out is the latest
         )
