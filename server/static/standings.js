@@ -23,6 +23,13 @@ function playerLink(nick, className) {
   return link;
 }
 
+/** A side: one player, or a team's players ("*Ala, *Cid": docs/teams.md), each with a link of their own. */
+function sideLinks(side, className) {
+  const names = side.split(", ");
+  const parts = names.flatMap((nick, index) => (index ? [", ", playerLink(nick, className)] : [playerLink(nick, className)]));
+  return names.length > 1 ? element("span", { className }, ...parts) : parts[0];
+}
+
 function number(value) {
   return new Intl.NumberFormat(document.documentElement.lang, { maximumFractionDigits: 2 }).format(value);
 }
@@ -47,7 +54,7 @@ function renderArena() {
         "tr",
         {},
         element("td", { className: "rank", textContent: String(row.rank) }),
-        element("td", { className: "who" }, playerLink(row.player, "nick")),
+        element("td", { className: "who" }, sideLinks(row.player, "nick")),
         element("td", { className: "points", textContent: number(row.points) }),
         games,
         element("td", { className: "wins", textContent: String(row.wins) }),
@@ -76,7 +83,7 @@ function renderStandings() {
         "tr",
         {},
         element("td", { className: "rank", textContent: String(row.rank) }),
-        element("td", { className: "who" }, playerLink(row.player, "nick")),
+        element("td", { className: "who" }, sideLinks(row.player, "nick")),
         element("td", { className: "points", textContent: number(row.points) }),
         games,
         element("td", { className: "buchholz", textContent: number(row.buchholz) }),
@@ -96,9 +103,9 @@ function renderGames() {
         element(
           "span",
           { className: "players" },
-          playerLink(entry.blue, "blue"),
+          sideLinks(entry.blue, "blue"),
           " – ",
-          playerLink(entry.red, "red"),
+          sideLinks(entry.red, "red"),
         ),
         element("span", { className: "outcome", textContent: outcome(entry) }),
       );

@@ -154,3 +154,28 @@ def test_the_standings_page_of_a_tournament_that_has_no_table_says_so(
     expect(page.locator("#notice")).to_have_text("No tables were set up for the tournament Nothing.")
     expect(page.locator("#standings")).to_be_hidden()
     player.close()
+
+
+def test_a_team_tables_players_each_link_their_own_page(
+    browser: Browser,  # noqa: F811
+    server: Server,  # noqa: F811
+) -> None:
+    organiser = Organiser(server)
+    answer = organiser.get(
+        co="setUpTable",
+        gameType="1010stanF0.600.5",
+        pl1="*Gus",
+        pl2="*Hal",
+        pl3="*Ivy",
+        pl4="*Jo",
+        sayHiTimes="0.0.0.0",
+        tourn=CUP,
+        tRound="1",
+    )
+    assert answer.startswith("ok."), answer
+    page = Player(browser, server).context.new_page()
+    page.goto(f"{server.base}/tournament/{quote(CUP)}/standings")
+    blue = page.locator("#games li .players a.blue")
+    expect(blue).to_have_count(2)  # the team "*Gus, *Ivy": a link each, not one link to no page
+    hrefs = blue.evaluate_all("links => links.map((link) => link.href)")
+    assert [href.rsplit("/", 1)[1] for href in hrefs] == ["*Gus", "*Ivy"]
