@@ -41,22 +41,29 @@ function outcome(entry) {
   return resultText(entry.result, entry.blue, entry.red, t);
 }
 
+/** The columns every ranking starts with: rank, player, points, games (and those in progress). */
+function leadingCells(row) {
+  const games = element("td", { className: "games" }, String(row.games));
+  if (row.playing) games.append(element("span", { className: "playing", textContent: t("playingNow", { count: row.playing }) }));
+  return [
+    element("td", { className: "rank", textContent: String(row.rank) }),
+    element("td", { className: "who" }, sideLinks(row.player, "nick")),
+    element("td", { className: "points", textContent: number(row.points) }),
+    games,
+  ];
+}
+
 /** An arena ranks by lichess's points: its own columns (docs/tournaments.md, "Arena"). */
 function renderArena() {
   const head = ["rankShort", "player", "pointsShort", "gamesPlayed", "winsShort", "sheet"];
   $("#standings thead tr").replaceChildren(...head.map((key) => element("th", { scope: "col", textContent: t(key) })));
   $("#standings tbody").replaceChildren(
     ...read.standings.map((row) => {
-      const games = element("td", { className: "games" }, String(row.games));
-      if (row.playing) games.append(element("span", { className: "playing", textContent: t("playingNow", { count: row.playing }) }));
       const sheet = row.sheet.join(" ") + (row.onFire ? " 🔥" : "");
       return element(
         "tr",
         {},
-        element("td", { className: "rank", textContent: String(row.rank) }),
-        element("td", { className: "who" }, sideLinks(row.player, "nick")),
-        element("td", { className: "points", textContent: number(row.points) }),
-        games,
+        ...leadingCells(row),
         element("td", { className: "wins", textContent: String(row.wins) }),
         element("td", { className: "sheet", textContent: sheet }),
       );
@@ -76,20 +83,15 @@ function renderStandings() {
     return;
   }
   $("#standings tbody").replaceChildren(
-    ...read.standings.map((row) => {
-      const games = element("td", { className: "games" }, String(row.games));
-      if (row.playing) games.append(element("span", { className: "playing", textContent: t("playingNow", { count: row.playing }) }));
-      return element(
+    ...read.standings.map((row) =>
+      element(
         "tr",
         {},
-        element("td", { className: "rank", textContent: String(row.rank) }),
-        element("td", { className: "who" }, sideLinks(row.player, "nick")),
-        element("td", { className: "points", textContent: number(row.points) }),
-        games,
+        ...leadingCells(row),
         element("td", { className: "buchholz", textContent: number(row.buchholz) }),
         element("td", { className: "berger", textContent: number(row.sonnebornBerger) }),
-      );
-    }),
+      ),
+    ),
   );
 }
 

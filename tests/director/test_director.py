@@ -4,6 +4,7 @@ swiss round's pause, and what each result counts as for the pairing."""
 from __future__ import annotations
 
 import asyncio
+from datetime import UTC, datetime
 
 import pytest
 from aiohttp.test_utils import TestClient
@@ -13,6 +14,7 @@ from server.config import Settings
 from server.director.director import Director
 from server.director.history import Board, no_shows, swiss_round
 from server.engine import swiss
+from server.store.hosted import PairedRound
 from server.web.common import STORE_KEY
 from tests.clients.multipoints import MultiPoints
 from tests.director.bots import (
@@ -167,3 +169,26 @@ def test_a_cancelled_game_is_no_game_and_nobody_is_a_no_show() -> None:
     assert swiss_round("*B", cancelled, False) == swiss.Round(None, None, 0.0, False)
     assert no_shows([cancelled]) == set()
     assert no_shows([Board(2, 1, "*B", "*R", "Void"), Board(3, 1, "*C", "*D", "W+F")]) == {"*B", "*R", "*C"}
+
+
+async def test_a_pairing_stored_before_a_crash_gets_its_tables_and_is_not_made_again(cup: Served) -> None:
+    """The worst moment: the round's pairing is written, then the process dies before its tables are.
+    After the restart the stored pairing is set up as it is, not paired afresh."""
+    clock, client, key = cup
+    await create(client, key, clock)
+    bots = guests(client, 4)
+    for bot in bots:
+        await bot.log_in()
+        assert await bot.ask("joinTournament", tourn="Cup") == "ok"
+    director = director_of(client)
+    hosted = await director.hosted.get("Cup")
+    assert hosted is not None
+    a, b, c, d = (bot.nick for bot in bots)
+    stored = PairedRound(1, ((d, a), (b, c)), None)  # not what the engine pairs (1-3, 4-2): proof of reuse
+    await director.hosted.save_round(hosted.id, stored, datetime.now(UTC))
+
+    await tick(client, clock.timers, 11)
+    boards = await director.boards(hosted)
+    assert sorted((board.round, board.blue, board.red) for board in boards) == [(1, b, c), (1, d, a)]
+    await tick(client, clock.timers, 1)
+    assert len(await director.boards(hosted)) == 2, "no second table for a board"
