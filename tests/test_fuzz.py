@@ -1180,6 +1180,9 @@ class Fuzzer:
                 del params[rng.randrange(1, len(params))]
             return Request("/a.kropki", params, kind="createTournament")
         guest = self.pick_guest()
+        if roll < 0.45:
+            params = [("co", "cancelTournament"), ("key", self.key or "nokey"), ("tourn", rng.choice(names))]
+            return Request("/a.kropki", params, kind="cancelTournament")
         co = rng.choice(["joinTournament", "joinTournament", "leaveTournament"])
         params = [("co", co), ("idGracza", self.secret(guest)), ("tourn", rng.choice(names[:2] + names))]
         return Request("/a.kropki", params, kind=co, guest=guest)

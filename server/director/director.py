@@ -11,6 +11,7 @@ it: its start, a game's stored result, an arena's pairing wave, a swiss round's 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Coroutine
 from dataclasses import dataclass, replace
@@ -171,6 +172,19 @@ class Director:
         now = datetime.fromtimestamp(self.hub.clock(), UTC)
         if not await self.hosted.withdraw(hosted.id, nick_key(player.nick), now):
             raise ProtocolError("notRegistered", "You are not registered in this tournament.")
+
+    async def cancel(self, name: str, key_tournament: str | None) -> None:
+        """The organiser calls the tournament off: no more pairings, and its games still being played
+        end `Void` as cancelTable ends one (unrated, counted nowhere)."""
+        hosted = await self._open(name)
+        if key_tournament is not None and key_tournament != name:
+            raise ProtocolError("keyNotForTournament")
+        await self._finish(hosted, "cancelled")
+        for board in await self.boards(hosted):
+            if board.result is None:
+                with contextlib.suppress(ProtocolError):  # it ended meanwhile: its result stands
+                    self.hub.cancel_table(board.table, None)
+        await self.hub.persistence.flush()
 
     async def _open(self, name: str) -> Hosted:
         hosted = await self.hosted.get(name)

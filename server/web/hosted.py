@@ -4,6 +4,7 @@ everyone reads the list and the standings (docs/tournaments.md, "Tournaments the
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from aiohttp import web
@@ -65,18 +66,9 @@ async def create_tournament(request: web.Request) -> str:
     instead of a key -> `ok`."""
     hub = request.app[HUB_KEY]
     director = _director(request)
-    query = request.query
-    secret = query.get("idGracza") or query.get("playerId")
-    moderator = hub.players.get(secret) if secret else None
-    registered_only = query.get("registeredOnly", "") in ("1", "true")
-    if moderator is not None and moderator.moderator:
-        key_tournament, created_by = None, moderator.nick
-    else:
-        key = await request.app[TOURNAMENTS_KEY].check(required(request, "key"))
-        if key is None:
-            raise ProtocolError("badKey")
-        key_tournament, created_by = key.tournament, f"key {key.name}"
-        registered_only = registered_only or key.registered_only
+    organiser = await _organiser(request)
+    key_tournament, created_by = organiser.tournament, organiser.name
+    registered_only = organiser.registered_only or request.query.get("registeredOnly", "") in ("1", "true")
     name = label(required(request, "tourn"), "badTourn", MAX_TOURNAMENT_LENGTH)
     if name is None:
         raise ProtocolError("badTourn", f"A tournament the server runs needs a name other than {NOT_SAVED}.")
@@ -107,6 +99,32 @@ async def create_tournament(request: web.Request) -> str:
     )
     await director.create(settings)
     return "ok"
+
+
+async def cancel_tournament(request: web.Request) -> str:
+    """`co=cancelTournament&key=K&tourn=NAME` (or a moderator's `idGracza`) -> `ok`."""
+    director = _director(request)
+    await director.cancel(required(request, "tourn"), (await _organiser(request)).tournament)
+    return "ok"
+
+
+@dataclass(frozen=True)
+class Organiser:
+    tournament: str | None  # the one tournament the key is for; None: any
+    name: str  # "key <its name>", or the moderator's nick
+    registered_only: bool  # the key's: its tournaments are for registered players only
+
+
+async def _organiser(request: web.Request) -> Organiser:
+    """Who asks: a logged-in moderator (their `idGracza`), or the holder of an organiser's key."""
+    secret = request.query.get("idGracza") or request.query.get("playerId")
+    moderator = request.app[HUB_KEY].players.get(secret) if secret else None
+    if moderator is not None and moderator.moderator:
+        return Organiser(None, moderator.nick, False)
+    key = await request.app[TOURNAMENTS_KEY].check(required(request, "key"))
+    if key is None:
+        raise ProtocolError("badKey")
+    return Organiser(key.tournament, f"key {key.name}", key.registered_only)
 
 
 async def join_tournament(request: web.Request) -> str:

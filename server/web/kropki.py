@@ -217,6 +217,7 @@ REQUEST_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
     "setUpTable": tournament.set_up_table,
     "cancelTable": tournament.cancel_table,
     "createTournament": hosted.create_tournament,
+    "cancelTournament": hosted.cancel_tournament,
     "joinTournament": hosted.join_tournament,
     "leaveTournament": hosted.leave_tournament,
     "zapraszam": invite,

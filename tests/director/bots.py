@@ -150,6 +150,10 @@ async def tick(client: TestClient, timers: ManualTimers, seconds: float) -> None
     await director_of(client).settled()
 
 
-async def organiser_creates(client: TestClient, key: str, **params: Any) -> str:
-    query = {"co": "createTournament", "key": key, "gameType": GAME_TYPE, **params}
+async def organiser_asks(client: TestClient, key: str, **params: str) -> str:
+    query = {"key": key, **params}
     return await get(client, "/a.kropki?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in query.items()))
+
+
+async def organiser_creates(client: TestClient, key: str, **params: Any) -> str:
+    return await organiser_asks(client, key, co="createTournament", gameType=GAME_TYPE, **params)

@@ -23,6 +23,7 @@ from tests.director.bots import (
     director_of,
     everyone_turns,
     guests,
+    organiser_asks,
     organiser_creates,
     served_on,
     tick,
@@ -192,3 +193,31 @@ async def test_a_pairing_stored_before_a_crash_gets_its_tables_and_is_not_made_a
     assert sorted((board.round, board.blue, board.red) for board in boards) == [(1, b, c), (1, d, a)]
     await tick(client, clock.timers, 1)
     assert len(await director.boards(hosted)) == 2, "no second table for a board"
+
+
+async def test_the_organiser_calls_a_running_swiss_off_and_its_games_end_void(cup: Served) -> None:
+    clock, client, key = cup
+    await create(client, key, clock)
+    bots = guests(client, 4)
+    for bot in bots:
+        await bot.log_in()
+        assert await bot.ask("joinTournament", tourn="Cup") == "ok"
+    await tick(client, clock.timers, 11)
+    await everyone_turns(bots)
+    director = director_of(client)
+    hosted = await director.hosted.get("Cup")
+    assert hosted is not None and hosted.round == 1
+
+    other = await client.app[STORE_KEY].tournaments.add_key("other-bot", "Other Cup", False)
+    assert (
+        await organiser_asks(client, other, co="cancelTournament", tourn="Cup") == "err.keyNotForTournament"
+    )
+    assert await organiser_asks(client, key, co="cancelTournament", tourn="Cup") == "ok"
+    assert await organiser_asks(client, key, co="cancelTournament", tourn="Cup") == "err.tournamentOver"
+    hosted = await director.hosted.get("Cup")
+    assert hosted is not None and hosted.state == "cancelled"
+    assert {board.result for board in await director.boards(hosted)} == {"Void"}
+    assert all(board.cancelled for board in await director.boards(hosted))
+    await tick(client, clock.timers, 60)
+    assert len(await director.hosted.rounds(hosted.id)) == 1, "no round after the cancel"
+    assert await bots[0].ask("joinTournament", tourn="Cup") == "err.tournamentOver"

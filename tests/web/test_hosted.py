@@ -68,6 +68,25 @@ async def test_a_bad_creation_is_refused_and_creates_nothing(
     assert await listed(client) == []
 
 
+async def test_calling_off_is_refused_without_the_right_key_and_changes_nothing(
+    client: TestClient, key: str
+) -> None:
+    assert await create(client, key=key, tourn=CUP) == "ok"
+    limited = await client.app[STORE_KEY].tournaments.add_key("league-bot", "League", False)
+
+    async def cancel(**params: str) -> str:
+        return await (await client.get("/a.kropki", params={"co": "cancelTournament", **params})).text()
+
+    assert await cancel(tourn=CUP) == "err.missing.key"
+    assert await cancel(key="nope", tourn=CUP) == "err.badKey"
+    assert await cancel(key=key) == "err.missing.tourn"
+    assert await cancel(key=key, tourn="Nowhere") == "err.noSuchTournament"
+    assert await cancel(key=limited, tourn=CUP) == "err.keyNotForTournament"
+    assert [t["state"] for t in await listed(client)] == ["registering"]
+    assert await cancel(key=key, tourn=CUP) == "ok"
+    assert [t["state"] for t in await listed(client)] == ["cancelled"]
+
+
 async def test_a_key_limited_to_a_tournament_creates_only_that_one(client: TestClient) -> None:
     limited = await client.app[STORE_KEY].tournaments.add_key("league-bot", "League", True)
     assert await create(client, key=limited, tourn=CUP) == "err.keyNotForTournament"
