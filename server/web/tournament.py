@@ -90,6 +90,11 @@ async def set_up_table(request: web.Request) -> str:
     round_ = label(request.query.get("tRound", NOT_SAVED), "badRound", MAX_ROUND)
     if key.tournament is not None and tournament != key.tournament:
         raise ProtocolError("keyNotForTournament")
+    director = request.app.get(DIRECTOR_KEY)
+    if tournament is not None and director is not None and await director.hosted.get(tournament) is not None:
+        raise ProtocolError(
+            "hostedTournament", "The server pairs this tournament itself: it sets up its tables."
+        )
     accounts = request.app[ACCOUNTS_KEY]
     first, first_rating = await _player(accounts, required(request, "pl1"), "pl1", key.registered_only)
     second, second_rating = await _player(accounts, required(request, "pl2"), "pl2", key.registered_only)

@@ -35,6 +35,7 @@ ORGANISERS_ONLY = {
     "untimed",
     "nameTaken",
     "badTourn",
+    "hostedTournament",
 }
 SAID_OTHERWISE = {"wrongNickOrId"}  # the login form's own sentence (wrongLogin)
 

@@ -109,6 +109,8 @@ async def test_a_name_is_one_tournament_hosted_or_set_up(client: TestClient, key
     assert (await (await client.get("/a.kropki", params=setup)).text()).startswith("ok.")
     await client.app[STORE_KEY].writer.flush()
     assert await create(client, key=key, tourn="Old Cup") == "err.nameTaken"
+    setup["tourn"] = CUP  # and no table of an organiser's script in a tournament the server pairs
+    assert await (await client.get("/a.kropki", params=setup)).text() == "err.hostedTournament"
 
 
 async def test_a_moderator_creates_without_a_key(client: TestClient) -> None:
