@@ -41,6 +41,15 @@ async def cup(aiohttp_client: AiohttpClient, settings: Settings) -> Served:
     return clock, client, await client.app[STORE_KEY].tournaments.add_key("cup-bot", None, False)
 
 
+async def joined(client: TestClient, count: int) -> list[Bot]:
+    """Guests logged in and registered for the tournament "Cup"."""
+    bots = guests(client, count)
+    for bot in bots:
+        await bot.log_in()
+        assert await bot.ask("joinTournament", tourn="Cup") == "ok"
+    return bots
+
+
 async def create(client: TestClient, key: str, clock: Time, name: str = "Cup", **params: str) -> None:
     query = {"tourn": name, "kind": "swiss", "rounds": "3", "start": str(int(clock.clock()) + 10), **params}
     assert await organiser_creates(client, key, **query) == "ok"
@@ -51,10 +60,7 @@ async def test_a_guest_whose_session_ended_is_withdrawn_and_the_nick_is_not_a_st
 ) -> None:
     clock, client, key = cup
     await create(client, key, clock)
-    bots = guests(client, 3)
-    for bot in bots:
-        await bot.log_in()
-        assert await bot.ask("joinTournament", tourn="Cup") == "ok"
+    bots = await joined(client, 3)
     gone = bots[0]
     assert await gone.ask("usunGracza") == ""
     stranger = Bot(client, MultiPoints(gone.nick, "strange1"))
@@ -122,10 +128,7 @@ async def test_a_flood_of_joins_and_withdrawals_makes_few_looks(
 async def test_the_pause_after_a_round_is_not_cut_short_by_a_newcomer(cup: Served) -> None:
     clock, client, key = cup
     await create(client, key, clock)
-    bots = guests(client, 4)
-    for bot in bots:
-        await bot.log_in()
-        assert await bot.ask("joinTournament", tourn="Cup") == "ok"
+    bots = await joined(client, 4)
     await tick(client, clock.timers, 11)
     director = director_of(client)
     for _ in range(30):  # round 1 is played to its end
@@ -177,10 +180,7 @@ async def test_a_pairing_stored_before_a_crash_gets_its_tables_and_is_not_made_a
     After the restart the stored pairing is set up as it is, not paired afresh."""
     clock, client, key = cup
     await create(client, key, clock)
-    bots = guests(client, 4)
-    for bot in bots:
-        await bot.log_in()
-        assert await bot.ask("joinTournament", tourn="Cup") == "ok"
+    bots = await joined(client, 4)
     director = director_of(client)
     hosted = await director.hosted.get("Cup")
     assert hosted is not None
@@ -198,10 +198,7 @@ async def test_a_pairing_stored_before_a_crash_gets_its_tables_and_is_not_made_a
 async def test_the_organiser_calls_a_running_swiss_off_and_its_games_end_void(cup: Served) -> None:
     clock, client, key = cup
     await create(client, key, clock)
-    bots = guests(client, 4)
-    for bot in bots:
-        await bot.log_in()
-        assert await bot.ask("joinTournament", tourn="Cup") == "ok"
+    bots = await joined(client, 4)
     await tick(client, clock.timers, 11)
     await everyone_turns(bots)
     director = director_of(client)
