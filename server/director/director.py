@@ -449,6 +449,7 @@ class Director:
                 and e.nick not in busy
                 and free_since[e.nick] <= rested
                 and self.hub.here(e.nick, e.seat)
+                and not self.hub.playing(e.nick)  # at another game: paired once it is over
             ),
             key=lambda nick: free_since[nick],  # the longest waiting first: an odd one out is the latest
         )

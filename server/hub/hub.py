@@ -408,6 +408,11 @@ class Hub:
         player = self.roster.online(nick)
         return (player is not None and player.seat_key == seat_key) or seat_key in self.roster.unclaimed
 
+    def playing(self, nick: str) -> bool:
+        """Whether the player online as `nick` sits in a game still being played."""
+        player = self.roster.online(nick)
+        return player is not None and self.tables.playing(player)
+
     def reserve_seats(self, uid: int, owners: dict[str, str]) -> None:
         """Seats of table `uid` kept for these sessions or accounts (nick -> Player.seat_key)."""
         for nick, owner in owners.items():

@@ -401,6 +401,15 @@ class Tables(Mapping[int, Table]):
         seated = any(table.seat_of(player) and not reserved(nick) for nick, player in table.people.items())
         table.players_away_since = None if seated else table.players_away_since or moment
 
+    def playing(self, player: Player) -> bool:
+        """Whether the player sits in a game still being played (an analysis is no game)."""
+        for uid in player.tables:
+            table = self.by_uid.get(uid)
+            room = table.room if table is not None else None
+            if room is not None and not room.analysis and room.game.result is None and table.seat_of(player):
+                return True
+        return False
+
     def seat_back(self, player: Player) -> None:
         """Back at the games they play (after a restart, or after their session timed out)."""
         if self.elsewhere is not None:

@@ -11,13 +11,14 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
-from server.director.director import Director
+from server.director.director import ARENA_REST, ARENA_WAVE, Director
 from server.director.history import Board, no_shows, swiss_round
 from server.engine import swiss
 from server.store.hosted import PairedRound
 from server.web.common import STORE_KEY
 from tests.clients.multipoints import MultiPoints
 from tests.director.bots import (
+    GAME_TYPE,
     Bot,
     Time,
     director_of,
@@ -218,3 +219,28 @@ async def test_the_organiser_calls_a_running_swiss_off_and_its_games_end_void(cu
     await tick(client, clock.timers, 60)
     assert len(await director.hosted.rounds(hosted.id)) == 1, "no round after the cancel"
     assert await bots[0].ask("joinTournament", tourn="Cup") == "err.tournamentOver"
+
+
+async def test_an_arena_leaves_players_at_another_game_until_it_is_over(cup: Served) -> None:
+    clock, client, key = cup
+    await create(client, key, clock, kind="arena", minutes="10", rounds="")
+    ala, bob, cid, dan = await joined(client, 4)
+    ala.mp.invite(bob.nick, GAME_TYPE)  # a game of their own, outside the arena
+    await everyone_turns([ala, bob])
+    bob.mp.accept_invite()
+    await everyone_turns([ala, bob])
+    await tick(client, clock.timers, 11)  # the arena starts
+    director = director_of(client)
+    hosted = await director.hosted.get("Cup")
+    assert hosted is not None
+    assert [(b.blue, b.red) for b in await director.boards(hosted)] in (
+        [(cid.nick, dan.nick)],
+        [(dan.nick, cid.nick)],
+    )
+    await everyone_turns([ala, bob])
+    (casual,) = ala.mp.tabs  # their own game's table
+    ala.mp.propose(casual, "resign")
+    await everyone_turns([ala, bob])
+    await tick(client, clock.timers, ARENA_REST + ARENA_WAVE)
+    paired = {frozenset((b.blue, b.red)) for b in await director.boards(hosted)}
+    assert frozenset((ala.nick, bob.nick)) in paired, "paired once their own game is over"
