@@ -27,6 +27,7 @@ from server.hub.hub import Hub
 from server.hub.persistence import StorageFailing
 from server.logs import Fields
 from server.protocol.codec import ProtocolError, nick_key
+from server.store.database import as_utc
 from server.store.hosted import Entry, Hosted, HostedTournaments, NameTaken, PairedRound, Settings
 from server.store.tournaments import Tournaments
 
@@ -46,8 +47,8 @@ def arena_end(settings: Settings) -> float:
 
 
 def wall(moment: datetime) -> float:
-    """Seconds since the epoch; SQLite hands times back without their zone, always UTC here."""
-    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).timestamp()
+    """Seconds since the epoch of a time read back from the store."""
+    return as_utc(moment).timestamp()
 
 
 @dataclass

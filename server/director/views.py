@@ -5,19 +5,15 @@ lichess's points and streaks, counting only the games that ended before its end)
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
 from server.director.history import Board, arena_games, bye_points, played
 from server.engine import arena
 from server.engine.standings import standings as swiss_standings
+from server.store.database import utc_text
 from server.store.hosted import Entry, Hosted, PairedRound
-
-
-def _utc(moment: datetime) -> str:
-    """ISO 8601 in UTC; SQLite hands times back without their zone, always UTC here."""
-    return (moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)).isoformat(timespec="seconds")
 
 
 def summary(hosted: Hosted, entries: Sequence[Entry]) -> dict[str, Any]:
@@ -29,8 +25,8 @@ def summary(hosted: Hosted, entries: Sequence[Entry]) -> dict[str, Any]:
         "kind": settings.kind,
         "gameType": settings.game_type,
         "state": hosted.state,
-        "startsAt": _utc(settings.starts_at),
-        "endsAt": _utc(ends) if ends is not None else None,
+        "startsAt": utc_text(settings.starts_at),
+        "endsAt": utc_text(ends) if ends is not None else None,
         "rounds": settings.rounds if settings.kind == "swiss" else None,
         "round": hosted.round if settings.kind == "swiss" else None,
         "minutes": settings.minutes if settings.kind == "arena" else None,

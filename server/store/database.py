@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,17 @@ BUSY_TIMEOUT_MS = 5_000  # a writer waits this long for another connection's loc
 
 
 MAX_INTEGER = 2**31 - 1  # INTEGER columns are 32-bit on PostgreSQL
+
+
+def as_utc(moment: datetime) -> datetime:
+    """A time read back from the database, with its zone: SQLite hands times back without it, and
+    every time stored here is UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+def utc_text(moment: datetime) -> str:
+    """ISO 8601 with its UTC offset, as the JSON answers write times."""
+    return as_utc(moment).isoformat(timespec="seconds")
 
 
 def findable(text: str) -> bool:

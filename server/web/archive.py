@@ -7,10 +7,10 @@ from __future__ import annotations
 from aiohttp import web
 
 from server.protocol.codec import ProtocolError, check_nick
-from server.store.database import MAX_INTEGER
+from server.store.database import MAX_INTEGER, utc_text
 from server.store.games import Games, GameSummary
 from server.web.assets import PAGES_KEY
-from server.web.common import HUB_KEY, utc_text
+from server.web.common import HUB_KEY
 
 GAMES_KEY = web.AppKey("games", Games)
 DEFAULT_LIST = 50

@@ -7,7 +7,6 @@ import logging
 import traceback
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -75,13 +74,6 @@ def _encoded(body: str) -> bytes:
     """The hub hands the same text to many readers at once (the lobby's whole state, 100-166 KB): they
     share one encoded body instead of one copy each in flight (5,000 at once took 750 MB)."""
     return body.encode()
-
-
-def utc_text(moment: datetime) -> str:
-    """ISO 8601 with its UTC offset: SQLite hands times back without their zone, always UTC here."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.isoformat(timespec="seconds")
 
 
 def log_failure(request: web.Request, co: str) -> None:

@@ -10,8 +10,8 @@ from aiohttp import web
 
 from server import __version__
 from server.logs import Fields
-from server.store.database import SchemaError, check_schema
-from server.web.common import MEMBERSHIP_KEY, STORE_KEY, utc_text
+from server.store.database import SchemaError, check_schema, utc_text
+from server.web.common import MEMBERSHIP_KEY, STORE_KEY
 
 log = logging.getLogger(__name__)
 

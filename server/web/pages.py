@@ -14,9 +14,10 @@ from server.engine.replay import ReplayError
 from server.engine.sgf import SgfError
 from server.engine.steps import steps_of
 from server.protocol.codec import ProtocolError, check_nick
+from server.store.database import utc_text
 from server.web.archive import GAMES_KEY, archive_number, summary_json
 from server.web.assets import PAGES_KEY
-from server.web.common import STORE_KEY, utc_text
+from server.web.common import STORE_KEY
 
 RECENT_GAMES = 20
 REPLAYS_KEPT_BYTES = 16 * 1024 * 1024

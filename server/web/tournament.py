@@ -18,10 +18,11 @@ from server.engine.standings import Played, standings
 from server.hub.hub import Hub
 from server.protocol.codec import ProtocolError, check_nick, parse_number
 from server.store.accounts import Accounts
+from server.store.database import utc_text
 from server.store.tournaments import Tournaments
 from server.web.assets import PAGES_KEY
 from server.web.auth import ACCOUNTS_KEY
-from server.web.common import DIRECTOR_KEY, HUB_KEY, utc_text
+from server.web.common import DIRECTOR_KEY, HUB_KEY
 
 TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
 NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
