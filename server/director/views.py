@@ -4,6 +4,7 @@ lichess's points and streaks, counting only the games that ended before its end)
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
@@ -11,6 +12,7 @@ from urllib.parse import quote
 
 from server.director.history import Board, arena_games, bye_points, played
 from server.engine import arena
+from server.engine.standings import Standing
 from server.engine.standings import standings as swiss_standings
 from server.store.database import utc_text
 from server.store.hosted import Entry, Hosted, PairedRound
@@ -39,23 +41,29 @@ def summary(hosted: Hosted, entries: Sequence[Entry]) -> dict[str, Any]:
     }
 
 
+def standing_row(standing: Standing, playing: int) -> dict[str, Any]:
+    """One row of a swiss-style ranking as standings.json and the standings page read it, for an
+    organiser's tournament and one the server runs alike; `playing`: the player's games in progress."""
+    return {
+        "rank": standing.rank,
+        "player": standing.player,
+        "points": float(standing.points),
+        "games": standing.games,
+        "playing": playing,
+        "buchholz": float(standing.buchholz),
+        "sonnebornBerger": float(standing.sonneborn_berger),
+    }
+
+
 def swiss_table(
     entries: Sequence[Entry], boards: Sequence[Board], rounds: Sequence[PairedRound]
 ) -> list[dict[str, Any]]:
     byes = {paired.round: paired.bye for paired in rounds}
-    playing = {nick for b in boards if b.result is None for nick in (b.blue, b.red)}
+    playing = Counter(nick for b in boards if b.result is None for nick in (b.blue, b.red))
     table = swiss_standings(played(boards), [entry.nick for entry in entries], bye_points(byes))
     return [
-        {
-            "rank": standing.rank,
-            "player": standing.player,
-            "points": float(standing.points),
-            "games": standing.games,
-            "playing": int(standing.player in playing),
-            "buchholz": float(standing.buchholz),
-            "sonnebornBerger": float(standing.sonneborn_berger),
-            "byes": sum(1 for nick in byes.values() if nick == standing.player),
-        }
+        standing_row(standing, playing[standing.player])
+        | {"byes": sum(1 for nick in byes.values() if nick == standing.player)}
         for standing in table
     ]
 

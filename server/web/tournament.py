@@ -13,6 +13,7 @@ from urllib.parse import quote
 
 from aiohttp import web
 
+from server.director.views import standing_row
 from server.engine.gametype import MAX_TOURNAMENT_LENGTH, GameTypeError, parse_game_type
 from server.engine.standings import Played, standings
 from server.hub.hub import Hub
@@ -182,18 +183,7 @@ async def standings_json(request: web.Request) -> web.Response:
     finished = [Played(e["blue"], e["red"], e["result"]) for e in counted if e["state"] == "finished"]
     playing = Counter(nick for e in counted if e["state"] == "playing" for nick in (e["blue"], e["red"]))
     players = {nick for entry in counted for nick in (entry["blue"], entry["red"])}
-    ranked = [
-        {
-            "rank": standing.rank,
-            "player": standing.player,
-            "points": float(standing.points),
-            "games": standing.games,
-            "playing": playing[standing.player],
-            "buchholz": float(standing.buchholz),
-            "sonnebornBerger": float(standing.sonneborn_berger),
-        }
-        for standing in standings(finished, players)
-    ]
+    ranked = [standing_row(standing, playing[standing.player]) for standing in standings(finished, players)]
     return web.json_response(
         {"tournament": name, "standings": ranked, "tables": listed}, headers={"Cache-Control": "no-store"}
     )
