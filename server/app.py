@@ -26,6 +26,7 @@ from server.web.assets import PAGES_KEY, Assets
 from server.web.common import DIRECTOR_KEY, HUB_KEY, MEMBERSHIP_KEY, MOVER_KEY, NICKS_KEY, STORE_KEY
 from server.web.connections import DIRECT_PATHS_KEY
 from server.web.limits import AddressLimiter, LoginGuard
+from server.web.polllane import POLL_ANSWER_KEY
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +77,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
         app.add_routes(module.routes)
     # Every client polls this about once a second: `serve` answers it without the router (connections.py)
     app[DIRECT_PATHS_KEY] = ("/a.kropki",)
+    app[POLL_ANSWER_KEY] = kropki.poll  # and its polls without aiohttp's request and response (polllane.py)
     if settings.static_dir is None:
         assets = Assets(BUILT_IN_CLIENT)
         assets.add_routes(app)

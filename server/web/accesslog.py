@@ -9,11 +9,13 @@ from __future__ import annotations
 import logging
 import re
 import time
+from collections.abc import Mapping
 from urllib.parse import unquote_plus
 
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web import BaseRequest, Response, StreamResponse
+from yarl import URL
 
 from server.logs import Fields
 
@@ -72,10 +74,22 @@ class RedactingAccessLogger(AbstractAccessLogger):
 
     def log(self, request: BaseRequest, response: StreamResponse, duration: float) -> None:
         """Write the access line; a query that cannot be redacted safely is left out, never logged raw."""
-        if self._routine_poll(request, response, duration):
+        body = response.body if isinstance(response, Response) else None
+        if (
+            request.rel_url.raw_path == "/a.kropki"
+            and response.status == 200
+            and self.routine_poll(request.query, body if isinstance(body, bytes) else None, duration)
+        ):
             return
-        target = request.rel_url.raw_path
-        raw_query = request.rel_url.raw_query_string
+        self.line(
+            request.remote, request.method, request.rel_url, response.status, response.body_length, duration
+        )
+
+    def line(
+        self, remote: str | None, method: str, url: URL, status: int, length: int, duration: float
+    ) -> None:
+        target = url.raw_path
+        raw_query = url.raw_query_string
         if raw_query:
             try:
                 target = f"{target}?{redact_query(raw_query)}"
@@ -84,22 +98,19 @@ class RedactingAccessLogger(AbstractAccessLogger):
         self.logger.info(
             "request %s",
             Fields(
-                remote=request.remote or "-",
-                method=request.method,
+                remote=remote or "-",
+                method=method,
                 target=target,
-                status=response.status,
-                bytes=response.body_length,
+                status=status,
+                bytes=length,
                 ms=f"{duration * 1000:.1f}",
             ),
         )
 
-    def _routine_poll(self, request: BaseRequest, response: StreamResponse, duration: float) -> bool:
-        if request.rel_url.raw_path != "/a.kropki" or response.status != 200:
-            return False
-        body = response.body if isinstance(response, Response) else None
-        if isinstance(body, bytes) and body.startswith(b"err."):
+    def routine_poll(self, query: Mapping[str, str], body: bytes | None, duration: float) -> bool:
+        """Whether a 200 answer of /a.kropki is a routine poll, counted instead of written (and count it)."""
+        if body is not None and body.startswith(b"err."):
             return False  # a refused poll is worth a line
-        query = request.query
         if query.get("co") not in POLLS or (duration >= SLOW_POLL and "wait" not in query):
             return False
         _POLLS.count += 1

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from typing import Protocol
 
 from aiohttp import web
+from multidict import CIMultiDictProxy, MultiDictProxy
 
 from server.hub.model import Origin
 from server.web.limits import TokenBuckets
@@ -25,11 +27,27 @@ class ClientPolicy:
     unlimited: frozenset[str]  # addresses exempt from the per-address limits (load tests, monitoring)
 
 
+class Asker(Protocol):
+    """What the limits and the poll's handlers read of a request: aiohttp's, or the poll lane's
+    (server/web/polllane.py), which answers polls without building aiohttp's."""
+
+    @property
+    def app(self) -> web.Application: ...
+    @property
+    def remote(self) -> str | None: ...
+    @property
+    def headers(self) -> CIMultiDictProxy[str]: ...
+    @property
+    def query(self) -> MultiDictProxy[str]: ...
+    @property
+    def path(self) -> str: ...
+
+
 POLICY_KEY = web.AppKey("client_policy", ClientPolicy)
 LIMITS_KEY = web.AppKey("request_limits", dict)
 
 
-def client_address(request: web.Request) -> str:
+def client_address(request: Asker) -> str:
     """The address of whoever sent the request: the peer, or, when the peer is a trusted proxy, the
     nearest address in X-Forwarded-For that is not a trusted proxy itself."""
     peer = request.remote or "unknown"
@@ -45,7 +63,7 @@ def client_address(request: web.Request) -> str:
     return peer
 
 
-def origin(request: web.Request) -> Origin:
+def origin(request: Asker) -> Origin:
     """The client's address, and whether it is exempt from the limits, for the hub's per-address caps."""
     address = client_address(request)
     return Origin(address, address in request.app[POLICY_KEY].unlimited)
@@ -69,25 +87,33 @@ def request_limits() -> dict[str, TokenBuckets]:
     }
 
 
-def refusal(request: web.Request) -> web.Response | None:
-    """Too many requests get a short answer in the endpoint's own style (never a dropped connection);
-    None lets the request through."""
+def refused(request: Asker) -> str | None:
+    """`err.tooFast` or `err.tooManyLogins` (a.kropki's answers) when the request goes over a limit, None
+    when it may go on."""
     limits = request.app[LIMITS_KEY]
     address = client_address(request)
     shared = address in request.app[POLICY_KEY].unlimited  # many players behind it: per-id limits only
     query = request.query
     secret = query.get("idGracza") or query.get("playerId")
-    too_fast = (not shared and not limits["address"].take(address)) or (
+    if (not shared and not limits["address"].take(address)) or (
         secret is not None and not limits["id"].take(secret)
-    )
-    path = request.path
-    if not too_fast:
-        if path == "/a.kropki" and not shared and query.get("co") == "guestLogin":
-            if not limits["guest_login"].take(address):
-                return _text("err.tooManyLogins")
+    ):
+        return "err.tooFast"
+    if request.path == "/a.kropki" and not shared and query.get("co") == "guestLogin":
+        if not limits["guest_login"].take(address):
+            return "err.tooManyLogins"
+    return None
+
+
+def refusal(request: web.Request) -> web.Response | None:
+    """Too many requests get a short answer in the endpoint's own style (never a dropped connection);
+    None lets the request through."""
+    why = refused(request)
+    if why is None:
         return None
+    path = request.path
     if path == "/a.kropki":
-        return _text("err.tooFast")
+        return _text(why)
     if path == "/auth.py":
         return _text("nieOk.tooFast")
     return web.json_response(
@@ -95,7 +121,7 @@ def refusal(request: web.Request) -> web.Response | None:
     )
 
 
-def refuses_whole_state(request: web.Request, secret: str) -> bool:
+def refuses_whole_state(request: Asker, secret: str) -> bool:
     """Whether a poll that would be answered with the lobby's whole state must wait (err.tooFast).
 
     Asked by the poll itself, which knows its msgNo already: most polls never get here."""

@@ -16,6 +16,7 @@ from server.director.director import Director
 from server.hub.hub import Hub
 from server.logs import Fields
 from server.store.store import Store
+from server.web.clients import Asker
 from server.web.headers import SECURITY_HEADERS
 from server.web.metrics import METRICS_KEY
 
@@ -49,7 +50,7 @@ async def nick_claimed(request: web.Request, nick: str) -> AsyncIterator[None]:
         yield
 
 
-async def session_here(request: web.Request, secret: str | None) -> None:
+async def session_here(request: Asker, secret: str | None) -> None:
     """On a member of a cluster, a request with an id whose session another member serves brings the
     session here first (server/cluster/sessions.py); elsewhere nothing."""
     mover = request.app.get(MOVER_KEY)
@@ -66,17 +67,17 @@ TEXT_HEADERS = CIMultiDict(
 
 
 def text_response(body: str) -> web.Response:
-    return web.Response(body=_encoded(body), headers=TEXT_HEADERS)
+    return web.Response(body=encoded(body), headers=TEXT_HEADERS)
 
 
 @functools.lru_cache(maxsize=8)
-def _encoded(body: str) -> bytes:
+def encoded(body: str) -> bytes:
     """The hub hands the same text to many readers at once (the lobby's whole state, 100-166 KB): they
     share one encoded body instead of one copy each in flight (5,000 at once took 750 MB)."""
     return body.encode()
 
 
-def log_failure(request: web.Request, co: str) -> None:
+def log_failure(request: Asker, co: str) -> None:
     """Log a request's unexpected failure with its trace, the player's id and any key blanked out."""
     trace = traceback.format_exc()
     for name in ("idGracza", "playerId", "key"):

@@ -37,7 +37,9 @@ guests polling every 2 s (docs/operations.md, "Capacity"). It uses the public
 writes the one private attribute that `Application._handle` writes too, the request's `_match_info`
 (which `request.app` reads); the whole test suite is served this way (tests/conftest.py), so an
 aiohttp that changes it fails there. Anything else (another method, an `Expect:` header, another
-spelling of the path) takes the router.
+spelling of the path) takes the router. The polls themselves (`getMsg`, `getBMsg`) do not even reach
+aiohttp's request handling: the copied connection loop hands them to the app's poll lane
+(server/web/polllane.py), and `GuardedRequestHandler.answer_poll` tells the guard about them.
 """
 
 from __future__ import annotations
@@ -54,11 +56,14 @@ from typing import Any
 
 from aiohttp import hdrs, web
 from aiohttp.abc import AbstractAccessLogger
+from aiohttp.http_parser import RawRequestMessage
 from aiohttp.web_request import BaseRequest
+from multidict import MultiDictProxy
 
 from server.logs import Fields
 from server.web import requestloop
 from server.web.metrics import METRICS_KEY, Metrics
+from server.web.polllane import PollLane
 
 log = logging.getLogger(__name__)
 
@@ -100,13 +105,26 @@ class GuardedRequestHandler(web.RequestHandler):
     """aiohttp's connection, telling the guard when it opens, receives, has answered and closes, and
     holding nothing of a request once it is answered (requestloop.py)."""
 
-    __slots__ = ("guard",)
+    __slots__ = ("guard", "poll_lane")
     if requestloop.APPLIES:
         start = requestloop.start
 
-    def __init__(self, guard: ConnectionGuard, manager: web.Server, **kwargs: Any) -> None:
+    def __init__(
+        self, guard: ConnectionGuard, manager: web.Server, poll_lane: PollLane | None, **kwargs: Any
+    ) -> None:
         super().__init__(manager, **kwargs)
         self.guard = guard
+        self.poll_lane = poll_lane
+
+    async def answer_poll(self, message: RawRequestMessage, query: MultiDictProxy[str]) -> bool:
+        """A poll by the lane, watched by the guard as `guarded` watches the others."""
+        assert self.poll_lane is not None
+        guard = self.guard
+        guard.started(self)
+        _CURRENT.set((guard, self))  # in the connection's own task, which the lane's answer runs in
+        keep_alive = await self.poll_lane.answer(self, message, query, guard.closing)
+        guard.answered(self)
+        return keep_alive
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
@@ -318,7 +336,14 @@ def direct_routes(app: web.Application) -> Direct:
 class GuardedServer(web.Server):
     """aiohttp's server, whose connections the guard watches."""
 
-    def __init__(self, guard: ConnectionGuard, handler: Handler, direct: Direct, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        guard: ConnectionGuard,
+        handler: Handler,
+        direct: Direct,
+        poll_lane: PollLane | None,
+        **kwargs: Any,
+    ) -> None:
         async def guarded(request: BaseRequest) -> web.StreamResponse:
             connection: GuardedRequestHandler = request.protocol  # type: ignore[assignment]
             guard.started(connection)
@@ -338,13 +363,14 @@ class GuardedServer(web.Server):
             return response
 
         self.guard = guard
+        self.poll_lane = poll_lane
         self.loop = kwargs.pop("loop", None) or asyncio.get_running_loop()
         server_args = {name: kwargs.pop(name) for name in ("request_factory", "handler_cancellation")}
         self.connection_args = kwargs
         super().__init__(guarded, loop=self.loop, **server_args, **kwargs)
 
     def __call__(self) -> GuardedRequestHandler:
-        return GuardedRequestHandler(self.guard, self, loop=self.loop, **self.connection_args)
+        return GuardedRequestHandler(self.guard, self, self.poll_lane, loop=self.loop, **self.connection_args)
 
 
 class GuardedAppRunner(web.AppRunner):
@@ -362,6 +388,7 @@ class GuardedAppRunner(web.AppRunner):
             self.guard,
             plain.request_handler,
             direct_routes(self.app),
+            PollLane.for_app(self.app, self.connection_args["access_log_class"]),
             request_factory=plain.request_factory,
             handler_cancellation=plain.handler_cancellation,
             **self.connection_args,

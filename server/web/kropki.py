@@ -15,7 +15,7 @@ from server.protocol.codec import ProtocolError, parse_colour, parse_commands, p
 from server.store.outage import unavailable
 from server.web import hosted, tournament
 from server.web.archive import GAMES_KEY
-from server.web.clients import origin, refuses_whole_state
+from server.web.clients import Asker, origin, refuses_whole_state
 from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, session_here, text_response
 from server.web.connections import long_poll
 
@@ -96,7 +96,7 @@ def _wait_seconds(query: Query) -> float:
     return min(seconds, MAX_WAIT)
 
 
-async def _poll(hub: Hub, query: Query, with_subscriptions: bool, request: web.Request | None = None) -> str:
+async def _poll(hub: Hub, query: Query, with_subscriptions: bool, request: Asker | None = None) -> str:
     """A getMsg or getBMsg; `request` brings the limit on whole states, which only HTTP clients have."""
     seen, subscriptions_seen = parse_msg_no(_param(query, "msgNo"))
     wait = _wait_seconds(query)
@@ -209,7 +209,7 @@ HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
 }
 
 
-# co -> with subscriptions; kropki() calls _poll itself (with the request, for the limit on whole
+# co -> with subscriptions; poll() calls _poll itself (with the request, for the limit on whole
 # states), and their HANDLERS serve the tests that drive the hub without HTTP
 POLLS = {"getMsg": False, "getBMsg": True}
 REQUEST_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
@@ -240,11 +240,33 @@ SESSION_ONLY = frozenset(
 )
 
 
+async def poll(request: Asker, co: str) -> str:
+    """The answer to a getMsg or getBMsg (`co`), for the route below and for the poll lane, which
+    answers polls without aiohttp's request and response (server/web/polllane.py)."""
+    query = request.query
+    try:
+        await session_here(request, query.get("idGracza") or query.get("playerId"))
+        return await _poll(request.app[HUB_KEY], query, POLLS[co], request)
+    except ProtocolError as refused:
+        return f"err.{refused.code}"
+    except Exception as failure:  # a bug must answer like any refusal, not a 500 that stops a client's loop
+        return _failed(request, co, failure)
+
+
+def _failed(request: Asker, co: str, failure: Exception) -> str:
+    """A bug is logged; a database that cannot be reached is not (the store's writer logs that once)."""
+    if unavailable(failure) is None:
+        log_failure(request, co)
+        return "err.internal"
+    return "err.storage"
+
+
 @routes.get("/a.kropki")
 async def kropki(request: web.Request) -> web.Response:
     query = request.query
     co = query.get("co", "")
-    with_subscriptions = POLLS.get(co)  # most requests: one dictionary look-up to their handler
+    if co in POLLS:  # most requests
+        return text_response(await poll(request, co))
     handler = HANDLERS.get(co)
     with_request = REQUEST_HANDLERS.get(co)  # requests that need more than the hub: the store, the address
     if handler is None and with_request is None:
@@ -253,22 +275,15 @@ async def kropki(request: web.Request) -> web.Response:
     before = hub.writes()
     try:
         await session_here(request, query.get("idGracza") or query.get("playerId"))
-        if with_subscriptions is not None:
-            body = await _poll(hub, query, with_subscriptions, request)
-        elif with_request is not None:
+        if with_request is not None:
             body = await with_request(request)
         else:
             body = await handler(hub, query)
     except ProtocolError as refused:
         body = f"err.{refused.code}"
     except Exception as failure:  # a bug must answer like any refusal, not a 500 that stops a client's loop
-        if unavailable(failure) is None:
-            log_failure(request, co)
-            body = "err.internal"
-        else:  # the database cannot be reached: the store's writer logs that once, not every request
-            body = "err.storage"
-    if with_subscriptions is None:  # a poll waits for its own commands' writes only
-        stored = await hub.settled(before)
-        if not stored and co not in SESSION_ONLY and not body.startswith("err."):
-            body = "err.storage"  # done in the live game, but a crash could still lose it: not "done"
+        body = _failed(request, co, failure)
+    stored = await hub.settled(before)  # (a poll waits for its own commands' writes only, in _poll)
+    if not stored and co not in SESSION_ONLY and not body.startswith("err."):
+        body = "err.storage"  # done in the live game, but a crash could still lose it: not "done"
     return text_response(body)

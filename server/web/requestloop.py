@@ -1,4 +1,5 @@
-"""aiohttp's connection loop, changed so that a keep-alive connection does not hold its last request.
+"""aiohttp's connection loop, changed so that a keep-alive connection does not hold its last request,
+and so that polls go by the poll lane.
 
 `web.RequestHandler.start()` runs a connection's requests one after another in one coroutine. Its locals
 (the request, the response, the parsed message, the writer) stay set while it waits for the next
@@ -10,11 +11,15 @@ young collections took 1.4% of a core instead of 3.0%, and 10,000 guests' peak R
 instead of 303 (benchmarks/scale.py, issue 19.1; docs/operations.md).
 
 `start` below is aiohttp 3.14.5's `RequestHandler.start` (Apache License 2.0, (c) aiohttp's authors),
-reformatted by this project's formatter, otherwise as it is but for the one marked change. It
+reformatted by this project's formatter, otherwise as it is but for the two marked changes (the keep-alive
+timer's few lines moved into `_keep_alive` for the second). It
 replaces aiohttp's only where aiohttp's source is the one it was copied from (`APPLIES`, by its hash):
 another aiohttp keeps its own start (as fast as before this copy), and tests/web/test_requestloop.py
 says so until the copy is brought up to date. It reads the connection's private state, as aiohttp's
 own method does.
+
+The second change: a request the connection's poll lane takes (server/web/polllane.py: getMsg and
+getBMsg) is answered there, without the request, task, response and writer aiohttp makes for each.
 """
 
 from __future__ import annotations
@@ -29,6 +34,8 @@ from aiohttp import web
 from aiohttp.helpers import ceil_timeout
 from aiohttp.http import StreamWriter
 from aiohttp.web_protocol import _PAYLOAD_ACCESS_ERROR, ERROR, _ErrInfo
+
+from server.web.polllane import PollLane
 
 COPIED_FROM_VERSION = "3.14.5"
 COPIED_FROM = "2e565fd40c8e04fb3afb481d5ba52691a61d28396573b4b8a4cf3b168782288e"  # sha256 of its source
@@ -71,6 +78,24 @@ async def start(self: web.RequestHandler) -> None:
             self._parser.message_consumed()
         if self._buffer_paused and len(self._messages) <= self._msg_queue_resume_size:
             self._resume_reading_if_drained()
+
+        # The second change: a poll the lane takes is answered there (server/web/polllane.py).
+        lane: PollLane | None = self.poll_lane  # type: ignore[attr-defined]
+        query = None if lane is None or isinstance(message, _ErrInfo) else lane.takes(message, payload)
+        if query is not None:
+            manager.requests_count += 1
+            try:
+                self._keepalive = await self.answer_poll(message, query)  # type: ignore[attr-defined]
+            except asyncio.CancelledError:
+                self.force_close()
+                raise
+            except Exception as exc:
+                self.log_exception("Unhandled exception", exc_info=exc)
+                self.force_close()
+            message = payload = query = None  # type: ignore[assignment]  # as the first change
+            if not _keep_alive(self, keepalive_timeout):
+                break
+            continue
 
         # time is only fetched if logging is enabled as otherwise
         # its thrown away and never used.
@@ -163,16 +188,10 @@ async def start(self: web.RequestHandler) -> None:
             if self.transport is None and resp is not None:
                 self.log_debug("Ignored premature client disconnection.")
 
-        # The one change: nothing of this request outlives it (see the module's docstring).
+        # The first change: nothing of this request outlives it (see the module's docstring).
         request = resp = message = payload = writer = coro = request_handler = None  # type: ignore[assignment]
 
-        if self._keepalive and not self._close and not self._force_close:
-            # start keep-alive timer
-            close_time = loop.time() + keepalive_timeout
-            self._next_keepalive_close_time = close_time
-            if self._keepalive_handle is None:
-                self._keepalive_handle = loop.call_at(close_time, self._process_keepalive)
-        else:
+        if not _keep_alive(self, keepalive_timeout):
             break
 
     # remove handler, close transport if no handlers left
@@ -180,3 +199,16 @@ async def start(self: web.RequestHandler) -> None:
         self._task_handler = None
         if self.transport is not None:
             self.transport.close()
+
+
+def _keep_alive(self: web.RequestHandler, keepalive_timeout: float) -> bool:
+    """After a request: arm the keep-alive timer and go on, or False to end the connection (aiohttp's
+    code, moved out of `start` for the poll lane's answers too)."""
+    if self._keepalive and not self._close and not self._force_close:
+        # start keep-alive timer
+        close_time = self._loop.time() + keepalive_timeout
+        self._next_keepalive_close_time = close_time
+        if self._keepalive_handle is None:
+            self._keepalive_handle = self._loop.call_at(close_time, self._process_keepalive)
+        return True
+    return False

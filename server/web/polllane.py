@@ -1,0 +1,152 @@
+"""The poll lane: getMsg and getBMsg answered without aiohttp's request and response objects (issue 19.2).
+
+Nearly every request is a poll: every client sends one a second, and moves travel inside them. For each,
+aiohttp builds a request, a task to run it in, a response with its headers and a writer, and walks its
+finish and its access log. Measured on this project's 2-core machine, both on uvloop and aiohttp's own
+parser, 7,200 requests a second: aiohttp's hello-world took 48-56% of a core, a bare asyncio protocol
+answering the same 12-14% (docs/operations.md). So the connection's loop (requestloop.py) hands the
+polls it recognises here, with the message aiohttp's parser made, and this answers them as the route
+would: the same limits, the same answer (kropki.poll), the reply times in /metrics, the same access log,
+and the reply byte for byte as aiohttp writes it (tests/web/test_polllane.py compares the two).
+Anything else (another `co`, a HEAD, a body, `Expect`, an upgrade) goes the usual way.
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Awaitable, Callable, Container
+from typing import cast
+
+from aiohttp import hdrs, web
+from aiohttp.compression_utils import ZLibCompressor
+from aiohttp.helpers import rfc822_formatted_time
+from aiohttp.http import SERVER_SOFTWARE, HttpVersion10, HttpVersion11
+from aiohttp.http_parser import RawRequestMessage
+from aiohttp.streams import EMPTY_PAYLOAD, StreamReader
+from multidict import CIMultiDictProxy, MultiDictProxy
+
+from server.web.accesslog import POLLS, RedactingAccessLogger
+from server.web.clients import Asker, refused
+from server.web.common import TEXT_HEADERS, encoded
+from server.web.headers import COMPRESS_ABOVE
+from server.web.metrics import METRICS_KEY
+
+PATH = "/a.kropki"
+PollAnswer = Callable[[Asker, str], Awaitable[str]]
+POLL_ANSWER_KEY = web.AppKey("poll_answer", PollAnswer)  # set by the app: kropki.poll
+# aiohttp's header lines of text_response's headers, in its order; Content-Length, Date, Server follow
+TEXT_HEAD = "".join(f"{name}: {value}\r\n" for name, value in TEXT_HEADERS.items())
+CODINGS = ("deflate", "gzip")  # as aiohttp picks one from Accept-Encoding: the first it finds
+
+
+class PollRequest:
+    """What the limits and the poll's answer read of a request (clients.Asker)."""
+
+    __slots__ = ("app", "headers", "query", "remote")
+    path = PATH
+
+    def __init__(
+        self,
+        app: web.Application,
+        query: MultiDictProxy[str],
+        remote: str | None,
+        headers: CIMultiDictProxy[str],
+    ) -> None:
+        self.app, self.query, self.remote, self.headers = app, query, remote, headers
+
+
+class PollLane:
+    def __init__(self, app: web.Application, answer: PollAnswer) -> None:
+        self.app = app
+        self.answer_poll = answer
+        self.metrics = app.get(METRICS_KEY)
+
+    @classmethod
+    def for_app(cls, app: web.Application, access_log_class: type | None) -> PollLane | None:
+        """The lane for an app that names its poll answer, logging with the access log it knows; else None."""
+        answer = app.get(POLL_ANSWER_KEY)
+        if answer is None or (
+            access_log_class is not None and not issubclass(access_log_class, RedactingAccessLogger)
+        ):
+            return None
+        return cls(app, answer)
+
+    def takes(self, message: RawRequestMessage, payload: StreamReader) -> MultiDictProxy[str] | None:
+        """The query of a poll this lane answers; None for any other request."""
+        if (
+            message.method != hdrs.METH_GET
+            or payload is not EMPTY_PAYLOAD  # a body, even on a GET: aiohttp reads or drains it
+            or message.upgrade
+            or (message.version != HttpVersion11 and message.version != HttpVersion10)
+            or message.url.raw_path != PATH
+            or hdrs.EXPECT in message.headers
+        ):
+            return None
+        query = message.url.query
+        return query if query.get("co") in POLLS else None
+
+    async def answer(
+        self,
+        connection: web.RequestHandler,
+        message: RawRequestMessage,
+        query: MultiDictProxy[str],
+        closing: Container[web.RequestHandler],
+    ) -> bool:
+        """Answer the poll on `connection`; whether the connection stays open (not if it is in `closing`)."""
+        started = time.perf_counter()
+        co = query["co"]
+        peer = connection.peername
+        remote = None if peer is None else str(peer[0]) if isinstance(peer, (list, tuple)) else str(peer)
+        request = PollRequest(self.app, query, remote, message.headers)
+        # as aiohttp's _handle_request: a graceful stop waits for the request in progress
+        connection._request_in_progress = True
+        try:
+            why = refused(request)
+            text = why if why is not None else await self.answer_poll(request, co)
+        finally:
+            connection._request_in_progress = False
+            if connection._handler_waiter is not None:
+                connection._handler_waiter.set_result(None)
+            if self.metrics is not None:
+                self.metrics.observe_command(PATH, co, time.perf_counter() - started)
+        body = encoded(text)
+        keep_alive = not message.should_close and connection not in closing
+        reply = _reply(message, body, keep_alive)
+        transport = connection.transport
+        if transport is not None:  # None: the client went away meanwhile
+            transport.write(reply)
+        if connection._logging_enabled:
+            log = cast(RedactingAccessLogger, connection.access_logger)
+            duration = time.perf_counter() - started
+            if not log.routine_poll(query, body, duration):
+                log.line(remote, message.method, message.url, 200, len(reply), duration)
+        return keep_alive
+
+
+def _reply(message: RawRequestMessage, body: bytes, keep_alive: bool) -> bytes:
+    """The reply as aiohttp writes text_response's (with headers.finish's compression)."""
+    version = message.version
+    coding = ""
+    if len(body) > COMPRESS_ABOVE and "gzip" in message.headers.get(hdrs.ACCEPT_ENCODING, ""):
+        accepted = message.headers.get(hdrs.ACCEPT_ENCODING, "").lower()
+        coding = next(name for name in CODINGS if name in accepted)
+        body = _compressed(body, coding)
+    head = [f"HTTP/{version.major}.{version.minor} 200 OK\r\n", TEXT_HEAD, f"Content-Length: {len(body)}\r\n"]
+    if coding:
+        head.append(f"Content-Encoding: {coding}\r\n")
+    head.append(f"Date: {rfc822_formatted_time()}\r\nServer: {SERVER_SOFTWARE}\r\n")
+    if keep_alive:
+        if version == HttpVersion10:
+            head.append("Connection: keep-alive\r\n")
+    elif version == HttpVersion11:
+        head.append("Connection: close\r\n")
+    head.append("\r\n")
+    return "".join(head).encode() + body
+
+
+@functools.lru_cache(maxsize=8)
+def _compressed(body: bytes, coding: str) -> bytes:
+    """Compressed as aiohttp compresses a response's body; many readers share the lobby's whole state."""
+    compressor = ZLibCompressor(encoding=coding)
+    return compressor.compress_sync(body) + compressor.flush()
