@@ -3,8 +3,10 @@ every row lands as it was handed over (SQLite or PostgreSQL)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import AsyncIterator
 from typing import Any
@@ -16,7 +18,7 @@ from server.config import Settings
 from server.hub.persistence import SavedSession
 from server.store.database import open_engine, sessions
 from server.store.models import JournalEntry, LiveSession
-from server.store.writer import StoreWriter
+from server.store.writer import MAX_BATCH, StoreWriter
 
 ROWS = 200  # more than a page of every kind, not a multiple of any page, one batch (MAX_BATCH) in all
 
@@ -103,3 +105,27 @@ async def test_sqlite_steps_a_page_of_rows_at_once(writer: StoreWriter, settings
     assert steps["INSERT INTO JOURNAL"] <= 4, steps
     assert steps["INSERT INTO SESSIONS"] <= 5, steps
     assert steps["UPDATE SESSIONS SET"] <= 4, steps
+
+
+async def test_sqlite_writes_batch_after_batch_while_the_loop_is_busy(
+    writer: StoreWriter, settings: Settings
+) -> None:
+    """The writer's thread goes on to the next batch by itself: waiting for a busy event loop between
+    batches held every move's reply for a turn of the loop or two (p50 0.5 s under 2,000 games)."""
+    if not settings.db_url.startswith("sqlite"):
+        pytest.skip("the writer's thread writes SQLite only")
+    batches = 3 * MAX_BATCH
+    for number in range(batches):
+        writer.journal(7, number + 1, "move", {"p": number})
+    await asyncio.sleep(0)  # the writer's task hands the queue to its thread
+    database = settings.db_url.split("///", 1)[1]
+    deadline = time.monotonic() + 10
+    stored = 0
+    while stored < batches and time.monotonic() < deadline:
+        time.sleep(0.05)  # the event loop stays busy all this while
+        with sqlite3.connect(database) as reader:
+            stored = reader.execute("SELECT count(*) FROM journal WHERE uid = 7").fetchone()[0]
+    assert stored == batches  # every batch, not only the first, committed without the loop
+    assert writer.written == 0  # booked on the loop only, in order, when it comes back to them
+    await writer.flush()
+    assert writer.written == batches
