@@ -9,6 +9,10 @@ polls it recognises here, with the message aiohttp's parser made, and this answe
 would: the same limits, the same answer (kropki.poll), the reply times in /metrics, the same access log,
 and the reply byte for byte as aiohttp writes it (tests/web/test_polllane.py compares the two).
 Anything else (another `co`, a HEAD, a body, `Expect`, an upgrade) goes the usual way.
+
+Like requestloop.py, it reads and sets the connection's private state that aiohttp's own request
+handling does (`_request_in_progress` and `_handler_waiter`, which a graceful stop waits on, and
+`_logging_enabled`); it runs only inside that copied loop, so only with the aiohttp it was copied from.
 """
 
 from __future__ import annotations
