@@ -10,6 +10,7 @@ from aiohttp import web
 from multidict import CIMultiDictProxy, MultiDictProxy
 
 from server.hub.model import Origin
+from server.web.headers import TEXT_HEADERS
 from server.web.limits import TokenBuckets
 
 PER_ID = (20.0, 40.0)  # a player id: 20 requests a second, bursts of 40 (clients poll about once a second)
@@ -134,4 +135,4 @@ def refuses_whole_state(request: Asker, secret: str) -> bool:
 
 
 def _text(body: str) -> web.Response:
-    return web.Response(text=body, content_type="text/plain", headers={"Cache-Control": "no-store"})
+    return web.Response(body=body.encode(), headers=TEXT_HEADERS)  # as the poll lane answers it

@@ -10,14 +10,14 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from aiohttp import web
-from multidict import CIMultiDict, MultiDictProxy
+from multidict import MultiDictProxy
 
 from server.director.director import Director
 from server.hub.hub import Hub
 from server.logs import Fields
 from server.store.store import Store
 from server.web.clients import Asker
-from server.web.headers import SECURITY_HEADERS
+from server.web.headers import TEXT_HEADERS
 from server.web.metrics import METRICS_KEY
 
 if TYPE_CHECKING:
@@ -56,14 +56,6 @@ async def session_here(request: Asker, secret: str | None) -> None:
     mover = request.app.get(MOVER_KEY)
     if mover is not None and secret:
         await mover.bring(secret)
-
-
-# Built once: most answers are short texts, and an empty poll is cheap enough for building headers
-# anew each time to show (issue 19.3); the security headers are here so that the front door need not
-# add them again.
-TEXT_HEADERS = CIMultiDict(
-    {"Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store", **SECURITY_HEADERS}
-)
 
 
 def text_response(body: str) -> web.Response:

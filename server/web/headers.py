@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from aiohttp import web
+from multidict import CIMultiDict
 
 NAME_MAX = 255  # bytes in a file name: a longer path segment names nothing here
 COMPRESS_ABOVE = 1_024  # bytes; smaller bodies (most polls) are not worth the CPU
@@ -14,6 +15,12 @@ SECURITY_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",
 }
 SECURITY_MARK = next(iter(SECURITY_HEADERS))
+# The zagram endpoints' plain-text answers. Built once: most answers are short texts, and an empty poll
+# is cheap enough for building headers anew each time to show (issue 19.3); the security headers are
+# here so that the front door need not add them again.
+TEXT_HEADERS = CIMultiDict(
+    {"Content-Type": "text/plain; charset=utf-8", "Cache-Control": "no-store", **SECURITY_HEADERS}
+)
 
 
 def refuse_long_segment(request: web.Request) -> None:

@@ -283,7 +283,7 @@ async def kropki(request: web.Request) -> web.Response:
         body = f"err.{refused.code}"
     except Exception as failure:  # a bug must answer like any refusal, not a 500 that stops a client's loop
         body = _failed(request, co, failure)
-    stored = await hub.settled(before)  # (a poll waits for its own commands' writes only, in _poll)
+    stored = await hub.settled(before)  # its writes stored (a poll waits for its own in _poll)
     if not stored and co not in SESSION_ONLY and not body.startswith("err."):
         body = "err.storage"  # done in the live game, but a crash could still lose it: not "done"
     return text_response(body)

@@ -32,8 +32,8 @@ from multidict import CIMultiDictProxy, MultiDictProxy
 
 from server.web.accesslog import POLLS, RedactingAccessLogger
 from server.web.clients import Asker, refused
-from server.web.common import TEXT_HEADERS, encoded
-from server.web.headers import COMPRESS_ABOVE
+from server.web.common import encoded
+from server.web.headers import COMPRESS_ABOVE, TEXT_HEADERS
 from server.web.metrics import METRICS_KEY
 
 PATH = "/a.kropki"

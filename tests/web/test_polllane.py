@@ -17,8 +17,10 @@ from server.app import create_app
 from server.config import Settings
 from server.web import requestloop
 from server.web.accesslog import RedactingAccessLogger
+from server.web.clients import LIMITS_KEY
 from server.web.common import HUB_KEY
 from server.web.connections import KEEPALIVE_TIMEOUT, ConnectionGuard, GuardedAppRunner
+from server.web.limits import TokenBuckets
 from server.web.metrics import METRICS_KEY
 from server.web.polllane import POLL_ANSWER_KEY, PollLane
 from tests.web.zagram import parse_reply
@@ -168,6 +170,10 @@ async def test_the_limits_refuse_by_the_lane_as_by_the_route(settings: Settings)
             "kropki_reply_seconds_count", {"endpoint": "/a.kropki:getMsg"}
         )
         assert counts == 46  # every poll timed in /metrics, the whole state's and the refused ones too
+        lane.runner.app[LIMITS_KEY]["id"] = TokenBuckets(0.0, 0.0)  # refuses every request with an id
+        by_lane, by_aiohttp = await lane.both_ways(poll)  # aiohttp's: the front door's refusal
+        assert by_lane.endswith(b"\r\n\r\nerr.tooFast")
+        assert without_date(by_lane) == without_date(by_aiohttp)
 
 
 async def test_everything_but_a_plain_poll_goes_to_aiohttp(settings: Settings) -> None:
