@@ -350,13 +350,11 @@ class StoreWriter:
         and moves answered in p50 0.5 s (issue 19.2). Returns the failure of a batch that did not go
         in, which is then still first in the queue for `_write_batch`; None once the queue is empty.
         """
-        assert self._sync_engine is not None
         while self._queue and not self._stopping.is_set():
             batch = self._queue[:MAX_BATCH]
             started = time.perf_counter()
             try:
-                with self._sync_engine.begin() as connection:
-                    done = _write(connection, batch, self.member)
+                done = self._in_thread(batch)
             except Exception as failure:
                 return failure
             # Only this thread takes from the queue while it runs (the loop waits for it in _drain) and
@@ -364,6 +362,12 @@ class StoreWriter:
             del self._queue[: len(batch)]
             loop.call_soon_threadsafe(self._committed, len(batch), done, time.perf_counter() - started)
         return None
+
+    def _in_thread(self, batch: list[_Job]) -> list[Callable[[], None]]:
+        """One batch in one transaction, in the writer's thread (SQLite)."""
+        assert self._sync_engine is not None
+        with self._sync_engine.begin() as connection:
+            return _write(connection, batch, self.member)
 
     def _committed(self, count: int, done: list[Callable[[], None]], seconds: float) -> None:
         """On the loop, in the order of the commits: the next `count` jobs are written."""
@@ -474,13 +478,7 @@ class StoreWriter:
 
     async def _transaction(self, batch: list[_Job]) -> list[Callable[[], None]]:
         if self._sync_engine is not None:
-            engine = self._sync_engine
-
-            def in_thread() -> list[Callable[[], None]]:
-                with engine.begin() as connection:
-                    return _write(connection, batch, self.member)
-
-            return await asyncio.get_running_loop().run_in_executor(self._thread, in_thread)
+            return await asyncio.get_running_loop().run_in_executor(self._thread, self._in_thread, batch)
         async with self.engine.begin() as connection:
             return await connection.run_sync(_write, batch, self.member)
 
