@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from aiohttp import web
 from multidict import CIMultiDict
 
@@ -40,8 +42,12 @@ def finish(request: web.Request, response: web.StreamResponse) -> None:
     if (
         isinstance(response, web.Response)
         and isinstance(response.body, bytes)
-        and len(response.body) > COMPRESS_ABOVE
-        and "gzip" in request.headers.get("Accept-Encoding", "")
+        and worth_compressing(response.body, request.headers)
         and "Content-Encoding" not in response.headers  # the web client's files come compressed
     ):
         response.enable_compression()
+
+
+def worth_compressing(body: bytes, request_headers: Mapping[str, str]) -> bool:
+    """A body big enough to pay for compressing, to a client that takes gzip (the poll lane's too)."""
+    return len(body) > COMPRESS_ABOVE and "gzip" in request_headers.get("Accept-Encoding", "")

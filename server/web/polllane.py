@@ -33,7 +33,7 @@ from multidict import CIMultiDictProxy, MultiDictProxy
 from server.web.accesslog import POLLS, RedactingAccessLogger
 from server.web.clients import Asker, refused
 from server.web.common import encoded
-from server.web.headers import COMPRESS_ABOVE, TEXT_HEADERS
+from server.web.headers import TEXT_HEADERS, worth_compressing
 from server.web.metrics import METRICS_KEY
 
 PATH = "/a.kropki"
@@ -132,8 +132,8 @@ def _reply(message: RawRequestMessage, body: bytes, keep_alive: bool) -> bytes:
     """The reply as aiohttp writes text_response's (with headers.finish's compression)."""
     version = message.version
     coding = ""
-    if len(body) > COMPRESS_ABOVE and "gzip" in message.headers.get(hdrs.ACCEPT_ENCODING, ""):
-        accepted = message.headers.get(hdrs.ACCEPT_ENCODING, "").lower()
+    if worth_compressing(body, message.headers):
+        accepted = message.headers[hdrs.ACCEPT_ENCODING].lower()
         coding = next(name for name in CODINGS if name in accepted)
         body = _compressed(body, coding)
     head = [f"HTTP/{version.major}.{version.minor} 200 OK\r\n", TEXT_HEAD, f"Content-Length: {len(body)}\r\n"]
