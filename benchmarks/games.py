@@ -61,9 +61,11 @@ from stream import (  # noqa: E402
     add_server_arguments,
     connect,
     cpu_in_window,
+    generator_loop,
     ms,
     parse_head,
     percentile,
+    run_generator,
     step_workers,
     watchdog,
     worker_processes,
@@ -589,6 +591,7 @@ async def drive(plan: Plan, pipe: Connection) -> Stats:
         await asyncio.gather(*tasks, return_exceptions=True)
         guard.cancel()
         loop.remove_reader(pipe.fileno())
+        os.set_blocking(pipe.fileno(), True)  # uvloop's add_reader made it non-blocking; the result is large
     stats.cpu_total = time.process_time() - started_cpu
     stats.wall_total = time.monotonic() - started_wall
     return stats
@@ -598,7 +601,7 @@ def worker_main(plan: Plan, pipe: Connection) -> None:
     """Entry point of a generator process; Ctrl-C is the main process's business."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        pipe.send(("result", asyncio.run(drive(plan, pipe))))
+        pipe.send(("result", run_generator(drive(plan, pipe))))
     except BaseException:
         pipe.send(("failed", traceback.format_exc()))
 
@@ -901,7 +904,8 @@ def main() -> int:
         f"games benchmark: {os.cpu_count()} CPUs; {args.games} games of {args.game_type} "
         f"({game_type.width}x{game_type.height}, standard rules, "
         f"{'timed' if game_type.timed else 'no clock'}); "
-        f"server interpreter {args.python}; load generator {sys.executable} in {args.workers} process(es)"
+        f"server interpreter {args.python}; load generator {sys.executable} on {generator_loop()} "
+        f"in {args.workers} process(es)"
     )
     print(f"server code: commit {server_version()}")
     profile = Path(args.profile).resolve() if args.profile else None

@@ -64,10 +64,12 @@ from stream import (  # noqa: E402
     Server,
     add_server_arguments,
     connect,
+    generator_loop,
     machine_cpu_seconds,
     ms,
     parse_head,
     percentile,
+    run_generator,
     server_revision,
     watchdog,
     worker_processes,
@@ -292,7 +294,7 @@ async def drive_guests(plan: GuestPlan) -> GuestStats:
 def guest_worker(plan: GuestPlan, pipe: Connection) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
-        pipe.send(("result", asyncio.run(drive_guests(plan))))
+        pipe.send(("result", run_generator(drive_guests(plan))))
     except BaseException:
         pipe.send(("failed", traceback.format_exc()))
 
@@ -315,7 +317,7 @@ def guests_section(args: argparse.Namespace, workdir: Path) -> bool:
     print(
         f"{args.guests} guests logging in at {args.login_rate:g}/s, each polling every {POLL_EVERY:g} s "
         f"from its login; bands {schedule.bands} between {args.quiet:g} s without logins; then "
-        f"{args.guest_seconds:g} s measured; {workers} load generator process(es)"
+        f"{args.guest_seconds:g} s measured; {workers} load generator process(es) on {generator_loop()}"
     )
     try:
         server.start()
@@ -647,7 +649,7 @@ def empty_section(args: argparse.Namespace, workdir: Path) -> bool:
     print(
         f"{args.empty_clients} clients polling back to back, each at most "
         f"{stream.EMPTY_POLLS_PER_CLIENT:g}/s (at most {cap:,.0f}/s offered), {args.empty_seconds:g} s each, "
-        f"{args.workers} load generator process(es)"
+        f"{args.workers} load generator process(es) on {generator_loop()}"
     )
     uvloop_installed = importlib.util.find_spec("uvloop") is not None
     runs: list[tuple[str, type[Server], str]] = [
