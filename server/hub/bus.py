@@ -144,12 +144,19 @@ class LocalBus:
             for waiter in channel.waiters:
                 wake(waiter)
 
-    async def wait(self, uids: list[int], player: Player | None, timeout: float) -> None:
-        """Until the next event at one of `uids` or for `player`, or `timeout` seconds."""
+    async def wait(
+        self,
+        uids: list[int],
+        player: Player | None,
+        timeout: float,
+        early: asyncio.Future[None] | None = None,
+    ) -> None:
+        """Until the next event at one of `uids` or for `player`, `timeout` seconds, or a result of
+        `early` (which is then the future the events wake)."""
         # a bare future and one timer: no task and no cancellation per poll, which a server full of
         # long polls would otherwise pay a thousand times a second
         loop = asyncio.get_running_loop()
-        waiter: asyncio.Future[None] = loop.create_future()
+        waiter: asyncio.Future[None] = loop.create_future() if early is None else early
         for uid in uids:
             self.channels[uid].waiters.add(waiter)
         if player is not None:

@@ -12,7 +12,7 @@ import asyncio
 import logging
 import random
 import time as _time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
@@ -377,8 +377,11 @@ class Hub:
             secret, seen, with_subscriptions=with_subscriptions, subscriptions_seen=subscriptions_seen
         )
 
-    async def wait_for_news(self, secret: str, seen: int, timeout: float) -> None:
-        await self.stream.wait_for_news(secret, seen, timeout)
+    def wait_for_news(
+        self, secret: str, seen: int, timeout: float, early: asyncio.Future[None] | None = None
+    ) -> Coroutine[Any, Any, None]:
+        """The stream's own coroutine, not one more around it: every long poll resumes through each."""
+        return self.stream.wait_for_news(secret, seen, timeout, early)
 
     def asks_whole_state(self, secret: str, seen: int) -> bool:
         return self.stream.asks_whole_state(secret, seen)

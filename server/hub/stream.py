@@ -7,6 +7,7 @@ that table's whole state (server/hub/lobby.py). The opt-in long poll waits on th
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from server.hub.bus import LocalBus
@@ -282,8 +283,11 @@ class Stream:
                 return True
         return False
 
-    async def wait_for_news(self, secret: str, seen: int, timeout: float) -> None:
-        """The opt-in long poll: return when the reader has an event after `seen`, or after `timeout`.
+    async def wait_for_news(
+        self, secret: str, seen: int, timeout: float, early: asyncio.Future[None] | None = None
+    ) -> None:
+        """The opt-in long poll: return when the reader has an event after `seen`, after `timeout`, or
+        when `early` has its result (the connection cap making room).
 
         At once when the reader must start again: an id that is not logged in (the answer is `sd`, log in
         again) or a `seen` beyond the newest event (the numbering began anew: a restart).
@@ -299,7 +303,7 @@ class Stream:
             uids = list(player.tables)
             if self.has_news(player, seen):
                 return
-        await self.bus.wait(uids, player, timeout)
+        await self.bus.wait(uids, player, timeout, early)
 
     def asks_whole_state(self, secret: str, seen: int) -> bool:
         """Whether a poll with this msgNo gets the lobby's whole state: the costly reply that the web

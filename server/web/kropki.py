@@ -114,8 +114,8 @@ async def _poll(hub: Hub, query: Query, with_subscriptions: bool, request: Asker
     if commands_text:  # only a poll that sent commands can wait for another member to store them
         await hub.confirmed(secret)
     if wait:
-        async with long_poll():  # which the connection cap may end early, answering with what there is
-            await hub.wait_for_news(secret, seen, wait)
+        with long_poll() as early:  # the connection cap may end it early, answering with what there is
+            await hub.wait_for_news(secret, seen, wait, early)
     return hub.reply(
         secret, seen, with_subscriptions=with_subscriptions, subscriptions_seen=subscriptions_seen
     )
