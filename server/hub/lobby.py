@@ -76,8 +76,10 @@ class Lobby:
         table = self.tables[LOBBY]
         remote = self.remote
         rooms = self._rooms()
+        # a person may be here and at another member at once; alone, the nicks are the people's keys
+        people = dict.fromkeys(chain(table.people, remote.people())) if remote.parts else table.people
         lines = [
-            events.people("r", dict.fromkeys(chain(table.people, remote.people()))),
+            events.people("r", people),
             events.tables("r", chain((room.uid for room in rooms), remote.tables())),
             *_described(rooms),
             *remote.table_lines(),
