@@ -108,16 +108,15 @@ class LocalBus:
         channel.log.post(number, uid, line, b_only=b_only)
         if uid == LOBBY:
             self._wake_lobby_soon()
-        else:
-            for waiter in channel.waiters:
-                wake(waiter)
-        if uid != LOBBY:
-            for listener in self._listeners:
-                listener(uid)
-            if channel.members and self.table_listener is not None:
-                self.table_listener(uid, channel.members, line, b_only)
-        elif self.lobby_listener is not None:
-            self.lobby_listener(line, b_only)
+            if self.lobby_listener is not None:
+                self.lobby_listener(line, b_only)
+            return number
+        for waiter in channel.waiters:
+            wake(waiter)
+        for listener in self._listeners:
+            listener(uid)
+        if channel.members and self.table_listener is not None:
+            self.table_listener(uid, channel.members, line, b_only)
         return number
 
     def relay(self, line: str, *, b_only: bool = False) -> int:
