@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import importlib.util
 import math
 import os
 import signal
@@ -651,12 +650,11 @@ def empty_section(args: argparse.Namespace, workdir: Path) -> bool:
         f"{stream.EMPTY_POLLS_PER_CLIENT:g}/s (at most {cap:,.0f}/s offered), {args.empty_seconds:g} s each, "
         f"{args.workers} load generator process(es) on {generator_loop()}"
     )
-    uvloop_installed = importlib.util.find_spec("uvloop") is not None
     runs: list[tuple[str, type[Server], str]] = [
         ("the server, getMsg with msgFromClient=x", Server, "empty"),
         ("aiohttp hello-world (GET / -> 'Hello, world'), same interpreter", HelloWorld, "hello"),
     ]
-    if uvloop_installed:
+    if stream.UVLOOP_INSTALLED:
         runs.append(("the same hello-world on uvloop", HelloWorldOnUvloop, "hello"))
     rates: list[list[float]] = [[] for _ in runs]
     no_errors = True
@@ -675,7 +673,7 @@ def empty_section(args: argparse.Namespace, workdir: Path) -> bool:
         f"{hello_rate:,.0f}/s = {ratio:.2f}, the best round of each (target >= {TARGET_EMPTY_RATIO:g}), "
         f"errors: {'none' if no_errors else 'some'}"
     )
-    if uvloop_installed:
+    if stream.UVLOOP_INSTALLED:
         print(f"  against the hello-world on uvloop {best[2]:,.0f}/s: {server_rate / best[2]:.2f}")
     return ok
 

@@ -64,6 +64,7 @@ EXAMPLES_KEPT = 5  # error examples kept per worker
 STOP_GRACE = 5.0  # seconds between SIGTERM and SIGKILL
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 T = TypeVar("T")
+UVLOOP_INSTALLED = importlib.util.find_spec("uvloop") is not None  # the loop `serve` picks then
 
 
 # --- the server under test -------------------------------------------------------------------------
@@ -660,7 +661,7 @@ def run_generator(main: Coroutine[Any, Any, T]) -> T:
     The generator shares the machine with the server: on the standard loop, picking the ready sockets
     out of epoll's answer in Python took half of a generator process's CPU, about 20% of a core per
     1,000 games that the server could not have (issue 19.2)."""
-    if importlib.util.find_spec("uvloop") is None:
+    if not UVLOOP_INSTALLED:
         return asyncio.run(main)
     import uvloop
 
@@ -669,7 +670,7 @@ def run_generator(main: Coroutine[Any, Any, T]) -> T:
 
 def generator_loop() -> str:
     """The loop `run_generator` runs on, for the report's first line."""
-    return "uvloop" if importlib.util.find_spec("uvloop") is not None else "asyncio"
+    return "uvloop" if UVLOOP_INSTALLED else "asyncio"
 
 
 def worker_main(plan: Plan, pipe: Connection) -> None:

@@ -80,7 +80,7 @@ class LocalBus:
         self.channels: dict[int, Channel] = {}
         self.table_history = table_history
         self.timers = timers
-        self._lobby_woken_at = -LOBBY_WAKE_EVERY  # timers' time of the lobby's last wake
+        self._lobby_woken_at = float("-inf")  # timers' time of the lobby's last wake
         self._lobby_wake: Handle | None = None  # the next one, when lobby news waits for it
         self._listeners: list[Callable[[int], None]] = []
         # a member of a cluster hears every lobby line made here, to share it (server/cluster/lobby.py)
