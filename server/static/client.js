@@ -803,14 +803,27 @@ function renderBoard(table, view, side) {
     parts.push(svg("polyline", { class: "drawing", points: points.map(([x, y]) => `${at(x)},${at(y)}`).join(" ") }));
   }
   for (const [x, y] of state.drawing.targets) parts.push(svg("circle", { class: "target", cx: at(x), cy: at(y), r: 9 }));
+  board.replaceChildren(...parts, ...hitTargets(width, height));
+}
+
+let hitTargetsMade = { size: "", rects: [] };
+
+/** One click target per point, made once per board size: every reply re-renders the board, and on a
+ *  39x32 board new targets would be 1,248 elements each time, and an element a player (or a test) has
+ *  just found would be gone a moment later. */
+function hitTargets(width, height) {
+  const size = `${width}x${height}`;
+  if (hitTargetsMade.size === size) return hitTargetsMade.rects;
+  const rects = [];
   for (let x = 0; x < width; x++) {
     for (let y = 0; y < height; y++) {
       const hit = svg("rect", { class: "hit", x: at(x) - CELL / 2, y: at(y) - CELL / 2, width: CELL, height: CELL });
       hit.dataset.point = pointToSgf([x, y]);
-      parts.push(hit);
+      rects.push(hit);
     }
   }
-  board.replaceChildren(...parts);
+  hitTargetsMade = { size, rects };
+  return rects;
 }
 
 /** The aimed point of a two-step touch: a ring with lines along its row and column. */

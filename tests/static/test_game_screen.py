@@ -88,6 +88,19 @@ def test_a_39x32_board_takes_the_screen_and_full_screen_gives_it_all(players: tu
     expect(ala.page.locator("#full-screen")).to_have_text("Full screen")
 
 
+def test_a_point_found_on_the_board_is_still_there_after_the_next_reply(players: tuple[Player, Player]) -> None:
+    ala, bob = players
+    start_game(ala, bob, size="39x32")
+    target = ala.page.locator('#board [data-point="aa"]').element_handle()
+    bob.say("hello")  # a reply that renders the game screen again
+    ala.sees_chat("hello")
+    ala.play("bb")
+    bob.sees_dot("bb")
+    ala.sees_dot("bb")
+    # the same element: one found by a click handler (or a test) between two replies is not thrown away
+    assert target.evaluate("(rect) => rect.isConnected")
+
+
 def test_a_phone_places_a_dot_in_two_taps_aiming_first(players: tuple[Player, Player]) -> None:
     ala, bob = players
     start_game(ala, bob, size="39x32")
