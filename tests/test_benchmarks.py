@@ -45,6 +45,7 @@ RUNS = {
         "watcher polls",
     ),
     "fuzz": (["--seconds", "3", "--seed", "1"], "result: OK (0 failures)"),
+    "lobby_news": (["--readers", "50", "--seconds", "1", "--rate", "10"], "replies with the bus's setting"),
     "swiss": (["--players", "30", "--rounds", "5"], "30 players: slowest round"),
     # the one game of the first 200,000 where oppai-rs's realm interiors differ: the count sees it
     "pool_walls": (["--games", "1", "--seed", "31463"], "1 of 1 random 20x20 games differ"),

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from server.hub.clock import Handle, Timers
 from server.hub.mailbox import Counter, EventLog
 from server.hub.model import LOBBY, Player
 from server.hub.persistence import Persistence
@@ -26,6 +27,11 @@ log = logging.getLogger(__name__)
 
 FIRST_J = 1  # the `j` of a reply before any event: never 0, which a reader sends back as "all from the start"
 RENUMBER_AT = 2**30  # event numbers start again at a restart above this: MultiPoints reads j as a Java int
+# The lobby's news wakes the long polls waiting on the lobby at most this often: every reader in the lobby
+# waits on it, so each lobby event (a login, a game starting or ending, lobby chat) would answer all of
+# them at once, thousands of replies, as often as the events come. A lone event wakes them at once; the
+# events after it within this time go together, one wake later (issue 19).
+LOBBY_WAKE_EVERY = 1.0
 
 
 class EventBus(Protocol):
@@ -69,10 +75,13 @@ class Channel:
 class LocalBus:
     """The in-process bus: the only owner of the event numbering, the channels and the waiting polls."""
 
-    def __init__(self, persistence: Callable[[], Persistence], table_history: int) -> None:
+    def __init__(self, persistence: Callable[[], Persistence], table_history: int, timers: Timers) -> None:
         self.counter = Counter(FIRST_J, reserve=lambda mark: persistence().events_reserved(mark))
         self.channels: dict[int, Channel] = {}
         self.table_history = table_history
+        self.timers = timers
+        self._lobby_woken_at = float("-inf")  # timers' time of the lobby's last wake
+        self._lobby_wake: Handle | None = None  # the next one, when lobby news waits for it
         self._listeners: list[Callable[[int], None]] = []
         # a member of a cluster hears every lobby line made here, to share it (server/cluster/lobby.py)
         self.lobby_listener: Callable[[str, bool], None] | None = None
@@ -97,15 +106,17 @@ class LocalBus:
         channel = self.channels[uid]
         number = self.counter.next()
         channel.log.post(number, uid, line, b_only=b_only)
+        if uid == LOBBY:
+            self._wake_lobby_soon()
+            if self.lobby_listener is not None:
+                self.lobby_listener(line, b_only)
+            return number
         for waiter in channel.waiters:
             wake(waiter)
-        if uid != LOBBY:
-            for listener in self._listeners:
-                listener(uid)
-            if channel.members and self.table_listener is not None:
-                self.table_listener(uid, channel.members, line, b_only)
-        elif self.lobby_listener is not None:
-            self.lobby_listener(line, b_only)
+        for listener in self._listeners:
+            listener(uid)
+        if channel.members and self.table_listener is not None:
+            self.table_listener(uid, channel.members, line, b_only)
         return number
 
     def relay(self, line: str, *, b_only: bool = False) -> int:
@@ -127,6 +138,24 @@ class LocalBus:
 
     def mark(self) -> int:
         return self.counter.next()
+
+    def _wake_lobby_soon(self) -> None:
+        """At once if the lobby's last wake is LOBBY_WAKE_EVERY old, else once it is (LOBBY_WAKE_EVERY)."""
+        if self._lobby_wake is not None:
+            return  # this event goes with the wake already due
+        due = self._lobby_woken_at + LOBBY_WAKE_EVERY
+        if self.timers.now() >= due:
+            self._wake_lobby()
+        else:
+            self._lobby_wake = self.timers.call_at(due, self._wake_lobby)
+
+    def _wake_lobby(self) -> None:
+        self._lobby_wake = None
+        self._lobby_woken_at = self.timers.now()
+        channel = self.channels.get(LOBBY)
+        if channel is not None:
+            for waiter in channel.waiters:
+                wake(waiter)
 
     def nudge(self, *players: Player) -> None:
         # Invitation lines (vg, vs, vr) are state repeated in every reply, not events: a long poll waiting

@@ -80,7 +80,7 @@ class Hub:
             table_history=history or TABLE_HISTORY,
             player_history=history or PLAYER_HISTORY,
         )
-        self.bus = LocalBus(lambda: ctx.persistence, ctx.table_history)
+        self.bus = LocalBus(lambda: ctx.persistence, ctx.table_history, ctx.timers)
         self.roster = Roster(ctx)
         self.saved = SavedSessions(ctx, self.roster)
         self.tables = Tables(ctx, self.bus, self.roster, self.saved)

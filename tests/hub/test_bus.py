@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import asyncio
 
-from server.hub.bus import FIRST_J, EventBus, LocalBus
+from server.hub.bus import FIRST_J, LOBBY_WAKE_EVERY, EventBus, LocalBus
+from server.hub.clock import LoopTimers, ManualTimers, Timers
 from server.hub.mailbox import EventLog
 from server.hub.model import LOBBY, Player
 from server.hub.persistence import MemoryPersistence
 
 
-def _bus() -> LocalBus:
+def _bus(timers: Timers | None = None) -> LocalBus:
     persistence = MemoryPersistence()
-    bus = LocalBus(lambda: persistence, table_history=10)
+    bus = LocalBus(lambda: persistence, table_history=10, timers=timers or LoopTimers())
     bus.open(LOBBY)
     bus.open(7)
     return bus
@@ -23,7 +24,7 @@ def _player() -> Player:
 
 
 def test_events_for_a_table_and_for_a_player_share_one_numbering() -> None:
-    bus: EventBus = _bus()
+    bus: EventBus = _bus(ManualTimers())
     ala = _player()
     first = bus.publish(7, "pa*Ala")
     bus.send(ala, 7, "ca...")
@@ -37,7 +38,7 @@ def test_events_for_a_table_and_for_a_player_share_one_numbering() -> None:
 
 
 def test_a_watcher_hears_of_game_tables_only() -> None:
-    bus = _bus()
+    bus = _bus(ManualTimers())
     heard: list[int] = []
     bus.watch(heard.append)
     bus.publish(LOBBY, "x1")
@@ -66,8 +67,43 @@ async def test_a_long_poll_ends_at_the_next_event_of_a_table_it_follows_or_for_i
     await asyncio.wait_for(waiting, 1)
 
 
+async def test_lobby_news_wakes_the_lobbys_long_polls_at_once_then_at_most_once_a_period() -> None:
+    """Every reader in the lobby waits on it: each lobby event answering all of them would be thousands
+    of replies per login, game start or chat line on a busy server. A lone event still wakes them at once;
+    the next ones within LOBBY_WAKE_EVERY go together, once it has passed. A table's events and a
+    player's own are not held back."""
+    timers = ManualTimers()
+    bus = _bus(timers)
+    ala = _player()
+
+    async def woken_by(publish: object) -> bool:
+        waiting = asyncio.ensure_future(bus.wait([LOBBY, 7], ala, timeout=5))
+        await asyncio.sleep(0)
+        publish()  # type: ignore[operator]
+        await asyncio.sleep(0)
+        done = waiting.done()
+        if not done:
+            timers.advance(LOBBY_WAKE_EVERY)
+            await asyncio.wait_for(waiting, 1)
+        return done
+
+    assert await woken_by(lambda: bus.publish(LOBBY, "pa*Bob"))  # the first: at once
+    assert not await woken_by(lambda: bus.publish(LOBBY, "pa*Cyd"))  # within the period: at its end
+    for _ in range(3):  # a burst within one period: one wake for all of it
+        bus.publish(LOBBY, "pa*Dan")
+    waiting = asyncio.ensure_future(bus.wait([LOBBY], ala, timeout=5))
+    await asyncio.sleep(0)
+    assert not waiting.done()
+    timers.advance(LOBBY_WAKE_EVERY)
+    await asyncio.wait_for(waiting, 1)
+    assert await woken_by(lambda: bus.publish(7, "m1"))  # a table's event: at once
+    assert await woken_by(lambda: bus.send(ala, LOBBY, "e..."))  # the player's own: at once
+    timers.advance(LOBBY_WAKE_EVERY)
+    assert await woken_by(lambda: bus.publish(LOBBY, "pd*Bob"))  # quiet for a period: at once again
+
+
 def test_numbering_goes_on_above_an_earlier_run_and_starts_again_past_a_java_int() -> None:
-    bus = _bus()
+    bus = _bus(ManualTimers())
     bus.continue_after(500)
     assert bus.last == 500 and bus.channels[LOBBY].log.dropped == 500
     bus.continue_after(2**30)
