@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 from array import array
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from server.engine.moves import Point
 
@@ -29,9 +29,9 @@ class IllegalMove(ValueError):
     """A move the rules forbid; the message is the reason shown to the player."""
 
 
-@dataclass(frozen=True)
-class Enclosure:
-    """A realm made by one move: its owner, its border ring and what it changed."""
+class Enclosure(NamedTuple):
+    """A realm made by one move: its owner, its border ring and what it changed (a named tuple, as
+    `Move` is: the records of open games keep every one)."""
 
     owner: int
     ring: tuple[int, ...]  # border dots in path order, not closed (the first is not repeated)

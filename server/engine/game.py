@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple, overload
 
 from server.engine import gametype
 from server.engine.board import BLACK, WHITE, Board, Enclosure, IllegalMove
@@ -27,16 +29,80 @@ class Rules:
     free_placing: bool = False
 
 
-@dataclass(slots=True)
-class Move:
-    """One dot (or ring-only move) as it goes into the record."""
+class Move(NamedTuple):
+    """One dot (or ring-only move) as it goes into the record; changed by replacing it
+    (`Game.set_time_left`)."""
 
     player: int
     point: Point | None
-    enclosures: tuple[Enclosure, ...] = ()  # a tuple: records of long games are many objects
+    enclosures: tuple[Enclosure, ...] = ()
     automatic: bool = False  # placed by the STOP function
     comment: str | None = None
     time_left: float | None = None
+
+
+_EnclosureRow = tuple[int, tuple[int, ...], int, int]
+_MoveRow = tuple[int, Point | None, tuple[_EnclosureRow, ...], bool, str | None, float | None]
+
+
+class MoveList(Sequence[Move]):
+    """A game's moves, kept as plain tuples of numbers and strings and made into `Move`s when read.
+
+    A server keeps every move of every open game, and the garbage collector walks every object it
+    tracks at each full collection: a class instance or a named tuple always, a plain tuple of
+    untracked values never once it has seen it (issue 19.2: two million moves were a pause of
+    seconds)."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self) -> None:
+        self._rows: list[_MoveRow] = []
+
+    @staticmethod
+    def _row(move: Move) -> _MoveRow:
+        enclosures = tuple(tuple(enclosure) for enclosure in move.enclosures)
+        return (move.player, move.point, enclosures, move.automatic, move.comment, move.time_left)  # type: ignore[return-value]
+
+    @staticmethod
+    def _move(row: _MoveRow) -> Move:
+        player, point, enclosures, automatic, comment, time_left = row
+        made = tuple(Enclosure._make(enclosure) for enclosure in enclosures) if enclosures else ()
+        return Move(player, point, made, automatic, comment, time_left)
+
+    def append(self, move: Move) -> None:
+        self._rows.append(self._row(move))
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Move: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Move]: ...
+
+    def __getitem__(self, index: int | slice) -> Move | list[Move]:
+        if isinstance(index, slice):
+            return [self._move(row) for row in self._rows[index]]
+        return self._move(self._rows[index])
+
+    def __setitem__(self, index: int, move: Move) -> None:
+        self._rows[index] = self._row(move)
+
+    def __iter__(self) -> Iterator[Move]:
+        return map(self._move, self._rows)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, MoveList):
+            return self._rows == other._rows
+        if isinstance(other, list):
+            return list(self) == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"MoveList({list(self)!r})"
 
 
 DEFAULT_RULES = Rules()
@@ -116,7 +182,7 @@ class Game:
             for point in points:
                 self.board.place(self.board.index(point), colour)
         self.to_move = self.setup.first
-        self.moves: list[Move] = []
+        self.moves = MoveList()
         self.opening_comment: str | None = None  # what happened before the first move (a STOP)
         self.stopped: set[int] = set()
         self.first_stopper = 0  # whose STOP grounds (rules.md 1.6); 0 before any STOP
@@ -211,7 +277,7 @@ class Game:
         note = f"{COLOUR[player]} pressed STOP"
         if self.moves:
             last = self.moves[-1]
-            last.comment = f"{last.comment}\n{note}" if last.comment else note
+            self.moves[-1] = last._replace(comment=f"{last.comment}\n{note}" if last.comment else note)
         else:  # the record's root carries it
             self.opening_comment = f"{self.opening_comment}\n{note}" if self.opening_comment else note
         opponent = 3 - player
@@ -407,9 +473,13 @@ class Game:
         for player, dot, rings, targets, any_ring_owner in self._played:
             self._apply(player, MoveSpec(dot, rings, targets), any_ring_owner)
             self._after_move(player)
-        for move, time_left in zip(self.moves, times, strict=True):
-            move.time_left = time_left
+        for index, seconds in enumerate(times):
+            self.set_time_left(index, seconds)
         return undone
+
+    def set_time_left(self, index: int, seconds: float | None) -> None:
+        """The clock of the player who made moves[index], as it stood after that move (SGF BL/WL)."""
+        self.moves[index] = self.moves[index]._replace(time_left=seconds)
 
 
 def game_for_type(game_type: gametype.GameType, *, seed: int = 0, archived: Setup | None = None) -> Game:

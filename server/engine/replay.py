@@ -141,7 +141,7 @@ def replay_record(record: GameRecord, after_move: Callable[[Game], None] | None 
         except (IllegalMove, MoveSyntaxError) as exc:
             raise ReplayError(f"{where}: {exc}") from exc
         if game.moves:
-            game.moves[-1].time_left = sgf_move.time_left
+            game.set_time_left(-1, sgf_move.time_left)
         _stops(game, sgf_move.comment, where)
         if after_move is not None:
             after_move(game)

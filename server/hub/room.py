@@ -125,15 +125,18 @@ class Room:
             return
         if self.clock is not None:
             data["c"] = self.clock.state()
-        self.game_entries.append((kind, data))
+        self.game_entries.append((kind, tuple(data.items())))
         self._note_out(kind, data)
 
     # --- set-up --------------------------------------------------------------------------------
 
     def _begin(self) -> None:
         self.game = game_for_type(self.game_type, seed=self.seed + self.games_played, archived=self.setup)
-        # the journal entries of this game, in order: what `compacted` shortens
-        self.game_entries: list[tuple[str, dict[str, Any]]] = []
+        # the journal entries of this game, in order: what `compacted` shortens. Each as its kind and its
+        # data's items, not the dict: a tuple holding a dict stays walked by every full collection of the
+        # garbage collector, a tuple of tuples of numbers and strings does not, and every move's entry
+        # is kept while the game lasts (issue 19.2).
+        self.game_entries: list[tuple[str, tuple[tuple[str, Any], ...]]] = []
         self.proposal: tuple[int, str] | None = None  # the proposer's side, what
         self.agreed: set[int] = set()  # the sides that agreed to it so far (a team game's)
         self.drawing: dict[int, str] = {}  # side -> the enclosure it is drawing
@@ -313,21 +316,23 @@ class Room:
         self._check_turn(side)
         try:
             spec = parse_move(where, self.game.width, self.game.height)
-            move = self.game.play(player, spec)
+            self.game.play(player, spec)
         except (MoveSyntaxError, IllegalMove) as refused:
             raise ProtocolError("illegalMove", f"Move {where[:40]} refused: {refused}.") from None
         self.move_sides.append(side)
         if self.clock is not None:
             self.clock.moved(player, self.game.to_move)
         self._note("move", p=side, w=where)
-        self._after_moves([move], player)
+        self._after_moves(1, player)
 
-    def _after_moves(self, moves: list[Move], mover: int) -> None:
-        """`mover`: the colour that moved; its players' enclosures being drawn are cleared."""
+    def _after_moves(self, count: int, mover: int) -> None:
+        """After the game's last `count` moves; `mover`: the colour that moved, whose players' enclosures
+        being drawn are cleared."""
         self.last_activity = self.timers.now()
+        first = len(self.game.moves) - count
         if self.clock is not None:
-            for move in moves:
-                move.time_left = self._seconds_left(move.player)
+            self._note_times(first)
+        moves = self.game.moves[first:]
         for side in self.lineup.sides(mover):
             self.drawing.pop(side, None)
         self._grant_grace()
@@ -373,7 +378,7 @@ class Room:
         self._note("stop", p=side)
         self._tell(f"stop{side}", f"{nick} pressed STOP.")
         if placed:
-            self._after_moves(placed, 3 - player)
+            self._after_moves(len(placed), 3 - player)
             return
         self._grant_grace()
         self._say_table(self.flags())
@@ -661,9 +666,8 @@ class Room:
             raise ValueError(f"unknown journal entry {kind!r}")
         if self.clock is not None and "c" in data:
             self.clock.set_state(data["c"])
-            for move in self.game.moves[before:]:
-                move.time_left = self._seconds_left(move.player)
-        self.game_entries.append((kind, data))
+            self._note_times(before)
+        self.game_entries.append((kind, tuple(data.items())))
 
     def compacted(self) -> list[tuple[str, dict[str, Any]]]:
         """The current game's journal entries without the ones whose effect is gone, so that a table
@@ -673,7 +677,8 @@ class Room:
         A proposition of a new game still waiting is dropped too (it is simply proposed again).
         Afterwards `game_entries` is the shortened list."""
         kept: list[tuple[str, dict[str, Any]]] = []
-        for kind, data in self.game_entries:
+        for kind, items in self.game_entries:
+            data = dict(items)
             if kind in ("pause", "gift", "clock"):
                 continue
             if kind != "propose":
@@ -695,8 +700,13 @@ class Room:
                 kept.append((kind, data))
         if self.clock is not None and self.game.result is None:
             kept.append(("clock", {"c": self.clock.state()}))
-        self.game_entries = list(kept)
+        self.game_entries = [(kind, tuple(data.items())) for kind, data in kept]
         return kept
+
+    def _note_times(self, first: int) -> None:
+        """The record's clocks for the moves from `first` on, as the clocks stand now."""
+        for index in range(first, len(self.game.moves)):
+            self.game.set_time_left(index, self._seconds_left(self.game.moves[index].player))
 
     def _seconds_left(self, player: int) -> int:
         """Whole seconds, as the `sa` lines and zagram's records (BL[75]) give a player's time."""

@@ -132,8 +132,8 @@ def test_sgf_write_then_read_gives_the_same_game(width: int, height: int, seed: 
         game = random_game(width, height, seed, rules, limit=width * height // 2)
         if kind == "stop" and game.result is None:
             game.stop(game.to_move)
-    for number, move in enumerate(game.moves):
-        move.time_left = float(number % 7) + 0.5
+    for number in range(len(game.moves)):
+        game.set_time_left(number, float(number % 7) + 0.5)
     text = write_record(game_to_record(game, black_name="Ala", white_name="Олег", date="2026-11-22"))
     record = read_record(text)
     replayed = replay_record(record).game

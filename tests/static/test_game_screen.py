@@ -88,7 +88,9 @@ def test_a_39x32_board_takes_the_screen_and_full_screen_gives_it_all(players: tu
     expect(ala.page.locator("#full-screen")).to_have_text("Full screen")
 
 
-def test_a_point_found_on_the_board_is_still_there_after_the_next_reply(players: tuple[Player, Player]) -> None:
+def test_a_point_found_on_the_board_is_still_there_after_the_next_reply(
+    players: tuple[Player, Player],
+) -> None:
     ala, bob = players
     start_game(ala, bob, size="39x32")
     target = ala.page.locator('#board [data-point="aa"]').element_handle()
