@@ -42,16 +42,19 @@ class Move(NamedTuple):
 
 
 _EnclosureRow = tuple[int, tuple[int, ...], int, int]
-_MoveRow = tuple[int, Point | None, tuple[_EnclosureRow, ...], bool, str | None, float | None]
+# player, x, y (None, None for a ring-only move), enclosures, automatic, comment, time_left
+_MoveRow = tuple[int, int | None, int | None, tuple[_EnclosureRow, ...], bool, str | None, float | None]
 
 
 class MoveList(Sequence[Move]):
-    """A game's moves, kept as plain tuples of numbers and strings and made into `Move`s when read.
+    """A game's moves, kept as flat tuples of numbers and strings and made into `Move`s when read.
 
     A server keeps every move of every open game, and the garbage collector walks every object it
-    tracks at each full collection: a class instance or a named tuple always, a plain tuple of
-    untracked values never once it has seen it (issue 19.2: two million moves were a pause of
-    seconds)."""
+    tracks at each full collection: a class instance or a named tuple always, a plain tuple only
+    until a collection finds nothing tracked in it. A serving process collects a new object young
+    once or twice (server/gcschedule.py), and each collection untracks one level of nested tuples,
+    so the row holds no point tuple, only its coordinates (issue 19.2: a full collection walked two
+    objects per move played at every open table). A move with enclosures stays tracked: few do."""
 
     __slots__ = ("_rows",)
 
@@ -60,12 +63,14 @@ class MoveList(Sequence[Move]):
 
     @staticmethod
     def _row(move: Move) -> _MoveRow:
+        x, y = move.point if move.point is not None else (None, None)
         enclosures = tuple(tuple(enclosure) for enclosure in move.enclosures)
-        return (move.player, move.point, enclosures, move.automatic, move.comment, move.time_left)  # type: ignore[return-value]
+        return (move.player, x, y, enclosures, move.automatic, move.comment, move.time_left)  # type: ignore[return-value]
 
     @staticmethod
     def _move(row: _MoveRow) -> Move:
-        player, point, enclosures, automatic, comment, time_left = row
+        player, x, y, enclosures, automatic, comment, time_left = row
+        point = None if x is None or y is None else (x, y)
         made = tuple(Enclosure._make(enclosure) for enclosure in enclosures) if enclosures else ()
         return Move(player, point, made, automatic, comment, time_left)
 
@@ -168,11 +173,11 @@ class Game:
         self.height = height
         self.rules = rules
         self.setup = setup
-        # What undo replays: (player, dot, rings, targets, any_ring_owner) as plain tuples of numbers,
-        # which the garbage collector stops tracking, not the MoveSpec (a tuple subclass it always
-        # walks): a server keeps every move of thousands of games (issue 19.2).
+        # What undo replays: (player, x, y, rings, targets, any_ring_owner) as flat tuples of numbers,
+        # which the garbage collector stops tracking (see MoveList), not the MoveSpec (a tuple subclass
+        # it always walks): a server keeps every move of thousands of games (issue 19.2).
         self._played: list[
-            tuple[int, Point | None, tuple[tuple[Point, ...], ...], tuple[Point, ...], bool]
+            tuple[int, int | None, int | None, tuple[tuple[Point, ...], ...], tuple[Point, ...], bool]
         ] = []
         self._reset()
 
@@ -200,7 +205,8 @@ class Game:
         """
         self._check_turn(player)
         move = self._apply(player, spec, any_ring_owner)
-        self._played.append((player, spec.dot, spec.rings, spec.targets, any_ring_owner))
+        x, y = spec.dot if spec.dot is not None else (None, None)
+        self._played.append((player, x, y, spec.rings, spec.targets, any_ring_owner))
         self._after_move(player)
         return move
 
@@ -470,7 +476,8 @@ class Game:
         times = [move.time_left for move in self.moves[:-1]]
         self._played.pop()
         self._reset()
-        for player, dot, rings, targets, any_ring_owner in self._played:
+        for player, x, y, rings, targets, any_ring_owner in self._played:
+            dot = None if x is None or y is None else (x, y)
             self._apply(player, MoveSpec(dot, rings, targets), any_ring_owner)
             self._after_move(player)
         for index, seconds in enumerate(times):

@@ -11,6 +11,7 @@ ProtocolError for refusals, before changing anything.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -42,6 +43,11 @@ class AutoTable:
     tournament: str | None  # SGF EV; None when the organiser said `x` (not saved)
     round: str | None  # SGF RO; None for `x`
     say_hi: dict[str, int] = field(default_factory=dict)  # nick -> extra seconds for their first move
+
+
+def _entry(kind: str, data: dict[str, Any]) -> tuple[str, str]:
+    """A journal entry as a table keeps it while its game lasts (Room.game_entries)."""
+    return kind, json.dumps(data, separators=(",", ":"))
 
 
 def _without_asks(entries: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
@@ -125,7 +131,7 @@ class Room:
             return
         if self.clock is not None:
             data["c"] = self.clock.state()
-        self.game_entries.append((kind, tuple(data.items())))
+        self.game_entries.append(_entry(kind, data))
         self._note_out(kind, data)
 
     # --- set-up --------------------------------------------------------------------------------
@@ -133,10 +139,10 @@ class Room:
     def _begin(self) -> None:
         self.game = game_for_type(self.game_type, seed=self.seed + self.games_played, archived=self.setup)
         # the journal entries of this game, in order: what `compacted` shortens. Each as its kind and its
-        # data's items, not the dict: a tuple holding a dict stays walked by every full collection of the
-        # garbage collector, a tuple of tuples of numbers and strings does not, and every move's entry
-        # is kept while the game lasts (issue 19.2).
-        self.game_entries: list[tuple[str, tuple[tuple[str, Any], ...]]] = []
+        # data in JSON, as the journal stores it, not the dict: every move's entry is kept while the game
+        # lasts, and a tuple holding a dict (or tuples in tuples, more than a young collection untracks:
+        # see server/engine/game.py MoveList) stays walked by every full collection (issue 19.2).
+        self.game_entries: list[tuple[str, str]] = []
         self.proposal: tuple[int, str] | None = None  # the proposer's side, what
         self.agreed: set[int] = set()  # the sides that agreed to it so far (a team game's)
         self.drawing: dict[int, str] = {}  # side -> the enclosure it is drawing
@@ -667,7 +673,7 @@ class Room:
         if self.clock is not None and "c" in data:
             self.clock.set_state(data["c"])
             self._note_times(before)
-        self.game_entries.append((kind, tuple(data.items())))
+        self.game_entries.append(_entry(kind, data))
 
     def compacted(self) -> list[tuple[str, dict[str, Any]]]:
         """The current game's journal entries without the ones whose effect is gone, so that a table
@@ -677,8 +683,8 @@ class Room:
         A proposition of a new game still waiting is dropped too (it is simply proposed again).
         Afterwards `game_entries` is the shortened list."""
         kept: list[tuple[str, dict[str, Any]]] = []
-        for kind, items in self.game_entries:
-            data = dict(items)
+        for kind, text in self.game_entries:
+            data = json.loads(text)
             if kind in ("pause", "gift", "clock"):
                 continue
             if kind != "propose":
@@ -700,7 +706,7 @@ class Room:
                 kept.append((kind, data))
         if self.clock is not None and self.game.result is None:
             kept.append(("clock", {"c": self.clock.state()}))
-        self.game_entries = [(kind, tuple(data.items())) for kind, data in kept]
+        self.game_entries = [_entry(kind, data) for kind, data in kept]
         return kept
 
     def _note_times(self, first: int) -> None:
