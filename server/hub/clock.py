@@ -70,6 +70,10 @@ class ManualTimers:
         self.time = target
 
 
+def _never_flags(player: int) -> None:
+    """The flag callback of a stopped clock."""
+
+
 class Clock:
     """Two players' remaining seconds; the side on move is charged from the server's own time.
 
@@ -141,7 +145,8 @@ class Clock:
         self._charge()
         self.remaining[self.running] = 0.0
         self.stopped = True
-        self.on_flag(self.running)
+        on_flag, self.on_flag = self.on_flag, _never_flags
+        on_flag(self.running)
 
     def moved(self, player: int, next_player: int) -> None:
         """`player` has moved: charge them, add the increment, and run `next_player`'s clock."""
@@ -220,7 +225,10 @@ class Clock:
             self._arm()
 
     def stop(self) -> None:
-        """The game is over: freeze both clocks."""
+        """The game is over: freeze both clocks. A stopped clock never flags, so it lets go of its
+        room's callback: the room and its clock were a reference cycle, which kept a closed table's
+        whole game in memory until the next full collection (issue 19.2)."""
+        self.on_flag = _never_flags
         if not self.stopped:
             self._charge()
             self.stopped = True

@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import random
+import weakref
 
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
@@ -74,3 +75,23 @@ def test_the_journal_entries_of_a_timed_game_are_left_alone_by_the_collector() -
     assert room.clock is not None and len(room.game_entries) == 40  # each entry with both clocks
     assert not any(gc.is_tracked(entry) for entry in room.game_entries)
     assert all("c" in data for kind, data in room.compacted() if kind == "move")
+
+
+def test_a_finished_timed_game_is_freed_by_its_last_reference_not_by_a_collection() -> None:
+    """A serving process collects its oldest generation rarely: a closed table that only a collection
+    could free (the room and its clock were a cycle) kept its whole game in memory until then."""
+    hub, room, timers = table("2020stanF0.120.5")
+    play(hub, room, timers, free_points(), until=6)
+    hub.propose("ala123", str(room.uid), "resign")
+    for nick in ("ala123", "bob456"):
+        hub.change_table(nick, 0)
+    uid, gone = room.uid, weakref.ref(room)
+    gc.disable()
+    try:
+        del room
+        for _ in range(3):  # the finished table closes once nobody is at it
+            timers.advance(60)
+            hub.sweep()
+        assert uid not in hub.tables and gone() is None
+    finally:
+        gc.enable()
