@@ -746,6 +746,7 @@ def _save_sessions(session: Session, saved: dict[str, SavedSession], member: int
         session,
         LiveSession,
         rows,
+        "upsert",
         lambda insert: insert.on_conflict_do_update(
             index_elements=["id_hmac"], set_={name: insert.excluded[name] for name in kept}
         ),
@@ -769,10 +770,17 @@ def _seen(session: Session, job: _SessionsSeen) -> None:
 
 
 def _set_state(session: Session, values: dict[str, str]) -> None:
-    insert = _insert(session, ServerState)
-    session.execute(
-        insert.on_conflict_do_update(index_elements=["name"], set_={"value": insert.excluded.value}),
+    """Through `_insert_pages`, whose statements are built once: an upsert built at every heartbeat made
+    its `excluded` alias of the table anew, SQLAlchemy objects in reference cycles that only the full
+    collection frees (issue 19.2)."""
+    _insert_pages(
+        session,
+        ServerState,
         [{"name": name, "value": value} for name, value in values.items()],
+        "upsert",
+        lambda insert: insert.on_conflict_do_update(
+            index_elements=["name"], set_={"value": insert.excluded.value}
+        ),
     )
 
 
@@ -784,20 +792,25 @@ def _insert_entries(session: Session, entries: list[_Entry], member: int) -> Non
         {"member": member, "uid": e.uid, "seq": e.seq, "kind": e.kind, "data": json.dumps(e.data)}
         for e in entries
     ]
-    _insert_pages(session, JournalEntry, rows, lambda insert: insert.on_conflict_do_nothing())
+    _insert_pages(session, JournalEntry, rows, "or skip", lambda insert: insert.on_conflict_do_nothing())
 
 
 def _insert_pages(
-    session: Session, model: type[Any], rows: list[dict[str, Any]], on_conflict: Callable[[Any], Any]
+    session: Session,
+    model: type[Any],
+    rows: list[dict[str, Any]],
+    conflict: str,
+    on_conflict: Callable[[Any], Any],
 ) -> None:
-    """INSERT rows (all with the same keys) with a multi-row VALUES, a page at a time."""
+    """INSERT rows (all with the same keys) with a multi-row VALUES, a page at a time; `conflict` names
+    what `on_conflict` adds, for the statements' cache."""
     columns = tuple(rows[0])
 
     def page(size: int) -> Any:
         insert = _insert(session, model)
         return on_conflict(insert.values([{c: bindparam(f"{c}_{i}") for c in columns} for i in range(size)]))
 
-    _in_pages(session, ("insert", model.__tablename__, columns), rows, len(columns), page)
+    _in_pages(session, ("insert", model.__tablename__, columns, conflict), rows, len(columns), page)
 
 
 def _in_pages(

@@ -3,6 +3,8 @@ of the id under a key the database keeps, on SQLite and PostgreSQL alike."""
 
 from __future__ import annotations
 
+import gc
+
 from server.config import Settings
 from server.hub.persistence import SavedSession
 from server.store.accounts import Accounts
@@ -68,3 +70,25 @@ async def test_sessions_written_are_read_back_at_the_next_start(settings: Settin
     ]
     assert (live.event_mark, live.alive_at) == (123_456, 1_700_000_000.5)
     assert list(live.accounts) == ["carol"] and live.accounts["carol"].lang == "pl"
+
+
+async def test_heartbeats_leave_nothing_for_the_garbage_collector(settings: Settings) -> None:
+    """A serving process collects its oldest generation rarely: what a heartbeat left in reference
+    cycles (each new upsert's alias of its table) piled up until then."""
+    store = await Store.open(settings.db_url)
+    writer = store.writer
+    writer.sessions_seen(1_700_000_000.0, {})  # the first builds and compiles the statement
+    await writer.flush()
+    gc.collect()
+    gc.disable()
+    try:
+        for second in range(1, 11):
+            writer.sessions_seen(1_700_000_000.0 + second, {})
+            await writer.flush()
+        found = gc.collect()
+    finally:
+        gc.enable()
+    live = await writer.load_sessions()
+    await store.close()
+    assert live.alive_at == 1_700_000_010.0
+    assert found < 31, found  # 310 before: 31 a heartbeat (none now)
