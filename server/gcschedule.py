@@ -18,10 +18,11 @@ What dies there by its reference count (nearly everything: finished requests, cl
 freed at once as always; only reference cycles wait for the full collection, which runs every
 FULL_EVERY seconds on a timer. Its pause is the one long pause left, and /metrics shows it: it walks
 every live object, about 0.3 s with 2,000 games (their moves are not among them: the engine keeps
-them as flat tuples the collector stops tracking). So it runs once an hour, not every 5 minutes: in
-the games benchmark and under a flood of connections no cyclic garbage at all reached the oldest
-generation once the heartbeat's statement was built only once (a closed timed table was a cycle
-with its clock until its clock let go), so what waits for it is small.
+them as flat tuples the collector stops tracking). So it runs once an hour, not every 5 minutes:
+little waits for it. Under the games benchmark a full collection found 242 objects after one minute
+of 2,000 games and none after the next, and none after 15 s of the connection flood, once the
+heartbeat's statement was built only once and a finished timed table no longer a cycle with its
+clock (the two sources found).
 
 Python counts allocations minus deallocations, and an old object's death counts against a young one's
 birth: with 10,000 keep-alive connections, each poll replaced about seven objects that live until the

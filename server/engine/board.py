@@ -30,8 +30,8 @@ class IllegalMove(ValueError):
 
 
 class Enclosure(NamedTuple):
-    """A realm made by one move: its owner, its border ring and what it changed (a named tuple, as
-    `Move` is: the records of open games keep every one)."""
+    """A realm made by one move: its owner, its border ring and what it changed (a named tuple: a
+    game's record keeps it as a plain one, server/engine/game.py MoveList)."""
 
     owner: int
     ring: tuple[int, ...]  # border dots in path order, not closed (the first is not repeated)
