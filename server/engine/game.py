@@ -63,9 +63,10 @@ class MoveList(Sequence[Move]):
 
     @staticmethod
     def _row(move: Move) -> _MoveRow:
-        x, y = move.point if move.point is not None else (None, None)
-        enclosures = tuple(tuple(enclosure) for enclosure in move.enclosures)
-        return (move.player, x, y, enclosures, move.automatic, move.comment, move.time_left)  # type: ignore[return-value]
+        player, point, enclosures, automatic, comment, time_left = move
+        x, y = point if point is not None else (None, None)
+        rows = tuple(map(tuple, enclosures)) if enclosures else ()
+        return (player, x, y, rows, automatic, comment, time_left)  # type: ignore[return-value]
 
     @staticmethod
     def _move(row: _MoveRow) -> Move:
