@@ -71,6 +71,10 @@ class Channel:
     # a table of this member followed from other members of a cluster: member -> its people here
     members: dict[str, int] = field(default_factory=dict)
 
+    def wake_waiters(self) -> None:
+        for waiter in self.waiters:
+            wake(waiter)
+
 
 class LocalBus:
     """The in-process bus: the only owner of the event numbering, the channels and the waiting polls."""
@@ -111,8 +115,7 @@ class LocalBus:
             if self.lobby_listener is not None:
                 self.lobby_listener(line, b_only)
             return number
-        for waiter in channel.waiters:
-            wake(waiter)
+        channel.wake_waiters()
         for listener in self._listeners:
             listener(uid)
         if channel.members and self.table_listener is not None:
@@ -154,8 +157,7 @@ class LocalBus:
         self._lobby_woken_at = self.timers.now()
         channel = self.channels.get(LOBBY)
         if channel is not None:
-            for waiter in channel.waiters:
-                wake(waiter)
+            channel.wake_waiters()
 
     def nudge(self, *players: Player) -> None:
         # Invitation lines (vg, vs, vr) are state repeated in every reply, not events: a long poll waiting
@@ -170,8 +172,7 @@ class LocalBus:
     def wake_all(self) -> None:
         """End every long poll (a clean stop)."""
         for channel in self.channels.values():
-            for waiter in channel.waiters:
-                wake(waiter)
+            channel.wake_waiters()
 
     async def wait(
         self,
