@@ -15,14 +15,17 @@ Python's default schedule walks all of them at once:
 So here the young collections run often and stay small (700, then the middle generation at every
 other one: a few milliseconds each), and the oldest generation is never collected automatically.
 What dies there by its reference count (nearly everything: finished requests, closed tables) is
-freed at once as always; only reference cycles wait for the full collection, which runs every
-FULL_EVERY seconds on a timer. Its pause is the one long pause left, and /metrics shows it: it walks
-every live object, about 0.3 s with 2,000 games (their moves are not among them: the engine keeps
-them as flat tuples the collector stops tracking). So it runs once an hour, not every 5 minutes:
-little waits for it. Under the games benchmark a full collection found 242 objects after one minute
+freed at once as always; only reference cycles wait for a full collection. A full collection walks
+every live object (about 0.3 s with 2,000 games; their moves are not among them: the engine keeps them
+as flat tuples the collector stops tracking), so it runs only when it can be worth its pause: when the
+heap (`sys.getallocatedblocks()`, looked at every FULL_CHECK_EVERY seconds) has doubled since it was
+smallest after the last one, as Go's collector does with its default GOGC=100. Garbage cycles can
+then never take more memory than what is alive, and a server in a steady state, however large, never
+makes the long pause: under the games benchmark a full collection found 242 objects after one minute
 of 2,000 games and none after the next, and none after 15 s of the connection flood, once the
 heartbeat's statement was built only once and a finished timed table no longer a cycle with its
-clock (the two sources found).
+clock (the two sources found). A server growing from nothing to 2,000 games makes one or two on the
+way, each shorter than the last would be; /metrics shows every pause (kropki_gc_pause_seconds).
 
 Python counts allocations minus deallocations, and an old object's death counts against a young one's
 birth: with 10,000 keep-alive connections, each poll replaced about seven objects that live until the
@@ -34,7 +37,7 @@ those objects were a connection's last request, which server/web/requestloop.py 
 
 What is loaded at start-up (modules, the app) is frozen out of every collection. Freezing again
 later (after the restore, or after each full collection) is not done: a frozen object that later
-becomes part of a garbage cycle is never freed, and it would only shorten the hourly collection, not
+becomes part of a garbage cycle is never freed, and it would only shorten a full collection, not
 bring it near 20 ms: with 2,000 games a third of what it walks is the requests in flight (a
 collection of only what came since the last one took 138 ms).
 """
@@ -43,12 +46,17 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
+from collections.abc import Callable
 
 YOUNG_THRESHOLD = 700  # net allocations between collections of the youngest generation
-MIDDLE_THRESHOLD = 1  # youngest-generation collections between collections of the middle one
-NEVER = 1 << 30  # the oldest generation's threshold: never reached, it is collected on the timer
+# collections of the youngest generation, beyond the first, before one of the middle: 0 makes every
+# other collection a middle one, so a survivor is walked 1.5 times on average before it is old, not 1.67
+MIDDLE_THRESHOLD = 0
+NEVER = 1 << 30  # the oldest generation's threshold: never reached, see timed_collections
 YOUNG_EVERY = 0.05  # seconds between timed collections of the young and middle generations
-FULL_EVERY = 3600.0  # seconds between full collections
+FULL_CHECK_EVERY = 10.0  # seconds between looks at the heap's size (one look: well under a millisecond)
+FULL_GROWTH = 2.0  # a full collection when the heap holds this many times its smallest since the last
 
 
 def tune_for_serving() -> None:
@@ -64,15 +72,26 @@ def serving_schedule() -> bool:
     return gc.get_threshold()[2] == NEVER
 
 
-async def timed_collections(young_every: float = YOUNG_EVERY, full_every: float = FULL_EVERY) -> None:
-    """Collect the young generations every `young_every` seconds and everything every `full_every`
-    seconds (for the reference cycles that reached the oldest generation); runs until cancelled."""
+async def timed_collections(
+    young_every: float = YOUNG_EVERY,
+    check_every: float = FULL_CHECK_EVERY,
+    heap_size: Callable[[], int] = sys.getallocatedblocks,
+) -> None:
+    """Collect the young generations every `young_every` seconds, and everything when the heap has
+    grown FULL_GROWTH times over its smallest size since the last full collection (looked at every
+    `check_every` seconds), for the reference cycles that reached the oldest generation; runs until
+    cancelled."""
     loop = asyncio.get_running_loop()
-    next_full = loop.time() + full_every
+    smallest = heap_size()
+    next_check = loop.time() + check_every
     while True:
         await asyncio.sleep(young_every)
-        if loop.time() >= next_full:
-            gc.collect()
-            next_full = loop.time() + full_every
-        else:
-            gc.collect(1)
+        if loop.time() >= next_check:
+            next_check = loop.time() + check_every
+            size = heap_size()
+            if size >= smallest * FULL_GROWTH:
+                gc.collect()
+                smallest = heap_size()
+                continue
+            smallest = min(smallest, size)
+        gc.collect(1)

@@ -1,5 +1,6 @@
 """The collector's schedule for serving (server/gcschedule.py, issue 19.2): young collections small and
-often (by count and on a timer), the oldest generation only on its timer, tests left on Python's default."""
+often (by count and on a timer), the oldest generation only when the heap doubled, tests left on Python's
+default."""
 
 from __future__ import annotations
 
@@ -35,15 +36,32 @@ def test_serving_freezes_start_up_and_never_collects_the_oldest_generation_by_it
     assert oldest >= 1 << 30 and gcschedule.serving_schedule()
 
 
-def test_young_and_full_collections_run_on_their_timers_until_cancelled(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _collections(heap_sizes: list[int], monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """The collections timed_collections makes (young every 10 ms, the heap looked at every 45 ms)
+    while the heap has these sizes, one per look, the first at its start, until one more look; () is a
+    full collection."""
     collected: list[tuple[int, ...]] = []
     monkeypatch.setattr(gc, "collect", lambda *generation: collected.append(generation) or 0)
+    looks = iter(heap_sizes)
+    size = [0]
+    all_seen = asyncio.Event()
+
+    def heap_size() -> int:
+        """The heap's size at a look; a full collection's look after it sees the same size."""
+        if collected and collected[-1] == ():
+            return size[0]
+        following = next(looks, None)
+        if following is None:
+            all_seen.set()
+        else:
+            size[0] = following
+        return size[0]
 
     async def run() -> None:
-        task = asyncio.create_task(gcschedule.timed_collections(young_every=0.01, full_every=0.045))
-        await asyncio.sleep(0.2)
+        task = asyncio.create_task(
+            gcschedule.timed_collections(young_every=0.01, check_every=0.045, heap_size=heap_size)
+        )
+        await asyncio.wait_for(all_seen.wait(), 10)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
@@ -52,9 +70,24 @@ def test_young_and_full_collections_run_on_their_timers_until_cancelled(
         assert len(collected) == count  # cancelled means stopped
 
     asyncio.run(run())
+    return collected
+
+
+def test_young_collections_run_on_their_timer_and_a_steady_heap_is_never_collected_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    collected = _collections([1000, 1100, 1900, 1500, 1990, 1999], monkeypatch)
+
+    assert len(collected) >= 20 and set(collected) == {(1,)}
+
+
+def test_a_full_collection_runs_when_the_heap_doubles_over_its_smallest_since_the_last(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # smallest 1000, then 800: doubled at 1600; after that collection (at 1600) at 3200, not before
+    collected = _collections([1000, 800, 1500, 1600, 3100, 3000, 3200], monkeypatch)
+
     full = [n for n, generation in enumerate(collected) if generation == ()]
-    young = [generation for generation in collected if generation != ()]
-    assert len(full) >= 2 and len(young) >= 8 and set(young) == {(1,)}
-    assert all(
-        later - earlier >= 3 for earlier, later in zip(full, full[1:], strict=False)
-    )  # young ones between
+    assert len(full) == 2
+    assert full[1] - full[0] >= 8  # young collections between: three looks at the heap apart
+    assert set(collected) == {(), (1,)}
