@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from server.hub.bus import FIRST_J, LOBBY_WAKE_EVERY, EventBus, LocalBus
+from server.hub.bus import FIRST_J, LOBBY_WAKE_EVERY, WAIT_TICK, EventBus, LocalBus
 from server.hub.clock import LoopTimers, ManualTimers, Timers
 from server.hub.mailbox import EventLog
 from server.hub.model import LOBBY, Player
@@ -65,6 +65,35 @@ async def test_a_long_poll_ends_at_the_next_event_of_a_table_it_follows_or_for_i
     await asyncio.sleep(0)
     bus.close(7)  # the table closed meanwhile: the poll still ends, by its time-out
     await asyncio.wait_for(waiting, 1)
+
+
+async def test_long_polls_with_nothing_new_end_on_the_first_tick_after_their_wait_one_timer_for_all() -> None:
+    bus = _bus()
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    ended: dict[float, float] = {}
+
+    async def wait(timeout: float) -> None:
+        await bus.wait([7], None, timeout)
+        ended[timeout] = loop.time() - started
+
+    timeouts = (0.06, 0.11, 0.16, 0.3)
+    polls = [asyncio.ensure_future(wait(timeout)) for timeout in timeouts]
+    woken = asyncio.ensure_future(bus.wait([7], _player(), timeout=30))  # ended by an event
+    await asyncio.sleep(0)
+    bus.send(_player(), 7, "x")  # another player's line wakes nobody here
+    await asyncio.sleep(0.01)
+    assert not woken.done()
+    woken.cancel()
+    await asyncio.wait_for(asyncio.gather(*polls), 2)
+
+    for timeout in timeouts:  # never early; late by a tick at most (and what a busy machine adds)
+        assert timeout <= ended[timeout] < timeout + WAIT_TICK + 0.1
+    assert list(ended) == sorted(ended)
+    deadlines = bus._deadlines
+    assert deadlines is not None and not deadlines.ticks  # nothing left of the 30-s wait
+    await asyncio.sleep(2 * WAIT_TICK)
+    assert deadlines._timer is None and not deadlines.ticks  # nothing waits: no timer runs
 
 
 async def test_lobby_news_wakes_the_lobbys_long_polls_at_once_then_at_most_once_a_period() -> None:
