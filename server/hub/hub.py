@@ -340,8 +340,7 @@ class Hub:
         if persistence.queued == since:
             return True
         try:
-            async with asyncio.timeout(SETTLE_TIMEOUT):
-                await persistence.flush()
+            await persistence.flush(SETTLE_TIMEOUT)
         except (TimeoutError, StorageFailing):
             return False
         return True
@@ -379,8 +378,8 @@ class Hub:
 
     def wait_for_news(
         self, secret: str, seen: int, timeout: float, early: asyncio.Future[None] | None = None
-    ) -> Coroutine[Any, Any, None]:
-        """The stream's own coroutine, not one more around it: every long poll resumes through each."""
+    ) -> Coroutine[Any, Any, None] | None:
+        """The bus's wait for the poll, or None if it is answered at once (Stream.wait_for_news)."""
         return self.stream.wait_for_news(secret, seen, timeout, early)
 
     def asks_whole_state(self, secret: str, seen: int) -> bool:

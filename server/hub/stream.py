@@ -8,6 +8,7 @@ that table's whole state (server/hub/lobby.py). The opt-in long poll waits on th
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from typing import Any
 
 from server.hub.bus import LocalBus
@@ -283,27 +284,29 @@ class Stream:
                 return True
         return False
 
-    async def wait_for_news(
+    def wait_for_news(
         self, secret: str, seen: int, timeout: float, early: asyncio.Future[None] | None = None
-    ) -> None:
-        """The opt-in long poll: return when the reader has an event after `seen`, after `timeout`, or
-        when `early` has its result (the connection cap making room).
+    ) -> Coroutine[Any, Any, None] | None:
+        """The opt-in long poll: the bus's wait, which returns when the reader has an event after `seen`,
+        after `timeout`, or when `early` has its result (the connection cap making room); None when
+        the poll is answered at once. The bus's coroutine itself, not one more around it: every held
+        poll is walked by the collector and resumed through each.
 
-        At once when the reader must start again: an id that is not logged in (the answer is `sd`, log in
-        again) or a `seen` beyond the newest event (the numbering began anew: a restart).
+        At once when the reader has news, or must start again: an id that is not logged in (the answer
+        is `sd`, log in again) or a `seen` beyond the newest event (the numbering began anew: a restart).
         """
         player = self.roster.players.get(secret)
         if (player is None and secret) or seen > self.counter.last:
-            return
+            return None
         if player is None:
             uids = [LOBBY]
             if self.tables.lobby.log.last > seen:
-                return
+                return None
         else:
             uids = list(player.tables)
             if self.has_news(player, seen):
-                return
-        await self.bus.wait(uids, player, timeout, early)
+                return None
+        return self.bus.wait(uids, player, timeout, early)
 
     def asks_whole_state(self, secret: str, seen: int) -> bool:
         """Whether a poll with this msgNo gets the lobby's whole state: the costly reply that the web

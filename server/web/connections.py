@@ -50,7 +50,7 @@ import functools
 import logging
 import resource
 import signal
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from contextvars import ContextVar
 from typing import Any
 
@@ -116,15 +116,19 @@ class GuardedRequestHandler(web.RequestHandler):
         self.guard = guard
         self.poll_lane = poll_lane
 
-    async def answer_poll(self, message: RawRequestMessage, query: MultiDictProxy[str]) -> bool:
-        """A poll by the lane, watched by the guard as `guarded` watches the others."""
+    def answer_poll(
+        self, message: RawRequestMessage, query: MultiDictProxy[str]
+    ) -> Coroutine[Any, Any, bool]:
+        """A poll by the lane, watched by the guard as `guarded` watches the others: the lane's own
+        coroutine (which tells the guard when it has answered), not one more around it, as every held
+        poll is walked by the collector and resumed through each."""
         assert self.poll_lane is not None
         guard = self.guard
         guard.started(self)
-        _CURRENT.set((guard, self))  # in the connection's own task, which the lane's answer runs in
-        keep_alive = await self.poll_lane.answer(self, message, query, guard.closing)
-        guard.answered(self)
-        return keep_alive
+        current = _CURRENT.get()
+        if current is None or current[1] is not self:  # set once: the connection's task runs its polls
+            _CURRENT.set((guard, self))
+        return self.poll_lane.answer(self, message, query, guard)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)

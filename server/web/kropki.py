@@ -115,7 +115,9 @@ async def _poll(hub: Hub, query: Query, with_subscriptions: bool, request: Asker
         await hub.confirmed(secret)
     if wait:
         with long_poll() as early:  # the connection cap may end it early, answering with what there is
-            await hub.wait_for_news(secret, seen, wait, early)
+            waiting = hub.wait_for_news(secret, seen, wait, early)
+            if waiting is not None:
+                await waiting
     return hub.reply(
         secret, seen, with_subscriptions=with_subscriptions, subscriptions_seen=subscriptions_seen
     )

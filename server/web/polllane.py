@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Awaitable, Callable, Container
-from typing import cast
+from typing import Protocol, cast
 
 from aiohttp import hdrs, web
 from aiohttp.compression_utils import ZLibCompressor
@@ -42,6 +42,15 @@ POLL_ANSWER_KEY = web.AppKey("poll_answer", PollAnswer)  # set by the app: kropk
 # aiohttp's header lines of text_response's headers, in its order; Content-Length, Date, Server follow
 TEXT_HEAD = "".join(f"{name}: {value}\r\n" for name, value in TEXT_HEADERS.items())
 CODINGS = ("deflate", "gzip")  # as aiohttp picks one from Accept-Encoding: the first it finds
+
+
+class Guard(Protocol):
+    """The connection guard (connections.py), as the lane tells it about a poll."""
+
+    @property
+    def closing(self) -> Container[web.RequestHandler]: ...
+
+    def answered(self, connection: web.RequestHandler) -> None: ...
 
 
 class PollRequest:
@@ -95,9 +104,10 @@ class PollLane:
         connection: web.RequestHandler,
         message: RawRequestMessage,
         query: MultiDictProxy[str],
-        closing: Container[web.RequestHandler],
+        guard: Guard,
     ) -> bool:
-        """Answer the poll on `connection`; whether the connection stays open (not if it is in `closing`)."""
+        """Answer the poll on `connection`, then tell the guard; whether the connection stays open (not
+        if the guard is closing it)."""
         started = time.perf_counter()
         co = query["co"]
         peer = connection.peername
@@ -115,7 +125,7 @@ class PollLane:
             if self.metrics is not None:
                 self.metrics.observe_command(PATH, co, time.perf_counter() - started)
         body = encoded(text)
-        keep_alive = not message.should_close and connection not in closing
+        keep_alive = not message.should_close and connection not in guard.closing
         reply = _reply(message, body, keep_alive)
         transport = connection.transport
         if transport is not None:  # None: the client went away meanwhile
@@ -125,6 +135,7 @@ class PollLane:
             duration = time.perf_counter() - started
             if not log.routine_poll(query, body, duration):
                 log.line(remote, message.method, message.url, 200, len(reply), duration)
+        guard.answered(connection)
         return keep_alive
 
 
