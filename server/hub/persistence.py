@@ -132,9 +132,9 @@ class Persistence(Protocol):
 
     def events_reserved(self, mark: int) -> None: ...
 
-    async def flush(self) -> None:
+    async def flush(self, timeout: float | None = None) -> None:
         """Return once everything queued before the call is written; raise StorageFailing if storage
-        fails first."""
+        fails first, TimeoutError if it has not taken it within `timeout` seconds."""
 
 
 _PROCESS_KEY = os.urandom(32)  # one key per process: hubs of one process that hand over find the same HMACs
@@ -196,7 +196,7 @@ class MemoryPersistence:
     def events_reserved(self, mark: int) -> None:
         pass
 
-    async def flush(self) -> None:
+    async def flush(self, timeout: float | None = None) -> None:
         pass
 
 

@@ -102,8 +102,7 @@ class Visitors:
 
     async def _confirm(self, member: str, nick: str) -> None:
         try:
-            async with asyncio.timeout(CONFIRM_WITHIN):
-                await self.ctx.persistence.flush()
+            await self.ctx.persistence.flush(CONFIRM_WITHIN)
         except (TimeoutError, StorageFailing):
             log.warning("action of a visitor not stored in time %s", Fields(member=member, nick=nick))
             return  # its member keeps its client's k where it was: the client sends it again

@@ -274,17 +274,29 @@ class StoreWriter:
     def events_reserved(self, mark: int) -> None:
         self._put(_EventsReserved(mark))
 
-    async def flush(self) -> None:
+    async def flush(self, timeout: float | None = None) -> None:
         """Return once everything queued before this call is written; raise StorageFailing if storage
-        fails first, or is failing (then nothing queued since can be written before it is back)."""
+        fails first, or is failing (then nothing queued since can be written before it is back), and
+        TimeoutError if it has not taken it within `timeout` seconds.
+
+        The time-out is a timer on the waiter, not an asyncio.timeout: that one looks up the task,
+        cancels it and keeps its count of cancellations, for every move (issue 19.2)."""
         target = self.queued
         if self.written >= target:
             return
         if self.storage_failure is not None:
             raise StorageFailing(self.storage_failure)
-        waiter = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        waiter = loop.create_future()
         self._waiters.append((target, waiter))
-        await waiter
+        if timeout is None:
+            await waiter
+            return
+        expiry = loop.call_later(timeout, _time_out, waiter)
+        try:
+            await waiter
+        finally:
+            expiry.cancel()
 
     async def finish(self, seconds: float) -> None:
         """At a stop: write what is queued, giving storage `seconds` (and the attempt then in progress
@@ -613,6 +625,11 @@ async def _read_journals(
     if unreadable:
         await session.run_sync(_set_aside_unreadable, unreadable, member)
     return journals
+
+
+def _time_out(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():  # the writer skips it then: it wakes only those still waiting
+        waiter.set_exception(TimeoutError())
 
 
 def _saved_session(row: LiveSession) -> SavedSession:

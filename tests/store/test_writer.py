@@ -129,3 +129,28 @@ async def test_sqlite_writes_batch_after_batch_while_the_loop_is_busy(
     assert writer.written == 0  # booked on the loop only, in order, when it comes back to them
     await writer.flush()
     assert writer.written == batches
+
+
+async def test_a_flush_gives_up_after_its_time_out_and_the_writes_still_land(
+    writer: StoreWriter, settings: Settings
+) -> None:
+    """A reply waits for its writes at most so long (Hub.settled), then must not call them done; the
+    write itself goes on, and whoever waits without a time-out still sees it land."""
+    if not settings.db_url.startswith("sqlite"):
+        pytest.skip("a slow statement in the writer's thread, which writes SQLite only")
+
+    def slow(*_args: Any) -> None:
+        time.sleep(0.3)  # in the writer's thread: the event loop goes on
+
+    event.listen(Engine, "before_cursor_execute", slow)
+    try:
+        writer.journal(7, 1, "move", {"p": 1})
+        started = time.monotonic()
+        with pytest.raises(TimeoutError):
+            await writer.flush(0.05)
+        assert time.monotonic() - started < 0.25 and writer.written == 0
+        await writer.flush()
+    finally:
+        event.remove(Engine, "before_cursor_execute", slow)
+    assert writer.written == 1
+    await writer.flush(0.05)  # nothing left to wait for
