@@ -18,14 +18,18 @@ What dies there by its reference count (nearly everything: finished requests, cl
 freed at once as always; only reference cycles wait for a full collection. A full collection walks
 every live object (about 0.3 s with 2,000 games; their moves are not among them: the engine keeps them
 as flat tuples the collector stops tracking), so it runs only when it can be worth its pause: when the
-heap (`sys.getallocatedblocks()`, looked at every FULL_CHECK_EVERY seconds) has doubled since it was
-smallest after the last one, as Go's collector does with its default GOGC=100. Garbage cycles can
-then never take more memory than what is alive, and a server in a steady state, however large, never
-makes the long pause: under the games benchmark a full collection found 242 objects after one minute
-of 2,000 games and none after the next, and none after 15 s of the connection flood, once the
-heartbeat's statement was built only once and a finished timed table no longer a cycle with its
-clock (the two sources found). A server growing from nothing to 2,000 games makes one or two on the
-way, each shorter than the last would be; /metrics shows every pause (kropki_gc_pause_seconds).
+oldest generation (counted every FULL_CHECK_EVERY seconds) holds twice the objects it held at its
+smallest since the last one, as Go's collector waits for its heap to double (its default GOGC=100).
+Only objects the collector tracks can make up a garbage cycle, so cycles can never grow past what is
+alive, and a server in a steady state, however large, never makes the long pause. The whole heap
+(`sys.getallocatedblocks()`) was the first measure tried: it grows with every move kept (memory the
+collector never walks), and set off full collections of 0.5 s inside the games benchmark's window;
+the oldest generation stays level there (345,000-359,000 objects over two minutes of 2,000 games).
+Counting it takes a few milliseconds. Under the games benchmark a full collection found 242 objects
+after one minute of 2,000 games and none after the next, and none after 15 s of the connection flood,
+once the heartbeat's statement was built only once and a finished timed table no longer a cycle with
+its clock (the two sources found). A server growing from nothing to 2,000 games makes one or two on
+the way; /metrics shows every pause (kropki_gc_pause_seconds).
 
 Python counts allocations minus deallocations, and an old object's death counts against a young one's
 birth: with 10,000 keep-alive connections, each poll replaced about seven objects that live until the
@@ -46,7 +50,6 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import sys
 from collections.abc import Callable
 
 YOUNG_THRESHOLD = 700  # net allocations between collections of the youngest generation
@@ -55,8 +58,8 @@ YOUNG_THRESHOLD = 700  # net allocations between collections of the youngest gen
 MIDDLE_THRESHOLD = 0
 NEVER = 1 << 30  # the oldest generation's threshold: never reached, see timed_collections
 YOUNG_EVERY = 0.05  # seconds between timed collections of the young and middle generations
-FULL_CHECK_EVERY = 10.0  # seconds between looks at the heap's size (one look: well under a millisecond)
-FULL_GROWTH = 2.0  # a full collection when the heap holds this many times its smallest since the last
+FULL_CHECK_EVERY = 10.0  # seconds between counts of the oldest generation (5 ms for 400,000 objects)
+FULL_GROWTH = 2.0  # a full collection when it holds this many times its smallest since the last one
 
 
 def tune_for_serving() -> None:
@@ -75,23 +78,22 @@ def serving_schedule() -> bool:
 async def timed_collections(
     young_every: float = YOUNG_EVERY,
     check_every: float = FULL_CHECK_EVERY,
-    heap_size: Callable[[], int] = sys.getallocatedblocks,
+    old_objects: Callable[[], int] = lambda: len(gc.get_objects(2)),
 ) -> None:
-    """Collect the young generations every `young_every` seconds, and everything when the heap has
-    grown FULL_GROWTH times over its smallest size since the last full collection (looked at every
-    `check_every` seconds), for the reference cycles that reached the oldest generation; runs until
-    cancelled."""
+    """Collect the young generations every `young_every` seconds, and everything when the oldest
+    generation has grown FULL_GROWTH times over its smallest since the last full collection (counted
+    every `check_every` seconds), for the reference cycles that reached it; runs until cancelled."""
     loop = asyncio.get_running_loop()
-    smallest = heap_size()
+    smallest = old_objects()
     next_check = loop.time() + check_every
     while True:
         await asyncio.sleep(young_every)
         if loop.time() >= next_check:
             next_check = loop.time() + check_every
-            size = heap_size()
+            size = old_objects()
             if size >= smallest * FULL_GROWTH:
                 gc.collect()
-                smallest = heap_size()
+                smallest = old_objects()
                 continue
             smallest = min(smallest, size)
         gc.collect(1)

@@ -1,5 +1,5 @@
 """The collector's schedule for serving (server/gcschedule.py, issue 19.2): young collections small and
-often (by count and on a timer), the oldest generation only when the heap doubled, tests left on Python's
+often (by count and on a timer), the oldest generation only when it doubled, tests left on Python's
 default."""
 
 from __future__ import annotations
@@ -36,21 +36,21 @@ def test_serving_freezes_start_up_and_never_collects_the_oldest_generation_by_it
     assert oldest >= 1 << 30 and gcschedule.serving_schedule()
 
 
-def _collections(heap_sizes: list[int], monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
-    """The collections timed_collections makes (young every 10 ms, the heap looked at every 45 ms)
-    while the heap has these sizes, one per look, the first at its start, until one more look; () is a
-    full collection."""
+def _collections(sizes: list[int], monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
+    """The collections timed_collections makes (young every 10 ms, the oldest generation counted every
+    45 ms) while it has these sizes, one per count, the first at its start, until one more count; () is
+    a full collection."""
     collected: list[tuple[int, ...]] = []
     monkeypatch.setattr(gc, "collect", lambda *generation: collected.append(generation) or 0)
-    looks = iter(heap_sizes)
+    counts = iter(sizes)
     size = [0]
     all_seen = asyncio.Event()
 
-    def heap_size() -> int:
-        """The heap's size at a look; a full collection's look after it sees the same size."""
+    def old_objects() -> int:
+        """The oldest generation's size at a count; the count after a full collection sees the same."""
         if collected and collected[-1] == ():
             return size[0]
-        following = next(looks, None)
+        following = next(counts, None)
         if following is None:
             all_seen.set()
         else:
@@ -59,7 +59,7 @@ def _collections(heap_sizes: list[int], monkeypatch: pytest.MonkeyPatch) -> list
 
     async def run() -> None:
         task = asyncio.create_task(
-            gcschedule.timed_collections(young_every=0.01, check_every=0.045, heap_size=heap_size)
+            gcschedule.timed_collections(young_every=0.01, check_every=0.045, old_objects=old_objects)
         )
         await asyncio.wait_for(all_seen.wait(), 10)
         task.cancel()
@@ -73,7 +73,7 @@ def _collections(heap_sizes: list[int], monkeypatch: pytest.MonkeyPatch) -> list
     return collected
 
 
-def test_young_collections_run_on_their_timer_and_a_steady_heap_is_never_collected_whole(
+def test_young_collections_run_on_their_timer_and_a_steady_oldest_generation_is_never_collected(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     collected = _collections([1000, 1100, 1900, 1500, 1990, 1999], monkeypatch)
@@ -81,7 +81,7 @@ def test_young_collections_run_on_their_timer_and_a_steady_heap_is_never_collect
     assert len(collected) >= 20 and set(collected) == {(1,)}
 
 
-def test_a_full_collection_runs_when_the_heap_doubles_over_its_smallest_since_the_last(
+def test_a_full_collection_runs_when_the_oldest_generation_doubles_over_its_smallest_since_the_last(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # smallest 1000, then 800: doubled at 1600; after that collection (at 1600) at 3200, not before
@@ -89,5 +89,5 @@ def test_a_full_collection_runs_when_the_heap_doubles_over_its_smallest_since_th
 
     full = [n for n, generation in enumerate(collected) if generation == ()]
     assert len(full) == 2
-    assert full[1] - full[0] >= 8  # young collections between: three looks at the heap apart
+    assert full[1] - full[0] >= 8  # young collections between: three counts apart
     assert set(collected) == {(), (1,)}
