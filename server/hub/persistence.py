@@ -127,8 +127,11 @@ class Persistence(Protocol):
     def journal_set_aside(self, uid: int, seq: int, reason: str) -> None:
         """Move an entry that could not be replayed out of the journal, kept for inspection."""
 
-    def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:
-        """The heartbeat, with the `quiet_since` of the sessions whose value changed, in one write."""
+    def sessions_seen(
+        self, alive_at: float, quiet: dict[str, float | None], k: dict[str, int] | None = None
+    ) -> None:
+        """The heartbeat, with the `quiet_since` of the sessions whose value changed and the k of those
+        whose k moved (by id HMAC; nothing else of their rows changes), in one write."""
 
     def events_reserved(self, mark: int) -> None: ...
 
@@ -190,7 +193,9 @@ class MemoryPersistence:
     def journal_set_aside(self, uid: int, seq: int, reason: str) -> None:
         pass
 
-    def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:
+    def sessions_seen(
+        self, alive_at: float, quiet: dict[str, float | None], k: dict[str, int] | None = None
+    ) -> None:
         pass
 
     def events_reserved(self, mark: int) -> None:

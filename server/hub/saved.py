@@ -70,8 +70,10 @@ class SavedSessions:
         sessions with k unsaved, those quiet now (the front of the roster's order) and those noted
         quiet before (issue 19: walking all 10,000 players took 16-21 ms of a loaded server's loop)."""
         now, moment = self.ctx.clock(), self.ctx.timers.now()
-        for player in list(self.k_unsaved):
-            self.save(player)
+        # only k: every other change of what a row keeps was saved when it happened (`save`), and the
+        # whole rows of thousands of players, every 5 s, held every move's write behind them (issue 19.2)
+        k = {player.id_hmac: player.last_command for player in self.k_unsaved if player.stored}
+        self.k_unsaved.clear()
         changed: dict[str, float | None] = {}
         for player in {*self.quiet, *self.roster.quiet_for(moment, QUIET_AFTER)}:
             if not player.stored:  # its session is over
@@ -82,6 +84,6 @@ class SavedSessions:
             if quiet != player.noted_quiet:
                 self.note_quiet(player, quiet)
                 changed[player.id_hmac] = None if quiet is None else now - (moment - quiet)  # wall time
+        self.ctx.persistence.sessions_seen(now, changed, k)
         if self.seq:  # every k noted so far is in the rows now
             self.ctx.persistence.journal_dropped(SESSION_JOURNAL)
-        self.ctx.persistence.sessions_seen(now, changed)

@@ -174,6 +174,7 @@ class _SetAside:
 class _SessionsSeen:
     alive_at: float
     quiet: dict[str, float | None]
+    k: dict[str, int]
 
 
 @dataclass
@@ -268,8 +269,10 @@ class StoreWriter:
     def journal_compacted(self, uid: int, upto: int, rows: list[tuple[int, str, dict[str, Any]]]) -> None:
         self._put(_Compacted(uid, upto, rows))
 
-    def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:
-        self._put(_SessionsSeen(alive_at, quiet))
+    def sessions_seen(
+        self, alive_at: float, quiet: dict[str, float | None], k: dict[str, int] | None = None
+    ) -> None:
+        self._put(_SessionsSeen(alive_at, quiet, k or {}))
 
     def events_reserved(self, mark: int) -> None:
         self._put(_EventsReserved(mark))
@@ -784,6 +787,23 @@ def _seen(session: Session, job: _SessionsSeen) -> None:
 
         rows = [{"key": key, "quiet": quiet} for key, quiet in job.quiet.items()]
         _in_pages(session, ("quiet", table.name), rows, 3, page)
+    if job.k:
+        _k_saved(session, job.k)
+
+
+def _k_saved(session: Session, k: dict[str, int]) -> None:
+    """The sessions' k into their rows, by pages of one UPDATE each: the whole rows of thousands of
+    sessions, written by the heartbeat every 5 s, held every move behind them (issue 19.2)."""
+    table = LiveSession.__table__
+
+    def page(size: int) -> Any:
+        keys = [bindparam(f"key_{i}") for i in range(size)]
+        k_type = table.c.last_command.type  # a big integer: an int32 parameter overflows on PostgreSQL
+        value = case(*((table.c.id_hmac == keys[i], bindparam(f"k_{i}", type_=k_type)) for i in range(size)))
+        return update(table).where(table.c.id_hmac.in_(keys)).values(last_command=value)
+
+    rows = [{"key": key, "k": value} for key, value in k.items()]
+    _in_pages(session, ("k", table.name), rows, 3, page)
 
 
 def _set_state(session: Session, values: dict[str, str]) -> None:
@@ -1015,7 +1035,7 @@ def _describe(job: _Job) -> str:
     if isinstance(job, SavedSession):
         return f"session nick={job.nick}"
     if isinstance(job, _SessionsSeen):
-        return f"heartbeat sessions={len(job.quiet)}"
+        return f"heartbeat sessions={len(job.quiet)} k={len(job.k)}"
     if isinstance(job, _EventsReserved):
         return f"event numbers up to {job.mark}"
     if isinstance(job, _SessionEnded):

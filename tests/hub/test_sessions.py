@@ -66,11 +66,16 @@ class StoreLike(RecordingPersistence):
     def session_ended(self, id_hmac: str) -> None:
         self.sessions.pop(id_hmac, None)
 
-    def sessions_seen(self, alive_at: float, quiet: dict[str, float | None]) -> None:
+    def sessions_seen(
+        self, alive_at: float, quiet: dict[str, float | None], k: dict[str, int] | None = None
+    ) -> None:
         self.alive_at = alive_at
         for key, since in quiet.items():
             if key in self.sessions:
                 self.sessions[key] = dataclasses.replace(self.sessions[key], quiet_since=since)
+        for key, last_command in (k or {}).items():
+            if key in self.sessions:
+                self.sessions[key] = dataclasses.replace(self.sessions[key], last_command=last_command)
 
     def events_reserved(self, mark: int) -> None:
         self.event_mark = mark

@@ -92,3 +92,35 @@ async def test_heartbeats_leave_nothing_for_the_garbage_collector(settings: Sett
     await store.close()
     assert live.alive_at == 1_700_000_010.0
     assert found < 31, found  # 310 before: 31 a heartbeat (none now)
+
+
+async def test_the_heartbeat_puts_k_alone_into_the_rows_of_many_sessions(settings: Settings) -> None:
+    """The heartbeat writes the k of every session whose k moved (thousands under load, every 5 s) as
+    pages of one statement each, and nothing else of their rows: the rest was saved when it changed."""
+    store = await Store.open(settings.db_url)
+    writer = store.writer
+    await writer.load_sessions()  # reads the key of the ids' HMACs
+    keys = [writer.id_hmac(f"guest{number}") for number in range(700)]  # more than a page
+    for number, key in enumerate(keys):
+        writer.session_saved(session(key, f"*g{number}", lang="pl", tables=(number + 1,), last_command=3))
+    writer.sessions_seen(
+        1_700_000_000.0, {keys[0]: 1_699_999_999.0}, {key: 4 + n for n, key in enumerate(keys)}
+    )
+    writer.session_saved(session(keys[1], "*g1", lang="de", tables=(2,), last_command=9))  # saved after it
+    writer.sessions_seen(1_700_000_005.0, {}, {keys[2]: 2**40})
+    await store.close()
+
+    store = await Store.open(settings.db_url)
+    live = {saved.id_hmac: saved for saved in (await store.writer.load_sessions()).sessions}
+    await store.close()
+
+    assert len(live) == 700
+    assert live[keys[0]] == session(
+        keys[0], "*g0", lang="pl", tables=(1,), last_command=4, quiet_since=1_699_999_999.0
+    )
+    assert live[keys[1]] == session(keys[1], "*g1", lang="de", tables=(2,), last_command=9)
+    assert live[keys[2]].last_command == 2**40
+    assert all(live[key].last_command == 4 + n for n, key in enumerate(keys) if n > 2)
+    assert all(
+        live[key].lang == "pl" and live[key].tables == (n + 1,) for n, key in enumerate(keys) if n != 1
+    )
