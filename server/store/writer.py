@@ -36,7 +36,6 @@ from typing import Any
 from sqlalchemy import (
     Connection,
     Engine,
-    Float,
     and_,
     bindparam,
     case,
@@ -775,35 +774,27 @@ def _save_sessions(session: Session, saved: dict[str, SavedSession], member: int
 
 def _seen(session: Session, job: _SessionsSeen) -> None:
     _set_state(session, {ALIVE_AT: repr(job.alive_at)})
-    if job.quiet:
-        table = LiveSession.__table__
-
-        def page(size: int) -> Any:
-            keys = [bindparam(f"key_{i}") for i in range(size)]
-            quiet = case(
-                *((table.c.id_hmac == keys[i], bindparam(f"quiet_{i}", type_=Float)) for i in range(size))
-            )
-            return update(table).where(table.c.id_hmac.in_(keys)).values(quiet_since=quiet)
-
-        rows = [{"key": key, "quiet": quiet} for key, quiet in job.quiet.items()]
-        _in_pages(session, ("quiet", table.name), rows, 3, page)
-    if job.k:
-        _k_saved(session, job.k)
+    _set_column(session, "quiet_since", job.quiet)
+    # k alone: the whole rows of thousands of sessions, every 5 s, held every move behind them (19.2)
+    _set_column(session, "last_command", job.k)
 
 
-def _k_saved(session: Session, k: dict[str, int]) -> None:
-    """The sessions' k into their rows, by pages of one UPDATE each: the whole rows of thousands of
-    sessions, written by the heartbeat every 5 s, held every move behind them (issue 19.2)."""
+def _set_column(session: Session, column: str, values: dict[str, Any]) -> None:
+    """One column of many sessions' rows (id HMAC -> value), by pages of one UPDATE each."""
+    if not values:
+        return
     table = LiveSession.__table__
+    value_type = table.c[column].type  # last_command's is a big integer: an int32 overflows on PostgreSQL
 
     def page(size: int) -> Any:
         keys = [bindparam(f"key_{i}") for i in range(size)]
-        k_type = table.c.last_command.type  # a big integer: an int32 parameter overflows on PostgreSQL
-        value = case(*((table.c.id_hmac == keys[i], bindparam(f"k_{i}", type_=k_type)) for i in range(size)))
-        return update(table).where(table.c.id_hmac.in_(keys)).values(last_command=value)
+        value = case(
+            *((table.c.id_hmac == keys[i], bindparam(f"value_{i}", type_=value_type)) for i in range(size))
+        )
+        return update(table).where(table.c.id_hmac.in_(keys)).values({column: value})
 
-    rows = [{"key": key, "k": value} for key, value in k.items()]
-    _in_pages(session, ("k", table.name), rows, 3, page)
+    rows = [{"key": key, "value": value} for key, value in values.items()]
+    _in_pages(session, (column, table.name), rows, 3, page)
 
 
 def _set_state(session: Session, values: dict[str, str]) -> None:
