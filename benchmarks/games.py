@@ -5,7 +5,8 @@ file, `--log-level WARNING` unless told otherwise) and is always stopped at the 
 code and the minimal keep-alive HTTP/1.1 client come from benchmarks/stream.py.
 
 Set-up: 2 x --games guests log in pair by pair; in each pair one invites the other (`v<n>.0.s.NICK.TYPE`)
-and the other accepts (`v<n>.0.a`), which opens a table. Every player then polls once more to catch up
+and the other accepts (`v<n>.0.a`) once its stream shows the invitation (`vg`: in a cluster it comes
+from another member), which opens a table. Every player then polls once more to catch up
 with the lobby (whose event history the logins overflowed), so that no window reply is a full state.
 
 Window (--seconds): every player keeps one poll outstanding at all times with the opt-in long poll
@@ -77,7 +78,7 @@ from server.engine.moves import ALPHABET  # noqa: E402
 
 TARGET_P99_MS = 100.0
 TARGET_RSS_MB = 300.0
-SET_UP_POLLS = 50  # polls (20 ms apart) a set-up waits for what another cluster member says
+SET_UP_POLLS = 250  # polls (20 ms apart) a set-up waits at most for what another cluster member says
 EXAMPLES_KEPT = 8  # error examples kept per worker
 BIN = 0.01  # seconds: requests are counted per bin to show how bursty the load on the server is
 KEEPALIVE_EVERY = 20.0  # seconds between polls of a set-up player waiting for the others (server drops at 60)
@@ -221,6 +222,7 @@ class Player:
         # nicks the lobby has listed: as a person, the inviter invites someone it has seen arrive (in a
         # cluster, a login on another member reaches this member's lobby a moment later)
         self.people: set[str] = set()
+        self.invited_by: set[str] = set()  # nicks of the `vg` lines: invitations waiting for an answer
         game_type = parse_game_type(plan.game_type)
         self.position = Position(game_type.width, game_type.height, rng)
         self.in_flight: str | None = None  # my move sent (or about to be) and not yet read back
@@ -332,6 +334,9 @@ class Player:
                 continue
             if not section and first == "p" and line[1:2] in ("r", "a"):
                 self.people.update(line[2:].split("."))
+                continue
+            if line.startswith("vg"):  # repeated in every reply while it waits, after the last section
+                self.invited_by.add(line[2:].split(".", 1)[0])
                 continue
             if section != self.uid or not section:
                 continue
@@ -476,6 +481,10 @@ async def set_up(table: Table, plan: Plan, stats: Stats) -> bool:
     if not await _acknowledged(inviter, number):
         stats.error("set-up", f"{inviter.nick}: invitation not processed")
         return False
+    for _ in range(SET_UP_POLLS):  # in a cluster the invitation reaches the invitee's member a moment later
+        if inviter.nick in invitee.invited_by or await invitee.poll() is None:
+            break
+        await asyncio.sleep(0.02)
     number = invitee.send("v", 0, "a")
     if not await _acknowledged(invitee, number):
         stats.error("set-up", f"{invitee.nick}: acceptance not processed")
