@@ -39,7 +39,8 @@ writes the one private attribute that `Application._handle` writes too, the requ
 aiohttp that changes it fails there. Anything else (another method, an `Expect:` header, another
 spelling of the path) takes the router. The polls themselves (`getMsg`, `getBMsg`) do not even reach
 aiohttp's request handling: the copied connection loop hands them to the app's poll lane
-(server/web/polllane.py), and `GuardedRequestHandler.answer_poll` tells the guard about them.
+(server/web/polllane.py): `GuardedRequestHandler.answer_poll` tells the guard that one starts, the
+lane that it is answered.
 """
 
 from __future__ import annotations
