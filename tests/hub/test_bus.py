@@ -88,7 +88,7 @@ async def test_long_polls_with_nothing_new_end_on_the_first_tick_after_their_wai
     await asyncio.wait_for(asyncio.gather(*polls), 2)
 
     for timeout in timeouts:  # never early; late by a tick at most (and what a busy machine adds)
-        assert timeout <= ended[timeout] < timeout + WAIT_TICK + 0.1
+        assert timeout <= ended[timeout] < timeout + WAIT_TICK + 0.5
     assert list(ended) == sorted(ended)
     deadlines = bus._deadlines
     assert deadlines is not None and not deadlines.ticks  # nothing left of the 30-s wait

@@ -140,7 +140,7 @@ async def test_a_flush_gives_up_after_its_time_out_and_the_writes_still_land(
         pytest.skip("a slow statement in the writer's thread, which writes SQLite only")
 
     def slow(*_args: Any) -> None:
-        time.sleep(0.3)  # in the writer's thread: the event loop goes on
+        time.sleep(1.0)  # in the writer's thread: the event loop goes on
 
     event.listen(Engine, "before_cursor_execute", slow)
     try:
@@ -148,7 +148,7 @@ async def test_a_flush_gives_up_after_its_time_out_and_the_writes_still_land(
         started = time.monotonic()
         with pytest.raises(TimeoutError):
             await writer.flush(0.05)
-        assert time.monotonic() - started < 0.25 and writer.written == 0
+        assert time.monotonic() - started < 0.8 and writer.written == 0
         await writer.flush()
     finally:
         event.remove(Engine, "before_cursor_execute", slow)
