@@ -468,31 +468,31 @@ async def _acknowledged(player: Player, number: int, tries: int = 50) -> bool:
     return False
 
 
+async def _poll_until(player: Player, seen: Callable[[], bool]) -> None:
+    """Poll (20 ms apart, SET_UP_POLLS at most) until `seen()`: in a cluster what another member says
+    comes a moment later."""
+    for _ in range(SET_UP_POLLS):
+        if seen() or await player.poll() is None:
+            return
+        await asyncio.sleep(0.02)
+
+
 async def set_up(table: Table, plan: Plan, stats: Stats) -> bool:
     """Log both in, invite, accept; True when both players sit at the new table and know their colour."""
     inviter, invitee = table.players
     if not (await inviter.login() and await invitee.login()):
         return False
-    for _ in range(SET_UP_POLLS):  # until the inviter's lobby lists the invitee
-        if invitee.nick in inviter.people or await inviter.poll() is None:
-            break
-        await asyncio.sleep(0.02)
+    await _poll_until(inviter, lambda: invitee.nick in inviter.people)  # its lobby lists the invitee
     number = inviter.send("v", 0, f"s.{invitee.nick}.{plan.game_type}")
     if not await _acknowledged(inviter, number):
         stats.error("set-up", f"{inviter.nick}: invitation not processed")
         return False
-    for _ in range(SET_UP_POLLS):  # in a cluster the invitation reaches the invitee's member a moment later
-        if inviter.nick in invitee.invited_by or await invitee.poll() is None:
-            break
-        await asyncio.sleep(0.02)
+    await _poll_until(invitee, lambda: inviter.nick in invitee.invited_by)  # the invitation has reached it
     number = invitee.send("v", 0, "a")
     if not await _acknowledged(invitee, number):
         stats.error("set-up", f"{invitee.nick}: acceptance not processed")
         return False
-    for _ in range(SET_UP_POLLS):  # the table opens on the invitee's member: in a cluster a moment later
-        if inviter.uid or await inviter.poll() is None:
-            break
-        await asyncio.sleep(0.02)
+    await _poll_until(inviter, lambda: bool(inviter.uid))  # the table opens on the invitee's member
     if not (
         invitee.uid and invitee.uid == inviter.uid and {inviter.colour, invitee.colour} == {BLACK, WHITE}
     ):
