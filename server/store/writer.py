@@ -25,7 +25,6 @@ import asyncio
 import json
 import logging
 import os
-import sqlite3
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -95,7 +94,6 @@ MAX_BATCH = 500  # jobs per transaction: a long backlog is written in slices, ea
 # no more than 999 (PostgreSQL 32,767)
 PAGE_ROWS = 128
 PAGE_PARAMETERS = 999
-SQLITE_PARAMETERS = 32_766  # SQLite from 3.32 (a statement of rows of VALUES then needs no paging)
 CHAT_JOURNAL_KEPT = 10_000  # newest entries kept of the lobby's and private chat's journals (uid <= 0)
 SCORES = {BLACK: 1.0, WHITE: 0.0, 0: 0.5}
 # server_state rows
@@ -856,26 +854,16 @@ def _in_pages(
     Not executemany: the sqlite3 driver lets go of the GIL around every row it steps, and the store's
     thread then waits up to a switch interval (5 ms) to get it back from a busy event loop, so 500 rows
     took 0.1-1.5 s of a loaded server and every move waited for them (issue 19.2); a page is one step.
-    SQLAlchemy does not cache statements with many rows of VALUES, so they are compiled here, once: where
-    the driver's placeholders are all alike (`?`, `%s`) and the statement is a list of rows, as an
-    INSERT's VALUES is, from one row's text, so that any number of rows up to the parameters' limit is
-    one statement (`_RowTemplate`); otherwise in pages of 2**n rows, each size compiled once."""
+    Pages have 2**n rows, so that few sizes exist: SQLAlchemy does not cache statements with many rows
+    of VALUES, so each size is compiled once, here, and run as the driver's SQL."""
     connection = session.connection()
-    dialect = connection.dialect
-    template = _row_template(connection, kind, page)
-    if template is not None:
-        most = max(1, _parameter_limit(dialect) // per_row)
-        for start in range(0, len(rows), most):
-            chunk = rows[start : start + most]
-            connection.exec_driver_sql(template.sql(len(chunk)), template.values(chunk))
-        return
     most = min(PAGE_ROWS, 1 << ((PAGE_PARAMETERS // per_row).bit_length() - 1))
     start = 0
     while start < len(rows):
         size = min(most, 1 << ((len(rows) - start).bit_length() - 1))
-        key = (dialect.name, dialect.driver, kind, size)  # drivers' paramstyles differ
+        key = (connection.dialect.name, connection.dialect.driver, kind, size)  # drivers' paramstyles differ
         if key not in _pages:
-            compiled = page(size).compile(dialect=dialect)
+            compiled = page(size).compile(dialect=connection.dialect)
             _pages[key] = (compiled.string, tuple(compiled.positiontup) if compiled.positional else None)
         sql, order = _pages[key]
         values = {
@@ -889,70 +877,8 @@ def _in_pages(
         start += size
 
 
-@dataclass(frozen=True)
-class _RowTemplate:
-    """A statement for any number of rows: `prefix`, then `row` once a row joined by ", ", then
-    `suffix`, with the rows' values in `columns` order, row after row."""
-
-    prefix: str
-    row: str
-    suffix: str
-    columns: tuple[str, ...]
-
-    def sql(self, rows: int) -> str:
-        return self.prefix + ", ".join([self.row] * rows) + self.suffix
-
-    def values(self, rows: list[dict[str, Any]]) -> tuple[Any, ...]:
-        columns = self.columns
-        return tuple(row[column] for row in rows for column in columns)
-
-
-PLACEHOLDERS = {"qmark": "?", "format": "%s"}  # paramstyles whose placeholders are all alike
-
-
-def _row_template(
-    connection: Connection, kind: tuple[Any, ...], page: Callable[[int], Any]
-) -> _RowTemplate | None:
-    """The statement of `kind` as a `_RowTemplate`, if the texts of 1, 2 and 3 rows show it is one."""
-    dialect = connection.dialect
-    key = (dialect.name, dialect.driver, kind)
-    if key not in _templates:
-        _templates[key] = _derive_template(dialect, page)
-    return _templates[key]
-
-
-def _derive_template(dialect: Any, page: Callable[[int], Any]) -> _RowTemplate | None:
-    placeholder = PLACEHOLDERS.get(dialect.paramstyle)
-    if placeholder is None:
-        return None
-    one = page(1).compile(dialect=dialect)
-    names = tuple(one.positiontup or ())
-    if not names or not all(name.endswith("_0") for name in names):
-        return None
-    row = "(" + ", ".join([placeholder] * len(names)) + ")"
-    if one.string.count(row) != 1:
-        return None
-    prefix, suffix = one.string.split(row)
-    template = _RowTemplate(prefix, row, suffix, tuple(name[: -len("_0")] for name in names))
-    for size in (2, 3):
-        compiled = page(size).compile(dialect=dialect)
-        expected = tuple(f"{column}_{i}" for i in range(size) for column in template.columns)
-        if compiled.string != template.sql(size) or tuple(compiled.positiontup or ()) != expected:
-            return None
-    return template
-
-
-def _parameter_limit(dialect: Any) -> int:
-    """How many parameters one statement may carry: SQLite takes 32,766 from 3.32 on, 999 before."""
-    if dialect.name == "sqlite" and sqlite3.sqlite_version_info >= (3, 32, 0):
-        return SQLITE_PARAMETERS
-    return PAGE_PARAMETERS
-
-
 # (dialect, driver, kind, page size) -> the driver's SQL and, if positional, its parameters' order
 _pages: dict[tuple[Any, ...], tuple[str, tuple[str, ...] | None]] = {}
-# (dialect, driver, kind) -> the statement as a row template, or None where it is not one
-_templates: dict[tuple[Any, ...], _RowTemplate | None] = {}
 
 
 def _set_aside(
