@@ -17,6 +17,7 @@ from server.hub.room import Room
 from server.hub.roster import Roster
 from server.hub.tables import Tables
 from server.protocol import events
+from server.protocol.codec import LINE_SEPARATOR
 
 
 class Lobby:
@@ -76,15 +77,17 @@ class Lobby:
         table = self.tables[LOBBY]
         remote = self.remote
         rooms = self._rooms()
-        # a person may be here and at another member at once; alone, the nicks are the people's keys
-        people = dict.fromkeys(chain(table.people, remote.people())) if remote.parts else table.people
+        if remote.parts:  # a person may be here and at another member at once
+            people = events.people("r", dict.fromkeys(chain(table.people, remote.people())))
+        else:
+            people = events.people_joined("r", self.tables.lobby_nicks.joined)
         lines = [
-            events.people("r", people),
+            people,
             events.tables("r", chain((room.uid for room in rooms), remote.tables())),
             *_described(rooms),
             *remote.table_lines(),
         ]
-        lines.append("/".join(filter(None, self.tables.lobby_infos.values())))
+        lines.append(self.tables.lobby_infos.joined)
         lines += remote.infos()
         if with_subscriptions:
             lines += self.subscription_lines()
@@ -141,7 +144,7 @@ class Lobby:
 
 def _joined(lines: list[str]) -> str:
     """Lines as codec.frame joins a reply's: empty ones left out."""
-    return "/".join(filter(None, lines))
+    return LINE_SEPARATOR.join(filter(None, lines))
 
 
 def _described(rooms: list[Room]) -> list[str]:

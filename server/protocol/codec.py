@@ -151,6 +151,7 @@ def clean_text(text: str) -> str:
     return _CONTROL_RE.sub(lambda found: " " if found.group() in "\r\n\t" else "", text)
 
 
+LINE_SEPARATOR = "/"  # between the lines of a reply (frame)
 COLOURS = {"blue": 1, "red": 2}  # the seats' numbers, as in `ok1score`
 
 
@@ -241,7 +242,7 @@ def chat_line(time: int, n: int, nick: str, nick_type: str, text: str) -> str:
 def frame(logged_in: bool, first: int, last: int, processed: int, messages: list[str]) -> str:
     """`ok/m<i>.<j>.<k>/.../end` (`sd` instead of `ok` for a reader that is not logged in)."""
     head = "ok" if logged_in else "sd"
-    body = "/".join(filter(None, messages))  # an empty line is left out, not an empty part
+    body = LINE_SEPARATOR.join(filter(None, messages))  # an empty line is left out, not an empty part
     return (
         f"{head}/m{first}.{last}.{processed}/{body}/end"
         if body

@@ -10,11 +10,17 @@ from server.protocol.codec import encode_server_text
 
 # Between the nicks of a team in one field of a line (`d`, `vg`, `vs`; docs/teams.md): in no nick.
 TEAM_SEPARATOR = ","
+NICK_SEPARATOR = "."  # between the nicks of a `p` line
 
 
 def people(kind: str, nicks: Iterable[str]) -> str:
     """`pr` (whole list), `pa` (joined), `pd` (left): `p<kind><nick>.<nick>...`."""
-    return f"p{kind}" + ".".join(nicks)
+    return f"p{kind}" + NICK_SEPARATOR.join(nicks)
+
+
+def people_joined(kind: str, nicks: str) -> str:
+    """`people` of nicks already joined by NICK_SEPARATOR (the lobby's, Tables.lobby_nicks)."""
+    return f"p{kind}{nicks}"
 
 
 def tables(kind: str, uids: Iterable[int]) -> str:

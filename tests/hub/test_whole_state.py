@@ -74,7 +74,7 @@ def test_readers_behind_the_lobbys_log_share_one_build_with_the_chat_they_lack()
     for n in range(30, 40):  # more than the lobby's log keeps
         hub.guest_login(f"id{n:04d}xx", f"*P{n}", "en")
 
-    with mock.patch.object(events, "people", wraps=events.people) as people_lines:
+    with mock.patch.object(events, "people_joined", wraps=events.people_joined) as people_lines:
         behind = [
             lobby_lines(hub.reply(f"id{n:04d}xx", between, with_subscriptions=False)) for n in range(3, 30)
         ]
@@ -173,6 +173,8 @@ def test_the_lobbys_i_lines_are_kept_as_the_sessions_have_them() -> None:
     hub.guest_login("late0001", "*Late", "en")
     people = hub.tables.lobby.people
     assert list(hub.tables.lobby_infos.items()) == [(nick, player.info) for nick, player in people.items()]
+    assert hub.tables.lobby_infos.joined == "/".join(filter(None, (p.info for p in people.values())))
+    assert hub.tables.lobby_nicks.joined == ".".join(people)
     assert people["AI easy"].info in lobby_lines(hub.reply("late0001", 0, with_subscriptions=False))
 
 

@@ -1,0 +1,67 @@
+"""Texts by key, kept joined: the lobby's nicks and `i` lines as its whole state sends them.
+
+Every login changes the lobby, and the next newcomer's first reply needs its whole state: joined anew,
+the nicks and `i` lines of 10,000 players took 0.5 ms of the 0.8 ms a login and its first reply cost
+in-process (against 0.1 ms at 1,000; issue 19.1). While players log in, nearly every change is one more
+at the end, which extends the joined text (a copy, a few microseconds) instead of joining them all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import ItemsView, Iterator, KeysView, ValuesView
+
+
+class JoinedTexts:
+    """A dict of texts in the order their keys came, with `joined`: its texts joined by `separator`,
+    empty ones left out (as a reply leaves out empty lines)."""
+
+    __slots__ = ("_joined", "_separator", "_texts")
+
+    def __init__(self, separator: str) -> None:
+        self._texts: dict[str, str] = {}
+        self._separator = separator
+        self._joined: str | None = ""  # None: to be joined again when read
+
+    def __setitem__(self, key: str, text: str) -> None:
+        texts = self._texts
+        if key in texts:  # kept in its place, as a dict keeps it
+            if texts[key] != text:
+                texts[key] = text
+                self._joined = None
+            return
+        texts[key] = text
+        joined = self._joined
+        if joined is not None and text:
+            self._joined = f"{joined}{self._separator}{text}" if joined else text
+
+    def __delitem__(self, key: str) -> None:
+        del self._texts[key]
+        self._joined = None
+
+    def __getitem__(self, key: str) -> str:
+        return self._texts[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._texts
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._texts)
+
+    def __len__(self) -> int:
+        return len(self._texts)
+
+    def keys(self) -> KeysView[str]:
+        return self._texts.keys()
+
+    def values(self) -> ValuesView[str]:
+        return self._texts.values()
+
+    def items(self) -> ItemsView[str, str]:
+        return self._texts.items()
+
+    @property
+    def joined(self) -> str:
+        joined = self._joined
+        if joined is None:
+            joined = self._joined = self._separator.join(filter(None, self._texts.values()))
+        return joined
