@@ -76,7 +76,7 @@ from server.protocol.codec import (
     parse_commands,
     parse_msg_no,
 )
-from server.protocol.events import game_type_text
+from server.protocol.events import game_type_text, subscriptions
 from server.web import kropki
 from server.web.clients import LIMITS_KEY
 from server.web.common import HUB_KEY
@@ -1375,6 +1375,12 @@ def check_hub(hub: Hub, *, boards: bool = True) -> None:
             if boards:
                 check_board(table.room.game.board)
     assert {id(p) for p in hub.lobby.people.values()} == {id(p) for p in players.values()}
+    # the lobby's texts kept joined (Tables.lobby_nicks and the others) are what joining them anew gives
+    lobby = hub.lobby.people.values()
+    assert hub.tables.lobby_nicks.joined == ".".join(p.nick for p in lobby)
+    assert hub.tables.lobby_infos.joined == "/".join(filter(None, (p.info for p in lobby)))
+    kept_b = hub.tables.lobby_subscriptions.joined
+    assert kept_b == "/".join(subscriptions(p.nick, p.tables) for p in lobby)
     for inviter, invitation in hub.invitations.items():  # a team invitation has several invitees
         assert invitation.inviter is inviter and invitation.invitee is invitation.invitees[0]
         assert players.get(inviter.secret) is inviter and invitation.accepted <= set(invitation.invitees)

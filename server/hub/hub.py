@@ -90,7 +90,7 @@ class Hub:
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
         self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved, self.remote_lobby)
         self.tournaments = Tournaments(ctx, self.tables, self.remote_lobby)
-        self.lobby_state = Lobby(self.bus, self.roster, self.tables, self.remote_lobby, self.mirrors)
+        self.lobby_state = Lobby(self.bus, self.tables, self.remote_lobby, self.mirrors)
         self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.games, self.chats)
         self.peers = Peers(self.chats, self.invites, self.mirrors, self.visitors)
         self.sessions = Sessions(

@@ -1,7 +1,7 @@
 """What a newcomer to a table is sent: the table's whole state (people, tables, descriptions, `i`
 lines, chat); and the lobby's whole state, built once per change and shared by every reply that needs it.
 
-The only owner of the shared lobby state; it reads the tables and the roster, and changes nothing.
+The only owner of the shared lobby state; it reads the tables, and changes nothing.
 """
 
 from __future__ import annotations
@@ -14,17 +14,14 @@ from server.hub.mirrors import Mirrors
 from server.hub.model import LOBBY
 from server.hub.remote import RemoteLobby
 from server.hub.room import Room
-from server.hub.roster import Roster
 from server.hub.tables import Tables
 from server.protocol import events
 from server.protocol.codec import LINE_SEPARATOR
 
 
 class Lobby:
-    def __init__(
-        self, bus: EventBus, roster: Roster, tables: Tables, remote: RemoteLobby, mirrors: Mirrors
-    ) -> None:
-        self.bus, self.roster, self.tables, self.remote, self.mirrors = bus, roster, tables, remote, mirrors
+    def __init__(self, bus: EventBus, tables: Tables, remote: RemoteLobby, mirrors: Mirrors) -> None:
+        self.bus, self.tables, self.remote, self.mirrors = bus, tables, remote, mirrors
         self.states_built = 0  # for benchmarks and tests
         # with_subscriptions -> (the last event number then, all but the chat, with all the chat): the
         # lobby's whole state when built, as texts a reply sends
@@ -117,11 +114,11 @@ class Lobby:
         return [line for _, line in timed[-LOBBY_CHAT_KEPT:]]
 
     def subscription_lines(self) -> list[str]:
-        return self.own_subscription_lines() + list(self.remote.subscriptions())
+        return [self.tables.lobby_subscriptions.joined, *self.remote.subscriptions()]
 
     def own_subscription_lines(self) -> list[str]:
-        subscriptions = events.subscriptions
-        return [subscriptions(p.nick, p.tables) for p in self.roster.players.values()]
+        """The `b` lines of this member's people, in the lobby's order (Tables.lobby_subscriptions)."""
+        return list(self.tables.lobby_subscriptions.values())
 
     def own_part(self) -> list[str]:
         """This member's part of the lobby, as lines the other members rebuild it from (remote.py):

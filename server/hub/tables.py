@@ -107,6 +107,9 @@ class Tables(Mapping[int, Table]):
         # 10,000, or joining thousands of strings, 0.5 ms (issue 19; server/hub/joined.py)
         self.lobby_nicks = JoinedTexts(events.NICK_SEPARATOR)
         self.lobby_infos = JoinedTexts(LINE_SEPARATOR)
+        # and their `b` lines (getBMsg's), built anew for everyone at every login they cost 12.5 ms
+        # a login at 10,000 (every player is in the lobby: the roster's and the lobby's people are one)
+        self.lobby_subscriptions = JoinedTexts(LINE_SEPARATOR)
         self.numbers = TableNumbers()
         self.moves_played = 0  # for /metrics
         # what happens when a game ends: set by the part that plays the games (server/hub/games.py)
@@ -331,9 +334,14 @@ class Tables(Mapping[int, Table]):
             self.saved.save(player)
 
     def subscriptions_changed(self, player: Player) -> None:
-        """The lobby's `b` line of the player; a person of another member has theirs from there."""
-        if not player.visiting_from:
-            self.bus.publish(LOBBY, events.subscriptions(player.nick, player.tables), b_only=True)
+        """The lobby's `b` line of the player; a person of another member has theirs from there. Called
+        after every change of a player's tables (the lobby's whole state takes the line kept here)."""
+        if player.visiting_from:
+            return
+        line = events.subscriptions(player.nick, player.tables)
+        if self.lobby.people.get(player.nick) is player:
+            self.lobby_subscriptions[player.nick] = line
+        self.bus.publish(LOBBY, line, b_only=True)
 
     def info_changed(self, player: Player) -> None:
         """The player's `i` line was built again (Player.refresh_info): the lobby's state shows it."""
@@ -355,6 +363,7 @@ class Tables(Mapping[int, Table]):
         if uid == LOBBY:
             del self.lobby_nicks[player.nick]
             del self.lobby_infos[player.nick]
+            del self.lobby_subscriptions[player.nick]
         player.joined.pop(uid, None)
         if uid in player.tables and uid != LOBBY:
             player.tables.remove(uid)
