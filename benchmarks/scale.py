@@ -12,6 +12,8 @@ already in poll. Two bands of --band logins are measured: the ones around the --
 and the last ones (around the --guests'th), each between --quiet seconds with no login, so that the
 server's CPU per login is what the band costs above the polling around it (from /proc/<pid>/stat).
 Per login: login + first poll (msgNo=0) until its reply. Then --guest-seconds of polling alone.
+`--stream getBMsg` polls as the built-in client's stream does (getBMsg, msgNo=0.0 then <j>.1: its whole
+state carries every player's `b` line), still every 2 s.
 Targets: window p99 below 100 ms, no errors, server RSS below 1.5 GB; the last band's median login +
 first poll, and its CPU per login, at most three times the first band's.
 
@@ -161,6 +163,7 @@ class GuestPlan:
     window: tuple[float, float]  # monotonic: the measured polling, after every login
     timeout: float
     deadline: float
+    stream: str = "getMsg"  # or getBMsg, the built-in client's
 
 
 @dataclass
@@ -186,7 +189,8 @@ class GuestStats:
 
 
 class Guest:
-    """A guest as MultiPoints is one: log in, poll with msgNo=0, then every 2 s with the last j."""
+    """A guest as MultiPoints is one: log in, poll with msgNo=0, then every 2 s with the last j (with
+    `stream` getBMsg, the built-in client's msgNo: 0.0, then <j>.1)."""
 
     def __init__(self, number: int, plan: GuestPlan, stats: GuestStats) -> None:
         self.number, self.plan, self.stats = number, plan, stats
@@ -200,7 +204,11 @@ class Guest:
         return await self.conn.get(target)
 
     async def poll(self, in_window: bool) -> tuple[float, int] | None:
-        target = f"/a.kropki?co=getMsg&playerId={self.secret}&msgNo={self.seen}&msgFromClient=x"
+        if self.plan.stream == "getBMsg":
+            msg_no = f"{self.seen}.1" if self.seen else "0.0"
+            target = f"/a.kropki?co=getBMsg&playerId={self.secret}&msgNo={msg_no}"
+        else:
+            target = f"/a.kropki?co=getMsg&playerId={self.secret}&msgNo={self.seen}&msgFromClient=x"
         sent = time.perf_counter()
         try:
             status, body = await self._get(target)
@@ -318,8 +326,9 @@ def guests_section(args: argparse.Namespace, workdir: Path) -> bool:
     server = sized_server(args, workdir, args.guests)
     workers = max(1, min(args.workers, args.guests))
     print(
-        f"{args.guests} guests logging in at {args.login_rate:g}/s, each polling every {POLL_EVERY:g} s "
-        f"from its login; bands {schedule.bands} between {args.quiet:g} s without logins; then "
+        f"{args.guests} guests logging in at {args.login_rate:g}/s, each polling ({args.stream}) every "
+        f"{POLL_EVERY:g} s from its login; bands {schedule.bands} between {args.quiet:g} s without logins; "
+        "then "
         f"{args.guest_seconds:g} s measured; {workers} load generator process(es) on {generator_loop()}"
     )
     try:
@@ -338,6 +347,7 @@ def guests_section(args: argparse.Namespace, workdir: Path) -> bool:
                 window,
                 args.timeout,
                 deadline,
+                args.stream,
             )
             for n in range(workers)
         ]
@@ -710,6 +720,8 @@ def main() -> int:
     add("--login-rate", type=float, help=f"logins a second ({full['login_rate']:g})")
     add("--quiet", type=float, help=f"seconds without logins around a band ({full['quiet']:g})")
     add("--guest-seconds", type=float, help=f"measured polling after the logins ({full['guest_seconds']:g})")
+    streams = ("getMsg", "getBMsg")  # MultiPoints' or the built-in client's
+    add("--stream", choices=streams, default="getMsg", help="what the guests poll")
     add("--games", type=int, help=f"tables in section games ({full['games']})")
     add("--game-seconds", type=float, help=f"measured play ({full['game_seconds']:g})")
     add("--empty-clients", type=int, help=f"back-to-back pollers in section empty ({full['empty_clients']})")

@@ -154,3 +154,19 @@ def test_the_guests_section_counts_its_generators_cpu_to_the_windows_end() -> No
     stats = asyncio.run(scale.drive_guests(plan))
     burner.join()
     assert stats.cpu_window >= 0.1  # the burner spins 0.4 s of the window; a loaded machine gives it less
+
+
+@SQLITE_HALF_ONLY
+def test_the_guests_section_polls_as_the_built_in_client_when_asked() -> None:
+    """`--stream getBMsg`: the built-in client's stream, whose whole state carries every `b` line."""
+    process = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "scale.py"), "--only", "guests", "--quick", "--stream", "getBMsg"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=120,
+    )
+    output = process.stdout
+    tail = output[-4000:]
+    assert "Traceback" not in output and "polling (getBMsg)" in output, tail
+    assert re.search(r"^errors: 0 \(0 in the window\)$", output, re.M), tail
