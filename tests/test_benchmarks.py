@@ -49,6 +49,7 @@ RUNS = {
     ),
     "fuzz": (["--seconds", "3", "--seed", "1"], "result: OK (0 failures)"),
     "lobby_news": (["--readers", "50", "--seconds", "1", "--rate", "10"], "replies with the bus's setting"),
+    "login_cost": (["--players", "50", "200", "--logins", "20", "--rounds", "1"], "getBMsg at 200 players x"),
     "swiss": (["--players", "30", "--rounds", "5"], "30 players: slowest round"),
     # the one game of the first 200,000 where oppai-rs's realm interiors differ: the count sees it
     "pool_walls": (["--games", "1", "--seed", "31463"], "1 of 1 random 20x20 games differ"),
