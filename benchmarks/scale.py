@@ -327,9 +327,8 @@ def guests_section(args: argparse.Namespace, workdir: Path) -> bool:
     workers = max(1, min(args.workers, args.guests))
     print(
         f"{args.guests} guests logging in at {args.login_rate:g}/s, each polling ({args.stream}) every "
-        f"{POLL_EVERY:g} s from its login; bands {schedule.bands} between {args.quiet:g} s without logins; "
-        "then "
-        f"{args.guest_seconds:g} s measured; {workers} load generator process(es) on {generator_loop()}"
+        f"{POLL_EVERY:g} s from its login; bands {schedule.bands} between {args.quiet:g} s without logins;"
+        f" then {args.guest_seconds:g} s measured; {workers} load generator process(es) on {generator_loop()}"
     )
     try:
         server.start()

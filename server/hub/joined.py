@@ -1,14 +1,15 @@
-"""Texts by key, kept joined: the lobby's nicks and `i` lines as its whole state sends them.
+"""Texts by key, kept joined: the lobby's nicks, `i` lines and `b` lines as its whole state sends them.
 
-Every login changes the lobby, and the next newcomer's first reply needs its whole state: joined anew,
-the nicks and `i` lines of 10,000 players took 0.5 ms of the 0.8 ms a login and its first reply cost
-in-process (against 0.1 ms at 1,000; issue 19.1). While players log in, nearly every change is one more
-at the end, which extends the joined text (a copy, a few microseconds) instead of joining them all.
+Every login changes the lobby, and the next newcomer's first reply needs its whole state. Joined anew
+for it, the nicks and `i` lines of 10,000 players took most of the 0.6 ms a login and its first reply
+cost in-process, and getBMsg's `b` lines, built anew too, 11.6 ms (against 0.1 and 0.7 ms at 1,000;
+issue 19.1, benchmarks/login_cost.py). While players log in, nearly every change is one more at the
+end, which extends the joined text (a copy, a few microseconds) instead of joining them all.
 """
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, Iterator, KeysView, ValuesView
+from collections.abc import ItemsView, ValuesView
 
 
 class JoinedTexts:
@@ -37,21 +38,6 @@ class JoinedTexts:
     def __delitem__(self, key: str) -> None:
         del self._texts[key]
         self._joined = None
-
-    def __getitem__(self, key: str) -> str:
-        return self._texts[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._texts
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._texts)
-
-    def __len__(self) -> int:
-        return len(self._texts)
-
-    def keys(self) -> KeysView[str]:
-        return self._texts.keys()
 
     def values(self) -> ValuesView[str]:
         return self._texts.values()

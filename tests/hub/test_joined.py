@@ -36,10 +36,9 @@ def test_the_joined_text_follows_every_change(steps: list[tuple[str, str, str]])
 def test_a_text_added_at_the_end_extends_the_joined_text_without_joining_again() -> None:
     texts = JoinedTexts(".")
     texts["a"], texts["b"] = "a", "b"
-    first = texts.joined
+    assert texts.joined == "a.b"
     texts["c"] = "c"
-    assert texts.joined == "a.b.c"
-    assert texts._joined is not None and first == "a.b"  # kept up to date, never marked for a new join
+    assert texts._joined == "a.b.c"  # kept up to date, not left for a join of every text when read
 
 
 def test_a_change_in_the_middle_keeps_its_place() -> None:
