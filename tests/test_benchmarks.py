@@ -91,6 +91,12 @@ def runs(request: pytest.FixtureRequest) -> Iterator[dict[str, subprocess.Popen[
             process.communicate()
 
 
+def run_benchmark(name: str, arguments: list[str]) -> subprocess.CompletedProcess[str]:
+    """One run to its end (at most two minutes), its output and errors together."""
+    command = [sys.executable, str(BENCHMARKS / f"{name}.py"), *arguments]
+    return subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+
+
 @SQLITE_HALF_ONLY
 @pytest.mark.parametrize("name", RUNS)
 def test_a_short_run_reaches_the_report(runs: dict[str, subprocess.Popen[str]], name: str) -> None:
@@ -111,13 +117,7 @@ def test_the_cluster_benchmark_prints_its_table_without_errors() -> None:
     """Two members, Redis and nginx, both loads tiny (about 15 s): the side-by-side table, 0 errors."""
     arguments = ["--members", "2", "--guests", "30", "--poll-seconds", "2", "--settle", "0.5"]
     arguments += ["--games", "4", "--game-seconds", "3", "--drain", "1"]
-    process = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "cluster.py"), *arguments],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=120,
-    )
+    process = run_benchmark("cluster", arguments)
     output = process.stdout
     tail = output[-4000:]
     assert "Traceback" not in output, tail
@@ -160,14 +160,7 @@ def test_the_guests_section_counts_its_generators_cpu_to_the_windows_end() -> No
 @SQLITE_HALF_ONLY
 def test_the_guests_section_polls_as_the_built_in_client_when_asked() -> None:
     """`--stream getBMsg`: the built-in client's stream, whose whole state carries every `b` line."""
-    process = subprocess.run(
-        [sys.executable, str(BENCHMARKS / "scale.py"), "--only", "guests", "--quick", "--stream", "getBMsg"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        timeout=120,
-    )
-    output = process.stdout
+    output = run_benchmark("scale", ["--only", "guests", "--quick", "--stream", "getBMsg"]).stdout
     tail = output[-4000:]
     assert "Traceback" not in output and "polling (getBMsg)" in output, tail
     assert re.search(r"^errors: 0 \(0 in the window\)$", output, re.M), tail
