@@ -66,7 +66,7 @@ def main() -> int:
             for size in args.players
         ]
         figures = ", ".join(
-            f"{size:,}: {cost * 1e6:,.0f} us" for size, cost in zip(args.players, costs, strict=True)
+            f"{size:,}: {seconds * 1e6:,.0f} us" for size, seconds in zip(args.players, costs, strict=True)
         )
         growth = costs[-1] / costs[0]
         passed = growth <= TARGET_GROWTH

@@ -284,20 +284,18 @@ async def drive_guests(plan: GuestPlan) -> GuestStats:
     guests = [Guest(number, plan, stats) for number in plan.numbers]
     guard = asyncio.create_task(watchdog(guests, plan.timeout))  # type: ignore[arg-type]
 
-    window_began: list[float] = []  # this process's CPU seconds when the window began
-
     async def window_cpu() -> None:
         await _sleep_until(plan.window[0])
-        window_began.append(time.process_time())
+        at_start = time.process_time()
+        await _sleep_until(plan.window[1])
+        stats.cpu_window = time.process_time() - at_start
 
     meter = asyncio.create_task(window_cpu())
     await asyncio.gather(*(guest.run() for guest in guests))
     guard.cancel()
-    # a guest stops at its last slot before the window's end: the window's CPU is read at its end, not
-    # when the guests are done (a meter cancelled then printed 0% for the load generator)
+    # a guest stops at its last slot before the window's end: the meter runs to the window's end (one
+    # cancelled when the guests were done printed 0% for the load generator)
     await meter
-    await _sleep_until(plan.window[1])
-    stats.cpu_window = time.process_time() - window_began[0]
     stats.cpu_total = time.process_time() - started
     return stats
 
