@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import sys
 
 import pytest
 
@@ -34,6 +35,29 @@ def test_serving_freezes_start_up_and_never_collects_the_oldest_generation_by_it
     young, middle, oldest = gc.get_threshold()
     assert (young, middle) == (gcschedule.YOUNG_THRESHOLD, gcschedule.MIDDLE_THRESHOLD)
     assert oldest >= 1 << 30 and gcschedule.serving_schedule()
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 14), reason="3.14's incremental collector keeps 0")
+def test_every_automatic_collection_takes_the_middle_generation_too(
+    thresholds: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A survivor is walked once before it is old, not 1.5 times on average (every other collection)."""
+    monkeypatch.setattr(gc, "freeze", lambda: None)  # the test process is not frozen
+    gcschedule.tune_for_serving()
+    generations: list[int] = []
+
+    def record(phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            generations.append(info["generation"])
+
+    gc.callbacks.append(record)
+    try:
+        kept = [[i] for i in range(10 * gcschedule.YOUNG_THRESHOLD)]  # alive: each one counts
+    finally:
+        gc.callbacks.remove(record)
+    del kept
+    assert len(generations) >= 5
+    assert set(generations) == {1}
 
 
 def _collections(sizes: list[int], monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
