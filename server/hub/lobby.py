@@ -16,7 +16,7 @@ from server.hub.remote import RemoteLobby
 from server.hub.room import Room
 from server.hub.tables import Tables
 from server.protocol import events
-from server.protocol.codec import LINE_SEPARATOR
+from server.protocol.codec import joined_lines
 
 
 class Lobby:
@@ -54,13 +54,13 @@ class Lobby:
         caught up after logging in (issue 19.2)."""
         built = self._states.get(with_subscriptions)
         if built is None or built[0] != self.bus.last:
-            before_chat = _joined(self._lobby_lines(with_subscriptions))
-            built = (self.bus.last, before_chat, _joined([before_chat, *self._chat_lines(0)]))
+            before_chat = joined_lines(self._lobby_lines(with_subscriptions))
+            built = (self.bus.last, before_chat, joined_lines([before_chat, *self._chat_lines(0)]))
             self._states[with_subscriptions] = built
             self.states_built += 1
         if not seen:
             return built[2]
-        return _joined([built[1], *self._chat_lines(seen)])
+        return joined_lines([built[1], *self._chat_lines(seen)])
 
     def _build(self, uid: int, *, seen: int = 0) -> list[str]:
         table = self.tables[uid]
@@ -137,11 +137,6 @@ class Lobby:
 
     def _rooms(self) -> list[Room]:
         return [t.room for t in self.tables.values() if t.room is not None]
-
-
-def _joined(lines: list[str]) -> str:
-    """Lines as codec.frame joins a reply's: empty ones left out."""
-    return LINE_SEPARATOR.join(filter(None, lines))
 
 
 def _described(rooms: list[Room]) -> list[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from server.protocol.confusables import PROTOTYPES
@@ -239,10 +240,15 @@ def chat_line(time: int, n: int, nick: str, nick_type: str, text: str) -> str:
     return f"{time}_{n}.{nick}.{nick_type}.{encode_server_text(text)}"
 
 
+def joined_lines(lines: Iterable[str]) -> str:
+    """Lines as a reply carries them: an empty line is left out, not an empty part."""
+    return LINE_SEPARATOR.join(filter(None, lines))
+
+
 def frame(logged_in: bool, first: int, last: int, processed: int, messages: list[str]) -> str:
     """`ok/m<i>.<j>.<k>/.../end` (`sd` instead of `ok` for a reader that is not logged in)."""
     head = "ok" if logged_in else "sd"
-    body = LINE_SEPARATOR.join(filter(None, messages))  # an empty line is left out, not an empty part
+    body = joined_lines(messages)
     return (
         f"{head}/m{first}.{last}.{processed}/{body}/end"
         if body
