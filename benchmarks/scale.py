@@ -6,11 +6,12 @@ the load) and drives it with stream.py's minimal keep-alive HTTP client from --w
 CPU is printed beside the server's so a reader can tell who was the bottleneck. Each prints its figures
 and PASS or FAIL against its targets; the server is always stopped at the end.
 
-Section "guests": --guests guests log in at --login-rate a second, each polling every 2 s (getMsg with
-msgFromClient=x, as MultiPoints does) from its login on, so every login happens while the players
-already in poll. Two bands of --band logins are measured: the ones around the --first-mark'th login
-and the last ones (around the --guests'th), each between --quiet seconds with no login, so that the
-server's CPU per login is what the band costs above the polling around it (from /proc/<pid>/stat).
+Section "guests": --guests guests log in at --login-rate a second (each at a moment drawn from its own
+1/rate slot, as players do not log in on a grid), each polling every 2 s (getMsg with msgFromClient=x,
+as MultiPoints does) from its login on, so every login happens while the players already in poll.
+Two bands of --band logins are measured: the ones around the --first-mark'th login and the last ones
+(around the --guests'th), each between --quiet seconds with no login, so that the server's CPU per
+login is what the band costs above the polling around it (from /proc/<pid>/stat).
 Per login: login + first poll (msgNo=0) until its reply. Then --guest-seconds of polling alone.
 `--stream getBMsg` polls as the built-in client's stream does (getBMsg, msgNo=0.0 then <j>.1: its whole
 state carries every player's `b` line), still every 2 s.
@@ -40,6 +41,7 @@ import argparse
 import asyncio
 import math
 import os
+import random
 import signal
 import subprocess
 import sys
@@ -138,6 +140,14 @@ class Schedule:
         return Schedule(args.guests, args.login_rate, args.quiet, bands)
 
     def login_at(self, number: int) -> float:
+        """At a moment drawn (the same in every process) from the login's own 1/rate slot.
+
+        On the slots' edges, login n came exactly when logins n-100, n-200... polled (2 s is 100 slots
+        at 50 a second), so at 10,000 guests every login and every poll arrived with 99 others at the
+        same instant, and the login's time was mostly the wait behind them (docs/operations.md)."""
+        return self._slot(number) + random.Random(number).random() / self.rate
+
+    def _slot(self, number: int) -> float:
         pauses = sum(1 for first, last in self.bands if number >= first) + sum(
             1 for first, last in self.bands if number > last
         )
@@ -146,12 +156,12 @@ class Schedule:
     def band_marks(self, band: int) -> tuple[float, float, float, float]:
         """Quiet before begins, band begins, band ends (quiet after begins), quiet after ends."""
         first, last = self.bands[band]
-        began = self.login_at(first)
-        ended = self.login_at(last) + 1 / self.rate
+        began = self._slot(first)
+        ended = self._slot(last) + 1 / self.rate
         return began - self.quiet, began, ended, ended + self.quiet
 
     def last_login(self) -> float:
-        return self.login_at(self.guests) + 1 / self.rate
+        return self._slot(self.guests) + 1 / self.rate
 
 
 @dataclass

@@ -157,6 +157,25 @@ def test_the_guests_section_counts_its_generators_cpu_to_the_windows_end() -> No
     assert stats.cpu_window >= 0.1  # the burner spins 0.4 s of the window; a loaded machine gives it less
 
 
+def test_the_guests_logins_are_not_on_a_grid_their_polls_would_share() -> None:
+    """Each login at its own moment of its slot: on the slots' edges, with 2 s a whole number of slots,
+    every 100th guest polled at the same instant and each login arrived with 99 polls (issue 19.1)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import scale
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    schedule = scale.Schedule(guests=10_000, rate=50.0, quiet=4.0, bands=((901, 1100), (9801, 10000)))
+    times = [schedule.login_at(number) for number in range(1, 10_001)]
+    assert times == sorted(times) and len(set(times)) == len(times)
+    phases = {round(moment % scale.POLL_EVERY, 6) for moment in times}
+    assert len(phases) > 9_000  # on the grid: 100 phases, each shared by 100 guests
+    assert times == [schedule.login_at(number) for number in range(1, 10_001)]  # the same in every process
+    for band in range(2):  # nobody logs in during a band's quiet seconds
+        quiet_before, began, ended, quiet_after = schedule.band_marks(band)
+        assert not [t for t in times if quiet_before <= t < began or ended <= t < quiet_after]
+
+
 @SQLITE_HALF_ONLY
 def test_the_guests_section_polls_as_the_built_in_client_when_asked() -> None:
     """`--stream getBMsg`: the built-in client's stream, whose whole state carries every `b` line."""
