@@ -56,6 +56,7 @@ for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*) and thi
 
 from stream import (  # noqa: E402
     Countdown,
+    HostSpeed,
     HttpConnection,
     Phase,
     Server,
@@ -627,6 +628,7 @@ class Run:
     rss: dict[str, float]  # MB at start, setup, end, and the peak of the once-a-second samples
     server_cpu_window: float
     machine_cpu_window: float  # busy CPU seconds of the whole machine, all cores
+    speed: HostSpeed
 
 
 class Spy:
@@ -697,6 +699,7 @@ def run_workers(
     at_start runs just before the window (benchmarks/scale.py reads the server's /metrics there)."""
     rss = {"start": server.rss_mb()}
     samples = [rss["start"]]
+    speed = HostSpeed()
 
     def on_phase(kind: str, times: dict[str, float]) -> Phase:
         if kind == "ready":
@@ -717,12 +720,14 @@ def run_workers(
         with worker_processes(worker_main, plans) as pipes:
             deadline, goal = time.monotonic() + 60.0 + 0.2 * args.games, "set every table up"
             phases = ("ready", "caught_up")
-            results, times, cpu_at = step_workers(pipes, server, samples, phases, deadline, goal, on_phase)
+            results, times, cpu_at = step_workers(
+                pipes, server, samples, phases, deadline, goal, on_phase, speed
+            )
             times["finished"] = time.monotonic()
             rss["end"] = server.rss_mb()
             samples.append(rss["end"])
             rss["peak"] = max(samples)
-            return Run(results, times, rss, *cpu_in_window(cpu_at, server))
+            return Run(results, times, rss, *cpu_in_window(cpu_at, server), speed)
     finally:
         if spy is not None:
             spy.stop(args.seconds + 30.0)
@@ -840,6 +845,7 @@ def report(run: Run, server: Server, args: argparse.Namespace, target_rss_mb: fl
     )
     if others / seconds > 0.25:
         print("NOTE: other work kept the CPUs busy during the window; these figures may be pessimistic")
+    print(run.speed.summary(run.times["start"], run.times["end"]))
     print(f"server log: {server.log_summary()}")
     p99 = percentile(latencies, 99) * 1000
     ok = bool(latencies) and p99 < TARGET_P99_MS and errors == 0 and rss["peak"] < target_rss_mb

@@ -738,6 +738,35 @@ def worker_processes(
                 process.join(2.0)
 
 
+class HostSpeed:
+    """How fast the machine runs Python, second by second: a fixed pure-Python loop's thread CPU time.
+
+    On this project's 2-vCPU machine the same loop took 0.49-0.73 s of CPU in twenty runs on an idle
+    machine (x1.51), and the server's CPU per poll under the same load varied about as much between runs
+    of benchmarks/games.py (docs/operations.md). A run's figures are read beside this one."""
+
+    ROUNDS = 100_000  # a few milliseconds: sampled once a second, it takes well under 1% of a core
+
+    def __init__(self) -> None:
+        self.samples: list[tuple[float, float]] = []  # (time.monotonic(), nanoseconds a round)
+
+    def sample(self) -> None:
+        started = time.thread_time_ns()
+        total = 0
+        for number in range(self.ROUNDS):
+            total += number * number
+        self.samples.append((time.monotonic(), (time.thread_time_ns() - started) / self.ROUNDS))
+
+    def summary(self, start: float, end: float) -> str:
+        rounds = sorted(ns for at, ns in self.samples if start <= at <= end)
+        if not rounds:
+            return "host speed: not sampled in the window"
+        return (
+            f"host speed in the window (a fixed pure-Python loop, {len(rounds)} samples, less is faster): "
+            f"ns a round min {rounds[0]:.0f} p50 {percentile(rounds, 50):.0f} max {rounds[-1]:.0f}"
+        )
+
+
 def step_workers(
     pipes: list[Connection],
     server: Server,
@@ -746,8 +775,10 @@ def step_workers(
     deadline: float,
     goal: str,
     on_phase: Callable[[str, dict[str, float]], Phase],
+    speed: HostSpeed | None = None,
 ) -> tuple[list[Any], dict[str, float], dict[str, tuple[float, float]]]:
-    """Collect the workers' phase marks and results, sampling the server's RSS into samples once a second.
+    """Collect the workers' phase marks and results, sampling the server's RSS into samples (and the
+    host's speed into `speed`) once a second.
 
     When every worker reached one of phases, times[phase] is set and on_phase(phase, times) says what
     to order next; it sets times["start"] and times["end"] (the window), at whose moments the server's
@@ -762,6 +793,8 @@ def step_workers(
         now = time.monotonic()
         if now >= next_sample:
             samples.append(server.rss_mb())
+            if speed is not None:
+                speed.sample()
             next_sample += 1.0
         for mark in ("start", "end"):
             if mark not in cpu_at and now >= times[mark]:

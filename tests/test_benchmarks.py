@@ -183,3 +183,24 @@ def test_the_guests_section_polls_as_the_built_in_client_when_asked() -> None:
     tail = output[-4000:]
     assert "Traceback" not in output and "polling (getBMsg)" in output, tail
     assert re.search(r"^errors: 0 \(0 in the window\)$", output, re.M), tail
+
+
+def test_the_host_speed_is_read_in_the_window_only() -> None:
+    """The games benchmark prints how fast the machine ran Python during its window, for reading its
+    figures beside other runs' (the same loop's CPU time varies by x1.5 on this project's machine)."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import stream
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    speed = stream.HostSpeed()
+    speed.sample()
+    window_start = time.monotonic()
+    speed.sample()
+    speed.sample()
+    assert all(ns > 0 for at, ns in speed.samples)
+    assert "(a fixed pure-Python loop, 2 samples, less is faster): ns a round min" in speed.summary(
+        window_start, time.monotonic()
+    )
+    later = time.monotonic() + 1
+    assert speed.summary(later, later + 1) == "host speed: not sampled in the window"
