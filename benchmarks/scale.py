@@ -364,18 +364,24 @@ def guests_section(args: argparse.Namespace, workdir: Path) -> bool:
             for i, t in enumerate(schedule.band_marks(b))
         }
         marks |= {"window.0": window[0], "window.1": window[1]}
+        speed = stream.HostSpeed()
         with worker_processes(guest_worker, plans) as pipes:
-            results, cpu, rss = _collect(pipes, server, marks, deadline + 30.0)
+            results, cpu, rss = _collect(pipes, server, marks, deadline + 30.0, speed)
         rss.append(server.rss_mb())
     finally:
         server.stop()
-    return report_guests(args, schedule, server, results, cpu, rss)
+    return report_guests(args, schedule, server, results, cpu, rss, speed.summary(*window))
 
 
 def _collect(
-    pipes: list[Connection], server: Server, marks: dict[str, float], deadline: float
+    pipes: list[Connection],
+    server: Server,
+    marks: dict[str, float],
+    deadline: float,
+    speed: stream.HostSpeed,
 ) -> tuple[list[Any], dict[str, tuple[float, float]], list[float]]:
-    """The workers' results; the server's and the machine's CPU at each mark; its RSS once a second."""
+    """The workers' results; the server's and the machine's CPU at each mark; its RSS (and the host's
+    speed) once a second."""
     results: dict[int, Any] = {}
     cpu: dict[str, tuple[float, float]] = {}
     rss = [server.rss_mb()]
@@ -387,6 +393,7 @@ def _collect(
                 cpu[name] = (server.cpu_seconds(), machine_cpu_seconds())
         if now >= next_sample:
             rss.append(server.rss_mb())
+            speed.sample()
             next_sample += 1.0
         if now > deadline:
             raise RuntimeError("the load generator did not finish in time")
@@ -423,6 +430,7 @@ def report_guests(
     results: list[GuestStats],
     cpu: dict[str, tuple[float, float]],
     rss: list[float],
+    host_speed: str,
 ) -> bool:
     logins = sorted(entry for s in results for entry in s.logins)
     late = sorted(x for s in results for x in s.late_logins)
@@ -472,6 +480,7 @@ def report_guests(
     for example in [e for s in results for e in s.examples][:EXAMPLES_KEPT]:
         print(f"    {example}")
     _print_cpu(server, cpu, "window.0", "window.1", args.guest_seconds, sum(s.cpu_window for s in results))
+    print(host_speed)
     print(f"load generator CPU in all: {sum(s.cpu_total for s in results):.1f} s")
     print(f"server RSS MB: start {rss[0]:.1f} peak {max(rss):.1f} end {rss[-1]:.1f}")
     print(f"server log: {server.log_summary()}")
