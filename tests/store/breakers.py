@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import re
 import sqlite3
 import subprocess
 from collections.abc import Iterator
@@ -34,6 +35,12 @@ from tests.conftest import POSTGRES
 
 class Breaker:
     reason: str  # what the server gives as the reason once it has tried to write
+    # a reason it may give first instead, when breaking storage also ends the sessions the writer holds
+    first_reason = ""
+
+    def gives(self, reason: str | None) -> bool:
+        """Whether `reason` is what the server says while storage is broken this way."""
+        return reason is not None and (reason == self.reason or bool(re.fullmatch(self.first_reason, reason)))
 
     async def break_storage(self) -> None: ...
 
@@ -62,6 +69,9 @@ class SqliteLock(Breaker):
 
 class PostgresReadOnly(Breaker):
     reason = "database is read-only (25006)"
+    # the writer's pooled session was ended: asyncpg says "connection does not exist" (SQLSTATE 08003) or
+    # SQLAlchemy finds the connection closed, whichever comes first; the retry then meets the read-only
+    first_reason = r"connection lost|connection failed \(08\w{3}\)"
 
     def __init__(self, url: str) -> None:
         self.database = make_url(url).database
