@@ -1,7 +1,8 @@
 """What a login and its first reply cost the hub, in-process, as the lobby fills (issue 19.1).
 
-No HTTP, no store: the hub alone, with --players guests in the lobby, then --logins more, each
-followed by its first reply (the lobby's whole state, as MultiPoints' getMsg and the built-in
+No HTTP, no store: the hub alone, with --players guests in the lobby (--playing of them two by two at
+open games, as on a busy server: a login looks for the games the player has a seat at), then --logins
+more, each followed by its first reply (the lobby's whole state, as MultiPoints' getMsg and the built-in
 client's getBMsg ask for it). Every login changes the lobby, so each of these replies needs the whole
 state built again: what that costs as the lobby grows is what this prints. Target: at the largest
 size, at most three times the cost at the smallest (the issue's "logging the 10,000th player in
@@ -21,19 +22,23 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from server.engine.gametype import parse_game_type  # noqa: E402
 from server.hub.hub import Hub  # noqa: E402
 from server.hub.limits import Caps  # noqa: E402
 
 TARGET_GROWTH = 3.0
+GAME = parse_game_type("2020stanF0.0.0")  # games.py's: 20x20, no clock
 
 
-async def cost(players: int, logins: int, with_subscriptions: bool) -> float:
+async def cost(players: int, logins: int, with_subscriptions: bool, playing: float) -> float:
     """Seconds for one login and its first reply, on average, with `players` in the lobby."""
     room = 2 * (players + logins) + 10  # guests may fill only part of the server (Caps.registered_share)
-    hub = Hub(caps=Caps(players=room, players_per_address=room))
+    hub = Hub(caps=Caps(players=room, players_per_address=room, tables=players + 10))
     hub.start()
     for n in range(players):
         hub.guest_login(f"p{n}", f"*p{n}", "en")
+    for n in range(0, int(players * playing) // 2 * 2, 2):
+        hub.open_table(GAME, f"*p{n}", f"*p{n + 1}")
     hub.reply("p0", 0, with_subscriptions=with_subscriptions)
     # the collector out of the timing, as serve keeps it out of requests (server/gcschedule.py): left
     # on, it walked the lobby's thousands of sessions at some of these logins and not at others
@@ -54,15 +59,19 @@ def main() -> int:
     parser.add_argument("--players", type=int, nargs="+", default=[1_000, 10_000], help="lobby sizes")
     parser.add_argument("--logins", type=int, default=200, help="logins measured at each size")
     parser.add_argument("--rounds", type=int, default=3, help="runs at each size, the best kept")
+    parser.add_argument("--playing", type=float, default=0.5, help="share of the lobby playing, in pairs")
     args = parser.parse_args()
-    if min(args.players) < 1 or args.logins < 1 or args.rounds < 1:
-        parser.error("--players, --logins and --rounds must be positive")
+    if min(args.players) < 1 or args.logins < 1 or args.rounds < 1 or not 0 <= args.playing <= 1:
+        parser.error("--players, --logins and --rounds must be positive, --playing in [0, 1]")
     ok = True
     for stream, with_subscriptions in (("getMsg", False), ("getBMsg", True)):
         # the best of --rounds: the first hub of a size in a process also pays for the memory it takes
         # from the system (the first 10,000-player lobby cost three times the next)
         costs = [
-            min(asyncio.run(cost(size, args.logins, with_subscriptions)) for _ in range(args.rounds))
+            min(
+                asyncio.run(cost(size, args.logins, with_subscriptions, args.playing))
+                for _ in range(args.rounds)
+            )
             for size in args.players
         ]
         figures = ", ".join(
@@ -71,7 +80,10 @@ def main() -> int:
         growth = costs[-1] / costs[0]
         passed = growth <= TARGET_GROWTH
         ok &= passed
-        print(f"{stream}: a login and its first reply, by players in the lobby: {figures}")
+        print(
+            f"{stream}: a login and its first reply, by players in the lobby ({args.playing:.0%} of them "
+            f"at games): {figures}"
+        )
         print(
             f"{'PASS' if passed else 'FAIL'}: {stream} at {args.players[-1]:,} players x{growth:.2f} "
             f"the cost at {args.players[0]:,} (target <= {TARGET_GROWTH:g})"
