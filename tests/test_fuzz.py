@@ -1381,6 +1381,11 @@ def check_hub(hub: Hub, *, boards: bool = True) -> None:
     assert hub.tables.lobby_infos.joined == "/".join(filter(None, (p.info for p in lobby)))
     kept_b = hub.tables.lobby_subscriptions.joined
     assert kept_b == "/".join(subscriptions(p.nick, p.tables) for p in lobby)
+    # and the tables' numbers and lines, as a whole state brings them up to date
+    rooms = [table.room for table in hub.tables.values() if table.room is not None]
+    assert hub.tables.lobby_table_numbers.joined == ".".join(str(room.uid) for room in rooms)
+    kept_lines = hub.lobby_state._table_lines()
+    assert kept_lines == "/".join(line for room in rooms for line in (room.description(), room.state()))
     for inviter, invitation in hub.invitations.items():  # a team invitation has several invitees
         assert invitation.inviter is inviter and invitation.invitee is invitation.invitees[0]
         assert players.get(inviter.secret) is inviter and invitation.accepted <= set(invitation.invitees)

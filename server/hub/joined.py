@@ -1,4 +1,5 @@
-"""Texts by key, kept joined: the lobby's nicks, `i` lines and `b` lines as its whole state sends them.
+"""Texts by key, kept joined: the lobby's nicks, `i` lines, `b` lines and game tables, as its whole
+state sends them.
 
 Every login changes the lobby, and the next newcomer's first reply needs its whole state. Joined anew
 for it, the nicks and `i` lines of 10,000 players took most of the 0.6 ms a login and its first reply
@@ -9,21 +10,24 @@ end, which extends the joined text (a copy, a few microseconds) instead of joini
 
 from __future__ import annotations
 
-from collections.abc import ItemsView, ValuesView
+from collections.abc import Hashable, ItemsView, ValuesView
+from typing import Generic, TypeVar
+
+Key = TypeVar("Key", bound=Hashable)
 
 
-class JoinedTexts:
+class JoinedTexts(Generic[Key]):
     """A dict of texts in the order their keys came, with `joined`: its texts joined by `separator`,
     empty ones left out (as a reply leaves out empty lines)."""
 
     __slots__ = ("_joined", "_separator", "_texts")
 
     def __init__(self, separator: str) -> None:
-        self._texts: dict[str, str] = {}
+        self._texts: dict[Key, str] = {}
         self._separator = separator
         self._joined: str | None = ""  # None: to be joined again when read
 
-    def __setitem__(self, key: str, text: str) -> None:
+    def __setitem__(self, key: Key, text: str) -> None:
         texts = self._texts
         if key in texts:  # kept in its place, as a dict keeps it
             if texts[key] != text:
@@ -35,14 +39,14 @@ class JoinedTexts:
         if joined is not None and text:
             self._joined = f"{joined}{self._separator}{text}" if joined else text
 
-    def __delitem__(self, key: str) -> None:
+    def __delitem__(self, key: Key) -> None:
         del self._texts[key]
         self._joined = None
 
     def values(self) -> ValuesView[str]:
         return self._texts.values()
 
-    def items(self) -> ItemsView[str, str]:
+    def items(self) -> ItemsView[Key, str]:
         return self._texts.items()
 
     @property

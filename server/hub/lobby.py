@@ -16,7 +16,7 @@ from server.hub.remote import RemoteLobby
 from server.hub.room import Room
 from server.hub.tables import Tables
 from server.protocol import events
-from server.protocol.codec import joined_lines
+from server.protocol.codec import LINE_SEPARATOR, joined_lines
 
 
 class Lobby:
@@ -71,24 +71,39 @@ class Lobby:
 
     def _lobby_lines(self, with_subscriptions: bool) -> list[str]:
         """The lobby's whole state but its chat."""
-        table = self.tables[LOBBY]
+        tables = self.tables
         remote = self.remote
-        rooms = self._rooms()
         if remote.parts:  # a person may be here and at another member at once
-            people = events.people("r", dict.fromkeys(chain(table.people, remote.people())))
+            people = events.people("r", dict.fromkeys(chain(tables[LOBBY].people, remote.people())))
         else:
-            people = events.people_joined("r", self.tables.lobby_nicks.joined)
+            people = events.people_joined("r", tables.lobby_nicks.joined)
+        numbers = tables.lobby_table_numbers.joined
+        if remote.parts:
+            numbers = ".".join(filter(None, (numbers, *map(str, remote.tables()))))
         lines = [
             people,
-            events.tables("r", chain((room.uid for room in rooms), remote.tables())),
-            *_described(rooms),
+            events.tables_joined("r", numbers),
+            self._table_lines(),
             *remote.table_lines(),
         ]
-        lines.append(self.tables.lobby_infos.joined)
+        lines.append(tables.lobby_infos.joined)
         lines += remote.infos()
         if with_subscriptions:
             lines += self.subscription_lines()
         return lines
+
+    def _table_lines(self) -> str:
+        """Every game table's description and state, as the lobby lists them, joined: only the tables
+        with events since the last time are asked again (a state changes only with an event there)."""
+        tables = self.tables
+        lines = tables.lobby_table_lines
+        for uid in tables.lines_stale:
+            table = tables.get(uid)
+            room = table.room if table is not None else None
+            if room is not None:  # not another member's table, which has events here too (mirrors.py)
+                lines[uid] = f"{room.description()}{LINE_SEPARATOR}{room.state()}"
+        tables.lines_stale.clear()
+        return lines.joined
 
     def _chat_lines(self, seen: int) -> list[str]:
         """The lobby's chat after `seen` as a whole state ends with it (`cr` lines)."""

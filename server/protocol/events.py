@@ -28,6 +28,11 @@ def tables(kind: str, uids: Iterable[int]) -> str:
     return f"g{kind}" + ".".join(str(uid) for uid in uids)
 
 
+def tables_joined(kind: str, uids: str) -> str:
+    """`tables` of numbers already joined by `.` (the lobby's, Tables.lobby_table_numbers)."""
+    return f"g{kind}{uids}"
+
+
 def game_type_text(game_type: GameType) -> str:
     """The new 9-field format (the only one MultiPoints reads), the tournament name escaped."""
     return encode_server_text(format_new(game_type))
