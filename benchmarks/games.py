@@ -9,13 +9,14 @@ and the other accepts (`v<n>.0.a`) once its stream shows the invitation (`vg`: i
 from another member), which opens a table. Every player then polls once more to catch up
 with the lobby (whose event history the logins overflowed), so that no window reply is a full state.
 
-Window (--seconds): every player keeps one poll outstanding at all times with the opt-in long poll
-`wait=1` (--wait), starting at a random moment of the first wait period (started together, all held polls
-would expire together, every period). Moves begin after that first period: the player on move sends a
-random legal move --move-every seconds after its previous one, inside its next poll's msgFromClient
-(numbered, resent above k); blue's first moves are spread over --move-every seconds and red's first comes
-half a period after blue's, so a table makes about one move a second. Each client tracks its board
-exactly with server.engine.board.Board from the `sa` lines it reads, so a refused move is an error.
+Play, then the window (--warm-up, then --seconds; only the window is measured): every player keeps one
+poll outstanding at all times with the opt-in long poll `wait=1` (--wait), starting at a random moment
+of the first wait period (started together, all held polls would expire together, every period). Moves
+begin after that first period: the player on move sends a random legal move --move-every seconds after
+its previous one, inside its next poll's msgFromClient (numbered, resent above k); blue's first moves are
+spread over --move-every seconds and red's first comes half a period after blue's, so a table makes about
+one move a second. Each client tracks its board exactly with server.engine.board.Board from the `sa`
+lines it reads, so a refused move is an error.
 
 Measured: moves per second; for each move the time from sending the request that carries it to the
 moment the opponent's client has read a reply with that move's `sa` line (matched by table and point);
@@ -138,7 +139,8 @@ class Table:
     index: int
     offset: float  # seconds after the first wait period when blue's first move is due
     uid: int = 0
-    pending: dict[str, float] = field(default_factory=dict)  # point -> perf_counter() of its first send
+    # point -> perf_counter() of its first send, and whether that was in the window (measured)
+    pending: dict[str, tuple[float, bool]] = field(default_factory=dict)
     finished: bool = False
     players: list[Player] = field(default_factory=list)
 
@@ -188,6 +190,7 @@ class Plan:
     tables: list[int]  # global table numbers of this worker, from 1
     game_type: str
     seconds: float
+    warm_up: float
     move_every: float
     wait: float
     drain: float
@@ -198,7 +201,8 @@ class Plan:
 
 
 class Window:
-    """The measured interval, known once the main process gives the go."""
+    """The measured interval, known once the main process gives the go: play begins at the go, and the
+    window --warm-up seconds later."""
 
     def __init__(self) -> None:
         self.start = math.inf
@@ -273,13 +277,14 @@ class Player:
         moving = self.in_flight is not None and bool(pending)
         self.refused_for = ""
         sent_mono, sent = time.monotonic(), time.perf_counter()
+        in_window = self.window.start <= sent_mono < self.window.end
         if moving and not self.in_flight_sent:  # the first request that carries this move
             assert self.in_flight is not None
             self.in_flight_sent = sent_mono
-            self.table.pending[self.in_flight] = sent
-            self.stats.moves_sent += 1
-            self.stats.send_delays.append(sent_mono - self.in_flight_due)
-        in_window = self.window.start <= sent_mono < self.window.end
+            self.table.pending[self.in_flight] = (sent, in_window)
+            if in_window:
+                self.stats.moves_sent += 1
+                self.stats.send_delays.append(sent_mono - self.in_flight_due)
         if in_window:
             bins = self.stats.sent_bins
             slot = int((sent_mono - self.window.start) / BIN)
@@ -369,13 +374,13 @@ class Player:
             return
         if colour == self.colour:
             if point == self.in_flight:
-                self.stats.moves_echoed += 1
+                self.stats.moves_echoed += self.window.start <= self.in_flight_sent < self.window.end
                 self.last_move = self.in_flight_sent
                 self.in_flight = None
         else:
             sent = self.table.pending.pop(point, None)
-            if sent is not None:
-                self.stats.move_latencies.append(received - sent)
+            if sent is not None and sent[1]:
+                self.stats.move_latencies.append(received - sent[0])
                 self.stats.moves_delivered += 1
 
     def _record(self, line: str, received: float, in_window: bool) -> None:
@@ -584,7 +589,7 @@ async def drive(plan: Plan, pipe: Connection) -> Stats:
         ):
             pipe.send(("caught_up", None))
         if await _wait_until(orders["go"], plan.deadline):
-            window.start = orders["go"].result()
+            window.start = orders["go"].result() + plan.warm_up
             window.end = window.start + plan.seconds
             await _sleep_until(window.start)
             cpu_start = time.process_time()
@@ -707,21 +712,24 @@ def run_workers(
             return Phase(("catchup", 0.0), deadline, "get every player's catch-up reply")
         rss["setup"] = server.rss_mb()
         samples.append(rss["setup"])
-        times["start"] = time.monotonic() + 0.5
+        go = time.monotonic() + 0.5
+        times["start"] = go + args.warm_up
         times["end"] = times["start"] + args.seconds
+        deadline, goal = times["end"] + args.drain + 30.0, "finish within 30 s of the drain's end"
+        return Phase(("go", go), deadline, goal, sample_from=go)
+
+    def window_begins() -> None:
         if spy is not None:
             spy.start(server.pid)
         if at_start is not None:
             at_start()
-        deadline, goal = times["end"] + args.drain + 30.0, "finish within 30 s of the drain's end"
-        return Phase(("go", times["start"]), deadline, goal, sample_from=times["start"])
 
     try:
         with worker_processes(worker_main, plans) as pipes:
             deadline, goal = time.monotonic() + 60.0 + 0.2 * args.games, "set every table up"
             phases = ("ready", "caught_up")
             results, times, cpu_at = step_workers(
-                pipes, server, samples, phases, deadline, goal, on_phase, speed
+                pipes, server, samples, phases, deadline, goal, on_phase, speed, window_begins
             )
             times["finished"] = time.monotonic()
             rss["end"] = server.rss_mb()
@@ -736,13 +744,14 @@ def run_workers(
 def make_plans(args: argparse.Namespace, port: int) -> list[Plan]:
     """Tables dealt round-robin to the workers; both players of a table stay in one worker."""
     workers = max(1, min(args.workers, args.games))
-    deadline = time.monotonic() + 180.0 + 0.3 * args.games + args.seconds + args.drain
+    deadline = time.monotonic() + 180.0 + 0.3 * args.games + args.warm_up + args.seconds + args.drain
     return [
         Plan(
             port,
             list(range(1 + number, args.games + 1, workers)),
             args.game_type,
             args.seconds,
+            args.warm_up,
             args.move_every,
             args.wait,
             args.drain,
@@ -774,7 +783,7 @@ def report(run: Run, server: Server, args: argparse.Namespace, target_rss_mb: fl
     )
     sent, delivered = total(run, "moves_sent"), total(run, "moves_delivered")
     print(f"window: {seconds:g} s of play, then up to {args.drain:g} s for the last moves to arrive")
-    playing = seconds - args.wait
+    playing = seconds - max(0.0, args.wait - args.warm_up)  # moves begin one wait period after the go
     print(
         f"moves: {sent} sent in the last {playing:g} s = {sent / playing:.1f} moves/s "
         f"(about {args.games * 2 / args.move_every:.0f}/s planned); {total(run, 'moves_echoed')} read back "
@@ -886,6 +895,14 @@ def main() -> int:
     add("--games", type=int, default=500, help="tables, two guests each")
     add("--seconds", type=float, default=60.0, help="length of the measured window of play")
     add(
+        "--warm-up",
+        type=float,
+        default=10.0,
+        help="seconds of play before the window: a server just grown to --games is still making the full "
+        "garbage collections of its growth (server/gcschedule.py), which a server that grew over hours "
+        "made long before",
+    )
+    add(
         "--game-type",
         default="2020stanF0.0.0",
         help="invitation game type: standard rules, empty start (2020stanF0.0.0 is 20x20 free, no clock)",
@@ -903,8 +920,10 @@ def main() -> int:
     args = parser.parse_args()
     if min(args.games, args.seconds, args.move_every, args.setup_concurrency, args.workers) <= 0:
         parser.error("--games, --seconds, --move-every, --setup-concurrency and --workers must be positive")
-    if not 0 < args.wait <= 30 or args.wait >= args.seconds or args.drain < 0 or args.timeout <= args.wait:
-        parser.error("--wait must be in (0, 30] and below --seconds, --drain >= 0 and --timeout > --wait")
+    if not 0 < args.wait <= 30 or args.wait >= args.seconds or args.timeout <= args.wait:
+        parser.error("--wait must be in (0, 30] and below --seconds, and --timeout > --wait")
+    if min(args.drain, args.warm_up) < 0:
+        parser.error("--drain and --warm-up must be >= 0")
     try:
         game_type = parse_game_type(args.game_type)
     except GameTypeError as bad:

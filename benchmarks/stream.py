@@ -776,14 +776,15 @@ def step_workers(
     goal: str,
     on_phase: Callable[[str, dict[str, float]], Phase],
     speed: HostSpeed | None = None,
+    at_start: Callable[[], None] | None = None,
 ) -> tuple[list[Any], dict[str, float], dict[str, tuple[float, float]]]:
     """Collect the workers' phase marks and results, sampling the server's RSS into samples (and the
     host's speed into `speed`) once a second.
 
     When every worker reached one of phases, times[phase] is set and on_phase(phase, times) says what
     to order next; it sets times["start"] and times["end"] (the window), at whose moments the server's
-    and the machine's CPU seconds are recorded. Returns the results in worker order, times and those
-    CPU records (see cpu_in_window)."""
+    and the machine's CPU seconds are recorded (and `at_start` runs, at the first). Returns the results
+    in worker order, times and those CPU records (see cpu_in_window)."""
     results: dict[int, Any] = {}
     arrived: dict[str, set[int]] = {phase: set() for phase in phases}
     times: dict[str, float] = {"start": math.inf, "end": math.inf}
@@ -799,6 +800,8 @@ def step_workers(
         for mark in ("start", "end"):
             if mark not in cpu_at and now >= times[mark]:
                 cpu_at[mark] = (server.cpu_seconds(), machine_cpu_seconds())
+                if mark == "start" and at_start is not None:
+                    at_start()
         if now > deadline:
             raise RuntimeError(f"the load generator did not {goal} in time")
         due = [next_sample, deadline] + [times[m] for m in ("start", "end") if m not in cpu_at]

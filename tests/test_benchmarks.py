@@ -35,7 +35,7 @@ RUNS = {
         ["--seconds", "1", "--guests", "20", "--clients", "8", "--settle", "0.5"],
         "empty polls/s (target",
     ),
-    "games": (["--games", "5", "--seconds", "2", "--drain", "1"], "p99 move -> opponent"),
+    "games": (["--games", "5", "--warm-up", "1", "--seconds", "2", "--drain", "1"], "p99 move -> opponent"),
     # issue 19's three targets, tiny: 60 guests with two login bands, 5 games, 8 pollers of each server
     "scale": (["--quick"], "against hello-world"),
     "soak": (
