@@ -8,6 +8,9 @@ state built again: what that costs as the lobby grows is what this prints. Targe
 size, at most three times the cost at the smallest (the issue's "logging the 10,000th player in
 costs no more than three times the 1,000th").
 
+Then, at the largest size, what a restart's restore of all those sessions and games takes (every session
+is seated back at its games, as a login is; no target).
+
     .venv/bin/python benchmarks/login_cost.py --players 1000 10000
 """
 
@@ -19,26 +22,37 @@ import gc
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from server.engine.gametype import parse_game_type  # noqa: E402
 from server.hub.hub import Hub  # noqa: E402
 from server.hub.limits import Caps  # noqa: E402
+from tests.hub.test_sessions import Clock, StoreLike  # noqa: E402
 
 TARGET_GROWTH = 3.0
 GAME = parse_game_type("2020stanF0.0.0")  # games.py's: 20x20, no clock
 
 
-async def cost(players: int, logins: int, with_subscriptions: bool, playing: float) -> float:
-    """Seconds for one login and its first reply, on average, with `players` in the lobby."""
-    room = 2 * (players + logins) + 10  # guests may fill only part of the server (Caps.registered_share)
-    hub = Hub(caps=Caps(players=room, players_per_address=room, tables=players + 10))
-    hub.start()
+def sized_hub(players: int, **kwargs: Any) -> Hub:
+    room = 2 * players + 10  # guests may fill only part of the server (Caps.registered_share)
+    return Hub(caps=Caps(players=room, players_per_address=room, tables=players + 10), **kwargs)
+
+
+def fill(hub: Hub, players: int, playing: float) -> None:
+    """`players` guests in the lobby, the first `playing` of them two by two at games."""
     for n in range(players):
         hub.guest_login(f"p{n}", f"*p{n}", "en")
     for n in range(0, int(players * playing) // 2 * 2, 2):
         hub.open_table(GAME, f"*p{n}", f"*p{n + 1}")
+
+
+async def cost(players: int, logins: int, with_subscriptions: bool, playing: float) -> float:
+    """Seconds for one login and its first reply, on average, with `players` in the lobby."""
+    hub = sized_hub(players + logins)
+    hub.start()
+    fill(hub, players, playing)
     hub.reply("p0", 0, with_subscriptions=with_subscriptions)
     # the collector out of the timing, as serve keeps it out of requests (server/gcschedule.py): left
     # on, it walked the lobby's thousands of sessions at some of these logins and not at others
@@ -52,6 +66,18 @@ async def cost(players: int, logins: int, with_subscriptions: bool, playing: flo
         return (time.perf_counter() - started) / logins
     finally:
         gc.enable()
+
+
+def restore_seconds(players: int, playing: float) -> float:
+    """Seconds a new hub takes to restore what a hub with `players` sessions left in its store."""
+    store, clock = StoreLike(), Clock()
+    fill(sized_hub(players, clock=clock, timers=clock.timers, persistence=store), players, playing)
+    journals = {uid: list(entries) for uid, entries in store.entries.items()}
+    hub = sized_hub(players, clock=clock, timers=clock.timers, persistence=store)
+    gc.collect()
+    started = time.perf_counter()
+    hub.restore(journals, max(journals, default=0) + 1, store.live())
+    return time.perf_counter() - started
 
 
 def main() -> int:
@@ -88,6 +114,11 @@ def main() -> int:
             f"{'PASS' if passed else 'FAIL'}: {stream} at {args.players[-1]:,} players x{growth:.2f} "
             f"the cost at {args.players[0]:,} (target <= {TARGET_GROWTH:g})"
         )
+    largest = args.players[-1]
+    print(
+        f"a restart's restore of {largest:,} sessions ({args.playing:.0%} of them at games): "
+        f"{restore_seconds(largest, args.playing):.2f} s"
+    )
     return 0 if ok else 1
 
 
