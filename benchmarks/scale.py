@@ -18,8 +18,9 @@ state carries every player's `b` line), still every 2 s.
 Targets: window p99 below 100 ms, no errors, server RSS below 1.5 GB; the last band's median login +
 first poll, and its CPU per login, at most three times the first band's.
 
-Section "games": benchmarks/games.py with --games tables, each side moving every 2 s, for
---game-seconds; /metrics's kropki_gc_pause_seconds is read just before the window and after the drain.
+Section "games": benchmarks/games.py with --games tables, each side moving every 2 s, for 10 s of
+warm-up (none with --quick), then --game-seconds; /metrics's kropki_gc_pause_seconds is read at the
+window's start and after the drain.
 Targets: p99 move -> opponent below 100 ms, no errors, RSS below 1 GB, no collection over 20 ms in the
 window.
 
