@@ -701,7 +701,7 @@ def run_workers(
     at_start: Callable[[], None] | None = None,
 ) -> Run:
     """Start one process per plan, step them through the phases, sample the server once a second;
-    at_start runs just before the window (benchmarks/scale.py reads the server's /metrics there)."""
+    at_start runs at the window's start, after the warm-up (benchmarks/scale.py reads /metrics there)."""
     rss = {"start": server.rss_mb()}
     samples = [rss["start"]]
     speed = HostSpeed()
