@@ -80,6 +80,9 @@ from server.engine.moves import ALPHABET  # noqa: E402
 
 TARGET_P99_MS = 100.0
 TARGET_RSS_MB = 300.0
+# seconds of play before the window: a server just grown to --games is still making the full garbage
+# collections of its growth (server/gcschedule.py), which a server that grew over hours made long before
+WARM_UP = 10.0
 SET_UP_POLLS = 250  # polls (20 ms apart) a set-up waits at most for what another cluster member says
 EXAMPLES_KEPT = 8  # error examples kept per worker
 BIN = 0.01  # seconds: requests are counted per bin to show how bursty the load on the server is
@@ -897,10 +900,8 @@ def main() -> int:
     add(
         "--warm-up",
         type=float,
-        default=10.0,
-        help="seconds of play before the window: a server just grown to --games is still making the full "
-        "garbage collections of its growth (server/gcschedule.py), which a server that grew over hours "
-        "made long before",
+        default=WARM_UP,
+        help="seconds of play before the measured window, for the collections of the server's growth",
     )
     add(
         "--game-type",

@@ -557,7 +557,7 @@ def games_section(args: argparse.Namespace, workdir: Path) -> bool:
     game_args = argparse.Namespace(
         games=args.games,
         seconds=args.game_seconds,
-        warm_up=10.0 if args.game_seconds > 10 else 0.0,  # games.py --warm-up's default; none when --quick
+        warm_up=games.WARM_UP if args.game_seconds > games.WARM_UP else 0.0,  # none when --quick
         game_type="2020stanF0.0.0",
         move_every=POLL_EVERY,
         wait=1.0,
