@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import ipaddress
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
 from aiohttp import web
-from multidict import CIMultiDictProxy, MultiDictProxy
+from multidict import CIMultiDictProxy
 
 from server.hub.model import Origin
 from server.web.headers import TEXT_HEADERS
@@ -39,7 +40,7 @@ class Asker(Protocol):
     @property
     def headers(self) -> CIMultiDictProxy[str]: ...
     @property
-    def query(self) -> MultiDictProxy[str]: ...
+    def query(self) -> Mapping[str, str]: ...
     @property
     def path(self) -> str: ...
 

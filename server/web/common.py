@@ -5,12 +5,11 @@ from __future__ import annotations
 import functools
 import logging
 import traceback
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from aiohttp import web
-from multidict import MultiDictProxy
 
 from server.director.director import Director
 from server.hub.hub import Hub
@@ -35,7 +34,7 @@ DIRECTOR_KEY = web.AppKey("director", Director)
 MEMBERSHIP_KEY: web.AppKey[Membership] = web.AppKey("membership")
 NICKS_KEY: web.AppKey[NickClaims] = web.AppKey("nicks")
 MOVER_KEY: web.AppKey[SessionMover] = web.AppKey("mover")
-Query = MultiDictProxy[str]
+Query = Mapping[str, str]  # a request's query (a MultiDictProxy), or the poll lane's dict of first values
 
 
 @asynccontextmanager

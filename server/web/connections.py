@@ -57,14 +57,12 @@ from typing import Any
 
 from aiohttp import hdrs, web
 from aiohttp.abc import AbstractAccessLogger
-from aiohttp.http_parser import RawRequestMessage
 from aiohttp.web_request import BaseRequest
-from multidict import MultiDictProxy
 
 from server.logs import Fields
 from server.web import requestloop
 from server.web.metrics import METRICS_KEY, Metrics
-from server.web.polllane import PollLane
+from server.web.polllane import PollLane, PollRequest
 
 log = logging.getLogger(__name__)
 
@@ -117,9 +115,7 @@ class GuardedRequestHandler(web.RequestHandler):
         self.guard = guard
         self.poll_lane = poll_lane
 
-    def answer_poll(
-        self, message: RawRequestMessage, query: MultiDictProxy[str]
-    ) -> Coroutine[Any, Any, bool]:
+    def answer_poll(self, poll: PollRequest) -> Coroutine[Any, Any, bool]:
         """A poll by the lane, watched by the guard as `guarded` watches the others: the lane's own
         coroutine (which tells the guard when it has answered), not one more around it, as every held
         poll is walked by the collector and resumed through each."""
@@ -129,7 +125,7 @@ class GuardedRequestHandler(web.RequestHandler):
         current = _CURRENT.get()
         if current is None or current[1] is not self:  # set once: the connection's task runs its polls
             _CURRENT.set((guard, self))
-        return self.poll_lane.answer(self, message, query, guard)
+        return self.poll_lane.answer(self, poll, guard)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)

@@ -81,18 +81,19 @@ async def start(self: web.RequestHandler) -> None:
 
         # The second change: a poll the lane takes is answered there (server/web/polllane.py).
         lane: PollLane | None = self.poll_lane  # type: ignore[attr-defined]
-        query = None if lane is None or isinstance(message, _ErrInfo) else lane.takes(message, payload)
-        if query is not None:
+        poll = None if lane is None or isinstance(message, _ErrInfo) else lane.takes(message, payload)
+        if poll is not None:
+            message = payload = None  # type: ignore[assignment]  # the poll keeps what it needs of them
             manager.requests_count += 1
             try:
-                self._keepalive = await self.answer_poll(message, query)  # type: ignore[attr-defined]
+                self._keepalive = await self.answer_poll(poll)  # type: ignore[attr-defined]
             except asyncio.CancelledError:
                 self.force_close()
                 raise
             except Exception as exc:
                 self.log_exception("Unhandled exception", exc_info=exc)
                 self.force_close()
-            message = payload = query = None  # type: ignore[assignment]  # as the first change
+            poll = None  # as the first change
             if not _keep_alive(self, keepalive_timeout):
                 break
             continue

@@ -4,6 +4,7 @@ byte as aiohttp answers them through the route, and every other request left to 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import re
 import zlib
@@ -12,6 +13,10 @@ from contextlib import asynccontextmanager
 
 import pytest
 from aiohttp import web
+from aiohttp.http_parser import RawRequestMessage
+from hypothesis import given
+from hypothesis import strategies as st
+from yarl import URL
 
 from server.app import create_app
 from server.config import Settings
@@ -22,7 +27,7 @@ from server.web.common import HUB_KEY
 from server.web.connections import KEEPALIVE_TIMEOUT, ConnectionGuard, GuardedAppRunner
 from server.web.limits import TokenBuckets
 from server.web.metrics import METRICS_KEY
-from server.web.polllane import POLL_ANSWER_KEY, PollLane
+from server.web.polllane import POLL_ANSWER_KEY, PollLane, PollRequest, first_values
 from tests.web.zagram import parse_reply
 
 pytestmark = pytest.mark.skipif(not requestloop.APPLIES, reason="the lane rides on the copied request loop")
@@ -128,6 +133,10 @@ async def test_polls_by_the_lane_are_byte_for_byte_aiohttps(settings: Settings) 
             get("/a.kropki?co=getMsg&idGracza=laneAla1&msgNo=seven"),  # refused by the codec
             get("/a.kropki?co=getMsg&idGracza=laneAla1&msgNo=0&wait=-1"),  # refused: a bad wait
             get(f"/a.kropki?co=getMsg&playerId=laneAla1&msgNo={seen}&wait=0.05"),  # held, nothing new
+            # a parameter given twice counts with its first value; names and values percent-decoded
+            get(f"/a.kropki?co=getMsg&co=getBMsg&idGracza=lane%41la1&idGracza=laneBob1&msgNo={seen}&msgNo=0"),
+            get(f"/a.kropki?co=getMsg&idGracza=laneAla1&%6DsgNo={seen}&msgFromClient=%78"),
+            get(f"/a.kropki?co=getMsg&idGracza=laneAla1&msgNo={seen}#msgNo=0"),  # a fragment is not the query
         ]
         for request in cases:
             by_lane, by_aiohttp = await lane.both_ways(request)
@@ -190,6 +199,7 @@ async def test_everything_but_a_plain_poll_goes_to_aiohttp(settings: Settings) -
             (get(poll.replace("/a.kropki", "/a.kropki/")), b" 404 "),
             (get("/a.kropki?co=zmienStol&idGracza=laneEve1&newTable=0"), b" 200 "),
             (get("/a.kropki?idGracza=laneEve1"), b" 200 "),  # no co: err.unknownCo
+            (get(f"/a.kropki#?{poll.split('?')[1]}"), b" 404 "),  # the path is /a.kropki# (aiohttp's split)
         ]
         for request, status in others:
             if status is None:  # HEAD: a head and no body
@@ -200,6 +210,45 @@ async def test_everything_but_a_plain_poll_goes_to_aiohttp(settings: Settings) -
                 continue
             assert status in (await lane.exchange(request)).split(b"\r\n", 1)[0], request
         assert lane.taken == taken
+
+
+@given(st.text(alphabet="ab=&%+#?;2F4é\x00 ", max_size=40))
+def test_the_lane_reads_a_query_as_aiohttps_request_query(raw_query: str) -> None:
+    query = URL.build(path="/a.kropki", query_string=raw_query, encoded=True).query
+    assert first_values(raw_query) == {name: query[name] for name in query}
+
+
+async def test_a_logged_poll_gets_the_access_line_of_the_route(settings: Settings, caplog) -> None:
+    caplog.set_level(logging.INFO, logger="aiohttp.access")
+    async with served(settings) as lane:
+        refused = get("/a.kropki?co=getMsg&idGracza=laneHal1&msgNo=seven&wait=0.1")  # a refusal is logged
+        await lane.both_ways(refused)
+        by_lane, by_aiohttp = [
+            re.sub(r"ms=[0-9.]+", "ms=-", record.getMessage())
+            for record in caplog.records
+            if record.name == "aiohttp.access" and "target=" in record.getMessage()
+        ]
+        assert by_lane == by_aiohttp
+        assert "idGracza=***" in by_lane and "laneHal1" not in by_lane
+
+
+async def test_a_held_poll_keeps_nothing_of_aiohttps_message(settings: Settings) -> None:
+    """The collector walks every poll held across a collection: the lane's poll lets aiohttp's parsed
+    message (its URL, headers and their caches) go before it waits (PollRequest)."""
+    async with served(settings) as lane:
+        seen = await log_in(lane, "laneIda1", "%2AIda")
+        guard = lane.runner.server.guard  # type: ignore[union-attr]
+        reader, writer = await asyncio.open_connection("127.0.0.1", lane.port)
+        writer.write(get(f"/a.kropki?co=getMsg&idGracza=laneIda1&msgNo={seen}&wait=5"))
+        for _ in range(200):
+            if guard.polls:
+                break
+            await asyncio.sleep(0.01)
+        assert guard.polls, "the long poll never started"
+        messages = [held for held in gc.get_objects() if isinstance(held, RawRequestMessage)]
+        assert not [message for message in messages if message.path.startswith("/a.kropki")]
+        assert [held for held in gc.get_objects() if isinstance(held, PollRequest)]
+        writer.transport.abort()
 
 
 async def test_a_long_poll_whose_client_left_ends_quietly(settings: Settings, caplog) -> None:
