@@ -23,21 +23,24 @@ took the collector from 3.2-3.4 s of CPU in a 30-second window to 2.4-2.5 s, and
 (0.5-0.7 ms instead of 1.0-1.2).
 
 What dies in the oldest generation by its reference count (nearly everything: finished requests, closed
-tables) is freed at once as always; only reference cycles wait for a full collection. A full collection
-walks every live object (about 0.3 s with 2,000 games; their moves are not among them: the engine keeps
-them as flat tuples the collector stops tracking), so it runs only when it can be worth its pause: when
-the oldest generation (counted every FULL_CHECK_EVERY seconds) holds twice the objects it held at its
-smallest since the last one, as Go's collector waits for its heap to double (its default GOGC=100). Only
-objects the collector tracks can make up a garbage cycle, so cycles can never grow past what is alive,
-and a server in a steady state, however large, never makes the long pause. The whole heap
-(`sys.getallocatedblocks()`) was the first measure tried: it grows with every move kept (memory the
-collector never walks), and set off full collections of 0.5 s inside the games benchmark's window; the
-oldest generation stays level there (345,000-359,000 objects over two minutes of 2,000 games). Counting
-it takes a few milliseconds. Under the games benchmark a full collection found 242 objects after one
-minute of 2,000 games and none after the next, and none after 15 s of the connection flood, once the
-heartbeat's statement was built only once and a finished timed table no longer a cycle with its clock
-(the two sources found). A server growing from nothing to 2,000 games makes one or two on the way;
-/metrics shows every pause (kropki_gc_pause_seconds).
+tables) is freed at once as always; only reference cycles wait for a full collection. A full collection walks
+every live object (about 0.3 s with 2,000 games; their moves are not among them: the engine keeps them as flat
+tuples the collector stops tracking), so it runs only when it can be worth its pause: when the oldest
+generation (counted as below) holds twice the objects it held at its smallest since the last one, as Go's
+collector waits for its heap to double (its default GOGC=100). Only objects the collector tracks can make up a
+garbage cycle, so cycles can never grow past what is alive, and a server in a steady state, however large,
+never makes the long pause. The whole heap (`sys.getallocatedblocks()`) was the first measure tried: it grows
+with every move kept (memory the collector never walks), and set off full collections of 0.5 s inside the
+games benchmark's window; the oldest generation stays level there (345,000-359,000 objects over two minutes of
+2,000 games). Counting it is no collection, but it stops the loop as one does: under 1 ms in a new server,
+40-60 ms under 2,000 games (it touches every object it lists, mostly cache misses). So it comes often only
+while the server grows (10 s after the start and after each full collection), and ever less often while
+nothing is worth collecting (each such count doubles the wait, up to 160 s): a count every 10 s put three of
+these stops into each 30-second window of the games benchmark. Under the games benchmark a full collection
+found 242 objects after one minute of 2,000 games and none after the next, and none after 15 s of the
+connection flood, once the heartbeat's statement was built only once and a finished timed table no longer a
+cycle with its clock (the two sources found). A server growing from nothing to 2,000 games makes one or two on
+the way; /metrics shows every pause (kropki_gc_pause_seconds).
 
 Python counts allocations minus deallocations, and an old object's death counts against a young one's
 birth: with 10,000 keep-alive connections, each poll replaced about seven objects that live until the
@@ -69,7 +72,10 @@ YOUNG_THRESHOLD = 700  # net allocations between collections of the youngest gen
 MIDDLE_THRESHOLD = -1 if sys.version_info < (3, 14) else 0
 NEVER = 1 << 30  # the oldest generation's threshold: never reached, see timed_collections
 YOUNG_EVERY = 0.05  # seconds between timed collections of the young and middle generations
-FULL_CHECK_EVERY = 10.0  # seconds between counts of the oldest generation (5 ms for 400,000 objects)
+# Seconds from the start, or from a full collection, to the next count of the oldest generation (40-60 ms
+# under 2,000 games); each count that finds no full collection worth it doubles the wait, up to the most.
+FULL_CHECK_EVERY = 10.0
+FULL_CHECK_MOST = 160.0
 FULL_GROWTH = 2.0  # a full collection when it holds this many times its smallest since the last one
 
 
@@ -90,21 +96,28 @@ async def timed_collections(
     young_every: float = YOUNG_EVERY,
     check_every: float = FULL_CHECK_EVERY,
     old_objects: Callable[[], int] = lambda: len(gc.get_objects(2)),
+    check_most: float = FULL_CHECK_MOST,
 ) -> None:
     """Collect the young generations every `young_every` seconds, and everything when the oldest
-    generation has grown FULL_GROWTH times over its smallest since the last full collection (counted
-    every `check_every` seconds), for the reference cycles that reached it; runs until cancelled."""
+    generation has grown FULL_GROWTH times over its smallest since the last full collection, for the
+    reference cycles that reached it; runs until cancelled. The oldest generation is counted
+    `check_every` seconds after the start and after each full collection, and each count that finds
+    no full collection worth it doubles the wait for the next, up to `check_most`."""
     loop = asyncio.get_running_loop()
     smallest = old_objects()
-    next_check = loop.time() + check_every
+    wait = check_every
+    next_check = loop.time() + wait
     while True:
         await asyncio.sleep(young_every)
         if loop.time() >= next_check:
-            next_check = loop.time() + check_every
             size = old_objects()
             if size >= smallest * FULL_GROWTH:
                 gc.collect()
                 smallest = old_objects()
+                wait = check_every
+                next_check = loop.time() + wait
                 continue
             smallest = min(smallest, size)
+            wait = min(wait * 2, check_most)
+            next_check = loop.time() + wait
         gc.collect(1)

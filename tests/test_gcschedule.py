@@ -62,8 +62,8 @@ def test_every_automatic_collection_takes_the_middle_generation_too(
 
 def _collections(sizes: list[int], monkeypatch: pytest.MonkeyPatch) -> list[tuple[int, ...]]:
     """The collections timed_collections makes (young every 10 ms, the oldest generation counted every
-    45 ms) while it has these sizes, one per count, the first at its start, until one more count; () is
-    a full collection."""
+    45 ms, its wait never growing) while it has these sizes, one per count, the first at its start, until
+    one more count; () is a full collection."""
     collected: list[tuple[int, ...]] = []
     monkeypatch.setattr(gc, "collect", lambda *generation: collected.append(generation) or 0)
     counts = iter(sizes)
@@ -83,7 +83,9 @@ def _collections(sizes: list[int], monkeypatch: pytest.MonkeyPatch) -> list[tupl
 
     async def run() -> None:
         task = asyncio.create_task(
-            gcschedule.timed_collections(young_every=0.01, check_every=0.045, old_objects=old_objects)
+            gcschedule.timed_collections(
+                young_every=0.01, check_every=0.045, old_objects=old_objects, check_most=0.045
+            )
         )
         await asyncio.wait_for(all_seen.wait(), 10)
         task.cancel()
@@ -115,3 +117,38 @@ def test_a_full_collection_runs_when_the_oldest_generation_doubles_over_its_smal
     assert len(full) == 2
     assert full[1] - full[0] >= 3  # young ones between: at least at the two counts that found 3100, 3000
     assert set(collected) == {(), (1,)}
+
+
+def test_each_count_that_collects_nothing_doubles_the_wait_for_the_next_and_a_full_collection_resets_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Counting the oldest generation stops the loop for 40-60 ms under 2,000 games: a steady server counts
+    ever less often, one that grows (and so collects) as often as at its start."""
+    monkeypatch.setattr(gc, "collect", lambda *generation: 0)
+    sizes = iter([1000, 1000, 1000, 1000, 2000, 2000, 2000, 2000])  # the start's count, then one a check
+    counted: list[float] = []
+
+    def old_objects() -> int:
+        counted.append(asyncio.get_running_loop().time())
+        return next(sizes, 2000)
+
+    async def run() -> None:
+        task = asyncio.create_task(
+            gcschedule.timed_collections(
+                young_every=0.005, check_every=0.04, old_objects=old_objects, check_most=0.16
+            )
+        )
+        while len(counted) < 9:
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(run())
+    # 0: the start; 1-3: nothing to collect; 4: doubled, collected, and counted again (5) at once.
+    # A wait is never shorter than it is meant to be; a loaded machine may make it longer.
+    waits = [later - earlier for earlier, later in zip(counted, counted[1:], strict=False)]
+    assert waits[0] >= 0.04 and waits[1] >= 0.08 and waits[2] >= 0.16 and waits[3] >= 0.16
+    assert waits[3] < 0.3  # check_most: not 0.32
+    assert waits[4] < 0.02  # the count right after the full collection
+    assert 0.04 <= waits[5] < 0.08 and waits[6] >= 0.08  # from check_every again
