@@ -33,14 +33,14 @@ never makes the long pause. The whole heap (`sys.getallocatedblocks()`) was the 
 with every move kept (memory the collector never walks), and set off full collections of 0.5 s inside the
 games benchmark's window; the oldest generation stays level there (345,000-359,000 objects over two minutes of
 2,000 games). Counting it is no collection, but it stops the loop as one does: under 1 ms in a new server,
-40-60 ms under 2,000 games (it touches every object it lists, mostly cache misses). So it comes often only
-while the server grows (10 s after the start and after each full collection), and ever less often while
-nothing is worth collecting (each such count doubles the wait, up to 160 s): a count every 10 s put three of
-these stops into each 30-second window of the games benchmark. Under the games benchmark a full collection
-found 242 objects after one minute of 2,000 games and none after the next, and none after 15 s of the
-connection flood, once the heartbeat's statement was built only once and a finished timed table no longer a
-cycle with its clock (the two sources found). A server growing from nothing to 2,000 games makes one or two on
-the way; /metrics shows every pause (kropki_gc_pause_seconds).
+40-60 ms under 2,000 games (it touches every object it lists, mostly cache misses). So it comes every 10 s
+only while the server grows, when a full collection can soon be worth it, and ever less often while the oldest
+generation stays level (each count that finds it within a tenth of the last doubles the wait, up to 160 s): a
+count every 10 s put three of these stops into each 30-second window of the games benchmark. Under the games
+benchmark a full collection found 242 objects after one minute of 2,000 games and none after the next, and
+none after 15 s of the connection flood, once the heartbeat's statement was built only once and a finished
+timed table no longer a cycle with its clock (the two sources found). A server growing from nothing to 2,000
+games makes one or two on the way; /metrics shows every pause (kropki_gc_pause_seconds).
 
 Python counts allocations minus deallocations, and an old object's death counts against a young one's
 birth: with 10,000 keep-alive connections, each poll replaced about seven objects that live until the
@@ -72,10 +72,11 @@ YOUNG_THRESHOLD = 700  # net allocations between collections of the youngest gen
 MIDDLE_THRESHOLD = -1 if sys.version_info < (3, 14) else 0
 NEVER = 1 << 30  # the oldest generation's threshold: never reached, see timed_collections
 YOUNG_EVERY = 0.05  # seconds between timed collections of the young and middle generations
-# Seconds from the start, or from a full collection, to the next count of the oldest generation (40-60 ms
-# under 2,000 games); each count that finds no full collection worth it doubles the wait, up to the most.
+# Seconds between counts of the oldest generation (40-60 ms under 2,000 games) while it grows; each count
+# that finds it steady doubles the wait for the next, up to the most.
 FULL_CHECK_EVERY = 10.0
 FULL_CHECK_MOST = 160.0
+FULL_STEADY = 1.1  # steady: at most this many times the last count
 FULL_GROWTH = 2.0  # a full collection when it holds this many times its smallest since the last one
 
 
@@ -100,11 +101,11 @@ async def timed_collections(
 ) -> None:
     """Collect the young generations every `young_every` seconds, and everything when the oldest
     generation has grown FULL_GROWTH times over its smallest since the last full collection, for the
-    reference cycles that reached it; runs until cancelled. The oldest generation is counted
-    `check_every` seconds after the start and after each full collection, and each count that finds
-    no full collection worth it doubles the wait for the next, up to `check_most`."""
+    reference cycles that reached it; runs until cancelled. The oldest generation is counted every
+    `check_every` seconds while it grows; each count that finds it steady (at most FULL_STEADY times
+    the last count) doubles the wait for the next, up to `check_most`."""
     loop = asyncio.get_running_loop()
-    smallest = old_objects()
+    smallest = last = old_objects()
     wait = check_every
     next_check = loop.time() + wait
     while True:
@@ -113,11 +114,12 @@ async def timed_collections(
             size = old_objects()
             if size >= smallest * FULL_GROWTH:
                 gc.collect()
-                smallest = old_objects()
+                smallest = last = old_objects()
                 wait = check_every
                 next_check = loop.time() + wait
                 continue
             smallest = min(smallest, size)
-            wait = min(wait * 2, check_most)
+            wait = min(wait * 2, check_most) if size <= last * FULL_STEADY else check_every
+            last = size
             next_check = loop.time() + wait
         gc.collect(1)
