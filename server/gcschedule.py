@@ -32,7 +32,7 @@ garbage cycle, so cycles can never grow past what is alive, and a server in a st
 never makes the long pause. The whole heap (`sys.getallocatedblocks()`) was the first measure tried: it grows
 with every move kept (memory the collector never walks), and set off full collections of 0.5 s inside the
 games benchmark's window; the oldest generation stays level there (345,000-359,000 objects over two minutes of
-2,000 games). Counting it is no collection, but it stops the loop as one does: under 1 ms in a new server,
+2,000 games). Counting it is no collection, but it stops the loop as one does: about 1 ms in a new server,
 40-60 ms under 2,000 games (it touches every object it lists, mostly cache misses). So it comes every 10 s
 only while the server grows, when a full collection can soon be worth it, and ever less often while the oldest
 generation stays level (each count that finds it within a tenth of the last doubles the wait, up to 160 s): a
