@@ -63,7 +63,7 @@ class PollRequest:
     next (its URL, header tuples and lists). aiohttp's message is let go before the poll waits, the URL
     is never asked for its query (which it would keep: a multidict, a list and a tuple a parameter), and
     the query is a dict of strings, which the collector does not track. Every poll held across a
-    collection is walked by it once (server/gcschedule.py): under 2,000 games that walk was 6% of a core,
+    collection is walked by it once (server/gcschedule.py): under 2,000 games that walk took 6-10% of a core,
     at about 34 objects a poll (issue 19.2)."""
 
     __slots__ = ("app", "co", "headers", "query", "remote", "should_close", "target", "version")
