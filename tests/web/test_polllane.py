@@ -107,6 +107,18 @@ def get(target: str, *headers: str, version: str = "1.1") -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
+async def held_poll(lane: Lane, target: str) -> asyncio.StreamWriter:
+    """A long poll sent on a connection of its own, once the server holds it; its connection's writer."""
+    guard = lane.runner.server.guard  # type: ignore[union-attr]
+    _, writer = await asyncio.open_connection("127.0.0.1", lane.port)
+    writer.write(get(target))
+    for _ in range(200):
+        if guard.polls:
+            return writer
+        await asyncio.sleep(0.01)
+    raise AssertionError("the long poll never started")
+
+
 def without_date(reply: bytes) -> bytes:
     return re.sub(rb"\r\nDate: [^\r]+\r\n", b"\r\nDate: -\r\n", reply)
 
@@ -234,17 +246,10 @@ async def test_a_logged_poll_gets_the_access_line_of_the_route(settings: Setting
 
 async def test_a_held_poll_keeps_nothing_of_aiohttps_message(settings: Settings) -> None:
     """The collector walks every poll held across a collection: the lane's poll lets aiohttp's parsed
-    message (its URL, headers and their caches) go before it waits (PollRequest)."""
+    message go before it waits (PollRequest; the connection's parser keeps its URL and header lists)."""
     async with served(settings) as lane:
         seen = await log_in(lane, "laneIda1", "%2AIda")
-        guard = lane.runner.server.guard  # type: ignore[union-attr]
-        reader, writer = await asyncio.open_connection("127.0.0.1", lane.port)
-        writer.write(get(f"/a.kropki?co=getMsg&idGracza=laneIda1&msgNo={seen}&wait=5"))
-        for _ in range(200):
-            if guard.polls:
-                break
-            await asyncio.sleep(0.01)
-        assert guard.polls, "the long poll never started"
+        writer = await held_poll(lane, f"/a.kropki?co=getMsg&idGracza=laneIda1&msgNo={seen}&wait=5")
         messages = [held for held in gc.get_objects() if isinstance(held, RawRequestMessage)]
         assert not [message for message in messages if message.path.startswith("/a.kropki")]
         assert [held for held in gc.get_objects() if isinstance(held, PollRequest)]
@@ -256,13 +261,7 @@ async def test_a_long_poll_whose_client_left_ends_quietly(settings: Settings, ca
     async with served(settings) as lane:
         seen = await log_in(lane, "laneFay1", "%2AFay")
         guard = lane.runner.server.guard  # type: ignore[union-attr]
-        reader, writer = await asyncio.open_connection("127.0.0.1", lane.port)
-        writer.write(get(f"/a.kropki?co=getMsg&idGracza=laneFay1&msgNo={seen}&wait=0.3"))
-        for _ in range(200):
-            if guard.polls:
-                break
-            await asyncio.sleep(0.01)
-        assert guard.polls, "the long poll never started"
+        writer = await held_poll(lane, f"/a.kropki?co=getMsg&idGracza=laneFay1&msgNo={seen}&wait=0.3")
         writer.transport.abort()
         await asyncio.sleep(0.6)  # its wait is over; nothing to write to
         assert not guard.open and not guard.idle
