@@ -7,6 +7,7 @@ each own some of these records and change them.
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,9 +38,12 @@ RESERVED = {nick_key(nick): level for level, nick in COMPUTER_NICKS.items()}
 RESERVED_LOOKS = {look_key(nick) for nick in COMPUTER_NICKS.values()}
 
 
+@functools.lru_cache(maxsize=4096)
 def reserved(nick: str) -> bool:
     """Names nobody can register or log in with, whether or not the AI plays on this server, nor
-    anything that looks like them (`Al easy` with a small L)."""
+    anything that looks like them (`Al easy` with a small L). Kept for the nicks asked about last: every
+    game action asks it of its player's nick (Limits.actions), and the look of a nick (two Unicode
+    normalizations and a look-up a character) cost a move more than the engine's own part did."""
     return nick_key(nick) in RESERVED or look_key(nick) in RESERVED_LOOKS
 
 
