@@ -102,18 +102,16 @@ class PollLane:
         It reads the target as sent, never aiohttp's URL of it: the connection's parser keeps its last
         request's URL until the next request, and a URL asked for its query keeps that too, as a
         multidict, a list and a tuple a parameter (see PollRequest)."""
-        target = message.path
         if (
             message.method != hdrs.METH_GET
             or payload is not EMPTY_PAYLOAD  # a body, even on a GET: aiohttp reads or drains it
             or message.upgrade
             or (message.version != HttpVersion11 and message.version != HttpVersion10)
-            or not target.startswith(PATH)  # the origin form only, as clients send it
             or hdrs.EXPECT in message.headers
         ):
             return None
-        path, raw_query = split_target(target)
-        if path != PATH:
+        path, raw_query = split_target(message.path)
+        if path != PATH:  # the origin form only, as clients send it: an absolute one is aiohttp's
             return None
         query = first_values(raw_query)
         co = query.get("co")

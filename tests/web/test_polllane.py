@@ -212,6 +212,7 @@ async def test_everything_but_a_plain_poll_goes_to_aiohttp(settings: Settings) -
             (get("/a.kropki?co=zmienStol&idGracza=laneEve1&newTable=0"), b" 200 "),
             (get("/a.kropki?idGracza=laneEve1"), b" 200 "),  # no co: err.unknownCo
             (get(f"/a.kropki#?{poll.split('?')[1]}"), b" 404 "),  # the path is /a.kropki# (aiohttp's split)
+            (get(f"http://kropki{poll}"), b" 200 "),  # the absolute form, which clients do not send
         ]
         for request, status in others:
             if status is None:  # HEAD: a head and no body
