@@ -65,6 +65,7 @@ from stream import (  # noqa: E402
     connect,
     cpu_in_window,
     generator_loop,
+    interpreters,
     ms,
     parse_head,
     percentile,
@@ -943,6 +944,7 @@ def main() -> int:
         f"in {args.workers} process(es)"
     )
     print(f"server code: commit {server_version()}")
+    print(interpreters(args.python))
     profile = Path(args.profile).resolve() if args.profile else None
     spy = Spy(args.py_spy_exe, Path(args.py_spy).resolve(), args.seconds) if args.py_spy else None
     try:

@@ -775,6 +775,7 @@ def main() -> int:
         f"{args.python}"
     )
     print(f"server code: commit {server_revision()}")
+    print(stream.interpreters(args.python))
     results = []
     try:
         for name in args.only or list(SECTIONS):

@@ -28,6 +28,7 @@ import asyncio
 import contextlib
 import ctypes
 import importlib.util
+import inspect
 import math
 import multiprocessing
 import os
@@ -738,6 +739,35 @@ def worker_processes(
                 process.join(2.0)
 
 
+def loop_ns(rounds: int) -> float:
+    """Nanoseconds of thread CPU time a round of a fixed pure-Python loop (HostSpeed, interpreters)."""
+    started = time.thread_time_ns()
+    total = 0
+    for number in range(rounds):
+        total += number * number
+    return (time.thread_time_ns() - started) / rounds
+
+
+def interpreters(server_python: str, samples: int = 10, turns: int = 3) -> str:
+    """The server's interpreter beside the load generator's, on HostSpeed's loop, measured taking turns.
+
+    CPython builds differ more than hosts do: on this project's machine pyenv's default build (no
+    profile-guided or link-time optimisation) runs the loop about a fifth slower than Debian's
+    python3.11, and the server took a fifth more CPU a move on it (docs/operations.md, "The
+    interpreter"). A run's figures are read for the interpreter that ran the server."""
+    code = f"import time\n{inspect.getsource(loop_ns)}\n"
+    code += f"print(min(loop_ns({HostSpeed.ROUNDS}) for _ in range({samples})))"
+    least: dict[str, float] = {}
+    for _ in range(turns):
+        for python in dict.fromkeys((server_python, sys.executable)):
+            run = subprocess.run([python, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+            least[python] = min(least.get(python, math.inf), float(run.stdout))
+    line = f"interpreters on the host speed's loop (ns a round, least of {samples * turns}, less is faster): "
+    if len(least) == 1:
+        return line + f"server and load generator {least[server_python]:.0f}"
+    return line + f"server's {least[server_python]:.0f}, load generator's {least[sys.executable]:.0f}"
+
+
 class HostSpeed:
     """How fast the machine runs Python, second by second: a fixed pure-Python loop's thread CPU time.
 
@@ -751,11 +781,7 @@ class HostSpeed:
         self.samples: list[tuple[float, float]] = []  # (time.monotonic(), nanoseconds a round)
 
     def sample(self) -> None:
-        started = time.thread_time_ns()
-        total = 0
-        for number in range(self.ROUNDS):
-            total += number * number
-        self.samples.append((time.monotonic(), (time.thread_time_ns() - started) / self.ROUNDS))
+        self.samples.append((time.monotonic(), loop_ns(self.ROUNDS)))
 
     def summary(self, start: float, end: float) -> str:
         rounds = sorted(ns for at, ns in self.samples if start <= at <= end)
@@ -1102,6 +1128,7 @@ def main() -> int:
         f"load generator {sys.executable} in {args.workers} process(es)"
     )
     print(f"server code: commit {server_revision()}")
+    print(interpreters(args.python))
     results = []
     try:
         with tempfile.TemporaryDirectory(prefix="kropki-stream-") as workdir:

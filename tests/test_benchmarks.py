@@ -204,3 +204,19 @@ def test_the_host_speed_is_read_in_the_window_only() -> None:
     )
     later = time.monotonic() + 1
     assert speed.summary(later, later + 1) == "host speed: not sampled in the window"
+
+
+def test_the_servers_interpreter_is_timed_beside_the_load_generators(tmp_path: Path) -> None:
+    """The benchmarks print the server's interpreter's speed on the host speed's loop: CPython builds
+    differ by a fifth on this machine, so a run's figures say which build they were measured on."""
+    sys.path.insert(0, str(BENCHMARKS))
+    try:
+        import stream
+    finally:
+        sys.path.remove(str(BENCHMARKS))
+    same = stream.interpreters(sys.executable, samples=2, turns=1)
+    assert re.fullmatch(r"interpreters on .*, less is faster\): server and load generator \d+", same), same
+    other = tmp_path / "python"
+    other.symlink_to(sys.executable)
+    both = stream.interpreters(str(other), samples=2, turns=2)
+    assert re.fullmatch(r".*least of 4, less is faster\): server's \d+, load generator's \d+", both), both
