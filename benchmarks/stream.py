@@ -751,9 +751,9 @@ def loop_ns(rounds: int) -> float:
 def interpreters(server_python: str, samples: int = 10, turns: int = 3) -> str:
     """The server's interpreter beside the load generator's, on HostSpeed's loop, measured taking turns.
 
-    CPython builds differ more than hosts do: on this project's machine pyenv's default build (no
-    profile-guided or link-time optimisation) runs the loop about a fifth slower than Debian's
-    python3.11, and the server took a fifth more CPU a move on it (docs/operations.md, "The
+    CPython builds differ as much as the host's hours do: on this project's machine pyenv's default build
+    (no profile-guided or link-time optimisation) ran the loop about a third slower than Debian's
+    python3.11, and the server took about 15% more CPU a move on it (docs/operations.md, "The Python
     interpreter"). A run's figures are read for the interpreter that ran the server."""
     code = f"import time\n{inspect.getsource(loop_ns)}\n"
     code += f"print(min(loop_ns({HostSpeed.ROUNDS}) for _ in range({samples})))"
