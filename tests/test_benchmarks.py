@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -185,14 +186,20 @@ def test_the_guests_section_polls_as_the_built_in_client_when_asked() -> None:
     assert re.search(r"^errors: 0 \(0 in the window\)$", output, re.M), tail
 
 
-def test_the_host_speed_is_read_in_the_window_only() -> None:
-    """The games benchmark prints how fast the machine ran Python during its window, for reading its
-    figures beside other runs' (the same loop's CPU time varies by x1.5 on this project's machine)."""
+def _stream_module() -> ModuleType:
+    """benchmarks/stream.py, whose helpers the benchmarks share."""
     sys.path.insert(0, str(BENCHMARKS))
     try:
         import stream
     finally:
         sys.path.remove(str(BENCHMARKS))
+    return stream
+
+
+def test_the_host_speed_is_read_in_the_window_only() -> None:
+    """The games benchmark prints how fast the machine ran Python during its window, for reading its
+    figures beside other runs' (the same loop's CPU time varies by x1.5 on this project's machine)."""
+    stream = _stream_module()
     speed = stream.HostSpeed()
     speed.sample()
     window_start = time.monotonic()
@@ -208,12 +215,8 @@ def test_the_host_speed_is_read_in_the_window_only() -> None:
 
 def test_the_servers_interpreter_is_timed_beside_the_load_generators(tmp_path: Path) -> None:
     """The benchmarks print the server's interpreter's speed on the host speed's loop: CPython builds
-    differ by a fifth on this machine, so a run's figures say which build they were measured on."""
-    sys.path.insert(0, str(BENCHMARKS))
-    try:
-        import stream
-    finally:
-        sys.path.remove(str(BENCHMARKS))
+    differ by a third on it on this machine, so a run's figures say which build they were measured on."""
+    stream = _stream_module()
     same = stream.interpreters(sys.executable, samples=2, turns=1)
     assert re.fullmatch(r"interpreters on .*, less is faster\): server and load generator \d+", same), same
     other = tmp_path / "python"
