@@ -40,7 +40,8 @@ aiohttp that changes it fails there. Anything else (another method, an `Expect:`
 spelling of the path) takes the router. The polls themselves (`getMsg`, `getBMsg`) do not even reach
 aiohttp's request handling: the copied connection loop hands them to the app's poll lane
 (server/web/polllane.py): `GuardedRequestHandler.answer_poll` tells the guard that one starts, the
-lane that it is answered.
+lane that it is answered. Nor, when a poll's head comes alone, do they reach aiohttp's parser: the
+lane reads it (requestloop.data_received).
 """
 
 from __future__ import annotations
@@ -104,16 +105,25 @@ class GuardedRequestHandler(web.RequestHandler):
     """aiohttp's connection, telling the guard when it opens, receives, has answered and closes, and
     holding nothing of a request once it is answered (requestloop.py)."""
 
-    __slots__ = ("guard", "poll_lane")
+    __slots__ = ("between_requests", "guard", "poll_lane", "reads_polls")
     if requestloop.APPLIES:
         start = requestloop.start
 
     def __init__(
-        self, guard: ConnectionGuard, manager: web.Server, poll_lane: PollLane | None, **kwargs: Any
+        self,
+        guard: ConnectionGuard,
+        manager: web.Server,
+        poll_lane: PollLane | None,
+        reads_polls: bool,
+        **kwargs: Any,
     ) -> None:
         super().__init__(manager, **kwargs)
         self.guard = guard
         self.poll_lane = poll_lane
+        # whether the lane reads polls' heads itself, and whether aiohttp's parser is between requests
+        # (requestloop.data_received)
+        self.reads_polls = reads_polls and poll_lane is not None and requestloop.APPLIES
+        self.between_requests = True
 
     def answer_poll(self, poll: PollRequest) -> Coroutine[Any, Any, bool]:
         """A poll by the lane, watched by the guard as `guarded` watches the others: the lane's own
@@ -137,7 +147,10 @@ class GuardedRequestHandler(web.RequestHandler):
 
     def data_received(self, data: bytes) -> None:
         self.guard.receiving(self)
-        super().data_received(data)
+        if self.reads_polls:
+            requestloop.data_received(self, data)
+        else:
+            super().data_received(data)
 
     def log_access(self, request: BaseRequest, response: web.StreamResponse, time: float | None) -> None:
         super().log_access(request, response, time)
@@ -365,13 +378,16 @@ class GuardedServer(web.Server):
 
         self.guard = guard
         self.poll_lane = poll_lane
+        self.reads_polls = True  # tests compare both readers of a poll's head (tests/web/test_polllane.py)
         self.loop = kwargs.pop("loop", None) or asyncio.get_running_loop()
         server_args = {name: kwargs.pop(name) for name in ("request_factory", "handler_cancellation")}
         self.connection_args = kwargs
         super().__init__(guarded, loop=self.loop, **server_args, **kwargs)
 
     def __call__(self) -> GuardedRequestHandler:
-        return GuardedRequestHandler(self.guard, self, self.poll_lane, loop=self.loop, **self.connection_args)
+        return GuardedRequestHandler(
+            self.guard, self, self.poll_lane, self.reads_polls, loop=self.loop, **self.connection_args
+        )
 
 
 class GuardedAppRunner(web.AppRunner):

@@ -18,6 +18,7 @@ handling does (`_request_in_progress` and `_handler_waiter`, which a graceful st
 from __future__ import annotations
 
 import functools
+import re
 import time
 from collections.abc import Awaitable, Callable, Container
 from typing import Protocol, cast
@@ -26,10 +27,10 @@ from urllib.parse import parse_qsl
 from aiohttp import hdrs, web
 from aiohttp.compression_utils import ZLibCompressor
 from aiohttp.helpers import rfc822_formatted_time
-from aiohttp.http import SERVER_SOFTWARE, HttpVersion10, HttpVersion11
-from aiohttp.http_parser import RawRequestMessage
+from aiohttp.http import SERVER_SOFTWARE, HttpVersion, HttpVersion10, HttpVersion11
+from aiohttp.http_parser import SINGLETON_HEADERS, RawRequestMessage
 from aiohttp.streams import EMPTY_PAYLOAD, StreamReader
-from multidict import CIMultiDictProxy
+from multidict import CIMultiDict, CIMultiDictProxy
 from yarl import URL
 
 from server.web.accesslog import POLLS, RedactingAccessLogger
@@ -44,6 +45,20 @@ POLL_ANSWER_KEY = web.AppKey("poll_answer", PollAnswer)  # set by the app: kropk
 # aiohttp's header lines of text_response's headers, in its order; Content-Length, Date, Server follow
 TEXT_HEAD = "".join(f"{name}: {value}\r\n" for name, value in TEXT_HEADERS.items())
 CODINGS = ("deflate", "gzip")  # as aiohttp picks one from Accept-Encoding: the first it finds
+# A poll's head as PollLane.read reads it: a GET of PATH with a query, in HTTP/1.1 or 1.0, then lines of a
+# header's name (a token), a colon and a value of visible ASCII, spaces and tabs, then the blank line and
+# nothing after it. In the request target and the values, aiohttp's parser takes every one of these
+# characters; in a name it takes no other.
+_POLL_HEAD = re.compile(
+    rb"GET (/a\.kropki\?[!-~]*) HTTP/1\.([01])\r\n((?:[!#$%&'*+.^_`|~0-9A-Za-z-]+:[\t -~]*\r\n)*)\r\n"
+)
+MAX_HEAD = 8190  # bytes: aiohttp's limit on the request line and on each header line
+MAX_HEADERS = 32  # header lines the lane reads (aiohttp takes 128); aiohttp reads a head with more
+# headers that make a body, an upgrade or a 100-continue, or that aiohttp refuses
+_LEFT_TO_AIOHTTP = frozenset(
+    {"content-length", "transfer-encoding", "expect", "upgrade", "sec-websocket-key1"}
+)
+_SINGLETONS = frozenset(name.lower() for name in SINGLETON_HEADERS)  # aiohttp refuses one sent twice
 
 
 class Guard(Protocol):
@@ -70,13 +85,18 @@ class PollRequest:
     path = PATH
 
     def __init__(
-        self, app: web.Application, message: RawRequestMessage, query: dict[str, str], co: str
+        self,
+        app: web.Application,
+        query: dict[str, str],
+        co: str,
+        headers: CIMultiDictProxy[str],
+        target: str,
+        version: HttpVersion,
+        should_close: bool,
     ) -> None:
-        self.app, self.query, self.co = app, query, co
-        self.headers: CIMultiDictProxy[str] = message.headers
-        self.target: str = message.path  # the request target as sent: only a logged poll reads it again
-        self.version = message.version
-        self.should_close: bool = message.should_close
+        self.app, self.query, self.co, self.headers = app, query, co, headers
+        self.target = target  # the request target as sent: only a logged poll reads it again
+        self.version, self.should_close = version, should_close
         self.remote: str | None = None  # set when it is answered, from the connection
 
 
@@ -115,7 +135,58 @@ class PollLane:
             return None
         query = first_values(raw_query)
         co = query.get("co")
-        return PollRequest(self.app, message, query, co) if co in POLLS else None
+        if co not in POLLS:
+            return None
+        return PollRequest(
+            self.app, query, co, message.headers, message.path, message.version, message.should_close
+        )
+
+    def read(self, data: bytes) -> PollRequest | None:
+        """The poll whose head is the whole of `data`, read without aiohttp's parser; None for anything
+        else, which that parser then reads (requestloop.data_received).
+
+        Nearly every request is a poll, sent alone, and its head comes in one piece. For each, aiohttp's
+        parser makes a URL, header tuples and lists and a message, of which a poll keeps a few strings:
+        aiohttp's data_received, the parser in it, took about a sixth of the event loop's time under
+        2,000 games (issue 19.2). This reads only what aiohttp reads as the same request, and leaves to
+        aiohttp anything it might read otherwise or refuse: a request line or header line in other
+        characters than _POLL_HEAD's, a header that makes a body, an upgrade or a 100-continue, a second
+        of a header aiohttp takes once, a Connection other than keep-alive or close, HTTP/1.1 without a
+        Host, more than MAX_HEADERS headers, a head over MAX_HEAD bytes. tests/web/test_polllane.py
+        checks that both read every head the lane reads in the same way."""
+        if len(data) > MAX_HEAD:
+            return None
+        head = _POLL_HEAD.fullmatch(data)
+        if head is None:
+            return None
+        target = head[1].decode("ascii")
+        query = first_values(split_target(target)[1])
+        co = query.get("co")
+        if co not in POLLS:
+            return None
+        headers: CIMultiDict[str] = CIMultiDict()
+        connection = ""
+        lines = head[3].decode("ascii").split("\r\n")[:-1]  # each ends with CRLF: the last piece is empty
+        if len(lines) > MAX_HEADERS:
+            return None
+        for line in lines:
+            name, _, value = line.partition(":")
+            value = value.strip(" \t")
+            lowered = name.lower()
+            if lowered in _LEFT_TO_AIOHTTP or (lowered in _SINGLETONS and name in headers):
+                return None
+            if lowered == "connection":
+                if connection or value.lower() not in ("keep-alive", "close"):
+                    return None
+                connection = value.lower()
+            headers.add(name, value)
+        if head[2] == b"1":
+            if hdrs.HOST not in headers:  # aiohttp refuses an HTTP/1.1 request without one
+                return None
+            version, should_close = HttpVersion11, connection == "close"
+        else:
+            version, should_close = HttpVersion10, connection != "keep-alive"
+        return PollRequest(self.app, query, co, CIMultiDictProxy(headers), target, version, should_close)
 
     async def answer(self, connection: web.RequestHandler, request: PollRequest, guard: Guard) -> bool:
         """Answer the poll on `connection`, then tell the guard; whether the connection stays open (not

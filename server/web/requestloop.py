@@ -20,6 +20,10 @@ own method does.
 
 The second change: a request the connection's poll lane takes (server/web/polllane.py: getMsg and
 getBMsg) is answered there, without the request, task, response and writer aiohttp makes for each.
+
+`data_received` below goes before aiohttp's `RequestHandler.data_received` (which it calls for anything
+else): a poll's head that comes alone, while aiohttp's parser is between requests, is read by the lane
+(`PollLane.read`) instead of that parser, and queued for `start` as aiohttp queues what its parser read.
 """
 
 from __future__ import annotations
@@ -33,9 +37,10 @@ from asyncio.base_events import BaseEventLoop
 from aiohttp import web
 from aiohttp.helpers import ceil_timeout
 from aiohttp.http import StreamWriter
+from aiohttp.streams import EMPTY_PAYLOAD
 from aiohttp.web_protocol import _PAYLOAD_ACCESS_ERROR, ERROR, _ErrInfo
 
-from server.web.polllane import PollLane
+from server.web.polllane import PollLane, PollRequest
 
 COPIED_FROM_VERSION = "3.14.5"
 COPIED_FROM = "2e565fd40c8e04fb3afb481d5ba52691a61d28396573b4b8a4cf3b168782288e"  # sha256 of its source
@@ -69,19 +74,23 @@ async def start(self: web.RequestHandler) -> None:
                 self._waiter = None
 
         message, payload = self._messages.popleft()
+        read_by_lane = type(message) is PollRequest  # the second change (data_received, below)
 
         # Free a parser slot; resume reading once drained to low water so
         # pipelining keeps flowing while this request is handled.
         # no branch: _parser is only None after connection_lost, whose path
         # exits this loop, so the None case is not reachably exercisable.
-        if self._parser is not None:  # pragma: no branch
+        if self._parser is not None and not read_by_lane:  # pragma: no branch
             self._parser.message_consumed()
         if self._buffer_paused and len(self._messages) <= self._msg_queue_resume_size:
             self._resume_reading_if_drained()
 
         # The second change: a poll the lane takes is answered there (server/web/polllane.py).
         lane: PollLane | None = self.poll_lane  # type: ignore[attr-defined]
-        poll = None if lane is None or isinstance(message, _ErrInfo) else lane.takes(message, payload)
+        if read_by_lane:
+            poll: PollRequest | None = message  # type: ignore[assignment]
+        else:
+            poll = None if lane is None or isinstance(message, _ErrInfo) else lane.takes(message, payload)
         if poll is not None:
             message = payload = None  # type: ignore[assignment]  # the poll keeps what it needs of them
             manager.requests_count += 1
@@ -200,6 +209,44 @@ async def start(self: web.RequestHandler) -> None:
         self._task_handler = None
         if self.transport is not None:
             self.transport.close()
+
+
+def data_received(self: web.RequestHandler, data: bytes) -> None:
+    """aiohttp's, but for a poll's head that comes alone while aiohttp's parser is between requests: the
+    connection's poll lane reads it and it is queued for `start` as aiohttp's own queues a parsed request.
+
+    Between requests means that the parser holds nothing of a request: a new connection's, or after it
+    has read, in one call, exactly one request whose head ended that call's data, with no body to come,
+    and had nothing else queued (so it was not paused with a tail). Every other case leaves the rest of
+    the connection's data to it until it is between requests again."""
+    if self._force_close or self._close:  # as aiohttp's: a closing connection reads no more
+        return
+    if not data:  # aiohttp's own call on resuming, for what its parser held back; between requests, none
+        web.RequestHandler.data_received(self, data)
+        return
+    between_requests: bool = self.between_requests  # type: ignore[attr-defined]
+    if between_requests and self._payload_parser is None and not self._upgraded:
+        poll = self.poll_lane.read(data)  # type: ignore[attr-defined]
+        if poll is not None:
+            self._request_count += 1
+            self._messages.append((poll, EMPTY_PAYLOAD))  # type: ignore[arg-type]
+            waiter = self._waiter
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
+            if not self._buffer_paused and len(self._messages) >= self._max_msg_queue_size:
+                self._pause_reading_for_buffer()
+            return
+    count = self._request_count
+    web.RequestHandler.data_received(self, data)
+    queued = self._messages
+    self.between_requests = (  # type: ignore[attr-defined]
+        self._request_count == count + 1  # it read one request, the only one queued
+        and len(queued) == 1
+        and not isinstance(queued[0][0], _ErrInfo)
+        and queued[0][1] is EMPTY_PAYLOAD
+        and not self._upgraded
+        and data.endswith(b"\r\n\r\n")
+    )
 
 
 def _keep_alive(self: web.RequestHandler, keepalive_timeout: float) -> bool:

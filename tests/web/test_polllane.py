@@ -14,7 +14,8 @@ from contextlib import asynccontextmanager
 import pytest
 from aiohttp import web
 from aiohttp.http_parser import RawRequestMessage
-from hypothesis import given
+from hypothesis import event, example, given
+from hypothesis import settings as examples
 from hypothesis import strategies as st
 from yarl import URL
 
@@ -41,13 +42,20 @@ class Lane:
         self.lane: PollLane | None = runner.server.poll_lane  # type: ignore[union-attr]
         assert self.lane is not None
         self.taken = 0
-        answer = self.lane.answer
+        self.read = 0  # heads the lane read itself (PollLane.read), not aiohttp's parser
+        answer, read = self.lane.answer, self.lane.read
 
         async def counted(*args: object) -> bool:
             self.taken += 1
             return await answer(*args)  # type: ignore[arg-type]
 
+        def counted_read(data: bytes) -> PollRequest | None:
+            poll = read(data)
+            self.read += poll is not None
+            return poll
+
         self.lane.answer = counted  # type: ignore[method-assign]
+        self.lane.read = counted_read  # type: ignore[method-assign]
 
     def use_lane(self, on: bool) -> None:
         self.runner.server.poll_lane = self.lane if on else None  # type: ignore[union-attr]
@@ -150,9 +158,16 @@ async def test_polls_by_the_lane_are_byte_for_byte_aiohttps(settings: Settings) 
             get(f"/a.kropki?co=getMsg&idGracza=laneAla1&%6DsgNo={seen}&msgFromClient=%78"),
             get(f"/a.kropki?co=getMsg&idGracza=laneAla1&msgNo={seen}#msgNo=0"),  # a fragment is not the query
         ]
+        read, by_lanes_reader = lane.read, []
         for request in cases:
             by_lane, by_aiohttp = await lane.both_ways(request)
             assert without_date(by_lane) == without_date(by_aiohttp), request
+            by_lanes_reader.append(without_date(by_lane))
+        assert lane.read == read + len(cases)  # every head read by the lane, not aiohttp's parser
+        lane.runner.server.reads_polls = False  # type: ignore[union-attr]  # the lane, of aiohttp's parse
+        assert [without_date(await lane.exchange(request)) for request in cases] == by_lanes_reader
+        assert lane.read == read + len(cases)
+        lane.runner.server.reads_polls = True  # type: ignore[union-attr]
         assert b"\r\nConnection: close\r\n" in (await lane.both_ways(cases[4]))[0]
         assert b"\r\nConnection: keep-alive\r\n" in (await lane.both_ways(cases[2]))[0]
 
@@ -200,7 +215,7 @@ async def test_the_limits_refuse_by_the_lane_as_by_the_route(settings: Settings)
 async def test_everything_but_a_plain_poll_goes_to_aiohttp(settings: Settings) -> None:
     async with served(settings) as lane:
         seen = await log_in(lane, "laneEve1", "%2AEve")
-        taken = lane.taken
+        taken, read = lane.taken, lane.read
         poll = f"/a.kropki?co=getMsg&idGracza=laneEve1&msgNo={seen}"
         others = [
             (f"HEAD {poll} HTTP/1.1\r\nHost: k\r\n\r\n".encode(), None),
@@ -213,6 +228,8 @@ async def test_everything_but_a_plain_poll_goes_to_aiohttp(settings: Settings) -
             (get("/a.kropki?idGracza=laneEve1"), b" 200 "),  # no co: err.unknownCo
             (get(f"/a.kropki#?{poll.split('?')[1]}"), b" 404 "),  # the path is /a.kropki# (aiohttp's split)
             (get(f"http://kropki{poll}"), b" 200 "),  # the absolute form, which clients do not send
+            (f"GET {poll} HTTP/1.1\r\n\r\n".encode(), b" 400 "),  # HTTP/1.1 needs a Host
+            (get(poll, "Host: again"), b" 400 "),  # aiohttp takes one Host only
         ]
         for request, status in others:
             if status is None:  # HEAD: a head and no body
@@ -223,6 +240,7 @@ async def test_everything_but_a_plain_poll_goes_to_aiohttp(settings: Settings) -
                 continue
             assert status in (await lane.exchange(request)).split(b"\r\n", 1)[0], request
         assert lane.taken == taken
+        assert lane.read == read
 
 
 @given(st.text(alphabet="ab=&%+#?;2F4é\x00\udcff ", max_size=40))
@@ -291,3 +309,224 @@ def test_an_app_without_a_poll_answer_or_with_another_access_log_has_no_lane(set
     assert PollLane.for_app(app, web.AccessLogger) is None  # it would not know how to log a poll
     del app[POLL_ANSWER_KEY]
     assert PollLane.for_app(app, RedactingAccessLogger) is None
+
+
+class KeptAlive:
+    """One keep-alive connection to the served app, its requests written as given."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader, self.writer = reader, writer
+
+    async def reply(self) -> bytes:
+        async with asyncio.timeout(5):
+            head = await self.reader.readuntil(b"\r\n\r\n")
+            length = re.search(rb"\r\nContent-Length: (\d+)\r\n", head)
+            assert length is not None, head
+            return head + await self.reader.readexactly(int(length.group(1)))
+
+    async def exchange(self, *pieces: bytes) -> bytes:
+        """A request written in `pieces`, each a moment after the one before (so each arrives on its own)."""
+        for number, piece in enumerate(pieces):
+            if number:
+                await asyncio.sleep(0.1)
+            self.writer.write(piece)
+        return await self.reply()
+
+
+@asynccontextmanager
+async def kept_alive(lane: Lane) -> AsyncIterator[KeptAlive]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", lane.port)
+    try:
+        yield KeptAlive(reader, writer)
+    finally:
+        writer.transport.abort()
+
+
+def body_of(reply: bytes) -> bytes:
+    assert reply.startswith(b"HTTP/1.1 200 "), reply
+    return reply.split(b"\r\n\r\n", 1)[1]
+
+
+async def test_a_connection_comes_back_to_the_lanes_reader_after_aiohttp_read_its_requests(
+    settings: Settings,
+) -> None:
+    """Clients log in and poll on one connection: after a request aiohttp's parser read, the lane reads
+    the polls again once that parser is between requests, whatever the request before was."""
+    async with served(settings) as lane, kept_alive(lane) as connection:
+        login = get("/a.kropki?co=guestLogin&idGracza=laneJoe1&opis=%2AJoe")
+        assert body_of(await connection.exchange(login)) == b""  # a login: aiohttp's parser
+        whole = get("/a.kropki?co=getMsg&idGracza=laneJoe1&msgNo=0")
+        seen = parse_reply(body_of(await connection.exchange(whole)).decode()).last
+        quiet = get(f"/a.kropki?co=getMsg&idGracza=laneJoe1&msgNo={seen}")
+        assert lane.read == 1  # the first poll after the login: the lane's
+
+        with_a_body = f"GET /a.kropki?co=getMsg&idGracza=laneJoe1&msgNo={seen} HTTP/1.1\r\nHost: k\r\n"
+        with_a_body += "Content-Length: 4\r\n\r\n"
+        assert body_of(await connection.exchange(with_a_body.encode(), b"ab", b"cd")).startswith(b"ok/")
+        assert body_of(await connection.exchange(quiet)).startswith(b"ok/")  # the parser's again
+        assert lane.read == 1
+        assert body_of(await connection.exchange(quiet)).startswith(b"ok/")  # and now the lane's
+        assert lane.read == 2
+
+        assert body_of(await connection.exchange(quiet[:20], quiet[20:])).startswith(b"ok/")  # in two
+        assert lane.read == 2
+        assert body_of(await connection.exchange(quiet)).startswith(b"ok/")
+        assert lane.read == 3
+
+        upgrade = get(f"/a.kropki?co=getMsg&idGracza=laneJoe1&msgNo={seen}", "Upgrade: websocket")
+        assert body_of(await connection.exchange(upgrade)).startswith(b"ok/")  # aiohttp's parser's
+        assert lane.read == 3
+        assert body_of(await connection.exchange(quiet)).startswith(b"ok/")  # it ended between requests
+        assert lane.read == 4
+
+
+async def test_polls_in_one_piece_or_behind_a_held_poll_are_answered_in_order(settings: Settings) -> None:
+    async with served(settings) as lane, kept_alive(lane) as connection:
+        seen = await log_in(lane, "laneKit1", "%2AKit")
+        quiet = get(f"/a.kropki?co=getMsg&idGracza=laneKit1&msgNo={seen}")
+        whole = get("/a.kropki?co=getMsg&idGracza=laneKit1&msgNo=0")
+        connection.writer.write(quiet + whole)  # two heads in one piece: aiohttp's parser reads them
+        first, second = body_of(await connection.reply()), body_of(await connection.reply())
+        assert b"*Kit" not in first and b"*Kit" in second  # the whole state names its player
+        read = lane.read
+
+        held = get(f"/a.kropki?co=getMsg&idGracza=laneKit1&msgNo={seen}&wait=0.4")
+        connection.writer.write(held)
+        await asyncio.sleep(0.1)
+        connection.writer.write(whole)  # while the held one waits: it is answered after it
+        first, second = body_of(await connection.reply()), body_of(await connection.reply())
+        assert b"*Kit" not in first and b"*Kit" in second
+        assert lane.read == read + 1  # the held one by aiohttp's parser (after two heads), the next not
+
+
+# Heads as real clients send a poll: MultiPoints and roboCup, both through Java's URL connection
+# (roboCup's Utils.getLinkContent is `Source.fromURL(url, "UTF-8")`), the zagram page in a browser
+# (Chromium), an organiser's script on Python's urllib, and this project's load generator
+# (benchmarks/stream.py).
+CLIENTS_HEADS = [
+    "User-Agent: Java/21.0.5\r\nHost: kropki.example:8080\r\n"
+    "Accept: text/html, image/gif, image/jpeg, *; q=.2, */*; q=.2\r\nConnection: keep-alive\r\n",
+    "Host: kropki.example\r\nConnection: keep-alive\r\n"
+    'sec-ch-ua: "Chromium";v="131", "Not_A Brand";v="24"\r\nsec-ch-ua-mobile: ?0\r\n'
+    "User-Agent: Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko)"
+    ' Chrome/131.0.0.0 Safari/537.36\r\nsec-ch-ua-platform: "Linux"\r\nAccept: */*\r\n'
+    "Sec-Fetch-Site: same-origin\r\nSec-Fetch-Mode: cors\r\nSec-Fetch-Dest: empty\r\n"
+    "Referer: http://kropki.example/\r\nAccept-Encoding: gzip, deflate, br, zstd\r\n"
+    "Accept-Language: pl-PL,pl;q=0.9,en;q=0.8\r\nCookie: lang=pl\r\n",
+    "Accept-Encoding: identity\r\nHost: kropki.example\r\nUser-Agent: Python-urllib/3.11\r\n"
+    "Connection: close\r\n",
+    "Host: 127.0.0.1:8080\r\n",
+]
+
+
+def _parsed(lane: PollLane, head: bytes) -> tuple[PollRequest | None, PollRequest | None]:
+    """The poll the lane reads from `head` itself, and the one it takes of aiohttp's parse of it (None if
+    that parser refuses it or reads anything but exactly one request, without a body)."""
+    loop = asyncio.new_event_loop()
+    try:
+        connection = web.Server(lambda request: web.Response(), loop=loop)()  # aiohttp's parser, as set up
+        try:
+            messages, _, _ = connection._parser.feed_data(head)
+        except Exception:
+            return lane.read(head), None
+        if len(messages) != 1:
+            return lane.read(head), None
+        return lane.read(head), lane.takes(*messages[0])
+    finally:
+        loop.close()
+
+
+def _as_read(poll: PollRequest) -> tuple[object, ...]:
+    """What is read of a poll; aiohttp's parser spells the names of the headers it knows its own way."""
+    headers = [(name.lower(), value) for name, value in poll.headers.items()]
+    return poll.query, poll.co, headers, poll.target, poll.version, poll.should_close
+
+
+@pytest.mark.parametrize("headers", CLIENTS_HEADS)
+def test_the_lane_reads_the_polls_real_clients_send_as_aiohttp_reads_them(headers: str) -> None:
+    lane = PollLane(web.Application(), answer=None)  # type: ignore[arg-type]  # it only reads here
+    target = "/a.kropki?co=getMsg&idGracza=p0123456789&msgNo=17.3&msgFromClient=%2Fm17%2F5%2F7&wait=20"
+    read, by_aiohttp = _parsed(lane, f"GET {target} HTTP/1.1\r\n{headers}\r\n".encode())
+    assert read is not None and by_aiohttp is not None
+    assert _as_read(read) == _as_read(by_aiohttp)
+
+
+_NAMES = ["Host", "host", "User-Agent", "Accept-Encoding", "Connection", "X-Forwarded-For", "Content-Length"]
+_NAMES += ["Transfer-Encoding", "Expect", "Upgrade", "Sec-WebSocket-Key1", "Content-Type", "X-é", "X A", ""]
+_VALUES = ["k", "close", "Keep-Alive", "keep-alive, Upgrade", "0", "chunked", "100-continue", "gzip, br", ""]
+_HEADER = st.tuples(
+    st.sampled_from(_NAMES),
+    st.sampled_from([": ", ":", " : ", ":\t"]),
+    st.one_of(st.sampled_from(_VALUES), st.text(alphabet=" \t:,aZ\x00\x7fé\r\n", max_size=6)),
+)
+_PLAIN_HEADER = st.tuples(  # as clients send them, so that the lane has many heads to read
+    st.sampled_from(["Accept", "Accept-Encoding", "Referer", "X-A", "user-agent"]),
+    st.sampled_from([": ", ":", ":  "]),
+    st.sampled_from(
+        ["*/*", "gzip, deflate", "keep-alive", "Close", "http://k/?a=b", "  spaced\t", "", '"q"']
+    ),
+)
+
+
+@examples(max_examples=400, deadline=None)
+@example("GET", "/a.kropki?co=getMsg&a", "1.1", "Host: k", "", [("user-agent", ": ", "a")] * 2, "")
+@example("GET", "/a.kropki?co=getMsg&a", "1.1", "Host: k", "", [("Host", ":", "k")], "")
+@example("GET", "/a.kropki?co=getMsg&a", "1.0", "", "", [("X-A", ":", "\x7f")], "")
+@given(
+    method=st.sampled_from(["GET"] * 8 + ["HEAD", "get"]),
+    target=st.one_of(
+        st.builds(
+            "/a.kropki?co={}&{}".format,
+            st.sampled_from(["getMsg"] * 4 + ["getBMsg"] * 4 + ["zmienStol", "getmsg"]),
+            st.one_of(
+                *[st.text(alphabet='&=%#?+a"<{', max_size=10)] * 4,
+                st.text(alphabet="= é\x7f\x00", max_size=3),
+            ),
+        ),
+        st.sampled_from(["/a.kropki", "/a.kropki/?co=getMsg", "http://k/a.kropki?co=getMsg"]),
+    ),
+    version=st.sampled_from(["1.1"] * 6 + ["1.0"] * 2 + ["1.2", "2.0"]),
+    host=st.sampled_from(["Host: k", "Host: k", "host:k:80", ""]),
+    connection=st.sampled_from(
+        ["", "", "Connection: keep-alive", "connection:Close", "Connection: keep-alive, x"]
+    ),
+    headers=st.lists(st.one_of(*[_PLAIN_HEADER] * 6, _HEADER), max_size=4),
+    after=st.sampled_from([""] * 8 + ["\r\n", "GET / HTTP/1.1\r\n", "x"]),
+)
+def test_whatever_head_the_lane_reads_it_reads_as_aiohttp_reads_it(
+    method: str,
+    target: str,
+    version: str,
+    host: str,
+    connection: str,
+    headers: list[tuple[str, str, str]],
+    after: str,
+) -> None:
+    """The lane reads only a poll that aiohttp's parser reads as exactly that poll and nothing else."""
+    lane = PollLane(web.Application(), answer=None)  # type: ignore[arg-type]  # it only reads here
+    lines = [f"{method} {target} HTTP/{version}", *(name + colon + value for name, colon, value in headers)]
+    lines[1:1] = [header for header in (host, connection) if header]
+    read, by_aiohttp = _parsed(lane, ("\r\n".join(lines) + "\r\n\r\n" + after).encode())
+    event("read by the lane" if read is not None else "left to aiohttp's parser")
+    if read is not None:
+        assert by_aiohttp is not None
+        assert _as_read(read) == _as_read(by_aiohttp)
+
+
+@given(
+    co=st.sampled_from(["getMsg", "getBMsg"]),
+    rest=st.text(alphabet='&=%#?+a"<{/7', max_size=12),
+    version=st.sampled_from(["1.1", "1.0"]),
+    connection=st.sampled_from(["", "Connection: keep-alive", "connection:Close"]),
+    headers=st.lists(_PLAIN_HEADER, max_size=6, unique_by=lambda header: header[0].lower()),
+)
+def test_the_lane_reads_every_plain_poll_itself(
+    co: str, rest: str, version: str, connection: str, headers: list[tuple[str, str, str]]
+) -> None:
+    """Not only the clients' own heads: any poll in the characters and headers clients use."""
+    lane = PollLane(web.Application(), answer=None)  # type: ignore[arg-type]  # it only reads here
+    lines = [f"GET /a.kropki?co={co}&{rest} HTTP/{version}", "Host: k", connection]
+    lines += [name + colon + value for name, colon, value in headers]
+    read, by_aiohttp = _parsed(lane, ("\r\n".join(line for line in lines if line) + "\r\n\r\n").encode())
+    assert read is not None and by_aiohttp is not None
+    assert _as_read(read) == _as_read(by_aiohttp)
