@@ -22,7 +22,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Container
 from typing import Protocol, cast
-from urllib.parse import parse_qsl
+from urllib.parse import unquote
 
 from aiohttp import hdrs, web
 from aiohttp.compression_utils import ZLibCompressor
@@ -236,16 +236,17 @@ def split_target(target: str) -> tuple[str, str]:
 def first_values(raw_query: str) -> dict[str, str]:
     """The query's parameters, each with its first value as `MultiDictProxy.get` and `[]` read aiohttp's
     `request.query`, decoded as yarl decodes it: as `parse_qsl(keep_blank_values=True)` (yarl's own
-    words), with yarl's shortcut for a query without a percent sign."""
+    words), whose steps these are, but that only a name or value with a percent sign is unquoted (half
+    the time of parse_qsl for a poll carrying moves, whose slashes are sent as %2F)."""
     values: dict[str, str] = {}
-    if "%" not in raw_query:
-        for pair in raw_query.replace("+", " ").split("&"):
-            if pair:
-                name, _, value = pair.partition("=")
-                values.setdefault(name, value)
-        return values
-    for name, value in parse_qsl(raw_query, keep_blank_values=True):
-        values.setdefault(name, value)
+    for pair in raw_query.replace("+", " ").split("&"):
+        if pair:
+            name, _, value = pair.partition("=")
+            if "%" in name:
+                name = unquote(name, errors="replace")
+            if "%" in value:
+                value = unquote(value, errors="replace")
+            values.setdefault(name, value)
     return values
 
 
