@@ -530,3 +530,20 @@ def test_the_lane_reads_every_plain_poll_itself(
     read, by_aiohttp = _parsed(lane, ("\r\n".join(line for line in lines if line) + "\r\n\r\n").encode())
     assert read is not None and by_aiohttp is not None
     assert _as_read(read) == _as_read(by_aiohttp)
+
+
+async def test_polls_piling_up_behind_a_held_one_stop_the_connections_reading(settings: Settings) -> None:
+    """A client that sends poll after poll, each on its own, without reading the replies: the lane queues
+    them as aiohttp queues what its parser reads, and stops reading the connection at aiohttp's limit."""
+    async with served(settings) as lane, kept_alive(lane) as connection:
+        seen = await log_in(lane, "laneLeo1", "%2ALeo")
+        held = get(f"/a.kropki?co=getMsg&idGracza=laneLeo1&msgNo={seen}&wait=5")
+        guard = lane.runner.server.guard  # type: ignore[union-attr]
+        for _ in range(50):
+            connection.writer.write(held)
+            await asyncio.sleep(0.005)  # each on its own
+        await asyncio.sleep(0.2)
+        (served_connection,) = guard.open
+        assert served_connection._buffer_paused
+        assert len(served_connection._messages) == 32  # aiohttp's MAX_MSG_QUEUE_SIZE
+        assert lane.read >= 32
