@@ -27,7 +27,8 @@ What this relies on in aiohttp (3.9 to 3.14; `aiohttp.web` exports all of it):
 - `web.Server.__call__()`, the protocol factory that `loop.create_server()` calls per connection, and
   `BaseRequest.protocol`, the connection a request arrived on.
 - `web.RequestHandler.start()`, replaced by a copy that keeps nothing of an answered request, where
-  aiohttp's is the one copied (requestloop.py).
+  aiohttp's is the one copied (requestloop.py), and `data_received()`, which requestloop.py's goes
+  before, reading and queueing as aiohttp's does (its queue of requests, its parser, its flow control).
 
 The server also answers the app's busiest paths (DIRECT_PATHS_KEY: zagram's `/a.kropki`) without the
 router: a GET of such a path goes to its route's handler inside the app's middlewares, built once at
@@ -122,7 +123,7 @@ class GuardedRequestHandler(web.RequestHandler):
         self.poll_lane = poll_lane
         # whether the lane reads polls' heads itself, and whether aiohttp's parser is between requests
         # (requestloop.data_received)
-        self.reads_polls = reads_polls and poll_lane is not None and requestloop.APPLIES
+        self.reads_polls = reads_polls and poll_lane is not None and requestloop.READS
         self.between_requests = True
 
     def answer_poll(self, poll: PollRequest) -> Coroutine[Any, Any, bool]:

@@ -24,6 +24,7 @@ getBMsg) is answered there, without the request, task, response and writer aioht
 `data_received` below goes before aiohttp's `RequestHandler.data_received` (which it calls for anything
 else): a poll's head that comes alone, while aiohttp's parser is between requests, is read by the lane
 (`PollLane.read`) instead of that parser, and queued for `start` as aiohttp queues what its parser read.
+It serves where `start` does and aiohttp's `data_received` is the one it was written against (`READS`).
 """
 
 from __future__ import annotations
@@ -45,6 +46,11 @@ from server.web.polllane import PollLane, PollRequest
 COPIED_FROM_VERSION = "3.14.5"
 COPIED_FROM = "2e565fd40c8e04fb3afb481d5ba52691a61d28396573b4b8a4cf3b168782288e"  # sha256 of its source
 APPLIES = hashlib.sha256(inspect.getsource(web.RequestHandler.start).encode()).hexdigest() == COPIED_FROM
+# data_received below queues requests as aiohttp 3.14.5's does, whose source has this sha256
+READS_AS = "1ee57ebe052e6c80ced26c96e4ccb1223172e1d55afba460353c5e414914d3f6"
+READS = APPLIES and (
+    hashlib.sha256(inspect.getsource(web.RequestHandler.data_received).encode()).hexdigest() == READS_AS
+)
 
 
 async def start(self: web.RequestHandler) -> None:

@@ -31,7 +31,7 @@ from server.web.metrics import METRICS_KEY
 from server.web.polllane import POLL_ANSWER_KEY, PollLane, PollRequest, first_values
 from tests.web.zagram import parse_reply
 
-pytestmark = pytest.mark.skipif(not requestloop.APPLIES, reason="the lane rides on the copied request loop")
+pytestmark = pytest.mark.skipif(not requestloop.READS, reason="the lane rides on the copied request loop")
 
 
 class Lane:

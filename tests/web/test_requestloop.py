@@ -27,6 +27,13 @@ def test_the_copy_serves_where_aiohttp_is_the_one_it_was_copied_from() -> None:
     assert GuardedRequestHandler.start is expected
 
 
+def test_the_lane_reads_polls_where_aiohttp_queues_requests_as_it_was_written_against() -> None:
+    assert requestloop.READS or aiohttp.__version__ != requestloop.COPIED_FROM_VERSION, (
+        f"aiohttp {aiohttp.__version__}'s RequestHandler.data_received changed: check "
+        "requestloop.data_received against it and put its hash in READS_AS"
+    )
+
+
 @pytest.mark.skipif(not requestloop.APPLIES, reason=NOT_COPIED)
 async def test_an_answered_request_is_freed_while_its_connection_stays_open() -> None:
     """By its reference count, at once: with the collector off, nothing else would free it."""
