@@ -74,10 +74,11 @@ class PollRequest:
     """A poll the lane answers: what the limits, the poll's answer (clients.Asker), its reply and its
     access line read of the request.
 
-    Only this outlives the parse, with what the connection's parser keeps of its last request until the
-    next (its URL, header tuples and lists). aiohttp's message is let go before the poll waits, the URL
-    is never asked for its query (which it would keep: a multidict, a list and a tuple a parameter), and
-    the query is a dict of strings, which the collector does not track. Every poll held across a
+    Only this outlives the parse, with what the connection's parser keeps of the last request it read
+    until it reads another (its URL, header tuples and lists; on a connection whose polls the lane reads
+    itself, PollLane.read, that is the login's). aiohttp's message is let go before the poll waits, the
+    URL is never asked for its query (which it would keep: a multidict, a list and a tuple a parameter),
+    and the query is a dict of strings, which the collector does not track. Every poll held across a
     collection is walked by it once (server/gcschedule.py): under 2,000 games that walk took 6-10% of a core,
     at about 34 objects a poll (issue 19.2)."""
 
