@@ -8,7 +8,7 @@ import gc
 import logging
 import re
 import zlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import pytest
@@ -25,7 +25,12 @@ from server.web import requestloop
 from server.web.accesslog import RedactingAccessLogger
 from server.web.clients import LIMITS_KEY
 from server.web.common import HUB_KEY
-from server.web.connections import KEEPALIVE_TIMEOUT, ConnectionGuard, GuardedAppRunner
+from server.web.connections import (
+    KEEPALIVE_TIMEOUT,
+    ConnectionGuard,
+    GuardedAppRunner,
+    GuardedRequestHandler,
+)
 from server.web.limits import TokenBuckets
 from server.web.metrics import METRICS_KEY
 from server.web.polllane import POLL_ANSWER_KEY, PollLane, PollRequest, first_values
@@ -312,10 +317,22 @@ def test_an_app_without_a_poll_answer_or_with_another_access_log_has_no_lane(set
 
 
 class KeptAlive:
-    """One keep-alive connection to the served app, its requests written as given."""
+    """One keep-alive connection to the served app, its requests written as given, and its end on the
+    server's side (`served`)."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader, self.writer = reader, writer
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, guard: ConnectionGuard):
+        self.reader, self.writer, self.guard = reader, writer, guard
+
+    @property
+    def served(self) -> GuardedRequestHandler:
+        (connection,) = self.guard.open  # the test's other connections are closed by then
+        return connection
+
+    async def until(self, condition: Callable[[GuardedRequestHandler], object]) -> None:
+        """Wait (5 s at most) until the server's end of the connection is as the test needs it."""
+        async with asyncio.timeout(5):
+            while not condition(self.served):
+                await asyncio.sleep(0.005)
 
     async def reply(self) -> bytes:
         async with asyncio.timeout(5):
@@ -324,12 +341,8 @@ class KeptAlive:
             assert length is not None, head
             return head + await self.reader.readexactly(int(length.group(1)))
 
-    async def exchange(self, *pieces: bytes) -> bytes:
-        """A request written in `pieces`, each a moment after the one before (so each arrives on its own)."""
-        for number, piece in enumerate(pieces):
-            if number:
-                await asyncio.sleep(0.1)
-            self.writer.write(piece)
+    async def exchange(self, request: bytes) -> bytes:
+        self.writer.write(request)
         return await self.reply()
 
 
@@ -337,7 +350,7 @@ class KeptAlive:
 async def kept_alive(lane: Lane) -> AsyncIterator[KeptAlive]:
     reader, writer = await asyncio.open_connection("127.0.0.1", lane.port)
     try:
-        yield KeptAlive(reader, writer)
+        yield KeptAlive(reader, writer, lane.runner.server.guard)  # type: ignore[union-attr]
     finally:
         writer.transport.abort()
 
@@ -361,14 +374,16 @@ async def test_a_connection_comes_back_to_the_lanes_reader_after_aiohttp_read_it
         assert lane.read == 1  # the first poll after the login: the lane's
 
         with_a_body = f"GET /a.kropki?co=getMsg&idGracza=laneJoe1&msgNo={seen} HTTP/1.1\r\nHost: k\r\n"
-        with_a_body += "Content-Length: 4\r\n\r\n"
-        assert body_of(await connection.exchange(with_a_body.encode(), b"ab", b"cd")).startswith(b"ok/")
+        with_a_body += "Content-Length: 4\r\n\r\nabcd"
+        assert body_of(await connection.exchange(with_a_body.encode())).startswith(b"ok/")
         assert body_of(await connection.exchange(quiet)).startswith(b"ok/")  # the parser's again
         assert lane.read == 1
         assert body_of(await connection.exchange(quiet)).startswith(b"ok/")  # and now the lane's
         assert lane.read == 2
 
-        assert body_of(await connection.exchange(quiet[:20], quiet[20:])).startswith(b"ok/")  # in two
+        connection.writer.write(quiet[:20])  # a head in two pieces
+        await connection.until(lambda served: served in connection.guard.arriving)
+        assert body_of(await connection.exchange(quiet[20:])).startswith(b"ok/")
         assert lane.read == 2
         assert body_of(await connection.exchange(quiet)).startswith(b"ok/")
         assert lane.read == 3
@@ -392,7 +407,7 @@ async def test_polls_in_one_piece_or_behind_a_held_poll_are_answered_in_order(se
 
         held = get(f"/a.kropki?co=getMsg&idGracza=laneKit1&msgNo={seen}&wait=0.4")
         connection.writer.write(held)
-        await asyncio.sleep(0.1)
+        await connection.until(lambda served: served in connection.guard.polls)
         connection.writer.write(whole)  # while the held one waits: it is answered after it
         first, second = body_of(await connection.reply()), body_of(await connection.reply())
         assert b"*Kit" not in first and b"*Kit" in second
@@ -535,15 +550,36 @@ def test_the_lane_reads_every_plain_poll_itself(
 async def test_polls_piling_up_behind_a_held_one_stop_the_connections_reading(settings: Settings) -> None:
     """A client that sends poll after poll, each on its own, without reading the replies: the lane queues
     them as aiohttp queues what its parser reads, and stops reading the connection at aiohttp's limit."""
-    async with served(settings) as lane, kept_alive(lane) as connection:
+    async with served(settings) as lane:
         seen = await log_in(lane, "laneLeo1", "%2ALeo")
         held = get(f"/a.kropki?co=getMsg&idGracza=laneLeo1&msgNo={seen}&wait=5")
-        guard = lane.runner.server.guard  # type: ignore[union-attr]
-        for _ in range(50):
+        read = lane.read
+        async with kept_alive(lane) as connection:
             connection.writer.write(held)
-            await asyncio.sleep(0.005)  # each on its own
-        await asyncio.sleep(0.2)
-        (served_connection,) = guard.open
-        assert served_connection._buffer_paused
-        assert len(served_connection._messages) == 32  # aiohttp's MAX_MSG_QUEUE_SIZE
-        assert lane.read >= 32
+            await connection.until(lambda served: served in connection.guard.polls)
+            for number in range(1, 50):
+                connection.writer.write(held)
+                if number <= 32:  # each on its own, queued behind the held one
+                    await connection.until(lambda served, number=number: len(served._messages) == number)
+            await asyncio.sleep(0.2)
+            assert connection.served._buffer_paused
+            assert len(connection.served._messages) == 32  # aiohttp's MAX_MSG_QUEUE_SIZE: no more read
+            assert lane.read == read + 33
+
+
+async def test_a_body_that_is_a_polls_head_is_never_read_as_a_poll(settings: Settings) -> None:
+    """The lane reads a head only while aiohttp's parser is between requests: a request's body, however
+    it looks and whenever it comes, is that request's (no request smuggled in a body)."""
+    async with served(settings) as lane, kept_alive(lane) as connection:
+        seen = await log_in(lane, "laneMia1", "%2AMia")
+        quiet = get(f"/a.kropki?co=getMsg&idGracza=laneMia1&msgNo={seen}")
+        smuggled = get("/a.kropki?co=getMsg&idGracza=laneMia1&msgNo=0&msgFromClient=c1.0.hello")
+        with_a_body = f"GET /a.kropki?co=getMsg&idGracza=laneMia1&msgNo={seen} HTTP/1.1\r\nHost: k\r\n"
+        with_a_body += f"Content-Length: {len(smuggled)}\r\n\r\n"
+        read = lane.read
+        assert body_of(await connection.exchange(with_a_body.encode())).startswith(b"ok/")  # answered at once
+        connection.writer.write(smuggled)  # the body, after the reply: aiohttp reads it and lets it go
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(connection.reader.read(1), 0.3)  # no second reply
+        assert lane.read == read
+        assert b"*Mia" not in body_of(await connection.exchange(quiet))  # not the smuggled whole state
