@@ -39,6 +39,48 @@ from tests.web.zagram import parse_reply
 pytestmark = pytest.mark.skipif(not requestloop.READS, reason="the lane rides on the copied request loop")
 
 
+class KeptAlive:
+    """One keep-alive connection to the served app, its requests written as given, and its end on the
+    server's side (`served`)."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, guard: ConnectionGuard):
+        self.reader, self.writer, self.guard = reader, writer, guard
+
+    @property
+    def served(self) -> GuardedRequestHandler:
+        (connection,) = self.guard.open  # the test's other connections are closed by then
+        return connection
+
+    async def until(self, condition: Callable[[GuardedRequestHandler], object]) -> None:
+        """Wait (5 s at most) until the server's end of the connection is as the test needs it."""
+        async with asyncio.timeout(5):
+            while not condition(self.served):
+                await asyncio.sleep(0.005)
+
+    async def reply(self) -> bytes:
+        """The next reply, its head and body as they came."""
+        async with asyncio.timeout(5):
+            head = await self.reader.readuntil(b"\r\n\r\n")
+            if head.startswith(b"HTTP/1.1 100 "):  # `Expect: 100-continue` is answered first
+                head = await self.reader.readuntil(b"\r\n\r\n")
+            length = re.search(rb"\r\nContent-Length: (\d+)\r\n", head)
+            assert length is not None, head
+            return head + await self.reader.readexactly(int(length.group(1)))
+
+    async def exchange(self, request: bytes) -> bytes:
+        self.writer.write(request)
+        return await self.reply()
+
+
+@asynccontextmanager
+async def kept_alive(lane: Lane) -> AsyncIterator[KeptAlive]:
+    reader, writer = await asyncio.open_connection("127.0.0.1", lane.port)
+    try:
+        yield KeptAlive(reader, writer, lane.runner.server.guard)  # type: ignore[union-attr]
+    finally:
+        writer.transport.abort()
+
+
 class Lane:
     """A served app whose poll lane can be counted and switched off for new connections."""
 
@@ -67,18 +109,8 @@ class Lane:
 
     async def exchange(self, request: bytes) -> bytes:
         """`request` on a connection of its own; the whole reply (head and body) as it came."""
-        reader, writer = await asyncio.open_connection("127.0.0.1", self.port)
-        try:
-            writer.write(request)
-            async with asyncio.timeout(5):
-                head = await reader.readuntil(b"\r\n\r\n")
-                if head.startswith(b"HTTP/1.1 100 "):  # `Expect: 100-continue` is answered first
-                    head = await reader.readuntil(b"\r\n\r\n")
-                length = re.search(rb"\r\nContent-Length: (\d+)\r\n", head)
-                assert length is not None, head
-                return head + await reader.readexactly(int(length.group(1)))
-        finally:
-            writer.transport.abort()
+        async with kept_alive(self) as connection:
+            return await connection.exchange(request)
 
     async def both_ways(self, request: bytes) -> tuple[bytes, bytes]:
         """The reply by the lane, then by aiohttp, each checked to have gone the way it was meant to."""
@@ -314,45 +346,6 @@ def test_an_app_without_a_poll_answer_or_with_another_access_log_has_no_lane(set
     assert PollLane.for_app(app, web.AccessLogger) is None  # it would not know how to log a poll
     del app[POLL_ANSWER_KEY]
     assert PollLane.for_app(app, RedactingAccessLogger) is None
-
-
-class KeptAlive:
-    """One keep-alive connection to the served app, its requests written as given, and its end on the
-    server's side (`served`)."""
-
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, guard: ConnectionGuard):
-        self.reader, self.writer, self.guard = reader, writer, guard
-
-    @property
-    def served(self) -> GuardedRequestHandler:
-        (connection,) = self.guard.open  # the test's other connections are closed by then
-        return connection
-
-    async def until(self, condition: Callable[[GuardedRequestHandler], object]) -> None:
-        """Wait (5 s at most) until the server's end of the connection is as the test needs it."""
-        async with asyncio.timeout(5):
-            while not condition(self.served):
-                await asyncio.sleep(0.005)
-
-    async def reply(self) -> bytes:
-        async with asyncio.timeout(5):
-            head = await self.reader.readuntil(b"\r\n\r\n")
-            length = re.search(rb"\r\nContent-Length: (\d+)\r\n", head)
-            assert length is not None, head
-            return head + await self.reader.readexactly(int(length.group(1)))
-
-    async def exchange(self, request: bytes) -> bytes:
-        self.writer.write(request)
-        return await self.reply()
-
-
-@asynccontextmanager
-async def kept_alive(lane: Lane) -> AsyncIterator[KeptAlive]:
-    reader, writer = await asyncio.open_connection("127.0.0.1", lane.port)
-    try:
-        yield KeptAlive(reader, writer, lane.runner.server.guard)  # type: ignore[union-attr]
-    finally:
-        writer.transport.abort()
 
 
 def body_of(reply: bytes) -> bytes:
