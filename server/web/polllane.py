@@ -176,10 +176,12 @@ class PollLane:
             lowered = name.lower()
             if lowered in _LEFT_TO_AIOHTTP or (lowered in _SINGLETONS and name in headers):
                 return None
-            if lowered == "connection":
-                if connection or value.lower() not in ("keep-alive", "close"):
+            if lowered == "connection":  # once, keep-alive or close
+                if connection:
                     return None
                 connection = value.lower()
+                if connection not in ("keep-alive", "close"):
+                    return None
             headers.add(name, value)
         if head[2] == b"1":
             if hdrs.HOST not in headers:  # aiohttp refuses an HTTP/1.1 request without one
