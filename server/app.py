@@ -17,7 +17,7 @@ from server.director.director import Director
 from server.hub.computer import worker_pool
 from server.hub.hub import Hub
 from server.hub.limits import Caps
-from server.hub.tables import TABLE_BLOCK
+from server.hub.numbers import TABLE_BLOCK
 from server.logs import Fields
 from server.store.serverlock import Holder
 from server.store.store import Store

@@ -74,6 +74,12 @@ class ChatRoom:
         self.entries.append(entry)
         self.counter.seen(entry.time, entry.n)
 
+    def take_back(self, chat_ids: set[str]) -> None:
+        """Lines gone with what they told of (server/hub/takeback.py): not even a placeholder stays."""
+        kept = [entry for entry in self.entries if entry.chat_id not in chat_ids]
+        self.entries.clear()
+        self.entries.extend(kept)
+
     def delete(self, chat_id: str) -> list[ChatEntry]:
         return self._delete(lambda entry: entry.chat_id == chat_id)
 

@@ -111,11 +111,11 @@ class Computer:
         room = table.room if table is not None else None
         if room is None:
             return
+        if self.ctx.persistence.storage_failure is not None:  # its move or answer could not be stored: it
+            return  # waits too, and looks again when storage is back (the clocks' `f` line then comes)
         self._answer_proposal(room)  # also after the end: a new game
         if room.game.result is not None or uid in self.thinking:
             return
-        if self.ctx.persistence.storage_failure is not None:  # its move could not be stored: it waits too,
-            return  # and looks again when storage is back (the clocks' `f` line then comes to the table)
         seat = room.game.to_move
         level = self.level_of(room.nick_of(seat))
         if level is None:

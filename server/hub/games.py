@@ -18,7 +18,7 @@ from server.hub.bus import EventBus
 from server.hub.context import Context
 from server.hub.model import LOBBY, Player, Table
 from server.hub.persistence import Account, FinishedGame
-from server.hub.room import Room
+from server.hub.room import Room, journal_entry
 from server.hub.roster import Roster
 from server.hub.tables import Tables
 from server.logs import Fields
@@ -99,7 +99,7 @@ class Games:
             return False
         game, table = room.game, self.tables[room.uid]
         date = _time.strftime("%Y-%m-%d", _time.gmtime(self.ctx.clock()))
-        table.journal_seq += 1
+        seq = table.note(None)  # the store writes the "archived" entry with the game
         finished = FinishedGame(
             uid=room.uid,
             record=room.record(date),
@@ -116,7 +116,7 @@ class Games:
             ),
             tournament=tournament,
             game_index=room.games_played,
-            journal_seq=table.journal_seq,
+            journal_seq=seq,
             ended_at=self.ctx.clock(),
             moves=len(game.moves),
             players=room.lineup.seats if room.teams else (),
@@ -124,7 +124,11 @@ class Games:
         games_played = room.games_played
 
         def done(number: int, accounts: list[Account]) -> None:
-            if self.tables.get(room.uid) is table and room.games_played == games_played:
+            here = self.tables.get(room.uid) is table
+            index = table.entry_at(seq) if here else None
+            if index is not None:
+                table.journal[index] = journal_entry("archived", {"number": number, "game": games_played})
+            if here and table.room is room and room.games_played == games_played:
                 room.archive_number = number
                 self.tables.server_line(room.uid, f"l{number}", f"Game saved as number {number}.")
                 self.bus.publish(room.uid, room.state())
@@ -136,6 +140,7 @@ class Games:
                 self.tournament_result(room.uid, tournament, str(finished.result))
 
         self.ctx.persistence.archive(finished, done)
+        table.written_mark = self.ctx.persistence.queued
         return True
 
     def account_changed(self, account: Account) -> None:

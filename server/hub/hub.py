@@ -48,6 +48,7 @@ from server.hub.saved import SWEEP_EVERY, SavedSessions
 from server.hub.sessions import POLL_TIMEOUT, Sessions
 from server.hub.stream import Stream
 from server.hub.tables import Tables
+from server.hub.takeback import TakeBack
 from server.hub.tournaments import Tournaments
 from server.hub.visitors import Visitors
 from server.protocol.codec import ClientMessage
@@ -108,6 +109,7 @@ class Hub:
             self.mirrors,
             self.visitors,
         )
+        self.take_back = TakeBack(ctx, self.bus, self.tables, self.games)
         self.restorer = Restorer(
             ctx, self.bus, self.saved, self.tables, self.games, self.chats, self.sessions
         )
@@ -313,6 +315,10 @@ class Hub:
             self.bus.relay(line, b_only=line.startswith("b"))
 
     def storage_changed(self, failure: str | None) -> None:
+        """Storage failed (`failure`: why) or is back. When it fails, what it had not taken of the games
+        is taken back first, then the clocks stand still."""
+        if failure is not None:
+            self.take_back.storage_failed()
         self.games.storage_changed(failure)
 
     def announce_shutdown(self) -> None:

@@ -17,7 +17,7 @@ from server.hub.chat import ChatRoom
 from server.hub.mailbox import EventLog
 from server.hub.persistence import Account
 from server.hub.rates import Bucket
-from server.hub.room import Room
+from server.hub.room import JournalText, Room
 from server.protocol import events
 from server.protocol.codec import ProtocolError, look_key, nick_key, parse_number
 
@@ -134,11 +134,28 @@ class Table:
     players_away_since: float | None = None
     kept_until: float = 0.0  # not closed for absence before this moment (timers' time)
     journal_seq: int = 0  # the last journal entry written for this table
+    # A game table's journal as storage has it, or will once it takes what is queued: the entries up to
+    # `journal_seq`, each its kind and its data in JSON (None: a number with no entry, such as one taken
+    # back), from the open (or the last compaction) on. A take-back replays it (server/hub/takeback.py).
+    journal: list[JournalText | None] = field(default_factory=list)
+    written_mark: int = 0  # Persistence.queued after the table's last write: stored once `written` is here
     # nick -> Player.seat_key of the session (or account) that first sat in that nick's seat
     owners: dict[str, str] = field(default_factory=dict)
     opened: dict[str, Any] = field(default_factory=dict)  # the journal's "open" entry
     actions: Bucket = field(default_factory=lambda: Bucket(*TABLE_ACTIONS), repr=False)
     since_compaction: int = 0  # journal entries written since the table's journal was last compacted
+
+    def note(self, entry: JournalText | None) -> int:
+        """The next journal number, for `entry` (None: a number kept for a write of the store's own)."""
+        self.journal_seq += 1
+        if self.room is not None:  # the lobby's chat is not replayed: not kept
+            self.journal.append(entry)
+        return self.journal_seq
+
+    def entry_at(self, seq: int) -> int | None:
+        """The index of journal entry `seq` in `journal`, if it is there."""
+        index = seq - (self.journal_seq - len(self.journal) + 1)
+        return index if 0 <= index < len(self.journal) else None
 
     def seat_of(self, player: Player) -> int:
         """The player's seat at the game, if it is theirs and not another session's with their nick."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -135,6 +135,13 @@ class Persistence(Protocol):
 
     def events_reserved(self, mark: int) -> None: ...
 
+    def unstored_journal(self) -> dict[int, list[tuple[int, str, dict[str, Any]]]]:
+        """The game tables' journal entries not yet stored, by table, in order: (number, kind, data)."""
+
+    def withdraw(self, uid: int, seqs: Collection[int]) -> None:
+        """Never write these entries of table `uid`'s journal (not yet stored), nor its finished games not
+        yet archived: the table was taken back to what is stored (server/hub/takeback.py)."""
+
     async def flush(self, timeout: float | None = None) -> None:
         """Return once everything queued before the call is written; raise StorageFailing if storage
         fails first, TimeoutError if it has not taken it within `timeout` seconds."""
@@ -199,6 +206,12 @@ class MemoryPersistence:
         pass
 
     def events_reserved(self, mark: int) -> None:
+        pass
+
+    def unstored_journal(self) -> dict[int, list[tuple[int, str, dict[str, Any]]]]:
+        return {}
+
+    def withdraw(self, uid: int, seqs: Collection[int]) -> None:
         pass
 
     async def flush(self, timeout: float | None = None) -> None:

@@ -12,9 +12,6 @@ import logging
 from collections.abc import Iterator
 from typing import Any
 
-from server.engine.gametype import parse_game_type
-from server.engine.moves import parse_points
-from server.engine.start import Setup
 from server.hub.bus import LocalBus
 from server.hub.chat import ChatEntry
 from server.hub.chats import PRIVATE_JOURNAL, Chats
@@ -22,7 +19,7 @@ from server.hub.context import Context
 from server.hub.games import RESTORED_TABLE_KEPT, TOURNAMENT_TABLE_KEPT, Games
 from server.hub.model import LOBBY, Table
 from server.hub.persistence import LiveSessions
-from server.hub.room import AutoTable
+from server.hub.room import JournalText, journal_entry, opening
 from server.hub.saved import SESSION_JOURNAL, SavedSessions
 from server.hub.sessions import Sessions
 from server.hub.tables import Tables, chat_data
@@ -105,38 +102,26 @@ class Restorer:
         return True
 
     def _restore_table(self, uid: int, entries: list[tuple[int, str, dict[str, Any]]]) -> None:
-        last_seq = entries[-1][0]
+        first_seq, last_seq = entries[0][0], entries[-1][0]
+        # a game table keeps its journal as it is stored (Table.journal): a number without an entry (set
+        # aside, or taken back) is None there
+        journal: list[JournalText | None] = [None] * (last_seq - first_seq + 1)
         if uid == LOBBY:
             table, room = self.tables.lobby, None
         else:
             _, kind, data = entries[0]
             if kind != "open":
                 raise ValueError(f"journal of table {uid} starts with {kind!r}")
-            opened = data
-            game_type = parse_game_type(data["type"])
-            auto, setup = data.get("auto"), data.get("setup")
-            table = self.tables.new_table(
-                uid,
-                game_type,
-                data["blue"],
-                data["red"],
-                data["seed"],
-                AutoTable(auto["tournament"], auto["round"], auto["sayHi"]) if auto is not None else None,
-                Setup(
-                    tuple(parse_points("".join(setup["b"]))),
-                    tuple(parse_points("".join(setup["w"]))),
-                    setup["first"],
-                )
-                if setup is not None
-                else None,
-                more=data.get("more", ()),
-            )
-            table.opened = opened
+            game_type, blue, red, seed, auto, setup, more = opening(data)
+            table = self.tables.new_table(uid, game_type, blue, red, seed, auto, setup, more=more)
+            table.opened = data
+            journal[0] = journal_entry(kind, data)
             room = table.room
             assert room is not None
             room.quiet = True
             entries = entries[1:]
         for seq, kind, data in entries:
+            entry = journal_entry(kind, data) if room is not None else None
             with self._setting_aside(uid, seq, kind):
                 if kind == "seat":
                     table.owners[data["nick"]] = data["owner"]
@@ -155,10 +140,13 @@ class Restorer:
                     for chat_id in data["ids"]:
                         table.chat.delete(chat_id)
                 elif room is not None:
-                    room.replay(kind, data)
+                    room.replay(kind, data, entry)
                 else:
                     raise ValueError(f"unknown lobby entry {kind!r}")
+                journal[seq - first_seq] = entry
         table.journal_seq = last_seq
+        if room is not None:
+            table.journal = journal
         table.since_compaction = len(entries)
         if room is None:
             return
@@ -200,6 +188,8 @@ class Restorer:
         assert room is not None
         if room.game.result is not None and room.archive_number is None:
             return  # the game's record is on its way to the archive: the journal must say when it is there
+        if self.ctx.persistence.written < table.written_mark:
+            return  # not all stored: what storage has not taken may yet be taken back (takeback.py)
         entries: list[tuple[str, dict[str, Any]]] = [("open", table.opened)]
         entries += [("seat", {"nick": nick, "owner": owner}) for nick, owner in table.owners.items()]
         if room.games_played:
@@ -208,7 +198,9 @@ class Restorer:
                 entries.append(("gone", {"nicks": sorted(room.gone_before)}))
             if room.cancelled:  # the tournament game's entries are gone; that it was cancelled stays
                 entries.append(("cancel", {}))
+        game_from = len(entries)
         entries += room.compacted()
+        game_to = len(entries)
         if room.archive_number is not None:
             entries.append(("archived", {"number": room.archive_number, "game": room.games_played}))
         entries += [("chat", chat_data(entry)) for entry in table.chat.entries]
@@ -218,6 +210,10 @@ class Restorer:
         first = table.journal_seq + 1
         rows = [(first + i, kind, data) for i, (kind, data) in enumerate(entries)]
         self.ctx.persistence.journal_compacted(table.uid, table.journal_seq, rows)
+        table.written_mark = self.ctx.persistence.queued
         log.info("journal compacted %s", Fields(uid=table.uid, entries=table.since_compaction, now=len(rows)))
         table.journal_seq += len(rows)
+        texts = [journal_entry(kind, data) for kind, data in entries]
+        room.game_entries = texts[game_from:game_to]  # the room's and the table's, kept once
+        table.journal = [*texts]
         table.since_compaction = 0

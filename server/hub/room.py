@@ -19,7 +19,7 @@ from typing import Any
 
 from server.engine.board import BLACK, WHITE, IllegalMove
 from server.engine.game import COLOUR, Move, game_for_type
-from server.engine.gametype import GameKind, GameType
+from server.engine.gametype import GameKind, GameType, parse_game_type
 from server.engine.moves import MoveSyntaxError, parse_move, parse_points, point_to_sgf
 from server.engine.record import game_to_record
 from server.engine.sgf import GameRecord
@@ -45,9 +45,35 @@ class AutoTable:
     say_hi: dict[str, int] = field(default_factory=dict)  # nick -> extra seconds for their first move
 
 
-def _entry(kind: str, data: dict[str, Any]) -> tuple[str, str]:
-    """A journal entry as a table keeps it while its game lasts (Room.game_entries)."""
+JournalText = tuple[str, str]  # a journal entry as the hub keeps it: its kind and its data in JSON
+
+
+def journal_entry(kind: str, data: dict[str, Any]) -> JournalText:
+    """A journal entry as a table keeps it while its game lasts (Room.game_entries, Table.journal)."""
     return kind, json.dumps(data, separators=(",", ":"))
+
+
+def opening(
+    opened: dict[str, Any],
+) -> tuple[GameType, str, str, int, AutoTable | None, Setup | None, Sequence[str]]:
+    """A table's game as its journal's "open" entry set it up (Tables.open_table wrote it): the
+    arguments of Tables.new_table and Tables.new_room after the table's number."""
+    auto, setup = opened.get("auto"), opened.get("setup")
+    return (
+        parse_game_type(opened["type"]),
+        opened["blue"],
+        opened["red"],
+        opened["seed"],
+        AutoTable(auto["tournament"], auto["round"], auto["sayHi"]) if auto is not None else None,
+        Setup(
+            tuple(parse_points("".join(setup["b"]))),
+            tuple(parse_points("".join(setup["w"]))),
+            setup["first"],
+        )
+        if setup is not None
+        else None,
+        opened.get("more", ()),
+    )
 
 
 def _without_asks(entries: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
@@ -75,7 +101,7 @@ class Room:
         tell: Callable[[str, str], None],
         finished: Callable[[Room], None],
         new_game: Callable[[Room], None],
-        note: Callable[[str, dict[str, Any]], None],
+        note: Callable[[str, dict[str, Any], JournalText], None],
         auto: AutoTable | None = None,
         setup: Setup | None = None,
         more: Sequence[str] = (),
@@ -94,7 +120,7 @@ class Room:
         self._to_chat = tell  # (code, text): a server chat line at the table
         self._on_finished = finished
         self._on_new_game = new_game  # everyone at the table gets the new game's whole state
-        self._note_out = note  # (kind, data): an accepted action, for the journal
+        self._note_out = note  # (kind, data, the entry kept): an accepted action, for the journal
         self.quiet = False  # while replaying the journal nothing is said, noted or archived again
         self._action: dict[str, Any] | None = None  # the propose() call being applied, noted once
         self.archive_number: int | None = None
@@ -131,8 +157,9 @@ class Room:
             return
         if self.clock is not None:
             data["c"] = self.clock.state()
-        self.game_entries.append(_entry(kind, data))
-        self._note_out(kind, data)
+        entry = journal_entry(kind, data)
+        self.game_entries.append(entry)
+        self._note_out(kind, data, entry)
 
     # --- set-up --------------------------------------------------------------------------------
 
@@ -142,7 +169,7 @@ class Room:
         # data in JSON, as the journal stores it, not the dict: every move's entry is kept while the game
         # lasts, and a tuple holding a dict (or tuples in tuples, more than a young collection untracks:
         # see server/engine/game.py MoveList) stays walked by every full collection (issue 19.2).
-        self.game_entries: list[tuple[str, str]] = []
+        self.game_entries: list[JournalText] = []
         self.proposal: tuple[int, str] | None = None  # the proposer's side, what
         self.agreed: set[int] = set()  # the sides that agreed to it so far (a team game's)
         self.drawing: dict[int, str] = {}  # side -> the enclosure it is drawing
@@ -629,8 +656,9 @@ class Room:
 
     # --- after a restart -----------------------------------------------------------------------
 
-    def replay(self, kind: str, data: dict[str, Any]) -> None:
-        """Apply one journalled action again (quietly), then set the clocks as they were after it."""
+    def replay(self, kind: str, data: dict[str, Any], entry: JournalText | None = None) -> None:
+        """Apply one journalled action again (quietly), then set the clocks as they were after it;
+        `entry`: the same action as the table's journal keeps it, kept once for both."""
         before = len(self.game.moves)
         player = data.get("p", 0)
         nick = self.nick_of(player) if player else ""
@@ -673,7 +701,7 @@ class Room:
         if self.clock is not None and "c" in data:
             self.clock.set_state(data["c"])
             self._note_times(before)
-        self.game_entries.append(_entry(kind, data))
+        self.game_entries.append(entry or journal_entry(kind, data))
 
     def compacted(self) -> list[tuple[str, dict[str, Any]]]:
         """The current game's journal entries without the ones whose effect is gone, so that a table
@@ -706,7 +734,7 @@ class Room:
                 kept.append((kind, data))
         if self.clock is not None and self.game.result is None:
             kept.append(("clock", {"c": self.clock.state()}))
-        self.game_entries = [_entry(kind, data) for kind, data in kept]
+        self.game_entries = [journal_entry(kind, data) for kind, data in kept]
         return kept
 
     def _note_times(self, first: int) -> None:

@@ -7,9 +7,8 @@ A table's events go out through the bus; its game (server/hub/room.py) is played
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from typing import Any, Protocol
 
 from server.engine.gametype import GameType
@@ -20,7 +19,8 @@ from server.hub.chat import LOBBY_CHAT_KEPT, TABLE_CHAT_KEPT, ChatEntry, ChatRoo
 from server.hub.context import Context
 from server.hub.joined import JoinedTexts
 from server.hub.model import LOBBY, Player, Table, parse_table, reserved
-from server.hub.room import AutoTable, Room
+from server.hub.numbers import TableNumbers
+from server.hub.room import AutoTable, JournalText, Room, journal_entry
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
 from server.hub.sentences import for_player
@@ -32,55 +32,6 @@ log = logging.getLogger(__name__)
 
 
 ERROR_TYPE = "e"  # a server line for one player only: why their command was refused
-TABLE_BLOCK = 1000  # table numbers a member of a cluster reserves at once; the next block is asked for ...
-TABLE_BLOCK_LOW = 250  # ... while this many are left
-
-
-class TableNumbers:
-    """Where a new table's number comes from. A server alone counts on from the highest number it has
-    stored. A member of a cluster takes them from blocks reserved in the shared database, so that no
-    two members hand out the same one (docs/cluster.md); it asks for the next block while a quarter of
-    the current one is left, and reports no number only if 250 tables opened within one round trip."""
-
-    def __init__(self) -> None:
-        self.next_uid = 1
-        self._reserve: Callable[[int], Awaitable[range]] | None = None
-        self._block = range(0)
-        self._next_block: range | None = None
-        self._asking: asyncio.Task[None] | None = None
-
-    def reserve_from(self, reserve: Callable[[int], Awaitable[range]], first: range) -> None:
-        """From now on, numbers from blocks `reserve(count)` hands out; `first` is the first block."""
-        self._reserve, self._block = reserve, first
-
-    def available(self) -> bool:
-        return self._reserve is None or bool(self._block) or bool(self._next_block)
-
-    def take(self) -> int:
-        if self._reserve is None:
-            self.next_uid += 1
-            return self.next_uid - 1
-        if not self._block and self._next_block is not None:
-            self._block, self._next_block = self._next_block, None
-        uid, self._block = self._block[0], self._block[1:]
-        if len(self._block) < TABLE_BLOCK_LOW and self._next_block is None and self._asking is None:
-            self._asking = asyncio.get_running_loop().create_task(self._ask())
-        return uid
-
-    async def _ask(self) -> None:
-        assert self._reserve is not None
-        try:
-            self._next_block = await self._reserve(TABLE_BLOCK)
-        except Exception:  # storage failing: asked again at the next table
-            log.exception("table numbers could not be reserved")
-        finally:
-            self._asking = None
-
-    def close(self) -> None:
-        if self._asking is not None:
-            self._asking.cancel()
-
-
 class Elsewhere(Protocol):
     """The tables of the other members of a cluster, as the tables here need them (Mirrors)."""
 
@@ -232,8 +183,31 @@ class Tables(Mapping[int, Table]):
         *,
         more: Sequence[str] = (),
     ) -> Table:
+        room = self.new_room(uid, game_type, blue, red, seed, auto, setup, more)
+        table = self._add(uid, ChatRoom(TABLE_CHAT_KEPT))  # only once its game could be set up
+        table.room = room
+        for nick in room.lineup.seats:
+            self.seats.setdefault(nick, {})[uid] = None
+        self.lobby_table_numbers[uid] = str(uid)
+        self.lobby_table_lines[uid] = ""
+        self.lines_stale.add(uid)
+        return table
+
+    def new_room(
+        self,
+        uid: int,
+        game_type: GameType,
+        blue: str,
+        red: str,
+        seed: int,
+        auto: AutoTable | None = None,
+        setup: Setup | None = None,
+        more: Sequence[str] = (),
+    ) -> Room:
+        """A game for table `uid`, which says and notes what happens in it through the table's bus and
+        journal (a take-back makes one for a table that has a game: server/hub/takeback.py)."""
         publish = self.bus.publish
-        room = Room(
+        return Room(
             uid,
             game_type,
             blue,
@@ -245,19 +219,11 @@ class Tables(Mapping[int, Table]):
             tell=lambda code, text: self.server_line(uid, code, text),
             finished=self._finished,
             new_game=self._new_game,
-            note=lambda kind, data: self.journal(uid, kind, data),
+            note=lambda kind, data, entry: self.journal(uid, kind, data, entry),
             auto=auto,
             setup=setup,
             more=more,
         )
-        table = self._add(uid, ChatRoom(TABLE_CHAT_KEPT))  # only once its game could be set up
-        table.room = room
-        for nick in room.lineup.seats:
-            self.seats.setdefault(nick, {})[uid] = None
-        self.lobby_table_numbers[uid] = str(uid)
-        self.lobby_table_lines[uid] = ""
-        self.lines_stale.add(uid)
-        return table
 
     def _gone(self, table: Table) -> None:
         """What is kept about a game table that closed, or could not be opened again."""
@@ -293,17 +259,21 @@ class Tables(Mapping[int, Table]):
         self.game_over(room)
 
     def _new_game(self, room: Room) -> None:
-        """A new game on the table: everyone there leaves it for one reply and comes back to it.
+        self.show_again(room.uid)
+
+    def show_again(self, uid: int) -> None:
+        """Everyone at the table leaves it for one reply and comes back to it: a new game, or a game
+        taken back (server/hub/takeback.py).
 
         MultiPoints builds a table's board only when the table appears in a reply (its `q` line) and
         never clears it; a reply without the table closes the table's tab. So the one way to show it a
         fresh board is a reply without the table, then its whole state (docs/protocol.md, "new").
         """
         number = self.bus.mark()
-        for player in self.by_uid[room.uid].people.values():
-            player.new_game_at[room.uid] = number
+        for player in self.by_uid[uid].people.values():
+            player.new_game_at[uid] = number
         if self.visiting is not None:
-            self.visiting.new_game(room.uid)
+            self.visiting.new_game(uid)
 
     def room(self, table_text: str) -> Room:
         uid = parse_table(table_text)
@@ -314,13 +284,16 @@ class Tables(Mapping[int, Table]):
 
     # --- journal and server lines --------------------------------------------------------------
 
-    def journal(self, uid: int, kind: str, data: dict[str, Any]) -> None:
+    def journal(self, uid: int, kind: str, data: dict[str, Any], entry: JournalText | None = None) -> None:
+        """`entry`: the same entry as the room keeps it, kept once for both (Table.journal)."""
         if kind == "move":  # every accepted move is journalled exactly once: count it here
             self.moves_played += 1
         table = self.by_uid[uid]
-        table.journal_seq += 1
+        seq = table.note((entry or journal_entry(kind, data)) if table.room is not None else None)
         table.since_compaction += 1
-        self.ctx.persistence.journal(uid, table.journal_seq, kind, data)
+        persistence = self.ctx.persistence
+        persistence.journal(uid, seq, kind, data)
+        table.written_mark = persistence.queued
 
     def journal_chat(self, uid: int, entry: ChatEntry) -> None:
         self.journal(uid, "chat", chat_data(entry))
@@ -389,7 +362,10 @@ class Tables(Mapping[int, Table]):
             if self.elsewhere is not None:
                 self.elsewhere.leave(player, uid, for_good=for_good)
             return
-        if for_good and table.room is not None and table.seat_of(player):
+        # a team player out of the game is a game action: not while storage cannot keep it (the game
+        # waits for them, as for anyone away; docs/operations.md, "When storage fails")
+        writable = self.ctx.persistence.storage_failure is None
+        if for_good and table.room is not None and table.seat_of(player) and writable:
             table.room.leave(player.nick)
         del table.people[player.nick]
         if uid == LOBBY:

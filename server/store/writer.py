@@ -27,7 +27,7 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -181,6 +181,14 @@ class _EventsReserved:
     mark: int
 
 
+class _Withdrawn:
+    """In the place of a write the hub took back before storage took it (server/hub/takeback.py): never
+    written, and counted as done, so that the counts of writes queued and written stay in step."""
+
+
+_WITHDRAWN = _Withdrawn()
+
+
 _TableJob = _Entry | _Opened | _Closed | _TournamentTable | _TournamentCancelled  # writes about one table
 _Job = (
     _Entry
@@ -196,6 +204,7 @@ _Job = (
     | _Compacted
     | _SessionsSeen
     | _EventsReserved
+    | _Withdrawn
 )
 
 
@@ -276,6 +285,25 @@ class StoreWriter:
     def events_reserved(self, mark: int) -> None:
         self._put(_EventsReserved(mark))
 
+    def unstored_journal(self) -> dict[int, list[tuple[int, str, dict[str, Any]]]]:
+        """The game tables' journal entries not yet stored, by table, in order."""
+        found: dict[int, list[tuple[int, str, dict[str, Any]]]] = {}
+        for job in (*self._writing, *self._queue):
+            if isinstance(job, _Entry) and job.uid > 0:
+                found.setdefault(job.uid, []).append((job.seq, job.kind, job.data))
+        return found
+
+    def withdraw(self, uid: int, seqs: Collection[int]) -> None:
+        """Never write these entries of table `uid`'s journal, nor the table's finished games not yet
+        archived (the table was taken back to what is stored). Each keeps its place in the queue, so a
+        reply that waits for the writes queued before it still waits for the same ones."""
+        for jobs in (self._writing, self._queue):  # the batch tried again, and what waits behind it
+            for index, job in enumerate(jobs):
+                if (isinstance(job, _Entry) and job.uid == uid and job.seq in seqs) or (
+                    isinstance(job, _Archive) and job.game.uid == uid
+                ):
+                    jobs[index] = _WITHDRAWN
+
     async def flush(self, timeout: float | None = None) -> None:
         """Return once everything queued before this call is written; raise StorageFailing if storage
         fails first, or is failing (then nothing queued since can be written before it is back), and
@@ -310,7 +338,7 @@ class StoreWriter:
                 if not (await asyncio.wait({task}, timeout=LAST_ATTEMPT_SECONDS))[0]:
                     task.cancel()
                     await asyncio.wait({task})
-        left = self._writing + self._queue
+        left = [job for job in self._writing + self._queue if job is not _WITHDRAWN]
         if left:
             log.error(
                 "stopped with writes storage did not take %s",
@@ -412,6 +440,8 @@ class StoreWriter:
         is bad, the others still go in, one by one. `failed`: how a first try (by the thread) failed."""
         delay = RETRY_FIRST
         while True:
+            if failed is None and all(job is _WITHDRAWN for job in batch):
+                return []  # all taken back: nothing to write, and nothing learnt of storage
             if failed is None:
                 try:
                     done = await self._transaction(batch)
@@ -662,6 +692,8 @@ def _write(connection: Connection, batch: list[_Job], member: int) -> list[Calla
                 continue
             if isinstance(job, SavedSession):
                 saved[job.id_hmac] = job
+                continue
+            if job is _WITHDRAWN:
                 continue
             _insert_entries(session, entries, member)
             entries = []
@@ -1019,6 +1051,8 @@ def _archived(session: Session, game: FinishedGame, row: ArchivedGame, member: i
 
 
 def _describe(job: _Job) -> str:
+    if isinstance(job, _Withdrawn):
+        return "withdrawn"
     if isinstance(job, _Entry):
         return f"journal uid={job.uid} seq={job.seq} kind={job.kind}"
     if isinstance(job, _Archive):

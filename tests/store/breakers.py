@@ -28,7 +28,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import create_async_engine
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine, create_async_engine
 
 from tests.conftest import POSTGRES
 
@@ -41,6 +41,10 @@ class Breaker:
     def gives(self, reason: str | None) -> bool:
         """Whether `reason` is what the server says while storage is broken this way."""
         return reason is not None and (reason == self.reason or bool(re.fullmatch(self.first_reason, reason)))
+
+    async def hold(self) -> None:
+        """From now on writes wait instead of going in, until `break_storage` makes them fail: a window
+        in which the server goes on taking actions whose writes are not stored yet."""
 
     async def break_storage(self) -> None: ...
 
@@ -56,7 +60,13 @@ class SqliteLock(Breaker):
         self.path = database
         self.holder: sqlite3.Connection | None = None
 
+    async def hold(self) -> None:
+        """The lock taken: writes wait for it as long as the busy time-out, then fail by themselves."""
+        await self.break_storage()
+
     async def break_storage(self) -> None:
+        if self.holder is not None:  # held already: the waiting writes fail at the busy time-out
+            return
         self.holder = sqlite3.connect(self.path, isolation_level=None, timeout=10)
         self.holder.execute("BEGIN EXCLUSIVE")
 
@@ -74,7 +84,18 @@ class PostgresReadOnly(Breaker):
     first_reason = r"connection lost|connection failed \(08\w{3}\)"
 
     def __init__(self, url: str) -> None:
+        self.url = url
         self.database = make_url(url).database
+        self.holder: AsyncEngine | None = None
+        self.holding: AsyncConnection | None = None
+
+    async def hold(self) -> None:
+        """Another session locks the journal against writes (reads go on) and keeps it locked until
+        `break_storage` ends that session with the others."""
+        self.holder = create_async_engine(self.url)
+        self.holding = await self.holder.connect()
+        await self.holding.begin()
+        await self.holding.execute(text("LOCK TABLE journal IN EXCLUSIVE MODE"))
 
     async def _run(self, *statements: str) -> None:
         engine = create_async_engine(POSTGRES or "", isolation_level="AUTOCOMMIT")
@@ -94,6 +115,11 @@ class PostgresReadOnly(Breaker):
         await self._run(
             f"ALTER DATABASE {self.database} SET default_transaction_read_only = on", self._end_sessions()
         )
+        if self.holder is not None and self.holding is not None:  # its session was ended with the others
+            with contextlib.suppress(Exception):
+                await self.holding.close()
+            await self.holder.dispose()
+            self.holder = self.holding = None
 
     async def mend(self) -> None:
         # sessions that began while it was read-only keep that default: they are ended too

@@ -101,30 +101,32 @@ async def test_nothing_unstored_is_acknowledged_and_play_goes_on_when_storage_is
     assert await stored_moves(game, uid) == ["aa"]
 
     await breaker.break_storage()
-    # The writer learns of the failure only from this move's own write: the move is in the live game,
-    # but it is not stored, so the player is not told it was taken.
+    # The writer learns of the failure only from this move's own write: the move is not stored, so the
+    # player is not told it was taken, and it is taken back (tests/web/test_take_back.py).
     assert await http_move(game, red.secret, uid, "hh") == "err.storage"
-    assert [move.point for move in room.game.moves][-1] is not None and len(room.game.moves) == 2
     assert store.writer.storage_failure is not None
+    room = game.room(uid)
+    assert len(room.game.moves) == 1 and room.game.to_move == 2
     # From then on nothing that would need a write changes anything: refused before it is made.
-    assert await http_move(game, blue.secret, uid, "ca") == "err.storage"
-    assert len(room.game.moves) == 2
+    assert await http_move(game, red.secret, uid, "hh") == "err.storage"
+    assert len(room.game.moves) == 1
     chat = await game.client.get(
         "/a.kropki", params={"co": "dodajWpis", "idGracza": blue.secret, "table": "0", "newMsgs": "hello"}
     )
     assert await chat.text() == "err.storage"
     # A command inside a poll: the poll is answered, the refusal is an error line, k stays put.
-    before = await blue.poll()
-    number = blue.send("s", uid, "ca")
-    refused = await blue.poll()
+    await red.poll()  # the table taken back: one reply without it, then its whole state
+    before = await red.poll()
+    number = red.send("s", uid, "hh")
+    refused = await red.poll()
     assert refused.processed == before.processed < number
     assert any("cannot save" in line for line in errors(refused, uid))
-    assert len(room.game.moves) == 2
-    again = await blue.poll()  # the resent command is not applied (nor refused) twice
+    assert len(room.game.moves) == 1
+    again = await red.poll()  # the resent command is not applied (nor refused) twice
     assert again.processed == before.processed and not errors(again, uid)
     # The clocks stand still: no one runs out of time while no one can move.
     clocks = room.flags()
-    assert re.fullmatch(r"f1_p\d+\.p\d+", clocks), clocks
+    assert re.fullmatch(r"f2_p\d+\.p\d+", clocks), clocks
     game.timers.advance(10_000)
     assert room.game.result is None and room.flags() == clocks
     # Probes and metrics say so; logins and polls go on.
@@ -142,7 +144,7 @@ async def test_nothing_unstored_is_acknowledged_and_play_goes_on_when_storage_is
     assert (await late.poll()).status == "ok"
     await asyncio.sleep(1.0)  # many retries, many requests: still one line in the log
     for _ in range(5):
-        assert await http_move(game, blue.secret, uid, "ca") == "err.storage"
+        assert await http_move(game, red.secret, uid, "hh") == "err.storage"
     assert len(lines_of(caplog, FAILING)) == 1 and lines_of(caplog, FAILING)[0].levelno == logging.WARNING
     assert not lines_of(caplog, BACK)
 
@@ -151,14 +153,15 @@ async def test_nothing_unstored_is_acknowledged_and_play_goes_on_when_storage_is
     assert len(lines_of(caplog, BACK)) == 1 and len(lines_of(caplog, FAILING)) == 1
     assert (await game.client.get("/readyz")).status == 200
     assert "kropki_storage_failing 0.0" in await (await game.client.get("/metrics")).text()
-    # The move queued just before the failure was kept and is stored now; k catches up.
-    assert await stored_moves(game, uid) == ["aa", "hh"]
-    caught_up = await blue.poll()
+    # The move queued just before the failure was taken back: it is never written; k catches up.
+    assert await stored_moves(game, uid) == ["aa"]
+    caught_up = await red.poll()
     assert caught_up.processed == number
     # The clocks go on from where they stood, and the game goes on.
-    assert re.fullmatch(r"f1_\d+\.\d+", room.flags()), room.flags()
+    assert re.fullmatch(r"f2_\d+\.\d+", room.flags()), room.flags()
     game.timers.advance(5)
-    assert room.clock is not None and room.clock.left(1) == pytest.approx(300 - 5, abs=0.01)
+    assert room.clock is not None and room.clock.left(2) == pytest.approx(300 - 5, abs=0.01)
+    assert await http_move(game, red.secret, uid, "hh") == ""
     assert await http_move(game, blue.secret, uid, "ca") == ""
     assert await stored_moves(game, uid) == ["aa", "hh", "ca"]
     assert chat_texts((await red.poll()).lines(uid)) is not None
