@@ -30,6 +30,7 @@ const KINDS = [
   [/^Void$/, ["lineCancelled", "lineNobodyCame", "lineOrganiserCancelled"]],
   [/^l\d+$/, ["lineSaved"]],
   [/^restart$/, ["lineRestart"]],
+  [/^unsaved$/, ["lineUnsaved"]],
 ];
 
 const readers = new Map(); // i18n key -> the RegExp that reads its English sentence

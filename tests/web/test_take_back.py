@@ -45,6 +45,8 @@ from tests.clients.conversation import engine_dots, get, log_in
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
 from tests.store.breakers import Breaker, breaker_for
+from tests.web.test_stream import chat_texts
+from tests.web.zagram import Zagram
 
 CLEAN = "2020n0.0.a.F.a.180.15._SRATP_sratp."  # MultiPoints' own invitation: 180 s + 15 s a move
 UNSAVED = "unsaved"  # the nickType of the server line that says why
@@ -195,3 +197,101 @@ async def test_a_move_storage_did_not_take_and_the_answer_to_it_are_taken_back_o
     await table.round()
     assert boards(table) == [stored | {(3, 3): False}] * 3
     assert await table.stored_moves() == ["bb", "ee", "cc"]
+
+
+INSTANT_WIN = "0808stanF1.300.0"  # 8x8, the first capture wins the game, 300 s each
+DIAMOND = ["cb", "cc", "bc", "hh", "dc", "hg", "cd"]  # blue's cd closes the ring round red's cc
+
+
+async def invited(hub: Hub, inviter: Zagram, invitee: Zagram, game_type: str) -> tuple[int, Zagram, Zagram]:
+    """The invitee accepts the inviter's invitation: the new table's number, its blue and red players."""
+    inviter.send("v", 0, f"s.{invitee.nick}.{game_type}")
+    await inviter.poll()
+    invitee.send("v", 0, "a")
+    uid = max(uid for uid in (await invitee.poll()).sections)
+    await inviter.poll()
+    room = hub.tables[uid].room
+    assert room is not None
+    return (uid, inviter, invitee) if room.blue == inviter.nick else (uid, invitee, inviter)
+
+
+async def old_style_move(player: Zagram, uid: int, where: str) -> str:
+    return await player.get(co="graczStawiaKropke", idGracza=player.secret, table=str(uid), where=where)
+
+
+def game_of(hub: Hub, uid: int) -> Room:
+    room = hub.tables[uid].room
+    assert room is not None
+    return room
+
+
+async def test_tables_go_back_to_what_is_stored_a_game_its_move_ended_too_and_the_others_stay(
+    aiohttp_client: AiohttpClient, settings: Settings, breaker: Breaker
+) -> None:
+    """Two tables have a move in the writes storage refuses: the first game was won by it (its record
+    queued for the archive), the second only moved on. Both come back as stored; the lobby's `x` line
+    says the first game is still on; its record never reaches the archive; what a player wrote stays; a
+    third table, all of it stored, is left as it was."""
+    hub = Hub(timers=ManualTimers(), rng=random.Random(7))
+    client = await served(aiohttp_client, settings, hub)
+    store_writer = client.app[STORE_KEY].writer
+    names = ("Ala", "Bob", "Cid", "Dan", "Eve", "Fay")
+    ala, bob, cid, dan, eve, fay = (Zagram(client, f"{name.lower()}123", f"*{name}") for name in names)
+    for player in (ala, bob, cid, dan, eve, fay):
+        assert await player.login() == ""
+        await player.poll()
+    won, blue, red = await invited(hub, ala, bob, INSTANT_WIN)
+    moved, cid_or_dan, dan_or_cid = await invited(hub, cid, dan, INSTANT_WIN)
+    quiet, eve_or_fay, _ = await invited(hub, eve, fay, INSTANT_WIN)
+    for turn, where in enumerate(DIAMOND[:-1]):
+        assert await old_style_move((blue, red)[turn % 2], won, where) == ""
+    assert await old_style_move(cid_or_dan, moved, "aa") == ""
+    assert await old_style_move(eve_or_fay, quiet, "aa") == ""
+    for player in (ala, bob, cid, dan, eve, fay):
+        await player.poll()
+    await hub.persistence.flush()
+
+    await breaker.hold()
+    winning = asyncio.create_task(old_style_move(blue, won, DIAMOND[-1]))
+    await until(lambda: game_of(hub, won).game.result is not None)
+    result = game_of(hub, won).game.result
+    assert result is not None and str(result) == "B+1"
+    red.say(won, "well played")
+    saying = asyncio.create_task(red.poll())
+    answering = asyncio.create_task(old_style_move(dan_or_cid, moved, "hh"))
+    await until(lambda: len(game_of(hub, moved).game.moves) == 2)
+    await breaker.break_storage()
+    assert await winning == "err.storage" and await answering == "err.storage"
+    await saying
+
+    assert game_of(hub, won).game.result is None and len(game_of(hub, won).game.moves) == 6
+    assert game_of(hub, won).game.to_move == 1
+    assert len(game_of(hub, moved).game.moves) == 1 and game_of(hub, moved).game.to_move == 2
+    # everyone at a table taken back: one reply without it, then its whole state
+    without, whole = await blue.poll(), await blue.poll()
+    assert won not in without.sections and won in whole.sections
+    state = whole.lines(won)
+    assert [line for line in state if line.startswith("sr")] == [game_of(hub, won).record_line()]
+    assert f"x{won}.1.-." in state
+    codes = [nick_type for _, nick_type, _ in chat_texts(state)]
+    assert "unsaved" in codes and "B+1" not in codes  # the line of the result went with it
+    assert (red.nick, "well played") in [(nick, text) for nick, _, text in chat_texts(state)]
+    lobby = []
+    for _ in range(2):
+        reply = await fay.poll()
+        assert quiet in reply.sections  # the third table is not taken back
+        lobby += reply.lines(0)
+    assert f"x{won}.1.-." in lobby  # the lobby hears the game is on again, and never of its result
+    assert not [line for line in lobby if line.startswith(f"x{won}.") and line.split(".")[2] != "-"]
+    quiet_state = (await fay.poll(msg_no="0")).lines(quiet)
+    assert "unsaved" not in [nick_type for _, nick_type, _ in chat_texts(quiet_state)]
+
+    await breaker.mend()
+    await until(lambda: store_writer.storage_failure is None)
+    await hub.persistence.flush()
+    assert (await client.get("/sgf/1")).status == 404  # the game the move ended was never archived
+    assert await old_style_move(blue, won, DIAMOND[-1]) == ""  # won again, for good this time
+    await hub.persistence.flush()
+    assert game_of(hub, won).archive_number == 1
+    record = await (await client.get("/sgf/1")).text()
+    assert "RE[B+1]" in record and record.count(";B[") == 4
