@@ -316,10 +316,13 @@ class Hub:
 
     def storage_changed(self, failure: str | None) -> None:
         """Storage failed (`failure`: why) or is back. When it fails, what it had not taken of the games
-        is taken back first, then the clocks stand still."""
+        is taken back first, then the clocks stand still; when it is back, they run again and the AI
+        players look again at their games."""
         if failure is not None:
             self.take_back.storage_failed()
         self.games.storage_changed(failure)
+        if failure is None and self.computer is not None:
+            self.computer.storage_back()
 
     def announce_shutdown(self) -> None:
         """A clean stop: every table is told, the clocks are journalled as they are, long polls end."""

@@ -261,3 +261,73 @@ async def test_how_long_storage_failed_is_measured_on_the_monotonic_clock(
     [back] = lines(caplog, BACK)
     seconds = float(back.getMessage().split("failing_seconds=")[1].split()[0])
     assert 0 <= seconds < 60
+
+
+def finished(uid: int) -> FinishedGame:
+    """A game of table `uid` that ended, for the archive."""
+    game = Game(8, 8)
+    game.play(1, parse_move("aa", game.width, game.height))
+    game.resign(2)
+    record = game_to_record(game, black_name="*Ala", white_name="*Bob", date="2026-11-25")
+    return FinishedGame(uid, record, "*Ala", "*Bob", "0808stanF0.0.0", game.result, False, None, 0, 9)
+
+
+async def test_writes_taken_back_are_never_written_and_keep_their_place_in_the_queue(
+    tmp_path: Path, new_database: NewDatabase, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The hub takes back what storage has not taken of a table (server/hub/takeback.py): the writer says
+    what that is, by table, and never writes what is withdrawn, nor the table's game not yet archived;
+    the rest is written when storage is back, and a reply waiting for writes queued before still waits
+    for as many. A retry of withdrawn writes alone is not storage coming back."""
+    caplog.set_level(logging.DEBUG, logger="server.store.writer")
+    url = new_database(tmp_path, True)
+    store = await Store.open(url)
+    breaker = breaker_for(url)
+    try:
+        moves(store, 5, range(1, 3))
+        await store.writer.flush()
+        await breaker.break_storage()
+        moves(store, 5, range(3, 6))
+        store.writer.archive(finished(5), lambda number, accounts: None)
+        moves(store, 6, range(1, 3))
+        lobby_line = {"t": 1, "n": 0, "nick": "*Ala", "type": "1", "text": "hi", "e": 5}
+        store.writer.journal(0, 1, "chat", lobby_line)
+        with pytest.raises(StorageFailing):
+            await store.writer.flush()
+        unstored = store.writer.unstored_journal()
+        assert {uid: [seq for seq, _, _ in entries] for uid, entries in unstored.items()} == {
+            5: [3, 4, 5],
+            6: [1, 2],
+        }  # game tables only: not the lobby's chat
+        assert unstored[5][0][1:] == ("move", {"p": 2, "w": "aa", "filler": "x" * 2000})
+        queued = store.writer.queued
+        store.writer.withdraw(5, {4, 5})
+        store.writer.withdraw(6, {1, 2})
+        left = store.writer.unstored_journal()
+        assert {uid: [seq for seq, _, _ in entries] for uid, entries in left.items()} == {5: [3]}
+        assert store.writer.queued == queued
+
+        await breaker.mend()
+        await until(lambda: store.writer.storage_failure is None)
+        await store.writer.flush()
+        assert store.writer.written == store.writer.queued == queued
+        async with store.engine.connect() as connection:
+            rows = await connection.execute(select(JournalEntry.uid, JournalEntry.seq).order_by("uid", "seq"))
+            assert rows.all() == [(0, 1), (5, 1), (5, 2), (5, 3)]
+            assert await connection.scalar(select(func.count()).select_from(ArchivedGame)) == 0
+        assert len(lines(caplog, FAILING)) == len(lines(caplog, BACK)) == 1
+
+        await breaker.break_storage()  # again: this time everything queued is taken back
+        moves(store, 7, range(1, 3))
+        with pytest.raises(StorageFailing):
+            await store.writer.flush()
+        store.writer.withdraw(7, {1, 2})
+        tries = len(lines(caplog, "write failed again"))
+        await asyncio.sleep(0.5)  # retries of nothing but withdrawn writes
+        assert store.writer.storage_failure is not None and len(lines(caplog, BACK)) == 1
+        assert len(lines(caplog, "write failed again")) == tries  # nothing was tried
+        await store.writer.finish(0.2)  # a stop: nothing is left that storage did not take
+        assert not lines(caplog, "stopped with writes storage did not take")
+    finally:
+        await store.close()
+        await breaker.mend()

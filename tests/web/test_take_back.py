@@ -28,6 +28,7 @@ import json
 import random
 import time
 from collections.abc import Callable
+from concurrent.futures import Executor, Future
 
 import pytest
 from aiohttp.test_utils import TestClient
@@ -35,6 +36,8 @@ from pytest_aiohttp import AiohttpClient
 from sqlalchemy import select
 
 from server.config import Settings
+from server.engine.board import Board
+from server.engine.moves import parse_points
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.room import Room
@@ -44,6 +47,7 @@ from server.web.common import STORE_KEY
 from tests.clients.conversation import engine_dots, get, log_in
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
+from tests.hub.test_restore import state
 from tests.store.breakers import Breaker, breaker_for
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
@@ -295,3 +299,139 @@ async def test_tables_go_back_to_what_is_stored_a_game_its_move_ended_too_and_th
     assert game_of(hub, won).archive_number == 1
     record = await (await client.get("/sgf/1")).text()
     assert "RE[B+1]" in record and record.count(";B[") == 4
+
+
+async def test_a_new_game_agreed_as_storage_failed_is_taken_back_and_a_restart_agrees(
+    aiohttp_client: AiohttpClient, settings: Settings, breaker: Breaker
+) -> None:
+    """The new game, its colours swapped, and its first move go; the finished game comes back with its
+    archive number. A table whose writes are not all stored is not compacted meanwhile (a compaction
+    would write what may yet be taken back). After a restart the table is exactly as it was shown."""
+    hub = Hub(timers=ManualTimers(), rng=random.Random(7))
+    client = await served(aiohttp_client, settings, hub)
+    store_writer = client.app[STORE_KEY].writer
+    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
+    for player in (ala, bob):
+        assert await player.login() == ""
+        await player.poll()
+    uid, blue, red = await invited(hub, ala, bob, "0808stanF0.0.0")
+    assert await old_style_move(blue, uid, "aa") == "" and await old_style_move(red, uid, "hh") == ""
+    assert await propose(red, uid, "resign") == ""
+    await hub.persistence.flush()
+    finished = game_of(hub, uid)
+    assert finished.archive_number == 1 and str(finished.game.result) == "B+R"
+    hub.restorer.compact(hub.tables[uid])
+    await hub.persistence.flush()
+
+    await breaker.hold()
+    asking = asyncio.create_task(propose(red, uid, "new"))
+    await until(lambda: game_of(hub, uid).proposal is not None)
+    agreeing = asyncio.create_task(propose(blue, uid, "new"))
+    await until(lambda: game_of(hub, uid).games_played == 1)
+    assert game_of(hub, uid).blue == red.nick  # colours swapped
+    moving = asyncio.create_task(old_style_move(red, uid, "dd"))
+    await until(lambda: len(game_of(hub, uid).game.moves) == 1)
+    numbered = hub.tables[uid].journal_seq
+    hub.restorer.compact(hub.tables[uid])
+    assert hub.tables[uid].journal_seq == numbered  # not compacted
+    await breaker.break_storage()
+    assert [await asking, await agreeing, await moving] == ["err.storage"] * 3
+
+    room = game_of(hub, uid)
+    assert room.games_played == 0 and room.blue == blue.nick and room.proposal is None
+    assert str(room.game.result) == "B+R" and room.archive_number == 1 and len(room.game.moves) == 2
+    shown = state(hub, uid)
+    for player in (ala, bob):
+        await player.poll()  # the table left out,
+        whole = (await player.poll()).lines(uid)  # then whole
+        assert room.state() in whole and room.record_line() in whole and room.state().endswith(".B+R.1")
+
+    await breaker.mend()
+    await until(lambda: store_writer.storage_failure is None)
+    await hub.persistence.flush()
+    await client.close()
+    after = Hub(timers=ManualTimers(), rng=random.Random(7))
+    await served(aiohttp_client, settings, after)
+    restored = state(after, uid)
+    assert restored[:5] == shown[:5]  # the game, its record, its proposition and its clocks
+    assert [line for line in restored[5] if "..restart." not in line] == shown[5]  # and its chat
+
+
+async def propose(player: Zagram, uid: int, proposal: str) -> str:
+    return await player.get(co="propose", idGracza=player.secret, table=str(uid), proposal=proposal)
+
+
+class HeldPool(Executor):
+    """The AI's searches, each answered when the test says, with the point it says."""
+
+    def __init__(self) -> None:
+        self.searches: list[tuple[Future, Board]] = []
+
+    def submit(self, fn, /, board, *args, **kwargs) -> Future:  # type: ignore[override]
+        future: Future = Future()
+        self.searches.append((future, board))
+        return future
+
+    def answer(self, where: str) -> None:
+        future, board = self.searches.pop(0)
+        future.set_result((board.index(parse_points(where, board.width, board.height)[0]), 0))
+
+
+async def test_the_computer_plays_again_a_move_taken_back_and_drops_a_search_for_a_position_gone(
+    aiohttp_client: AiohttpClient, settings: Settings, breaker: Breaker
+) -> None:
+    """An untimed game against the AI. Its move that storage did not take is taken back, and it plays
+    again once storage is back (no clock line comes then to wake it). Later it thinks about a move of
+    the player's that storage did not take: once that is taken back, the answer found for it is not
+    played; the AI answers the move the player makes once storage is back."""
+    hub = Hub(timers=ManualTimers(), rng=random.Random(7))
+    client = await served(aiohttp_client, settings, hub)
+    store_writer = client.app[STORE_KEY].writer
+    pool = HeldPool()
+    hub.enable_computer(pool, 1)
+    ala = Zagram(client, "ala123", "*Ala")
+    assert await ala.login() == ""
+    untimed = "0909s0..a.A.n...."
+    assert await ala.get(co="zapraszam", idGracza=ala.secret, whom="AI easy", gameType=untimed) == ""
+    uid = max(hub.tables)
+    assert await old_style_move(ala, uid, "ee") == ""
+    await until(lambda: len(pool.searches) == 1)
+
+    await breaker.hold()
+    pool.answer("aa")  # the AI's move, not stored
+    await until(lambda: len(game_of(hub, uid).game.moves) == 2)
+    await breaker.break_storage()
+    await until(lambda: store_writer.storage_failure is not None)
+    assert len(game_of(hub, uid).game.moves) == 1 and game_of(hub, uid).game.to_move == 2
+    await asyncio.sleep(0.2)
+    assert pool.searches == []  # it does not think while nothing can be stored
+    await breaker.mend()
+    await until(lambda: len(pool.searches) == 1)  # storage back: it thinks again
+    pool.answer("gg")
+    await until(lambda: len(game_of(hub, uid).game.moves) == 2)
+    await hub.persistence.flush()
+
+    await breaker.hold()
+    moving = asyncio.create_task(old_style_move(ala, uid, "cc"))
+    await until(lambda: len(pool.searches) == 1)  # the AI thinks about *Ala's cc
+    await breaker.break_storage()
+    assert await moving == "err.storage"
+    assert len(game_of(hub, uid).game.moves) == 2
+    pool.answer("hh")  # its answer to a move that is gone
+    await asyncio.sleep(0.2)
+    room = game_of(hub, uid)
+    assert [move.point for move in room.game.moves] == [(4, 4), (6, 6)] and room.game.to_move == 1
+    assert pool.searches == []
+
+    await breaker.mend()
+    await until(lambda: store_writer.storage_failure is None)
+    assert await old_style_move(ala, uid, "cc") == ""
+    await until(lambda: len(pool.searches) == 1)
+    pool.answer("hh")
+    await until(lambda: len(room.game.moves) == 4)
+    await hub.persistence.flush()
+    async with client.app[STORE_KEY].engine.connect() as connection:
+        rows = await connection.execute(
+            select(JournalEntry.data).where(JournalEntry.uid == uid, JournalEntry.kind == "move")
+        )
+        assert [json.loads(data)["w"] for (data,) in rows] == ["ee", "gg", "cc", "hh"]
