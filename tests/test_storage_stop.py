@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tests.conftest import NewDatabase
 from tests.store.breakers import Breaker, PostgresReadOnly, fill, small_disk
-from tests.test_restart import Guest, Server, start_game
+from tests.test_restart import Guest, Server, moves_of, start_game, table_state
 
 STOP_WITHIN = 30.0  # seconds: the issue's bound (systemd waits 90, deploy/kropki-server.service)
 
@@ -90,3 +90,55 @@ async def test_sigterm_with_storage_failing_stops_in_time_and_says_what_was_not_
             blue.move(uid, "ca")
             assert server.stop(signal.SIGTERM) == 0
         assert "storage failing" not in server.log()
+
+
+
+def record_and_codes(guest: Guest, uid: int) -> tuple[str, list[str]]:
+    """From a reply with the table's whole state: its game record (`sr`) and its server lines' codes."""
+    lines = guest.poll().lines(uid)
+    (record,) = [line for line in lines if line.startswith("sr")]
+    chat = [line[2:].split(".", 3) for line in lines if line.startswith(("ca", "cr"))]
+    return record, [nick_type for _, nick, nick_type, _ in chat if nick == ""]
+
+
+async def test_a_move_storage_did_not_take_is_taken_back_and_a_crash_then_shows_the_same_board(
+    tmp_path: Path, new_database: NewDatabase
+) -> None:
+    """Red's move is shown, storage refuses its write, and it is taken back on the three screens; the
+    server is killed (SIGKILL) before storage comes back. After the restart the same clients, polling
+    with their old ids and message numbers, get the board they saw after the take-back, and play on."""
+    with failing_storage(tmp_path, new_database) as (server, breaker):
+        with server.running(migrate=True):
+            ala, bob = Guest(server, "ala123", "*Ala"), Guest(server, "bob456", "*Bob")
+            eve = Guest(server, "eve789", "*Eve")
+            for guest in (ala, bob, eve):
+                guest.login()
+                guest.poll()
+            uid, blue, red = start_game(ala, bob)
+            eve.ok(co="zmienStol", newTable=str(uid))
+            blue.move(uid, "aa")
+            for guest in (blue, red, eve):
+                guest.poll()
+            await breaker.break_storage()
+            assert red.get(co="graczStawiaKropke", table=str(uid), where="hh") == "err.storage"
+            for guest in (blue, red, eve):
+                assert uid not in guest.poll().sections  # the table left out of one reply ...
+                record, codes = record_and_codes(guest, uid)  # ... then whole, as stored
+                assert moves_of(record) == [("B", "aa")] and "unsaved" in codes, (guest.nick, record, codes)
+            assert server.process is not None
+            server.process.kill()  # the worst moment: the move was shown, and is not stored
+            server.process.wait()
+            await breaker.mend()
+
+        with server.running():
+            assert f"table restored uid={uid} moves=1 result=None" in server.log(), server.log()
+            for guest in (blue, red, eve):
+                reply = guest.poll()  # its msgNo is from before the restart: the tables come whole
+                (record,) = reply.lines(uid, "sr")
+                assert moves_of(record) == [("B", "aa")], (guest.nick, record)
+                assert reply.lines(uid, f"x{uid}.") == [f"x{uid}.2.-."]
+            red.move(uid, "hh")
+            blue.move(uid, "ca")
+            (record,) = [line for line in table_state(eve, uid) if line.startswith("sr")]
+            assert moves_of(record) == [("B", "aa"), ("W", "hh"), ("B", "ca")]
+            assert server.stop(signal.SIGTERM) == 0
