@@ -141,6 +141,12 @@ class PostgresProxy(Breaker):
         self.url = parsed.set(query={"host": str(folder)}).render_as_string(hide_password=False)
         self.server: asyncio.Server | None = None
         self.pipes: set[asyncio.StreamWriter] = set()
+        self.flowing = asyncio.Event()  # cleared by `hold`: what the clients send waits here
+        self.flowing.set()
+
+    async def hold(self) -> None:
+        """What the clients send waits in the proxy, their statements hang, until `break_storage`."""
+        self.flowing.clear()
 
     async def start(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -150,14 +156,16 @@ class PostgresProxy(Breaker):
         upstream_reader, upstream_writer = await asyncio.open_unix_connection(str(self.target))
         self.pipes |= {writer, upstream_writer}
 
-        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter, held: bool) -> None:
             with contextlib.suppress(OSError):
                 while data := await source.read(65536):
+                    if held:
+                        await self.flowing.wait()
                     sink.write(data)
                     await sink.drain()
             sink.close()
 
-        await asyncio.gather(pipe(reader, upstream_writer), pipe(upstream_reader, writer))
+        await asyncio.gather(pipe(reader, upstream_writer, True), pipe(upstream_reader, writer, False))
         self.pipes -= {writer, upstream_writer}
 
     async def break_storage(self) -> None:
@@ -166,12 +174,18 @@ class PostgresProxy(Breaker):
         for pipe in list(self.pipes):
             pipe.transport.abort()
         self.pipes.clear()
+        self.flowing.set()  # what was held meets the connections cut
         await self.server.wait_closed()
         self.server = None
         (self.folder / self.SOCKET).unlink(missing_ok=True)
 
     async def mend(self) -> None:
         await self.start()
+
+    async def close(self) -> None:
+        """The proxy gone for good, once its clients are (whatever state the test left it in)."""
+        if self.server is not None:
+            await self.break_storage()
 
 
 def breaker_for(url: str) -> Breaker:

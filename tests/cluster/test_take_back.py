@@ -1,0 +1,84 @@
+"""A table's owner whose storage fails takes back the move it had not stored on the screens of another
+member's people too (server/hub/takeback.py, docs/cluster.md "Tables across members"): on a real Redis
+and PostgreSQL, the owner reaching PostgreSQL through a proxy the test holds, then cuts."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from pathlib import Path
+
+from pytest_aiohttp import AiohttpClient
+
+from server.config import Settings
+from server.web.common import STORE_KEY
+from tests.cluster.conftest import RedisServer
+from tests.cluster.test_lobby import guest, until
+from tests.cluster.test_members import member
+from tests.cluster.test_tables import at_table, colours, has, invited_table
+from tests.conftest import served
+from tests.store.breakers import PostgresProxy
+from tests.web.test_storage_failure import until as until_true
+from tests.web.zagram import Zagram
+
+
+async def whole_again(player: Zagram, uid: int) -> list[str]:
+    """Polls until a reply leaves table `uid` out (a take-back, as for a new game), then returns the
+    table's whole state from the reply after it."""
+    for _ in range(100):
+        if uid not in (await player.poll(b=True)).sections:
+            return (await player.poll(b=True)).sections[uid]
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{player.nick} never had table {uid} taken back")
+
+
+def server_codes(lines: list[str]) -> list[str]:
+    chat = [line[2:].split(".", 3) for line in lines if line.startswith(("ca", "cr"))]
+    return [nick_type for _, nick, nick_type, _ in chat if nick == ""]
+
+
+async def test_a_watcher_on_another_member_sees_the_move_taken_back(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    proxy = PostgresProxy(tmp_path / "pg", postgres.db_url)
+    await proxy.start()
+    a = await served(aiohttp_client, member(postgres, redis_server, "kropki-a", 8081))
+    owner = dataclasses.replace(member(postgres, redis_server, "kropki-b", 8082), db_url=proxy.url)
+    b = await served(aiohttp_client, owner)
+    try:
+        ala = await guest(a, "alaAla11", "*Ala")
+        dan = await guest(b, "danDan44", "*Dan")
+        eve = await guest(b, "eveEve55", "*Eve")
+        uid = await invited_table(dan, eve, "0808stanF0.300.0")
+        blue, red = colours(await at_table(dan, uid, has("pr")), uid, dan, eve)
+        blue.send("s", uid, "aa")
+        await at_table(blue, uid, has("aa"))
+        await until(ala, lambda lines: f"ga{uid}" in lines)
+        ala.send("b", uid)  # Ala, on the other member, watches
+        await at_table(ala, uid, lambda lines: any(line.startswith("pr") for line in lines))
+
+        await proxy.hold()  # the owner's writes hang: its players' next move is shown, not stored
+        red.send("s", uid, "hh")
+        moving = asyncio.create_task(red.poll(b=True))  # its reply waits for its writes
+        await at_table(ala, uid, has("hh"))  # the watcher sees it, through Redis
+        await proxy.break_storage()
+        await until_true(lambda: b.app[STORE_KEY].writer.storage_failure is not None)
+        assert uid not in (await moving).sections  # the mover's reply: after the take-back
+        states = {red: (await red.poll(b=True)).sections[uid]}
+
+        for player in (ala, blue, red):
+            state = states.get(player) or await whole_again(player, uid)
+            (record,) = [line for line in state if line.startswith("sr")]
+            assert "aa" in record and "hh" not in record, (player.nick, record)
+            assert "unsaved" in server_codes(state), (player.nick, state)
+            assert f"x{uid}.2.-." in state
+
+        await proxy.mend()  # storage back: the game goes on from the stored position
+        await until_true(lambda: b.app[STORE_KEY].writer.storage_failure is None)
+        red.send("s", uid, "hh")
+        await red.poll(b=True)
+        await at_table(ala, uid, has("hh"))
+    finally:
+        for client in (a, b):
+            await client.close()
+        await proxy.close()
