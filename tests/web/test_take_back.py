@@ -37,6 +37,7 @@ from sqlalchemy import select
 
 from server.config import Settings
 from server.engine.board import Board
+from server.engine.gametype import parse_game_type
 from server.engine.moves import parse_points
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
@@ -435,3 +436,37 @@ async def test_the_computer_plays_again_a_move_taken_back_and_drops_a_search_for
             select(JournalEntry.data).where(JournalEntry.uid == uid, JournalEntry.kind == "move")
         )
         assert [json.loads(data)["w"] for (data,) in rows] == ["ee", "gg", "cc", "hh"]
+
+
+async def test_a_team_player_leaving_while_storage_fails_stays_in_the_game(
+    aiohttp_client: AiohttpClient, settings: Settings, breaker: Breaker
+) -> None:
+    """Leaving a team game takes the player out of it (docs/teams.md): a game action, which storage
+    could not keep now. The player leaves the table; the game waits for them, as for anyone away."""
+    hub = Hub(timers=ManualTimers(), rng=random.Random(7))
+    client = await served(aiohttp_client, settings, hub)
+    store_writer = client.app[STORE_KEY].writer
+    team = [Zagram(client, f"{name.lower()}123", f"*{name}") for name in ("Ala", "Bob", "Cid", "Dan")]
+    for player in team:
+        assert await player.login() == ""
+        await player.poll()
+    game_type = parse_game_type("0808stanF0.300.0")
+    uid = hub.set_up_table(game_type, "*Ala", "*Bob", (0,) * 4, None, None, {}, more=["*Cid", "*Dan"])
+    for player in team:
+        await player.poll()
+    await hub.persistence.flush()
+
+    await breaker.break_storage()
+    cid = team[2]
+    cid.say(uid, "back soon")
+    await cid.poll()  # its write fails: storage is failing
+    await until(lambda: store_writer.storage_failure is not None)
+    cid.send("q", uid)
+    assert uid not in (await cid.poll()).sections  # off the table ...
+    room = game_of(hub, uid)
+    assert room.lineup.gone == set() and room.seat_of("*Cid") == 3  # ... but still in the game
+    unstored = store_writer.unstored_journal().get(uid, [])
+    assert "left" not in [kind for _, kind, _ in unstored]
+    await breaker.mend()
+    await until(lambda: store_writer.storage_failure is None)
+    assert room.seat_of("*Cid") == 3
