@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Collection
 from typing import Any
 
@@ -75,12 +76,7 @@ class TakeBack:
                 table.journal[index] = None
         table.chat.take_back({f"{data['t']}_{data['n']}" for kind, data in taken.values() if kind == "chat"})
         old.abandon()
-        table.room = room
-        if room.clock is not None and room.game.result is None:
-            room.clock.hold()  # as every clock while storage fails (Games.storage_changed)
-        for nick, player in list(table.people.items()):
-            if table.seat_of(player):
-                room.arrived(nick)  # a tournament game's players who are here showed up
+        table.room = room  # its clock then stands still with the others' (Games.storage_changed)
         if room.game.result is not None and room.archive_number is None and not room.analysis:
             self.games.archive(room)  # it ended by what is stored; its record had not been written
         self.tables.show_again(table.uid)
@@ -88,7 +84,6 @@ class TakeBack:
         if room.description() != old.description():
             self.bus.publish(LOBBY, room.description())
         self.bus.publish(LOBBY, room.state())
-        self.tables.lines_stale.add(table.uid)
         log.warning(
             "taken back: storage did not take them %s",
             Fields(
@@ -125,4 +120,4 @@ def _kept(kind: str, data: dict[str, Any]) -> bool:
     number (`l<number>`): the others tell of play."""
     if kind in KEPT:
         return True
-    return kind == "chat" and (data["nick"] != "" or data["type"].startswith("l"))
+    return kind == "chat" and (data["nick"] != "" or re.fullmatch(r"l\d+", data["type"]) is not None)
