@@ -120,7 +120,7 @@ class Computer:
         if room is None:
             return
         if self.ctx.persistence.storage_failure is not None:  # its move or answer could not be stored: it
-            return  # waits too, and looks again when storage is back (the clocks' `f` line then comes)
+            return  # waits too, and looks again when storage is back (storage_back)
         self._answer_proposal(room)  # also after the end: a new game
         if room.game.result is not None or uid in self.thinking:
             return
