@@ -189,6 +189,12 @@ async def test_a_move_storage_did_not_take_and_the_answer_to_it_are_taken_back_o
     await until(lambda: store_writer.storage_failure is None)
     await hub.persistence.flush()
     assert await table.stored_moves() == ["bb", "ee"]  # what was taken back is never written
+    async with table.client.app[STORE_KEY].engine.connect() as connection:
+        chat = await connection.execute(
+            select(JournalEntry.data).where(JournalEntry.uid == int(uid), JournalEntry.kind == "chat")
+        )
+        texts = [(line["nick"], line["type"]) for line in map(json.loads, (data for (data,) in chat))]
+    assert ("*Bob", "W1") in texts and ("", UNSAVED) in texts  # what Bob wrote, and why, are kept
 
     # A restart: the same clients poll on and see the same board; then the game goes on.
     await table.client.close()
