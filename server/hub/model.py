@@ -137,7 +137,7 @@ class Table:
     # A game table's journal as storage has it, or will once it takes what is queued: the entries up to
     # `journal_seq`, each its kind and its data in JSON (None: a number with no entry, such as one taken
     # back), from the open (or the last compaction) on. A take-back replays it (server/hub/takeback.py).
-    journal: list[JournalText | None] = field(default_factory=list)
+    journal: list[JournalText | None] = field(default_factory=list, repr=False)
     written_mark: int = 0  # Persistence.queued after the table's last write: stored once `written` is here
     # nick -> Player.seat_key of the session (or account) that first sat in that nick's seat
     owners: dict[str, str] = field(default_factory=dict)
