@@ -17,7 +17,7 @@ from server.director.director import Director
 from server.hub.computer import worker_pool
 from server.hub.hub import Hub
 from server.hub.limits import Caps
-from server.hub.tables import TABLE_BLOCK
+from server.hub.numbers import TABLE_BLOCK
 from server.logs import Fields
 from server.store.serverlock import Holder
 from server.store.store import Store
@@ -25,7 +25,8 @@ from server.web import archive, auth, clients, frontdoor, health, hosted, kropki
 from server.web.assets import PAGES_KEY, Assets
 from server.web.common import DIRECTOR_KEY, HUB_KEY, MEMBERSHIP_KEY, MOVER_KEY, NICKS_KEY, STORE_KEY
 from server.web.connections import DIRECT_PATHS_KEY
-from server.web.limits import AddressLimiter, LoginGuard
+from server.web.limits import LoginGuard, NetworkLimiter
+from server.web.networks import Grouping
 from server.web.polllane import POLL_ANSWER_KEY
 
 log = logging.getLogger(__name__)
@@ -50,15 +51,19 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
             players=settings.max_players,
             tables=settings.max_tables,
             players_per_address=settings.players_per_address,
+            guest_tables_per_address=settings.guest_tables_per_address,
+            network_factor=settings.network_factor,
             games_per_player=settings.games_per_player,
             analysis_per_player=settings.analysis_per_player,
             registered_share=settings.registered_share,
         )
     )
     app[clients.POLICY_KEY] = clients.ClientPolicy(
-        frozenset(settings.trusted_proxies), frozenset(settings.unlimited)
+        frozenset(settings.trusted_proxies),
+        frozenset(settings.unlimited),
+        Grouping(settings.ipv4_prefixes, settings.ipv6_prefixes, settings.network_factor),
     )
-    app[clients.LIMITS_KEY] = clients.request_limits()
+    app[clients.LIMITS_KEY] = clients.request_limits(settings.network_factor)
     app[metrics.METRICS_KEY] = metrics.Metrics(
         app[HUB_KEY], {"/a.kropki": kropki.COMMANDS, "/auth.py": frozenset(auth.HANDLERS)}
     )
@@ -67,8 +72,9 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
         auth.FAILED_LOGINS_WINDOW,
         settings.failed_logins_per_account,
         settings.failed_login_max_wait,
+        settings.network_factor,
     )
-    app[auth.REGISTER_LIMITER_KEY] = AddressLimiter(*auth.REGISTRATIONS)
+    app[auth.REGISTER_LIMITER_KEY] = NetworkLimiter(*auth.REGISTRATIONS, settings.network_factor)
     app.cleanup_ctx.append(_store_and_hub)
     if settings.redis_url is not None:
         app.cleanup_ctx.append(_membership)

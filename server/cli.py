@@ -24,9 +24,13 @@ from server.config import (
     ENV_FAILED_LOGINS_PER_ACCOUNT,
     ENV_FAILED_LOGINS_PER_ADDRESS,
     ENV_GAMES_PER_PLAYER,
+    ENV_GUEST_TABLES_PER_ADDRESS,
     ENV_HOST,
+    ENV_IPV4_PREFIXES,
+    ENV_IPV6_PREFIXES,
     ENV_MAX_CONNECTIONS,
     ENV_MEMBER,
+    ENV_NETWORK_FACTOR,
     ENV_PLAYERS_PER_ADDRESS,
     ENV_PORT,
     ENV_REDIS_URL,
@@ -35,6 +39,7 @@ from server.config import (
     ENV_TRUSTED_PROXIES,
     ENV_UNLIMITED,
     MAX_COUNT,
+    MAX_NETWORK_FACTOR,
     MAX_WAIT,
     ConfigError,
     Settings,
@@ -45,6 +50,7 @@ from server.config import (
     parse_event_loop,
     parse_member,
     parse_port,
+    parse_prefixes,
     parse_redis_url,
     parse_share,
     parse_whole,
@@ -156,6 +162,33 @@ def build_parser() -> argparse.ArgumentParser:
         type=_whole_flag("--players-per-address", MAX_COUNT),
         metavar="N",
         help=f"players logged in from one address at most (env {ENV_PLAYERS_PER_ADDRESS}, default 10)",
+    )
+    serve.add_argument(
+        "--guest-tables-per-address",
+        type=_whole_flag("--guest-tables-per-address", MAX_COUNT),
+        metavar="N",
+        help="game tables with a seat of a guest from one address, at most "
+        f"(env {ENV_GUEST_TABLES_PER_ADDRESS}, default 10)",
+    )
+    serve.add_argument(
+        "--ipv4-prefixes",
+        type=_checked(lambda value: parse_prefixes(value, 4, "--ipv4-prefixes")),
+        metavar="HOST,NETWORK",
+        help="what the per-address limits count as one address and, looser, as one network "
+        f"(env {ENV_IPV4_PREFIXES}, default 32,24)",
+    )
+    serve.add_argument(
+        "--ipv6-prefixes",
+        type=_checked(lambda value: parse_prefixes(value, 6, "--ipv6-prefixes")),
+        metavar="HOST,NETWORK",
+        help=f"the same for IPv6 addresses (env {ENV_IPV6_PREFIXES}, default 64,48)",
+    )
+    serve.add_argument(
+        "--network-factor",
+        type=_whole_flag("--network-factor", MAX_NETWORK_FACTOR),
+        metavar="N",
+        help="a network may hold N times what one address may under every per-address limit "
+        f"(env {ENV_NETWORK_FACTOR}, default 4)",
     )
     serve.add_argument(
         "--games-per-player",
@@ -306,6 +339,11 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         max_players=getattr(args, "max_players", None) or base.max_players,
         max_tables=getattr(args, "max_tables", None) or base.max_tables,
         players_per_address=getattr(args, "players_per_address", None) or base.players_per_address,
+        guest_tables_per_address=getattr(args, "guest_tables_per_address", None)
+        or base.guest_tables_per_address,
+        ipv4_prefixes=getattr(args, "ipv4_prefixes", None) or base.ipv4_prefixes,
+        ipv6_prefixes=getattr(args, "ipv6_prefixes", None) or base.ipv6_prefixes,
+        network_factor=getattr(args, "network_factor", None) or base.network_factor,
         games_per_player=getattr(args, "games_per_player", None) or base.games_per_player,
         analysis_per_player=getattr(args, "analysis_per_player", None) or base.analysis_per_player,
         registered_share=base.registered_share

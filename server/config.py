@@ -42,7 +42,16 @@ ENV_PLAYERS_PER_ADDRESS = "KROPKI_PLAYERS_PER_ADDRESS"
 ENV_GAMES_PER_PLAYER = "KROPKI_GAMES_PER_PLAYER"
 ENV_ANALYSIS_PER_PLAYER = "KROPKI_ANALYSIS_PER_PLAYER"
 ENV_REGISTERED_SHARE = "KROPKI_REGISTERED_SHARE"
+ENV_GUEST_TABLES_PER_ADDRESS = "KROPKI_GUEST_TABLES_PER_ADDRESS"
+ENV_IPV4_PREFIXES = "KROPKI_IPV4_PREFIXES"
+ENV_IPV6_PREFIXES = "KROPKI_IPV6_PREFIXES"
+ENV_NETWORK_FACTOR = "KROPKI_NETWORK_FACTOR"
 DEFAULT_PLAYERS_PER_ADDRESS = 10
+DEFAULT_GUEST_TABLES_PER_ADDRESS = 10
+DEFAULT_IPV4_PREFIXES = (32, 24)  # host, network (server/web/networks.py)
+DEFAULT_IPV6_PREFIXES = (64, 48)
+DEFAULT_NETWORK_FACTOR = 4
+MAX_NETWORK_FACTOR = 1_000
 DEFAULT_GAMES_PER_PLAYER = 5
 DEFAULT_ANALYSIS_PER_PLAYER = 3
 DEFAULT_REGISTERED_SHARE = 20
@@ -86,6 +95,10 @@ class Settings:
     max_players: int = 5_000
     max_tables: int = 2_500
     players_per_address: int = DEFAULT_PLAYERS_PER_ADDRESS
+    guest_tables_per_address: int = DEFAULT_GUEST_TABLES_PER_ADDRESS
+    ipv4_prefixes: tuple[int, int] = DEFAULT_IPV4_PREFIXES  # an address's host and network
+    ipv6_prefixes: tuple[int, int] = DEFAULT_IPV6_PREFIXES
+    network_factor: int = DEFAULT_NETWORK_FACTOR  # a network may hold this many times what a host may
     games_per_player: int = DEFAULT_GAMES_PER_PLAYER
     analysis_per_player: int = DEFAULT_ANALYSIS_PER_PLAYER
     registered_share: int = DEFAULT_REGISTERED_SHARE  # per cent of player and table slots
@@ -136,6 +149,16 @@ class Settings:
             players_per_address=_whole(
                 environ, ENV_PLAYERS_PER_ADDRESS, DEFAULT_PLAYERS_PER_ADDRESS, MAX_COUNT
             ),
+            guest_tables_per_address=_whole(
+                environ, ENV_GUEST_TABLES_PER_ADDRESS, DEFAULT_GUEST_TABLES_PER_ADDRESS, MAX_COUNT
+            ),
+            ipv4_prefixes=parse_prefixes(environ[ENV_IPV4_PREFIXES], 4, ENV_IPV4_PREFIXES)
+            if environ.get(ENV_IPV4_PREFIXES)
+            else DEFAULT_IPV4_PREFIXES,
+            ipv6_prefixes=parse_prefixes(environ[ENV_IPV6_PREFIXES], 6, ENV_IPV6_PREFIXES)
+            if environ.get(ENV_IPV6_PREFIXES)
+            else DEFAULT_IPV6_PREFIXES,
+            network_factor=_whole(environ, ENV_NETWORK_FACTOR, DEFAULT_NETWORK_FACTOR, MAX_NETWORK_FACTOR),
             games_per_player=_whole(environ, ENV_GAMES_PER_PLAYER, DEFAULT_GAMES_PER_PLAYER, MAX_COUNT),
             analysis_per_player=_whole(
                 environ, ENV_ANALYSIS_PER_PLAYER, DEFAULT_ANALYSIS_PER_PLAYER, MAX_COUNT
@@ -183,6 +206,21 @@ def check_cluster(settings: Settings) -> None:
             "--redis-url: the members of a cluster share one PostgreSQL database "
             "(--db postgresql+asyncpg://USER@HOST/NAME); SQLite serves one server alone"
         )
+
+
+def parse_prefixes(value: str, version: int, name: str) -> tuple[int, int]:
+    """`HOST,NETWORK` prefix lengths, e.g. 64,48 for IPv6: an address's host and network
+    (server/web/networks.py), the network no longer than the host."""
+    longest = 32 if version == 4 else 128
+    parts = value.split(",")
+    if len(parts) == 2 and all(part.strip().isascii() and part.strip().isdigit() for part in parts):
+        host, network = (int(part) for part in parts)
+        if 8 <= network <= host <= longest:
+            return host, network
+    raise ConfigError(
+        f"{name} must be HOST,NETWORK prefix lengths with 8 <= NETWORK <= HOST <= {longest} "
+        f"(default {'32,24' if version == 4 else '64,48'}), got {value!r}"
+    )
 
 
 def parse_whole(value: str, name: str, highest: int) -> int:

@@ -7,7 +7,7 @@ table live on those records and are read and advanced only here.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -27,6 +27,8 @@ INVITATIONS_PER_MINUTE = 10
 MAX_PLAYERS = 5_000
 MAX_TABLES = 2_500
 PLAYERS_PER_ADDRESS = 10  # sessions from one address (a club or a school behind one NAT needs a few)
+GUEST_TABLES_PER_ADDRESS = 10  # game tables with a seat of a guest from one address
+NETWORK_FACTOR = 4  # a network (IPv4 /24, IPv6 /48) may hold this many times what one address may
 GAMES_PER_PLAYER = 5  # unfinished games a player plays at once (analysis tables not counted)
 ANALYSIS_PER_PLAYER = 3  # analysis tables a player has open
 REGISTERED_SHARE = 20  # per cent of the player and table slots that only registered players may fill
@@ -42,6 +44,8 @@ class Caps:
     games_per_player: int = GAMES_PER_PLAYER
     analysis_per_player: int = ANALYSIS_PER_PLAYER
     registered_share: int = REGISTERED_SHARE  # per cent
+    guest_tables_per_address: int = GUEST_TABLES_PER_ADDRESS
+    network_factor: int = NETWORK_FACTOR
 
     def for_guests(self, slots: int) -> int:
         """How many of `slots` guests may fill: the rest waits for registered players."""
@@ -71,7 +75,9 @@ class Limits:
 
     def __init__(self, caps: Caps) -> None:
         self.caps = caps
-        self.per_address: dict[str, int] = {}  # players logged in from each address (not the unlimited)
+        # players logged in from each host and each network (not the unlimited)
+        self.per_host: Counter[str] = Counter()
+        self.per_network: Counter[str] = Counter()
 
     def writable(self, persistence: Persistence) -> None:
         """Refuse, before anything changes, a command whose effect storage would have to keep while
@@ -90,31 +96,62 @@ class Limits:
                 "serverFull",
                 "The server is full for guests; please come back later, or log in with an account.",
             )
-        if origin.unlimited or not origin.address:
+        if origin.unlimited or not origin.host:
             return
-        if self.per_address.get(origin.address, 0) >= self.caps.players_per_address:
+        most = self.caps.players_per_address
+        if self.per_host[origin.host] >= most:
+            raise ProtocolError("tooManyPlayers", f"{most} players are logged in from your address already.")
+        most *= self.caps.network_factor
+        if self.per_network[origin.group] >= most:
             raise ProtocolError(
-                "tooManyPlayers",
-                f"{self.caps.players_per_address} players are logged in from your address already.",
+                "tooManyPlayers", f"{most} players are logged in from your network ({origin.group}) already."
             )
 
     def arrived(self, player: Player) -> None:
-        if player.address and not player.unlimited:
-            self.per_address[player.address] = self.per_address.get(player.address, 0) + 1
+        if player.host and not player.unlimited:
+            self.per_host[player.host] += 1
+            self.per_network[player.network] += 1
 
     def left(self, player: Player) -> None:
-        if player.address and not player.unlimited:
-            left = self.per_address.pop(player.address) - 1
-            if left:
-                self.per_address[player.address] = left
+        if player.host and not player.unlimited:
+            for counts, key in ((self.per_host, player.host), (self.per_network, player.network)):
+                counts[key] -= 1
+                if not counts[key]:
+                    del counts[key]
 
-    def room_for_a_table(self, opened: int, *players: Player) -> None:
+    def room_for_a_table(self, opened: int, tables: Iterable[Table], *players: Player) -> None:
         """Room for one more game table (`opened`: game tables open now); between guests (or a guest's
-        analysis) not in the tables kept for registered players."""
+        analysis) not in the tables kept for registered players, nor beyond what a guest's address and
+        network hold already (tables with a seat of one of its guests, Table.guest_places)."""
         if opened >= self.caps.tables or (
             any(player.guest for player in players) and opened >= self.caps.for_guests(self.caps.tables)
         ):
             raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
+        counted = [p for p in players if p.guest and p.host and not p.unlimited and not reserved(p.nick)]
+        if counted:
+            self._guest_tables(tables, counted)
+
+    def _guest_tables(self, tables: Iterable[Table], players: list[Player]) -> None:
+        """A walk of the open tables at a table's opening (rare: at most a few a second) rather than
+        counts kept at every seat and every closing."""
+        hosts, networks = Counter[str](), Counter[str]()
+        for table in tables:
+            places = table.guest_places.values()
+            if places:
+                hosts.update({host for host, _ in places})
+                networks.update({network for _, network in places})
+        most = self.caps.guest_tables_per_address
+        for player in players:
+            if hosts[player.host] >= most:
+                raise ProtocolError(
+                    "tooManyTables", f"Guests from your address have {most} game tables open already."
+                )
+            if networks[player.network] >= most * self.caps.network_factor:
+                raise ProtocolError(
+                    "tooManyTables",
+                    f"Guests from your network ({player.network}) have "
+                    f"{most * self.caps.network_factor} game tables open already.",
+                )
 
     def games_of(self, tables: Iterable[Table], player: Player, *, analysis: bool = False) -> None:
         """A player plays at most games_per_player unfinished games, and has at most analysis_per_player

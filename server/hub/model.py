@@ -82,7 +82,8 @@ class Player:
     # (k replies give, write mark): replies give that k until the writes queued up to the mark (the end
     # of the writes of the poll that moved k) are stored
     k_hold: tuple[int, int] | None = None
-    address: str = field(default="", repr=False)  # the client's address at login ("" after a restart)
+    host: str = field(default="", repr=False)  # the client's host at login (Origin; "" after a restart)
+    network: str = field(default="", repr=False)  # and its network, counted with the host (Limits)
     unlimited: bool = False  # from an address exempt from the limits (--unlimited)
     actions: Bucket = field(default_factory=lambda: Bucket(*PLAYER_ACTIONS), repr=False)
     # actions sent to tables of other members of a cluster that their members have not yet stored: the
@@ -136,6 +137,10 @@ class Table:
     journal_seq: int = 0  # the last journal entry written for this table
     # nick -> Player.seat_key of the session (or account) that first sat in that nick's seat
     owners: dict[str, str] = field(default_factory=dict)
+    # nick -> (host, network) of the guest session that owns that nick's seat (not an --unlimited one):
+    # what a guest's address and network hold (Limits.room_for_a_table), and who may take the seat back
+    # (Tables.seat_back)
+    guest_places: dict[str, tuple[str, str]] = field(default_factory=dict)
     opened: dict[str, Any] = field(default_factory=dict)  # the journal's "open" entry
     actions: Bucket = field(default_factory=lambda: Bucket(*TABLE_ACTIONS), repr=False)
     since_compaction: int = 0  # journal entries written since the table's journal was last compacted
@@ -153,10 +158,16 @@ class Table:
 
 @dataclass(frozen=True)
 class Origin:
-    """Where a login comes from, as the web layer sees it."""
+    """Where a login comes from, as the web layer sees it: the client's host and network, grouped as
+    server/web/networks.py groups addresses ("" when unknown: tests, the AI players)."""
 
-    address: str = ""  # "" when unknown (tests, the AI players)
+    host: str = ""  # an IPv4 address, an IPv6 /64
     unlimited: bool = False  # an address exempt from the limits (--unlimited)
+    network: str = ""  # an IPv4 /24, an IPv6 /48; "" counts the host as its own network
+
+    @property
+    def group(self) -> str:
+        return self.network or self.host
 
 
 @dataclass(eq=False)

@@ -95,7 +95,8 @@ class Sessions:
             last_seen=self.ctx.timers.now(),
             logged_in_at=self.bus.last,
             id_hmac=self.ctx.persistence.id_hmac(secret),
-            address=origin.address,
+            host=origin.host,
+            network=origin.group,
             unlimited=origin.unlimited,
         )
         if account is not None:

@@ -7,9 +7,8 @@ A table's events go out through the bus; its game (server/hub/room.py) is played
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Awaitable, Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
+from collections.abc import Callable, ItemsView, Iterator, KeysView, Mapping, Sequence, ValuesView
 from typing import Any, Protocol
 
 from server.engine.gametype import GameType
@@ -20,6 +19,7 @@ from server.hub.chat import LOBBY_CHAT_KEPT, TABLE_CHAT_KEPT, ChatEntry, ChatRoo
 from server.hub.context import Context
 from server.hub.joined import JoinedTexts
 from server.hub.model import LOBBY, Player, Table, parse_table, reserved
+from server.hub.numbers import TableNumbers
 from server.hub.room import AutoTable, Room
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
@@ -32,55 +32,6 @@ log = logging.getLogger(__name__)
 
 
 ERROR_TYPE = "e"  # a server line for one player only: why their command was refused
-TABLE_BLOCK = 1000  # table numbers a member of a cluster reserves at once; the next block is asked for ...
-TABLE_BLOCK_LOW = 250  # ... while this many are left
-
-
-class TableNumbers:
-    """Where a new table's number comes from. A server alone counts on from the highest number it has
-    stored. A member of a cluster takes them from blocks reserved in the shared database, so that no
-    two members hand out the same one (docs/cluster.md); it asks for the next block while a quarter of
-    the current one is left, and reports no number only if 250 tables opened within one round trip."""
-
-    def __init__(self) -> None:
-        self.next_uid = 1
-        self._reserve: Callable[[int], Awaitable[range]] | None = None
-        self._block = range(0)
-        self._next_block: range | None = None
-        self._asking: asyncio.Task[None] | None = None
-
-    def reserve_from(self, reserve: Callable[[int], Awaitable[range]], first: range) -> None:
-        """From now on, numbers from blocks `reserve(count)` hands out; `first` is the first block."""
-        self._reserve, self._block = reserve, first
-
-    def available(self) -> bool:
-        return self._reserve is None or bool(self._block) or bool(self._next_block)
-
-    def take(self) -> int:
-        if self._reserve is None:
-            self.next_uid += 1
-            return self.next_uid - 1
-        if not self._block and self._next_block is not None:
-            self._block, self._next_block = self._next_block, None
-        uid, self._block = self._block[0], self._block[1:]
-        if len(self._block) < TABLE_BLOCK_LOW and self._next_block is None and self._asking is None:
-            self._asking = asyncio.get_running_loop().create_task(self._ask())
-        return uid
-
-    async def _ask(self) -> None:
-        assert self._reserve is not None
-        try:
-            self._next_block = await self._reserve(TABLE_BLOCK)
-        except Exception:  # storage failing: asked again at the next table
-            log.exception("table numbers could not be reserved")
-        finally:
-            self._asking = None
-
-    def close(self) -> None:
-        if self._asking is not None:
-            self._asking.cancel()
-
-
 class Elsewhere(Protocol):
     """The tables of the other members of a cluster, as the tables here need them (Mirrors)."""
 
@@ -167,7 +118,7 @@ class Tables(Mapping[int, Table]):
         """Room for one more game table between `players` (Limits.room_for_a_table), and a number for it."""
         if not self.numbers.available():
             raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
-        self.ctx.limits.room_for_a_table(len(self) - 1, *players)
+        self.ctx.limits.room_for_a_table(len(self) - 1, self.by_uid.values(), *players)
 
     def open_table(
         self,
@@ -474,7 +425,8 @@ class Tables(Mapping[int, Table]):
         """A seat kept for the session or account `owner` (a Player.seat_key) before anyone sits: the
         server's own tournaments seat the player who registered, not a stranger who took the nick since."""
         table.owners[nick] = owner
-        self.journal(table.uid, "seat", {"nick": nick, "owner": owner})
+        table.guest_places.pop(nick, None)
+        self.journal(table.uid, "seat", seat_entry(table, nick))
 
     def claim_seat(self, player: Player, table: Table) -> None:
         """The first session to sit in a seat of its nick owns it (a registered player: their account).
@@ -483,8 +435,25 @@ class Tables(Mapping[int, Table]):
         room = table.room
         if room is None or not room.seat_of(player.nick) or player.nick in table.owners:
             return
+        self.own_seat(table, player)
+
+    def own_seat(self, table: Table, player: Player) -> None:
+        """The player's session (or account) owns their nick's seat from now on; a guest's host and
+        network go with it (Table.guest_places)."""
         table.owners[player.nick] = player.seat_key
-        self.journal(table.uid, "seat", {"nick": player.nick, "owner": player.seat_key})
+        table.guest_places.pop(player.nick, None)
+        if player.guest and player.host and not player.unlimited:
+            table.guest_places[player.nick] = (player.host, player.network)
+        self.journal(table.uid, "seat", seat_entry(table, player.nick))
+
+
+def seat_entry(table: Table, nick: str) -> dict[str, Any]:
+    """The journal's record of who owns the nick's seat (Table.owners, Table.guest_places)."""
+    entry: dict[str, Any] = {"nick": nick, "owner": table.owners[nick]}
+    place = table.guest_places.get(nick)
+    if place is not None:
+        entry["host"], entry["network"] = place
+    return entry
 
 
 def chat_data(entry: ChatEntry) -> dict[str, Any]:

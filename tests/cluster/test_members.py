@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
-from server.hub.tables import TABLE_BLOCK
+from server.hub.numbers import TABLE_BLOCK
 from server.store.serverlock import Holder, ServerLockError
 from server.store.store import Store
 from server.web.common import HUB_KEY, STORE_KEY

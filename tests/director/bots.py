@@ -128,7 +128,7 @@ async def served_on(aiohttp_client: AiohttpClient, settings: Settings, clock: Ti
     client = await served(
         aiohttp_client, settings, Hub(timers=clock.timers, clock=clock.clock, rng=random.Random(seed))
     )
-    client.app[LIMITS_KEY]["id"] = TokenBuckets(*PER_ID, clock=clock.clock)
+    client.app[LIMITS_KEY].per_id = TokenBuckets(*PER_ID, clock=clock.clock)
     return client
 
 

@@ -154,7 +154,7 @@ async def test_routine_polls_are_counted_not_logged(
 ) -> None:
     accesslog._POLLS.count, accesslog._POLLS.since = 0, accesslog.time.monotonic()
     # every poll here asks for the whole state (msgNo=0), which an id may do only so often
-    server.app[clients.LIMITS_KEY]["whole_state_id"] = TokenBuckets(1.0, 100.0)
+    server.app[clients.LIMITS_KEY].whole_states_per_id = TokenBuckets(1.0, 100.0)
     await raw_get(server, b"/a.kropki?co=guestLogin&idGracza=p1&opis=*Ala")
     for _ in range(3):
         await raw_get(server, b"/a.kropki?co=getMsg&playerId=p1&msgNo=0")

@@ -243,7 +243,7 @@ async def test_the_limits_refuse_by_the_lane_as_by_the_route(settings: Settings)
             "kropki_reply_seconds_count", {"endpoint": "/a.kropki:getMsg"}
         )
         assert counts == 46  # every poll timed in /metrics, the whole state's and the refused ones too
-        lane.runner.app[LIMITS_KEY]["id"] = TokenBuckets(0.0, 0.0)  # refuses every request with an id
+        lane.runner.app[LIMITS_KEY].per_id = TokenBuckets(0.0, 0.0)  # refuses every request with an id
         by_lane, by_aiohttp = await lane.both_ways(poll)  # aiohttp's: the front door's refusal
         assert by_lane.endswith(b"\r\n\r\nerr.tooFast")
         assert without_date(by_lane) == without_date(by_aiohttp)
