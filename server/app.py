@@ -23,7 +23,15 @@ from server.store.serverlock import Holder
 from server.store.store import Store
 from server.web import archive, auth, clients, frontdoor, health, hosted, kropki, metrics, pages, tournament
 from server.web.assets import PAGES_KEY, Assets
-from server.web.common import DIRECTOR_KEY, HUB_KEY, MEMBERSHIP_KEY, MOVER_KEY, NICKS_KEY, STORE_KEY
+from server.web.common import (
+    DIRECTOR_KEY,
+    HUB_KEY,
+    LOGIN_GUARD_KEY,
+    MEMBERSHIP_KEY,
+    MOVER_KEY,
+    NICKS_KEY,
+    STORE_KEY,
+)
 from server.web.connections import DIRECT_PATHS_KEY
 from server.web.limits import LoginGuard, NetworkLimiter
 from server.web.networks import Grouping
@@ -67,7 +75,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     app[metrics.METRICS_KEY] = metrics.Metrics(
         app[HUB_KEY], {"/a.kropki": kropki.COMMANDS, "/auth.py": frozenset(auth.HANDLERS)}
     )
-    app[auth.LOGIN_GUARD_KEY] = LoginGuard(
+    app[LOGIN_GUARD_KEY] = LoginGuard(
         settings.failed_logins_per_address,
         auth.FAILED_LOGINS_WINDOW,
         settings.failed_logins_per_account,

@@ -30,7 +30,7 @@ from server.hub.limits import Caps, Limits, needs_storage
 from server.hub.lobby import Lobby
 from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter
 from server.hub.mirrors import Mirrors
-from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Table
+from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Standing, Table
 from server.hub.peers import Peers
 from server.hub.persistence import (
     Account,
@@ -293,6 +293,13 @@ class Hub:
     def take_tables(self, journals: Journals) -> None:
         """Tables of a member that died, from the store (server/cluster/takeover.py)."""
         self.restorer.take_over(journals)
+
+    def standing(self, secret: str, network: str) -> tuple[Standing, str]:
+        """How an id stands for a request from `network`, and its HMAC where it was needed."""
+        return self.roster.standing(secret, network)
+
+    def adopt_network(self, secret: str, network: str) -> None:
+        self.sessions.adopt_network(secret, network)
 
     def knows(self, secret: str) -> bool:
         """Whether this member serves the session of this id."""

@@ -7,6 +7,7 @@ each own some of these records and change them.
 from __future__ import annotations
 
 import asyncio
+import enum
 import functools
 from collections import deque
 from dataclasses import dataclass, field
@@ -82,8 +83,11 @@ class Player:
     # (k replies give, write mark): replies give that k until the writes queued up to the mark (the end
     # of the writes of the poll that moved k) are stored
     k_hold: tuple[int, int] | None = None
-    host: str = field(default="", repr=False)  # the client's host at login (Origin; "" after a restart)
+    host: str = field(default="", repr=False)  # the client's host at login (Origin; "": none known)
     network: str = field(default="", repr=False)  # and its network, counted with the host (Limits)
+    # the networks its id may be used from (Roster.standing), the newest last; empty: from anywhere (a
+    # session from before they were kept, or one logged in from no known address)
+    networks: list[str] = field(default_factory=list, repr=False)
     unlimited: bool = False  # from an address exempt from the limits (--unlimited)
     actions: Bucket = field(default_factory=lambda: Bucket(*PLAYER_ACTIONS), repr=False)
     # actions sent to tables of other members of a cluster that their members have not yet stored: the
@@ -154,6 +158,16 @@ class Table:
         """`B` for blue's players (odd sides: team one), `W` for red's, "" for anyone else."""
         seat = self.seat_of(player)
         return "" if not seat else "B" if seat % 2 else "W"
+
+
+@dataclass(frozen=True)
+class Standing(enum.Enum):
+    """How an id stands for a request from a network (Roster.standing, docs/protocol.md "Guessed ids")."""
+
+    HERE = "here"  # a session that may be used from this network
+    ADOPTABLE = "adoptable"  # a guest's session logged in from another network: its id is its password
+    STRANGER = "stranger"  # no session, or a registered player's logged in from other networks only
+    ENDED_HERE = "ended here"  # a session that ended lately and was used from this network
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,17 @@ class StorageFailing(Exception):
 
 
 @dataclass(frozen=True)
+class SessionOrigin:
+    """Where a session was logged in from (server/web/networks.py's host and network) and the networks
+    its id may be used from; all empty for a session saved before the server kept them."""
+
+    host: str = ""
+    network: str = ""
+    networks: tuple[str, ...] = ()
+    unlimited: bool = False
+
+
+@dataclass(frozen=True)
 class SavedSession:
     """A live session as the store keeps it, so that it outlives a restart (docs/protocol.md, "After a
     restart"). It is found again by `id_hmac`, an HMAC of the id under the server's key: never the id."""
@@ -79,6 +90,7 @@ class SavedSession:
     # The player's last poll, when they had stopped polling at the last heartbeat (`alive_at`);
     # None: polling then. Written only together with the heartbeat, so the two always agree.
     quiet_since: float | None = None
+    origin: SessionOrigin = SessionOrigin()
 
 
 @dataclass

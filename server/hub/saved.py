@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from server.hub.context import Context
 from server.hub.model import LOBBY, Player
-from server.hub.persistence import SavedSession
+from server.hub.persistence import SavedSession, SessionOrigin
 from server.hub.roster import Roster
 
 SESSION_JOURNAL = -2  # each session's k as it moves, until the heartbeat puts it in the session's row
@@ -52,6 +52,9 @@ class SavedSessions:
                     tables=tuple(uid for uid in player.tables if uid != LOBBY),
                     blocked=tuple(sorted(player.blocked)),
                     last_command=player.last_command,
+                    origin=SessionOrigin(
+                        player.host, player.network, tuple(player.networks), player.unlimited
+                    ),
                 )
             )
 

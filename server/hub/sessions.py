@@ -27,6 +27,7 @@ from server.protocol.codec import ProtocolError, check_id, check_lang, check_nic
 log = logging.getLogger(__name__)
 
 POLL_TIMEOUT = 60.0  # seconds without a poll before a player is logged out
+MOST_NETWORKS = 8  # networks a session's id may be used from (Player.networks), the latest kept
 
 
 class Sessions:
@@ -79,6 +80,8 @@ class Sessions:
             self.roster.seen(known, self.ctx.timers.now())
             if account is not None:  # what an admin changed since shows from this login on
                 self.games.account_changed(account)
+            if origin is not None:
+                note_network(known, origin.group)
             self.saved.save(known)
             return
         if holder is not None:
@@ -97,6 +100,7 @@ class Sessions:
             id_hmac=self.ctx.persistence.id_hmac(secret),
             host=origin.host,
             network=origin.group,
+            networks=[origin.group] if origin.group else [],
             unlimited=origin.unlimited,
         )
         if account is not None:
@@ -142,6 +146,7 @@ class Sessions:
             player.stored = False
             if ended:
                 self.ctx.persistence.session_ended(player.id_hmac)
+                self.roster.note_ended(player, self.ctx.timers.now())
         self.roster.unclaimed.pop(player.id_hmac, None)
         self.invitations.drop_all_of(player)
         for uid in list(reversed(player.tables)):
@@ -174,6 +179,14 @@ class Sessions:
         player = self._restore_one(saved, account, self.ctx.timers.now())
         player.rejoined = {}  # what its client had is another member's numbering: every table whole
         self.saved.save(player)
+
+    def adopt_network(self, secret: str, network: str) -> None:
+        """A guest's id sent from a network its session was not logged in from, and not refused as a
+        guess: its id is its password, so the session is used from there from now on."""
+        player = self.roster.find(secret)
+        if player is not None and network and network not in player.networks:
+            note_network(player, network)
+            self.saved.save(player)
 
     def player(self, secret: str) -> Player:
         """The logged-in player making a request (which counts as a poll for the time-out)."""
@@ -251,11 +264,16 @@ class Sessions:
             blocked=set(saved.blocked),
             logged_in_at=self.bus.last,
             id_hmac=saved.id_hmac,
+            host=saved.origin.host,
+            network=saved.origin.network,
+            networks=list(saved.origin.networks),
+            unlimited=saved.origin.unlimited,
         )
         if account is not None:  # a registered player: rating and moderator flag as the account has them now
             player.guest = False
             player.apply(account)
         self.roster.add(player)
+        self.ctx.limits.arrived(player)  # counted for its address again (Limits.left when it goes)
         self.roster.unclaimed[saved.id_hmac] = player
         self.tables.enter(player, LOBBY, player.info)
         elsewhere = self.tables.elsewhere
@@ -271,3 +289,13 @@ class Sessions:
         if tuple(uid for uid in player.tables if uid != LOBBY) != saved.tables:  # a table closed meanwhile
             self.saved.save(player)
         return player
+
+
+def note_network(player: Player, network: str) -> None:
+    """The session may be used from `network` too; the oldest of more than MOST_NETWORKS go."""
+    if not network:
+        return
+    if network in player.networks:
+        player.networks.remove(network)
+    player.networks.append(network)
+    del player.networks[:-MOST_NETWORKS]

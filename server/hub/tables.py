@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 
 ERROR_TYPE = "e"  # a server line for one player only: why their command was refused
+
+
 class Elsewhere(Protocol):
     """The tables of the other members of a cluster, as the tables here need them (Mirrors)."""
 

@@ -183,6 +183,9 @@ class LiveSession(Base):
     last_command: Mapped[int] = mapped_column(BigInteger)  # clients number commands with up to 12 digits
     quiet_since: Mapped[float | None] = mapped_column(Float)  # wall time; see SavedSession
     owner: Mapped[int] = mapped_column(Integer, server_default="0")  # the member that serves it (Member.id)
+    # JSON: {"host", "network", "networks", "unlimited"} (hub.persistence.SessionOrigin); NULL for a
+    # session saved before revision 0011
+    origin: Mapped[str | None] = mapped_column(Text)
 
 
 class Member(Base):

@@ -60,6 +60,7 @@ from server.hub.persistence import (
     FinishedGame,
     LiveSessions,
     SavedSession,
+    SessionOrigin,
     StorageFailing,
     id_hmac,
 )
@@ -646,6 +647,27 @@ def _saved_session(row: LiveSession) -> SavedSession:
         blocked=tuple(json.loads(row.blocked)),
         last_command=row.last_command,
         quiet_since=row.quiet_since,
+        origin=_session_origin(row.origin),
+    )
+
+
+def _session_origin(text: str | None) -> SessionOrigin:
+    if not text:
+        return SessionOrigin()
+    data = json.loads(text)
+    return SessionOrigin(data["host"], data["network"], tuple(data["networks"]), data["unlimited"])
+
+
+def _origin_text(origin: SessionOrigin) -> str | None:
+    if origin == SessionOrigin():
+        return None
+    return json.dumps(
+        {
+            "host": origin.host,
+            "network": origin.network,
+            "networks": list(origin.networks),
+            "unlimited": origin.unlimited,
+        }
     )
 
 
@@ -757,6 +779,7 @@ def _save_sessions(session: Session, saved: dict[str, SavedSession], member: int
             "last_command": s.last_command,
             "quiet_since": None,
             "owner": member,
+            "origin": _origin_text(s.origin),
         }
         for s in saved.values()
     ]

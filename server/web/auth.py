@@ -14,13 +14,20 @@ from server.protocol.codec import ProtocolError, check_id, check_lang, check_nic
 from server.store.accounts import Accounts, NickTaken
 from server.store.outage import unavailable
 from server.web.clients import origin
-from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, session_here, text_response
-from server.web.limits import LoginGuard, NetworkLimiter
+from server.web.common import (
+    HUB_KEY,
+    LOGIN_GUARD_KEY,
+    Query,
+    log_failure,
+    nick_claimed,
+    session_here,
+    text_response,
+)
+from server.web.limits import NetworkLimiter
 
 log = logging.getLogger(__name__)
 
 ACCOUNTS_KEY = web.AppKey("accounts", Accounts)
-LOGIN_GUARD_KEY = web.AppKey("login_guard", LoginGuard)
 REGISTER_LIMITER_KEY = web.AppKey("register_limiter", NetworkLimiter)
 
 FAILED_LOGINS_WINDOW = 15 * 60.0  # seconds in which an address may fail `--failed-logins-per-address` times

@@ -115,6 +115,10 @@ class LoginGuard:
         self._failures: OrderedDict[str, tuple[int, float]] = OrderedDict()
         # (account, host) -> (last login, failures since, last failure), the least recent login first
         self._known: OrderedDict[tuple[str, str], tuple[float, int, float]] = OrderedDict()
+        # host -> {id HMAC -> when last sent} of the ids it sent that no session of its had, counted as
+        # guesses (`guess`); the hosts least recently heard from first
+        self._guessed: OrderedDict[str, dict[str, float]] = OrderedDict()
+        self.window = window
 
     def wait(self, account: str, origin: Origin) -> float:
         """Seconds before this address may try the account again."""
@@ -146,6 +150,38 @@ class LoginGuard:
             login, failures, _ = self._known[account, origin.host]
             self._known[account, origin.host] = (login, failures + 1, now)
         return True
+
+    def guess(self, origin: Origin, fingerprint: str) -> bool:
+        """A request carrying an id that no session used from this address has (an unknown id, or a
+        session logged in elsewhere): counted as a failed login is, once per distinct id (`fingerprint`,
+        its HMAC) and address within the window. False: refuse it, whatever the id. An id already
+        counted goes on being answered, so that an anonymous reader polling with one made-up id for
+        hours is counted once and never held up."""
+        now = self.clock()
+        guessed = self._guessed.pop(origin.host, None)
+        if guessed is None:
+            guessed = {}
+        else:
+            for old in [key for key, when in guessed.items() if when <= now - self.window]:
+                del guessed[old]
+        known = fingerprint in guessed
+        admitted = known or not self.addresses.exhausted(origin)
+        if admitted:
+            if not known:
+                self.addresses.record(origin)
+            guessed[fingerprint] = now
+        if guessed:
+            self._guessed[origin.host] = guessed
+            while len(self._guessed) > MAX_ADDRESSES:
+                self._guessed.popitem(last=False)
+        return admitted
+
+    def unguess(self, origin: Origin, fingerprint: str) -> None:
+        """The id counted in advance by `guess` turned out to be a session of this address's (a member
+        of a cluster brought it from another)."""
+        guessed = self._guessed.get(origin.host)
+        if guessed is not None and guessed.pop(fingerprint, None) is not None:
+            self.addresses.unrecord(origin)
 
     def succeeded(self, account: str, origin: Origin) -> None:
         """The id was right: the attempt is not a failure, and the address is known to the account."""

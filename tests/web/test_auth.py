@@ -15,7 +15,8 @@ from server.app import STORE_KEY, create_app
 from server.config import Settings
 from server.hub.model import Origin
 from server.store.accounts import Accounts
-from server.web.auth import FAILED_LOGINS_WINDOW, LOGIN_GUARD_KEY
+from server.web.auth import FAILED_LOGINS_WINDOW
+from server.web.common import LOGIN_GUARD_KEY
 from server.web.limits import LoginGuard
 from tests.store.test_accounts import registered_id
 from tests.web.test_stream import chat_texts
