@@ -21,7 +21,19 @@ from server.hub.numbers import TABLE_BLOCK
 from server.logs import Fields
 from server.store.serverlock import Holder
 from server.store.store import Store
-from server.web import archive, auth, clients, frontdoor, health, hosted, kropki, metrics, pages, tournament
+from server.web import (
+    accesslog,
+    archive,
+    auth,
+    clients,
+    frontdoor,
+    health,
+    hosted,
+    kropki,
+    metrics,
+    pages,
+    tournament,
+)
 from server.web.assets import PAGES_KEY, Assets
 from server.web.common import (
     DIRECTOR_KEY,
@@ -72,6 +84,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
         Grouping(settings.ipv4_prefixes, settings.ipv6_prefixes, settings.network_factor),
     )
     app[clients.LIMITS_KEY] = clients.request_limits(settings.network_factor)
+    app[accesslog.SUMMARIES_KEY] = accesslog.RequestSummaries()
     app[metrics.METRICS_KEY] = metrics.Metrics(
         app[HUB_KEY], {"/a.kropki": kropki.COMMANDS, "/auth.py": frozenset(auth.HANDLERS)}
     )

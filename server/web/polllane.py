@@ -219,8 +219,9 @@ class PollLane:
         if connection._logging_enabled:
             log = cast(RedactingAccessLogger, connection.access_logger)
             duration = time.perf_counter() - started
-            if not log.routine_poll(request.query, body, duration):
-                log.line(remote, hdrs.METH_GET, URL(request.target, encoded=True), 200, len(reply), duration)
+            log.request_done(
+                request, hdrs.METH_GET, URL(request.target, encoded=True), 200, body, len(reply), duration
+            )
         guard.answered(connection)
         return keep_alive
 
