@@ -148,12 +148,19 @@ class Chats:
         n = self.private.counter.next(now)
         self.bus.send(player, LOBBY, events.chat_added(f"{now}_{n}.{first}-{second}.del."))
 
-    def hide_guest_chats(self, nick: str) -> None:
+    def hide_guest_chats(self, nick: str, network: str = "") -> None:
         """A guest's session is over: its private conversations are closed on its side, so that the
-        next guest to take the nick reads none of them (the others keep their side)."""
+        next guest to take the nick reads none of them (the others keep their side), unless that guest
+        comes from the same `network` (show_guest_chats)."""
         for other in self.private.others_of(nick):
-            if self.private.hide(nick, other):
-                self._journal_private("hide", {"nick": nick, "other": other})
+            if self.private.hide(nick, other, network):
+                self._journal_private("hide", {"nick": nick, "other": other, "network": network})
+
+    def show_guest_chats(self, nick: str, network: str) -> None:
+        """A guest back under its nick from the network of the session whose end hid its private
+        conversations: they are its again (docs/protocol.md, "A guest who comes back")."""
+        for other in self.private.show_again(nick, network):
+            self._journal_private("show", {"nick": nick, "other": other})
 
     def forget_old(self) -> None:
         self.private.forget_older_than(int(self.ctx.clock()) - PRIVATE_KEPT_SECONDS)
@@ -164,7 +171,9 @@ class Chats:
         if kind == "private":
             self.private.add(data["t"], data["from"], data["to"], data["text"], n=data["n"])
         elif kind == "hide":
-            self.private.hide(data["nick"], data["other"])
+            self.private.hide(data["nick"], data["other"], data.get("network", ""))
+        elif kind == "show":
+            self.private.show(data["nick"], data["other"])
         else:
             raise ValueError(f"unknown private chat entry {kind!r}")
 

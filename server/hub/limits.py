@@ -86,9 +86,15 @@ class Limits:
         if persistence.storage_failure is not None:
             raise ProtocolError("storage", STORAGE_REFUSED)
 
-    def room_for_a_player(self, players: int, guests: int, guest: bool, origin: Origin) -> None:
+    def room_for_a_player(
+        self, players: int, guests: int, guest: bool, origin: Origin, leaving: Player | None = None
+    ) -> None:
         """`players` and `guests`: how many are online (counted by the roster, not here: a count walked
-        at every login made logging the N-th player in cost O(N))."""
+        at every login made logging the N-th player in cost O(N)); `leaving`: a session that makes
+        room for this one (a guest coming back under its nick), counted out."""
+        counted = leaving is not None and bool(leaving.host) and not leaving.unlimited
+        if leaving is not None:
+            players, guests = players - 1, guests - leaving.guest
         if players >= self.caps.players:
             raise ProtocolError("serverFull", "The server is full; please come back later.")
         if guest and guests >= self.caps.for_guests(self.caps.players):
@@ -99,10 +105,12 @@ class Limits:
         if origin.unlimited or not origin.host:
             return
         most = self.caps.players_per_address
-        if self.per_host[origin.host] >= most:
+        same_host = counted and leaving is not None and leaving.host == origin.host
+        if self.per_host[origin.host] - same_host >= most:
             raise ProtocolError("tooManyPlayers", f"{most} players are logged in from your address already.")
         most *= self.caps.network_factor
-        if self.per_network[origin.group] >= most:
+        same_network = counted and leaving is not None and leaving.network == origin.group
+        if self.per_network[origin.group] - same_network >= most:
             raise ProtocolError(
                 "tooManyPlayers", f"{most} players are logged in from your network ({origin.group}) already."
             )

@@ -119,7 +119,8 @@ class Player:
     @property
     def seat_key(self) -> str:
         """Whom a seat at a game belongs to: a registered player's account (any of their sessions), a
-        guest's session (a later guest with the same nick is somebody else)."""
+        guest's session (a later guest with the same nick is somebody else, unless it comes from the
+        session's network: Tables.seat_back)."""
         return self.id_hmac if self.guest else "@" + nick_key(self.nick)
 
     def nick_type(self, table: Table) -> str:

@@ -84,9 +84,15 @@ class Sessions:
                 note_network(known, origin.group)
             self.saved.save(known)
             return
-        if holder is not None:
-            raise ProtocolError("nickInUse", "This nick is in use.")
         origin = origin or Origin()
+        if holder is not None:
+            if not self._comes_back(holder, nick, account, origin):
+                raise ProtocolError("nickInUse", "This nick is in use.")
+            self.ctx.limits.room_for_a_player(
+                len(self.roster.players) - 1, self.roster.guests - 1, True, origin
+            )
+            log.info("guest back under its nick %s", Fields(nick=nick))
+            self.remove(holder, reason="replaced", replaced=True)
         guest = account is None and not reserved(nick)
         self.ctx.limits.room_for_a_player(len(self.roster.players), self.roster.guests, guest, origin)
         player = Player(
@@ -109,10 +115,25 @@ class Sessions:
         self.ctx.limits.arrived(player)
         self.tables.enter(player, LOBBY, player.info)
         self.tables.seat_back(player)
+        if player.guest:
+            self.chats.show_guest_chats(nick, player.network)
         if not reserved(nick):
             player.stored = True
             self.saved.save(player)
         log.info("%s login %s", "guest" if account is None else "registered", Fields(nick=nick))
+
+    def _comes_back(self, holder: Player, nick: str, account: Account | None, origin: Origin) -> bool:
+        """A guest logging in under the very nick of a guest session used from its network: the same
+        person whose client started again with a new id (MultiPoints draws one at every start), whose
+        old session ends for the new one (docs/protocol.md, "A guest who comes back")."""
+        return (
+            account is None
+            and holder.guest
+            and not holder.visiting_from
+            and holder.nick == nick  # as typed before: a look-alike or another case is somebody else
+            and bool(origin.group)
+            and origin.group in holder.networks
+        )
 
     def resume(self, secret: str, nick: str) -> None:
         """zagram's auto-login link hands a live session to a browser: it takes over that session (as
@@ -140,8 +161,10 @@ class Sessions:
             log.info("timed out %s", Fields(nick=player.nick))
             self.remove(player, reason="timeout")
 
-    def remove(self, player: Player, *, reason: str, ended: bool = True) -> None:
-        """`ended`: False when the session goes on on another member of a cluster (hand_over)."""
+    def remove(self, player: Player, *, reason: str, ended: bool = True, replaced: bool = False) -> None:
+        """`ended`: False when the session goes on on another member of a cluster (hand_over);
+        `replaced`: a guest came back under its nick (_comes_back), and takes its games and private
+        conversations over: it leaves its tables as a session that moved does."""
         if player.stored:
             player.stored = False
             if ended:
@@ -150,11 +173,11 @@ class Sessions:
         self.roster.unclaimed.pop(player.id_hmac, None)
         self.invitations.drop_all_of(player)
         for uid in list(reversed(player.tables)):
-            self.tables.leave(player, uid, for_good=ended)
+            self.tables.leave(player, uid, for_good=ended and not replaced)
         self.roster.discard(player)
         self.ctx.limits.left(player)
-        if player.guest and ended:
-            self.chats.hide_guest_chats(player.nick)
+        if player.guest and ended and not replaced:
+            self.chats.hide_guest_chats(player.nick, player.network)
         log.info("left %s", Fields(nick=player.nick, reason=reason))
 
     # --- sessions moving between the members of a cluster (docs/cluster.md, "Routing") ----------
@@ -237,7 +260,7 @@ class Sessions:
             if idle > self.ctx.poll_timeout or gone or taken:
                 self.ctx.persistence.session_ended(saved.id_hmac)
                 if not saved.registered:
-                    self.chats.hide_guest_chats(saved.nick)
+                    self.chats.hide_guest_chats(saved.nick, saved.origin.network)
                 continue
             player = self._restore_one(saved, account, moment - idle)
             if k_noted.get(saved.id_hmac, 0) > player.last_command:

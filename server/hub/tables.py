@@ -410,18 +410,32 @@ class Tables(Mapping[int, Table]):
         return False
 
     def seat_back(self, player: Player) -> None:
-        """Back at the games they play (after a restart, or after their session timed out)."""
+        """Back at the games they play (after a restart, or after their session timed out); a guest also
+        at those whose seat a guest session of its nick held from its network (`_comes_back_to`)."""
         if self.elsewhere is not None:
             self.elsewhere.seat_back(player)
         for uid in list(self.seats.get(player.nick, ())):
             table = self.by_uid[uid]
             room = table.room
             if room is not None and room.seat_of(player.nick) and room.game.result is None:
-                if (
-                    table.uid not in player.tables
-                    and table.owners.get(player.nick, player.seat_key) == player.seat_key
-                ):
+                owner = table.owners.get(player.nick, player.seat_key)
+                if owner != player.seat_key and self._comes_back_to(table, player, owner):
+                    self.own_seat(table, player)
+                    owner = player.seat_key
+                if table.uid not in player.tables and owner == player.seat_key:
                     self.enter(player, table.uid)
+
+    def _comes_back_to(self, table: Table, player: Player, owner: str) -> bool:
+        """Whether `player`, a guest, is the guest session that owns its nick's seat come back with a new
+        id (docs/protocol.md, "A guest who comes back"): from the network that session sat down from or
+        was used from. That session is over: it held the nick, which `player` holds now."""
+        if not player.guest or not player.network or owner.startswith("@"):
+            return False
+        place = table.guest_places.get(player.nick)
+        ended = self.roster.ended.get(owner)
+        return (place is not None and place[1] == player.network) or (
+            ended is not None and player.network in ended[1]
+        )
 
     def reserve_seat(self, table: Table, nick: str, owner: str) -> None:
         """A seat kept for the session or account `owner` (a Player.seat_key) before anyone sits: the
