@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
 import socket
@@ -70,6 +71,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
         frozenset(settings.trusted_proxies),
         frozenset(settings.unlimited),
         Grouping(settings.ipv4_prefixes, settings.ipv6_prefixes, settings.network_factor),
+        tuple(ipaddress.ip_network(network) for network in settings.metrics_from),
     )
     app[clients.LIMITS_KEY] = clients.request_limits(settings.network_factor)
     app[metrics.METRICS_KEY] = metrics.Metrics(
