@@ -34,6 +34,7 @@ from server.web.common import (
     STORE_KEY,
 )
 from server.web.connections import DIRECT_PATHS_KEY
+from server.web.headers import folder_page_policy
 from server.web.limits import LoginGuard, NetworkLimiter
 from server.web.networks import Grouping
 from server.web.polllane import POLL_ANSWER_KEY
@@ -116,6 +117,7 @@ def _serve_folder(app: web.Application, folder: Path) -> None:
 
     app.router.add_get("/", index)
     app.router.add_static("/", folder, follow_symlinks=False)
+    app.on_response_prepare.append(folder_page_policy)
 
 
 async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:

@@ -17,7 +17,7 @@ from sqlalchemy import text
 from server.app import BUILT_IN_CLIENT, STORE_KEY, create_app
 from server.config import Settings
 from server.web.clients import ClientPolicy
-from server.web.headers import SECURITY_HEADERS
+from server.web.headers import CLIENT_POLICY, FOLDER_POLICY, SECURITY_HEADERS
 from server.web.metrics import NOT_OPEN, ReplyTimes
 from tests.web.zagram import Zagram
 
@@ -114,6 +114,18 @@ async def test_a_static_folder_is_served_beside_the_protocol(static_client: Test
     assert (await static_client.get("/client.js")).status == 404  # the folder replaces the built-in client
 
 
+async def test_an_operators_pages_get_a_policy_that_restricts_nothing_they_do(
+    static_client: TestClient,
+) -> None:
+    """The zagram web client has inline scripts and handlers (docs/operations.md, "Response headers")."""
+    for path in ("/", "/index.html?id=ala123&opis=*Ala&lang=en"):
+        page = await static_client.get(path)
+        assert page.headers.getall("Content-Security-Policy") == [FOLDER_POLICY], path
+    script = await static_client.get("/js/app.js")
+    assert script.status == 200 and "Content-Security-Policy" not in script.headers
+    assert "Content-Security-Policy" not in (await static_client.get("/a.kropki?co=getMsg&msgNo=0")).headers
+
+
 @pytest.mark.parametrize(
     ("path", "content_type"),
     [
@@ -134,6 +146,9 @@ async def test_the_built_in_client_is_served_at_the_root_by_default(
     assert response.headers["X-Content-Type-Options"] == "nosniff"  # so a script must be served as one
     if content_type == "text/html":
         assert "<title>Kropki</title>" in await response.text()
+        assert response.headers.getall("Content-Security-Policy") == [CLIENT_POLICY]
+    else:
+        assert "Content-Security-Policy" not in response.headers
 
 
 async def test_the_built_in_client_goes_out_compressed_under_versioned_names(client: TestClient) -> None:
