@@ -21,7 +21,7 @@ import ast
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path
 
 import server
@@ -325,5 +325,7 @@ def _names(target: ast.AST | None) -> Iterator[str]:
             yield node.id
 
 
+@cache
 def server_codes() -> Codes:
+    """The codes of this server's code, read once per test run."""
     return Reader().codes()
