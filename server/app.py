@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
 import socket
@@ -45,6 +46,7 @@ from server.web.common import (
     STORE_KEY,
 )
 from server.web.connections import DIRECT_PATHS_KEY
+from server.web.headers import folder_page_policy
 from server.web.limits import LoginGuard, NetworkLimiter
 from server.web.networks import Grouping
 from server.web.polllane import POLL_ANSWER_KEY
@@ -82,6 +84,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
         frozenset(settings.trusted_proxies),
         frozenset(settings.unlimited),
         Grouping(settings.ipv4_prefixes, settings.ipv6_prefixes, settings.network_factor),
+        tuple(ipaddress.ip_network(network) for network in settings.metrics_from),
     )
     app[clients.LIMITS_KEY] = clients.request_limits(settings.network_factor)
     app[accesslog.SUMMARIES_KEY] = accesslog.RequestSummaries()
@@ -127,6 +130,7 @@ def _serve_folder(app: web.Application, folder: Path) -> None:
 
     app.router.add_get("/", index)
     app.router.add_static("/", folder, follow_symlinks=False)
+    app.on_response_prepare.append(folder_page_policy)
 
 
 async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:

@@ -30,6 +30,7 @@ from server.config import (
     ENV_IPV6_PREFIXES,
     ENV_MAX_CONNECTIONS,
     ENV_MEMBER,
+    ENV_METRICS_FROM,
     ENV_NETWORK_FACTOR,
     ENV_PLAYERS_PER_ADDRESS,
     ENV_PORT,
@@ -49,6 +50,7 @@ from server.config import (
     parse_ai_workers,
     parse_event_loop,
     parse_member,
+    parse_network,
     parse_port,
     parse_prefixes,
     parse_redis_url,
@@ -128,6 +130,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=_checked(parse_address),
         help="a reverse proxy whose X-Forwarded-For header names the client (repeatable; "
         f"env {ENV_TRUSTED_PROXIES}, comma-separated; default none)",
+    )
+    serve.add_argument(
+        "--metrics-from",
+        metavar="CIDR",
+        action="append",
+        type=_checked(parse_network),
+        help="a network (or an address) that may read /metrics besides loopback and the trusted proxies "
+        f"(repeatable; env {ENV_METRICS_FROM}, comma-separated; 0.0.0.0/0 and ::/0 open it to all)",
     )
     serve.add_argument(
         "--unlimited",
@@ -336,6 +346,7 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         static_dir=getattr(args, "static", None) or base.static_dir,
         trusted_proxies=tuple(getattr(args, "trusted_proxy", None) or base.trusted_proxies),
         unlimited=tuple(getattr(args, "unlimited", None) or base.unlimited),
+        metrics_from=tuple(getattr(args, "metrics_from", None) or base.metrics_from),
         max_players=getattr(args, "max_players", None) or base.max_players,
         max_tables=getattr(args, "max_tables", None) or base.max_tables,
         players_per_address=getattr(args, "players_per_address", None) or base.players_per_address,

@@ -24,6 +24,7 @@ ENV_DB = "KROPKI_DB"
 ENV_STATIC = "KROPKI_STATIC"
 ENV_TRUSTED_PROXIES = "KROPKI_TRUSTED_PROXIES"
 ENV_UNLIMITED = "KROPKI_UNLIMITED"
+ENV_METRICS_FROM = "KROPKI_METRICS_FROM"
 ENV_AI_WORKERS = "KROPKI_AI_WORKERS"
 DEFAULT_AI_WORKERS = 1
 MAX_AI_WORKERS = 64
@@ -92,6 +93,7 @@ class Settings:
     static_dir: Path | None = None  # a folder served as static files (e.g. the zagram web client)
     trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For names the client
     unlimited: tuple[str, ...] = ()  # client addresses exempt from the per-request limits
+    metrics_from: tuple[str, ...] = ()  # networks that may read /metrics besides loopback and the proxies
     max_players: int = 5_000
     max_tables: int = 2_500
     players_per_address: int = DEFAULT_PLAYERS_PER_ADDRESS
@@ -134,6 +136,7 @@ class Settings:
             static_dir=Path(environ[ENV_STATIC]) if environ.get(ENV_STATIC) else None,
             trusted_proxies=_addresses(environ.get(ENV_TRUSTED_PROXIES, ""), ENV_TRUSTED_PROXIES),
             unlimited=_addresses(environ.get(ENV_UNLIMITED, ""), ENV_UNLIMITED),
+            metrics_from=_networks(environ.get(ENV_METRICS_FROM, ""), ENV_METRICS_FROM),
             ai_workers=parse_ai_workers(environ[ENV_AI_WORKERS], ENV_AI_WORKERS)
             if environ.get(ENV_AI_WORKERS)
             else DEFAULT_AI_WORKERS,
@@ -272,6 +275,21 @@ def parse_address(value: str) -> str:
 def _addresses(text: str, name: str) -> tuple[str, ...]:
     try:
         return tuple(parse_address(part) for part in text.split(",") if part.strip())
+    except ConfigError as exc:
+        raise ConfigError(f"{name}: {exc}") from None
+
+
+def parse_network(value: str) -> str:
+    """A network in CIDR notation (`10.0.0.0/8`, `fd00::/8`), or one address (`10.0.0.5`)."""
+    try:
+        return str(ipaddress.ip_network(value.strip(), strict=False))
+    except ValueError:
+        raise ConfigError(f"not a network (CIDR, e.g. 10.0.0.0/8) or an IP address: {value!r}") from None
+
+
+def _networks(text: str, name: str) -> tuple[str, ...]:
+    try:
+        return tuple(parse_network(part) for part in text.split(",") if part.strip())
     except ConfigError as exc:
         raise ConfigError(f"{name}: {exc}") from None
 

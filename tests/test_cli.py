@@ -576,3 +576,20 @@ def test_uvloop_asked_for_where_it_is_not_installed_is_refused(monkeypatch: pyte
     with pytest.raises(ConfigError, match="uvloop is not installed"):
         resolve([], {"KROPKI_EVENT_LOOP": "uvloop"})
     assert resolve([], {"KROPKI_EVENT_LOOP": "auto"}).event_loop == "auto"  # auto falls back at start
+
+
+def test_metrics_from_from_flags_environment_or_none(capsys: pytest.CaptureFixture[str]) -> None:
+    assert resolve([], {}).metrics_from == ()
+    from_env = resolve([], {"KROPKI_METRICS_FROM": "10.0.0.0/8, fd00::/8"})
+    assert from_env.metrics_from == ("10.0.0.0/8", "fd00::/8")
+    flags = ["--metrics-from", "192.0.2.7", "--metrics-from", "198.51.100.9/24"]
+    assert resolve(flags, {"KROPKI_METRICS_FROM": "10.0.0.0/8"}).metrics_from == (
+        "192.0.2.7/32",
+        "198.51.100.0/24",
+    )
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["serve", "--metrics-from", "everyone"])
+    assert exit_info.value.code == 2
+    assert "not a network (CIDR" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="KROPKI_METRICS_FROM: not a network"):
+        resolve([], {"KROPKI_METRICS_FROM": "10.0.0.0/33"})

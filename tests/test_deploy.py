@@ -4,6 +4,7 @@ nginx site goes through `nginx -t` (make test installs Debian's nginx-light when
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pytest_aiohttp import AiohttpClient
 
 from server.app import create_app
 from server.config import DEFAULT_MAX_CONNECTIONS, Settings
@@ -256,3 +258,34 @@ def test_the_systemd_unit_trusts_the_nginx_site_in_front_of_it() -> None:
         "nginx connects from the upstream's loopback address"
     )
     assert "proxy_set_header X-Forwarded-For $remote_addr;" in site
+
+
+def locations(site: str) -> dict[str, str]:
+    """A site's `location` blocks (none has a block inside it): what it matches -> its directives."""
+    return {where.strip(): body for where, body in re.findall(r"location ([^{]+)\{(.*?)\n    \}", site, re.S)}
+
+
+@pytest.mark.parametrize("site_file", ["nginx-kropki.conf", "nginx-kropki-cluster.conf"])
+def test_every_request_nginx_forwards_names_its_client(site_file: str) -> None:
+    """The server answers /metrics (and applies its limits) by the client nginx names: a location that
+    forwarded without naming one would bring the internet in as nginx itself."""
+    found = locations((DEPLOY / site_file).read_text())
+    metrics = found.pop("= /metrics")
+    assert re.findall(r"(allow|deny) (\S+);", metrics) == (
+        [("allow", "127.0.0.1"), ("deny", "all")] if site_file == "nginx-kropki.conf" else [("deny", "all")]
+    )
+    forwarding = {where: body for where, body in found.items() if "proxy_pass" in body}
+    assert len(forwarding) == 2  # the server's routes and the built-in client
+    for where, body in forwarding.items():
+        assert "proxy_set_header X-Forwarded-For $remote_addr;" in body, where
+
+
+async def test_behind_the_shipped_site_the_internet_cannot_read_metrics(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """As the shipped unit starts the server (trusting nginx at 127.0.0.1), and as nginx forwards."""
+    proxies = Settings.from_env(unit_environment()).trusted_proxies
+    client = await aiohttp_client(create_app(dataclasses.replace(settings, trusted_proxies=proxies)))
+    assert (await client.get("/metrics")).status == 200  # nginx's own /metrics location: no client named
+    for forwarded in ("203.0.113.9", "127.0.0.1, 203.0.113.9"):  # $remote_addr; a client's own header too
+        assert (await client.get("/metrics", headers={"X-Forwarded-For": forwarded})).status == 403

@@ -127,13 +127,15 @@ class Limits:
                 if not counts[key]:
                     del counts[key]
 
-    def room_for_a_table(self, opened: int, tables: Iterable[Table], *players: Player) -> None:
-        """Room for one more game table (`opened`: game tables open now); between guests (or a guest's
-        analysis) not in the tables kept for registered players, nor beyond what a guest's address and
+    def room_for_a_table(
+        self, opened: int, tables: Iterable[Table], *players: Player, guest: bool = False
+    ) -> None:
+        """Room for one more game table (`opened`: game tables open now); one a guest plays at (a game
+        with a guest in it, a guest's analysis; `guest`: one of an organiser's, whose guests may not be
+        online) not in the tables kept for registered players, nor beyond what a guest's address and
         network hold already (tables with a seat of one of its guests, Table.guest_places)."""
-        if opened >= self.caps.tables or (
-            any(player.guest for player in players) and opened >= self.caps.for_guests(self.caps.tables)
-        ):
+        guest = guest or any(player.guest for player in players)
+        if opened >= self.caps.tables or (guest and opened >= self.caps.for_guests(self.caps.tables)):
             raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
         counted = [p for p in players if p.guest and p.host and not p.unlimited and not reserved(p.nick)]
         if counted:

@@ -144,7 +144,7 @@ async function sendLogin({ id, nick, registered }, register = false) {
     }
     answer = await request("auth.py", { co: "loguj", opisGracza: nick, idGracza: id, lang });
     if (answer.startsWith("ok.zalogowanyNaSerwer")) return null;
-    return answer === "nieOk.wrongNickOrId" ? t("wrongLogin") : refusalText(answer, t);
+    return refusalText(answer, t);
   } catch {
     return t("reconnecting");
   }
@@ -195,7 +195,8 @@ async function poll(mine) {
     if (mine !== generation) return;
     const reply = parseReply(body);
     if (!reply) {
-      notify(t("refusedOther", { reason: body.slice(0, 80) }));
+      // a refusal (err.tooFast, err.storage...) in words; anything else as the server sent it
+      notify(body.startsWith("err.") ? refusalText(body, t) : t("refusedOther", { reason: body.slice(0, 80) }));
       await sleep(RETRY_MS);
       continue;
     }

@@ -15,6 +15,8 @@ from server.web.headers import TEXT_HEADERS
 from server.web.limits import NetworkBuckets, TokenBuckets
 from server.web.networks import Grouping
 
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
 PER_ID = (20.0, 40.0)  # a player id: 20 requests a second, bursts of 40 (clients poll about once a second)
 PER_ADDRESS = (200.0, 400.0)  # an address, which may be many players behind one NAT
 GUEST_LOGINS = (0.5, 30.0)  # guest logins an address may make: 30 at once, then one every 2 seconds
@@ -29,6 +31,21 @@ class ClientPolicy:
     trusted_proxies: frozenset[str]  # only these may say who the client is (X-Forwarded-For)
     unlimited: frozenset[str]  # addresses exempt from the per-address limits (load tests, monitoring)
     grouping: Grouping = Grouping()  # addresses into hosts and networks (server/web/networks.py)
+    metrics_from: tuple[IPNetwork, ...] = ()  # may read /metrics, besides loopback and the trusted proxies
+
+    def reads_metrics(self, address: str) -> bool:
+        """Whether a client at `address` (client_address's) may read /metrics: loopback, a trusted
+        proxy asking for itself (or forwarding without naming a client), or --metrics-from. A client a
+        proxy names in X-Forwarded-For is that client, so the internet cannot read it through nginx."""
+        if address in self.trusted_proxies:
+            return True
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped  # a dual-stack socket's IPv4 peer
+        return ip.is_loopback or any(ip in network for network in self.metrics_from)
 
 
 class Asker(Protocol):
@@ -48,6 +65,10 @@ class Asker(Protocol):
 
 
 POLICY_KEY = web.AppKey("client_policy", ClientPolicy)
+
+
+def reads_metrics(request: Asker) -> bool:
+    return request.app[POLICY_KEY].reads_metrics(client_address(request))
 
 
 def client_address(request: Asker) -> str:

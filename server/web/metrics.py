@@ -26,7 +26,9 @@ from prometheus_client.registry import Collector
 
 from server import gcpauses
 from server.hub.hub import Hub
+from server.web.clients import reads_metrics
 
+NOT_OPEN = "/metrics answers loopback and the trusted proxies only (see --metrics-from).\n"
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 routes = web.RouteTableDef()
@@ -183,6 +185,8 @@ METRICS_KEY = web.AppKey("metrics", Metrics)
 
 @routes.get("/metrics")
 async def metrics_page(request: web.Request) -> web.Response:
+    if not reads_metrics(request):
+        return web.Response(status=403, text=NOT_OPEN, headers={"Cache-Control": "no-store"})
     body = generate_latest(request.app[METRICS_KEY].registry)
     response = web.Response(body=body, headers={"Cache-Control": "no-store"})
     response.content_type = CONTENT_TYPE_LATEST.split(";")[0]

@@ -458,6 +458,7 @@ def test_the_lane_reads_the_polls_real_clients_send_as_aiohttp_reads_them(header
 
 
 _NAMES = ["Host", "host", "User-Agent", "Accept-Encoding", "Connection", "X-Forwarded-For", "Content-Length"]
+_NAMES += ["Proxy-Connection", "proxy-connection"]
 _NAMES += ["Transfer-Encoding", "Expect", "Upgrade", "Sec-WebSocket-Key1", "Content-Type", "X-é", "X A", ""]
 _VALUES = ["k", "close", "Keep-Alive", "keep-alive, Upgrade", "0", "chunked", "100-continue", "gzip, br", ""]
 _HEADER = st.tuples(
@@ -474,7 +475,29 @@ _PLAIN_HEADER = st.tuples(  # as clients send them, so that the lane has many he
 )
 
 
+@pytest.mark.parametrize("version", ["1.1", "1.0"])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        "Proxy-Connection: close",
+        "Proxy-Connection: keep-alive",
+        "Proxy-Connection: Close, x",
+        "Connection: keep-alive\r\nProxy-Connection: close",
+        "Proxy-Connection: keep-alive\r\nConnection: close",
+    ],
+)
+def test_a_proxy_connection_is_read_as_aiohttp_reads_it(version: str, headers: str) -> None:
+    """llhttp, aiohttp's parser, takes `Proxy-Connection` for a `Connection` (close, keep-alive): a poll
+    that has one is read as aiohttp reads it, or left to aiohttp."""
+    lane = PollLane(web.Application(), answer=None)  # type: ignore[arg-type]  # it only reads here
+    head = f"GET /a.kropki?co=getMsg&a HTTP/{version}\r\nHost: k\r\n{headers}\r\n\r\n"
+    read, by_aiohttp = _parsed(lane, head.encode())
+    assert by_aiohttp is not None
+    assert read is None or _as_read(read) == _as_read(by_aiohttp)
+
+
 @examples(max_examples=400, deadline=None)
+@example("GET", "/a.kropki?co=getMsg&a", "1.1", "Host: k", "", [("Proxy-Connection", ": ", "close")], "")
 @example("GET", "/a.kropki?co=getMsg&a", "1.1", "Host: k", "", [("user-agent", ": ", "a")] * 2, "")
 @example("GET", "/a.kropki?co=getMsg&a", "1.1", "Host: k", "", [("Host", ":", "k")], "")
 @example("GET", "/a.kropki?co=getMsg&a", "1.0", "", "", [("X-A", ":", "\x7f")], "")
