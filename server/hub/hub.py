@@ -90,7 +90,7 @@ class Hub:
         self.mirrors = Mirrors(ctx, self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
         self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved, self.remote_lobby)
-        self.ignoring = Ignoring(ctx, self.bus, self.roster, self.saved, self.invites)
+        self.ignoring = Ignoring(ctx, self.bus, self.roster, self.saved, self.invites, self.remote_lobby)
         self.tournaments = Tournaments(ctx, self.tables, self.remote_lobby)
         self.lobby_state = Lobby(self.bus, self.tables, self.remote_lobby, self.mirrors)
         self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.games, self.chats)

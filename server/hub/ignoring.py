@@ -18,6 +18,7 @@ from server.hub.bus import EventBus
 from server.hub.context import Context
 from server.hub.invitations import Invitations
 from server.hub.model import LOBBY, Player
+from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
 from server.protocol import events
@@ -28,9 +29,16 @@ MOST_IGNORED = 100  # players on one list: every reply of its owner looks at eac
 
 class Ignoring:
     def __init__(
-        self, ctx: Context, bus: EventBus, roster: Roster, saved: SavedSessions, invitations: Invitations
+        self,
+        ctx: Context,
+        bus: EventBus,
+        roster: Roster,
+        saved: SavedSessions,
+        invitations: Invitations,
+        remote: RemoteLobby,
     ) -> None:
         self.ctx, self.bus, self.roster, self.saved, self.invitations = ctx, bus, roster, saved, invitations
+        self.remote = remote
 
     def command(self, player: Player, what: str, text: str) -> None:
         """`ignore._NICK`, `unignore._NICK`, or `ignore.` alone, which asks for the list: each is answered
@@ -61,10 +69,17 @@ class Ignoring:
                 "tooManyIgnored", f"You ignore {MOST_IGNORED} players already: stop ignoring one first."
             )
         self.ctx.limits.ignore_change(player, self.ctx.timers.now())
-        someone = self.roster.online(nick)
-        player.ignored[key] = someone.nick if someone is not None else nick
+        player.ignored[key] = self._shown(nick)
         self._keep(player)
         self.invitations.ignored(player, key)
+
+    def _shown(self, nick: str) -> str:
+        """The nick as the lobby shows it (here or on another member of a cluster), else as typed."""
+        someone = self.roster.online(nick)
+        if someone is not None:
+            return someone.nick
+        elsewhere = self.remote.member_of(nick)
+        return elsewhere[1] if elsewhere is not None else nick
 
     def _keep(self, player: Player) -> None:
         """A registered player's list is the account's (kept for their next sessions); a guest's is the
