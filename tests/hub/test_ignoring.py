@@ -253,3 +253,17 @@ def test_a_guests_list_goes_with_its_session_and_a_registered_players_with_the_a
     assert store.sessions[hub.players["guest01"].id_hmac].ignored == ("*Cyd",)
     assert store.accounts == {"bob": ("*Old", "*Cyd")}
     assert store.sessions[bob.id_hmac].ignored == ()  # the account keeps it, not the session
+
+
+def test_while_storage_fails_the_list_is_not_changed_but_can_be_read() -> None:
+    hub, _, people = lobby_of("*Ala", "*Bob")
+    ala = people["*Ala"]
+    ala.send("c", "ignore", "_*Bob")
+    ala.poll()
+    hub.persistence.storage_failure = "disk full"
+    ala.send("c", "unignore", "_*Bob")
+    ala.send("c", "ignore")
+    reply = ala.poll()
+    assert texts(reply)[0].startswith("told: The server cannot save anything just now")
+    assert reply.lines(0, "n") == ["n*Bob"]
+    assert hub.players[ala.secret].ignored == {"*bob": "*Bob"}
