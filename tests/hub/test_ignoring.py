@@ -30,7 +30,7 @@ class Reader:
     """A logged-in guest polling the hub as a client does: its commands numbered, its msgNo kept."""
 
     def __init__(self, hub: Hub, nick: str) -> None:
-        self.hub, self.nick, self.secret = hub, nick, f"id{abs(hash(nick)) % 10**7:07d}"
+        self.hub, self.nick, self.secret = hub, nick, f"id{len(hub.players):07d}"
         self.number, self.seen = 0, 0
         hub.guest_login(self.secret, nick, "en")
 
