@@ -50,6 +50,7 @@ RUNS = {
     ),
     "fuzz": (["--seconds", "3", "--seed", "1"], "result: OK (0 failures)"),
     "lobby_news": (["--readers", "50", "--seconds", "1", "--rate", "10"], "replies with the bus's setting"),
+    "ignoring": (["--readers", "50", "--rounds", "5", "--repeat", "1", "--ignoring", "0.2"], "a speaker:"),
     "login_cost": (["--players", "50", "200", "--logins", "20", "--rounds", "1"], "getBMsg at 200 players x"),
     "swiss": (["--players", "30", "--rounds", "5"], "30 players: slowest round"),
     # the one game of the first 200,000 where oppai-rs's realm interiors differ: the count sees it

@@ -25,6 +25,7 @@ from server.hub.clock import LoopTimers, Timers
 from server.hub.computer import Computer
 from server.hub.context import Context
 from server.hub.games import Games
+from server.hub.ignoring import Ignoring
 from server.hub.invitations import Invitations
 from server.hub.limits import Caps, Limits, needs_storage
 from server.hub.lobby import Lobby
@@ -89,6 +90,7 @@ class Hub:
         self.mirrors = Mirrors(ctx, self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
         self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved, self.remote_lobby)
+        self.ignoring = Ignoring(ctx, self.bus, self.roster, self.saved, self.invites, self.remote_lobby)
         self.tournaments = Tournaments(ctx, self.tables, self.remote_lobby)
         self.lobby_state = Lobby(self.bus, self.tables, self.remote_lobby, self.mirrors)
         self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.games, self.chats)
@@ -107,6 +109,7 @@ class Hub:
             self.invites,
             self.mirrors,
             self.visitors,
+            self.ignoring,
         )
         self.restorer = Restorer(
             ctx, self.bus, self.saved, self.tables, self.games, self.chats, self.sessions

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from server.engine.gametype import GameKind
 from server.hub.model import PLAYER_ACTIONS, TABLE_ACTIONS, Origin, Player, Table, reserved
 from server.hub.persistence import Persistence
-from server.protocol.codec import ProtocolError
+from server.protocol.codec import ProtocolError, nick_key
 
 STORAGE_REFUSED = (  # docs/operations.md, "When storage fails"
     "The server cannot save anything just now, so this was not done. "
@@ -24,6 +24,13 @@ STORAGE_REFUSED = (  # docs/operations.md, "When storage fails"
 CHAT_LINES_PER_MINUTE = 20
 SAME_LINE_PER_MINUTE = 3
 INVITATIONS_PER_MINUTE = 10
+# Private lines to one player from people that player has not written to in the last ANSWERED_FOR
+# seconds (a conversation is held only by CHAT_LINES_PER_MINUTE): from one sender, and from everyone.
+PRIVATE_FROM_ONE_PER_MINUTE = 10
+PRIVATE_TO_ONE_PER_MINUTE = 30
+ANSWERED_FOR = 600.0
+WROTE_TO_KEPT = 256  # partners remembered per player before the ones past ANSWERED_FOR are forgotten
+IGNORE_CHANGES_PER_MINUTE = 30  # each is a write to the store
 MAX_PLAYERS = 5_000
 MAX_TABLES = 2_500
 PLAYERS_PER_ADDRESS = 10  # sessions from one address (a club or a school behind one NAT needs a few)
@@ -54,9 +61,10 @@ class Caps:
 
 def needs_storage(kind: str, table: str, text: str) -> bool:
     """Whether a command changes what storage keeps (moves, chat, propositions, clocks, invitations,
-    tables): refused while storage fails. Subscriptions, own flags and `c get` only touch the session."""
+    tables, the players one ignores): refused while storage fails. Subscriptions, own flags, `c get`
+    and asking for the list of the ignored (`c ignore` without a nick) only touch the session."""
     if kind == "c":
-        return table != "get"
+        return table != "get" and not (table == "ignore" and not text)
     if kind == "v":
         return text == "a" or text.startswith("s.")
     return kind in ("s", "u", "t")
@@ -187,9 +195,52 @@ class Limits:
             raise ProtocolError("repeatedLine", "The same line again: it was not sent.")
         player.said.append((now, text))
 
+    def private(self, recipient: Player, sender: str, now: float) -> str | None:
+        """Room for a private line from `sender` to `recipient`, checked where the recipient is served
+        (so also for a sender on another member of a cluster). A line from someone the recipient wrote
+        to in the last ANSWERED_FOR seconds is a conversation: None, nothing to count. Any other counts
+        (returns the sender's key for `private_taken`, once the line is sent): at most
+        PRIVATE_FROM_ONE_PER_MINUTE from one sender, PRIVATE_TO_ONE_PER_MINUTE from everyone."""
+        key = nick_key(sender)
+        wrote = recipient.wrote_to.get(key)
+        if wrote is not None and now - wrote < ANSWERED_FOR:
+            return None
+        recent = recipient.private_in
+        while recent and recent[0][0] <= now - 60:
+            recent.popleft()
+        if sum(1 for _, who in recent if who == key) >= PRIVATE_FROM_ONE_PER_MINUTE:
+            raise ProtocolError(
+                "privateFlood",
+                f"At most {PRIVATE_FROM_ONE_PER_MINUTE} private lines a minute to {recipient.nick} "
+                "until they write to you; it was not sent.",
+            )
+        if len(recent) >= PRIVATE_TO_ONE_PER_MINUTE:
+            raise ProtocolError(
+                "privateFull",
+                f"{recipient.nick} is getting too many private messages just now; it was not sent. "
+                "Please try again in a minute.",
+            )
+        return key
+
+    def private_taken(self, recipient: Player, key: str, now: float) -> None:
+        recipient.private_in.append((now, key))
+
+    def wrote(self, writer: Player, recipient: str, now: float) -> None:
+        """`writer` sent `recipient` a private line: the lines back are a conversation for a while."""
+        wrote_to = writer.wrote_to
+        wrote_to[nick_key(recipient)] = now
+        if len(wrote_to) > WROTE_TO_KEPT:
+            for key in [key for key, at in wrote_to.items() if now - at >= ANSWERED_FOR]:
+                del wrote_to[key]
+
     def invitation(self, player: Player, whom: str, now: float) -> None:
         within_a_minute(player.invited, now, INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations")
         player.invited.append((now, whom))
+
+    def ignore_change(self, player: Player, now: float) -> None:
+        what = "changes to the players you ignore"
+        within_a_minute(player.ignore_changes, now, IGNORE_CHANGES_PER_MINUTE, "tooFast", what)
+        player.ignore_changes.append((now, ""))
 
     def player_actions(self, player: Player, now: float) -> None:
         """The player's own part of `actions` (also for a table of another member: Mirrors.act)."""

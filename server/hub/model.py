@@ -65,6 +65,9 @@ class Player:
     last_seen: float = 0.0  # the last request (timers' monotonic time); set by Roster.seen, which sorts by it
     rejected_by: list[str] = field(default_factory=list)  # `vr` lines until acknowledged
     blocked: set[str] = field(default_factory=set)  # nick_key of people whose invitations are refused
+    # the players this one ignores (docs/protocol.md, "Ignoring"): nick_key -> the nick as shown; read on
+    # every reply, which hides their chat lines only when it is not empty
+    ignored: dict[str, str] = field(default_factory=dict)
     joined: dict[int, int] = field(default_factory=dict)  # table -> event number of sitting down there
     # table -> event number of a new game there: replies to an older msgNo leave the table out (see reply)
     new_game_at: dict[int, int] = field(default_factory=dict)
@@ -73,6 +76,11 @@ class Player:
     waiter: asyncio.Future[None] | None = None  # while a long poll waits
     said: deque[tuple[float, str]] = field(default_factory=deque)  # chat in the last minute (flood limit)
     invited: deque[tuple[float, str]] = field(default_factory=deque)  # invitations in the last minute
+    # private lines to this player in the last minute from people they have not written to lately, with
+    # the nick_key of each sender; and when this player last wrote to each nick_key (Limits.private)
+    private_in: deque[tuple[float, str]] = field(default_factory=deque)
+    wrote_to: dict[str, float] = field(default_factory=dict)
+    ignore_changes: deque[tuple[float, str]] = field(default_factory=deque)  # in the last minute
     logged_in_at: int = 0  # the last event number before this session began
     fresh: bool = True  # no reply sent yet in this session
     id_hmac: str = field(default="", repr=False)  # finds the session in the store after a restart
@@ -102,6 +110,9 @@ class Player:
     def flags(self) -> str:
         return ("F" if self.free else "N") + self.client
 
+    def ignores(self, nick: str) -> bool:
+        return bool(self.ignored) and nick_key(nick) in self.ignored
+
     def __post_init__(self) -> None:
         self.refresh_info()
 
@@ -110,10 +121,12 @@ class Player:
         self.info = events.user_info(self.nick, self.avatar, self.flags(), self.lang, self.record)
 
     def apply(self, account: Account) -> None:
-        """Rating, results and moderator flag as the account has them now."""
+        """Rating, results, moderator flag and (at a login) the players ignored, as the account has them."""
         self.moderator = account.moderator
         self.avatar = account.avatar
         self.record = (account.rating, account.wins, account.draws, account.losses, "")
+        if account.ignored is not None:  # read with the account for a session, not after a game
+            self.ignored = {nick_key(nick): nick for nick in account.ignored}
         self.refresh_info()
 
     @property

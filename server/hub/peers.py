@@ -64,8 +64,13 @@ class Peers:
         elif "invitation_ended" in message:
             self.invitations.ended_elsewhere(member, *message["invitation_ended"])
         elif "private" in message:
-            if not self.chats.take_private(message["private"]) and self._send is not None:
-                self._send(member, {"undelivered": message["private"]})  # its player left meanwhile
+            answer = self.chats.take_private(message["private"])  # kept, refused, or its player left
+            if self._send is not None:
+                self._send(member, answer)
+        elif "private_kept" in message:
+            self.chats.private_kept(message["private_kept"])
+        elif "private_refused" in message:
+            self.chats.private_refused(*message["private_refused"])
         elif "undelivered" in message:
             self.chats.private_not_delivered(message["undelivered"])
         else:

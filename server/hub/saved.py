@@ -2,7 +2,7 @@
 the sessions' journal of k, and the heartbeat that folds the one into the other.
 
 The only owner of the sessions' journal (SESSION_JOURNAL); every part that changes what a session
-keeps (its tables, flags, language, blocked nicks) hands the session here.
+keeps (its tables, flags, language, blocked nicks, a guest's ignored players) hands the session here.
 """
 
 from __future__ import annotations
@@ -55,6 +55,7 @@ class SavedSessions:
                     origin=SessionOrigin(
                         player.host, player.network, tuple(player.networks), player.unlimited
                     ),
+                    ignored=tuple(player.ignored.values()) if player.guest else (),
                 )
             )
 

@@ -137,6 +137,26 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "ru": "Этот игрок не принимает ваши приглашения.",
         "ua": "Цей гравець не приймає ваших запрошень.",
     },
+    "privateBlocked": {
+        "pl": "Ten gracz nie przyjmuje twoich prywatnych wiadomości.",
+        "ru": "Этот игрок не принимает ваши личные сообщения.",
+        "ua": "Цей гравець не приймає ваших особистих повідомлень.",
+    },
+    "privateFlood": {
+        "pl": "Za dużo prywatnych wiadomości do gracza, który nie odpisał; nie wysłano. Poczekaj chwilę.",
+        "ru": "Слишком много личных сообщений игроку, который не ответил; не отправлено. Подождите.",
+        "ua": "Забагато особистих повідомлень гравцеві, який не відповів; не надіслано. Зачекайте.",
+    },
+    "privateFull": {
+        "pl": "Ten gracz dostaje teraz za dużo wiadomości; nie wysłano. Spróbuj za minutę.",
+        "ru": "Этот игрок сейчас получает слишком много сообщений; не отправлено. Попробуйте позже.",
+        "ua": "Цей гравець зараз отримує забагато повідомлень; не надіслано. Спробуйте пізніше.",
+    },
+    "tooManyIgnored": {
+        "pl": "Ignorujesz już zbyt wielu graczy: najpierw przestań ignorować któregoś.",
+        "ru": "Вы уже игнорируете слишком много игроков: сначала перестаньте игнорировать кого-нибудь.",
+        "ua": "Ви вже ігноруєте забагато гравців: спершу перестаньте ігнорувати когось.",
+    },
     "badGameType": {
         "pl": "Takiej gry nie można tu rozpocząć.",
         "ru": "Такую игру здесь начать нельзя.",

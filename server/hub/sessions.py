@@ -285,6 +285,7 @@ class Sessions:
             last_command=saved.last_command,
             last_seen=last_seen,
             blocked=set(saved.blocked),
+            ignored={nick_key(nick): nick for nick in saved.ignored},
             logged_in_at=self.bus.last,
             id_hmac=saved.id_hmac,
             host=saved.origin.host,

@@ -66,11 +66,12 @@ from server.hub.persistence import (
 )
 from server.logs import Fields
 from server.protocol.codec import nick_key
-from server.store.accounts import account_of
+from server.store.accounts import account_of, ignored_by
 from server.store.database import BUSY_TIMEOUT_MS, insert_with_on_conflict, sqlite_pragmas
 from server.store.models import (
     ArchivedGame,
     GamePlayer,
+    IgnoredPlayer,
     JournalEntry,
     JournalSetAside,
     LiveSession,
@@ -182,6 +183,12 @@ class _EventsReserved:
     mark: int
 
 
+@dataclass
+class _IgnoredSaved:
+    account: str  # the registered player's nick_key
+    nicks: tuple[str, ...]
+
+
 _TableJob = _Entry | _Opened | _Closed | _TournamentTable | _TournamentCancelled  # writes about one table
 _Job = (
     _Entry
@@ -197,6 +204,7 @@ _Job = (
     | _Compacted
     | _SessionsSeen
     | _EventsReserved
+    | _IgnoredSaved
 )
 
 
@@ -259,6 +267,9 @@ class StoreWriter:
 
     def session_ended(self, id_hmac: str) -> None:
         self._put(_SessionEnded(id_hmac))
+
+    def ignored_saved(self, account: str, nicks: tuple[str, ...]) -> None:
+        self._put(_IgnoredSaved(account, nicks))
 
     def journal_dropped(self, uid: int) -> None:
         self._put(_JournalDropped(uid))
@@ -538,10 +549,11 @@ class StoreWriter:
             rows = (await session.scalars(select(LiveSession).where(LiveSession.owner == self.member))).all()
             keys = {nick_key(row.nick) for row in rows if row.registered}
             users = (await session.scalars(select(User).where(User.nick_key.in_(keys)))).all() if keys else []
+            ignored = await ignored_by(session, [user.id for user in users])
         self._hmac_key = bytes.fromhex(state[HMAC_KEY])
         return LiveSessions(
             sessions=[_saved_session(row) for row in rows],
-            accounts={user.nick_key: account_of(user) for user in users},
+            accounts={user.nick_key: account_of(user, ignored[user.id]) for user in users},
             event_mark=int(state.get(EVENT_MARK, 0)),
             alive_at=float(state[ALIVE_AT]) if ALIVE_AT in state else None,
         )
@@ -603,10 +615,12 @@ class StoreWriter:
             if found is None:
                 return None
             row, owner = found
-            user = None
+            account = None
             if row.registered:
                 user = await session.scalar(select(User).where(User.nick_key == nick_key(row.nick)))
-        return owner, _saved_session(row), account_of(user) if user is not None else None
+                if user is not None:
+                    account = account_of(user, (await ignored_by(session, [user.id]))[user.id])
+        return owner, _saved_session(row), account
 
 
 async def _read_journals(
@@ -648,6 +662,7 @@ def _saved_session(row: LiveSession) -> SavedSession:
         last_command=row.last_command,
         quiet_since=row.quiet_since,
         origin=_session_origin(row.origin),
+        ignored=tuple(json.loads(row.ignored)),
     )
 
 
@@ -706,6 +721,8 @@ def _write(connection: Connection, batch: list[_Job], member: int) -> list[Calla
                 _seen(session, job)
             elif isinstance(job, _EventsReserved):
                 _set_state(session, {EVENT_MARK: str(job.mark)})
+            elif isinstance(job, _IgnoredSaved):
+                _save_ignored(session, job)
             elif isinstance(job, _Opened):
                 session.merge(
                     LiveTable(uid=job.uid, opened_at=datetime.now(UTC), closed_at=None, owner=member)
@@ -776,6 +793,7 @@ def _save_sessions(session: Session, saved: dict[str, SavedSession], member: int
             "client": s.client,
             "tables": json.dumps(list(s.tables)),
             "blocked": json.dumps(list(s.blocked)),
+            "ignored": json.dumps(list(s.ignored)),
             "last_command": s.last_command,
             "quiet_since": None,
             "owner": member,
@@ -793,6 +811,20 @@ def _save_sessions(session: Session, saved: dict[str, SavedSession], member: int
             index_elements=["id_hmac"], set_={name: insert.excluded[name] for name in kept}
         ),
     )
+
+
+def _save_ignored(session: Session, job: _IgnoredSaved) -> None:
+    """The account's whole list, in place of what it was (nothing if the account is gone meanwhile)."""
+    user_id = session.scalar(select(User.id).where(User.nick_key == job.account))
+    if user_id is None:
+        return
+    session.execute(delete(IgnoredPlayer).where(IgnoredPlayer.user_id == user_id))
+    if job.nicks:
+        now = datetime.now(UTC)
+        session.execute(
+            _insert(session, IgnoredPlayer),
+            [{"user_id": user_id, "nick_key": nick_key(n), "nick": n, "ignored_at": now} for n in job.nicks],
+        )
 
 
 def _seen(session: Session, job: _SessionsSeen) -> None:

@@ -374,6 +374,7 @@ def test_a_step_of_the_wall_clock_times_nobody_out_and_keeps_the_limits() -> Non
     hub = started(store, clock, clock.timers)
     hub.guest_login("ala123", "*Ala", "en")
     hub.guest_login("bob456", "*Bob", "en")
+    hub.chat_from("bob456", "_*Ala", "go on")  # a conversation: only her own chat limit holds her
     for n in range(CHAT_LINES_PER_MINUTE):
         hub.chat_from("ala123", "_*Bob", f"note {n}")
     clock.step(3600)  # the wall clock jumps an hour ahead (an NTP step, a VM resumed)
