@@ -18,6 +18,8 @@ from server.config import (
     DEFAULT_MAX_CONNECTIONS,
     ENV_AI_WORKERS,
     ENV_ANALYSIS_PER_PLAYER,
+    ENV_CLUSTER_SECRET,
+    ENV_CLUSTER_SECRET_FILE,
     ENV_DB,
     ENV_EVENT_LOOP,
     ENV_FAILED_LOGIN_MAX_WAIT,
@@ -54,6 +56,7 @@ from server.config import (
     parse_redis_url,
     parse_share,
     parse_whole,
+    read_cluster_secret_file,
     sqlite_data_dir,
     sqlite_file,
 )
@@ -248,6 +251,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"this member's name in the cluster (env {ENV_MEMBER}, default HOST:PORT)",
     )
+    # No --cluster-secret: a secret on a command line is shown by `ps` to every user of the machine.
+    serve.add_argument(
+        "--cluster-secret-file",
+        metavar="PATH",
+        help="a file holding the secret every member of the cluster signs its messages with, at least 32 "
+        "characters (`openssl rand -hex 32`); a second line is also accepted, while the secret is changed "
+        f"(env {ENV_CLUSTER_SECRET_FILE}, or the secret itself in {ENV_CLUSTER_SECRET}; docs/cluster.md)",
+    )
     serve.add_argument(
         "--log-level",
         type=_log_level,
@@ -359,6 +370,9 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         event_loop=getattr(args, "event_loop", None) or base.event_loop,
         redis_url=getattr(args, "redis_url", None) or base.redis_url,
         member=getattr(args, "member", None) or base.member,
+        cluster_secrets=read_cluster_secret_file(args.cluster_secret_file)
+        if getattr(args, "cluster_secret_file", None)
+        else base.cluster_secrets,
     )
 
 

@@ -7,7 +7,7 @@ import ipaddress
 import re
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -60,6 +60,13 @@ MAX_WAIT = 24 * 3600
 ENV_EVENT_LOOP = "KROPKI_EVENT_LOOP"
 ENV_REDIS_URL = "KROPKI_REDIS_URL"
 ENV_MEMBER = "KROPKI_MEMBER"
+ENV_CLUSTER_SECRET = "KROPKI_CLUSTER_SECRET"
+ENV_CLUSTER_SECRET_FILE = "KROPKI_CLUSTER_SECRET_FILE"
+# A secret the members sign their messages with (docs/cluster.md, "Who may speak"): long enough that
+# nobody guesses it; `openssl rand -hex 32` makes 64 characters. Two during a rotation: the first signs.
+MIN_SECRET_LENGTH = 32
+MAX_SECRETS = 2
+MAKE_A_SECRET = "make one with `openssl rand -hex 32`"
 REDIS_SCHEMES = ("redis", "rediss", "unix")
 MEMBER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,99}")  # a host and port fit: kropki-2.example:8080
 # auto: uvloop when it is installed (pip install '.[fast]'), else asyncio's own loop
@@ -110,6 +117,8 @@ class Settings:
     event_loop: str = "auto"
     redis_url: str | None = None  # a member of a cluster over this Redis (docs/cluster.md); None: alone
     member: str | None = None  # the member's name in the cluster; None: its host and port
+    # what the members sign their messages with: the first signs, any is accepted (never in a repr)
+    cluster_secrets: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def member_name(self) -> str | None:
@@ -174,6 +183,7 @@ class Settings:
             if environ.get(ENV_REDIS_URL)
             else None,
             member=parse_member(environ[ENV_MEMBER], ENV_MEMBER) if environ.get(ENV_MEMBER) else None,
+            cluster_secrets=_cluster_secrets(environ),
         )
 
 
@@ -185,6 +195,43 @@ def parse_redis_url(value: str, name: str = "--redis-url") -> str:
     return value
 
 
+def parse_cluster_secrets(text: str, name: str) -> tuple[str, ...]:
+    """One secret, or two during a rotation, separated by white space (a line each in a file)."""
+    found = tuple(text.split())
+    if not found:
+        raise ConfigError(f"{name} holds no secret: {MAKE_A_SECRET}")
+    if len(found) > MAX_SECRETS:
+        raise ConfigError(
+            f"{name} holds {len(found)} secrets: one, or two while the secret is changed (docs/cluster.md)"
+        )
+    for secret in found:
+        if len(secret) < MIN_SECRET_LENGTH:
+            raise ConfigError(
+                f"{name}: a secret of {len(secret)} characters is too short, it needs at least "
+                f"{MIN_SECRET_LENGTH}: {MAKE_A_SECRET}"
+            )
+    return found
+
+
+def read_cluster_secret_file(path: str, name: str = "--cluster-secret-file") -> tuple[str, ...]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{name}: cannot read {path!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{name}: {path!r} is not text: {MAKE_A_SECRET}") from None
+    return parse_cluster_secrets(text, f"{name} {path}")
+
+
+def _cluster_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
+    secret, path = environ.get(ENV_CLUSTER_SECRET), environ.get(ENV_CLUSTER_SECRET_FILE)
+    if secret and path:
+        raise ConfigError(f"{ENV_CLUSTER_SECRET} and {ENV_CLUSTER_SECRET_FILE} are both set: set one")
+    if path:
+        return read_cluster_secret_file(path, ENV_CLUSTER_SECRET_FILE)
+    return parse_cluster_secrets(secret, ENV_CLUSTER_SECRET) if secret else ()
+
+
 def parse_member(value: str, name: str = "--member") -> str:
     if not MEMBER_NAME.fullmatch(value):
         raise ConfigError(
@@ -194,7 +241,7 @@ def parse_member(value: str, name: str = "--member") -> str:
 
 
 def check_cluster(settings: Settings) -> None:
-    """A cluster's members share one PostgreSQL database (docs/cluster.md)."""
+    """A cluster's members share one PostgreSQL database and a secret (docs/cluster.md)."""
     if settings.redis_url is None:
         return
     try:
@@ -205,6 +252,13 @@ def check_cluster(settings: Settings) -> None:
         raise ConfigError(
             "--redis-url: the members of a cluster share one PostgreSQL database "
             "(--db postgresql+asyncpg://USER@HOST/NAME); SQLite serves one server alone"
+        )
+    if not settings.cluster_secrets:
+        raise ConfigError(
+            "--redis-url: the members of a cluster sign what they tell each other with a secret they "
+            f"share: give it with --cluster-secret-file PATH ({ENV_CLUSTER_SECRET_FILE}) or "
+            f"{ENV_CLUSTER_SECRET}, at least {MIN_SECRET_LENGTH} characters: {MAKE_A_SECRET} "
+            "(docs/cluster.md)"
         )
 
 

@@ -25,6 +25,7 @@ MISSING = (
     "(scripts/ensure-debian-package redis-server redis-server)"
 )
 READY_TIMEOUT = 5.0  # seconds a redis-server may take to answer its first PING
+CLUSTER_SECRET = "test-cluster-secret-0123456789abcdef0123456789abcdef"  # what the tests' members share
 
 
 def _free_port() -> int:
