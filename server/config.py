@@ -9,7 +9,7 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -68,6 +68,7 @@ MIN_SECRET_LENGTH = 32
 MAX_SECRETS = 2
 MAKE_A_SECRET = "make one with `openssl rand -hex 32`"
 REDIS_SCHEMES = ("redis", "rediss", "unix")
+TLS_FILES = ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile")  # what a rediss:// URL may name (redis-py)
 MEMBER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,99}")  # a host and port fit: kropki-2.example:8080
 # auto: uvloop when it is installed (pip install '.[fast]'), else asyncio's own loop
 EVENT_LOOPS = ("auto", "uvloop", "asyncio")
@@ -188,10 +189,19 @@ class Settings:
 
 
 def parse_redis_url(value: str, name: str = "--redis-url") -> str:
-    """A Redis URL as redis-py reads it (redis://HOST:PORT/DB, rediss://..., unix:///path)."""
+    """A Redis URL as redis-py reads it (redis://HOST:PORT/DB, rediss://..., unix:///path), with the
+    files its TLS options name (docs/cluster.md: ?ssl_ca_certs=PATH) there to read. Never echoed back:
+    it may hold a password."""
     parts = urlsplit(value)
     if parts.scheme not in REDIS_SCHEMES or (parts.scheme != "unix" and not parts.hostname):
-        raise ConfigError(f"{name} must be a URL like redis://HOST:6379/0, got {value!r}")
+        raise ConfigError(f"{name} must be a URL like redis://HOST:6379/0 or rediss://HOST:6379/0")
+    for option, path in parse_qsl(parts.query):
+        if not option.startswith("ssl_"):
+            continue
+        if parts.scheme != "rediss":
+            raise ConfigError(f"{name}: {option} is for TLS, which is rediss://HOST:PORT/DB")
+        if option in TLS_FILES and not Path(path).is_file():
+            raise ConfigError(f"{name}: {option}: there is no file {path!r}")
     return value
 
 

@@ -95,6 +95,14 @@ def test_bad_database_url_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -
         ),
         (["--redis-url", "http://redis:6379"], "--redis-url must be a URL like redis://HOST:6379/0"),
         (["--redis-url", "redis://"], "--redis-url must be a URL like redis://HOST:6379/0"),
+        (
+            ["--redis-url", "redis://:pw@cache:6379/0?ssl_ca_certs=/etc/ca.pem"],
+            "--redis-url: ssl_ca_certs is for TLS, which is rediss://HOST:PORT/DB",
+        ),
+        (
+            ["--redis-url", "rediss://:pw@cache:6379/0?ssl_ca_certs=/nowhere/ca.pem"],
+            "--redis-url: ssl_ca_certs: there is no file '/nowhere/ca.pem'",
+        ),
         (["--member", "a b"], "--member must be 1-100 letters, digits and . _ : -"),
     ],
 )
