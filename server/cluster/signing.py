@@ -27,8 +27,7 @@ import re
 import secrets
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from server.logs import Fields
 
@@ -36,6 +35,7 @@ log = logging.getLogger(__name__)
 
 FORMAT = "k1"  # the seal's version: a receiver drops any other as unsigned
 FRESH_SECONDS = 30.0  # how far a message's time may be from the receiver's clock: members run NTP
+_FRESH_MS = int(FRESH_SECONDS * 1000)
 DROP_LOG_SECONDS = 60.0  # at most one log line about dropped messages in this time
 DROP_REASONS = ("unsigned", "signature", "stale", "replay", "malformed")
 MAX_NAMED_SENDERS = 5  # senders named in one log line about drops
@@ -77,21 +77,13 @@ class Seal:
         return f"{FORMAT} {mac.hexdigest()} {signed}"
 
 
-@dataclass(frozen=True, slots=True)
-class Opened:
+class Opened(NamedTuple):
     """A message that passed: who sent it, from which of its lives, and what it says."""
 
     sender: str
     instance: str
     payload: Any
     restarted: bool  # the first message of a new instance of a sender heard before: it restarted
-
-
-@dataclass(slots=True)
-class _Heard:
-    since: int
-    instance: str
-    counter: int
 
 
 class Opener:
@@ -111,7 +103,8 @@ class Opener:
         self._name = name
         self._keys = [_key(secret) for secret in secrets]
         self._clock = clock
-        self._heard: dict[str, _Heard] = {}  # sender -> its instance heard last and its last counter
+        # sender -> (its instance's start, the instance, the last counter taken from it)
+        self._heard: dict[str, tuple[int, str, int]] = {}
         self.dropped = dict.fromkeys(DROP_REASONS, 0)  # since the start, for /metrics
         self._log_every = log_every
         self._unlogged = dict.fromkeys(DROP_REASONS, 0)  # since the last log line
@@ -129,27 +122,35 @@ class Opener:
         if sender == self._name:
             return None
         signed = f"{channel}\n{data[head.start(2) :]}".encode()
-        if not any(hmac.compare_digest(mac, _mac(key, signed)) for key in self._keys):
+        for key in self._keys:
+            check = key.copy()
+            check.update(signed)
+            if hmac.compare_digest(mac, check.hexdigest()):
+                break
+        else:
             self._drop("signature", sender)
             return None
-        if abs(_now_ms(self._clock) - int(sent)) > FRESH_SECONDS * 1000:
+        if abs(_now_ms(self._clock) - int(sent)) > _FRESH_MS:
             self._drop("stale", sender)
             return None
         heard, since_ms, number = self._heard.get(sender), int(since), int(counter)
-        if heard is not None and (since_ms, instance) != (heard.since, heard.instance):
-            if since_ms <= heard.since:  # an earlier life of the sender
+        restarted = False
+        if heard is not None:
+            if heard[1] == instance and heard[0] == since_ms:
+                if number <= heard[2]:
+                    self._drop("replay", sender)
+                    return None
+            elif since_ms <= heard[0]:  # an earlier life of the sender
                 self._drop("replay", sender)
                 return None
-        elif heard is not None and number <= heard.counter:
-            self._drop("replay", sender)
-            return None
+            else:
+                restarted = True
         try:
             payload = json.loads(data[head.end() :])
         except ValueError:
             self._drop("malformed", sender)
             return None
-        restarted = heard is not None and heard.instance != instance
-        self._heard[sender] = _Heard(since_ms, instance, number)
+        self._heard[sender] = (since_ms, instance, number)
         return Opened(sender, instance, payload, restarted)
 
     # --- what was dropped ---------------------------------------------------------------------
@@ -186,8 +187,3 @@ class Opener:
             self._flush.cancel()
             self._flush = None
 
-
-def _mac(key: hmac.HMAC, signed: bytes) -> str:
-    mac = key.copy()
-    mac.update(signed)
-    return mac.hexdigest()
