@@ -47,6 +47,7 @@ from server.config import (
     Settings,
     absolute_db_url,
     check_cluster,
+    check_database_url,
     parse_address,
     parse_ai_workers,
     parse_event_loop,
@@ -593,6 +594,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             settings = resolve_settings(args, os.environ)
             log_level = resolve_log_level(args, os.environ)
+            check_database_url(settings.db_url)
             check_cluster(settings)
             data_dir = sqlite_data_dir(settings.db_url)
             if settings.static_dir is not None and not settings.static_dir.is_dir():
@@ -610,6 +612,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in ("migrate", "user", "tournament-key"):
         try:
             settings = resolve_settings(args, os.environ)
+            check_database_url(settings.db_url)
             database = sqlite_file(settings.db_url)
         except ConfigError as exc:
             parser.exit(2, f"kropki-server: error: {exc}\n")

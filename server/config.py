@@ -340,6 +340,25 @@ def _addresses(text: str, name: str) -> tuple[str, ...]:
         raise ConfigError(f"{name}: {exc}") from None
 
 
+# libpq's names, which asyncpg does not take as URL options (a TypeError at the first connection)
+LIBPQ_TLS_OPTIONS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "sslcrl", "sslpassword")
+
+
+def check_database_url(db_url: str) -> None:
+    """TLS to PostgreSQL as asyncpg takes it: `?ssl=verify-full`, the authority in PGSSLROOTCERT
+    (docs/cluster.md, "PostgreSQL"); libpq's option names are refused with a line saying so."""
+    try:
+        url = make_url(db_url)
+    except ArgumentError:
+        raise ConfigError(f"not a database URL: {db_url!r}") from None
+    libpq = [option for option in url.query if option in LIBPQ_TLS_OPTIONS]
+    if libpq and url.get_driver_name() == "asyncpg":
+        raise ConfigError(
+            f"--db: asyncpg does not take {', '.join(libpq)}: write ?ssl=verify-full (or require), and "
+            "give the certificate authority's file in the environment, PGSSLROOTCERT=PATH (docs/cluster.md)"
+        )
+
+
 def sqlite_file(db_url: str) -> Path | None:
     """The file of a SQLite database URL; None for another database, an in-memory one or a `file:` URI."""
     try:

@@ -172,6 +172,20 @@ def test_the_cluster_secret_comes_from_a_file_or_the_environment(tmp_path: Path)
         Settings.from_env({"KROPKI_CLUSTER_SECRET": "short"})
 
 
+@pytest.mark.parametrize("command", [["serve"], ["migrate"]])
+def test_libpq_tls_options_in_an_asyncpg_url_are_refused(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main([*command, "--db", "postgresql+asyncpg://k:pw@db/kropki?sslmode=verify-full&sslrootcert=/ca.pem"])
+
+    assert exit_info.value.code == 2
+    assert (
+        "--db: asyncpg does not take sslmode, sslrootcert: write ?ssl=verify-full (or require), and give "
+        "the certificate authority's file in the environment, PGSSLROOTCERT=PATH"
+    ) in capsys.readouterr().err
+
+
 def test_cluster_settings_come_from_the_environment_too() -> None:
     args = build_parser().parse_args(["serve", "--db", "postgresql+asyncpg://k@db/kropki"])
     environ = {"KROPKI_REDIS_URL": "redis://cache:6379/1", "KROPKI_MEMBER": "kropki-2"}
