@@ -121,9 +121,11 @@ class LobbyLink:
         for member, since in list(self._known.items()):
             if member not in alive and since < settled:
                 self._forget(member)
+                self._opener.lapsed(member)
         if not self._isolated:  # cut off, this member sees itself alone: the others are not dead
             for member in self._hub.table_peers() - alive:
                 self._gone(member)
+                self._opener.lapsed(member)
 
     def reconnected(self, connected: bool) -> None:
         """Redis went: this member serves its own players only, and its lobby shows only them. Redis
@@ -284,6 +286,7 @@ class LobbyLink:
         self._known.setdefault(member, asyncio.get_running_loop().time())
         if message.get("bye"):
             self._gone(member)
+            self._opener.retire(member)
             return
         if message.get("ask"):
             self._queue(part=True)

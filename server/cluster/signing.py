@@ -6,9 +6,11 @@ the members share, of the channel and everything after the MAC. A receiver reads
 before the MAC checks out, and then takes a message only if it is fresh (its TIME within FRESH_SECONDS
 of the receiver's clock) and new: its COUNTER above the last one taken from that sender's INSTANCE, or
 an INSTANCE that started (SINCE) after the one heard before, which is a restart of that member. A
-replayed message of an earlier instance is therefore dropped, never taken for a restart. What is
-dropped is counted by reason (/metrics) and logged once per DROP_LOG_SECONDS with the counts, never
-the message.
+replayed message of an earlier instance is therefore dropped, never taken for a restart; so is any
+message of an instance that said goodbye or that a later one replaced. Once the instance heard last
+is over (its goodbye) or lapsed (its announcement expired), the next instance is taken whatever its
+SINCE, so that a member restarted on a clock a little behind is heard. What is dropped is counted by
+reason (/metrics) and logged once per DROP_LOG_SECONDS with the counts, never the message.
 
 The counter is one for all the channels a member publishes on, in the order it publishes: a receiver
 hears its own channel and the lobby's on one connection, in that order, and only what is sent to it,
@@ -26,6 +28,7 @@ import logging
 import re
 import secrets
 import time
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -39,6 +42,7 @@ _FRESH_MS = int(FRESH_SECONDS * 1000)
 DROP_LOG_SECONDS = 60.0  # at most one log line about dropped messages in this time
 DROP_REASONS = ("unsigned", "signature", "stale", "replay", "malformed")
 MAX_NAMED_SENDERS = 5  # senders named in one log line about drops
+RETIRED_KEPT = 8  # instances over, remembered per sender: their messages are replays, whatever their time
 _SEALED = re.compile(
     r"k1 ([0-9a-f]{64}) ([A-Za-z0-9][A-Za-z0-9._:-]{0,99}) ([0-9a-f]{1,32}) ([0-9]{1,15}) ([0-9]{1,18}) "
     r"([0-9]{1,15}) ",
@@ -105,6 +109,8 @@ class Opener:
         self._clock = clock
         # sender -> (its instance's start, the instance, the last counter taken from it)
         self._heard: dict[str, tuple[int, str, int]] = {}
+        self._retired: dict[str, deque[str]] = {}  # sender -> its instances that are over, latest last
+        self._lapsed: set[str] = set()  # senders whose instance heard last is not seen alive
         self.dropped = dict.fromkeys(DROP_REASONS, 0)  # since the start, for /metrics
         self._log_every = log_every
         self._unlogged = dict.fromkeys(DROP_REASONS, 0)  # since the last log line
@@ -134,24 +140,46 @@ class Opener:
             self._drop("stale", sender)
             return None
         heard, since_ms, number = self._heard.get(sender), int(since), int(counter)
+        retired = self._retired.get(sender, ())
         restarted = False
+        if instance in retired:
+            self._drop("replay", sender)
+            return None
         if heard is not None:
-            if heard[1] == instance and heard[0] == since_ms:
+            if heard[1] == instance:
                 if number <= heard[2]:
                     self._drop("replay", sender)
                     return None
-            elif since_ms <= heard[0]:  # an earlier life of the sender
-                self._drop("replay", sender)
+            elif since_ms <= heard[0] and heard[1] not in retired and sender not in self._lapsed:
+                self._drop("replay", sender)  # an earlier life of the sender
                 return None
-            else:
+            else:  # a later life, or the next one after the last one heard is over, on any clock
                 restarted = True
         try:
             payload = json.loads(data[head.end() :])
         except ValueError:
             self._drop("malformed", sender)
             return None
+        if restarted:
+            self.retire(sender)
+        self._lapsed.discard(sender)
         self._heard[sender] = (since_ms, instance, number)
         return Opened(sender, instance, payload, restarted)
+
+    def retire(self, sender: str) -> None:
+        """The instance of `sender` heard last is over (it said goodbye, or a later one spoke): its
+        messages are replays from now on, and the next instance is new whatever its start."""
+        heard = self._heard.get(sender)
+        if heard is not None:
+            retired = self._retired.setdefault(sender, deque(maxlen=RETIRED_KEPT))
+            if heard[1] not in retired:
+                retired.append(heard[1])
+
+    def lapsed(self, sender: str) -> None:
+        """`sender` is not seen alive (its announcement expired: it died, or cannot reach Redis): the
+        next instance is new whatever its start; this one, should it come back, is heard as before."""
+        if sender in self._heard:
+            self._lapsed.add(sender)
 
     # --- what was dropped ---------------------------------------------------------------------
 

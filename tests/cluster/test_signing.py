@@ -105,6 +105,39 @@ async def test_a_new_instance_is_a_restart_and_an_earlier_one_replayed_is_not(cl
     assert again is not None and not again.restarted
 
 
+async def test_a_member_that_said_goodbye_is_heard_again_restarted_on_a_clock_behind(clock: Clock) -> None:
+    opener = Opener("kropki-a", [SECRET], clock=clock)
+    old = Seal("kropki-b", SECRET, clock=clock)
+    assert opener.open(LOBBY, old.seal(LOBBY, payload(n=1))) is not None
+    goodbye = old.seal(LOBBY, payload(bye=True))
+    behind = Seal("kropki-b", SECRET, clock=lambda: clock.now - 2)  # another machine, 2 s behind
+    early = behind.seal(LOBBY, payload(n=1))
+    assert opener.open(LOBBY, early) is None and opener.dropped["replay"] == 1  # as an earlier life
+
+    assert opener.open(LOBBY, goodbye) is not None
+    opener.retire("kropki-b")
+    assert opener.open(LOBBY, old.seal(LOBBY, payload(n=2))) is None  # its goodbye was its last word
+    opened = opener.open(LOBBY, behind.seal(LOBBY, payload(n=2)))
+    assert opened is not None and opened.instance == behind.instance
+    assert opener.dropped["replay"] == 2
+
+
+async def test_a_member_not_seen_alive_is_heard_again_as_it_was_or_restarted(clock: Clock) -> None:
+    """Its announcement expired: it died (its next life may start on a clock behind), or it was only
+    cut off from Redis for a while (it comes back as it was): both are heard; a replaced one is not."""
+    opener = Opener("kropki-a", [SECRET], clock=clock)
+    old = Seal("kropki-b", SECRET, clock=clock)
+    assert opener.open(LOBBY, old.seal(LOBBY, payload(n=1))) is not None
+    opener.lapsed("kropki-b")
+    assert opener.open(LOBBY, old.seal(LOBBY, payload(n=2))) is not None  # back as it was
+    opener.lapsed("kropki-b")
+    behind = Seal("kropki-b", SECRET, clock=lambda: clock.now - 2)
+    opened = opener.open(LOBBY, behind.seal(LOBBY, payload(n=1)))
+    assert opened is not None and opened.restarted
+    assert opener.open(LOBBY, old.seal(LOBBY, payload(n=3))) is None  # replaced: over
+    assert opener.dropped["replay"] == 1
+
+
 async def test_two_secrets_while_the_secret_changes(clock: Clock) -> None:
     """A member with the new secret first and the old one second opens both and signs with the new."""
     rotating = Opener("kropki-a", [OTHER, SECRET], clock=clock)
