@@ -242,6 +242,7 @@ class LobbyLink:
         while True:
             pubsub = self._client.pubsub(ignore_subscribe_messages=True)
             try:
+                self._opener.listening()
                 await bounded(pubsub.subscribe(CHANNEL, DIRECT_PREFIX + self._name))
                 self._resubscribe.clear()
                 # Whatever was said while this member was not listening is asked for again, and the

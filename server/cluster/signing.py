@@ -4,7 +4,9 @@ Redis delivers whatever anyone who can reach it publishes. So every message a me
 sealed: `k1 MAC SENDER INSTANCE SINCE COUNTER TIME PAYLOAD`, the MAC an HMAC-SHA256, under the secret
 the members share, of the channel and everything after the MAC. A receiver reads nothing of the payload
 before the MAC checks out, and then takes a message only if it is fresh (its TIME within FRESH_SECONDS
-of the receiver's clock) and new: its COUNTER above the last one taken from that sender's INSTANCE, or
+of the receiver's clock, and not before the receiver's subscription began: a message published while
+it did not listen never reached it, and cannot be handed to it later) and new: its COUNTER above the
+last one taken from that sender's INSTANCE, or
 an INSTANCE that started (SINCE) after the one heard before, which is a restart of that member. A
 replayed message of an earlier instance is therefore dropped, never taken for a restart; so is any
 message of an instance that said goodbye or that a later one replaced. Once the instance heard last
@@ -117,6 +119,11 @@ class Opener:
         self._senders: set[str] = set()  # the senders the unlogged drops claimed (names only)
         self._logged_at: float | None = None
         self._flush: asyncio.TimerHandle | None = None
+        self._listening_since = _now_ms(clock)
+
+    def listening(self) -> None:
+        """The receiver subscribes (again): what was sent before now was lost to it, and stays so."""
+        self._listening_since = _now_ms(self._clock)
 
     def open(self, channel: str, data: str) -> Opened | None:
         """The message, or None: this member's own (it hears the lobby it speaks on) or dropped."""
@@ -136,7 +143,8 @@ class Opener:
         else:
             self._drop("signature", sender)
             return None
-        if abs(_now_ms(self._clock) - int(sent)) > _FRESH_MS:
+        sent_ms = int(sent)
+        if abs(_now_ms(self._clock) - sent_ms) > _FRESH_MS or sent_ms < self._listening_since:
             self._drop("stale", sender)
             return None
         heard, since_ms, number = self._heard.get(sender), int(since), int(counter)

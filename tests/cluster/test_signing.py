@@ -88,6 +88,21 @@ async def test_a_message_replayed_or_too_old_is_dropped(clock: Clock) -> None:
     assert late.open(LOBBY, ahead.seal(LOBBY, payload(n=1))) is None and late.dropped["stale"] == 2
 
 
+async def test_what_was_sent_while_the_receiver_did_not_listen_stays_lost(clock: Clock) -> None:
+    """Missed (before a start, during an outage), then published by someone else: not taken."""
+    seal = Seal("kropki-b", SECRET, clock=clock)
+    before_the_start = seal.seal(LOBBY, payload(n=1))
+    clock.now += 1
+    opener = Opener("kropki-a", [SECRET], clock=clock)
+    assert opener.open(LOBBY, seal.seal(LOBBY, payload(n=2))) is not None
+    missed = seal.seal(LOBBY, payload(n=3))  # while kropki-a was cut off
+    clock.now += 1
+    opener.listening()  # back
+    assert opener.open(LOBBY, missed) is None and opener.open(LOBBY, before_the_start) is None
+    assert opener.dropped["stale"] == 2
+    assert opener.open(LOBBY, seal.seal(LOBBY, payload(n=4))) is not None
+
+
 async def test_a_new_instance_is_a_restart_and_an_earlier_one_replayed_is_not(clock: Clock) -> None:
     opener = Opener("kropki-a", [SECRET], clock=clock)
     old = Seal("kropki-b", SECRET, clock=clock)
@@ -105,12 +120,19 @@ async def test_a_new_instance_is_a_restart_and_an_earlier_one_replayed_is_not(cl
     assert again is not None and not again.restarted
 
 
+def restarted_behind(clock: Clock) -> Seal:
+    """kropki-b started again 2 s after its previous start, on a machine whose clock is 5 s behind."""
+    clock.now += 2
+    return Seal("kropki-b", SECRET, clock=lambda: clock.now - 5)
+
+
 async def test_a_member_that_said_goodbye_is_heard_again_restarted_on_a_clock_behind(clock: Clock) -> None:
     opener = Opener("kropki-a", [SECRET], clock=clock)
+    clock.now += 10  # kropki-a has listened for a while
     old = Seal("kropki-b", SECRET, clock=clock)
     assert opener.open(LOBBY, old.seal(LOBBY, payload(n=1))) is not None
     goodbye = old.seal(LOBBY, payload(bye=True))
-    behind = Seal("kropki-b", SECRET, clock=lambda: clock.now - 2)  # another machine, 2 s behind
+    behind = restarted_behind(clock)
     early = behind.seal(LOBBY, payload(n=1))
     assert opener.open(LOBBY, early) is None and opener.dropped["replay"] == 1  # as an earlier life
 
@@ -126,12 +148,13 @@ async def test_a_member_not_seen_alive_is_heard_again_as_it_was_or_restarted(clo
     """Its announcement expired: it died (its next life may start on a clock behind), or it was only
     cut off from Redis for a while (it comes back as it was): both are heard; a replaced one is not."""
     opener = Opener("kropki-a", [SECRET], clock=clock)
+    clock.now += 10
     old = Seal("kropki-b", SECRET, clock=clock)
     assert opener.open(LOBBY, old.seal(LOBBY, payload(n=1))) is not None
     opener.lapsed("kropki-b")
     assert opener.open(LOBBY, old.seal(LOBBY, payload(n=2))) is not None  # back as it was
     opener.lapsed("kropki-b")
-    behind = Seal("kropki-b", SECRET, clock=lambda: clock.now - 2)
+    behind = restarted_behind(clock)
     opened = opener.open(LOBBY, behind.seal(LOBBY, payload(n=1)))
     assert opened is not None and opened.restarted
     assert opener.open(LOBBY, old.seal(LOBBY, payload(n=3))) is None  # replaced: over
