@@ -108,6 +108,12 @@ class RedisServer:
             return f"redis://{auth}127.0.0.1:{self.port}/0"
         return f"rediss://{auth}127.0.0.1:{self.port}/0?ssl_ca_certs={ca or self.certificates.ca}"
 
+    def acl_user(self, name: str, password: str, rules: str) -> str:
+        """Adds an ACL user with `rules` (as docs/cluster.md gives them); the URL a member then uses."""
+        with Redis.from_url(self.url) as admin:
+            admin.execute_command("ACL", "SETUSER", name, "on", f">{password}", *rules.split())
+        return self.url.replace(f":{self.password}@", f"{name}:{password}@", 1)
+
     def start(self) -> None:
         """Starts it on this server's port and waits until it answers."""
         assert self._process is None, "redis-server is already running"

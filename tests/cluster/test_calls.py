@@ -11,12 +11,15 @@ import logging
 
 import pytest
 from pytest_aiohttp import AiohttpClient
+from redis import Redis
 
 from server.config import Settings
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import ala_and_cyd, guest, said, until
 from tests.cluster.test_members import member, readiness
 from tests.conftest import served
+
+ACL_RULES = "~kropki:* &kropki:* +@all -@dangerous"  # docs/cluster.md, "Redis: a password, TLS"
 
 
 async def lobby_shared(aiohttp_client: AiohttpClient, settings: Settings, redis: RedisServer) -> None:
@@ -33,6 +36,20 @@ async def test_members_share_the_lobby_through_a_redis_with_a_password(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_with_password: RedisServer
 ) -> None:
     assert redis_with_password.url.startswith("redis://:kropki-test-password@127.0.0.1:")
+    await lobby_shared(aiohttp_client, postgres, redis_with_password)
+
+
+async def test_members_share_the_lobby_as_an_acl_user_with_the_documented_rights(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_with_password: RedisServer
+) -> None:
+    url = redis_with_password.acl_user("kropki", "member-password", ACL_RULES)
+    assert url.startswith("redis://kropki:member-password@127.0.0.1:")
+    with Redis.from_url(redis_with_password.url, decode_responses=True) as admin:
+        dry_run = lambda *command: admin.execute_command("ACL", "DRYRUN", "kropki", *command)  # noqa: E731
+        assert dry_run("EVAL", "return 1", "0") == dry_run("PUBLISH", "kropki:lobby", "x") == "OK"
+        assert "no permissions" in dry_run("FLUSHALL")  # what the rights keep from such a user
+        assert "no permissions" in dry_run("GET", "other:key")
+    redis_with_password.url = url  # the members connect as that user
     await lobby_shared(aiohttp_client, postgres, redis_with_password)
 
 
