@@ -192,7 +192,8 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     hub = app[HUB_KEY]
     info: dict[str, object] = {"host": socket.gethostname(), "port": settings.port, "pid": os.getpid()}
     membership = app[MEMBERSHIP_KEY] = Membership(settings.redis_url, name, info)
-    lobby = LobbyLink(settings.redis_url, name, hub)
+    lobby = LobbyLink(settings.redis_url, name, hub, settings.cluster_secrets)
+    app[metrics.METRICS_KEY].watch_cluster(lobby.dropped)
     nicks = app[NICKS_KEY] = NickClaims(settings.redis_url, name, hub.unique_nick_keys)
     store = app[STORE_KEY].writer
 

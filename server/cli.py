@@ -18,6 +18,8 @@ from server.config import (
     DEFAULT_MAX_CONNECTIONS,
     ENV_AI_WORKERS,
     ENV_ANALYSIS_PER_PLAYER,
+    ENV_CLUSTER_SECRET,
+    ENV_CLUSTER_SECRET_FILE,
     ENV_DB,
     ENV_EVENT_LOOP,
     ENV_FAILED_LOGIN_MAX_WAIT,
@@ -46,6 +48,7 @@ from server.config import (
     Settings,
     absolute_db_url,
     check_cluster,
+    check_database_url,
     parse_address,
     parse_ai_workers,
     parse_event_loop,
@@ -56,6 +59,7 @@ from server.config import (
     parse_redis_url,
     parse_share,
     parse_whole,
+    read_cluster_secret_file,
     sqlite_data_dir,
     sqlite_file,
 )
@@ -258,6 +262,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="NAME",
         help=f"this member's name in the cluster (env {ENV_MEMBER}, default HOST:PORT)",
     )
+    # No --cluster-secret: a secret on a command line is shown by `ps` to every user of the machine.
+    serve.add_argument(
+        "--cluster-secret-file",
+        metavar="PATH",
+        help="a file holding the secret every member of the cluster signs its messages with, at least 32 "
+        "characters (`openssl rand -hex 32`); a second line is also accepted, while the secret is changed "
+        f"(env {ENV_CLUSTER_SECRET_FILE}, or the secret itself in {ENV_CLUSTER_SECRET}; docs/cluster.md)",
+    )
     serve.add_argument(
         "--log-level",
         type=_log_level,
@@ -370,6 +382,9 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         event_loop=getattr(args, "event_loop", None) or base.event_loop,
         redis_url=getattr(args, "redis_url", None) or base.redis_url,
         member=getattr(args, "member", None) or base.member,
+        cluster_secrets=read_cluster_secret_file(args.cluster_secret_file)
+        if getattr(args, "cluster_secret_file", None)
+        else base.cluster_secrets,
     )
 
 
@@ -590,6 +605,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             settings = resolve_settings(args, os.environ)
             log_level = resolve_log_level(args, os.environ)
+            check_database_url(settings.db_url)
             check_cluster(settings)
             data_dir = sqlite_data_dir(settings.db_url)
             if settings.static_dir is not None and not settings.static_dir.is_dir():
@@ -607,6 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in ("migrate", "user", "tournament-key"):
         try:
             settings = resolve_settings(args, os.environ)
+            check_database_url(settings.db_url)
             database = sqlite_file(settings.db_url)
         except ConfigError as exc:
             parser.exit(2, f"kropki-server: error: {exc}\n")

@@ -7,9 +7,9 @@ import ipaddress
 import re
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -61,7 +61,15 @@ MAX_WAIT = 24 * 3600
 ENV_EVENT_LOOP = "KROPKI_EVENT_LOOP"
 ENV_REDIS_URL = "KROPKI_REDIS_URL"
 ENV_MEMBER = "KROPKI_MEMBER"
+ENV_CLUSTER_SECRET = "KROPKI_CLUSTER_SECRET"
+ENV_CLUSTER_SECRET_FILE = "KROPKI_CLUSTER_SECRET_FILE"
+# A secret the members sign their messages with (docs/cluster.md, "Who may speak"): long enough that
+# nobody guesses it; `openssl rand -hex 32` makes 64 characters. Two during a rotation: the first signs.
+MIN_SECRET_LENGTH = 32
+MAX_SECRETS = 2
+MAKE_A_SECRET = "make one with `openssl rand -hex 32`"
 REDIS_SCHEMES = ("redis", "rediss", "unix")
+TLS_FILES = ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile")  # what a rediss:// URL may name (redis-py)
 MEMBER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,99}")  # a host and port fit: kropki-2.example:8080
 # auto: uvloop when it is installed (pip install '.[fast]'), else asyncio's own loop
 EVENT_LOOPS = ("auto", "uvloop", "asyncio")
@@ -112,6 +120,8 @@ class Settings:
     event_loop: str = "auto"
     redis_url: str | None = None  # a member of a cluster over this Redis (docs/cluster.md); None: alone
     member: str | None = None  # the member's name in the cluster; None: its host and port
+    # what the members sign their messages with: the first signs, any is accepted (never in a repr)
+    cluster_secrets: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def member_name(self) -> str | None:
@@ -177,15 +187,62 @@ class Settings:
             if environ.get(ENV_REDIS_URL)
             else None,
             member=parse_member(environ[ENV_MEMBER], ENV_MEMBER) if environ.get(ENV_MEMBER) else None,
+            cluster_secrets=_cluster_secrets(environ),
         )
 
 
 def parse_redis_url(value: str, name: str = "--redis-url") -> str:
-    """A Redis URL as redis-py reads it (redis://HOST:PORT/DB, rediss://..., unix:///path)."""
+    """A Redis URL as redis-py reads it (redis://HOST:PORT/DB, rediss://..., unix:///path), with the
+    files its TLS options name (docs/cluster.md: ?ssl_ca_certs=PATH) there to read. Never echoed back:
+    it may hold a password."""
     parts = urlsplit(value)
     if parts.scheme not in REDIS_SCHEMES or (parts.scheme != "unix" and not parts.hostname):
-        raise ConfigError(f"{name} must be a URL like redis://HOST:6379/0, got {value!r}")
+        raise ConfigError(f"{name} must be a URL like redis://HOST:6379/0 or rediss://HOST:6379/0")
+    for option, path in parse_qsl(parts.query):
+        if not option.startswith("ssl_"):
+            continue
+        if parts.scheme != "rediss":
+            raise ConfigError(f"{name}: {option} is for TLS, which is rediss://HOST:PORT/DB")
+        if option in TLS_FILES and not Path(path).is_file():
+            raise ConfigError(f"{name}: {option}: there is no file {path!r}")
     return value
+
+
+def parse_cluster_secrets(text: str, name: str) -> tuple[str, ...]:
+    """One secret, or two during a rotation, separated by white space (a line each in a file)."""
+    found = tuple(text.split())
+    if not found:
+        raise ConfigError(f"{name} holds no secret: {MAKE_A_SECRET}")
+    if len(found) > MAX_SECRETS:
+        raise ConfigError(
+            f"{name} holds {len(found)} secrets: one, or two while the secret is changed (docs/cluster.md)"
+        )
+    for secret in found:
+        if len(secret) < MIN_SECRET_LENGTH:
+            raise ConfigError(
+                f"{name}: a secret of {len(secret)} characters is too short, it needs at least "
+                f"{MIN_SECRET_LENGTH}: {MAKE_A_SECRET}"
+            )
+    return found
+
+
+def read_cluster_secret_file(path: str, name: str = "--cluster-secret-file") -> tuple[str, ...]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{name}: cannot read {path!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{name}: {path!r} is not text: {MAKE_A_SECRET}") from None
+    return parse_cluster_secrets(text, f"{name} {path}")
+
+
+def _cluster_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
+    secret, path = environ.get(ENV_CLUSTER_SECRET), environ.get(ENV_CLUSTER_SECRET_FILE)
+    if secret and path:
+        raise ConfigError(f"{ENV_CLUSTER_SECRET} and {ENV_CLUSTER_SECRET_FILE} are both set: set one")
+    if path:
+        return read_cluster_secret_file(path, ENV_CLUSTER_SECRET_FILE)
+    return parse_cluster_secrets(secret, ENV_CLUSTER_SECRET) if secret else ()
 
 
 def parse_member(value: str, name: str = "--member") -> str:
@@ -197,7 +254,7 @@ def parse_member(value: str, name: str = "--member") -> str:
 
 
 def check_cluster(settings: Settings) -> None:
-    """A cluster's members share one PostgreSQL database (docs/cluster.md)."""
+    """A cluster's members share one PostgreSQL database and a secret (docs/cluster.md)."""
     if settings.redis_url is None:
         return
     try:
@@ -208,6 +265,13 @@ def check_cluster(settings: Settings) -> None:
         raise ConfigError(
             "--redis-url: the members of a cluster share one PostgreSQL database "
             "(--db postgresql+asyncpg://USER@HOST/NAME); SQLite serves one server alone"
+        )
+    if not settings.cluster_secrets:
+        raise ConfigError(
+            "--redis-url: the members of a cluster sign what they tell each other with a secret they "
+            f"share: give it with --cluster-secret-file PATH ({ENV_CLUSTER_SECRET_FILE}) or "
+            f"{ENV_CLUSTER_SECRET}, at least {MIN_SECRET_LENGTH} characters: {MAKE_A_SECRET} "
+            "(docs/cluster.md)"
         )
 
 
@@ -292,6 +356,25 @@ def _networks(text: str, name: str) -> tuple[str, ...]:
         return tuple(parse_network(part) for part in text.split(",") if part.strip())
     except ConfigError as exc:
         raise ConfigError(f"{name}: {exc}") from None
+
+
+# libpq's names, which asyncpg does not take as URL options (a TypeError at the first connection)
+LIBPQ_TLS_OPTIONS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "sslcrl", "sslpassword")
+
+
+def check_database_url(db_url: str) -> None:
+    """TLS to PostgreSQL as asyncpg takes it: `?ssl=verify-full`, the authority in PGSSLROOTCERT
+    (docs/cluster.md, "PostgreSQL"); libpq's option names are refused with a line saying so."""
+    try:
+        url = make_url(db_url)
+    except ArgumentError:
+        raise ConfigError(f"not a database URL: {db_url!r}") from None
+    libpq = [option for option in url.query if option in LIBPQ_TLS_OPTIONS]
+    if libpq and url.get_driver_name() == "asyncpg":
+        raise ConfigError(
+            f"--db: asyncpg does not take {', '.join(libpq)}: write ?ssl=verify-full (or require), and "
+            "give the certificate authority's file in the environment, PGSSLROOTCERT=PATH (docs/cluster.md)"
+        )
 
 
 def sqlite_file(db_url: str) -> Path | None:

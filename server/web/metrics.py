@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from aiohttp import web
 from prometheus_client import (
@@ -117,6 +117,24 @@ class ReplyTimes(Collector):
         yield histogram
 
 
+class ClusterCollector(Collector):
+    """On a member of a cluster: messages it heard on Redis and did not take (server/cluster/signing.py)."""
+
+    def __init__(self, dropped: Mapping[str, int]) -> None:
+        self.dropped = dropped
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            "kropki_cluster_messages_dropped",
+            "Messages heard on Redis and not taken: unsigned, a bad signature (another secret, or not a "
+            "member), stale, replayed, or malformed",
+            labels=["reason"],
+        )
+        for reason, count in self.dropped.items():
+            family.add_metric([reason], count)
+        yield family
+
+
 class Metrics:
     def __init__(self, hub: Hub, commands: dict[str, frozenset[str]]) -> None:
         """`commands`: the `co` values each zagram endpoint serves (its route -> names): the only
@@ -160,6 +178,10 @@ class Metrics:
         )
         self.registry.register(HubCollector(hub))
         self.registry.register(GcPauseCollector())
+
+    def watch_cluster(self, dropped: Mapping[str, int]) -> None:
+        """`dropped`: the member's count of messages not taken, by reason, read at each scrape."""
+        self.registry.register(ClusterCollector(dropped))
 
     def observe_reply(self, request: web.Request, seconds: float) -> None:
         self.replies.observe(self.endpoint(request), seconds)
