@@ -177,7 +177,9 @@ def test_libpq_tls_options_in_an_asyncpg_url_are_refused(
     command: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     with pytest.raises(SystemExit) as exit_info:
-        main([*command, "--db", "postgresql+asyncpg://k:pw@db/kropki?sslmode=verify-full&sslrootcert=/ca.pem"])
+        main(
+            [*command, "--db", "postgresql+asyncpg://k:pw@db/kropki?sslmode=verify-full&sslrootcert=/ca.pem"]
+        )
 
     assert exit_info.value.code == 2
     assert (

@@ -324,7 +324,6 @@ class LobbyLink:
                 self._hub.take_from_member(member, body)
 
 
-
 async def _close(pubsub: PubSub) -> None:
     try:
         await bounded(pubsub.aclose())

@@ -75,9 +75,7 @@ class Seal:
 
     def seal(self, channel: str, payload: str) -> str:
         self._counter += 1
-        signed = (
-            f"{self.name} {self.instance} {self._since} {self._counter} {_now_ms(self._clock)} {payload}"
-        )
+        signed = f"{self.name} {self.instance} {self._since} {self._counter} {_now_ms(self._clock)} {payload}"
         mac = self._key.copy()
         mac.update(f"{channel}\n{signed}".encode())
         return f"{FORMAT} {mac.hexdigest()} {signed}"
@@ -222,4 +220,3 @@ class Opener:
         if self._flush is not None:
             self._flush.cancel()
             self._flush = None
-

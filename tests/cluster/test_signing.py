@@ -166,9 +166,12 @@ async def test_two_secrets_while_the_secret_changes(clock: Clock) -> None:
     rotating = Opener("kropki-a", [OTHER, SECRET], clock=clock)
     assert rotating.open(LOBBY, Seal("kropki-b", SECRET, clock=clock).seal(LOBBY, payload(n=1)))
     assert rotating.open(LOBBY, Seal("kropki-c", OTHER, clock=clock).seal(LOBBY, payload(n=1)))
-    assert Opener("kropki-d", [SECRET], clock=clock).open(
-        LOBBY, Seal("kropki-a", OTHER, clock=clock).seal(LOBBY, payload(n=1))
-    ) is None
+    assert (
+        Opener("kropki-d", [SECRET], clock=clock).open(
+            LOBBY, Seal("kropki-a", OTHER, clock=clock).seal(LOBBY, payload(n=1))
+        )
+        is None
+    )
 
 
 async def test_a_signed_message_that_is_not_json_is_malformed(clock: Clock) -> None:

@@ -20,7 +20,7 @@ def codes_of(tmp_path: Path, **modules: str) -> Reader:
 def test_a_code_is_read_through_parameters_constants_and_answers(tmp_path: Path) -> None:
     reader = codes_of(
         tmp_path,
-        hub__limits='''
+        hub__limits="""
 from server.protocol.codec import ProtocolError
 FLOOD = "tooManyThings"
 
@@ -39,8 +39,8 @@ class Limits:
 
     def either(self, swiss):
         raise ProtocolError("missing.rounds" if swiss else "badKind")
-''',
-        web__auth='''
+""",
+        web__auth="""
 INTERNAL = "nieOk."
 
 def register(refused, flooded):
@@ -49,14 +49,14 @@ def register(refused, flooded):
     if refused:
         return f"err.{refused.code}"  # passed on: found where it was raised
     return INTERNAL
-''',
-        hub__tables='''
+""",
+        hub__tables="""
 def tell(player, uid, code, english=""):
     return for_player(player.lang, code, english)
 
 def refuse(player):
     tell(player, 0, "notReached")
-''',
+""",
     )
     codes = reader.codes()
     assert codes.unreadable == []
@@ -70,7 +70,7 @@ def refuse(player):
 def test_a_code_that_cannot_be_read_is_reported_with_its_place(tmp_path: Path) -> None:
     reader = codes_of(
         tmp_path,
-        web__kropki='''
+        web__kropki="""
 def refuse(kind):
     raise ProtocolError(kind + "Refused")
 
@@ -79,7 +79,7 @@ def answer(name):
 
 def nameless():
     raise ProtocolError()
-''',
+""",
     )
     codes = reader.codes()
     assert codes.raised == {} and codes.answers == {}
