@@ -141,12 +141,12 @@ class Chats:
             self.ctx.limits.wrote(sender, line["to"], self.ctx.timers.now())
             self.bus.send(sender, LOBBY, events.chat_added(entry.line()))
 
-    def private_refused(self, line: dict[str, Any], code: str, why: str) -> None:
+    def private_refused(self, line: dict[str, Any], refused: ProtocolError) -> None:
         """The other member refused a private line written here (its recipient ignores the writer, or
         gets too many): only its writer is told, in their language where the code has a sentence."""
         sender = self.roster.online(line["from"])
         if sender is not None:
-            self.tables.tell(sender, LOBBY, code, why)
+            self.tables.tell(sender, LOBBY, refused.code, str(refused))
 
     def private_not_delivered(self, line: dict[str, Any]) -> None:
         """A private line that did not reach the other member's player: its writer is told."""

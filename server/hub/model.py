@@ -74,6 +74,7 @@ class Player:
     # table -> event number of sitting down again there when the session was restored after a restart
     rejoined: dict[int, int] = field(default_factory=dict)
     waiter: asyncio.Future[None] | None = None  # while a long poll waits
+    nudged: bool = False  # lines every reply repeats changed since the last reply, with no poll waiting
     said: deque[tuple[float, str]] = field(default_factory=deque)  # chat in the last minute (flood limit)
     invited: deque[tuple[float, str]] = field(default_factory=deque)  # invitations in the last minute
     # private lines to this player in the last minute from people they have not written to lately, with

@@ -18,6 +18,7 @@ from server.hub.chats import Chats
 from server.hub.invitations import Invitations
 from server.hub.mirrors import Mirrors
 from server.hub.visitors import Visitors
+from server.protocol.codec import ProtocolError
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,8 @@ class Peers:
         elif "private_kept" in message:
             self.chats.private_kept(message["private_kept"])
         elif "private_refused" in message:
-            self.chats.private_refused(*message["private_refused"])
+            line, code, why = message["private_refused"]
+            self.chats.private_refused(line, ProtocolError.relayed(code, why))
         elif "undelivered" in message:
             self.chats.private_not_delivered(message["undelivered"])
         else:

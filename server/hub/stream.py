@@ -124,6 +124,7 @@ class Stream:
         player = self.roster.find(secret)
         if player is None:
             return self._public_reply(seen, with_subscriptions)
+        player.nudged = False  # this reply carries the lines as they are now
         last = self.counter.last
         if (
             not player.fresh
@@ -312,7 +313,7 @@ class Stream:
                 return None
         else:
             uids = list(player.tables)
-            if self.has_news(player, seen):
+            if player.nudged or self.has_news(player, seen):
                 return None
         return self.bus.wait(uids, player, timeout, early)
 

@@ -11,7 +11,8 @@ A code leaves the server in three ways:
 A code is read wherever it is written: a literal, an f-string's text before its first `.`
 (`f"missing.{name}"` is `missing`), a module's constant, a local variable, or a parameter, whose
 values are the arguments of every call of its function (`within_a_minute(..., "chatFlood", ...)`).
-An `X.code` passes on a code found where it was raised. Anything else is unreadable, and the tests
+An `X.code` passes on a code found where it was raised (a refusal of another member of a cluster, which
+runs this code, arrives as `ProtocolError.relayed(...)`). Anything else is unreadable, and the tests
 fail on it: a code must be written where it can be read.
 """
 
