@@ -85,16 +85,15 @@ class Sessions:
             self.saved.save(known)
             return
         origin = origin or Origin()
-        if holder is not None:
-            if not self._comes_back(holder, nick, account, origin):
-                raise ProtocolError("nickInUse", "This nick is in use.")
-            self.ctx.limits.room_for_a_player(
-                len(self.roster.players) - 1, self.roster.guests - 1, True, origin
-            )
+        if holder is not None and not self._comes_back(holder, nick, account, origin):
+            raise ProtocolError("nickInUse", "This nick is in use.")
+        guest = account is None and not reserved(nick)
+        self.ctx.limits.room_for_a_player(
+            len(self.roster.players), self.roster.guests, guest, origin, leaving=holder
+        )
+        if holder is not None:  # checked before it goes: a refused login changes nothing
             log.info("guest back under its nick %s", Fields(nick=nick))
             self.remove(holder, reason="replaced", replaced=True)
-        guest = account is None and not reserved(nick)
-        self.ctx.limits.room_for_a_player(len(self.roster.players), self.roster.guests, guest, origin)
         player = Player(
             secret=secret,
             nick=nick,
@@ -111,6 +110,8 @@ class Sessions:
         )
         if account is not None:
             player.apply(account)
+        if holder is not None:  # the same person: whom it blocks and ignores too
+            player.blocked, player.ignored = set(holder.blocked), dict(holder.ignored)
         self.roster.add(player)
         self.ctx.limits.arrived(player)
         self.tables.enter(player, LOBBY, player.info)
