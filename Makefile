@@ -29,6 +29,7 @@ test-packages:
 	scripts/ensure-debian-package nginx nginx-light
 	scripts/ensure-debian-package chromium chromium
 	scripts/ensure-debian-package redis-server redis-server
+	scripts/ensure-debian-package openssl openssl
 
 test-sqlite: install test-packages
 	$(VENV)/bin/pytest

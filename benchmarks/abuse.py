@@ -67,6 +67,7 @@ for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*) and thi
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
+import attacks  # noqa: E402
 from stream import (  # noqa: E402
     HOST,
     HttpConnection,
@@ -826,6 +827,9 @@ class Section:
 
 SECTIONS = {
     "connections": Section(connections_section, connections_arguments),
+    "guesses": Section(attacks.guesses_section, attacks.guesses_arguments),
+    "networks": Section(attacks.networks_section, attacks.networks_arguments),
+    "log-flood": Section(attacks.log_flood_section, attacks.log_flood_arguments),
     "journal": Section(journal_section, journal_arguments),
     "whole-states": Section(whole_states_section, whole_states_arguments),
     "slots": Section(slots_section, slots_arguments),

@@ -2,11 +2,12 @@
 
 For each member count in --members, all on this machine: a fresh PostgreSQL database `bench_<n>` on the
 server scripts/with-postgres starts (KROPKI_TEST_DB), a fresh redis-server on a free port keeping nothing
-on disk, the members (`python -m server serve --redis-url ... --member bench-<i> --unlimited 127.0.0.1
---trusted-proxy 127.0.0.1 --log-level WARNING` on free 127.0.0.1 ports, the first with --migrate, the
-others once it answers /readyz), and nginx with the shipped site (deploy/nginx-kropki-cluster.conf in a
-temporary folder on a free port, as tests/cluster/conftest.py runs it; worker_processes auto and 8,192
-worker_connections, since 1,000 clients and their upstream connections overflow nginx's default 512).
+on disk, the members (`python -m server serve --redis-url ... --member bench-<i> --cluster-secret-file
+FILE --unlimited 127.0.0.1 --trusted-proxy 127.0.0.1 --log-level WARNING` on free 127.0.0.1 ports, with
+a secret made for the run, the first with --migrate, the others once it answers /readyz), and nginx
+with the shipped site (deploy/nginx-kropki-cluster.conf in a temporary folder on a free port, as
+tests/cluster/conftest.py runs it; worker_processes auto and 8,192 worker_connections, since 1,000
+clients and their upstream connections overflow nginx's default 512).
 The load starts once every member's /readyz lists all of them, and everything is stopped at the end,
 also on errors and Ctrl-C.
 
@@ -49,6 +50,7 @@ import json
 import math
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -235,6 +237,15 @@ class Redis:
         _ended(self.process, "redis-server")
 
 
+def _cluster_secret(folder: Path) -> Path:
+    """The secret this run's members share (docs/cluster.md), made once per run's folder."""
+    path = folder / "cluster-secret"
+    if not path.exists():
+        path.write_text(secrets.token_hex(32) + "\n")
+        path.chmod(0o600)
+    return path
+
+
 class Member(Server):
     """One member: stream.py's Server (its start, /proc readings and log summary), run as a member."""
 
@@ -244,6 +255,7 @@ class Member(Server):
         # every simulated player comes from 127.0.0.1 through nginx, which members are run to trust
         # (docs/operations.md); the base server adds --unlimited for 127.0.0.1
         member = ("--redis-url", redis_url, "--member", name, "--trusted-proxy", HOST)
+        member += ("--cluster-secret-file", str(_cluster_secret(folder)))
         super().__init__(args.python, args.log_level, folder, None, member)
         self.name, self.db_url, self.migrate = name, db_url, migrate
         self.log_path = folder / f"{name}.log"

@@ -223,9 +223,11 @@ class HttpConnection(asyncio.Protocol):
     exactly Content-Length bytes. Far cheaper per request than a full client, so one core keeps up.
     Timeouts are enforced by `watchdog`, which costs less than a timer per request."""
 
-    def __init__(self, port: int, timeout: float) -> None:
+    def __init__(self, port: int, timeout: float, headers: dict[str, str] | None = None) -> None:
+        """`headers`: more request headers, e.g. X-Forwarded-For for a client behind a trusted proxy."""
+        more = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
         self._prefix = b"GET "
-        self._suffix = f" HTTP/1.1\r\nHost: {HOST}:{port}\r\n\r\n".encode()
+        self._suffix = f" HTTP/1.1\r\nHost: {HOST}:{port}\r\n{more}\r\n".encode()
         self._timeout = timeout
         self._transport: asyncio.Transport | None = None
         self._buffer = bytearray()
@@ -323,11 +325,11 @@ async def watchdog(clients: list[Client], timeout: float) -> None:
                 conn.expire()
 
 
-async def connect(port: int, timeout: float) -> HttpConnection:
+async def connect(port: int, timeout: float, headers: dict[str, str] | None = None) -> HttpConnection:
     loop = asyncio.get_running_loop()
     try:
         _, conn = await asyncio.wait_for(
-            loop.create_connection(lambda: HttpConnection(port, timeout), HOST, port), timeout
+            loop.create_connection(lambda: HttpConnection(port, timeout, headers), HOST, port), timeout
         )
     except TimeoutError:
         raise TimeoutError(f"no connection within {timeout:g} s") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import logging
 import os
 import socket
@@ -21,11 +22,33 @@ from server.hub.numbers import TABLE_BLOCK
 from server.logs import Fields
 from server.store.serverlock import Holder
 from server.store.store import Store
-from server.web import archive, auth, clients, frontdoor, health, hosted, kropki, metrics, pages, tournament
+from server.web import (
+    accesslog,
+    archive,
+    auth,
+    clients,
+    frontdoor,
+    health,
+    hosted,
+    kropki,
+    metrics,
+    pages,
+    tournament,
+)
 from server.web.assets import PAGES_KEY, Assets
-from server.web.common import DIRECTOR_KEY, HUB_KEY, MEMBERSHIP_KEY, MOVER_KEY, NICKS_KEY, STORE_KEY
+from server.web.common import (
+    DIRECTOR_KEY,
+    HUB_KEY,
+    LOGIN_GUARD_KEY,
+    MEMBERSHIP_KEY,
+    MOVER_KEY,
+    NICKS_KEY,
+    STORE_KEY,
+)
 from server.web.connections import DIRECT_PATHS_KEY
-from server.web.limits import AddressLimiter, LoginGuard
+from server.web.headers import folder_page_policy
+from server.web.limits import LoginGuard, NetworkLimiter
+from server.web.networks import Grouping
 from server.web.polllane import POLL_ANSWER_KEY
 
 log = logging.getLogger(__name__)
@@ -50,25 +73,32 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
             players=settings.max_players,
             tables=settings.max_tables,
             players_per_address=settings.players_per_address,
+            guest_tables_per_address=settings.guest_tables_per_address,
+            network_factor=settings.network_factor,
             games_per_player=settings.games_per_player,
             analysis_per_player=settings.analysis_per_player,
             registered_share=settings.registered_share,
         )
     )
     app[clients.POLICY_KEY] = clients.ClientPolicy(
-        frozenset(settings.trusted_proxies), frozenset(settings.unlimited)
+        frozenset(settings.trusted_proxies),
+        frozenset(settings.unlimited),
+        Grouping(settings.ipv4_prefixes, settings.ipv6_prefixes, settings.network_factor),
+        tuple(ipaddress.ip_network(network) for network in settings.metrics_from),
     )
-    app[clients.LIMITS_KEY] = clients.request_limits()
+    app[clients.LIMITS_KEY] = clients.request_limits(settings.network_factor)
+    app[accesslog.SUMMARIES_KEY] = accesslog.RequestSummaries()
     app[metrics.METRICS_KEY] = metrics.Metrics(
         app[HUB_KEY], {"/a.kropki": kropki.COMMANDS, "/auth.py": frozenset(auth.HANDLERS)}
     )
-    app[auth.LOGIN_GUARD_KEY] = LoginGuard(
+    app[LOGIN_GUARD_KEY] = LoginGuard(
         settings.failed_logins_per_address,
         auth.FAILED_LOGINS_WINDOW,
         settings.failed_logins_per_account,
         settings.failed_login_max_wait,
+        settings.network_factor,
     )
-    app[auth.REGISTER_LIMITER_KEY] = AddressLimiter(*auth.REGISTRATIONS)
+    app[auth.REGISTER_LIMITER_KEY] = NetworkLimiter(*auth.REGISTRATIONS, settings.network_factor)
     app.cleanup_ctx.append(_store_and_hub)
     if settings.redis_url is not None:
         app.cleanup_ctx.append(_membership)
@@ -100,6 +130,7 @@ def _serve_folder(app: web.Application, folder: Path) -> None:
 
     app.router.add_get("/", index)
     app.router.add_static("/", folder, follow_symlinks=False)
+    app.on_response_prepare.append(folder_page_policy)
 
 
 async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
@@ -161,7 +192,8 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     hub = app[HUB_KEY]
     info: dict[str, object] = {"host": socket.gethostname(), "port": settings.port, "pid": os.getpid()}
     membership = app[MEMBERSHIP_KEY] = Membership(settings.redis_url, name, info)
-    lobby = LobbyLink(settings.redis_url, name, hub)
+    lobby = LobbyLink(settings.redis_url, name, hub, settings.cluster_secrets)
+    app[metrics.METRICS_KEY].watch_cluster(lobby.dropped)
     nicks = app[NICKS_KEY] = NickClaims(settings.redis_url, name, hub.unique_nick_keys)
     store = app[STORE_KEY].writer
 

@@ -18,15 +18,22 @@ from server.config import (
     DEFAULT_MAX_CONNECTIONS,
     ENV_AI_WORKERS,
     ENV_ANALYSIS_PER_PLAYER,
+    ENV_CLUSTER_SECRET,
+    ENV_CLUSTER_SECRET_FILE,
     ENV_DB,
     ENV_EVENT_LOOP,
     ENV_FAILED_LOGIN_MAX_WAIT,
     ENV_FAILED_LOGINS_PER_ACCOUNT,
     ENV_FAILED_LOGINS_PER_ADDRESS,
     ENV_GAMES_PER_PLAYER,
+    ENV_GUEST_TABLES_PER_ADDRESS,
     ENV_HOST,
+    ENV_IPV4_PREFIXES,
+    ENV_IPV6_PREFIXES,
     ENV_MAX_CONNECTIONS,
     ENV_MEMBER,
+    ENV_METRICS_FROM,
+    ENV_NETWORK_FACTOR,
     ENV_PLAYERS_PER_ADDRESS,
     ENV_PORT,
     ENV_REDIS_URL,
@@ -35,19 +42,24 @@ from server.config import (
     ENV_TRUSTED_PROXIES,
     ENV_UNLIMITED,
     MAX_COUNT,
+    MAX_NETWORK_FACTOR,
     MAX_WAIT,
     ConfigError,
     Settings,
     absolute_db_url,
     check_cluster,
+    check_database_url,
     parse_address,
     parse_ai_workers,
     parse_event_loop,
     parse_member,
+    parse_network,
     parse_port,
+    parse_prefixes,
     parse_redis_url,
     parse_share,
     parse_whole,
+    read_cluster_secret_file,
     sqlite_data_dir,
     sqlite_file,
 )
@@ -124,6 +136,14 @@ def build_parser() -> argparse.ArgumentParser:
         f"env {ENV_TRUSTED_PROXIES}, comma-separated; default none)",
     )
     serve.add_argument(
+        "--metrics-from",
+        metavar="CIDR",
+        action="append",
+        type=_checked(parse_network),
+        help="a network (or an address) that may read /metrics besides loopback and the trusted proxies "
+        f"(repeatable; env {ENV_METRICS_FROM}, comma-separated; 0.0.0.0/0 and ::/0 open it to all)",
+    )
+    serve.add_argument(
         "--unlimited",
         metavar="ADDR",
         action="append",
@@ -156,6 +176,33 @@ def build_parser() -> argparse.ArgumentParser:
         type=_whole_flag("--players-per-address", MAX_COUNT),
         metavar="N",
         help=f"players logged in from one address at most (env {ENV_PLAYERS_PER_ADDRESS}, default 10)",
+    )
+    serve.add_argument(
+        "--guest-tables-per-address",
+        type=_whole_flag("--guest-tables-per-address", MAX_COUNT),
+        metavar="N",
+        help="game tables with a seat of a guest from one address, at most "
+        f"(env {ENV_GUEST_TABLES_PER_ADDRESS}, default 10)",
+    )
+    serve.add_argument(
+        "--ipv4-prefixes",
+        type=_checked(lambda value: parse_prefixes(value, 4, "--ipv4-prefixes")),
+        metavar="HOST,NETWORK",
+        help="what the per-address limits count as one address and, looser, as one network "
+        f"(env {ENV_IPV4_PREFIXES}, default 32,24)",
+    )
+    serve.add_argument(
+        "--ipv6-prefixes",
+        type=_checked(lambda value: parse_prefixes(value, 6, "--ipv6-prefixes")),
+        metavar="HOST,NETWORK",
+        help=f"the same for IPv6 addresses (env {ENV_IPV6_PREFIXES}, default 64,48)",
+    )
+    serve.add_argument(
+        "--network-factor",
+        type=_whole_flag("--network-factor", MAX_NETWORK_FACTOR),
+        metavar="N",
+        help="a network may hold N times what one address may under every per-address limit "
+        f"(env {ENV_NETWORK_FACTOR}, default 4)",
     )
     serve.add_argument(
         "--games-per-player",
@@ -214,6 +261,14 @@ def build_parser() -> argparse.ArgumentParser:
         type=_checked(parse_member),
         metavar="NAME",
         help=f"this member's name in the cluster (env {ENV_MEMBER}, default HOST:PORT)",
+    )
+    # No --cluster-secret: a secret on a command line is shown by `ps` to every user of the machine.
+    serve.add_argument(
+        "--cluster-secret-file",
+        metavar="PATH",
+        help="a file holding the secret every member of the cluster signs its messages with, at least 32 "
+        "characters (`openssl rand -hex 32`); a second line is also accepted, while the secret is changed "
+        f"(env {ENV_CLUSTER_SECRET_FILE}, or the secret itself in {ENV_CLUSTER_SECRET}; docs/cluster.md)",
     )
     serve.add_argument(
         "--log-level",
@@ -303,9 +358,15 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         static_dir=getattr(args, "static", None) or base.static_dir,
         trusted_proxies=tuple(getattr(args, "trusted_proxy", None) or base.trusted_proxies),
         unlimited=tuple(getattr(args, "unlimited", None) or base.unlimited),
+        metrics_from=tuple(getattr(args, "metrics_from", None) or base.metrics_from),
         max_players=getattr(args, "max_players", None) or base.max_players,
         max_tables=getattr(args, "max_tables", None) or base.max_tables,
         players_per_address=getattr(args, "players_per_address", None) or base.players_per_address,
+        guest_tables_per_address=getattr(args, "guest_tables_per_address", None)
+        or base.guest_tables_per_address,
+        ipv4_prefixes=getattr(args, "ipv4_prefixes", None) or base.ipv4_prefixes,
+        ipv6_prefixes=getattr(args, "ipv6_prefixes", None) or base.ipv6_prefixes,
+        network_factor=getattr(args, "network_factor", None) or base.network_factor,
         games_per_player=getattr(args, "games_per_player", None) or base.games_per_player,
         analysis_per_player=getattr(args, "analysis_per_player", None) or base.analysis_per_player,
         registered_share=base.registered_share
@@ -321,6 +382,9 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         event_loop=getattr(args, "event_loop", None) or base.event_loop,
         redis_url=getattr(args, "redis_url", None) or base.redis_url,
         member=getattr(args, "member", None) or base.member,
+        cluster_secrets=read_cluster_secret_file(args.cluster_secret_file)
+        if getattr(args, "cluster_secret_file", None)
+        else base.cluster_secrets,
     )
 
 
@@ -541,6 +605,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         try:
             settings = resolve_settings(args, os.environ)
             log_level = resolve_log_level(args, os.environ)
+            check_database_url(settings.db_url)
             check_cluster(settings)
             data_dir = sqlite_data_dir(settings.db_url)
             if settings.static_dir is not None and not settings.static_dir.is_dir():
@@ -558,6 +623,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command in ("migrate", "user", "tournament-key"):
         try:
             settings = resolve_settings(args, os.environ)
+            check_database_url(settings.db_url)
             database = sqlite_file(settings.db_url)
         except ConfigError as exc:
             parser.exit(2, f"kropki-server: error: {exc}\n")

@@ -7,9 +7,9 @@ import ipaddress
 import re
 import socket
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import parse_qsl, urlsplit
 
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
@@ -24,6 +24,7 @@ ENV_DB = "KROPKI_DB"
 ENV_STATIC = "KROPKI_STATIC"
 ENV_TRUSTED_PROXIES = "KROPKI_TRUSTED_PROXIES"
 ENV_UNLIMITED = "KROPKI_UNLIMITED"
+ENV_METRICS_FROM = "KROPKI_METRICS_FROM"
 ENV_AI_WORKERS = "KROPKI_AI_WORKERS"
 DEFAULT_AI_WORKERS = 1
 MAX_AI_WORKERS = 64
@@ -42,7 +43,16 @@ ENV_PLAYERS_PER_ADDRESS = "KROPKI_PLAYERS_PER_ADDRESS"
 ENV_GAMES_PER_PLAYER = "KROPKI_GAMES_PER_PLAYER"
 ENV_ANALYSIS_PER_PLAYER = "KROPKI_ANALYSIS_PER_PLAYER"
 ENV_REGISTERED_SHARE = "KROPKI_REGISTERED_SHARE"
+ENV_GUEST_TABLES_PER_ADDRESS = "KROPKI_GUEST_TABLES_PER_ADDRESS"
+ENV_IPV4_PREFIXES = "KROPKI_IPV4_PREFIXES"
+ENV_IPV6_PREFIXES = "KROPKI_IPV6_PREFIXES"
+ENV_NETWORK_FACTOR = "KROPKI_NETWORK_FACTOR"
 DEFAULT_PLAYERS_PER_ADDRESS = 10
+DEFAULT_GUEST_TABLES_PER_ADDRESS = 10
+DEFAULT_IPV4_PREFIXES = (32, 24)  # host, network (server/web/networks.py)
+DEFAULT_IPV6_PREFIXES = (64, 48)
+DEFAULT_NETWORK_FACTOR = 4
+MAX_NETWORK_FACTOR = 1_000
 DEFAULT_GAMES_PER_PLAYER = 5
 DEFAULT_ANALYSIS_PER_PLAYER = 3
 DEFAULT_REGISTERED_SHARE = 20
@@ -51,7 +61,15 @@ MAX_WAIT = 24 * 3600
 ENV_EVENT_LOOP = "KROPKI_EVENT_LOOP"
 ENV_REDIS_URL = "KROPKI_REDIS_URL"
 ENV_MEMBER = "KROPKI_MEMBER"
+ENV_CLUSTER_SECRET = "KROPKI_CLUSTER_SECRET"
+ENV_CLUSTER_SECRET_FILE = "KROPKI_CLUSTER_SECRET_FILE"
+# A secret the members sign their messages with (docs/cluster.md, "Who may speak"): long enough that
+# nobody guesses it; `openssl rand -hex 32` makes 64 characters. Two during a rotation: the first signs.
+MIN_SECRET_LENGTH = 32
+MAX_SECRETS = 2
+MAKE_A_SECRET = "make one with `openssl rand -hex 32`"
 REDIS_SCHEMES = ("redis", "rediss", "unix")
+TLS_FILES = ("ssl_ca_certs", "ssl_certfile", "ssl_keyfile")  # what a rediss:// URL may name (redis-py)
 MEMBER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]{0,99}")  # a host and port fit: kropki-2.example:8080
 # auto: uvloop when it is installed (pip install '.[fast]'), else asyncio's own loop
 EVENT_LOOPS = ("auto", "uvloop", "asyncio")
@@ -83,9 +101,14 @@ class Settings:
     static_dir: Path | None = None  # a folder served as static files (e.g. the zagram web client)
     trusted_proxies: tuple[str, ...] = ()  # peers whose X-Forwarded-For names the client
     unlimited: tuple[str, ...] = ()  # client addresses exempt from the per-request limits
+    metrics_from: tuple[str, ...] = ()  # networks that may read /metrics besides loopback and the proxies
     max_players: int = 5_000
     max_tables: int = 2_500
     players_per_address: int = DEFAULT_PLAYERS_PER_ADDRESS
+    guest_tables_per_address: int = DEFAULT_GUEST_TABLES_PER_ADDRESS
+    ipv4_prefixes: tuple[int, int] = DEFAULT_IPV4_PREFIXES  # an address's host and network
+    ipv6_prefixes: tuple[int, int] = DEFAULT_IPV6_PREFIXES
+    network_factor: int = DEFAULT_NETWORK_FACTOR  # a network may hold this many times what a host may
     games_per_player: int = DEFAULT_GAMES_PER_PLAYER
     analysis_per_player: int = DEFAULT_ANALYSIS_PER_PLAYER
     registered_share: int = DEFAULT_REGISTERED_SHARE  # per cent of player and table slots
@@ -97,6 +120,8 @@ class Settings:
     event_loop: str = "auto"
     redis_url: str | None = None  # a member of a cluster over this Redis (docs/cluster.md); None: alone
     member: str | None = None  # the member's name in the cluster; None: its host and port
+    # what the members sign their messages with: the first signs, any is accepted (never in a repr)
+    cluster_secrets: tuple[str, ...] = field(default=(), repr=False)
 
     @property
     def member_name(self) -> str | None:
@@ -121,6 +146,7 @@ class Settings:
             static_dir=Path(environ[ENV_STATIC]) if environ.get(ENV_STATIC) else None,
             trusted_proxies=_addresses(environ.get(ENV_TRUSTED_PROXIES, ""), ENV_TRUSTED_PROXIES),
             unlimited=_addresses(environ.get(ENV_UNLIMITED, ""), ENV_UNLIMITED),
+            metrics_from=_networks(environ.get(ENV_METRICS_FROM, ""), ENV_METRICS_FROM),
             ai_workers=parse_ai_workers(environ[ENV_AI_WORKERS], ENV_AI_WORKERS)
             if environ.get(ENV_AI_WORKERS)
             else DEFAULT_AI_WORKERS,
@@ -136,6 +162,16 @@ class Settings:
             players_per_address=_whole(
                 environ, ENV_PLAYERS_PER_ADDRESS, DEFAULT_PLAYERS_PER_ADDRESS, MAX_COUNT
             ),
+            guest_tables_per_address=_whole(
+                environ, ENV_GUEST_TABLES_PER_ADDRESS, DEFAULT_GUEST_TABLES_PER_ADDRESS, MAX_COUNT
+            ),
+            ipv4_prefixes=parse_prefixes(environ[ENV_IPV4_PREFIXES], 4, ENV_IPV4_PREFIXES)
+            if environ.get(ENV_IPV4_PREFIXES)
+            else DEFAULT_IPV4_PREFIXES,
+            ipv6_prefixes=parse_prefixes(environ[ENV_IPV6_PREFIXES], 6, ENV_IPV6_PREFIXES)
+            if environ.get(ENV_IPV6_PREFIXES)
+            else DEFAULT_IPV6_PREFIXES,
+            network_factor=_whole(environ, ENV_NETWORK_FACTOR, DEFAULT_NETWORK_FACTOR, MAX_NETWORK_FACTOR),
             games_per_player=_whole(environ, ENV_GAMES_PER_PLAYER, DEFAULT_GAMES_PER_PLAYER, MAX_COUNT),
             analysis_per_player=_whole(
                 environ, ENV_ANALYSIS_PER_PLAYER, DEFAULT_ANALYSIS_PER_PLAYER, MAX_COUNT
@@ -151,15 +187,62 @@ class Settings:
             if environ.get(ENV_REDIS_URL)
             else None,
             member=parse_member(environ[ENV_MEMBER], ENV_MEMBER) if environ.get(ENV_MEMBER) else None,
+            cluster_secrets=_cluster_secrets(environ),
         )
 
 
 def parse_redis_url(value: str, name: str = "--redis-url") -> str:
-    """A Redis URL as redis-py reads it (redis://HOST:PORT/DB, rediss://..., unix:///path)."""
+    """A Redis URL as redis-py reads it (redis://HOST:PORT/DB, rediss://..., unix:///path), with the
+    files its TLS options name (docs/cluster.md: ?ssl_ca_certs=PATH) there to read. Never echoed back:
+    it may hold a password."""
     parts = urlsplit(value)
     if parts.scheme not in REDIS_SCHEMES or (parts.scheme != "unix" and not parts.hostname):
-        raise ConfigError(f"{name} must be a URL like redis://HOST:6379/0, got {value!r}")
+        raise ConfigError(f"{name} must be a URL like redis://HOST:6379/0 or rediss://HOST:6379/0")
+    for option, path in parse_qsl(parts.query):
+        if not option.startswith("ssl_"):
+            continue
+        if parts.scheme != "rediss":
+            raise ConfigError(f"{name}: {option} is for TLS, which is rediss://HOST:PORT/DB")
+        if option in TLS_FILES and not Path(path).is_file():
+            raise ConfigError(f"{name}: {option}: there is no file {path!r}")
     return value
+
+
+def parse_cluster_secrets(text: str, name: str) -> tuple[str, ...]:
+    """One secret, or two during a rotation, separated by white space (a line each in a file)."""
+    found = tuple(text.split())
+    if not found:
+        raise ConfigError(f"{name} holds no secret: {MAKE_A_SECRET}")
+    if len(found) > MAX_SECRETS:
+        raise ConfigError(
+            f"{name} holds {len(found)} secrets: one, or two while the secret is changed (docs/cluster.md)"
+        )
+    for secret in found:
+        if len(secret) < MIN_SECRET_LENGTH:
+            raise ConfigError(
+                f"{name}: a secret of {len(secret)} characters is too short, it needs at least "
+                f"{MIN_SECRET_LENGTH}: {MAKE_A_SECRET}"
+            )
+    return found
+
+
+def read_cluster_secret_file(path: str, name: str = "--cluster-secret-file") -> tuple[str, ...]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{name}: cannot read {path!r}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{name}: {path!r} is not text: {MAKE_A_SECRET}") from None
+    return parse_cluster_secrets(text, f"{name} {path}")
+
+
+def _cluster_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
+    secret, path = environ.get(ENV_CLUSTER_SECRET), environ.get(ENV_CLUSTER_SECRET_FILE)
+    if secret and path:
+        raise ConfigError(f"{ENV_CLUSTER_SECRET} and {ENV_CLUSTER_SECRET_FILE} are both set: set one")
+    if path:
+        return read_cluster_secret_file(path, ENV_CLUSTER_SECRET_FILE)
+    return parse_cluster_secrets(secret, ENV_CLUSTER_SECRET) if secret else ()
 
 
 def parse_member(value: str, name: str = "--member") -> str:
@@ -171,7 +254,7 @@ def parse_member(value: str, name: str = "--member") -> str:
 
 
 def check_cluster(settings: Settings) -> None:
-    """A cluster's members share one PostgreSQL database (docs/cluster.md)."""
+    """A cluster's members share one PostgreSQL database and a secret (docs/cluster.md)."""
     if settings.redis_url is None:
         return
     try:
@@ -183,6 +266,28 @@ def check_cluster(settings: Settings) -> None:
             "--redis-url: the members of a cluster share one PostgreSQL database "
             "(--db postgresql+asyncpg://USER@HOST/NAME); SQLite serves one server alone"
         )
+    if not settings.cluster_secrets:
+        raise ConfigError(
+            "--redis-url: the members of a cluster sign what they tell each other with a secret they "
+            f"share: give it with --cluster-secret-file PATH ({ENV_CLUSTER_SECRET_FILE}) or "
+            f"{ENV_CLUSTER_SECRET}, at least {MIN_SECRET_LENGTH} characters: {MAKE_A_SECRET} "
+            "(docs/cluster.md)"
+        )
+
+
+def parse_prefixes(value: str, version: int, name: str) -> tuple[int, int]:
+    """`HOST,NETWORK` prefix lengths, e.g. 64,48 for IPv6: an address's host and network
+    (server/web/networks.py), the network no longer than the host."""
+    longest = 32 if version == 4 else 128
+    parts = value.split(",")
+    if len(parts) == 2 and all(part.strip().isascii() and part.strip().isdigit() for part in parts):
+        host, network = (int(part) for part in parts)
+        if 8 <= network <= host <= longest:
+            return host, network
+    raise ConfigError(
+        f"{name} must be HOST,NETWORK prefix lengths with 8 <= NETWORK <= HOST <= {longest} "
+        f"(default {'32,24' if version == 4 else '64,48'}), got {value!r}"
+    )
 
 
 def parse_whole(value: str, name: str, highest: int) -> int:
@@ -236,6 +341,40 @@ def _addresses(text: str, name: str) -> tuple[str, ...]:
         return tuple(parse_address(part) for part in text.split(",") if part.strip())
     except ConfigError as exc:
         raise ConfigError(f"{name}: {exc}") from None
+
+
+def parse_network(value: str) -> str:
+    """A network in CIDR notation (`10.0.0.0/8`, `fd00::/8`), or one address (`10.0.0.5`)."""
+    try:
+        return str(ipaddress.ip_network(value.strip(), strict=False))
+    except ValueError:
+        raise ConfigError(f"not a network (CIDR, e.g. 10.0.0.0/8) or an IP address: {value!r}") from None
+
+
+def _networks(text: str, name: str) -> tuple[str, ...]:
+    try:
+        return tuple(parse_network(part) for part in text.split(",") if part.strip())
+    except ConfigError as exc:
+        raise ConfigError(f"{name}: {exc}") from None
+
+
+# libpq's names, which asyncpg does not take as URL options (a TypeError at the first connection)
+LIBPQ_TLS_OPTIONS = ("sslmode", "sslrootcert", "sslcert", "sslkey", "sslcrl", "sslpassword")
+
+
+def check_database_url(db_url: str) -> None:
+    """TLS to PostgreSQL as asyncpg takes it: `?ssl=verify-full`, the authority in PGSSLROOTCERT
+    (docs/cluster.md, "PostgreSQL"); libpq's option names are refused with a line saying so."""
+    try:
+        url = make_url(db_url)
+    except ArgumentError:
+        raise ConfigError(f"not a database URL: {db_url!r}") from None
+    libpq = [option for option in url.query if option in LIBPQ_TLS_OPTIONS]
+    if libpq and url.get_driver_name() == "asyncpg":
+        raise ConfigError(
+            f"--db: asyncpg does not take {', '.join(libpq)}: write ?ssl=verify-full (or require), and "
+            "give the certificate authority's file in the environment, PGSSLROOTCERT=PATH (docs/cluster.md)"
+        )
 
 
 def sqlite_file(db_url: str) -> Path | None:

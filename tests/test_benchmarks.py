@@ -50,17 +50,29 @@ RUNS = {
     ),
     "fuzz": (["--seconds", "3", "--seed", "1"], "result: OK (0 failures)"),
     "lobby_news": (["--readers", "50", "--seconds", "1", "--rate", "10"], "replies with the bus's setting"),
+    "ignoring": (["--readers", "50", "--rounds", "5", "--repeat", "1", "--ignoring", "0.2"], "a speaker:"),
     "login_cost": (["--players", "50", "200", "--logins", "20", "--rounds", "1"], "getBMsg at 200 players x"),
     "swiss": (["--players", "30", "--rounds", "5"], "30 players: slowest round"),
     # the one game of the first 200,000 where oppai-rs's realm interiors differ: the count sees it
     "pool_walls": (["--games", "1", "--seed", "31463"], "1 of 1 random 20x20 games differ"),
     # every section, small: 60 slow and long-polling connections against a server with 300 open files
     # (a cap of 44), a 3-second journal flood and its restart, a burst of 200 whole states, 5 addresses'
-    # guests filling their slots
+    # guests filling their slots, 30 guessed ids from each attacker, 3 networks' guests, a 3-second
+    # log flood
     "abuse": (
         ["--seconds", "3", "--ramp", "1", "--flood", "60", "--open-files", "300", "--journal-seconds", "3"]
         + ["--players", "100", "--tables", "50", "--burst", "200"]
-        + ["--slot-addresses", "5", "--logins-per-address", "12", "--tables-per-guest", "4"],
+        + ["--slot-addresses", "5", "--logins-per-address", "12", "--tables-per-guest", "4"]
+        + [
+            "--guesses-per-address",
+            "12",
+            "--most-networks",
+            "3",
+            "--addresses-per-network",
+            "3",
+            "--log-seconds",
+            "3",
+        ],
         "a registered player afterwards: 'ok.",
     ),
 }

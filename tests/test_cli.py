@@ -95,6 +95,14 @@ def test_bad_database_url_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -
         ),
         (["--redis-url", "http://redis:6379"], "--redis-url must be a URL like redis://HOST:6379/0"),
         (["--redis-url", "redis://"], "--redis-url must be a URL like redis://HOST:6379/0"),
+        (
+            ["--redis-url", "redis://:pw@cache:6379/0?ssl_ca_certs=/etc/ca.pem"],
+            "--redis-url: ssl_ca_certs is for TLS, which is rediss://HOST:PORT/DB",
+        ),
+        (
+            ["--redis-url", "rediss://:pw@cache:6379/0?ssl_ca_certs=/nowhere/ca.pem"],
+            "--redis-url: ssl_ca_certs: there is no file '/nowhere/ca.pem'",
+        ),
         (["--member", "a b"], "--member must be 1-100 letters, digits and . _ : -"),
     ],
 )
@@ -106,6 +114,78 @@ def test_cluster_flags_are_checked_before_anything_starts(
 
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+CLUSTER = ["--db", "postgresql+asyncpg://k@db/kropki", "--redis-url", "redis://127.0.0.1:6379/0"]
+
+
+def secret_file(tmp_path: Path, text: str) -> str:
+    path = tmp_path / "cluster-secret"
+    path.write_text(text)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    ("secret", "message"),
+    [
+        (None, "the members of a cluster sign what they tell each other with a secret they share: give "
+         "it with --cluster-secret-file PATH (KROPKI_CLUSTER_SECRET_FILE) or KROPKI_CLUSTER_SECRET, at "
+         "least 32 characters: make one with `openssl rand -hex 32`"),
+        ("short-secret\n", "a secret of 12 characters is too short, it needs at least 32: make one with "
+         "`openssl rand -hex 32`"),
+        ("\n\n", "holds no secret: make one with `openssl rand -hex 32`"),
+        ("a" * 32 + "\n" + "b" * 32 + "\n" + "c" * 32 + "\n", "holds 3 secrets: one, or two while"),
+    ],
+)  # fmt: skip
+def test_a_cluster_without_a_good_secret_is_refused_before_anything_starts(
+    secret: str | None, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    flags = [] if secret is None else ["--cluster-secret-file", secret_file(tmp_path, secret)]
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", *CLUSTER, *flags])
+
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert message in error and error.count("\n") == 1, error
+
+
+def test_an_unreadable_secret_file_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", *CLUSTER, "--cluster-secret-file", str(tmp_path / "missing")])
+
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert f"--cluster-secret-file: cannot read '{tmp_path / 'missing'}': No such file" in error
+
+
+def test_the_cluster_secret_comes_from_a_file_or_the_environment(tmp_path: Path) -> None:
+    new, old = "n" * 64, "o" * 40
+    path = secret_file(tmp_path, f"{new}\n{old}\n")  # two while the secret is changed: the first signs
+    settings = resolve(["--cluster-secret-file", path], {"KROPKI_CLUSTER_SECRET": "e" * 32})
+    assert settings.cluster_secrets == (new, old)  # the flag beats the environment
+    assert resolve([], {"KROPKI_CLUSTER_SECRET": "e" * 32}).cluster_secrets == ("e" * 32,)
+    assert resolve([], {"KROPKI_CLUSTER_SECRET_FILE": path}).cluster_secrets == (new, old)
+    assert new not in repr(settings) and old not in repr(settings)
+    with pytest.raises(ConfigError, match="CLUSTER_SECRET and KROPKI_CLUSTER_SECRET_FILE are both set"):
+        Settings.from_env({"KROPKI_CLUSTER_SECRET": "e" * 32, "KROPKI_CLUSTER_SECRET_FILE": path})
+    with pytest.raises(ConfigError, match="KROPKI_CLUSTER_SECRET: a secret of 5 characters is too short"):
+        Settings.from_env({"KROPKI_CLUSTER_SECRET": "short"})
+
+
+@pytest.mark.parametrize("command", [["serve"], ["migrate"]])
+def test_libpq_tls_options_in_an_asyncpg_url_are_refused(
+    command: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(
+            [*command, "--db", "postgresql+asyncpg://k:pw@db/kropki?sslmode=verify-full&sslrootcert=/ca.pem"]
+        )
+
+    assert exit_info.value.code == 2
+    assert (
+        "--db: asyncpg does not take sslmode, sslrootcert: write ?ssl=verify-full (or require), and give "
+        "the certificate authority's file in the environment, PGSSLROOTCERT=PATH"
+    ) in capsys.readouterr().err
 
 
 def test_cluster_settings_come_from_the_environment_too() -> None:
@@ -576,3 +656,20 @@ def test_uvloop_asked_for_where_it_is_not_installed_is_refused(monkeypatch: pyte
     with pytest.raises(ConfigError, match="uvloop is not installed"):
         resolve([], {"KROPKI_EVENT_LOOP": "uvloop"})
     assert resolve([], {"KROPKI_EVENT_LOOP": "auto"}).event_loop == "auto"  # auto falls back at start
+
+
+def test_metrics_from_from_flags_environment_or_none(capsys: pytest.CaptureFixture[str]) -> None:
+    assert resolve([], {}).metrics_from == ()
+    from_env = resolve([], {"KROPKI_METRICS_FROM": "10.0.0.0/8, fd00::/8"})
+    assert from_env.metrics_from == ("10.0.0.0/8", "fd00::/8")
+    flags = ["--metrics-from", "192.0.2.7", "--metrics-from", "198.51.100.9/24"]
+    assert resolve(flags, {"KROPKI_METRICS_FROM": "10.0.0.0/8"}).metrics_from == (
+        "192.0.2.7/32",
+        "198.51.100.0/24",
+    )
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["serve", "--metrics-from", "everyone"])
+    assert exit_info.value.code == 2
+    assert "not a network (CIDR" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="KROPKI_METRICS_FROM: not a network"):
+        resolve([], {"KROPKI_METRICS_FROM": "10.0.0.0/33"})

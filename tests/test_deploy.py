@@ -4,9 +4,11 @@ nginx site goes through `nginx -t` (make test installs Debian's nginx-light when
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
+import secrets
 import shlex
 import shutil
 import subprocess
@@ -17,9 +19,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from pytest_aiohttp import AiohttpClient
 
 from server.app import create_app
-from server.config import DEFAULT_MAX_CONNECTIONS, Settings
+from server.config import DEFAULT_MAX_CONNECTIONS, Settings, check_cluster
 from server.web.connections import FILE_RESERVE, connection_cap
 from tests.test_cli import free_port
 
@@ -135,18 +138,37 @@ def test_the_compose_file_runs_the_server_on_postgresql() -> None:
     assert "pgdata" in compose["volumes"]
 
 
-def test_the_cluster_compose_file_runs_three_members_behind_nginx() -> None:
-    compose = yaml.safe_load((DEPLOY / "docker-compose-cluster.yml").read_text())
+def test_the_cluster_compose_file_runs_three_members_behind_nginx(tmp_path: Path) -> None:
+    text = (DEPLOY / "docker-compose-cluster.yml").read_text()
+    compose = yaml.safe_load(text)
     services = compose["services"]
     members = {name: service for name, service in services.items() if name.startswith("kropki-")}
     nginx = services["nginx"]
 
     assert len(members) == 3
-    settings = {name: Settings.from_env(service["environment"]) for name, service in members.items()}
+    # every member reads the cluster's secret from the one compose secret, made as the file's head says
+    (secret_name,) = compose["secrets"]
+    assert compose["secrets"][secret_name]["file"] == "./kropki-cluster-secret"
+    assert "deploy/kropki-cluster-secret" in (REPO / ".gitignore").read_text().splitlines()
+    assert "openssl rand -hex 32 > deploy/kropki-cluster-secret" in text
+    made = tmp_path / "kropki-cluster-secret"
+    made.write_text(secrets.token_hex(32) + "\n")
+    settings = {}
+    for name, service in members.items():
+        environment = dict(service["environment"])
+        assert service["secrets"] == [secret_name]
+        assert environment.pop("KROPKI_CLUSTER_SECRET_FILE") == f"/run/secrets/{secret_name}"
+        assert "KROPKI_CLUSTER_SECRET" not in environment  # `docker inspect` would show it
+        settings[name] = Settings.from_env(environment | {"KROPKI_CLUSTER_SECRET_FILE": str(made)})
+        check_cluster(settings[name])
     assert {name: s.member for name, s in settings.items()} == {name: name for name in members}
     assert len({(s.db_url, s.redis_url) for s in settings.values()}) == 1
     assert all(s.db_url.startswith("postgresql+asyncpg://") and "@db:" in s.db_url for s in settings.values())
-    assert all(s.redis_url == "redis://redis:6379/0" for s in settings.values())
+    # Redis wants a password, the one the members' URL gives, and publishes no port (nor does PostgreSQL)
+    redis = services["redis"]
+    password = redis["command"][redis["command"].index("--requirepass") + 1]
+    assert all(s.redis_url == f"redis://:{password}@redis:6379/0" for s in settings.values())
+    assert "ports" not in redis and "ports" not in services["db"]
     extras = re.findall(r"\[([\w,]+)\]", " ".join(args for step, args in dockerfile() if step == "RUN"))
     assert extras and all("cluster" in found.split(",") for found in extras)  # the image can run a member
     migrating = [name for name, service in members.items() if "--migrate" in service["command"]]
@@ -256,3 +278,34 @@ def test_the_systemd_unit_trusts_the_nginx_site_in_front_of_it() -> None:
         "nginx connects from the upstream's loopback address"
     )
     assert "proxy_set_header X-Forwarded-For $remote_addr;" in site
+
+
+def locations(site: str) -> dict[str, str]:
+    """A site's `location` blocks (none has a block inside it): what it matches -> its directives."""
+    return {where.strip(): body for where, body in re.findall(r"location ([^{]+)\{(.*?)\n    \}", site, re.S)}
+
+
+@pytest.mark.parametrize("site_file", ["nginx-kropki.conf", "nginx-kropki-cluster.conf"])
+def test_every_request_nginx_forwards_names_its_client(site_file: str) -> None:
+    """The server answers /metrics (and applies its limits) by the client nginx names: a location that
+    forwarded without naming one would bring the internet in as nginx itself."""
+    found = locations((DEPLOY / site_file).read_text())
+    metrics = found.pop("= /metrics")
+    assert re.findall(r"(allow|deny) (\S+);", metrics) == (
+        [("allow", "127.0.0.1"), ("deny", "all")] if site_file == "nginx-kropki.conf" else [("deny", "all")]
+    )
+    forwarding = {where: body for where, body in found.items() if "proxy_pass" in body}
+    assert len(forwarding) == 2  # the server's routes and the built-in client
+    for where, body in forwarding.items():
+        assert "proxy_set_header X-Forwarded-For $remote_addr;" in body, where
+
+
+async def test_behind_the_shipped_site_the_internet_cannot_read_metrics(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """As the shipped unit starts the server (trusting nginx at 127.0.0.1), and as nginx forwards."""
+    proxies = Settings.from_env(unit_environment()).trusted_proxies
+    client = await aiohttp_client(create_app(dataclasses.replace(settings, trusted_proxies=proxies)))
+    assert (await client.get("/metrics")).status == 200  # nginx's own /metrics location: no client named
+    for forwarded in ("203.0.113.9", "127.0.0.1, 203.0.113.9"):  # $remote_addr; a client's own header too
+        assert (await client.get("/metrics", headers={"X-Forwarded-For": forwarded})).status == 403

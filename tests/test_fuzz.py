@@ -1493,7 +1493,7 @@ def http_sender(session: aiohttp.ClientSession, base: str, timeout: float = 30.0
 def lift_id_limits(app: Any) -> None:
     """A fuzzer sends hundreds of requests a second from a few ids; the per-id limit (20 a second, its own
     tests in tests/web/test_limits.py) would refuse most of them before they reach anything else."""
-    app[LIMITS_KEY]["id"] = TokenBuckets(1e9, 1e9)
+    app[LIMITS_KEY].per_id = TokenBuckets(1e9, 1e9)
 
 
 def unexpected_errors(records: list[logging.LogRecord]) -> list[str]:

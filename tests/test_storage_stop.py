@@ -92,7 +92,6 @@ async def test_sigterm_with_storage_failing_stops_in_time_and_says_what_was_not_
         assert "storage failing" not in server.log()
 
 
-
 def record_and_codes(guest: Guest, uid: int) -> tuple[str, list[str]]:
     """From a reply with the table's whole state: its game record (`sr`) and its server lines' codes."""
     lines = guest.poll().lines(uid)

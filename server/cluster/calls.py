@@ -21,10 +21,13 @@ UNREACHABLE = (RedisError, OSError, TimeoutError)
 
 def client(url: str, *, socket_timeout: float | None = CALL_TIMEOUT) -> Redis:
     """A client that fails fast: the caller's own loop (a heartbeat, a resubscription) is the retry.
-    A subscriber passes no socket time-out: it waits for messages as long as the channel is quiet."""
+    A subscriber passes no socket time-out: it waits for messages as long as the channel is quiet.
+    What is read is text, and bytes that are not UTF-8 (anyone who can reach Redis can write them) become
+    U+FFFD instead of an exception that would end the loop reading them."""
     return Redis.from_url(
         url,
         decode_responses=True,
+        encoding_errors="replace",
         socket_connect_timeout=CALL_TIMEOUT,
         socket_timeout=socket_timeout,
         retry=Retry(NoBackoff(), 0),

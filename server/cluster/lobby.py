@@ -13,6 +13,9 @@ private chat lines, and the tables that people of one member sit at on another (
 server/hub/visitors.py). Those messages are numbered per receiving member; a receiver that finds one
 missing asks the sender to send its view again (`resync`), and one that no subscriber took comes back to
 the hub as not delivered (docs/cluster.md, "Tables across members", "Private chat").
+
+Every message is sealed with the cluster's secret, its sender and a counter, and read only once its seal
+checks out (server/cluster/signing.py): whoever else can publish on Redis is not heard.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import secrets
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from redis.asyncio import Redis
@@ -29,6 +32,7 @@ from redis.asyncio.client import PubSub
 from server.cluster import calls
 from server.cluster.calls import CALL_TIMEOUT, UNREACHABLE, bounded, stop_if_cancelled
 from server.cluster.sessions import SessionMover
+from server.cluster.signing import Opened, Opener, Seal
 
 log = logging.getLogger(__name__)
 
@@ -59,15 +63,16 @@ class SharedLobby(Protocol):
 class LobbyLink:
     """This member's side of the shared lobby: its lines out, the others' lines in."""
 
-    def __init__(self, url: str, name: str, hub: SharedLobby) -> None:
+    def __init__(self, url: str, name: str, hub: SharedLobby, secrets: Sequence[str]) -> None:
+        """`secrets`: the cluster's; the first signs, any opens (two while the secret is changed)."""
         self._url, self._name, self._hub = url, name, hub
-        self._instance = secrets.token_hex(8)  # tells a restarted namesake's sequence from the old one's
+        self._opener = Opener(name, secrets)  # refuses to be made without a secret
+        self._seal = Seal(name, secrets[0])
         self._sequence = 0
         self._outbox: list[tuple[str, bool]] = []
         self._direct: list[tuple[str, dict[str, Any]]] = []  # (member, message) for one member alone
         self._direct_sequence: dict[str, int] = {}  # member -> the last number of a message sent to it
         self._direct_heard: dict[str, tuple[str, int]] = {}  # member -> (instance, last number from it)
-        self._instances: dict[str, str] = {}  # member -> the instance last heard: a new one restarted
         self._isolated = False
         self.sessions: SessionMover | None = None  # sessions moving between members (cluster/sessions.py)
         self._send_part = False  # this member's whole part goes out with the next message
@@ -79,6 +84,11 @@ class LobbyLink:
         self._client: Redis | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._resubscribe = asyncio.Event()
+
+    @property
+    def dropped(self) -> Mapping[str, int]:
+        """Messages heard and not taken, by reason (server/cluster/signing.py), for /metrics."""
+        return self._opener.dropped
 
     async def start(self) -> None:
         self._client = calls.client(self._url, socket_timeout=None)
@@ -96,8 +106,9 @@ class LobbyLink:
         self._hub.share_with_members(None)
         await calls.cancel(*self._tasks)
         self._tasks = []
+        self._opener.close()
         client, self._client = self._client, None
-        goodbye = _dump({"m": self._name, "i": self._instance, "bye": True})
+        goodbye = self._sealed(CHANNEL, {"bye": True})
         await calls.farewell(client, lambda redis: redis.publish(CHANNEL, goodbye), "lobby goodbye")
 
     # --- what membership says -----------------------------------------------------------------
@@ -110,9 +121,11 @@ class LobbyLink:
         for member, since in list(self._known.items()):
             if member not in alive and since < settled:
                 self._forget(member)
+                self._opener.lapsed(member)
         if not self._isolated:  # cut off, this member sees itself alone: the others are not dead
             for member in self._hub.table_peers() - alive:
                 self._gone(member)
+                self._opener.lapsed(member)
 
     def reconnected(self, connected: bool) -> None:
         """Redis went: this member serves its own players only, and its lobby shows only them. Redis
@@ -158,10 +171,12 @@ class LobbyLink:
             direct = self._direct_messages()
             try:
                 async with self._client.pipeline(transaction=False) as pipe:
+                    # sealed in the order they are published: their counters rise in that order
                     for message in messages:
-                        pipe.publish(CHANNEL, message)
+                        pipe.publish(CHANNEL, self._sealed(CHANNEL, message))
                     for member, (message, _) in direct.items():
-                        pipe.publish(DIRECT_PREFIX + member, message)
+                        channel = DIRECT_PREFIX + member
+                        pipe.publish(channel, self._sealed(channel, message))
                     heard_by: list[int | None] = (await bounded(pipe.execute()))[len(messages) :]
             except UNREACHABLE as error:
                 # Lost: the others see the gap in the sequence and ask for this member's whole part.
@@ -174,22 +189,24 @@ class LobbyLink:
             if self._outbox or self._send_part or self._ask or self._direct:
                 self._wake.set()
 
-    def _messages(self) -> list[str]:
+    def _messages(self) -> list[dict[str, Any]]:
         """The queued lines, then (built in the same turn of the loop, so it holds exactly those lines)
         this member's whole part, then a request for the others'."""
-        head = {"m": self._name, "i": self._instance}
-        messages = []
+        messages: list[dict[str, Any]] = []
         if self._outbox:
             self._sequence += 1
             lines, self._outbox = self._outbox, []
-            messages.append(_dump({**head, "n": self._sequence, "l": lines}))
+            messages.append({"n": self._sequence, "l": lines})
         if self._send_part:
             self._send_part = False
-            messages.append(_dump({**head, "n": self._sequence, "part": self._hub.lobby_part()}))
+            messages.append({"n": self._sequence, "part": self._hub.lobby_part()})
         if self._ask:
             self._ask = False
-            messages.append(_dump({**head, "ask": True}))
+            messages.append({"ask": True})
         return messages
+
+    def _sealed(self, channel: str, message: dict[str, Any]) -> str:
+        return self._seal.seal(channel, json.dumps(message, separators=(",", ":")))
 
     def _not_delivered(self, member: str, bodies: list[dict[str, Any]], *, gone: bool) -> None:
         """`gone`: Redis took the message and no member listened (that member stopped or died); else
@@ -201,7 +218,7 @@ class LobbyLink:
             else:
                 self._hub.not_delivered(member, body)
 
-    def _direct_messages(self) -> dict[str, tuple[str, list[dict[str, Any]]]]:
+    def _direct_messages(self) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
         """The queued messages for single members, one numbered message per member, in order."""
         by_member: dict[str, list[dict[str, Any]]] = {}
         for member, body in self._direct:
@@ -210,8 +227,7 @@ class LobbyLink:
         messages = {}
         for member, bodies in by_member.items():
             number = self._direct_sequence[member] = self._direct_sequence.get(member, 0) + 1
-            head = {"m": self._name, "i": self._instance, "n": number}
-            messages[member] = (_dump({**head, "b": bodies}), bodies)
+            messages[member] = ({"n": number, "b": bodies}, bodies)
         return messages
 
     def _queue(self, *, part: bool = False, ask: bool = False) -> None:
@@ -226,6 +242,7 @@ class LobbyLink:
         while True:
             pubsub = self._client.pubsub(ignore_subscribe_messages=True)
             try:
+                self._opener.listening()
                 await bounded(pubsub.subscribe(CHANNEL, DIRECT_PREFIX + self._name))
                 self._resubscribe.clear()
                 # Whatever was said while this member was not listening is asked for again, and the
@@ -239,6 +256,8 @@ class LobbyLink:
                 await self._listen(pubsub)
             except UNREACHABLE as error:
                 log.debug("lobby channel not reachable: %s", error)
+            except Exception:  # whatever it was, this member must go on hearing the others
+                log.exception("lobby channel failed; subscribing again")
             finally:
                 await _close(pubsub)
             stop_if_cancelled()
@@ -247,23 +266,28 @@ class LobbyLink:
     async def _listen(self, pubsub: PubSub) -> None:
         while not self._resubscribe.is_set():
             message = await pubsub.get_message(timeout=RETRY_SECONDS)
-            if message is not None and message.get("type") == "message":
-                try:
-                    if message["channel"] == CHANNEL:
-                        self._take(json.loads(message["data"]))
-                    else:
-                        self._take_direct(json.loads(message["data"]))
-                except Exception:  # one bad message must not end the lobby for this member
-                    log.exception("lobby message not taken")
+            if message is None or message.get("type") != "message":
+                continue
+            channel = message["channel"]
+            opened = self._opener.open(channel, message["data"])
+            if opened is None:  # this member's own, or dropped (and counted)
+                continue
+            try:
+                if opened.restarted:  # what it shared with this member is gone
+                    self._gone(opened.sender)
+                if channel == CHANNEL:
+                    self._take(opened)
+                else:
+                    self._take_direct(opened)
+            except Exception:  # one bad message must not end the lobby for this member
+                log.exception("lobby message not taken")
 
-    def _take(self, message: dict[str, Any]) -> None:
-        member, instance = message["m"], message["i"]
-        if member == self._name:
-            return
-        self._seen_instance(member, instance)
+    def _take(self, opened: Opened) -> None:
+        member, instance, message = opened.sender, opened.instance, opened.payload
         self._known.setdefault(member, asyncio.get_running_loop().time())
         if message.get("bye"):
             self._gone(member)
+            self._opener.retire(member)
             return
         if message.get("ask"):
             self._queue(part=True)
@@ -285,9 +309,9 @@ class LobbyLink:
         for line, b_only in message["l"]:
             self._hub.take_lobby_line(member, line, b_only)
 
-    def _take_direct(self, message: dict[str, Any]) -> None:
-        member, instance, number = message["m"], message["i"], message["n"]
-        self._seen_instance(member, instance)
+    def _take_direct(self, opened: Opened) -> None:
+        member, instance, message = opened.sender, opened.instance, opened.payload
+        number = message["n"]
         heard = self._direct_heard.get(member)
         self._direct_heard[member] = (instance, number)
         if heard != (instance, number - 1) and not (heard is None and number == 1):
@@ -298,17 +322,6 @@ class LobbyLink:
                 self.sessions.take(member, body)
             else:
                 self._hub.take_from_member(member, body)
-
-    def _seen_instance(self, member: str, instance: str) -> None:
-        """A member heard under a new instance restarted: what it shared with this member is gone."""
-        known = self._instances.get(member)
-        self._instances[member] = instance
-        if known is not None and known != instance:
-            self._gone(member)
-
-
-def _dump(message: dict[str, Any]) -> str:
-    return json.dumps(message, separators=(",", ":"))
 
 
 async def _close(pubsub: PubSub) -> None:

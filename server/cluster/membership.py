@@ -12,12 +12,14 @@ import asyncio
 import json
 import logging
 import secrets
+import ssl
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.exceptions import AuthenticationError
 
 from server.cluster import calls
 from server.cluster.calls import UNREACHABLE, bounded
@@ -83,6 +85,7 @@ class Membership:
         self._task: asyncio.Task[None] | None = None
         self._connected = False
         self._isolated_since: float | None = None
+        self._cut_off_by = ""  # why Redis does not answer, in a few fixed words (see _cause)
         self._displaced = False
         self._members: tuple[str, ...] = ()
         self.on_change: Callable[[bool], None] | None = None
@@ -109,7 +112,8 @@ class Membership:
         if self._connected:
             return {"member": self._name, "redis": "connected", "members": list(self._members)}
         since = None if self._isolated_since is None else _iso(self._isolated_since)  # None before start
-        return {"member": self._name, "redis": "unreachable", "isolated_since": since}
+        cause = self._cut_off_by
+        return {"member": self._name, "redis": "unreachable", "isolated_since": since, "cause": cause}
 
     async def start(self) -> None:
         """Claims the name, then beats; an unreachable Redis only isolates the member, so it still serves.
@@ -201,8 +205,11 @@ class Membership:
         notify = self._connected  # a start that finds Redis gone is no change: `connected` was never True
         self._connected = False
         self._isolated_since = self._clock()
+        self._cut_off_by, hint = _cause(error)
         log.warning(
-            "redis unreachable: serving this member's players only until it answers (%s)", _reason(error)
+            "redis unreachable: serving this member's players only until it answers (%s)%s",
+            _reason(error),
+            hint,
         )
         if notify:  # before the view shrinks to this member: the others are cut off, not dead
             self._notify(False)
@@ -245,6 +252,22 @@ def _holder(held: str) -> str:
     if not isinstance(data, dict):
         return f"key holds {held[:80]!r}"
     return ", ".join(f"{field} {data.get(field, '?')}" for field in ("host", "pid", "since"))
+
+
+def _cause(error: BaseException) -> tuple[str, str]:
+    """What cuts this member off, for /readyz, and what to do about it, for the log: a Redis that
+    refuses the URL's password or whose certificate is not trusted never answers by itself."""
+    if isinstance(error, AuthenticationError):
+        return "credentials refused", (
+            ": Redis refused the credentials: check the password (and user) in --redis-url, "
+            "redis://:PASSWORD@HOST:6379/0 (docs/cluster.md)"
+        )
+    if isinstance(error.__context__, ssl.SSLCertVerificationError):
+        return "certificate not trusted", (
+            ": Redis's TLS certificate is not trusted: name the authority that signed it with "
+            "?ssl_ca_certs=PATH in the rediss:// URL (docs/cluster.md)"
+        )
+    return "no answer", ""
 
 
 def _reason(error: BaseException) -> str:

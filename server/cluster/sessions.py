@@ -52,11 +52,13 @@ class SessionMover:
         self._asked: dict[str, asyncio.Future[bool]] = {}  # id_hmac -> the owner's answer (False: gone)
         self._tasks: set[asyncio.Task[None]] = set()
 
-    async def bring(self, secret: str) -> None:
+    async def bring(self, secret: str, network: str = "") -> None:
         """Before a request with an id this member does not serve: the session comes here if another
-        member has it. One bringing per session at a time; a request that finds none goes on as here.
-        An id nobody serves costs one look-up by primary key per request (no cache of misses: a session
-        created here and moved away must be found again at once), which the per-address limits bound."""
+        member has it, unless it is a registered player's that `network` may not use (server/web/ids.py;
+        "": a login, which may). One bringing per session at a time; a request that finds none goes on
+        as here. An id nobody serves costs one look-up by primary key per request (no cache of misses: a
+        session created here and moved away must be found again at once), which the limits on guessed
+        ids bound."""
         if self._hub.knows(secret):
             return
         id_hmac = self._id_hmac(secret)
@@ -66,12 +68,12 @@ class SessionMover:
             return
         done = self._bringing[id_hmac] = asyncio.get_running_loop().create_future()
         try:
-            await self._bring(id_hmac)
+            await self._bring(id_hmac, network)
         finally:
             del self._bringing[id_hmac]
             done.set_result(None)
 
-    async def _bring(self, id_hmac: str) -> None:
+    async def _bring(self, id_hmac: str, network: str) -> None:
         alive = self._alive()
         if alive is None:
             return
@@ -81,6 +83,9 @@ class SessionMover:
         owner, saved, account = found
         if owner == self._name:  # ended meanwhile, or ours and claimed by its first request
             return
+        networks = saved.origin.networks
+        if network and saved.registered and networks and network not in networks:
+            return  # answered as a stranger's id wherever it is: no reason to move it
         if owner in alive:
             answer = await self._ask(owner, id_hmac)
             if answer is None:

@@ -168,6 +168,8 @@ class LocalBus:
         for player in players:
             if player.waiter is not None:
                 wake(player.waiter)
+            else:  # between two polls: the next one is answered at once (Stream.wait_for_news)
+                player.nudged = True
 
     def watch(self, listener: Callable[[int], None]) -> None:
         self._listeners.append(listener)

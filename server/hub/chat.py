@@ -105,6 +105,10 @@ class Conversation:
     second: str
     entries: deque[ChatEntry] = field(default_factory=lambda: deque(maxlen=PRIVATE_KEPT_LINES))
     hidden_until: dict[str, int] = field(default_factory=dict)  # nick -> entries seen when hidden
+    # nick -> (the network of the guest session whose end hid the conversation from that nick, what
+    # the nick had hidden itself before): a guest coming back under the nick from there reads again
+    # what it read then (Chats.show_guest_chats)
+    hidden_for: dict[str, tuple[str, int]] = field(default_factory=dict)
     total: int = 0
 
     @property
@@ -171,12 +175,33 @@ class PrivateChats:
         """Everyone `nick` has a conversation with."""
         return sorted({other for key in self._of.get(nick, ()) for other in key if other != nick} or set())
 
-    def hide(self, nick: str, other: str) -> bool:
+    def hide(self, nick: str, other: str, network: str = "") -> bool:
+        """`network`: a guest's session from there ended (see Conversation.hidden_for)."""
         talk = self.get(nick, other)
         if talk is None or not talk.visible_to(nick):
             return False
+        if network:
+            talk.hidden_for[nick] = (network, talk.hidden_until.get(nick, 0))
         talk.hidden_until[nick] = talk.total
         return True
+
+    def show_again(self, nick: str, network: str) -> list[str]:
+        """The conversations hidden from `nick` when its guest session from `network` ended, shown to
+        it again; the others in them."""
+        shown = []
+        for other in self.others_of(nick):
+            talk = self.get(nick, other)
+            hid = talk.hidden_for.get(nick) if talk is not None else None
+            if network and hid is not None and hid[0] == network:
+                self.show(nick, other)
+                shown.append(other)
+        return shown
+
+    def show(self, nick: str, other: str) -> None:
+        talk = self.get(nick, other)
+        hid = talk.hidden_for.pop(nick, None) if talk is not None else None
+        if talk is not None and hid is not None:
+            talk.hidden_until[nick] = hid[1]
 
     def forget_older_than(self, time: int) -> None:
         while self._talks:

@@ -51,10 +51,10 @@ class Chats:
             self._delete_message(player, raw)
             return
         text = chat_text(raw)
-        self.ctx.limits.chat(player, text, self.ctx.timers.now())
         if table.startswith("_"):
             self._private_send(player, table[1:], text)
             return
+        self.ctx.limits.chat(player, text, self.ctx.timers.now())
         uid = parse_table(table)
         if uid not in player.tables:
             raise ProtocolError("notAtTable", f"You are not at table {uid}.")
@@ -70,16 +70,30 @@ class Chats:
         self.ctx.persistence.journal(PRIVATE_JOURNAL, self.private_seq, kind, data)
 
     def _private_send(self, player: Player, nick: str, text: str) -> None:
+        """Checked in this order, each before anything changes: the recipient's side (ignored, the
+        limits on lines to one player), then the writer's own chat limits."""
         other = self.roster.online(decode_client_text(nick))
         if other is None:
             self._private_send_elsewhere(player, decode_client_text(nick), text)
             return
         if other is player:
             raise ProtocolError("badNick", "A private message needs another person.")
+        now = self.ctx.timers.now()
+        counted = self._admit(other, player.nick)
+        self.ctx.limits.chat(player, text, now)
+        if counted is not None:
+            self.ctx.limits.private_taken(other, counted, now)
+        self.ctx.limits.wrote(player, other.nick, now)
         entry = self._private_add(int(self.ctx.clock()), player.nick, other.nick, text)
         line = events.chat_added(entry.line())
         self.bus.send(player, LOBBY, line)
         self.bus.send(other, LOBBY, line)
+
+    def _admit(self, recipient: Player, sender: str) -> str | None:
+        """What the recipient's side refuses of a private line from `sender` (Limits.private)."""
+        if recipient.ignores(sender):
+            raise ProtocolError("privateBlocked", f"{recipient.nick} does not accept your private messages.")
+        return self.ctx.limits.private(recipient, sender, self.ctx.timers.now())
 
     def _private_add(
         self, time: int, sender: str, recipient: str, text: str, n: int | None = None
@@ -91,24 +105,48 @@ class Chats:
         return entry
 
     def _private_send_elsewhere(self, player: Player, nick: str, text: str) -> None:
-        """To a player of another member of a cluster: kept here as a line of the conversation, and
-        taken to that member, which keeps it too and shows it to its player (take_private)."""
+        """To a player of another member of a cluster: that member checks it as its own player's
+        (take_private), and once it took the line, both keep it with the same id (`private_kept`)."""
         found = self.remote.member_of(nick) if self.forward is not None else None
         if found is None or self.forward is None:
             raise ProtocolError("notOnline", f"{nick} is not online.")
         member, nick = found
-        entry = self._private_add(int(self.ctx.clock()), player.nick, nick, text)
-        self.bus.send(player, LOBBY, events.chat_added(entry.line()))
-        self.forward(member, {"t": entry.time, "n": entry.n, "from": player.nick, "to": nick, "text": text})
+        self.ctx.limits.chat(player, text, self.ctx.timers.now())
+        time = int(self.ctx.clock())
+        n = self.private.counter.next(time)
+        self.forward(member, {"t": time, "n": n, "from": player.nick, "to": nick, "text": text})
 
-    def take_private(self, line: dict[str, Any]) -> bool:
-        """A private line from a player of another member; False if its recipient is not online here."""
+    def take_private(self, line: dict[str, Any]) -> dict[str, Any]:
+        """A private line from a player of another member, checked as one from here would be; the
+        answer for that member: the line kept and shown (with the recipient's nick as it is here),
+        refused and why, or undelivered when its recipient is not online here."""
         other = self.roster.online(line["to"])
         if other is None:
-            return False
+            return {"undelivered": line}
+        try:
+            counted = self._admit(other, line["from"])
+        except ProtocolError as refused:
+            return {"private_refused": [line, refused.code, str(refused)]}
+        if counted is not None:
+            self.ctx.limits.private_taken(other, counted, self.ctx.timers.now())
         entry = self._private_add(line["t"], line["from"], other.nick, line["text"], n=line["n"])
         self.bus.send(other, LOBBY, events.chat_added(entry.line()))
-        return True
+        return {"private_kept": {**line, "to": other.nick}}
+
+    def private_kept(self, line: dict[str, Any]) -> None:
+        """The other member took a private line written here: kept here too, and shown to its writer."""
+        entry = self._private_add(line["t"], line["from"], line["to"], line["text"], n=line["n"])
+        sender = self.roster.online(line["from"])
+        if sender is not None:
+            self.ctx.limits.wrote(sender, line["to"], self.ctx.timers.now())
+            self.bus.send(sender, LOBBY, events.chat_added(entry.line()))
+
+    def private_refused(self, line: dict[str, Any], refused: ProtocolError) -> None:
+        """The other member refused a private line written here (its recipient ignores the writer, or
+        gets too many): only its writer is told, in their language where the code has a sentence."""
+        sender = self.roster.online(line["from"])
+        if sender is not None:
+            self.tables.tell(sender, LOBBY, refused.code, str(refused))
 
     def private_not_delivered(self, line: dict[str, Any]) -> None:
         """A private line that did not reach the other member's player: its writer is told."""
@@ -148,12 +186,19 @@ class Chats:
         n = self.private.counter.next(now)
         self.bus.send(player, LOBBY, events.chat_added(f"{now}_{n}.{first}-{second}.del."))
 
-    def hide_guest_chats(self, nick: str) -> None:
+    def hide_guest_chats(self, nick: str, network: str = "") -> None:
         """A guest's session is over: its private conversations are closed on its side, so that the
-        next guest to take the nick reads none of them (the others keep their side)."""
+        next guest to take the nick reads none of them (the others keep their side), unless that guest
+        comes from the same `network` (show_guest_chats)."""
         for other in self.private.others_of(nick):
-            if self.private.hide(nick, other):
-                self._journal_private("hide", {"nick": nick, "other": other})
+            if self.private.hide(nick, other, network):
+                self._journal_private("hide", {"nick": nick, "other": other, "network": network})
+
+    def show_guest_chats(self, nick: str, network: str) -> None:
+        """A guest back under its nick from the network of the session whose end hid its private
+        conversations: they are its again (docs/protocol.md, "A guest who comes back")."""
+        for other in self.private.show_again(nick, network):
+            self._journal_private("show", {"nick": nick, "other": other})
 
     def forget_old(self) -> None:
         self.private.forget_older_than(int(self.ctx.clock()) - PRIVATE_KEPT_SECONDS)
@@ -164,7 +209,9 @@ class Chats:
         if kind == "private":
             self.private.add(data["t"], data["from"], data["to"], data["text"], n=data["n"])
         elif kind == "hide":
-            self.private.hide(data["nick"], data["other"])
+            self.private.hide(data["nick"], data["other"], data.get("network", ""))
+        elif kind == "show":
+            self.private.show(data["nick"], data["other"])
         else:
             raise ValueError(f"unknown private chat entry {kind!r}")
 

@@ -105,14 +105,6 @@ class Computer:
             self._checks.add(uid)
             asyncio.get_running_loop().call_soon(self._check, uid)
 
-    def storage_back(self) -> None:
-        """Storage takes writes again: a look at every table an AI player sits at, whose move or answer
-        waited (a game without a clock has no event then that would wake it)."""
-        for uid, table in self.tables.items():
-            room = table.room
-            if room is not None and any(self.level_of(nick) is not None for nick in room.lineup.seats):
-                self.soon(uid)
-
     def _check(self, uid: int) -> None:
         self._checks.discard(uid)
         table = self.tables.get(uid)
@@ -120,7 +112,7 @@ class Computer:
         if room is None:
             return
         if self.ctx.persistence.storage_failure is not None:  # its move or answer could not be stored: it
-            return  # waits too, and looks again when storage is back (storage_back)
+            return  # waits too, and looks again when storage is back (every running game's `f` line then)
         self._answer_proposal(room)  # also after the end: a new game
         if room.game.result is not None or uid in self.thinking:
             return

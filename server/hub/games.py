@@ -21,6 +21,7 @@ from server.hub.persistence import Account, FinishedGame
 from server.hub.room import Room, journal_entry
 from server.hub.roster import Roster
 from server.hub.tables import Tables
+from server.hub.takeback import TakeBack
 from server.logs import Fields
 from server.protocol import events
 from server.protocol.codec import ProtocolError
@@ -42,6 +43,7 @@ class Games:
     def __init__(self, ctx: Context, bus: EventBus, roster: Roster, tables: Tables) -> None:
         self.ctx, self.bus, self.roster, self.tables = ctx, bus, roster, tables
         tables.game_over = self.game_over
+        self.take_back = TakeBack(ctx, bus, tables, self.archive)
         # told (table, tournament, result) once a tournament game's record is stored: the server's own
         # tournaments pair their next games from it (server/director)
         self.tournament_result: Callable[[int, str, str], None] | None = None
@@ -163,15 +165,19 @@ class Games:
     # --- the clocks when storage fails or the server stops -------------------------------------
 
     def storage_changed(self, failure: str | None) -> None:
-        """Storage failed (`failure`: why) or is back: while it fails nobody can move, so the clocks of
-        running games stand still, and go on from where they stood when it is back."""
+        """Storage failed (`failure`: why) or is back. When it fails, the play it had not taken is taken
+        back (server/hub/takeback.py); while it fails nobody can move, so the clocks of running games
+        stand still, and go on from where they stood when it is back. Every running game's table hears
+        it (its `f` line), and the AI players look at it again then (their moves waited too)."""
+        if failure is not None:
+            self.take_back.storage_failed()
         for table in list(self.tables.values()):
             room = table.room
-            if room is None or room.clock is None or room.game.result is not None:
+            if room is None or room.game.result is not None:
                 continue
-            if failure is None:
+            if room.clock is not None and failure is None:
                 room.clock.release()
-            else:
+            elif room.clock is not None:
                 room.clock.hold()
             self.bus.publish(table.uid, room.flags())
 

@@ -25,12 +25,13 @@ from server.hub.clock import LoopTimers, Timers
 from server.hub.computer import Computer
 from server.hub.context import Context
 from server.hub.games import Games
+from server.hub.ignoring import Ignoring
 from server.hub.invitations import Invitations
 from server.hub.limits import Caps, Limits, needs_storage
 from server.hub.lobby import Lobby
 from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter
 from server.hub.mirrors import Mirrors
-from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Table
+from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Standing, Table
 from server.hub.peers import Peers
 from server.hub.persistence import (
     Account,
@@ -48,7 +49,6 @@ from server.hub.saved import SWEEP_EVERY, SavedSessions
 from server.hub.sessions import POLL_TIMEOUT, Sessions
 from server.hub.stream import Stream
 from server.hub.tables import Tables
-from server.hub.takeback import TakeBack
 from server.hub.tournaments import Tournaments
 from server.hub.visitors import Visitors
 from server.protocol.codec import ClientMessage
@@ -90,6 +90,7 @@ class Hub:
         self.mirrors = Mirrors(ctx, self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
         self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved, self.remote_lobby)
+        self.ignoring = Ignoring(ctx, self.bus, self.roster, self.saved, self.invites, self.remote_lobby)
         self.tournaments = Tournaments(ctx, self.tables, self.remote_lobby)
         self.lobby_state = Lobby(self.bus, self.tables, self.remote_lobby, self.mirrors)
         self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.games, self.chats)
@@ -108,8 +109,8 @@ class Hub:
             self.invites,
             self.mirrors,
             self.visitors,
+            self.ignoring,
         )
-        self.take_back = TakeBack(ctx, self.bus, self.tables, self.games)
         self.restorer = Restorer(
             ctx, self.bus, self.saved, self.tables, self.games, self.chats, self.sessions
         )
@@ -296,6 +297,13 @@ class Hub:
         """Tables of a member that died, from the store (server/cluster/takeover.py)."""
         self.restorer.take_over(journals)
 
+    def standing(self, secret: str, network: str) -> tuple[Standing, str]:
+        """How an id stands for a request from `network`, and its HMAC where it was needed."""
+        return self.roster.standing(secret, network)
+
+    def adopt_network(self, secret: str, network: str) -> None:
+        self.sessions.adopt_network(secret, network)
+
     def knows(self, secret: str) -> bool:
         """Whether this member serves the session of this id."""
         return self.roster.find(secret) is not None
@@ -315,14 +323,7 @@ class Hub:
             self.bus.relay(line, b_only=line.startswith("b"))
 
     def storage_changed(self, failure: str | None) -> None:
-        """Storage failed (`failure`: why) or is back. When it fails, what it had not taken of the games
-        is taken back first, then the clocks stand still; when it is back, they run again and the AI
-        players look again at their games."""
-        if failure is not None:
-            self.take_back.storage_failed()
         self.games.storage_changed(failure)
-        if failure is None and self.computer is not None:
-            self.computer.storage_back()
 
     def announce_shutdown(self) -> None:
         """A clean stop: every table is told, the clocks are journalled as they are, long polls end."""

@@ -167,7 +167,7 @@ class Invitations:
 
     def _check_invitee(self, player: Player, invitee: Player, game_type: GameType) -> None:
         """What the invitee's own member checks of an invitation to them."""
-        if nick_key(player.nick) in invitee.blocked:
+        if nick_key(player.nick) in invitee.blocked or invitee.ignores(player.nick):
             raise ProtocolError("blocked", f"{invitee.nick} does not accept your invitations.")
         if not invitee.free:
             raise ProtocolError("busy", f"{invitee.nick} is busy.")
@@ -303,6 +303,15 @@ class Invitations:
                     ended = [invitation.inviter.nick, invitation.invitee.nick, how]
                     self.send(someone.visiting_from, {"invitation_ended": ended})
                 self._forget_stranger(someone)
+
+    def ignored(self, player: Player, key: str) -> None:
+        """`player` ignores the nick_key `key` from now on: a pending invitation from them is rejected,
+        as `v..b` would reject it (the inviter gets `vr`)."""
+        invitation = self.incoming.get(player)
+        if invitation is not None and nick_key(invitation.inviter.nick) == key:
+            self.drop(invitation, "rejected")
+            if not invitation.inviter.visiting_from:
+                invitation.inviter.rejected_by.append(player.nick)
 
     def drop_all_of(self, player: Player) -> None:
         """The player left: what they sent and what they were sent goes."""

@@ -7,14 +7,14 @@ table live on those records and are read and advanced only here.
 
 from __future__ import annotations
 
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from server.engine.gametype import GameKind
 from server.hub.model import PLAYER_ACTIONS, TABLE_ACTIONS, Origin, Player, Table, reserved
 from server.hub.persistence import Persistence
-from server.protocol.codec import ProtocolError
+from server.protocol.codec import ProtocolError, nick_key
 
 STORAGE_REFUSED = (  # docs/operations.md, "When storage fails"
     "The server cannot save anything just now, so this was not done. "
@@ -24,9 +24,18 @@ STORAGE_REFUSED = (  # docs/operations.md, "When storage fails"
 CHAT_LINES_PER_MINUTE = 20
 SAME_LINE_PER_MINUTE = 3
 INVITATIONS_PER_MINUTE = 10
+# Private lines to one player from people that player has not written to in the last ANSWERED_FOR
+# seconds (a conversation is held only by CHAT_LINES_PER_MINUTE): from one sender, and from everyone.
+PRIVATE_FROM_ONE_PER_MINUTE = 10
+PRIVATE_TO_ONE_PER_MINUTE = 30
+ANSWERED_FOR = 600.0
+WROTE_TO_KEPT = 256  # partners remembered per player before the ones past ANSWERED_FOR are forgotten
+IGNORE_CHANGES_PER_MINUTE = 30  # each is a write to the store
 MAX_PLAYERS = 5_000
 MAX_TABLES = 2_500
 PLAYERS_PER_ADDRESS = 10  # sessions from one address (a club or a school behind one NAT needs a few)
+GUEST_TABLES_PER_ADDRESS = 10  # game tables with a seat of a guest from one address
+NETWORK_FACTOR = 4  # a network (IPv4 /24, IPv6 /48) may hold this many times what one address may
 GAMES_PER_PLAYER = 5  # unfinished games a player plays at once (analysis tables not counted)
 ANALYSIS_PER_PLAYER = 3  # analysis tables a player has open
 REGISTERED_SHARE = 20  # per cent of the player and table slots that only registered players may fill
@@ -42,6 +51,8 @@ class Caps:
     games_per_player: int = GAMES_PER_PLAYER
     analysis_per_player: int = ANALYSIS_PER_PLAYER
     registered_share: int = REGISTERED_SHARE  # per cent
+    guest_tables_per_address: int = GUEST_TABLES_PER_ADDRESS
+    network_factor: int = NETWORK_FACTOR
 
     def for_guests(self, slots: int) -> int:
         """How many of `slots` guests may fill: the rest waits for registered players."""
@@ -50,9 +61,10 @@ class Caps:
 
 def needs_storage(kind: str, table: str, text: str) -> bool:
     """Whether a command changes what storage keeps (moves, chat, propositions, clocks, invitations,
-    tables): refused while storage fails. Subscriptions, own flags and `c get` only touch the session."""
+    tables, the players one ignores): refused while storage fails. Subscriptions, own flags, `c get`
+    and asking for the list of the ignored (`c ignore` without a nick) only touch the session."""
     if kind == "c":
-        return table != "get"
+        return table != "get" and not (table == "ignore" and not text)
     if kind == "v":
         return text == "a" or text.startswith("s.")
     return kind in ("s", "u", "t")
@@ -71,7 +83,9 @@ class Limits:
 
     def __init__(self, caps: Caps) -> None:
         self.caps = caps
-        self.per_address: dict[str, int] = {}  # players logged in from each address (not the unlimited)
+        # players logged in from each host and each network (not the unlimited)
+        self.per_host: Counter[str] = Counter()
+        self.per_network: Counter[str] = Counter()
 
     def writable(self, persistence: Persistence) -> None:
         """Refuse, before anything changes, a command whose effect storage would have to keep while
@@ -80,9 +94,15 @@ class Limits:
         if persistence.storage_failure is not None:
             raise ProtocolError("storage", STORAGE_REFUSED)
 
-    def room_for_a_player(self, players: int, guests: int, guest: bool, origin: Origin) -> None:
+    def room_for_a_player(
+        self, players: int, guests: int, guest: bool, origin: Origin, leaving: Player | None = None
+    ) -> None:
         """`players` and `guests`: how many are online (counted by the roster, not here: a count walked
-        at every login made logging the N-th player in cost O(N))."""
+        at every login made logging the N-th player in cost O(N)); `leaving`: a session that makes
+        room for this one (a guest coming back under its nick), counted out."""
+        counted = leaving is not None and bool(leaving.host) and not leaving.unlimited
+        if leaving is not None:
+            players, guests = players - 1, guests - leaving.guest
         if players >= self.caps.players:
             raise ProtocolError("serverFull", "The server is full; please come back later.")
         if guest and guests >= self.caps.for_guests(self.caps.players):
@@ -90,31 +110,66 @@ class Limits:
                 "serverFull",
                 "The server is full for guests; please come back later, or log in with an account.",
             )
-        if origin.unlimited or not origin.address:
+        if origin.unlimited or not origin.host:
             return
-        if self.per_address.get(origin.address, 0) >= self.caps.players_per_address:
+        most = self.caps.players_per_address
+        same_host = counted and leaving is not None and leaving.host == origin.host
+        if self.per_host[origin.host] - same_host >= most:
+            raise ProtocolError("tooManyPlayers", f"{most} players are logged in from your address already.")
+        most *= self.caps.network_factor
+        same_network = counted and leaving is not None and leaving.network == origin.group
+        if self.per_network[origin.group] - same_network >= most:
             raise ProtocolError(
-                "tooManyPlayers",
-                f"{self.caps.players_per_address} players are logged in from your address already.",
+                "tooManyPlayers", f"{most} players are logged in from your network ({origin.group}) already."
             )
 
     def arrived(self, player: Player) -> None:
-        if player.address and not player.unlimited:
-            self.per_address[player.address] = self.per_address.get(player.address, 0) + 1
+        if player.host and not player.unlimited:
+            self.per_host[player.host] += 1
+            self.per_network[player.network] += 1
 
     def left(self, player: Player) -> None:
-        if player.address and not player.unlimited:
-            left = self.per_address.pop(player.address) - 1
-            if left:
-                self.per_address[player.address] = left
+        if player.host and not player.unlimited:
+            for counts, key in ((self.per_host, player.host), (self.per_network, player.network)):
+                counts[key] -= 1
+                if not counts[key]:
+                    del counts[key]
 
-    def room_for_a_table(self, opened: int, *players: Player) -> None:
-        """Room for one more game table (`opened`: game tables open now); between guests (or a guest's
-        analysis) not in the tables kept for registered players."""
-        if opened >= self.caps.tables or (
-            any(player.guest for player in players) and opened >= self.caps.for_guests(self.caps.tables)
-        ):
+    def room_for_a_table(
+        self, opened: int, tables: Iterable[Table], *players: Player, guest: bool = False
+    ) -> None:
+        """Room for one more game table (`opened`: game tables open now); one a guest plays at (a game
+        with a guest in it, a guest's analysis; `guest`: one of an organiser's, whose guests may not be
+        online) not in the tables kept for registered players, nor beyond what a guest's address and
+        network hold already (tables with a seat of one of its guests, Table.guest_places)."""
+        guest = guest or any(player.guest for player in players)
+        if opened >= self.caps.tables or (guest and opened >= self.caps.for_guests(self.caps.tables)):
             raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
+        counted = [p for p in players if p.guest and p.host and not p.unlimited and not reserved(p.nick)]
+        if counted:
+            self._guest_tables(tables, counted)
+
+    def _guest_tables(self, tables: Iterable[Table], players: list[Player]) -> None:
+        """A walk of the open tables at a table's opening (rare: at most a few a second) rather than
+        counts kept at every seat and every closing."""
+        hosts, networks = Counter[str](), Counter[str]()
+        for table in tables:
+            places = table.guest_places.values()
+            if places:
+                hosts.update({host for host, _ in places})
+                networks.update({network for _, network in places})
+        most = self.caps.guest_tables_per_address
+        for player in players:
+            if hosts[player.host] >= most:
+                raise ProtocolError(
+                    "tooManyTables", f"Guests from your address have {most} game tables open already."
+                )
+            if networks[player.network] >= most * self.caps.network_factor:
+                raise ProtocolError(
+                    "tooManyTables",
+                    f"Guests from your network ({player.network}) have "
+                    f"{most * self.caps.network_factor} game tables open already.",
+                )
 
     def games_of(self, tables: Iterable[Table], player: Player, *, analysis: bool = False) -> None:
         """A player plays at most games_per_player unfinished games, and has at most analysis_per_player
@@ -140,9 +195,52 @@ class Limits:
             raise ProtocolError("repeatedLine", "The same line again: it was not sent.")
         player.said.append((now, text))
 
+    def private(self, recipient: Player, sender: str, now: float) -> str | None:
+        """Room for a private line from `sender` to `recipient`, checked where the recipient is served
+        (so also for a sender on another member of a cluster). A line from someone the recipient wrote
+        to in the last ANSWERED_FOR seconds is a conversation: None, nothing to count. Any other counts
+        (returns the sender's key for `private_taken`, once the line is sent): at most
+        PRIVATE_FROM_ONE_PER_MINUTE from one sender, PRIVATE_TO_ONE_PER_MINUTE from everyone."""
+        key = nick_key(sender)
+        wrote = recipient.wrote_to.get(key)
+        if wrote is not None and now - wrote < ANSWERED_FOR:
+            return None
+        recent = recipient.private_in
+        while recent and recent[0][0] <= now - 60:
+            recent.popleft()
+        if sum(1 for _, who in recent if who == key) >= PRIVATE_FROM_ONE_PER_MINUTE:
+            raise ProtocolError(
+                "privateFlood",
+                f"At most {PRIVATE_FROM_ONE_PER_MINUTE} private lines a minute to {recipient.nick} "
+                "until they write to you; it was not sent.",
+            )
+        if len(recent) >= PRIVATE_TO_ONE_PER_MINUTE:
+            raise ProtocolError(
+                "privateFull",
+                f"{recipient.nick} is getting too many private messages just now; it was not sent. "
+                "Please try again in a minute.",
+            )
+        return key
+
+    def private_taken(self, recipient: Player, key: str, now: float) -> None:
+        recipient.private_in.append((now, key))
+
+    def wrote(self, writer: Player, recipient: str, now: float) -> None:
+        """`writer` sent `recipient` a private line: the lines back are a conversation for a while."""
+        wrote_to = writer.wrote_to
+        wrote_to[nick_key(recipient)] = now
+        if len(wrote_to) > WROTE_TO_KEPT:
+            for key in [key for key, at in wrote_to.items() if now - at >= ANSWERED_FOR]:
+                del wrote_to[key]
+
     def invitation(self, player: Player, whom: str, now: float) -> None:
         within_a_minute(player.invited, now, INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations")
         player.invited.append((now, whom))
+
+    def ignore_change(self, player: Player, now: float) -> None:
+        what = "changes to the players you ignore"
+        within_a_minute(player.ignore_changes, now, IGNORE_CHANGES_PER_MINUTE, "tooFast", what)
+        player.ignore_changes.append((now, ""))
 
     def player_actions(self, player: Player, now: float) -> None:
         """The player's own part of `actions` (also for a table of another member: Mirrors.act)."""

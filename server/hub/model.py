@@ -7,6 +7,7 @@ each own some of these records and change them.
 from __future__ import annotations
 
 import asyncio
+import enum
 import functools
 from collections import deque
 from dataclasses import dataclass, field
@@ -64,14 +65,23 @@ class Player:
     last_seen: float = 0.0  # the last request (timers' monotonic time); set by Roster.seen, which sorts by it
     rejected_by: list[str] = field(default_factory=list)  # `vr` lines until acknowledged
     blocked: set[str] = field(default_factory=set)  # nick_key of people whose invitations are refused
+    # the players this one ignores (docs/protocol.md, "Ignoring"): nick_key -> the nick as shown; read on
+    # every reply, which hides their chat lines only when it is not empty
+    ignored: dict[str, str] = field(default_factory=dict)
     joined: dict[int, int] = field(default_factory=dict)  # table -> event number of sitting down there
     # table -> event number of a new game there: replies to an older msgNo leave the table out (see reply)
     new_game_at: dict[int, int] = field(default_factory=dict)
     # table -> event number of sitting down again there when the session was restored after a restart
     rejoined: dict[int, int] = field(default_factory=dict)
     waiter: asyncio.Future[None] | None = None  # while a long poll waits
+    nudged: bool = False  # lines every reply repeats changed since the last reply, with no poll waiting
     said: deque[tuple[float, str]] = field(default_factory=deque)  # chat in the last minute (flood limit)
     invited: deque[tuple[float, str]] = field(default_factory=deque)  # invitations in the last minute
+    # private lines to this player in the last minute from people they have not written to lately, with
+    # the nick_key of each sender; and when this player last wrote to each nick_key (Limits.private)
+    private_in: deque[tuple[float, str]] = field(default_factory=deque)
+    wrote_to: dict[str, float] = field(default_factory=dict)
+    ignore_changes: deque[tuple[float, str]] = field(default_factory=deque)  # in the last minute
     logged_in_at: int = 0  # the last event number before this session began
     fresh: bool = True  # no reply sent yet in this session
     id_hmac: str = field(default="", repr=False)  # finds the session in the store after a restart
@@ -82,7 +92,11 @@ class Player:
     # (k replies give, write mark): replies give that k until the writes queued up to the mark (the end
     # of the writes of the poll that moved k) are stored
     k_hold: tuple[int, int] | None = None
-    address: str = field(default="", repr=False)  # the client's address at login ("" after a restart)
+    host: str = field(default="", repr=False)  # the client's host at login (Origin; "": none known)
+    network: str = field(default="", repr=False)  # and its network, counted with the host (Limits)
+    # the networks its id may be used from (Roster.standing), the newest last; empty: from anywhere (a
+    # session from before they were kept, or one logged in from no known address)
+    networks: list[str] = field(default_factory=list, repr=False)
     unlimited: bool = False  # from an address exempt from the limits (--unlimited)
     actions: Bucket = field(default_factory=lambda: Bucket(*PLAYER_ACTIONS), repr=False)
     # actions sent to tables of other members of a cluster that their members have not yet stored: the
@@ -97,6 +111,9 @@ class Player:
     def flags(self) -> str:
         return ("F" if self.free else "N") + self.client
 
+    def ignores(self, nick: str) -> bool:
+        return bool(self.ignored) and nick_key(nick) in self.ignored
+
     def __post_init__(self) -> None:
         self.refresh_info()
 
@@ -105,16 +122,19 @@ class Player:
         self.info = events.user_info(self.nick, self.avatar, self.flags(), self.lang, self.record)
 
     def apply(self, account: Account) -> None:
-        """Rating, results and moderator flag as the account has them now."""
+        """Rating, results, moderator flag and (at a login) the players ignored, as the account has them."""
         self.moderator = account.moderator
         self.avatar = account.avatar
         self.record = (account.rating, account.wins, account.draws, account.losses, "")
+        if account.ignored is not None:  # read with the account for a session, not after a game
+            self.ignored = {nick_key(nick): nick for nick in account.ignored}
         self.refresh_info()
 
     @property
     def seat_key(self) -> str:
         """Whom a seat at a game belongs to: a registered player's account (any of their sessions), a
-        guest's session (a later guest with the same nick is somebody else)."""
+        guest's session (a later guest with the same nick is somebody else, unless it comes from the
+        session's network: Tables.seat_back)."""
         return self.id_hmac if self.guest else "@" + nick_key(self.nick)
 
     def nick_type(self, table: Table) -> str:
@@ -141,6 +161,10 @@ class Table:
     written_mark: int = 0  # Persistence.queued after the table's last write: stored once `written` is here
     # nick -> Player.seat_key of the session (or account) that first sat in that nick's seat
     owners: dict[str, str] = field(default_factory=dict)
+    # nick -> (host, network) of the guest session that owns that nick's seat (not an --unlimited one):
+    # what a guest's address and network hold (Limits.room_for_a_table), and who may take the seat back
+    # (Tables.seat_back)
+    guest_places: dict[str, tuple[str, str]] = field(default_factory=dict)
     opened: dict[str, Any] = field(default_factory=dict)  # the journal's "open" entry
     actions: Bucket = field(default_factory=lambda: Bucket(*TABLE_ACTIONS), repr=False)
     since_compaction: int = 0  # journal entries written since the table's journal was last compacted
@@ -169,11 +193,27 @@ class Table:
 
 
 @dataclass(frozen=True)
-class Origin:
-    """Where a login comes from, as the web layer sees it."""
+class Standing(enum.Enum):
+    """How an id stands for a request from a network (Roster.standing, docs/protocol.md "Guessed ids")."""
 
-    address: str = ""  # "" when unknown (tests, the AI players)
+    HERE = "here"  # a session that may be used from this network
+    ADOPTABLE = "adoptable"  # a guest's session logged in from another network: its id is its password
+    STRANGER = "stranger"  # no session, or a registered player's logged in from other networks only
+    ENDED_HERE = "ended here"  # a session that ended lately and was used from this network
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where a login comes from, as the web layer sees it: the client's host and network, grouped as
+    server/web/networks.py groups addresses ("" when unknown: tests, the AI players)."""
+
+    host: str = ""  # an IPv4 address, an IPv6 /64
     unlimited: bool = False  # an address exempt from the limits (--unlimited)
+    network: str = ""  # an IPv4 /24, an IPv6 /48; "" counts the host as its own network
+
+    @property
+    def group(self) -> str:
+        return self.network or self.host
 
 
 @dataclass(eq=False)

@@ -1,5 +1,4 @@
-"""Where a new table's number comes from: numbers are never used twice, across restarts and across the
-members of a cluster."""
+"""Table numbers: counted on by a server alone, taken from reserved blocks by a member of a cluster."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from server.hub.chats import Chats
 from server.hub.invitations import Invitations
 from server.hub.mirrors import Mirrors
 from server.hub.visitors import Visitors
+from server.protocol.codec import ProtocolError
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +65,14 @@ class Peers:
         elif "invitation_ended" in message:
             self.invitations.ended_elsewhere(member, *message["invitation_ended"])
         elif "private" in message:
-            if not self.chats.take_private(message["private"]) and self._send is not None:
-                self._send(member, {"undelivered": message["private"]})  # its player left meanwhile
+            answer = self.chats.take_private(message["private"])  # kept, refused, or its player left
+            if self._send is not None:
+                self._send(member, answer)
+        elif "private_kept" in message:
+            self.chats.private_kept(message["private_kept"])
+        elif "private_refused" in message:
+            line, code, why = message["private_refused"]
+            self.chats.private_refused(line, ProtocolError.relayed(code, why))
         elif "undelivered" in message:
             self.chats.private_not_delivered(message["undelivered"])
         else:

@@ -33,6 +33,9 @@ class Account:
     moderator: bool = False
     avatar: str = ""
     lang: str = "en"
+    # the nicks this player ignores (docs/protocol.md, "Ignoring"), as read with the account for a session
+    # (a login, a restart, a session moving in a cluster); None where it is read for its rating alone
+    ignored: tuple[str, ...] | None = None
 
 
 @dataclass
@@ -63,6 +66,17 @@ class StorageFailing(Exception):
 
 
 @dataclass(frozen=True)
+class SessionOrigin:
+    """Where a session was logged in from (server/web/networks.py's host and network) and the networks
+    its id may be used from; all empty for a session saved before the server kept them."""
+
+    host: str = ""
+    network: str = ""
+    networks: tuple[str, ...] = ()
+    unlimited: bool = False
+
+
+@dataclass(frozen=True)
 class SavedSession:
     """A live session as the store keeps it, so that it outlives a restart (docs/protocol.md, "After a
     restart"). It is found again by `id_hmac`, an HMAC of the id under the server's key: never the id."""
@@ -79,6 +93,9 @@ class SavedSession:
     # The player's last poll, when they had stopped polling at the last heartbeat (`alive_at`);
     # None: polling then. Written only together with the heartbeat, so the two always agree.
     quiet_since: float | None = None
+    origin: SessionOrigin = SessionOrigin()
+    # the nicks a guest ignores (a registered player's are kept with the account: Persistence.ignored_saved)
+    ignored: tuple[str, ...] = ()
 
 
 @dataclass
@@ -117,6 +134,9 @@ class Persistence(Protocol):
         """Insert or update the session's row; its `quiet_since` is left as it is (see sessions_seen)."""
 
     def session_ended(self, id_hmac: str) -> None: ...
+
+    def ignored_saved(self, account: str, nicks: tuple[str, ...]) -> None:
+        """The whole list of nicks the registered player whose nick_key is `account` ignores."""
 
     def journal_dropped(self, uid: int) -> None:
         """Delete journal `uid`'s entries queued so far (the sessions' k once their rows hold it)."""
@@ -189,6 +209,9 @@ class MemoryPersistence:
         pass
 
     def session_ended(self, id_hmac: str) -> None:
+        pass
+
+    def ignored_saved(self, account: str, nicks: tuple[str, ...]) -> None:
         pass
 
     def journal_dropped(self, uid: int) -> None:

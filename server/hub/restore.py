@@ -22,7 +22,7 @@ from server.hub.persistence import LiveSessions
 from server.hub.room import JournalText, journal_entry, opening
 from server.hub.saved import SESSION_JOURNAL, SavedSessions
 from server.hub.sessions import Sessions
-from server.hub.tables import Tables, chat_data
+from server.hub.tables import Tables, chat_data, seat_entry
 from server.logs import Fields
 
 log = logging.getLogger(__name__)
@@ -125,6 +125,9 @@ class Restorer:
             with self._setting_aside(uid, seq, kind):
                 if kind == "seat":
                     table.owners[data["nick"]] = data["owner"]
+                    table.guest_places.pop(data["nick"], None)
+                    if "host" in data:
+                        table.guest_places[data["nick"]] = (data["host"], data["network"])
                 elif kind == "chat":
                     table.chat.restore(
                         ChatEntry(
@@ -191,7 +194,7 @@ class Restorer:
         if self.ctx.persistence.written < table.written_mark:
             return  # not all stored: what storage has not taken may yet be taken back (takeback.py)
         entries: list[tuple[str, dict[str, Any]]] = [("open", table.opened)]
-        entries += [("seat", {"nick": nick, "owner": owner}) for nick, owner in table.owners.items()]
+        entries += [("seat", seat_entry(table, nick)) for nick in table.owners]
         if room.games_played:
             entries.append(("games", {"n": room.games_played}))
             if room.gone_before:  # their "left" entries were in the earlier games'

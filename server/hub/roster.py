@@ -10,11 +10,14 @@ import math
 from collections import OrderedDict
 
 from server.hub.context import Context
-from server.hub.model import RESERVED, RESERVED_LOOKS, Player
+from server.hub.model import RESERVED, RESERVED_LOOKS, Player, Standing
 from server.logs import Fields
 from server.protocol.codec import look_key, nick_key
 
 log = logging.getLogger(__name__)
+
+ENDED_KEPT = 3600.0  # seconds an ended session's networks are remembered (Roster.standing)
+MOST_ENDED = 50_000  # ended sessions remembered at most, the oldest forgotten first
 
 
 class Roster:
@@ -28,6 +31,9 @@ class Roster:
         # The players by their last request, the longest quiet first (not the AI players, who are never
         # timed out): the sweep reads only the front instead of every player (issue 19).
         self.by_last_request: OrderedDict[Player, None] = OrderedDict()
+        # id HMAC -> (when, networks) of sessions that ended lately, the oldest first: their clients may
+        # poll a while longer, and are not guessing (Roster.standing)
+        self.ended: OrderedDict[str, tuple[float, tuple[str, ...]]] = OrderedDict()
 
     def online(self, nick: str) -> Player | None:
         return self.by_nick.get(nick_key(nick))
@@ -84,6 +90,36 @@ class Roster:
         del self.by_look[look_key(player.nick)]
         self.guests -= player.guest
         self.by_last_request.pop(player, None)
+
+    def standing(self, secret: str, network: str) -> tuple[Standing, str]:
+        """How `secret` stands for a request from `network`, and the id's HMAC where it was needed (the
+        fast path, a session used from its own network, needs none). Looks and changes nothing else:
+        a restored session is claimed by `find`, not here."""
+        player = self.players.get(secret)
+        if player is not None and (not player.networks or network in player.networks):
+            return Standing.HERE, ""
+        hmac = self.ctx.persistence.id_hmac(secret)
+        if player is None:
+            player = self.unclaimed.get(hmac)
+        if player is not None:
+            if not player.networks or network in player.networks:
+                return Standing.HERE, hmac
+            return (Standing.ADOPTABLE if player.guest else Standing.STRANGER), hmac
+        ended = self.ended.get(hmac)
+        if ended is not None and network in ended[1]:
+            return Standing.ENDED_HERE, hmac
+        return Standing.STRANGER, hmac
+
+    def note_ended(self, player: Player, now: float) -> None:
+        """The session ended: its id, from its networks, is no guess for a while."""
+        if not player.id_hmac or not player.networks:
+            return
+        self.ended.pop(player.id_hmac, None)
+        self.ended[player.id_hmac] = (now, tuple(player.networks))
+        while self.ended and (
+            len(self.ended) > MOST_ENDED or next(iter(self.ended.values()))[0] < now - ENDED_KEPT
+        ):
+            self.ended.popitem(last=False)
 
     def find(self, secret: str) -> Player | None:
         """The player with this id. A session restored after a restart is known only by its id's HMAC

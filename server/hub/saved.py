@@ -2,14 +2,14 @@
 the sessions' journal of k, and the heartbeat that folds the one into the other.
 
 The only owner of the sessions' journal (SESSION_JOURNAL); every part that changes what a session
-keeps (its tables, flags, language, blocked nicks) hands the session here.
+keeps (its tables, flags, language, blocked nicks, a guest's ignored players) hands the session here.
 """
 
 from __future__ import annotations
 
 from server.hub.context import Context
 from server.hub.model import LOBBY, Player
-from server.hub.persistence import SavedSession
+from server.hub.persistence import SavedSession, SessionOrigin
 from server.hub.roster import Roster
 
 SESSION_JOURNAL = -2  # each session's k as it moves, until the heartbeat puts it in the session's row
@@ -52,6 +52,10 @@ class SavedSessions:
                     tables=tuple(uid for uid in player.tables if uid != LOBBY),
                     blocked=tuple(sorted(player.blocked)),
                     last_command=player.last_command,
+                    origin=SessionOrigin(
+                        player.host, player.network, tuple(player.networks), player.unlimited
+                    ),
+                    ignored=tuple(player.ignored.values()) if player.guest else (),
                 )
             )
 

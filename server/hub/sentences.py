@@ -137,6 +137,26 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "ru": "Этот игрок не принимает ваши приглашения.",
         "ua": "Цей гравець не приймає ваших запрошень.",
     },
+    "privateBlocked": {
+        "pl": "Ten gracz nie przyjmuje twoich prywatnych wiadomości.",
+        "ru": "Этот игрок не принимает ваши личные сообщения.",
+        "ua": "Цей гравець не приймає ваших особистих повідомлень.",
+    },
+    "privateFlood": {
+        "pl": "Za dużo prywatnych wiadomości do gracza, który nie odpisał; nie wysłano. Poczekaj chwilę.",
+        "ru": "Слишком много личных сообщений игроку, который не ответил; не отправлено. Подождите.",
+        "ua": "Забагато особистих повідомлень гравцеві, який не відповів; не надіслано. Зачекайте.",
+    },
+    "privateFull": {
+        "pl": "Ten gracz dostaje teraz za dużo wiadomości; nie wysłano. Spróbuj za minutę.",
+        "ru": "Этот игрок сейчас получает слишком много сообщений; не отправлено. Попробуйте позже.",
+        "ua": "Цей гравець зараз отримує забагато повідомлень; не надіслано. Спробуйте пізніше.",
+    },
+    "tooManyIgnored": {
+        "pl": "Ignorujesz już zbyt wielu graczy: najpierw przestań ignorować któregoś.",
+        "ru": "Вы уже игнорируете слишком много игроков: сначала перестаньте игнорировать кого-нибудь.",
+        "ua": "Ви вже ігноруєте забагато гравців: спершу перестаньте ігнорувати когось.",
+    },
     "badGameType": {
         "pl": "Takiej gry nie można tu rozpocząć.",
         "ru": "Такую игру здесь начать нельзя.",
@@ -236,6 +256,86 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "pl": "Serwer nie może teraz niczego zapisać, więc tego nie zrobiono; zegary na razie stoją.",
         "ru": "Сервер сейчас не может ничего сохранить, поэтому это не сделано; часы пока стоят.",
         "ua": "Сервер зараз не може нічого зберегти, тому це не зроблено; годинники поки стоять.",
+    },
+    "chatFlood": {
+        "pl": "Za dużo wiadomości w ciągu minuty; poczekaj chwilę.",
+        "ru": "Слишком много сообщений за минуту; подождите немного.",
+        "ua": "Забагато повідомлень за хвилину; зачекайте трохи.",
+    },
+    "tooManyInvitations": {
+        "pl": "Za dużo zaproszeń w ciągu minuty; poczekaj chwilę.",
+        "ru": "Слишком много приглашений за минуту; подождите немного.",
+        "ua": "Забагато запрошень за хвилину; зачекайте трохи.",
+    },
+    "serverFull": {
+        "pl": "Serwer jest pełny; wróć później.",
+        "ru": "Сервер переполнен; зайдите позже.",
+        "ua": "Сервер переповнений; зайдіть пізніше.",
+    },
+    "tooManyPlayers": {
+        "pl": "Z twojego adresu lub sieci zalogowało się już za dużo graczy.",
+        "ru": "С вашего адреса или из вашей сети уже вошло слишком много игроков.",
+        "ua": "З вашої адреси або мережі вже ввійшло забагато гравців.",
+    },
+    "idInUse": {
+        "pl": "Ten identyfikator jest zalogowany z innym nickiem.",
+        "ru": "С этим идентификатором уже вошли под другим ником.",
+        "ua": "З цим ідентифікатором уже ввійшли під іншим ніком.",
+    },
+    "nickInUse": {
+        "pl": "Ten nick jest zajęty.",
+        "ru": "Этот ник занят.",
+        "ua": "Цей нік зайнятий.",
+    },
+    "notLoggedIn": {
+        "pl": "Sesja wygasła: zaloguj się ponownie.",
+        "ru": "Сеанс закончился: войдите снова.",
+        "ua": "Сеанс завершився: увійдіть знову.",
+    },
+    "badId": {
+        "pl": "Nieprawidłowy identyfikator gracza.",
+        "ru": "Неверный идентификатор игрока.",
+        "ua": "Неправильний ідентифікатор гравця.",
+    },
+    "badMsgNo": {
+        "pl": "Klient wysłał błędne żądanie; odśwież stronę.",
+        "ru": "Клиент отправил неверный запрос; обновите страницу.",
+        "ua": "Клієнт надіслав неправильний запит; оновіть сторінку.",
+    },
+    "badTeams": {
+        "pl": "Gra drużynowa wymaga dwóch równych drużyn po 2 do 4 graczy, bez komputera.",
+        "ru": "Для командной игры нужны две равные команды по 2–4 игрока, без компьютера.",
+        "ua": "Для командної гри потрібні дві рівні команди по 2–4 гравці, без комп’ютера.",
+    },
+    "otherMember": {
+        "pl": "Ten gracz jest na innym serwerze klastra: gry drużynowe toczą się na jednym.",
+        "ru": "Этот игрок на другом сервере кластера: командные игры идут на одном.",
+        "ua": "Цей гравець на іншому сервері кластера: командні ігри йдуть на одному.",
+    },
+    "samePlayer": {
+        "pl": "Ten sam gracz jest podany dwa razy.",
+        "ru": "Один и тот же игрок указан дважды.",
+        "ua": "Того самого гравця вказано двічі.",
+    },
+    "badSayHiTimes": {
+        "pl": "Nieprawidłowe czasy na przyjście do stołu.",
+        "ru": "Неверное время на приход к столу.",
+        "ua": "Неправильний час на прихід до столу.",
+    },
+    "keyNotForTournament": {
+        "pl": "Ten klucz nie jest kluczem tego turnieju.",
+        "ru": "Этот ключ не от этого турнира.",
+        "ua": "Цей ключ не від цього турніру.",
+    },
+    "notSetUp": {
+        "pl": "Tego stołu nie założył organizator.",
+        "ru": "Этот стол открыл не организатор.",
+        "ua": "Цей стіл відкрив не організатор.",
+    },
+    "alreadyCancelled": {
+        "pl": "Ta partia jest już anulowana.",
+        "ru": "Эта партия уже отменена.",
+        "ua": "Цю партію вже скасовано.",
     },
     "notReached": {
         "en": "Not done: the table's server cannot be reached now.",

@@ -27,6 +27,7 @@ from server.protocol.codec import ProtocolError, check_id, check_lang, check_nic
 log = logging.getLogger(__name__)
 
 POLL_TIMEOUT = 60.0  # seconds without a poll before a player is logged out
+MOST_NETWORKS = 8  # networks a session's id may be used from (Player.networks), the latest kept
 
 
 class Sessions:
@@ -79,13 +80,20 @@ class Sessions:
             self.roster.seen(known, self.ctx.timers.now())
             if account is not None:  # what an admin changed since shows from this login on
                 self.games.account_changed(account)
+            if origin is not None:
+                note_network(known, origin.group)
             self.saved.save(known)
             return
-        if holder is not None:
-            raise ProtocolError("nickInUse", "This nick is in use.")
         origin = origin or Origin()
+        if holder is not None and not self._comes_back(holder, nick, account, origin):
+            raise ProtocolError("nickInUse", "This nick is in use.")
         guest = account is None and not reserved(nick)
-        self.ctx.limits.room_for_a_player(len(self.roster.players), self.roster.guests, guest, origin)
+        self.ctx.limits.room_for_a_player(
+            len(self.roster.players), self.roster.guests, guest, origin, leaving=holder
+        )
+        if holder is not None:  # checked before it goes: a refused login changes nothing
+            log.info("guest back under its nick %s", Fields(nick=nick))
+            self.remove(holder, reason="replaced", replaced=True)
         player = Player(
             secret=secret,
             nick=nick,
@@ -95,19 +103,38 @@ class Sessions:
             last_seen=self.ctx.timers.now(),
             logged_in_at=self.bus.last,
             id_hmac=self.ctx.persistence.id_hmac(secret),
-            address=origin.address,
+            host=origin.host,
+            network=origin.group,
+            networks=[origin.group] if origin.group else [],
             unlimited=origin.unlimited,
         )
         if account is not None:
             player.apply(account)
+        if holder is not None:  # the same person: whom it blocks and ignores too
+            player.blocked, player.ignored = set(holder.blocked), dict(holder.ignored)
         self.roster.add(player)
         self.ctx.limits.arrived(player)
         self.tables.enter(player, LOBBY, player.info)
         self.tables.seat_back(player)
+        if player.guest:
+            self.chats.show_guest_chats(nick, player.network)
         if not reserved(nick):
             player.stored = True
             self.saved.save(player)
         log.info("%s login %s", "guest" if account is None else "registered", Fields(nick=nick))
+
+    def _comes_back(self, holder: Player, nick: str, account: Account | None, origin: Origin) -> bool:
+        """A guest logging in under the very nick of a guest session used from its network: the same
+        person whose client started again with a new id (MultiPoints draws one at every start), whose
+        old session ends for the new one (docs/protocol.md, "A guest who comes back")."""
+        return (
+            account is None
+            and holder.guest
+            and not holder.visiting_from
+            and holder.nick == nick  # as typed before: a look-alike or another case is somebody else
+            and bool(origin.group)
+            and origin.group in holder.networks
+        )
 
     def resume(self, secret: str, nick: str) -> None:
         """zagram's auto-login link hands a live session to a browser: it takes over that session (as
@@ -135,20 +162,23 @@ class Sessions:
             log.info("timed out %s", Fields(nick=player.nick))
             self.remove(player, reason="timeout")
 
-    def remove(self, player: Player, *, reason: str, ended: bool = True) -> None:
-        """`ended`: False when the session goes on on another member of a cluster (hand_over)."""
+    def remove(self, player: Player, *, reason: str, ended: bool = True, replaced: bool = False) -> None:
+        """`ended`: False when the session goes on on another member of a cluster (hand_over);
+        `replaced`: a guest came back under its nick (_comes_back), and takes its games and private
+        conversations over: it leaves its tables as a session that moved does."""
         if player.stored:
             player.stored = False
             if ended:
                 self.ctx.persistence.session_ended(player.id_hmac)
+                self.roster.note_ended(player, self.ctx.timers.now())
         self.roster.unclaimed.pop(player.id_hmac, None)
         self.invitations.drop_all_of(player)
         for uid in list(reversed(player.tables)):
-            self.tables.leave(player, uid, for_good=ended)
+            self.tables.leave(player, uid, for_good=ended and not replaced)
         self.roster.discard(player)
         self.ctx.limits.left(player)
-        if player.guest and ended:
-            self.chats.hide_guest_chats(player.nick)
+        if player.guest and ended and not replaced:
+            self.chats.hide_guest_chats(player.nick, player.network)
         log.info("left %s", Fields(nick=player.nick, reason=reason))
 
     # --- sessions moving between the members of a cluster (docs/cluster.md, "Routing") ----------
@@ -173,6 +203,14 @@ class Sessions:
         player = self._restore_one(saved, account, self.ctx.timers.now())
         player.rejoined = {}  # what its client had is another member's numbering: every table whole
         self.saved.save(player)
+
+    def adopt_network(self, secret: str, network: str) -> None:
+        """A guest's id sent from a network its session was not logged in from, and not refused as a
+        guess: its id is its password, so the session is used from there from now on."""
+        player = self.roster.find(secret)
+        if player is not None and network and network not in player.networks:
+            note_network(player, network)
+            self.saved.save(player)
 
     def player(self, secret: str) -> Player:
         """The logged-in player making a request (which counts as a poll for the time-out)."""
@@ -223,7 +261,7 @@ class Sessions:
             if idle > self.ctx.poll_timeout or gone or taken:
                 self.ctx.persistence.session_ended(saved.id_hmac)
                 if not saved.registered:
-                    self.chats.hide_guest_chats(saved.nick)
+                    self.chats.hide_guest_chats(saved.nick, saved.origin.network)
                 continue
             player = self._restore_one(saved, account, moment - idle)
             if k_noted.get(saved.id_hmac, 0) > player.last_command:
@@ -248,13 +286,19 @@ class Sessions:
             last_command=saved.last_command,
             last_seen=last_seen,
             blocked=set(saved.blocked),
+            ignored={nick_key(nick): nick for nick in saved.ignored},
             logged_in_at=self.bus.last,
             id_hmac=saved.id_hmac,
+            host=saved.origin.host,
+            network=saved.origin.network,
+            networks=list(saved.origin.networks),
+            unlimited=saved.origin.unlimited,
         )
         if account is not None:  # a registered player: rating and moderator flag as the account has them now
             player.guest = False
             player.apply(account)
         self.roster.add(player)
+        self.ctx.limits.arrived(player)  # counted for its address again (Limits.left when it goes)
         self.roster.unclaimed[saved.id_hmac] = player
         self.tables.enter(player, LOBBY, player.info)
         elsewhere = self.tables.elsewhere
@@ -270,3 +314,13 @@ class Sessions:
         if tuple(uid for uid in player.tables if uid != LOBBY) != saved.tables:  # a table closed meanwhile
             self.saved.save(player)
         return player
+
+
+def note_network(player: Player, network: str) -> None:
+    """The session may be used from `network` too; the oldest of more than MOST_NETWORKS go."""
+    if not network:
+        return
+    if network in player.networks:
+        player.networks.remove(network)
+    player.networks.append(network)
+    del player.networks[:-MOST_NETWORKS]

@@ -13,6 +13,7 @@ from typing import Any
 
 from server.hub.bus import LocalBus
 from server.hub.context import Context
+from server.hub.ignoring import Ignoring
 from server.hub.invitations import Invitations
 from server.hub.limits import needs_storage
 from server.hub.lobby import Lobby
@@ -35,6 +36,7 @@ from server.protocol.codec import (
 
 MAX_WAIT = 30.0  # cap of the opt-in long poll (`wait=`)
 AT_A_TABLE = {"c": "chat", "s": "move", "u": "propose", "t": "pause"}  # commands: Visitors.actions
+IGNORING = ("ignore", "unignore")  # `c` commands that are not chat (server/hub/ignoring.py)
 
 
 class Stream:
@@ -50,10 +52,11 @@ class Stream:
         invitations: Invitations,
         mirrors: Mirrors,
         visitors: Visitors,
+        ignoring: Ignoring,
     ) -> None:
         self.ctx, self.bus, self.roster, self.saved, self.tables = ctx, bus, roster, saved, tables
         self.lobby, self.sessions, self.invitations = lobby, sessions, invitations
-        self.mirrors, self.visitors = mirrors, visitors
+        self.mirrors, self.visitors, self.ignoring = mirrors, visitors, ignoring
         self.counter = bus.counter  # the event numbers, read on every reply
         self.polls_answered = 0
         self._public_state: tuple[tuple[int, bool, int], str] | None = None  # an anonymous reader's reply
@@ -121,6 +124,7 @@ class Stream:
         player = self.roster.find(secret)
         if player is None:
             return self._public_reply(seen, with_subscriptions)
+        player.nudged = False  # this reply carries the lines as they are now
         last = self.counter.last
         if (
             not player.fresh
@@ -161,6 +165,8 @@ class Stream:
                 for uid in tables
             }
             whole_lobby = True
+        if player.ignored:  # the lines of the players it ignores are left out of its reply alone
+            sections = self.ignoring.hide(player, sections)
         if with_subscriptions and not subscriptions_seen and not whole_lobby:  # a whole lobby has them
             sections[LOBBY] += self.lobby.subscription_lines()
         lines: list[str] = []
@@ -174,8 +180,11 @@ class Stream:
 
     def act(self, player: Player, action: str, table: str, *args: Any) -> None:
         """A player's action at a table (Visitors.actions), from a poll's command or an old-style
-        endpoint: done here, or at another member's table by its owner (Mirrors.act)."""
-        if self.mirrors.follows(player, table):
+        endpoint: done here, or at another member's table by its owner (Mirrors.act); `c ignore` and
+        `c unignore` are not chat but the player's list of the ignored."""
+        if action == "chat" and table in IGNORING:
+            self.ignoring.command(player, table, *args)
+        elif self.mirrors.follows(player, table):
             self.mirrors.act(player, action, table, *args)
         else:
             self.visitors.actions[action](player, table, *args)
@@ -304,7 +313,7 @@ class Stream:
                 return None
         else:
             uids = list(player.tables)
-            if self.has_news(player, seen):
+            if player.nudged or self.has_news(player, seen):
                 return None
         return self.bus.wait(uids, player, timeout, early)
 

@@ -32,6 +32,8 @@ log = logging.getLogger(__name__)
 
 
 ERROR_TYPE = "e"  # a server line for one player only: why their command was refused
+
+
 class Elsewhere(Protocol):
     """The tables of the other members of a cluster, as the tables here need them (Mirrors)."""
 
@@ -114,11 +116,12 @@ class Tables(Mapping[int, Table]):
         table = self.by_uid[uid] = Table(uid, chat, channel.log, waiters=channel.waiters)
         return table
 
-    def room_for_a_table(self, *players: Player) -> None:
-        """Room for one more game table between `players` (Limits.room_for_a_table), and a number for it."""
+    def room_for_a_table(self, *players: Player, guest: bool = False) -> None:
+        """Room for one more game table between `players` (Limits.room_for_a_table), and a number for it;
+        `guest`: a guest plays at it, though not online (an organiser's table)."""
         if not self.numbers.available():
             raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
-        self.ctx.limits.room_for_a_table(len(self) - 1, *players)
+        self.ctx.limits.room_for_a_table(len(self) - 1, self.by_uid.values(), *players, guest=guest)
 
     def open_table(
         self,
@@ -204,8 +207,7 @@ class Tables(Mapping[int, Table]):
         setup: Setup | None = None,
         more: Sequence[str] = (),
     ) -> Room:
-        """A game for table `uid`, which says and notes what happens in it through the table's bus and
-        journal (a take-back makes one for a table that has a game: server/hub/takeback.py)."""
+        """A game for table `uid`, saying and noting what happens through the table's bus and journal."""
         publish = self.bus.publish
         return Room(
             uid,
@@ -218,7 +220,7 @@ class Tables(Mapping[int, Table]):
             say_lobby=lambda line: publish(LOBBY, line),
             tell=lambda code, text: self.server_line(uid, code, text),
             finished=self._finished,
-            new_game=self._new_game,
+            new_game=lambda room: self.show_again(room.uid),
             note=lambda kind, data, entry: self.journal(uid, kind, data, entry),
             auto=auto,
             setup=setup,
@@ -258,17 +260,11 @@ class Tables(Mapping[int, Table]):
     def _finished(self, room: Room) -> None:
         self.game_over(room)
 
-    def _new_game(self, room: Room) -> None:
-        self.show_again(room.uid)
-
     def show_again(self, uid: int) -> None:
-        """Everyone at the table leaves it for one reply and comes back to it: a new game, or a game
-        taken back (server/hub/takeback.py).
-
-        MultiPoints builds a table's board only when the table appears in a reply (its `q` line) and
-        never clears it; a reply without the table closes the table's tab. So the one way to show it a
-        fresh board is a reply without the table, then its whole state (docs/protocol.md, "new").
-        """
+        """Everyone at the table leaves it for one reply and comes back to it: a new game, or play taken
+        back (server/hub/takeback.py). MultiPoints builds a table's board only when the table appears in
+        a reply (its `q` line) and never clears it; a reply without the table closes the table's tab. So
+        the one way to show it a fresh board is a reply without the table, then its whole state."""
         number = self.bus.mark()
         for player in self.by_uid[uid].people.values():
             player.new_game_at[uid] = number
@@ -291,9 +287,8 @@ class Tables(Mapping[int, Table]):
         table = self.by_uid[uid]
         seq = table.note((entry or journal_entry(kind, data)) if table.room is not None else None)
         table.since_compaction += 1
-        persistence = self.ctx.persistence
-        persistence.journal(uid, seq, kind, data)
-        table.written_mark = persistence.queued
+        self.ctx.persistence.journal(uid, seq, kind, data)
+        table.written_mark = self.ctx.persistence.queued
 
     def journal_chat(self, uid: int, entry: ChatEntry) -> None:
         self.journal(uid, "chat", chat_data(entry))
@@ -362,9 +357,7 @@ class Tables(Mapping[int, Table]):
             if self.elsewhere is not None:
                 self.elsewhere.leave(player, uid, for_good=for_good)
             return
-        # a team player out of the game is a game action: not while storage cannot keep it (the game
-        # waits for them, as for anyone away; docs/operations.md, "When storage fails")
-        writable = self.ctx.persistence.storage_failure is None
+        writable = self.ctx.persistence.storage_failure is None  # a team player leaving a game is play
         if for_good and table.room is not None and table.seat_of(player) and writable:
             table.room.leave(player.nick)
         del table.people[player.nick]
@@ -433,24 +426,39 @@ class Tables(Mapping[int, Table]):
         return False
 
     def seat_back(self, player: Player) -> None:
-        """Back at the games they play (after a restart, or after their session timed out)."""
+        """Back at the games they play (after a restart, or after their session timed out); a guest also
+        at those whose seat a guest session of its nick held from its network (`_comes_back_to`)."""
         if self.elsewhere is not None:
             self.elsewhere.seat_back(player)
         for uid in list(self.seats.get(player.nick, ())):
             table = self.by_uid[uid]
             room = table.room
             if room is not None and room.seat_of(player.nick) and room.game.result is None:
-                if (
-                    table.uid not in player.tables
-                    and table.owners.get(player.nick, player.seat_key) == player.seat_key
-                ):
+                owner = table.owners.get(player.nick, player.seat_key)
+                if owner != player.seat_key and self._comes_back_to(table, player, owner):
+                    self.own_seat(table, player)
+                    owner = player.seat_key
+                if table.uid not in player.tables and owner == player.seat_key:
                     self.enter(player, table.uid)
+
+    def _comes_back_to(self, table: Table, player: Player, owner: str) -> bool:
+        """Whether `player`, a guest, is the guest session that owns its nick's seat come back with a new
+        id (docs/protocol.md, "A guest who comes back"): from the network that session sat down from or
+        was used from. That session is over: it held the nick, which `player` holds now."""
+        if not player.guest or not player.network or owner.startswith("@"):
+            return False
+        place = table.guest_places.get(player.nick)
+        ended = self.roster.ended.get(owner)
+        return (place is not None and place[1] == player.network) or (
+            ended is not None and player.network in ended[1]
+        )
 
     def reserve_seat(self, table: Table, nick: str, owner: str) -> None:
         """A seat kept for the session or account `owner` (a Player.seat_key) before anyone sits: the
         server's own tournaments seat the player who registered, not a stranger who took the nick since."""
         table.owners[nick] = owner
-        self.journal(table.uid, "seat", {"nick": nick, "owner": owner})
+        table.guest_places.pop(nick, None)
+        self.journal(table.uid, "seat", seat_entry(table, nick))
 
     def claim_seat(self, player: Player, table: Table) -> None:
         """The first session to sit in a seat of its nick owns it (a registered player: their account).
@@ -459,8 +467,25 @@ class Tables(Mapping[int, Table]):
         room = table.room
         if room is None or not room.seat_of(player.nick) or player.nick in table.owners:
             return
+        self.own_seat(table, player)
+
+    def own_seat(self, table: Table, player: Player) -> None:
+        """The player's session (or account) owns their nick's seat from now on; a guest's host and
+        network go with it (Table.guest_places)."""
         table.owners[player.nick] = player.seat_key
-        self.journal(table.uid, "seat", {"nick": player.nick, "owner": player.seat_key})
+        table.guest_places.pop(player.nick, None)
+        if player.guest and player.host and not player.unlimited:
+            table.guest_places[player.nick] = (player.host, player.network)
+        self.journal(table.uid, "seat", seat_entry(table, player.nick))
+
+
+def seat_entry(table: Table, nick: str) -> dict[str, Any]:
+    """The journal's record of who owns the nick's seat (Table.owners, Table.guest_places)."""
+    entry: dict[str, Any] = {"nick": nick, "owner": table.owners[nick]}
+    place = table.guest_places.get(nick)
+    if place is not None:
+        entry["host"], entry["network"] = place
+    return entry
 
 
 def chat_data(entry: ChatEntry) -> dict[str, Any]:

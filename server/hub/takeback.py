@@ -22,12 +22,11 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from typing import Any
 
 from server.hub.bus import EventBus
 from server.hub.context import Context
-from server.hub.games import Games
 from server.hub.model import LOBBY, Table
 from server.hub.room import Room, opening
 from server.hub.tables import Tables
@@ -47,8 +46,9 @@ UNSAVED_LINE = (
 
 
 class TakeBack:
-    def __init__(self, ctx: Context, bus: EventBus, tables: Tables, games: Games) -> None:
-        self.ctx, self.bus, self.tables, self.games = ctx, bus, tables, games
+    def __init__(self, ctx: Context, bus: EventBus, tables: Tables, archive: Callable[[Room], bool]) -> None:
+        """`archive`: hand a finished game's record to the store (Games.archive)."""
+        self.ctx, self.bus, self.tables, self.archive = ctx, bus, tables, archive
 
     def storage_failed(self) -> None:
         """Storage has just been found failing: every table goes back to what it stored."""
@@ -78,7 +78,7 @@ class TakeBack:
         old.abandon()
         table.room = room  # its clock then stands still with the others' (Games.storage_changed)
         if room.game.result is not None and room.archive_number is None and not room.analysis:
-            self.games.archive(room)  # it ended by what is stored; its record had not been written
+            self.archive(room)  # it ended by what is stored; its record had not been written
         self.tables.show_again(table.uid)
         self.tables.server_line(table.uid, UNSAVED, UNSAVED_LINE)
         if room.description() != old.description():

@@ -61,7 +61,7 @@ class Tournaments:
             raise ProtocolError("badSayHiTimes", f"sayHiTimes must be {fields}, each in 0..{MAX_SAY_HI}.")
         if game_type.kind in (GameKind.AI, GameKind.ANALYSIS) or game_type.start.kind is StartKind.SGF:
             raise ProtocolError("badGameType", "A tournament table is a game between two players.")
-        self.tables.room_for_a_table()
+        self.tables.room_for_a_table(guest=any(nick.startswith("*") for nick in players))
         blue, red = first, second
         if game_type.kind is GameKind.RANKED and game_type.who_starts is WhoStarts.SERVER and not more:
             if first in ratings and second in ratings and ratings[second] < ratings[first]:

@@ -40,6 +40,11 @@ class ProtocolError(ValueError):
         super().__init__(message or code)
         self.code = code
 
+    @classmethod
+    def relayed(cls, code: str, message: str) -> ProtocolError:
+        """A refusal another member of a cluster made and sent here: its code was raised there."""
+        return cls(code, message)
+
 
 # --- escaping ----------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from server.protocol.codec import encode_server_text
 # Between the nicks of a team in one field of a line (`d`, `vg`, `vs`; docs/teams.md): in no nick.
 TEAM_SEPARATOR = ","
 NICK_SEPARATOR = "."  # between the nicks of a `p` line
+PRIVATE_SEPARATOR = "-"  # between the two nicks of a private conversation's name (in no nick)
 
 
 def people(kind: str, nicks: Iterable[str]) -> str:
@@ -102,6 +103,29 @@ def chat_replaced(line: str) -> str:
 
 def chat_deleted(chat_id: str) -> str:
     return "cd" + chat_id
+
+
+def chat_writer(line: str) -> str:
+    """Who wrote a `ca` or `cr` line: its nick; for a private line (`<nick1>-<nick2>` and nickType `1`
+    or `2`) the nick of that side; "" for a server line, a private notice (`-`, `nochat`, `del`) and any
+    line that is not chat."""
+    if not line.startswith(("ca", "cr")):
+        return ""
+    fields = line.split(".", 3)
+    if len(fields) < 3:
+        return ""
+    nick, nick_type = fields[1], fields[2]
+    if PRIVATE_SEPARATOR not in nick:
+        return nick
+    if nick_type not in ("1", "2"):
+        return ""
+    return nick.split(PRIVATE_SEPARATOR)[int(nick_type) - 1]
+
+
+def ignored(nicks: Iterable[str]) -> str:
+    """`n<nick>.<nick>...`: the whole list of players the reader ignores (docs/protocol.md, "Ignoring");
+    a bare `n` when it is empty. Only sent to a player who asked for it."""
+    return "n" + NICK_SEPARATOR.join(nicks)
 
 
 _LOBBY_KEYED = {"d": "description", "x": "state", "i": "info", "b": "subscriptions"}

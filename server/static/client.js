@@ -47,6 +47,7 @@ function freshState() {
     aim: null, // a touch's point waiting for "Place" (two-step touch)
     at: new Map(), // nick -> the tables they are at (getBMsg's `b` lines), for the lobby's table list
     showFinished: false,
+    ignored: [], // the players this one ignores, as the server's `n` line lists them (docs/client.md)
   };
 }
 
@@ -144,7 +145,7 @@ async function sendLogin({ id, nick, registered }, register = false) {
     }
     answer = await request("auth.py", { co: "loguj", opisGracza: nick, idGracza: id, lang });
     if (answer.startsWith("ok.zalogowanyNaSerwer")) return null;
-    return answer === "nieOk.wrongNickOrId" ? t("wrongLogin") : refusalText(answer, t);
+    return refusalText(answer, t);
   } catch {
     return t("reconnecting");
   }
@@ -173,6 +174,7 @@ function startPolling() {
   state = freshState();
   render();
   poll(mine);
+  askIgnored();
   analyseAsked();
   showTournaments({ list: $("#hosted"), heading: $("#hosted-heading"), nick: session.nick, act, t, element, button });
 }
@@ -195,7 +197,8 @@ async function poll(mine) {
     if (mine !== generation) return;
     const reply = parseReply(body);
     if (!reply) {
-      notify(t("refusedOther", { reason: body.slice(0, 80) }));
+      // a refusal (err.tooFast, err.storage...) in words; anything else as the server sent it
+      notify(body.startsWith("err.") ? refusalText(body, t) : t("refusedOther", { reason: body.slice(0, 80) }));
       await sleep(RETRY_MS);
       continue;
     }
@@ -208,6 +211,7 @@ async function poll(mine) {
         await sleep(RETRY_MS);
       } else {
         seen = 0;
+        askIgnored(); // a new session: a registered player's list is the account's, a guest's is empty
       }
       continue;
     }
@@ -298,6 +302,7 @@ const READERS = [
   ["f", (uid, body) => { game(uid).clock = { ...parseClockLine(body), at: Date.now() }; }],
   ["u", (uid, body) => { game(uid).proposal = parseProposalLine(body); }],
   ["o", (uid, body) => { const [side, where] = [body[0], body.slice(2)]; game(uid).drawing[side] = where === "-" ? null : where; }],
+  ["n", (uid, body) => { state.ignored = split(body); }],
   ["i", (uid, body) => {
     const [nick, avatar, flags, language, rating] = body.split(".");
     state.info.set(nick, { avatar, free: !/[Nb]/.test(flags || ""), lang: language, rating: rating ? Number(rating) : null });
@@ -549,6 +554,7 @@ function render() {
   if (!session) return;
   renderInvitation();
   renderPlayers();
+  renderIgnored();
   renderTables();
   renderGame();
   renderChat();
@@ -627,13 +633,45 @@ function renderPlayers() {
       if (nick !== session.nick) {
         const computer = COMPUTER.has(nick);
         row.append(button(computer ? t("play") : t("invite"), () => invite(nick), { disabled: !info.free, className: "invite" }));
-        if (!computer) row.append(button(t("message"), () => openPrivate(nick), { className: "message" }));
+        if (!computer) {
+          row.append(button(t("message"), () => openPrivate(nick), { className: "message" }));
+          const ignoring = isIgnored(nick);
+          row.append(button(ignoring ? t("unignore") : t("ignore"), () => setIgnored(nick, !ignoring), { className: "ignore" }));
+        }
       } else {
         row.append(element("span", { textContent: `(${t("you")})` }));
       }
       return row;
     }),
   );
+}
+
+/** The players this one ignores, each with a button to stop; hidden while there are none. */
+function renderIgnored() {
+  const list = $("#ignored");
+  list.replaceChildren(
+    ...state.ignored.map((nick) => {
+      const row = element("li", {}, playerLink(nick, { className: "nick", textContent: nick }));
+      row.dataset.nick = nick;
+      row.append(button(t("unignore"), () => setIgnored(nick, false), { className: "unignore" }));
+      return row;
+    }),
+  );
+  list.hidden = $("#ignored-heading").hidden = $("#ignored-hint").hidden = !state.ignored.length;
+}
+
+function isIgnored(nick) {
+  const key = nick.toLowerCase();
+  return state.ignored.some((ignored) => ignored.toLowerCase() === key);
+}
+
+/** Ignore a player or stop: the server hides their lines from now on and answers with the whole list. */
+function setIgnored(nick, ignore) {
+  act({ co: "dodajWpis", table: ignore ? "ignore" : "unignore", newMsgs: encodeText(`_${nick}`) });
+}
+
+function askIgnored() {
+  act({ co: "dodajWpis", table: "ignore", newMsgs: "" });
 }
 
 /** Who is at each table, from everyone's `b` line. */
@@ -988,7 +1026,8 @@ function renderChat() {
   const atBottom = list.scrollHeight - list.scrollTop - list.clientHeight < 30;
   const game = state.activeChat.startsWith("t") ? state.games.get(Number(state.activeChat.slice(1))) : null;
   list.replaceChildren(
-    ...active.lines.map((line) => {
+    // the server leaves out what ignored players say from now on; what came before goes from view too
+    ...active.lines.filter((line) => !line.author || !isIgnored(line.author)).map((line) => {
       const time = new Date(line.time * 1000).toLocaleTimeString(lang, { hour: "2-digit", minute: "2-digit" });
       const item = element("li", {});
       if (!line.author) {

@@ -60,9 +60,10 @@ export function serverLineText(line, t) {
 }
 
 /** A refusal (`err.<code>`, `nieOk.<code>`, `err.missing.<name>`) as a sentence; an unknown one
- *  still says what the server answered. */
+ *  still says what the server answered. auth.py's bare `nieOk.` is zagram's answer to an internal
+ *  error. */
 export function refusalText(answer, t) {
-  const code = answer.replace(/^(err|nieOk)\./, "").split(".")[0];
+  const code = answer.replace(/^(err|nieOk)\./, "").split(".")[0] || "internal";
   const sentence = t(`err.${code}`);
   return sentence === `err.${code}` ? t("refusedOther", { reason: answer }) : sentence;
 }

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server.engine.rating import INITIAL, Rating, shown
 from server.engine.sgf import read_record, write_record
@@ -15,7 +16,7 @@ from server.hub.persistence import Account
 from server.protocol.codec import look_key, nick_key
 from server.store.database import findable
 from server.store.idhash import check_id_async, hash_id_async
-from server.store.models import ArchivedGame, User
+from server.store.models import ArchivedGame, IgnoredPlayer, User
 
 DELETED_NICK = "deleted"  # archived games of a deleted account name the player "deleted<number>"
 
@@ -45,7 +46,8 @@ class Profile:
     moderator: bool
 
 
-def account_of(user: User) -> Account:
+def account_of(user: User, ignored: tuple[str, ...] | None = None) -> Account:
+    """`ignored`: the nicks the player ignores, read for a session (`ignored_by`); None elsewhere."""
     return Account(
         nick=user.nick,
         rating=shown(Rating(user.rating, user.deviation, user.volatility)),
@@ -55,7 +57,23 @@ def account_of(user: User) -> Account:
         moderator=user.moderator,
         avatar=user.avatar,
         lang=user.lang,
+        ignored=ignored,
     )
+
+
+async def ignored_by(session: AsyncSession, user_ids: Iterable[int]) -> dict[int, tuple[str, ...]]:
+    """The nicks each of these accounts ignores (docs/protocol.md, "Ignoring"); none for most."""
+    ids = list(user_ids)
+    found: dict[int, tuple[str, ...]] = dict.fromkeys(ids, ())
+    if ids:
+        rows = await session.execute(
+            select(IgnoredPlayer.user_id, IgnoredPlayer.nick)
+            .where(IgnoredPlayer.user_id.in_(ids))
+            .order_by(IgnoredPlayer.user_id, IgnoredPlayer.nick_key)
+        )
+        for user_id, nick in rows.all():
+            found[user_id] += (nick,)
+    return found
 
 
 def _profile(user: User) -> Profile:
@@ -123,7 +141,7 @@ class Accounts:
                 session.add(user)
         except IntegrityError:
             raise NickTaken(nick) from None
-        return account_of(user)
+        return account_of(user, ignored=())
 
     async def authenticate(self, nick: str, secret: str) -> Account | None:
         """The account if `secret` is its id; None otherwise, in the same time for an unknown nick."""
@@ -133,7 +151,9 @@ class Accounts:
         if not await check_id_async(secret, user.secret_hash if user is not None else None):
             return None
         assert user is not None
-        return account_of(user)
+        async with self.sessions() as session:
+            ignored = await ignored_by(session, [user.id])
+        return account_of(user, ignored[user.id])
 
     async def profile(self, nick: str) -> Profile | None:
         if not findable(nick):

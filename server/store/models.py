@@ -41,6 +41,19 @@ class User(Base):
     moderator: Mapped[bool] = mapped_column(Boolean, default=False)
 
 
+class IgnoredPlayer(Base):
+    """A player a registered player ignores (docs/protocol.md, "Ignoring"), kept for all their sessions;
+    by the ignored nick's nick_key (NFKC + casefold), with the nick as it was shown. A guest's list
+    lives with the guest's session (`sessions.ignored`)."""
+
+    __tablename__ = "ignored_players"
+
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id", ondelete="CASCADE"), primary_key=True)
+    nick_key: Mapped[str] = mapped_column(String(80), primary_key=True)
+    nick: Mapped[str] = mapped_column(String(40))
+    ignored_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class ArchivedGame(Base):
     """A finished game: its number is the one players see in the lobby's `x` line and in `/sgf/<n>`."""
 
@@ -180,9 +193,13 @@ class LiveSession(Base):
     client: Mapped[str] = mapped_column(String(8))
     tables: Mapped[str] = mapped_column(Text)  # JSON list of table numbers
     blocked: Mapped[str] = mapped_column(Text)  # JSON list of nick keys
+    ignored: Mapped[str] = mapped_column(Text, server_default="[]")  # a guest's: JSON list of nicks
     last_command: Mapped[int] = mapped_column(BigInteger)  # clients number commands with up to 12 digits
     quiet_since: Mapped[float | None] = mapped_column(Float)  # wall time; see SavedSession
     owner: Mapped[int] = mapped_column(Integer, server_default="0")  # the member that serves it (Member.id)
+    # JSON: {"host", "network", "networks", "unlimited"} (hub.persistence.SessionOrigin); NULL for a
+    # session saved before revision 0011
+    origin: Mapped[str | None] = mapped_column(Text)
 
 
 class Member(Base):

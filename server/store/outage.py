@@ -9,6 +9,7 @@ The reasons are fixed short texts, never a driver's message: those can quote the
 from __future__ import annotations
 
 import errno
+import ssl
 
 from sqlalchemy import exc
 
@@ -73,6 +74,8 @@ def unavailable(error: BaseException) -> str | None:
         return "no database connection free"
     if isinstance(error, TimeoutError):
         return "timed out"
+    if isinstance(error, ssl.SSLCertVerificationError):  # asyncpg with ?ssl=verify-full or verify-ca
+        return "its TLS certificate is not trusted: see PGSSLROOTCERT"
     if isinstance(error, OSError):  # connecting (refused, no socket, no route) or the disk itself
         if error.errno in _DISK:
             return _DISK[error.errno]

@@ -60,16 +60,18 @@ from server.hub.persistence import (
     FinishedGame,
     LiveSessions,
     SavedSession,
+    SessionOrigin,
     StorageFailing,
     id_hmac,
 )
 from server.logs import Fields
 from server.protocol.codec import nick_key
-from server.store.accounts import account_of
+from server.store.accounts import account_of, ignored_by
 from server.store.database import BUSY_TIMEOUT_MS, insert_with_on_conflict, sqlite_pragmas
 from server.store.models import (
     ArchivedGame,
     GamePlayer,
+    IgnoredPlayer,
     JournalEntry,
     JournalSetAside,
     LiveSession,
@@ -181,6 +183,12 @@ class _EventsReserved:
     mark: int
 
 
+@dataclass
+class _IgnoredSaved:
+    account: str  # the registered player's nick_key
+    nicks: tuple[str, ...]
+
+
 class _Withdrawn:
     """In the place of a write the hub took back before storage took it (server/hub/takeback.py): never
     written, and counted as done, so that the counts of writes queued and written stay in step."""
@@ -204,6 +212,7 @@ _Job = (
     | _Compacted
     | _SessionsSeen
     | _EventsReserved
+    | _IgnoredSaved
     | _Withdrawn
 )
 
@@ -267,6 +276,9 @@ class StoreWriter:
 
     def session_ended(self, id_hmac: str) -> None:
         self._put(_SessionEnded(id_hmac))
+
+    def ignored_saved(self, account: str, nicks: tuple[str, ...]) -> None:
+        self._put(_IgnoredSaved(account, nicks))
 
     def journal_dropped(self, uid: int) -> None:
         self._put(_JournalDropped(uid))
@@ -567,10 +579,11 @@ class StoreWriter:
             rows = (await session.scalars(select(LiveSession).where(LiveSession.owner == self.member))).all()
             keys = {nick_key(row.nick) for row in rows if row.registered}
             users = (await session.scalars(select(User).where(User.nick_key.in_(keys)))).all() if keys else []
+            ignored = await ignored_by(session, [user.id for user in users])
         self._hmac_key = bytes.fromhex(state[HMAC_KEY])
         return LiveSessions(
             sessions=[_saved_session(row) for row in rows],
-            accounts={user.nick_key: account_of(user) for user in users},
+            accounts={user.nick_key: account_of(user, ignored[user.id]) for user in users},
             event_mark=int(state.get(EVENT_MARK, 0)),
             alive_at=float(state[ALIVE_AT]) if ALIVE_AT in state else None,
         )
@@ -632,10 +645,12 @@ class StoreWriter:
             if found is None:
                 return None
             row, owner = found
-            user = None
+            account = None
             if row.registered:
                 user = await session.scalar(select(User).where(User.nick_key == nick_key(row.nick)))
-        return owner, _saved_session(row), account_of(user) if user is not None else None
+                if user is not None:
+                    account = account_of(user, (await ignored_by(session, [user.id]))[user.id])
+        return owner, _saved_session(row), account
 
 
 async def _read_journals(
@@ -676,6 +691,28 @@ def _saved_session(row: LiveSession) -> SavedSession:
         blocked=tuple(json.loads(row.blocked)),
         last_command=row.last_command,
         quiet_since=row.quiet_since,
+        origin=_session_origin(row.origin),
+        ignored=tuple(json.loads(row.ignored)),
+    )
+
+
+def _session_origin(text: str | None) -> SessionOrigin:
+    if not text:
+        return SessionOrigin()
+    data = json.loads(text)
+    return SessionOrigin(data["host"], data["network"], tuple(data["networks"]), data["unlimited"])
+
+
+def _origin_text(origin: SessionOrigin) -> str | None:
+    if origin == SessionOrigin():
+        return None
+    return json.dumps(
+        {
+            "host": origin.host,
+            "network": origin.network,
+            "networks": list(origin.networks),
+            "unlimited": origin.unlimited,
+        }
     )
 
 
@@ -716,6 +753,8 @@ def _write(connection: Connection, batch: list[_Job], member: int) -> list[Calla
                 _seen(session, job)
             elif isinstance(job, _EventsReserved):
                 _set_state(session, {EVENT_MARK: str(job.mark)})
+            elif isinstance(job, _IgnoredSaved):
+                _save_ignored(session, job)
             elif isinstance(job, _Opened):
                 session.merge(
                     LiveTable(uid=job.uid, opened_at=datetime.now(UTC), closed_at=None, owner=member)
@@ -786,9 +825,11 @@ def _save_sessions(session: Session, saved: dict[str, SavedSession], member: int
             "client": s.client,
             "tables": json.dumps(list(s.tables)),
             "blocked": json.dumps(list(s.blocked)),
+            "ignored": json.dumps(list(s.ignored)),
             "last_command": s.last_command,
             "quiet_since": None,
             "owner": member,
+            "origin": _origin_text(s.origin),
         }
         for s in saved.values()
     ]
@@ -802,6 +843,20 @@ def _save_sessions(session: Session, saved: dict[str, SavedSession], member: int
             index_elements=["id_hmac"], set_={name: insert.excluded[name] for name in kept}
         ),
     )
+
+
+def _save_ignored(session: Session, job: _IgnoredSaved) -> None:
+    """The account's whole list, in place of what it was (nothing if the account is gone meanwhile)."""
+    user_id = session.scalar(select(User.id).where(User.nick_key == job.account))
+    if user_id is None:
+        return
+    session.execute(delete(IgnoredPlayer).where(IgnoredPlayer.user_id == user_id))
+    if job.nicks:
+        now = datetime.now(UTC)
+        session.execute(
+            _insert(session, IgnoredPlayer),
+            [{"user_id": user_id, "nick_key": nick_key(n), "nick": n, "ignored_at": now} for n in job.nicks],
+        )
 
 
 def _seen(session: Session, job: _SessionsSeen) -> None:

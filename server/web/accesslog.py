@@ -9,15 +9,19 @@ from __future__ import annotations
 import logging
 import re
 import time
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from urllib.parse import unquote_plus
 
+from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web import BaseRequest, Response, StreamResponse
 from yarl import URL
 
 from server.logs import Fields
+from server.web.clients import POLICY_KEY, Asker, client_address
 
 # ``idGracza``/``playerId`` name the player on every endpoint, ``key`` is a tournament organiser's key and
 # ``id`` carries the player id to the web client's auto-login page (``index.html?id=ID&opis=NICK``);
@@ -27,6 +31,15 @@ REDACTED = "***"
 POLLS = frozenset({"getMsg", "getBMsg"})
 SLOW_POLL = 1.0  # seconds; a slower poll without `wait=` is logged like any request
 POLL_SUMMARY_EVERY = 60.0  # seconds between the lines that count the polls left out
+# RequestSummaries: request lines written in a minute for one network and for the whole server, the
+# networks summarized in a line each, the answers named in such a line, and networks followed at once
+SUMMARY_EVERY = 60.0
+LINES_PER_NETWORK = 60
+LINES_PER_MINUTE = 300
+SUMMARIES_PER_MINUTE = 100
+ANSWERS_NAMED = 6
+MAX_NETWORKS = 10_000
+OTHER_NETWORKS = "(others)"
 
 
 class UnparsableQuery(ValueError):
@@ -64,26 +77,139 @@ class _PollCount:
 _POLLS = _PollCount()
 
 
+@dataclass
+class _NetworkLines:
+    written: int = 0  # request lines written for the network in this minute
+    left_out: int = 0  # and requests counted instead
+    answers: Counter[str] = field(default_factory=Counter)  # what those were answered: a code or a status
+
+
+class RequestSummaries:
+    """What one network's requests may write to the log in a minute (docs/operations.md, "Logging").
+
+    A refused or limited request is never written on its own line: an attacker would choose how much the
+    server writes (32.6 MB in 30 s from one client). Other requests are written while their network has
+    written fewer than LINES_PER_NETWORK lines this minute and the server fewer than LINES_PER_MINUTE;
+    beyond that they are counted too. Once a minute, each network with requests counted gets one line
+    with how many and what they were answered, at most SUMMARIES_PER_MINUTE such lines (the networks
+    that sent the most first) and one more for all the others: whatever floods it, from however many
+    addresses, the access log gets at most about 400 lines a minute."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
+        self.since = clock()
+        self.written = 0
+        self.networks: dict[str, _NetworkLines] = {}
+
+    def may_write(self, network: str) -> bool:
+        lines = self._of(network)
+        if self.written >= LINES_PER_MINUTE or lines.written >= LINES_PER_NETWORK:
+            return False
+        lines.written += 1
+        self.written += 1
+        return True
+
+    def count(self, network: str, answer: str) -> None:
+        lines = self._of(network)
+        lines.left_out += 1
+        lines.answers[answer] += 1
+
+    def _of(self, network: str) -> _NetworkLines:
+        lines = self.networks.get(network)
+        if lines is None:
+            if len(self.networks) >= MAX_NETWORKS:  # a flood from very many networks: one entry for the rest
+                network = OTHER_NETWORKS
+            lines = self.networks.setdefault(network, _NetworkLines())
+        return lines
+
+    def write_due(self, logger: logging.Logger) -> None:
+        """The minute's summaries, once it is over (at the first request after it: the stream's polls
+        come every second). The networks that sent the most are named, the rest added up in one line."""
+        now = self.clock()
+        if now - self.since < SUMMARY_EVERY:
+            return
+        seconds = round(now - self.since)
+        counted = sorted(
+            ((network, lines) for network, lines in self.networks.items() if lines.left_out),
+            key=lambda item: item[1].left_out,
+            reverse=True,
+        )
+        self.since, self.written, self.networks = now, 0, {}
+        named = [item for item in counted if item[0] != OTHER_NETWORKS][:SUMMARIES_PER_MINUTE]
+        for network, lines in named:
+            logger.info("requests not written %s", _summary(lines, seconds, network=network))
+        written = {network for network, _ in named}
+        rest = [lines for network, lines in counted if network not in written]
+        if rest:
+            total = _NetworkLines(left_out=sum(lines.left_out for lines in rest))
+            for lines in rest:
+                total.answers.update(lines.answers)
+            many = "+" if any(network == OTHER_NETWORKS for network, _ in counted) else ""
+            logger.info("requests not written %s", _summary(total, seconds, networks=f"{len(rest)}{many}"))
+
+
+def _summary(lines: _NetworkLines, seconds: int, **where: str) -> Fields:
+    answers = " ".join(f"{answer}:{n}" for answer, n in lines.answers.most_common(ANSWERS_NAMED))
+    return Fields(**where, seconds=seconds, count=lines.left_out, answers=answers)
+
+
+SUMMARIES_KEY = web.AppKey("request_summaries", RequestSummaries)
+SEEN_BY_THE_APP = web.RequestKey("seen_by_the_app", bool)  # set on every request the front door passes
+_UNROUTED = RequestSummaries()  # for requests answered before any app saw them
+
+
+def refusal(status: int, body: bytes | None) -> str | None:
+    """What a refused or limited request was answered (a status, or a zagram error code); None for any
+    other answer."""
+    if status >= 400:
+        return str(status)
+    if body is not None and body.startswith((b"err.", b"nieOk.")):
+        return body[:40].split(b"/", 1)[0].decode("ascii", "replace")
+    return None
+
+
 class RedactingAccessLogger(AbstractAccessLogger):
     """One line per request: remote, method, path and redacted query, status, size, duration in ms.
 
     Routine polls (`getMsg`/`getBMsg` answered with a stream, quickly or as a long poll) are not
     written one by one: every client sends one a second, which would bury everything else and cost
-    a third of the server's poll throughput. They are counted instead, in a line every minute.
+    a third of the server's poll throughput. They are counted instead, in a line every minute; refused
+    requests, and requests beyond a network's share of lines, are counted per network (RequestSummaries).
     """
 
     def log(self, request: BaseRequest, response: StreamResponse, duration: float) -> None:
         """Write the access line; a query that cannot be redacted safely is left out, never logged raw."""
         body = response.body if isinstance(response, Response) else None
-        if (
-            request.rel_url.raw_path == "/a.kropki"
-            and response.status == 200
-            and self.routine_poll(request.query, body if isinstance(body, bytes) else None, duration)
-        ):
-            return
-        self.line(
-            request.remote, request.method, request.rel_url, response.status, response.body_length, duration
+        self.request_done(
+            request,
+            request.method,
+            request.rel_url,
+            response.status,
+            body if isinstance(body, bytes) else None,
+            response.body_length,
+            duration,
         )
+
+    def request_done(
+        self,
+        request: Asker,
+        method: str,
+        url: URL,
+        status: int,
+        body: bytes | None,
+        length: int,
+        duration: float,
+    ) -> None:
+        """A request answered, by aiohttp or by the poll lane: counted or written."""
+        summaries, address, network = _seen_by(request)
+        summaries.write_due(self.logger)
+        if url.raw_path == "/a.kropki" and status == 200 and self.routine_poll(request.query, body, duration):
+            return
+        answer = refusal(status, body)
+        if answer is not None or not summaries.may_write(network):
+            summaries.count(network, answer or str(status))
+            return
+        self.line(address, method, url, status, length, duration)
 
     def line(
         self, remote: str | None, method: str, url: URL, status: int, length: int, duration: float
@@ -110,7 +236,7 @@ class RedactingAccessLogger(AbstractAccessLogger):
     def routine_poll(self, query: Mapping[str, str], body: bytes | None, duration: float) -> bool:
         """Whether a 200 answer of /a.kropki is a routine poll, counted instead of written (and count it)."""
         if body is not None and body.startswith(b"err."):
-            return False  # a refused poll is worth a line
+            return False  # a refused poll is counted with its network's
         if query.get("co") not in POLLS or (duration >= SLOW_POLL and "wait" not in query):
             return False
         _POLLS.count += 1
@@ -126,6 +252,16 @@ class RedactingAccessLogger(AbstractAccessLogger):
     def enabled(self) -> bool:
         """Skip building the line when nobody would read it."""
         return self.logger.isEnabledFor(logging.INFO)
+
+
+def _seen_by(request: Asker) -> tuple[RequestSummaries, str | None, str]:
+    """Where to count the request, the client's address (behind the trusted proxies, as the limits see
+    it) and its network; for a request aiohttp answered before the app saw it (a 400), the peer's."""
+    if isinstance(request, BaseRequest) and SEEN_BY_THE_APP not in request:
+        return _UNROUTED, request.remote, request.remote or "-"
+    address = client_address(request)
+    app = request.app
+    return app[SUMMARIES_KEY], address, app[POLICY_KEY].grouping.where(address)[1]
 
 
 class MalformedRequestFilter(logging.Filter):

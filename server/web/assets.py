@@ -26,6 +26,8 @@ from pathlib import Path
 
 from aiohttp import web
 
+from server.web.headers import CLIENT_POLICY, CSP
+
 IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
 COMPRESSED = (".html", ".js", ".css", ".svg", ".json", ".txt")
@@ -84,7 +86,8 @@ class Assets:
         """A page of the client other than the index; with another status (404) it still shows, and its
         script says why."""
         if status != 200:
-            return web.Response(status=status, body=self.pages[name].body, content_type="text/html")
+            body, headers = self.pages[name].body, {CSP: CLIENT_POLICY}
+            return web.Response(status=status, body=body, content_type="text/html", headers=headers)
         return _response(request, self.pages[name], REVALIDATE)
 
 
@@ -109,6 +112,8 @@ def _asset(name: str, body: bytes) -> Asset:
 
 def _response(request: web.Request, asset: Asset, cache_control: str) -> web.Response:
     headers = {"Cache-Control": cache_control, "ETag": asset.etag, "Content-Type": asset.content_type}
+    if asset.content_type.startswith("text/html"):
+        headers[CSP] = CLIENT_POLICY
     if asset.gzipped is not None:
         headers["Vary"] = "Accept-Encoding"
     if asset.etag in request.headers.get("If-None-Match", ""):

@@ -13,15 +13,22 @@ from server.logs import Fields
 from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, clean_text, nick_key
 from server.store.accounts import Accounts, NickTaken
 from server.store.outage import unavailable
-from server.web.clients import client_address, origin
-from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, session_here, text_response
-from server.web.limits import AddressLimiter, LoginGuard
+from server.web.clients import origin
+from server.web.common import (
+    HUB_KEY,
+    LOGIN_GUARD_KEY,
+    Query,
+    log_failure,
+    nick_claimed,
+    session_here,
+    text_response,
+)
+from server.web.limits import NetworkLimiter
 
 log = logging.getLogger(__name__)
 
 ACCOUNTS_KEY = web.AppKey("accounts", Accounts)
-LOGIN_GUARD_KEY = web.AppKey("login_guard", LoginGuard)
-REGISTER_LIMITER_KEY = web.AppKey("register_limiter", AddressLimiter)
+REGISTER_LIMITER_KEY = web.AppKey("register_limiter", NetworkLimiter)
 
 FAILED_LOGINS_WINDOW = 15 * 60.0  # seconds in which an address may fail `--failed-logins-per-address` times
 REGISTRATIONS = (10, 60 * 60.0)  # accounts an address may create in an hour
@@ -39,10 +46,6 @@ CROSS_SITE = "nieOk.crossSite"
 COUNTED = frozenset({"rejestruj", "loguj"})  # the requests that count against an address or an account
 
 routes = web.RouteTableDef()
-
-
-def _address(request: web.Request) -> str:
-    return client_address(request)
 
 
 def _cross_site(request: web.Request) -> bool:
@@ -72,7 +75,8 @@ async def register(request: web.Request, hub: Hub, accounts: Accounts) -> str:
     """`rejestruj`: a new account, logged in at once; the doc's answers."""
     query = request.query
     limiter = request.app[REGISTER_LIMITER_KEY]
-    if limiter.exhausted(_address(request)):
+    client = origin(request)
+    if limiter.exhausted(client):
         return INTERNAL + "tooManyRegistrations"
     email = clean_text(query.get("email", NO_EMAIL)).strip()
     try:
@@ -82,18 +86,18 @@ async def register(request: web.Request, hub: Hub, accounts: Accounts) -> str:
         return BAD_NICK_OR_ID
     if len(email) > MAX_EMAIL:
         return BAD_NICK_OR_ID
-    limiter.record(_address(request))
+    limiter.record(client)
     if reserved(nick):  # the AI players' names, taken whether or not they play here
         return NICK_TAKEN
     try:
         account = await accounts.register(nick, secret, "" if email == NO_EMAIL else email, lang)
     except NickTaken:
         return NICK_TAKEN
-    request.app[LOGIN_GUARD_KEY].remember(nick_key(nick), _address(request))
+    request.app[LOGIN_GUARD_KEY].remember(nick_key(nick), client)
     log.info("registered %s", Fields(nick=nick))
     try:
         async with nick_claimed(request, nick):
-            hub.login(secret, account, lang, origin(request))
+            hub.login(secret, account, lang, client)
     except ProtocolError as refused:  # registered, but no room to log in now: a later `loguj` will do
         return INTERNAL + refused.code
     return REGISTERED
@@ -104,9 +108,9 @@ async def login(request: web.Request, hub: Hub, accounts: Accounts) -> str:
     and per account, except from an address that has logged in to the account (docs/protocol.md)."""
     query = request.query
     guard = request.app[LOGIN_GUARD_KEY]
-    address = _address(request)
+    client = origin(request)
     key = _account_key(query.get("opisGracza", ""))
-    if not guard.admit(key, address):  # refused before the id is looked at: right and wrong alike
+    if not guard.admit(key, client):  # refused before the id is looked at: right and wrong alike
         return TOO_MANY_FAILED_LOGINS
     try:
         nick, secret = _nick_and_id(query)
@@ -116,15 +120,15 @@ async def login(request: web.Request, hub: Hub, accounts: Accounts) -> str:
     try:
         account = await accounts.authenticate(nick, secret)
     except Exception:
-        guard.give_back(nick_key(nick), address)  # the server's error, not a failed login
+        guard.give_back(nick_key(nick), client)  # the server's error, not a failed login
         raise
     if account is None:
         log.info("failed login %s", Fields(nick=nick))
         return WRONG_NICK_OR_ID
-    guard.succeeded(nick_key(nick), address)
+    guard.succeeded(nick_key(nick), client)
     try:
         async with nick_claimed(request, nick):
-            hub.login(secret, account, lang, origin(request))
+            hub.login(secret, account, lang, client)
     except ProtocolError as refused:
         return INTERNAL + refused.code
     return LOGGED_IN + account.avatar

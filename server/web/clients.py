@@ -12,7 +12,10 @@ from multidict import CIMultiDictProxy
 
 from server.hub.model import Origin
 from server.web.headers import TEXT_HEADERS
-from server.web.limits import TokenBuckets
+from server.web.limits import NetworkBuckets, TokenBuckets
+from server.web.networks import Grouping
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 PER_ID = (20.0, 40.0)  # a player id: 20 requests a second, bursts of 40 (clients poll about once a second)
 PER_ADDRESS = (200.0, 400.0)  # an address, which may be many players behind one NAT
@@ -27,6 +30,22 @@ WHOLE_STATES_PER_ADDRESS = (2.0, 30.0)
 class ClientPolicy:
     trusted_proxies: frozenset[str]  # only these may say who the client is (X-Forwarded-For)
     unlimited: frozenset[str]  # addresses exempt from the per-address limits (load tests, monitoring)
+    grouping: Grouping = Grouping()  # addresses into hosts and networks (server/web/networks.py)
+    metrics_from: tuple[IPNetwork, ...] = ()  # may read /metrics, besides loopback and the trusted proxies
+
+    def reads_metrics(self, address: str) -> bool:
+        """Whether a client at `address` (client_address's) may read /metrics: loopback, a trusted
+        proxy asking for itself (or forwarding without naming a client), or --metrics-from. A client a
+        proxy names in X-Forwarded-For is that client, so the internet cannot read it through nginx."""
+        if address in self.trusted_proxies:
+            return True
+        try:
+            ip = ipaddress.ip_address(address)
+        except ValueError:
+            return False
+        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped  # a dual-stack socket's IPv4 peer
+        return ip.is_loopback or any(ip in network for network in self.metrics_from)
 
 
 class Asker(Protocol):
@@ -46,7 +65,10 @@ class Asker(Protocol):
 
 
 POLICY_KEY = web.AppKey("client_policy", ClientPolicy)
-LIMITS_KEY = web.AppKey("request_limits", dict)
+
+
+def reads_metrics(request: Asker) -> bool:
+    return request.app[POLICY_KEY].reads_metrics(client_address(request))
 
 
 def client_address(request: Asker) -> str:
@@ -66,9 +88,12 @@ def client_address(request: Asker) -> str:
 
 
 def origin(request: Asker) -> Origin:
-    """The client's address, and whether it is exempt from the limits, for the hub's per-address caps."""
+    """The client's host and network, and whether it is exempt from the limits: what every per-address
+    limit counts, here and in the hub."""
     address = client_address(request)
-    return Origin(address, address in request.app[POLICY_KEY].unlimited)
+    policy = request.app[POLICY_KEY]
+    host, network = policy.grouping.where(address)
+    return Origin(host, address in policy.unlimited, network)
 
 
 def _is_ip(text: str) -> bool:
@@ -79,30 +104,44 @@ def _is_ip(text: str) -> bool:
     return True
 
 
-def request_limits() -> dict[str, TokenBuckets]:
-    return {
-        "id": TokenBuckets(*PER_ID),
-        "address": TokenBuckets(*PER_ADDRESS),
-        "guest_login": TokenBuckets(*GUEST_LOGINS),
-        "whole_state_id": TokenBuckets(*WHOLE_STATES_PER_ID),
-        "whole_state_address": TokenBuckets(*WHOLE_STATES_PER_ADDRESS),
-    }
+@dataclass
+class RequestLimits:
+    """Requests per second: per player id, and per host and network (server/web/networks.py)."""
+
+    per_id: TokenBuckets
+    per_address: NetworkBuckets
+    guest_logins: NetworkBuckets
+    whole_states_per_id: TokenBuckets
+    whole_states_per_address: NetworkBuckets
+
+
+LIMITS_KEY = web.AppKey("request_limits", RequestLimits)
+
+
+def request_limits(factor: int) -> RequestLimits:
+    return RequestLimits(
+        TokenBuckets(*PER_ID),
+        NetworkBuckets(*PER_ADDRESS, factor),
+        NetworkBuckets(*GUEST_LOGINS, factor),
+        TokenBuckets(*WHOLE_STATES_PER_ID),
+        NetworkBuckets(*WHOLE_STATES_PER_ADDRESS, factor),
+    )
 
 
 def refused(request: Asker) -> str | None:
     """`err.tooFast` or `err.tooManyLogins` (a.kropki's answers) when the request goes over a limit, None
     when it may go on."""
     limits = request.app[LIMITS_KEY]
-    address = client_address(request)
-    shared = address in request.app[POLICY_KEY].unlimited  # many players behind it: per-id limits only
+    client = origin(request)
+    shared = client.unlimited  # many players behind it: per-id limits only
     query = request.query
     secret = query.get("idGracza") or query.get("playerId")
-    if (not shared and not limits["address"].take(address)) or (
-        secret is not None and not limits["id"].take(secret)
+    if (not shared and not limits.per_address.take(client)) or (
+        secret is not None and not limits.per_id.take(secret)
     ):
         return "err.tooFast"
     if request.path == "/a.kropki" and not shared and query.get("co") == "guestLogin":
-        if not limits["guest_login"].take(address):
+        if not limits.guest_logins.take(client):
             return "err.tooManyLogins"
     return None
 
@@ -128,10 +167,9 @@ def refuses_whole_state(request: Asker, secret: str) -> bool:
 
     Asked by the poll itself, which knows its msgNo already: most polls never get here."""
     limits = request.app[LIMITS_KEY]
-    address = client_address(request)
-    shared = address in request.app[POLICY_KEY].unlimited
-    return (not shared and not limits["whole_state_address"].take(address)) or (
-        bool(secret) and not limits["whole_state_id"].take(secret)
+    client = origin(request)
+    return (not client.unlimited and not limits.whole_states_per_address.take(client)) or (
+        bool(secret) and not limits.whole_states_per_id.take(secret)
     )
 
 

@@ -17,6 +17,7 @@ from server.logs import Fields
 from server.store.store import Store
 from server.web.clients import Asker
 from server.web.headers import TEXT_HEADERS
+from server.web.limits import LoginGuard
 from server.web.metrics import METRICS_KEY
 
 if TYPE_CHECKING:
@@ -28,6 +29,7 @@ log = logging.getLogger(__name__)
 
 HUB_KEY = web.AppKey("hub", Hub)
 STORE_KEY = web.AppKey("store", Store)
+LOGIN_GUARD_KEY = web.AppKey("login_guard", LoginGuard)  # failed logins and guessed ids (docs/protocol.md)
 # Set on a server that runs its own tournaments (not on a member of a cluster: docs/tournaments.md)
 DIRECTOR_KEY = web.AppKey("director", Director)
 # Set only on a member of a cluster (server/app.py); redis-py is imported only then.

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from aiohttp import web
 
 from server.web import clients, headers
+from server.web.accesslog import SEEN_BY_THE_APP
 from server.web.metrics import METRICS_KEY
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -20,6 +21,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 @web.middleware
 async def front_door(request: web.Request, handler: Handler) -> web.StreamResponse:
     started = time.perf_counter()
+    request[SEEN_BY_THE_APP] = True  # the access log may ask this request for its app
     try:
         headers.refuse_long_segment(request)
         refused_now = clients.refusal(request)

@@ -17,6 +17,18 @@ SECURITY_HEADERS = {
     "Cross-Origin-Opener-Policy": "same-origin",
 }
 SECURITY_MARK = next(iter(SECURITY_HEADERS))
+# The built-in client's pages (server/web/assets.py): their own scripts, styles and requests only,
+# nothing inline, no plugins, no <base>, never in a frame; `data:` for the empty icon
+# (`<link rel="icon" href="data:,">`).
+CLIENT_POLICY = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+)
+# The pages of an operator's folder (--static): the zagram web client has inline scripts and handlers,
+# and another client may load anything from anywhere, so only what no page needs to do
+# (docs/operations.md, "Response headers").
+FOLDER_POLICY = "base-uri 'self'; frame-ancestors 'self'"
+CSP = "Content-Security-Policy"
 # The zagram endpoints' plain-text answers. Built once: most answers are short texts, and an empty poll
 # is cheap enough for building headers anew each time to show (issue 19.3); the security headers are
 # here so that the front door need not add them again.
@@ -46,6 +58,13 @@ def finish(request: web.Request, response: web.StreamResponse) -> None:
         and "Content-Encoding" not in response.headers  # the web client's files come compressed
     ):
         response.enable_compression()
+
+
+async def folder_page_policy(request: web.Request, response: web.StreamResponse) -> None:
+    """on_response_prepare with --static: FOLDER_POLICY on its HTML pages. A signal, since aiohttp's
+    static files know their type only as they are sent; the built-in client does without."""
+    if response.content_type == "text/html" and CSP not in response.headers:
+        response.headers[CSP] = FOLDER_POLICY
 
 
 def worth_compressing(body: bytes, request_headers: Mapping[str, str]) -> bool:

@@ -16,8 +16,9 @@ from server.store.outage import unavailable
 from server.web import hosted, tournament
 from server.web.archive import GAMES_KEY
 from server.web.clients import Asker, origin, refuses_whole_state
-from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, session_here, text_response
+from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, text_response
 from server.web.connections import long_poll
+from server.web.ids import screened_id
 
 log = logging.getLogger(__name__)
 
@@ -96,15 +97,21 @@ def _wait_seconds(query: Query) -> float:
     return min(seconds, MAX_WAIT)
 
 
-async def _poll(hub: Hub, query: Query, with_subscriptions: bool, request: Asker | None = None) -> str:
-    """A getMsg or getBMsg; `request` brings the limit on whole states, which only HTTP clients have."""
+async def _poll(
+    hub: Hub, query: Query, secret: str, with_subscriptions: bool, request: Asker | None = None
+) -> str:
+    """A getMsg or getBMsg for the id `secret` (server/web/ids.py); `request` brings the limit on whole
+    states, which only HTTP clients have, counted per id as the client sent it."""
     seen, subscriptions_seen = parse_msg_no(_param(query, "msgNo"))
     wait = _wait_seconds(query)
     commands_text = query.get("msgFromClient")
     if commands_text is not None and len(commands_text) > MAX_MSG_FROM_CLIENT:
         raise ProtocolError("tooLong")
-    secret = query.get("idGracza") or query.get("playerId") or ""
-    if request is not None and hub.asks_whole_state(secret, seen) and refuses_whole_state(request, secret):
+    if (
+        request is not None
+        and hub.asks_whole_state(secret, seen)
+        and refuses_whole_state(request, _sent_id(query))
+    ):
         raise ProtocolError("tooFast")  # before its commands: a refused poll changes nothing
     before = hub.writes()
     hub.receive(secret, parse_commands(commands_text))
@@ -124,11 +131,15 @@ async def _poll(hub: Hub, query: Query, with_subscriptions: bool, request: Asker
 
 
 async def get_msg(hub: Hub, query: Query) -> str:
-    return await _poll(hub, query, False)
+    return await _poll(hub, query, _sent_id(query), False)
 
 
 async def get_b_msg(hub: Hub, query: Query) -> str:
-    return await _poll(hub, query, True)
+    return await _poll(hub, query, _sent_id(query), True)
+
+
+def _sent_id(query: Query) -> str:
+    return query.get("idGracza") or query.get("playerId") or ""
 
 
 def _game_table(query: Query) -> str:
@@ -247,8 +258,8 @@ async def poll(request: Asker, co: str) -> str:
     answers polls without aiohttp's request and response (server/web/polllane.py)."""
     query = request.query
     try:
-        await session_here(request, query.get("idGracza") or query.get("playerId"))
-        return await _poll(request.app[HUB_KEY], query, POLLS[co], request)
+        secret = await screened_id(request, _sent_id(query))
+        return await _poll(request.app[HUB_KEY], query, secret or "", POLLS[co], request)
     except ProtocolError as refused:
         return f"err.{refused.code}"
     except Exception as failure:  # a bug must answer like any refusal, not a 500 that stops a client's loop
@@ -276,7 +287,11 @@ async def kropki(request: web.Request) -> web.Response:
     hub = request.app[HUB_KEY]
     before = hub.writes()
     try:
-        await session_here(request, query.get("idGracza") or query.get("playerId"))
+        sent = _sent_id(query)
+        secret = await screened_id(request, sent, login=co == "guestLogin")
+        if secret != sent:  # a stranger's id: every handler answers it as an unknown one
+            request = request.clone(rel_url=request.rel_url.update_query(idGracza=secret, playerId=secret))
+            query = request.query
         if with_request is not None:
             body = await with_request(request)
         else:

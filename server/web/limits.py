@@ -1,11 +1,16 @@
 """Limits on expensive or guessable requests: per address (failed logins, registrations), per account
-(failed logins, with a growing wait), and requests per second."""
+(failed logins, with a growing wait), and requests per second.
+
+"Per address" is per host and, looser, per network (server/web/networks.py): the limiters named
+Network... keep both, keyed by a client's Origin."""
 
 from __future__ import annotations
 
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
+
+from server.hub.model import Origin
 
 MAX_ADDRESSES = 10_000  # beyond this many tracked addresses, the quiet ones are forgotten first
 MAX_ACCOUNTS = 20_000  # accounts (or made-up nicks) with failed logins kept; the quiet ones go first
@@ -57,10 +62,32 @@ class AddressLimiter:
             del self._events[oldest]
 
 
+class NetworkLimiter:
+    """At most `limit` events per host and `limit * factor` per network in any `window` seconds."""
+
+    def __init__(
+        self, limit: int, window: float, factor: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.hosts = AddressLimiter(limit, window, clock)
+        self.networks = AddressLimiter(limit * factor, window, clock)
+
+    def exhausted(self, origin: Origin) -> bool:
+        return self.hosts.exhausted(origin.host) or self.networks.exhausted(origin.group)
+
+    def record(self, origin: Origin) -> None:
+        self.hosts.record(origin.host)
+        self.networks.record(origin.group)
+
+    def unrecord(self, origin: Origin) -> None:
+        self.hosts.unrecord(origin.host)
+        self.networks.unrecord(origin.group)
+
+
 class LoginGuard:
     """Failed logins to registered accounts, counted three ways: per address (at most `per_address` in
-    `window` seconds), per account from any address (nicks nobody registered too), and per account and
-    address where that address has logged in to the account before (the owner's own). An account, and
+    `window` seconds, and `factor` times that per network), per account from any address (nicks nobody
+    registered too), and per account and address where that address has logged in to the account
+    before (the owner's own). An account, and
     such a pair, may fail `per_account` times; after that each further try waits, 1 second after the
     last failure, doubling with each further failure up to `longest_wait`.
 
@@ -79,34 +106,39 @@ class LoginGuard:
         window: float,
         per_account: int,
         longest_wait: float,
+        factor: int,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.addresses = AddressLimiter(per_address, window, clock)
+        self.addresses = NetworkLimiter(per_address, window, factor, clock)
         self.per_account, self.longest_wait, self.clock = per_account, longest_wait, clock
         # account -> (failures, last failure), the least recent failure first
         self._failures: OrderedDict[str, tuple[int, float]] = OrderedDict()
-        # (account, address) -> (last login, failures since, last failure), the least recent login first
+        # (account, host) -> (last login, failures since, last failure), the least recent login first
         self._known: OrderedDict[tuple[str, str], tuple[float, int, float]] = OrderedDict()
+        # host -> {id HMAC -> when last sent} of the ids it sent that no session of its had, counted as
+        # guesses (`guess`); the hosts least recently heard from first
+        self._guessed: OrderedDict[str, dict[str, float]] = OrderedDict()
+        self.window = window
 
-    def wait(self, account: str, address: str) -> float:
+    def wait(self, account: str, origin: Origin) -> float:
         """Seconds before this address may try the account again."""
-        known = self._known.get((account, address))
+        known = self._known.get((account, origin.host))
         count, last = (known[1], known[2]) if known is not None else self._failures.get(account, (0, 0.0))
         if count < self.per_account:
             return 0.0
         delay = min(self.longest_wait, FIRST_WAIT * 2.0 ** min(count - self.per_account, 64))
         return max(0.0, last + delay - self.clock())
 
-    def admit(self, account: str | None, address: str) -> bool:
+    def admit(self, account: str | None, origin: Origin) -> bool:
         """False: refuse this login without looking at the id. True: it is counted as failed until
         `succeeded` says otherwise. `account` is the nick's key; None for a nick no account can have."""
         self._forget_old()
-        known = account is not None and (account, address) in self._known
-        if (account is not None and self.wait(account, address) > 0) or (
-            not known and self.addresses.exhausted(address)
+        known = account is not None and (account, origin.host) in self._known
+        if (account is not None and self.wait(account, origin) > 0) or (
+            not known and self.addresses.exhausted(origin)
         ):
             return False
-        self.addresses.record(address)
+        self.addresses.record(origin)
         if account is None:
             return True
         now = self.clock()
@@ -115,31 +147,63 @@ class LoginGuard:
         if len(self._failures) > MAX_ACCOUNTS:
             self._failures.popitem(last=False)
         if known:
-            login, failures, _ = self._known[account, address]
-            self._known[account, address] = (login, failures + 1, now)
+            login, failures, _ = self._known[account, origin.host]
+            self._known[account, origin.host] = (login, failures + 1, now)
         return True
 
-    def succeeded(self, account: str, address: str) -> None:
-        """The id was right: the attempt is not a failure, and the address is known to the account."""
-        self.give_back(account, address)
-        self.remember(account, address)
+    def guess(self, origin: Origin, fingerprint: str) -> bool:
+        """A request carrying an id that no session used from this address has (an unknown id, or a
+        session logged in elsewhere): counted as a failed login is, once per distinct id (`fingerprint`,
+        its HMAC) and address within the window. False: refuse it, whatever the id. An id already
+        counted goes on being answered, so that an anonymous reader polling with one made-up id for
+        hours is counted once and never held up."""
+        now = self.clock()
+        guessed = self._guessed.pop(origin.host, None)
+        if guessed is None:
+            guessed = {}
+        else:
+            for old in [key for key, when in guessed.items() if when <= now - self.window]:
+                del guessed[old]
+        known = fingerprint in guessed
+        admitted = known or not self.addresses.exhausted(origin)
+        if admitted:
+            if not known:
+                self.addresses.record(origin)
+            guessed[fingerprint] = now
+        if guessed:
+            self._guessed[origin.host] = guessed
+            while len(self._guessed) > MAX_ADDRESSES:
+                self._guessed.popitem(last=False)
+        return admitted
 
-    def give_back(self, account: str, address: str) -> None:
+    def unguess(self, origin: Origin, fingerprint: str) -> None:
+        """The id counted in advance by `guess` turned out to be a session of this address's (a member
+        of a cluster brought it from another)."""
+        guessed = self._guessed.get(origin.host)
+        if guessed is not None and guessed.pop(fingerprint, None) is not None:
+            self.addresses.unrecord(origin)
+
+    def succeeded(self, account: str, origin: Origin) -> None:
+        """The id was right: the attempt is not a failure, and the address is known to the account."""
+        self.give_back(account, origin)
+        self.remember(account, origin)
+
+    def give_back(self, account: str, origin: Origin) -> None:
         """An admitted attempt is not a failure after all."""
-        self.addresses.unrecord(address)
+        self.addresses.unrecord(origin)
         count, last = self._failures.get(account, (1, 0.0))
         if count <= 1:
             self._failures.pop(account, None)
         else:
             self._failures[account] = (count - 1, last)
-        known = self._known.get((account, address))
+        known = self._known.get((account, origin.host))
         if known is not None and known[1]:
-            self._known[account, address] = (known[0], known[1] - 1, known[2])
+            self._known[account, origin.host] = (known[0], known[1] - 1, known[2])
 
-    def remember(self, account: str, address: str) -> None:
+    def remember(self, account: str, origin: Origin) -> None:
         """The owner logged in (or registered) from this address: its own count starts again."""
-        self._known.pop((account, address), None)
-        self._known[account, address] = (self.clock(), 0, 0.0)
+        self._known.pop((account, origin.host), None)
+        self._known[account, origin.host] = (self.clock(), 0, 0.0)
         if len(self._known) > MAX_KNOWN:
             self._known.popitem(last=False)
 
@@ -186,3 +250,16 @@ class TokenBuckets:
         self._swept = now
         for key in [k for k, (_, when) in self._buckets.items() if now - when >= self._refill_seconds]:
             del self._buckets[key]
+
+
+class NetworkBuckets:
+    """Requests per second per host, and `factor` times as many per network."""
+
+    def __init__(
+        self, rate: float, burst: float, factor: int, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.hosts = TokenBuckets(rate, burst, clock)
+        self.networks = TokenBuckets(rate * factor, burst * factor, clock)
+
+    def take(self, origin: Origin) -> bool:
+        return self.hosts.take(origin.host) and self.networks.take(origin.group)

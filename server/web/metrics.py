@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 from bisect import bisect_left
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from aiohttp import web
 from prometheus_client import (
@@ -26,7 +26,9 @@ from prometheus_client.registry import Collector
 
 from server import gcpauses
 from server.hub.hub import Hub
+from server.web.clients import reads_metrics
 
+NOT_OPEN = "/metrics answers loopback and the trusted proxies only (see --metrics-from).\n"
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
 
 routes = web.RouteTableDef()
@@ -115,6 +117,24 @@ class ReplyTimes(Collector):
         yield histogram
 
 
+class ClusterCollector(Collector):
+    """On a member of a cluster: messages it heard on Redis and did not take (server/cluster/signing.py)."""
+
+    def __init__(self, dropped: Mapping[str, int]) -> None:
+        self.dropped = dropped
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            "kropki_cluster_messages_dropped",
+            "Messages heard on Redis and not taken: unsigned, a bad signature (another secret, or not a "
+            "member), stale, replayed, or malformed",
+            labels=["reason"],
+        )
+        for reason, count in self.dropped.items():
+            family.add_metric([reason], count)
+        yield family
+
+
 class Metrics:
     def __init__(self, hub: Hub, commands: dict[str, frozenset[str]]) -> None:
         """`commands`: the `co` values each zagram endpoint serves (its route -> names): the only
@@ -159,6 +179,10 @@ class Metrics:
         self.registry.register(HubCollector(hub))
         self.registry.register(GcPauseCollector())
 
+    def watch_cluster(self, dropped: Mapping[str, int]) -> None:
+        """`dropped`: the member's count of messages not taken, by reason, read at each scrape."""
+        self.registry.register(ClusterCollector(dropped))
+
     def observe_reply(self, request: web.Request, seconds: float) -> None:
         self.replies.observe(self.endpoint(request), seconds)
 
@@ -183,6 +207,8 @@ METRICS_KEY = web.AppKey("metrics", Metrics)
 
 @routes.get("/metrics")
 async def metrics_page(request: web.Request) -> web.Response:
+    if not reads_metrics(request):
+        return web.Response(status=403, text=NOT_OPEN, headers={"Cache-Control": "no-store"})
     body = generate_latest(request.app[METRICS_KEY].registry)
     response = web.Response(body=body, headers={"Cache-Control": "no-store"})
     response.content_type = CONTENT_TYPE_LATEST.split(";")[0]

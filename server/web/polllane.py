@@ -54,9 +54,10 @@ _POLL_HEAD = re.compile(
 )
 MAX_HEAD = 8190  # bytes: aiohttp's limit on the request line and on each header line
 MAX_HEADERS = 32  # header lines the lane reads (aiohttp takes 128); aiohttp reads a head with more
-# headers that make a body, an upgrade or a 100-continue, or that aiohttp refuses
+# headers that make a body, an upgrade or a 100-continue, or that aiohttp refuses; and Proxy-Connection,
+# which llhttp (aiohttp's parser) takes for a second Connection header: its close or keep-alive counts
 _LEFT_TO_AIOHTTP = frozenset(
-    {"content-length", "transfer-encoding", "expect", "upgrade", "sec-websocket-key1"}
+    {"content-length", "transfer-encoding", "expect", "upgrade", "sec-websocket-key1", "proxy-connection"}
 )
 _SINGLETONS = frozenset(name.lower() for name in SINGLETON_HEADERS)  # aiohttp refuses one sent twice
 
@@ -152,9 +153,10 @@ class PollLane:
         2,000 games (issue 19.2). This reads only what aiohttp reads as the same request, and leaves to
         aiohttp anything it might read otherwise or refuse: a request line or header line in other
         characters than _POLL_HEAD's, a header that makes a body, an upgrade or a 100-continue, a second
-        of a header aiohttp takes once, a Connection other than keep-alive or close, HTTP/1.1 without a
-        Host, more than MAX_HEADERS headers, a head over MAX_HEAD bytes. tests/web/test_polllane.py
-        checks that both read every head the lane reads in the same way."""
+        of a header aiohttp takes once, a Connection other than keep-alive or close, a Proxy-Connection
+        (llhttp reads it as a Connection; clients send it only to proxies), HTTP/1.1 without a Host, more
+        than MAX_HEADERS headers, a head over MAX_HEAD bytes. tests/web/test_polllane.py checks that both
+        read every head the lane reads in the same way."""
         if len(data) > MAX_HEAD:
             return None
         head = _POLL_HEAD.fullmatch(data)
@@ -219,8 +221,9 @@ class PollLane:
         if connection._logging_enabled:
             log = cast(RedactingAccessLogger, connection.access_logger)
             duration = time.perf_counter() - started
-            if not log.routine_poll(request.query, body, duration):
-                log.line(remote, hdrs.METH_GET, URL(request.target, encoded=True), 200, len(reply), duration)
+            log.request_done(
+                request, hdrs.METH_GET, URL(request.target, encoded=True), 200, body, len(reply), duration
+            )
         guard.answered(connection)
         return keep_alive
 

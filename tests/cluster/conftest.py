@@ -1,6 +1,7 @@
 """A real redis-server per test, never a mock: what the cluster layer must survive (a restart that loses
-every key, a server that is gone) is what a mock would get wrong; and a real nginx in front of the
-members, with the shipped site (deploy/nginx-kropki-cluster.conf)."""
+every key, a server that is gone) is what a mock would get wrong; on request with a password or over
+TLS only, with a certificate authority made for the test; and a real nginx in front of the members,
+with the shipped site (deploy/nginx-kropki-cluster.conf)."""
 
 from __future__ import annotations
 
@@ -12,9 +13,12 @@ import socket
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from redis import Redis
+from redis.exceptions import RedisError
 
 from server.config import Settings
 
@@ -25,6 +29,7 @@ MISSING = (
     "(scripts/ensure-debian-package redis-server redis-server)"
 )
 READY_TIMEOUT = 5.0  # seconds a redis-server may take to answer its first PING
+CLUSTER_SECRET = "test-cluster-secret-0123456789abcdef0123456789abcdef"  # what the tests' members share
 
 
 def _free_port() -> int:
@@ -33,35 +38,100 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _answers(port: int) -> bool:
+def _answers(url: str) -> bool:
+    client = Redis.from_url(url, socket_timeout=0.5, socket_connect_timeout=0.5)
     try:
-        with socket.create_connection(("127.0.0.1", port), timeout=0.5) as connection:
-            connection.sendall(b"PING\r\n")
-            return connection.recv(64).startswith(b"+PONG")
-    except OSError:
+        return bool(client.ping())
+    except (RedisError, OSError):
         return False
+    finally:
+        client.close()
+
+
+@dataclass(frozen=True)
+class Certificates:
+    """A certificate authority of the test's own, a server certificate it signed for 127.0.0.1, and
+    another authority that signed nothing here (a client trusting it trusts no server of the test)."""
+
+    ca: Path
+    server_certificate: Path
+    server_key: Path
+    other_ca: Path
+
+
+def make_certificates(folder: Path) -> Certificates:
+    """With the openssl command line: throwaway keys, valid for a day."""
+    openssl = shutil.which("openssl")
+    if openssl is None:
+        pytest.fail("openssl is missing: `make test` installs it (Makefile, test-packages)")
+    folder.mkdir(exist_ok=True)
+
+    def run(*arguments: str) -> None:
+        subprocess.run([openssl, *arguments], cwd=folder, check=True, capture_output=True, timeout=60)
+
+    new_key = ("-newkey", "rsa:2048", "-nodes", "-days", "1")
+    run("req", "-x509", *new_key, "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=kropki test CA")
+    run("req", "-x509", *new_key, "-keyout", "other.key", "-out", "other.pem", "-subj", "/CN=not trusted")
+    run("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "redis.key", "-out", "redis.csr",
+        "-subj", "/CN=localhost")  # fmt: skip
+    (folder / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    run("x509", "-req", "-in", "redis.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
+        "-days", "1", "-out", "redis.pem", "-extfile", "san.cnf")  # fmt: skip
+    return Certificates(folder / "ca.pem", folder / "redis.pem", folder / "redis.key", folder / "other.pem")
 
 
 class RedisServer:
-    """A redis-server of a test's own, keeping nothing on disk, so a restart comes back empty."""
+    """A redis-server of a test's own, keeping nothing on disk, so a restart comes back empty; with a
+    `password` it refuses clients without it, with `certificates` it speaks TLS only."""
 
-    def __init__(self, executable: str, folder: Path) -> None:
+    def __init__(
+        self,
+        executable: str,
+        folder: Path,
+        *,
+        password: str | None = None,
+        certificates: Certificates | None = None,
+    ) -> None:
         self.executable = executable
         self.folder = folder
         self.port = _free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.password = password
+        self.certificates = certificates
+        self.url = self.url_with(password)
         self.log = folder / "redis-server.log"
         self._process: subprocess.Popen[bytes] | None = None
+
+    def url_with(self, password: str | None, ca: Path | None = None) -> str:
+        """The URL a member is given, as docs/cluster.md says to write it."""
+        auth = "" if password is None else f":{password}@"
+        if self.certificates is None:
+            return f"redis://{auth}127.0.0.1:{self.port}/0"
+        return f"rediss://{auth}127.0.0.1:{self.port}/0?ssl_ca_certs={ca or self.certificates.ca}"
+
+    def acl_user(self, name: str, password: str, rules: str) -> str:
+        """Adds an ACL user with `rules` (as docs/cluster.md gives them); the URL a member then uses."""
+        with Redis.from_url(self.url) as admin:
+            admin.execute_command("ACL", "SETUSER", name, "on", f">{password}", *rules.split())
+        return self.url.replace(f":{self.password}@", f"{name}:{password}@", 1)
 
     def start(self) -> None:
         """Starts it on this server's port and waits until it answers."""
         assert self._process is None, "redis-server is already running"
-        command = [self.executable, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        command = [self.executable, "--bind", "127.0.0.1", "--save", ""]
         command += ["--appendonly", "no", "--dir", str(self.folder)]
+        if self.password is not None:
+            command += ["--requirepass", self.password]
+        tls = self.certificates
+        if tls is None:
+            command += ["--port", str(self.port)]
+        else:
+            command += ["--port", "0", "--tls-port", str(self.port), "--tls-auth-clients", "no"]
+            command += ["--tls-cert-file", str(tls.server_certificate), "--tls-key-file", str(tls.server_key)]
+            command += ["--tls-ca-cert-file", str(tls.ca)]
         with self.log.open("ab") as output:
             self._process = subprocess.Popen(command, stdout=output, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + READY_TIMEOUT
-        while not _answers(self.port):
+        while not _answers(self.url):
             if self._process.poll() is not None or time.monotonic() > deadline:
                 self.stop()
                 pytest.fail(
@@ -91,14 +161,44 @@ class RedisServer:
         self._process.send_signal(signal.SIGCONT)
 
 
-@pytest.fixture
-def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+def _redis_executable() -> str:
     executable = shutil.which("redis-server") or (
         "/usr/bin/redis-server" if Path("/usr/bin/redis-server").exists() else None
     )
     if executable is None:
         pytest.fail(MISSING)
-    server = RedisServer(executable, tmp_path)
+    return executable
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    server = RedisServer(_redis_executable(), tmp_path)
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_with_password(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server that refuses every client without its password (`--requirepass`)."""
+    server = RedisServer(_redis_executable(), tmp_path, password="kropki-test-password")
+    try:
+        server.start()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_over_tls(tmp_path: Path) -> Iterator[RedisServer]:
+    """A redis-server that speaks TLS only, with a certificate of the test's own authority, and a
+    password (a TLS port without one is open to anyone who can reach it)."""
+    certificates = make_certificates(tmp_path / "tls")
+    server = RedisServer(
+        _redis_executable(), tmp_path, password="kropki-test-password", certificates=certificates
+    )
     try:
         server.start()
         yield server

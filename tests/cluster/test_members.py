@@ -17,13 +17,17 @@ from server.hub.numbers import TABLE_BLOCK
 from server.store.serverlock import Holder, ServerLockError
 from server.store.store import Store
 from server.web.common import HUB_KEY, STORE_KEY
-from tests.cluster.conftest import RedisServer
+from tests.cluster.conftest import CLUSTER_SECRET, RedisServer
 from tests.conftest import served
 from tests.web.zagram import Zagram
 
 
-def member(settings: Settings, redis: RedisServer, name: str, port: int) -> Settings:
-    return dataclasses.replace(settings, redis_url=redis.url, member=name, port=port)
+def member(
+    settings: Settings, redis: RedisServer, name: str, port: int, secret: str = CLUSTER_SECRET
+) -> Settings:
+    return dataclasses.replace(
+        settings, redis_url=redis.url, member=name, port=port, cluster_secrets=(secret,)
+    )
 
 
 async def open_table(client: TestClient, blue: str, red: str) -> int:

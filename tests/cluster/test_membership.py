@@ -179,7 +179,12 @@ async def test_redis_restart_isolates_then_rejoins(
     assert changes == [False]
     assert a.isolated_since == now
     assert a.members == ("a",)
-    assert a.status() == {"member": "a", "redis": "unreachable", "isolated_since": "2026-11-27T09:00:00Z"}
+    assert a.status() == {
+        "member": "a",
+        "redis": "unreachable",
+        "isolated_since": "2026-11-27T09:00:00Z",
+        "cause": "no answer",
+    }
     assert len(messages(caplog, "redis unreachable: serving this member's players only")) == 2  # a and b
 
     now += 42

@@ -4,6 +4,8 @@ with the same id, nick, k and game, as MultiPoints reads the replies (tests/web/
 
 from __future__ import annotations
 
+import dataclasses
+
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
@@ -11,7 +13,10 @@ from server.config import Settings
 from server.web.common import HUB_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import guest, two_members
+from tests.cluster.test_members import member
 from tests.cluster.test_tables import at_table, colours, has, invited_table
+from tests.conftest import served
+from tests.web.test_auth import registered_id
 from tests.web.zagram import Zagram
 
 
@@ -97,3 +102,27 @@ async def test_the_tables_of_a_member_that_is_gone_are_taken_over_and_their_game
     red.send("s", uid, "hg")
     await red.poll(b=True)
     await at_table(blue, uid, has("hg"))
+
+
+async def test_a_registered_players_id_from_a_stranger_does_not_move_her_session(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """Issue 43.1 in a cluster: her id sent to another member from a network she never logged in from
+    is answered as an unknown id, and her session stays where it is (no look-up moves it there)."""
+    proxied = dataclasses.replace(postgres, trusted_proxies=("127.0.0.1",), unlimited=())
+    a = await served(aiohttp_client, member(proxied, redis_server, "kropki-a", 8081))
+    b = await served(aiohttp_client, member(proxied, redis_server, "kropki-b", 8082))
+    secret = registered_id("Alice", "pw")
+    home = {"X-Forwarded-For": "198.51.100.7"}
+    register = f"/auth.py?co=rejestruj&opisGracza=Alice&idGracza={secret}"
+    assert await (await a.get(register, headers=home)).text() == "ok.zarejestrowalem."
+
+    stranger = Zagram(b, secret, "Alice")
+    stranger.headers = {"X-Forwarded-For": "203.0.113.9"}
+    assert (await stranger.poll(b=True)).status == "sd"
+    assert "alice" in a.app[HUB_KEY].by_nick and "alice" not in b.app[HUB_KEY].by_nick
+
+    alice = Zagram(b, secret, "Alice")  # nginx now sends her own requests to member b: her session moves
+    alice.headers = home
+    assert (await alice.poll(b=True)).status == "ok"
+    assert "alice" in b.app[HUB_KEY].by_nick

@@ -21,8 +21,8 @@ from aiohttp import ClientSession
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
-from server.config import Settings
-from tests.cluster.conftest import Nginx, RedisServer, _free_port
+from server.config import ENV_CLUSTER_SECRET, Settings
+from tests.cluster.conftest import CLUSTER_SECRET, Nginx, RedisServer, _free_port
 from tests.cluster.test_invitations import invitation_lines
 from tests.cluster.test_tables import at_table, colours, has
 from tests.web.zagram import Zagram
@@ -38,6 +38,7 @@ class MemberProcess:
         command += ["--redis-url", redis.url, "--member", name, "--port", str(self.port)]
         command += ["--unlimited", "127.0.0.1", "--ai-workers", "0", "--event-loop", "asyncio"]
         env = {key: value for key, value in os.environ.items() if not key.startswith("KROPKI_")}
+        env[ENV_CLUSTER_SECRET] = CLUSTER_SECRET
         self.log = folder / f"{name}.log"
         with self.log.open("wb") as output:
             self.process = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)

@@ -19,6 +19,7 @@ from server.config import Settings
 from server.director.director import Director
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
+from server.hub.limits import Caps
 from server.web.clients import LIMITS_KEY, PER_ID
 from server.web.common import DIRECTOR_KEY
 from server.web.limits import TokenBuckets
@@ -122,13 +123,14 @@ class Time:
         return self.timers
 
 
-async def served_on(aiohttp_client: AiohttpClient, settings: Settings, clock: Time, seed: int) -> TestClient:
+async def served_on(
+    aiohttp_client: AiohttpClient, settings: Settings, clock: Time, seed: int, caps: Caps | None = None
+) -> TestClient:
     """The app on the test's clocks; a player id's request limit counts the server's time too, so that
     bots polling once a turn poll as often as clients do in the server's time, however fast the test."""
-    client = await served(
-        aiohttp_client, settings, Hub(timers=clock.timers, clock=clock.clock, rng=random.Random(seed))
-    )
-    client.app[LIMITS_KEY]["id"] = TokenBuckets(*PER_ID, clock=clock.clock)
+    hub = Hub(caps=caps, timers=clock.timers, clock=clock.clock, rng=random.Random(seed))
+    client = await served(aiohttp_client, settings, hub)
+    client.app[LIMITS_KEY].per_id = TokenBuckets(*PER_ID, clock=clock.clock)
     return client
 
 

@@ -11,11 +11,13 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
-from server.director.director import ARENA_REST, ARENA_WAVE, Director
+from server.director.director import ARENA_REST, ARENA_WAVE, RETRY, Director
 from server.director.history import Board, no_shows, swiss_round
 from server.engine import swiss
+from server.hub.games import EMPTY_TABLE_KEPT
+from server.hub.limits import Caps
 from server.store.hosted import PairedRound
-from server.web.common import STORE_KEY
+from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.multipoints import MultiPoints
 from tests.director.bots import (
     GAME_TYPE,
@@ -194,6 +196,40 @@ async def test_a_pairing_stored_before_a_crash_gets_its_tables_and_is_not_made_a
     assert sorted((board.round, board.blue, board.red) for board in boards) == [(1, b, c), (1, d, a)]
     await tick(client, clock.timers, 1)
     assert len(await director.boards(hosted)) == 2, "no second table for a board"
+
+
+async def test_a_round_waits_for_room_for_its_tables_and_gets_them_once_there_is_some(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """No more game tables: the round is paired and its tables open when there is room (RETRY), as
+    docs/operations.md says, and no board gets two tables."""
+    clock = Time()
+    client = await served_on(aiohttp_client, settings, clock, 1, Caps(tables=1, registered_share=0))
+    key = await client.app[STORE_KEY].tournaments.add_key("cup-bot", None, False)
+    hub = client.app[HUB_KEY]
+    for secret, nick in (("xena123", "*Xena"), ("yuri123", "*Yuri")):  # the one table the server takes
+        hub.guest_login(secret, nick, "en")
+    hub.invite("xena123", "*Yuri", "0808stanF0.0.0")
+    hub.answer_invitation("yuri123", "a")
+    (blocking,) = [uid for uid in hub.tables if uid]
+    await create(client, key, clock)
+    bots = await joined(client, 2)
+    director = director_of(client)
+
+    await tick(client, clock.timers, 11)  # the start: round 1 is paired, but there is no room
+    hosted = await director.hosted.get("Cup")
+    assert hosted is not None and hosted.round == 1
+    assert await director.boards(hosted) == [] and list(hub.tables) == [0, blocking]
+    for secret in ("xena123", "yuri123"):
+        hub.change_table(secret, 0)
+    await tick(client, clock.timers, EMPTY_TABLE_KEPT + 1)
+    hub.sweep()  # the table its players left closes
+    assert list(hub.tables) == [0]
+    await tick(client, clock.timers, RETRY)
+    (board,) = await director.boards(hosted)
+    assert (board.round, {board.blue, board.red}) == (1, {bot.nick for bot in bots})
+    await tick(client, clock.timers, RETRY)
+    assert len(await director.boards(hosted)) == 1
 
 
 async def test_the_organiser_calls_a_running_swiss_off_and_its_games_end_void(cup: Served) -> None:

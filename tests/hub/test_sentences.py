@@ -8,6 +8,7 @@ import random
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
+from server.hub.limits import CHAT_LINES_PER_MINUTE
 from server.hub.sentences import CATALOGUE, for_player
 from server.protocol.codec import parse_commands
 from tests.web.zagram import parse_reply
@@ -46,6 +47,16 @@ def test_a_command_the_server_cannot_read_is_refused_in_the_players_language() -
     assert told(hub, READERS["pl"], "c1") == ["Serwer nie zrozumiał tego polecenia."]
     assert told(hub, READERS["en"], "c1") == ["Command refused: badCommand."]
     assert told(hub, READERS["ru"], "z1.0.nothing") == ["Эта команда не работает на этом сервере."]
+
+
+def test_a_chat_flood_in_a_poll_is_refused_in_the_players_language() -> None:
+    """Issue 43: `chatFlood` had no sentence, so a Polish player read the English one."""
+    hub = hub_of_readers()
+    lines = "/".join(f"c{n}.0.line{n}" for n in range(1, CHAT_LINES_PER_MINUTE + 2))
+    assert told(hub, READERS["pl"], lines) == ["Za dużo wiadomości w ciągu minuty; poczekaj chwilę."]
+    assert told(hub, READERS["en"], lines) == [
+        f"At most {CHAT_LINES_PER_MINUTE} chat lines a minute; please wait a little."
+    ]
 
 
 def test_a_change_of_language_changes_the_next_refusal() -> None:

@@ -12,8 +12,9 @@ import pytest
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
-from server.hub.limits import CHAT_LINES_PER_MINUTE
+from server.hub.limits import CHAT_LINES_PER_MINUTE, Caps
 from server.hub.mailbox import RESERVE_AHEAD
+from server.hub.model import Origin
 from server.hub.persistence import Account, LiveSessions, SavedSession
 from server.hub.saved import SESSION_JOURNAL, SWEEP_EVERY
 from server.hub.sessions import POLL_TIMEOUT
@@ -374,6 +375,7 @@ def test_a_step_of_the_wall_clock_times_nobody_out_and_keeps_the_limits() -> Non
     hub = started(store, clock, clock.timers)
     hub.guest_login("ala123", "*Ala", "en")
     hub.guest_login("bob456", "*Bob", "en")
+    hub.chat_from("bob456", "_*Ala", "go on")  # a conversation: only her own chat limit holds her
     for n in range(CHAT_LINES_PER_MINUTE):
         hub.chat_from("ala123", "_*Bob", f"note {n}")
     clock.step(3600)  # the wall clock jumps an hour ahead (an NTP step, a VM resumed)
@@ -420,3 +422,25 @@ def test_the_sweep_times_out_and_notes_as_quiet_exactly_the_players_who_stopped_
     poll(hub, "bob456", 0)
     hub.sweep()
     assert set(hub.by_nick) == {"*bob"}
+
+
+def test_a_guest_coming_back_is_refused_as_any_login_and_then_nothing_changes() -> None:
+    """Issue 43.5: the old session ends for the new one only once the new one may log in; the per-address
+    count leaves the old session out when both come from the same address (it makes room)."""
+    hub = Hub(timers=ManualTimers(), caps=Caps(players=100, players_per_address=2, network_factor=10))
+    home, next_door = (
+        Origin("203.0.113.7", False, "203.0.113.0/24"),
+        Origin("203.0.113.8", False, "203.0.113.0/24"),
+    )
+    hub.guest_login("old1", "*Ala", "en", home)
+    hub.guest_login("fill1", "*Fill", "en", next_door)
+    hub.guest_login("fill2", "*Fill2", "en", next_door)
+    with pytest.raises(ProtocolError, match="2 players are logged in from your address"):
+        hub.guest_login("new1", "*Ala", "en", next_door)  # the same network, but a full address
+    assert "old1" in hub.players and "new1" not in hub.players  # her session goes on
+    hub.guest_login("fill3", "*Fill3", "en", home)  # her own address full: two sessions, hers one
+    hub.players["old1"].blocked.add("*eve")  # as `zaproszenieBlokuj` and `c ignore` leave them
+    hub.players["old1"].ignored["*bob"] = "*Bob"
+    hub.guest_login("new2", "*Ala", "en", home)
+    assert "old1" not in hub.players and hub.players["new2"].nick == "*Ala"
+    assert hub.players["new2"].blocked == {"*eve"} and hub.players["new2"].ignored == {"*bob": "*Bob"}

@@ -484,3 +484,25 @@ def test_every_line_of_the_illustrative_reply() -> None:
         "q101",
     ]
     assert all(line and "/" not in line for line in lines)
+
+
+def test_the_writer_of_a_chat_line_is_its_nick_or_its_private_side() -> None:
+    line = events.chat_added("1700000000_0.*Ala.B1.hi.there")
+    assert events.chat_writer(line) == "*Ala"
+    assert events.chat_writer(events.chat_replaced("1700000000_1.*Bob.d.")) == "*Bob"  # a deleted line
+    assert events.chat_writer("ca1700000000_2.*Ala-*Bob.1.hi") == "*Ala"
+    assert events.chat_writer("ca1700000000_3.*Ala-*Bob.2.hi") == "*Bob"
+    notices = ("ca1700000000_4.*Ala-*Bob.nochat.", "ca1700000000_5..e.refused")
+    for other in (*notices, "cd1700000000_0", "pa*Ala"):
+        assert events.chat_writer(other) == ""
+
+
+# the prefixes MultiPoints' ServerZagram.handleMessage acts on, in its order; any other line it skips
+MULTIPOINTS_READS = tuple("b ca cr d f ga gr gd h i m pa pr pd q sa sr".split())
+
+
+def test_the_list_of_the_ignored_is_a_line_multipoints_would_skip() -> None:
+    """MultiPoints never asks for it (docs/protocol.md, "Ignoring"); were it sent one, it reads nothing."""
+    for line in (events.ignored(["*Bob", "Carol"]), events.ignored([])):
+        assert not line.startswith(MULTIPOINTS_READS) and not line.startswith(("u", "vg", "vr", "vs"))
+    assert events.ignored(["*Bob", "Carol"]) == "n*Bob.Carol" and events.ignored([]) == "n"

@@ -13,9 +13,10 @@ import hashlib
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, expect, sync_playwright
 
 from server.config import Settings
 from server.engine.record import game_to_record
@@ -29,6 +30,29 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sgf"
 CAPTURE = [("blue", "bc"), ("red", "cc"), ("blue", "cb"), ("red", "jj"), ("blue", "dc"), ("red", "ji")]
 
 expect.set_options(timeout=15_000)
+# What the pages' Content-Security-Policy (server/web/headers.py) refused, in any test: Chromium writes
+# "Refused to ..." in the console, and the pages' securitypolicyviolation events are written there too;
+# tests/static/conftest.py fails a test that left anything here.
+REFUSED_BY_POLICY: list[str] = []
+_REPORT_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", (event) => console.error(
+  `Content Security Policy: ${event.effectiveDirective} refused ${event.blockedURI}`,
+  `(${event.sourceFile}:${event.lineNumber})`,
+));
+"""
+
+
+def new_context(browser: Browser, **options: Any) -> BrowserContext:
+    """A browser context whose pages report what the Content-Security-Policy refused."""
+    context = browser.new_context(**options)
+    context.add_init_script(_REPORT_VIOLATIONS)
+    context.on("console", _note_refusal)
+    return context
+
+
+def _note_refusal(message: ConsoleMessage) -> None:
+    if message.type == "error" and "Content Security Policy" in message.text:
+        REFUSED_BY_POLICY.append(f"{message.text} at {message.location.get('url')}")
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +76,7 @@ class Player:
 
     def __init__(self, browser: Browser, server: Server, *, phone: bool = False) -> None:
         size = {"width": 390, "height": 844} if phone else {"width": 1280, "height": 900}
-        self.context = browser.new_context(viewport=size, is_mobile=phone, has_touch=phone)
+        self.context = new_context(browser, viewport=size, is_mobile=phone, has_touch=phone)
         self.page: Page = self.context.new_page()
         self.errors: list[str] = []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
@@ -467,3 +491,22 @@ def test_a_game_that_ends_before_its_first_move_ends_on_the_game_screen(
     for player in (ala, bob):
         expect(player.page.locator("#turn")).to_have_text("Game over: *Bob wins by resignation")
         expect(player.page.locator('[data-propose="resign"]')).to_be_hidden()
+
+
+def test_the_pages_policy_refuses_an_inline_script(browser: Browser, server: Server) -> None:
+    """What every browser test relies on: a script slipped into a page does not run, and it is seen."""
+    player = Player(browser, server)
+    refused = player.page.evaluate(
+        """() => new Promise((resolve) => {
+          document.addEventListener("securitypolicyviolation", (event) => resolve(event.effectiveDirective));
+          const script = document.createElement("script");
+          script.textContent = "window.slippedIn = true;";
+          document.body.append(script);
+          if (window.slippedIn) resolve("ran");
+        })"""
+    )
+    assert refused == "script-src-elem"
+    assert any("script-src-elem" in text for text in REFUSED_BY_POLICY)  # as every test would see it
+    REFUSED_BY_POLICY.clear()  # the test's own doing
+    expect(player.page.locator("#login")).to_be_visible()
+    player.close()

@@ -11,7 +11,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from server.config import Settings
 from tests.static.archive import Archive, fill
-from tests.static.test_client import Player, browser  # noqa: F401 (the browser fixture)
+from tests.static.test_client import Player, browser, new_context  # noqa: F401 (the browser fixture)
 from tests.test_restart import Server
 
 SIZES = {"desktop": False, "phone": True}
@@ -32,7 +32,7 @@ def server(tmp_path: Path, settings: Settings, archive: Archive) -> Iterator[Ser
 def page(request: pytest.FixtureRequest, browser: Browser, server: Server) -> Iterator[Page]:  # noqa: F811
     phone = SIZES[request.param]
     size = {"width": 390, "height": 844} if phone else {"width": 1280, "height": 900}
-    context = browser.new_context(viewport=size, is_mobile=phone, has_touch=phone)
+    context = new_context(browser, viewport=size, is_mobile=phone, has_touch=phone)
     opened = context.new_page()
     errors: list[str] = []
     opened.on("pageerror", lambda error: errors.append(str(error)))

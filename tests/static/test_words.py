@@ -12,6 +12,8 @@ from playwright.sync_api import Page, expect
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
+from server.hub.limits import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE
+from tests.static.server_codes import server_codes
 from tests.static.test_client import Player, browser, players, server, start_game
 
 __all__ = ["browser", "players", "server"]  # the fixtures of test_client.py, used here too
@@ -165,3 +167,44 @@ def test_results_and_refusals_in_ukrainian_on_a_desktop_and_polish_on_a_phone(
         expect(player.page.locator("#notice")).to_have_text(sentence)
         expect(player.page.locator("#notice")).to_be_visible()
         expect(player.page.locator("#notice")).not_to_contain_text("repeatedLine")
+
+
+def test_a_chat_flood_and_an_invitation_flood_are_said_in_words(players: tuple[Player, Player]) -> None:
+    """Issue 43: a player who wrote too fast read "the server said: err.chatFlood"."""
+    ala, bob = players
+    ala.log_in("Ala")
+    bob.log_in("Bob")
+    bob.page.select_option("#language", "pl")
+    for number in range(CHAT_LINES_PER_MINUTE):
+        bob.say(f"line {number}")
+    bob.page.fill("#chat-text", "one line too many")
+    bob.page.click("#chat-form button")
+    notice = bob.page.locator("#notice")
+    expect(notice).to_have_text("Za dużo wiadomości w ciągu minuty; poczekaj chwilę.")
+    expect(notice).not_to_contain_text("err.")
+
+    ala.page.select_option("#language", "ru")
+    invite = ala.page.locator('#players li[data-nick="*Bob"] .invite')
+    for _ in range(INVITATIONS_PER_MINUTE):
+        invite.click()
+        expect(ala.page.locator("#invitation")).to_contain_text("*Bob")
+        ala.page.click("#cancel-invitation")
+        expect(ala.page.locator("#invitation")).to_be_hidden()
+    invite.click()
+    notice = ala.page.locator("#notice")
+    expect(notice).to_have_text("Слишком много приглашений за минуту; подождите немного.")
+
+
+def test_every_refusal_the_server_can_send_reads_as_a_sentence_in_each_language(
+    players: tuple[Player, Player],
+) -> None:
+    """The codes read from the server's code (tests/static/server_codes.py), through lines.js itself."""
+    codes = server_codes()
+    assert codes.unreadable == []
+    answers = sorted(f"{prefix}{code}" for code in codes.refusals for prefix in ("err.", "nieOk."))
+    assert {"err.chatFlood", "nieOk.tooManyRegistrations", "nieOk."} <= set(answers)
+    render = "(lines, t, all) => all.map((answer) => lines.refusalText(answer, t))"
+    for lang in ("en", "pl", "ru", "ua"):
+        sentences = said(players[0].page, lang, render, answers)
+        # the fallback quotes the answer: "That did not work (the server said: err.xyz)."
+        assert [answer for answer, text in zip(answers, sentences, strict=True) if answer in text] == [], lang

@@ -178,3 +178,33 @@ async def test_0006_gives_what_was_stored_before_to_the_server_alone(empty_datab
         rows = (await connection.execute(text("SELECT uid, seq FROM journal ORDER BY uid, seq"))).all()
     await engine.dispose()
     assert [tuple(row) for row in rows] == [(-2, 1), (0, 1), (7, 1), (7, 2)]
+
+
+async def test_0012_a_session_stored_before_ignores_nobody(empty_database: str) -> None:
+    """Sessions written before 0012 come back with an empty list of the ignored; downgrading keeps them
+    and drops the lists."""
+    engine = open_engine(empty_database)
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0011"))
+        await connection.execute(
+            text(
+                "INSERT INTO sessions (id_hmac, nick, lang, registered, free, client, tables, blocked,"
+                " last_command) VALUES ('ab12', '*Ala', 'en', false, true, '', '[]', '[]', 3)"
+            )
+        )
+    await migrate(engine)
+    store = await Store.open(empty_database)
+    try:
+        live = await store.writer.load_sessions()
+        store.writer.ignored_saved("nobody", ("*Bob",))  # the new table takes writes
+        await store.writer.flush()
+    finally:
+        await store.close()
+    assert [(s.nick, s.last_command, s.ignored) for s in live.sessions] == [("*Ala", 3, ())]
+
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.downgrade(alembic_config(sync), "0011"))
+        rows = (await connection.execute(text("SELECT nick FROM sessions"))).scalars().all()
+        tables = await connection.run_sync(lambda sync: set(inspect(sync).get_table_names()))
+    await engine.dispose()
+    assert rows == ["*Ala"] and "ignored_players" not in tables

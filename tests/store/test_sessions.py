@@ -124,3 +124,37 @@ async def test_the_heartbeat_puts_k_alone_into_the_rows_of_many_sessions(setting
     assert all(
         live[key].lang == "pl" and live[key].tables == (n + 1,) for n, key in enumerate(keys) if n != 1
     )
+
+
+async def test_the_players_ignored_are_kept_with_the_account_or_with_a_guests_session(
+    settings: Settings,
+) -> None:
+    """A registered player's list is the account's: read with it at a login, at a start and for a session
+    moving between members, replaced whole at each change, and gone with the account; a guest's is a
+    field of its session's row (docs/protocol.md, "Ignoring")."""
+    store = await Store.open(settings.db_url, member="kropki-a")  # a member: session_of reads its rows
+    await store.writer.load_sessions()
+    accounts = Accounts(store.writer.sessions)
+    await accounts.register("Carol", "LongSecretId2", "", "pl")
+    writer = store.writer
+    carol, guest = writer.id_hmac("LongSecretId2"), writer.id_hmac("guest1")
+    writer.session_saved(session(carol, "Carol", registered=True))
+    writer.session_saved(session(guest, "*Gus", ignored=("*Bob", "Eve")))
+    writer.ignored_saved("carol", ("*Zed", "*Bob", "Eve"))
+    writer.ignored_saved("carol", ("*Zed", "*Bob"))  # the whole list again, one fewer
+    writer.ignored_saved("nobody", ("*Bob",))  # an account deleted meanwhile: nothing to keep
+    await writer.flush()
+
+    assert (await accounts.authenticate("Carol", "LongSecretId2")).ignored == ("*Bob", "*Zed")
+    assert (await writer.session_of(carol))[2].ignored == ("*Bob", "*Zed")  # a session moving
+    await store.close()
+    store = await Store.open(settings.db_url, member="kropki-a")
+    live = await store.writer.load_sessions()
+    assert live.accounts["carol"].ignored == ("*Bob", "*Zed")
+    assert {s.nick: s.ignored for s in live.sessions} == {"Carol": (), "*Gus": ("*Bob", "Eve")}
+
+    accounts = Accounts(store.writer.sessions)
+    await accounts.delete("Carol")
+    await accounts.register("Carol", "LongSecretId2", "", "pl")  # a new account of the same nick
+    assert (await accounts.authenticate("Carol", "LongSecretId2")).ignored == ()
+    await store.close()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+import ssl
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -229,6 +230,8 @@ async def test_what_counts_as_storage_failing(tmp_path: Path, new_database: NewD
     )
     assert unavailable(OSError(28, "No space left on device")) == "disk full"
     assert unavailable(ValueError("a bug")) is None
+    untrusted = ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] certificate verify failed")
+    assert unavailable(untrusted) == "its TLS certificate is not trusted: see PGSSLROOTCERT"
 
 
 def database_path(url: str) -> Path:

@@ -82,14 +82,14 @@ async def test_disguised_secret_names_are_redacted(
     server: TestServer, caplog: pytest.LogCaptureFixture
 ) -> None:
     await raw_get(server, b"/index.html?id=SECRET1&opis=Ala&lang=pl")
-    await raw_get(server, b"/a.kropki?co=setUpTable&key=SECRET2&pl1=a")
-    await raw_get(server, b"/a.kropki?idGr%61cza=SECRET3&IDGRACZA=SECRET4&co=x;playerId=SECRET5")
+    await raw_get(server, b"/healthz?co=setUpTable&key=SECRET2&pl1=a")
+    await raw_get(server, b"/healthz?idGr%61cza=SECRET3&IDGRACZA=SECRET4&co=x;playerId=SECRET5")
 
     lines = access_lines(caplog)
     assert len(lines) == 3
     assert 'target="/index.html?id=***&opis=Ala&lang=pl" status=200 ' in lines[0]  # the built-in client
-    assert 'target="/a.kropki?co=setUpTable&key=***&pl1=a" status=200 ' in lines[1]
-    assert 'target="/a.kropki?idGr%61cza=***&IDGRACZA=***&co=x;playerId=***" status=200 ' in lines[2]
+    assert 'target="/healthz?co=setUpTable&key=***&pl1=a" status=200 ' in lines[1]
+    assert 'target="/healthz?idGr%61cza=***&IDGRACZA=***&co=x;playerId=***" status=200 ' in lines[2]
     assert "SECRET" not in caplog.text
 
 
@@ -154,16 +154,80 @@ async def test_routine_polls_are_counted_not_logged(
 ) -> None:
     accesslog._POLLS.count, accesslog._POLLS.since = 0, accesslog.time.monotonic()
     # every poll here asks for the whole state (msgNo=0), which an id may do only so often
-    server.app[clients.LIMITS_KEY]["whole_state_id"] = TokenBuckets(1.0, 100.0)
+    server.app[clients.LIMITS_KEY].whole_states_per_id = TokenBuckets(1.0, 100.0)
     await raw_get(server, b"/a.kropki?co=guestLogin&idGracza=p1&opis=*Ala")
     for _ in range(3):
         await raw_get(server, b"/a.kropki?co=getMsg&playerId=p1&msgNo=0")
     await raw_get(server, b"/a.kropki?co=getBMsg&playerId=p1&msgNo=0&wait=0")
-    await raw_get(server, b"/a.kropki?co=getMsg&playerId=p1")  # refused: missing msgNo, still a 200
+    await raw_get(server, b"/a.kropki?co=getMsg&playerId=p1")  # refused: missing msgNo, counted apart
     lines = access_lines(caplog)
-    assert len(lines) == 2 and "guestLogin" in lines[0] and "co=getMsg&playerId=***" in lines[1]
+    assert len(lines) == 1 and "guestLogin" in lines[0]
     # a minute later the next poll writes the count
     real = accesslog.time.monotonic
     monkeypatch.setattr(accesslog.time, "monotonic", lambda: real() + accesslog.POLL_SUMMARY_EVERY)
     await raw_get(server, b"/a.kropki?co=getMsg&playerId=p1&msgNo=0")
     assert access_lines(caplog)[-1] == "polls answered count=5 seconds=60"
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_refused_requests_are_counted_per_network_and_summed_up_once_a_minute(
+    server: TestServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Before, every refused request wrote a line: 32.6 MB in 30 s from one client (issue 43.3)."""
+    clock = Clock()
+    summaries = server.app[accesslog.SUMMARIES_KEY]
+    summaries.clock, summaries.since = clock, clock.now
+    for _ in range(300):
+        await raw_get(server, b"/a.kropki?co=noSuchCommand&key=SECRET1")  # err.unknownCo
+    await raw_get(server, b"/healthz")
+    for _ in range(20):
+        await raw_get(server, b"/metrics?x=1")  # 403 or 200: /metrics answers loopback
+    assert [line.split()[0] for line in access_lines(caplog)] == ["request"] * 21  # the healthz and metrics
+
+    clock.now += accesslog.SUMMARY_EVERY
+    await raw_get(server, b"/healthz")
+    summary = access_lines(caplog)[-2]
+    assert (
+        summary == "requests not written network=127.0.0.0/24 seconds=60 count=300 answers=err.unknownCo:300"
+    )
+    assert "SECRET" not in caplog.text
+
+
+def test_the_log_gets_a_bounded_number_of_lines_a_minute_however_many_networks_flood() -> None:
+    clock = Clock()
+    summaries = accesslog.RequestSummaries(clock)
+    logger = logging.getLogger("test.summaries")
+    written: list[str] = []
+    handler = logging.Handler()
+    handler.emit = lambda record: written.append(record.getMessage())  # type: ignore[method-assign]
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    lines = 0
+    for _minute in range(2):
+        for n in range(5_000):  # 5,000 networks, each asking 20 times: half refused, half ordinary
+            network = f"10.{n // 256}.{n % 256}.0/24"
+            for k in range(20):
+                if k % 2:
+                    summaries.count(network, "err.tooFast")
+                elif summaries.may_write(network):
+                    lines += 1
+                else:
+                    summaries.count(network, "200")
+        clock.now += accesslog.SUMMARY_EVERY
+        summaries.write_due(logger)
+    assert lines == 2 * accesslog.LINES_PER_MINUTE
+    assert len(written) == 2 * (accesslog.SUMMARIES_PER_MINUTE + 1)
+    rest = written[accesslog.SUMMARIES_PER_MINUTE]
+    assert rest.startswith("requests not written networks=4900 seconds=60 count=")
+    total = sum(
+        int(line.split("count=")[1].split()[0]) for line in written[: accesslog.SUMMARIES_PER_MINUTE + 1]
+    )
+    assert total == 5_000 * 20 - accesslog.LINES_PER_MINUTE  # every request not written is counted once

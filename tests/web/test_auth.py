@@ -13,8 +13,10 @@ from pytest_aiohttp import AiohttpClient
 
 from server.app import STORE_KEY, create_app
 from server.config import Settings
+from server.hub.model import Origin
 from server.store.accounts import Accounts
-from server.web.auth import FAILED_LOGINS_WINDOW, LOGIN_GUARD_KEY
+from server.web.auth import FAILED_LOGINS_WINDOW
+from server.web.common import LOGIN_GUARD_KEY
 from server.web.limits import LoginGuard
 from tests.store.test_accounts import registered_id
 from tests.web.test_stream import chat_texts
@@ -140,6 +142,7 @@ async def proxied_client(aiohttp_client: AiohttpClient, settings: Settings, cloc
         FAILED_LOGINS_WINDOW,
         settings.failed_logins_per_account,
         settings.failed_login_max_wait,
+        settings.network_factor,
         clock,
     )
     return await aiohttp_client(app)
@@ -218,7 +221,7 @@ async def test_guesses_at_one_account_from_many_addresses_wait_longer_and_longer
     assert checked == ["Alice"] * len(admitted)  # every refusal came before the id was looked at
     clock.now += 256.0
     assert await login_from(client, "192.0.2.50", "Alice", "guess") == WRONG
-    assert client.app[LOGIN_GUARD_KEY].wait("alice", "192.0.2.51") == 512.0
+    assert client.app[LOGIN_GUARD_KEY].wait("alice", Origin("192.0.2.51", False, "192.0.2.0/24")) == 512.0
 
 
 async def test_a_burst_of_parallel_guesses_is_counted_before_any_id_is_checked(
@@ -251,7 +254,7 @@ async def test_the_owner_logs_in_from_their_own_address_during_an_attack(
     assert await login_from(client, "198.51.100.8", "Alice", "pw") == LOGGED_IN
     # The trade-off: an address the account does not know waits like the attackers...
     assert await login_from(client, "192.0.2.60", "Alice", "pw") == TOO_MANY
-    clock.now += client.app[LOGIN_GUARD_KEY].wait("alice", "192.0.2.60")
+    clock.now += client.app[LOGIN_GUARD_KEY].wait("alice", Origin("192.0.2.60", False, "192.0.2.0/24"))
     assert await login_from(client, "192.0.2.60", "Alice", "pw") == LOGGED_IN  # ...and is known from now on
     assert await login_from(client, "192.0.2.60", "Alice", "pw") == LOGGED_IN
 

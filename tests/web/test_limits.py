@@ -9,9 +9,10 @@ from server.app import create_app
 from server.config import Settings
 from server.hub.hub import Hub
 from server.hub.limits import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE, SAME_LINE_PER_MINUTE, Caps
+from server.hub.model import Origin
 from server.web import clients, common, limits
 from server.web.common import HUB_KEY
-from server.web.limits import LoginGuard, TokenBuckets
+from server.web.limits import LoginGuard, NetworkBuckets, TokenBuckets
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram, parse_reply
 
@@ -29,14 +30,20 @@ async def limited_client(
     """The real app with the loopback address not exempt, and small buckets (no refill) to reach."""
     fields = {**settings.__dict__, "unlimited": (), **changes}
     app = create_app(Settings(**fields))
-    app[clients.LIMITS_KEY] = {
-        "id": TokenBuckets(1e-9, per_id),
-        "address": TokenBuckets(1e-9, per_address),
-        "guest_login": TokenBuckets(1e-9, 3),
-        "whole_state_id": TokenBuckets(1e-9, whole_states_per_id),
-        "whole_state_address": TokenBuckets(1e-9, whole_states_per_address),
-    }
+    factor = fields["network_factor"]
+    app[clients.LIMITS_KEY] = clients.RequestLimits(
+        TokenBuckets(1e-9, per_id),
+        NetworkBuckets(1e-9, per_address, factor),
+        NetworkBuckets(1e-9, 3, factor),
+        TokenBuckets(1e-9, whole_states_per_id),
+        NetworkBuckets(1e-9, whole_states_per_address, factor),
+    )
     return await aiohttp_client(app)
+
+
+def at(address: str) -> Origin:
+    """A client at `address`, its own host and network."""
+    return Origin(address, False, address)
 
 
 async def test_a_player_who_asks_too_fast_is_told_so_and_the_refused_poll_does_nothing(
@@ -176,56 +183,62 @@ def test_buckets_over_the_size_limit_are_swept_once_per_refill_time(monkeypatch)
 
 def test_an_accounts_waits_double_up_to_the_longest_and_are_forgotten_after_a_quiet_day() -> None:
     now = [0.0]
-    guard = LoginGuard(per_address=1000, window=900, per_account=5, longest_wait=900, clock=lambda: now[0])
+    guard = LoginGuard(
+        per_address=1000, window=900, per_account=5, longest_wait=900, factor=1, clock=lambda: now[0]
+    )
     waits = []
     for n in range(20):
-        now[0] += guard.wait("alice", f"192.0.2.{n}")
-        assert guard.admit("alice", f"192.0.2.{n}")  # a wrong id each time: never given back
-        waits.append(guard.wait("alice", "192.0.2.200"))
+        now[0] += guard.wait("alice", at(f"192.0.2.{n}"))
+        assert guard.admit("alice", at(f"192.0.2.{n}"))  # a wrong id each time: never given back
+        waits.append(guard.wait("alice", at("192.0.2.200")))
 
     assert waits == [0, 0, 0, 0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 512] + [900] * 6
     now[0] += limits.FORGET_FAILURES - 1
-    assert guard.wait("alice", "192.0.2.200") == 0  # the wait is over, but the count is kept...
-    assert guard.admit("alice", "192.0.2.200")
-    assert guard.wait("alice", "192.0.2.200") == 900
+    assert guard.wait("alice", at("192.0.2.200")) == 0  # the wait is over, but the count is kept...
+    assert guard.admit("alice", at("192.0.2.200"))
+    assert guard.wait("alice", at("192.0.2.200")) == 900
     now[0] += limits.FORGET_FAILURES
-    assert guard.admit("bob", "192.0.2.1")  # ...until a whole day passes without a failure
-    assert guard.wait("alice", "192.0.2.200") == 0
-    assert guard.admit("alice", "192.0.2.200")
-    assert guard.wait("alice", "192.0.2.200") == 0  # one failure: five free again
+    assert guard.admit("bob", at("192.0.2.1"))  # ...until a whole day passes without a failure
+    assert guard.wait("alice", at("192.0.2.200")) == 0
+    assert guard.admit("alice", at("192.0.2.200"))
+    assert guard.wait("alice", at("192.0.2.200")) == 0  # one failure: five free again
 
 
 def test_the_login_guards_tables_are_bounded(monkeypatch) -> None:
     monkeypatch.setattr(limits, "MAX_ACCOUNTS", 100)
     monkeypatch.setattr(limits, "MAX_KNOWN", 50)
     now = [0.0]
-    guard = LoginGuard(per_address=10**9, window=900, per_account=5, longest_wait=900, clock=lambda: now[0])
-    guard.remember("alice", "198.51.100.7")
+    guard = LoginGuard(
+        per_address=10**9, window=900, per_account=5, longest_wait=900, factor=1, clock=lambda: now[0]
+    )
+    guard.remember("alice", at("198.51.100.7"))
     for _ in range(5):
-        guard.admit("alice", "203.0.113.1")
+        guard.admit("alice", at("203.0.113.1"))
 
     for n in range(10_000):  # made-up nicks, and logins to many accounts
         now[0] += 0.001
-        guard.admit(f"nick{n}", "203.0.113.2")
-        guard.remember(f"nick{n}", "203.0.113.2")
+        guard.admit(f"nick{n}", at("203.0.113.2"))
+        guard.remember(f"nick{n}", at("203.0.113.2"))
 
     assert len(guard._failures) == 100 and len(guard._known) == 50
-    assert guard.wait("alice", "203.0.113.1") == 0  # the oldest went first
+    assert guard.wait("alice", at("203.0.113.1")) == 0  # the oldest went first
 
 
 def test_an_address_known_to_an_account_is_forgotten_thirty_days_after_its_last_login() -> None:
     now = [0.0]
-    guard = LoginGuard(per_address=10, window=900, per_account=5, longest_wait=900, clock=lambda: now[0])
-    guard.remember("alice", "198.51.100.7")
+    guard = LoginGuard(
+        per_address=10, window=900, per_account=5, longest_wait=900, factor=1, clock=lambda: now[0]
+    )
+    guard.remember("alice", at("198.51.100.7"))
 
     now[0] = limits.REMEMBER_ADDRESS - 0.25
     for n in range(5):
-        assert guard.admit("alice", f"203.0.113.{n}")  # the account waits a second from now
-    assert not guard.admit("alice", "203.0.113.9")
-    assert guard.admit("alice", "198.51.100.7")  # known: the strangers' failures do not hold it
-    guard.give_back("alice", "198.51.100.7")  # a server error: neither a failure nor a login
+        assert guard.admit("alice", at(f"203.0.113.{n}"))  # the account waits a second from now
+    assert not guard.admit("alice", at("203.0.113.9"))
+    assert guard.admit("alice", at("198.51.100.7"))  # known: the strangers' failures do not hold it
+    guard.give_back("alice", at("198.51.100.7"))  # a server error: neither a failure nor a login
     now[0] = limits.REMEMBER_ADDRESS + 0.5
-    assert not guard.admit("alice", "198.51.100.7")  # a stranger now: it waits like the others
+    assert not guard.admit("alice", at("198.51.100.7"))  # a stranger now: it waits like the others
 
 
 async def test_one_address_fills_only_its_share_of_player_slots(
@@ -238,7 +251,7 @@ async def test_one_address_fills_only_its_share_of_player_slots(
         players_per_address=3,
         unlimited=("192.0.2.50",),
     )
-    client.app[clients.LIMITS_KEY]["guest_login"] = TokenBuckets(1e-9, 1000)
+    client.app[clients.LIMITS_KEY].guest_logins = NetworkBuckets(1e-9, 1000, 4)
 
     async def login(n: int, address: str) -> str:
         query = f"/a.kropki?co=guestLogin&idGracza=id{n}x{n}&opis=*P{n}&lang=en"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import gc
 import gzip
+import ipaddress
 import re
 from pathlib import Path
 
@@ -15,8 +16,9 @@ from sqlalchemy import text
 
 from server.app import BUILT_IN_CLIENT, STORE_KEY, create_app
 from server.config import Settings
-from server.web.headers import SECURITY_HEADERS
-from server.web.metrics import ReplyTimes
+from server.web.clients import ClientPolicy
+from server.web.headers import CLIENT_POLICY, FOLDER_POLICY, SECURITY_HEADERS
+from server.web.metrics import NOT_OPEN, ReplyTimes
 from tests.web.zagram import Zagram
 
 
@@ -112,6 +114,18 @@ async def test_a_static_folder_is_served_beside_the_protocol(static_client: Test
     assert (await static_client.get("/client.js")).status == 404  # the folder replaces the built-in client
 
 
+async def test_an_operators_pages_get_a_policy_that_restricts_nothing_they_do(
+    static_client: TestClient,
+) -> None:
+    """The zagram web client has inline scripts and handlers (docs/operations.md, "Response headers")."""
+    for path in ("/", "/index.html?id=ala123&opis=*Ala&lang=en"):
+        page = await static_client.get(path)
+        assert page.headers.getall("Content-Security-Policy") == [FOLDER_POLICY], path
+    script = await static_client.get("/js/app.js")
+    assert script.status == 200 and "Content-Security-Policy" not in script.headers
+    assert "Content-Security-Policy" not in (await static_client.get("/a.kropki?co=getMsg&msgNo=0")).headers
+
+
 @pytest.mark.parametrize(
     ("path", "content_type"),
     [
@@ -132,6 +146,9 @@ async def test_the_built_in_client_is_served_at_the_root_by_default(
     assert response.headers["X-Content-Type-Options"] == "nosniff"  # so a script must be served as one
     if content_type == "text/html":
         assert "<title>Kropki</title>" in await response.text()
+        assert response.headers.getall("Content-Security-Policy") == [CLIENT_POLICY]
+    else:
+        assert "Content-Security-Policy" not in response.headers
 
 
 async def test_the_built_in_client_goes_out_compressed_under_versioned_names(client: TestClient) -> None:
@@ -164,6 +181,46 @@ async def test_a_path_segment_longer_than_a_file_name_is_not_found(
     response = await client.get(path)
     assert response.status == 404 and response.headers["X-Content-Type-Options"] == "nosniff"
     assert "Traceback" not in caplog.text and "File name too long" not in caplog.text
+
+
+async def test_metrics_answer_loopback_and_the_trusted_proxies_only(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """Behind nginx (a trusted proxy) the client is the one nginx names: the internet is refused."""
+    client = await aiohttp_client(create_app(dataclasses.replace(settings, trusted_proxies=("127.0.0.1",))))
+
+    for named in ("", "127.0.0.1", "::1"):  # the proxy asking for itself, or a client on loopback
+        headers = {"X-Forwarded-For": named} if named else {}
+        assert (await client.get("/metrics", headers=headers)).status == 200, named
+    for stranger in ("203.0.113.9", "10.1.2.3", "127.0.0.1, 203.0.113.9", "203.0.113.9, 127.0.0.1"):
+        refused = await client.get("/metrics", headers={"X-Forwarded-For": stranger})
+        assert refused.status == 403, stranger
+        assert refused.headers["Cache-Control"] == "no-store"
+        assert await refused.text() == NOT_OPEN and "kropki_" not in NOT_OPEN
+
+
+async def test_metrics_from_opens_metrics_to_its_networks(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    opened = dataclasses.replace(settings, trusted_proxies=("127.0.0.1",), metrics_from=("203.0.113.0/24",))
+    client = await aiohttp_client(create_app(opened))
+
+    allowed = await client.get("/metrics", headers={"X-Forwarded-For": "203.0.113.9"})
+    assert allowed.status == 200 and "kropki_players_online" in await allowed.text()
+    assert (await client.get("/metrics", headers={"X-Forwarded-For": "198.51.100.9"})).status == 403
+
+
+def test_who_may_read_metrics() -> None:
+    monitoring = (ipaddress.ip_network("fd00::/8"),)
+    policy = ClientPolicy(frozenset({"10.0.0.5"}), frozenset(), metrics_from=monitoring)
+    for address in ("127.0.0.1", "127.3.2.1", "::1", "::ffff:127.0.0.1", "10.0.0.5", "fd00::7"):
+        assert policy.reads_metrics(address), address
+    for address in ("10.0.0.6", "192.0.2.1", "::ffff:192.0.2.1", "2001:db8::1", "unknown", ""):
+        assert not policy.reads_metrics(address), address
+    everyone = ClientPolicy(
+        frozenset(), frozenset(), metrics_from=tuple(map(ipaddress.ip_network, ("0.0.0.0/0", "::/0")))
+    )
+    assert everyone.reads_metrics("192.0.2.1") and everyone.reads_metrics("2001:db8::1")
 
 
 async def test_metrics_show_the_process_memory_and_cpu(client: TestClient) -> None:

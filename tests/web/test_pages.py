@@ -20,6 +20,7 @@ from server.hub.persistence import FinishedGame
 from server.store.store import Store
 from server.web import pages
 from server.web.archive import prefers_html
+from server.web.headers import CLIENT_POLICY
 from server.web.pages import Replays
 from tests.store.test_accounts import registered_id
 
@@ -247,3 +248,18 @@ def test_the_kept_replays_stay_within_their_bytes() -> None:
     replays.get(3)  # asked lately: kept before the older ones
     replays.keep(6, b"y" * 30)
     assert replays.get(3) is not None and replays.get(4) is None
+
+
+async def test_every_page_of_the_built_in_client_has_its_content_security_policy(client: TestClient) -> None:
+    """Found or not (a 404 page still shows, its script says why), and none of the JSON."""
+    await archive(client.app[STORE_KEY], finished("*Ala", "*Bob"))
+    pages = ["/", "/index.html", "/game/1", "/game/99", "/game/abc", "/player/*Ala", "/player/Nobody"]
+    pages += ["/tournament/Cup/standings"]
+    for path in pages:
+        page = await client.get(path)
+        assert page.content_type == "text/html", path
+        assert page.headers.getall("Content-Security-Policy") == [CLIENT_POLICY], path
+    listed = await client.get("/games", headers={"Accept": BROWSER})
+    assert listed.headers.getall("Content-Security-Policy") == [CLIENT_POLICY]
+    for path in ("/games", "/game/1.json", "/player/*Ala.json"):
+        assert "Content-Security-Policy" not in (await client.get(path)).headers, path

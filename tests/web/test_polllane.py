@@ -22,7 +22,7 @@ from yarl import URL
 from server.app import create_app
 from server.config import Settings
 from server.web import requestloop
-from server.web.accesslog import RedactingAccessLogger
+from server.web.accesslog import SUMMARIES_KEY, RedactingAccessLogger
 from server.web.clients import LIMITS_KEY
 from server.web.common import HUB_KEY
 from server.web.connections import (
@@ -243,7 +243,7 @@ async def test_the_limits_refuse_by_the_lane_as_by_the_route(settings: Settings)
             "kropki_reply_seconds_count", {"endpoint": "/a.kropki:getMsg"}
         )
         assert counts == 46  # every poll timed in /metrics, the whole state's and the refused ones too
-        lane.runner.app[LIMITS_KEY]["id"] = TokenBuckets(0.0, 0.0)  # refuses every request with an id
+        lane.runner.app[LIMITS_KEY].per_id = TokenBuckets(0.0, 0.0)  # refuses every request with an id
         by_lane, by_aiohttp = await lane.both_ways(poll)  # aiohttp's: the front door's refusal
         assert by_lane.endswith(b"\r\n\r\nerr.tooFast")
         assert without_date(by_lane) == without_date(by_aiohttp)
@@ -286,18 +286,16 @@ def test_the_lane_reads_a_query_as_aiohttps_request_query(raw_query: str) -> Non
     assert first_values(raw_query) == {name: query[name] for name in query}
 
 
-async def test_a_logged_poll_gets_the_access_line_of_the_route(settings: Settings, caplog) -> None:
+async def test_a_refused_poll_is_counted_as_the_route_counts_it(settings: Settings, caplog) -> None:
+    """A refused poll writes no line of its own (server/web/accesslog.py, RequestSummaries): by the lane
+    and by aiohttp alike it is counted with its network's, under its answer."""
     caplog.set_level(logging.INFO, logger="aiohttp.access")
     async with served(settings) as lane:
-        refused = get("/a.kropki?co=getMsg&idGracza=laneHal1&msgNo=seven&wait=0.1")  # a refusal is logged
+        refused = get("/a.kropki?co=getMsg&idGracza=laneHal1&msgNo=seven&wait=0.1")
         await lane.both_ways(refused)
-        by_lane, by_aiohttp = [
-            re.sub(r"ms=[0-9.]+", "ms=-", record.getMessage())
-            for record in caplog.records
-            if record.name == "aiohttp.access" and "target=" in record.getMessage()
-        ]
-        assert by_lane == by_aiohttp
-        assert "idGracza=***" in by_lane and "laneHal1" not in by_lane
+        counted = lane.runner.app[SUMMARIES_KEY].networks["127.0.0.0/24"]
+        assert counted.left_out == 2 and list(counted.answers.values()) == [2]
+        assert not [record for record in caplog.records if "target=" in record.getMessage()]
 
 
 async def test_a_held_poll_keeps_nothing_of_aiohttps_message(settings: Settings) -> None:
@@ -460,6 +458,7 @@ def test_the_lane_reads_the_polls_real_clients_send_as_aiohttp_reads_them(header
 
 
 _NAMES = ["Host", "host", "User-Agent", "Accept-Encoding", "Connection", "X-Forwarded-For", "Content-Length"]
+_NAMES += ["Proxy-Connection", "proxy-connection"]
 _NAMES += ["Transfer-Encoding", "Expect", "Upgrade", "Sec-WebSocket-Key1", "Content-Type", "X-é", "X A", ""]
 _VALUES = ["k", "close", "Keep-Alive", "keep-alive, Upgrade", "0", "chunked", "100-continue", "gzip, br", ""]
 _HEADER = st.tuples(
@@ -476,7 +475,29 @@ _PLAIN_HEADER = st.tuples(  # as clients send them, so that the lane has many he
 )
 
 
+@pytest.mark.parametrize("version", ["1.1", "1.0"])
+@pytest.mark.parametrize(
+    "headers",
+    [
+        "Proxy-Connection: close",
+        "Proxy-Connection: keep-alive",
+        "Proxy-Connection: Close, x",
+        "Connection: keep-alive\r\nProxy-Connection: close",
+        "Proxy-Connection: keep-alive\r\nConnection: close",
+    ],
+)
+def test_a_proxy_connection_is_read_as_aiohttp_reads_it(version: str, headers: str) -> None:
+    """llhttp, aiohttp's parser, takes `Proxy-Connection` for a `Connection` (close, keep-alive): a poll
+    that has one is read as aiohttp reads it, or left to aiohttp."""
+    lane = PollLane(web.Application(), answer=None)  # type: ignore[arg-type]  # it only reads here
+    head = f"GET /a.kropki?co=getMsg&a HTTP/{version}\r\nHost: k\r\n{headers}\r\n\r\n"
+    read, by_aiohttp = _parsed(lane, head.encode())
+    assert by_aiohttp is not None
+    assert read is None or _as_read(read) == _as_read(by_aiohttp)
+
+
 @examples(max_examples=400, deadline=None)
+@example("GET", "/a.kropki?co=getMsg&a", "1.1", "Host: k", "", [("Proxy-Connection", ": ", "close")], "")
 @example("GET", "/a.kropki?co=getMsg&a", "1.1", "Host: k", "", [("user-agent", ": ", "a")] * 2, "")
 @example("GET", "/a.kropki?co=getMsg&a", "1.1", "Host: k", "", [("Host", ":", "k")], "")
 @example("GET", "/a.kropki?co=getMsg&a", "1.0", "", "", [("X-A", ":", "\x7f")], "")

@@ -13,6 +13,7 @@ from pytest_aiohttp import AiohttpClient
 from server.app import create_app
 from server.config import Settings
 from server.engine.gametype import parse_game_type
+from server.hub.bus import LOBBY_WAKE_EVERY
 from server.hub.clock import LoopTimers
 from server.hub.hub import Hub
 from server.hub.model import Table
@@ -402,8 +403,30 @@ async def test_invitations_and_their_answers_end_a_long_poll(pair: tuple[Zagram,
     assert await long_poll_while(bob, ala, **invite) == ["vg*Ala.2020s0..s.F.n...."]
     assert await long_poll_while(bob, ala, co="zaproszenieAnuluj") == []
     assert await ala.get(idGracza=ala.secret, **invite) == ""
+    assert (await ala.poll()).lines(0, "vs") == ["vs*Bob.2020s0..s.F.n...."]  # her own, in her next reply
     assert await long_poll_while(ala, bob, co="zaproszenieNie") == ["vr*Bob"]
     assert await long_poll_while(ala, ala, co="zaproszenieOdrzuconeOk") == []
+
+
+async def test_an_invitation_withdrawn_between_two_polls_ends_the_next_long_poll_at_once(
+    pair: tuple[Zagram, Zagram],
+) -> None:
+    """The built-in client's long poll after a reply: an invitation withdrawn while no poll of Bob's
+    waited (no event: invitation lines are repeated state) was shown gone only when that poll timed
+    out: the stale invitation box of a flaky browser test (issue 43.8's words test)."""
+    ala, bob = pair
+    await ala.poll()
+    assert await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Bob", gameType="2020s0..s.F.n....") == ""
+    assert (await bob.poll()).lines(0, "vg") == ["vg*Ala.2020s0..s.F.n...."]
+    await asyncio.sleep(LOBBY_WAKE_EVERY + 0.1)  # no wake of the lobby's long polls is due any more
+    await bob.poll()
+    assert await ala.get(idGracza=ala.secret, co="zaproszenieAnuluj") == ""
+    started = time.monotonic()
+    reply = await bob.poll(wait="5")
+    assert time.monotonic() - started < 3 and reply.lines(0, "vg") == []
+    started = time.monotonic()
+    await bob.poll(wait="0.5")  # and once a reply has said so, a long poll waits again
+    assert time.monotonic() - started >= 0.5
 
 
 @pytest.mark.parametrize(

@@ -51,10 +51,11 @@ class Zagram:
         self.seen = 0
         self.acknowledged = 0
         self.commands: list[str] = []
+        self.headers: dict[str, str] = {}  # e.g. X-Forwarded-For, behind a trusted proxy
 
     async def get(self, **params: str) -> str:
         query = "&".join(f"{key}={quote(value, safe='')}" for key, value in params.items())
-        response = await self.client.get(f"/a.kropki?{query}")
+        response = await self.client.get(f"/a.kropki?{query}", headers=self.headers)
         assert response.status == 200
         assert response.headers["Cache-Control"] == "no-store"
         return await response.text()

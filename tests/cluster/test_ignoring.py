@@ -1,0 +1,82 @@
+"""Ignoring and the limits on private lines to one player across two members, on a real Redis and
+PostgreSQL: the member that serves the recipient checks what reaches them, whichever member serves the
+writer, and the writer's member keeps nothing of a line the other refused."""
+
+from __future__ import annotations
+
+from pytest_aiohttp import AiohttpClient
+
+from server.config import Settings
+from server.hub.limits import CHAT_LINES_PER_MINUTE, PRIVATE_FROM_ONE_PER_MINUTE, PRIVATE_TO_ONE_PER_MINUTE
+from tests.cluster.conftest import RedisServer
+from tests.cluster.test_lobby import ala_and_cyd, guest, said, two_members, until
+from tests.cluster.test_private import told
+from tests.web.test_ignoring import private_from
+from tests.web.test_stream import chat_texts
+
+
+async def test_a_player_of_another_member_that_is_ignored_is_hidden_and_refused(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    a, b, ala, cyd = await ala_and_cyd(aiohttp_client, postgres, redis_server)
+    dan = await guest(b, "danDan44", "*Dan")
+    ala.send("c", "ignore", "_*cyd")  # a nick of the other member, typed in another case
+    assert "n*Cyd" in await until(ala, lambda lines: "n*Cyd" in lines)
+
+    cyd.say(0, "cyd in the lobby")
+    cyd.say("_*Ala", "cyd in private")
+    cyd.send("v", 0, "s.*Ala.0808stanF0.0.0")
+    refused = told("does not accept your private messages")
+    lines = await until(cyd, lambda lines: refused(lines) and told("does not accept your invitations")(lines))
+    assert not said("cyd in private")(lines)  # never shown as sent: member a refused it
+    dan.say(0, "dan after cyd")  # on the same member's channel as Cyd's line, after it
+    await dan.poll(b=True)
+
+    seen = await until(ala, said("dan after cyd"))
+    assert [text for nick, _, text in chat_texts(seen) if nick.startswith("*Cyd")] == []
+    assert not [line for line in seen if line.startswith("vg")]
+    cyd.send("c", "get", "_*Ala")  # member b kept nothing of the refused line either
+    assert any(".nochat." in line for line in await until(cyd, lambda lines: "nochat" in "".join(lines)))
+
+    ala.send("c", "unignore", "_*Cyd")
+    await until(ala, lambda lines: "n" in lines)
+    cyd.say("_*Ala", "heard again")
+    sent = (await cyd.poll(b=True)).lines(0)
+    await until(ala, said("heard again"))
+    # kept on member b once member a took it, and shown to its writer then
+    assert said("heard again")(sent) or await until(cyd, said("heard again"))
+
+
+async def test_the_limits_on_lines_to_one_player_count_the_writers_of_both_members(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    far = [await guest(b, f"farFar{n}0", f"*Far{n}") for n in range(2)]
+    tia = await guest(a, "tiaTia11", "*Tia")
+    near = [await guest(a, f"nearNr{n}0", f"*Near{n}") for n in range(2)]
+    for player in far:
+        await until(player, lambda lines: "pa*Tia" in lines)
+
+    replies = {}
+    for writer in [*near, *far]:  # 80 lines to *Tia: 20 from each of four, two on each member
+        for n in range(CHAT_LINES_PER_MINUTE):
+            writer.say("_*Tia", f"{writer.nick} {n}")
+        replies[writer.nick] = (await writer.poll(b=True)).lines(0)
+    for writer, refusal, count in (
+        (far[0], "At most 10 private lines", CHAT_LINES_PER_MINUTE - PRIVATE_FROM_ONE_PER_MINUTE),
+        (far[1], "is getting too many private messages", CHAT_LINES_PER_MINUTE),
+    ):
+        first = replies[writer.nick]
+        lines = first + await until(
+            writer,
+            lambda lines, first=first, refusal=refusal, count=count: (
+                sum(refusal in line for line in first + lines) >= count
+            ),
+        )
+        assert len(private_from(lines, writer.nick)) == CHAT_LINES_PER_MINUTE - count  # echoed once kept
+
+    lines = await until(tia, lambda lines: len(private_from(lines, "*Far0")) >= PRIVATE_FROM_ONE_PER_MINUTE)
+    lines += (await tia.poll(b=True)).lines(0)
+    received = {writer.nick: len(private_from(lines, writer.nick)) for writer in [*near, *far]}
+    assert received == {"*Near0": 10, "*Near1": 10, "*Far0": 10, "*Far1": 0}
+    assert sum(received.values()) == PRIVATE_TO_ONE_PER_MINUTE
