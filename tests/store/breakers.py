@@ -21,7 +21,8 @@ import os
 import re
 import sqlite3
 import subprocess
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -186,6 +187,14 @@ class PostgresProxy(Breaker):
         """The proxy gone for good, once its clients are (whatever state the test left it in)."""
         if self.server is not None:
             await self.break_storage()
+
+
+async def until(condition: Callable[[], bool], seconds: float = 15.0) -> None:
+    """Until `condition` holds (the writer retries, a breaker takes effect), at most `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        await asyncio.sleep(0.02)
 
 
 def breaker_for(url: str) -> Breaker:

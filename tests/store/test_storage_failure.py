@@ -10,7 +10,6 @@ import logging
 import shutil
 import ssl
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,7 @@ from server.store.models import ArchivedGame, JournalEntry
 from server.store.outage import unavailable
 from server.store.store import Store
 from tests.conftest import POSTGRES, NewDatabase
-from tests.store.breakers import Breaker, PostgresProxy, breaker_for, fill, small_disk
+from tests.store.breakers import Breaker, PostgresProxy, breaker_for, fill, small_disk, until
 
 FAILING = "storage failing"
 BACK = "storage back"
@@ -43,13 +42,6 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(writer, "RETRY_FIRST", 0.05)
     monkeypatch.setattr(writer, "RETRY_MOST", 0.2)
     monkeypatch.setattr(writer, "LAST_ATTEMPT_SECONDS", 1.2)
-
-
-async def until(condition: Callable[[], bool], seconds: float = 15.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.02)
 
 
 def lines(caplog: pytest.LogCaptureFixture, words: str) -> list[logging.LogRecord]:

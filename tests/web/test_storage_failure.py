@@ -10,8 +10,6 @@ import json
 import logging
 import random
 import re
-import time
-from collections.abc import Callable
 
 import pytest
 from pytest_aiohttp import AiohttpClient
@@ -24,7 +22,7 @@ from server.store import database, writer
 from server.store.models import JournalEntry
 from server.web.common import STORE_KEY
 from tests.conftest import served
-from tests.store.breakers import Breaker, breaker_for
+from tests.store.breakers import Breaker, breaker_for, until
 from tests.web.test_games import Players, errors
 from tests.web.test_stream import chat_texts
 
@@ -57,13 +55,6 @@ async def game(aiohttp_client: AiohttpClient, settings: Settings) -> Players:
 @pytest.fixture
 def breaker(settings: Settings) -> Breaker:
     return breaker_for(settings.db_url)
-
-
-async def until(condition: Callable[[], bool], seconds: float = 15.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.02)
 
 
 async def http_move(game: Players, player_secret: str, uid: int, where: str) -> str:

@@ -26,8 +26,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
-from collections.abc import Callable
 from concurrent.futures import Executor, Future
 
 import pytest
@@ -49,7 +47,7 @@ from tests.clients.conversation import engine_dots, get, log_in
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
 from tests.hub.test_restore import state
-from tests.store.breakers import Breaker, breaker_for
+from tests.store.breakers import Breaker, breaker_for, until
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
 
@@ -69,13 +67,6 @@ def slow_to_fail(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def breaker(settings: Settings) -> Breaker:
     return breaker_for(settings.db_url)
-
-
-async def until(condition: Callable[[], bool], seconds: float = 15.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, "timed out"
-        await asyncio.sleep(0.02)
 
 
 class Table:
