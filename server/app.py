@@ -20,7 +20,7 @@ from server.hub.hub import Hub
 from server.hub.limits import Caps
 from server.hub.numbers import TABLE_BLOCK
 from server.logs import Fields
-from server.store.serverlock import Holder
+from server.store.serverlock import AdvisoryLock, Holder
 from server.store.store import Store
 from server.web import (
     accesslog,
@@ -148,6 +148,8 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     app[pages.REPLAYS_KEY] = pages.Replays()
     app[tournament.TOURNAMENTS_KEY] = store.tournaments
     store.writer.on_commit = app[metrics.METRICS_KEY].writes.observe
+    if isinstance(store.server_lock, AdvisoryLock):
+        app[metrics.METRICS_KEY].watch_database_lock(store.server_lock)
     hub.persistence = store.writer
     store.writer.on_storage_change = hub.storage_changed
     journals, next_uid = await store.writer.load_journal()

@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestServer
+from pytest_aiohttp import AiohttpClient
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
@@ -36,7 +37,7 @@ from server.store.serverlock import (
     ServerLockError,
 )
 from server.store.store import Store
-from tests.conftest import POSTGRES
+from tests.conftest import POSTGRES, served
 
 FIRST = Holder(4242, "first.example", 8080, datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC))
 LIVE_TABLES = ("journal", "server_state", "sessions", "tables")
@@ -213,6 +214,52 @@ async def test_a_lock_whose_connection_is_ended_is_taken_back_and_keeps_a_second
     )
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
     assert await lock_connection(url, FIRST) == (0, set()), "closed with the store"
+
+
+@postgres_only
+async def test_a_lock_another_server_took_meanwhile_is_an_error_and_readyz_says_so_until_it_is_back(
+    aiohttp_client: AiohttpClient, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    url = settings.db_url
+    client = await served(aiohttp_client, settings)
+    this = Holder.this_process(settings.port)
+    backend, locks = await lock_connection(url, this)
+    intruder = create_async_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        async with intruder.connect() as other:
+            # A second server alone, started in the moment the first had lost its lock.
+            await other.execute(text("SELECT set_config('application_name', :name, false)"),
+                                {"name": application_name(FIRST)})  # fmt: skip
+            ended_and_taken = await other.execute(
+                text("SELECT pg_terminate_backend(:pid, 5000), pg_try_advisory_lock(:key)"),
+                {"pid": backend, "key": ADVISORY_KEY},
+            )
+            assert ended_and_taken.one() == (True, True)
+            deadline = time.monotonic() + TAKEN_BACK_WITHIN
+            while (response := await client.get("/readyz")).status == 200:
+                assert time.monotonic() < deadline, await response.json()
+                await asyncio.sleep(0.1)
+            answer = await response.json()
+            assert response.status == 503 and answer["status"] == "unready"
+            assert answer["reason"].startswith(
+                "database lock held by another process: another kropki-server is serving this database: "
+                "pid 4242 on host first.example, port 8080, since "
+            )
+            assert "both now write to one database: stop the one started later" in answer["reason"]
+            page = await (await client.get("/metrics")).text()
+            assert "kropki_database_lock_held 0.0" in page and "kropki_database_lock_taken 1.0" in page
+            await asyncio.sleep(2.5)  # attempts every second: still one line
+            [error] = logged(caplog, "database lock not taken back: another kropki-server is serving")
+            assert error.levelno == logging.ERROR and "/readyz answers 503" in error.getMessage()
+    finally:
+        await intruder.dispose()
+    await held_again(url, this, backend, locks)
+    answer = await (await client.get("/readyz")).json()
+    assert answer["status"] == "ready" and "reason" not in answer
+    page = await (await client.get("/metrics")).text()
+    assert "kropki_database_lock_held 1.0" in page and "kropki_database_lock_taken 0.0" in page
+    assert "kropki_database_lock_losses_total 1.0" in page
+    assert len(logged(caplog, "database lock held again ")) == 1
 
 
 @postgres_only
