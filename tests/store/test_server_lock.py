@@ -38,6 +38,7 @@ from server.store.serverlock import (
 )
 from server.store.store import Store
 from tests.conftest import POSTGRES, served
+from tests.store.breakers import PostgresProxy, until
 
 FIRST = Holder(4242, "first.example", 8080, datetime(2030, 1, 2, 3, 4, 5, tzinfo=UTC))
 LIVE_TABLES = ("journal", "server_state", "sessions", "tables")
@@ -296,3 +297,34 @@ async def test_a_lock_connection_that_hangs_is_let_go_and_its_backend_ended(
         assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
     finally:
         await store.close()
+
+
+@postgres_only
+async def test_a_lock_comes_back_when_postgresql_is_stopped_and_started(
+    tmp_path: Path, settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """PostgreSQL reached through a proxy that is stopped and started, as a PostgreSQL restart looks to
+    its clients (the tests' own PostgreSQL server is shared: it is not restarted)."""
+    proxy = PostgresProxy(tmp_path / "pg", settings.db_url)
+    await proxy.start()
+    store = await Store.open(proxy.url, serving=FIRST)
+    lock = store.server_lock
+    assert isinstance(lock, AdvisoryLock)
+    try:
+        backend, locks = await lock_connection(settings.db_url, FIRST)
+        await proxy.break_storage()
+        await until(lambda: lock.lost_since is not None, TAKEN_BACK_WITHIN)
+        await asyncio.sleep(1.5)  # an attempt or two while PostgreSQL is away
+        assert lock.lost_because == "cannot reach the database (ENOENT)" and lock.taken_by is None
+        await proxy.mend()
+        await held_again(settings.db_url, FIRST, backend, locks)
+        assert len(logged(caplog, "database lock lost (connection lost)")) == 1
+        assert len(logged(caplog, "database lock held again ")) == 1
+
+        await proxy.break_storage()  # and the server stops while it is away
+        await until(lambda: lock.lost_since is not None, TAKEN_BACK_WITHIN)
+        started = time.monotonic()
+    finally:
+        await store.close()
+        await proxy.close()
+    assert time.monotonic() - started < 1.0
