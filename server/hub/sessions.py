@@ -198,8 +198,9 @@ class Sessions:
     def take_over(self, saved: SavedSession, account: Account | None) -> None:
         """A session another member served (or served until it died), as it left it in the store: back
         as after a restart, claimed by its next request, and this member's from now on."""
-        if self.roster.taken(saved.nick):
-            log.info("session not taken over: its nick is online here %s", Fields(nick=saved.nick))
+        if self.roster.taken(saved.nick):  # taken from the store all the same: it ends, not left ownerless
+            log.info("session ended: its nick is online here %s", Fields(nick=saved.nick))
+            self.ctx.persistence.session_ended(saved.id_hmac)
             return
         player = self._restore_one(saved, account, self.ctx.timers.now())
         player.rejoined = {}  # what its client had is another member's numbering: every table whole
