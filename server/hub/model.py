@@ -186,6 +186,14 @@ class Table:
         seat = self.room.seat_of(player.nick) if self.room is not None else 0
         return seat if seat and self.owners.get(player.nick) == player.seat_key else 0
 
+    def seat_entry(self, nick: str) -> dict[str, Any]:
+        """The journal's record of who owns the nick's seat (`owners`, `guest_places`)."""
+        entry: dict[str, Any] = {"nick": nick, "owner": self.owners[nick]}
+        place = self.guest_places.get(nick)
+        if place is not None:
+            entry["host"], entry["network"] = place
+        return entry
+
     def colour_of(self, player: Player) -> str:
         """`B` for blue's players (odd sides: team one), `W` for red's, "" for anyone else."""
         seat = self.seat_of(player)
