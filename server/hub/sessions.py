@@ -75,7 +75,7 @@ class Sessions:
             if known.nick != nick:
                 raise ProtocolError("idInUse", "This id is logged in with another nick.")
             known.last_command = 0  # a reloaded client numbers its commands from 1 again
-            known.k_hold = None
+            known.acknowledged.clear()
             self.saved.note_k(known)  # the journal's newer k must not outlive this login in a crash
             known.logged_in_at = self.bus.last  # what only they saw before is not news to it
             self.roster.seen(known, self.ctx.timers.now())
