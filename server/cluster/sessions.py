@@ -20,6 +20,7 @@ from server.hub.persistence import Account, SavedSession
 from server.hub.saved import SESSION_JOURNAL
 from server.logs import Fields
 from server.store.moving import HELD, TakenSession
+from server.store.outage import unavailable
 
 log = logging.getLogger(__name__)
 
@@ -88,7 +89,12 @@ class SessionMover:
         the member serving it is slow to answer, starting, or has just died."""
         deadline = asyncio.get_running_loop().time() + BRING_AT_MOST
         while True:
-            brought = await self._try_bringing(id_hmac, network)
+            try:
+                brought = await self._try_bringing(id_hmac, network)
+            except Exception as failure:
+                if unavailable(failure) is None:
+                    raise
+                brought = None  # the database restarting: it is asked again
             if brought is not None:
                 return
             if asyncio.get_running_loop().time() > deadline:
