@@ -190,6 +190,7 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     from server.cluster.nicks import NickClaims
     from server.cluster.sessions import SessionMover
     from server.cluster.takeover import TakeOver
+    from server.store.moving import SessionTaker
 
     hub = app[HUB_KEY]
     info: dict[str, object] = {"host": socket.gethostname(), "port": settings.port, "pid": os.getpid()}
@@ -200,10 +201,13 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     store = app[STORE_KEY].writer
 
     def alive() -> tuple[str, ...] | None:
-        """The live members; None while Redis is unreachable (no member can then be told dead)."""
-        return membership.members if membership.connected else None
+        """The live members; None while no member can be told dead (Membership.judged_members)."""
+        return membership.judged_members
 
-    mover = app[MOVER_KEY] = SessionMover(name, hub, hub.persistence.id_hmac, store.session_of, alive)
+    taker = SessionTaker(store.sessions, store.member)
+    mover = app[MOVER_KEY] = SessionMover(
+        name, hub, hub.persistence.id_hmac, store.session_of, taker.take, alive
+    )
     lobby.sessions = mover
     mover.send = lobby.send_to
     take_over = TakeOver(store.take_orphans, hub.take_tables, alive)
