@@ -167,7 +167,7 @@ class AdvisoryLock:
         if self.member is None:
             return "a second server could start on this database"
         return (
-            "other members may take this member's tables over if it also seems dead in Redis, "
+            "other members may take this member's tables and sessions over if it also seems dead in Redis, "
             "and a server alone could start on the database"
         )
 
@@ -303,8 +303,8 @@ class AdvisoryLock:
             return (
                 f"member {name!r}: its own lock is held by {holder}: another live process serves under "
                 "this member's name (stop one of the two), or another member is taking this member's "
-                "tables over because it also seemed dead in Redis (restart this member to read back "
-                "what it still owns)"
+                "tables or sessions over because it also seemed dead in Redis (restart this member to "
+                "read back what it still owns)"
             )
         return None
 
@@ -332,7 +332,7 @@ class AdvisoryLock:
         if self.member is None:
             meaning = "a second server on this database is refused again"
         else:
-            meaning = "other members cannot take this member's tables over while it lives"
+            meaning = "other members cannot take this member's tables and sessions over while it lives"
         log.warning("database lock held again %.1f s after it was found lost: %s", lasted, meaning)
 
 

@@ -173,10 +173,13 @@ async def test_a_member_whose_lock_connection_is_ended_takes_its_locks_back_and_
     assert seconds < TAKEN_BACK_WITHIN
     [lost] = logged(caplog, "database lock lost (connection lost)")
     assert (
-        "other members may take this member's tables over if it also seems dead in Redis" in lost.getMessage()
+        "other members may take this member's tables and sessions over if it also seems dead in Redis"
+        in lost.getMessage()
     )
     [back] = logged(caplog, "database lock held again ")
-    assert back.getMessage().endswith("other members cannot take this member's tables over while it lives")
+    assert back.getMessage().endswith(
+        "other members cannot take this member's tables and sessions over while it lives"
+    )
 
 
 async def test_readyz_says_when_a_members_lock_is_lost_and_when_it_is_back(
@@ -199,8 +202,8 @@ async def test_readyz_says_when_a_members_lock_is_lost_and_when_it_is_back(
         assert answer["status"] == "degraded", answer
         assert answer["reason"].startswith("database lock lost since ")
         assert answer["reason"].endswith(
-            "(server not accepting writes (55000)): other members may take this member's tables over if "
-            "it also seems dead in Redis, and a server alone could start on the database"
+            "(server not accepting writes (55000)): other members may take this member's tables and "
+            "sessions over if it also seems dead in Redis, and a server alone could start on the database"
         )
         assert answer["cluster"]["members"] == ["kropki-a", "kropki-b"]
         page = await (await first.get("/metrics")).text()
