@@ -42,6 +42,12 @@ RETRY_SECONDS = 1.0  # between two attempts to subscribe again
 # a member heard from this recently is not dropped for missing from the live members: the view may have
 # been read (two bounded calls) before it announced itself
 NEWCOMER_SECONDS = 3 * CALL_TIMEOUT
+# An action at a table and its confirmation (`do`, `done`) that no member listened for are sent again
+# this long: the member they are for subscribes again within a heartbeat of Redis's return (issue 44: a
+# confirmation lost so held its client's k 30 s, and an action so lost was refused).
+RESENT_FOR = 10.0
+RESEND_EVERY = 0.5
+RESENT = ("do", "done")
 
 
 class SharedLobby(Protocol):
@@ -81,6 +87,8 @@ class LobbyLink:
         self._heard: dict[str, tuple[str, int]] = {}  # member -> (instance, last sequence taken)
         self._waiting_for_part: set[str] = set()
         self._known: dict[str, float] = {}  # member -> when this member first heard from it (loop time)
+        self._alive: set[str] = set()  # the members alive as membership last said
+        self._resending: dict[int, tuple[float, dict[str, Any]]] = {}  # id -> (until, message) sent again
         self._client: Redis | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._resubscribe = asyncio.Event()
@@ -116,7 +124,7 @@ class LobbyLink:
     def members_changed(self, members: tuple[str, ...]) -> None:
         """Members heard from that are no longer alive leave the lobby. One heard from only just now
         is left alone: it announced itself before it spoke, but this view may have been read before."""
-        alive = set(members)
+        alive = self._alive = set(members)
         settled = asyncio.get_running_loop().time() - NEWCOMER_SECONDS
         for member, since in list(self._known.items()):
             if member not in alive and since < settled:
@@ -185,6 +193,9 @@ class LobbyLink:
             for (member, (_, bodies)), listeners in zip(direct.items(), heard_by, strict=True):
                 if not listeners:
                     self._not_delivered(member, bodies, gone=listeners == 0)
+                elif self._resending:
+                    for body in bodies:
+                        self._resending.pop(id(body), None)
             stop_if_cancelled()
             if self._outbox or self._send_part or self._ask or self._direct:
                 self._wake.set()
@@ -215,8 +226,22 @@ class LobbyLink:
             if "hand_over" in body:
                 if gone and self.sessions is not None:
                     self.sessions.not_delivered(body)
-            else:
+            elif not (gone and self._sent_again(member, body)):
+                self._resending.pop(id(body), None)
                 self._hub.not_delivered(member, body)
+
+    def _sent_again(self, member: str, body: dict[str, Any]) -> bool:
+        """An action or its confirmation that nobody heard, to a member alive that is not listening yet
+        (subscribing again after Redis came back): sent again soon, for RESENT_FOR. Not when Redis could
+        not be reached: whether it was heard is not known, and an action must not be done twice."""
+        if not any(kind in body for kind in RESENT) or member not in self._alive:
+            return False
+        loop = asyncio.get_running_loop()
+        until, _ = self._resending.setdefault(id(body), (loop.time() + RESENT_FOR, body))
+        if loop.time() > until:
+            return False
+        loop.call_later(RESEND_EVERY, self.send_to, member, body)
+        return True
 
     def _direct_messages(self) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
         """The queued messages for single members, one numbered message per member, in order."""

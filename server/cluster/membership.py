@@ -188,7 +188,7 @@ class Membership:
             pipe.smembers(MEMBERS_KEY)
             announced, _, names = await bounded(pipe.execute())
         held = _held(announced)
-        if announced == 0 and self._judging_from is None:
+        if announced == 0 and self._judging_from is None and self._isolated_since is None:
             log.warning(
                 "redis lost the announcements (restarted empty, or flushed): member %r announced again; "
                 "members missing are not taken for dead for %.0f s",

@@ -12,6 +12,7 @@ from typing import Any
 
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
+from redis.asyncio import Redis
 
 from server.config import Settings
 from server.hub.limits import CHAT_LINES_PER_MINUTE
@@ -297,3 +298,27 @@ async def test_a_team_table_is_played_across_members_and_a_visitor_who_leaves_is
     refusal = (await cyd.poll(b=True)).sections[0]
     assert any("..e.*Ala is on another member of the cluster" in line for line in refusal), refusal
     assert not a.app[HUB_KEY].invitations and not b.app[HUB_KEY].invitations
+
+
+async def test_a_move_and_its_confirmation_wait_for_a_member_subscribing_again(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """issue 44: after Redis came back, a member that had not subscribed again yet heard nothing: a move
+    sent to it was refused ("cannot be reached") and a confirmation sent to it lost, which held its
+    player's k 30 s. Now both are sent again until it listens."""
+    a, b, ala, cyd = await ala_and_cyd(aiohttp_client, postgres, redis_server)
+    uid = await set_up(a, "*Cyd", "*Ala")  # on member a; Cyd plays from member b
+    await at_table(cyd, uid, lambda lines: any(line.startswith("pr") and "*Cyd" in line for line in lines))
+    async with Redis.from_url(redis_server.url) as redis:
+        await redis.execute_command("CLIENT", "KILL", "TYPE", "pubsub")  # both members listen again soon
+    number = cyd.send("s", uid, "aa")
+    reply = await cyd.poll(b=True)
+    deadline = asyncio.get_running_loop().time() + WITHIN
+    lines = reply.sections.get(uid, []) + reply.sections.get(0, [])
+    while reply.processed < number:
+        assert asyncio.get_running_loop().time() < deadline, lines
+        await asyncio.sleep(0.05)
+        reply = await cyd.poll(b=True)
+        lines += reply.sections.get(uid, []) + reply.sections.get(0, [])
+    assert not any("cannot be reached" in line for line in lines)
+    await at_table(ala, uid, has("aa"))
