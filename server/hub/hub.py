@@ -257,7 +257,7 @@ class Hub:
             if line.startswith("ca"):
                 self.remote_lobby.note_relayed(member, event)
             elif line.startswith("d"):
-                self.mirrors.described(line)
+                self.mirrors.described(member, line)
 
     def take_lobby_part(self, member: str, lines: list[str]) -> None:
         """Another member's whole part: the readers here get what changed since they last saw it."""
@@ -265,7 +265,7 @@ class Hub:
         self._relay(changed)
         for line in changed:
             if line.startswith("d"):
-                self.mirrors.described(line)
+                self.mirrors.described(member, line)
 
     def drop_lobby_part(self, member: str) -> None:
         """A member left the cluster (or this one lost Redis): its people and tables leave the lobby."""

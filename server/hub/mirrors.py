@@ -134,13 +134,40 @@ class Mirrors:
             if uid not in player.tables:
                 self.join(player, uid)
 
-    def described(self, description: str) -> None:
-        """A table of another member described (`d`: opened, or back after that member restarted): its
-        players here sit down at it, as at a table opened here."""
+    def described(self, member: str, description: str) -> None:
+        """A table of `member` described (`d`: opened, back after that member restarted, or taken over
+        from a member that died): its players here sit down at it, as at a table opened here, and so
+        do the people here who followed it at its member before."""
+        _, key = events.lobby_subject(description)
+        watching = self.moved(int(key), member) if key.isdigit() else []
         for nick in events.described_players(description):
             player = self.roster.online(nick)
             if player is not None:
                 self.seat_back(player)
+        for player in watching:
+            if int(key) not in player.tables and self.roster.online(player.nick) is player:
+                self.join(player, int(key))
+
+    def moved(self, uid: int, owner: str | None) -> list[Player]:
+        """Table `uid` is `owner`'s now (None: this member's), taken over from a member that died: the
+        others' parts of the lobby forget it, and the people here at the mirror of its old owner stand
+        up (what they sent there unconfirmed is not waited for: Mirrors.owner_gone); who they were, to
+        sit down at it again. Issue 44: left at the old mirror, they were not seated at the new owner's
+        table, and the old owner's leaving then took them away from it."""
+        self.remote.forget_table(uid, keep=owner)
+        mirror = self.by_uid.get(uid)
+        if mirror is None or mirror.owner == owner:
+            return []
+        people = [*mirror.people.values(), *mirror.coming.values()]
+        for player in list(mirror.people.values()):
+            if player.acknowledged.gone(mirror.owner):
+                self.tables.tell(player, LOBBY, "notStored", table=str(uid))
+                self._settle(player)
+            self._stand_up(mirror, player)
+        mirror.coming.clear()
+        self._close_if_unused(mirror)
+        log.info("table of a member gone, taken over %s", Fields(uid=uid, member=owner or "here"))
+        return people
 
     def leave(self, player: Player, uid: int, *, for_good: bool = False) -> None:
         """`for_good` as for Tables.leave: the owner takes a team game's player out of the game."""

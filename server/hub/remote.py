@@ -128,6 +128,13 @@ class RemoteLobby:
         self.departed[member] = old.chat
         return _difference(old, LobbyPart(chat=old.chat))
 
+    def forget_table(self, uid: int, *, keep: str | None) -> None:
+        """Table `uid` is `keep`'s now (None: this member's): no other part has it, so that it is sat
+        down at there and a part dropped later does not take it out of the lobby."""
+        for member, part in self.parts.items():
+            if member != keep:
+                part.tables.pop(uid, None)
+
     def owner_of_table(self, uid: int) -> str | None:
         for member, part in self.parts.items():
             if uid in part.tables:

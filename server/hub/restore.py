@@ -77,6 +77,8 @@ class Restorer:
             if uid <= LOBBY or uid in self.tables or not entries:
                 log.warning("table not taken over %s", Fields(uid=uid, entries=len(entries)))
                 continue
+            elsewhere = self.tables.elsewhere  # people here who followed it at the member that died
+            watching = elsewhere.moved(uid, None) if elsewhere is not None else []
             if not self._restore_or_set_aside(uid, entries):
                 continue
             room = self.tables[uid].room
@@ -86,6 +88,9 @@ class Restorer:
                 player = self.sessions.roster.online(nick)
                 if player is not None:
                     self.tables.seat_back(player)
+            for player in watching:
+                if uid not in player.tables and self.sessions.roster.online(player.nick) is player:
+                    self.tables.enter(player, uid)
             log.info("table taken over %s", Fields(uid=uid))
 
     def _restore_or_set_aside(self, uid: int, entries: list[tuple[int, str, dict[str, Any]]]) -> bool:

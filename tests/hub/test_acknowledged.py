@@ -13,29 +13,48 @@ from server.engine.gametype import parse_game_type
 from server.hub.acknowledged import UNCONFIRMED_AT_MOST
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
+from tests.hub.test_restore import RecordingPersistence
 from tests.hub.test_sessions import poll
 
 
 class Link:
-    """Members "a" and "b": what each sends the other is delivered by `deliver`, in order; `losing`
-    drops the messages it matches (pub/sub delivers at most once)."""
+    """Members joined as server/cluster/lobby.py joins them: every lobby line goes to every other
+    member, a message to its member, in order, when `deliver` runs; `losing` drops the messages it
+    matches (pub/sub delivers at most once); a member `killed` hears nothing more, and what is sent to
+    it is not delivered (its sender is told, as Redis's count of listeners tells it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, names: str = "ab") -> None:
         self.timers = ManualTimers()
-        self.hubs = {name: Hub(timers=self.timers, rng=random.Random(n)) for n, name in enumerate("ab")}
+        self.stores = {name: RecordingPersistence() for name in names}
+        self.hubs = {
+            name: Hub(timers=self.timers, persistence=self.stores[name], rng=random.Random(n))
+            for n, name in enumerate(names)
+        }
         self.queue: deque[tuple[str, str, Any]] = deque()
         self.losing = lambda message: False
         for name, hub in self.hubs.items():
-            other = "b" if name == "a" else "a"
-            hub.share_lobby(
-                lambda line, b_only, to=other, by=name: self.queue.append((to, by, (line, b_only)))
-            )
+            hub.share_lobby(lambda line, b_only, by=name: self._lobby_line(by, line, b_only))
             hub.share_with_members(lambda member, message, by=name: self.queue.append((member, by, message)))
+
+    def _lobby_line(self, by: str, line: str, b_only: bool) -> None:
+        for to in self.hubs:
+            if to != by:
+                self.queue.append((to, by, (line, b_only)))
+
+    def kill(self, name: str) -> None:
+        self.hubs[name].share_lobby(None)
+        self.hubs[name].share_with_members(None)
+        del self.hubs[name]
 
     def deliver(self) -> None:
         while self.queue:
             to, by, message = self.queue.popleft()
-            if isinstance(message, tuple):
+            if by not in self.hubs:
+                continue
+            if to not in self.hubs:
+                if not isinstance(message, tuple):
+                    self.hubs[by].not_delivered(to, message)
+            elif isinstance(message, tuple):
                 self.hubs[to].take_lobby_line(by, *message)
             elif not self.losing(message):
                 self.hubs[to].take_from_member(by, message)

@@ -1,0 +1,48 @@
+"""Another member's table followed here (server/hub/mirrors.py) when that member dies and a third one
+takes the table over: the people here sit down at it where it is now (issue 44)."""
+
+from __future__ import annotations
+
+from server.engine.gametype import parse_game_type
+from tests.hub.test_acknowledged import Link
+from tests.hub.test_sessions import poll
+
+
+def test_a_table_taken_over_by_another_member_is_sat_at_again_where_it_is_now() -> None:
+    """issue 44: member b took the table of member a, which died, before member c heard of a's death.
+    Cyd, on c, still sat at c's mirror of a's table, so b's `d` line did not seat him again; a's death
+    then stood him up, and the game stood still until he chose the table again."""
+    link = Link("abc")
+    a, b, c = link.hubs["a"], link.hubs["b"], link.hubs["c"]
+    a.guest_login("alaAla11", "*Ala", "en")
+    c.guest_login("cydCyd33", "*Cyd", "en")
+    c.guest_login("eveEve55", "*Eve", "en")
+    b.guest_login("bobBob22", "*Bob", "en")
+    link.deliver()
+    uid = a.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Cyd").uid
+    link.deliver()
+    c.tables.subscribe(c.players["eveEve55"], uid)  # Eve watches it, and Bob from member b
+    b.tables.subscribe(b.players["bobBob22"], uid)
+    link.deliver()
+    a.move("alaAla11", str(uid), "aa")
+    poll(c, "cydCyd33", 0, f"s1.{uid}.hh")
+    link.deliver()
+    journal = {uid: list(link.stores["a"].entries[uid])}
+
+    link.kill("a")
+    b.take_tables(journal)  # member b takes the table over first
+    link.deliver()
+    for member in (b, c):  # then they hear that member a is gone
+        member.member_gone("a")
+    link.deliver()
+    assert b.tables[uid].people["*Bob"] is b.players["bobBob22"]  # at the table of his own member now
+    for secret in ("cydCyd33", "eveEve55"):
+        assert uid in c.players[secret].tables
+    state = poll(c, "cydCyd33", 0).sections[uid]
+    assert any("aa" in line for line in state) and any("hh" in line for line in state)
+    b.guest_login("alaAla11", "*Ala", "en")  # Ala's requests reach member b now
+    b.move("alaAla11", str(uid), "ab")
+    link.deliver()
+    assert poll(c, "cydCyd33", 0, f"s2.{uid}.hg").processed == 1
+    link.deliver()
+    assert any("hg" in line for line in b.lobby_state.snapshot(uid))
