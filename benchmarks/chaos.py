@@ -76,7 +76,7 @@ for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*, tests.*
         sys.path.insert(0, _path)
 
 import aiohttp  # noqa: E402
-from chaos_players import Pair, Run, make_pairs, write_log  # noqa: E402
+from chaos_players import REQUEST_TIMEOUT, Pair, Run, make_pairs, write_log  # noqa: E402
 from chaos_report import Event, Mark, read_logs, read_record, report  # noqa: E402
 from cluster import NGINX, REDIS_SERVER, ClusterServer, Member, drop_database, fresh_database  # noqa: E402
 from sqlalchemy import text  # noqa: E402
@@ -176,9 +176,8 @@ class Chaos:
         tables = None if owned is None else sorted(uid for uid, owner in owned.items() if owner == name)
         mark = Mark(time.monotonic(), "death", name, tables)
         event.marks.append(mark)
-        self.say(
-            f"SIGKILL {name} (pid {member.proc.pid}); it owned tables {tables if tables is not None else '?'}"
-        )
+        owned_text = "? tables (PostgreSQL did not say)" if tables is None else f"{len(tables)} tables"
+        self.say(f"SIGKILL {name} (pid {member.proc.pid}); it owned {owned_text}")
         return mark
 
     async def start_again(self, name: str, after: float) -> None:
@@ -335,34 +334,31 @@ async def play(args: argparse.Namespace, cluster: ClusterServer, db_url: str, pg
     chaos = Chaos(cluster, db_url, pg_command, rng, run)
     schedule = plan(rng, args.minutes * 60, args.gap)
     print("the schedule (seconds after the warm-up): " + ", ".join(f"{m:.0f} {k}" for m, k in schedule))
-    async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as session:
-        pairs = make_pairs(args.games, cluster.port, session, run)
-        tasks = []
-        for player in [player for pair in pairs for player in pair.players]:
-            tasks.append(asyncio.create_task(player.play()))
-            await asyncio.sleep(0.02)
-        try:
-            if not await wait_for_tables(pairs, chaos):
-                return 2
-            await asyncio.sleep(WARM_UP)
-            chaos.say(f"warm-up over; the schedule begins, {args.games} games playing")
-            await chaos.carry_out(schedule, time.monotonic())
-            chaos.say(f"the quiet end: {args.quiet:.0f} s with everything up")
-            await asyncio.sleep(max(0.0, args.quiet - NO_MOVES_AT_END))
-            run.no_new_moves = True
-            await asyncio.sleep(NO_MOVES_AT_END)
-            run.stopping = True
-            stopped = time.monotonic()
-            done, late = await asyncio.wait(tasks, timeout=90)
-            for task in late:
-                task.cancel()
-            for task in done:
-                if task.exception() is not None:
-                    raise task.exception()  # type: ignore[misc]
-        finally:
-            run.stopping = True
-            for task in tasks:
-                task.cancel()
+    pairs = make_pairs(args.games, cluster.port, run)
+    tasks = []
+    for player in [player for pair in pairs for player in pair.players]:
+        tasks.append(asyncio.create_task(player.play()))
+        await asyncio.sleep(0.02)
+    try:
+        if not await wait_for_tables(pairs, chaos):
+            return 2
+        await asyncio.sleep(WARM_UP)
+        chaos.say(f"warm-up over; the schedule begins, {args.games} games playing")
+        await chaos.carry_out(schedule, time.monotonic())
+        chaos.say(f"the quiet end: {args.quiet:.0f} s with everything up")
+        await asyncio.sleep(max(0.0, args.quiet - NO_MOVES_AT_END))
+        run.no_new_moves = True
+        await asyncio.sleep(NO_MOVES_AT_END)
+    finally:
+        run.stopping = True
+        stopped = time.monotonic()
+        _, late = await asyncio.wait(tasks, timeout=REQUEST_TIMEOUT + 5)
+        for task in late:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+    for task in tasks:
+        if not task.cancelled() and task.exception() is not None:
+            raise task.exception()  # type: ignore[misc]
     chaos.say("the players stopped; reading the tables' records")
     record = await read_record(db_url)
     if args.keep:

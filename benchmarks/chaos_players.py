@@ -26,10 +26,11 @@ HOST = "127.0.0.1"
 POLL_EVERY = 1.0  # ThreadMain.run: Wait.waitExactly(1000L) after each answer
 REQUEST_TIMEOUT = 70.0  # beyond nginx's proxy_read_timeout (60 s): MultiPoints' URLConnection has none
 INVITE_AGAIN = 10.0  # seconds before an invitation or an acceptance without a table is sent again
-SUBSCRIBE_AGAIN = 10.0  # seconds without its game's tab before a player chooses the table again
+SUBSCRIBE_AGAIN = 20.0  # seconds without its game's tab before a player chooses the table again
 MOVE_DELAY = (1.0, 3.0)  # seconds a player thinks once on move
 GAME_TYPE = "2020s0..a.F.n..._SRATP_sratp."  # 20x20, standard rules, empty start, the inviter starts, untimed
-REFUSAL = re.compile(r"ca\d+_\d+\.\.e\.(.*)")  # a server line for one player: a refused command
+# a server line for one player (`e`: a refused command), or for a table: `unsaved`, play taken back
+REFUSAL = re.compile(r"ca\d+_\d+\.\.(e|unsaved)\.(.*)")
 RESULT = re.compile(r"ca\d+_\d+\.\.([BW]\+[^.]*|0|Void)\.")  # a server line: the game ended
 MESSAGE_NUMBERS = re.compile(r"m(\d+)\.(\d+)\.(\d+)")
 
@@ -108,14 +109,15 @@ class Pair:
 
 
 class Player:
-    def __init__(
-        self, number: int, secret: str, pair: Pair, port: int, session: aiohttp.ClientSession, run: Run
-    ) -> None:
+    def __init__(self, number: int, secret: str, pair: Pair, port: int, run: Run) -> None:
         self.nick = f"*c{number}"
         self.secret = secret
         self.pair = pair
         self.port = port
-        self.session = session
+        # its own address, in a network of its own (127.0.N.1; all of 127/8 is this machine's): players
+        # have addresses of their own, and the limits per address count each one's requests alone
+        self.address = f"127.{number // 250}.{number % 250 + 1}.1"
+        self.session: aiohttp.ClientSession | None = None
         self.run = run
         self.rng = random.Random(f"{run.seed}:{number}")
         self.mp: MultiPoints | None = None
@@ -141,6 +143,7 @@ class Player:
         """The body, or None where MultiPoints' getLinkContent catches an IOException and returns ""
         (no connection, no answer in time, an HTTP error status such as nginx's 502)."""
         url = URL(f"http://{HOST}:{self.port}{target}", encoded=True)
+        assert self.session is not None
         try:
             async with self.session.get(url, timeout=aiohttp.ClientTimeout(total=REQUEST_TIMEOUT)) as reply:
                 body = await reply.text(encoding="utf-8")
@@ -172,6 +175,11 @@ class Player:
             await asyncio.sleep(POLL_EVERY)
 
     async def play(self) -> None:
+        connector = aiohttp.TCPConnector(local_addr=(self.address, 0))
+        async with aiohttp.ClientSession(connector=connector) as self.session:
+            await self._play()
+
+    async def _play(self) -> None:
         """ThreadMain.run, with a login again after `sd` (MultiPoints exits for good)."""
         while not self.run.stopping:
             if self.mp is None:
@@ -252,7 +260,17 @@ class Player:
             if line_id in self.refusals_seen:
                 continue
             self.refusals_seen.add(line_id)
-            reason = reason_of(refusal.group(1))
+            reason = reason_of(refusal.group(2))
+            if refusal.group(1) == "unsaved":  # for everyone at the table: a move of mine waiting is undone
+                reason = "(taken back) " + reason
+                mine = [
+                    c
+                    for c in self.current.values()
+                    if c.kind == "s" and c.table == section and c.sent is not None and c.refused is None
+                ]
+                if mine and mine[-1].acked is None:
+                    mine[-1].refused = reason
+                continue
             waiting = [
                 c
                 for c in self.current.values()
@@ -379,14 +397,14 @@ def secrets_for(count: int, seed: int) -> list[str]:
     return [str(number) for number in rng.sample(range(100000, 999999), count)]
 
 
-def make_pairs(games: int, port: int, session: aiohttp.ClientSession, run: Run) -> list[Pair]:
+def make_pairs(games: int, port: int, run: Run) -> list[Pair]:
     secrets = secrets_for(2 * games, run.seed)
     pairs = []
     for index in range(games):
         pair = Pair(index)
         for side in range(2):
             number = 2 * index + side + 1
-            pair.players.append(Player(number, secrets[number - 1], pair, port, session, run))
+            pair.players.append(Player(number, secrets[number - 1], pair, port, run))
         pairs.append(pair)
     return pairs
 

@@ -254,7 +254,7 @@ def report(
         f"without an answer: {dict(recorder.no_answer)}"
     )
     _show("replies whose k is above what their login sent", recorder.bad_k)
-    _show("replies whose k went back", recorder.k_back)
+    _show("replies whose k went back (the client sends again what k had covered)", recorder.k_back)
     print(
         "players who chose their own game's table again (not seated back after a login): "
         f"{recorder.chosen_again}"
@@ -284,7 +284,7 @@ def report(
             waits = sorted(
                 ((again_after(p.move_times, mark.at, stopped), p.uid) for p in judged), reverse=True
             )
-            worst = f"{waits[0][0]:.1f} s (table {waits[0][1]})" if waits else "no table"
+            worst = f"{waits[0][0]:.1f} s (table {waits[0][1]})" if waits else "- (it owned none)"
             whose = (
                 "all tables" if mark.tables is None or mark.what != "death" else f"its {len(judged)} tables"
             )
