@@ -17,11 +17,13 @@ Where they differ from MultiPoints:
   MultiPoints started again would, but with the same id; any other answer that is not `ok`
   (MultiPoints exits) is counted and the player polls on;
 - logins carry lang=en (MultiPoints sends ru) so that refusals read in English, and no changeLang;
+- each player connects from an address of its own, in a network of its own (127.0.N.1), as players
+  do: the limits per address and network (guessed ids, logins) count each one alone;
 - a player sends a move only when its board says it is on move and none of its moves is unacknowledged,
   1-3 s after it came on move: a random point the engine (server/engine/board.py) says is legal on
   that board; none in the last 10 s of the run;
-- a player whose game is not on its board 10 s after a login chooses its table (`b`), as a person
-  would in the lobby; when a game ends, the pair plays a new one.
+- a player whose game has not been on its board for 20 s chooses its table (`b`), as a person would
+  in the lobby; when a game ends, the pair plays a new one.
 
 The schedule, seeded (--seed) and printed as it happens: about one event every 20-40 s (--gap) over
 --minutes: a random member SIGKILLed and started again under its name and port 5-15 s later; once two
@@ -34,7 +36,8 @@ the PostgreSQL restart first. Each event ends when every member's /readyz lists 
 
 The check, at the end: every move sent (table, point, command number) against the tables' journals in
 PostgreSQL (server/store: `journal`, replayed as a restart replays it). It prints moves sent,
-acknowledged (a reply's k covered it), refused (a refusal line arrived for it: by reason), found,
+acknowledged (a reply's k covered it), refused (by reason: a refusal line for the player arrived while
+the move was unacknowledged, or the table's `unsaved` line took it back then), found,
 LOST (acknowledged, not refused, not in the record), duplicated, phantom (in the record, never sent);
 each player's board (its MultiPoints tab) against its table's record; `sd` answers (every one is to a
 live session: the players never log out); tracebacks and WARNING/ERROR lines in the members' logs;
@@ -42,7 +45,8 @@ err.nickInUse answers to logins and the longest a player kept getting them; for 
 any player got no `ok` answer and any table made no move, and how long until every table moved again
 after each member's death (the tables it owned) and after Redis returned; the longest k wait (a command
 sent until k covered it), overall and for commands sent after Redis returned; a reply whose k is above
-what its login has sent (a login inheriting another's command numbers).
+what its login has sent (a login inheriting another's command numbers), or below an earlier one of
+its login (the client sends again what k had covered).
 
 Targets (issue 44, point 2): 0 acknowledged moves lost, 0 duplicated or phantom, every board equal to
 its table's record, 0 `sd`, 0 tracebacks, k never held past 30 s, every table moving again within 20 s

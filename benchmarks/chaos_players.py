@@ -77,6 +77,7 @@ class Recorder:
     failures: list[str] = field(default_factory=list)  # lines the port could not parse
     tracking: list[str] = field(default_factory=list)  # dots the engine would not place
     chosen_again: int = 0  # `b` sent for the player's own game
+    unsaved: list[str] = field(default_factory=list)  # the `unsaved` lines players read
 
     def at(self, moment: float) -> str:
         return f"+{moment - self.started:.1f} s"
@@ -268,8 +269,12 @@ class Player:
                     for c in self.current.values()
                     if c.kind == "s" and c.table == section and c.sent is not None and c.refused is None
                 ]
-                if mine and mine[-1].acked is None:
-                    mine[-1].refused = reason
+                told = mine[-1] if mine and mine[-1].acked is None else None
+                if told is not None:
+                    told.refused = reason
+                moment = self.run.recorder.at(time.monotonic())
+                waited = f"its move {told.point} waiting" if told else "no move of its own waiting"
+                self.run.recorder.unsaved.append(f"{moment} {self.nick} table {section}: {waited}")
                 continue
             waiting = [
                 c

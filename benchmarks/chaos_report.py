@@ -209,6 +209,7 @@ def report(
         )
 
     _show("LOST (acknowledged, not refused, not in the record)", [described(c) for c in lost])
+    _show("`unsaved` lines (play taken back) players read", recorder.unsaved)
     counts = Counter((table, point) for table, entries in record.moves.items() for point, _ in entries)
     duplicated = [f"table {t} {p}: {n} times" for (t, p), n in counts.items() if n > 1]
     phantom = [
