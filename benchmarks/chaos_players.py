@@ -30,7 +30,8 @@ SUBSCRIBE_AGAIN = 20.0  # seconds without its game's tab before a player chooses
 MOVE_DELAY = (1.0, 3.0)  # seconds a player thinks once on move
 GAME_TYPE = "2020s0..a.F.n..._SRATP_sratp."  # 20x20, standard rules, empty start, the inviter starts, untimed
 # a server line for one player (`e`: a refused command), or for a table: `unsaved`, play taken back
-REFUSAL = re.compile(r"ca\d+_\d+\.\.(e|unsaved)\.(.*)")
+# (a table's server lines also come as `cr` in its whole state, which a take-back sends)
+REFUSAL = re.compile(r"ca\d+_\d+\.\.(e)\.(.*)|c[ar]\d+_\d+\.\.(unsaved)\.(.*)")
 RESULT = re.compile(r"ca\d+_\d+\.\.([BW]\+[^.]*|0|Void)\.")  # a server line: the game ended
 MESSAGE_NUMBERS = re.compile(r"m(\d+)\.(\d+)\.(\d+)")
 
@@ -56,6 +57,7 @@ class Command:
     acked: float | None = None  # the reply whose k covered it
     refused: str | None = None  # the refusal's reason (numbers as N)
     abandoned: float | None = None  # its login ended (`sd`) before k covered it
+    skipped: bool = False  # k covered it before any poll carried it: MultiPoints never sends it
 
 
 @dataclass
@@ -195,6 +197,11 @@ class Player:
             # then `lastSentCommandNumber = queue.size();` (the port's query(), MessageQueue(10)'s last 10)
             first = max(mp.last_sent_command_number + 1, len(mp.queue) - 9)
             sent_upto = len(mp.queue)
+            for number in range(1, min(mp.last_sent_command_number, sent_upto) + 1):  # k covered, unsent
+                command = self.current[number]
+                if command.sent is None:
+                    command.sent = command.acked = now
+                    command.skipped = True
             for number in range(first, sent_upto + 1):
                 command = self.current.get(number)
                 if command is not None and command.sent is None:
@@ -261,8 +268,8 @@ class Player:
             if line_id in self.refusals_seen:
                 continue
             self.refusals_seen.add(line_id)
-            reason = reason_of(refusal.group(2))
-            if refusal.group(1) == "unsaved":  # for everyone at the table: a move of mine waiting is undone
+            reason = reason_of(refusal.group(2) or refusal.group(4))
+            if refusal.group(3) == "unsaved":  # for everyone at the table: a move of mine waiting is undone
                 reason = "(taken back) " + reason
                 mine = [
                     c

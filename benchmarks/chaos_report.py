@@ -185,8 +185,8 @@ def report(
     lost = [c for c in acked if c.refused is None and (c.table, c.point, c.red) not in played]
     print(
         f"sent {len(moves)}, acknowledged (covered by k) {len(acked)}, refused {len(refused)}, "
-        f"found {len(found)}, "
-        f"abandoned by a login that ended {sum(c.abandoned is not None for c in moves)}"
+        f"found {len(found)}, abandoned by a login that ended {sum(c.abandoned is not None for c in moves)}, "
+        f"acknowledged before any poll carried them {sum(c.skipped for c in moves)}"
     )
     for reason, count in Counter(c.refused for c in refused).most_common():
         print(f"    refused {count}: {reason}")
@@ -203,9 +203,10 @@ def report(
     )
 
     def described(c: Command) -> str:
+        sent = "never sent (k covered it first)" if c.skipped else f"sent {at(c.sent or 0)}"
         return (
             f"{c.player} login {c.login} command {c.number} table {c.table} point {c.point}: "
-            f"sent {at(c.sent or 0)}, acknowledged {at(c.acked or 0)}"
+            f"{sent}, acknowledged {at(c.acked or 0)}"
         )
 
     _show("LOST (acknowledged, not refused, not in the record)", [described(c) for c in lost])
