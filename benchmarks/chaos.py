@@ -53,8 +53,9 @@ its table's record, 0 `sd`, 0 tracebacks, k never held past 30 s, every table mo
 of its member's death or Redis's return, no login inheriting k. Exit status 0 when every target is met,
 1 when one is not, 2 when the benchmark could not run.
 
-    scripts/with-postgres .venv/bin/python benchmarks/chaos.py              # about 7 minutes
+    scripts/with-postgres .venv/bin/python benchmarks/chaos.py      # about 5.5 minutes
     scripts/with-postgres .venv/bin/python benchmarks/chaos.py --seed 2 --keep /tmp/chaos-logs
+    # the one-minute run of tests/test_benchmarks.py: about 100 s
     scripts/with-postgres .venv/bin/python benchmarks/chaos.py --minutes 1 --games 8 --gap 15,20 --quiet 30
 """
 
