@@ -20,7 +20,7 @@ from server.hub.hub import Hub
 from server.hub.limits import Caps
 from server.hub.numbers import TABLE_BLOCK
 from server.logs import Fields
-from server.store.serverlock import Holder
+from server.store.serverlock import AdvisoryLock, Holder
 from server.store.store import Store
 from server.web import (
     accesslog,
@@ -148,6 +148,8 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     app[pages.REPLAYS_KEY] = pages.Replays()
     app[tournament.TOURNAMENTS_KEY] = store.tournaments
     store.writer.on_commit = app[metrics.METRICS_KEY].writes.observe
+    if isinstance(store.server_lock, AdvisoryLock):
+        app[metrics.METRICS_KEY].watch_database_lock(store.server_lock)
     hub.persistence = store.writer
     store.writer.on_storage_change = hub.storage_changed
     journals, next_uid = await store.writer.load_journal()
@@ -188,6 +190,7 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     from server.cluster.nicks import NickClaims
     from server.cluster.sessions import SessionMover
     from server.cluster.takeover import TakeOver
+    from server.store.moving import SessionTaker
 
     hub = app[HUB_KEY]
     info: dict[str, object] = {"host": socket.gethostname(), "port": settings.port, "pid": os.getpid()}
@@ -198,10 +201,13 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     store = app[STORE_KEY].writer
 
     def alive() -> tuple[str, ...] | None:
-        """The live members; None while Redis is unreachable (no member can then be told dead)."""
-        return membership.members if membership.connected else None
+        """The live members; None while no member can be told dead (Membership.judged_members)."""
+        return membership.judged_members
 
-    mover = app[MOVER_KEY] = SessionMover(name, hub, hub.persistence.id_hmac, store.session_of, alive)
+    taker = SessionTaker(store.sessions, store.member)
+    mover = app[MOVER_KEY] = SessionMover(
+        name, hub, hub.persistence.id_hmac, store.session_of, taker.take, alive
+    )
     lobby.sessions = mover
     mover.send = lobby.send_to
     take_over = TakeOver(store.take_orphans, hub.take_tables, alive)

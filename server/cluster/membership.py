@@ -33,14 +33,18 @@ DEFAULT_TTL = 10.0  # seconds an announcement outlives its last renewal: how lon
 
 # Writes the announcement only while the key is free or already this instance's, so a member never takes
 # the name of a live namesake (SET NX would refuse its own key on a renewal). Returns what another
-# instance holds, nil once written.
+# instance holds; once written, nil if it renewed the key, 0 if the key was not there (a first
+# announcement, or a renewal that finds Redis lost its keys: restarted empty, or flushed).
 _ANNOUNCE = """
 local held = redis.call('GET', KEYS[1])
 if held and held ~= ARGV[1] then
     return held
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-return false
+if held then
+    return false
+end
+return 0
 """
 # Withdraws the announcement only while it is this instance's: a namesake that took over keeps its own.
 _WITHDRAW = """
@@ -88,6 +92,7 @@ class Membership:
         self._cut_off_by = ""  # why Redis does not answer, in a few fixed words (see _cause)
         self._displaced = False
         self._members: tuple[str, ...] = ()
+        self._judging_from: float | None = None  # until then a member missing is not told dead (see judged)
         self.on_change: Callable[[bool], None] | None = None
         self.on_members: Callable[[tuple[str, ...]], None] | None = None  # the live members changed
 
@@ -105,6 +110,15 @@ class Membership:
 
     @property
     def members(self) -> tuple[str, ...]:
+        return self._members
+
+    @property
+    def judged_members(self) -> tuple[str, ...] | None:
+        """The live members, for telling the dead from the unheard (taking a member's tables and
+        sessions): None while Redis is unreachable, and for one ttl after it answers again or is found
+        restarted empty, when a member missing may only not have announced itself again yet."""
+        if not self._connected or self._judging_from is not None:
+            return None
         return self._members
 
     def status(self) -> dict[str, object]:
@@ -149,7 +163,7 @@ class Membership:
     async def _claim(self, client: Redis) -> None:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._ttl + 1
-        held = await bounded(self._announce(client))
+        held = _held(await bounded(self._announce(client)))
         if held is not None:
             log.info("member name %r is held (%s); waiting for it to expire", self._name, _holder(held))
         while held is not None:
@@ -160,7 +174,7 @@ class Membership:
                     "stop that member or give this one another name"
                 )
             await asyncio.sleep(min(self._heartbeat, remaining))
-            held = await bounded(self._announce(client))
+            held = _held(await bounded(self._announce(client)))
 
     def _announce(self, client: Redis) -> Any:
         """Writes the announcement (see _ANNOUNCE); on a pipeline it is queued, else awaitable."""
@@ -172,7 +186,16 @@ class Membership:
             self._announce(pipe)
             pipe.sadd(MEMBERS_KEY, self._name)
             pipe.smembers(MEMBERS_KEY)
-            held, _, names = await bounded(pipe.execute())
+            announced, _, names = await bounded(pipe.execute())
+        held = _held(announced)
+        if announced == 0 and self._judging_from is None:
+            log.warning(
+                "redis lost the announcements (restarted empty, or flushed): member %r announced again; "
+                "members missing are not taken for dead for %.0f s",
+                self._name,
+                self._ttl,
+            )
+            self._judge_later()
         if held is not None and not self._displaced:
             log.error(
                 "member name %r is held by another instance (%s): not announced", self._name, _holder(held)
@@ -185,6 +208,12 @@ class Membership:
             # Should this race a member's restart, that member adds its name again at its next beat.
             await bounded(client.srem(MEMBERS_KEY, *gone))
         self._see(tuple(name for name in names if name not in gone))
+        if self._judging_from is not None and self._clock() >= self._judging_from:
+            self._judging_from = None
+            self._notify_members()  # the members missing now are dead: their tables can be looked at
+
+    def _judge_later(self) -> None:
+        self._judging_from = self._clock() + self._ttl
 
     async def _beat_forever(self, client: Redis) -> None:
         while True:
@@ -222,15 +251,19 @@ class Membership:
         self._connected = True
         self._isolated_since = None
         log.warning("redis back after %.1f s: member %r announced again", lasted, self._name)
+        self._judge_later()
         self._notify(True)
 
     def _see(self, members: tuple[str, ...]) -> None:
         if members == self._members:
             return
         self._members = members
+        self._notify_members()
+
+    def _notify_members(self) -> None:
         if self.on_members is not None:
             try:
-                self.on_members(members)
+                self.on_members(self._members)
             except Exception:
                 log.exception("on_members of member %r failed", self._name)
 
@@ -241,6 +274,11 @@ class Membership:
             self.on_change(connected)
         except Exception:
             log.exception("on_change(%s) of member %r failed", connected, self._name)
+
+
+def _held(announced: Any) -> str | None:
+    """What another instance holds, from _ANNOUNCE's answer."""
+    return announced if isinstance(announced, str) else None
 
 
 def _holder(held: str) -> str:

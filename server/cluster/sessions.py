@@ -3,24 +3,32 @@
 nginx sends each player's requests to one member by a hash of the id; when members come or go, some
 players' requests reach another member than the one serving them. That member brings the session
 over: it asks the member serving it (if alive) to write the session as it stands and let it go, then
-takes it from the store as after a restart. A session of a member that died is taken at once. The
-player's client sees what it sees after a restart: the whole state of the lobby and of its tables,
-and the same k.
+takes it from the store as after a restart. A session of a member that died is taken at once, once
+the store shows that member's lock free (server/store/moving.py): one member serves a session at a
+time. The player's client sees what it sees after a restart: the whole state of the lobby and of its
+tables, and the same k; its request waits meanwhile rather than be answered `sd`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
-from typing import Any, Protocol
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, Protocol
 
 from server.hub.persistence import Account, SavedSession
+from server.hub.saved import SESSION_JOURNAL
 from server.logs import Fields
+from server.store.moving import HELD, TakenSession
+from server.store.outage import unavailable
 
 log = logging.getLogger(__name__)
 
 HAND_OVER_SECONDS = 3.0  # how long the member serving a session has to let it go
+# How long a request waits for its session to come here: past a dead member's announcement (10 s) and
+# a restarting member's start, within nginx's proxy_read_timeout (60 s) with a long poll's 30 s after it.
+BRING_AT_MOST = 25.0
+BRING_AGAIN_AFTER = 0.5
 
 
 class Movable(Protocol):
@@ -40,13 +48,15 @@ class SessionMover:
         hub: Movable,
         id_hmac: Callable[[str], str],
         session_of: Callable[[str], Any],
+        take_session: Callable[..., Awaitable[TakenSession | Literal["held"] | None]],
         alive: Callable[[], tuple[str, ...] | None],
     ) -> None:
-        """`session_of(id_hmac)`: the store's (member, session, account) or None; `alive()`: the live
-        members' names as membership last saw them, None while Redis is unreachable (nothing moves
-        then: this member cannot tell a member that died from one it cannot hear)."""
+        """`session_of(id_hmac)`: the store's (member, session, account) or None; `take_session`:
+        server/store/moving.py's; `alive()`: the live members' names as membership last saw them, None
+        while Redis is unreachable or just back (nothing moves then: this member cannot tell a member
+        that died from one it cannot hear)."""
         self._name, self._hub, self._id_hmac = name, hub, id_hmac
-        self._session_of, self._alive = session_of, alive
+        self._session_of, self._take_session, self._alive = session_of, take_session, alive
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # the link's, once it runs
         self._bringing: dict[str, asyncio.Future[None]] = {}  # id_hmac -> the bringing under way
         self._asked: dict[str, asyncio.Future[bool]] = {}  # id_hmac -> the owner's answer (False: gone)
@@ -74,29 +84,52 @@ class SessionMover:
             done.set_result(None)
 
     async def _bring(self, id_hmac: str, network: str) -> None:
-        alive = self._alive()
-        if alive is None:
-            return
+        """Until the session is here, or gone, or BRING_AT_MOST has passed: the request waits rather than
+        be answered as an unknown id's (`sd`, which MultiPoints takes as the end of its session) while
+        the member serving it is slow to answer, starting, or has just died."""
+        deadline = asyncio.get_running_loop().time() + BRING_AT_MOST
+        while True:
+            try:
+                brought = await self._try_bringing(id_hmac, network)
+            except Exception as failure:
+                if unavailable(failure) is None:
+                    raise
+                brought = None  # the database restarting: it is asked again
+            if brought is not None:
+                return
+            if asyncio.get_running_loop().time() > deadline:
+                log.warning("session not brought in time %s", Fields(seconds=BRING_AT_MOST))
+                return
+            await asyncio.sleep(BRING_AGAIN_AFTER)
+
+    async def _try_bringing(self, id_hmac: str, network: str) -> bool | None:
+        """True: the session is here now; False: it is nobody's to bring (ended, this member's, or a
+        registered player's that `network` may not use); None: not yet, try again."""
         found = await self._session_of(id_hmac)
         if found is None:
-            return
-        owner, saved, account = found
+            return False
+        owner, saved, _ = found
         if owner == self._name:  # ended meanwhile, or ours and claimed by its first request
-            return
+            return False
         networks = saved.origin.networks
         if network and saved.registered and networks and network not in networks:
-            return  # answered as a stranger's id wherever it is: no reason to move it
+            return False  # answered as a stranger's id wherever it is: no reason to move it
+        alive = self._alive()
+        if alive is None:
+            return None  # cut off from Redis, or just back: a member unheard is not told dead yet
+        handed = False
         if owner in alive:
             answer = await self._ask(owner, id_hmac)
             if answer is None:
                 log.warning("session not handed over in time %s", Fields(nick=saved.nick, member=owner))
-                return
-            found = await self._session_of(id_hmac)  # as the owner left it (or as it was, if gone)
-            if found is None:
-                return
-            owner, saved, account = found
-        self._hub.take_over(saved, account)
-        log.info("session moved here %s", Fields(nick=saved.nick, member=owner))
+                return None
+            handed = answer
+        taken = await self._take_session(id_hmac, owner, handed=handed, k_journal=SESSION_JOURNAL)
+        if taken is None or taken == HELD:  # moved meanwhile / its member is alive or starting: ask it
+            return None
+        self._hub.take_over(taken.saved, taken.account)
+        log.info("session moved here %s", Fields(nick=saved.nick, member=owner, handed=handed))
+        return True
 
     async def _ask(self, owner: str, id_hmac: str) -> bool | None:
         """True: the owner let the session go; False: the owner is gone (nobody took the question);

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 from server.protocol.codec import chat_line
 
@@ -36,6 +37,16 @@ class ChatEntry:
         if self.deleted:
             return f"{self.chat_id}.{self.nick}.d."
         return chat_line(self.time, self.n, self.nick, self.nick_type, self.text)
+
+    def journal_data(self) -> dict[str, Any]:
+        return {
+            "t": self.time,
+            "n": self.n,
+            "nick": self.nick,
+            "type": self.nick_type,
+            "text": self.text,
+            "e": self.event,
+        }
 
 
 class ChatCounter:

@@ -338,7 +338,7 @@ class Hub:
         """A poll that sent actions to tables of other members of a cluster waits (CONFIRM_WAIT at most)
         until those members stored them, so that its reply's k counts them (Mirrors.confirmed)."""
         player = self.roster.players.get(secret)
-        if player is not None and player.unconfirmed:
+        if player is not None and player.acknowledged.waiting_for():
             await self.mirrors.confirmed(player, CONFIRM_WAIT)
 
     async def settled(self, since: int) -> bool:

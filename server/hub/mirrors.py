@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.hub.acknowledged import UNCONFIRMED_AT_MOST
 from server.hub.bus import LocalBus
 from server.hub.chats import chat_text
 from server.hub.context import Context
@@ -37,9 +38,6 @@ from server.protocol.codec import ProtocolError, parse_number
 log = logging.getLogger(__name__)
 
 TAIL_REFRESHED_AT = 500  # lines after the owner's whole state before a fresh one is asked for
-# seconds a client's k waits for another member to store its actions: past that (a `done` lost with
-# a broken connection), k goes on, rather than the client sending those commands for ever
-UNCONFIRMED_AT_MOST = 30.0
 
 
 @dataclass(eq=False)
@@ -166,29 +164,30 @@ class Mirrors:
             self.ctx.limits.chat(player, chat_text(args[0]), now)
         else:
             self.ctx.limits.player_actions(player, now)
-        player.unconfirmed += 1  # until the owner says it stored it (done), or gives no word for long
-        player.unconfirmed_until = now + UNCONFIRMED_AT_MOST
-        self.send(self.by_uid[uid].owner, {"do": [player.nick, action, table, *args]})
+        owner = self.by_uid[uid].owner
+        player.acknowledged.begin(player.last_command)  # an old-style action: no poll began it
+        player.acknowledged.sent(player.last_command, owner, now + UNCONFIRMED_AT_MOST)
+        self.send(owner, {"do": [player.nick, action, table, *args]})
 
-    def done(self, nick: str) -> None:
+    def done(self, owner: str, nick: str) -> None:
         """The owner stored (or refused) the oldest action of `nick` it had not confirmed."""
         player = self.roster.online(nick)
-        if player is not None and player.unconfirmed:
-            player.unconfirmed -= 1
+        if player is not None:
+            player.acknowledged.confirmed(owner)
             self._settle(player)
 
-    def not_done(self, nick: str, table: str) -> None:
+    def not_done(self, owner: str, nick: str, table: str) -> None:
         """An action that could not be sent (Redis unreachable, the owner gone): nothing to wait for."""
         player = self.roster.online(nick)
         if player is not None:
-            player.unconfirmed = max(0, player.unconfirmed - 1)
+            player.acknowledged.confirmed(owner)
             self._settle(player)
             self.tables.tell(player, table_number(table), "notReached")
 
     async def confirmed(self, player: Player, timeout: float) -> None:
         """Until the owners stored the player's actions, or `timeout`: a poll that sent some waits so,
         as it waits for its own writes (Hub.settled), and its reply's k then counts them."""
-        if not player.unconfirmed:
+        if not player.acknowledged.waiting_for():
             return
         confirmation = self._confirmations.get(player)
         if confirmation is None:
@@ -203,7 +202,7 @@ class Mirrors:
                 del self._confirmations[player]
 
     def _settle(self, player: Player) -> None:
-        if not player.unconfirmed:
+        if not player.acknowledged.waiting_for():
             confirmation = self._confirmations.pop(player, None)
             if confirmation is not None:
                 confirmation.set()
@@ -290,7 +289,8 @@ class Mirrors:
         """The owner left the cluster: its tables leave the people here (their games wait in its store)."""
         for mirror in [m for m in self.by_uid.values() if m.owner == owner]:
             for player in list(mirror.people.values()):
-                player.unconfirmed = 0  # what it did not store is lost with it: the client is not held
+                if player.acknowledged.gone(owner):  # not waited for: the client is told, not held
+                    self.tables.tell(player, LOBBY, "notStored", table=str(mirror.uid))
                 self._settle(player)
                 self._stand_up(mirror, player)
             mirror.coming.clear()

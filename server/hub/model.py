@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.engine.gametype import GameType
+from server.hub.acknowledged import Acknowledged
 from server.hub.chat import ChatRoom
 from server.hub.mailbox import EventLog
 from server.hub.persistence import Account
@@ -89,9 +90,9 @@ class Player:
     # last_seen when last handed to the store as quiet_since (see SavedSession); set by
     # SavedSessions.note_quiet, which keeps the set of the quiet
     noted_quiet: float | None = None
-    # (k replies give, write mark): replies give that k until the writes queued up to the mark (the end
-    # of the writes of the poll that moved k) are stored
-    k_hold: tuple[int, int] | None = None
+    # what the k replies give waits for: its commands' writes stored, and their actions at other
+    # members' tables confirmed (server/hub/acknowledged.py)
+    acknowledged: Acknowledged = field(default_factory=Acknowledged, repr=False)
     host: str = field(default="", repr=False)  # the client's host at login (Origin; "": none known)
     network: str = field(default="", repr=False)  # and its network, counted with the host (Limits)
     # the networks its id may be used from (Roster.standing), the newest last; empty: from anywhere (a
@@ -99,10 +100,6 @@ class Player:
     networks: list[str] = field(default_factory=list, repr=False)
     unlimited: bool = False  # from an address exempt from the limits (--unlimited)
     actions: Bucket = field(default_factory=lambda: Bucket(*PLAYER_ACTIONS), repr=False)
-    # actions sent to tables of other members of a cluster that their members have not yet stored: the
-    # reply's k waits for them (Stream.k_shown, Mirrors.act), until `unconfirmed_until` (timers' time)
-    unconfirmed: int = 0
-    unconfirmed_until: float = 0.0
     # a person served by another member of a cluster, at a table of this one: that member's name
     # (server/hub/visitors.py); such a Player is in no roster here, and its lines go to its member
     visiting_from: str = ""
@@ -185,6 +182,14 @@ class Table:
         """The player's seat at the game, if it is theirs and not another session's with their nick."""
         seat = self.room.seat_of(player.nick) if self.room is not None else 0
         return seat if seat and self.owners.get(player.nick) == player.seat_key else 0
+
+    def seat_entry(self, nick: str) -> dict[str, Any]:
+        """The journal's record of who owns the nick's seat (`owners`, `guest_places`)."""
+        entry: dict[str, Any] = {"nick": nick, "owner": self.owners[nick]}
+        place = self.guest_places.get(nick)
+        if place is not None:
+            entry["host"], entry["network"] = place
+        return entry
 
     def colour_of(self, player: Player) -> str:
         """`B` for blue's players (odd sides: team one), `W` for red's, "" for anyone else."""

@@ -41,7 +41,7 @@ class Peers:
         elif "to" in message:
             mirrors.take_player_line(*message["to"])
         elif "done" in message:
-            mirrors.done(message["done"])
+            mirrors.done(member, message["done"])
         elif "do" in message:
             visitors.act(member, *message["do"])
         elif "state" in message:
@@ -92,7 +92,7 @@ class Peers:
             self.mirrors.refused(member, uid, person["nick"], f"Table {uid} cannot be reached now.")
         elif "do" in message:
             nick, _, table, *_ = message["do"]
-            self.mirrors.not_done(nick, table)
+            self.mirrors.not_done(member, nick, table)
 
     def resync(self, member: str) -> None:
         """Messages between this member and `member` were lost: each side's view is sent again (the

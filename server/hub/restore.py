@@ -22,7 +22,7 @@ from server.hub.persistence import LiveSessions
 from server.hub.room import JournalText, journal_entry, opening
 from server.hub.saved import SESSION_JOURNAL, SavedSessions
 from server.hub.sessions import Sessions
-from server.hub.tables import Tables, chat_data, seat_entry
+from server.hub.tables import Tables
 from server.logs import Fields
 
 log = logging.getLogger(__name__)
@@ -194,7 +194,7 @@ class Restorer:
         if self.ctx.persistence.written < table.written_mark:
             return  # not all stored: what storage has not taken may yet be taken back (takeback.py)
         entries: list[tuple[str, dict[str, Any]]] = [("open", table.opened)]
-        entries += [("seat", seat_entry(table, nick)) for nick in table.owners]
+        entries += [("seat", table.seat_entry(nick)) for nick in table.owners]
         if room.games_played:
             entries.append(("games", {"n": room.games_played}))
             if room.gone_before:  # their "left" entries were in the earlier games'
@@ -206,7 +206,7 @@ class Restorer:
         game_to = len(entries)
         if room.archive_number is not None:
             entries.append(("archived", {"number": room.archive_number, "game": room.games_played}))
-        entries += [("chat", chat_data(entry)) for entry in table.chat.entries]
+        entries += [("chat", entry.journal_data()) for entry in table.chat.entries]
         gone = [entry.chat_id for entry in table.chat.entries if entry.deleted]
         if gone:
             entries.append(("chatdel", {"ids": gone}))

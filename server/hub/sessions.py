@@ -75,7 +75,8 @@ class Sessions:
             if known.nick != nick:
                 raise ProtocolError("idInUse", "This id is logged in with another nick.")
             known.last_command = 0  # a reloaded client numbers its commands from 1 again
-            known.k_hold = None
+            known.acknowledged.clear()
+            self.saved.note_k(known)  # the journal's newer k must not outlive this login in a crash
             known.logged_in_at = self.bus.last  # what only they saw before is not news to it
             self.roster.seen(known, self.ctx.timers.now())
             if account is not None:  # what an admin changed since shows from this login on
@@ -197,8 +198,9 @@ class Sessions:
     def take_over(self, saved: SavedSession, account: Account | None) -> None:
         """A session another member served (or served until it died), as it left it in the store: back
         as after a restart, claimed by its next request, and this member's from now on."""
-        if self.roster.taken(saved.nick):
-            log.info("session not taken over: its nick is online here %s", Fields(nick=saved.nick))
+        if self.roster.taken(saved.nick):  # taken from the store all the same: it ends, not left ownerless
+            log.info("session ended: its nick is online here %s", Fields(nick=saved.nick))
+            self.ctx.persistence.session_ended(saved.id_hmac)
             return
         player = self._restore_one(saved, account, self.ctx.timers.now())
         player.rejoined = {}  # what its client had is another member's numbering: every table whole

@@ -78,8 +78,9 @@ class Stream:
         numbers = [m.number for m in messages if not isinstance(m, Flags) and m.number is not None]
         moved = bool(numbers) and max(numbers) > processed
         if moved:
-            held = self.k_shown(player)
+            player.acknowledged.begin(self.k_shown(player))
             player.last_command = max(numbers)
+            writes = player.acknowledged.poll(player.last_command)
             self.saved.note_k(player)
         for message in messages:
             if isinstance(message, Flags):
@@ -97,7 +98,7 @@ class Stream:
             except ProtocolError as refused:
                 self.tables.tell(player, table_number(message.table), refused.code, str(refused))
         if moved:  # shown once everything these commands wrote is stored, not others' later writes
-            player.k_hold = (held, self.ctx.persistence.queued)
+            writes.mark = self.ctx.persistence.queued
 
     def _command(self, player: Player, command: Command) -> None:
         kind, table, text = command.kind, command.table, command.text
@@ -193,15 +194,10 @@ class Stream:
         """k as replies give it: commands count as processed once their poll's writes are stored (and,
         for actions at another member's table, once that member stored them). A k past writes a crash
         can still lose would tell the client never to send those commands again."""
-        if player.k_hold is None:
+        if not player.acknowledged.steps:
             return player.last_command
-        held, mark = player.k_hold
-        if player.unconfirmed and self.ctx.timers.now() > player.unconfirmed_until:
-            player.unconfirmed = 0
-        if self.ctx.persistence.written < mark or player.unconfirmed:
-            return held
-        player.k_hold = None
-        return player.last_command
+        written, now = self.ctx.persistence.written, self.ctx.timers.now()
+        return player.acknowledged.k(player.last_command, written, now)
 
     def _left_for_a_new_game(self, player: Player, seen: int) -> list[int]:
         """The tables whose new game started after `seen`: this reply leaves them out."""

@@ -291,7 +291,7 @@ class Tables(Mapping[int, Table]):
         table.written_mark = self.ctx.persistence.queued
 
     def journal_chat(self, uid: int, entry: ChatEntry) -> None:
-        self.journal(uid, "chat", chat_data(entry))
+        self.journal(uid, "chat", entry.journal_data())
 
     def server_line(self, uid: int, code: str, text: str) -> None:
         """A server chat line at a table, kept in its chat: empty nick, the event's code as nickType."""
@@ -315,6 +315,9 @@ class Tables(Mapping[int, Table]):
     def enter(self, player: Player, uid: int, *announce: str) -> None:
         """Sit at a table: the others get `pa` (and `announce`), the newcomer the table's state."""
         table = self.by_uid[uid]
+        present = table.people.get(player.nick)
+        if present is not None and present.visiting_from and not player.visiting_from:
+            self.leave(present, uid)  # the same person's copy from a member that lost their session
         for line in (events.people("a", [player.nick]), *announce):
             self.bus.publish(uid, line)
         table.people[player.nick] = player
@@ -357,11 +360,13 @@ class Tables(Mapping[int, Table]):
             if self.elsewhere is not None:
                 self.elsewhere.leave(player, uid, for_good=for_good)
             return
+        present = table.people.get(player.nick) is player  # not when its place went to a newer copy
         writable = self.ctx.persistence.storage_failure is None  # a team player leaving a game is play
-        if for_good and table.room is not None and table.seat_of(player) and writable:
+        if present and for_good and table.room is not None and table.seat_of(player) and writable:
             table.room.leave(player.nick)
-        del table.people[player.nick]
-        if uid == LOBBY:
+        if present:
+            del table.people[player.nick]
+        if present and uid == LOBBY:
             del self.lobby_nicks[player.nick]
             del self.lobby_infos[player.nick]
             del self.lobby_subscriptions[player.nick]
@@ -369,8 +374,9 @@ class Tables(Mapping[int, Table]):
         if uid in player.tables and uid != LOBBY:
             player.tables.remove(uid)
             self.saved.save(player)
-        self.bus.publish(uid, events.people("d", [player.nick]))
-        self.note_presence(table)
+        if present:
+            self.bus.publish(uid, events.people("d", [player.nick]))
+            self.note_presence(table)
         if player.visiting_from and self.visiting is not None:
             self.visiting.left(player, uid)
 
@@ -458,7 +464,7 @@ class Tables(Mapping[int, Table]):
         server's own tournaments seat the player who registered, not a stranger who took the nick since."""
         table.owners[nick] = owner
         table.guest_places.pop(nick, None)
-        self.journal(table.uid, "seat", seat_entry(table, nick))
+        self.journal(table.uid, "seat", table.seat_entry(nick))
 
     def claim_seat(self, player: Player, table: Table) -> None:
         """The first session to sit in a seat of its nick owns it (a registered player: their account).
@@ -476,24 +482,4 @@ class Tables(Mapping[int, Table]):
         table.guest_places.pop(player.nick, None)
         if player.guest and player.host and not player.unlimited:
             table.guest_places[player.nick] = (player.host, player.network)
-        self.journal(table.uid, "seat", seat_entry(table, player.nick))
-
-
-def seat_entry(table: Table, nick: str) -> dict[str, Any]:
-    """The journal's record of who owns the nick's seat (Table.owners, Table.guest_places)."""
-    entry: dict[str, Any] = {"nick": nick, "owner": table.owners[nick]}
-    place = table.guest_places.get(nick)
-    if place is not None:
-        entry["host"], entry["network"] = place
-    return entry
-
-
-def chat_data(entry: ChatEntry) -> dict[str, Any]:
-    return {
-        "t": entry.time,
-        "n": entry.n,
-        "nick": entry.nick,
-        "type": entry.nick_type,
-        "text": entry.text,
-        "e": entry.event,
-    }
+        self.journal(table.uid, "seat", table.seat_entry(player.nick))

@@ -65,6 +65,8 @@ class Store:
             if lock is not None:
                 await lock.release()
             raise
+        if isinstance(lock, AdvisoryLock):
+            lock.watch()  # PostgreSQL drops it with its connection: taken back when lost
         parts = (
             Accounts(maker),
             Games(maker),

@@ -582,7 +582,7 @@ class StoreWriter:
             ignored = await ignored_by(session, [user.id for user in users])
         self._hmac_key = bytes.fromhex(state[HMAC_KEY])
         return LiveSessions(
-            sessions=[_saved_session(row) for row in rows],
+            sessions=[saved_session(row) for row in rows],
             accounts={user.nick_key: account_of(user, ignored[user.id]) for user in users},
             event_mark=int(state.get(EVENT_MARK, 0)),
             alive_at=float(state[ALIVE_AT]) if ALIVE_AT in state else None,
@@ -650,7 +650,7 @@ class StoreWriter:
                 user = await session.scalar(select(User).where(User.nick_key == nick_key(row.nick)))
                 if user is not None:
                     account = account_of(user, (await ignored_by(session, [user.id]))[user.id])
-        return owner, _saved_session(row), account
+        return owner, saved_session(row), account
 
 
 async def _read_journals(
@@ -679,7 +679,7 @@ def _time_out(waiter: asyncio.Future[None]) -> None:
         waiter.set_exception(TimeoutError())
 
 
-def _saved_session(row: LiveSession) -> SavedSession:
+def saved_session(row: LiveSession) -> SavedSession:
     return SavedSession(
         id_hmac=row.id_hmac,
         nick=row.nick,

@@ -11,6 +11,7 @@ from aiohttp import web
 from server import __version__
 from server.logs import Fields
 from server.store.database import SchemaError, check_schema, utc_text
+from server.store.serverlock import AdvisoryLock
 from server.web.common import MEMBERSHIP_KEY, STORE_KEY
 
 log = logging.getLogger(__name__)
@@ -31,8 +32,9 @@ async def healthz(request: web.Request) -> web.Response:
 @routes.get("/readyz")
 async def readyz(request: web.Request) -> web.Response:
     """Ready to serve players: storage takes writes (known without asking the database again while
-    it does not), the database answers and its schema is the code's; a member of a cluster also says
-    how it stands with Redis and the other members."""
+    it does not), the database answers and its schema is the code's, and no other process holds the
+    PostgreSQL lock this one lost; degraded while that lock is being taken back. A member of a
+    cluster also says how it stands with Redis and the other members."""
     writer = request.app[STORE_KEY].writer
     if writer.storage_failure is not None and writer.failing_since is not None:
         since = utc_text(datetime.fromtimestamp(writer.failing_since, UTC))
@@ -45,15 +47,27 @@ async def readyz(request: web.Request) -> web.Response:
     except Exception as failure:  # unreachable, locked, timed out: the probe says so instead of failing
         log.warning("readiness check failed %s", Fields(error=type(failure).__name__))
         return _unready(f"database unreachable ({type(failure).__name__})")
+    lock = request.app[STORE_KEY].server_lock
+    if isinstance(lock, AdvisoryLock) and lock.taken_by is not None:
+        # Two servers on one database, or two processes as one member: this one is not to be trusted
+        # with players until the operator stops one (docs/operations.md, "One server per database").
+        return _unready(f"database lock held by another process: {lock.taken_by}")
     answer: dict[str, object] = {"status": "ready", "version": __version__}
+    lacking: list[str] = []
+    if isinstance(lock, AdvisoryLock) and lock.lost_since is not None:
+        # Lost with its connection and being taken back: the server still serves its players.
+        since = utc_text(datetime.fromtimestamp(lock.lost_since, UTC))
+        lacking.append(f"database lock lost since {since} ({lock.lost_because}): {lock.risk()}")
     membership = request.app.get(MEMBERSHIP_KEY)
     if membership is not None:
         # A member cut off from Redis still serves its own players: it stays in its balancer's pool
         # (200), and says what it lacks (docs/cluster.md).
         answer["cluster"] = membership.status()
         if not membership.connected:
-            answer["status"] = "degraded"
-            answer["reason"] = "redis unreachable: serving this member's players only"
+            lacking.append("redis unreachable: serving this member's players only")
+    if lacking:
+        answer["status"] = "degraded"
+        answer["reason"] = "; ".join(lacking)
     return web.json_response(answer, headers={"Cache-Control": "no-store"})
 
 

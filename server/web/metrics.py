@@ -26,6 +26,7 @@ from prometheus_client.registry import Collector
 
 from server import gcpauses
 from server.hub.hub import Hub
+from server.store.serverlock import AdvisoryLock
 from server.web.clients import reads_metrics
 
 NOT_OPEN = "/metrics answers loopback and the trusted proxies only (see --metrics-from).\n"
@@ -135,6 +136,30 @@ class ClusterCollector(Collector):
         yield family
 
 
+class DatabaseLockCollector(Collector):
+    """On PostgreSQL: whether the process holds its database lock (server/store/serverlock.py)."""
+
+    def __init__(self, lock: AdvisoryLock) -> None:
+        self.lock = lock
+
+    def collect(self) -> Iterator[Metric]:
+        lock = self.lock
+        yield GaugeMetricFamily(
+            "kropki_database_lock_held",
+            "1 while the PostgreSQL lock that keeps other servers out (and, on a member, its tables "
+            "from being taken over) is held, 0 while it is lost and being taken back",
+            value=1 if lock.lost_since is None else 0,
+        )
+        yield GaugeMetricFamily(
+            "kropki_database_lock_taken",
+            "1 while another process holds the lock this process lost (/readyz answers 503), else 0",
+            value=0 if lock.taken_by is None else 1,
+        )
+        yield CounterMetricFamily(
+            "kropki_database_lock_losses", "Times the lock was lost with its connection", value=lock.losses
+        )
+
+
 class Metrics:
     def __init__(self, hub: Hub, commands: dict[str, frozenset[str]]) -> None:
         """`commands`: the `co` values each zagram endpoint serves (its route -> names): the only
@@ -182,6 +207,9 @@ class Metrics:
     def watch_cluster(self, dropped: Mapping[str, int]) -> None:
         """`dropped`: the member's count of messages not taken, by reason, read at each scrape."""
         self.registry.register(ClusterCollector(dropped))
+
+    def watch_database_lock(self, lock: AdvisoryLock) -> None:
+        self.registry.register(DatabaseLockCollector(lock))
 
     def observe_reply(self, request: web.Request, seconds: float) -> None:
         self.replies.observe(self.endpoint(request), seconds)

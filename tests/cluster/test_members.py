@@ -1,24 +1,41 @@
 """Members of a cluster on one PostgreSQL database and one Redis: each holds the database's lock shared
 (a server alone is kept out, and keeps them out), numbers its tables apart from the others', reads
-back only what it owns after a restart, and says in /readyz how it stands with Redis."""
+back only what it owns after a restart, and says in /readyz how it stands with Redis. A member whose
+lock connection is lost takes its locks back, so that no other member takes the tables of a member
+that is alive even when Redis (just restarted, say) does not show it alive."""
 
 from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
+import time
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
+from sqlalchemy import text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from server.config import Settings
 from server.hub.numbers import TABLE_BLOCK
-from server.store.serverlock import Holder, ServerLockError
+from server.store.serverlock import MEMBER_LOCK_CLASS, Holder, ServerLockError
 from server.store.store import Store
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.cluster.conftest import CLUSTER_SECRET, RedisServer
-from tests.conftest import served
+from tests.conftest import POSTGRES, served
+from tests.store.test_server_lock import (
+    TAKEN_BACK_WITHIN,
+    application_name,
+    end_backend,
+    held_again,
+    lock_connection,
+    logged,
+    sql,
+)
 from tests.web.zagram import Zagram
 
 
@@ -124,3 +141,128 @@ async def test_readyz_says_when_redis_is_gone_and_when_it_is_back(
     redis_server.start()
     answer = await readiness(client, lambda a: a["status"] == "ready")
     assert answer["status"] == "ready" and answer["cluster"]["members"] == ["kropki-a"]
+
+
+async def owner_of(url: str, uid: int) -> str:
+    [(name,)] = await sql(
+        url, "SELECT m.name FROM tables AS t JOIN members AS m ON m.id = t.owner WHERE t.uid = :uid", uid=uid
+    )
+    return str(name)
+
+
+async def test_a_member_whose_lock_connection_is_ended_takes_its_locks_back_and_keeps_its_tables(
+    aiohttp_client: AiohttpClient,
+    postgres: Settings,
+    redis_server: RedisServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    url = postgres.db_url
+    first = await served(aiohttp_client, member(postgres, redis_server, "kropki-a", 8081))
+    second = await served(aiohttp_client, member(postgres, redis_server, "kropki-b", 8082))
+    table = await open_table(first, "Ala", "Bob")
+    number, holder = first.app[STORE_KEY].writer.member, Holder.this_process(8081)
+    backend, locks = await lock_connection(url, holder)
+    assert locks == {"database ShareLock", f"member {number} ExclusiveLock"}
+
+    await end_backend(url, backend)  # as a PostgreSQL restart ends every connection
+    seconds = await held_again(url, holder, backend, locks)
+    # Just after a Redis restart every member sees only itself alive for a heartbeat: the lock, not
+    # Redis, tells a member that is alive from one that is dead.
+    assert await second.app[STORE_KEY].writer.take_orphans(("kropki-b",)) == ({}, True)
+    assert await owner_of(url, table) == "kropki-a" and table in first.app[HUB_KEY].tables
+    assert seconds < TAKEN_BACK_WITHIN
+    [lost] = logged(caplog, "database lock lost (connection lost)")
+    assert (
+        "other members may take this member's tables and sessions over if it also seems dead in Redis"
+        in lost.getMessage()
+    )
+    [back] = logged(caplog, "database lock held again ")
+    assert back.getMessage().endswith(
+        "other members cannot take this member's tables and sessions over while it lives"
+    )
+
+
+async def test_readyz_says_when_a_members_lock_is_lost_and_when_it_is_back(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """PostgreSQL refusing new connections (as while it starts, or at its connection limit) when the
+    lock's connection ends: the member goes on serving, degraded, and takes its locks back once it can."""
+    url = postgres.db_url
+    first = await served(aiohttp_client, member(postgres, redis_server, "kropki-a", 8081))
+    second = await served(aiohttp_client, member(postgres, redis_server, "kropki-b", 8082))
+    table = await open_table(first, "Ala", "Bob")
+    await readiness(first, lambda a: a["cluster"].get("members") == ["kropki-a", "kropki-b"])
+    holder = Holder.this_process(8081)
+    backend, locks = await lock_connection(url, holder)
+    database = make_url(url).database
+    await sql(POSTGRES or "", f"ALTER DATABASE {database} ALLOW_CONNECTIONS false")
+    try:
+        await end_backend(POSTGRES or "", backend)
+        answer = await readiness(first, lambda a: a["status"] == "degraded")
+        assert answer["status"] == "degraded", answer
+        assert answer["reason"].startswith("database lock lost since ")
+        assert answer["reason"].endswith(
+            "(server not accepting writes (55000)): other members may take this member's tables and "
+            "sessions over if it also seems dead in Redis, and a server alone could start on the database"
+        )
+        assert answer["cluster"]["members"] == ["kropki-a", "kropki-b"]
+        page = await (await first.get("/metrics")).text()
+        assert "kropki_database_lock_held 0.0" in page and "kropki_database_lock_losses_total 1.0" in page
+        # Alive in Redis, the member keeps its tables while its lock is lost.
+        assert await second.app[STORE_KEY].writer.take_orphans(("kropki-a", "kropki-b")) == ({}, False)
+    finally:
+        await sql(POSTGRES or "", f"ALTER DATABASE {database} ALLOW_CONNECTIONS true")
+    await held_again(url, holder, backend, locks)
+    answer = await readiness(first, lambda a: a["status"] == "ready")
+    assert answer["status"] == "ready" and "reason" not in answer
+    assert "kropki_database_lock_held 1.0" in await (await first.get("/metrics")).text()
+    assert await second.app[STORE_KEY].writer.take_orphans(("kropki-b",)) == ({}, True)
+    assert await owner_of(url, table) == "kropki-a"
+
+
+async def test_a_members_lock_held_by_a_namesake_when_it_is_taken_back_is_an_error_and_unready(
+    aiohttp_client: AiohttpClient,
+    postgres: Settings,
+    redis_server: RedisServer,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    url = postgres.db_url
+    first = await served(aiohttp_client, member(postgres, redis_server, "kropki-a", 8081))
+    number, holder = first.app[STORE_KEY].writer.member, Holder.this_process(8081)
+    backend, locks = await lock_connection(url, holder)
+    namesake = Holder(4242, "other.example", 8081, datetime.now(UTC))
+    intruder = create_async_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        async with intruder.connect() as other:
+            await other.execute(text("SELECT set_config('application_name', :name, false)"),
+                                {"name": application_name(namesake)})  # fmt: skip
+            ended_and_taken = await other.execute(
+                text("SELECT pg_terminate_backend(:pid, 5000), pg_try_advisory_lock(:kind, :number)"),
+                {"pid": backend, "kind": MEMBER_LOCK_CLASS, "number": number},
+            )
+            assert ended_and_taken.one() == (True, True)
+            deadline = time.monotonic() + TAKEN_BACK_WITHIN
+            while (response := await first.get("/readyz")).status == 200:
+                assert time.monotonic() < deadline, await response.json()
+                await asyncio.sleep(0.1)
+            answer = await response.json()
+            assert answer["status"] == "unready"
+            assert answer["reason"].startswith(
+                "database lock held by another process: member 'kropki-a': its own lock is held by "
+                "pid 4242 on host other.example, port 8081, since "
+            )
+            assert (
+                "another live process serves under this member's name (stop one of the two)"
+                in answer["reason"]
+            )
+            # It holds the database's lock shared again meanwhile: a server alone stays out.
+            assert (await lock_connection(url, holder))[1] == {"database ShareLock"}
+            [error] = logged(
+                caplog, "database lock not taken back: member 'kropki-a': its own lock is held by"
+            )
+            assert error.levelno == logging.ERROR
+    finally:
+        await intruder.dispose()
+    await held_again(url, holder, backend, locks)
+    answer = await readiness(first, lambda a: a["status"] == "ready")
+    assert answer["status"] == "ready"

@@ -37,9 +37,7 @@ async def new_member(redis_server: RedisServer) -> AsyncIterator[NewMember]:
             redis_server.url,
             name,
             {"host": "test", "port": 8000, "pid": os.getpid()},
-            heartbeat=HEARTBEAT,
-            ttl=TTL,
-            **options,  # type: ignore[arg-type]
+            **{"heartbeat": HEARTBEAT, "ttl": TTL, **options},  # type: ignore[arg-type]
         )
         member.on_change = on_change
         started.append(member)
@@ -258,3 +256,40 @@ async def test_stop_ends_the_heartbeat_even_when_a_call_swallows_the_cancel(
     async with asyncio.timeout(STOP_WITHIN):
         await a.stop()
     assert not await inspect.exists(KEY_PREFIX + "a")
+
+
+async def test_after_redis_comes_back_no_member_is_told_dead_for_a_ttl(
+    new_member: NewMember, redis_server: RedisServer
+) -> None:
+    """issue 44: Redis restarted empty, the first member to beat saw itself alone and took the others'
+    tables and sessions while they were alive (only not announced again yet). For one ttl after Redis
+    answers again nobody is judged, then the take-over is asked to look again."""
+    seen: list[tuple[str, ...]] = []
+    a = await new_member("a")
+    a.on_members = seen.append
+    await new_member("b")
+    await eventually(lambda: a.judged_members == ("a", "b"))
+
+    redis_server.restart()
+    await eventually(lambda: a.connected and a.judged_members is None, within=TTL)
+    back = asyncio.get_running_loop().time()
+    await eventually(lambda: a.judged_members is not None, within=3 * TTL)
+    assert asyncio.get_running_loop().time() - back >= TTL - 2 * HEARTBEAT
+    assert a.judged_members == ("a", "b")
+    assert seen[-1] == ("a", "b")  # told once judging is possible again, even if nothing changed
+
+
+async def test_redis_flushed_between_two_heartbeats_is_noticed(
+    new_member: NewMember, inspect: Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Keys lost without the connection breaking (a flush, a failover to an empty replica): a renewal
+    that finds its own announcement gone says so, and nobody is judged for a ttl."""
+    caplog.set_level(logging.INFO, logger=LOGGER)
+    a = await new_member("a")
+    await new_member("b")
+    await eventually(lambda: a.judged_members == ("a", "b"))
+    await inspect.flushall()
+    await eventually(lambda: a.judged_members is None, within=3 * HEARTBEAT)
+    assert a.connected
+    assert messages(caplog, "redis lost the announcements (restarted empty, or flushed): member 'a'")
+    await eventually(lambda: a.judged_members == ("a", "b"), within=2 * TTL)

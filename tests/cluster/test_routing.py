@@ -4,13 +4,17 @@ with the same id, nick, k and game, as MultiPoints reads the replies (tests/web/
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from server.config import Settings
-from server.web.common import HUB_KEY
+from server.store.serverlock import MEMBER_LOCK_CLASS
+from server.web.common import HUB_KEY, STORE_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import guest, two_members
 from tests.cluster.test_members import member
@@ -126,3 +130,32 @@ async def test_a_registered_players_id_from_a_stranger_does_not_move_her_session
     alice.headers = home
     assert (await alice.poll(b=True)).status == "ok"
     assert "alice" in b.app[HUB_KEY].by_nick
+
+
+async def test_a_session_of_a_member_restarting_waits_for_it_and_is_never_served_twice(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """issue 44: a member restarting under its name holds its lock and reads its sessions back before it
+    listens on Redis. A request that reached another member meanwhile took the session from the store
+    at once, and both served it: two numberings of its commands, its nick held twice. Now the request
+    waits, and the session comes over once the restarted member hands it over (here: once it is gone)."""
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    ala.say(0, "before")
+    k = (await ala.poll(b=True)).processed
+    number = a.app[STORE_KEY].writer.member
+    await a.close()
+    restarting = create_async_engine(postgres.db_url, isolation_level="AUTOCOMMIT")
+    async with restarting.connect() as connection:  # member a starting again: its lock held
+        lock = {"kind": MEMBER_LOCK_CLASS, "number": number}
+        await connection.execute(text("SELECT pg_advisory_lock(:kind, :number)"), lock)
+        moved = same_player_through(b, ala)
+        polling = asyncio.create_task(moved.poll(b=True))
+        await asyncio.sleep(2)
+        assert not polling.done(), "answered while the session's member holds it"
+        assert "*ala" not in b.app[HUB_KEY].by_nick
+        await connection.execute(text("SELECT pg_advisory_unlock(:kind, :number)"), lock)
+        reply = await polling
+    await restarting.dispose()
+    assert reply.status == "ok" and reply.processed == k
+    assert "*ala" in b.app[HUB_KEY].by_nick

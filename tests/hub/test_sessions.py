@@ -444,3 +444,20 @@ def test_a_guest_coming_back_is_refused_as_any_login_and_then_nothing_changes() 
     hub.guest_login("new2", "*Ala", "en", home)
     assert "old1" not in hub.players and hub.players["new2"].nick == "*Ala"
     assert hub.players["new2"].blocked == {"*eve"} and hub.players["new2"].ignored == {"*bob": "*Bob"}
+
+
+def test_a_login_again_starts_k_from_0_and_a_crash_does_not_bring_the_old_k_back() -> None:
+    """issue 44: a client logged in again under its id (after an `sd`, or a reloaded page) numbers its
+    commands from 1. Its k was reset in the session's row, but the sessions' journal still said the old
+    k, and the restart took it: the new login's commands 1..17 were "done" and dropped."""
+    store, clock = StoreLike(), Clock()
+    timers = clock.timers
+    before = started(store, clock, timers)
+    before.guest_login("ala123", "*Ala", "en")
+    poll(before, "ala123", 0, "/".join(f"c{n}.0.line{n}" for n in range(1, 18)))
+    before.guest_login("ala123", "*Ala", "en")  # logs in again: its next command is number 1
+
+    after = started(store, clock, timers)  # a crash before any heartbeat, before the client's next poll
+    reply = poll(after, "ala123", 0, "c1.0.again/c2.0.next")
+    assert reply.processed == 2, "k is the new login's, not the one before it"
+    assert [line.rsplit(".", 1)[1] for line in reply.lines(0, "cr")][-2:] == ["again", "next"]

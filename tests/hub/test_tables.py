@@ -49,3 +49,22 @@ def test_closed_tables_leave_no_seats_behind() -> None:
         hub.games.close(table)
 
     assert hub.tables.seats == {}
+
+
+def test_a_players_copy_left_at_a_table_by_a_member_gone_does_not_take_their_place() -> None:
+    """issue 44: a member died with its player visiting a table here; her session came here (taken from
+    the store) and she sat down while her copy from that member still sat there. Her entry replaced the
+    copy's, the copy's leaving (the member found gone) took hers out, and her own leaving then failed with
+    a KeyError (logged as a traceback in the hand-over of her session)."""
+    hub = Hub(timers=ManualTimers(), rng=random.Random(1))
+    hub.guest_login("ala123", "*Ala", "en")
+    hub.guest_login("bob456", "*Bob", "en")
+    uid = hub.open_table(GAME, "*Ala", "*Bob").uid
+    hub.visitors.enter("kropki-b", uid, {"nick": "*Cyd", "guest": True, "seat": "cydseat"})
+    hub.guest_login("cyd789", "*Cyd", "en")
+    cyd = hub.players["cyd789"]
+    hub.tables.subscribe(cyd, uid)
+    hub.visitors.member_gone("kropki-b")
+    assert hub.tables[uid].people["*Cyd"] is cyd
+    assert hub.logout("cyd789")
+    assert "*Cyd" not in hub.tables[uid].people

@@ -1,0 +1,98 @@
+"""k as a client is shown it (docs/protocol.md, "k"; docs/cluster.md, "Tables across members").
+
+A command counts as processed in the reply's k only once what it wrote is stored, and, for an action at
+another member's table, once that member says it stored it (`done`). A `done` lost with a broken
+connection must not hold k for ever, and the commands a player sends after it must not hold it longer
+(issue 44: a player acting every few seconds kept k held for 171 s, each action starting the wait
+again). So each step that k waits for keeps its own: the writes of one poll (as long as storage takes),
+and each action sent to another member (UNCONFIRMED_AT_MOST); k moves on through the steps in order.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from dataclasses import dataclass, field
+
+# seconds a client's k waits for another member to store one of its actions: past that (its `done` lost
+# with a broken connection), k goes on, rather than the client sending those commands for ever
+UNCONFIRMED_AT_MOST = 30.0
+
+
+@dataclass(slots=True)
+class Step:
+    k: int  # the client's k once this step is done
+    mark: float = 0  # Persistence.queued after its writes: stored once `written` reaches it
+    owners: list[str] = field(default_factory=list)  # a member per action it sent there, until `done`
+    until: float = math.inf  # timers' time past which those confirmations are waited for no more
+
+
+class Acknowledged:
+    """One player's k as shown, and the steps it still waits for, oldest first."""
+
+    __slots__ = ("shown", "steps")
+
+    def __init__(self) -> None:
+        self.steps: deque[Step] = deque()
+        self.shown = 0  # while steps wait: the k of the last step done
+
+    def begin(self, k: int) -> None:
+        """Commands come (a poll's, or an old-style action): with nothing waited for, k shown is `k`."""
+        if not self.steps:
+            self.shown = k
+
+    def poll(self, k: int) -> Step:
+        """A poll's commands, up to `k`: their writes, whose mark the caller sets once they are queued
+        (until then it waits), and the actions they send to other members (`sent`)."""
+        step = Step(k, mark=math.inf)
+        self.steps.append(step)
+        return step
+
+    def sent(self, k: int, owner: str, until: float) -> None:
+        """An action went to `owner`; k shows `k` once that member stored it (or at `until`): with the
+        poll that sent it, or a step of its own (an old-style request)."""
+        building = self.steps[-1] if self.steps and self.steps[-1].mark == math.inf else None
+        if building is None:
+            self.steps.append(Step(k, owners=[owner], until=until))
+        else:
+            building.owners.append(owner)
+            building.until = until
+
+    def confirmed(self, owner: str) -> None:
+        """`owner` stored (or refused) the oldest action it had not confirmed: a member answers in the
+        order the actions were sent to it."""
+        for step in self.steps:
+            if owner in step.owners:
+                step.owners.remove(owner)
+                return
+
+    def waiting_for(self) -> bool:
+        """Whether an action sent to another member is not confirmed yet."""
+        return any(step.owners for step in self.steps)
+
+    def gone(self, owner: str) -> bool:
+        """`owner` left the cluster: what it did not confirm is not waited for. Whether it had any such
+        action (its client is told: Mirrors.owner_gone)."""
+        had = False
+        for step in self.steps:
+            if owner in step.owners:
+                had = True
+                step.owners = [other for other in step.owners if other != owner]
+        return had
+
+    def k(self, last_command: int, written: int, now: float) -> int:
+        """The k a reply shows now: through every step done, in order."""
+        steps = self.steps
+        while steps:
+            step = steps[0]
+            if step.owners and now > step.until:
+                step.owners.clear()
+            if step.owners or written < step.mark:
+                return self.shown
+            self.shown = step.k
+            steps.popleft()
+        return last_command
+
+    def clear(self) -> None:
+        """A login again: its client numbers its commands from 1."""
+        self.steps.clear()

@@ -1,0 +1,97 @@
+"""k across members (server/hub/acknowledged.py): a poll's k waits for its writes and for the members
+that run the tables its actions went to, each action at most UNCONFIRMED_AT_MOST, whatever the player
+sends after it. Two hubs joined as server/cluster/lobby.py joins them (their lobby lines and messages
+delivered in order), one of them running the table, the other's player acting at it."""
+
+from __future__ import annotations
+
+import random
+from collections import deque
+from typing import Any
+
+from server.engine.gametype import parse_game_type
+from server.hub.acknowledged import UNCONFIRMED_AT_MOST
+from server.hub.clock import ManualTimers
+from server.hub.hub import Hub
+from tests.hub.test_sessions import poll
+
+
+class Link:
+    """Members "a" and "b": what each sends the other is delivered by `deliver`, in order; `losing`
+    drops the messages it matches (pub/sub delivers at most once)."""
+
+    def __init__(self) -> None:
+        self.timers = ManualTimers()
+        self.hubs = {name: Hub(timers=self.timers, rng=random.Random(n)) for n, name in enumerate("ab")}
+        self.queue: deque[tuple[str, str, Any]] = deque()
+        self.losing = lambda message: False
+        for name, hub in self.hubs.items():
+            other = "b" if name == "a" else "a"
+            hub.share_lobby(
+                lambda line, b_only, to=other, by=name: self.queue.append((to, by, (line, b_only)))
+            )
+            hub.share_with_members(lambda member, message, by=name: self.queue.append((member, by, message)))
+
+    def deliver(self) -> None:
+        while self.queue:
+            to, by, message = self.queue.popleft()
+            if isinstance(message, tuple):
+                self.hubs[to].take_lobby_line(by, *message)
+            elif not self.losing(message):
+                self.hubs[to].take_from_member(by, message)
+
+
+def game_across(link: Link) -> tuple[int, str]:
+    """*Ala on member a against *Bob on member b, at a table of member a: its number, and the move Bob
+    makes first once Ala has made hers."""
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.guest_login("alaAla11", "*Ala", "en")
+    b.guest_login("bobBob22", "*Bob", "en")
+    link.deliver()
+    uid = a.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Bob").uid
+    link.deliver()  # its `d` line names Bob: he sits down at it from member b
+    assert uid in b.players["bobBob22"].tables
+    return uid, "hh"
+
+
+def test_an_action_whose_done_is_lost_holds_k_its_own_time_only() -> None:
+    """issue 44: k waited for every action at once until 30 s after the newest one, so a player acting
+    every few seconds whose members lost one `done` was held for minutes (171 s in the chaos run)."""
+    link = Link()
+    uid, _ = game_across(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    link.losing = lambda message: "done" in message  # the owner's answers are lost from now on
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+    assert poll(b, "bobBob22", 0, f"c1.{uid}.hello").processed == 0  # sent to member a: not yet
+    link.deliver()
+    link.timers.advance(UNCONFIRMED_AT_MOST - 10)
+    assert poll(b, "bobBob22", 0, f"c1.{uid}.hello/c2.{uid}.again").processed == 0
+    link.deliver()
+    link.timers.advance(10.5)  # the first line's 30 s are over, not the second's
+    assert poll(b, "bobBob22", 0, f"c2.{uid}.again").processed == 1
+    link.timers.advance(UNCONFIRMED_AT_MOST - 10)
+    assert poll(b, "bobBob22", 0).processed == 2
+    said = [line.rsplit(".", 1)[1] for line in a.lobby_state.snapshot(uid) if line.startswith("cr")]
+    assert said == ["hello", "again"]  # each done once by the table's member
+
+
+def test_a_done_confirms_the_action_sent_to_its_member_and_a_member_gone_tells_the_player() -> None:
+    link = Link()
+    uid, _ = game_across(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+    assert poll(b, "bobBob22", 0, f"s1.{uid}.hh").processed == 0
+    link.deliver()  # member a stored it and said so
+    assert poll(b, "bobBob22", 0).processed == 1
+
+    link.losing = lambda message: "done" in message
+    a.move("alaAla11", str(uid), "ab")
+    link.deliver()
+    assert poll(b, "bobBob22", 0, f"s2.{uid}.hg").processed == 1
+    b.mirrors.owner_gone("a")  # member a left the cluster before it said so
+    reply = poll(b, "bobBob22", 0)
+    assert reply.processed == 2
+    told = [line for line in reply.lines(0, "ca") if "went away before it said it had stored" in line]
+    assert told and f"table {uid}" in told[0]
