@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chaos_players import Command, Pair, Recorder
+from chaos_players import POLL_EVERY, Command, Pair, Recorder
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 from sqlalchemy.pool import NullPool
@@ -17,6 +17,8 @@ from sqlalchemy.pool import NullPool
 from server.engine.moves import ALPHABET
 
 K_HELD_AT_MOST = 30.0  # docs/cluster.md, "Tables across members": a `done` lost holds k at most 30 s
+# a client sees k at its next poll: a k given at the bound shows up to one poll period later
+K_SEEN_AT_MOST = K_HELD_AT_MOST + POLL_EVERY
 MOVING_AGAIN_WITHIN = 20.0  # issue 44's target after a member's death or Redis's return
 SHOWN = 5  # examples printed of each kind
 REPEATED = re.compile(r" \(repeated (\d+) times in the last \d+ s\)")
@@ -315,9 +317,9 @@ def report(
     held = [
         f"{wait:.1f} s: {described(c)}"
         for wait, c in sorted(waits, key=lambda w: -w[0])
-        if wait > K_HELD_AT_MOST
+        if wait > K_SEEN_AT_MOST
     ]
-    _show(f"commands whose k was held past {K_HELD_AT_MOST:.0f} s", held)
+    _show(f"commands whose k was held past {K_HELD_AT_MOST:.0f} s (seen past {K_SEEN_AT_MOST:.0f} s)", held)
 
     print("\n== targets (issue 44, point 2) ==")
     check = Check()
