@@ -219,8 +219,9 @@ class Redis:
     def url(self) -> str:
         return f"redis://{HOST}:{self.port}/0"
 
-    def start(self) -> None:
-        self.port = free_port()
+    def start(self, port: int = 0) -> None:
+        """On a free port, or on `port` (a restart, empty: it keeps nothing on disk)."""
+        self.port = port or free_port()
         command = [REDIS_SERVER, "--port", str(self.port), "--bind", HOST, "--save", "", "--appendonly", "no"]
         self.process = _started([*command, "--dir", str(self.folder)], self.folder / "redis-server.log")
         deadline = time.monotonic() + READY_TIMEOUT

@@ -129,10 +129,13 @@ class Server:
         """Where the server keeps its data: a throwaway SQLite file, its schema made at start."""
         return ["--db", f"sqlite+aiosqlite:///{self.workdir}/bench.sqlite3", "--migrate"]
 
-    def start(self, timeout: float = 30.0) -> None:
-        self.port = free_port()
+    def start(self, timeout: float = 30.0, again: bool = False) -> None:
+        """Start on a free port; `again`: on the port it had, its log kept (a restart behind a proxy that
+        knows the port, as benchmarks/chaos.py restarts a killed member)."""
+        if not again:
+            self.port = free_port()
         profiler = ["-m", "cProfile", "-o", str(self.profile)] if self.profile else []
-        with open(self.log_path, "wb") as log:  # the child keeps its own descriptor
+        with open(self.log_path, "ab" if again else "wb") as log:  # the child keeps its own descriptor
             self.proc = subprocess.Popen(
                 [self.python, *profiler, *self.arguments()],
                 cwd=REPO,
