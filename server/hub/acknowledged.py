@@ -25,6 +25,7 @@ class Step:
     mark: float = 0  # Persistence.queued after its writes: stored once `written` reaches it
     owners: list[str] = field(default_factory=list)  # a member per action it sent there, until `done`
     until: float = math.inf  # timers' time past which those confirmations are waited for no more
+    first: int = 0  # the command number of its first action sent to another member
 
 
 class Acknowledged:
@@ -48,15 +49,24 @@ class Acknowledged:
         self.steps.append(step)
         return step
 
-    def sent(self, k: int, owner: str, until: float) -> None:
-        """An action went to `owner`; k shows `k` once that member stored it (or at `until`): with the
-        poll that sent it, or a step of its own (an old-style request)."""
+    def sent(self, k: int, owner: str, until: float, number: int) -> None:
+        """An action, command `number`, went to `owner`; k shows `k` once that member stored it (or at
+        `until`): with the poll that sent it, or a step of its own (an old-style request)."""
         building = self.steps[-1] if self.steps and self.steps[-1].mark == math.inf else None
         if building is None:
-            self.steps.append(Step(k, owners=[owner], until=until))
+            self.steps.append(Step(k, owners=[owner], until=until, first=number))
         else:
             building.owners.append(owner)
             building.until = until
+            building.first = min(building.first or number, number)
+
+    def kept(self, last_command: int) -> int:
+        """The k the store keeps for the session: every command up to `last_command` but the actions
+        whose members have not confirmed them (and what came after them). A member that dies with the
+        session hands it on with this k, so that its client sends those again (issue 44: kept as done,
+        they were acknowledged by the member that took the session, and lost)."""
+        pending = [step.first for step in self.steps if step.owners]
+        return min(pending) - 1 if pending else last_command
 
     def confirmed(self, owner: str) -> None:
         """`owner` stored (or refused) the oldest action it had not confirmed: a member answers in the

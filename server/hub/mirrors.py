@@ -193,7 +193,8 @@ class Mirrors:
             self.ctx.limits.player_actions(player, now)
         owner = self.by_uid[uid].owner
         player.acknowledged.begin(player.last_command)  # an old-style action: no poll began it
-        player.acknowledged.sent(player.last_command, owner, now + UNCONFIRMED_AT_MOST)
+        number = player.command or player.last_command + 1  # an old-style action's has none
+        player.acknowledged.sent(player.last_command, owner, now + UNCONFIRMED_AT_MOST, number)
         self.send(owner, {"do": [player.nick, action, table, *args]})
 
     def done(self, owner: str, nick: str) -> None:
@@ -229,6 +230,7 @@ class Mirrors:
                 del self._confirmations[player]
 
     def _settle(self, player: Player) -> None:
+        self.saved.note_k(player)  # the k kept moves on with the confirmations (Acknowledged.kept)
         if not player.acknowledged.waiting_for():
             confirmation = self._confirmations.pop(player, None)
             if confirmation is not None:

@@ -93,6 +93,8 @@ class Player:
     # what the k replies give waits for: its commands' writes stored, and their actions at other
     # members' tables confirmed (server/hub/acknowledged.py)
     acknowledged: Acknowledged = field(default_factory=Acknowledged, repr=False)
+    command: int | None = None  # the number of the client command being done, while it is
+    k_noted: int | None = None  # the k last noted in the sessions' journal (SavedSessions.note_k)
     host: str = field(default="", repr=False)  # the client's host at login (Origin; "": none known)
     network: str = field(default="", repr=False)  # and its network, counted with the host (Limits)
     # the networks its id may be used from (Roster.standing), the newest last; empty: from anywhere (a

@@ -32,8 +32,12 @@ class SavedSessions:
         more than its own moves and chat lines do; rewriting the session's row on every such poll
         put 40 ms on the 99th percentile of 2,000 guests' polls. The heartbeat moves it into the row."""
         if player.stored:
+            k = player.acknowledged.kept(player.last_command)
+            if k == player.k_noted:
+                return
+            player.k_noted = k
             self.seq += 1
-            data = {"s": player.id_hmac, "k": player.last_command}
+            data = {"s": player.id_hmac, "k": k}
             self.ctx.persistence.journal(SESSION_JOURNAL, self.seq, "k", data)
             self.k_unsaved.add(player)
 
@@ -51,7 +55,7 @@ class SavedSessions:
                     client=player.client,
                     tables=tuple(uid for uid in player.tables if uid != LOBBY),
                     blocked=tuple(sorted(player.blocked)),
-                    last_command=player.last_command,
+                    last_command=player.acknowledged.kept(player.last_command),
                     origin=SessionOrigin(
                         player.host, player.network, tuple(player.networks), player.unlimited
                     ),
@@ -76,7 +80,11 @@ class SavedSessions:
         now, moment = self.ctx.clock(), self.ctx.timers.now()
         # only k: every other change of what a row keeps was saved when it happened (`save`), and the
         # whole rows of thousands of players, every 5 s, held every move's write behind them (issue 19.2)
-        k = {player.id_hmac: player.last_command for player in self.k_unsaved if player.stored}
+        k = {
+            player.id_hmac: player.acknowledged.kept(player.last_command)
+            for player in self.k_unsaved
+            if player.stored
+        }
         self.k_unsaved.clear()
         changed: dict[str, float | None] = {}
         for player in {*self.quiet, *self.roster.quiet_for(moment, QUIET_AFTER)}:

@@ -93,12 +93,16 @@ class Stream:
             if isinstance(message, BadCommand):
                 self.tables.tell(player, LOBBY, "badCommand", f"Command refused: {message.reason}.")
                 continue
+            player.command = message.number
             try:
                 self._command(player, message)
             except ProtocolError as refused:
                 self.tables.tell(player, table_number(message.table), refused.code, str(refused))
+            finally:
+                player.command = None
         if moved:  # shown once everything these commands wrote is stored, not others' later writes
             writes.mark = self.ctx.persistence.queued
+            self.saved.note_k(player)  # kept below the actions other members have not confirmed
 
     def _command(self, player: Player, command: Command) -> None:
         kind, table, text = command.kind, command.table, command.text

@@ -13,6 +13,7 @@ from server.engine.gametype import parse_game_type
 from server.hub.acknowledged import UNCONFIRMED_AT_MOST
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
+from server.hub.saved import SESSION_JOURNAL
 from tests.hub.test_restore import RecordingPersistence
 from tests.hub.test_sessions import poll
 
@@ -114,3 +115,25 @@ def test_a_done_confirms_the_action_sent_to_its_member_and_a_member_gone_tells_t
     assert reply.processed == 2
     told = [line for line in reply.lines(0, "ca") if "went away before it said it had stored" in line]
     assert told and f"table {uid}" in told[0]
+
+
+def test_the_k_kept_for_a_session_leaves_out_what_other_members_have_not_confirmed() -> None:
+    """issue 44: the sessions' journal kept k as soon as a poll's commands were taken, also for a move
+    sent to another member's table. The player's member died before that member confirmed the move
+    (which it never got: it had died too); the member that took the session took that k, so the move
+    was acknowledged and never played. Now the k kept stops before it until it is confirmed."""
+    link = Link()
+    uid, _ = game_across(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+    journal = link.stores["b"].entries
+
+    def kept() -> int:
+        return [data["k"] for _, kind, data in journal[SESSION_JOURNAL] if kind == "k"][-1]
+
+    assert poll(b, "bobBob22", 0, f"c1.0.hi/s2.{uid}.hh/c3.0.there").processed == 0
+    assert kept() == 1  # the move, and the line after it, are not kept as done
+    link.deliver()  # member a stored the move and said so
+    assert poll(b, "bobBob22", 0).processed == 3
+    assert kept() == 3
