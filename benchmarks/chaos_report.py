@@ -36,6 +36,15 @@ class Mark:
     tables: list[str] | None = None
 
 
+def _died_again(deaths: list[Mark], mark: Mark, uid: str, wait: float) -> bool:
+    """Whether table `uid`, before it moved again, was owned by a member that then died too (one dying
+    while it took the table over): the table is judged from that later death, its member's."""
+    return any(
+        later.at > mark.at and later.at < mark.at + wait and later.tables and uid in later.tables
+        for later in deaths
+    )
+
+
 @dataclass
 class Event:
     label: str
@@ -274,6 +283,7 @@ def report(
 
     print("\n== each scheduled event ==")
     ok_times = list(recorder.ok_times.values())
+    deaths = [mark for event in events for mark in event.marks if mark.what == "death"]
     late: list[str] = []
     for index, event in enumerate(events):
         end = events[index + 1].started if index + 1 < len(events) else stopped
@@ -301,7 +311,7 @@ def report(
                 late += [
                     f"{mark.what} {mark.member} {at(mark.at)}: table {uid} {wait:.1f} s"
                     for wait, uid in waits
-                    if wait > MOVING_AGAIN_WITHIN
+                    if wait > MOVING_AGAIN_WITHIN and not _died_again(deaths, mark, uid, wait)
                 ]
 
     print("\n== k: a command sent until a reply's k covers it ==")
