@@ -80,22 +80,25 @@ class Acknowledged:
         """Whether an action sent to another member is not confirmed yet."""
         return any(step.owners for step in self.steps)
 
-    def gone(self, owner: str) -> bool:
-        """`owner` left the cluster: what it did not confirm is not waited for. Whether it had any such
-        action (its client is told: Mirrors.owner_gone)."""
-        had = False
-        for step in self.steps:
+    def given_up(self, owner: str) -> int | None:
+        """`owner` left the cluster: the actions it did not confirm are taken as never done, with every
+        command the client sent after them, so that it sends them again (to the table where it is
+        after the take-over, or refused there: either way its client knows). The k to go back to, or
+        None. A move that member stored after all is refused when sent again; a chat line would be
+        said twice."""
+        for index, step in enumerate(self.steps):
             if owner in step.owners:
-                had = True
-                step.owners = [other for other in step.owners if other != owner]
-        return had
+                while len(self.steps) > index:
+                    self.steps.pop()
+                return step.first - 1
+        return None
 
     def k(self, last_command: int, written: int, now: float) -> int:
         """The k a reply shows now: through every step done, in order."""
         steps = self.steps
         while steps:
             step = steps[0]
-            if step.owners and now > step.until:
+            if step.owners and now > step.until:  # their `done` lost with a broken connection
                 step.owners.clear()
             if step.owners or written < step.mark:
                 return self.shown

@@ -151,7 +151,7 @@ class Mirrors:
     def moved(self, uid: int, owner: str | None) -> list[Player]:
         """Table `uid` is `owner`'s now (None: this member's), taken over from a member that died: the
         others' parts of the lobby forget it, and the people here at the mirror of its old owner stand
-        up (what they sent there unconfirmed is not waited for: Mirrors.owner_gone); who they were, to
+        up (what they sent there unconfirmed is sent again: Mirrors._given_up); who they were, to
         sit down at it again. Issue 44: left at the old mirror, they were not seated at the new owner's
         table, and the old owner's leaving then took them away from it."""
         self.remote.forget_table(uid, keep=owner)
@@ -160,9 +160,7 @@ class Mirrors:
             return []
         people = [*mirror.people.values(), *mirror.coming.values()]
         for player in list(mirror.people.values()):
-            if player.acknowledged.gone(mirror.owner):
-                self.tables.tell(player, LOBBY, "notStored", table=str(uid))
-                self._settle(player)
+            self._given_up(player, mirror.owner)
             self._stand_up(mirror, player)
         mirror.coming.clear()
         self._close_if_unused(mirror)
@@ -228,6 +226,14 @@ class Mirrors:
         finally:  # kept only while a poll waits: k goes on by itself later (Stream.k_shown)
             if self._confirmations.get(player) is confirmation:
                 del self._confirmations[player]
+
+    def _given_up(self, player: Player, owner: str) -> None:
+        """`owner` left the cluster: what it did not confirm of the player's is not done, and their
+        client sends it again (to the table where it is after the take-over)."""
+        back = player.acknowledged.given_up(owner)
+        if back is not None:
+            self.saved.took_back_k(player, back)
+        self._settle(player)
 
     def _settle(self, player: Player) -> None:
         self.saved.note_k(player)  # the k kept moves on with the confirmations (Acknowledged.kept)
@@ -318,9 +324,7 @@ class Mirrors:
         """The owner left the cluster: its tables leave the people here (their games wait in its store)."""
         for mirror in [m for m in self.by_uid.values() if m.owner == owner]:
             for player in list(mirror.people.values()):
-                if player.acknowledged.gone(owner):  # not waited for: the client is told, not held
-                    self.tables.tell(player, LOBBY, "notStored", table=str(mirror.uid))
-                self._settle(player)
+                self._given_up(player, owner)
                 self._stand_up(mirror, player)
             mirror.coming.clear()
             self._close_if_unused(mirror)

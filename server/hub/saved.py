@@ -41,6 +41,12 @@ class SavedSessions:
             self.ctx.persistence.journal(SESSION_JOURNAL, self.seq, "k", data)
             self.k_unsaved.add(player)
 
+    def took_back_k(self, player: Player, k: int) -> None:
+        """Commands after `k` are not done after all (actions another member did not confirm: see
+        Acknowledged.given_up): the client sends them again, and they are done then."""
+        player.last_command = min(player.last_command, k)
+        self.note_k(player)
+
     def save(self, player: Player) -> None:
         """Hand the session to the store after a change of what it keeps; never for a mere poll."""
         self.k_unsaved.discard(player)

@@ -65,8 +65,7 @@ def result_sentence(result: Result, names: Pair, scores: tuple[Fraction, Fractio
 LANGUAGE_OF = {"uk": "ua"}  # zagram's code for Ukrainian is `ua`; a client may send the standard `uk`
 
 # Beside the refusals' codes (docs/protocol.md, "Errors"): `notReached` (an action sent to another
-# member that could not reach it), `notStored` (one that member left the cluster without saying it had
-# stored), `notDelivered` (a private line to a player of another member).
+# member that could not reach it), `notDelivered` (a private line to a player of another member).
 CATALOGUE: dict[str, dict[str, str]] = {
     "badTable": {
         "pl": "To nie jest numer stołu.",
@@ -343,16 +342,6 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "pl": "Nie zrobiono: serwer tego stołu jest teraz nieosiągalny.",
         "ru": "Не сделано: сервер этого стола сейчас недоступен.",
         "ua": "Не зроблено: сервер цього столу зараз недоступний.",
-    },
-    "notStored": {
-        "en": "The server of table {table} went away before it said it had stored your last action there: "
-        "when the table is back, its board shows what was stored.",
-        "pl": "Serwer stołu {table} przestał działać, zanim potwierdził zapisanie twojej ostatniej akcji: "
-        "gdy stół wróci, plansza pokaże to, co zostało zapisane.",
-        "ru": "Сервер стола {table} отключился, не подтвердив, что сохранил ваше последнее действие: "
-        "когда стол вернётся, на доске будет то, что сохранено.",
-        "ua": "Сервер столу {table} відключився, не підтвердивши, що зберіг вашу останню дію: "
-        "коли стіл повернеться, на дошці буде те, що збережено.",
     },
     "notDelivered": {
         "en": "Your message to {nick} was not delivered: they are not reachable now.",
