@@ -213,7 +213,9 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     take_over = TakeOver(store.take_orphans, hub.take_tables, alive)
 
     def members_changed(members: tuple[str, ...]) -> None:
-        lobby.members_changed(members)
+        judged = membership.judged_members  # None: a member missing may only not be announced yet
+        if judged is not None:
+            lobby.members_changed(judged)
         take_over.members_changed(members)
 
     membership.on_members = members_changed

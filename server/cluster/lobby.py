@@ -123,7 +123,10 @@ class LobbyLink:
 
     def members_changed(self, members: tuple[str, ...]) -> None:
         """Members heard from that are no longer alive leave the lobby. One heard from only just now
-        is left alone: it announced itself before it spoke, but this view may have been read before."""
+        is left alone: it announced itself before it spoke, but this view may have been read before.
+        `members` as membership judges them (Membership.judged_members): not while a member missing may
+        only not have announced itself again after Redis came back, which took its tables away from
+        the people here, and dropped the actions and confirmations sent to it (issue 44)."""
         alive = self._alive = set(members)
         settled = asyncio.get_running_loop().time() - NEWCOMER_SECONDS
         for member, since in list(self._known.items()):

@@ -147,6 +147,7 @@ class Membership:
             raise
         else:
             self._connected = True
+            self._notify_members()  # judged from now on (judged_members): the first view was not
         self._task = asyncio.create_task(self._beat_forever(client), name=f"cluster heartbeat {self._name}")
 
     async def stop(self) -> None:

@@ -17,7 +17,7 @@ from redis.asyncio import Redis
 from server.config import Settings
 from server.hub.limits import CHAT_LINES_PER_MINUTE
 from server.hub.model import PLAYER_ACTIONS
-from server.web.common import HUB_KEY, STORE_KEY
+from server.web.common import HUB_KEY, MEMBERSHIP_KEY, STORE_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import WITHIN, ala_and_cyd, guest, two_members, until
 from tests.web.zagram import Zagram
@@ -322,3 +322,23 @@ async def test_a_move_and_its_confirmation_wait_for_a_member_subscribing_again(
         lines += reply.sections.get(uid, []) + reply.sections.get(0, [])
     assert not any("cannot be reached" in line for line in lines)
     await at_table(ala, uid, has("aa"))
+
+
+async def test_a_member_not_announced_again_yet_after_redis_returns_keeps_its_people_at_the_tables(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """issue 44: Redis restarted empty; member a announced itself again first and, seeing member b
+    missing, took b's people away from its tables (and dropped what it sent b meanwhile), although b
+    was only not announced yet. For a lifetime after Redis returns, nobody is taken for gone."""
+    a, b, ala, cyd = await ala_and_cyd(aiohttp_client, postgres, redis_server)
+    uid = await set_up(a, "*Cyd", "*Ala")  # on member a; Cyd plays from member b
+    await at_table(cyd, uid, lambda lines: any(line.startswith("pr") and "*Cyd" in line for line in lines))
+    membership = a.app[MEMBERSHIP_KEY]
+    redis_server.restart()
+    deadline = asyncio.get_running_loop().time() + WITHIN
+    while not (membership.connected and membership.judged_members is None):  # back, not judging yet
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.2)
+    assert membership.on_members is not None
+    membership.on_members(("kropki-a",))  # what a's heartbeat says while b has not announced itself yet
+    assert "*Cyd" in a.app[HUB_KEY].tables[uid].people
