@@ -50,8 +50,9 @@ its login (the client sends again what k had covered).
 
 Targets (issue 44, point 2): 0 acknowledged moves lost, 0 duplicated or phantom, every board equal to
 its table's record, 0 `sd`, 0 tracebacks, k never held past 30 s (a client sees k at its next poll:
-judged past 31 s), every table moving again within 20 s of its member's death (the tables it owned) or
-of Redis's return, no login inheriting k. Exit status 0 when every target is met, 1 when one is not, 2
+judged past 31 s), every table moving again within 20 s of its member's death (the tables it owned; a
+table whose member died while taking it over is judged from that member's death) or of Redis's return,
+no login inheriting k. Exit status 0 when every target is met, 1 when one is not, 2
 when the benchmark could not run.
 
     scripts/with-postgres .venv/bin/python benchmarks/chaos.py      # about 5.5 minutes
