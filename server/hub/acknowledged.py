@@ -42,10 +42,11 @@ class Acknowledged:
         if not self.steps:
             self.shown = k
 
-    def poll(self, k: int) -> Step:
+    def poll(self, k: int, first_elsewhere: int) -> Step:
         """A poll's commands, up to `k`: their writes, whose mark the caller sets once they are queued
-        (until then it waits), and the actions they send to other members (`sent`)."""
-        step = Step(k, mark=math.inf)
+        (until then it waits), and the actions they send to other members (`sent`), the first of which
+        is command `first_elsewhere` (0: none), kept as not done from the start (`kept`)."""
+        step = Step(k, mark=math.inf, first=first_elsewhere)
         self.steps.append(step)
         return step
 
@@ -65,7 +66,7 @@ class Acknowledged:
         whose members have not confirmed them (and what came after them). A member that dies with the
         session hands it on with this k, so that its client sends those again (issue 44: kept as done,
         they were acknowledged by the member that took the session, and lost)."""
-        pending = [step.first for step in self.steps if step.owners]
+        pending = [step.first for step in self.steps if step.first and (step.owners or step.mark == math.inf)]
         return min(pending) - 1 if pending else last_command
 
     def confirmed(self, owner: str) -> None:

@@ -80,7 +80,9 @@ class Stream:
         if moved:
             player.acknowledged.begin(self.k_shown(player))
             player.last_command = max(numbers)
-            writes = player.acknowledged.poll(player.last_command)
+            writes = player.acknowledged.poll(
+                player.last_command, self._first_elsewhere(player, messages, processed)
+            )
             self.saved.note_k(player)
         for message in messages:
             if isinstance(message, Flags):
@@ -103,6 +105,22 @@ class Stream:
         if moved:  # shown once everything these commands wrote is stored, not others' later writes
             writes.mark = self.ctx.persistence.queued
             self.saved.note_k(player)  # kept below the actions other members have not confirmed
+
+    def _first_elsewhere(self, player: Player, messages: list[ClientMessage], processed: int) -> int:
+        """The number of the first new command that is an action at another member's table (0: none):
+        the k kept for the session stops before it until that member confirms it (Acknowledged.kept)."""
+        return min(
+            (
+                m.number
+                for m in messages
+                if isinstance(m, Command)
+                and m.number is not None
+                and m.number > processed
+                and m.kind in AT_A_TABLE
+                and self.mirrors.follows(player, m.table)
+            ),
+            default=0,
+        )
 
     def _command(self, player: Player, command: Command) -> None:
         kind, table, text = command.kind, command.table, command.text
