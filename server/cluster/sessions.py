@@ -114,16 +114,15 @@ class SessionMover:
         networks = saved.origin.networks
         if network and saved.registered and networks and network not in networks:
             return False  # answered as a stranger's id wherever it is: no reason to move it
-        alive = self._alive()
-        if alive is None:
-            return None  # cut off from Redis, or just back: a member unheard is not told dead yet
+        alive = self._alive()  # None: cut off from Redis, or just back: a member unheard is not dead
         handed = False
-        if owner in alive:
+        if alive is None or owner in alive:
             answer = await self._ask(owner, id_hmac)
-            if answer is None:
+            if answer is None and alive is not None:
                 log.warning("session not handed over in time %s", Fields(nick=saved.nick, member=owner))
+            if not answer and (answer is None or alive is None):
                 return None
-            handed = answer
+            handed = bool(answer)
         taken = await self._take_session(id_hmac, owner, handed=handed, k_journal=SESSION_JOURNAL)
         if taken is None or taken == HELD:  # moved meanwhile / its member is alive or starting: ask it
             return None

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 
 from server.config import Settings
 from server.store.serverlock import MEMBER_LOCK_CLASS
-from server.web.common import HUB_KEY, STORE_KEY
+from server.web.common import HUB_KEY, MEMBERSHIP_KEY, STORE_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import guest, two_members
 from tests.cluster.test_members import member
@@ -159,3 +159,24 @@ async def test_a_session_of_a_member_restarting_waits_for_it_and_is_never_served
     await restarting.dispose()
     assert reply.status == "ok" and reply.processed == k
     assert "*ala" in b.app[HUB_KEY].by_nick
+
+
+async def test_a_session_is_handed_over_while_redis_has_just_come_back(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """For a lifetime after Redis returns no member is taken for dead, but one that answers still hands
+    its sessions over: the request does not wait for that lifetime to end."""
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    k = (await ala.poll(b=True)).processed
+    redis_server.restart()
+    membership = b.app[MEMBERSHIP_KEY]
+    deadline = asyncio.get_running_loop().time() + 10
+    while not (membership.connected and membership.judged_members is None):
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.1)
+    await asyncio.sleep(2)  # both members listen again (they subscribe within a heartbeat)
+    reply = await same_player_through(b, ala).poll(b=True)
+    assert reply.status == "ok" and reply.processed == k
+    assert membership.judged_members is None, "brought before the lifetime was over"
+    assert "*ala" in b.app[HUB_KEY].by_nick and "*ala" not in a.app[HUB_KEY].by_nick
