@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from pathlib import Path
 
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
@@ -20,6 +21,7 @@ from tests.cluster.test_lobby import guest, two_members
 from tests.cluster.test_members import member
 from tests.cluster.test_tables import at_table, colours, has, invited_table
 from tests.conftest import served
+from tests.store.breakers import PostgresProxy
 from tests.web.test_auth import registered_id
 from tests.web.zagram import Zagram
 
@@ -180,3 +182,26 @@ async def test_a_session_is_handed_over_while_redis_has_just_come_back(
     assert reply.status == "ok" and reply.processed == k
     assert membership.judged_members is None, "brought before the lifetime was over"
     assert "*ala" in b.app[HUB_KEY].by_nick and "*ala" not in a.app[HUB_KEY].by_nick
+
+
+async def test_a_session_is_brought_once_the_database_is_back(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """issue 44: a request whose session had to be brought while PostgreSQL restarted was answered
+    `err.storage`, which MultiPoints takes as the end of its session. Now it waits for the database."""
+    a = await served(aiohttp_client, member(postgres, redis_server, "kropki-a", 8081))
+    proxy = PostgresProxy(tmp_path / "pg", postgres.db_url)
+    await proxy.start()
+    through_proxy = dataclasses.replace(postgres, db_url=proxy.url)
+    b = await served(aiohttp_client, member(through_proxy, redis_server, "kropki-b", 8082))
+    ala = await guest(a, "alaAla11", "*Ala")
+    k = (await ala.poll(b=True)).processed
+    await a.close()  # member a is gone: its session is taken from the store
+    await proxy.break_storage()  # member b's database restarting
+    polling = asyncio.create_task(same_player_through(b, ala).poll(b=True))
+    await asyncio.sleep(1.5)
+    assert not polling.done(), "answered while the database was away"
+    await proxy.start()
+    reply = await polling
+    assert reply.status == "ok" and reply.processed == k
+    await proxy.close()
