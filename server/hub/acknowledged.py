@@ -23,7 +23,7 @@ UNCONFIRMED_AT_MOST = 30.0
 class Step:
     k: int  # the client's k once this step is done
     mark: float = 0  # Persistence.queued after its writes: stored once `written` reaches it
-    owners: list[tuple[str, int]] = field(default_factory=list)  # (member, ticket) per action, until `done`
+    owners: list[str] = field(default_factory=list)  # a member per action it sent there, until `done`
     until: float = math.inf  # timers' time past which those confirmations are waited for no more
     first: int = 0  # the command number of its first action sent to another member
 
@@ -31,12 +31,11 @@ class Step:
 class Acknowledged:
     """One player's k as shown, and the steps it still waits for, oldest first."""
 
-    __slots__ = ("shown", "steps", "tickets")
+    __slots__ = ("shown", "steps")
 
     def __init__(self) -> None:
         self.steps: deque[Step] = deque()
         self.shown = 0  # while steps wait: the k of the last step done
-        self.tickets = 0  # the last ticket given to an action sent to another member
 
     def begin(self, k: int) -> None:
         """Commands come (a poll's, or an old-style action): with nothing waited for, k shown is `k`."""
@@ -51,19 +50,16 @@ class Acknowledged:
         self.steps.append(step)
         return step
 
-    def sent(self, k: int, owner: str, until: float, number: int) -> int:
-        """An action, command `number`, goes to `owner`; k shows `k` once that member stored it (or at
-        `until`): with the poll that sent it, or a step of its own (an old-style request). Its ticket,
-        which that member's `done` names."""
-        self.tickets += 1
+    def sent(self, k: int, owner: str, until: float, number: int) -> None:
+        """An action, command `number`, went to `owner`; k shows `k` once that member stored it (or at
+        `until`): with the poll that sent it, or a step of its own (an old-style request)."""
         building = self.steps[-1] if self.steps and self.steps[-1].mark == math.inf else None
         if building is None:
-            self.steps.append(Step(k, owners=[(owner, self.tickets)], until=until, first=number))
+            self.steps.append(Step(k, owners=[owner], until=until, first=number))
         else:
-            building.owners.append((owner, self.tickets))
+            building.owners.append(owner)
             building.until = until
             building.first = min(building.first or number, number)
-        return self.tickets
 
     def kept(self, last_command: int) -> int:
         """The k the store keeps for the session: every command up to `last_command` but the actions
@@ -73,14 +69,13 @@ class Acknowledged:
         pending = [step.first for step in self.steps if step.first and (step.owners or step.mark == math.inf)]
         return min(pending) - 1 if pending else last_command
 
-    def confirmed(self, owner: str, ticket: int | None) -> None:
-        """`owner` stored (or refused) the action with this ticket; None (a member of an earlier
-        version): the oldest it had not confirmed. An answer past its wait finds nothing."""
+    def confirmed(self, owner: str) -> None:
+        """`owner` stored (or refused) the oldest action it had not confirmed: a member answers in the
+        order the actions were sent to it."""
         for step in self.steps:
-            for sent in step.owners:
-                if sent[0] == owner and ticket in (None, sent[1]):
-                    step.owners.remove(sent)
-                    return
+            if owner in step.owners:
+                step.owners.remove(owner)
+                return
 
     def waiting_for(self) -> bool:
         """Whether an action sent to another member is not confirmed yet."""
@@ -93,7 +88,7 @@ class Acknowledged:
         None. A move that member stored after all is refused when sent again; a chat line would be
         said twice."""
         for index, step in enumerate(self.steps):
-            if any(sent[0] == owner for sent in step.owners):
+            if owner in step.owners:
                 while len(self.steps) > index:
                     self.steps.pop()
                 return step.first - 1

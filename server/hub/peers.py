@@ -41,9 +41,9 @@ class Peers:
         elif "to" in message:
             mirrors.take_player_line(*message["to"])
         elif "done" in message:
-            mirrors.done(member, message["done"], message.get("t"))
+            mirrors.done(member, message["done"])
         elif "do" in message:
-            visitors.act(member, *message["do"], ticket=message.get("t"))
+            visitors.act(member, *message["do"])
         elif "state" in message:
             mirrors.take_state(member, *message["state"])
         elif "enter" in message:
@@ -92,7 +92,7 @@ class Peers:
             self.mirrors.refused(member, uid, person["nick"], f"Table {uid} cannot be reached now.")
         elif "do" in message:
             nick, _, table, *_ = message["do"]
-            self.mirrors.not_done(member, nick, table, message.get("t"))
+            self.mirrors.not_done(member, nick, table)
 
     def resync(self, member: str) -> None:
         """Messages between this member and `member` were lost: each side's view is sent again (the

@@ -29,6 +29,8 @@ from server.protocol.codec import ProtocolError
 
 log = logging.getLogger(__name__)
 
+CONFIRM_WITHIN = 10.0  # seconds for storing a visitor's action before its member hears nothing back
+
 
 class Visitors:
     def __init__(
@@ -77,10 +79,9 @@ class Visitors:
         if visitor is not None and uid in visitor.tables:
             self.tables.leave(visitor, uid, for_good=for_good)
 
-    def act(self, member: str, nick: str, action: str, table: str, *args: Any, ticket: Any = None) -> None:
-        """Done as if the visitor had sent it here; its member hears `done` (with the action's `ticket`)
-        once it is stored, refused, or taken back because storage failed (the table's `unsaved` line
-        says so), so that its client's k counts it processed only then (Stream.k_shown)."""
+    def act(self, member: str, nick: str, action: str, table: str, *args: Any) -> None:
+        """Done as if the visitor had sent it here; its member hears `done` once it is stored (or
+        refused), so that its client's k counts it processed only then (Stream.k_shown)."""
         visitor = self.by_key.get((member, nick))
         do = self.actions.get(action)
         since = self.ctx.persistence.queued
@@ -92,24 +93,20 @@ class Visitors:
                 do(visitor, table, *args)
             except ProtocolError as refused:
                 self.tables.tell(visitor, table_number(table), refused.code, str(refused))
-        done = {"done": nick, "t": ticket}
         if self.ctx.persistence.queued == since:
-            self._tell(member, done)
+            self._tell(member, {"done": nick})
         else:
-            task = asyncio.create_task(self._confirm(member, done))
+            task = asyncio.create_task(self._confirm(member, nick))
             self._confirming.add(task)
             task.add_done_callback(self._confirming.discard)
 
-    async def _confirm(self, member: str, done: dict[str, Any]) -> None:
-        """Every action is answered, in the end: one left unanswered held its player's k (issue 44), and
-        took the answer meant for the next one."""
+    async def _confirm(self, member: str, nick: str) -> None:
         try:
-            await self.ctx.persistence.flush()
-        except StorageFailing:
-            log.warning(
-                "action of a visitor taken back: storage failed %s", Fields(member=member, nick=done["done"])
-            )
-        self._tell(member, done)
+            await self.ctx.persistence.flush(CONFIRM_WITHIN)
+        except (TimeoutError, StorageFailing):
+            log.warning("action of a visitor not stored in time %s", Fields(member=member, nick=nick))
+            return  # its member keeps its client's k where it was: the client sends it again
+        self._tell(member, {"done": nick})
 
     def state_asked(self, member: str, uid: int) -> None:
         """A member's copy of a table grew long: it starts again from the table's whole state."""

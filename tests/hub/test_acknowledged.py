@@ -139,29 +139,3 @@ def test_the_k_kept_for_a_session_leaves_out_what_other_members_have_not_confirm
     link.deliver()  # member a stored the move and said so
     assert poll(b, "bobBob22", 0).processed == 3
     assert kept() == 3
-
-
-def test_a_done_confirms_its_own_action_not_the_oldest_one_waiting() -> None:
-    """issue 44: a visitor's move taken back because the owner's storage failed got no `done`; the
-    next move's `done` was then taken for it, so that move's k waited its whole 30 s too. Each `done`
-    names its action's ticket."""
-    link = Link()
-    uid, _ = game_across(link)
-    b = link.hubs["b"]
-    first = {"lost": True}
-
-    def losing(message: dict[str, object]) -> bool:
-        lost = "done" in message and first["lost"]
-        first["lost"] = first["lost"] and not lost
-        return lost
-
-    link.losing = losing  # the first action's answer never comes
-    poll(b, "bobBob22", 0, "c1.0.lobby")
-    poll(b, "bobBob22", 0, f"c2.{uid}.one")
-    link.deliver()
-    link.timers.advance(5)
-    poll(b, "bobBob22", 0, f"c3.{uid}.two")
-    link.deliver()  # the second action's answer
-    assert poll(b, "bobBob22", 0).processed == 1
-    link.timers.advance(UNCONFIRMED_AT_MOST - 4)  # the first action's wait is over, not the second's
-    assert poll(b, "bobBob22", 0).processed == 3
