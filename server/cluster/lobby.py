@@ -42,12 +42,12 @@ RETRY_SECONDS = 1.0  # between two attempts to subscribe again
 # a member heard from this recently is not dropped for missing from the live members: the view may have
 # been read (two bounded calls) before it announced itself
 NEWCOMER_SECONDS = 3 * CALL_TIMEOUT
-# An action at a table and its confirmation (`do`, `done`) that no member listened for are sent again
+# An action at a table and its answer (`do`, `done`, `undone`) that no member listened for are sent again
 # this long: the member they are for subscribes again within a heartbeat of Redis's return (issue 44: a
 # confirmation lost so held its client's k 30 s, and an action so lost was refused).
 RESENT_FOR = 10.0
 RESEND_EVERY = 0.5
-RESENT = ("do", "done")
+RESENT = ("do", "done", "undone")
 
 
 class SharedLobby(Protocol):

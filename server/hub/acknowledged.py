@@ -19,11 +19,20 @@ from dataclasses import dataclass, field
 UNCONFIRMED_AT_MOST = 30.0
 
 
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """An action sent to another member, until it answers `done` (or `undone`) with its ticket."""
+
+    owner: str
+    ticket: int
+    number: int  # its command number
+
+
 @dataclass(slots=True)
 class Step:
     k: int  # the client's k once this step is done
     mark: float = 0  # Persistence.queued after its writes: stored once `written` reaches it
-    owners: list[str] = field(default_factory=list)  # a member per action it sent there, until `done`
+    owners: list[Sent] = field(default_factory=list)  # its actions other members have not answered
     until: float = math.inf  # timers' time past which those confirmations are waited for no more
     first: int = 0  # the command number of its first action sent to another member
 
@@ -31,11 +40,12 @@ class Step:
 class Acknowledged:
     """One player's k as shown, and the steps it still waits for, oldest first."""
 
-    __slots__ = ("shown", "steps")
+    __slots__ = ("shown", "steps", "tickets")
 
     def __init__(self) -> None:
         self.steps: deque[Step] = deque()
         self.shown = 0  # while steps wait: the k of the last step done
+        self.tickets = 0  # the last ticket given to an action sent to another member
 
     def begin(self, k: int) -> None:
         """Commands come (a poll's, or an old-style action): with nothing waited for, k shown is `k`."""
@@ -50,16 +60,20 @@ class Acknowledged:
         self.steps.append(step)
         return step
 
-    def sent(self, k: int, owner: str, until: float, number: int) -> None:
-        """An action, command `number`, went to `owner`; k shows `k` once that member stored it (or at
-        `until`): with the poll that sent it, or a step of its own (an old-style request)."""
+    def sent(self, k: int, owner: str, until: float, number: int) -> int:
+        """An action, command `number`, goes to `owner`; k shows `k` once that member stored it (or at
+        `until`): with the poll that sent it, or a step of its own (an old-style request). Its ticket,
+        which that member's answer names."""
+        self.tickets += 1
+        sent = Sent(owner, self.tickets, number)
         building = self.steps[-1] if self.steps and self.steps[-1].mark == math.inf else None
         if building is None:
-            self.steps.append(Step(k, owners=[owner], until=until, first=number))
+            self.steps.append(Step(k, owners=[sent], until=until, first=number))
         else:
-            building.owners.append(owner)
+            building.owners.append(sent)
             building.until = until
             building.first = min(building.first or number, number)
+        return self.tickets
 
     def kept(self, last_command: int) -> int:
         """The k the store keeps for the session: every command up to `last_command` but the actions
@@ -69,17 +83,30 @@ class Acknowledged:
         pending = [step.first for step in self.steps if step.first and (step.owners or step.mark == math.inf)]
         return min(pending) - 1 if pending else last_command
 
-    def confirmed(self, owner: str) -> None:
-        """`owner` stored (or refused) the oldest action it had not confirmed: a member answers in the
-        order the actions were sent to it."""
+    def confirmed(self, owner: str, ticket: int | None) -> None:
+        """`owner` stored (or refused) the action with this ticket; None, from a member of an earlier
+        version: the oldest one it had not answered (it answers in order, but not an action it took
+        back: see `undone`). An answer past its wait finds nothing."""
         for step in self.steps:
-            if owner in step.owners:
-                step.owners.remove(owner)
-                return
+            for sent in step.owners:
+                if sent.owner == owner and ticket in (None, sent.ticket):
+                    step.owners.remove(sent)
+                    return
 
     def waiting_for(self) -> bool:
         """Whether an action sent to another member is not confirmed yet."""
         return any(step.owners for step in self.steps)
+
+    def undone(self, owner: str, ticket: int | None) -> int | None:
+        """`owner` took the action with this ticket back: its storage failed before it stored it
+        (server/hub/takeback.py). Answered as done, the move was lost (issue 44); left unanswered, the
+        next action's `done` was taken for it. It is not done, nor anything the client sent after it,
+        so that the client sends them again. The k to go back to, or None (its wait was over)."""
+        for index, step in enumerate(self.steps):
+            for sent in step.owners:
+                if sent.owner == owner and ticket in (None, sent.ticket):
+                    return self._back_to(index, sent.number)
+        return None
 
     def given_up(self, owner: str) -> int | None:
         """`owner` left the cluster: the actions it did not confirm are taken as never done, with every
@@ -88,11 +115,21 @@ class Acknowledged:
         None. A move that member stored after all is refused when sent again; a chat line would be
         said twice."""
         for index, step in enumerate(self.steps):
-            if owner in step.owners:
-                while len(self.steps) > index:
-                    self.steps.pop()
-                return step.first - 1
+            numbers = [sent.number for sent in step.owners if sent.owner == owner]
+            if numbers:
+                return self._back_to(index, min(numbers))
         return None
+
+    def _back_to(self, index: int, number: int) -> int:
+        """Command `number` (of step `index`) and those after it are not done: the later steps are
+        dropped, and that one shows the k before it, once the rest of it is done as it was waited for."""
+        while len(self.steps) > index + 1:
+            self.steps.pop()
+        step = self.steps[index]
+        step.owners = [sent for sent in step.owners if sent.number < number]
+        step.first = min((sent.number for sent in step.owners), default=0)
+        step.k = min(step.k, number - 1)
+        return number - 1
 
     def k(self, last_command: int, written: int, now: float) -> int:
         """The k a reply shows now: through every step done, in order."""

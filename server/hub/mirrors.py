@@ -192,21 +192,32 @@ class Mirrors:
         owner = self.by_uid[uid].owner
         player.acknowledged.begin(player.last_command)  # an old-style action: no poll began it
         number = player.command or player.last_command + 1  # an old-style action's has none
-        player.acknowledged.sent(player.last_command, owner, now + UNCONFIRMED_AT_MOST, number)
-        self.send(owner, {"do": [player.nick, action, table, *args]})
+        ticket = player.acknowledged.sent(player.last_command, owner, now + UNCONFIRMED_AT_MOST, number)
+        self.send(owner, {"do": [player.nick, action, table, *args], "t": ticket})
 
-    def done(self, owner: str, nick: str) -> None:
-        """The owner stored (or refused) the oldest action of `nick` it had not confirmed."""
+    def done(self, owner: str, nick: str, ticket: int | None) -> None:
+        """The owner stored (or refused) the action of `nick` with this ticket (None, from a member of
+        an earlier version: the oldest it had not answered)."""
         player = self.roster.online(nick)
         if player is not None:
-            player.acknowledged.confirmed(owner)
+            player.acknowledged.confirmed(owner, ticket)
             self._settle(player)
 
-    def not_done(self, owner: str, nick: str, table: str) -> None:
+    def undone(self, owner: str, nick: str, ticket: int | None) -> None:
+        """The owner took that action back, its storage failing (the table's `unsaved` line says so):
+        the client sends it again, with what it sent after it."""
+        player = self.roster.online(nick)
+        if player is not None:
+            back = player.acknowledged.undone(owner, ticket)
+            if back is not None:
+                self.saved.took_back_k(player, back)
+            self._settle(player)
+
+    def not_done(self, owner: str, nick: str, table: str, ticket: int | None) -> None:
         """An action that could not be sent (Redis unreachable, the owner gone): nothing to wait for."""
         player = self.roster.online(nick)
         if player is not None:
-            player.acknowledged.confirmed(owner)
+            player.acknowledged.confirmed(owner, ticket)
             self._settle(player)
             self.tables.tell(player, table_number(table), "notReached")
 

@@ -41,9 +41,11 @@ class Peers:
         elif "to" in message:
             mirrors.take_player_line(*message["to"])
         elif "done" in message:
-            mirrors.done(member, message["done"])
+            mirrors.done(member, message["done"], message.get("t"))
+        elif "undone" in message:
+            mirrors.undone(member, message["undone"], message.get("t"))
         elif "do" in message:
-            visitors.act(member, *message["do"])
+            visitors.act(member, *message["do"], ticket=message.get("t"))
         elif "state" in message:
             mirrors.take_state(member, *message["state"])
         elif "enter" in message:
@@ -92,7 +94,7 @@ class Peers:
             self.mirrors.refused(member, uid, person["nick"], f"Table {uid} cannot be reached now.")
         elif "do" in message:
             nick, _, table, *_ = message["do"]
-            self.mirrors.not_done(member, nick, table)
+            self.mirrors.not_done(member, nick, table, message.get("t"))
 
     def resync(self, member: str) -> None:
         """Messages between this member and `member` were lost: each side's view is sent again (the

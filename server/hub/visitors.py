@@ -15,6 +15,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from server.hub.acknowledged import UNCONFIRMED_AT_MOST
 from server.hub.bus import LocalBus
 from server.hub.chats import Chats
 from server.hub.context import Context
@@ -28,8 +29,6 @@ from server.logs import Fields
 from server.protocol.codec import ProtocolError
 
 log = logging.getLogger(__name__)
-
-CONFIRM_WITHIN = 10.0  # seconds for storing a visitor's action before its member hears nothing back
 
 
 class Visitors:
@@ -79,9 +78,11 @@ class Visitors:
         if visitor is not None and uid in visitor.tables:
             self.tables.leave(visitor, uid, for_good=for_good)
 
-    def act(self, member: str, nick: str, action: str, table: str, *args: Any) -> None:
+    def act(self, member: str, nick: str, action: str, table: str, *args: Any, ticket: Any = None) -> None:
         """Done as if the visitor had sent it here; its member hears `done` once it is stored (or
-        refused), so that its client's k counts it processed only then (Stream.k_shown)."""
+        refused), so that its client's k counts it processed only then (Stream.k_shown), or `undone`
+        if it was taken back because storage failed first, so that its client sends it again. Each
+        answer names the action's `ticket` (None from a member of an earlier version, which counts)."""
         visitor = self.by_key.get((member, nick))
         do = self.actions.get(action)
         since = self.ctx.persistence.queued
@@ -94,19 +95,23 @@ class Visitors:
             except ProtocolError as refused:
                 self.tables.tell(visitor, table_number(table), refused.code, str(refused))
         if self.ctx.persistence.queued == since:
-            self._tell(member, {"done": nick})
+            self._tell(member, {"done": nick, "t": ticket})
         else:
-            task = asyncio.create_task(self._confirm(member, nick))
+            task = asyncio.create_task(self._confirm(member, nick, ticket))
             self._confirming.add(task)
             task.add_done_callback(self._confirming.discard)
 
-    async def _confirm(self, member: str, nick: str) -> None:
+    async def _confirm(self, member: str, nick: str, ticket: Any) -> None:
         try:
-            await self.ctx.persistence.flush(CONFIRM_WITHIN)
-        except (TimeoutError, StorageFailing):
+            await self.ctx.persistence.flush(UNCONFIRMED_AT_MOST)
+        except StorageFailing:
+            log.warning("action of a visitor taken back: storage failed %s", Fields(member=member, nick=nick))
+            self._tell(member, {"undone": nick, "t": ticket})
+            return
+        except TimeoutError:  # its member waits no longer either: its client's k goes on
             log.warning("action of a visitor not stored in time %s", Fields(member=member, nick=nick))
-            return  # its member keeps its client's k where it was: the client sends it again
-        self._tell(member, {"done": nick})
+            return
+        self._tell(member, {"done": nick, "t": ticket})
 
     def state_asked(self, member: str, uid: int) -> None:
         """A member's copy of a table grew long: it starts again from the table's whole state."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 from pytest_aiohttp import AiohttpClient
@@ -15,11 +16,15 @@ from server.web.common import STORE_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import guest, until
 from tests.cluster.test_members import member
-from tests.cluster.test_tables import at_table, colours, has, invited_table
+from tests.cluster.test_tables import at_table, colours, has, invited_table, set_up
 from tests.conftest import served
 from tests.store.breakers import PostgresProxy
 from tests.web.test_storage_failure import until as until_true
 from tests.web.zagram import Zagram
+
+
+def seated(nick: str) -> Callable[[list[str]], bool]:
+    return lambda lines: any(line.startswith("pr") and nick in line for line in lines)
 
 
 async def whole_again(player: Zagram, uid: int) -> list[str]:
@@ -78,6 +83,52 @@ async def test_a_watcher_on_another_member_sees_the_move_taken_back(
         red.send("s", uid, "hh")
         await red.poll(b=True)
         await at_table(ala, uid, has("hh"))
+    finally:
+        for client in (a, b):
+            await client.close()
+        await proxy.close()
+
+
+async def test_a_move_from_another_member_taken_back_is_sent_again_and_played(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """issue 44: the owner took back a visitor's move when its storage failed and answered nothing;
+    the mover's k went on past it after 30 s (the move lost), and meanwhile the next move's `done` was
+    taken for it. Now the owner answers `undone`, the mover's member takes k back, the client sends
+    the move again, and it is played once storage is back."""
+    proxy = PostgresProxy(tmp_path / "pg", postgres.db_url)
+    await proxy.start()
+    a = await served(aiohttp_client, member(postgres, redis_server, "kropki-a", 8081))
+    owner = dataclasses.replace(member(postgres, redis_server, "kropki-b", 8082), db_url=proxy.url)
+    b = await served(aiohttp_client, owner)
+    try:
+        ala = await guest(b, "alaAla11", "*Ala")
+        cyd = await guest(a, "cydCyd33", "*Cyd")
+        await until(ala, lambda lines: "pa*Cyd" in lines)
+        uid = await set_up(b, "*Cyd", "*Ala")  # on member b; Cyd plays from member a, and begins
+        await at_table(cyd, uid, seated("*Cyd"))
+
+        await proxy.hold()  # the owner's writes hang: Cyd's move is played there, not stored
+        number = cyd.send("s", uid, "aa")
+        assert (await cyd.poll(b=True)).processed < number  # sent; not stored, so not confirmed
+        await at_table(ala, uid, has("aa"))
+        await proxy.break_storage()
+        await until_true(lambda: b.app[STORE_KEY].writer.storage_failure is not None)
+        state = await whole_again(ala, uid)
+        (record,) = [line for line in state if line.startswith("sr")]
+        assert "aa" not in record  # taken back
+
+        await proxy.mend()
+        await until_true(lambda: b.app[STORE_KEY].writer.storage_failure is None)
+        seen: list[str] = []
+        for _ in range(100):  # Cyd's client sends the move again with every poll until k counts it
+            processed = (await cyd.poll(b=True)).processed
+            seen += (await ala.poll(b=True)).sections.get(uid, [])
+            if processed >= number and has("aa")(seen):
+                break
+            await asyncio.sleep(0.1)
+        else:
+            raise AssertionError(f"Cyd's move not played again: k {processed}, Ala saw {seen}")
     finally:
         for client in (a, b):
             await client.close()

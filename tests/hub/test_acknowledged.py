@@ -139,3 +139,49 @@ def test_the_k_kept_for_a_session_leaves_out_what_other_members_have_not_confirm
     link.deliver()  # member a stored the move and said so
     assert poll(b, "bobBob22", 0).processed == 3
     assert kept() == 3
+
+
+def test_a_done_confirms_its_own_action_not_the_oldest_one_waiting() -> None:
+    """issue 44: an action whose answer never came had the next action's `done` taken for it, so that
+    action's k waited its whole 30 s too. Each answer names its action's ticket."""
+    link = Link()
+    uid, _ = game_across(link)
+    b = link.hubs["b"]
+    first = {"lost": True}
+
+    def losing(message: dict[str, object]) -> bool:
+        lost = "done" in message and first["lost"]
+        first["lost"] = first["lost"] and not lost
+        return lost
+
+    link.losing = losing  # the first action's answer never comes
+    poll(b, "bobBob22", 0, "c1.0.lobby")
+    poll(b, "bobBob22", 0, f"c2.{uid}.one")
+    link.deliver()
+    link.timers.advance(5)
+    poll(b, "bobBob22", 0, f"c3.{uid}.two")
+    link.deliver()  # the second action's answer
+    assert poll(b, "bobBob22", 0).processed == 1
+    link.timers.advance(UNCONFIRMED_AT_MOST - 4)  # the first action's wait is over, not the second's
+    assert poll(b, "bobBob22", 0).processed == 3
+
+
+def test_an_action_taken_back_is_sent_again_with_what_came_after_it_not_before() -> None:
+    """`undone` (the owner's storage failed before it stored the action): k goes back to the command
+    before it, still waiting for what before it is unconfirmed; the client sends the rest again."""
+    link = Link()
+    uid, _ = game_across(link)
+    b = link.hubs["b"]
+    link.losing = lambda message: "done" in message  # held here, answered by hand
+    poll(b, "bobBob22", 0, f"c1.{uid}.one/c2.0.lobby/c3.{uid}.two/c4.0.after")
+    link.deliver()
+    player = b.players["bobBob22"]
+    assert [sent.number for step in player.acknowledged.steps for sent in step.owners] == [1, 3]
+    b.take_from_member("a", {"undone": "*Bob", "t": 2})  # the second line taken back
+    assert player.last_command == 2
+    assert poll(b, "bobBob22", 0).processed == 0  # the first still waits
+    b.take_from_member("a", {"done": "*Bob", "t": 1})
+    assert poll(b, "bobBob22", 0).processed == 2
+    assert poll(b, "bobBob22", 0, f"c3.{uid}.two/c4.0.after").processed == 2  # sent again: waits anew
+    b.take_from_member("a", {"done": "*Bob", "t": 3})
+    assert poll(b, "bobBob22", 0).processed == 4
