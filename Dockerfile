@@ -1,22 +1,29 @@
 # syntax=docker/dockerfile:1
 
 # Build stage: the project and all its dependencies as wheels, so the runtime image needs no compiler
-# and no network.
+# and no network. Every dependency is the version requirements/server.txt pins, checked against its
+# hashes (docs/operations.md, "Installing: the locked dependencies"); the project's wheel is built with
+# the setuptools and wheel of requirements/build.txt.
 FROM python:3.11-slim AS build
 WORKDIR /src
-COPY pyproject.toml README.md ./
+COPY requirements ./requirements
+RUN pip install --no-cache-dir --require-hashes -r requirements/build.txt \
+    && pip wheel --no-cache-dir --require-hashes --only-binary :all: --wheel-dir /wheels -r requirements/server.txt
+COPY pyproject.toml README.md NOTICE ./
 COPY server ./server
 COPY migrations ./migrations
-RUN pip wheel --no-cache-dir --wheel-dir /wheels ".[postgresql,fast,cluster]"
+RUN pip wheel --no-cache-dir --no-deps --no-build-isolation --wheel-dir /wheels/project .
 
-# Runtime stage.
+# Runtime stage: the locked wheels, checked against the lock's hashes again, then the project alone.
 FROM python:3.11-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
 RUN useradd --system --create-home --home-dir /home/kropki --shell /usr/sbin/nologin kropki \
     && install -d -o kropki -g kropki /data
 COPY --from=build /wheels /wheels
-RUN pip install --no-cache-dir --no-index --find-links /wheels "kropki-server[postgresql,fast,cluster]" \
+COPY --from=build /src/requirements/server.txt /wheels/requirements.txt
+RUN pip install --no-cache-dir --no-index --find-links /wheels --require-hashes -r /wheels/requirements.txt \
+    && pip install --no-cache-dir --no-index --no-deps /wheels/project/kropki_server-*.whl \
     && rm -rf /wheels
 USER kropki
 WORKDIR /home/kropki

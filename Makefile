@@ -3,15 +3,34 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: install test test-packages test-sqlite test-postgres run lint bench clean
+.PHONY: install lock test test-packages test-sqlite test-postgres run lint bench clean
 
 install: $(STAMP)
 
-# The stamp is rebuilt only when pyproject.toml changes, so repeated runs cost nothing.
-$(STAMP): pyproject.toml
+# Every dependency comes from the lock files, pinned with its hashes (docs/operations.md, "Installing: the
+# locked dependencies"); then the project itself, which adds nothing. The stamp is rebuilt only when
+# pyproject.toml or a lock file changes, so repeated runs cost nothing.
+$(STAMP): pyproject.toml requirements/build.txt requirements/dev.txt
 	test -x $(VENV)/bin/python || $(PYTHON) -m venv $(VENV)
-	$(VENV)/bin/python -m pip install --quiet -e '.[test,fast]'
+	$(VENV)/bin/python -m pip install --quiet --require-hashes -r requirements/build.txt -r requirements/dev.txt
+	$(VENV)/bin/python -m pip install --quiet --no-deps --no-build-isolation -e .
 	touch $(STAMP)
+
+# Writes the lock files again from pyproject.toml with uv (pinned in requirements/dev.txt): one
+# resolution for every platform and Python from 3.11, with the hashes of every file of each pinned
+# version. dev.txt first (everything); the others take its versions, so the three never disagree.
+# LOCK_FLAGS=--upgrade takes every package to its newest allowed version, --upgrade-package NAME one.
+LOCK_FLAGS ?=
+UV_COMPILE = $(VENV)/bin/uv pip compile --quiet --universal --python-version 3.11 --generate-hashes \
+	--custom-compile-command 'make lock' $(LOCK_FLAGS)
+BUILD_REQUIRES = $(VENV)/bin/python -c 'import tomllib; print(*tomllib.load(open("pyproject.toml", "rb"))["build-system"]["requires"], sep="\n")'
+
+lock: install
+	$(UV_COMPILE) pyproject.toml --extra test --extra fast --extra postgresql --extra cluster --extra lock \
+		-o requirements/dev.txt
+	$(UV_COMPILE) pyproject.toml --extra postgresql --extra fast --extra cluster -c requirements/dev.txt \
+		-o requirements/server.txt
+	$(BUILD_REQUIRES) | $(UV_COMPILE) - -c requirements/dev.txt -o requirements/build.txt
 
 # The whole suite on SQLite files, and again on a throwaway PostgreSQL server (installed when missing),
 # but for the tests no database can change: the rules and the codec (tests/engine, tests/protocol: those

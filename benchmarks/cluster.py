@@ -702,7 +702,7 @@ def game_arguments(args: argparse.Namespace) -> argparse.Namespace:
     return argparse.Namespace(
         games=args.games,
         seconds=args.game_seconds,
-        warm_up=0.0,  # none, as in the runs its figures in docs/operations.md are compared with
+        warm_up=0.0,  # none, as in the runs its figures in docs/performance.md are compared with
         game_type=args.game_type,
         move_every=args.move_every,
         wait=args.wait,

@@ -145,7 +145,8 @@ class Schedule:
 
         On the slots' edges, login n came exactly when logins n-100, n-200... polled (2 s is 100 slots
         at 50 a second), so at 10,000 guests every login and every poll arrived with 99 others at the
-        same instant, and the login's time was mostly the wait behind them (docs/operations.md)."""
+        same instant, and the login's time was mostly the wait behind them (docs/performance.md, the
+        twelfth session)."""
         return self._slot(number) + random.Random(number).random() / self.rate
 
     def _slot(self, number: int) -> float:

@@ -778,7 +778,8 @@ class HostSpeed:
 
     On this project's 2-vCPU machine a loop like this one took 0.49-0.73 s of CPU in twenty runs on the
     idle machine (x1.51), and the server's CPU per poll under the same load varied about as much between
-    runs of benchmarks/games.py (docs/operations.md). A run's figures are read beside this one."""
+    runs of benchmarks/games.py (docs/performance.md, the twelfth session). A run's figures are read
+    beside this one."""
 
     ROUNDS = 100_000  # a few milliseconds: sampled once a second, it takes well under 1% of a core
 
