@@ -1124,6 +1124,8 @@ def _describe(job: _Job) -> str:
         return f"set aside uid={job.uid} seq={job.seq}"
     if isinstance(job, _Compacted):
         return f"compacted journal uid={job.uid} upto={job.upto} rows={len(job.rows)}"
+    if isinstance(job, _IgnoredSaved):
+        return "ignored players"  # of an account: no table, no nick
     return f"{type(job).__name__.strip('_').lower()} uid={job.uid}"
 
 
