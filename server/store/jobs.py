@@ -206,7 +206,7 @@ class Withdrawn(Job):
     written, and counted as done, so that the counts of writes queued and written stay in step."""
 
     def write(self, session: Session, member: int) -> None:
-        return None
+        """Nothing: what it stands for is not to be written (write_batch passes it over)."""
 
 
 WITHDRAWN = Withdrawn()

@@ -165,9 +165,9 @@ class StoreWriter:
     def events_reserved(self, mark: int) -> None:
         self._put(EventsReserved(mark))
 
-    def unstored_journal(self) -> dict[int, list[tuple[int, str, dict[str, Any]]]]:
+    def unstored_journal(self) -> restart.Journals:
         """The game tables' journal entries not yet stored, by table, in order."""
-        found: dict[int, list[tuple[int, str, dict[str, Any]]]] = {}
+        found: restart.Journals = {}
         for job in (*self._writing, *self._queue):
             if isinstance(job, Entry) and job.uid > 0:
                 found.setdefault(job.uid, []).append((job.seq, job.kind, job.data))
