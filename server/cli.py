@@ -1,26 +1,24 @@
-"""The ``kropki-server`` command: ``serve`` runs the server, ``migrate`` upgrades its database,
-``user`` lets an admin look after accounts, ``replay`` checks game records."""
+"""The ``kropki-server`` command: ``serve`` runs the server, ``replay`` checks game records; the admin's
+commands on the database (``migrate``, ``user``, ``tournament-key``) are server/admin.py."""
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import errno
 import logging
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
-from server import __version__, logs
+from server import __version__, admin, logs
 from server.config import (
     DEFAULT_MAX_CONNECTIONS,
     ENV_AI_WORKERS,
     ENV_ANALYSIS_PER_PLAYER,
     ENV_CLUSTER_SECRET,
     ENV_CLUSTER_SECRET_FILE,
-    ENV_DB,
     ENV_EVENT_LOOP,
     ENV_FAILED_LOGIN_MAX_WAIT,
     ENV_FAILED_LOGINS_PER_ACCOUNT,
@@ -63,10 +61,6 @@ from server.config import (
     sqlite_data_dir,
     sqlite_file,
 )
-from server.protocol.codec import ProtocolError, check_nick
-
-if TYPE_CHECKING:
-    from server.store.accounts import Profile
 
 T = TypeVar("T")
 ENV_LOG_LEVEL = "KROPKI_LOG_LEVEL"
@@ -117,7 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser("serve", help="run the HTTP server", description="Run the HTTP server.")
     serve.add_argument("--host", help=f"address to bind (env {ENV_HOST}, default 127.0.0.1)")
     serve.add_argument("--port", type=_checked(parse_port), help=f"TCP port (env {ENV_PORT}, default 8080)")
-    _db_flag(serve)
+    admin.database_flag(serve)
     serve.add_argument(
         "--migrate", action="store_true", help="bring the database schema up to date before serving"
     )
@@ -283,68 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay SGF game records through the engine and report their results.",
     )
     replay.add_argument("files", nargs="+", metavar="FILE", help="SGF file")
-
-    migrate = commands.add_parser(
-        "migrate",
-        help="create or upgrade the database schema",
-        description="Create or upgrade the database schema (Alembic revisions in migrations/).",
-    )
-    _db_flag(migrate)
-
-    user = commands.add_parser(
-        "user", help="look after registered accounts", description="Look after registered accounts."
-    )
-    _db_flag(user)
-    actions = user.add_subparsers(dest="action", metavar="ACTION", required=True)
-    after = [_db_after_the_action()]
-    show = actions.add_parser("show", help="print an account (never its id)", parents=after)
-    show.add_argument("nick")
-    moderator = actions.add_parser("set-moderator", help="give or take moderator powers", parents=after)
-    moderator.add_argument("nick")
-    moderator.add_argument("state", choices=("on", "off"))
-    rename = actions.add_parser("rename", help="give an account a new nick", parents=after)
-    rename.add_argument("nick")
-    rename.add_argument("new_nick")
-    delete = actions.add_parser(
-        "delete", help="delete an account (its archived games stay, anonymised)", parents=after
-    )
-    delete.add_argument("nick")
-
-    keys = commands.add_parser(
-        "tournament-key",
-        help="organisers' keys for setUpTable",
-        description="Organisers' keys for setUpTable. A key is shown once, when it is made; "
-        "only its hash is kept.",
-    )
-    _db_flag(keys)
-    key_actions = keys.add_subparsers(dest="action", metavar="ACTION", required=True)
-    add = key_actions.add_parser("add", help="make a key and print it (once)", parents=after)
-    add.add_argument("name", help="who or what the key is for (unique)")
-    add.add_argument("--tournament", help="the only tournament (tourn=) the key may set up tables for")
-    add.add_argument(
-        "--registered-only", action="store_true", help="both players must be registered accounts"
-    )
-    key_actions.add_parser("list", help="list the keys (never the keys themselves)", parents=after)
-    revoke = key_actions.add_parser("revoke", help="stop a key from working", parents=after)
-    revoke.add_argument("name")
+    admin.add_parsers(commands.add_parser)
     return parser
-
-
-def _db_flag(parser: argparse.ArgumentParser, default: object = None) -> None:
-    parser.add_argument(
-        "--db",
-        metavar="URL",
-        default=default,
-        help=f"SQLAlchemy database URL (env {ENV_DB}, default sqlite+aiosqlite:///./data/kropki.sqlite3)",
-    )
-
-
-def _db_after_the_action() -> argparse.ArgumentParser:
-    """`--db` after an action (`user show NICK --db URL`) as well as before it; not given there, it
-    leaves the one given before (or none) as it is."""
-    parent = argparse.ArgumentParser(add_help=False)
-    _db_flag(parent, default=argparse.SUPPRESS)
-    return parent
 
 
 def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Settings:
@@ -468,121 +402,6 @@ def _why_it_cannot_start(failure: Exception, settings: Settings) -> str | None:
     return f"cannot use the database at {url} ({reason}): check --db or KROPKI_DB, and that it runs"
 
 
-def _migrate(url: str) -> int:
-    from server.store.database import current_revision, migrate, open_engine
-
-    async def run() -> str | None:
-        engine = open_engine(url)
-        try:
-            await migrate(engine)
-            return await current_revision(engine)
-        finally:
-            await engine.dispose()
-
-    print(f"database schema at revision {asyncio.run(run())}")
-    return 0
-
-
-def _user(args: argparse.Namespace, url: str) -> int:
-    """The admin's account commands; they change the database, which the server reads at each login."""
-    from server.store.accounts import NickTaken, UnknownNick
-    from server.store.database import SchemaError
-    from server.store.store import Store
-
-    async def run() -> str:
-        store = await Store.open(url)
-        accounts = store.accounts
-        try:
-            if args.action == "show":
-                profile = await accounts.profile(args.nick)
-                if profile is None:
-                    raise UnknownNick(args.nick)
-                return _describe_profile(profile)
-            if args.action == "set-moderator":
-                await accounts.set_moderator(args.nick, args.state == "on")
-                return f"{args.nick}: moderator {args.state} (from the player's next login)"
-            if args.action == "rename":
-                check_nick(args.new_nick, guest=False)
-                await accounts.rename(args.nick, args.new_nick)
-                return f"{args.nick} is now {args.new_nick} (archived records keep the old nick)"
-            anonymised = await accounts.delete(args.nick)
-            return f"{args.nick} deleted; {anonymised} archived games now name the player anonymously"
-        finally:
-            await store.close()
-
-    try:
-        print(asyncio.run(run()))
-    except SchemaError as refused:
-        print(f"kropki-server: error: {refused}", file=sys.stderr)
-        return 1
-    except UnknownNick as missing:
-        print(f"kropki-server: error: no account with the nick {missing}", file=sys.stderr)
-        return 1
-    except NickTaken as taken:
-        print(f"kropki-server: error: the nick {taken} is taken", file=sys.stderr)
-        return 1
-    except ProtocolError as refused:
-        print(f"kropki-server: error: {refused}", file=sys.stderr)
-        return 1
-    return 0
-
-
-def _tournament_key(args: argparse.Namespace, url: str) -> int:
-    from server.store.database import SchemaError
-    from server.store.store import Store
-    from server.store.tournaments import KeyNameTaken
-
-    async def run() -> tuple[int, str]:
-        store = await Store.open(url)
-        keys = store.tournaments
-        try:
-            if args.action == "add":
-                key = await keys.add_key(args.name, args.tournament, args.registered_only)
-                return 0, key
-            if args.action == "revoke":
-                if await keys.revoke(args.name):
-                    return 0, f"{args.name}: revoked"
-                return 1, f"no working key named {args.name}"
-            lines = []
-            for info in await keys.keys():
-                limits = [f"tournament {info.tournament!r}"] if info.tournament else []
-                limits += ["registered players only"] if info.registered_only else []
-                state = f"revoked {info.revoked_at:%Y-%m-%d}" if info.revoked_at else "active"
-                scope = ", ".join(limits) or "any tournament"
-                lines.append(f"{info.name}\t{state}\tmade {info.created_at:%Y-%m-%d}\t{scope}")
-            return 0, "\n".join(lines) or "no keys"
-        except KeyNameTaken:
-            return 1, f"a key named {args.name} exists already"
-        finally:
-            await store.close()
-
-    try:
-        status, text = asyncio.run(run())
-    except SchemaError as refused:
-        status, text = 1, str(refused)
-    if status:
-        print(f"kropki-server: error: {text}", file=sys.stderr)
-    else:
-        print(text)
-    return status
-
-
-def _describe_profile(profile: Profile) -> str:
-    rating = profile.rating
-    return "\n".join(
-        [
-            f"nick:        {profile.nick}",
-            f"registered:  {profile.registered_at:%Y-%m-%d %H:%M} UTC",
-            f"email:       {profile.email or '-'}",
-            f"language:    {profile.lang}",
-            f"rating:      {rating.rating:.0f} (deviation {rating.deviation:.0f}, "
-            f"volatility {rating.volatility:.4f})",
-            f"games:       {profile.wins} won, {profile.draws} drawn, {profile.losses} lost",
-            f"moderator:   {'yes' if profile.moderator else 'no'}",
-        ]
-    )
-
-
 def tune_garbage_collector() -> None:
     """Fewer, shorter collections for a long-running server: see server/gcschedule.py."""
     from server import gcschedule
@@ -620,29 +439,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _serve(settings, log_level)
     if args.command == "replay":
         return _replay(args.files)
-    if args.command in ("migrate", "user", "tournament-key"):
+    if args.command in admin.COMMANDS:
         try:
             settings = resolve_settings(args, os.environ)
             check_database_url(settings.db_url)
             database = sqlite_file(settings.db_url)
         except ConfigError as exc:
             parser.exit(2, f"kropki-server: error: {exc}\n")
-        logs.configure("WARNING")
-        if args.command == "migrate":
-            if database is not None:
-                database.parent.mkdir(parents=True, exist_ok=True)
-            return _migrate(settings.db_url)
-        if database is not None and not database.is_file():
-            # an admin command run in another directory must not create an empty database there
-            print(
-                f"kropki-server: error: there is no database at {database}: create it with `kropki-server "
-                "migrate`, or name the right one with --db or KROPKI_DB (a relative path, and the default "
-                "./data/kropki.sqlite3, are taken from the directory the command runs in)",
-                file=sys.stderr,
-            )
-            return 1
-        if args.command == "tournament-key":
-            return _tournament_key(args, settings.db_url)
-        return _user(args, settings.db_url)
+        return admin.run(args, settings.db_url, database)
     parser.print_help()
     return 2

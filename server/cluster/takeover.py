@@ -3,7 +3,7 @@
 A member that dies (SIGKILL, a machine gone) leaves its open tables in the store, owned by it. Each time
 the live members change, and once a minute, every member asks the store for the open tables of members
 that are not alive; the store hands them over only while nobody holds the dead member's own lock, so
-never from a member that is alive or restarting (server/store/writer.py, `take_orphans`). The tables
+never from a member that is alive or restarting (server/store/restart.py, `take_orphans`). The tables
 come back as after a restart, and their players, whose requests nginx now sends to live members, sit
 down at them again from wherever their sessions moved.
 """

@@ -1,5 +1,9 @@
 """Maximum-weight matching in a general graph that stays optimal while edge weights change.
 
+Over 500 lines because the matching is one structure: the stages, the blossoms made and taken apart
+and the dual updates all read and change the same arrays of labels, blossoms and duals, as in the
+mwmatching.py it follows; split, each part would reach into the others' state.
+
 The swiss pairing (swiss.py) asks for a hundred or more matchings per round, each after changing the
 weights around one or two players. Solving each from scratch is O(n^3) and would take seconds for 100
 players in Python, so this keeps the optimum's dual variables and blossoms between solves and repairs

@@ -1,5 +1,9 @@
 """The board: dots, realms, pools and the capture rules of zagram.
 
+Over 500 lines because the capture rules (input points, traced chains, flooding, realms and pools,
+rings drawn by hand and territory) all read and change the one flat grid and its realm bookkeeping;
+split, each part would reach into the others' arrays.
+
 Points live in flat lists with one padding column and a padding row above and below
 (stride = width + 1), so neighbours are fixed offsets and the edge is a marked cell.
 Automatic enclosures follow docs/rules.md: after a dot is put, the usual case leaves in O(1)

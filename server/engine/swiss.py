@@ -1,6 +1,6 @@
 """FIDE Dutch swiss pairings (Handbook C.04.3 as in force since 2025, with C.04.1 and C.04.2).
 
-Longer than 500 lines because the Dutch rules are one procedure: the quality criteria are packed,
+Over 500 lines because the Dutch rules are one procedure: the quality criteria are packed,
 in their order of priority, into the integer weight of every possible pair, and the pairing is a
 sequence of maximum-weight matchings (blossom.py) over all players, one bracket after the other, each
 fixing what the rules decide at that point (who floats down, which exchanges, which opponents). This

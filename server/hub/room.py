@@ -18,9 +18,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.engine.board import BLACK, WHITE, IllegalMove
-from server.engine.game import COLOUR, Move, game_for_type
+from server.engine.game import COLOUR, game_for_type
 from server.engine.gametype import GameKind, GameType, parse_game_type
 from server.engine.moves import MoveSyntaxError, parse_move, parse_points, point_to_sgf
+from server.engine.played import Move
 from server.engine.record import game_to_record
 from server.engine.sgf import GameRecord
 from server.engine.start import Setup

@@ -22,7 +22,7 @@ from server.protocol.codec import nick_key
 from server.store.accounts import account_of, ignored_by
 from server.store.models import JournalEntry, LiveSession, Member, User
 from server.store.serverlock import MEMBER_LOCK_CLASS
-from server.store.writer import saved_session
+from server.store.sessionrows import saved_session
 
 HELD: Literal["held"] = "held"  # the member serving it holds its lock: alive, or starting
 

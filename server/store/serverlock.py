@@ -148,7 +148,7 @@ class AdvisoryLock:
 
     async def hold_member(self, number: int, name: str, wait: float) -> None:
         """A member of a cluster also holds its own lock, (MEMBER_LOCK_CLASS, number), for its life:
-        another member takes its tables over only while nobody holds it (writer.take_orphans), so
+        another member takes its tables over only while nobody holds it (restart.take_orphans), so
         never from a member that is alive, or restarting and reading its tables back. A namesake that
         died leaves it as its connection closes; one that still holds it after `wait` seconds is a
         live process with the same name, and this start is refused."""

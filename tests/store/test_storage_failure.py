@@ -19,7 +19,9 @@ from server.engine.game import Game
 from server.engine.moves import parse_move
 from server.engine.record import game_to_record
 from server.hub.persistence import FinishedGame, SavedSession, StorageFailing
+from server.protocol.codec import nick_key
 from server.store import database, writer
+from server.store.accounts import Accounts
 from server.store.models import ArchivedGame, JournalEntry
 from server.store.outage import unavailable
 from server.store.store import Store
@@ -153,6 +155,29 @@ async def test_a_write_that_is_itself_bad_is_set_aside_and_the_others_go_in(
         assert await journal_count(store, 3) == 4
         assert len(lines(caplog, "a write was refused by the database and is dropped")) == 1
         assert not lines(caplog, FAILING)
+    finally:
+        await store.close()
+
+
+async def test_a_bad_write_of_any_kind_is_named_and_dropped(
+    tmp_path: Path, new_database: NewDatabase, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The log line names the bad write by its kind and numbers, whatever its kind: a list of ignored
+    players, which has no table number, stopped the writer instead (issue 45.3)."""
+    store = await Store.open(new_database(tmp_path, True))
+    try:
+        await store.writer.load_sessions()
+        await Accounts(store.writer.sessions).register("Ala", "LongSecretId2", "", "pl")
+        moves(store, 3, range(1, 3))
+        store.writer.ignored_saved(nick_key("Ala"), ("*Bob", "*BOB"))  # one nick key twice: refused
+        moves(store, 3, range(3, 5))
+        async with asyncio.timeout(10):
+            await store.writer.flush()
+        assert store.writer.storage_failure is None
+        assert await journal_count(store, 3) == 4
+        [dropped] = lines(caplog, "a write was refused by the database and is dropped")
+        named = dropped.getMessage().partition("write=")[2]
+        assert named.strip('"').startswith("ignored") and "Bob" not in named
     finally:
         await store.close()
 

@@ -1,0 +1,217 @@
+"""The admin's commands of ``kropki-server``, which work on the database rather than on a running
+server: ``migrate`` upgrades its schema, ``user`` looks after accounts, ``tournament-key`` after
+organisers' keys. server/cli.py reads the command line and hands them over."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from server import logs
+from server.config import ENV_DB
+from server.protocol.codec import ProtocolError, check_nick
+
+if TYPE_CHECKING:
+    from server.store.accounts import Profile
+
+COMMANDS = ("migrate", "user", "tournament-key")
+
+
+def add_parsers(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
+    """The admin's commands, each added with `add_parser` (the main parser's sub-commands')."""
+    migrate = add_parser(
+        "migrate",
+        help="create or upgrade the database schema",
+        description="Create or upgrade the database schema (Alembic revisions in migrations/).",
+    )
+    database_flag(migrate)
+
+    user = add_parser(
+        "user", help="look after registered accounts", description="Look after registered accounts."
+    )
+    database_flag(user)
+    actions = user.add_subparsers(dest="action", metavar="ACTION", required=True)
+    after = [_database_flag_after_the_action()]
+    show = actions.add_parser("show", help="print an account (never its id)", parents=after)
+    show.add_argument("nick")
+    moderator = actions.add_parser("set-moderator", help="give or take moderator powers", parents=after)
+    moderator.add_argument("nick")
+    moderator.add_argument("state", choices=("on", "off"))
+    rename = actions.add_parser("rename", help="give an account a new nick", parents=after)
+    rename.add_argument("nick")
+    rename.add_argument("new_nick")
+    delete = actions.add_parser(
+        "delete", help="delete an account (its archived games stay, anonymised)", parents=after
+    )
+    delete.add_argument("nick")
+
+    keys = add_parser(
+        "tournament-key",
+        help="organisers' keys for setUpTable",
+        description="Organisers' keys for setUpTable. A key is shown once, when it is made; "
+        "only its hash is kept.",
+    )
+    database_flag(keys)
+    key_actions = keys.add_subparsers(dest="action", metavar="ACTION", required=True)
+    add = key_actions.add_parser("add", help="make a key and print it (once)", parents=after)
+    add.add_argument("name", help="who or what the key is for (unique)")
+    add.add_argument("--tournament", help="the only tournament (tourn=) the key may set up tables for")
+    add.add_argument(
+        "--registered-only", action="store_true", help="both players must be registered accounts"
+    )
+    key_actions.add_parser("list", help="list the keys (never the keys themselves)", parents=after)
+    revoke = key_actions.add_parser("revoke", help="stop a key from working", parents=after)
+    revoke.add_argument("name")
+
+
+def database_flag(parser: argparse.ArgumentParser, default: object = None) -> None:
+    parser.add_argument(
+        "--db",
+        metavar="URL",
+        default=default,
+        help=f"SQLAlchemy database URL (env {ENV_DB}, default sqlite+aiosqlite:///./data/kropki.sqlite3)",
+    )
+
+
+def _database_flag_after_the_action() -> argparse.ArgumentParser:
+    """`--db` after an action (`user show NICK --db URL`) as well as before it; not given there, it
+    leaves the one given before (or none) as it is."""
+    parent = argparse.ArgumentParser(add_help=False)
+    database_flag(parent, default=argparse.SUPPRESS)
+    return parent
+
+
+def run(args: argparse.Namespace, url: str, database: Path | None) -> int:
+    """Run the admin's command `args.command` on the database at `url` (`database`: its SQLite file)."""
+    logs.configure("WARNING")
+    if args.command == "migrate":
+        if database is not None:
+            database.parent.mkdir(parents=True, exist_ok=True)
+        return _migrate(url)
+    if database is not None and not database.is_file():
+        # an admin command run in another directory must not create an empty database there
+        print(
+            f"kropki-server: error: there is no database at {database}: create it with `kropki-server "
+            "migrate`, or name the right one with --db or KROPKI_DB (a relative path, and the default "
+            "./data/kropki.sqlite3, are taken from the directory the command runs in)",
+            file=sys.stderr,
+        )
+        return 1
+    if args.command == "tournament-key":
+        return _tournament_key(args, url)
+    return _user(args, url)
+
+
+def _migrate(url: str) -> int:
+    from server.store.database import current_revision, migrate, open_engine
+
+    async def run() -> str | None:
+        engine = open_engine(url)
+        try:
+            await migrate(engine)
+            return await current_revision(engine)
+        finally:
+            await engine.dispose()
+
+    print(f"database schema at revision {asyncio.run(run())}")
+    return 0
+
+
+def _user(args: argparse.Namespace, url: str) -> int:
+    """The admin's account commands; they change the database, which the server reads at each login."""
+    from server.store.accounts import NickTaken, UnknownNick
+    from server.store.database import SchemaError
+    from server.store.store import Store
+
+    async def run() -> str:
+        store = await Store.open(url)
+        accounts = store.accounts
+        try:
+            if args.action == "show":
+                profile = await accounts.profile(args.nick)
+                if profile is None:
+                    raise UnknownNick(args.nick)
+                return _describe_profile(profile)
+            if args.action == "set-moderator":
+                await accounts.set_moderator(args.nick, args.state == "on")
+                return f"{args.nick}: moderator {args.state} (from the player's next login)"
+            if args.action == "rename":
+                check_nick(args.new_nick, guest=False)
+                await accounts.rename(args.nick, args.new_nick)
+                return f"{args.nick} is now {args.new_nick} (archived records keep the old nick)"
+            anonymised = await accounts.delete(args.nick)
+            return f"{args.nick} deleted; {anonymised} archived games now name the player anonymously"
+        finally:
+            await store.close()
+
+    try:
+        print(asyncio.run(run()))
+        return 0
+    except UnknownNick as missing:
+        why = f"no account with the nick {missing}"
+    except NickTaken as taken:
+        why = f"the nick {taken} is taken"
+    except (SchemaError, ProtocolError) as refused:
+        why = str(refused)
+    print(f"kropki-server: error: {why}", file=sys.stderr)
+    return 1
+
+
+def _tournament_key(args: argparse.Namespace, url: str) -> int:
+    from server.store.database import SchemaError
+    from server.store.store import Store
+    from server.store.tournaments import KeyNameTaken
+
+    async def run() -> tuple[int, str]:
+        store = await Store.open(url)
+        keys = store.tournaments
+        try:
+            if args.action == "add":
+                key = await keys.add_key(args.name, args.tournament, args.registered_only)
+                return 0, key
+            if args.action == "revoke":
+                if await keys.revoke(args.name):
+                    return 0, f"{args.name}: revoked"
+                return 1, f"no working key named {args.name}"
+            lines = []
+            for info in await keys.keys():
+                limits = [f"tournament {info.tournament!r}"] if info.tournament else []
+                limits += ["registered players only"] if info.registered_only else []
+                state = f"revoked {info.revoked_at:%Y-%m-%d}" if info.revoked_at else "active"
+                scope = ", ".join(limits) or "any tournament"
+                lines.append(f"{info.name}\t{state}\tmade {info.created_at:%Y-%m-%d}\t{scope}")
+            return 0, "\n".join(lines) or "no keys"
+        except KeyNameTaken:
+            return 1, f"a key named {args.name} exists already"
+        finally:
+            await store.close()
+
+    try:
+        status, text = asyncio.run(run())
+    except SchemaError as refused:
+        status, text = 1, str(refused)
+    if status:
+        print(f"kropki-server: error: {text}", file=sys.stderr)
+    else:
+        print(text)
+    return status
+
+
+def _describe_profile(profile: Profile) -> str:
+    rating = profile.rating
+    return "\n".join(
+        [
+            f"nick:        {profile.nick}",
+            f"registered:  {profile.registered_at:%Y-%m-%d %H:%M} UTC",
+            f"email:       {profile.email or '-'}",
+            f"language:    {profile.lang}",
+            f"rating:      {rating.rating:.0f} (deviation {rating.deviation:.0f}, "
+            f"volatility {rating.volatility:.4f})",
+            f"games:       {profile.wins} won, {profile.draws} drawn, {profile.losses} lost",
+            f"moderator:   {'yes' if profile.moderator else 'no'}",
+        ]
+    )

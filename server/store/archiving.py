@@ -1,0 +1,126 @@
+"""A finished game into the archive, with the players' ratings as they were before it; a rated game's
+new ratings, results and rating history (docs/ratings.md)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from server.engine.board import BLACK, WHITE
+from server.engine.rating import Rating, rate_game, shown
+from server.engine.sgf import write_record
+from server.hub.persistence import Account, FinishedGame
+from server.protocol.codec import nick_key
+from server.store.accounts import account_of
+from server.store.journalrows import Entry, insert_entries
+from server.store.models import ArchivedGame, GamePlayer, RatingChange, TournamentTable, User
+
+SCORES = {BLACK: 1.0, WHITE: 0.0, 0: 0.5}
+
+
+def archive(session: Session, game: FinishedGame, member: int) -> tuple[int, list[Account]]:
+    """Store a finished game, with the players' ratings as they were before it; rate it if it counts.
+    A team game (unrated) names its teams' first players in the game's row, and all its players in
+    `game_players` (docs/teams.md). Returns the game's number and the accounts whose rating changed."""
+    if game.players:
+        return _archive_team_game(session, game, member)
+    blue, red = _registered(session, game.blue), _registered(session, game.red)
+    record = game.record
+    if blue is not None:
+        record.black_rating = str(shown(_rating(blue)))
+    if red is not None:
+        record.white_rating = str(shown(_rating(red)))
+    rated = game.rated and blue is not None and red is not None and game.result is not None
+    changed: list[Account] = []
+    if rated:
+        assert blue is not None and red is not None and game.result is not None
+        score = SCORES[game.result.winner]
+        new_blue, new_red = rate_game(_rating(blue), _rating(red), score)
+        for user, rating, points in ((blue, new_blue, score), (red, new_red, 1.0 - score)):
+            user.rating, user.deviation, user.volatility = rating.rating, rating.deviation, rating.volatility
+            if points == 1.0:
+                user.wins += 1
+            elif points == 0.0:
+                user.losses += 1
+            else:
+                user.draws += 1
+            changed.append(account_of(user))
+    row = ArchivedGame(
+        finished_at=datetime.fromtimestamp(game.ended_at, UTC)
+        if game.ended_at is not None
+        else datetime.now(UTC),
+        blue_nick=game.blue,
+        red_nick=game.red,
+        blue_id=blue.id if blue is not None else None,
+        red_id=red.id if red is not None else None,
+        game_type=game.game_type,
+        result=str(game.result) if game.result is not None else None,
+        rated=rated,
+        tournament=game.tournament,
+        sgf=write_record(record),
+    )
+    session.add(row)
+    session.flush()
+    if rated:
+        assert blue is not None and red is not None
+        session.add_all(
+            RatingChange(
+                user_id=user.id,
+                game_number=row.number,
+                rated_at=row.finished_at,
+                rating=user.rating,
+                deviation=user.deviation,
+            )
+            for user in (blue, red)
+        )
+    _archived(session, game, row, member)
+    return row.number, changed
+
+
+def _registered(session: Session, nick: str) -> User | None:
+    if nick.startswith("*"):
+        return None
+    return session.scalar(select(User).where(User.nick_key == nick_key(nick)))
+
+
+def _rating(user: User) -> Rating:
+    return Rating(user.rating, user.deviation, user.volatility)
+
+
+def _archive_team_game(session: Session, game: FinishedGame, member: int) -> tuple[int, list[Account]]:
+    row = ArchivedGame(
+        finished_at=datetime.now(UTC),
+        blue_nick=game.players[0],
+        red_nick=game.players[1],
+        blue_id=None,
+        red_id=None,
+        game_type=game.game_type,
+        result=str(game.result) if game.result is not None else None,
+        rated=False,
+        tournament=game.tournament,
+        sgf=write_record(game.record),
+    )
+    session.add(row)
+    session.flush()
+    for side, nick in enumerate(game.players, 1):
+        user = _registered(session, nick)
+        session.add(
+            GamePlayer(game_number=row.number, side=side, nick=nick, user_id=user.id if user else None)
+        )
+    _archived(session, game, row, member)
+    return row.number, []
+
+
+def _archived(session: Session, game: FinishedGame, row: ArchivedGame, member: int) -> None:
+    """What every archived game writes with its row: its tournament table's result, and the journal's
+    entry that says the game is in the archive."""
+    if game.tournament is not None and game.game_index == 0:
+        session.execute(
+            update(TournamentTable)
+            .where(TournamentTable.uid == game.uid)
+            .values(result=row.result, game_number=row.number, moves=game.moves)
+        )
+    archived = Entry(game.uid, game.journal_seq, "archived", {"number": row.number, "game": game.game_index})
+    insert_entries(session, [archived], member)

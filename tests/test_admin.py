@@ -1,0 +1,162 @@
+"""The admin's commands on the database (server/admin.py), run as an admin runs them: `migrate`, `user`,
+`tournament-key`."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from server.cli import main
+from server.engine.game import Game
+from server.engine.moves import parse_move
+from server.engine.record import game_to_record
+from server.hub.persistence import FinishedGame
+from server.store.database import head_revision
+from server.store.games import GameSummary
+from server.store.store import Store
+from tests.test_cli import REPO_ROOT, run_cli
+
+
+def test_migrate_creates_the_schema_and_is_idempotent(tmp_path: Path) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/new/kropki.sqlite3"
+
+    first = run_cli("migrate", "--db", url)
+    again = run_cli("migrate", env={"KROPKI_DB": url})
+
+    assert first.returncode == 0, first.stderr
+    assert again.returncode == 0, again.stderr
+    assert first.stdout == again.stdout == f"database schema at revision {head_revision()}\n"
+
+
+def test_admin_user_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
+    assert main(["migrate", "--db", url]) == 0
+    asyncio.run(_two_players_and_a_game(url))
+    capsys.readouterr()
+
+    def user(*args: str) -> tuple[int, str, str]:
+        status = main(["user", "--db", url, *args])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    shown = user("show", "alice")
+    promoted = user("set-moderator", "Alice", "on")
+    renamed = user("rename", "Alice", "Alicja")
+    taken = user("rename", "Alicja", "BOB")
+    bad = user("rename", "Alicja", "*Guest")
+    deleted = user("delete", "Alicja")
+    missing = user("show", "Alicja")
+
+    assert shown[0] == 0 and "nick:        Alice" in shown[1] and "moderator:   no" in shown[1]
+    assert "a@example.org" in shown[1] and "K4ZUPkUzXY" not in shown[1]
+    assert promoted[0] == 0 and "moderator on" in promoted[1]
+    assert renamed[0] == 0
+    assert taken[0] == 1 and "taken" in taken[2]
+    assert bad[0] == 1 and "nick" in bad[2]
+    assert deleted[0] == 0 and "1 archived games" in deleted[1]
+    assert missing[0] == 1 and "no account with the nick Alicja" in missing[2]
+    games = asyncio.run(_games_of(url, "Bob"))
+    assert [(game.blue, game.red) for game in games[0]] == [("deleted1", "Bob")]
+    assert "PB[deleted1]" in games[1] and "Alice" not in games[1]
+
+
+def test_tournament_key_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
+    assert main(["migrate", "--db", url]) == 0
+    capsys.readouterr()
+
+    def keys(*args: str) -> tuple[int, str, str]:
+        status = main(["tournament-key", "--db", url, *args])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    added = keys("add", "cup-bot", "--tournament", "Autumn Cup", "--registered-only")
+    again = keys("add", "cup-bot")
+    listed = keys("list")
+    revoked = keys("revoke", "cup-bot")
+    twice = keys("revoke", "cup-bot")
+
+    key = added[1].strip()
+    assert added[0] == 0 and len(key) >= 32
+    assert again[0] == 1 and "exists already" in again[2]
+    assert (
+        listed[0] == 0
+        and "cup-bot\tactive" in listed[1]
+        and "'Autumn Cup', registered players only" in listed[1]
+    )
+    assert key not in listed[1]
+    assert revoked == (0, "cup-bot: revoked\n", "")
+    assert twice[0] == 1 and "no working key named cup-bot" in twice[2]
+    assert "revoked" in keys("list")[1]
+    assert key.encode() not in b"".join(p.read_bytes() for p in tmp_path.glob("k.sqlite3*"))
+
+
+def test_db_goes_before_or_after_the_action(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
+    assert main(["migrate", "--db", url]) == 0
+    asyncio.run(_two_players_and_a_game(url))
+    capsys.readouterr()
+
+    after = main(["user", "show", "alice", "--db", url]), capsys.readouterr()
+    before = main(["user", "--db", url, "show", "alice"]), capsys.readouterr()
+    keys = main(["tournament-key", "list", "--db", url]), capsys.readouterr()
+
+    assert after[0] == 0 and "nick:        Alice" in after[1].out
+    assert after[1].out == before[1].out
+    assert keys[0] == 0 and keys[1].err == ""
+
+
+async def _two_players_and_a_game(url: str) -> None:
+    store = await Store.open(url)
+    await store.accounts.register("Alice", "K4ZUPkUzXY", "a@example.org", "en")
+    await store.accounts.register("Bob", "BobBobBob0", "", "en")
+    game = Game(8, 8)
+    game.play(1, parse_move("aa", game.width, game.height))
+    game.resign(2)
+    record = game_to_record(game, black_name="Alice", white_name="Bob", date="2026-11-22")
+    finished = FinishedGame(1, record, "Alice", "Bob", "3932noT4F0.0.0", game.result, False, None, 0, 1)
+    store.writer.archive(finished, lambda number, accounts: None)
+    await store.close()
+
+
+async def _games_of(url: str, nick: str) -> tuple[list[GameSummary], str | None]:
+    store = await Store.open(url)
+    try:
+        games = await store.games.recent(nick, 10)
+        return games, await store.games.sgf(games[0].number)
+    finally:
+        await store.close()
+
+
+def test_an_admin_command_run_elsewhere_names_the_missing_database_and_creates_nothing(
+    tmp_path: Path,
+) -> None:
+    """The default database is ./data/kropki.sqlite3 in the directory the command runs in: run from
+    another directory, `user show` used to create an empty database there and then complain."""
+    environ = {key: value for key, value in os.environ.items() if not key.startswith("KROPKI_")}
+    refused = subprocess.run(
+        [sys.executable, "-m", "server", "user", "show", "Alice"],
+        cwd=tmp_path,
+        env={**environ, "PYTHONPATH": str(REPO_ROOT)},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert refused.returncode == 1
+    assert f"there is no database at {tmp_path / 'data' / 'kropki.sqlite3'}" in refused.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_database_without_the_schema_is_named_in_the_refusal(tmp_path: Path) -> None:
+    (tmp_path / "empty.sqlite3").touch()
+    refused = run_cli("user", "--db", f"sqlite+aiosqlite:///{tmp_path}/empty.sqlite3", "show", "Alice")
+    assert refused.returncode == 1
+    assert (
+        f"the database sqlite+aiosqlite:///{tmp_path}/empty.sqlite3 has an empty database" in refused.stderr
+    )
+    assert "run `kropki-server migrate`" in refused.stderr
