@@ -45,16 +45,16 @@ def test_admin_user_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         return status, out, err
 
     shown = user("show", "alice")
-    promoted = user("set-moderator", "Alice", "on")
+    promoted = user("set-role", "Alice", "moderator")
     renamed = user("rename", "Alice", "Alicja")
     taken = user("rename", "Alicja", "BOB")
     bad = user("rename", "Alicja", "*Guest")
     deleted = user("delete", "Alicja")
     missing = user("show", "Alicja")
 
-    assert shown[0] == 0 and "nick:        Alice" in shown[1] and "moderator:   no" in shown[1]
+    assert shown[0] == 0 and "nick:        Alice" in shown[1] and "role:        none" in shown[1]
     assert "a@example.org" in shown[1] and "K4ZUPkUzXY" not in shown[1]
-    assert promoted[0] == 0 and "moderator on" in promoted[1]
+    assert promoted[0] == 0 and "role moderator" in promoted[1]
     assert renamed[0] == 0
     assert taken[0] == 1 and "taken" in taken[2]
     assert bad[0] == 1 and "nick" in bad[2]

@@ -50,6 +50,7 @@ class Chats:
         if table == "delmsg":
             self._delete_message(player, raw)
             return
+        self.ctx.sanctions.check_chat(player, self.ctx.clock())
         text = chat_text(raw)
         if table.startswith("_"):
             self._private_send(player, table[1:], text)
@@ -58,6 +59,8 @@ class Chats:
         uid = parse_table(table)
         if uid not in player.tables:
             raise ProtocolError("notAtTable", f"You are not at table {uid}.")
+        if uid == LOBBY:
+            self.ctx.sanctions.check_lobby(player, self.ctx.clock(), self.ctx.timers.now())
         room = self.tables[uid]
         entry = room.chat.add(int(self.ctx.clock()), player.nick, player.nick_type(room), text)
         entry.event = self.bus.publish(uid, events.chat_added(entry.line()))

@@ -20,6 +20,9 @@ from typing import Any, Protocol
 from server.engine.game import Result
 from server.engine.sgf import GameRecord, write_record
 
+NO_ROLE, MODERATOR, ADMIN = "none", "moderator", "admin"
+ROLES = (NO_ROLE, MODERATOR, ADMIN)  # a registered account's role, weakest first (docs/moderation.md)
+
 
 @dataclass(frozen=True)
 class Account:
@@ -30,12 +33,16 @@ class Account:
     wins: int
     draws: int
     losses: int
-    moderator: bool = False
+    role: str = NO_ROLE  # ROLES: what the player may do as a moderator (docs/moderation.md)
     avatar: str = ""
     lang: str = "en"
     # the nicks this player ignores (docs/protocol.md, "Ignoring"), as read with the account for a session
     # (a login, a restart, a session moving in a cluster); None where it is read for its rating alone
     ignored: tuple[str, ...] | None = None
+
+    @property
+    def moderator(self) -> bool:
+        return self.role != NO_ROLE
 
 
 @dataclass

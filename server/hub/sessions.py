@@ -69,6 +69,7 @@ class Sessions:
     def _login(
         self, secret: str, nick: str, lang: str, account: Account | None, origin: Origin | None = None
     ) -> None:
+        self.ctx.sanctions.check_login(nick, origin.host if origin else "", self.ctx.clock())
         known = self.roster.find(secret)
         holder = self.roster.holder(nick)
         if known is not None:
@@ -296,7 +297,7 @@ class Sessions:
             networks=list(saved.origin.networks),
             unlimited=saved.origin.unlimited,
         )
-        if account is not None:  # a registered player: rating and moderator flag as the account has them now
+        if account is not None:  # a registered player: rating and role as the account has them now
             player.guest = False
             player.apply(account)
         self.roster.add(player)

@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestServer
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import insert, inspect, text
+from sqlalchemy import column, insert, inspect, table, text
 
 from server.app import create_app
 from server.config import Settings
@@ -28,6 +28,13 @@ from server.store.idhash import hash_id
 from server.store.models import Base, User
 from server.store.store import Store
 from tests.store.test_accounts import registered_id
+
+# the users table as revision 0003 had it (0013 made the moderator flag a role)
+USERS_AT_0003 = table(
+    "users",
+    *(column(name) for name in [c.name for c in User.__table__.columns if c.name != "role"]),
+    column("moderator"),
+)
 
 
 async def test_migrations_run_from_empty_to_head_and_match_the_models(empty_database: str) -> None:
@@ -97,7 +104,7 @@ async def test_0004_gives_each_look_to_the_oldest_account_and_every_account_stil
         await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0003"))
         for nick in ("Alan", "Bob", "Alɑn", "AIan"):  # as the code before 0004 registered them
             await connection.execute(
-                insert(User.__table__).values(  # no look_key: only the columns named are written
+                insert(USERS_AT_0003).values(  # no look_key: only the columns named are written
                     nick=nick,
                     nick_key=nick_key(nick),
                     login_key=nick_key(nick),
