@@ -265,7 +265,7 @@ def _moderate(args: argparse.Namespace, url: str) -> int:
                 target = Target(args.whom, network=network)
             else:
                 check_nick(args.whom.lstrip("*"), guest=False)
-                target = await moderation.target(args.whom)
+                target = await moderation.target(args.whom, guests_network=args.command == "ban")
             if args.command.startswith("un"):
                 lifted = await moderation.lift((args.command[2:],), target, by=BY_CLI, reason=args.reason)
                 return f"{target.shown}: {lifted} {args.command[2:]}(s) lifted"

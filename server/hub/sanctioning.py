@@ -46,7 +46,7 @@ class Sanctions:
         if sanction.kind not in (MUTE, KICK, BAN):
             return
         for player in list(self.roster.players.values()):
-            if player.visiting_from or not sanction.names(player.nick, player.host):
+            if player.visiting_from or not sanction.names(player.nick, player.host, player.guest):
                 continue
             if sanction.kind == MUTE:
                 refusal = muted(sanction)

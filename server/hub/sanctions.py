@@ -30,10 +30,13 @@ class Sanction:
     reason: str
     by: str
 
-    def names(self, nick: str, host: str) -> bool:
+    def names(self, nick: str, host: str, guest: bool) -> bool:
+        """Whether it names this person: by the nick's look, or from the network. A network banned with
+        a guest's nick keeps guests out; an address or network banned by itself, everyone."""
         if self.look is not None and look_key(nick) == self.look:
             return True
-        return self.network is not None and bool(host) and within(host, self.network)
+        from_there = self.network is not None and bool(host) and within(host, self.network)
+        return from_there and (self.look is None or guest)
 
     @property
     def until(self) -> str:
@@ -60,11 +63,11 @@ class SanctionBook:
     def _in_force(self, kind: str, wall: float) -> list[Sanction]:
         return [s for s in self.active if s.kind == kind and (s.ends is None or s.ends > wall)]
 
-    def check_login(self, nick: str, host: str, wall: float) -> None:
+    def check_login(self, nick: str, host: str, guest: bool, wall: float) -> None:
         """A banned nick, look-alike, account, address or network: refused with the end and the reason,
         `banned.<end>.<reason>` (the end `2026-12-01T18:00Z`, or `forGood`)."""
         for ban in self._in_force(BAN, wall):
-            if ban.names(nick, host):
+            if ban.names(nick, host, guest):
                 end = (
                     "forGood"
                     if ban.ends is None
@@ -75,7 +78,7 @@ class SanctionBook:
     def check_chat(self, player: Player, wall: float) -> None:
         """A muted player's line, anywhere: refused with a line for them alone, until when and why."""
         for mute in self._in_force(MUTE, wall):
-            if mute.names(player.nick, player.host):
+            if mute.names(player.nick, player.host, player.guest):
                 raise muted(mute)
 
     def check_lobby(self, player: Player, wall: float, now: float) -> None:

@@ -69,7 +69,8 @@ class Sessions:
     def _login(
         self, secret: str, nick: str, lang: str, account: Account | None, origin: Origin | None = None
     ) -> None:
-        self.ctx.sanctions.check_login(nick, origin.host if origin else "", self.ctx.clock())
+        host, guest = origin.host if origin else "", account is None
+        self.ctx.sanctions.check_login(nick, host, guest, self.ctx.clock())
         known = self.roster.find(secret)
         holder = self.roster.holder(nick)
         if known is not None:

@@ -8,6 +8,7 @@ nothing a moderator does goes unrecorded.
 
 from __future__ import annotations
 
+import json
 import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -19,7 +20,7 @@ from server.hub.sanctions import BAN, KICK, KICK_KEPT, MUTE, Sanction
 from server.protocol.codec import look_key, nick_key
 from server.store.accounts import log_entry
 from server.store.database import findable
-from server.store.models import ModerationEntry, User
+from server.store.models import LiveSession, ModerationEntry, User
 from server.store.models import Sanction as SanctionRow
 
 LOG_SHOWN = 200  # lines of the log `moderation log` prints, the newest last
@@ -51,15 +52,22 @@ class Moderation:
     def __init__(self, sessions: async_sessionmaker) -> None:
         self.sessions = sessions
 
-    async def target(self, nick: str, network: str | None = None) -> Target:
+    async def target(self, nick: str, *, guests_network: bool = False) -> Target:
         """The target a nick names: its account if it has one (followed through a rename), else the nick
-        and its look-alikes; `network` (a guest's, as the hub saw it) is banned with it."""
-        user = None
-        if findable(nick):
-            async with self.sessions() as session:
-                user = await session.scalar(select(User).where(User.nick_key == nick_key(nick)))
-        if user is not None:
-            return Target(user.nick, user.id, user.look_key or look_key(user.nick), network, user.role)
+        and its look-alikes; with `guests_network`, also the network of a guest online with that nick
+        on any member (its session's row), since a guest's client may come back at once under a
+        fresh nick (MultiPoints draws one at every start)."""
+        if not findable(nick):
+            return Target(nick, None, look_key(nick))
+        async with self.sessions() as session:
+            user = await session.scalar(select(User).where(User.nick_key == nick_key(nick)))
+            if user is not None:
+                return Target(user.nick, user.id, user.look_key or look_key(user.nick), None, user.role)
+            origins = await session.scalars(
+                select(LiveSession.origin).where(LiveSession.nick == nick, ~LiveSession.registered)
+            )
+        found = [json.loads(origin).get("network") for origin in origins if origin]
+        network = next((n for n in found if n), None) if guests_network else None
         return Target(nick, None, look_key(nick), network)
 
     async def sanction(

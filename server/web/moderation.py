@@ -94,16 +94,13 @@ async def moderate(request: web.Request) -> str:
 
 
 async def _target(request: web.Request, whom: str, ban: bool) -> Target:
-    """An address or network, or a nick: an online guest's ban covers its network too, since the
-    guest's client may come back under a fresh nick at once (MultiPoints draws one at every start)."""
+    """An address or network, or a nick: an online guest's ban covers its network too (Moderation.target)."""
     if not whom:
         raise ProtocolError("missing.whom")
     network = banned_network(whom, request.app[POLICY_KEY].grouping)
     if network is not None:
         return Target(whom, network=network)
-    online = request.app[HUB_KEY].roster.online(whom)
-    guest_network = online.network if ban and online is not None and online.guest else None
-    return await request.app[STORE_KEY].moderation.target(whom, guest_network or None)
+    return await request.app[STORE_KEY].moderation.target(whom, guests_network=ban)
 
 
 async def _lobby_mode(request: web.Request, by: str, reason: str, lasting: timedelta | None) -> None:

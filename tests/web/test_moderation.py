@@ -18,11 +18,12 @@ from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
 from tests.store.test_accounts import registered_id
-from tests.web.test_auth import auth, register
+from tests.web.test_auth import auth, auth_from, register
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
 
 TROLL_HOME, TROLL_NEIGHBOUR, ELSEWHERE = "203.0.113.7", "203.0.113.99", "198.51.100.1"
+ANN = registered_id("Ann", "pw")
 
 
 async def moderator(client: TestClient, nick: str = "Mod", role: str = "moderator") -> Zagram:
@@ -119,9 +120,33 @@ async def test_a_banned_guest_does_not_come_back_from_its_network_under_a_fresh_
     someone = Zagram(client, "neigh1", "*Neighbour")
     someone.headers = {"X-Forwarded-For": ELSEWHERE}
     assert await someone.login() == ""
+    # the network was banned with a guest's nick: it keeps guests out, not the accounts there
+    answer = await auth_from(client, TROLL_NEIGHBOUR, co="rejestruj", opisGracza="Ann", idGracza=ANN)
+    assert answer == "ok.zarejestrowalem."
+    assert (await auth_from(client, TROLL_NEIGHBOUR, co="loguj", opisGracza="Ann", idGracza=ANN)).startswith(
+        "ok."
+    )
 
     assert await moderate(mod, what="unban", whom="*Troll", reason="appeal") == "ok"
     assert await fresh.login() == ""
+
+
+async def test_sanctions_outlive_a_restart(aiohttp_client: AiohttpClient, settings: Settings) -> None:
+    client = await served(aiohttp_client, settings)
+    mod = await moderator(client)
+    assert await moderate(mod, what="ban", whom="*Troll", reason="spam", **{"for": "1d"}) == "ok"
+    assert await moderate(mod, what="mute", whom="*Loud", reason="caps", **{"for": "1d"}) == "ok"
+    await client.close()
+
+    client = await served(aiohttp_client, settings)
+    assert (await Zagram(client, "troll1", "*Troll").login()).startswith("err.banned.")
+    loud = Zagram(client, "loud11", "*Loud")
+    assert await loud.login() == ""
+    loud.say(0, "HELLO")
+    told = [text for _, kind, text in chat_texts((await loud.poll()).lines(0)) if kind == "e"]
+    assert told[-1].startswith("You are muted until 20") and told[-1].endswith(
+        "(caps): your lines are not sent."
+    )
 
 
 async def test_a_banned_account_is_refused_at_login_with_the_reason(client: TestClient) -> None:
