@@ -215,3 +215,47 @@ async def test_0012_a_session_stored_before_ignores_nobody(empty_database: str) 
         tables = await connection.run_sync(lambda sync: set(inspect(sync).get_table_names()))
     await engine.dispose()
     assert rows == ["*Ala"] and "ignored_players" not in tables
+
+
+async def test_0013_a_moderator_before_stays_a_moderator_and_back(empty_database: str) -> None:
+    engine = open_engine(empty_database)
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0012"))
+        for nick, moderator in (("Mod", True), ("Ann", False)):
+            await connection.execute(
+                insert(USERS_AT_0003).values(
+                    nick=nick,
+                    nick_key=nick_key(nick),
+                    login_key=nick_key(nick),
+                    look_key=nick_key(nick),
+                    secret_hash="x",
+                    email="",
+                    lang="en",
+                    avatar="",
+                    about="",
+                    registered_at=datetime.now(UTC),
+                    rating=1500.0,
+                    deviation=350.0,
+                    volatility=0.06,
+                    wins=0,
+                    draws=0,
+                    losses=0,
+                    moderator=moderator,
+                )
+            )
+    await migrate(engine)
+    store = await Store.open(empty_database)
+    try:
+        roles = await store.accounts.roles(["Mod", "Ann"])
+    finally:
+        await store.close()
+    assert roles == {"mod": "moderator", "ann": "none"}
+
+    async with engine.begin() as connection:
+        await connection.execute(text("UPDATE users SET role = 'admin' WHERE nick = 'Ann'"))
+        await connection.run_sync(lambda sync: command.downgrade(alembic_config(sync), "0012"))
+        rows = (await connection.execute(text("SELECT nick, moderator FROM users ORDER BY nick"))).all()
+        tables = await connection.run_sync(lambda sync: set(inspect(sync).get_table_names()))
+    await engine.dispose()
+    assert [(nick, bool(flag)) for nick, flag in rows] == [("Ann", True), ("Mod", True)]
+    assert "sanctions" not in tables and "moderation_log" not in tables

@@ -16,6 +16,7 @@ from server.web.common import HUB_KEY, STORE_KEY
 from server.web.moderation import SANCTIONS_EVERY
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
+from tests.cluster.test_members import open_table
 from tests.conftest import served
 from tests.store.test_accounts import registered_id
 from tests.web.test_auth import auth, auth_from, register
@@ -203,3 +204,16 @@ async def test_a_ban_made_with_the_cli_ends_the_session_on_the_running_server_wi
     assert (await troll.login()).startswith("err.banned.")
     shown = await asyncio.to_thread(main, ["moderation", "--db", settings.db_url, "log"])
     assert shown == 0
+
+
+async def test_a_kicked_players_game_goes_on_as_after_a_time_out(client: TestClient) -> None:
+    mod = await moderator(client)
+    uid = await open_table(client, "Ala", "Bob")
+    assert await moderate(mod, what="kick", whom="*Bob", reason="calm down") == "ok"
+    hub = client.app[HUB_KEY]
+    assert "bobBob22" not in hub.players
+    table = hub.tables.by_uid[uid]
+    assert table.room is not None and table.room.game.result is None  # the game is not over
+    bob = Zagram(client, "bobAgain1", "*Bob")  # logs in again at once, from the same address
+    assert await bob.login() == ""
+    assert uid in (await bob.poll(b=True, msg_no="0.0")).sections  # back at the board

@@ -1,0 +1,80 @@
+"""The sanctions in force as the hub checks them (server/hub/sanctions.py), without a store."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.hub.mailbox import EventLog
+from server.hub.model import Player
+from server.hub.sanctions import BAN, MUTE, SLOW, Sanction, SanctionBook, within
+from server.protocol.codec import ProtocolError, look_key
+
+NOW = 1_800_000_000.0  # 2027-01-15 08:00 UTC
+
+
+def sanction(kind: str, look: str | None = None, network: str | None = None, **more: object) -> Sanction:
+    values: dict = {"seconds": None, "ends": NOW + 3600, "reason": "spam", "by": "Mod", **more}
+    return Sanction(f"k{kind}{look}{network}", kind, look or network or "lobby", look, network, **values)
+
+
+def person(nick: str, host: str = "", guest: bool = True, role: str = "none") -> Player:
+    return Player(secret="s1", nick=nick, lang="pl", inbox=EventLog(4), guest=guest, role=role, host=host)
+
+
+def test_an_address_or_network_covers_the_hosts_inside_it() -> None:
+    assert within("203.0.113.7", "203.0.113.0/24") and within("203.0.113.7", "203.0.113.7")
+    assert not within("203.0.114.7", "203.0.113.0/24")
+    assert within("2001:db8:1:2::/64", "2001:db8:1::/48") and not within(
+        "2001:db8:1:2::/64", "2001:db8:1:2::1"
+    )
+    assert not within("203.0.113.7", "2001:db8::/32") and not within("unknown", "203.0.113.0/24")
+
+
+def test_a_network_banned_with_a_guests_nick_keeps_only_guests_out() -> None:
+    with_nick = sanction(BAN, "*troll", "203.0.113.0/24")
+    alone = sanction(BAN, None, "203.0.113.0/24")
+    assert with_nick.names("*TroIl", "", guest=True)  # a look-alike, from anywhere
+    assert with_nick.names("*Guest1", "203.0.113.9", guest=True)
+    assert not with_nick.names("Ann", "203.0.113.9", guest=False)
+    assert alone.names("Ann", "203.0.113.9", guest=False)
+
+
+def test_a_ban_refuses_a_login_with_its_end_and_reason_until_it_ends() -> None:
+    book = SanctionBook()
+    book.active = [
+        sanction(BAN, "*troll", reason="BUY/GOLD\nnow"),
+        sanction(BAN, look_key("*Spam"), ends=None),
+    ]
+    with pytest.raises(ProtocolError) as refused:
+        book.check_login("*Troll", "", True, NOW)
+    assert refused.value.code == "banned.2027-01-15T09:00Z.BUY GOLD now"
+    with pytest.raises(ProtocolError) as for_good:
+        book.check_login("*Spam", "", True, NOW)
+    assert for_good.value.code == "banned.forGood.spam"
+    book.check_login("*Troll", "", True, NOW + 3600)  # ended
+    book.check_login("*Ala", "", True, NOW)
+
+
+def test_a_mute_says_until_when_and_why() -> None:
+    book = SanctionBook()
+    book.active = [sanction(MUTE, "*troll")]
+    with pytest.raises(ProtocolError) as refused:
+        book.check_chat(person("*Troll"), NOW)
+    assert (refused.value.code, refused.value.values) == (
+        "muted",
+        {"until": "2027-01-15 09:00 UTC", "reason": "spam"},
+    )
+    book.check_chat(person("*Ala"), NOW)
+
+
+def test_the_slow_lobby_counts_each_players_lines_and_lets_moderators_be() -> None:
+    book = SanctionBook()
+    book.active = [sanction(SLOW, seconds=30)]
+    ala, mod = person("*Ala"), person("Mod", guest=False, role="moderator")
+    book.check_lobby(ala, NOW, 100.0)
+    with pytest.raises(ProtocolError) as refused:
+        book.check_lobby(ala, NOW, 129.0)
+    assert refused.value.values == {"seconds": "30"}
+    book.check_lobby(ala, NOW, 130.0)
+    book.check_lobby(mod, NOW, 130.0)
+    book.check_lobby(mod, NOW, 130.5)
