@@ -386,4 +386,9 @@ def for_player(lang: str, code: str, english: str = "", **values: str) -> str:
     `english` (or the catalogue's English), with `values` filled in."""
     sentences = CATALOGUE.get(code, {})
     text = sentences.get(LANGUAGE_OF.get(lang, lang)) or english or sentences.get("en", code)
-    return text.format(**values) if values else text
+    if not values:  # a sentence that needs values which did not come with the code: the English one
+        return english if english and "{" in text else text  # (it says it all) instead
+    try:
+        return text.format(**values)
+    except (KeyError, IndexError, ValueError):
+        return english or text
