@@ -235,6 +235,8 @@ class Chats:
         if not gone:
             raise ProtocolError("noSuchLine", "No such chat line.")
         self.tables.journal(uid, "chatdel", {"ids": [entry.chat_id for entry in gone]})
+        whose = ", ".join(sorted({entry.nick for entry in gone}))[:100]
+        self.ctx.persistence.moderated(player.nick, "delmsg", whose, f"table {uid}, {len(gone)} line(s)")
         for entry in gone:
             self.bus.publish(uid, events.chat_deleted(entry.chat_id))
 

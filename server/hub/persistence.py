@@ -145,6 +145,9 @@ class Persistence(Protocol):
     def ignored_saved(self, account: str, nicks: tuple[str, ...]) -> None:
         """The whole list of nicks the registered player whose nick_key is `account` ignores."""
 
+    def moderated(self, actor: str, action: str, target: str, detail: str) -> None:
+        """A line of the moderation log for what a moderator did in the hub (a chat line deleted)."""
+
     def journal_dropped(self, uid: int) -> None:
         """Delete journal `uid`'s entries queued so far (the sessions' k once their rows hold it)."""
 
@@ -219,6 +222,9 @@ class MemoryPersistence:
         pass
 
     def ignored_saved(self, account: str, nicks: tuple[str, ...]) -> None:
+        pass
+
+    def moderated(self, actor: str, action: str, target: str, detail: str) -> None:
         pass
 
     def journal_dropped(self, uid: int) -> None:

@@ -217,3 +217,17 @@ async def test_a_kicked_players_game_goes_on_as_after_a_time_out(client: TestCli
     bob = Zagram(client, "bobAgain1", "*Bob")  # logs in again at once, from the same address
     assert await bob.login() == ""
     assert uid in (await bob.poll(b=True, msg_no="0.0")).sections  # back at the board
+
+
+async def test_a_moderators_deletion_is_in_the_moderation_log(client: TestClient) -> None:
+    mod = await moderator(client)
+    troll = Zagram(client, "troll1", "*Troll")
+    assert await troll.login() == ""
+    troll.say(0, "BUY CHEAP GOLD")
+    troll.say(0, "BUY MORE GOLD")
+    await troll.poll()
+    mod.send("c", "delmsg", "0._*Troll")
+    await mod.poll()
+    await client.app[STORE_KEY].writer.flush()
+    (line,) = [line for line in await client.app[STORE_KEY].moderation.log() if line.action == "delmsg"]
+    assert (line.actor, line.target, line.detail) == ("Mod", "*Troll", "table 0, 2 line(s)")
