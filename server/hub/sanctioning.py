@@ -13,7 +13,7 @@ import logging
 from server.hub.context import Context
 from server.hub.model import LOBBY
 from server.hub.roster import Roster
-from server.hub.sanctions import BAN, KICK, MUTE, SLOW, Sanction, SanctionBook, muted
+from server.hub.sanctions import BAN, KICK, MUTE, SLOW, Sanction, SanctionBook, muted, who_is
 from server.hub.sessions import Sessions
 from server.hub.tables import Tables
 from server.logs import Fields
@@ -46,7 +46,7 @@ class Sanctions:
         if sanction.kind not in (MUTE, KICK, BAN):
             return
         for player in list(self.roster.players.values()):
-            if player.visiting_from or not sanction.names(player.nick, player.host, player.guest):
+            if player.visiting_from or not sanction.names(player.nick, player.host, who_is(player)):
                 continue
             if sanction.kind == MUTE:
                 refusal = muted(sanction)

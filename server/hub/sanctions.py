@@ -14,8 +14,8 @@ from server.protocol.codec import ProtocolError, look_key, nick_key
 
 MUTE, KICK, BAN = "mute", "kick", "ban"
 REGISTERED, SLOW = "registered", "slow"  # the lobby's chat modes
-KINDS = (MUTE, KICK, BAN, REGISTERED, SLOW)
 KICK_KEPT = timedelta(minutes=1)  # a kick is in the store this long, for every member to see it
+GUEST, PLAYER, STAFF = "guest", "player", "staff"  # who a person is, for a network's sanctions
 
 
 @dataclass(frozen=True)
@@ -30,13 +30,15 @@ class Sanction:
     reason: str
     by: str
 
-    def names(self, nick: str, host: str, guest: bool) -> bool:
-        """Whether it names this person: by the nick's look, or from the network. A network banned with
-        a guest's nick keeps guests out; an address or network banned by itself, everyone."""
+    def names(self, nick: str, host: str, who: str) -> bool:
+        """Whether it names this person (`who`: GUEST, PLAYER or STAFF): by the nick's look, or from the
+        network. A network banned with a guest's nick keeps guests out; an address or network banned by
+        itself, everyone but moderators and admins (a moderator cannot lock an admin out that way)."""
         if self.look is not None and look_key(nick) == self.look:
             return True
-        from_there = self.network is not None and bool(host) and within(host, self.network)
-        return from_there and (self.look is None or guest)
+        if self.network is None or not host or not within(host, self.network):
+            return False
+        return who == GUEST or (who == PLAYER and self.look is None)
 
     @property
     def until(self) -> str:
@@ -63,11 +65,11 @@ class SanctionBook:
     def _in_force(self, kind: str, wall: float) -> list[Sanction]:
         return [s for s in self.active if s.kind == kind and (s.ends is None or s.ends > wall)]
 
-    def check_login(self, nick: str, host: str, guest: bool, wall: float) -> None:
+    def check_login(self, nick: str, host: str, who: str, wall: float) -> None:
         """A banned nick, look-alike, account, address or network: refused with the end and the reason,
         `banned.<end>.<reason>` (the end `2026-12-01T18:00Z`, or `forGood`)."""
         for ban in self._in_force(BAN, wall):
-            if ban.names(nick, host, guest):
+            if ban.names(nick, host, who):
                 end = (
                     "forGood"
                     if ban.ends is None
@@ -78,7 +80,7 @@ class SanctionBook:
     def check_chat(self, player: Player, wall: float) -> None:
         """A muted player's line, anywhere: refused with a line for them alone, until when and why."""
         for mute in self._in_force(MUTE, wall):
-            if mute.names(player.nick, player.host, player.guest):
+            if mute.names(player.nick, player.host, who_is(player)):
                 raise muted(mute)
 
     def check_lobby(self, player: Player, wall: float, now: float) -> None:
@@ -104,6 +106,10 @@ class SanctionBook:
                 )
         if slow:
             self.spoke[nick_key(player.nick)] = now
+
+
+def who_is(player: Player) -> str:
+    return GUEST if player.guest else STAFF if player.moderator else PLAYER
 
 
 def muted(mute: Sanction) -> ProtocolError:

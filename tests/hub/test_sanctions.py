@@ -6,7 +6,7 @@ import pytest
 
 from server.hub.mailbox import EventLog
 from server.hub.model import Player
-from server.hub.sanctions import BAN, MUTE, SLOW, Sanction, SanctionBook, within
+from server.hub.sanctions import BAN, GUEST, MUTE, PLAYER, SLOW, STAFF, Sanction, SanctionBook, within
 from server.protocol.codec import ProtocolError, look_key
 
 NOW = 1_800_000_000.0  # 2027-01-15 08:00 UTC
@@ -30,13 +30,15 @@ def test_an_address_or_network_covers_the_hosts_inside_it() -> None:
     assert not within("203.0.113.7", "2001:db8::/32") and not within("unknown", "203.0.113.0/24")
 
 
-def test_a_network_banned_with_a_guests_nick_keeps_only_guests_out() -> None:
+def test_a_network_banned_with_a_guests_nick_keeps_only_guests_out_and_none_keeps_staff_out() -> None:
     with_nick = sanction(BAN, "*troll", "203.0.113.0/24")
     alone = sanction(BAN, None, "203.0.113.0/24")
-    assert with_nick.names("*TroIl", "", guest=True)  # a look-alike, from anywhere
-    assert with_nick.names("*Guest1", "203.0.113.9", guest=True)
-    assert not with_nick.names("Ann", "203.0.113.9", guest=False)
-    assert alone.names("Ann", "203.0.113.9", guest=False)
+    assert with_nick.names("*TroIl", "", GUEST)  # a look-alike, from anywhere
+    assert with_nick.names("*Guest1", "203.0.113.9", GUEST)
+    assert not with_nick.names("Ann", "203.0.113.9", PLAYER)
+    assert alone.names("Ann", "203.0.113.9", PLAYER) and alone.names("*Gus", "203.0.113.9", GUEST)
+    assert not alone.names("Boss", "203.0.113.9", STAFF)
+    assert not alone.names("Ann", "203.0.114.9", PLAYER)
 
 
 def test_a_ban_refuses_a_login_with_its_end_and_reason_until_it_ends() -> None:
@@ -46,13 +48,13 @@ def test_a_ban_refuses_a_login_with_its_end_and_reason_until_it_ends() -> None:
         sanction(BAN, look_key("*Spam"), ends=None),
     ]
     with pytest.raises(ProtocolError) as refused:
-        book.check_login("*Troll", "", True, NOW)
+        book.check_login("*Troll", "", GUEST, NOW)
     assert refused.value.code == "banned.2027-01-15T09:00Z.BUY GOLD now"
     with pytest.raises(ProtocolError) as for_good:
-        book.check_login("*Spam", "", True, NOW)
+        book.check_login("*Spam", "", GUEST, NOW)
     assert for_good.value.code == "banned.forGood.spam"
-    book.check_login("*Troll", "", True, NOW + 3600)  # ended
-    book.check_login("*Ala", "", True, NOW)
+    book.check_login("*Troll", "", GUEST, NOW + 3600)  # ended
+    book.check_login("*Ala", "", GUEST, NOW)
 
 
 def test_a_mute_says_until_when_and_why() -> None:
