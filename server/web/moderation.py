@@ -11,6 +11,7 @@ member or with the CLI (server/admin.py) holds everywhere within that time.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 from collections.abc import AsyncIterator
@@ -44,6 +45,8 @@ async def keep_sanctions(app: web.Application) -> AsyncIterator[None]:
     task = asyncio.create_task(_keep_reading(app))
     yield
     task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 async def refresh(app: web.Application) -> None:
