@@ -40,10 +40,6 @@ class Account:
     # (a login, a restart, a session moving in a cluster); None where it is read for its rating alone
     ignored: tuple[str, ...] | None = None
 
-    @property
-    def moderator(self) -> bool:
-        return self.role != NO_ROLE
-
 
 @dataclass
 class FinishedGame:
