@@ -37,6 +37,30 @@ USERS_AT_0003 = table(
 )
 
 
+def user_at_0003(nick: str, **more: object) -> dict[str, object]:
+    """An account's row as the code before 0004 wrote it (no look key), with `more`."""
+    key = nick_key(nick)
+    return {
+        "nick": nick,
+        "nick_key": key,
+        "login_key": key,
+        "secret_hash": "x",
+        "email": "",
+        "lang": "en",
+        "avatar": "",
+        "about": "",
+        "registered_at": datetime.now(UTC),
+        "rating": 1500.0,
+        "deviation": 350.0,
+        "volatility": 0.06,
+        "wins": 0,
+        "draws": 0,
+        "losses": 0,
+        "moderator": False,
+        **more,
+    }
+
+
 async def test_migrations_run_from_empty_to_head_and_match_the_models(empty_database: str) -> None:
     engine = open_engine(empty_database)
     try:
@@ -103,26 +127,8 @@ async def test_0004_gives_each_look_to_the_oldest_account_and_every_account_stil
     async with engine.begin() as connection:
         await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0003"))
         for nick in ("Alan", "Bob", "Alɑn", "AIan"):  # as the code before 0004 registered them
-            await connection.execute(
-                insert(USERS_AT_0003).values(  # no look_key: only the columns named are written
-                    nick=nick,
-                    nick_key=nick_key(nick),
-                    login_key=nick_key(nick),
-                    secret_hash=hash_id(registered_id(nick, "pw")),
-                    email="",
-                    lang="en",
-                    avatar="",
-                    about="",
-                    registered_at=datetime.now(UTC),
-                    rating=1500.0,
-                    deviation=350.0,
-                    volatility=0.06,
-                    wins=0,
-                    draws=0,
-                    losses=0,
-                    moderator=False,
-                )
-            )
+            row = user_at_0003(nick, secret_hash=hash_id(registered_id(nick, "pw")))
+            await connection.execute(insert(USERS_AT_0003).values(row))
     await migrate(engine)
     async with engine.connect() as connection:
         looks = dict((await connection.execute(text("SELECT nick, look_key FROM users"))).all())
@@ -223,25 +229,7 @@ async def test_0013_a_moderator_before_stays_a_moderator_and_back(empty_database
         await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0012"))
         for nick, moderator in (("Mod", True), ("Ann", False)):
             await connection.execute(
-                insert(USERS_AT_0003).values(
-                    nick=nick,
-                    nick_key=nick_key(nick),
-                    login_key=nick_key(nick),
-                    look_key=nick_key(nick),
-                    secret_hash="x",
-                    email="",
-                    lang="en",
-                    avatar="",
-                    about="",
-                    registered_at=datetime.now(UTC),
-                    rating=1500.0,
-                    deviation=350.0,
-                    volatility=0.06,
-                    wins=0,
-                    draws=0,
-                    losses=0,
-                    moderator=moderator,
-                )
+                insert(USERS_AT_0003).values(user_at_0003(nick, look_key=nick_key(nick), moderator=moderator))
             )
     await migrate(engine)
     store = await Store.open(empty_database)
