@@ -95,8 +95,10 @@ class Server:
         profile: Path | None,
         extra: tuple[str, ...] = (),
         open_files: int | None = None,
+        root: Path = REPO,
     ) -> None:
         self.python = python
+        self.root = root  # the checkout whose server/ runs (scale.py --before measures another one)
         self.log_level = log_level
         self.workdir = workdir
         self.profile = profile
@@ -138,7 +140,7 @@ class Server:
         with open(self.log_path, "ab" if again else "wb") as log:  # the child keeps its own descriptor
             self.proc = subprocess.Popen(
                 [self.python, *profiler, *self.arguments()],
-                cwd=REPO,
+                cwd=self.root,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -1060,9 +1062,9 @@ def run_scenario(scenario: str, args: argparse.Namespace, workdir: Path) -> bool
     return ok
 
 
-def server_revision() -> str:
+def server_revision(root: Path = REPO) -> str:
     """The commit under test, and whether server/ differs from it: figures mean little without it."""
-    git = ["git", "--no-optional-locks", "-C", str(REPO)]  # read-only: no index refresh, no locks
+    git = ["git", "--no-optional-locks", "-C", str(root)]  # read-only: no index refresh, no locks
     try:
         commit = subprocess.run(
             [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
