@@ -69,6 +69,7 @@ from stream import (  # noqa: E402
     HttpConnection,
     Server,
     add_server_arguments,
+    argument_parser,
     connect,
     generator_loop,
     machine_cpu_seconds,
@@ -77,6 +78,7 @@ from stream import (  # noqa: E402
     percentile,
     run_generator,
     server_revision,
+    stop_as_on_ctrl_c,
     watchdog,
     worker_processes,
 )
@@ -733,14 +735,8 @@ SECTIONS: dict[str, Callable[[argparse.Namespace, Path], bool]] = {
 }
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = argument_parser(__doc__)
     add = parser.add_argument
     add("--only", action="append", choices=list(SECTIONS), help="run this section (repeatable; default all)")
     add("--quick", action="store_true", help="tiny sizes, a few seconds a section (sizes given still win)")
@@ -795,8 +791,7 @@ def main() -> int:
             parser.error(f"--before {before}: a checkout with server/ and its own .venv (make install there)")
         passes.insert(0, Pass("before", before, str(python)))
 
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    stop_as_on_ctrl_c()
     load = Path("/proc/loadavg").read_text().split()[:3]
     print(f"scale benchmark: {os.cpu_count()} CPUs, load average {' '.join(load)}")
     for run in passes:

@@ -1083,8 +1083,22 @@ def server_revision(root: Path = REPO) -> str:
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    """SIGTERM to this script runs the same clean-up as Ctrl-C."""
     raise KeyboardInterrupt
+
+
+def stop_as_on_ctrl_c() -> None:
+    """SIGTERM to a benchmark runs the same clean-up as Ctrl-C (its servers stopped in order), and so
+    does Ctrl-C when a shell started it in the background (which ignores SIGINT)."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def argument_parser(doc: str | None) -> argparse.ArgumentParser:
+    """A benchmark's command line: its docstring's first paragraph, and every default in --help."""
+    assert doc is not None
+    return argparse.ArgumentParser(
+        description=doc.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
 
 
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:
@@ -1108,9 +1122,7 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = argument_parser(__doc__)
     add = parser.add_argument
     add("--scenario", choices=("guests", "empty", "both"), default="both")
     add("--seconds", type=float, default=30.0, help="length of the measured window")
@@ -1129,8 +1141,7 @@ def main() -> int:
     if not 0 <= args.chat_rate <= 1 or args.settle < 0 or args.timeout <= 0:
         parser.error("--chat-rate is a probability from 0 to 1, --settle >= 0, --timeout > 0")
 
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in the background by a shell
+    stop_as_on_ctrl_c()
     print(
         f"stream benchmark: {os.cpu_count()} CPUs, server interpreter {args.python}, "
         f"load generator {sys.executable} in {args.workers} process(es)"
