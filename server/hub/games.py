@@ -29,7 +29,10 @@ from server.protocol.codec import ProtocolError
 log = logging.getLogger(__name__)
 
 # When a game table disappears (zagram's FAQ): nobody at it for a minute; neither player at it for a
-# minute and no activity for 15 minutes; or the game over and no activity for an hour.
+# minute and no activity for 15 minutes; or the game over and no activity for an hour. A game against
+# the AI and an analysis table go sooner (issue 47: the AI kept them on everyone's lobby for an hour):
+# at the next sweep once their player chose to leave, and a minute after their player went away from a
+# finished game (docs/protocol.md, "Table lifetime").
 EMPTY_TABLE_KEPT = 60.0
 ABSENT_PLAYERS_KEPT = 60.0
 IDLE_TABLE_KEPT = 15 * 60.0
@@ -203,11 +206,15 @@ class Games:
         room = table.room
         assert room is not None
         idle = moment - room.last_activity
+        away = table.players_away_since
+        if away is not None and room.game_type.kind in (GameKind.AI, GameKind.ANALYSIS):
+            over = room.game.result is not None and moment - away > ABSENT_PLAYERS_KEPT
+            if table.left_by_choice or over:
+                return True
         if moment < table.kept_until and room.game.result is None:
             return False
         if table.empty_since is not None and moment - table.empty_since > EMPTY_TABLE_KEPT:
             return True
-        away = table.players_away_since
         if away is not None and moment - away > ABSENT_PLAYERS_KEPT and idle > IDLE_TABLE_KEPT:
             return True
         return room.game.result is not None and idle > FINISHED_TABLE_KEPT

@@ -152,6 +152,7 @@ class Table:
     empty_since: float | None = None
     players_away_since: float | None = None
     kept_until: float = 0.0  # not closed for absence before this moment (timers' time)
+    left_by_choice: bool = False  # its last player left it themselves (`q`, `zmienStol`, a logout)
     journal_seq: int = 0  # the last journal entry written for this table
     # A game table's journal as storage has it, or will once it takes what is queued: the entries up to
     # `journal_seq`, each its kind and its data in JSON (None: a number with no entry, such as one taken
