@@ -233,13 +233,18 @@ def parse_cluster_secrets(text: str, name: str) -> tuple[str, ...]:
     return found
 
 
-def read_cluster_secret_file(path: str, name: str = "--cluster-secret-file") -> tuple[str, ...]:
+def read_text_file(path: str, name: str, not_text: str) -> str:
+    """A file a setting names, as UTF-8 text; `not_text` finishes the message when it is not."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{name}: cannot read {path!r}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise ConfigError(f"{name}: {path!r} is not text: {MAKE_A_SECRET}") from None
+        raise ConfigError(f"{name}: {path!r} is not {not_text}") from None
+
+
+def read_cluster_secret_file(path: str, name: str = "--cluster-secret-file") -> tuple[str, ...]:
+    text = read_text_file(path, name, f"text: {MAKE_A_SECRET}")
     return parse_cluster_secrets(text, f"{name} {path}")
 
 
@@ -255,14 +260,8 @@ def _cluster_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
 def read_banned_words(path: str, name: str = "--banned-words") -> tuple[str, ...]:
     """The banned words' file: UTF-8, a word or a phrase a line (a trailing `*`: any word that begins
     so); blank lines and lines starting with `#` are left out. Each entry needs a letter or a digit."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{name}: cannot read {path!r}: {exc.strerror or exc}") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{name}: {path!r} is not UTF-8 text") from None
     entries = []
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(read_text_file(path, name, "UTF-8 text").splitlines(), 1):
         entry = line.strip()
         if not entry or entry.startswith("#"):
             continue
