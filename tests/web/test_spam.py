@@ -140,6 +140,9 @@ async def test_banned_words_are_refused_at_the_lobby_a_table_and_in_private(
     kept = [entry.text for entry in hub_of(client).tables[table.uid].chat.entries]
     assert kept == ["a golden move"]
     assert [text for _, text in said(await bob.poll())] == ["my goldfish is called Sp am"]
+    old_style = {"co": "dodajWpis", "idGracza": "ala123", "table": str(table.uid), "msgNo": "1"}
+    assert await ala.get(**old_style, newMsgs="GOLD") == "err.bannedWord"
+    assert [entry.text for entry in hub_of(client).tables[table.uid].chat.entries] == kept
 
 
 async def test_a_refusal_reads_in_the_players_language_and_counts_for_nothing(
