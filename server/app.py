@@ -78,6 +78,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
             games_per_player=settings.games_per_player,
             analysis_per_player=settings.analysis_per_player,
             registered_share=settings.registered_share,
+            banned_words=settings.banned_words,
         )
     )
     app[clients.POLICY_KEY] = clients.ClientPolicy(

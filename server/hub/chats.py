@@ -54,10 +54,10 @@ class Chats:
         if table.startswith("_"):
             self._private_send(player, table[1:], text)
             return
-        self.ctx.limits.chat(player, text, self.ctx.timers.now())
         uid = parse_table(table)
         if uid not in player.tables:
             raise ProtocolError("notAtTable", f"You are not at table {uid}.")
+        self.ctx.limits.chat(player, text, self.ctx.timers.now(), self.ctx.clock())
         room = self.tables[uid]
         entry = room.chat.add(int(self.ctx.clock()), player.nick, player.nick_type(room), text)
         entry.event = self.bus.publish(uid, events.chat_added(entry.line()))
@@ -80,7 +80,7 @@ class Chats:
             raise ProtocolError("badNick", "A private message needs another person.")
         now = self.ctx.timers.now()
         counted = self._admit(other, player.nick)
-        self.ctx.limits.chat(player, text, now)
+        self.ctx.limits.chat(player, text, now, self.ctx.clock())
         if counted is not None:
             self.ctx.limits.private_taken(other, counted, now)
         self.ctx.limits.wrote(player, other.nick, now)
@@ -111,7 +111,7 @@ class Chats:
         if found is None or self.forward is None:
             raise ProtocolError("notOnline", f"{nick} is not online.")
         member, nick = found
-        self.ctx.limits.chat(player, text, self.ctx.timers.now())
+        self.ctx.limits.chat(player, text, self.ctx.timers.now(), self.ctx.clock())
         time = int(self.ctx.clock())
         n = self.private.counter.next(time)
         self.forward(member, {"t": time, "n": n, "from": player.nick, "to": nick, "text": text})

@@ -186,7 +186,7 @@ class Mirrors:
         assert uid is not None and self.send is not None
         now = self.ctx.timers.now()
         if action == "chat":
-            self.ctx.limits.chat(player, chat_text(args[0]), now)
+            self.ctx.limits.chat(player, chat_text(args[0]), now, self.ctx.clock())
         else:
             self.ctx.limits.player_actions(player, now)
         owner = self.by_uid[uid].owner
