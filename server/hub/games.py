@@ -42,7 +42,6 @@ RATED_MIN_DOTS = 24  # zagram: fewer dots placed (starting crosses not counted) 
 class Games:
     def __init__(self, ctx: Context, bus: EventBus, roster: Roster, tables: Tables) -> None:
         self.ctx, self.bus, self.roster, self.tables = ctx, bus, roster, tables
-        tables.game_over = self.game_over
         self.take_back = TakeBack(ctx, bus, tables, self.archive)
         # told (table, tournament, result) once a tournament game's record is stored: the server's own
         # tournaments pair their next games from it (server/director)

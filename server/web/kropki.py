@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -100,34 +102,34 @@ def _wait_seconds(query: Query) -> float:
 async def _poll(
     hub: Hub, query: Query, secret: str, with_subscriptions: bool, request: Asker | None = None
 ) -> str:
-    """A getMsg or getBMsg for the id `secret` (server/web/ids.py); `request` brings the limit on whole
-    states, which only HTTP clients have, counted per id as the client sent it."""
+    """A getMsg or getBMsg for the id `secret` (server/web/ids.py), answered by the hub in one call
+    (Hub.poll). `request` brings what only HTTP clients have: the limit on whole states, counted per
+    address and per id as the client sent it."""
     seen, subscriptions_seen = parse_msg_no(_param(query, "msgNo"))
     wait = _wait_seconds(query)
     commands_text = query.get("msgFromClient")
     if commands_text is not None and len(commands_text) > MAX_MSG_FROM_CLIENT:
         raise ProtocolError("tooLong")
-    if (
-        request is not None
-        and hub.asks_whole_state(secret, seen)
-        and refuses_whole_state(request, _sent_id(query))
-    ):
-        raise ProtocolError("tooFast")  # before its commands: a refused poll changes nothing
-    before = hub.writes()
-    hub.receive(secret, parse_commands(commands_text))
-    # only this poll's own commands decide whether it waits for the disk; the reply's k counts them
-    # as processed only if their writes are stored by then (Hub.reply)
-    await hub.settled(before)
-    if commands_text:  # only a poll that sent commands can wait for another member to store them
-        await hub.confirmed(secret)
-    if wait:
-        with long_poll() as early:  # the connection cap may end it early, answering with what there is
-            waiting = hub.wait_for_news(secret, seen, wait, early)
-            if waiting is not None:
-                await waiting
-    return hub.reply(
-        secret, seen, with_subscriptions=with_subscriptions, subscriptions_seen=subscriptions_seen
-    )
+    messages = parse_commands(commands_text)
+    may_send_whole_state = None
+    if request is not None:
+        may_send_whole_state = functools.partial(_may_send_whole_state, request, _sent_id(query))
+    # the connection cap may end a long poll early, answering with what there is
+    with long_poll() if wait else contextlib.nullcontext() as early:
+        return await hub.poll(
+            secret,
+            messages,
+            seen,
+            with_subscriptions=with_subscriptions,
+            subscriptions_seen=subscriptions_seen,
+            wait=wait,
+            early=early,
+            may_send_whole_state=may_send_whole_state,
+        )
+
+
+def _may_send_whole_state(request: Asker, sent_id: str) -> bool:
+    return not refuses_whole_state(request, sent_id)
 
 
 async def get_msg(hub: Hub, query: Query) -> str:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.model import Origin
-from server.protocol.codec import parse_commands
+from server.protocol.codec import ProtocolError, parse_commands
 from server.store.store import Store
 from tests.conftest import NewDatabase
 
@@ -41,6 +43,51 @@ async def test_k_counts_a_polls_commands_once_their_writes_are_stored_not_everyb
         assert k_of(hub.reply("ala123", 0, with_subscriptions=False)) == 1
     finally:
         await store.close()
+
+
+async def test_one_call_answers_a_poll_with_its_commands_done_and_stored(
+    tmp_path: Path, new_database: NewDatabase
+) -> None:
+    """Hub.poll: the web layer hands the hub the parsed poll and writes what it returns."""
+    store = await Store.open(new_database(tmp_path, True))
+    hub = Hub()
+    hub.persistence = store.writer
+    try:
+        await store.writer.load_sessions()
+        hub.guest_login("ala123", "*Ala", "en", Origin("127.0.0.1", False))
+        await hub.settled(0)
+
+        reply = await hub.poll("ala123", parse_commands("c1.0.hello"), 0, with_subscriptions=False)
+
+        assert k_of(reply) == 1 and "hello" in reply
+        assert store.writer.written == store.writer.queued  # k says done only once it is stored
+    finally:
+        await store.close()
+
+
+async def test_a_poll_refused_a_whole_state_changes_nothing_and_a_quiet_one_is_not_asked() -> None:
+    """The web layer's limit on whole states is asked by the hub, before the commands, and only for a
+    poll that would get one."""
+    hub = Hub()
+    hub.guest_login("ala123", "*Ala", "en", Origin("127.0.0.1", False))
+    asked: list[int] = []
+
+    def refuse() -> bool:
+        asked.append(1)
+        return False
+
+    with pytest.raises(ProtocolError, match="tooFast"):
+        await hub.poll(
+            "ala123", parse_commands("c1.0.hello"), 0, with_subscriptions=False, may_send_whole_state=refuse
+        )
+    assert asked == [1] and hub.players["ala123"].last_command == 0
+
+    whole = await hub.poll("ala123", [], 0, with_subscriptions=False)  # no limit: the whole state
+    last = int(re.match(r"ok/m\d+\.(\d+)\.", whole).group(1))  # type: ignore[union-attr]
+    reply = await hub.poll(
+        "ala123", parse_commands("c1.0.hello"), last, with_subscriptions=False, may_send_whole_state=refuse
+    )
+    assert asked == [1] and k_of(reply) == 1 and "hello" in reply
 
 
 def test_a_quiet_poll_says_exactly_what_the_full_reply_says() -> None:
