@@ -17,9 +17,9 @@ from server.protocol.codec import ProtocolError, parse_colour, parse_commands, p
 from server.store.outage import unavailable
 from server.web import hosted, tournament
 from server.web.archive import GAMES_KEY
-from server.web.clients import Asker, origin, refuses_whole_state
+from server.web.clients import origin, refuses_whole_state
 from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, text_response
-from server.web.connections import long_poll
+from server.web.connections import GUARD_KEY
 from server.web.ids import screened_id
 
 log = logging.getLogger(__name__)
@@ -100,11 +100,11 @@ def _wait_seconds(query: Query) -> float:
 
 
 async def _poll(
-    hub: Hub, query: Query, secret: str, with_subscriptions: bool, request: Asker | None = None
+    hub: Hub, query: Query, secret: str, with_subscriptions: bool, request: web.Request | None = None
 ) -> str:
     """A getMsg or getBMsg for the id `secret` (server/web/ids.py), answered by the hub in one call
     (Hub.poll). `request` brings what only HTTP clients have: the limit on whole states, counted per
-    address and per id as the client sent it."""
+    address and per id as the client sent it, and the connection cap, which may end a long poll early."""
     seen, subscriptions_seen = parse_msg_no(_param(query, "msgNo"))
     wait = _wait_seconds(query)
     commands_text = query.get("msgFromClient")
@@ -112,10 +112,12 @@ async def _poll(
         raise ProtocolError("tooLong")
     messages = parse_commands(commands_text)
     may_send_whole_state = None
+    guard = None
     if request is not None:
         may_send_whole_state = functools.partial(_may_send_whole_state, request, _sent_id(query))
-    # the connection cap may end a long poll early, answering with what there is
-    with long_poll() if wait else contextlib.nullcontext() as early:
+        guard = request.app.get(GUARD_KEY) if wait else None
+    # the cap may end a long poll early, answering with what there is
+    with guard.long_poll(request) if guard is not None else contextlib.nullcontext() as early:
         return await hub.poll(
             secret,
             messages,
@@ -128,7 +130,7 @@ async def _poll(
         )
 
 
-def _may_send_whole_state(request: Asker, sent_id: str) -> bool:
+def _may_send_whole_state(request: web.Request, sent_id: str) -> bool:
     return not refuses_whole_state(request, sent_id)
 
 
@@ -225,7 +227,7 @@ HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
 
 
 # co -> with subscriptions; poll() calls _poll itself (with the request, for the limit on whole
-# states), and their HANDLERS serve the tests that drive the hub without HTTP
+# states and the connection cap), and their HANDLERS serve the tests that drive the hub without HTTP
 POLLS = {"getMsg": False, "getBMsg": True}
 REQUEST_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
     "guestLogin": guest_login,
@@ -255,9 +257,8 @@ SESSION_ONLY = frozenset(
 )
 
 
-async def poll(request: Asker, co: str) -> str:
-    """The answer to a getMsg or getBMsg (`co`), for the route below and for the poll lane, which
-    answers polls without aiohttp's request and response (server/web/polllane.py)."""
+async def poll(request: web.Request, co: str) -> str:
+    """The answer to a getMsg or getBMsg (`co`)."""
     query = request.query
     try:
         secret = await screened_id(request, _sent_id(query))
@@ -268,7 +269,7 @@ async def poll(request: Asker, co: str) -> str:
         return _failed(request, co, failure)
 
 
-def _failed(request: Asker, co: str, failure: Exception) -> str:
+def _failed(request: web.Request, co: str, failure: Exception) -> str:
     """A bug is logged; a database that cannot be reached is not (the store's writer logs that once)."""
     if unavailable(failure) is None:
         log_failure(request, co)
