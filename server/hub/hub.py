@@ -43,7 +43,7 @@ from server.hub.roster import Roster
 from server.hub.saved import SWEEP_EVERY, SavedSessions
 from server.hub.sessions import POLL_TIMEOUT, Sessions
 from server.hub.sharedlobby import SharedLobby
-from server.hub.stream import Stream
+from server.hub.stream import Poll, Stream
 from server.hub.tables import Tables
 from server.hub.tournaments import Tournaments
 from server.hub.visitors import Visitors
@@ -346,28 +346,13 @@ class Hub:
 
     def poll(
         self,
-        secret: str,
-        messages: list[ClientMessage],
-        seen: int,
-        *,
-        with_subscriptions: bool,
-        subscriptions_seen: bool = True,
-        wait: float = 0.0,
+        poll: Poll,
         early: asyncio.Future[None] | None = None,
         may_send_whole_state: Callable[[], bool] | None = None,
     ) -> Coroutine[Any, Any, str]:
         """A getMsg or getBMsg, answered whole: Stream.poll's coroutine itself, not one more around it
         (every held long poll is walked by the collector and resumed through each)."""
-        return self.stream.poll(
-            secret,
-            messages,
-            seen,
-            with_subscriptions=with_subscriptions,
-            subscriptions_seen=subscriptions_seen,
-            wait=wait,
-            early=early,
-            may_send_whole_state=may_send_whole_state,
-        )
+        return self.stream.poll(poll, early, may_send_whole_state)
 
     def receive(self, secret: str, messages: list[ClientMessage]) -> None:
         self.stream.receive(secret, messages)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
 from server.hub.actions import AT_A_TABLE, Action
@@ -45,6 +46,19 @@ CONFIRM_WAIT = 2.0  # longest a reply waits for another member to store its acti
 IGNORING = ("ignore", "unignore")  # `c` commands that are not chat (server/hub/ignoring.py)
 
 
+@dataclass(frozen=True, slots=True)
+class Poll:
+    """A getMsg (or, `with_subscriptions`, a getBMsg) as the web layer parsed it: whose, its commands,
+    the msgNo it has seen (and whether that covers the subscriptions' lines), and how long it may wait."""
+
+    secret: str
+    messages: list[ClientMessage]
+    seen: int
+    with_subscriptions: bool
+    subscriptions_seen: bool = True
+    wait: float = 0.0
+
+
 class Stream:
     def __init__(
         self,
@@ -71,13 +85,7 @@ class Stream:
 
     async def poll(
         self,
-        secret: str,
-        messages: list[ClientMessage],
-        seen: int,
-        *,
-        with_subscriptions: bool,
-        subscriptions_seen: bool = True,
-        wait: float = 0.0,
+        poll: Poll,
         early: asyncio.Future[None] | None = None,
         may_send_whole_state: Callable[[], bool] | None = None,
     ) -> str:
@@ -93,20 +101,24 @@ class Stream:
         - Its actions at another member's tables wait (CONFIRM_WAIT at most) for that member to store
           them (`confirmed`), so that k counts them too.
         - A long poll (`wait` seconds) waits for news, or until `early` has its result."""
+        secret, seen = poll.secret, poll.seen
         if may_send_whole_state is not None and self.asks_whole_state(secret, seen):
             if not may_send_whole_state():
                 raise ProtocolError("tooFast")
         before = self.ctx.persistence.queued
-        self.receive(secret, messages)
+        self.receive(secret, poll.messages)
         await self.settled(before)
-        if messages:
+        if poll.messages:
             await self.confirmed(secret)
-        if wait:
-            waiting = self.wait_for_news(secret, seen, wait, early)
+        if poll.wait:
+            waiting = self.wait_for_news(secret, seen, poll.wait, early)
             if waiting is not None:
                 await waiting
         return self.reply(
-            secret, seen, with_subscriptions=with_subscriptions, subscriptions_seen=subscriptions_seen
+            secret,
+            seen,
+            with_subscriptions=poll.with_subscriptions,
+            subscriptions_seen=poll.subscriptions_seen,
         )
 
     async def settled(self, since: int) -> bool:

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from server.engine.gametype import GameKind, GameTypeError, StartKind, parse_game_type
 from server.hub.hub import Hub
-from server.hub.stream import MAX_WAIT
+from server.hub.stream import MAX_WAIT, Poll
 from server.protocol.codec import ProtocolError, parse_colour, parse_commands, parse_msg_no, parse_number
 from server.store.outage import unavailable
 from server.web import hosted, tournament
@@ -110,7 +110,7 @@ async def _poll(
     commands_text = query.get("msgFromClient")
     if commands_text is not None and len(commands_text) > MAX_MSG_FROM_CLIENT:
         raise ProtocolError("tooLong")
-    messages = parse_commands(commands_text)
+    poll = Poll(secret, parse_commands(commands_text), seen, with_subscriptions, subscriptions_seen, wait)
     may_send_whole_state = None
     guard = None
     if request is not None:
@@ -118,16 +118,7 @@ async def _poll(
         guard = request.app.get(GUARD_KEY) if wait else None
     # the cap may end a long poll early, answering with what there is
     with guard.long_poll(request) if guard is not None else contextlib.nullcontext() as early:
-        return await hub.poll(
-            secret,
-            messages,
-            seen,
-            with_subscriptions=with_subscriptions,
-            subscriptions_seen=subscriptions_seen,
-            wait=wait,
-            early=early,
-            may_send_whole_state=may_send_whole_state,
-        )
+        return await hub.poll(poll, early, may_send_whole_state)
 
 
 def _may_send_whole_state(request: web.Request, sent_id: str) -> bool:
