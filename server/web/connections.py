@@ -38,7 +38,7 @@ import logging
 import resource
 import signal
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
@@ -66,7 +66,8 @@ REFUSAL = (
     b"Too many connections; try again.\r\n\r\n"
 )
 
-Connection = asyncio.BaseTransport  # the guard knows a connection by its transport
+# The guard knows a connection by its transport (uvloop's are asyncio's by their methods, not classes).
+Connection = asyncio.Transport
 # The guard of the app's server, set by GuardedAppRunner: the middleware tells it about requests.
 GUARD_KEY: web.AppKey[ConnectionGuard] = web.AppKey("connection_guard")
 
@@ -99,9 +100,9 @@ class GuardedConnection(asyncio.Protocol):
         self.transport: Connection | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self.transport = transport
+        self.transport = cast(Connection, transport)  # a stream's: it writes, reads and aborts
         self.inner.connection_made(transport)
-        self.guard.opened(transport)
+        self.guard.opened(self.transport)
 
     def data_received(self, data: bytes) -> None:
         assert self.transport is not None
@@ -216,8 +217,7 @@ class ConnectionGuard:
     def _refuse(self, connection: Connection) -> None:
         self.arriving.pop(connection, None)
         self.closing.add(connection)
-        if isinstance(connection, asyncio.WriteTransport):
-            connection.write(REFUSAL)
+        connection.write(REFUSAL)
         connection.close()  # once the refusal is sent
         log.warning("connection refused: every connection is busy %s", Fields(cap=self.cap))
         if self.metrics is not None:

@@ -220,6 +220,13 @@ async def test_a_newcomer_is_refused_at_once_when_every_connection_is_busy() -> 
         assert [(await worker.answer())[2] for worker in workers] == ["done", "done"]
 
 
+def test_a_newcomer_is_refused_on_uvloop_too() -> None:
+    """`serve` runs on uvloop, whose transports are not asyncio's classes."""
+    uvloop = pytest.importorskip("uvloop")
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(test_a_newcomer_is_refused_at_once_when_every_connection_is_busy())
+
+
 async def test_requests_whose_headers_are_late_are_closed(settings: Settings) -> None:
     async with guarded(create_app(settings), cap=10, header_timeout=0.5) as served:
         trickling = await served.connect()
