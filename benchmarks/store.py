@@ -61,8 +61,9 @@ from server.engine.game import Game, game_for_type  # noqa: E402
 from server.engine.gametype import GameKind, GameType, GameTypeError, parse_game_type  # noqa: E402
 from server.engine.moves import MoveSpec, point_to_sgf  # noqa: E402
 from server.engine.record import game_to_record  # noqa: E402
-from server.hub.hub import SETTLE_TIMEOUT, Hub  # noqa: E402
+from server.hub.hub import Hub  # noqa: E402
 from server.hub.persistence import Account, FinishedGame, MemoryPersistence, Persistence  # noqa: E402
+from server.hub.stream import SETTLE_TIMEOUT  # noqa: E402
 from server.protocol import events  # noqa: E402
 from server.protocol.codec import ProtocolError  # noqa: E402
 from server.store.store import Store  # noqa: E402

@@ -45,7 +45,6 @@ TOURNAMENT_TABLE_KEPT = 2 * 60 * 60.0  # zagram: an unfinished tournament game s
 class Games:
     def __init__(self, ctx: Context, bus: EventBus, roster: Roster, tables: Tables) -> None:
         self.ctx, self.bus, self.roster, self.tables = ctx, bus, roster, tables
-        tables.game_over = self.game_over
         self.take_back = TakeBack(ctx, bus, tables, self.archive)
         # told (table, tournament, result) once a tournament game's record is stored: the server's own
         # tournaments pair their next games from it (server/director)

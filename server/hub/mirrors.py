@@ -96,7 +96,6 @@ class Mirrors:
         self.by_uid: dict[int, Mirror] = {}
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
         self._confirmations: dict[Player, asyncio.Event] = {}  # polls waiting for `done`
-        tables.elsewhere = self
 
     # --- what the tables and the stream ask ---------------------------------------------------
 

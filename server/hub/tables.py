@@ -77,10 +77,10 @@ class Tables(Mapping[int, Table]):
         self.seats: dict[str, dict[int, None]] = {}
         self.numbers = TableNumbers()
         self.moves_played = 0  # for /metrics
-        # what happens when a game ends: set by the part that plays the games (server/hub/games.py)
+        # Set by Hub.__init__, as these parts are made after this one: what happens when a game ends
+        # (server/hub/games.py); on a member of a cluster, the tables of other members its people sit
+        # at (server/hub/mirrors.py) and the people of other members at its tables (visitors.py)
         self.game_over: Callable[[Room], None] = lambda room: None
-        # a member of a cluster: the tables of other members its people sit at (server/hub/mirrors.py),
-        # and the people of other members at its tables (server/hub/visitors.py)
         self.elsewhere: Elsewhere | None = None
         self.visiting: Visiting | None = None
 
