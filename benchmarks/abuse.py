@@ -48,7 +48,6 @@ import multiprocessing
 import os
 import re
 import resource
-import signal
 import sqlite3
 import sys
 import tempfile
@@ -73,11 +72,13 @@ from stream import (  # noqa: E402
     HttpConnection,
     Server,
     add_server_arguments,
+    argument_parser,
     connect,
     ms,
     parse_head,
     percentile,
     server_revision,
+    stop_as_on_ctrl_c,
 )
 
 from server.hub.model import PLAYER_ACTIONS  # noqa: E402
@@ -836,14 +837,8 @@ SECTIONS = {
 }
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = argument_parser(__doc__)
     add = parser.add_argument
     add(
         "--only", action="append", choices=sorted(SECTIONS), help="run this section (repeatable; default all)"
@@ -857,8 +852,7 @@ def main() -> int:
     if args.seconds <= 0 or args.ramp < 0 or args.flood <= 0 or args.open_files <= 0:
         parser.error("--seconds, --flood and --open-files must be positive, --ramp at least 0")
 
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    stop_as_on_ctrl_c()
     print(f"abuse benchmark: {os.cpu_count()} CPUs, server interpreter {args.python}")
     print(f"server code: commit {server_revision()}")
     results = []

@@ -90,7 +90,13 @@ from sqlalchemy import text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 from sqlalchemy.ext.asyncio import create_async_engine  # noqa: E402
 from sqlalchemy.pool import NullPool  # noqa: E402
-from stream import HOST, add_server_arguments, server_revision  # noqa: E402
+from stream import (  # noqa: E402
+    HOST,
+    add_server_arguments,
+    argument_parser,
+    server_revision,
+    stop_as_on_ctrl_c,
+)
 
 SIZE = 3
 DATABASE = "chaos"
@@ -387,14 +393,8 @@ def gap_range(value: str) -> tuple[float, float]:
     return low, high
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = argument_parser(__doc__)
     add = parser.add_argument
     add("--games", type=int, default=40, help="games, two MultiPoints guests each")
     add("--minutes", type=float, default=5.0, help="minutes of the schedule (events then run to their end)")
@@ -420,8 +420,7 @@ def main() -> int:
     except RuntimeError as failure:
         print(f"chaos benchmark: {failure}")
         return 2
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    stop_as_on_ctrl_c()
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     print(
         f"chaos benchmark: {os.cpu_count()} cores, load average {load}; seed {args.seed}; "

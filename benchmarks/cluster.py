@@ -52,7 +52,6 @@ import os
 import re
 import secrets
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -79,11 +78,13 @@ from stream import (  # noqa: E402
     STOP_GRACE,
     Server,
     add_server_arguments,
+    argument_parser,
     connect,
     free_port,
     merged,
     percentile,
     server_revision,
+    stop_as_on_ctrl_c,
     total,
 )
 
@@ -781,11 +782,6 @@ def run_size(
 # --- the command line ---------------------------------------------------------------------------------------
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    """SIGTERM to this script runs the same clean-up as Ctrl-C."""
-    raise KeyboardInterrupt
-
-
 def member_counts(value: str) -> list[int]:
     try:
         counts = [int(part) for part in value.split(",") if part.strip()]
@@ -797,9 +793,7 @@ def member_counts(value: str) -> list[int]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = argument_parser(__doc__)
     add = parser.add_argument
     add("--members", type=member_counts, default=[1, 2, 3], help="member counts to run, e.g. 1,2,3")
     add("--guests", type=int, default=1000, help="polling guests")
@@ -846,8 +840,7 @@ def main() -> int:
         )
         return 2
 
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in the background by a shell
+    stop_as_on_ctrl_c()
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     print(
         f"cluster benchmark: {os.cpu_count()} cores, load average {load}; members {args.members}; "

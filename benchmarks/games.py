@@ -62,6 +62,7 @@ from stream import (  # noqa: E402
     Phase,
     Server,
     add_server_arguments,
+    argument_parser,
     connect,
     cpu_in_window,
     generator_loop,
@@ -71,6 +72,7 @@ from stream import (  # noqa: E402
     percentile,
     run_generator,
     step_workers,
+    stop_as_on_ctrl_c,
     watchdog,
     worker_processes,
 )
@@ -869,11 +871,6 @@ def report(run: Run, server: Server, args: argparse.Namespace, target_rss_mb: fl
     return ok
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    """SIGTERM to this script runs the same clean-up as Ctrl-C."""
-    raise KeyboardInterrupt
-
-
 def server_version() -> str:
     """The commit the server code comes from, and whether server/ differs from it (read-only git calls)."""
     env = {**os.environ, "GIT_OPTIONAL_LOCKS": "0"}  # never write the index, even opportunistically
@@ -892,9 +889,7 @@ def server_version() -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = argument_parser(__doc__)
     add = parser.add_argument
     add("--games", type=int, default=500, help="tables, two guests each")
     add("--seconds", type=float, default=60.0, help="length of the measured window of play")
@@ -935,7 +930,7 @@ def main() -> int:
     if args.py_spy and shutil.which(args.py_spy_exe) is None:
         parser.error(f"--py-spy-exe: {args.py_spy_exe} is not an executable program")
 
-    signal.signal(signal.SIGTERM, _interrupt)
+    stop_as_on_ctrl_c()
     print(
         f"games benchmark: {os.cpu_count()} CPUs; {args.games} games of {args.game_type} "
         f"({game_type.width}x{game_type.height}, standard rules, "

@@ -34,6 +34,7 @@ hello-world is also run on uvloop and that ratio printed too: it tells what is l
     .venv/bin/python benchmarks/scale.py                 # every section at full size (about 12 minutes)
     .venv/bin/python benchmarks/scale.py --only guests --guests 5000
     .venv/bin/python benchmarks/scale.py --quick         # seconds: the sizes tests/test_benchmarks.py runs
+    .venv/bin/python benchmarks/scale.py --before ../old  # each section on that checkout, then on this one
 """
 
 from __future__ import annotations
@@ -64,9 +65,11 @@ for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*) and thi
 import games  # noqa: E402
 import stream  # noqa: E402
 from stream import (  # noqa: E402
+    REPO,
     HttpConnection,
     Server,
     add_server_arguments,
+    argument_parser,
     connect,
     generator_loop,
     machine_cpu_seconds,
@@ -75,6 +78,7 @@ from stream import (  # noqa: E402
     percentile,
     run_generator,
     server_revision,
+    stop_as_on_ctrl_c,
     watchdog,
     worker_processes,
 )
@@ -328,7 +332,7 @@ def sized_server(args: argparse.Namespace, workdir: Path, players: int, tables: 
     extra += ("--registered-share", "0")
     if tables:
         extra += ("--max-tables", str(tables + 500))
-    return Server(args.python, args.log_level, workdir, None, extra=extra)
+    return Server(args.python, args.log_level, workdir, None, extra=extra, root=args.root)
 
 
 def guests_section(args: argparse.Namespace, workdir: Path) -> bool:
@@ -694,7 +698,8 @@ def empty_section(args: argparse.Namespace, workdir: Path) -> bool:
     for turn in range(args.empty_rounds):  # taking turns, so that a disturbance hits all alike
         for (title, kind, scenario), kept in zip(runs, rates, strict=True):
             print(f"round {turn + 1}: {title}:")
-            rate, clean = empty_run(kind(args.python, args.log_level, workdir, None), scenario, args)
+            server = kind(args.python, args.log_level, workdir, None, root=args.root)
+            rate, clean = empty_run(server, scenario, args)
             kept.append(rate)
             no_errors = no_errors and clean
     best = [max(kept) for kept in rates]  # each at its least disturbed
@@ -713,6 +718,16 @@ def empty_section(args: argparse.Namespace, workdir: Path) -> bool:
 
 # --- the command line -------------------------------------------------------------------------------
 
+
+@dataclass(frozen=True)
+class Pass:
+    """The code a run of the sections measures: this checkout, or the one given --before."""
+
+    label: str
+    root: Path
+    python: str
+
+
 SECTIONS: dict[str, Callable[[argparse.Namespace, Path], bool]] = {
     "guests": guests_section,
     "games": games_section,
@@ -720,14 +735,8 @@ SECTIONS: dict[str, Callable[[argparse.Namespace, Path], bool]] = {
 }
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = argument_parser(__doc__)
     add = parser.add_argument
     add("--only", action="append", choices=list(SECTIONS), help="run this section (repeatable; default all)")
     add("--quick", action="store_true", help="tiny sizes, a few seconds a section (sizes given still win)")
@@ -746,6 +755,12 @@ def main() -> int:
     add("--empty-clients", type=int, help=f"back-to-back pollers in section empty ({full['empty_clients']})")
     add("--empty-seconds", type=float, help=f"measured polling of each server ({full['empty_seconds']:g})")
     add("--empty-rounds", type=int, help=f"turns of each server ({full['empty_rounds']})")
+    add(
+        "--before",
+        type=Path,
+        help="a checkout of the code before a change, with its own .venv: each section runs on it, then "
+        "on this code (the exit status is this code's)",
+    )
     add_server_arguments(parser)
     args = parser.parse_args()
     for name, value in SIZES["quick" if args.quick else "full"].items():
@@ -768,28 +783,39 @@ def main() -> int:
     if args.game_seconds <= 1.0:
         parser.error("--game-seconds must be above the 1-second long poll")
 
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    passes = [Pass("this code", REPO, args.python)]
+    if args.before is not None:
+        before = args.before.resolve()
+        python = before / ".venv" / "bin" / "python"
+        if not (before / "server").is_dir() or not python.exists():
+            parser.error(f"--before {before}: a checkout with server/ and its own .venv (make install there)")
+        passes.insert(0, Pass("before", before, str(python)))
+
+    stop_as_on_ctrl_c()
     load = Path("/proc/loadavg").read_text().split()[:3]
-    print(
-        f"scale benchmark: {os.cpu_count()} CPUs, load average {' '.join(load)}, server interpreter "
-        f"{args.python}"
-    )
-    print(f"server code: commit {server_revision()}")
-    print(stream.interpreters(args.python))
-    results = []
+    print(f"scale benchmark: {os.cpu_count()} CPUs, load average {' '.join(load)}")
+    for run in passes:
+        print(f"{run.label}: commit {server_revision(run.root)}, server interpreter {run.python}")
+        print(stream.interpreters(run.python))
+    results: dict[str, list[tuple[str, bool]]] = {run.label: [] for run in passes}
     try:
         for name in args.only or list(SECTIONS):
-            print(f"\n== section {name} ==")
-            with tempfile.TemporaryDirectory(prefix=f"kropki-scale-{name}-") as workdir:
-                results.append(SECTIONS[name](args, Path(workdir)))
+            for run in passes:  # section by section, so that both meet the machine in the same state
+                print(f"\n== section {name}{'' if len(passes) == 1 else f': {run.label}'} ==")
+                run_args = argparse.Namespace(**{**vars(args), "python": run.python, "root": run.root})
+                with tempfile.TemporaryDirectory(prefix=f"kropki-scale-{name}-") as workdir:
+                    results[run.label].append((name, SECTIONS[name](run_args, Path(workdir))))
     except KeyboardInterrupt:
         print("\ninterrupted; the server was stopped")
         return 130
     except (RuntimeError, OSError, subprocess.SubprocessError) as failure:
         print(f"benchmark failed, the server was stopped: {failure}")
         return 2
-    return 0 if all(results) else 1
+    if len(passes) > 1:
+        print("\n== targets ==")
+        for label, outcomes in results.items():
+            print(f"{label}: " + ", ".join(f"{name} {'PASS' if ok else 'FAIL'}" for name, ok in outcomes))
+    return 0 if all(ok for _, ok in results["this code"]) else 1  # the code before is only compared
 
 
 if __name__ == "__main__":

@@ -87,6 +87,7 @@ from stream import (  # noqa: E402
     _sleep_until,
     _wait_until,
     add_server_arguments,
+    argument_parser,
     connect,
     cpu_in_window,
     encode_chat,
@@ -96,6 +97,7 @@ from stream import (  # noqa: E402
     percentile,
     server_revision,
     step_workers,
+    stop_as_on_ctrl_c,
     watchdog,
     worker_processes,
 )
@@ -1237,15 +1239,8 @@ def report_flood(total: Tally, setup: Tally, seconds: float, args: argparse.Name
     return limited
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    """SIGTERM to this script runs the same clean-up as Ctrl-C."""
-    raise KeyboardInterrupt
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = argument_parser(__doc__)
     add = parser.add_argument
     pair = {"nargs": 2, "type": float, "metavar": ("MIN", "MAX")}
     add("--seconds", type=float, default=600.0, help="length of the run after every client is in")
@@ -1303,8 +1298,7 @@ def main() -> int:
         except OSError as failure:
             parser.error(f"--flood-address {args.flood_address}: cannot send from it ({failure})")
 
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in the background by a shell
+    stop_as_on_ctrl_c()
     members, chatters = assign(args)
     roles = {role: sum(1 for mine in members for _, r, _ in mine if r == role) for role in ROLES}
     print(

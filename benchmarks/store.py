@@ -34,7 +34,6 @@ import gc
 import math
 import os
 import random
-import signal
 import sys
 import tempfile
 import time
@@ -48,15 +47,23 @@ for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*) and thi
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
-from stream import machine_cpu_seconds, ms, percentile, server_revision  # noqa: E402
+from stream import (  # noqa: E402
+    argument_parser,
+    machine_cpu_seconds,
+    ms,
+    percentile,
+    server_revision,
+    stop_as_on_ctrl_c,
+)
 
 from server.engine.board import BLACK  # noqa: E402
 from server.engine.game import Game, game_for_type  # noqa: E402
 from server.engine.gametype import GameKind, GameType, GameTypeError, parse_game_type  # noqa: E402
 from server.engine.moves import MoveSpec, point_to_sgf  # noqa: E402
 from server.engine.record import game_to_record  # noqa: E402
-from server.hub.hub import SETTLE_TIMEOUT, Hub  # noqa: E402
+from server.hub.hub import Hub  # noqa: E402
 from server.hub.persistence import Account, FinishedGame, MemoryPersistence, Persistence  # noqa: E402
+from server.hub.stream import SETTLE_TIMEOUT  # noqa: E402
 from server.protocol import events  # noqa: E402
 from server.protocol.codec import ProtocolError  # noqa: E402
 from server.store.store import Store  # noqa: E402
@@ -548,14 +555,8 @@ async def run(args: argparse.Namespace, workdir: Path) -> bool:
     return ok
 
 
-def _interrupt(signum: int, frame: object) -> None:
-    raise KeyboardInterrupt
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = argument_parser(__doc__)
     add = parser.add_argument
     add("--tables", type=int, default=200, help="game tables moving at once, two guests each")
     add("--seconds", type=float, default=20.0, help="measured window of steady play, per mode")
@@ -586,7 +587,7 @@ def main() -> int:
     if args.game_type.kind in (GameKind.AI, GameKind.ANALYSIS) or not args.game_type.automatic_enclosures:
         parser.error("--game-type: a game between two players with automatic enclosures")
 
-    signal.signal(signal.SIGTERM, _interrupt)
+    stop_as_on_ctrl_c()
     gt = args.game_type
     print(
         f"store benchmark: {os.cpu_count()} CPUs, {sys.executable}; SQLite in a temporary folder; "

@@ -95,8 +95,10 @@ class Server:
         profile: Path | None,
         extra: tuple[str, ...] = (),
         open_files: int | None = None,
+        root: Path = REPO,
     ) -> None:
         self.python = python
+        self.root = root  # the checkout whose server/ runs (scale.py --before measures another one)
         self.log_level = log_level
         self.workdir = workdir
         self.profile = profile
@@ -138,7 +140,7 @@ class Server:
         with open(self.log_path, "ab" if again else "wb") as log:  # the child keeps its own descriptor
             self.proc = subprocess.Popen(
                 [self.python, *profiler, *self.arguments()],
-                cwd=REPO,
+                cwd=self.root,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
                 stderr=subprocess.STDOUT,
@@ -1060,9 +1062,9 @@ def run_scenario(scenario: str, args: argparse.Namespace, workdir: Path) -> bool
     return ok
 
 
-def server_revision() -> str:
+def server_revision(root: Path = REPO) -> str:
     """The commit under test, and whether server/ differs from it: figures mean little without it."""
-    git = ["git", "--no-optional-locks", "-C", str(REPO)]  # read-only: no index refresh, no locks
+    git = ["git", "--no-optional-locks", "-C", str(root)]  # read-only: no index refresh, no locks
     try:
         commit = subprocess.run(
             [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True, timeout=10
@@ -1081,8 +1083,22 @@ def server_revision() -> str:
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    """SIGTERM to this script runs the same clean-up as Ctrl-C."""
     raise KeyboardInterrupt
+
+
+def stop_as_on_ctrl_c() -> None:
+    """SIGTERM to a benchmark runs the same clean-up as Ctrl-C (its servers stopped in order), and so
+    does Ctrl-C when a shell started it in the background (which ignores SIGINT)."""
+    signal.signal(signal.SIGTERM, _interrupt)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def argument_parser(doc: str | None) -> argparse.ArgumentParser:
+    """A benchmark's command line: its docstring's first paragraph, and every default in --help."""
+    assert doc is not None
+    return argparse.ArgumentParser(
+        description=doc.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
+    )
 
 
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:
@@ -1106,9 +1122,7 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.ArgumentDefaultsHelpFormatter
-    )
+    parser = argument_parser(__doc__)
     add = parser.add_argument
     add("--scenario", choices=("guests", "empty", "both"), default="both")
     add("--seconds", type=float, default=30.0, help="length of the measured window")
@@ -1127,8 +1141,7 @@ def main() -> int:
     if not 0 <= args.chat_rate <= 1 or args.settle < 0 or args.timeout <= 0:
         parser.error("--chat-rate is a probability from 0 to 1, --settle >= 0, --timeout > 0")
 
-    signal.signal(signal.SIGTERM, _interrupt)
-    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in the background by a shell
+    stop_as_on_ctrl_c()
     print(
         f"stream benchmark: {os.cpu_count()} CPUs, server interpreter {args.python}, "
         f"load generator {sys.executable} in {args.workers} process(es)"

@@ -46,11 +46,9 @@ from server.web.common import (
     NICKS_KEY,
     STORE_KEY,
 )
-from server.web.connections import DIRECT_PATHS_KEY
 from server.web.headers import folder_page_policy
 from server.web.limits import LoginGuard, NetworkLimiter
 from server.web.networks import Grouping
-from server.web.polllane import POLL_ANSWER_KEY
 
 log = logging.getLogger(__name__)
 
@@ -79,6 +77,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
             games_per_player=settings.games_per_player,
             analysis_per_player=settings.analysis_per_player,
             registered_share=settings.registered_share,
+            banned_words=settings.banned_words,
         )
     )
     app[clients.POLICY_KEY] = clients.ClientPolicy(
@@ -107,9 +106,6 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     app.on_shutdown.append(_announce_shutdown)
     for module in (health, kropki, auth, archive, pages, tournament, hosted, metrics):
         app.add_routes(module.routes)
-    # Every client polls this about once a second: `serve` answers it without the router (connections.py)
-    app[DIRECT_PATHS_KEY] = ("/a.kropki",)
-    app[POLL_ANSWER_KEY] = kropki.poll  # and its polls without aiohttp's request and response (polllane.py)
     if settings.static_dir is None:
         assets = Assets(BUILT_IN_CLIENT)
         assets.add_routes(app)

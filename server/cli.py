@@ -17,6 +17,7 @@ from server.config import (
     DEFAULT_MAX_CONNECTIONS,
     ENV_AI_WORKERS,
     ENV_ANALYSIS_PER_PLAYER,
+    ENV_BANNED_WORDS,
     ENV_CLUSTER_SECRET,
     ENV_CLUSTER_SECRET_FILE,
     ENV_EVENT_LOOP,
@@ -57,6 +58,7 @@ from server.config import (
     parse_redis_url,
     parse_share,
     parse_whole,
+    read_banned_words,
     read_cluster_secret_file,
     sqlite_data_dir,
     sqlite_file,
@@ -218,6 +220,12 @@ def build_parser() -> argparse.ArgumentParser:
         f"(env {ENV_REGISTERED_SHARE}, default 20)",
     )
     serve.add_argument(
+        "--banned-words",
+        metavar="PATH",
+        help="a UTF-8 file of words and phrases, one a line, that no chat line may hold; read at start "
+        f'(env {ENV_BANNED_WORDS}; docs/moderation.md, "Spam")',
+    )
+    serve.add_argument(
         "--ai-workers",
         type=_checked(parse_ai_workers),
         metavar="N",
@@ -313,6 +321,9 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         or base.failed_logins_per_account,
         failed_login_max_wait=getattr(args, "failed_login_max_wait", None) or base.failed_login_max_wait,
         max_connections=getattr(args, "max_connections", None) or base.max_connections,
+        banned_words=read_banned_words(args.banned_words)
+        if getattr(args, "banned_words", None)
+        else base.banned_words,
         event_loop=getattr(args, "event_loop", None) or base.event_loop,
         redis_url=getattr(args, "redis_url", None) or base.redis_url,
         member=getattr(args, "member", None) or base.member,

@@ -59,6 +59,8 @@ DEFAULT_REGISTERED_SHARE = 20
 MAX_REGISTERED_SHARE = 90
 MAX_WAIT = 24 * 3600
 ENV_EVENT_LOOP = "KROPKI_EVENT_LOOP"
+ENV_BANNED_WORDS = "KROPKI_BANNED_WORDS"
+MAX_BANNED_WORD = 100  # characters in one entry of the banned words' file
 ENV_REDIS_URL = "KROPKI_REDIS_URL"
 ENV_MEMBER = "KROPKI_MEMBER"
 ENV_CLUSTER_SECRET = "KROPKI_CLUSTER_SECRET"
@@ -112,6 +114,8 @@ class Settings:
     games_per_player: int = DEFAULT_GAMES_PER_PLAYER
     analysis_per_player: int = DEFAULT_ANALYSIS_PER_PLAYER
     registered_share: int = DEFAULT_REGISTERED_SHARE  # per cent of player and table slots
+    # words and phrases a chat line may not hold, read from --banned-words at start (docs/moderation.md)
+    banned_words: tuple[str, ...] = field(default=(), repr=False)
     ai_workers: int = DEFAULT_AI_WORKERS  # processes searching the AI players' moves; 0 = no AI players
     failed_logins_per_address: int = DEFAULT_FAILED_LOGINS_PER_ADDRESS
     failed_logins_per_account: int = DEFAULT_FAILED_LOGINS_PER_ACCOUNT
@@ -180,6 +184,9 @@ class Settings:
             if environ.get(ENV_REGISTERED_SHARE)
             else DEFAULT_REGISTERED_SHARE,
             max_connections=_whole(environ, ENV_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS, MAX_COUNT),
+            banned_words=read_banned_words(environ[ENV_BANNED_WORDS], ENV_BANNED_WORDS)
+            if environ.get(ENV_BANNED_WORDS)
+            else (),
             event_loop=parse_event_loop(environ[ENV_EVENT_LOOP], ENV_EVENT_LOOP)
             if environ.get(ENV_EVENT_LOOP)
             else "auto",
@@ -226,13 +233,18 @@ def parse_cluster_secrets(text: str, name: str) -> tuple[str, ...]:
     return found
 
 
-def read_cluster_secret_file(path: str, name: str = "--cluster-secret-file") -> tuple[str, ...]:
+def read_text_file(path: str, name: str, not_text: str) -> str:
+    """A file a setting names, as UTF-8 text; `not_text` finishes the message when it is not."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"{name}: cannot read {path!r}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise ConfigError(f"{name}: {path!r} is not text: {MAKE_A_SECRET}") from None
+        raise ConfigError(f"{name}: {path!r} is not {not_text}") from None
+
+
+def read_cluster_secret_file(path: str, name: str = "--cluster-secret-file") -> tuple[str, ...]:
+    text = read_text_file(path, name, f"text: {MAKE_A_SECRET}")
     return parse_cluster_secrets(text, f"{name} {path}")
 
 
@@ -243,6 +255,23 @@ def _cluster_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
     if path:
         return read_cluster_secret_file(path, ENV_CLUSTER_SECRET_FILE)
     return parse_cluster_secrets(secret, ENV_CLUSTER_SECRET) if secret else ()
+
+
+def read_banned_words(path: str, name: str = "--banned-words") -> tuple[str, ...]:
+    """The banned words' file: UTF-8, a word or a phrase a line (a trailing `*`: any word that begins
+    so); blank lines and lines starting with `#` are left out. Each entry needs a letter or a digit."""
+    entries = []
+    for number, line in enumerate(read_text_file(path, name, "UTF-8 text").splitlines(), 1):
+        entry = line.strip()
+        if not entry or entry.startswith("#"):
+            continue
+        if len(entry) > MAX_BANNED_WORD or not any(char.isalnum() for char in entry):
+            raise ConfigError(
+                f"{name}: line {number} of {path!r} is not a word or a phrase of at most "
+                f"{MAX_BANNED_WORD} characters"
+            )
+        entries.append(entry)
+    return tuple(entries)
 
 
 def parse_member(value: str, name: str = "--member") -> str:

@@ -48,7 +48,8 @@ connection's next poll, so the count stood still while the youngest generation g
 a second; it was collected every 5 s or so, with 188,000 objects in 145 ms, and the middle one right
 after (issue 19.1: p99 545 ms). So the young generations are also collected every YOUNG_EVERY seconds
 on a timer, whatever the count says: a few thousand objects, a millisecond or two at most. (Most of
-those objects were a connection's last request, which server/web/requestloop.py now lets go at once.)
+those objects are a connection's last request, which aiohttp's connection loop keeps until the next:
+docs/architecture.md, "An idle connection's last request".)
 
 What is loaded at start-up (modules, the app) is frozen out of every collection. Freezing again
 later (after the restore, or after each full collection) is not done: a frozen object that later

@@ -126,7 +126,7 @@ async def served(aiohttp_client: AiohttpClient, settings: Settings, hub: Hub | N
 
 
 class ServedAsInProduction(TestServer):
-    """The app served as `serve` serves it: the connection guard, and `/a.kropki` past the router."""
+    """The app served as `serve` serves it: behind the connection guard."""
 
     def __init__(self, app: web.Application, max_connections: int) -> None:
         super().__init__(app)

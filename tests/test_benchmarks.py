@@ -56,6 +56,7 @@ RUNS = {
     "ignoring": (["--readers", "50", "--rounds", "5", "--repeat", "1", "--ignoring", "0.2"], "a speaker:"),
     "login_cost": (["--players", "50", "200", "--logins", "20", "--rounds", "1"], "getBMsg at 200 players x"),
     "swiss": (["--players", "30", "--rounds", "5"], "30 players: slowest round"),
+    "idle_connections": (["--connections", "50", "--settle", "0.2"], "an idle connection after a poll:"),
     # the one game of the first 200,000 where oppai-rs's realm interiors differ: the count sees it
     "pool_walls": (["--games", "1", "--seed", "31463"], "1 of 1 random 20x20 games differ"),
     # every section, small: 60 slow and long-polling connections against a server with 300 open files
@@ -266,3 +267,16 @@ def test_the_servers_interpreter_is_timed_beside_the_load_generators(tmp_path: P
     other.symlink_to(sys.executable)
     both = stream.interpreters(str(other), samples=2, turns=2)
     assert re.fullmatch(r".*least of 4, less is faster\): server's \d+, load generator's \d+", both), both
+
+
+@SQLITE_HALF_ONLY
+def test_scale_measures_the_code_before_a_change_beside_this_code() -> None:
+    """`--before`: each section runs on that checkout's server, then on this one's, and both are judged
+    (issue 45: the fork's removal measured before and after in one run). This checkout stands in for
+    the one before: what is checked is that both passes run to the end."""
+    output = run_benchmark("scale", ["--only", "empty", "--quick", "--before", str(BENCHMARKS.parent)]).stdout
+    tail = output[-4000:]
+    assert "Traceback" not in output, tail
+    assert output.count("== section empty: ") == 2, tail
+    assert re.search(r"^before: empty (PASS|FAIL)$", output, re.M), tail
+    assert re.search(r"^this code: empty (PASS|FAIL)$", output, re.M), tail

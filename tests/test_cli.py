@@ -525,3 +525,41 @@ def test_metrics_from_from_flags_environment_or_none(capsys: pytest.CaptureFixtu
     assert "not a network (CIDR" in capsys.readouterr().err
     with pytest.raises(ConfigError, match="KROPKI_METRICS_FROM: not a network"):
         resolve([], {"KROPKI_METRICS_FROM": "10.0.0.0/33"})
+
+
+def test_banned_words_come_from_a_file_named_by_flag_or_environment(tmp_path: Path) -> None:
+    flagged, named = tmp_path / "flagged.txt", tmp_path / "named.txt"
+    flagged.write_text("# words no chat line may hold\n\ngold\n  spam*  \ncheap pills\n", encoding="utf-8")
+    named.write_text("золото\n", encoding="utf-8")
+    settings = resolve(["--banned-words", str(flagged)], {"KROPKI_BANNED_WORDS": str(named)})
+    assert settings.banned_words == ("gold", "spam*", "cheap pills")  # the flag beats the environment
+    assert resolve([], {"KROPKI_BANNED_WORDS": str(named)}).banned_words == ("золото",)
+    assert resolve([], {}).banned_words == ()
+    assert "gold" not in repr(settings)
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (None, "cannot read"),
+        (b"\xff\xfe gold", "is not UTF-8 text"),
+        ("gold\n*** \n", "line 2 of"),
+        (f"gold\n{'x' * 101}\n", "line 2 of"),
+    ],
+)
+def test_a_banned_words_file_that_cannot_be_read_stops_serve(
+    tmp_path: Path, text: str | bytes | None, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "banned.txt"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    elif text is not None:
+        path.write_text(text, encoding="utf-8")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "--banned-words", str(path)])
+
+    assert exit_info.value.code == 2
+    error = capsys.readouterr().err
+    assert "--banned-words: " in error and message in error, error
+    with pytest.raises(ConfigError, match=f"KROPKI_BANNED_WORDS: .*{message}"):
+        Settings.from_env({"KROPKI_BANNED_WORDS": str(path)})

@@ -113,3 +113,28 @@ def rate_game(first: Rating, second: Rating, score: float) -> tuple[Rating, Rati
 def shown(rating: Rating) -> int:
     """The rating as players see it."""
     return round(rating.rating)
+
+
+RATED_MIN_DOTS = 24  # zagram: fewer dots placed (starting crosses not counted) leave ratings as they are
+
+
+def unrated_reason(
+    *, kind: str, teams: bool, finished: bool, cancelled: bool, registered: bool, dots: int | None
+) -> str | None:
+    """Why a game leaves ratings as they are (docs/ratings.md), the first reason that applies, or None
+    when it is rated. `kind`: the game type's letter (R ranked, F free, A against the computer);
+    `registered`: both players have an account; `dots`: placed by the players (None: not known, and
+    then not a reason)."""
+    if kind != "R":
+        return "computer" if kind == "A" else "free"
+    if teams:
+        return "team"
+    if not finished:
+        return "unfinished"
+    if cancelled:
+        return "cancelled"
+    if not registered:
+        return "account"
+    if dots is not None and dots < RATED_MIN_DOTS:
+        return "short"
+    return None

@@ -55,16 +55,18 @@ class Chats:
         if table.startswith("_"):
             self._private_send(player, table[1:], text)
             return
-        self.ctx.limits.chat(player, text, self.ctx.timers.now())
         uid = parse_table(table)
         if uid not in player.tables:
             raise ProtocolError("notAtTable", f"You are not at table {uid}.")
-        if uid == LOBBY:
+        if uid == LOBBY:  # before the limits: a line the lobby's mode refuses is not counted as said
             self.ctx.sanctions.check_lobby(player, self.ctx.clock(), self.ctx.timers.now())
+        self.ctx.limits.chat(player, text, self.ctx.timers.now(), self.ctx.clock())
         room = self.tables[uid]
         entry = room.chat.add(int(self.ctx.clock()), player.nick, player.nick_type(room), text)
         entry.event = self.bus.publish(uid, events.chat_added(entry.line()))
         self.tables.journal_chat(uid, entry)
+        if uid == LOBBY:
+            self.ctx.sanctions.spoke_in_lobby(player, self.ctx.timers.now())
 
     # --- private chat --------------------------------------------------------------------------
 
@@ -83,7 +85,7 @@ class Chats:
             raise ProtocolError("badNick", "A private message needs another person.")
         now = self.ctx.timers.now()
         counted = self._admit(other, player.nick)
-        self.ctx.limits.chat(player, text, now)
+        self.ctx.limits.chat(player, text, now, self.ctx.clock())
         if counted is not None:
             self.ctx.limits.private_taken(other, counted, now)
         self.ctx.limits.wrote(player, other.nick, now)
@@ -114,7 +116,7 @@ class Chats:
         if found is None or self.forward is None:
             raise ProtocolError("notOnline", f"{nick} is not online.")
         member, nick = found
-        self.ctx.limits.chat(player, text, self.ctx.timers.now())
+        self.ctx.limits.chat(player, text, self.ctx.timers.now(), self.ctx.clock())
         time = int(self.ctx.clock())
         n = self.private.counter.next(time)
         self.forward(member, {"t": time, "n": n, "from": player.nick, "to": nick, "text": text})

@@ -13,6 +13,7 @@ import time as _time
 from collections.abc import Callable
 
 from server.engine.gametype import GameKind
+from server.engine.rating import RATED_MIN_DOTS, unrated_reason
 from server.engine.sgf import write_record
 from server.hub.bus import EventBus
 from server.hub.context import Context
@@ -29,20 +30,21 @@ from server.protocol.codec import ProtocolError
 log = logging.getLogger(__name__)
 
 # When a game table disappears (zagram's FAQ): nobody at it for a minute; neither player at it for a
-# minute and no activity for 15 minutes; or the game over and no activity for an hour.
+# minute and no activity for 15 minutes; or the game over and no activity for an hour. A game against
+# the AI and an analysis table go sooner (issue 47: the AI kept them on everyone's lobby for an hour):
+# at the next sweep once their player chose to leave, and a minute after their player went away from a
+# finished game (docs/protocol.md, "Table lifetime").
 EMPTY_TABLE_KEPT = 60.0
 ABSENT_PLAYERS_KEPT = 60.0
 IDLE_TABLE_KEPT = 15 * 60.0
 FINISHED_TABLE_KEPT = 60 * 60.0
 RESTORED_TABLE_KEPT = 10 * 60.0  # after a restart, players have this long to come back to their table
 TOURNAMENT_TABLE_KEPT = 2 * 60 * 60.0  # zagram: an unfinished tournament game stays at least 2 hours
-RATED_MIN_DOTS = 24  # zagram: fewer dots placed (starting crosses not counted) leave ratings as they are
 
 
 class Games:
     def __init__(self, ctx: Context, bus: EventBus, roster: Roster, tables: Tables) -> None:
         self.ctx, self.bus, self.roster, self.tables = ctx, bus, roster, tables
-        tables.game_over = self.game_over
         self.take_back = TakeBack(ctx, bus, tables, self.archive)
         # told (table, tournament, result) once a tournament game's record is stored: the server's own
         # tournaments pair their next games from it (server/director)
@@ -100,6 +102,14 @@ class Games:
         if not room.game.moves and tournament is None:  # tournament games are kept however short
             return False
         game, table = room.game, self.tables[room.uid]
+        unrated = unrated_reason(
+            kind=room.game_type.kind.value,
+            teams=room.teams,  # team games are unrated (docs/teams.md)
+            finished=game.result is not None,
+            cancelled=game.result is not None and game.result.reason == "Void",
+            registered=True,  # the store checks the accounts
+            dots=game.dots_placed(),
+        )
         date = _time.strftime("%Y-%m-%d", _time.gmtime(self.ctx.clock()))
         seq = table.note(None)  # the store writes the "archived" entry with the game
         finished = FinishedGame(
@@ -109,13 +119,7 @@ class Games:
             red=room.red,
             game_type=events.game_type_text(room.game_type),
             result=game.result,
-            rated=(
-                room.game_type.kind is GameKind.RANKED
-                and not room.teams  # team games are unrated (docs/teams.md)
-                and game.dots_placed() >= RATED_MIN_DOTS
-                and game.result is not None
-                and game.result.reason != "Void"
-            ),
+            rated=unrated is None,
             tournament=tournament,
             game_index=room.games_played,
             journal_seq=seq,
@@ -133,6 +137,7 @@ class Games:
             if here and table.room is room and room.games_played == games_played:
                 room.archive_number = number
                 self.tables.server_line(room.uid, f"l{number}", f"Game saved as number {number}.")
+                self.tables.server_line(room.uid, *rating_line(finished, unrated or "account", accounts))
                 self.bus.publish(room.uid, room.state())
                 self.bus.publish(LOBBY, room.state())
             for account in accounts:
@@ -203,11 +208,15 @@ class Games:
         room = table.room
         assert room is not None
         idle = moment - room.last_activity
+        away = table.players_away_since
+        if away is not None and room.game_type.kind in (GameKind.AI, GameKind.ANALYSIS):
+            over = room.game.result is not None and moment - away > ABSENT_PLAYERS_KEPT
+            if table.left_by_choice or over:
+                return True
         if moment < table.kept_until and room.game.result is None:
             return False
         if table.empty_since is not None and moment - table.empty_since > EMPTY_TABLE_KEPT:
             return True
-        away = table.players_away_since
         if away is not None and moment - away > ABSENT_PLAYERS_KEPT and idle > IDLE_TABLE_KEPT:
             return True
         return room.game.result is not None and idle > FINISHED_TABLE_KEPT
@@ -222,3 +231,26 @@ class Games:
             self.tables.leave(player, table.uid)
             self.tables.subscriptions_changed(player)
         self.tables.forget(table)
+
+
+UNRATED_LINES = {  # why a game was not rated, as its table's server line says it (docs/ratings.md)
+    "computer": "Not rated: a game against the computer.",
+    "free": "Not rated: a free game.",
+    "team": "Not rated: a team game.",
+    "unfinished": "Not rated: the game did not finish.",
+    "cancelled": "Not rated: the game was cancelled.",
+    "account": "Not rated: both players need an account.",
+    "short": f"Not rated: fewer than {RATED_MIN_DOTS} dots were placed.",
+}
+
+
+def rating_line(game: FinishedGame, unrated: str, accounts: list[Account]) -> tuple[str, str]:
+    """What a finished game did to its players' ratings, as a server line (code, text): issue 47, nobody
+    saw it. The ratings before are the ones the store wrote into the record (FinishedGame.record)."""
+    after = {account.nick: account.rating for account in accounts}
+    shown_before = {game.blue: game.record.black_rating, game.red: game.record.white_rating}
+    if not game.rated or set(after) != set(shown_before) or None in shown_before.values():
+        return f"unrated{unrated.capitalize()}", UNRATED_LINES[unrated]
+    before = {nick: int(rating or 0) for nick, rating in shown_before.items()}
+    changes = [f"{nick} {before[nick]} → {after[nick]} ({after[nick] - before[nick]:+d})" for nick in before]
+    return "rated", f"Ratings: {', '.join(changes)}."

@@ -1,9 +1,10 @@
-"""The hub's composition root: it builds the parts (docs/architecture.md), runs the sweep, and is what
-server/web and server/app call.
+"""The hub's composition root: it builds the parts and wires them together (docs/architecture.md), runs
+the sweep, and is what server/web and server/app call.
 
 Every method here is one line into the part that owns the concept; none keeps live state or rules of
 its own. The web layer calls the hub rather than the parts, so that a handler needs one name and the
-order of its checks (storage first, then the session) is written once, here.
+order of its checks (storage first, then the session) is written once, here. A poll is one call
+(`poll`, Stream.poll). Only `__init__` sets one part's hooks to another part: no part's constructor does.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from server.engine.gametype import GameType
 from server.engine.start import Setup
+from server.hub.actions import table_actions
 from server.hub.bus import LocalBus
 from server.hub.chat import PrivateChats
 from server.hub.chats import Chats
@@ -33,30 +35,21 @@ from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter
 from server.hub.mirrors import Mirrors
 from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Standing, Table
 from server.hub.peers import Peers
-from server.hub.persistence import (
-    Account,
-    LiveSessions,
-    MemoryPersistence,
-    Persistence,
-    SavedSession,
-    StorageFailing,
-)
+from server.hub.persistence import Account, LiveSessions, MemoryPersistence, Persistence, SavedSession
 from server.hub.remote import RemoteLobby
 from server.hub.restore import Journals, Restorer
 from server.hub.room import AutoTable
 from server.hub.roster import Roster
 from server.hub.saved import SWEEP_EVERY, SavedSessions
 from server.hub.sessions import POLL_TIMEOUT, Sessions
-from server.hub.stream import Stream
+from server.hub.sharedlobby import SharedLobby
+from server.hub.stream import Poll, Stream
 from server.hub.tables import Tables
 from server.hub.tournaments import Tournaments
 from server.hub.visitors import Visitors
 from server.protocol.codec import ClientMessage
 
 log = logging.getLogger(__name__)
-
-SETTLE_TIMEOUT = 10.0  # longest a reply waits for its writes; then it must not say they are done
-CONFIRM_WAIT = 2.0  # longest a reply waits for another member to store its actions (then k waits on)
 
 
 class Hub:
@@ -93,7 +86,9 @@ class Hub:
         self.ignoring = Ignoring(ctx, self.bus, self.roster, self.saved, self.invites, self.remote_lobby)
         self.tournaments = Tournaments(ctx, self.tables, self.remote_lobby)
         self.lobby_state = Lobby(self.bus, self.tables, self.remote_lobby, self.mirrors)
-        self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.games, self.chats)
+        self.shared_lobby = SharedLobby(self.bus, self.remote_lobby, self.mirrors)
+        self.actions = table_actions(self.games, self.chats)
+        self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.actions)
         self.peers = Peers(self.chats, self.invites, self.mirrors, self.visitors)
         self.sessions = Sessions(
             ctx, self.bus, self.roster, self.saved, self.tables, self.games, self.invites, self.chats
@@ -108,12 +103,18 @@ class Hub:
             self.sessions,
             self.invites,
             self.mirrors,
-            self.visitors,
             self.ignoring,
+            self.actions,
         )
         self.restorer = Restorer(
             ctx, self.bus, self.saved, self.tables, self.games, self.chats, self.sessions
         )
+        # the parts made first are told about the later ones through these hooks
+        self.tables.game_over = self.games.game_over
+        self.tables.elsewhere = self.mirrors
+        self.tables.visiting = self.visitors
+        self.bus.table_listener = self.visitors.table_line
+        self.bus.visitor_listener = self.visitors.player_line
         self.computer: Computer | None = None
         self._sweeper: asyncio.TimerHandle | None = None
 
@@ -251,25 +252,13 @@ class Hub:
         return self.lobby_state.own_part()
 
     def take_lobby_line(self, member: str, line: str, b_only: bool) -> None:
-        """Another member's lobby line: kept in its part, and shown to the readers here."""
-        if self.remote_lobby.take(member, line):
-            event = self.bus.relay(line, b_only=b_only)
-            if line.startswith("ca"):
-                self.remote_lobby.note_relayed(member, event)
-            elif line.startswith("d"):
-                self.mirrors.described(member, line)
+        self.shared_lobby.take_line(member, line, b_only)
 
     def take_lobby_part(self, member: str, lines: list[str]) -> None:
-        """Another member's whole part: the readers here get what changed since they last saw it."""
-        changed = self.remote_lobby.replace(member, lines)
-        self._relay(changed)
-        for line in changed:
-            if line.startswith("d"):
-                self.mirrors.described(member, line)
+        self.shared_lobby.take_part(member, lines)
 
     def drop_lobby_part(self, member: str) -> None:
-        """A member left the cluster (or this one lost Redis): its people and tables leave the lobby."""
-        self._relay(self.remote_lobby.drop(member))
+        self.shared_lobby.drop_part(member)
 
     # --- tables and private chat across the members of a cluster (docs/cluster.md) -------------
 
@@ -318,10 +307,6 @@ class Hub:
         """What this member claims in a cluster's one name space (server/cluster/nicks.py)."""
         return self.roster.unique_keys()
 
-    def _relay(self, lines: list[str]) -> None:
-        for line in lines:
-            self.bus.relay(line, b_only=line.startswith("b"))
-
     def storage_changed(self, failure: str | None) -> None:
         self.games.storage_changed(failure)
 
@@ -334,26 +319,9 @@ class Hub:
         """How many writes were handed to storage so far; see `settled`."""
         return self.ctx.persistence.queued
 
-    async def confirmed(self, secret: str) -> None:
-        """A poll that sent actions to tables of other members of a cluster waits (CONFIRM_WAIT at most)
-        until those members stored them, so that its reply's k counts them (Mirrors.confirmed)."""
-        player = self.roster.players.get(secret)
-        if player is not None and player.acknowledged.waiting_for():
-            await self.mirrors.confirmed(player, CONFIRM_WAIT)
-
     async def settled(self, since: int) -> bool:
-        """If a request changed anything (`writes()` moved on from `since`), wait until it is written,
-        so a reply never confirms what a crash could still lose. Requests that changed nothing do not
-        wait for other people's writes. False: storage failed, or did not take the writes within
-        SETTLE_TIMEOUT; the reply must not say they are done."""
-        persistence = self.ctx.persistence
-        if persistence.queued == since:
-            return True
-        try:
-            await persistence.flush(SETTLE_TIMEOUT)
-        except (TimeoutError, StorageFailing):
-            return False
-        return True
+        """Whether a request's writes (`writes()` moved on from `since`) are stored (Stream.settled)."""
+        return await self.stream.settled(since)
 
     # --- sessions ------------------------------------------------------------------------------
 
@@ -375,6 +343,16 @@ class Hub:
         self.sessions.change_lang(secret, lang)
 
     # --- the stream ----------------------------------------------------------------------------
+
+    def poll(
+        self,
+        poll: Poll,
+        early: asyncio.Future[None] | None = None,
+        may_send_whole_state: Callable[[], bool] | None = None,
+    ) -> Coroutine[Any, Any, str]:
+        """A getMsg or getBMsg, answered whole: Stream.poll's coroutine itself, not one more around it
+        (every held long poll is walked by the collector and resumed through each)."""
+        return self.stream.poll(poll, early, may_send_whole_state)
 
     def receive(self, secret: str, messages: list[ClientMessage]) -> None:
         self.stream.receive(secret, messages)

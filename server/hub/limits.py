@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from collections import Counter, deque
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from server.engine.gametype import GameKind
 from server.hub.model import PLAYER_ACTIONS, TABLE_ACTIONS, Origin, Player, Table, reserved
 from server.hub.persistence import Persistence
+from server.hub.spam import LINKS_FROM_NEW, LINKS_WINDOW, NEW_ACCOUNT_SECONDS, BannedWords, has_link, line_key
 from server.protocol.codec import ProtocolError, nick_key
 
 STORAGE_REFUSED = (  # docs/operations.md, "When storage fails"
@@ -22,7 +23,7 @@ STORAGE_REFUSED = (  # docs/operations.md, "When storage fails"
 )
 # Abuse limits (docs/operations.md): per player, over the last minute; and the server's own size.
 CHAT_LINES_PER_MINUTE = 20
-SAME_LINE_PER_MINUTE = 3
+SAME_LINE_PER_MINUTE = 3  # the same line as line_key reads it: case, spacing and look-alikes aside
 INVITATIONS_PER_MINUTE = 10
 # Private lines to one player from people that player has not written to in the last ANSWERED_FOR
 # seconds (a conversation is held only by CHAT_LINES_PER_MINUTE): from one sender, and from everyone.
@@ -53,6 +54,7 @@ class Caps:
     registered_share: int = REGISTERED_SHARE  # per cent
     guest_tables_per_address: int = GUEST_TABLES_PER_ADDRESS
     network_factor: int = NETWORK_FACTOR
+    banned_words: tuple[str, ...] = field(default=(), repr=False)  # --banned-words, one entry each
 
     def for_guests(self, slots: int) -> int:
         """How many of `slots` guests may fill: the rest waits for registered players."""
@@ -70,6 +72,11 @@ def needs_storage(kind: str, table: str, text: str) -> bool:
     return kind in ("s", "u", "t")
 
 
+def new_to_links(player: Player, time: float) -> bool:
+    """A guest, or an account younger than NEW_ACCOUNT_SECONDS at wall-clock `time`."""
+    return player.guest or time - player.registered_at < NEW_ACCOUNT_SECONDS
+
+
 def within_a_minute(recent: deque[tuple[float, str]], now: float, limit: int, code: str, what: str) -> None:
     """Forget what is older than a minute; refuse if `limit` things happened within it."""
     while recent and recent[0][0] <= now - 60:
@@ -83,6 +90,7 @@ class Limits:
 
     def __init__(self, caps: Caps) -> None:
         self.caps = caps
+        self.banned = BannedWords(caps.banned_words)
         # players logged in from each host and each network (not the unlimited)
         self.per_host: Counter[str] = Counter()
         self.per_network: Counter[str] = Counter()
@@ -188,12 +196,30 @@ class Limits:
             what = "analysis tables open" if analysis else "unfinished games"
             raise ProtocolError("tooManyGames", f"{player.nick} has {held} {what} already (at most {most}).")
 
-    def chat(self, player: Player, text: str, now: float) -> None:
-        """At most CHAT_LINES_PER_MINUTE lines a minute, the same line at most SAME_LINE_PER_MINUTE times."""
+    def chat(self, player: Player, text: str, now: float, time: float) -> None:
+        """At most CHAT_LINES_PER_MINUTE lines a minute, the same line at most SAME_LINE_PER_MINUTE
+        times, no banned word, and from a newcomer (`new_to_links`) at most LINKS_FROM_NEW lines with a
+        link in LINKS_WINDOW. `now` is the timers' clock, `time` the wall clock an account's age is
+        read by. A refused line counts towards none of these."""
         within_a_minute(player.said, now, CHAT_LINES_PER_MINUTE, "chatFlood", "chat lines")
-        if sum(1 for _, said in player.said if said == text) >= SAME_LINE_PER_MINUTE:
+        key = line_key(text)
+        if sum(1 for _, said in player.said if said == key) >= SAME_LINE_PER_MINUTE:
             raise ProtocolError("repeatedLine", "The same line again: it was not sent.")
-        player.said.append((now, text))
+        if self.banned.found_in(text):
+            raise ProtocolError("bannedWord", "A word in this line is not allowed here; it was not sent.")
+        if has_link(text) and new_to_links(player, time):
+            linked = player.linked
+            while linked and linked[0] <= now - LINKS_WINDOW:
+                linked.popleft()
+            if len(linked) >= LINKS_FROM_NEW:
+                raise ProtocolError(
+                    "tooManyLinks",
+                    f"Guests and accounts younger than a day may post at most {LINKS_FROM_NEW} lines with "
+                    f"a link in {LINKS_WINDOW / 60:.0f} minutes; it was not sent. Please wait, or log in "
+                    "with an older account.",
+                )
+            linked.append(now)
+        player.said.append((now, key))
 
     def private(self, recipient: Player, sender: str, now: float) -> str | None:
         """Room for a private line from `sender` to `recipient`, checked where the recipient is served

@@ -97,7 +97,6 @@ class Mirrors:
         self.by_uid: dict[int, Mirror] = {}
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
         self._confirmations: dict[Player, asyncio.Event] = {}  # polls waiting for `done`
-        tables.elsewhere = self
 
     # --- what the tables and the stream ask ---------------------------------------------------
 
@@ -187,7 +186,7 @@ class Mirrors:
         assert uid is not None and self.send is not None
         now = self.ctx.timers.now()
         if action == "chat":
-            self.ctx.limits.chat(player, chat_text(args[0]), now)
+            self.ctx.limits.chat(player, chat_text(args[0]), now, self.ctx.clock())
         else:
             self.ctx.limits.player_actions(player, now)
         owner = self.by_uid[uid].owner

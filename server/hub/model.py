@@ -78,6 +78,8 @@ class Player:
     nudged: bool = False  # lines every reply repeats changed since the last reply, with no poll waiting
     said: deque[tuple[float, str]] = field(default_factory=deque)  # chat in the last minute (flood limit)
     invited: deque[tuple[float, str]] = field(default_factory=deque)  # invitations in the last minute
+    linked: deque[float] = field(default_factory=deque)  # lines with a link lately (Limits.chat)
+    registered_at: float = 0.0  # the account's Unix time of registration (0: a guest, or not read yet)
     # private lines to this player in the last minute from people they have not written to lately, with
     # the nick_key of each sender; and when this player last wrote to each nick_key (Limits.private)
     private_in: deque[tuple[float, str]] = field(default_factory=deque)
@@ -129,6 +131,7 @@ class Player:
         """Rating, results, role and (at a login) the players ignored, as the account has them."""
         self.role = account.role
         self.avatar = account.avatar
+        self.registered_at = account.registered_at
         self.record = (account.rating, account.wins, account.draws, account.losses, "")
         if account.ignored is not None:  # read with the account for a session, not after a game
             self.ignored = {nick_key(nick): nick for nick in account.ignored}
@@ -157,6 +160,7 @@ class Table:
     empty_since: float | None = None
     players_away_since: float | None = None
     kept_until: float = 0.0  # not closed for absence before this moment (timers' time)
+    left_by_choice: bool = False  # its last player left it themselves (`q`, `zmienStol`, a logout)
     journal_seq: int = 0  # the last journal entry written for this table
     # A game table's journal as storage has it, or will once it takes what is queued: the entries up to
     # `journal_seq`, each its kind and its data in JSON (None: a number with no entry, such as one taken

@@ -39,6 +39,7 @@ class Account:
     # the nicks this player ignores (docs/protocol.md, "Ignoring"), as read with the account for a session
     # (a login, a restart, a session moving in a cluster); None where it is read for its rating alone
     ignored: tuple[str, ...] | None = None
+    registered_at: float = 0.0  # Unix time (0: long ago); a younger account is new to links (Limits.chat)
 
 
 @dataclass

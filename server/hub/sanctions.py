@@ -94,8 +94,7 @@ class SanctionBook:
                     f"Until {mode.until or 'further notice'} only registered players write in the lobby.",
                     until=mode.until,
                 )
-        slow = self._in_force(SLOW, wall)
-        for mode in slow:
+        for mode in self._in_force(SLOW, wall):
             seconds = mode.seconds or 0
             last = self.spoke.get(nick_key(player.nick))
             if last is not None and now - last < seconds:
@@ -104,7 +103,10 @@ class SanctionBook:
                     f"The lobby is in slow mode: one line every {seconds} seconds.",
                     seconds=str(seconds),
                 )
-        if slow:
+
+    def spoke_in_lobby(self, player: Player, now: float) -> None:
+        """A lobby line was said: the slow mode counts from it (while a slow mode is on)."""
+        if any(mode.kind == SLOW for mode in self.active):
             self.spoke[nick_key(player.nick)] = now
 
 

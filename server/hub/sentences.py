@@ -17,6 +17,7 @@ from fractions import Fraction
 
 from server.engine.game import Result
 from server.hub.clock import MAX_GIFT
+from server.hub.spam import LINKS_FROM_NEW, LINKS_WINDOW
 from server.protocol.codec import MAX_CHAT
 
 PROPOSAL_WORDS = {  # what a proposition asks for, in a server line
@@ -96,6 +97,22 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "pl": "Ta sama wiadomość po raz kolejny: nie została wysłana.",
         "ru": "То же сообщение ещё раз: оно не отправлено.",
         "ua": "Те саме повідомлення ще раз: його не надіслано.",
+    },
+    "bannedWord": {
+        "pl": "W tej wiadomości jest słowo, którego tu nie wolno używać; nie została wysłana.",
+        "ru": "В этом сообщении есть слово, которое здесь запрещено; оно не отправлено.",
+        "ua": "У цьому повідомленні є слово, яке тут заборонене; його не надіслано.",
+    },
+    "tooManyLinks": {
+        "pl": f"Goście i konta młodsze niż dzień mogą wysłać najwyżej {LINKS_FROM_NEW} wiadomości z "
+        f"linkiem w ciągu {LINKS_WINDOW / 60:.0f} minut; ta nie została wysłana. Poczekaj albo zaloguj "
+        "się starszym kontem.",
+        "ru": f"Гости и учётные записи моложе суток могут отправить не больше {LINKS_FROM_NEW} сообщений "
+        f"со ссылкой за {LINKS_WINDOW / 60:.0f} минут; это не отправлено. Подождите или войдите с более "
+        "старой учётной записью.",
+        "ua": f"Гості й облікові записи, молодші за добу, можуть надіслати не більше {LINKS_FROM_NEW} "
+        f"повідомлень із посиланням за {LINKS_WINDOW / 60:.0f} хвилин; це не надіслано. Зачекайте або "
+        "увійдіть зі старішим обліковим записом.",
     },
     "notOnline": {
         "pl": "Tego gracza nie ma teraz na serwerze.",

@@ -178,7 +178,7 @@ class Sessions:
         self.roster.unclaimed.pop(player.id_hmac, None)
         self.invitations.drop_all_of(player)
         for uid in list(reversed(player.tables)):
-            self.tables.leave(player, uid, for_good=ended and not replaced)
+            self.tables.leave(player, uid, for_good=ended and not replaced, chose=reason == "logout")
         self.roster.discard(player)
         self.ctx.limits.left(player)
         if player.guest and ended and not replaced:

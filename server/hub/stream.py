@@ -1,5 +1,9 @@
 """The stream (`/a.kropki` polls): a poll's commands applied, and its reply built, in one place.
 
+A poll is one call (`Stream.poll`): its commands applied (k journalled first), its writes stored before
+its reply counts them as done, its long poll waited, its reply built. The web layer parses the query and
+writes what this returns.
+
 A reply merges the events of the player's tables (their shared logs) with the player's own log, in
 number order; a reader whose msgNo is older than what is kept, or who sat down at a table since, gets
 that table's whole state (server/hub/lobby.py). The opt-in long poll waits on the bus.
@@ -8,9 +12,11 @@ that table's whole state (server/hub/lobby.py). The opt-in long poll waits on th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass
 from typing import Any
 
+from server.hub.actions import AT_A_TABLE, Action
 from server.hub.bus import LocalBus
 from server.hub.context import Context
 from server.hub.ignoring import Ignoring
@@ -19,11 +25,11 @@ from server.hub.limits import needs_storage
 from server.hub.lobby import Lobby
 from server.hub.mirrors import Mirrors
 from server.hub.model import LOBBY, Player, parse_table, table_number
+from server.hub.persistence import StorageFailing
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
 from server.hub.sessions import Sessions
 from server.hub.tables import Tables
-from server.hub.visitors import Visitors
 from server.protocol import events
 from server.protocol.codec import (
     BadCommand,
@@ -35,8 +41,22 @@ from server.protocol.codec import (
 )
 
 MAX_WAIT = 30.0  # cap of the opt-in long poll (`wait=`)
-AT_A_TABLE = {"c": "chat", "s": "move", "u": "propose", "t": "pause"}  # commands: Visitors.actions
+SETTLE_TIMEOUT = 10.0  # longest a reply waits for its writes; then it must not say they are done
+CONFIRM_WAIT = 2.0  # longest a reply waits for another member to store its actions (then k waits on)
 IGNORING = ("ignore", "unignore")  # `c` commands that are not chat (server/hub/ignoring.py)
+
+
+@dataclass(frozen=True, slots=True)
+class Poll:
+    """A getMsg (or, `with_subscriptions`, a getBMsg) as the web layer parsed it: whose, its commands,
+    the msgNo it has seen (and whether that covers the subscriptions' lines), and how long it may wait."""
+
+    secret: str
+    messages: list[ClientMessage]
+    seen: int
+    with_subscriptions: bool
+    subscriptions_seen: bool = True
+    wait: float = 0.0
 
 
 class Stream:
@@ -51,15 +71,75 @@ class Stream:
         sessions: Sessions,
         invitations: Invitations,
         mirrors: Mirrors,
-        visitors: Visitors,
         ignoring: Ignoring,
+        actions: dict[str, Action],
     ) -> None:
         self.ctx, self.bus, self.roster, self.saved, self.tables = ctx, bus, roster, saved, tables
         self.lobby, self.sessions, self.invitations = lobby, sessions, invitations
-        self.mirrors, self.visitors, self.ignoring = mirrors, visitors, ignoring
+        self.mirrors, self.ignoring, self.actions = mirrors, ignoring, actions
         self.counter = bus.counter  # the event numbers, read on every reply
         self.polls_answered = 0
         self._public_state: tuple[tuple[int, bool, int], str] | None = None  # an anonymous reader's reply
+
+    # --- a poll ---------------------------------------------------------------------------------
+
+    async def poll(
+        self,
+        poll: Poll,
+        early: asyncio.Future[None] | None = None,
+        may_send_whole_state: Callable[[], bool] | None = None,
+    ) -> str:
+        """A getMsg or getBMsg: its commands, then its reply (see `reply`), in the order that keeps the
+        reply true.
+
+        - A poll that would get a whole state (the costly reply) and that `may_send_whole_state` (the
+          web layer's limit per address and per id) refuses is `err.tooFast`, before its commands: a
+          refused poll changes nothing.
+        - Its commands are applied (`receive`), and the reply waits until their writes are stored
+          (`settled`): its k counts them as processed only then (`k_shown`). Only this poll's own writes
+          make it wait, not other people's.
+        - Its actions at another member's tables wait (CONFIRM_WAIT at most) for that member to store
+          them (`confirmed`), so that k counts them too.
+        - A long poll (`wait` seconds) waits for news, or until `early` has its result."""
+        secret, seen = poll.secret, poll.seen
+        if may_send_whole_state is not None and self.asks_whole_state(secret, seen):
+            if not may_send_whole_state():
+                raise ProtocolError("tooFast")
+        before = self.ctx.persistence.queued
+        self.receive(secret, poll.messages)
+        await self.settled(before)
+        if poll.messages:
+            await self.confirmed(secret)
+        if poll.wait:
+            waiting = self.wait_for_news(secret, seen, poll.wait, early)
+            if waiting is not None:
+                await waiting
+        return self.reply(
+            secret,
+            seen,
+            with_subscriptions=poll.with_subscriptions,
+            subscriptions_seen=poll.subscriptions_seen,
+        )
+
+    async def settled(self, since: int) -> bool:
+        """If a request changed anything (the writes handed to storage moved on from `since`), wait
+        until it is written, so a reply never confirms what a crash could still lose. False: storage
+        failed, or did not take the writes within SETTLE_TIMEOUT; the reply must not say they are done."""
+        persistence = self.ctx.persistence
+        if persistence.queued == since:
+            return True
+        try:
+            await persistence.flush(SETTLE_TIMEOUT)
+        except (TimeoutError, StorageFailing):
+            return False
+        return True
+
+    async def confirmed(self, secret: str) -> None:
+        """Wait (CONFIRM_WAIT at most) until the other members of a cluster stored the actions this
+        session sent to their tables (Mirrors.confirmed)."""
+        player = self.roster.players.get(secret)
+        if player is not None and player.acknowledged.waiting_for():
+            await self.mirrors.confirmed(player, CONFIRM_WAIT)
 
     # --- commands ------------------------------------------------------------------------------
 
@@ -204,7 +284,7 @@ class Stream:
         return frame(True, seen, last, self.k_shown(player), lines)
 
     def act(self, player: Player, action: str, table: str, *args: Any) -> None:
-        """A player's action at a table (Visitors.actions), from a poll's command or an old-style
+        """A player's action at a table (server/hub/actions.py), from a poll's command or an old-style
         endpoint: done here, or at another member's table by its owner (Mirrors.act); `c ignore` and
         `c unignore` are not chat but the player's list of the ignored."""
         if action == "chat" and table in IGNORING:
@@ -212,7 +292,7 @@ class Stream:
         elif self.mirrors.follows(player, table):
             self.mirrors.act(player, action, table, *args)
         else:
-            self.visitors.actions[action](player, table, *args)
+            self.actions[action](player, table, *args)
 
     def k_shown(self, player: Player) -> int:
         """k as replies give it: commands count as processed once their poll's writes are stored (and,

@@ -77,10 +77,10 @@ class Tables(Mapping[int, Table]):
         self.seats: dict[str, dict[int, None]] = {}
         self.numbers = TableNumbers()
         self.moves_played = 0  # for /metrics
-        # what happens when a game ends: set by the part that plays the games (server/hub/games.py)
+        # Set by Hub.__init__, as these parts are made after this one: what happens when a game ends
+        # (server/hub/games.py); on a member of a cluster, the tables of other members its people sit
+        # at (server/hub/mirrors.py) and the people of other members at its tables (visitors.py)
         self.game_over: Callable[[Room], None] = lambda room: None
-        # a member of a cluster: the tables of other members its people sit at (server/hub/mirrors.py),
-        # and the people of other members at its tables (server/hub/visitors.py)
         self.elsewhere: Elsewhere | None = None
         self.visiting: Visiting | None = None
 
@@ -352,10 +352,11 @@ class Tables(Mapping[int, Table]):
         if self.lobby.people.get(player.nick) is player:
             self.lobby_infos[player.nick] = player.info
 
-    def leave(self, player: Player, uid: int, *, for_good: bool = False) -> None:
+    def leave(self, player: Player, uid: int, *, for_good: bool = False, chose: bool = False) -> None:
         """`for_good`: the player chose to go (`q`, `zmienStol`, a logout) or stopped polling, and a
         team game's player leaves the game with the table (docs/teams.md); not when a table closes,
-        nor when a session moves to another member of a cluster."""
+        nor when a session moves to another member of a cluster. `chose`: the player chose to go (a
+        game against the AI, or an analysis, closes then: Games.expired)."""
         table = self.by_uid.get(uid)
         if table is None:
             if self.elsewhere is not None:
@@ -377,6 +378,8 @@ class Tables(Mapping[int, Table]):
             self.saved.save(player)
         if present:
             self.bus.publish(uid, events.people("d", [player.nick]))
+            if table.room is not None and table.seat_of(player):
+                table.left_by_choice = chose
             self.note_presence(table)
         if player.visiting_from and self.visiting is not None:
             self.visiting.left(player, uid)
@@ -399,7 +402,7 @@ class Tables(Mapping[int, Table]):
             raise ProtocolError("badTable", "The main room cannot be left.")
         if uid not in player.tables:
             raise ProtocolError("notAtTable", f"You are not at table {uid}.")
-        self.leave(player, uid, for_good=True)
+        self.leave(player, uid, for_good=True, chose=True)
         self.subscriptions_changed(player)
 
     def change_table(self, player: Player, uid: int) -> None:
@@ -422,6 +425,7 @@ class Tables(Mapping[int, Table]):
         table.empty_since = None if table.people else table.empty_since or moment
         seated = any(table.seat_of(player) and not reserved(nick) for nick, player in table.people.items())
         table.players_away_since = None if seated else table.players_away_since or moment
+        table.left_by_choice = table.left_by_choice and not seated
 
     def playing(self, player: Player) -> bool:
         """Whether the player sits in a game still being played (an analysis is no game)."""

@@ -16,10 +16,9 @@ from collections.abc import Callable
 from typing import Any
 
 from server.hub.acknowledged import UNCONFIRMED_AT_MOST
+from server.hub.actions import Action
 from server.hub.bus import LocalBus
-from server.hub.chats import Chats
 from server.hub.context import Context
-from server.hub.games import Games
 from server.hub.lobby import Lobby
 from server.hub.mirrors import visiting
 from server.hub.model import LOBBY, Player, table_number
@@ -33,26 +32,14 @@ log = logging.getLogger(__name__)
 
 class Visitors:
     def __init__(
-        self, ctx: Context, bus: LocalBus, tables: Tables, lobby: Lobby, games: Games, chats: Chats
+        self, ctx: Context, bus: LocalBus, tables: Tables, lobby: Lobby, actions: dict[str, Action]
     ) -> None:
         self.ctx, self.bus, self.tables, self.lobby = ctx, bus, tables, lobby
+        self.actions = actions  # what a visitor may do at a table: what a person here may (actions.py)
         self.by_key: dict[tuple[str, str], Player] = {}  # (member, nick) -> the visitor
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
         self._new_games: set[int] = set()
         self._confirming: set[asyncio.Task[None]] = set()
-        # what a visitor may do at a table: what a person here does with the same command
-        self.actions: dict[str, Callable[..., None]] = {
-            "chat": chats.chat,
-            "move": games.move,
-            "enclose": games.draw_enclosure,
-            "propose": games.propose,
-            "pause": games.pause,
-            "stop": games.stop,
-            "give": games.give_time,
-        }
-        bus.table_listener = self._table_line
-        bus.visitor_listener = self._player_line
-        tables.visiting = self
 
     # --- what other members ask ---------------------------------------------------------------
 
@@ -185,11 +172,15 @@ class Visitors:
     def _send_state(self, member: str, uid: int, how: str, newcomers: list[str]) -> None:
         self._tell(member, {"state": [uid, how, self.lobby.snapshot(uid), newcomers]})
 
-    def _table_line(self, uid: int, members: dict[str, int], line: str, b_only: bool) -> None:
+    # --- what the bus hands on (LocalBus.table_listener, visitor_listener) ----------------------
+
+    def table_line(self, uid: int, members: dict[str, int], line: str, b_only: bool) -> None:
+        """An event at a table that people of other members follow: to each of those members."""
         for member in members:
             self._tell(member, {"line": [uid, line, b_only]})
 
-    def _player_line(self, visitor: Player, uid: int, line: str) -> None:
+    def player_line(self, visitor: Player, uid: int, line: str) -> None:
+        """A line for one visitor alone: to its member."""
         self._tell(visitor.visiting_from, {"to": [visitor.nick, uid, line]})
 
     def _tell(self, member: str, message: dict[str, Any]) -> None:

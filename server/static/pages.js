@@ -38,7 +38,15 @@ export function gameRow(root, game) {
     element("span", { className: "players" }, ...sideLinks(root, game, 1), " – ", ...sideLinks(root, game, 2)),
     element("span", { className: "result", textContent: resultText(game.result, game.blue, game.red) }),
     element("span", { className: "kind", textContent: describe(game.gameType) }),
+    element("span", { className: "rated", textContent: ratedText(game) }),
     element("time", { dateTime: game.finished, textContent: date }));
+}
+
+/** Whether a ranked game changed ratings, and if not, why (the server's `unrated`: docs/ratings.md). */
+function ratedText(game) {
+  if (game.rated) return t("gameRated");
+  const why = game.unrated;
+  return why ? t(`lineUnrated${why[0].toUpperCase()}${why.slice(1)}`) : "";
 }
 
 /** A game type as the lobby shows it. */

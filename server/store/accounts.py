@@ -14,7 +14,7 @@ from server.engine.rating import INITIAL, Rating, shown
 from server.engine.sgf import read_record, write_record
 from server.hub.persistence import NO_ROLE, ROLES, Account
 from server.protocol.codec import look_key, nick_key
-from server.store.database import findable
+from server.store.database import as_utc, findable
 from server.store.idhash import check_id_async, hash_id_async
 from server.store.models import ArchivedGame, IgnoredPlayer, ModerationEntry, User
 
@@ -65,6 +65,7 @@ def account_of(user: User, ignored: tuple[str, ...] | None = None) -> Account:
         avatar=user.avatar,
         lang=user.lang,
         ignored=ignored,
+        registered_at=as_utc(user.registered_at).timestamp(),
     )
 
 

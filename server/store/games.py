@@ -28,6 +28,7 @@ class GameSummary:
     rated: bool
     tournament: str | None
     players: tuple[str, ...] = ()  # a team game's players in turn order (side n is players[n-1])
+    registered: bool = False  # both players had an account when it was archived (and still have)
 
 
 @dataclass(frozen=True)
@@ -146,4 +147,5 @@ def _summary(row: ArchivedGame, players: tuple[str, ...] = ()) -> GameSummary:
         rated=row.rated,
         tournament=row.tournament,
         players=players,
+        registered=row.blue_id is not None and row.red_id is not None,
     )

@@ -16,12 +16,11 @@ from urllib.parse import unquote_plus
 
 from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
-from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.web import BaseRequest, Response, StreamResponse
 from yarl import URL
 
 from server.logs import Fields
-from server.web.clients import POLICY_KEY, Asker, client_address
+from server.web.clients import POLICY_KEY, client_address
 
 # ``idGracza``/``playerId`` name the player on every endpoint, ``key`` is a tournament organiser's key and
 # ``id`` carries the player id to the web client's auto-login page (``index.html?id=ID&opis=NICK``);
@@ -178,29 +177,12 @@ class RedactingAccessLogger(AbstractAccessLogger):
     """
 
     def log(self, request: BaseRequest, response: StreamResponse, duration: float) -> None:
-        """Write the access line; a query that cannot be redacted safely is left out, never logged raw."""
+        """Count the request or write its line; a query that cannot be redacted safely is left out,
+        never logged raw."""
         body = response.body if isinstance(response, Response) else None
-        self.request_done(
-            request,
-            request.method,
-            request.rel_url,
-            response.status,
-            body if isinstance(body, bytes) else None,
-            response.body_length,
-            duration,
-        )
-
-    def request_done(
-        self,
-        request: Asker,
-        method: str,
-        url: URL,
-        status: int,
-        body: bytes | None,
-        length: int,
-        duration: float,
-    ) -> None:
-        """A request answered, by aiohttp or by the poll lane: counted or written."""
+        if not isinstance(body, bytes):
+            body = None
+        status, url = response.status, request.rel_url
         summaries, address, network = _seen_by(request)
         summaries.write_due(self.logger)
         if url.raw_path == "/a.kropki" and status == 200 and self.routine_poll(request.query, body, duration):
@@ -209,7 +191,7 @@ class RedactingAccessLogger(AbstractAccessLogger):
         if answer is not None or not summaries.may_write(network):
             summaries.count(network, answer or str(status))
             return
-        self.line(address, method, url, status, length, duration)
+        self.line(address, request.method, url, status, response.body_length, duration)
 
     def line(
         self, remote: str | None, method: str, url: URL, status: int, length: int, duration: float
@@ -254,10 +236,10 @@ class RedactingAccessLogger(AbstractAccessLogger):
         return self.logger.isEnabledFor(logging.INFO)
 
 
-def _seen_by(request: Asker) -> tuple[RequestSummaries, str | None, str]:
+def _seen_by(request: BaseRequest) -> tuple[RequestSummaries, str | None, str]:
     """Where to count the request, the client's address (behind the trusted proxies, as the limits see
     it) and its network; for a request aiohttp answered before the app saw it (a 400), the peer's."""
-    if isinstance(request, BaseRequest) and SEEN_BY_THE_APP not in request:
+    if SEEN_BY_THE_APP not in request:
         return _UNROUTED, request.remote, request.remote or "-"
     address = client_address(request)
     app = request.app
@@ -276,8 +258,9 @@ class MalformedRequestFilter(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
-        if isinstance(exc, HttpProcessingError):
-            record.msg = f"{record.msg}: {type(exc).__name__} ({exc.code})"
+        code = getattr(exc, "code", None)  # aiohttp's parse errors carry their status, a 4xx
+        if isinstance(code, int) and 400 <= code < 500:
+            record.msg = f"{record.msg}: {type(exc).__name__} ({code})"
             record.exc_info = None
             record.exc_text = None
             record.levelno, record.levelname = logging.WARNING, logging.getLevelName(logging.WARNING)

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from server.engine.gametype import GameTypeError, parse_game_type
+from server.engine.rating import unrated_reason
 from server.protocol.codec import ProtocolError, check_nick
 from server.store.database import MAX_INTEGER, utc_text
 from server.store.games import Games, GameSummary
@@ -99,9 +101,35 @@ def summary_json(game: GameSummary) -> dict[str, object]:
         "rated": game.rated,
         "tournament": game.tournament,
     }
+    why = unrated(game)
+    if why is not None:
+        summary["unrated"] = why
     if game.players:
         summary["players"] = list(game.players)
     return summary
+
+
+def unrated(game: GameSummary) -> str | None:
+    """Why a ranked game left ratings as they were (docs/ratings.md: issue 47, a player page said "No
+    rated games yet" after two ranked games); None for a rated game, or one that was not ranked. The
+    dots placed are not kept with the summary: a ranked game not rated for any other reason had fewer
+    than 24."""
+    try:
+        kind = parse_game_type(game.game_type).kind.value
+    except GameTypeError:
+        return None
+    if game.rated or kind != "R":
+        return None
+    finished = game.result is not None
+    reason = unrated_reason(
+        kind=kind,
+        teams=bool(game.players),
+        finished=finished,
+        cancelled=game.result == "Void",
+        registered=game.registered,
+        dots=None,
+    )
+    return reason or "short"
 
 
 def archive_number(text: str) -> int | None:

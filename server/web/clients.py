@@ -3,12 +3,9 @@
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Protocol
 
 from aiohttp import web
-from multidict import CIMultiDictProxy
 
 from server.hub.model import Origin
 from server.web.headers import TEXT_HEADERS
@@ -48,30 +45,14 @@ class ClientPolicy:
         return ip.is_loopback or any(ip in network for network in self.metrics_from)
 
 
-class Asker(Protocol):
-    """What the limits and the poll's handlers read of a request: aiohttp's, or the poll lane's
-    (server/web/polllane.py), which answers polls without building aiohttp's."""
-
-    @property
-    def app(self) -> web.Application: ...
-    @property
-    def remote(self) -> str | None: ...
-    @property
-    def headers(self) -> CIMultiDictProxy[str]: ...
-    @property
-    def query(self) -> Mapping[str, str]: ...
-    @property
-    def path(self) -> str: ...
-
-
 POLICY_KEY = web.AppKey("client_policy", ClientPolicy)
 
 
-def reads_metrics(request: Asker) -> bool:
+def reads_metrics(request: web.Request) -> bool:
     return request.app[POLICY_KEY].reads_metrics(client_address(request))
 
 
-def client_address(request: Asker) -> str:
+def client_address(request: web.Request) -> str:
     """The address of whoever sent the request: the peer, or, when the peer is a trusted proxy, the
     nearest address in X-Forwarded-For that is not a trusted proxy itself."""
     peer = request.remote or "unknown"
@@ -87,7 +68,7 @@ def client_address(request: Asker) -> str:
     return peer
 
 
-def origin(request: Asker) -> Origin:
+def origin(request: web.Request) -> Origin:
     """The client's host and network, and whether it is exempt from the limits: what every per-address
     limit counts, here and in the hub."""
     address = client_address(request)
@@ -128,7 +109,7 @@ def request_limits(factor: int) -> RequestLimits:
     )
 
 
-def refused(request: Asker) -> str | None:
+def refused(request: web.Request) -> str | None:
     """`err.tooFast` or `err.tooManyLogins` (a.kropki's answers) when the request goes over a limit, None
     when it may go on."""
     limits = request.app[LIMITS_KEY]
@@ -162,7 +143,7 @@ def refusal(request: web.Request) -> web.Response | None:
     )
 
 
-def refuses_whole_state(request: Asker, secret: str) -> bool:
+def refuses_whole_state(request: web.Request, secret: str) -> bool:
     """Whether a poll that would be answered with the lobby's whole state must wait (err.tooFast).
 
     Asked by the poll itself, which knows its msgNo already: most polls never get here."""
@@ -174,4 +155,4 @@ def refuses_whole_state(request: Asker, secret: str) -> bool:
 
 
 def _text(body: str) -> web.Response:
-    return web.Response(body=body.encode(), headers=TEXT_HEADERS)  # as the poll lane answers it
+    return web.Response(body=body.encode(), headers=TEXT_HEADERS)

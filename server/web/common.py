@@ -15,7 +15,6 @@ from server.director.director import Director
 from server.hub.hub import Hub
 from server.logs import Fields
 from server.store.store import Store
-from server.web.clients import Asker
 from server.web.headers import TEXT_HEADERS
 from server.web.limits import LoginGuard
 from server.web.metrics import METRICS_KEY
@@ -36,7 +35,7 @@ DIRECTOR_KEY = web.AppKey("director", Director)
 MEMBERSHIP_KEY: web.AppKey[Membership] = web.AppKey("membership")
 NICKS_KEY: web.AppKey[NickClaims] = web.AppKey("nicks")
 MOVER_KEY: web.AppKey[SessionMover] = web.AppKey("mover")
-Query = Mapping[str, str]  # a request's query (a MultiDictProxy), or the poll lane's dict of first values
+Query = Mapping[str, str]  # a request's query
 
 
 @asynccontextmanager
@@ -51,7 +50,7 @@ async def nick_claimed(request: web.Request, nick: str) -> AsyncIterator[None]:
         yield
 
 
-async def session_here(request: Asker, secret: str | None) -> None:
+async def session_here(request: web.Request, secret: str | None) -> None:
     """On a member of a cluster, a request with an id whose session another member serves brings the
     session here first (server/cluster/sessions.py); elsewhere nothing."""
     mover = request.app.get(MOVER_KEY)
@@ -70,7 +69,7 @@ def encoded(body: str) -> bytes:
     return body.encode()
 
 
-def log_failure(request: Asker, co: str) -> None:
+def log_failure(request: web.Request, co: str) -> None:
     """Log a request's unexpected failure with its trace, the player's id and any key blanked out."""
     trace = traceback.format_exc()
     for name in ("idGracza", "playerId", "key"):

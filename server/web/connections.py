@@ -17,54 +17,34 @@ after the connection opened) is closed as well, so slowloris connections do not 
 aiohttp has no timeout of its own for this: its keep-alive timer closes such a connection only after
 `keepalive_timeout` (75 s) and not at all while a handler waits for a request's body.
 
-What this relies on in aiohttp (3.9 to 3.14; `aiohttp.web` exports all of it):
-- `web.AppRunner._make_server()`: overridden to serve with a `web.Server` subclass. It is the runners'
-  one extension point (`ServerRunner` and `AppRunner` both implement it); the plain server it makes
-  lends its public `request_handler`, `request_factory` and `handler_cancellation`.
-- `web.RequestHandler`, the asyncio protocol of one connection: its asyncio callbacks `connection_made`,
-  `connection_lost` and `data_received`, its public `log_access()`, which it calls once a response has
-  been written, and its public `close()` (close after the current response) and `force_close()`.
-- `web.Server.__call__()`, the protocol factory that `loop.create_server()` calls per connection, and
-  `BaseRequest.protocol`, the connection a request arrived on.
-- `web.RequestHandler.start()`, replaced by a copy that keeps nothing of an answered request, where
-  aiohttp's is the one copied (requestloop.py), and `data_received()`, which requestloop.py's goes
-  before, reading and queueing as aiohttp's does (its queue of requests, its parser, its flow control).
-
-The server also answers the app's busiest paths (DIRECT_PATHS_KEY: zagram's `/a.kropki`) without the
-router: a GET of such a path goes to its route's handler inside the app's middlewares, built once at
-start-up, as `Application._handle` would after resolving it: a few per cent of a core at 10,000
-guests polling every 2 s (docs/operations.md, "Capacity"). It uses the public
-`web.UrlMappingMatchInfo`, the router's resources and routes, and `Application.middlewares`, and
-writes the one private attribute that `Application._handle` writes too, the request's `_match_info`
-(which `request.app` reads); the whole test suite is served this way (tests/conftest.py), so an
-aiohttp that changes it fails there. Anything else (another method, an `Expect:` header, another
-spelling of the path) takes the router. The polls themselves (`getMsg`, `getBMsg`) do not even reach
-aiohttp's request handling: the copied connection loop hands them to the app's poll lane
-(server/web/polllane.py): `GuardedRequestHandler.answer_poll` tells the guard that one starts, the
-lane that it is answered. Nor, when a poll's head comes alone, do they reach aiohttp's parser: the
-lane reads it (requestloop.data_received).
+It stands on aiohttp's documented API only (tests/test_public_api.py):
+- `web.Server`, "a protocol factory compatible with `loop.create_server()`": the runner's `server`, which
+  the sites serve, is wrapped so that each connection aiohttp's server makes is one of GuardedConnection,
+  an asyncio protocol that tells the guard when the connection opens, receives and closes, and hands
+  every asyncio call on to aiohttp's protocol unchanged (the transport is asyncio's, given to both);
+- `BaseRequest.transport`, which names a request's connection to the guard, and the app's middleware
+  (`watch`, from the front door or `watched`), which tells the guard when a request's handler starts
+  and when its response is written (`StreamResponse.prepare()` and `write_eof()`, as a handler
+  streaming its own response does; aiohttp then finds it sent), and `StreamResponse.force_close()`
+  for a long poll the guard ended;
+- asyncio's `Transport.abort()`, `close()` and `write()` to close a connection or refuse one.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import resource
 import signal
-from collections.abc import Awaitable, Callable, Coroutine, Mapping
-from contextvars import ContextVar
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
-from aiohttp import hdrs, web
+from aiohttp import web
 from aiohttp.abc import AbstractAccessLogger
-from aiohttp.web_request import BaseRequest
 
 from server.logs import Fields
-from server.web import requestloop
 from server.web.metrics import METRICS_KEY, Metrics
-from server.web.polllane import PollLane, PollRequest
 
 log = logging.getLogger(__name__)
 
@@ -75,15 +55,21 @@ FILE_RESERVE = 256
 HEADER_TIMEOUT = 15.0  # seconds from a request's first byte (or the connection's start) to its last header
 KEEPALIVE_TIMEOUT = 75.0  # seconds an idle keep-alive connection stays open (aiohttp's run_app default)
 SWEEP_EVERY = 1.0  # seconds between the checks for requests whose headers are late
+# What an idle keep-alive connection holds after a poll, in KB, measured with 2,000 and 5,000 of them
+# (benchmarks/idle_connections.py): 4.5-5.3 for its transport, aiohttp's protocol and parser, and
+# 5.8-6.5 for the last request that aiohttp's connection loop keeps until the next (docs/architecture.md,
+# "An idle connection's last request"). Logged with the cap, as what that many idle connections hold.
+IDLE_CONNECTION_KB = 11
 REFUSAL = (
     b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\n"
     b"Content-Length: 36\r\nRetry-After: 1\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n"
     b"Too many connections; try again.\r\n\r\n"
 )
 
-Handler = Callable[[BaseRequest], Awaitable[web.StreamResponse]]
-# Paths whose GETs skip the router (see the module's docstring): set by the app factory.
-DIRECT_PATHS_KEY = web.AppKey("direct_paths", tuple)
+# The guard knows a connection by its transport (uvloop's are asyncio's by their methods, not classes).
+Connection = asyncio.Transport
+# The guard of the app's server, set by GuardedAppRunner: the middleware tells it about requests.
+GUARD_KEY: web.AppKey[ConnectionGuard] = web.AppKey("connection_guard")
 
 
 def raise_open_files_limit() -> int:
@@ -102,66 +88,40 @@ def connection_cap(configured: int, open_files: int) -> int:
     return max(1, min(configured, open_files - FILE_RESERVE))
 
 
-class GuardedRequestHandler(web.RequestHandler):
-    """aiohttp's connection, telling the guard when it opens, receives, has answered and closes, and
-    holding nothing of a request once it is answered (requestloop.py)."""
+class GuardedConnection(asyncio.Protocol):
+    """One client connection: aiohttp's protocol for it, with the guard told when it opens, receives and
+    closes. Everything asyncio calls is handed on to aiohttp's protocol as it comes."""
 
-    __slots__ = ("between_requests", "guard", "poll_lane", "reads_polls")
-    if requestloop.APPLIES:
-        start = requestloop.start
+    __slots__ = ("guard", "inner", "transport")
 
-    def __init__(
-        self,
-        guard: ConnectionGuard,
-        manager: web.Server,
-        poll_lane: PollLane | None,
-        reads_polls: bool,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(manager, **kwargs)
+    def __init__(self, guard: ConnectionGuard, inner: asyncio.Protocol) -> None:
         self.guard = guard
-        self.poll_lane = poll_lane
-        # whether the lane reads polls' heads itself, and whether aiohttp's parser is between requests
-        # (requestloop.data_received)
-        self.reads_polls = reads_polls and poll_lane is not None and requestloop.READS
-        self.between_requests = True
-
-    def answer_poll(self, poll: PollRequest) -> Coroutine[Any, Any, bool]:
-        """A poll by the lane, watched by the guard as `guarded` watches the others: the lane's own
-        coroutine (which tells the guard when it has answered), not one more around it, as every held
-        poll is walked by the collector and resumed through each."""
-        assert self.poll_lane is not None
-        guard = self.guard
-        guard.started(self)
-        current = _CURRENT.get()
-        if current is None or current[1] is not self:  # set once: the connection's task runs its polls
-            _CURRENT.set((guard, self))
-        return self.poll_lane.answer(self, poll, guard)
+        self.inner = inner
+        self.transport: Connection | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)
-        self.guard.opened(self)
-
-    def connection_lost(self, exc: BaseException | None) -> None:
-        self.guard.lost(self)
-        super().connection_lost(exc)
+        self.transport = cast(Connection, transport)  # a stream's: it writes, reads and aborts
+        self.inner.connection_made(transport)
+        self.guard.opened(self.transport)
 
     def data_received(self, data: bytes) -> None:
-        self.guard.receiving(self)
-        if self.reads_polls:
-            requestloop.data_received(self, data)
-        else:
-            super().data_received(data)
+        assert self.transport is not None
+        self.guard.receiving(self.transport)
+        self.inner.data_received(data)
 
-    def log_access(self, request: BaseRequest, response: web.StreamResponse, time: float | None) -> None:
-        super().log_access(request, response, time)
-        self.guard.answered(self)
+    def eof_received(self) -> bool | None:
+        return self.inner.eof_received()
 
+    def connection_lost(self, exc: Exception | None) -> None:
+        if self.transport is not None:
+            self.guard.lost(self.transport)
+        self.inner.connection_lost(exc)
 
-# The guard and connection of the request being handled, for `long_poll()`; set in each request's task.
-_CURRENT: ContextVar[tuple[ConnectionGuard, GuardedRequestHandler] | None] = ContextVar(
-    "connection", default=None
-)
+    def pause_writing(self) -> None:
+        self.inner.pause_writing()
+
+    def resume_writing(self) -> None:
+        self.inner.resume_writing()
 
 
 class ConnectionGuard:
@@ -175,53 +135,57 @@ class ConnectionGuard:
         self.cap = cap
         self.metrics = metrics
         self.header_timeout = header_timeout
-        self.open: set[GuardedRequestHandler] = set()
-        self.closing: set[GuardedRequestHandler] = set()  # closed by the guard, not yet gone
-        self.idle: dict[GuardedRequestHandler, float] = {}  # between requests, since when
-        self.arriving: dict[GuardedRequestHandler, float] = {}  # a request on its way in, since when
-        self.polls: dict[GuardedRequestHandler, asyncio.Future[None]] = {}  # long polls waiting: ends them
-        self._sweeper: asyncio.TimerHandle | None = None
+        self.open: set[Connection] = set()
+        self.closing: set[Connection] = set()  # closed by the guard, not yet gone
+        self.idle: dict[Connection, float] = {}  # between requests, since when
+        self.arriving: dict[Connection, float] = {}  # a request on its way in, since when
+        self.polls: dict[Connection, asyncio.Future[None]] = {}  # long polls waiting: ends them
+        self.sweeper: asyncio.TimerHandle | None = None
         if metrics is not None:
             metrics.connections_open.set_function(lambda: len(self.open))
             metrics.connections_max.set(cap)
 
     def start(self) -> None:
-        self._sweeper = asyncio.get_running_loop().call_later(SWEEP_EVERY, self._sweep)
+        self.sweeper = asyncio.get_running_loop().call_later(SWEEP_EVERY, self._sweep)
 
     def stop(self) -> None:
-        if self._sweeper is not None:
-            self._sweeper.cancel()
-            self._sweeper = None
+        if self.sweeper is not None:
+            self.sweeper.cancel()
+            self.sweeper = None
 
-    def opened(self, connection: GuardedRequestHandler) -> None:
+    def opened(self, connection: Connection) -> None:
         self.open.add(connection)
         self.arriving[connection] = asyncio.get_running_loop().time()
         if len(self.open) - len(self.closing) > self.cap and not self._make_room(connection):
             self._refuse(connection)
 
-    def receiving(self, connection: GuardedRequestHandler) -> None:
+    def receiving(self, connection: Connection) -> None:
         since = self.idle.pop(connection, None)
         if since is not None:
             self.arriving[connection] = asyncio.get_running_loop().time()
 
-    def started(self, connection: GuardedRequestHandler) -> None:
+    def started(self, connection: Connection) -> None:
         """The request's headers are in and its handler runs."""
         if self.arriving.pop(connection, None) is None:
             self.idle.pop(connection, None)  # a pipelined request, read while the one before was handled
 
-    def answered(self, connection: GuardedRequestHandler) -> None:
-        self.arriving.pop(connection, None)  # a request aiohttp refused (400) never reached a handler
+    def answered(self, connection: Connection) -> None:
         if connection in self.open and connection not in self.closing:
             self.idle[connection] = asyncio.get_running_loop().time()
 
-    def lost(self, connection: GuardedRequestHandler) -> None:
+    def lost(self, connection: Connection) -> None:
         self.open.discard(connection)
         self.closing.discard(connection)
         self.idle.pop(connection, None)
         self.arriving.pop(connection, None)
         self.polls.pop(connection, None)
 
-    def _make_room(self, newcomer: GuardedRequestHandler) -> bool:
+    def long_poll(self, request: web.BaseRequest) -> contextlib.AbstractContextManager[asyncio.Future[None]]:
+        """Put around a long poll's wait, passing it what this gives: the guard may end the wait early
+        (by that future's result) to make room for a new connection."""
+        return EndableWait(self, request.transport)
+
+    def _make_room(self, newcomer: Connection) -> bool:
         for states, kind in ((self.idle, "idle"), (self.arriving, "slow")):
             for connection in states:
                 if connection is not newcomer:
@@ -230,20 +194,16 @@ class ConnectionGuard:
                     return True
         for connection, early in self.polls.items():
             del self.polls[connection]
-            self.closing.add(connection)
-            connection.close()  # once its answer is written
+            self.closing.add(connection)  # its answer says Connection: close (watch)
             if not early.done():
                 early.set_result(None)
             self._count_closed("long_poll")
             return True
         return False
 
-    def _close_now(self, connection: GuardedRequestHandler, kind: str) -> None:
+    def _close_now(self, connection: Connection, kind: str) -> None:
         self.closing.add(connection)
-        transport = connection.transport
-        if transport is not None:
-            transport.abort()  # the file is freed even if the client reads nothing of what was written
-        connection.force_close()
+        connection.abort()  # the file is freed even if the client reads nothing of what was written
         self._count_closed(kind)
 
     def _count_closed(self, kind: str) -> None:
@@ -254,12 +214,11 @@ class ConnectionGuard:
         if self.metrics is not None:
             self.metrics.connections_closed.labels(kind).inc()
 
-    def _refuse(self, connection: GuardedRequestHandler) -> None:
+    def _refuse(self, connection: Connection) -> None:
         self.arriving.pop(connection, None)
         self.closing.add(connection)
-        if connection.transport is not None:
-            connection.transport.write(REFUSAL)
-        connection.force_close()  # the refusal is sent before the socket closes
+        connection.write(REFUSAL)
+        connection.close()  # once the refusal is sent
         log.warning("connection refused: every connection is busy %s", Fields(cap=self.cap))
         if self.metrics is not None:
             self.metrics.connections_refused.inc()
@@ -276,16 +235,14 @@ class ConnectionGuard:
         for connection in expired:
             del self.arriving[connection]
             self.closing.add(connection)
-            if connection.transport is not None:
-                connection.transport.abort()
-            connection.force_close()
+            connection.abort()
             log.warning("connection closed: request headers too slow %s", Fields(seconds=self.header_timeout))
             if self.metrics is not None:
                 self.metrics.connections_closed.labels("header_timeout").inc()
-        self._sweeper = loop.call_later(SWEEP_EVERY, self._sweep)
+        self.sweeper = loop.call_later(SWEEP_EVERY, self._sweep)
 
 
-class _EndableWait:
+class EndableWait:
     """A long poll's wait that the guard may end early, as an event would: it wakes the future the bus
     waits on (Hub.wait_for_news's `early`), and the poll answers with what there is.
 
@@ -295,122 +252,91 @@ class _EndableWait:
 
     __slots__ = ("guard", "connection", "early")
 
-    def __init__(self, guard: ConnectionGuard, connection: GuardedRequestHandler) -> None:
+    def __init__(self, guard: ConnectionGuard, connection: Connection | None) -> None:
         self.guard = guard
         self.connection = connection
         self.early: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
     def __enter__(self) -> asyncio.Future[None]:
-        if self.connection not in self.guard.closing:
+        if self.connection is not None and self.connection not in self.guard.closing:
             self.guard.polls[self.connection] = self.early
         return self.early
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: Any) -> None:
-        self.guard.polls.pop(self.connection, None)
+        if self.connection is not None:
+            self.guard.polls.pop(self.connection, None)
 
 
-def long_poll() -> contextlib.AbstractContextManager[asyncio.Future[None] | None]:
-    """Put around a long poll's wait, passing it what this gives: the guard may end the wait early (by
-    that future's result) to make room for a new connection."""
-    current = _CURRENT.get()
-    if current is None:  # a test server, without a guard
-        return contextlib.nullcontext()
-    return _EndableWait(*current)
+async def watch(
+    guard: ConnectionGuard, request: web.Request, respond: Callable[[], Any]
+) -> web.StreamResponse:
+    """The request's part in the guard (called by the front door): its connection is busy while
+    `respond()` makes the response and until the response is written, then idle. A long poll the guard
+    ended closes its connection after its answer."""
+    connection = request.transport
+    if connection is None:  # the client went away before its handler began
+        return await respond()
+    guard.started(connection)
+    try:
+        response: web.StreamResponse = await respond()
+        if connection in guard.closing:
+            response.force_close()  # says Connection: close
+        try:
+            await response.prepare(request)
+            await response.write_eof()
+        except ConnectionError:  # the client went away: aiohttp, finding it so too, drops the answer
+            pass
+        return response
+    finally:
+        guard.answered(connection)
 
 
-Direct = Mapping[str, tuple[web.UrlMappingMatchInfo, Handler]]
+@web.middleware
+async def watched(request: web.Request, handler: Callable[[web.Request], Any]) -> web.StreamResponse:
+    """`watch` as a middleware of its own, for an app without the server's front door (which calls
+    `watch` itself, to spare every request a layer)."""
+    guard = request.app.get(GUARD_KEY)
+    if guard is None:
+        return await handler(request)
+    return await watch(guard, request, lambda: handler(request))
 
 
-def direct_routes(app: web.Application) -> Direct:
-    """For each of the app's DIRECT_PATHS_KEY: its GET route's match, frozen, and its handler inside the
-    app's middlewares (the first listed outermost, as the app nests them). Call once the app is frozen."""
-    routes: dict[str, tuple[web.UrlMappingMatchInfo, Handler]] = {}
-    for path in app.get(DIRECT_PATHS_KEY, ()):
-        route = next(
-            (
-                route
-                for resource in app.router.resources()
-                if resource.canonical == path
-                for route in resource
-                if route.method == hdrs.METH_GET
-            ),
-            None,
-        )
-        if route is None:
-            raise ValueError(f"{path} is to be answered directly, but the app has no GET route for it")
-        match = web.UrlMappingMatchInfo({}, route)
-        match.add_app(app)
-        match.freeze()
-        handler: Handler = route.handler  # type: ignore[assignment]
-        for middleware in reversed(app.middlewares):
-            handler = functools.partial(middleware, handler=handler)  # type: ignore[call-arg]
-        routes[path] = (match, handler)
-    return routes
+class GuardedServer:
+    """The protocol factory the sites serve: each connection aiohttp's server makes, watched."""
 
-
-class GuardedServer(web.Server):
-    """aiohttp's server, whose connections the guard watches."""
-
-    def __init__(
-        self,
-        guard: ConnectionGuard,
-        handler: Handler,
-        direct: Direct,
-        poll_lane: PollLane | None,
-        **kwargs: Any,
-    ) -> None:
-        async def guarded(request: BaseRequest) -> web.StreamResponse:
-            connection: GuardedRequestHandler = request.protocol  # type: ignore[assignment]
-            guard.started(connection)
-            _CURRENT.set((guard, connection))  # in this request's own task and context
-            route = (
-                direct.get(request.rel_url.raw_path)
-                if request.method == hdrs.METH_GET and hdrs.EXPECT not in request.headers
-                else None
-            )
-            if route is None:
-                response = await handler(request)
-            else:
-                request._match_info = route[0]  # type: ignore[attr-defined]  # as Application._handle does
-                response = await route[1](request)
-            if connection in guard.closing:
-                response.force_close()  # says Connection: close
-            return response
-
+    def __init__(self, guard: ConnectionGuard, plain: web.Server) -> None:
         self.guard = guard
-        self.poll_lane = poll_lane
-        self.reads_polls = True  # tests compare both readers of a poll's head (tests/web/test_polllane.py)
-        self.loop = kwargs.pop("loop", None) or asyncio.get_running_loop()
-        server_args = {name: kwargs.pop(name) for name in ("request_factory", "handler_cancellation")}
-        self.connection_args = kwargs
-        super().__init__(guarded, loop=self.loop, **server_args, **kwargs)
+        self.plain = plain
 
-    def __call__(self) -> GuardedRequestHandler:
-        return GuardedRequestHandler(
-            self.guard, self, self.poll_lane, self.reads_polls, loop=self.loop, **self.connection_args
-        )
+    def __call__(self) -> GuardedConnection:
+        return GuardedConnection(self.guard, self.plain())
 
 
 class GuardedAppRunner(web.AppRunner):
-    """An AppRunner whose server caps its connections (see the module's docstring)."""
+    """An AppRunner whose server caps its connections (see the module's docstring). Its app's first
+    middleware calls `watch`: the server's front door, or `watched`.
+
+    Its `server` is aiohttp's, wrapped: the sites serve it as the protocol factory it is documented to be,
+    and aiohttp's own server still owns every connection (its graceful shutdown closes them all)."""
 
     def __init__(self, app: web.Application, guard: ConnectionGuard, **kwargs: Any) -> None:
         super().__init__(app, **kwargs)
         self.guard = guard
-        self.connection_args = {name: kwargs[name] for name in ("access_log_class", "keepalive_timeout")}
+        self.guarded: GuardedServer | None = None
+        app[GUARD_KEY] = guard
 
-    async def _make_server(self) -> web.Server:
-        plain = await super()._make_server()  # runs the app's start-up; its server never listens
+    @property
+    def server(self) -> web.Server | None:
+        plain = super().server
+        if plain is None:
+            return None
+        if self.guarded is None or self.guarded.plain is not plain:
+            self.guarded = GuardedServer(self.guard, plain)
+        return self.guarded  # type: ignore[return-value]  # a protocol factory, as the sites use it
+
+    async def setup(self) -> None:
+        await super().setup()
         self.guard.start()
-        return GuardedServer(
-            self.guard,
-            plain.request_handler,
-            direct_routes(self.app),
-            PollLane.for_app(self.app, self.connection_args["access_log_class"]),
-            request_factory=plain.request_factory,
-            handler_cancellation=plain.handler_cancellation,
-            **self.connection_args,
-        )
 
     async def cleanup(self) -> None:
         self.guard.stop()
@@ -449,7 +375,12 @@ def run_app(
     def listening(name: str) -> None:  # not before: a server refused at start says only why
         log.info(
             "connections capped %s",
-            Fields(max_connections=cap, configured=max_connections, open_files=open_files),
+            Fields(
+                max_connections=cap,
+                configured=max_connections,
+                open_files=open_files,
+                idle_memory_mb=round(cap * IDLE_CONNECTION_KB / 1024),
+            ),
         )
         log.info("event loop %s", Fields(loop=loop_name, configured=event_loop))
         print(name)

@@ -1,4 +1,5 @@
-"""The one middleware every request passes: limits, security headers, the reply's time in /metrics.
+"""The one middleware every request passes: limits, security headers, the reply's time in /metrics,
+and the connection cap's view of the request (server/web/connections.py).
 
 One middleware rather than three: each layer costs a coroutine and an await per request, and an
 empty poll is cheap enough for that to show (issue 19: empty polls against aiohttp's hello-world).
@@ -13,6 +14,7 @@ from aiohttp import web
 
 from server.web import clients, headers
 from server.web.accesslog import SEEN_BY_THE_APP
+from server.web.connections import GUARD_KEY, watch
 from server.web.metrics import METRICS_KEY
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -20,6 +22,13 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
 @web.middleware
 async def front_door(request: web.Request, handler: Handler) -> web.StreamResponse:
+    guard = request.app.get(GUARD_KEY)
+    if guard is None:  # served without the connection cap (a test's own server)
+        return await _answer(request, handler)
+    return await watch(guard, request, lambda: _answer(request, handler))
+
+
+async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
     started = time.perf_counter()
     request[SEEN_BY_THE_APP] = True  # the access log may ask this request for its app
     try:

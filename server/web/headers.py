@@ -68,5 +68,5 @@ async def folder_page_policy(request: web.Request, response: web.StreamResponse)
 
 
 def worth_compressing(body: bytes, request_headers: Mapping[str, str]) -> bool:
-    """A body big enough to pay for compressing, to a client that takes gzip (the poll lane's too)."""
+    """A body big enough to pay for compressing, to a client that takes gzip."""
     return len(body) > COMPRESS_ABOVE and "gzip" in request_headers.get("Accept-Encoding", "")

@@ -18,16 +18,18 @@ nothing), about 280 guesses a second, where `/auth.py` stopped the same list aft
 
 from __future__ import annotations
 
+from aiohttp import web
+
 from server.hub.model import Standing
 from server.protocol.codec import ProtocolError
-from server.web.clients import Asker, origin
+from server.web.clients import origin
 from server.web.common import HUB_KEY, LOGIN_GUARD_KEY, MOVER_KEY
 
 STRANGER_ID = "-"  # what a stranger's id is answered as: no client can have it (ids have no '-')
 TOO_MANY_GUESSES = "Too many unknown ids from your address; wait a few minutes, then log in again."
 
 
-async def screened_id(request: Asker, secret: str | None, *, login: bool = False) -> str | None:
+async def screened_id(request: web.Request, secret: str | None, *, login: bool = False) -> str | None:
     """The id to answer `request` for: `secret`, or STRANGER_ID for a registered player's id sent from
     another network; raises `err.tooManyFailedLogins` past the limit. `login`: a guest login, whose
     unknown id makes a new session (its own limit counts those) rather than a guess.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import logging
 import math
 from collections.abc import Awaitable, Callable
@@ -10,14 +12,14 @@ from aiohttp import web
 
 from server.engine.gametype import GameKind, GameTypeError, StartKind, parse_game_type
 from server.hub.hub import Hub
-from server.hub.stream import MAX_WAIT
+from server.hub.stream import MAX_WAIT, Poll
 from server.protocol.codec import ProtocolError, parse_colour, parse_commands, parse_msg_no, parse_number
 from server.store.outage import unavailable
 from server.web import hosted, moderation, tournament
 from server.web.archive import GAMES_KEY
-from server.web.clients import Asker, origin, refuses_whole_state
+from server.web.clients import origin, refuses_whole_state
 from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, text_response
-from server.web.connections import long_poll
+from server.web.connections import GUARD_KEY
 from server.web.ids import screened_id
 
 log = logging.getLogger(__name__)
@@ -98,36 +100,29 @@ def _wait_seconds(query: Query) -> float:
 
 
 async def _poll(
-    hub: Hub, query: Query, secret: str, with_subscriptions: bool, request: Asker | None = None
+    hub: Hub, query: Query, secret: str, with_subscriptions: bool, request: web.Request | None = None
 ) -> str:
-    """A getMsg or getBMsg for the id `secret` (server/web/ids.py); `request` brings the limit on whole
-    states, which only HTTP clients have, counted per id as the client sent it."""
+    """A getMsg or getBMsg for the id `secret` (server/web/ids.py), answered by the hub in one call
+    (Hub.poll). `request` brings what only HTTP clients have: the limit on whole states, counted per
+    address and per id as the client sent it, and the connection cap, which may end a long poll early."""
     seen, subscriptions_seen = parse_msg_no(_param(query, "msgNo"))
     wait = _wait_seconds(query)
     commands_text = query.get("msgFromClient")
     if commands_text is not None and len(commands_text) > MAX_MSG_FROM_CLIENT:
         raise ProtocolError("tooLong")
-    if (
-        request is not None
-        and hub.asks_whole_state(secret, seen)
-        and refuses_whole_state(request, _sent_id(query))
-    ):
-        raise ProtocolError("tooFast")  # before its commands: a refused poll changes nothing
-    before = hub.writes()
-    hub.receive(secret, parse_commands(commands_text))
-    # only this poll's own commands decide whether it waits for the disk; the reply's k counts them
-    # as processed only if their writes are stored by then (Hub.reply)
-    await hub.settled(before)
-    if commands_text:  # only a poll that sent commands can wait for another member to store them
-        await hub.confirmed(secret)
-    if wait:
-        with long_poll() as early:  # the connection cap may end it early, answering with what there is
-            waiting = hub.wait_for_news(secret, seen, wait, early)
-            if waiting is not None:
-                await waiting
-    return hub.reply(
-        secret, seen, with_subscriptions=with_subscriptions, subscriptions_seen=subscriptions_seen
-    )
+    poll = Poll(secret, parse_commands(commands_text), seen, with_subscriptions, subscriptions_seen, wait)
+    may_send_whole_state = None
+    guard = None
+    if request is not None:
+        may_send_whole_state = functools.partial(_may_send_whole_state, request, _sent_id(query))
+        guard = request.app.get(GUARD_KEY) if wait else None
+    # the cap may end a long poll early, answering with what there is
+    with guard.long_poll(request) if guard is not None else contextlib.nullcontext() as early:
+        return await hub.poll(poll, early, may_send_whole_state)
+
+
+def _may_send_whole_state(request: web.Request, sent_id: str) -> bool:
+    return not refuses_whole_state(request, sent_id)
 
 
 async def get_msg(hub: Hub, query: Query) -> str:
@@ -223,7 +218,7 @@ HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
 
 
 # co -> with subscriptions; poll() calls _poll itself (with the request, for the limit on whole
-# states), and their HANDLERS serve the tests that drive the hub without HTTP
+# states and the connection cap), and their HANDLERS serve the tests that drive the hub without HTTP
 POLLS = {"getMsg": False, "getBMsg": True}
 REQUEST_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
     "guestLogin": guest_login,
@@ -254,9 +249,8 @@ SESSION_ONLY = frozenset(
 )
 
 
-async def poll(request: Asker, co: str) -> str:
-    """The answer to a getMsg or getBMsg (`co`), for the route below and for the poll lane, which
-    answers polls without aiohttp's request and response (server/web/polllane.py)."""
+async def poll(request: web.Request, co: str) -> str:
+    """The answer to a getMsg or getBMsg (`co`)."""
     query = request.query
     try:
         secret = await screened_id(request, _sent_id(query))
@@ -267,7 +261,7 @@ async def poll(request: Asker, co: str) -> str:
         return _failed(request, co, failure)
 
 
-def _failed(request: Asker, co: str, failure: Exception) -> str:
+def _failed(request: web.Request, co: str, failure: Exception) -> str:
     """A bug is logged; a database that cannot be reached is not (the store's writer logs that once)."""
     if unavailable(failure) is None:
         log_failure(request, co)

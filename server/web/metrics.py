@@ -214,10 +214,6 @@ class Metrics:
     def observe_reply(self, request: web.Request, seconds: float) -> None:
         self.replies.observe(self.endpoint(request), seconds)
 
-    def observe_command(self, path: str, co: str, seconds: float) -> None:
-        """As observe_reply, for the poll lane: a zagram endpoint and one of its own `co` values."""
-        self.replies.observe(f"{path}:{co}", seconds)
-
     def endpoint(self, request: web.Request) -> str:
         """A label from a small set: the route, and `co` for the zagram endpoints."""
         resource = request.match_info.route.resource

@@ -9,16 +9,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import time
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
-from sqlalchemy import text
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import create_async_engine
 
 from server.config import Settings
 from server.hub.numbers import TABLE_BLOCK
@@ -29,12 +26,13 @@ from tests.cluster.conftest import CLUSTER_SECRET, RedisServer
 from tests.conftest import POSTGRES, served
 from tests.store.test_server_lock import (
     TAKEN_BACK_WITHIN,
-    application_name,
     end_backend,
     held_again,
     lock_connection,
+    lock_taken_by,
     logged,
     sql,
+    unready,
 )
 from tests.web.zagram import Zagram
 
@@ -231,38 +229,20 @@ async def test_a_members_lock_held_by_a_namesake_when_it_is_taken_back_is_an_err
     number, holder = first.app[STORE_KEY].writer.member, Holder.this_process(8081)
     backend, locks = await lock_connection(url, holder)
     namesake = Holder(4242, "other.example", 8081, datetime.now(UTC))
-    intruder = create_async_engine(url, isolation_level="AUTOCOMMIT")
-    try:
-        async with intruder.connect() as other:
-            await other.execute(text("SELECT set_config('application_name', :name, false)"),
-                                {"name": application_name(namesake)})  # fmt: skip
-            ended_and_taken = await other.execute(
-                text("SELECT pg_terminate_backend(:pid, 5000), pg_try_advisory_lock(:kind, :number)"),
-                {"pid": backend, "kind": MEMBER_LOCK_CLASS, "number": number},
-            )
-            assert ended_and_taken.one() == (True, True)
-            deadline = time.monotonic() + TAKEN_BACK_WITHIN
-            while (response := await first.get("/readyz")).status == 200:
-                assert time.monotonic() < deadline, await response.json()
-                await asyncio.sleep(0.1)
-            answer = await response.json()
-            assert answer["status"] == "unready"
-            assert answer["reason"].startswith(
-                "database lock held by another process: member 'kropki-a': its own lock is held by "
-                "pid 4242 on host other.example, port 8081, since "
-            )
-            assert (
-                "another live process serves under this member's name (stop one of the two)"
-                in answer["reason"]
-            )
-            # It holds the database's lock shared again meanwhile: a server alone stays out.
-            assert (await lock_connection(url, holder))[1] == {"database ShareLock"}
-            [error] = logged(
-                caplog, "database lock not taken back: member 'kropki-a': its own lock is held by"
-            )
-            assert error.levelno == logging.ERROR
-    finally:
-        await intruder.dispose()
+    lock = "pg_try_advisory_lock(:kind, :number)"
+    async with lock_taken_by(url, backend, namesake, lock, kind=MEMBER_LOCK_CLASS, number=number):
+        answer = await unready(first)
+        assert answer["reason"].startswith(
+            "database lock held by another process: member 'kropki-a': its own lock is held by "
+            "pid 4242 on host other.example, port 8081, since "
+        )
+        assert (
+            "another live process serves under this member's name (stop one of the two)" in answer["reason"]
+        )
+        # It holds the database's lock shared again meanwhile: a server alone stays out.
+        assert (await lock_connection(url, holder))[1] == {"database ShareLock"}
+        [error] = logged(caplog, "database lock not taken back: member 'kropki-a': its own lock is held by")
+        assert error.levelno == logging.ERROR
     await held_again(url, holder, backend, locks)
     answer = await readiness(first, lambda a: a["status"] == "ready")
     assert answer["status"] == "ready"

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 
+from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
@@ -21,6 +23,24 @@ from tests.conftest import served
 from tests.store.breakers import PostgresProxy
 from tests.web.test_storage_failure import until as until_true
 from tests.web.zagram import Zagram
+
+
+@asynccontextmanager
+async def members_one_behind_a_proxy(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer, tmp_path: Path
+) -> AsyncIterator[tuple[TestClient, TestClient, PostgresProxy]]:
+    """Members a and b; b, the tables' owner, reaches PostgreSQL through a proxy the test holds."""
+    proxy = PostgresProxy(tmp_path / "pg", postgres.db_url)
+    await proxy.start()
+    a = await served(aiohttp_client, member(postgres, redis_server, "kropki-a", 8081))
+    owner = dataclasses.replace(member(postgres, redis_server, "kropki-b", 8082), db_url=proxy.url)
+    b = await served(aiohttp_client, owner)
+    try:
+        yield a, b, proxy
+    finally:
+        for client in (a, b):
+            await client.close()
+        await proxy.close()
 
 
 def seated(nick: str) -> Callable[[list[str]], bool]:
@@ -45,12 +65,7 @@ def server_codes(lines: list[str]) -> list[str]:
 async def test_a_watcher_on_another_member_sees_the_move_taken_back(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    proxy = PostgresProxy(tmp_path / "pg", postgres.db_url)
-    await proxy.start()
-    a = await served(aiohttp_client, member(postgres, redis_server, "kropki-a", 8081))
-    owner = dataclasses.replace(member(postgres, redis_server, "kropki-b", 8082), db_url=proxy.url)
-    b = await served(aiohttp_client, owner)
-    try:
+    async with members_one_behind_a_proxy(aiohttp_client, postgres, redis_server, tmp_path) as (a, b, proxy):
         ala = await guest(a, "alaAla11", "*Ala")
         dan = await guest(b, "danDan44", "*Dan")
         eve = await guest(b, "eveEve55", "*Eve")
@@ -83,10 +98,6 @@ async def test_a_watcher_on_another_member_sees_the_move_taken_back(
         red.send("s", uid, "hh")
         await red.poll(b=True)
         await at_table(ala, uid, has("hh"))
-    finally:
-        for client in (a, b):
-            await client.close()
-        await proxy.close()
 
 
 async def test_a_move_from_another_member_taken_back_is_sent_again_and_played(
@@ -96,12 +107,7 @@ async def test_a_move_from_another_member_taken_back_is_sent_again_and_played(
     the mover's k went on past it after 30 s (the move lost), and meanwhile the next move's `done` was
     taken for it. Now the owner answers `undone`, the mover's member takes k back, the client sends
     the move again, and it is played once storage is back."""
-    proxy = PostgresProxy(tmp_path / "pg", postgres.db_url)
-    await proxy.start()
-    a = await served(aiohttp_client, member(postgres, redis_server, "kropki-a", 8081))
-    owner = dataclasses.replace(member(postgres, redis_server, "kropki-b", 8082), db_url=proxy.url)
-    b = await served(aiohttp_client, owner)
-    try:
+    async with members_one_behind_a_proxy(aiohttp_client, postgres, redis_server, tmp_path) as (a, b, proxy):
         ala = await guest(b, "alaAla11", "*Ala")
         cyd = await guest(a, "cydCyd33", "*Cyd")
         await until(ala, lambda lines: "pa*Cyd" in lines)
@@ -129,7 +135,3 @@ async def test_a_move_from_another_member_taken_back_is_sent_again_and_played(
             await asyncio.sleep(0.1)
         else:
             raise AssertionError(f"Cyd's move not played again: k {processed}, Ala saw {seen}")
-    finally:
-        for client in (a, b):
-            await client.close()
-        await proxy.close()

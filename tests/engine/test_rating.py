@@ -13,6 +13,7 @@ from server.engine.rating import (
     Rating,
     rate_game,
     shown,
+    unrated_reason,
     update,
 )
 
@@ -123,3 +124,34 @@ def test_rate_game_is_sane(first: Rating, second: Rating, score: float) -> None:
     elif score == 0.0:
         assert new_first.rating <= first.rating
         assert new_second.rating >= second.rating
+
+
+@pytest.mark.parametrize(
+    ("kind", "teams", "finished", "cancelled", "registered", "dots", "reason"),
+    [
+        ("R", False, True, False, True, 24, None),
+        ("R", False, True, False, True, 23, "short"),
+        ("R", False, True, False, True, None, None),  # not known: not a reason
+        ("R", False, True, False, False, 40, "account"),
+        ("R", False, True, True, True, 40, "cancelled"),
+        ("R", False, False, False, True, 40, "unfinished"),
+        ("R", True, True, False, True, 40, "team"),
+        ("F", False, True, False, True, 40, "free"),
+        ("A", False, True, False, True, 40, "computer"),
+    ],
+)
+def test_why_a_game_is_not_rated(
+    kind: str,
+    teams: bool,
+    finished: bool,
+    cancelled: bool,
+    registered: bool,
+    dots: int | None,
+    reason: str | None,
+) -> None:
+    assert (
+        unrated_reason(
+            kind=kind, teams=teams, finished=finished, cancelled=cancelled, registered=registered, dots=dots
+        )
+        == reason
+    )

@@ -237,3 +237,15 @@ async def test_analysis_tables_come_back_after_a_restart(
         game = room.game
         assert room.analysis and (game.board.state(), len(game.moves), game.to_move) == expected[uid]
         assert game.board.score[1] == 1
+
+
+async def test_an_analysis_table_closes_when_its_analyser_leaves_it(client: TestClient) -> None:
+    """issue 47: an analysis stayed on everyone's lobby after its analyser had gone."""
+    ala = Zagram(client, "ala123", "*Ala")
+    await ala.login()
+    assert await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Ala", gameType=EMPTY_10) == ""
+    assert await ala.get(idGracza=ala.secret, co="graczStawiaKropke", table="1", where="cc") == ""
+    hub = hub_of(client)
+    await ala.get(idGracza=ala.secret, co="zmienStol", newTable="0")
+    hub.sweep()
+    assert 1 not in hub.tables

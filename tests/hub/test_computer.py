@@ -196,21 +196,60 @@ class IdlePool(Executor):
         return Future()
 
 
-@pytest.mark.parametrize("leaves", ["logout", "table"])
-async def test_a_game_against_the_computer_that_its_player_left_closes(leaves: str) -> None:
-    timers = ManualTimers()
+def computer_game(timers: ManualTimers) -> tuple[Hub, int]:
+    """*Ala against the AI, untimed (nothing ends the game by itself), the AI never finding a move."""
     hub = Hub(timers=timers, rng=random.Random(1))
     hub.enable_computer(IdlePool(), 1)
     hub.guest_login("ala123", "*Ala", "en")
-    hub.invite("ala123", "AI easy", "0505s0..p.A.n....", None)  # no clock: nothing ends the game itself
+    hub.invite("ala123", "AI easy", "0505s0..p.A.n....", None)
     (uid,) = [uid for uid in hub.tables if uid]
+    return hub, uid
+
+
+@pytest.mark.parametrize("leaves", ["logout", "table"])
+async def test_a_game_against_the_computer_closes_when_its_player_leaves_it(leaves: str) -> None:
+    """issue 47: the AI counts as someone at the table, so a game its player had left stayed on
+    everyone's lobby for up to an hour. Leaving it (`q`, `zmienStol`, a logout) closes it."""
+    timers = ManualTimers()
+    hub, uid = computer_game(timers)
+    hub.guest_login("bob456", "*Bob", "en")
+    hub.change_table("bob456", uid)  # a spectator, who leaves first: not the player's choice
+    hub.change_table("bob456", 0)
+    hub.sweep()
+    assert uid in hub.tables
     if leaves == "logout":
         hub.logout("ala123")
     else:
         hub.change_table("ala123", 0)
-    timers.advance(ABSENT_PLAYERS_KEPT + IDLE_TABLE_KEPT - 60)
+    hub.sweep()
+    assert uid not in hub.tables
+    assert f"x{uid}." not in "/".join(hub.lobby_state.snapshot(0)), "its lobby lines are gone"
+
+
+async def test_a_player_who_stops_polling_finds_the_game_against_the_computer_on_return() -> None:
+    timers = ManualTimers()
+    hub, uid = computer_game(timers)
+    timers.advance(hub.ctx.poll_timeout + 1)
+    hub.sweep()  # the session timed out: not the player's choice
+    assert "ala123" not in hub.players
+    timers.advance(IDLE_TABLE_KEPT - hub.ctx.poll_timeout - 60)  # the game idle for 14 minutes
     hub.sweep()
     assert uid in hub.tables, "a player who went away for a while finds the game on their return"
     timers.advance(120)
     hub.sweep()
     assert uid not in hub.tables
+
+
+async def test_a_finished_game_against_the_computer_closes_a_minute_after_its_player_went_away() -> None:
+    timers = ManualTimers()
+    hub, uid = computer_game(timers)
+    hub.propose("ala123", str(uid), "resign")
+    assert hub.tables[uid].room.game.result is not None
+    timers.advance(hub.ctx.poll_timeout + 1)
+    hub.sweep()  # timed out, the game over
+    timers.advance(ABSENT_PLAYERS_KEPT - 1)
+    hub.sweep()
+    assert uid in hub.tables
+    timers.advance(2)
+    hub.sweep()
+    assert uid not in hub.tables, "not kept for an hour for a player who is gone"

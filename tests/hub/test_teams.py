@@ -324,7 +324,11 @@ def test_a_team_shares_one_clock_and_loses_on_time_together() -> None:
     timers.advance(100)
 
     assert str(room.game.result) == "W+T"
-    assert chat(hub, room)[-2:] == [("W+T", "*Bob, *Dan won on time."), ("l1", "Game saved as number 1.")]
+    assert chat(hub, room)[-3:] == [
+        ("W+T", "*Bob, *Dan won on time."),
+        ("l1", "Game saved as number 1."),
+        ("unratedFree", "Not rated: a free game."),
+    ]
 
 
 def test_each_players_say_hi_is_spent_on_their_own_first_move() -> None:
@@ -350,7 +354,7 @@ def test_a_tournament_team_that_never_moves_forfeits() -> None:
     timers.advance(200)
 
     assert str(room.game.result) == "B+F"
-    assert chat(hub, room)[-2] == ("B+F", "*Ala, *Cid won by forfeit: *Bob, *Dan did not show up.")
+    assert chat(hub, room)[-3] == ("B+F", "*Ala, *Cid won by forfeit: *Bob, *Dan did not show up.")
 
 
 # --- STOP ---------------------------------------------------------------------------------------

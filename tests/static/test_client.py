@@ -267,7 +267,13 @@ def test_a_guest_plays_the_computer(browser: Browser, server: Server, tmp_path: 
     expect(ala.page.locator("#board .dot-2")).to_have_count(1)  # the computer's answer
     expect(ala.page.locator("#turn")).to_have_text("Your move")
     ala.screenshot(tmp_path, "ala")
+    bob = Player(browser, server)
+    bob.log_in("Bob")
+    expect(bob.page.locator('#tables li[data-table="1"]')).to_have_count(1)
+    ala.page.click("#leave")  # issue 47: the AI kept the table on everyone's lobby for up to an hour
+    expect(bob.page.locator('#tables li[data-table="1"]')).to_have_count(0, timeout=15_000)
     ala.close()
+    bob.close()
 
 
 def test_a_finished_game_is_analysed_with_dots_of_both_colours_while_the_opponent_watches(

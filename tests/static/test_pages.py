@@ -132,6 +132,7 @@ def test_the_player_page_has_a_point_per_rated_game(page: Page, server: Server, 
     fits_the_width(page)
     games = page.locator("#game-list li")
     expect(games).to_have_count(archive.rated["Ala"])
+    expect(games.locator(".rated").first).to_have_text("Rated.")  # issue 47: rated or not, and why
     games.last.locator("a").first.click()  # the oldest: game 1
     expect(page.locator("#heading")).to_have_text("Game 1")
 
@@ -139,6 +140,7 @@ def test_the_player_page_has_a_point_per_rated_game(page: Page, server: Server, 
     expect(page.locator("#guest")).to_be_visible()
     expect(page.locator("#rating-graph")).to_be_hidden()
     expect(page.locator("#game-list li")).to_have_count(20)
+    expect(page.locator("#game-list li .rated").first).to_have_text("")  # a free game needs no reason
     page.goto(f"{server.base}/player/Nobody")
     expect(page.locator("#notice")).to_have_text(
         "There is no player with this nick: no account and no archived game has it."

@@ -14,12 +14,14 @@ import logging
 import os
 import signal
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
-from aiohttp.test_utils import TestServer
+from aiohttp.test_utils import TestClient, TestServer
 from pytest_aiohttp import AiohttpClient
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
@@ -146,6 +148,37 @@ async def sql(url: str, statement: str, **values: object) -> list[Any]:
         await engine.dispose()
 
 
+@asynccontextmanager
+async def lock_taken_by(
+    url: str, backend: int, holder: Holder, lock: str, **params: int
+) -> AsyncIterator[None]:
+    """Another process, named as `holder`, ends the lock connection `backend` and takes `lock` (an SQL
+    call) in the same moment, and holds it until the block ends."""
+    intruder = create_async_engine(url, isolation_level="AUTOCOMMIT")
+    try:
+        async with intruder.connect() as other:
+            await other.execute(text("SELECT set_config('application_name', :name, false)"),
+                                {"name": application_name(holder)})  # fmt: skip
+            ended_and_taken = await other.execute(
+                text(f"SELECT pg_terminate_backend(:pid, 5000), {lock}"), {"pid": backend, **params}
+            )
+            assert ended_and_taken.one() == (True, True)
+            yield
+    finally:
+        await intruder.dispose()
+
+
+async def unready(client: TestClient | TestServer) -> dict[str, Any]:
+    """/readyz's answer once it says 503 (within TAKEN_BACK_WITHIN)."""
+    deadline = time.monotonic() + TAKEN_BACK_WITHIN
+    while (response := await client.get("/readyz")).status == 200:
+        assert time.monotonic() < deadline, await response.json()
+        await asyncio.sleep(0.1)
+    answer = await response.json()
+    assert response.status == 503 and answer["status"] == "unready"
+    return answer
+
+
 async def lock_connection(url: str, holder: Holder) -> tuple[int, set[str]]:
     """The backend of `holder`'s lock connection, and the advisory locks it holds: `database` (the
     database's lock) and `member N` (a member's own), each with its mode."""
@@ -225,35 +258,19 @@ async def test_a_lock_another_server_took_meanwhile_is_an_error_and_readyz_says_
     client = await served(aiohttp_client, settings)
     this = Holder.this_process(settings.port)
     backend, locks = await lock_connection(url, this)
-    intruder = create_async_engine(url, isolation_level="AUTOCOMMIT")
-    try:
-        async with intruder.connect() as other:
-            # A second server alone, started in the moment the first had lost its lock.
-            await other.execute(text("SELECT set_config('application_name', :name, false)"),
-                                {"name": application_name(FIRST)})  # fmt: skip
-            ended_and_taken = await other.execute(
-                text("SELECT pg_terminate_backend(:pid, 5000), pg_try_advisory_lock(:key)"),
-                {"pid": backend, "key": ADVISORY_KEY},
-            )
-            assert ended_and_taken.one() == (True, True)
-            deadline = time.monotonic() + TAKEN_BACK_WITHIN
-            while (response := await client.get("/readyz")).status == 200:
-                assert time.monotonic() < deadline, await response.json()
-                await asyncio.sleep(0.1)
-            answer = await response.json()
-            assert response.status == 503 and answer["status"] == "unready"
-            assert answer["reason"].startswith(
-                "database lock held by another process: another kropki-server is serving this database: "
-                "pid 4242 on host first.example, port 8080, since "
-            )
-            assert "both now write to one database: stop the one started later" in answer["reason"]
-            page = await (await client.get("/metrics")).text()
-            assert "kropki_database_lock_held 0.0" in page and "kropki_database_lock_taken 1.0" in page
-            await asyncio.sleep(2.5)  # attempts every second: still one line
-            [error] = logged(caplog, "database lock not taken back: another kropki-server is serving")
-            assert error.levelno == logging.ERROR and "/readyz answers 503" in error.getMessage()
-    finally:
-        await intruder.dispose()
+    # A second server alone, started in the moment the first had lost its lock.
+    async with lock_taken_by(url, backend, FIRST, "pg_try_advisory_lock(:key)", key=ADVISORY_KEY):
+        answer = await unready(client)
+        assert answer["reason"].startswith(
+            "database lock held by another process: another kropki-server is serving this database: "
+            "pid 4242 on host first.example, port 8080, since "
+        )
+        assert "both now write to one database: stop the one started later" in answer["reason"]
+        page = await (await client.get("/metrics")).text()
+        assert "kropki_database_lock_held 0.0" in page and "kropki_database_lock_taken 1.0" in page
+        await asyncio.sleep(2.5)  # attempts every second: still one line
+        [error] = logged(caplog, "database lock not taken back: another kropki-server is serving")
+        assert error.levelno == logging.ERROR and "/readyz answers 503" in error.getMessage()
     await held_again(url, this, backend, locks)
     answer = await (await client.get("/readyz")).json()
     assert answer["status"] == "ready" and "reason" not in answer

@@ -11,6 +11,7 @@ from server.app import STORE_KEY
 from server.engine.gametype import parse_game_type
 from server.engine.replay import main as replay_main
 from server.engine.sgf import read_record
+from server.protocol.codec import decode_server_text
 from server.web.common import HUB_KEY
 from tests.store.test_accounts import registered_id
 from tests.web.test_auth import register
@@ -75,6 +76,11 @@ async def test_a_ranked_game_of_24_dots_changes_ratings_and_the_i_lines(client: 
     record = read_record(await (await client.get("/sgf/1")).text())
     assert (record.black_name, record.white_name) == ("Alice", "Bob")
     assert (record.black_rating, record.white_rating) == ("1500", "1500")  # as they were before the game
+    # issue 47: nobody saw a rating change at a game's end; now both players' table says it
+    table = (await bob.poll()).lines(uid, "c")
+    gained, lost = alice_rating - 1500, bob_rating - 1500
+    change = f"Alice 1500 → {alice_rating} (+{gained}), Bob 1500 → {bob_rating} ({lost})"
+    assert any(decode_server_text(line).endswith(f"..rated.Ratings: {change}.") for line in table), table
 
 
 async def test_23_dots_guests_and_free_games_leave_ratings_alone(client: TestClient) -> None:
@@ -87,6 +93,15 @@ async def test_23_dots_guests_and_free_games_leave_ratings_alone(client: TestCli
     assert await ratings(client, "Alice", "Bob", "Carol") == [(1500, 0, 0, 0)] * 3
     listed = await (await client.get("/games", params={"nick": "Alice"})).json()
     assert [(g["number"], g["rated"]) for g in listed] == [(2, False), (1, False)]
+    # issue 47: why, on the player page's list and at the table when the game ended
+    assert [g.get("unrated") for g in listed] == [None, "short"]  # a free game needs no reason
+    carols = await (await client.get("/games", params={"nick": "Carol"})).json()
+    assert carols[0]["unrated"] == "account"
+    await client.app[STORE_KEY].writer.flush()
+    said = {uid: "/".join(table.chat.lines()) for uid, table in client.app[HUB_KEY].tables.items()}
+    assert "..unratedShort.Not rated: fewer than 24 dots were placed." in said[1]
+    assert "..unratedFree.Not rated: a free game." in said[2]
+    assert "..unratedAccount.Not rated: both players need an account." in said[3]
     assert all(g["finished"].endswith("+00:00") for g in listed)
     guest_games = await (await client.get("/games", params={"nick": "*Gus"})).json()
     assert [(g["blue"], g["red"]) for g in guest_games] == [("Carol", "*Gus")]

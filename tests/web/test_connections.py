@@ -4,6 +4,8 @@ refusals, the header timeout, and, with a real `serve` process, a player who sti
 from __future__ import annotations
 
 import asyncio
+import gzip
+import logging
 import os
 import resource
 import socket
@@ -18,21 +20,20 @@ from pathlib import Path
 import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient
-from aiohttp.web_urldispatcher import UrlDispatcher
 from prometheus_client import Counter
 
 from server.app import create_app
 from server.config import Settings
 from server.hub.hub import Hub
 from server.web.accesslog import RedactingAccessLogger
+from server.web.common import HUB_KEY
 from server.web.connections import (
-    DIRECT_PATHS_KEY,
     FILE_RESERVE,
     KEEPALIVE_TIMEOUT,
     ConnectionGuard,
     GuardedAppRunner,
     connection_cap,
-    direct_routes,
+    watched,
 )
 from server.web.metrics import METRICS_KEY, Metrics
 from tests.test_cli import REPO_ROOT, free_port, wait_for_healthz
@@ -196,7 +197,7 @@ async def test_a_newcomer_is_refused_at_once_when_every_connection_is_busy() -> 
         await release.wait()
         return web.Response(text="done")
 
-    app = web.Application()
+    app = web.Application(middlewares=[watched])
     app.router.add_get("/busy", busy)
     app[METRICS_KEY] = Metrics(Hub(), {})
     async with guarded(app, cap=2) as served:
@@ -217,6 +218,13 @@ async def test_a_newcomer_is_refused_at_once_when_every_connection_is_busy() -> 
         assert count(served.metrics.connections_refused) == 1
         release.set()
         assert [(await worker.answer())[2] for worker in workers] == ["done", "done"]
+
+
+def test_a_newcomer_is_refused_on_uvloop_too() -> None:
+    """`serve` runs on uvloop, whose transports are not asyncio's classes."""
+    uvloop = pytest.importorskip("uvloop")
+    with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
+        runner.run(test_a_newcomer_is_refused_at_once_when_every_connection_is_busy())
 
 
 async def test_requests_whose_headers_are_late_are_closed(settings: Settings) -> None:
@@ -285,7 +293,8 @@ def test_the_cap_fits_under_the_open_file_limit_raised_to_the_hard_one(tmp_path:
     stop(process)
 
     log = (tmp_path / "server.log").read_text()
-    assert f"connections capped max_connections={400 - FILE_RESERVE} configured=10000 open_files=400" in log
+    capped = f"connections capped max_connections={400 - FILE_RESERVE} configured=10000 open_files=400"
+    assert f"{capped} idle_memory_mb=2" in log  # what 144 idle connections hold, about 11 KB each
 
 
 def test_a_player_gets_in_and_polls_during_a_flood_of_slow_and_long_polling_connections(
@@ -354,47 +363,73 @@ def _open(connection: socket.socket) -> bool:
     return False
 
 
-async def test_polls_skip_the_router_and_everything_else_takes_it(client: TestClient, monkeypatch) -> None:
-    """A GET of /a.kropki goes straight to its handler inside the front door (connections.py), with the
-    same answer, headers and request.app as through the router; other methods, an Expect: header and
-    other paths are resolved as before."""
-    resolved: list[tuple[str, str]] = []
-    resolve = UrlDispatcher.resolve
-
-    async def spy(self: UrlDispatcher, request: web.Request) -> web.UrlMappingMatchInfo:
-        resolved.append((request.method, request.path))
-        return await resolve(self, request)
-
-    monkeypatch.setattr(UrlDispatcher, "resolve", spy)
-    login = {"co": "guestLogin", "idGracza": "direct1", "opis": "*direct", "lang": "en"}
-    assert await (await client.get("/a.kropki", params=login)).text() == ""  # request.app: the hub
-    poll = {"co": "getMsg", "idGracza": "direct1", "msgNo": "0"}
-    direct = await client.get("/a.kropki", params=poll)
-    routed = await client.get("/a.kropki", params=poll, headers={"Expect": "100-continue"})
-    assert (await direct.text()).startswith("ok/") and await direct.text() == await routed.text()
-    for answer in (direct, routed):
+async def test_polls_are_answered_through_the_front_door_and_timed(client: TestClient) -> None:
+    """A poll is an ordinary aiohttp request: the front door's headers, its reply time in /metrics."""
+    login = {"co": "guestLogin", "idGracza": "timed1", "opis": "*timed", "lang": "en"}
+    assert await (await client.get("/a.kropki", params=login)).text() == ""
+    poll = {"co": "getMsg", "idGracza": "timed1", "msgNo": "0"}
+    answers = [await client.get("/a.kropki", params=poll) for _ in range(2)]
+    answers.append(await client.get("/a.kropki", params=poll, headers={"Expect": "100-continue"}))
+    for answer in answers:
+        assert (await answer.text()).startswith("ok/")
         assert answer.headers["X-Content-Type-Options"] == "nosniff"  # the front door ran
     assert (await client.head("/a.kropki", params=poll)).status == 200
     assert (await client.post("/a.kropki", params=poll)).status == 405
-    assert (await client.get("/healthz")).status == 200
-    assert resolved == [
-        ("GET", "/a.kropki"),  # the Expect: header
-        ("HEAD", "/a.kropki"),
-        ("POST", "/a.kropki"),
-        ("GET", "/healthz"),
-    ]
     polls = client.app[METRICS_KEY].registry.get_sample_value(
         "kropki_reply_seconds_count", {"endpoint": "/a.kropki:getMsg"}
     )
-    assert polls == 3  # timed by the front door, direct or routed (HEAD and POST are not polls)
+    assert polls == 4  # the HEAD is a GET's answer without its body; the POST is no poll
 
 
-def test_a_direct_path_without_a_get_route_is_refused_at_start() -> None:
-    async def post_only(_request: web.Request) -> web.Response:
-        return web.Response()
+async def test_a_long_poll_whose_client_left_ends_quietly(
+    settings: Settings, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its answer has nowhere to go: no error is logged (not a 500), and the guard forgets it."""
+    caplog.set_level(logging.DEBUG)
+    async with guarded(create_app(settings), cap=10) as served:
+        await served.log_in(("idOfFay1", "*Fay"))
+        poll = await served.long_poll("idOfFay1")
+        poll.writer.transport.abort()
+        await served.settled(lambda guard: not guard.open)
+        await asyncio.sleep(0.1)
+        again = await served.connect()
+        assert (
+            parse_reply((await again.request("/a.kropki?co=getMsg&msgNo=0&idGracza=idOfFay1"))[2]).status
+            == "ok"
+        )
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
 
-    app = web.Application()
-    app.router.add_post("/a.kropki", post_only)
-    app[DIRECT_PATHS_KEY] = ("/a.kropki",)
-    with pytest.raises(ValueError, match="no GET route"):
-        direct_routes(app)
+
+async def test_a_graceful_stop_answers_a_long_poll(settings: Settings) -> None:
+    app = create_app(settings)
+    guard = ConnectionGuard(10, app[METRICS_KEY])
+    runner = GuardedAppRunner(
+        app, guard, access_log_class=RedactingAccessLogger, keepalive_timeout=KEEPALIVE_TIMEOUT
+    )
+    await runner.setup()
+    site = web.TCPSite(runner, "127.0.0.1", 0)
+    await site.start()
+    served = Served(guard, runner.addresses[0][1], app[METRICS_KEY])
+    poll = await served.long_poll()
+    stopping = asyncio.create_task(runner.cleanup())
+    status, _, body = await poll.answer(10)
+    assert status == 200 and parse_reply(body).status == "sd"
+    await asyncio.wait_for(stopping, 30)
+    poll.writer.transport.abort()
+
+
+async def test_a_poll_answered_with_the_whole_lobby_is_compressed(settings: Settings) -> None:
+    app = create_app(settings)
+    async with guarded(app, cap=10) as served:
+        for number in range(90):  # a lobby listing them is well over the 1 kB worth compressing
+            app[HUB_KEY].guest_login(f"lobby{number}", f"*Guest{number}", "en")
+        client = await served.connect()
+        client.writer.write(
+            b"GET /a.kropki?co=getMsg&msgNo=0 HTTP/1.1\r\nHost: kropki\r\nAccept-Encoding: gzip\r\n\r\n"
+        )
+        async with asyncio.timeout(2):
+            head = (await client.reader.readuntil(b"\r\n\r\n")).decode()
+            length = int(head.split("Content-Length: ")[1].split("\r\n")[0])
+            body = await client.reader.readexactly(length)
+        assert "Content-Encoding: gzip" in head
+        assert "*Guest89" in gzip.decompress(body).decode()

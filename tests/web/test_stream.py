@@ -574,7 +574,7 @@ async def test_a_bug_answers_err_internal_without_the_id(
     def broken(secret: str, messages: object) -> None:
         raise RuntimeError(f"bug while handling {secret}")
 
-    monkeypatch.setattr(hub_of(client), "receive", broken)
+    monkeypatch.setattr(hub_of(client).stream, "receive", broken)  # inside Hub.poll
     response = await client.get("/a.kropki?co=getMsg&playerId=SeCrEt9&msgNo=0")
     assert response.status == 200 and await response.text() == "err.internal"
     assert "RuntimeError" in caplog.text and "SeCrEt9" not in caplog.text

@@ -1,0 +1,40 @@
+"""One lobby across the members of a cluster (docs/cluster.md, "One lobby"): the other members' lines
+kept in their parts (server/hub/remote.py) and shown to the readers here through the bus, and a
+table's description handed to its mirror here (server/hub/mirrors.py). The transport is
+server/cluster/lobby.py."""
+
+from __future__ import annotations
+
+from server.hub.bus import LocalBus
+from server.hub.mirrors import Mirrors
+from server.hub.remote import RemoteLobby
+
+
+class SharedLobby:
+    def __init__(self, bus: LocalBus, remote: RemoteLobby, mirrors: Mirrors) -> None:
+        self.bus, self.remote, self.mirrors = bus, remote, mirrors
+
+    def take_line(self, member: str, line: str, b_only: bool) -> None:
+        """Another member's lobby line: kept in its part, and shown to the readers here."""
+        if self.remote.take(member, line):
+            event = self.bus.relay(line, b_only=b_only)
+            if line.startswith("ca"):
+                self.remote.note_relayed(member, event)
+            elif line.startswith("d"):
+                self.mirrors.described(member, line)
+
+    def take_part(self, member: str, lines: list[str]) -> None:
+        """Another member's whole part: the readers here get what changed since they last saw it."""
+        changed = self.remote.replace(member, lines)
+        self._relay(changed)
+        for line in changed:
+            if line.startswith("d"):
+                self.mirrors.described(member, line)
+
+    def drop_part(self, member: str) -> None:
+        """A member left the cluster (or this one lost Redis): its people and tables leave the lobby."""
+        self._relay(self.remote.drop(member))
+
+    def _relay(self, lines: list[str]) -> None:
+        for line in lines:
+            self.bus.relay(line, b_only=line.startswith("b"))
