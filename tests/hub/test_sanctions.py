@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from server.hub.clock import ManualTimers
+from server.hub.hub import Hub
+from server.hub.limits import CHAT_LINES_PER_MINUTE
 from server.hub.mailbox import EventLog
 from server.hub.model import Player
 from server.hub.sanctions import BAN, GUEST, MUTE, PLAYER, SLOW, STAFF, Sanction, SanctionBook, within
@@ -81,3 +84,19 @@ def test_the_slow_lobby_counts_each_players_lines_and_lets_moderators_be() -> No
     book.check_lobby(ala, NOW, 130.0)
     book.spoke_in_lobby(mod, 130.0)
     book.check_lobby(mod, NOW, 130.5)
+
+
+def test_lines_the_slow_lobby_refused_do_not_count_against_the_chat_limits() -> None:
+    """The lobby's mode is checked before the chat limits: what it refuses was not said, so a player
+    who kept trying is not held for flooding once their turn comes."""
+    timers = ManualTimers()
+    hub = Hub(timers=timers, clock=lambda: NOW)
+    hub.guest_login("ala123", "*Ala", "en")
+    hub.ctx.sanctions.active = [sanction(SLOW, seconds=30)]
+    hub.chat_from("ala123", "0", "one")
+    for n in range(CHAT_LINES_PER_MINUTE):
+        with pytest.raises(ProtocolError, match="slow mode"):
+            hub.chat_from("ala123", "0", f"try {n}")
+    timers.advance(30)
+    hub.chat_from("ala123", "0", "two")
+    assert [entry.text for entry in hub.lobby.chat.entries if entry.nick == "*Ala"] == ["one", "two"]
