@@ -1,6 +1,8 @@
 """The admin's commands of ``kropki-server``, which work on the database rather than on a running
 server: ``migrate`` upgrades its schema, ``user`` looks after accounts, ``tournament-key`` after
-organisers' keys. server/cli.py reads the command line and hands them over."""
+organisers' keys, ``mute``/``kick``/``ban``/``unmute``/``unban`` and ``moderation log`` moderate
+(docs/moderation.md: a running server applies them within seconds). server/cli.py reads the command
+line and hands them over."""
 
 from __future__ import annotations
 
@@ -13,12 +15,15 @@ from typing import TYPE_CHECKING
 
 from server import logs
 from server.config import ENV_DB
+from server.hub.persistence import ROLES
 from server.protocol.codec import ProtocolError, check_nick
 
 if TYPE_CHECKING:
     from server.store.accounts import Profile
 
-COMMANDS = ("migrate", "user", "tournament-key")
+SANCTIONS = ("mute", "kick", "ban", "unmute", "unban")
+COMMANDS = ("migrate", "user", "tournament-key", "moderation", *SANCTIONS)
+BY_CLI = "admin (CLI)"  # who the moderation log says acted
 
 
 def add_parsers(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
@@ -38,9 +43,11 @@ def add_parsers(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
     after = [_database_flag_after_the_action()]
     show = actions.add_parser("show", help="print an account (never its id)", parents=after)
     show.add_argument("nick")
-    moderator = actions.add_parser("set-moderator", help="give or take moderator powers", parents=after)
-    moderator.add_argument("nick")
-    moderator.add_argument("state", choices=("on", "off"))
+    role = actions.add_parser(
+        "set-role", help="make an account a moderator or an admin, or neither", parents=after
+    )
+    role.add_argument("nick")
+    role.add_argument("role", choices=ROLES)
     rename = actions.add_parser("rename", help="give an account a new nick", parents=after)
     rename.add_argument("nick")
     rename.add_argument("new_nick")
@@ -48,6 +55,35 @@ def add_parsers(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
         "delete", help="delete an account (its archived games stay, anonymised)", parents=after
     )
     delete.add_argument("nick")
+
+    for action in SANCTIONS:
+        sanction = add_parser(
+            action,
+            help=f"{action} a player, an address or a network (docs/moderation.md)",
+            description=f"{action.capitalize()} a nick (an account, or a guest's nick and its look-alikes), "
+            "an address (IPv4, or an IPv6 address's /64) or a network (CIDR). A running server applies it "
+            "within seconds.",
+        )
+        database_flag(sanction)
+        sanction.add_argument("whom", metavar="NICK|ADDRESS")
+        if action in ("mute", "ban"):
+            sanction.add_argument(
+                "--for",
+                dest="lasting",
+                metavar="DURATION",
+                default="",
+                help="30m, 2h, 7d, 2w; default: for good",
+            )
+        sanction.add_argument("--reason", default="", help="why, as the player and the log read it")
+    moderation = add_parser(
+        "moderation", help="the moderation log", description="Every sanction, lift and change of role."
+    )
+    database_flag(moderation)
+    moderation_actions = moderation.add_subparsers(dest="action", metavar="ACTION", required=True)
+    shown = moderation_actions.add_parser(
+        "log", help="print the moderation log, the newest last", parents=after
+    )
+    shown.add_argument("--last", type=int, default=200, metavar="N", help="the last N lines (default 200)")
 
     keys = add_parser(
         "tournament-key",
@@ -103,6 +139,8 @@ def run(args: argparse.Namespace, url: str, database: Path | None) -> int:
         return 1
     if args.command == "tournament-key":
         return _tournament_key(args, url)
+    if args.command in SANCTIONS or args.command == "moderation":
+        return _moderate(args, url)
     return _user(args, url)
 
 
@@ -136,9 +174,9 @@ def _user(args: argparse.Namespace, url: str) -> int:
                 if profile is None:
                     raise UnknownNick(args.nick)
                 return _describe_profile(profile)
-            if args.action == "set-moderator":
-                await accounts.set_moderator(args.nick, args.state == "on")
-                return f"{args.nick}: moderator {args.state} (from the player's next login)"
+            if args.action == "set-role":
+                await accounts.set_role(args.nick, args.role, BY_CLI)
+                return f"{args.nick}: role {args.role} (from the player's next login)"
             if args.action == "rename":
                 check_nick(args.new_nick, guest=False)
                 await accounts.rename(args.nick, args.new_nick)
@@ -201,6 +239,53 @@ def _tournament_key(args: argparse.Namespace, url: str) -> int:
     return status
 
 
+def _moderate(args: argparse.Namespace, url: str) -> int:
+    """A sanction or a lift with its line of the moderation log, or the log itself."""
+    from server.store.database import SchemaError
+    from server.store.moderation import Target
+    from server.store.store import Store
+    from server.web.moderation import parse_duration
+    from server.web.networks import Grouping, banned_network
+
+    async def run() -> str:
+        store = await Store.open(url)
+        moderation = store.moderation
+        try:
+            if args.command == "moderation":
+                return (
+                    "\n".join(
+                        f"{line.at:%Y-%m-%d %H:%M:%S}\t{line.actor}\t{line.action}\t{line.target}\t"
+                        f"{line.detail}\t{line.reason}"
+                        for line in await moderation.log(args.last)
+                    )
+                    or "nothing moderated yet"
+                )
+            network = banned_network(args.whom, Grouping())
+            if network is not None:
+                target = Target(args.whom, network=network)
+            else:
+                check_nick(args.whom.lstrip("*"), guest=False)
+                target = await moderation.target(args.whom, guests_network=args.command == "ban")
+            if args.command.startswith("un"):
+                lifted = await moderation.lift((args.command[2:],), target, by=BY_CLI, reason=args.reason)
+                return f"{target.shown}: {lifted} {args.command[2:]}(s) lifted"
+            lasting = parse_duration(getattr(args, "lasting", ""))
+            made = await moderation.sanction(
+                args.command, target, by=BY_CLI, reason=args.reason, lasting=lasting
+            )
+            until = "now" if args.command == "kick" else made.until or "for good"
+            return f"{target.shown}: {args.command} {until}"
+        finally:
+            await store.close()
+
+    try:
+        print(asyncio.run(run()))
+        return 0
+    except (SchemaError, ProtocolError) as refused:
+        print(f"kropki-server: error: {refused}", file=sys.stderr)
+        return 1
+
+
 def _describe_profile(profile: Profile) -> str:
     rating = profile.rating
     return "\n".join(
@@ -212,6 +297,6 @@ def _describe_profile(profile: Profile) -> str:
             f"rating:      {rating.rating:.0f} (deviation {rating.deviation:.0f}, "
             f"volatility {rating.volatility:.4f})",
             f"games:       {profile.wins} won, {profile.draws} drawn, {profile.losses} lost",
-            f"moderator:   {'yes' if profile.moderator else 'no'}",
+            f"role:        {profile.role}",
         ]
     )

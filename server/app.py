@@ -32,6 +32,7 @@ from server.web import (
     hosted,
     kropki,
     metrics,
+    moderation,
     pages,
     tournament,
 )
@@ -99,6 +100,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     )
     app[auth.REGISTER_LIMITER_KEY] = NetworkLimiter(*auth.REGISTRATIONS, settings.network_factor)
     app.cleanup_ctx.append(_store_and_hub)
+    app.cleanup_ctx.append(moderation.keep_sanctions)
     if settings.redis_url is not None:
         app.cleanup_ctx.append(_membership)
     app.on_shutdown.append(_announce_shutdown)

@@ -1,5 +1,5 @@
 """The admin's commands on the database (server/admin.py), run as an admin runs them: `migrate`, `user`,
-`tournament-key`."""
+`tournament-key`, the sanctions and `moderation log`."""
 
 from __future__ import annotations
 
@@ -45,16 +45,16 @@ def test_admin_user_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str])
         return status, out, err
 
     shown = user("show", "alice")
-    promoted = user("set-moderator", "Alice", "on")
+    promoted = user("set-role", "Alice", "moderator")
     renamed = user("rename", "Alice", "Alicja")
     taken = user("rename", "Alicja", "BOB")
     bad = user("rename", "Alicja", "*Guest")
     deleted = user("delete", "Alicja")
     missing = user("show", "Alicja")
 
-    assert shown[0] == 0 and "nick:        Alice" in shown[1] and "moderator:   no" in shown[1]
+    assert shown[0] == 0 and "nick:        Alice" in shown[1] and "role:        none" in shown[1]
     assert "a@example.org" in shown[1] and "K4ZUPkUzXY" not in shown[1]
-    assert promoted[0] == 0 and "moderator on" in promoted[1]
+    assert promoted[0] == 0 and "role moderator" in promoted[1]
     assert renamed[0] == 0
     assert taken[0] == 1 and "taken" in taken[2]
     assert bad[0] == 1 and "nick" in bad[2]
@@ -160,3 +160,40 @@ def test_a_database_without_the_schema_is_named_in_the_refusal(tmp_path: Path) -
         f"the database sqlite+aiosqlite:///{tmp_path}/empty.sqlite3 has an empty database" in refused.stderr
     )
     assert "run `kropki-server migrate`" in refused.stderr
+
+
+def test_sanctions_and_the_moderation_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
+    assert main(["migrate", "--db", url]) == 0
+    asyncio.run(_two_players_and_a_game(url))
+    capsys.readouterr()
+
+    def run(*args: str) -> tuple[int, str, str]:
+        status = main([*args[:1], "--db", url, *args[1:]])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    assert run("user", "set-role", "Bob", "admin")[1] == "Bob: role admin (from the player's next login)\n"
+    muted = run("mute", "Alice", "--for", "2h", "--reason", "rude")
+    banned = run("ban", "2001:db8:1:2::77", "--reason", "bots")
+    kicked = run("kick", "*Troll")
+    bad = run("mute", "*Troll", "--for", "2 hours")
+    badnick = run("ban", "*no/such")
+    lifted = run("unban", "2001:db8:1:2::1")
+    log = run("moderation", "log")
+
+    assert muted[0] == 0 and muted[1].startswith("Alice: mute 20") and muted[1].endswith(" UTC\n")
+    assert banned[:2] == (0, "2001:db8:1:2::77: ban for good\n")
+    assert kicked[:2] == (0, "*Troll: kick now\n")
+    assert bad[0] == 1 and "duration" in bad[2]
+    assert badnick[0] == 1 and "nick" in badnick[2].lower()
+    assert lifted[:2] == (0, "2001:db8:1:2::1: 1 ban(s) lifted\n")  # the same /64
+    rows = [line.split("\t") for line in log[1].splitlines()]
+    assert [row[1:4] for row in rows] == [
+        ["admin (CLI)", "set-role", "Bob"],
+        ["admin (CLI)", "mute", "Alice"],
+        ["admin (CLI)", "ban", "2001:db8:1:2::77"],
+        ["admin (CLI)", "kick", "*Troll"],
+        ["admin (CLI)", "unban", "2001:db8:1:2::1"],
+    ]
+    assert rows[1][5] == "rude" and rows[2][4] == "for good, network 2001:db8:1:2::/64"

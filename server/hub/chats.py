@@ -50,6 +50,7 @@ class Chats:
         if table == "delmsg":
             self._delete_message(player, raw)
             return
+        self.ctx.sanctions.check_chat(player, self.ctx.clock())
         text = chat_text(raw)
         if table.startswith("_"):
             self._private_send(player, table[1:], text)
@@ -57,11 +58,15 @@ class Chats:
         uid = parse_table(table)
         if uid not in player.tables:
             raise ProtocolError("notAtTable", f"You are not at table {uid}.")
+        if uid == LOBBY:  # before the limits: a line the lobby's mode refuses is not counted as said
+            self.ctx.sanctions.check_lobby(player, self.ctx.clock(), self.ctx.timers.now())
         self.ctx.limits.chat(player, text, self.ctx.timers.now(), self.ctx.clock())
         room = self.tables[uid]
         entry = room.chat.add(int(self.ctx.clock()), player.nick, player.nick_type(room), text)
         entry.event = self.bus.publish(uid, events.chat_added(entry.line()))
         self.tables.journal_chat(uid, entry)
+        if uid == LOBBY:
+            self.ctx.sanctions.spoke_in_lobby(player, self.ctx.timers.now())
 
     # --- private chat --------------------------------------------------------------------------
 
@@ -232,6 +237,8 @@ class Chats:
         if not gone:
             raise ProtocolError("noSuchLine", "No such chat line.")
         self.tables.journal(uid, "chatdel", {"ids": [entry.chat_id for entry in gone]})
+        whose = ", ".join(sorted({entry.nick for entry in gone}))[:100]
+        self.ctx.persistence.moderated(player.nick, "delmsg", whose, f"table {uid}, {len(gone)} line(s)")
         for entry in gone:
             self.bus.publish(uid, events.chat_deleted(entry.chat_id))
 

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from server.hub.clock import Timers
 from server.hub.limits import Limits
 from server.hub.persistence import Persistence
+from server.hub.sanctions import SanctionBook
 
 
 @dataclass(eq=False)
@@ -27,6 +28,7 @@ class Context:
     poll_timeout: float  # seconds without a poll before a player is logged out
     table_history: int  # events kept per table
     player_history: int  # events kept in a player's own log
+    sanctions: SanctionBook = field(default_factory=SanctionBook)  # in force now (server/hub/sanctions.py)
 
     def writable(self) -> None:
         """Refuse a command whose effect storage would have to keep while it takes no writes."""

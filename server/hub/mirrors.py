@@ -27,6 +27,7 @@ from server.hub.chats import chat_text
 from server.hub.context import Context
 from server.hub.mailbox import EventLog
 from server.hub.model import LOBBY, Player, table_number
+from server.hub.persistence import NO_ROLE, ROLES
 from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
@@ -57,7 +58,7 @@ def person(player: Player) -> dict[str, Any]:
         "nick": player.nick,
         "lang": player.lang,
         "guest": player.guest,
-        "moderator": player.moderator,
+        "role": player.role,
         "seat": player.seat_key,
         "record": list(player.record) if player.record else None,  # a ranked game's colours go by it
     }
@@ -74,7 +75,7 @@ def visiting(member: str, someone: dict[str, Any]) -> Player:
         lang=someone.get("lang", ""),
         inbox=EventLog(1),  # never read
         guest=guest,
-        moderator=bool(someone.get("moderator")),
+        role=someone["role"] if someone.get("role") in ROLES else NO_ROLE,
         record=(record[0], record[1], record[2], record[3], record[4]) if record else None,
         id_hmac=someone.get("seat", "") if guest else "",  # so that its seat_key is the person's
         visiting_from=member,

@@ -17,7 +17,7 @@ from server.engine.gametype import GameType
 from server.hub.acknowledged import Acknowledged
 from server.hub.chat import ChatRoom
 from server.hub.mailbox import EventLog
-from server.hub.persistence import Account
+from server.hub.persistence import NO_ROLE, Account
 from server.hub.rates import Bucket
 from server.hub.room import JournalText, Room
 from server.protocol import events
@@ -56,7 +56,7 @@ class Player:
     lang: str
     inbox: EventLog  # what only this player sees: entry snapshots, private lines, refusals
     guest: bool = True
-    moderator: bool = False
+    role: str = NO_ROLE  # a registered player's (ROLES); a guest has none
     avatar: str = ""
     free: bool = True
     client: str = ""
@@ -109,6 +109,11 @@ class Player:
     visiting_from: str = ""
     info: str = field(init=False, repr=False)  # the `i` line
 
+    @property
+    def moderator(self) -> bool:
+        """A moderator or an admin: deletes chat lines, sanctions players (docs/moderation.md)."""
+        return self.role != NO_ROLE
+
     def flags(self) -> str:
         return ("F" if self.free else "N") + self.client
 
@@ -123,8 +128,8 @@ class Player:
         self.info = events.user_info(self.nick, self.avatar, self.flags(), self.lang, self.record)
 
     def apply(self, account: Account) -> None:
-        """Rating, results, moderator flag and (at a login) the players ignored, as the account has them."""
-        self.moderator = account.moderator
+        """Rating, results, role and (at a login) the players ignored, as the account has them."""
+        self.role = account.role
         self.avatar = account.avatar
         self.registered_at = account.registered_at
         self.record = (account.rating, account.wins, account.draws, account.losses, "")

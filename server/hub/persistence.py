@@ -20,6 +20,9 @@ from typing import Any, Protocol
 from server.engine.game import Result
 from server.engine.sgf import GameRecord, write_record
 
+NO_ROLE, MODERATOR, ADMIN = "none", "moderator", "admin"
+ROLES = (NO_ROLE, MODERATOR, ADMIN)  # a registered account's role, weakest first (docs/moderation.md)
+
 
 @dataclass(frozen=True)
 class Account:
@@ -30,7 +33,7 @@ class Account:
     wins: int
     draws: int
     losses: int
-    moderator: bool = False
+    role: str = NO_ROLE  # ROLES: what the player may do as a moderator (docs/moderation.md)
     avatar: str = ""
     lang: str = "en"
     # the nicks this player ignores (docs/protocol.md, "Ignoring"), as read with the account for a session
@@ -139,6 +142,9 @@ class Persistence(Protocol):
     def ignored_saved(self, account: str, nicks: tuple[str, ...]) -> None:
         """The whole list of nicks the registered player whose nick_key is `account` ignores."""
 
+    def moderated(self, actor: str, action: str, target: str, detail: str) -> None:
+        """A line of the moderation log for what a moderator did in the hub (a chat line deleted)."""
+
     def journal_dropped(self, uid: int) -> None:
         """Delete journal `uid`'s entries queued so far (the sessions' k once their rows hold it)."""
 
@@ -213,6 +219,9 @@ class MemoryPersistence:
         pass
 
     def ignored_saved(self, account: str, nicks: tuple[str, ...]) -> None:
+        pass
+
+    def moderated(self, actor: str, action: str, target: str, detail: str) -> None:
         pass
 
     def journal_dropped(self, uid: int) -> None:

@@ -354,6 +354,35 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "ru": "Эта партия уже отменена.",
         "ua": "Цю партію вже скасовано.",
     },
+    "banned": {
+        "pl": "Masz zakaz wstępu na ten serwer.",
+        "ru": "Вам закрыт доступ на этот сервер.",
+        "ua": "Вам закрито доступ на цей сервер.",
+    },
+    "muted": {
+        "en": "You are muted until {until} ({reason}): your lines are not sent.",
+        "pl": "Masz zakaz pisania do {until} ({reason}): twoje wiadomości nie są wysyłane.",
+        "ru": "Вам запрещено писать до {until} ({reason}): ваши сообщения не отправляются.",
+        "ua": "Вам заборонено писати до {until} ({reason}): ваші повідомлення не надсилаються.",
+    },
+    "mutedForGood": {
+        "en": "You are muted for good ({reason}): your lines are not sent.",
+        "pl": "Masz stały zakaz pisania ({reason}): twoje wiadomości nie są wysyłane.",
+        "ru": "Вам навсегда запрещено писать ({reason}): ваши сообщения не отправляются.",
+        "ua": "Вам назавжди заборонено писати ({reason}): ваші повідомлення не надсилаються.",
+    },
+    "lobbyRegistered": {
+        "en": "Until {until} only registered players write in the lobby.",
+        "pl": "Do {until} w lobby piszą tylko zarejestrowani gracze.",
+        "ru": "До {until} в лобби пишут только зарегистрированные игроки.",
+        "ua": "До {until} у лобі пишуть лише зареєстровані гравці.",
+    },
+    "lobbySlow": {
+        "en": "The lobby is in slow mode: one line every {seconds} seconds.",
+        "pl": "Lobby jest w trybie powolnym: jedna wiadomość co {seconds} s.",
+        "ru": "Лобби в медленном режиме: одно сообщение раз в {seconds} с.",
+        "ua": "Лобі в повільному режимі: одне повідомлення раз на {seconds} с.",
+    },
     "notReached": {
         "en": "Not done: the table's server cannot be reached now.",
         "pl": "Nie zrobiono: serwer tego stołu jest teraz nieosiągalny.",
@@ -374,4 +403,9 @@ def for_player(lang: str, code: str, english: str = "", **values: str) -> str:
     `english` (or the catalogue's English), with `values` filled in."""
     sentences = CATALOGUE.get(code, {})
     text = sentences.get(LANGUAGE_OF.get(lang, lang)) or english or sentences.get("en", code)
-    return text.format(**values) if values else text
+    if not values:  # a sentence that needs values which did not come with the code: the English one
+        return english if english and "{" in text else text  # (it says it all) instead
+    try:
+        return text.format(**values)
+    except (KeyError, IndexError, ValueError):
+        return english or text

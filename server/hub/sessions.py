@@ -17,8 +17,9 @@ from server.hub.games import Games
 from server.hub.invitations import Invitations
 from server.hub.mailbox import EventLog
 from server.hub.model import LOBBY, Origin, Player, reserved
-from server.hub.persistence import Account, LiveSessions, SavedSession
+from server.hub.persistence import NO_ROLE, Account, LiveSessions, SavedSession
 from server.hub.roster import Roster
+from server.hub.sanctions import GUEST, PLAYER, STAFF
 from server.hub.saved import QUIET_AFTER, SavedSessions
 from server.hub.tables import Tables
 from server.logs import Fields
@@ -69,6 +70,8 @@ class Sessions:
     def _login(
         self, secret: str, nick: str, lang: str, account: Account | None, origin: Origin | None = None
     ) -> None:
+        who = GUEST if account is None else PLAYER if account.role == NO_ROLE else STAFF
+        self.ctx.sanctions.check_login(nick, origin.host if origin else "", who, self.ctx.clock())
         known = self.roster.find(secret)
         holder = self.roster.holder(nick)
         if known is not None:
@@ -296,7 +299,7 @@ class Sessions:
             networks=list(saved.origin.networks),
             unlimited=saved.origin.unlimited,
         )
-        if account is not None:  # a registered player: rating and moderator flag as the account has them now
+        if account is not None:  # a registered player: rating and role as the account has them now
             player.guest = False
             player.apply(account)
         self.roster.add(player)

@@ -179,7 +179,9 @@ class Stream:
             try:
                 self._command(player, message)
             except ProtocolError as refused:
-                self.tables.tell(player, table_number(message.table), refused.code, str(refused))
+                self.tables.tell(
+                    player, table_number(message.table), refused.code, str(refused), **refused.values
+                )
             finally:
                 player.command = None
         if moved:  # shown once everything these commands wrote is stored, not others' later writes

@@ -80,7 +80,7 @@ class Visitors:
                 self.ctx.writable()
                 do(visitor, table, *args)
             except ProtocolError as refused:
-                self.tables.tell(visitor, table_number(table), refused.code, str(refused))
+                self.tables.tell(visitor, table_number(table), refused.code, str(refused), **refused.values)
         if self.ctx.persistence.queued == since:
             self._tell(member, {"done": nick, "t": ticket})
         else:

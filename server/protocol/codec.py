@@ -34,11 +34,13 @@ _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
 
 class ProtocolError(ValueError):
     """Bad input. `code` is the documented short answer of an endpoint (`err.<code>`); the message
-    is the sentence a player reads when the refusal arrives in the stream."""
+    is the sentence a player reads when the refusal arrives in the stream; `values` fill in the
+    sentence the player reads in their language (server/hub/sentences.py)."""
 
-    def __init__(self, code: str, message: str = "") -> None:
+    def __init__(self, code: str, message: str = "", **values: str) -> None:
         super().__init__(message or code)
         self.code = code
+        self.values = values
 
     @classmethod
     def relayed(cls, code: str, message: str) -> ProtocolError:

@@ -71,6 +71,12 @@ export function serverLineText(line, t) {
  *  still says what the server answered. auth.py's bare `nieOk.` is zagram's answer to an internal
  *  error. */
 export function refusalText(answer, t) {
+  const banned = /^(?:err|nieOk)\.banned\.([^.]+)\.(.*)$/s.exec(answer); // docs/moderation.md
+  if (banned) {
+    const [, end, reason] = banned;
+    if (end === "forGood") return t("bannedForGood", { reason });
+    return t("bannedUntil", { until: end.replace("T", " ").replace("Z", " UTC"), reason });
+  }
   const code = answer.replace(/^(err|nieOk)\./, "").split(".")[0] || "internal";
   const sentence = t(`err.${code}`);
   return sentence === `err.${code}` ? t("refusedOther", { reason: answer }) : sentence;

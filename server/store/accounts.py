@@ -12,13 +12,20 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server.engine.rating import INITIAL, Rating, shown
 from server.engine.sgf import read_record, write_record
-from server.hub.persistence import Account
+from server.hub.persistence import NO_ROLE, ROLES, Account
 from server.protocol.codec import look_key, nick_key
 from server.store.database import as_utc, findable
 from server.store.idhash import check_id_async, hash_id_async
-from server.store.models import ArchivedGame, IgnoredPlayer, User
+from server.store.models import ArchivedGame, IgnoredPlayer, ModerationEntry, User
 
 DELETED_NICK = "deleted"  # archived games of a deleted account name the player "deleted<number>"
+
+
+def log_entry(actor: str, action: str, target: str, detail: str, reason: str) -> ModerationEntry:
+    """A line of the moderation log, made now."""
+    return ModerationEntry(
+        at=datetime.now(UTC), actor=actor, action=action, target=target, detail=detail, reason=reason
+    )
 
 
 class NickTaken(Exception):
@@ -43,7 +50,7 @@ class Profile:
     wins: int
     draws: int
     losses: int
-    moderator: bool
+    role: str
 
 
 def account_of(user: User, ignored: tuple[str, ...] | None = None) -> Account:
@@ -54,7 +61,7 @@ def account_of(user: User, ignored: tuple[str, ...] | None = None) -> Account:
         wins=user.wins,
         draws=user.draws,
         losses=user.losses,
-        moderator=user.moderator,
+        role=user.role,
         avatar=user.avatar,
         lang=user.lang,
         ignored=ignored,
@@ -89,7 +96,7 @@ def _profile(user: User) -> Profile:
         wins=user.wins,
         draws=user.draws,
         losses=user.losses,
-        moderator=user.moderator,
+        role=user.role,
     )
 
 
@@ -135,7 +142,7 @@ class Accounts:
             wins=0,
             draws=0,
             losses=0,
-            moderator=False,
+            role=NO_ROLE,
         )
         try:
             async with self.sessions.begin() as session:
@@ -163,10 +170,23 @@ class Accounts:
             user = await session.scalar(_by_nick(nick))
         return _profile(user) if user is not None else None
 
-    async def set_moderator(self, nick: str, moderator: bool) -> None:
+    async def set_role(self, nick: str, role: str, by: str) -> None:
+        """The account's role (ROLES), kept with a line of the moderation log naming `by`."""
+        if role not in ROLES:
+            raise ValueError(f"a role is one of {', '.join(ROLES)}, not {role!r}")
         async with self.sessions.begin() as session:
             user = await self._user(session, nick)
-            user.moderator = moderator
+            user.role = role
+            session.add(log_entry(by, "set-role", user.nick, role, ""))
+
+    async def roles(self, nicks: Iterable[str]) -> dict[str, str]:
+        """The role of each of these nicks that names an account, by nick_key."""
+        keys = {nick_key(nick) for nick in nicks if findable(nick)}
+        if not keys:
+            return {}
+        async with self.sessions() as session:
+            rows = await session.execute(select(User.nick_key, User.role).where(User.nick_key.in_(keys)))
+        return {key: role for key, role in rows.all()}
 
     async def rename(self, nick: str, new_nick: str) -> None:
         """A new nick for the account. The player keeps logging in with the old one (the id is

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session
 
 from server.hub.persistence import ArchiveDone, FinishedGame, SavedSession
 from server.protocol.codec import nick_key
+from server.store.accounts import log_entry
 from server.store.archiving import archive
 from server.store.journalrows import Entry, insert_entries, journal_of, set_aside
 from server.store.models import IgnoredPlayer, JournalEntry, LiveSession, LiveTable, TournamentTable, User
@@ -199,6 +200,17 @@ class IgnoredSaved(Job):
                     for n in self.nicks
                 ],
             )
+
+
+@dataclass
+class Moderated(Job):
+    actor: str
+    action: str
+    target: str
+    detail: str
+
+    def write(self, session: Session, member: int) -> None:
+        session.add(log_entry(self.actor, self.action, self.target, self.detail, ""))
 
 
 class Withdrawn(Job):

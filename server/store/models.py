@@ -38,7 +38,46 @@ class User(Base):
     wins: Mapped[int] = mapped_column(Integer, default=0)
     draws: Mapped[int] = mapped_column(Integer, default=0)
     losses: Mapped[int] = mapped_column(Integer, default=0)
-    moderator: Mapped[bool] = mapped_column(Boolean, default=False)
+    role: Mapped[str] = mapped_column(String(10), default="none")  # none, moderator, admin
+
+
+class Sanction(Base):
+    """A mute, kick, ban or lobby chat mode (docs/moderation.md). Its target: an account (`user_id`, which
+    follows a rename), a nick and its look-alikes (`look_key`), or an address or network (`network`, in
+    CIDR form); a lobby mode has none. `key` names it to every server that applies it, once each."""
+
+    __tablename__ = "sanctions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    key: Mapped[str] = mapped_column(String(32), unique=True)
+    kind: Mapped[str] = mapped_column(String(10))  # mute, kick, ban, registered, slow
+    target: Mapped[str] = mapped_column(String(100))  # as the moderator named it
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id", ondelete="SET NULL"))
+    look_key: Mapped[str | None] = mapped_column(String(80))
+    network: Mapped[str | None] = mapped_column(String(50))
+    seconds: Mapped[int | None] = mapped_column(Integer)  # the slow mode's seconds between lines
+    starts_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    ends_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # None: for good
+    reason: Mapped[str] = mapped_column(Text)
+    made_by: Mapped[str] = mapped_column(String(40))
+    lifted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    lifted_by: Mapped[str | None] = mapped_column(String(40))
+
+    __table_args__ = (Index("ix_sanctions_lifted_at_ends_at", "lifted_at", "ends_at"),)
+
+
+class ModerationEntry(Base):
+    """One line of the moderation log: every sanction, lift and change of role, who did it and why."""
+
+    __tablename__ = "moderation_log"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    actor: Mapped[str] = mapped_column(String(40))
+    action: Mapped[str] = mapped_column(String(20))
+    target: Mapped[str] = mapped_column(String(100))
+    detail: Mapped[str] = mapped_column(String(100))
+    reason: Mapped[str] = mapped_column(Text)
 
 
 class IgnoredPlayer(Base):

@@ -14,6 +14,7 @@ from server.store.database import check_schema, migrate, open_engine, sessions
 from server.store.games import Games
 from server.store.hosted import HostedTournaments
 from server.store.members import member_number, reserve_table_numbers
+from server.store.moderation import Moderation
 from server.store.serverlock import AdvisoryLock, Holder, ServerLock, take_server_lock
 from server.store.tournaments import Tournaments
 from server.store.writer import StoreWriter
@@ -37,6 +38,7 @@ class Store:
     tournaments: Tournaments
     writer: StoreWriter
     hosted: HostedTournaments
+    moderation: Moderation
     server_lock: ServerLock | None = None
 
     @classmethod
@@ -73,6 +75,7 @@ class Store:
             Tournaments(maker),
             StoreWriter(engine, maker, number),
             HostedTournaments(maker),
+            Moderation(maker),
         )
         return cls(engine, *parts, server_lock=lock)
 

@@ -56,6 +56,7 @@ from server.store.jobs import (
     EventsReserved,
     IgnoredSaved,
     JournalDropped,
+    Moderated,
     Opened,
     Queued,
     SessionEnded,
@@ -147,6 +148,9 @@ class StoreWriter:
 
     def ignored_saved(self, account: str, nicks: tuple[str, ...]) -> None:
         self._put(IgnoredSaved(account, nicks))
+
+    def moderated(self, actor: str, action: str, target: str, detail: str) -> None:
+        self._put(Moderated(actor, action, target, detail))
 
     def journal_dropped(self, uid: int) -> None:
         self._put(JournalDropped(uid))

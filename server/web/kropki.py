@@ -15,7 +15,7 @@ from server.hub.hub import Hub
 from server.hub.stream import MAX_WAIT, Poll
 from server.protocol.codec import ProtocolError, parse_colour, parse_commands, parse_msg_no, parse_number
 from server.store.outage import unavailable
-from server.web import hosted, tournament
+from server.web import hosted, moderation, tournament
 from server.web.archive import GAMES_KEY
 from server.web.clients import origin, refuses_whole_state
 from server.web.common import HUB_KEY, Query, log_failure, nick_claimed, text_response
@@ -228,6 +228,7 @@ REQUEST_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
     "cancelTournament": hosted.cancel_tournament,
     "joinTournament": hosted.join_tournament,
     "leaveTournament": hosted.leave_tournament,
+    "moderate": moderation.moderate,
     "zapraszam": invite,
 }
 COMMANDS = frozenset(HANDLERS) | frozenset(REQUEST_HANDLERS)  # what /metrics may name

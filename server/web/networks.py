@@ -60,3 +60,16 @@ def check_prefixes(prefixes: tuple[int, int], longest: int, family: str) -> None
             f"{family} prefixes must be HOST,NETWORK with 8 <= NETWORK <= HOST <= {longest}, "
             f"got {host},{network}"
         )
+
+
+def banned_network(text: str, grouping: Grouping) -> str | None:
+    """What a ban of `text` covers, in CIDR form: an address's host (IPv4: the address; IPv6: its
+    /64), or a network as written; None when `text` is no address (a nick)."""
+    try:
+        return grouping.where(str(ipaddress.ip_address(text)))[0]
+    except ValueError:
+        pass
+    try:
+        return str(ipaddress.ip_network(text, strict=False))
+    except ValueError:
+        return None

@@ -134,3 +134,11 @@ def test_resignation_propositions_and_a_draw_are_sentences_under_their_codes() -
         ("ok2draw", "*Bob agreed to end the game in a draw."),
         ("0", "Draw by agreement."),
     ]
+
+
+def test_a_sentence_whose_values_did_not_come_is_the_english_one() -> None:
+    english = "You are muted until 2027-01-15 09:00 UTC (spam): your lines are not sent."
+    assert for_player("pl", "muted", english) == english
+    assert for_player("pl", "muted", english, until="2027-01-15 09:00 UTC", reason="spam") == (
+        "Masz zakaz pisania do 2027-01-15 09:00 UTC (spam): twoje wiadomości nie są wysyłane."
+    )

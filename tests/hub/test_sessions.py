@@ -311,7 +311,7 @@ def test_a_registered_session_comes_back_with_its_account_as_it_is_now() -> None
     before.login("LongSecretId2", Account("Carol", 1500, 0, 0, 0))
 
     # an admin made Alice a moderator while the server was down, and deleted Carol's account
-    after = started(store, clock, timers, alice=Account("Alice", 1612, 3, 0, 1, moderator=True))
+    after = started(store, clock, timers, alice=Account("Alice", 1612, 3, 0, 1, role="moderator"))
 
     reply = poll(after, "LongSecretId1", 0)
     assert reply.status == "ok" and "iAlice..F.en.1612.3.0.1." in reply.lines(0, "i")

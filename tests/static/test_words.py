@@ -208,3 +208,16 @@ def test_every_refusal_the_server_can_send_reads_as_a_sentence_in_each_language(
         sentences = said(players[0].page, lang, render, answers)
         # the fallback quotes the answer: "That did not work (the server said: err.xyz)."
         assert [answer for answer, text in zip(answers, sentences, strict=True) if answer in text] == [], lang
+
+
+def test_a_ban_reads_with_its_end_and_reason_in_each_language(players: tuple[Player, Player]) -> None:
+    """guestLogin's `err.banned.<end>.<reason>` and loguj's `nieOk.banned...` (docs/moderation.md)."""
+    render = "(lines, t, all) => all.map((answer) => lines.refusalText(answer, t))"
+    answers = ["err.banned.2026-12-01T18:00Z.BUY GOLD. Again.", "nieOk.banned.forGood.engine use"]
+    assert said(players[0].page, "pl", render, answers) == [
+        "Masz zakaz wstępu na ten serwer do 2026-12-01 18:00 UTC: BUY GOLD. Again.",
+        "Masz stały zakaz wstępu na ten serwer: engine use",
+    ]
+    assert said(players[0].page, "en", render, answers)[0] == (
+        "You are banned from this server until 2026-12-01 18:00 UTC: BUY GOLD. Again."
+    )

@@ -105,8 +105,8 @@ async def test_admin_changes(store: Store) -> None:
     await store.accounts.register("Alice", registered_id("Alice", "pw"), "", "en")
     await store.accounts.register("Bob", registered_id("Bob", "pw"), "", "en")
 
-    await store.accounts.set_moderator("alice", True)
-    assert (await store.accounts.profile("Alice")).moderator  # type: ignore[union-attr]
+    await store.accounts.set_role("alice", "moderator", "test")
+    assert (await store.accounts.profile("Alice")).role == "moderator"  # type: ignore[union-attr]
 
     with pytest.raises(NickTaken):
         await store.accounts.rename("Alice", "BOB")
@@ -114,7 +114,7 @@ async def test_admin_changes(store: Store) -> None:
     assert await store.accounts.profile("Alice") is None
     # the client derives the id from the nick typed at login: the old nick (and password) still log in
     renamed = await store.accounts.authenticate("Alice", registered_id("Alice", "pw"))
-    assert renamed is not None and renamed.nick == "Alicja" and renamed.moderator
+    assert renamed is not None and renamed.nick == "Alicja" and renamed.role == "moderator"
     with pytest.raises(NickTaken):  # nobody else may take the nick the account logs in with
         await store.accounts.register("alice", registered_id("alice", "x"), "", "en")
     await store.accounts.rename("Alicja", "ALICE")  # back to (a form of) its own login nick
@@ -124,7 +124,7 @@ async def test_admin_changes(store: Store) -> None:
     with pytest.raises(UnknownNick):
         await store.accounts.delete("Alicja")
     with pytest.raises(UnknownNick):
-        await store.accounts.set_moderator("Nobody", True)
+        await store.accounts.set_role("Nobody", "moderator", "test")
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from aiohttp.test_utils import TestServer
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import insert, inspect, text
+from sqlalchemy import column, insert, inspect, table, text
 
 from server.app import create_app
 from server.config import Settings
@@ -28,6 +28,37 @@ from server.store.idhash import hash_id
 from server.store.models import Base, User
 from server.store.store import Store
 from tests.store.test_accounts import registered_id
+
+# the users table as revision 0003 had it (0013 made the moderator flag a role)
+USERS_AT_0003 = table(
+    "users",
+    *(column(name) for name in [c.name for c in User.__table__.columns if c.name != "role"]),
+    column("moderator"),
+)
+
+
+def user_at_0003(nick: str, **more: object) -> dict[str, object]:
+    """An account's row as the code before 0004 wrote it (no look key), with `more`."""
+    key = nick_key(nick)
+    return {
+        "nick": nick,
+        "nick_key": key,
+        "login_key": key,
+        "secret_hash": "x",
+        "email": "",
+        "lang": "en",
+        "avatar": "",
+        "about": "",
+        "registered_at": datetime.now(UTC),
+        "rating": 1500.0,
+        "deviation": 350.0,
+        "volatility": 0.06,
+        "wins": 0,
+        "draws": 0,
+        "losses": 0,
+        "moderator": False,
+        **more,
+    }
 
 
 async def test_migrations_run_from_empty_to_head_and_match_the_models(empty_database: str) -> None:
@@ -96,26 +127,8 @@ async def test_0004_gives_each_look_to_the_oldest_account_and_every_account_stil
     async with engine.begin() as connection:
         await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0003"))
         for nick in ("Alan", "Bob", "Alɑn", "AIan"):  # as the code before 0004 registered them
-            await connection.execute(
-                insert(User.__table__).values(  # no look_key: only the columns named are written
-                    nick=nick,
-                    nick_key=nick_key(nick),
-                    login_key=nick_key(nick),
-                    secret_hash=hash_id(registered_id(nick, "pw")),
-                    email="",
-                    lang="en",
-                    avatar="",
-                    about="",
-                    registered_at=datetime.now(UTC),
-                    rating=1500.0,
-                    deviation=350.0,
-                    volatility=0.06,
-                    wins=0,
-                    draws=0,
-                    losses=0,
-                    moderator=False,
-                )
-            )
+            row = user_at_0003(nick, secret_hash=hash_id(registered_id(nick, "pw")))
+            await connection.execute(insert(USERS_AT_0003).values(row))
     await migrate(engine)
     async with engine.connect() as connection:
         looks = dict((await connection.execute(text("SELECT nick, look_key FROM users"))).all())
@@ -208,3 +221,29 @@ async def test_0012_a_session_stored_before_ignores_nobody(empty_database: str) 
         tables = await connection.run_sync(lambda sync: set(inspect(sync).get_table_names()))
     await engine.dispose()
     assert rows == ["*Ala"] and "ignored_players" not in tables
+
+
+async def test_0013_a_moderator_before_stays_a_moderator_and_back(empty_database: str) -> None:
+    engine = open_engine(empty_database)
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0012"))
+        for nick, moderator in (("Mod", True), ("Ann", False)):
+            await connection.execute(
+                insert(USERS_AT_0003).values(user_at_0003(nick, look_key=nick_key(nick), moderator=moderator))
+            )
+    await migrate(engine)
+    store = await Store.open(empty_database)
+    try:
+        roles = await store.accounts.roles(["Mod", "Ann"])
+    finally:
+        await store.close()
+    assert roles == {"mod": "moderator", "ann": "none"}
+
+    async with engine.begin() as connection:
+        await connection.execute(text("UPDATE users SET role = 'admin' WHERE nick = 'Ann'"))
+        await connection.run_sync(lambda sync: command.downgrade(alembic_config(sync), "0012"))
+        rows = (await connection.execute(text("SELECT nick, moderator FROM users ORDER BY nick"))).all()
+        tables = await connection.run_sync(lambda sync: set(inspect(sync).get_table_names()))
+    await engine.dispose()
+    assert [(nick, bool(flag)) for nick, flag in rows] == [("Ann", True), ("Mod", True)]
+    assert "sanctions" not in tables and "moderation_log" not in tables

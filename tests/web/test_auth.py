@@ -398,7 +398,7 @@ async def test_the_id_is_never_logged(client: TestClient, caplog: pytest.LogCapt
 async def test_a_moderator_account_may_delete_chat_lines(client: TestClient) -> None:
     await register(client, "Mod")
     await register(client, "Alice")
-    await client.app[STORE_KEY].accounts.set_moderator("Mod", True)
+    await client.app[STORE_KEY].accounts.set_role("Mod", "moderator", "test")
     moderator = Zagram(client, registered_id("Mod", "pw"), "Mod")
     alice = Zagram(client, registered_id("Alice", "pw"), "Alice")
     assert (

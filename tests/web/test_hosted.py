@@ -115,7 +115,7 @@ async def test_a_name_is_one_tournament_hosted_or_set_up(client: TestClient, key
 
 async def test_a_moderator_creates_without_a_key(client: TestClient) -> None:
     await register(client, "Mod")
-    await client.app[STORE_KEY].accounts.set_moderator("Mod", True)
+    await client.app[STORE_KEY].accounts.set_role("Mod", "moderator", "test")
     moderator = Zagram(client, registered_id("Mod", "pw"), "Mod")
     assert (await auth(client, co="loguj", opisGracza="Mod", idGracza=moderator.secret)).startswith("ok.")
     await moderator.poll()

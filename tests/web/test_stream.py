@@ -317,7 +317,7 @@ async def test_moderator_deletes_a_chat_line(client: TestClient, pair: tuple[Zag
     bob.send("c", "delmsg", f"0.{line_id}")
     refused = await bob.poll()
     assert chat_texts(refused.lines(0)) == [("", "e", "Only moderators may delete chat lines.")]
-    hub_of(client).players["bob456"].moderator = True  # set on the account by an admin (accounts: issue 5)
+    hub_of(client).players["bob456"].role = "moderator"  # set on the account by an admin (accounts: issue 5)
     bob.send("c", "delmsg", f"0.{line_id}")
     await bob.poll()
     assert (await ala.poll()).lines(0, "cd") == [f"cd{line_id}"]

@@ -1,0 +1,45 @@
+"""Sanctions across two members on a real Redis and PostgreSQL: a moderator on one member bans and
+mutes players served by the other, which applies them from the shared database within seconds."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pytest_aiohttp import AiohttpClient
+
+from server.config import Settings
+from server.web.common import HUB_KEY
+from tests.cluster.conftest import RedisServer
+from tests.cluster.test_lobby import WITHIN, guest, two_members, until
+from tests.web.test_moderation import moderate, moderator
+from tests.web.test_stream import chat_texts
+from tests.web.zagram import Zagram
+
+
+async def test_a_ban_and_a_mute_made_on_one_member_hold_on_the_other(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    mod = await moderator(a)
+    await guest(b, "trolTro11", "*Troll")
+    loud = await guest(b, "loudLou22", "*Loud")
+
+    assert await moderate(mod, what="mute", whom="*Loud", reason="caps", **{"for": "1h"}) == "ok"
+    told = await until(loud, lambda lines: any(kind == "e" for _, kind, _ in chat_texts(lines)))
+    assert [text for _, kind, text in chat_texts(told) if kind == "e"][0].startswith("You are muted until")
+    loud.say(0, "HELLO")
+    refused = chat_texts((await loud.poll(b=True)).lines(0))
+    assert [
+        text.endswith("(caps): your lines are not sent.") for _, kind, text in refused if kind == "e"
+    ] == [True]
+
+    # *Troll's network is loopback's, as every test client's: the ban keeps every guest out of it
+    assert await moderate(mod, what="ban", whom="*Troll", reason="spam", **{"for": "1d"}) == "ok"
+    deadline = asyncio.get_running_loop().time() + WITHIN
+    while "trolTro11" in b.app[HUB_KEY].players:
+        assert asyncio.get_running_loop().time() < deadline, "the ban did not reach member b"
+        await asyncio.sleep(0.1)
+    again = Zagram(b, "trolTro22", "*Guest4711")  # a fresh id and nick from the same network
+    assert (await again.login()).startswith("err.banned.")
+    assert (await Zagram(a, "trolTro33", "*Spammer").login()).startswith("err.banned.")  # on a too
+    assert mod.secret in a.app[HUB_KEY].players  # an account is not a guest of the network

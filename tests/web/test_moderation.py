@@ -1,0 +1,233 @@
+"""Sanctions over the protocol (docs/moderation.md), with the real app and the real database (SQLite,
+or PostgreSQL under scripts/with-postgres): a moderator's `co=moderate`, what the sanctioned player
+sees, as MultiPoints sees it, and the CLI working on a running server's database."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from server.cli import main
+from server.config import Settings
+from server.web.common import HUB_KEY, STORE_KEY
+from server.web.moderation import SANCTIONS_EVERY
+from tests.clients.conversation import log_in, poll
+from tests.clients.multipoints import MultiPoints
+from tests.cluster.test_members import open_table
+from tests.conftest import served
+from tests.store.test_accounts import registered_id
+from tests.web.test_auth import auth, auth_from, register
+from tests.web.test_stream import chat_texts
+from tests.web.zagram import Zagram
+
+TROLL_HOME, TROLL_NEIGHBOUR, ELSEWHERE = "203.0.113.7", "203.0.113.99", "198.51.100.1"
+ANN = registered_id("Ann", "pw")
+
+
+async def moderator(client: TestClient, nick: str = "Mod", role: str = "moderator") -> Zagram:
+    assert await register(client, nick) == "ok.zarejestrowalem."
+    await client.app[STORE_KEY].accounts.set_role(nick, role, "test")
+    player = Zagram(client, registered_id(nick, "pw"), nick)
+    assert (await auth(client, co="loguj", opisGracza=nick, idGracza=player.secret)).startswith("ok.")
+    await player.poll()
+    return player
+
+
+async def moderate(by: Zagram, **params: str) -> str:
+    return await by.get(co="moderate", idGracza=by.secret, **params)
+
+
+async def test_a_muted_multipoints_player_is_told_once_in_russian_and_every_line_is_refused(
+    client: TestClient,
+) -> None:
+    """MultiPoints shows a server line: ServerZagram.handleMessage's `ca` branch,
+    `else if (currentRoom.equals("0")) gui.chatReceived(this, "0", nick, chatMessage)` for a line whose
+    nick has no `-`, so the refusal reaches its lobby chat as a line with an empty nick, never as an
+    error that would stop its polling."""
+    mod = await moderator(client)
+    troll = MultiPoints("*Troll", "777123")
+    await log_in(client, troll)  # MultiPoints logs in with lang=ru
+    await poll(client, troll)
+    bob = Zagram(client, "bob999", "*Bob")
+    assert await bob.login() == ""
+    await bob.poll()
+
+    assert await moderate(mod, what="mute", whom="*Troll", reason="spam", **{"for": "2h"}) == "ok"
+    await poll(client, troll)
+    told = [text for nick, text in troll.lobby_chat if nick == ""]
+    assert len(told) == 1 and told[0].startswith("Вам запрещено писать до 20") and "(spam)" in told[0]
+
+    troll.send_chat("0", "BUY CHEAP GOLD")
+    troll.send_private("*Bob", "BUY CHEAP GOLD")
+    await poll(client, troll)
+    await poll(client, troll)
+    refusals = [text for nick, text in troll.lobby_chat if nick == ""]
+    assert len(refusals) == 3 and not troll.failures and not troll.disposed
+    assert all(text.startswith("Вам запрещено писать") for text in refusals)
+    assert "GOLD" not in str((await bob.poll()).sections)
+
+    assert await moderate(mod, what="unmute", whom="*Troll", reason="behaves") == "ok"
+    troll.send_chat("0", "sorry")
+    await poll(client, troll)
+    assert ("*Troll", "1", "sorry") in chat_texts((await bob.poll()).lines(0))
+
+
+async def test_only_moderators_sanction_and_never_a_moderator_or_an_admin(client: TestClient) -> None:
+    mod = await moderator(client)
+    await moderator(client, "Mod2")
+    admin = await moderator(client, "Boss", "admin")
+    guest = Zagram(client, "gus123", "*Gus")
+    assert await guest.login() == ""
+    assert await moderate(guest, what="kick", whom="Mod") == "err.notModerator"
+    assert await moderate(mod, what="kick", whom="Mod2") == "err.cannotSanction"
+    assert await moderate(mod, what="ban", whom="Boss") == "err.cannotSanction"
+    assert await moderate(mod, what="mute", whom="Mod") == "err.cannotSanction"
+    assert await moderate(mod, what="mute", whom="*Gus", **{"for": "2x"}) == "err.badDuration"
+    assert await moderate(mod, what="jail", whom="*Gus") == "err.badCommand"
+    roles = [(line.action, line.target) for line in await client.app[STORE_KEY].moderation.log()]
+    assert roles == [("set-role", "Mod"), ("set-role", "Mod2"), ("set-role", "Boss")]  # nothing refused
+    assert await moderate(admin, what="mute", whom="Mod2", reason="rude", **{"for": "1h"}) == "ok"
+    assert await moderate(admin, what="kick", whom="*Gus", reason="go") == "ok"
+    assert "gus123" not in client.app[HUB_KEY].players
+    log = await client.app[STORE_KEY].moderation.log()
+    assert [(line.actor, line.action, line.target, line.reason) for line in log[3:]] == [
+        ("Boss", "mute", "Mod2", "rude"),
+        ("Boss", "kick", "*Gus", "go"),
+    ]
+
+
+async def test_a_banned_guest_does_not_come_back_from_its_network_under_a_fresh_nick(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await served(aiohttp_client, dataclasses.replace(settings, trusted_proxies=("127.0.0.1",)))
+    mod = await moderator(client)
+    troll = Zagram(client, "troll1", "*Troll")
+    troll.headers = {"X-Forwarded-For": TROLL_HOME}
+    assert await troll.login() == ""
+    await troll.poll()
+
+    assert await moderate(mod, what="ban", whom="*Troll", reason="spam", **{"for": "1d"}) == "ok"
+    assert "troll1" not in client.app[HUB_KEY].players  # the session ended at once
+    fresh = Zagram(client, "troll2", "*Guest4711")  # MultiPoints' next start: a new id and nick
+    fresh.headers = {"X-Forwarded-For": TROLL_NEIGHBOUR}
+    refused = await fresh.login()
+    assert refused.startswith("err.banned.20") and refused.endswith("Z.spam")
+    look_alike = Zagram(client, "troll3", "*TroIl")
+    look_alike.headers = {"X-Forwarded-For": ELSEWHERE}
+    assert (await look_alike.login()).startswith("err.banned.")
+    someone = Zagram(client, "neigh1", "*Neighbour")
+    someone.headers = {"X-Forwarded-For": ELSEWHERE}
+    assert await someone.login() == ""
+    # the network was banned with a guest's nick: it keeps guests out, not the accounts there
+    answer = await auth_from(client, TROLL_NEIGHBOUR, co="rejestruj", opisGracza="Ann", idGracza=ANN)
+    assert answer == "ok.zarejestrowalem."
+    assert (await auth_from(client, TROLL_NEIGHBOUR, co="loguj", opisGracza="Ann", idGracza=ANN)).startswith(
+        "ok."
+    )
+
+    assert await moderate(mod, what="unban", whom="*Troll", reason="appeal") == "ok"
+    assert await fresh.login() == ""
+
+
+async def test_sanctions_outlive_a_restart(aiohttp_client: AiohttpClient, settings: Settings) -> None:
+    client = await served(aiohttp_client, settings)
+    mod = await moderator(client)
+    assert await moderate(mod, what="ban", whom="*Troll", reason="spam", **{"for": "1d"}) == "ok"
+    assert await moderate(mod, what="mute", whom="*Loud", reason="caps", **{"for": "1d"}) == "ok"
+    await client.close()
+
+    client = await served(aiohttp_client, settings)
+    assert (await Zagram(client, "troll1", "*Troll").login()).startswith("err.banned.")
+    loud = Zagram(client, "loud11", "*Loud")
+    assert await loud.login() == ""
+    loud.say(0, "HELLO")
+    told = [text for _, kind, text in chat_texts((await loud.poll()).lines(0)) if kind == "e"]
+    assert told[-1].startswith("You are muted until 20") and told[-1].endswith(
+        "(caps): your lines are not sent."
+    )
+
+
+async def test_a_banned_account_is_refused_at_login_with_the_reason(client: TestClient) -> None:
+    mod = await moderator(client, "Boss", "admin")
+    assert await register(client, "Cheater") == "ok.zarejestrowalem."
+    assert await moderate(mod, what="ban", whom="Cheater", reason="engine use") == "ok"
+    secret = registered_id("Cheater", "pw")
+    assert await auth(client, co="loguj", opisGracza="Cheater", idGracza=secret) == (
+        "nieOk.banned.forGood.engine use"
+    )
+
+
+async def test_the_lobby_for_registered_players_only_and_slow(client: TestClient) -> None:
+    mod = await moderator(client)
+    guest = Zagram(client, "gus123", "*Gus")
+    assert await guest.login(lang="pl") == ""
+    await guest.poll()
+    assert await moderate(mod, what="lobby", mode="registered", **{"for": "30m"}) == "ok"
+    guest.say(0, "hello")
+    told = [text for _, kind, text in chat_texts((await guest.poll()).lines(0)) if kind == "e"]
+    assert len(told) == 1 and told[0].startswith("Do 20") and "zarejestrowani" in told[0]
+    guest.say("_Mod", "a private line still goes")
+    assert not [kind for _, kind, _ in chat_texts((await guest.poll()).lines(0)) if kind == "e"]
+
+    assert await moderate(mod, what="lobby", mode="slow", seconds="30", **{"for": "30m"}) == "ok"
+    guest.say(0, "one")
+    guest.say(0, "two")
+    lines = chat_texts((await guest.poll()).lines(0))
+    assert ("*Gus", "1", "one") in lines and not any(text == "two" for _, _, text in lines)
+    assert [text for _, kind, text in lines if kind == "e"] == [
+        "Lobby jest w trybie powolnym: jedna wiadomość co 30 s."
+    ]
+    assert await moderate(mod, what="lobby", mode="normal") == "ok"
+    guest.say(0, "three")
+    assert ("*Gus", "1", "three") in chat_texts((await guest.poll()).lines(0))
+
+
+async def test_a_ban_made_with_the_cli_ends_the_session_on_the_running_server_within_seconds(
+    client: TestClient, settings: Settings
+) -> None:
+    troll = Zagram(client, "troll1", "*Troll")
+    assert await troll.login() == ""
+    await troll.poll()
+    status = await asyncio.to_thread(
+        main, ["ban", "--db", settings.db_url, "*Troll", "--for", "2h", "--reason", "flood"]
+    )
+    assert status == 0
+    hub = client.app[HUB_KEY]
+    for _ in range(int(SANCTIONS_EVERY * 10) + 10):
+        if "troll1" not in hub.players:
+            break
+        await asyncio.sleep(0.1)
+    assert "troll1" not in hub.players
+    assert (await troll.login()).startswith("err.banned.")
+    shown = await asyncio.to_thread(main, ["moderation", "--db", settings.db_url, "log"])
+    assert shown == 0
+
+
+async def test_a_kicked_players_game_goes_on_as_after_a_time_out(client: TestClient) -> None:
+    mod = await moderator(client)
+    uid = await open_table(client, "Ala", "Bob")
+    assert await moderate(mod, what="kick", whom="*Bob", reason="calm down") == "ok"
+    hub = client.app[HUB_KEY]
+    assert "bobBob22" not in hub.players
+    table = hub.tables.by_uid[uid]
+    assert table.room is not None and table.room.game.result is None  # the game is not over
+    bob = Zagram(client, "bobAgain1", "*Bob")  # logs in again at once, from the same address
+    assert await bob.login() == ""
+    assert uid in (await bob.poll(b=True, msg_no="0.0")).sections  # back at the board
+
+
+async def test_a_moderators_deletion_is_in_the_moderation_log(client: TestClient) -> None:
+    mod = await moderator(client)
+    troll = Zagram(client, "troll1", "*Troll")
+    assert await troll.login() == ""
+    troll.say(0, "BUY CHEAP GOLD")
+    troll.say(0, "BUY MORE GOLD")
+    await troll.poll()
+    mod.send("c", "delmsg", "0._*Troll")
+    await mod.poll()
+    await client.app[STORE_KEY].writer.flush()
+    (line,) = [line for line in await client.app[STORE_KEY].moderation.log() if line.action == "delmsg"]
+    assert (line.actor, line.target, line.detail) == ("Mod", "*Troll", "table 0, 2 line(s)")
