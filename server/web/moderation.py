@@ -22,8 +22,10 @@ from aiohttp import web
 from server.hub.persistence import ADMIN, NO_ROLE
 from server.hub.sanctioning import Sanctions
 from server.hub.sanctions import BAN, KICK, MUTE, REGISTERED, SLOW
+from server.logs import Fields
 from server.protocol.codec import MAX_CHAT, ProtocolError, clean_text, look_key
 from server.store.moderation import Target
+from server.store.outage import unavailable
 from server.web.clients import POLICY_KEY
 from server.web.common import HUB_KEY, STORE_KEY
 from server.web.networks import banned_network
@@ -60,9 +62,12 @@ async def _keep_reading(app: web.Application) -> None:
         try:
             await refresh(app)
             failing = False
-        except Exception:  # storage down: the sanctions read last hold until it is back
-            if not failing:
+        except Exception as failure:  # storage down: the sanctions read last hold until it is back
+            reason = unavailable(failure)
+            if reason is None:
                 log.exception("cannot read the sanctions")
+            elif not failing:
+                log.warning("cannot read the sanctions until storage is back %s", Fields(reason=reason))
             failing = True
 
 

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
+from pathlib import Path
 
+import pytest
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
@@ -17,7 +20,8 @@ from server.web.moderation import SANCTIONS_EVERY
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.cluster.test_members import open_table
-from tests.conftest import served
+from tests.conftest import POSTGRES, served
+from tests.store.breakers import PostgresProxy
 from tests.store.test_accounts import registered_id
 from tests.web.test_auth import auth, auth_from, register
 from tests.web.test_stream import chat_texts
@@ -231,3 +235,25 @@ async def test_a_moderators_deletion_is_in_the_moderation_log(client: TestClient
     await client.app[STORE_KEY].writer.flush()
     (line,) = [line for line in await client.app[STORE_KEY].moderation.log() if line.action == "delmsg"]
     assert (line.actor, line.target, line.detail) == ("Mod", "*Troll", "table 0, 2 line(s)")
+
+
+@pytest.mark.skipif(not POSTGRES, reason="PostgreSQL: set KROPKI_TEST_DB (scripts/with-postgres)")
+async def test_the_sanctions_are_read_again_once_the_database_is_back_and_no_traceback_is_logged(
+    aiohttp_client: AiohttpClient, settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A PostgreSQL restart is an outage, not a bug: issue 44's chaos run counts every traceback in the
+    members' logs, and the reader logged one each time PostgreSQL went away."""
+    proxy = PostgresProxy(tmp_path / "pg", settings.db_url)
+    await proxy.start()
+    try:
+        client = await served(aiohttp_client, dataclasses.replace(settings, db_url=proxy.url))
+        await proxy.break_storage()
+        await asyncio.sleep(2 * SANCTIONS_EVERY + 0.5)
+        await proxy.mend()
+        await asyncio.sleep(2 * SANCTIONS_EVERY + 0.5)
+        readings = [r for r in caplog.records if "cannot read the sanctions" in r.getMessage()]
+        assert [r.levelno for r in readings] == [logging.WARNING]  # once, and no traceback
+        assert readings[0].exc_info is None
+        await client.close()
+    finally:
+        await proxy.close()
