@@ -98,7 +98,15 @@ def server_lines_of_a_team_game() -> list[dict[str, str]]:
 
 def test_every_server_line_of_a_team_game_is_read_again_in_russian(players: tuple[Player, Player]) -> None:
     lines = server_lines_of_a_team_game()
-    assert [line["type"] for line in lines] == ["u2draw", "agree2draw", "resigned4", "left2", "B+R", "l1"]
+    assert [line["type"] for line in lines] == [
+        "u2draw",
+        "agree2draw",
+        "resigned4",
+        "left2",
+        "B+R",
+        "l1",
+        "unratedFree",
+    ]
     render = "(lines, t, all) => all.map((line) => lines.serverLineText(line, t))"
 
     assert said(players[0].page, "en", render, lines) == [line["text"] for line in lines]
@@ -108,7 +116,18 @@ def test_every_server_line_of_a_team_game_is_read_again_in_russian(players: tupl
         "*Bob покидает игру.",
         "*Ala, *Cid побеждают: *Bob, *Dan покинули игру.",
         "Игра сохранена под номером 1.",
+        "Без рейтинга: товарищеская игра.",
     ]
+
+
+def test_a_rating_change_is_read_again_with_its_names_and_numbers(players: tuple[Player, Player]) -> None:
+    """issue 47: the line a rated game's table gets once it is archived (server/hub/games.py)."""
+    render = "(lines, t, line) => lines.serverLineText(line, t)"
+    change = "Alice 1500 → 1662 (+162), Bob 1500 → 1338 (-162)."
+    rated = {"type": "rated", "text": f"Ratings: {change}"}
+    assert said(players[0].page, "pl", render, rated) == f"Rankingi: {change}"
+    short = {"type": "unratedShort", "text": "Not rated: fewer than 24 dots were placed."}
+    assert said(players[0].page, "ua", render, short) == "Без рейтингу: поставлено менше ніж 24 точки."
 
 
 def test_a_line_or_refusal_the_client_does_not_know_is_still_readable(players: tuple[Player, Player]) -> None:
