@@ -120,11 +120,10 @@ def unrated(game: GameSummary) -> str | None:
         return None
     if game.rated or kind != "R":
         return None
-    finished = game.result is not None
     reason = unrated_reason(
         kind=kind,
         teams=bool(game.players),
-        finished=finished,
+        finished=game.result is not None,
         cancelled=game.result == "Void",
         registered=game.registered,
         dots=None,
