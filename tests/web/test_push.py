@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 import re
 import signal
@@ -280,3 +281,22 @@ async def test_a_clean_stop_closes_with_1001_and_the_client_resumes_after_the_re
             assert (await again.until(lambda reply: reply.processed >= number)).processed == number
             await socket_.close()
         assert "Traceback" not in server.log(), server.log()
+
+
+async def test_the_connection_cap_ends_a_push_connection_to_make_room(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """A push connection counts as an open connection; at the cap it is ended as a long poll is, when
+    no idle or slow connection is left to close: with 1013, after what was new."""
+    client = await served(aiohttp_client, dataclasses.replace(settings, max_connections=1))
+    assert await (await client.get("/a.kropki?co=guestLogin&idGracza=ala123&opis=*Ala")).text() == ""
+    async with pushed(client, "ala123", "0") as push:  # the login's keep-alive connection makes room
+        assert (await push.reply()).status == "ok"
+        healthy = await client.get("/healthz")  # a new connection: only the push connection can go
+        assert healthy.status == 200
+        closed = await push.socket.receive(timeout=FRAME_WAIT)
+        while closed.type is WSMsgType.TEXT:  # what the last poll says goes out first
+            closed = await push.socket.receive(timeout=FRAME_WAIT)
+        assert closed.type is WSMsgType.CLOSE and push.socket.close_code == 1013
+    metrics = await (await client.get("/metrics")).text()
+    assert re.search(r'^kropki_push_closed_total\{reason="cap"\} 1\.0$', metrics, re.M), metrics
