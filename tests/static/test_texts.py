@@ -1,7 +1,7 @@
-"""The client's texts (server/static/i18n.js, server-words.js, tournament-words.js and moderation-words.js), read as text:
-every language has every key with the same `{names}` (and a key in one file only), the refusals the
-server writes itself read the same in the client, and every refusal code the server can answer has a
-sentence."""
+"""The client's texts (server/static/i18n.js, server-words.js, tournament-words.js and
+moderation-words.js), read as text: every language has every key with the same `{names}` (and a key in
+one file only), the refusals the server writes itself read the same in the client, and every refusal
+code the server can answer has a sentence."""
 
 from __future__ import annotations
 
