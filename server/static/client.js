@@ -5,7 +5,7 @@
 // Longer than 500 lines, with a reason: the stream's readers, the screens and the clicks share one state
 // object that a new login replaces whole; what stands without it lives in modules of its own (protocol.js
 // parsing, board.js drawing, lines.js server lines, alerts.js sounds and notifications, tournaments.js the
-// tournaments the server runs, i18n.js texts).
+// tournaments the server runs, moderation.js reports and moderators' tools, i18n.js texts).
 
 import {
   analysisGameType, buildGameType, colourOfSide, describeGameType, encodeText, gameTypeText, guestId, moveOfNode, parseChatLine,
