@@ -43,7 +43,7 @@ def test_another_members_lobby_lines_are_quoted_in_time_order_and_a_deletion_is_
     hub, now = lobby_hub()
     now[0] = 1000
     hub.chat_from("bob456", "0", "here first")
-    hub.remote_lobby.take("kropki-b", "ca1001_0.*Cyd.1.there &amp; back")
+    hub.remote_lobby.take("kropki-b", "ca1001_0.*Cyd.1.there &#45; back")
     now[0] = 1002
     hub.chat_from("bob456", "0", "here again")
     hub.remote_lobby.take("kropki-b", "ca1003_0.*Cyd.1.BUY GOLD")
@@ -52,11 +52,11 @@ def test_another_members_lobby_lines_are_quoted_in_time_order_and_a_deletion_is_
     quoted = hub.quote_line(hub.players["ala123"], "0", "1001_0")
     assert quoted == [
         Quoted("1000_0", "*Bob", "here first"),
-        Quoted("1001_0", "*Cyd", "there & back", reported=True),
+        Quoted("1001_0", "*Cyd", "there - back", reported=True),
         Quoted("1002_0", "*Bob", "here again"),
         Quoted("1003_0", "*Cyd", "", deleted=True),
     ]
-    assert [q.text for q in hub.quote_player(hub.players["ala123"], "*Cyd")] == ["there & back", ""]
+    assert [q.text for q in hub.quote_player(hub.players["ala123"], "*Cyd")] == ["there - back", ""]
 
 
 def test_a_mirrored_tables_lines_are_quoted_for_the_people_here_at_it() -> None:
