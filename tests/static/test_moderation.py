@@ -51,7 +51,10 @@ def test_a_moderator_mutes_a_flooding_troll_lifts_it_and_bans_its_network(
     expect(mod.page.locator("#notice")).to_have_text("Done.")
     expect(troll.page.locator("#notice")).to_contain_text("You are muted until")
     expect(troll.page.locator("#notice")).to_contain_text("(spam)")
-    troll.say("BUY CHEAP GOLD 3")
+    troll.page.fill("#chat-text", "BUY CHEAP GOLD 3")
+    troll.page.click("#chat-form button")  # refused: the line stays in the box, the notice says why
+    expect(troll.page.locator("#notice")).to_contain_text("You are muted")
+    expect(troll.page.locator("#chat-text")).to_have_value("BUY CHEAP GOLD 3")
     ala.say("is it over?")
     mod.sees_chat("is it over?")
     expect(mod.page.locator("#chat-lines")).not_to_contain_text("BUY CHEAP GOLD 3")
