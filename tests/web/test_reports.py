@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
@@ -242,3 +243,14 @@ async def test_the_i_line_says_a_moderators_and_an_admins_powers(client: TestCli
     infos = {line[1:].split(".")[0]: line for line in (await ala.poll(msg_no="0")).lines(0, "i")}
     assert infos["Mod"].endswith(".P2x1c3") and infos["Boss"].endswith(".P3x2c3")
     assert infos["*Ala"] == "i*Ala..F.en"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [".", "0.", ".1_0", "_.1_0", "__.x", "0..", "abc.def", "99999999999999999999.1_0", "-1.1_0", "_@S.1_0"],
+)
+async def test_a_line_named_oddly_is_no_line_and_nothing_is_kept(client: TestClient, line: str) -> None:
+    mod = await moderator(client)
+    ala = await guest(client, "*Ala")
+    assert await report(ala, line=line, reason="spam") == "err.noSuchLine"
+    assert await reports(mod) == []
