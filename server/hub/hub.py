@@ -37,6 +37,7 @@ from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Standin
 from server.hub.peers import Peers
 from server.hub.persistence import Account, LiveSessions, MemoryPersistence, Persistence, SavedSession
 from server.hub.remote import RemoteLobby
+from server.hub.reported import Quoted, Quotes
 from server.hub.restore import Journals, Restorer
 from server.hub.room import AutoTable
 from server.hub.roster import Roster
@@ -82,6 +83,7 @@ class Hub:
         self.remote_lobby = RemoteLobby()
         self.mirrors = Mirrors(ctx, self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
+        self.quotes = Quotes(self.tables, self.mirrors, self.remote_lobby, self.chats.private)
         self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved, self.remote_lobby)
         self.ignoring = Ignoring(ctx, self.bus, self.roster, self.saved, self.invites, self.remote_lobby)
         self.tournaments = Tournaments(ctx, self.tables, self.remote_lobby)
@@ -469,6 +471,15 @@ class Hub:
         if needs_storage("v", "", answer):
             self.ctx.writable()
         self.invites.command(self.sessions.player(secret), answer)
+
+    def quote_line(self, player: Player, place: str, line_id: str) -> list[Quoted] | None:
+        return self.quotes.line(player, place, line_id)
+
+    def quote_player(self, player: Player, nick: str) -> list[Quoted]:
+        return self.quotes.player(player, nick)
+
+    def delete_chat_line(self, moderator: Player, uid: int, line_id: str) -> bool:
+        return self.chats.delete_lines(moderator, uid, line_id)
 
     def chat_from(self, secret: str, table: str, text: str) -> None:
         """The old `dodajWpis`: the same as a `c` command."""

@@ -303,13 +303,16 @@ class Tables(Mapping[int, Table]):
     def tell(self, player: Player, uid: int, code: str, english: str = "", **values: str) -> None:
         """A server line for one player only, e.g. why their command was refused: the sentence for
         `code` in the player's language, else `english` (server/hub/sentences.py)."""
+        target = uid if uid in player.tables else LOBBY
+        self.bus.send(player, target, self.told(player, code, english, **values))
+
+    def told(self, player: Player, code: str, english: str = "", **values: str) -> str:
+        """The `ca` line `tell` sends (also the last line of a session a moderator ends)."""
         text = for_player(player.lang, code, english, **values)
         now = int(self.ctx.clock())
         n = self.lobby.chat.counter.next(now)  # a chat line's id, not an event number
-        target = uid if uid in player.tables else LOBBY
         # the sentence may quote what the client sent: it must stay one line of the reply
-        line = chat_line(now, n, "", ERROR_TYPE, clean_text(text))
-        self.bus.send(player, target, events.chat_added(line))
+        return events.chat_added(chat_line(now, n, "", ERROR_TYPE, clean_text(text)))
 
     # --- who sits where ------------------------------------------------------------------------
 
