@@ -19,6 +19,7 @@ from typing import Any
 
 from server.engine.gametype import GameType
 from server.engine.start import Setup
+from server.hub.absences import Absences
 from server.hub.actions import table_actions
 from server.hub.bus import LocalBus
 from server.hub.chat import PrivateChats
@@ -78,7 +79,8 @@ class Hub:
         self.roster = Roster(ctx)
         self.saved = SavedSessions(ctx, self.roster)
         self.tables = Tables(ctx, self.bus, self.roster, self.saved)
-        self.games = Games(ctx, self.bus, self.roster, self.tables)
+        self.absences = Absences(ctx, self.tables)
+        self.games = Games(ctx, self.bus, self.roster, self.tables, self.absences)
         self.remote_lobby = RemoteLobby()
         self.mirrors = Mirrors(ctx, self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
@@ -226,6 +228,7 @@ class Hub:
 
     def sweep(self) -> None:
         self.sessions.time_out()
+        self.absences.sweep()
         self.saved.heartbeat()
         self.chats.forget_old()
         self.games.close_expired()
