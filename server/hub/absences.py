@@ -103,7 +103,7 @@ class Absences:
                 self.tables.server_line(
                     table.uid,
                     f"away{side}",
-                    f"{nick} has left the game. If {nick} is not back within {CLAIM_AFTER:.0f} s, "
+                    f"{nick} has left the game. If they are not back within {CLAIM_AFTER:.0f} s, "
                     f"{opponent} may claim the win or call the game off.",
                 )
         elif not absence.open and not room.tournament_game and now - absence.since >= CLAIM_AFTER:

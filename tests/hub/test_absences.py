@@ -87,7 +87,7 @@ class Game:
 
 AWAY_LINE = (
     "away2",
-    f"*Bob has left the game. If *Bob is not back within {CLAIM_AFTER:.0f} s, *Ala may claim the win or "
+    f"*Bob has left the game. If they are not back within {CLAIM_AFTER:.0f} s, *Ala may claim the win or "
     "call the game off.",
 )
 
