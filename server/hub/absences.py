@@ -14,6 +14,7 @@ again.
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 
@@ -22,14 +23,17 @@ from server.hub.context import Context
 from server.hub.model import Player, Table
 from server.hub.room import Room
 from server.hub.tables import Tables
+from server.logs import Fields
 from server.protocol.codec import ProtocolError
 
-# No request for this long and a player is away. The longest a poll may be held is 30 s (`wait=`,
-# docs/protocol.md), the built-in client's long poll 25 s, and MultiPoints polls about once a second:
-# a client that is there asks again well within it. A session ends after 60 s without a request.
+log = logging.getLogger(__name__)
+
+# No request for this long and a player is away (--away-after). The longest a poll may be held is 30 s
+# (`wait=`, docs/protocol.md), the built-in client's long poll 25 s, and MultiPoints polls about once a
+# second: a client that is there asks again well within it. A session ends after 60 s without a request.
 AWAY_AFTER = 40.0
-# From the notice until the opponent may claim: time to restart a browser or MultiPoints and log in
-# again (a guest from the same network under the same nick takes the seat back).
+# From the notice until the opponent may claim (--claim-after): time to restart a browser or MultiPoints
+# and log in again (a guest from the same network under the same nick takes the seat back).
 CLAIM_AFTER = 60.0
 # lichess's rule: a game in which either player has made fewer moves is called off, never won
 MOVES_TO_WIN = 2
@@ -44,8 +48,11 @@ class Absence:
 
 
 class Absences:
-    def __init__(self, ctx: Context, tables: Tables) -> None:
+    def __init__(
+        self, ctx: Context, tables: Tables, away_after: float = AWAY_AFTER, claim_after: float = CLAIM_AFTER
+    ) -> None:
         self.ctx, self.tables = ctx, tables
+        self.away_after, self.claim_after = away_after, claim_after
         self.away: dict[tuple[int, int], Absence] = {}  # (table, side) -> since when its player is away
 
     def sweep(self) -> None:
@@ -80,7 +87,7 @@ class Absences:
         player = table.people.get(table.room.nick_of(side)) if table.room is not None else None
         if player is None or not table.seat_of(player):
             return False
-        return bool(player.visiting_from) or now - player.last_seen < AWAY_AFTER
+        return bool(player.visiting_from) or now - player.last_seen < self.away_after
 
     def _look(self, table: Table, room: Room, side: int, now: float) -> None:
         key = (table.uid, side)
@@ -90,9 +97,11 @@ class Absences:
             if absence is not None:
                 del self.away[key]
                 self.tables.server_line(table.uid, f"back{side}", f"{nick} is back; the game goes on.")
+                log.info("player back %s", Fields(uid=table.uid, nick=nick))
             return
         if absence is None:
             self.away[key] = Absence(room.games_played, now)
+            log.info("player away %s", Fields(uid=table.uid, nick=nick))
             if room.tournament_game:
                 self.tables.server_line(
                     table.uid,
@@ -103,10 +112,10 @@ class Absences:
                 self.tables.server_line(
                     table.uid,
                     f"away{side}",
-                    f"{nick} has left the game. If they are not back within {CLAIM_AFTER:.0f} s, "
+                    f"{nick} has left the game. If they are not back within {self.claim_after:.0f} s, "
                     f"{opponent} may claim the win or call the game off.",
                 )
-        elif not absence.open and not room.tournament_game and now - absence.since >= CLAIM_AFTER:
+        elif not absence.open and not room.tournament_game and now - absence.since >= self.claim_after:
             absence.open = True
             may = (
                 "claim the win or call the game off"
@@ -143,7 +152,7 @@ class Absences:
             raise ProtocolError("notAway", f"{nick} is here: there is nothing to claim.")
         absence = self.away.get((table.uid, opponent))
         since = absence.since if absence is not None and absence.game == room.games_played else now
-        wait = CLAIM_AFTER - (now - since)
+        wait = self.claim_after - (now - since)
         if wait > 0:
             raise ProtocolError(
                 "claimTooSoon", f"{nick} may still come back: you may claim in {math.ceil(wait)} s."
@@ -155,3 +164,4 @@ class Absences:
             )
         self.away.pop((table.uid, opponent), None)
         room.claim(player.nick, what)
+        log.info("game claimed %s", Fields(uid=table.uid, nick=player.nick, away=nick, what=what))
