@@ -115,7 +115,7 @@ def test_an_opponent_who_stops_polling_is_announced_and_the_win_claimed_after_th
         ("l1", "Game saved as number 1."),
         ("unratedFree", "Not rated: a free game."),
     ]
-    assert f"x{game.uid}.2.B+R.1" in reply
+    assert f"x{game.uid}.1.B+R.1" in reply  # blue on move, as when *Bob left
     record = read_record(game.hub.persistence.records[1])  # type: ignore[attr-defined]
     assert record.result == "B+R"
     assert game.hub.absences.away == {}
@@ -156,7 +156,7 @@ def test_a_claim_against_a_player_back_before_the_sweep_saw_it_is_refused_and_ch
 def test_an_early_claim_is_refused_with_the_time_left_and_in_the_players_language() -> None:
     game = Game()
     game.moves("aa", "jj", "ab", "jh")
-    game.wait(AWAY_AFTER + SWEEP_EVERY, "ala1")
+    game.wait(AWAY_AFTER, "ala1")  # *Bob is away from this sweep on
     game.wait(20, "ala1")
 
     with pytest.raises(ProtocolError) as refused:

@@ -52,15 +52,15 @@ def test_the_tab_closed_is_told_the_win_claimed_and_a_short_game_called_off_unra
     for player, nick in ((ala, "Ala"), (bob, "Bob"), (cid, "Cid"), (dan, "Dan")):
         player.log_in(nick)
     start(ala, bob, kind="F", minutes="5")  # a timed free game
-    start(cid, dan, kind="R", minutes="0")  # an untimed ranked one
+    start(dan, cid, kind="R", minutes="0")  # an untimed ranked one, *Dan blue
     for point in ("bb", "hh", "bc", "hg"):  # two moves each
         mover, other = (ala, bob) if point in ("bb", "bc") else (bob, ala)
         mover.play(point)
         other.sees_dot(point)
-    cid.play("bb")  # one move each
-    dan.sees_dot("bb")
-    dan.play("hh")
-    cid.sees_dot("hh")
+    dan.play("bb")  # one move each
+    cid.sees_dot("bb")
+    cid.play("hh")
+    dan.sees_dot("hh")
 
     bob.page.close()  # the tabs closed: nothing says so but silence
     dan.page.close()
