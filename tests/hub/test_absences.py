@@ -144,7 +144,8 @@ def test_a_claim_against_a_player_back_before_the_sweep_saw_it_is_refused_and_ch
     game.moves("aa", "jj", "ab", "jh")
     game.wait(AWAY_AFTER + CLAIM_AFTER + SWEEP_EVERY, "ala1")
     assert game.codes() == ["away2", "claimable2"]
-    game.hub.receive("bob1", [])  # back, between two sweeps
+    assert "bob1" not in game.hub.players  # timed out meanwhile
+    game.hub.guest_login("bob1", "*Bob", "en")  # his client logs in again, between two sweeps
     before = (game.room.state(), game.lines(), game.hub.tables[game.uid].journal_seq)
 
     reply = game.poll("ala1", f"u.{game.uid}.claim")
