@@ -120,7 +120,7 @@ class Absences:
             may = (
                 "claim the win or call the game off"
                 if self.may_be_won(room)
-                else ("call the game off (too few moves to win it)")
+                else "call the game off (too few moves to win it)"
             )
             text = f"{nick} has not come back: {opponent} may {may}."
             self.tables.server_line(table.uid, f"claimable{side}", text)
@@ -151,11 +151,14 @@ class Absences:
         if self.present(table, opponent, now):
             raise ProtocolError("notAway", f"{nick} is here: there is nothing to claim.")
         absence = self.away.get((table.uid, opponent))
-        since = absence.since if absence is not None and absence.game == room.games_played else now
-        wait = self.claim_after - (now - since)
-        if wait > 0:
+        wait = self.claim_after  # not noticed yet: the whole grace is before them
+        if absence is not None and absence.game == room.games_played:
+            wait -= now - absence.since
+        else:
+            absence = None
+        if absence is None or wait > 0:
             raise ProtocolError(
-                "claimTooSoon", f"{nick} may still come back: you may claim in {math.ceil(wait)} s."
+                "claimTooSoon", f"{nick} may still come back: you may claim in {max(1, math.ceil(wait))} s."
             )
         if what == "claim" and not self.may_be_won(room):
             raise ProtocolError(
