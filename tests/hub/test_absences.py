@@ -273,6 +273,7 @@ def test_a_team_game_is_not_claimed() -> None:
     with pytest.raises(ProtocolError) as refused:
         hub.propose("ala1", str(uid), "claim")
     assert refused.value.code == "badProposal"
+    assert str(refused.value) == "Only a game between two people can be claimed."  # a claim, known
 
 
 def test_a_claimed_game_comes_back_over_after_a_restart() -> None:
