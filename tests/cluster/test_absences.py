@@ -19,6 +19,7 @@ async def test_a_player_of_another_member_claims_the_game_its_owner_saw_left(
 ) -> None:
     a, b, ala, cyd = await ala_and_cyd(aiohttp_client, postgres, redis_server)
     ala.send("v", 0, f"s.*Cyd.{FREE_GAME}")
+    await invitation_lines(ala, starts("vs*Cyd."))  # the poll that carries it
     await invitation_lines(cyd, starts("vg*Ala."))
     cyd.send("v", 0, "a")
     await cyd.poll(b=True)
