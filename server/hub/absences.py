@@ -66,11 +66,13 @@ class Absences:
             room = self.watched(table) if table is not None else None
             if room is None or room.games_played != absence.game:
                 del self.away[(uid, side)]
-        for table in self.tables.values():
+        away = self.away
+        for table in self.tables.values():  # every running game, so the usual case is kept short
             room = self.watched(table)
             if room is not None:
                 for side in (1, 2):
-                    self._look(table, room, side, now)
+                    if (table.uid, side) in away or not self.present(table, side, now):
+                        self._look(table, room, side, now)
 
     def watched(self, table: Table) -> Room | None:
         """The table's game if it is one that a player can leave and an opponent claim: two people,
@@ -84,10 +86,14 @@ class Absences:
         """Whether the session that owns the side's seat is at the table and asking. A person of another
         member of a cluster counts while at the table: their member says when they leave it, or when
         their session ends (docs/cluster.md)."""
-        player = table.people.get(table.room.nick_of(side)) if table.room is not None else None
-        if player is None or not table.seat_of(player):
+        nick = table.room.lineup.seats[side - 1] if table.room is not None else ""
+        player = table.people.get(nick)
+        if player is None or not (player.visiting_from or now - player.last_seen < self.away_after):
             return False
-        return bool(player.visiting_from) or now - player.last_seen < self.away_after
+        # the seat is this session's (Table.seat_of): a guest's own, a registered nick's the account's,
+        # whose key is made from the nick alone (Player.seat_key) and so need not be made again here
+        owner = table.owners.get(nick)
+        return owner is not None and (owner == player.id_hmac if player.guest else owner.startswith("@"))
 
     def _look(self, table: Table, room: Room, side: int, now: float) -> None:
         key = (table.uid, side)
