@@ -19,6 +19,7 @@ from typing import Any
 
 from server.engine.gametype import GameType
 from server.engine.start import Setup
+from server.hub.absences import AWAY_AFTER, CLAIM_AFTER, Absences
 from server.hub.actions import table_actions
 from server.hub.bus import LocalBus
 from server.hub.chat import PrivateChats
@@ -64,7 +65,11 @@ class Hub:
         persistence: Persistence | None = None,
         rng: random.Random | None = None,
         caps: Caps | None = None,
+        away_after: float = AWAY_AFTER,
+        claim_after: float = CLAIM_AFTER,
     ) -> None:
+        """`away_after`, `claim_after`: when a player who stopped asking is away from their games, and
+        when their opponent may claim (server/hub/absences.py)."""
         self.ctx = ctx = Context(
             clock=clock,
             timers=timers or LoopTimers(),
@@ -79,7 +84,8 @@ class Hub:
         self.roster = Roster(ctx)
         self.saved = SavedSessions(ctx, self.roster)
         self.tables = Tables(ctx, self.bus, self.roster, self.saved)
-        self.games = Games(ctx, self.bus, self.roster, self.tables)
+        self.absences = Absences(ctx, self.tables, away_after, claim_after)
+        self.games = Games(ctx, self.bus, self.roster, self.tables, self.absences)
         self.remote_lobby = RemoteLobby()
         self.mirrors = Mirrors(ctx, self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
@@ -228,6 +234,7 @@ class Hub:
 
     def sweep(self) -> None:
         self.sessions.time_out()
+        self.absences.sweep()
         self.saved.heartbeat()
         self.chats.forget_old()
         self.games.close_expired()

@@ -41,16 +41,21 @@ def result_sentence(result: Result, names: Pair, scores: tuple[Fraction, Fractio
     """The English line that says how a game ended. `names` and `scores` are blue's and red's; `how` is
     `agreed` for a result both players agreed to, `no-show` for a tournament game nobody came to,
     `organiser` for one its organiser cancelled (cancelTable), `left` for a team game whose losing team
-    has nobody left in it (docs/teams.md). A team's name is its nicks joined."""
+    has nobody left in it (docs/teams.md), `abandoned` for a game its player left and its opponent
+    claimed or called off (server/hub/absences.py). A team's name is its nicks joined."""
     if result.reason == "Void":
         if how == "organiser":
             return "The organiser cancelled this game: it does not count."
+        if how == "abandoned":
+            return "The game was called off: a player left it."
         return "Nobody showed up; the game was cancelled." if how == "no-show" else "The game was cancelled."
     if result.winner == 0:
         if how == "agreed":
             return "Draw by agreement."
         return f"Draw, {_points(scores[0])}:{_points(scores[1])}."
     winner, loser = names[result.winner - 1], names[2 - result.winner]
+    if result.reason == "R" and how == "abandoned":
+        return f"{winner} won: {loser} left the game and did not come back."
     if result.reason == "R":
         return f"{winner} won: {loser} left the game." if how == "left" else f"{winner} won by resignation."
     if result.reason == "T":
@@ -233,6 +238,26 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "pl": "Na tę propozycję nie możesz odpowiedzieć.",
         "ru": "На это предложение вы ответить не можете.",
         "ua": "На цю пропозицію ви відповісти не можете.",
+    },
+    "notAway": {
+        "pl": "Przeciwnik jest przy stole: nie ma czego żądać.",
+        "ru": "Соперник здесь: требовать нечего.",
+        "ua": "Суперник тут: вимагати нічого.",
+    },
+    "claimTooSoon": {
+        "pl": "Przeciwnik może jeszcze wrócić: poczekaj, aż minie czas na powrót.",
+        "ru": "Соперник ещё может вернуться: подождите, пока выйдет время на возвращение.",
+        "ua": "Суперник ще може повернутися: зачекайте, доки мине час на повернення.",
+    },
+    "claimTooShort": {
+        "pl": "Mniej niż dwa ruchy każdego gracza: grę można odwołać, ale nie wygrać.",
+        "ru": "Меньше двух ходов у каждого: игру можно отменить, но не выиграть.",
+        "ua": "Менше ніж два ходи в кожного: гру можна скасувати, але не виграти.",
+    },
+    "claimInTournament": {
+        "pl": "W grze turniejowej decyduje zegar i organizator: tu niczego nie można żądać.",
+        "ru": "В турнирной игре решают часы и организатор: здесь ничего нельзя потребовать.",
+        "ua": "У турнірній грі вирішують годинник і організатор: тут нічого не можна вимагати.",
     },
     "noRight": {
         "pl": "Przy tym stole to niedozwolone.",

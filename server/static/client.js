@@ -18,6 +18,7 @@ import { refusalText, serverLineText } from "./lines.js";
 import { allowNotifications, notifyAway, playSound, wakeSound } from "./alerts.js";
 import { renderTournaments, showTournaments, stopTournaments } from "./tournaments.js";
 import { lineMenu, nameMenu, renderModerationEntry, setUpModeration } from "./moderation.js";
+import { renderAbsence } from "./absence.js";
 
 const LONG_POLL_SECONDS = 25;
 const RETRY_MS = 1000;
@@ -759,6 +760,10 @@ function renderGame() {
   $("#watchers").textContent = t("watchers", { nicks: watching.join(", ") });
   $("#full-screen").textContent = t($("#app").classList.contains("full-screen") ? "leaveFullScreen" : "fullScreen");
   renderProposal(table, side);
+  renderAbsence($("#absence"), {
+    lines: state.chats.get(`t${table.uid}`)?.lines || [], side: desc.teams ? 0 : side, nicks: desc.players,
+    playing: playing(table) && desc.kind !== "a", t, element, button, claim: (what) => propose(table, what),
+  });
   const live = playing(table);
   const contest = !analysis; // an analysis has no score to agree, nobody to resign to, no next game
   const shown = {

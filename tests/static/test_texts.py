@@ -119,6 +119,8 @@ def test_the_clients_english_server_lines_are_the_servers_sentences() -> None:
         "lineNobodyCame": (Result(0, "Void"), "no-show", {}),
         "lineOrganiserCancelled": (Result(0, "Void"), "organiser", {}),
         "lineTeamLeft": (Result(1, "R"), "left", {"winner": "*Ala", "loser": "*Bob"}),
+        "lineAbandonedWon": (Result(1, "R"), "abandoned", {"winner": "*Ala", "loser": "*Bob"}),
+        "lineCalledOff": (Result(0, "Void"), "abandoned", {}),
     }
     for key, (result, how, values) in cases.items():
         sentence = result_sentence(result, names2, scores, how)  # type: ignore[arg-type]
