@@ -81,6 +81,9 @@ class Tables(Mapping[int, Table]):
         # (server/hub/games.py); on a member of a cluster, the tables of other members its people sit
         # at (server/hub/mirrors.py) and the people of other members at its tables (visitors.py)
         self.game_over: Callable[[Room], None] = lambda room: None
+        # ... and when players begin a game here, by any way (an agreed new game at a table too): their
+        # seeks and places in the quick-pairing pools end (server/hub/seeks.py)
+        self.game_started: Callable[[GameType, Sequence[str]], None] = lambda game_type, nicks: None
         self.elsewhere: Elsewhere | None = None
         self.visiting: Visiting | None = None
 
@@ -167,6 +170,7 @@ class Tables(Mapping[int, Table]):
             if player is not None and uid not in player.tables:
                 self.enter(player, uid)
         log.info("table opened %s", Fields(uid=uid, blue=room.blue, red=room.red, type=game_type))
+        self.game_started(game_type, (blue, red, *more))
         return table
 
     def announce(self, room: Room) -> None:
@@ -221,7 +225,7 @@ class Tables(Mapping[int, Table]):
             say_lobby=lambda line: publish(LOBBY, line),
             tell=lambda code, text: self.server_line(uid, code, text),
             finished=self._finished,
-            new_game=lambda room: self.show_again(room.uid),
+            new_game=self._new_game,
             note=lambda kind, data, entry: self.journal(uid, kind, data, entry),
             auto=auto,
             setup=setup,
@@ -260,6 +264,11 @@ class Tables(Mapping[int, Table]):
 
     def _finished(self, room: Room) -> None:
         self.game_over(room)
+
+    def _new_game(self, room: Room) -> None:
+        """A new game agreed at a table (`new`)."""
+        self.show_again(room.uid)
+        self.game_started(room.game_type, room.lineup.seats)
 
     def show_again(self, uid: int) -> None:
         """Everyone at the table leaves it for one reply and comes back to it: a new game, or play taken
