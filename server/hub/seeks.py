@@ -123,7 +123,7 @@ class Seeks:
         seeker = seek.player
         if seeker is player:
             raise ProtocolError("notEligible", "This is your own seek: cancel it instead.")
-        if _refuse_each_other(seeker, player):
+        if nick_key(player.nick) in seeker.blocked or seeker.ignores(player.nick):
             raise ProtocolError("blocked", f"{seeker.nick} does not accept your invitations.")
         if not seek.rating_range.admits(rating_of(player)):
             raise ProtocolError(
