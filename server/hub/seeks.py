@@ -10,6 +10,7 @@ invitation does (Invitations.start_game). Each member of a cluster has its own (
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,8 @@ from server.protocol.seeks import (
 )
 
 MOST_SEEKS = 3  # open seeks of one player
+# open seeks on the server: every whole lobby state lists them all (about 50 bytes each)
+MOST_OPEN_SEEKS = 300
 SEEKS_PER_MINUTE = 10  # seeks one player may post in a minute (a flood is refused `seekFlood`)
 # The quick-pairing pools: name -> game type (ranked, standard rules, four starting crosses, the server
 # draws who is blue: the lower rating in a ranked game between two accounts). docs/protocol.md names them.
@@ -106,6 +109,11 @@ class Seeks:
             raise ProtocolError(
                 "tooManySeeks", f"You have {MOST_SEEKS} open seeks already: cancel one first."
             )
+        if len(self.open) >= MOST_OPEN_SEEKS:
+            raise ProtocolError(
+                "tooManySeeks",
+                f"The lobby has {MOST_OPEN_SEEKS} open seeks already: accept one, or try later.",
+            )
         now = self.ctx.timers.now()
         posted = self.posted.setdefault(player, deque())
         within_a_minute(posted, now, SEEKS_PER_MINUTE, "seekFlood", "seeks")
@@ -126,9 +134,7 @@ class Seeks:
         if nick_key(player.nick) in seeker.blocked or seeker.ignores(player.nick):
             raise ProtocolError("blocked", f"{seeker.nick} does not accept your invitations.")
         if not seek.rating_range.admits(rating_of(player)):
-            raise ProtocolError(
-                "notEligible", f"This seek is for ratings {seek.rating_range.fields().replace('.', ' to ')}."
-            )
+            raise ProtocolError("notEligible", f"This seek is for ratings {_range_words(seek.rating_range)}.")
         self.invitations.start_game(seeker, player, seek.game_type)  # game_started ends the seek
 
     def cancel(self, player: Player, number: int) -> None:
@@ -149,7 +155,8 @@ class Seeks:
 
     def end_all_of(self, nicks: Sequence[str]) -> None:
         """These players' seeks end (they began a game, or left)."""
-        for seek in [seek for seek in self.open.values() if seek.player.nick in nicks]:
+        keys = {nick_key(nick) for nick in nicks}
+        for seek in [seek for seek in self.open.values() if nick_key(seek.player.nick) in keys]:
             self._end(seek)
 
     def left(self, player: Player) -> None:
@@ -203,58 +210,58 @@ class Pools:
             self.bus.nudge(player)
 
     def end_all_of(self, nicks: Sequence[str]) -> None:
-        for player in [player for player in self.waiting if player.nick in nicks]:
+        keys = {nick_key(nick) for nick in nicks}
+        for player in [player for player in self.waiting if nick_key(player.nick) in keys]:
             self.leave(player)
 
     def gap(self, waiting: Waiting, now: float) -> int:
         return GAP_AT_FIRST + int(GAP_GROWTH * max(0.0, now - waiting.since))
 
     def pair_all(self) -> None:
-        """The sweep's turn: the gaps have grown."""
+        """The sweep's turn: the gaps have grown. Whoever still waits is nudged, so that a long poll
+        shows the time waited and the gap as they grow (the `w` line is not an event)."""
         for pool in POOLS:
             self.pair(pool)
+        self.bus.nudge(*self.waiting)
 
     def pair(self, pool: str) -> None:
         """Whoever waited longest first takes the nearest rating within the gap the longer waiter of the
-        two allows, the earlier comer between equals. Not while storage fails: a game cannot open."""
+        two allows, the earlier comer between equals. Not while storage fails: a game cannot open.
+
+        Quadratic in the players waiting in the pool, who stay few: two within GAP_AT_FIRST of each
+        other are paired the moment the second comes, so those who wait are spread over the ratings."""
         if self.ctx.persistence.storage_failure is not None:
             return
         now = self.ctx.timers.now()
         queue = [waiting for waiting in self.waiting.values() if waiting.pool == pool]
-        paired: set[Player] = set()
         for first in queue:
-            if first.player in paired:
+            if self.waiting.get(first.player) is not first:  # paired, or taken out, meanwhile
                 continue
             rating = _pairing_rating(first.player)
             others = [
                 other
                 for other in queue
                 if other is not first
-                and other.player not in paired
+                and self.waiting.get(other.player) is other
                 and not _refuse_each_other(first.player, other.player)
                 and abs(_pairing_rating(other.player) - rating)
                 <= self.gap(min(first, other, key=_since), now)
             ]
-            if not others:
-                continue
-            second = min(others, key=lambda other: abs(_pairing_rating(other.player) - rating))
-            if self._start(first, second):
-                paired |= {first.player, second.player}
+            if others:
+                self._start(first, min(others, key=lambda other: abs(_pairing_rating(other.player) - rating)))
 
-    def _start(self, first: Waiting, second: Waiting) -> bool:
-        """Their game, if both may still play one; one who may not leaves the pool, told why."""
+    def _start(self, first: Waiting, second: Waiting) -> None:
+        """Their game (which takes both out of the pool: `game_started`), if both may still play one;
+        one who may not leaves the pool, told why."""
         for waiting in (first, second):
             try:
                 self.ctx.limits.games_of(self.tables.values(), waiting.player)
             except ProtocolError as refused:
                 self.leave(waiting.player)
                 self.tables.tell(waiting.player, LOBBY, refused.code, str(refused))
-                return False
-        try:
+                return
+        with contextlib.suppress(ProtocolError):  # no table free just now: both wait for the next sweep
             self.invitations.start_game(first.player, second.player, self.game_types[first.pool])
-        except ProtocolError:  # no table free on the server just now: both wait for the next sweep
-            return False
-        return True
 
     def lines(self, player: Player) -> list[str]:
         """What every reply to a waiting player repeats (`w`)."""
@@ -264,6 +271,14 @@ class Pools:
         now = self.ctx.timers.now()
         count = sum(other.pool == waiting.pool for other in self.waiting.values())
         return [pool_waiting(waiting.pool, int(now - waiting.since), self.gap(waiting, now), count)]
+
+
+def _range_words(rating_range: RatingRange) -> str:
+    if rating_range.lowest is None:
+        return f"up to {rating_range.highest}"
+    if rating_range.highest is None:
+        return f"from {rating_range.lowest}"
+    return f"{rating_range.lowest} to {rating_range.highest}"
 
 
 def _since(waiting: Waiting) -> float:
