@@ -96,13 +96,13 @@ class Seeks:
     def do(self, player: Player, command: SeekCommand) -> None:
         """A `k` command or its endpoint (co=seek, acceptSeek, cancelSeek)."""
         if isinstance(command, PostSeek):
-            self.post(player, command.game_type, command.rating_range)
+            self.add(player, command.game_type, command.rating_range)
         elif isinstance(command, AcceptSeek):
             self.accept(player, command.number)
         elif isinstance(command, CancelSeek):
             self.cancel(player, command.number)
 
-    def post(self, player: Player, game_type_text: str, rating_range: RatingRange) -> int:
+    def add(self, player: Player, game_type_text: str, rating_range: RatingRange) -> int:
         """A new seek, for everyone in the lobby (`ka`); its number."""
         game_type = _game_of_two(game_type_text)
         if sum(seek.player is player for seek in self.open.values()) >= MOST_SEEKS:
