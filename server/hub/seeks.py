@@ -11,6 +11,7 @@ invitation does (Invitations.start_game). Each member of a cluster has its own (
 from __future__ import annotations
 
 import contextlib
+from bisect import bisect_left, bisect_right
 from collections import deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -228,27 +229,33 @@ class Pools:
         """Whoever waited longest first takes the nearest rating within the gap the longer waiter of the
         two allows, the earlier comer between equals. Not while storage fails: a game cannot open.
 
-        Quadratic in the players waiting in the pool, who stay few: two within GAP_AT_FIRST of each
-        other are paired the moment the second comes, so those who wait are spread over the ratings."""
+        Each looks only at the ratings within the widest gap (the longest waiter's), found by bisection
+        in the pool sorted by rating: those who wait are spread over the ratings (two within
+        GAP_AT_FIRST of each other are paired the moment the second comes), so few are that near."""
         if self.ctx.persistence.storage_failure is not None:
             return
+        queue = [waiting for waiting in self.waiting.values() if waiting.pool == pool]  # oldest first
+        if len(queue) < 2:
+            return
         now = self.ctx.timers.now()
-        queue = [waiting for waiting in self.waiting.values() if waiting.pool == pool]
+        by_rating = sorted(queue, key=_rating_of_waiting)
+        ratings = [_rating_of_waiting(waiting) for waiting in by_rating]
+        widest = self.gap(queue[0], now)
         for first in queue:
             if self.waiting.get(first.player) is not first:  # paired, or taken out, meanwhile
                 continue
-            rating = _pairing_rating(first.player)
+            rating = _rating_of_waiting(first)
+            near = by_rating[bisect_left(ratings, rating - widest) : bisect_right(ratings, rating + widest)]
             others = [
                 other
-                for other in queue
+                for other in near
                 if other is not first
                 and self.waiting.get(other.player) is other
+                and abs(_rating_of_waiting(other) - rating) <= self.gap(min(first, other, key=_since), now)
                 and not _refuse_each_other(first.player, other.player)
-                and abs(_pairing_rating(other.player) - rating)
-                <= self.gap(min(first, other, key=_since), now)
             ]
             if others:
-                self._start(first, min(others, key=lambda other: abs(_pairing_rating(other.player) - rating)))
+                self._start(first, min(others, key=lambda other: abs(_rating_of_waiting(other) - rating)))
 
     def _start(self, first: Waiting, second: Waiting) -> None:
         """Their game (which takes both out of the pool: `game_started`), if both may still play one;
@@ -285,8 +292,8 @@ def _since(waiting: Waiting) -> float:
     return waiting.since
 
 
-def _pairing_rating(player: Player) -> int:
-    rating = rating_of(player)
+def _rating_of_waiting(waiting: Waiting) -> int:
+    rating = rating_of(waiting.player)
     return UNRATED if rating is None else rating
 
 
