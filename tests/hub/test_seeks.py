@@ -7,6 +7,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from server.hub import seeks as seeks_module
 from server.hub.clock import ManualTimers
@@ -349,3 +351,14 @@ def test_the_hub_methods_for_the_endpoints_do_what_the_commands_do() -> None:
     assert pool_lines(lobby.reply("cid1"))
     lobby.hub.pool("cid1", "")
     assert not pool_lines(lobby.reply("cid1"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    kind=st.sampled_from("kj"), text=st.text(alphabet=st.sampled_from("sacj.0123456789x_R F/"), max_size=40)
+)
+def test_any_seek_or_pool_command_is_done_or_refused_in_a_line(kind: str, text: str) -> None:
+    lobby = Lobby()
+    lines = lobby.send("ala1", f"{kind}.0.{text.replace('/', '')}")
+    assert lines[0] == "ok" and lines[-1] == "end"
+    assert lobby.games() == []  # alone: nobody to play

@@ -4,6 +4,8 @@ every malformed one refused with a code, and the lines written as docs/protocol.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from server.protocol.codec import ProtocolError
 from server.protocol.seeks import (
@@ -80,3 +82,14 @@ def test_the_lines_put_the_game_type_last() -> None:
     assert seek_added(9, "Bob", RatingRange(None, 1700), FREE) == f"ka9.Bob..1700.{FREE}"
     assert seek_gone(7) == "kd7"
     assert pool_waiting("20x20_3_2", 12, 340, 2) == "w20x20_3_2.12.340.2"
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from("sac.0123456789-x²１ F"), max_size=30) | st.text(max_size=30))
+def test_any_text_is_read_or_refused_with_a_code(text: str) -> None:
+    try:
+        command = parse_seek_command(text)
+    except ProtocolError as refused:
+        assert refused.code in ("badCommand", "badRange")
+    else:
+        assert isinstance(command, (PostSeek, AcceptSeek, CancelSeek))
