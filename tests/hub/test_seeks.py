@@ -4,6 +4,7 @@ player reads, the games they start, what ends them, and every refusal, which cha
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -362,3 +363,21 @@ def test_any_seek_or_pool_command_is_done_or_refused_in_a_line(kind: str, text: 
     lines = lobby.send("ala1", f"{kind}.0.{text.replace('/', '')}")
     assert lines[0] == "ok" and lines[-1] == "end"
     assert lobby.games() == []  # alone: nobody to play
+
+
+async def test_a_waiting_players_long_poll_ends_at_each_sweep_to_show_the_gap_grown() -> None:
+    lobby = Lobby()
+    lobby.send("ala1", "j.0.20x20_3_2")
+    lobby.timers.advance(2)  # the lobby's wake after the logins is past (LOBBY_WAKE_EVERY)
+    lobby.reply("ala1")
+    waiting = lobby.hub.wait_for_news("ala1", lobby.seen["ala1"], 10.0)
+    assert waiting is not None
+    poll = asyncio.ensure_future(waiting)
+    await asyncio.sleep(0.05)
+    assert not poll.done()
+
+    lobby.timers.advance(3)
+    lobby.hub.sweep()
+
+    await asyncio.wait_for(poll, 1.0)
+    assert pool_lines(lobby.reply("ala1")) == [f"w20x20_3_2.5.{GAP_AT_FIRST + 5 * GAP_GROWTH}.1"]
