@@ -5,6 +5,10 @@ Every method here is one line into the part that owns the concept; none keeps li
 its own. The web layer calls the hub rather than the parts, so that a handler needs one name and the
 order of its checks (storage first, then the session) is written once, here. A poll is one call
 (`poll`, Stream.poll). Only `__init__` sets one part's hooks to another part: no part's constructor does.
+
+Over 500 lines because it is both the one place that wires every part and the one name the web layer
+calls for each operation, a line or two each; a second module would split either (issue 47's seeks and
+pools, with issue 46's moderation, took it past 500).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Standin
 from server.hub.peers import Peers
 from server.hub.persistence import Account, LiveSessions, MemoryPersistence, Persistence, SavedSession
 from server.hub.remote import RemoteLobby
+from server.hub.reported import Quoted, Quotes
 from server.hub.restore import Journals, Restorer
 from server.hub.room import AutoTable
 from server.hub.roster import Roster
@@ -84,6 +89,7 @@ class Hub:
         self.remote_lobby = RemoteLobby()
         self.mirrors = Mirrors(ctx, self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
+        self.quotes = Quotes(self.tables, self.mirrors, self.remote_lobby, self.chats.private)
         self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved, self.remote_lobby)
         self.ignoring = Ignoring(ctx, self.bus, self.roster, self.saved, self.invites, self.remote_lobby)
         self.tournaments = Tournaments(ctx, self.tables, self.remote_lobby)
@@ -478,6 +484,15 @@ class Hub:
         if needs_storage("v", "", answer):
             self.ctx.writable()
         self.invites.command(self.sessions.player(secret), answer)
+
+    def quote_line(self, player: Player, place: str, line_id: str) -> list[Quoted] | None:
+        return self.quotes.line(player, place, line_id)
+
+    def quote_player(self, player: Player, nick: str) -> list[Quoted]:
+        return self.quotes.player(player, nick)
+
+    def delete_chat_line(self, moderator: Player, uid: int, line_id: str) -> bool:
+        return self.chats.delete_lines(moderator, uid, line_id)
 
     def seek(self, secret: str, command: SeekCommand) -> None:
         """co=seek, acceptSeek, cancelSeek: as the `k` command (an accepted seek opens a table)."""

@@ -401,6 +401,24 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "ru": "Вам навсегда запрещено писать ({reason}): ваши сообщения не отправляются.",
         "ua": "Вам назавжди заборонено писати ({reason}): ваші повідомлення не надсилаються.",
     },
+    "kicked": {
+        "en": "A moderator ended your session ({reason}).",
+        "pl": "Moderator zakończył twoją sesję ({reason}).",
+        "ru": "Модератор завершил ваш сеанс ({reason}).",
+        "ua": "Модератор завершив ваш сеанс ({reason}).",
+    },
+    "bannedNow": {
+        "en": "You are banned from this server until {until} ({reason}).",
+        "pl": "Masz zakaz wstępu na ten serwer do {until} ({reason}).",
+        "ru": "Вам закрыт доступ на этот сервер до {until} ({reason}).",
+        "ua": "Вам закрито доступ на цей сервер до {until} ({reason}).",
+    },
+    "bannedNowForGood": {
+        "en": "You are banned from this server for good ({reason}).",
+        "pl": "Masz stały zakaz wstępu na ten serwer ({reason}).",
+        "ru": "Вам навсегда закрыт доступ на этот сервер ({reason}).",
+        "ua": "Вам назавжди закрито доступ на цей сервер ({reason}).",
+    },
     "lobbyRegistered": {
         "en": "Until {until} only registered players write in the lobby.",
         "pl": "Do {until} w lobby piszą tylko zarejestrowani gracze.",

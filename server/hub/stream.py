@@ -236,6 +236,9 @@ class Stream:
         self.polls_answered += 1
         player = self.roster.find(secret)
         if player is None:
+            farewell = self.roster.farewell(secret, self.ctx.timers.now())
+            if farewell is not None:  # a moderator ended the session: why, as a server line
+                return frame(True, seen, self.counter.last, 0, [events.section(LOBBY), farewell])
             return self._public_reply(seen, with_subscriptions)
         player.nudged = False  # this reply carries the lines as they are now
         last = self.counter.last

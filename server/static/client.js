@@ -5,7 +5,7 @@
 // Longer than 500 lines, with a reason: the stream's readers, the screens and the clicks share one state
 // object that a new login replaces whole; what stands without it lives in modules of its own (protocol.js
 // parsing, board.js drawing, lines.js server lines, alerts.js sounds and notifications, tournaments.js the
-// tournaments the server runs, i18n.js texts).
+// tournaments the server runs, moderation.js reports and moderators' tools, i18n.js texts).
 
 import {
   analysisGameType, buildGameType, colourOfSide, describeGameType, encodeText, gameTypeText, guestId, moveOfNode, parseChatLine,
@@ -18,6 +18,7 @@ import { refusalText, serverLineText } from "./lines.js";
 import { allowNotifications, notifyAway, playSound, wakeSound } from "./alerts.js";
 import { renderTournaments, showTournaments, stopTournaments } from "./tournaments.js";
 import { parsePoolLine, parseSeekLine, postSeek, renderQuickGame } from "./seeks.js";
+import { lineMenu, nameMenu, renderModerationEntry, setUpModeration } from "./moderation.js";
 
 const LONG_POLL_SECONDS = 25;
 const RETRY_MS = 1000;
@@ -309,8 +310,8 @@ const READERS = [
   ["o", (uid, body) => { const [side, where] = [body[0], body.slice(2)]; game(uid).drawing[side] = where === "-" ? null : where; }],
   ["n", (uid, body) => { state.ignored = split(body); }],
   ["i", (uid, body) => {
-    const [nick, avatar, flags, language, rating] = body.split(".");
-    state.info.set(nick, { avatar, free: !/[Nb]/.test(flags || ""), lang: language, rating: rating ? Number(rating) : null });
+    const [nick, avatar, flags, language, rating, , , , prestige] = body.split(".");
+    state.info.set(nick, { avatar, free: !/[Nb]/.test(flags || ""), lang: language, rating: rating ? Number(rating) : null, prestige: prestige || "" });
   }],
 ];
 
@@ -556,6 +557,7 @@ function render() {
   $("#notify-switch").hidden = !session || !("Notification" in window);
   $("#me").textContent = session ? session.nick : "";
   document.title = pageTitle();
+  renderModerationEntry();
   if (!session) return;
   renderInvitation();
   renderQuickGame({ state, session, t, act, element, button, describe });
@@ -643,6 +645,7 @@ function renderPlayers() {
           row.append(button(t("message"), () => openPrivate(nick), { className: "message" }));
           const ignoring = isIgnored(nick);
           row.append(button(ignoring ? t("unignore") : t("ignore"), () => setIgnored(nick, !ignoring), { className: "ignore" }));
+          row.append(nameMenu(nick));
         }
       } else {
         row.append(element("span", { textContent: `(${t("you")})` }));
@@ -1043,6 +1046,7 @@ function renderChat() {
         const team = (colour) => (colour === 1 ? game.desc.blueTeam : game.desc.redTeam).includes(line.author);
         const colour = game?.desc ? (team(1) ? 1 : team(2) ? 2 : 0) : 0;
         item.append(`${time} `, element("b", { className: colour ? `nick-${colour}` : "", textContent: line.author }), `: ${line.text}`);
+        if (line.author !== session.nick && !COMPUTER.has(line.author)) item.append(" ", lineMenu(line, state.activeChat));
       }
       return item;
     }),
@@ -1219,6 +1223,15 @@ function start() {
   $("#analyse").onclick = () => openAnalysis(currentGame());
   $("#next-colour").onchange = render;
   setInterval(renderClocks, 500);
+  setUpModeration({
+    act,
+    request,
+    notify,
+    t: (language) => (language ? translator(language) : t),
+    refusal: (answer) => refusalText(answer, t),
+    me: () => session,
+    info: (nick) => state.info.get(nick),
+  });
 
   // zagram's auto-login links: index.html?id=ID&opis=NICK[&lang=LL]; the id leaves the address bar at once
   const link = new URLSearchParams(location.search);

@@ -3,6 +3,7 @@
 
 import { REFUSALS, SERVER_LINES } from "./server-words.js";
 import { TOURNAMENT_WORDS } from "./tournament-words.js";
+import { MODERATION_WORDS } from "./moderation-words.js";
 
 const TEXTS = {
   en: {
@@ -700,7 +701,7 @@ const TEXTS = {
 };
 
 for (const [code, texts] of Object.entries(TEXTS)) {
-  Object.assign(texts, SERVER_LINES[code], REFUSALS[code], TOURNAMENT_WORDS[code]);
+  Object.assign(texts, SERVER_LINES[code], REFUSALS[code], TOURNAMENT_WORDS[code], MODERATION_WORDS[code]);
 }
 
 export const LANGUAGES = Object.keys(TEXTS);

@@ -266,6 +266,7 @@ REQUEST_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
     "joinTournament": hosted.join_tournament,
     "leaveTournament": hosted.leave_tournament,
     "moderate": moderation.moderate,
+    "report": moderation.report,
     "zapraszam": invite,
 }
 COMMANDS = frozenset(HANDLERS) | frozenset(REQUEST_HANDLERS)  # what /metrics may name
