@@ -294,6 +294,36 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "ru": "У одного из игроков уже слишком много незаконченных игр.",
         "ua": "В одного з гравців уже забагато незакінчених ігор.",
     },
+    "badRange": {
+        "pl": "Zakres rankingu to dwie liczby od 0 do 9999 (najmniejsza najpierw) albo nic.",
+        "ru": "Диапазон рейтинга — два числа от 0 до 9999 (меньшее первым) или ничего.",
+        "ua": "Діапазон рейтингу — два числа від 0 до 9999 (менше першим) або нічого.",
+    },
+    "noSuchSeek": {
+        "pl": "Tego wyzwania już nie ma: ktoś je przyjął albo zostało wycofane.",
+        "ru": "Этого вызова уже нет: его приняли или отозвали.",
+        "ua": "Цього виклику вже немає: його прийняли або відкликали.",
+    },
+    "tooManySeeks": {
+        "pl": "Masz już za dużo otwartych wyzwań: najpierw wycofaj któreś.",
+        "ru": "У вас уже слишком много открытых вызовов: сначала отзовите какой-нибудь.",
+        "ua": "У вас уже забагато відкритих викликів: спершу відкличте якийсь.",
+    },
+    "seekFlood": {
+        "pl": "Za dużo wyzwań w ciągu minuty; poczekaj chwilę.",
+        "ru": "Слишком много вызовов за минуту; подождите немного.",
+        "ua": "Забагато викликів за хвилину; зачекайте трохи.",
+    },
+    "notEligible": {
+        "pl": "Nie możesz przyjąć tego wyzwania: jest twoje albo dla innego rankingu.",
+        "ru": "Вы не можете принять этот вызов: он ваш или для другого рейтинга.",
+        "ua": "Ви не можете прийняти цей виклик: він ваш або для іншого рейтингу.",
+    },
+    "noSuchPool": {
+        "pl": "Nie ma takiej puli szybkiej gry.",
+        "ru": "Такого пула быстрой игры нет.",
+        "ua": "Такого пулу швидкої гри немає.",
+    },
     "storage": {
         "pl": "Serwer nie może teraz niczego zapisać, więc tego nie zrobiono; zegary na razie stoją.",
         "ru": "Сервер сейчас не может ничего сохранить, поэтому это не сделано; часы пока стоят.",

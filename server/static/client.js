@@ -17,6 +17,7 @@ import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
 import { refusalText, serverLineText } from "./lines.js";
 import { allowNotifications, notifyAway, playSound, wakeSound } from "./alerts.js";
 import { renderTournaments, showTournaments, stopTournaments } from "./tournaments.js";
+import { parsePoolLine, parseSeekLine, postSeek, renderQuickGame } from "./seeks.js";
 import { lineMenu, nameMenu, renderModerationEntry, setUpModeration } from "./moderation.js";
 import { renderAbsence } from "./absence.js";
 
@@ -42,7 +43,8 @@ function freshState() {
     tables: new Map(), // lobby's view: uid -> {desc, status}
     games: new Map(), // tables this player sits at or watches: uid -> game state
     subscriptions: [0],
-    invitation: { incoming: null, outgoing: null, rejected: null },
+    invitation: { incoming: null, outgoing: null, rejected: null, pool: null }, // and the pool waited in (`w`)
+    seeks: new Map(), // the lobby's open seeks by number (seeks.js)
     chats: new Map([["0", { title: () => t("lobby"), lines: [], keys: new Set(), unread: false }]]),
     activeChat: "0",
     drawing: { path: [], closed: false, targets: [] },
@@ -230,7 +232,7 @@ async function poll(mine) {
 }
 
 function apply(reply) {
-  const invitation = { incoming: null, outgoing: null, rejected: null };
+  const invitation = { incoming: null, outgoing: null, rejected: null, pool: null };
   state.subscriptions = reply.sections.map(([uid]) => uid);
   for (const [uid, lines] of reply.sections) {
     const historyStarted = new Set();
@@ -275,7 +277,7 @@ const READERS = [
     const [nick, ...uids] = body.split(".");
     if (uid === 0) state.at.set(nick, uids.filter(Boolean).map(Number).filter((at) => at !== 0));
   }],
-  ["gr", (uid, body) => { const keep = new Map(); for (const id of split(body).map(Number)) keep.set(id, state.tables.get(id) || {}); state.tables = keep; }],
+  ["gr", (uid, body) => { state.seeks.clear(); const keep = new Map(); for (const id of split(body).map(Number)) keep.set(id, state.tables.get(id) || {}); state.tables = keep; }],
   ["ga", (uid, body) => { for (const id of split(body).map(Number)) if (!state.tables.has(id)) state.tables.set(id, {}); }],
   ["gd", (uid, body) => { for (const id of split(body).map(Number)) state.tables.delete(id); }],
   ["sr", (uid, body) => { readRecord(game(uid), body); }],
@@ -283,6 +285,9 @@ const READERS = [
   ["vg", (uid, body, invitation) => { invitation.incoming = parseInvitationLine(body); }],
   ["vs", (uid, body, invitation) => { invitation.outgoing = parseInvitationLine(body); }],
   ["vr", (uid, body, invitation) => { invitation.rejected = body; }],
+  ["ka", (uid, body) => { const seek = parseSeekLine(body); state.seeks.set(seek.number, seek); }],
+  ["kd", (uid, body) => { state.seeks.delete(Number(body)); }],
+  ["w", (uid, body, invitation) => { invitation.pool = parsePoolLine(body); }],
   ["d", (uid, body) => {
     const desc = parseTableLine(body);
     if (!desc) return;
@@ -556,6 +561,7 @@ function render() {
   renderModerationEntry();
   if (!session) return;
   renderInvitation();
+  renderQuickGame({ state, session, t, act, element, button, describe });
   renderPlayers();
   renderIgnored();
   renderTables();
@@ -1218,6 +1224,7 @@ function start() {
   $("#leave").onclick = () => act({ co: "zmienStol", newTable: 0 });
   $("#open-analysis").onclick = () => openAnalysis(null);
   $("#invite-team").onclick = inviteTeams;
+  $("#post-seek").onclick = () => postSeek(act, inviteGameType(false));
   $("#analyse").onclick = () => openAnalysis(currentGame());
   $("#next-colour").onchange = render;
   setInterval(renderClocks, 500);
