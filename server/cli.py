@@ -18,6 +18,7 @@ from server.config import (
     ENV_AI_WORKERS,
     ENV_ANALYSIS_PER_PLAYER,
     ENV_BANNED_WORDS,
+    ENV_BOTS_RATED,
     ENV_CLUSTER_SECRET,
     ENV_CLUSTER_SECRET_FILE,
     ENV_EVENT_LOOP,
@@ -226,6 +227,12 @@ def build_parser() -> argparse.ArgumentParser:
         f'(env {ENV_BANNED_WORDS}; docs/moderation.md, "Spam")',
     )
     serve.add_argument(
+        "--bots-rated",
+        action="store_true",
+        default=None,
+        help=f"let bots play rated games against people (env {ENV_BOTS_RATED}=1; docs/bots.md)",
+    )
+    serve.add_argument(
         "--ai-workers",
         type=_checked(parse_ai_workers),
         metavar="N",
@@ -324,6 +331,7 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         banned_words=read_banned_words(args.banned_words)
         if getattr(args, "banned_words", None)
         else base.banned_words,
+        bots_rated=getattr(args, "bots_rated", None) or base.bots_rated,
         event_loop=getattr(args, "event_loop", None) or base.event_loop,
         redis_url=getattr(args, "redis_url", None) or base.redis_url,
         member=getattr(args, "member", None) or base.member,

@@ -147,6 +147,7 @@ const TEXTS = {
     analysisBy: "Analysis by {nick}",
     kindAnalysis: "analysis",
     kindComputer: "against the computer",
+    botMark: "bot",
     you: "you",
     // the game screen: board, full screen, two-step touch, sounds, notifications, spectators, lobby
     fullScreen: "Full screen",
@@ -308,6 +309,7 @@ const TEXTS = {
     analysisBy: "Analizuje {nick}",
     kindAnalysis: "analiza",
     kindComputer: "z komputerem",
+    botMark: "bot",
     you: "ty",
     // ekran gry
     fullScreen: "Pełny ekran",
@@ -469,6 +471,7 @@ const TEXTS = {
     analysisBy: "Анализирует {nick}",
     kindAnalysis: "анализ",
     kindComputer: "с компьютером",
+    botMark: "бот",
     you: "вы",
     // экран партии
     fullScreen: "Во весь экран",
@@ -593,6 +596,7 @@ const TEXTS = {
     analysisBy: "Аналізує {nick}",
     kindAnalysis: "аналіз",
     kindComputer: "з комп’ютером",
+    botMark: "бот",
     you: "ви",
     // сторінки архіву (games.js, game.js, player.js)
     games: "Ігри",

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.logs import Fields
 from server.store.accounts import Accounts
+from server.store.bots import Bots
 from server.store.database import check_schema, migrate, open_engine, sessions
 from server.store.games import Games
 from server.store.hosted import HostedTournaments
@@ -39,6 +40,7 @@ class Store:
     writer: StoreWriter
     hosted: HostedTournaments
     moderation: Moderation
+    bots: Bots
     server_lock: ServerLock | None = None
 
     @classmethod
@@ -76,6 +78,7 @@ class Store:
             StoreWriter(engine, maker, number),
             HostedTournaments(maker),
             Moderation(maker),
+            Bots(maker),
         )
         return cls(engine, *parts, server_lock=lock)
 
