@@ -19,6 +19,7 @@ import json
 import os
 import random
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -63,6 +64,7 @@ class Game:
     def __init__(self, event: dict[str, Any]) -> None:
         self.width, self.height, self.colour = event["width"], event["height"], event["colour"]
         self.dots: dict[tuple[int, int], str] = {}
+        self.closed: set[tuple[int, int]] = set()  # free points the server refused: inside a realm
         for dot in event["setup"] + event["moves"]:
             self.play(dot)
         self.over = False
@@ -74,7 +76,8 @@ class Game:
             self.dots[(dot["x"], dot["y"])] = dot["colour"]
 
     def free(self) -> list[tuple[int, int]]:
-        return [(x, y) for x in range(self.width) for y in range(self.height) if (x, y) not in self.dots]
+        taken = self.dots.keys() | self.closed
+        return [(x, y) for x in range(self.width) for y in range(self.height) if (x, y) not in taken]
 
 
 def choose(game: Game, rng: random.Random) -> list[tuple[int, int]]:
@@ -132,11 +135,15 @@ def move(api: Api, table: int, game: Game, rng: random.Random) -> None:
     """The best point the server accepts (a point inside a realm is refused: try the next)."""
     for x, y in choose(game, rng):
         answer = api.post(f"/api/bot/game/{table}/move/{x}/{y}")
+        while answer.get("error") == "tooFast":  # the same limit as a player's: wait, then again
+            time.sleep(1)
+            answer = api.post(f"/api/bot/game/{table}/move/{x}/{y}")
         if answer.get("ok"):
             return
         if answer.get("error") != "illegalMove":
             print(f"table {table}: move refused: {answer}", file=sys.stderr)
             return
+        game.closed.add((x, y))
 
 
 def main(argv: list[str] | None = None) -> int:

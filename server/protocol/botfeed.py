@@ -130,7 +130,7 @@ class Feed:
         sent: dict[str, str] = {}
         declined: list[str] = []
         table = 0
-        for line in lines[1:-1]:
+        for line in _whole_first(lines[1:-1]):
             kind = line[:2]
             if line.startswith("m"):
                 numbers = line[1:].split(".")
@@ -228,6 +228,22 @@ class Feed:
             events.append({"type": "archived", "table": uid, "number": int(archive)})
         view.result, view.archive = result, archive
         return events
+
+
+def _whole_first(lines: list[str]) -> list[str]:
+    """The lines with a table's `d` and `sr` first in its section: a whole state comes as `pr`, `d`, `x`,
+    `f`, `sr`, `u`, and a bot must have the board (gameFull) before the clock that says who is on move."""
+    ordered: list[str] = []
+    start = 0  # where the current table's section begins in `ordered`
+    for line in lines:
+        if line.startswith("q"):
+            start = len(ordered) + 1
+        elif line.startswith(("d", "sr")):
+            ahead = start + sum(1 for kept in ordered[start:] if kept.startswith(("d", "sr")))
+            ordered.insert(ahead, line)
+            continue
+        ordered.append(line)
+    return ordered
 
 
 def _description(rest: str) -> tuple[str, str, str]:

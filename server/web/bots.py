@@ -109,6 +109,16 @@ def _refusal(refused: Refused) -> web.Response:
     return response
 
 
+def refused_json(refused: ProtocolError) -> dict[str, str]:
+    """A hub's refusal: its code, its sentence, and what a dotted code carries after its name (a ban's
+    end and reason: `banned.forGood.spam` is `banned` with the detail `forGood.spam`)."""
+    code, _, detail = refused.code.partition(".")
+    body = {"error": code, "message": str(refused)}
+    if detail:
+        body["detail"] = detail
+    return body
+
+
 def _token(request: web.Request) -> str:
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
@@ -177,8 +187,7 @@ async def _act(request: web.Request, action: Action) -> web.Response:
     except Refused as refused:
         return _refusal(refused)
     except ProtocolError as refused:
-        status = 503 if refused.code == "storage" else 400
-        return _json({"error": refused.code, "message": str(refused)}, status)
+        return _json(refused_json(refused), 503 if refused.code == "storage" else 400)
     except Exception as failure:  # never a 500: a bot's loop must read an answer
         return _failed(request, failure)
     if not await hub.settled(before):
@@ -257,7 +266,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
     except Refused as refused:
         return _refusal(refused)
     except ProtocolError as refused:
-        return _json({"error": refused.code, "message": str(refused)}, 403)
+        return _json(refused_json(refused), 403)
     except Exception as failure:
         return _failed(request, failure)
     response = web.StreamResponse(
@@ -289,14 +298,14 @@ async def _feed(
         try:
             reply = await hub.poll(Poll(bot.secret, [], feed.seen, False, True, KEEP_ALIVE_SECONDS), ended)
         except ProtocolError as refused:
-            await _write(response, [{"type": "error", "code": refused.code, "message": str(refused)}])
+            await _write(response, [_error_event(refused)])
             return
         events, logged_in = feed.read(reply)
         if not logged_in:  # timed out, kicked, or the server forgot it: in again, or the reason why
             try:
                 await _logged_in(request, bot)
             except ProtocolError as refused:
-                await _write(response, [{"type": "error", "code": refused.code, "message": str(refused)}])
+                await _write(response, [_error_event(refused)])
                 return
             feed = Feed(feed.nick)  # the whole state again, from the new session
             continue
@@ -309,6 +318,11 @@ async def _feed(
                 replaced = {"type": "error", "code": "badToken", "message": "The token was replaced."}
                 await _write(response, [replaced])
                 return
+
+
+def _error_event(refused: ProtocolError) -> Event:
+    body = refused_json(refused)
+    return {"type": "error", "code": body.pop("error"), **body}
 
 
 def _acknowledge_rejection(hub: Hub, bot: Bot) -> None:
