@@ -16,7 +16,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from aiohttp import web
@@ -55,32 +55,50 @@ class Refused(Exception):
 
 @dataclass(frozen=True)
 class Bot:
-    token: str = ""
-    account: Account | None = None
-    secret: str = ""  # its session's id in the hub: a password like any player's id
+    token: str = field(repr=False)
+    account: Account
+    secret: str = field(repr=False)  # its session's id in the hub: a password like any player's id
+
+
+class Feeding:
+    """One open feed: ended by a newer feed of the same bot or by the server's stop, which also wakes
+    the long poll it is in. Each poll waits on a future of its own (the bus wakes a poll by giving its
+    future a result, so a future serves one poll only)."""
+
+    def __init__(self) -> None:
+        self.ended = False
+        self.waiting: asyncio.Future[None] | None = None
+
+    def next_wait(self) -> asyncio.Future[None]:
+        self.waiting = asyncio.get_running_loop().create_future()
+        return self.waiting
+
+    def end(self) -> None:
+        self.ended = True
+        if self.waiting is not None and not self.waiting.done():
+            self.waiting.set_result(None)
 
 
 class BotStreams:
     """The open event feeds, one per bot: a newer one ends the older, and a stop ends them all."""
 
     def __init__(self) -> None:
-        self.open: dict[str, asyncio.Future[None]] = {}
+        self.open: dict[str, Feeding] = {}
 
-    def start(self, nick: str) -> asyncio.Future[None]:
+    def start(self, nick: str) -> Feeding:
         older = self.open.get(nick_key(nick))
-        if older is not None and not older.done():
-            older.set_result(None)
-        ended = self.open[nick_key(nick)] = asyncio.get_running_loop().create_future()
-        return ended
+        if older is not None:
+            older.end()
+        feeding = self.open[nick_key(nick)] = Feeding()
+        return feeding
 
-    def finish(self, nick: str, ended: asyncio.Future[None]) -> None:
-        if self.open.get(nick_key(nick)) is ended:
+    def finish(self, nick: str, feeding: Feeding) -> None:
+        if self.open.get(nick_key(nick)) is feeding:
             del self.open[nick_key(nick)]
 
     def end_all(self) -> None:
-        for ended in self.open.values():
-            if not ended.done():
-                ended.set_result(None)
+        for feeding in self.open.values():
+            feeding.end()
 
 
 STREAMS_KEY = web.AppKey("bot_streams", BotStreams)
@@ -141,7 +159,6 @@ async def _bot(request: web.Request) -> Bot:
 
 async def _logged_in(request: web.Request, bot: Bot) -> None:
     """The bot's session in the hub, logged in (sanctions checked, as for a player) if it is not."""
-    assert bot.account is not None
     hub = request.app[HUB_KEY]
     await session_here(request, bot.secret)
     if not hub.knows(bot.secret):
@@ -213,7 +230,6 @@ async def account(request: web.Request) -> web.Response:
         return _refusal(refused)
     except Exception as failure:
         return _failed(request, failure)
-    assert bot.account is not None
     found = bot.account
     return _json(
         {
@@ -274,41 +290,45 @@ async def stream(request: web.Request) -> web.StreamResponse:
     )
     await response.prepare(request)
     streams = request.app[STREAMS_KEY]
-    assert bot.account is not None
-    ended = streams.start(bot.account.nick)
+    feeding = streams.start(bot.account.nick)
     log.info("bot stream opened %s", Fields(nick=bot.account.nick))
     try:
-        await _feed(request, response, bot, ended)
+        await _feed(request, response, bot, feeding)
     except ConnectionError:
         pass  # the bot went away
     finally:
-        streams.finish(bot.account.nick, ended)
+        streams.finish(bot.account.nick, feeding)
         log.info("bot stream closed %s", Fields(nick=bot.account.nick))
     return response
 
 
-async def _feed(
-    request: web.Request, response: web.StreamResponse, bot: Bot, ended: asyncio.Future[None]
-) -> None:
+async def _feed(request: web.Request, response: web.StreamResponse, bot: Bot, feeding: Feeding) -> None:
     hub = request.app[HUB_KEY]
     bots = request.app[STORE_KEY].bots
-    feed = Feed(bot.account.nick if bot.account else "")
+    feed = Feed(bot.account.nick)
     checked = time.monotonic()
-    while not ended.done():
+    fresh = False  # the session was logged in again for the poll being read
+    while not feeding.ended:
+        poll = Poll(bot.secret, [], feed.seen, False, True, KEEP_ALIVE_SECONDS)
         try:
-            reply = await hub.poll(Poll(bot.secret, [], feed.seen, False, True, KEEP_ALIVE_SECONDS), ended)
+            reply = await hub.poll(poll, feeding.next_wait())
         except ProtocolError as refused:
             await _write(response, [_error_event(refused)])
             return
         events, logged_in = feed.read(reply)
         if not logged_in:  # timed out, kicked, or the server forgot it: in again, or the reason why
+            if fresh:  # a session logged in for this very poll is gone already: not a loop of logins
+                gone = {"type": "error", "code": "notLoggedIn", "message": "The session ended; reconnect."}
+                await _write(response, [gone])
+                return
             try:
                 await _logged_in(request, bot)
             except ProtocolError as refused:
                 await _write(response, [_error_event(refused)])
                 return
-            feed = Feed(feed.nick)  # the whole state again, from the new session
+            feed, fresh = Feed(feed.nick), True  # the whole state again, from the new session
             continue
+        fresh = False
         if any(event["type"] == "invitationDeclined" for event in events):
             _acknowledge_rejection(hub, bot)
         await _write(response, events)
