@@ -213,10 +213,7 @@ async def test_refusals_are_clear_and_change_nothing(client: TestClient) -> None
     assert (status, body["error"]) == (400, "illegalMove") and len(room.game.moves) == moves
 
 
-async def test_a_bot_and_a_person_play_rated_only_where_the_admin_allows_it(
-    aiohttp_client: AiohttpClient, settings: Settings
-) -> None:
-    client = await served(aiohttp_client, settings)
+async def test_a_bot_and_a_person_play_unrated_only_by_default(client: TestClient) -> None:
     token = await new_bot(client, "Robo")
     ala = MultiPoints("*Ala", "111111")
     await log_in(client, ala)
@@ -224,15 +221,25 @@ async def test_a_bot_and_a_person_play_rated_only_where_the_admin_allows_it(
     status, body = await act(client, token, "invite/*Ala", gameType=RATED_GAME)
     assert (status, body["error"]) == (400, "botUnrated")
     assert client.app[HUB_KEY].invitations == {}
+    ala.invite("Robo", RATED_GAME)  # the person inviting: the same refusal, in MultiPoints' lobby chat
+    await poll(client, ala)
+    await poll(client, ala)
+    assert client.app[HUB_KEY].invitations == {}
+    assert any("нерейтинговые" in text for nick, text in ala.lobby_chat if nick == "")  # lang=ru
     other = await new_bot(client, "Robo2")
     await open_feed(client, other)
     assert await act(client, token, "invite/Robo2", gameType=RATED_GAME) == (200, {"ok": True})
 
-    allowing = await served(aiohttp_client, settings, Hub(caps=Caps(bots_rated=True)))
+
+async def test_with_bots_rated_a_bot_and_a_person_may_play_rated(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await served(aiohttp_client, settings, Hub(caps=Caps(bots_rated=True)))
+    token = await new_bot(client, "Robo")
     lee = MultiPoints("*Lee", "333333")
-    await log_in(allowing, lee)
-    await poll(allowing, lee)
-    assert await act(allowing, token, "invite/*Lee", gameType=RATED_GAME) == (200, {"ok": True})
+    await log_in(client, lee)
+    await poll(client, lee)
+    assert await act(client, token, "invite/*Lee", gameType=RATED_GAME) == (200, {"ok": True})
 
 
 async def test_a_banned_bot_is_told_why_and_its_feed_ends(client: TestClient) -> None:
