@@ -9,6 +9,7 @@ import asyncio
 import json
 import logging
 import random
+import re
 from typing import Any
 
 import pytest
@@ -160,7 +161,8 @@ async def test_two_bots_play_a_whole_game_over_http_the_example_against_the_serv
         assert await example == 1
         assert await ai == 1
     games = await client.app[STORE_KEY].games.recent("AiBot", 5)
-    assert len(games) == 1 and games[0].result is not None
+    # played to a full board: a score, not a resignation or the clock
+    assert len(games) == 1 and re.fullmatch(r"[BW]\+[0-9.]+|0", games[0].result or "")
     record = await client.app[STORE_KEY].games.sgf(games[0].number)
     assert record is not None and "B is a bot: RandomBot" in record and "W is a bot: AiBot" in record
 
