@@ -162,8 +162,11 @@ async def _logged_in(request: web.Request, bot: Bot) -> None:
     hub = request.app[HUB_KEY]
     await session_here(request, bot.secret)
     if not hub.knows(bot.secret):
-        async with nick_claimed(request, bot.account.nick):
-            hub.login(bot.secret, bot.account, None, origin(request))
+        account = await request.app[STORE_KEY].bots.account(bot.token, for_session=True)
+        if account is None:  # replaced a moment ago
+            raise Refused(401, "badToken", "This token names no bot (wrong, or replaced by a newer one).")
+        async with nick_claimed(request, account.nick):
+            hub.login(bot.secret, account, None, origin(request))
 
 
 async def _field(request: web.Request, name: str) -> str:
@@ -325,6 +328,9 @@ async def _feed(request: web.Request, response: web.StreamResponse, bot: Bot, fe
                 await _logged_in(request, bot)
             except ProtocolError as refused:
                 await _write(response, [_error_event(refused)])
+                return
+            except Refused as refused:
+                await _write(response, [{"type": "error", "code": refused.code, "message": refused.message}])
                 return
             feed, fresh = Feed(feed.nick), True  # the whole state again, from the new session
             continue
