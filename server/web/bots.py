@@ -318,6 +318,8 @@ async def _feed(request: web.Request, response: web.StreamResponse, bot: Bot, fe
         except ProtocolError as refused:
             await _write(response, [_error_event(refused)])
             return
+        if feeding.ended:  # a newer feed starts from the present: this one says no more
+            return
         events, logged_in = feed.read(reply)
         if not logged_in:  # timed out, kicked, or the server forgot it: in again, or the reason why
             if fresh:  # a session logged in for this very poll is gone already: not a loop of logins

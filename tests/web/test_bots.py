@@ -302,3 +302,17 @@ async def test_the_token_is_never_in_a_log(client: TestClient, caplog: pytest.Lo
     await asyncio.sleep(0.1)
     assert caplog.records and token not in caplog.text
     assert "Robo" in caplog.text  # the log does say who
+
+
+async def test_a_newer_feed_ends_the_older_and_both_start_from_the_present(client: TestClient) -> None:
+    token = await new_bot(client, "Robo")
+    first = await open_feed(client, token)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    ala.invite("Robo", FREE_GAME)
+    await poll(client, ala)
+    await first.next("invitation")
+    second = await open_feed(client, token)
+    async with asyncio.timeout(EVENT_WAIT):
+        assert await first.response.content.read() == b""  # ended, with nothing more in it
+    assert (await second.next("invitation"))["from"] == "*Ala"  # the pending invitation, again
