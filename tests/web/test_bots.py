@@ -316,3 +316,35 @@ async def test_a_newer_feed_ends_the_older_and_both_start_from_the_present(clien
     async with asyncio.timeout(EVENT_WAIT):
         assert await first.response.content.read() == b""  # ended, with nothing more in it
     assert (await second.next("invitation"))["from"] == "*Ala"  # the pending invitation, again
+
+
+async def test_a_bot_plays_on_after_a_restart_from_its_feed_s_whole_state(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """The bot's session and game are journalled as a player's: after a restart its next request
+    claims the session again, and the feed's first events are the game's whole state."""
+    client = await served(aiohttp_client, settings)
+    token = await new_bot(client, "Robo")
+    feed = await open_feed(client, token)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    ala.invite("Robo", FREE_GAME)
+    await poll(client, ala)
+    await feed.next("invitation")
+    await act(client, token, "invitation/accept")
+    table = (await feed.next("gameFull"))["table"]
+    await poll(client, ala)
+    ala.make_move(str(table), 5, 5)
+    await poll(client, ala)
+    await feed.next("move", colour="blue")
+    feed.response.close()
+    await client.close()
+
+    client = await served(aiohttp_client, settings)
+    feed = await open_feed(client, token)
+    full = await feed.next("gameFull", table=table)
+    assert full["moves"] == [{"colour": "blue", "x": 4, "y": 4, "seconds": full["moves"][0]["seconds"]}]
+    assert (await feed.next("clock", table=table))["toMove"] == "red"
+    assert await act(client, token, f"game/{table}/move/9/9") == (200, {"ok": True})
+    room = client.app[HUB_KEY].tables[table].room
+    assert room is not None and [move.point for move in room.game.moves] == [(4, 4), (9, 9)]
