@@ -348,3 +348,19 @@ async def test_a_bot_plays_on_after_a_restart_from_its_feed_s_whole_state(
     assert await act(client, token, f"game/{table}/move/9/9") == (200, {"ok": True})
     room = client.app[HUB_KEY].tables[table].room
     assert room is not None and [move.point for move in room.game.moves] == [(4, 4), (9, 9)]
+
+
+async def test_a_muted_bot_s_chat_is_refused_with_until_when_and_why(client: TestClient) -> None:
+    token = await new_bot(client, "Robo")
+    await open_feed(client, token)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    ala.invite("Robo", FREE_GAME)
+    await poll(client, ala)
+    assert await act(client, token, "invitation/accept") == (200, {"ok": True})
+    table = max(uid for uid, table in client.app[HUB_KEY].tables.items() if table.room is not None)
+    mod = await moderator(client)
+    assert await moderate(mod, what="mute", whom="Robo", reason="rude", **{"for": "2h"}) == "ok"
+    status, body = await act(client, token, f"game/{table}/chat", text="you lose")
+    assert (status, body["error"]) == (400, "muted") and "(rude)" in body["message"]
+    assert all(entry.text != "you lose" for entry in client.app[HUB_KEY].tables[table].chat.entries)
