@@ -83,8 +83,10 @@ async def open_feed(client: TestClient, token: str) -> Feed:
 
 
 async def test_a_bot_plays_a_whole_game_against_multipoints(client: TestClient) -> None:
-    """MultiPoints sees the bot's moves as any player's (`sa` lines its `sa`/`sr` branch reads) and the
-    bot sees MultiPoints' moves, clocks, chat, the end and the archive number in its feed."""
+    """MultiPoints sees the bot's moves as any player's, through the `sa` branch of
+    ServerZagram.handleMessage (`gui.makedMove(server, currentRoom, message.startsWith("sr"),
+    stringToCoordinates(propertyValue).x, stringToCoordinates(propertyValue).y, isWhite, !isWhite)`),
+    and the bot sees MultiPoints' moves, clocks, chat, the end and the archive number in its feed."""
     token = await new_bot(client, "Robo")
     feed = await open_feed(client, token)
     ala = MultiPoints("*Ala", "111111")
