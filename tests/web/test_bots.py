@@ -300,9 +300,15 @@ async def test_the_token_is_never_in_a_log(client: TestClient, caplog: pytest.Lo
     await act(client, token, f"game/{table}/move/0/0")  # not its turn: refused
     await act(client, token, f"game/{table}/chat", text="hello")
     await client.get("/api/bot/account", headers=bearer(token + "x"))
+    assert await register(client, "Engine") == "ok.zarejestrowalem."
+    upgraded = await client.post(
+        "/api/bot/upgrade", data={"nick": "Engine", "id": registered_id("Engine", "pw")}
+    )
+    upgraded_token = (await upgraded.json())["token"]
     feed.response.close()
     await asyncio.sleep(0.1)
-    assert caplog.records and token not in caplog.text
+    assert caplog.records and token not in caplog.text and upgraded_token not in caplog.text
+    assert "target=/api/bot/upgrade status=200" in caplog.text  # the access log wrote its line
     assert "Robo" in caplog.text  # the log does say who
 
 
