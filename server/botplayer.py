@@ -151,10 +151,16 @@ class AiBot:
             index, _ = ai.choose_move(board, game.colour, self.level, seconds, self.rng.randrange(2**32))
         except IllegalMove:  # no free point: the server ends a full board's game itself
             return
-        x, y = board.point(index)
-        answer = self.api.post(f"/api/bot/game/{table}/move/{x}/{y}")
+        answer = self._play(table, board, index)
+        if answer.get("error") == "illegalMove":  # the board here and the server's differ: a quick move
+            log.warning("move refused at table %s: %s", table, answer)
+            answer = self._play(table, board, ai.quick_move(board, game.colour, self.rng.randrange(2**32)))
         if not answer.get("ok"):
             log.warning("move refused at table %s: %s", table, answer)
+
+    def _play(self, table: int, board: Board, index: int) -> dict[str, Any]:
+        x, y = board.point(index)
+        return self.api.post(f"/api/bot/game/{table}/move/{x}/{y}")
 
     def answer(self, table: int, game: Position, what: str) -> None:
         """As the AI players answer (server/hub/computer.py): take back, cancel and play again; finish by
