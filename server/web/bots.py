@@ -171,14 +171,16 @@ async def _logged_in(request: web.Request, bot: Bot) -> None:
 
 async def _field(request: web.Request, name: str) -> str:
     """A field of the request's body: JSON (an object) or a form."""
-    if request.content_type == "application/json":
-        try:
+    try:
+        if request.content_type == "application/json":
             body = await request.json()
-        except ValueError:
-            raise Refused(400, "badRequest", "The body is not JSON.") from None
-        value = body.get(name) if isinstance(body, dict) else None
-    else:
-        value = (await request.post()).get(name)
+            value = body.get(name) if isinstance(body, dict) else None
+        else:
+            value = (await request.post()).get(name)
+    except ValueError:
+        raise Refused(400, "badRequest", "The body is not JSON, or not a form.") from None
+    except web.HTTPRequestEntityTooLarge:
+        raise Refused(413, "tooLong", "The body is too long.") from None
     if not isinstance(value, str) or not value:
         raise Refused(400, "badRequest", f"The body needs the field `{name}` (text).")
     if len(value) > MAX_BODY_FIELD:

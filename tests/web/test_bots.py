@@ -6,6 +6,7 @@ every log."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 import random
@@ -198,6 +199,15 @@ async def test_refusals_are_clear_and_change_nothing(client: TestClient) -> None
     assert (status, body["error"]) == (400, "badProposal")
     status, body = await act(client, token, "invite/*Ala")
     assert (status, body["error"]) == (400, "badRequest")
+    form = {**bearer(token), "Content-Type": "application/x-www-form-urlencoded"}
+    huge = await client.post(
+        "/api/bot/game/1/chat", data=io.BytesIO(b"text=" + b"x" * 2_000_000), headers=form
+    )
+    assert huge.status == 413 and (await huge.json())["error"] == "tooLong"
+    broken = await client.post(
+        "/api/bot/game/1/chat", data=b"{", headers={**bearer(token), "Content-Type": "application/json"}
+    )
+    assert broken.status == 400 and (await broken.json())["error"] == "badRequest"
 
     # an illegal move: the point is taken
     assert await act(client, token, "invite/*Ala", gameType=FREE_GAME) == (200, {"ok": True})
