@@ -80,7 +80,9 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
             registered_share=settings.registered_share,
             banned_words=settings.banned_words,
             bots_rated=settings.bots_rated,
-        )
+        ),
+        away_after=settings.away_after,
+        claim_after=settings.claim_after,
     )
     app[clients.POLICY_KEY] = clients.ClientPolicy(
         frozenset(settings.trusted_proxies),

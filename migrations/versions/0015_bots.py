@@ -1,7 +1,7 @@
 """bots: an account may be a bot (docs/bots.md), which plays through the bot API with a token
 
 Revision ID: 0015
-Revises: 0013
+Revises: 0014
 Create Date: 2026-11-29 15:40:00.000000
 
 A token is not a password: it is random (the server makes it), so a SHA-256 hash is enough to keep
@@ -14,7 +14,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0015"
-down_revision = "0013"
+down_revision = "0014"
 branch_labels = None
 depends_on = None
 

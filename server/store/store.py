@@ -16,6 +16,7 @@ from server.store.games import Games
 from server.store.hosted import HostedTournaments
 from server.store.members import member_number, reserve_table_numbers
 from server.store.moderation import Moderation
+from server.store.reports import Reports
 from server.store.serverlock import AdvisoryLock, Holder, ServerLock, take_server_lock
 from server.store.tournaments import Tournaments
 from server.store.writer import StoreWriter
@@ -40,6 +41,7 @@ class Store:
     writer: StoreWriter
     hosted: HostedTournaments
     moderation: Moderation
+    reports: Reports
     bots: Bots
     server_lock: ServerLock | None = None
 
@@ -78,6 +80,7 @@ class Store:
             StoreWriter(engine, maker, number),
             HostedTournaments(maker),
             Moderation(maker),
+            Reports(maker),
             Bots(maker),
         )
         return cls(engine, *parts, server_lock=lock)

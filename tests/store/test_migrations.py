@@ -252,7 +252,7 @@ async def test_0013_a_moderator_before_stays_a_moderator_and_back(empty_database
 async def test_0015_nobody_was_a_bot_and_back(empty_database: str) -> None:
     engine = open_engine(empty_database)
     async with engine.begin() as connection:
-        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0013"))
+        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0014"))
         row = user_at_0003("Ann", look_key=nick_key("Ann"))
         del row["moderator"]
         await connection.execute(insert(table("users", *(column(name) for name in row))).values(row))
@@ -268,7 +268,7 @@ async def test_0015_nobody_was_a_bot_and_back(empty_database: str) -> None:
     assert robo is not None and robo.bot
 
     async with engine.begin() as connection:
-        await connection.run_sync(lambda sync: command.downgrade(alembic_config(sync), "0013"))
+        await connection.run_sync(lambda sync: command.downgrade(alembic_config(sync), "0014"))
         columns = await connection.run_sync(
             lambda sync: {c["name"] for c in inspect(sync).get_columns("users")}
         )
