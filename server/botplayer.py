@@ -9,16 +9,19 @@ its own: one game's search at a time, which is what one level's playouts need of
 
 from __future__ import annotations
 
+import argparse
 import json
 import logging
 import random
+import sys
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from server import logs
 from server.engine import ai
 from server.engine.board import Board, IllegalMove
 from server.hub.computer import ANSWERS, move_budget
@@ -171,3 +174,31 @@ class AiBot:
         board = game.board()
         agrees = ANSWERS.get(what, board.score[game.colour] >= board.score[3 - game.colour])
         self.api.post(f"/api/bot/game/{table}/answer/{what}/{'accept' if agrees else 'decline'}")
+
+
+def add_parser(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
+    """`bot-play`, added to kropki-server's commands (server/cli.py) with `add_parser`."""
+    bot_play = add_parser(
+        "bot-play",
+        help="play as a bot with the server's AI, on any server's bot API (docs/bots.md)",
+        description="Play as a bot with the server's AI through a server's bot API; the bot's token is "
+        f"read from the environment variable {ENV_TOKEN} (a command line is shown to every user).",
+    )
+    bot_play.add_argument("--server", default="http://127.0.0.1:8080", help="the server's address")
+    bot_play.add_argument("--level", type=int, choices=(1, 2, 3), default=2, help="the AI's level")
+    bot_play.add_argument("--games", type=int, default=0, metavar="N", help="stop after N games (0: never)")
+    bot_play.add_argument("--invite", metavar="NICK", help="invite this player first")
+    bot_play.add_argument(
+        "--game-type", default="2020n0.0.a.F.a.300.10._SRAUTP_srautp.", help="the game type of --invite"
+    )
+
+
+def command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """`bot-play`: the AI as a bot until --games are played (for ever by default)."""
+    token = environ.get(ENV_TOKEN)
+    if not token:
+        print(f"kropki-server: error: set {ENV_TOKEN} to the bot's token", file=sys.stderr)
+        return 2
+    logs.configure("INFO")
+    AiBot(BotApi(args.server, token), args.level).run(args.games, args.invite, args.game_type)
+    return 0

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from server import __version__, admin, logs
+from server import __version__, admin, botplayer, logs
 from server.config import (
     DEFAULT_MAX_CONNECTIONS,
     ENV_AI_WORKERS,
@@ -310,19 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay SGF game records through the engine and report their results.",
     )
     replay.add_argument("files", nargs="+", metavar="FILE", help="SGF file")
-    bot_play = commands.add_parser(
-        "bot-play",
-        help="play as a bot with the server's AI, on any server's bot API (docs/bots.md)",
-        description="Play as a bot with the server's AI through a server's bot API; the bot's token is "
-        "read from the environment variable KROPKI_BOT_TOKEN (a command line is shown to every user).",
-    )
-    bot_play.add_argument("--server", default="http://127.0.0.1:8080", help="the server's address")
-    bot_play.add_argument("--level", type=int, choices=(1, 2, 3), default=2, help="the AI's level")
-    bot_play.add_argument("--games", type=int, default=0, metavar="N", help="stop after N games (0: never)")
-    bot_play.add_argument("--invite", metavar="NICK", help="invite this player first")
-    bot_play.add_argument(
-        "--game-type", default="2020n0.0.a.F.a.300.10._SRAUTP_srautp.", help="the game type of --invite"
-    )
+    botplayer.add_parser(commands.add_parser)
     admin.add_parsers(commands.add_parser)
     return parser
 
@@ -468,20 +456,6 @@ def _replay(files: list[str]) -> int:
     return replay_main(files, out=sys.stdout)
 
 
-def _bot_play(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
-    """The server's AI as a bot of a server's bot API (server/botplayer.py), until --games are played."""
-    from server.botplayer import ENV_TOKEN, AiBot, BotApi
-
-    token = environ.get(ENV_TOKEN)
-    if not token:
-        print(f"kropki-server: error: set {ENV_TOKEN} to the bot's token", file=sys.stderr)
-        return 2
-    logs.configure("INFO")
-    bot = AiBot(BotApi(args.server, token), args.level)
-    bot.run(args.games, args.invite, args.game_type)
-    return 0
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``kropki-server`` console script and of ``python -m server``."""
     parser = build_parser()
@@ -506,7 +480,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "replay":
         return _replay(args.files)
     if args.command == "bot-play":
-        return _bot_play(args, os.environ)
+        return botplayer.command(args, os.environ)
     if args.command in admin.COMMANDS:
         try:
             settings = resolve_settings(args, os.environ)
