@@ -38,7 +38,8 @@ def test_a_person_sees_the_bot_marked_and_plays_it(browser: Browser, server: Ser
     ala.log_in("Ala")
     row = ala.page.locator(f'#players li[data-nick="{bot}"]')
     expect(row).to_contain_text(f"{bot} [bot]")
-    ala.invite(bot, crosses="0")
+    ala.set_new_game(crosses="0")  # not Player.invite: the bot accepts before the invitation shows
+    row.locator(".invite").click()
     expect(ala.page.locator("#red-name")).to_have_text(bot)
     ala.play("ee")
     expect(ala.page.locator("#board [data-dot]")).to_have_count(2)  # the bot answered
