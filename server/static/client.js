@@ -312,7 +312,14 @@ const READERS = [
   ["n", (uid, body) => { state.ignored = split(body); }],
   ["i", (uid, body) => {
     const [nick, avatar, flags, language, rating, , , , prestige] = body.split(".");
-    state.info.set(nick, { avatar, free: !/[Nb]/.test(flags || ""), lang: language, rating: rating ? Number(rating) : null, prestige: prestige || "" });
+    state.info.set(nick, {
+      avatar,
+      free: !/[Nb]/.test(flags || ""),
+      bot: (flags || "").includes("R"), // a program playing through the bot API (docs/bots.md)
+      lang: language,
+      rating: rating ? Number(rating) : null,
+      prestige: prestige || "",
+    });
   }],
 ];
 
@@ -636,7 +643,8 @@ function renderPlayers() {
   list.replaceChildren(
     ...state.people.map((nick) => {
       const info = state.info.get(nick) || { free: true };
-      const label = info.rating ? `${nick} (${info.rating})` : nick;
+      const named = info.bot ? `${nick} [${t("botMark")}]` : nick;
+      const label = info.rating ? `${named} (${info.rating})` : named;
       const row = element("li", { className: info.free ? "" : "busy" }, playerLink(nick, { className: "nick", textContent: label }));
       row.dataset.nick = nick;
       if (nick !== session.nick) {

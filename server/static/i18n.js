@@ -166,6 +166,7 @@ const TEXTS = {
     analysisBy: "Analysis by {nick}",
     kindAnalysis: "analysis",
     kindComputer: "against the computer",
+    botMark: "bot",
     you: "you",
     // the game screen: board, full screen, two-step touch, sounds, notifications, spectators, lobby
     fullScreen: "Full screen",
@@ -345,6 +346,7 @@ const TEXTS = {
     analysisBy: "Analizuje {nick}",
     kindAnalysis: "analiza",
     kindComputer: "z komputerem",
+    botMark: "bot",
     you: "ty",
     // ekran gry
     fullScreen: "Pełny ekran",
@@ -524,6 +526,7 @@ const TEXTS = {
     analysisBy: "Анализирует {nick}",
     kindAnalysis: "анализ",
     kindComputer: "с компьютером",
+    botMark: "бот",
     you: "вы",
     // экран партии
     fullScreen: "Во весь экран",
@@ -666,6 +669,7 @@ const TEXTS = {
     analysisBy: "Аналізує {nick}",
     kindAnalysis: "аналіз",
     kindComputer: "з комп’ютером",
+    botMark: "бот",
     you: "ви",
     // сторінки архіву (games.js, game.js, player.js)
     games: "Ігри",
