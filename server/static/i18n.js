@@ -151,6 +151,10 @@ const TEXTS = {
     // the game screen: board, full screen, two-step touch, sounds, notifications, spectators, lobby
     fullScreen: "Full screen",
     leaveFullScreen: "Leave full screen",
+    theme: "Colours",
+    themeAuto: "Auto",
+    themeLight: "Light",
+    themeDark: "Dark",
     place: "Place",
     aimAt: "Aimed at {x}, {y}: tap again or Place to play here",
     graceLeft: "{seconds} s before the clock runs",
@@ -312,6 +316,10 @@ const TEXTS = {
     // ekran gry
     fullScreen: "Pełny ekran",
     leaveFullScreen: "Zamknij pełny ekran",
+    theme: "Kolory",
+    themeAuto: "Auto",
+    themeLight: "Jasne",
+    themeDark: "Ciemne",
     place: "Postaw",
     aimAt: "Wybrano {x}, {y}: dotknij ponownie lub Postaw",
     graceLeft: "{seconds} s, zanim ruszy zegar",
@@ -473,6 +481,10 @@ const TEXTS = {
     // экран партии
     fullScreen: "Во весь экран",
     leaveFullScreen: "Выйти из полноэкранного режима",
+    theme: "Цвета",
+    themeAuto: "Авто",
+    themeLight: "Светлые",
+    themeDark: "Тёмные",
     place: "Поставить",
     aimAt: "Выбрано {x}, {y}: коснитесь ещё раз или нажмите «Поставить»",
     graceLeft: "{seconds} с до запуска часов",
@@ -634,6 +646,10 @@ const TEXTS = {
     // екран партії
     fullScreen: "На весь екран",
     leaveFullScreen: "Вийти з повноекранного режиму",
+    theme: "Кольори",
+    themeAuto: "Авто",
+    themeLight: "Світлі",
+    themeDark: "Темні",
     place: "Поставити",
     aimAt: "Вибрано {x}, {y}: торкніться ще раз або натисніть «Поставити»",
     graceLeft: "{seconds} с до запуску годинника",
