@@ -151,6 +151,9 @@ const TEXTS = {
     // the game screen: board, full screen, two-step touch, sounds, notifications, spectators, lobby
     fullScreen: "Full screen",
     leaveFullScreen: "Leave full screen",
+    zoomIn: "Zoom in",
+    zoomOut: "Zoom out",
+    zoomFit: "The whole board",
     theme: "Colours",
     themeAuto: "Auto",
     themeLight: "Light",
@@ -316,6 +319,9 @@ const TEXTS = {
     // ekran gry
     fullScreen: "Pełny ekran",
     leaveFullScreen: "Zamknij pełny ekran",
+    zoomIn: "Powiększ",
+    zoomOut: "Pomniejsz",
+    zoomFit: "Cała plansza",
     theme: "Kolory",
     themeAuto: "Auto",
     themeLight: "Jasne",
@@ -481,6 +487,9 @@ const TEXTS = {
     // экран партии
     fullScreen: "Во весь экран",
     leaveFullScreen: "Выйти из полноэкранного режима",
+    zoomIn: "Увеличить",
+    zoomOut: "Уменьшить",
+    zoomFit: "Всё поле",
     theme: "Цвета",
     themeAuto: "Авто",
     themeLight: "Светлые",
@@ -646,6 +655,9 @@ const TEXTS = {
     // екран партії
     fullScreen: "На весь екран",
     leaveFullScreen: "Вийти з повноекранного режиму",
+    zoomIn: "Збільшити",
+    zoomOut: "Зменшити",
+    zoomFit: "Усе поле",
     theme: "Кольори",
     themeAuto: "Авто",
     themeLight: "Світлі",
