@@ -27,10 +27,12 @@ export class BoardZoom {
     for (const end of ["pointerup", "pointercancel"]) board.addEventListener(end, (event) => this.release(event));
     board.addEventListener("click", (event) => this.swallowClick(event), { capture: true });
     board.addEventListener("wheel", (event) => this.wheel(event), { passive: false });
-    // two fingers on the board pinch it, never scroll the page (the fingers' middle is never quite still)
-    for (const kind of ["touchstart", "touchmove"]) {
-      board.addEventListener(kind, (event) => { if (event.touches.length > 1 && event.cancelable) event.preventDefault(); }, { passive: false });
-    }
+    // two fingers on the board pinch it, never scroll the page (the fingers' middle is never quite still);
+    // a finger dragging the zoomed board makes no fling either, whose end would swallow the next tap
+    board.addEventListener("touchstart", (event) => { if (event.touches.length > 1 && event.cancelable) event.preventDefault(); }, { passive: false });
+    board.addEventListener("touchmove", (event) => {
+      if ((event.touches.length > 1 || this.scale > 1) && event.cancelable) event.preventDefault();
+    }, { passive: false });
     buttons.zoomIn?.addEventListener("click", () => this.zoomBy(STEP, this.aim || this.centre));
     buttons.zoomOut?.addEventListener("click", () => this.zoomBy(1 / STEP, this.centre));
     buttons.fit?.addEventListener("click", () => this.zoomBy(0, this.centre));
