@@ -14,6 +14,7 @@ from playwright.sync_api import Page, expect
 
 from tests.static.test_client import Player, browser, players, server, start_game
 from tests.static.test_game_screen import cell_size, no_sideways_scroll
+from tests.test_restart import Server
 
 __all__ = ["browser", "players", "server"]  # the fixtures of test_client.py, used here too
 
@@ -53,6 +54,13 @@ def on_screen(page: Page, x: int, y: int) -> tuple[float, float]:
     offset_x = area["left"] + (area["width"] - width * scale) / 2
     offset_y = area["top"] + (area["height"] - height * scale) / 2
     return offset_x + (MARGIN + x * CELL - left) * scale, offset_y + (MARGIN + y * CELL - top) * scale
+
+
+def point_size(page: Page) -> float:
+    """A point's cell on the screen, from the board's box and viewBox (the game page has no targets)."""
+    _, _, width, height = view_box(page)
+    area = drawing_area(page)
+    return min(area["width"] / width, area["height"] / height) * CELL
 
 
 def points_in_view(page: Page) -> tuple[range, range]:
@@ -241,3 +249,29 @@ def test_a_mouse_zooms_with_the_buttons_and_ctrl_wheel_drags_and_still_clicks_a_
     page.click("#zoom-fit")
     assert abs(cell_size(page) - whole) < 0.5
     expect(page.locator('[data-propose="resign"]')).to_be_in_viewport()
+
+
+def test_the_game_page_replay_zooms_as_the_client_does(
+    players: tuple[Player, Player], server: Server
+) -> None:
+    ala, bob = players
+    start_game(ala, bob, size="39x32")
+    ala.play("aa")
+    bob.play("bb")
+    ala.resign()
+    expect(bob.page.locator("#sgf")).to_be_visible()  # archived as game 1
+    page = bob.context.new_page()  # the phone
+    page.goto(server.base + "/game/1")
+    expect(page.locator("body[data-ready]")).to_have_count(1)
+    whole = point_size(page)
+    pinch(page, 60, 180)
+    assert abs(point_size(page) - 3 * whole) < 0.5
+    page.tap("#zoom-in")
+    assert abs(point_size(page) - 4.5 * whole) < 0.5
+    page.click("#first")  # another move shown: the same zoom
+    expect(page.locator("#board .dot")).to_have_count(0)
+    assert abs(point_size(page) - 4.5 * whole) < 0.5
+    page.tap("#zoom-fit")
+    assert abs(point_size(page) - whole) < 0.5
+    no_sideways_scroll(page)
+    page.close()
