@@ -78,7 +78,9 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
             analysis_per_player=settings.analysis_per_player,
             registered_share=settings.registered_share,
             banned_words=settings.banned_words,
-        )
+        ),
+        away_after=settings.away_after,
+        claim_after=settings.claim_after,
     )
     app[clients.POLICY_KEY] = clients.ClientPolicy(
         frozenset(settings.trusted_proxies),

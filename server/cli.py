@@ -17,7 +17,9 @@ from server.config import (
     DEFAULT_MAX_CONNECTIONS,
     ENV_AI_WORKERS,
     ENV_ANALYSIS_PER_PLAYER,
+    ENV_AWAY_AFTER,
     ENV_BANNED_WORDS,
+    ENV_CLAIM_AFTER,
     ENV_CLUSTER_SECRET,
     ENV_CLUSTER_SECRET_FILE,
     ENV_EVENT_LOOP,
@@ -40,6 +42,7 @@ from server.config import (
     ENV_STATIC,
     ENV_TRUSTED_PROXIES,
     ENV_UNLIMITED,
+    MAX_CLAIM_AFTER,
     MAX_COUNT,
     MAX_NETWORK_FACTOR,
     MAX_WAIT,
@@ -50,6 +53,7 @@ from server.config import (
     check_database_url,
     parse_address,
     parse_ai_workers,
+    parse_away_after,
     parse_event_loop,
     parse_member,
     parse_network,
@@ -252,6 +256,20 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"the longest wait between tries of one account (env {ENV_FAILED_LOGIN_MAX_WAIT}, default 900)",
     )
     serve.add_argument(
+        "--away-after",
+        type=_checked(parse_away_after),
+        metavar="SECONDS",
+        help="seconds without a request before a player is away from their games and their opponent is "
+        f'told (env {ENV_AWAY_AFTER}, default 40, at least 31; docs/protocol.md, "An opponent who left")',
+    )
+    serve.add_argument(
+        "--claim-after",
+        type=_whole_flag("--claim-after", MAX_CLAIM_AFTER),
+        metavar="SECONDS",
+        help=f"seconds from that notice until the opponent may claim the win or call the game off "
+        f"(env {ENV_CLAIM_AFTER}, default 60)",
+    )
+    serve.add_argument(
         "--redis-url",
         type=_checked(parse_redis_url),
         metavar="URL",
@@ -321,6 +339,8 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         or base.failed_logins_per_account,
         failed_login_max_wait=getattr(args, "failed_login_max_wait", None) or base.failed_login_max_wait,
         max_connections=getattr(args, "max_connections", None) or base.max_connections,
+        away_after=getattr(args, "away_after", None) or base.away_after,
+        claim_after=getattr(args, "claim_after", None) or base.claim_after,
         banned_words=read_banned_words(args.banned_words)
         if getattr(args, "banned_words", None)
         else base.banned_words,

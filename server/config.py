@@ -58,6 +58,13 @@ DEFAULT_ANALYSIS_PER_PLAYER = 3
 DEFAULT_REGISTERED_SHARE = 20
 MAX_REGISTERED_SHARE = 90
 MAX_WAIT = 24 * 3600
+ENV_AWAY_AFTER = "KROPKI_AWAY_AFTER"
+ENV_CLAIM_AFTER = "KROPKI_CLAIM_AFTER"
+DEFAULT_AWAY_AFTER = 40  # seconds without a request before a player is away from their games
+MIN_AWAY_AFTER = 31  # above the longest long poll (30 s), which keeps a client that is there silent
+MAX_AWAY_AFTER = 600
+DEFAULT_CLAIM_AFTER = 60  # seconds from the notice until the opponent may claim the game
+MAX_CLAIM_AFTER = 3600
 ENV_EVENT_LOOP = "KROPKI_EVENT_LOOP"
 ENV_BANNED_WORDS = "KROPKI_BANNED_WORDS"
 MAX_BANNED_WORD = 100  # characters in one entry of the banned words' file
@@ -121,6 +128,10 @@ class Settings:
     failed_logins_per_account: int = DEFAULT_FAILED_LOGINS_PER_ACCOUNT
     failed_login_max_wait: int = DEFAULT_FAILED_LOGIN_MAX_WAIT
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    # a player who left a game: away after so many seconds without a request, and claimable after so
+    # many more (server/hub/absences.py)
+    away_after: int = DEFAULT_AWAY_AFTER
+    claim_after: int = DEFAULT_CLAIM_AFTER
     event_loop: str = "auto"
     redis_url: str | None = None  # a member of a cluster over this Redis (docs/cluster.md); None: alone
     member: str | None = None  # the member's name in the cluster; None: its host and port
@@ -184,6 +195,10 @@ class Settings:
             if environ.get(ENV_REGISTERED_SHARE)
             else DEFAULT_REGISTERED_SHARE,
             max_connections=_whole(environ, ENV_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS, MAX_COUNT),
+            away_after=parse_away_after(environ[ENV_AWAY_AFTER], ENV_AWAY_AFTER)
+            if environ.get(ENV_AWAY_AFTER)
+            else DEFAULT_AWAY_AFTER,
+            claim_after=_whole(environ, ENV_CLAIM_AFTER, DEFAULT_CLAIM_AFTER, MAX_CLAIM_AFTER),
             banned_words=read_banned_words(environ[ENV_BANNED_WORDS], ENV_BANNED_WORDS)
             if environ.get(ENV_BANNED_WORDS)
             else (),
@@ -323,6 +338,16 @@ def parse_whole(value: str, name: str, highest: int) -> int:
     """A whole number from 1 to `highest`, or a ConfigError naming the setting."""
     if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= highest:
         raise ConfigError(f"{name} must be a whole number from 1 to {highest}, got {value!r}")
+    return int(value)
+
+
+def parse_away_after(value: str, name: str = "--away-after") -> int:
+    """Seconds from MIN_AWAY_AFTER to MAX_AWAY_AFTER: fewer would take a waiting long poll for a player
+    who left."""
+    if not value.isascii() or not value.isdigit() or not MIN_AWAY_AFTER <= int(value) <= MAX_AWAY_AFTER:
+        raise ConfigError(
+            f"{name} must be a whole number from {MIN_AWAY_AFTER} to {MAX_AWAY_AFTER}, got {value!r}"
+        )
     return int(value)
 
 

@@ -563,3 +563,23 @@ def test_a_banned_words_file_that_cannot_be_read_stops_serve(
     assert "--banned-words: " in error and message in error, error
     with pytest.raises(ConfigError, match=f"KROPKI_BANNED_WORDS: .*{message}"):
         Settings.from_env({"KROPKI_BANNED_WORDS": str(path)})
+
+
+def test_the_times_of_a_player_who_left_from_flags_environment_or_defaults() -> None:
+    assert (resolve([], {}).away_after, resolve([], {}).claim_after) == (40, 60)
+    from_env = resolve([], {"KROPKI_AWAY_AFTER": "31", "KROPKI_CLAIM_AFTER": "5"})
+    assert (from_env.away_after, from_env.claim_after) == (31, 5)
+    flags = resolve(["--away-after", "120", "--claim-after", "300"], {"KROPKI_AWAY_AFTER": "31"})
+    assert (flags.away_after, flags.claim_after) == (120, 300)
+
+
+@pytest.mark.parametrize("value", ["30", "0", "601", "x", "40.5"])
+def test_an_away_time_a_long_poll_could_outlast_is_refused(
+    value: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["serve", "--away-after", value])
+    assert exit_info.value.code == 2
+    assert "--away-after must be a whole number from 31 to 600" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="KROPKI_AWAY_AFTER must be a whole number from 31 to 600"):
+        resolve([], {"KROPKI_AWAY_AFTER": value})

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlencode
@@ -44,9 +44,12 @@ class Server:
 
     The log goes to a file (a pipe nobody reads would fill up and block the server)."""
 
-    def __init__(self, tmp_path: Path, db_url: str | None = None, *, ai_workers: int = 0) -> None:
+    def __init__(
+        self, tmp_path: Path, db_url: str | None = None, *, ai_workers: int = 0, flags: Sequence[str] = ()
+    ) -> None:
         self.tmp_path = tmp_path
         self.ai_workers = ai_workers  # no AI players unless asked: these tests count lobby events
+        self.flags = list(flags)  # more of serve's flags
         self.db = tmp_path / "data" / "kropki.sqlite3"
         self.db_url = db_url or f"sqlite+aiosqlite:///{self.db}"
         self.port = free_port()
@@ -63,6 +66,7 @@ class Server:
         command = [sys.executable, "-m", "server", "serve", "--port", str(self.port)]
         command += ["--ai-workers", str(self.ai_workers)]
         command += ["--db", self.db_url] + (["--migrate"] if migrate else [])
+        command += self.flags
         with self.log_path.open("w") as log:
             self.process = subprocess.Popen(
                 command, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True

@@ -230,17 +230,26 @@ class Chats:
         uid = parse_table(table_text)
         if uid not in self.tables:
             raise ProtocolError("noSuchTable", f"There is no table {uid}.")
+        if not self.delete_lines(player, uid, target):
+            raise ProtocolError("noSuchLine", "No such chat line.")
+
+    def delete_lines(self, player: Player, uid: int, target: str) -> bool:
+        """A moderator deletes a line (`<time_n>`) or a nick's lines (`_<nick>`) of a table of this
+        server (a report's closing too); False when there is no such line here."""
+        if uid not in self.tables:
+            return False
         room = self.tables[uid].chat
         gone = (
             room.delete_by(decode_client_text(target[1:])) if target.startswith("_") else room.delete(target)
         )
         if not gone:
-            raise ProtocolError("noSuchLine", "No such chat line.")
+            return False
         self.tables.journal(uid, "chatdel", {"ids": [entry.chat_id for entry in gone]})
         whose = ", ".join(sorted({entry.nick for entry in gone}))[:100]
         self.ctx.persistence.moderated(player.nick, "delmsg", whose, f"table {uid}, {len(gone)} line(s)")
         for entry in gone:
             self.bus.publish(uid, events.chat_deleted(entry.chat_id))
+        return True
 
 
 def _other_nick(text: str) -> str:

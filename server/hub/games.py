@@ -15,6 +15,7 @@ from collections.abc import Callable
 from server.engine.gametype import GameKind
 from server.engine.rating import RATED_MIN_DOTS, unrated_reason
 from server.engine.sgf import write_record
+from server.hub.absences import CLAIMS, Absences
 from server.hub.bus import EventBus
 from server.hub.context import Context
 from server.hub.model import LOBBY, Player, Table
@@ -43,8 +44,10 @@ TOURNAMENT_TABLE_KEPT = 2 * 60 * 60.0  # zagram: an unfinished tournament game s
 
 
 class Games:
-    def __init__(self, ctx: Context, bus: EventBus, roster: Roster, tables: Tables) -> None:
-        self.ctx, self.bus, self.roster, self.tables = ctx, bus, roster, tables
+    def __init__(
+        self, ctx: Context, bus: EventBus, roster: Roster, tables: Tables, absences: Absences
+    ) -> None:
+        self.ctx, self.bus, self.roster, self.tables, self.absences = ctx, bus, roster, tables, absences
         self.take_back = TakeBack(ctx, bus, tables, self.archive)
         # told (table, tournament, result) once a tournament game's record is stored: the server's own
         # tournaments pair their next games from it (server/director)
@@ -73,7 +76,12 @@ class Games:
         self.played_room(player, table).draw_enclosure(player.nick, where)
 
     def propose(self, player: Player, table: str, proposal: str) -> None:
-        self.played_room(player, table).propose(player.nick, proposal)
+        """zagram's propositions, and the claims against a player who left (server/hub/absences.py)."""
+        room = self.played_room(player, table)
+        if proposal in CLAIMS:
+            self.absences.claim(player, self.tables[room.uid], room, proposal)
+        else:
+            room.propose(player.nick, proposal)
 
     def pause(self, player: Player, table: str, text: str) -> None:
         if text not in ("p", "u"):

@@ -5,6 +5,10 @@ Every method here is one line into the part that owns the concept; none keeps li
 its own. The web layer calls the hub rather than the parts, so that a handler needs one name and the
 order of its checks (storage first, then the session) is written once, here. A poll is one call
 (`poll`, Stream.poll). Only `__init__` sets one part's hooks to another part: no part's constructor does.
+
+Over 500 lines because it is both the one place that wires every part and the one name the web layer
+calls for each operation, a line or two each; a second module would split either (issue 47's seeks and
+pools, with issue 46's moderation, took it past 500).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from typing import Any
 
 from server.engine.gametype import GameType
 from server.engine.start import Setup
+from server.hub.absences import AWAY_AFTER, CLAIM_AFTER, Absences
 from server.hub.actions import table_actions
 from server.hub.bus import LocalBus
 from server.hub.chat import PrivateChats
@@ -37,10 +42,12 @@ from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Standin
 from server.hub.peers import Peers
 from server.hub.persistence import Account, LiveSessions, MemoryPersistence, Persistence, SavedSession
 from server.hub.remote import RemoteLobby
+from server.hub.reported import Quoted, Quotes
 from server.hub.restore import Journals, Restorer
 from server.hub.room import AutoTable
 from server.hub.roster import Roster
 from server.hub.saved import SWEEP_EVERY, SavedSessions
+from server.hub.seeks import Pools, Seeks, ended_by_a_game, ended_with_the_session
 from server.hub.sessions import POLL_TIMEOUT, Sessions
 from server.hub.sharedlobby import SharedLobby
 from server.hub.stream import Poll, Stream
@@ -48,6 +55,7 @@ from server.hub.tables import Tables
 from server.hub.tournaments import Tournaments
 from server.hub.visitors import Visitors
 from server.protocol.codec import ClientMessage
+from server.protocol.seeks import AcceptSeek, SeekCommand
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +71,11 @@ class Hub:
         persistence: Persistence | None = None,
         rng: random.Random | None = None,
         caps: Caps | None = None,
+        away_after: float = AWAY_AFTER,
+        claim_after: float = CLAIM_AFTER,
     ) -> None:
+        """`away_after`, `claim_after`: when a player who stopped asking is away from their games, and
+        when their opponent may claim (server/hub/absences.py)."""
         self.ctx = ctx = Context(
             clock=clock,
             timers=timers or LoopTimers(),
@@ -78,14 +90,18 @@ class Hub:
         self.roster = Roster(ctx)
         self.saved = SavedSessions(ctx, self.roster)
         self.tables = Tables(ctx, self.bus, self.roster, self.saved)
-        self.games = Games(ctx, self.bus, self.roster, self.tables)
+        self.absences = Absences(ctx, self.tables, away_after, claim_after)
+        self.games = Games(ctx, self.bus, self.roster, self.tables, self.absences)
         self.remote_lobby = RemoteLobby()
         self.mirrors = Mirrors(ctx, self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
+        self.quotes = Quotes(self.tables, self.mirrors, self.remote_lobby, self.chats.private)
         self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved, self.remote_lobby)
         self.ignoring = Ignoring(ctx, self.bus, self.roster, self.saved, self.invites, self.remote_lobby)
         self.tournaments = Tournaments(ctx, self.tables, self.remote_lobby)
-        self.lobby_state = Lobby(self.bus, self.tables, self.remote_lobby, self.mirrors)
+        self.seeks = Seeks(ctx, self.bus, self.tables, self.invites)
+        self.pools = Pools(ctx, self.bus, self.tables, self.invites)
+        self.lobby_state = Lobby(self.bus, self.tables, self.remote_lobby, self.mirrors, self.seeks)
         self.shared_lobby = SharedLobby(self.bus, self.remote_lobby, self.mirrors)
         self.actions = table_actions(self.games, self.chats)
         self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.actions)
@@ -105,12 +121,16 @@ class Hub:
             self.mirrors,
             self.ignoring,
             self.actions,
+            self.seeks,
+            self.pools,
         )
         self.restorer = Restorer(
             ctx, self.bus, self.saved, self.tables, self.games, self.chats, self.sessions
         )
         # the parts made first are told about the later ones through these hooks
         self.tables.game_over = self.games.game_over
+        self.tables.game_started = ended_by_a_game(self.seeks, self.pools)
+        self.sessions.left = ended_with_the_session(self.seeks, self.pools)
         self.tables.elsewhere = self.mirrors
         self.tables.visiting = self.visitors
         self.bus.table_listener = self.visitors.table_line
@@ -226,10 +246,12 @@ class Hub:
 
     def sweep(self) -> None:
         self.sessions.time_out()
+        self.absences.sweep()
         self.saved.heartbeat()
         self.chats.forget_old()
         self.games.close_expired()
         self.restorer.compact_grown()
+        self.pools.pair_all()
 
     def note_sessions(self) -> None:
         """The sessions' heartbeat (see SavedSessions.heartbeat); also at a clean stop."""
@@ -469,6 +491,27 @@ class Hub:
         if needs_storage("v", "", answer):
             self.ctx.writable()
         self.invites.command(self.sessions.player(secret), answer)
+
+    def quote_line(self, player: Player, place: str, line_id: str) -> list[Quoted] | None:
+        return self.quotes.line(player, place, line_id)
+
+    def quote_player(self, player: Player, nick: str) -> list[Quoted]:
+        return self.quotes.player(player, nick)
+
+    def delete_chat_line(self, moderator: Player, uid: int, line_id: str) -> bool:
+        return self.chats.delete_lines(moderator, uid, line_id)
+
+    def seek(self, secret: str, command: SeekCommand) -> None:
+        """co=seek, acceptSeek, cancelSeek: as the `k` command (an accepted seek opens a table)."""
+        if isinstance(command, AcceptSeek):
+            self.ctx.writable()
+        self.seeks.do(self.sessions.player(secret), command)
+
+    def pool(self, secret: str, pool: str) -> None:
+        """co=joinPool (a pair found opens a table), leavePool (`pool` empty): as the `j` command."""
+        if needs_storage("j", "", pool):
+            self.ctx.writable()
+        self.pools.command(self.sessions.player(secret), pool)
 
     def chat_from(self, secret: str, table: str, text: str) -> None:
         """The old `dodajWpis`: the same as a `c` command."""

@@ -329,11 +329,21 @@ class Invitations:
         if invitation.lineup:
             self._accept_team(player, invitation)
             return
-        self.tables.room_for_a_table(invitation.inviter, player)
-        self.ctx.limits.games_of(self.tables.values(), invitation.inviter)
-        self.ctx.limits.games_of(self.tables.values(), player)
+        self.check_game(invitation.inviter, player)
         self.drop(invitation, "accepted")
         self._open(invitation.inviter, player, invitation.game_type)
+
+    def check_game(self, inviter: Player, invitee: Player) -> None:
+        """Room for their table, and for one more unfinished game of each."""
+        self.tables.room_for_a_table(inviter, invitee)
+        self.ctx.limits.games_of(self.tables.values(), inviter)
+        self.ctx.limits.games_of(self.tables.values(), invitee)
+
+    def start_game(self, inviter: Player, invitee: Player, game_type: GameType) -> None:
+        """A game that starts as an accepted invitation's does, without one: a seek accepted, two players
+        paired by a pool (server/hub/seeks.py). `inviter`: the one whom the game type's `a` makes blue."""
+        self.check_game(inviter, invitee)
+        self._open(inviter, invitee, game_type)
 
     def _open(self, inviter: Player, invitee: Player, game_type: GameType) -> None:
         """The table of an accepted invitation, blue being whoever the game type says starts."""

@@ -69,6 +69,10 @@ def needs_storage(kind: str, table: str, text: str) -> bool:
         return table != "get" and not (table == "ignore" and not text)
     if kind == "v":
         return text == "a" or text.startswith("s.")
+    if kind == "k":  # an accepted seek opens a table; a seek posted or cancelled is kept nowhere
+        return text.startswith("a.")
+    if kind == "j":  # a pool pairs at once when it can
+        return bool(text)
     return kind in ("s", "u", "t")
 
 

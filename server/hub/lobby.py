@@ -14,14 +14,17 @@ from server.hub.mirrors import Mirrors
 from server.hub.model import LOBBY
 from server.hub.remote import RemoteLobby
 from server.hub.room import Room
+from server.hub.seeks import Seeks
 from server.hub.tables import Tables
 from server.protocol import events
 from server.protocol.codec import LINE_SEPARATOR, joined_lines
 
 
 class Lobby:
-    def __init__(self, bus: EventBus, tables: Tables, remote: RemoteLobby, mirrors: Mirrors) -> None:
-        self.bus, self.tables, self.remote, self.mirrors = bus, tables, remote, mirrors
+    def __init__(
+        self, bus: EventBus, tables: Tables, remote: RemoteLobby, mirrors: Mirrors, seeks: Seeks
+    ) -> None:
+        self.bus, self.tables, self.remote, self.mirrors, self.seeks = bus, tables, remote, mirrors, seeks
         self.states_built = 0  # for benchmarks and tests
         # with_subscriptions -> (the last event number then, all but the chat, with all the chat): the
         # lobby's whole state when built, as texts a reply sends
@@ -88,6 +91,7 @@ class Lobby:
         ]
         lines.append(tables.lobby_infos.joined)
         lines += remote.infos()
+        lines += self.seeks.lines()  # this member's alone (docs/cluster.md)
         if with_subscriptions:
             lines += self.subscription_lines()
         return lines

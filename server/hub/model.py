@@ -132,7 +132,8 @@ class Player:
         self.role = account.role
         self.avatar = account.avatar
         self.registered_at = account.registered_at
-        self.record = (account.rating, account.wins, account.draws, account.losses, "")
+        prestige = events.prestige(account.role)
+        self.record = (account.rating, account.wins, account.draws, account.losses, prestige)
         if account.ignored is not None:  # read with the account for a session, not after a game
             self.ignored = {nick_key(nick): nick for nick in account.ignored}
         self.refresh_info()

@@ -584,6 +584,19 @@ class Room:
             self.game.finish_by_score()
         self._after_end("agreed" if what == "draw" else "")
 
+    def claim(self, nick: str, what: str) -> None:
+        """The opponent of a player who left ends the game (server/hub/absences.py decided that they
+        may): `claim` wins it, as if the player who left had resigned; `abort` calls it off (`Void`)."""
+        side = self._seat(nick)
+        self._check_playing()
+        self.last_activity = self.timers.now()
+        if what == "claim":
+            self.game.resign(3 - colour_of(side))
+        else:
+            self.game.void()
+        self._note("claim", p=side, w=what)
+        self._after_end("abandoned")
+
     # --- clock ---------------------------------------------------------------------------------
 
     def _clock_action(self, nick: str, right: str, refusal: str) -> tuple[int, int, Clock]:
@@ -690,6 +703,8 @@ class Room:
             self.give_time(nick, str(data["s"]))
         elif kind == "flag":
             self._flag(player)
+        elif kind == "claim":
+            self.claim(nick, data["w"])
         elif kind == "came":
             self.showed_up.add(player)
         elif kind == "cancel":  # after a new game (a compacted journal), only that it was cancelled

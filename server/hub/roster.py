@@ -18,6 +18,8 @@ log = logging.getLogger(__name__)
 
 ENDED_KEPT = 3600.0  # seconds an ended session's networks are remembered (Roster.standing)
 MOST_ENDED = 50_000  # ended sessions remembered at most, the oldest forgotten first
+FAREWELL_KEPT = 600.0  # seconds a kicked or banned session's last line waits for its client's poll
+MOST_FAREWELLS = 10_000
 
 
 class Roster:
@@ -34,6 +36,9 @@ class Roster:
         # id HMAC -> (when, networks) of sessions that ended lately, the oldest first: their clients may
         # poll a while longer, and are not guessing (Roster.standing)
         self.ended: OrderedDict[str, tuple[float, tuple[str, ...]]] = OrderedDict()
+        # id HMAC -> (when, the line) for a session a moderator ended: its client's next poll gets that
+        # line, so that it shows why (Stream.reply), and then the ended session's answer
+        self.farewells: OrderedDict[str, tuple[float, str]] = OrderedDict()
 
     def online(self, nick: str) -> Player | None:
         return self.by_nick.get(nick_key(nick))
@@ -120,6 +125,23 @@ class Roster:
             len(self.ended) > MOST_ENDED or next(iter(self.ended.values()))[0] < now - ENDED_KEPT
         ):
             self.ended.popitem(last=False)
+
+    def say_farewell(self, player: Player, line: str, now: float) -> None:
+        if not player.id_hmac:
+            return
+        self.farewells[player.id_hmac] = (now, line)
+        while self.farewells and (
+            len(self.farewells) > MOST_FAREWELLS
+            or next(iter(self.farewells.values()))[0] < now - FAREWELL_KEPT
+        ):
+            self.farewells.popitem(last=False)
+
+    def farewell(self, secret: str, now: float) -> str | None:
+        """The last line of a session a moderator ended, once (None: none, or kept too long)."""
+        if not self.farewells or not secret:
+            return None
+        said = self.farewells.pop(self.ctx.persistence.id_hmac(secret), None)
+        return said[1] if said is not None and said[0] >= now - FAREWELL_KEPT else None
 
     def find(self, secret: str) -> Player | None:
         """The player with this id. A session restored after a restart is known only by its id's HMAC

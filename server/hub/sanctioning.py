@@ -3,7 +3,7 @@
 The store keeps the sanctions; every server takes the active ones from it every few seconds
 (`Sanctions.take`), so a sanction made on another member of a cluster, or with the CLI, holds here too.
 Each is applied once per server, by its key: a mute is told to the player, a kick or a ban ends the
-sessions it names (their games go on as after a time-out).
+sessions it names (their games go on as after a time-out), and the client's next poll is told why.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 
 from server.hub.context import Context
-from server.hub.model import LOBBY
+from server.hub.model import LOBBY, Player
 from server.hub.roster import Roster
 from server.hub.sanctions import BAN, KICK, MUTE, SLOW, Sanction, SanctionBook, muted, who_is
 from server.hub.sessions import Sessions
@@ -53,4 +53,18 @@ class Sanctions:
                 self.tables.tell(player, LOBBY, refusal.code, str(refusal), **refusal.values)
             else:
                 log.info("%s %s", sanction.kind, Fields(nick=player.nick, by=sanction.by))
+                self.roster.say_farewell(player, self._farewell(player, sanction), self.ctx.timers.now())
                 self.sessions.remove(player, reason=sanction.kind)
+
+    def _farewell(self, player: Player, sanction: Sanction) -> str:
+        """Why the session ended, in the player's language: a kick, or a ban until when."""
+        reason = sanction.reason or "-"
+        if sanction.kind == KICK:
+            return self.tables.told(
+                player, "kicked", f"A moderator ended your session ({reason}).", reason=reason
+            )
+        if sanction.ends is None:
+            english = f"You are banned from this server for good ({reason})."
+            return self.tables.told(player, "bannedNowForGood", english, reason=reason)
+        english = f"You are banned from this server until {sanction.until} ({reason})."
+        return self.tables.told(player, "bannedNow", english, until=sanction.until, reason=reason)

@@ -41,16 +41,21 @@ def result_sentence(result: Result, names: Pair, scores: tuple[Fraction, Fractio
     """The English line that says how a game ended. `names` and `scores` are blue's and red's; `how` is
     `agreed` for a result both players agreed to, `no-show` for a tournament game nobody came to,
     `organiser` for one its organiser cancelled (cancelTable), `left` for a team game whose losing team
-    has nobody left in it (docs/teams.md). A team's name is its nicks joined."""
+    has nobody left in it (docs/teams.md), `abandoned` for a game its player left and its opponent
+    claimed or called off (server/hub/absences.py). A team's name is its nicks joined."""
     if result.reason == "Void":
         if how == "organiser":
             return "The organiser cancelled this game: it does not count."
+        if how == "abandoned":
+            return "The game was called off: a player left it."
         return "Nobody showed up; the game was cancelled." if how == "no-show" else "The game was cancelled."
     if result.winner == 0:
         if how == "agreed":
             return "Draw by agreement."
         return f"Draw, {_points(scores[0])}:{_points(scores[1])}."
     winner, loser = names[result.winner - 1], names[2 - result.winner]
+    if result.reason == "R" and how == "abandoned":
+        return f"{winner} won: {loser} left the game and did not come back."
     if result.reason == "R":
         return f"{winner} won: {loser} left the game." if how == "left" else f"{winner} won by resignation."
     if result.reason == "T":
@@ -234,6 +239,26 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "ru": "На это предложение вы ответить не можете.",
         "ua": "На цю пропозицію ви відповісти не можете.",
     },
+    "notAway": {
+        "pl": "Przeciwnik jest przy stole: nie ma czego żądać.",
+        "ru": "Соперник здесь: требовать нечего.",
+        "ua": "Суперник тут: вимагати нічого.",
+    },
+    "claimTooSoon": {
+        "pl": "Przeciwnik może jeszcze wrócić: poczekaj, aż minie czas na powrót.",
+        "ru": "Соперник ещё может вернуться: подождите, пока выйдет время на возвращение.",
+        "ua": "Суперник ще може повернутися: зачекайте, доки мине час на повернення.",
+    },
+    "claimTooShort": {
+        "pl": "Mniej niż dwa ruchy każdego gracza: grę można odwołać, ale nie wygrać.",
+        "ru": "Меньше двух ходов у каждого: игру можно отменить, но не выиграть.",
+        "ua": "Менше ніж два ходи в кожного: гру можна скасувати, але не виграти.",
+    },
+    "claimInTournament": {
+        "pl": "W grze turniejowej decyduje zegar i organizator: tu niczego nie można żądać.",
+        "ru": "В турнирной игре решают часы и организатор: здесь ничего нельзя потребовать.",
+        "ua": "У турнірній грі вирішують годинник і організатор: тут нічого не можна вимагати.",
+    },
     "noRight": {
         "pl": "Przy tym stole to niedozwolone.",
         "ru": "За этим столом это не разрешено.",
@@ -268,6 +293,36 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "pl": "Jeden z graczy ma już za dużo niedokończonych gier.",
         "ru": "У одного из игроков уже слишком много незаконченных игр.",
         "ua": "В одного з гравців уже забагато незакінчених ігор.",
+    },
+    "badRange": {
+        "pl": "Zakres rankingu to dwie liczby od 0 do 9999 (najmniejsza najpierw) albo nic.",
+        "ru": "Диапазон рейтинга — два числа от 0 до 9999 (меньшее первым) или ничего.",
+        "ua": "Діапазон рейтингу — два числа від 0 до 9999 (менше першим) або нічого.",
+    },
+    "noSuchSeek": {
+        "pl": "Tego wyzwania już nie ma: ktoś je przyjął albo zostało wycofane.",
+        "ru": "Этого вызова уже нет: его приняли или отозвали.",
+        "ua": "Цього виклику вже немає: його прийняли або відкликали.",
+    },
+    "tooManySeeks": {
+        "pl": "Masz już za dużo otwartych wyzwań: najpierw wycofaj któreś.",
+        "ru": "У вас уже слишком много открытых вызовов: сначала отзовите какой-нибудь.",
+        "ua": "У вас уже забагато відкритих викликів: спершу відкличте якийсь.",
+    },
+    "seekFlood": {
+        "pl": "Za dużo wyzwań w ciągu minuty; poczekaj chwilę.",
+        "ru": "Слишком много вызовов за минуту; подождите немного.",
+        "ua": "Забагато викликів за хвилину; зачекайте трохи.",
+    },
+    "notEligible": {
+        "pl": "Nie możesz przyjąć tego wyzwania: jest twoje albo dla innego rankingu.",
+        "ru": "Вы не можете принять этот вызов: он ваш или для другого рейтинга.",
+        "ua": "Ви не можете прийняти цей виклик: він ваш або для іншого рейтингу.",
+    },
+    "noSuchPool": {
+        "pl": "Nie ma takiej puli szybkiej gry.",
+        "ru": "Такого пула быстрой игры нет.",
+        "ua": "Такого пулу швидкої гри немає.",
     },
     "storage": {
         "pl": "Serwer nie może teraz niczego zapisać, więc tego nie zrobiono; zegary na razie stoją.",
@@ -370,6 +425,24 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "pl": "Masz stały zakaz pisania ({reason}): twoje wiadomości nie są wysyłane.",
         "ru": "Вам навсегда запрещено писать ({reason}): ваши сообщения не отправляются.",
         "ua": "Вам назавжди заборонено писати ({reason}): ваші повідомлення не надсилаються.",
+    },
+    "kicked": {
+        "en": "A moderator ended your session ({reason}).",
+        "pl": "Moderator zakończył twoją sesję ({reason}).",
+        "ru": "Модератор завершил ваш сеанс ({reason}).",
+        "ua": "Модератор завершив ваш сеанс ({reason}).",
+    },
+    "bannedNow": {
+        "en": "You are banned from this server until {until} ({reason}).",
+        "pl": "Masz zakaz wstępu na ten serwer do {until} ({reason}).",
+        "ru": "Вам закрыт доступ на этот сервер до {until} ({reason}).",
+        "ua": "Вам закрито доступ на цей сервер до {until} ({reason}).",
+    },
+    "bannedNowForGood": {
+        "en": "You are banned from this server for good ({reason}).",
+        "pl": "Masz stały zakaz wstępu na ten serwer ({reason}).",
+        "ru": "Вам навсегда закрыт доступ на этот сервер ({reason}).",
+        "ua": "Вам назавжди закрито доступ на цей сервер ({reason}).",
     },
     "lobbyRegistered": {
         "en": "Until {until} only registered players write in the lobby.",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from collections.abc import Callable
 
 from server.hub.bus import EventBus
 from server.hub.chats import Chats
@@ -45,6 +46,8 @@ class Sessions:
     ) -> None:
         self.ctx, self.bus, self.roster, self.saved = ctx, bus, roster, saved
         self.tables, self.games, self.invitations, self.chats = tables, games, invitations, chats
+        # set by Hub.__init__: what else a session's end takes along (its seeks: server/hub/seeks.py)
+        self.left: Callable[[Player], None] = lambda player: None
 
     def guest_login(self, secret: str, nick: str, lang: str, origin: Origin | None = None) -> None:
         """Log a guest in; a second login with the same id and nick only refreshes the session."""
@@ -177,6 +180,7 @@ class Sessions:
                 self.roster.note_ended(player, self.ctx.timers.now())
         self.roster.unclaimed.pop(player.id_hmac, None)
         self.invitations.drop_all_of(player)
+        self.left(player)
         for uid in list(reversed(player.tables)):
             self.tables.leave(player, uid, for_good=ended and not replaced, chose=reason == "logout")
         self.roster.discard(player)

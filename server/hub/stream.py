@@ -28,6 +28,7 @@ from server.hub.model import LOBBY, Player, parse_table, table_number
 from server.hub.persistence import StorageFailing
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
+from server.hub.seeks import Pools, Seeks
 from server.hub.sessions import Sessions
 from server.hub.tables import Tables
 from server.protocol import events
@@ -73,9 +74,12 @@ class Stream:
         mirrors: Mirrors,
         ignoring: Ignoring,
         actions: dict[str, Action],
+        seeks: Seeks,
+        pools: Pools,
     ) -> None:
         self.ctx, self.bus, self.roster, self.saved, self.tables = ctx, bus, roster, saved, tables
         self.lobby, self.sessions, self.invitations = lobby, sessions, invitations
+        self.seeks, self.pools = seeks, pools
         self.mirrors, self.ignoring, self.actions = mirrors, ignoring, actions
         self.counter = bus.counter  # the event numbers, read on every reply
         self.polls_answered = 0
@@ -216,6 +220,10 @@ class Stream:
             self.tables.unsubscribe(player, parse_table(table))
         elif kind == "v":
             self.invitations.command(player, text)
+        elif kind == "k":
+            self.seeks.command(player, text)
+        elif kind == "j":
+            self.pools.command(player, text)
         else:
             raise ProtocolError("unsupported", f"Command '{kind}' is not available on this server.")
 
@@ -228,6 +236,9 @@ class Stream:
         self.polls_answered += 1
         player = self.roster.find(secret)
         if player is None:
+            farewell = self.roster.farewell(secret, self.ctx.timers.now())
+            if farewell is not None:  # a moderator ended the session: why, as a server line
+                return frame(True, seen, self.counter.last, 0, [events.section(LOBBY), farewell])
             return self._public_reply(seen, with_subscriptions)
         player.nudged = False  # this reply carries the lines as they are now
         last = self.counter.last
@@ -245,6 +256,8 @@ class Stream:
         """Nothing new since `seen` (most polls): what full_reply would say, without walking the logs."""
         lines = [events.section(uid) for uid in player.tables]
         lines += self.invitations.lines(player)
+        if player in self.pools.waiting:
+            lines += self.pools.lines(player)
         return frame(True, seen, self.counter.last, self.k_shown(player), lines)
 
     def full_reply(
@@ -279,6 +292,7 @@ class Stream:
             lines.append(events.section(uid))
             lines += section
         lines += self.invitations.lines(player)
+        lines += self.pools.lines(player)
         for uid in left_out:  # numbered above this reply's j: the next poll gets the table's whole state
             player.joined[uid] = self.bus.mark()
         return frame(True, seen, last, self.k_shown(player), lines)

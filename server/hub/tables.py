@@ -78,9 +78,11 @@ class Tables(Mapping[int, Table]):
         self.numbers = TableNumbers()
         self.moves_played = 0  # for /metrics
         # Set by Hub.__init__, as these parts are made after this one: what happens when a game ends
-        # (server/hub/games.py); on a member of a cluster, the tables of other members its people sit
-        # at (server/hub/mirrors.py) and the people of other members at its tables (visitors.py)
+        # (server/hub/games.py) and when players begin one, any way (server/hub/seeks.py); on a member
+        # of a cluster, the tables of other members its people sit at (server/hub/mirrors.py) and the
+        # people of other members at its tables (visitors.py)
         self.game_over: Callable[[Room], None] = lambda room: None
+        self.game_started: Callable[[GameType, Sequence[str]], None] = lambda game_type, nicks: None
         self.elsewhere: Elsewhere | None = None
         self.visiting: Visiting | None = None
 
@@ -167,6 +169,7 @@ class Tables(Mapping[int, Table]):
             if player is not None and uid not in player.tables:
                 self.enter(player, uid)
         log.info("table opened %s", Fields(uid=uid, blue=room.blue, red=room.red, type=game_type))
+        self.game_started(game_type, (blue, red, *more))
         return table
 
     def announce(self, room: Room) -> None:
@@ -221,7 +224,7 @@ class Tables(Mapping[int, Table]):
             say_lobby=lambda line: publish(LOBBY, line),
             tell=lambda code, text: self.server_line(uid, code, text),
             finished=self._finished,
-            new_game=lambda room: self.show_again(room.uid),
+            new_game=self._new_game,
             note=lambda kind, data, entry: self.journal(uid, kind, data, entry),
             auto=auto,
             setup=setup,
@@ -260,6 +263,10 @@ class Tables(Mapping[int, Table]):
 
     def _finished(self, room: Room) -> None:
         self.game_over(room)
+
+    def _new_game(self, room: Room) -> None:  # agreed at the table (`new`)
+        self.show_again(room.uid)
+        self.game_started(room.game_type, room.lineup.seats)
 
     def show_again(self, uid: int) -> None:
         """Everyone at the table leaves it for one reply and comes back to it: a new game, or play taken
@@ -303,13 +310,16 @@ class Tables(Mapping[int, Table]):
     def tell(self, player: Player, uid: int, code: str, english: str = "", **values: str) -> None:
         """A server line for one player only, e.g. why their command was refused: the sentence for
         `code` in the player's language, else `english` (server/hub/sentences.py)."""
+        target = uid if uid in player.tables else LOBBY
+        self.bus.send(player, target, self.told(player, code, english, **values))
+
+    def told(self, player: Player, code: str, english: str = "", **values: str) -> str:
+        """The `ca` line `tell` sends (also the last line of a session a moderator ends)."""
         text = for_player(player.lang, code, english, **values)
         now = int(self.ctx.clock())
         n = self.lobby.chat.counter.next(now)  # a chat line's id, not an event number
-        target = uid if uid in player.tables else LOBBY
         # the sentence may quote what the client sent: it must stay one line of the reply
-        line = chat_line(now, n, "", ERROR_TYPE, clean_text(text))
-        self.bus.send(player, target, events.chat_added(line))
+        return events.chat_added(chat_line(now, n, "", ERROR_TYPE, clean_text(text)))
 
     # --- who sits where ------------------------------------------------------------------------
 

@@ -35,7 +35,7 @@ from server.logs import Fields
 log = logging.getLogger(__name__)
 
 # journal entries that are play: the first one not stored is where a table is taken back to
-GAME_ACTIONS = frozenset({"move", "stop", "propose", "pause", "gift", "flag", "cancel", "left"})
+GAME_ACTIONS = frozenset({"move", "stop", "propose", "pause", "gift", "flag", "cancel", "left", "claim"})
 KEPT = frozenset({"open", "seat", "came", "chatdel"})  # never taken back (and "chat", see _kept)
 TABLE_ENTRIES = frozenset({"open", "seat", "chat", "chatdel"})  # the table's, not its game's (not replayed)
 UNSAVED = "unsaved"  # the server line's code (nickType)

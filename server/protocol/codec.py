@@ -247,6 +247,18 @@ def chat_line(time: int, n: int, nick: str, nick_type: str, text: str) -> str:
     return f"{time}_{n}.{nick}.{nick_type}.{encode_server_text(text)}"
 
 
+def read_chat_line(line: str) -> tuple[str, str, str, str] | None:
+    """A `cr`/`ca` line back into its time_n, nick, nickType and decoded text (a report quotes the
+    lines another member of a cluster sent); None for any other line."""
+    if not line.startswith(("ca", "cr")):
+        return None
+    fields = line[2:].split(".", 3)
+    if len(fields) < 3:
+        return None
+    time_n, nick, nick_type = fields[:3]
+    return time_n, nick, nick_type, decode_server_text(fields[3]) if len(fields) == 4 else ""
+
+
 def joined_lines(lines: Iterable[str]) -> str:
     """Lines as a reply carries them: an empty line is left out, not an empty part."""
     return LINE_SEPARATOR.join(filter(None, lines))

@@ -84,6 +84,16 @@ def user_info(
     return line
 
 
+# The `i` line's last field by a registered account's role (docs/protocol.md, "Prestige and moderating
+# powers"): P the prestige level (1, left out: any other player), x the level up to which its holder
+# mutes, kicks and bans, c the level up to which it deletes chat lines.
+PRESTIGE = {"moderator": "P2x1c3", "admin": "P3x2c3"}
+
+
+def prestige(role: str) -> str:
+    return PRESTIGE.get(role, "")
+
+
 def subscriptions(nick: str, uids: Iterable[int]) -> str:
     """`b<nick>.<uid>.<uid>...` (getBMsg only)."""
     return f"b{nick}." + ".".join(str(uid) for uid in uids)

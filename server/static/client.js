@@ -5,7 +5,7 @@
 // Longer than 500 lines, with a reason: the stream's readers, the screens and the clicks share one state
 // object that a new login replaces whole; what stands without it lives in modules of its own (protocol.js
 // parsing, board.js drawing, lines.js server lines, alerts.js sounds and notifications, tournaments.js the
-// tournaments the server runs, i18n.js texts).
+// tournaments the server runs, moderation.js reports and moderators' tools, i18n.js texts).
 
 import {
   analysisGameType, buildGameType, colourOfSide, describeGameType, encodeText, gameTypeText, guestId, moveOfNode, parseChatLine,
@@ -18,6 +18,9 @@ import { refusalText, serverLineText } from "./lines.js";
 import { allowNotifications, notifyAway, playSound, wakeSound } from "./alerts.js";
 import { renderTournaments, showTournaments, stopTournaments } from "./tournaments.js";
 import { BoardZoom } from "./zoom.js";
+import { parsePoolLine, parseSeekLine, postSeek, renderQuickGame } from "./seeks.js";
+import { lineMenu, nameMenu, renderModerationEntry, setUpModeration } from "./moderation.js";
+import { renderAbsence } from "./absence.js";
 
 const LONG_POLL_SECONDS = 25;
 const RETRY_MS = 1000;
@@ -42,7 +45,8 @@ function freshState() {
     tables: new Map(), // lobby's view: uid -> {desc, status}
     games: new Map(), // tables this player sits at or watches: uid -> game state
     subscriptions: [0],
-    invitation: { incoming: null, outgoing: null, rejected: null },
+    invitation: { incoming: null, outgoing: null, rejected: null, pool: null }, // and the pool waited in (`w`)
+    seeks: new Map(), // the lobby's open seeks by number (seeks.js)
     chats: new Map([["0", { title: () => t("lobby"), lines: [], keys: new Set(), unread: false }]]),
     activeChat: "0",
     drawing: { path: [], closed: false, targets: [] },
@@ -230,7 +234,7 @@ async function poll(mine) {
 }
 
 function apply(reply) {
-  const invitation = { incoming: null, outgoing: null, rejected: null };
+  const invitation = { incoming: null, outgoing: null, rejected: null, pool: null };
   state.subscriptions = reply.sections.map(([uid]) => uid);
   for (const [uid, lines] of reply.sections) {
     const historyStarted = new Set();
@@ -275,7 +279,7 @@ const READERS = [
     const [nick, ...uids] = body.split(".");
     if (uid === 0) state.at.set(nick, uids.filter(Boolean).map(Number).filter((at) => at !== 0));
   }],
-  ["gr", (uid, body) => { const keep = new Map(); for (const id of split(body).map(Number)) keep.set(id, state.tables.get(id) || {}); state.tables = keep; }],
+  ["gr", (uid, body) => { state.seeks.clear(); const keep = new Map(); for (const id of split(body).map(Number)) keep.set(id, state.tables.get(id) || {}); state.tables = keep; }],
   ["ga", (uid, body) => { for (const id of split(body).map(Number)) if (!state.tables.has(id)) state.tables.set(id, {}); }],
   ["gd", (uid, body) => { for (const id of split(body).map(Number)) state.tables.delete(id); }],
   ["sr", (uid, body) => { readRecord(game(uid), body); }],
@@ -283,6 +287,9 @@ const READERS = [
   ["vg", (uid, body, invitation) => { invitation.incoming = parseInvitationLine(body); }],
   ["vs", (uid, body, invitation) => { invitation.outgoing = parseInvitationLine(body); }],
   ["vr", (uid, body, invitation) => { invitation.rejected = body; }],
+  ["ka", (uid, body) => { const seek = parseSeekLine(body); state.seeks.set(seek.number, seek); }],
+  ["kd", (uid, body) => { state.seeks.delete(Number(body)); }],
+  ["w", (uid, body, invitation) => { invitation.pool = parsePoolLine(body); }],
   ["d", (uid, body) => {
     const desc = parseTableLine(body);
     if (!desc) return;
@@ -306,8 +313,8 @@ const READERS = [
   ["o", (uid, body) => { const [side, where] = [body[0], body.slice(2)]; game(uid).drawing[side] = where === "-" ? null : where; }],
   ["n", (uid, body) => { state.ignored = split(body); }],
   ["i", (uid, body) => {
-    const [nick, avatar, flags, language, rating] = body.split(".");
-    state.info.set(nick, { avatar, free: !/[Nb]/.test(flags || ""), lang: language, rating: rating ? Number(rating) : null });
+    const [nick, avatar, flags, language, rating, , , , prestige] = body.split(".");
+    state.info.set(nick, { avatar, free: !/[Nb]/.test(flags || ""), lang: language, rating: rating ? Number(rating) : null, prestige: prestige || "" });
   }],
 ];
 
@@ -554,8 +561,10 @@ function render() {
   $("#notify-switch").hidden = !session || !("Notification" in window);
   $("#me").textContent = session ? session.nick : "";
   document.title = pageTitle();
+  renderModerationEntry();
   if (!session) return;
   renderInvitation();
+  renderQuickGame({ state, session, t, act, element, button, describe });
   renderPlayers();
   renderIgnored();
   renderTables();
@@ -640,6 +649,7 @@ function renderPlayers() {
           row.append(button(t("message"), () => openPrivate(nick), { className: "message" }));
           const ignoring = isIgnored(nick);
           row.append(button(ignoring ? t("unignore") : t("ignore"), () => setIgnored(nick, !ignoring), { className: "ignore" }));
+          row.append(nameMenu(nick));
         }
       } else {
         row.append(element("span", { textContent: `(${t("you")})` }));
@@ -760,6 +770,10 @@ function renderGame() {
   $("#watchers").textContent = t("watchers", { nicks: watching.join(", ") });
   $("#full-screen").textContent = t($("#app").classList.contains("full-screen") ? "leaveFullScreen" : "fullScreen");
   renderProposal(table, side);
+  renderAbsence($("#absence"), {
+    lines: state.chats.get(`t${table.uid}`)?.lines || [], side: desc.teams ? 0 : side, nicks: desc.players,
+    playing: playing(table) && desc.kind !== "a", t, element, button, claim: (what) => propose(table, what),
+  });
   const live = playing(table);
   const contest = !analysis; // an analysis has no score to agree, nobody to resign to, no next game
   const shown = {
@@ -1041,6 +1055,7 @@ function renderChat() {
         const team = (colour) => (colour === 1 ? game.desc.blueTeam : game.desc.redTeam).includes(line.author);
         const colour = game?.desc ? (team(1) ? 1 : team(2) ? 2 : 0) : 0;
         item.append(`${time} `, element("b", { className: colour ? `nick-${colour}` : "", textContent: line.author }), `: ${line.text}`);
+        if (line.author !== session.nick && !COMPUTER.has(line.author)) item.append(" ", lineMenu(line, state.activeChat));
       }
       return item;
     }),
@@ -1213,9 +1228,19 @@ function start() {
   $("#leave").onclick = () => act({ co: "zmienStol", newTable: 0 });
   $("#open-analysis").onclick = () => openAnalysis(null);
   $("#invite-team").onclick = inviteTeams;
+  $("#post-seek").onclick = () => postSeek(act, inviteGameType(false));
   $("#analyse").onclick = () => openAnalysis(currentGame());
   $("#next-colour").onchange = render;
   setInterval(renderClocks, 500);
+  setUpModeration({
+    act,
+    request,
+    notify,
+    t: (language) => (language ? translator(language) : t),
+    refusal: (answer) => refusalText(answer, t),
+    me: () => session,
+    info: (nick) => state.info.get(nick),
+  });
 
   // zagram's auto-login links: index.html?id=ID&opis=NICK[&lang=LL]; the id leaves the address bar at once
   const link = new URLSearchParams(location.search);

@@ -22,12 +22,12 @@ const KINDS = [
   [/^t[1-8]$/, ["lineGift"]],
   [/^left[1-8]$/, ["lineLeft"]],
   [/^resigned[1-8]$/, ["lineResignedLeft"]],
-  [/^[BW]\+R$/, ["lineResigned", "lineTeamLeft"]],
+  [/^[BW]\+R$/, ["lineResigned", "lineTeamLeft", "lineAbandonedWon"]],
   [/^[BW]\+T$/, ["lineOnTime"]],
   [/^[BW]\+F$/, ["lineForfeit"]],
   [/^[BW]\+\d+(?:,\d+)?$/, ["lineWon"]],
   [/^0$/, ["lineDraw", "lineDrawAgreed"]],
-  [/^Void$/, ["lineCancelled", "lineNobodyCame", "lineOrganiserCancelled"]],
+  [/^Void$/, ["lineCancelled", "lineNobodyCame", "lineOrganiserCancelled", "lineCalledOff"]],
   [/^l\d+$/, ["lineSaved"]],
   [/^rated$/, ["lineRated"]],
   [/^unratedComputer$/, ["lineUnratedComputer"]],
@@ -38,6 +38,10 @@ const KINDS = [
   [/^unratedAccount$/, ["lineUnratedAccount"]],
   [/^unratedShort$/, ["lineUnratedShort"]],
   [/^restart$/, ["lineRestart"]],
+  [/^away[12]$/, ["lineAway"]], // a player who left a game of two, and came back (absence.js)
+  [/^awayClock[12]$/, ["lineAwayClock"]],
+  [/^claimable[12]$/, ["lineClaimable", "lineClaimableShort"]],
+  [/^back[12]$/, ["lineBack"]],
   [/^unsaved$/, ["lineUnsaved"]],
 ];
 
@@ -49,6 +53,20 @@ function reader(key) {
     readers.set(key, new RegExp(`^${escaped.replace(/\\\{(\w+)\\\}/g, "(?<$1>.+?)")}$`));
   }
   return readers.get(key);
+}
+
+/** Which sentence a server line is (its i18n key) and the names and numbers in it; null when its code
+ *  or its text is not known. */
+export function readServerLine(line) {
+  for (const [code, keys] of KINDS) {
+    if (!code.test(line.type)) continue;
+    for (const key of keys) {
+      const found = reader(key).exec(line.text);
+      if (found) return { key, values: { ...found.groups } };
+    }
+    return null;
+  }
+  return null;
 }
 
 /** A server line (`{type, text}`, empty nick) in the reader's language; as sent when not known. */

@@ -80,6 +80,35 @@ class ModerationEntry(Base):
     reason: Mapped[str] = mapped_column(Text)
 
 
+class Report(Base):
+    """A player's report of a chat line or of a player (docs/moderation.md, "Reports"), with the lines
+    around it as the reporter's server had them then (`context`, JSON), so that a moderator on any member
+    reads them after any restart. Open until a moderator closes it with an action and a note."""
+
+    __tablename__ = "reports"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    made_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    reporter: Mapped[str] = mapped_column(String(40))
+    reporter_key: Mapped[str] = mapped_column(String(80))  # nick_key: the limits count by it
+    reporter_network: Mapped[str] = mapped_column(String(50))  # "" when not known
+    reported: Mapped[str] = mapped_column(String(40))
+    place: Mapped[str] = mapped_column(String(50))  # "0" the lobby, "17" a table, "_<nick>" private
+    line: Mapped[str] = mapped_column(String(30))  # the line's time_n; "" for a report of a player
+    reason: Mapped[str] = mapped_column(Text)
+    context: Mapped[str] = mapped_column(Text)  # JSON: the quoted lines
+    closed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
+    closed_by: Mapped[str | None] = mapped_column(String(40))
+    action: Mapped[str | None] = mapped_column(String(10))  # none, delete, mute, kick, ban
+    note: Mapped[str | None] = mapped_column(Text)
+
+    __table_args__ = (
+        Index("ix_reports_closed_at", "closed_at"),
+        Index("ix_reports_reporter_key_made_at", "reporter_key", "made_at"),
+        Index("ix_reports_reporter_network_made_at", "reporter_network", "made_at"),
+    )
+
+
 class IgnoredPlayer(Base):
     """A player a registered player ignores (docs/protocol.md, "Ignoring"), kept for all their sessions;
     by the ignored nick's nick_key (NFKC + casefold), with the nick as it was shown. A guest's list

@@ -81,26 +81,10 @@ class Moderation:
         seconds: int | None = None,
     ) -> Sanction:
         """Made now, for `lasting` (None: for good; a kick is kept KICK_KEPT for every server to see)."""
-        now = datetime.now(UTC)
-        ends = now + KICK_KEPT if kind == KICK else None if lasting is None else now + lasting
-        row = SanctionRow(
-            key=secrets.token_hex(16),
-            kind=kind,
-            target=target.shown,
-            user_id=target.user_id,
-            look_key=target.look,
-            network=target.network,
-            seconds=seconds,
-            starts_at=now,
-            ends_at=ends,
-            reason=reason,
-            made_by=by,
-        )
-        detail = "now" if kind == KICK else _detail(ends, seconds, target.network)
+        rows = sanction_rows(kind, target, by=by, reason=reason, lasting=lasting, seconds=seconds)
         async with self.sessions.begin() as session:
-            session.add(row)
-            session.add(log_entry(by, kind, target.shown, detail, reason))
-        return _sanction(row, target.look)
+            session.add_all(rows)
+        return _sanction(rows[0], target.look)
 
     async def lift(self, kinds: tuple[str, ...], target: Target, *, by: str, reason: str) -> int:
         """Lift the active sanctions of these kinds on this target; how many were lifted."""
@@ -148,6 +132,29 @@ class Moderation:
                 LogLine(row.at, row.actor, row.action, row.target, row.detail, row.reason)
                 for row in reversed(rows.all())
             ]
+
+
+def sanction_rows(
+    kind: str, target: Target, *, by: str, reason: str, lasting: timedelta | None, seconds: int | None = None
+) -> tuple[SanctionRow, ModerationEntry]:
+    """A sanction made now and its line of the log, for one transaction (also a report's closing)."""
+    now = datetime.now(UTC)
+    ends = now + KICK_KEPT if kind == KICK else None if lasting is None else now + lasting
+    row = SanctionRow(
+        key=secrets.token_hex(16),
+        kind=kind,
+        target=target.shown,
+        user_id=target.user_id,
+        look_key=target.look,
+        network=target.network,
+        seconds=seconds,
+        starts_at=now,
+        ends_at=ends,
+        reason=reason,
+        made_by=by,
+    )
+    detail = "now" if kind == KICK else _detail(ends, seconds, target.network)
+    return row, log_entry(by, kind, target.shown, detail, reason)
 
 
 def _active(now: datetime):

@@ -15,6 +15,7 @@ from server.store.games import Games
 from server.store.hosted import HostedTournaments
 from server.store.members import member_number, reserve_table_numbers
 from server.store.moderation import Moderation
+from server.store.reports import Reports
 from server.store.serverlock import AdvisoryLock, Holder, ServerLock, take_server_lock
 from server.store.tournaments import Tournaments
 from server.store.writer import StoreWriter
@@ -39,6 +40,7 @@ class Store:
     writer: StoreWriter
     hosted: HostedTournaments
     moderation: Moderation
+    reports: Reports
     server_lock: ServerLock | None = None
 
     @classmethod
@@ -76,6 +78,7 @@ class Store:
             StoreWriter(engine, maker, number),
             HostedTournaments(maker),
             Moderation(maker),
+            Reports(maker),
         )
         return cls(engine, *parts, server_lock=lock)
 

@@ -14,6 +14,7 @@ from server.engine.gametype import GameKind, GameTypeError, StartKind, parse_gam
 from server.hub.hub import Hub
 from server.hub.stream import MAX_WAIT, Poll
 from server.protocol.codec import ProtocolError, parse_colour, parse_commands, parse_msg_no, parse_number
+from server.protocol.seeks import AcceptSeek, CancelSeek, PostSeek, parse_range, seek_number
 from server.store.outage import unavailable
 from server.web import hosted, moderation, tournament
 from server.web.archive import GAMES_KEY
@@ -188,6 +189,37 @@ async def invite(request: web.Request) -> str:
     return ""
 
 
+async def post_seek(hub: Hub, query: Query) -> str:
+    """`seek` (an extension: docs/protocol.md, "Seeks and quick pairing"), as the `k` command."""
+    rating_range = parse_range(query.get("minRating", ""), query.get("maxRating", ""))
+    hub.seek(_player_id(query), PostSeek(_param(query, "gameType"), rating_range))
+    return ""
+
+
+async def accept_seek(hub: Hub, query: Query) -> str:
+    hub.seek(_player_id(query), AcceptSeek(seek_number(_param(query, "seek"))))
+    return ""
+
+
+async def cancel_seek(hub: Hub, query: Query) -> str:
+    hub.seek(_player_id(query), CancelSeek(seek_number(_param(query, "seek"))))
+    return ""
+
+
+async def join_pool(hub: Hub, query: Query) -> str:
+    """`joinPool` (an extension), as the `j` command."""
+    pool = _param(query, "pool")
+    if not pool:
+        raise ProtocolError("noSuchPool", "Name a pool.")
+    hub.pool(_player_id(query), pool)
+    return ""
+
+
+async def leave_pool(hub: Hub, query: Query) -> str:
+    hub.pool(_player_id(query), "")
+    return ""
+
+
 def _answer(letter: str) -> Callable[[Hub, Query], Awaitable[str]]:
     async def answer(hub: Hub, query: Query) -> str:
         hub.answer_invitation(_player_id(query), letter)
@@ -214,6 +246,11 @@ HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
     "zaproszenieBlokuj": _answer("b"),
     "zaproszenieAnuluj": _answer("c"),
     "zaproszenieOdrzuconeOk": _answer("o"),
+    "seek": post_seek,
+    "acceptSeek": accept_seek,
+    "cancelSeek": cancel_seek,
+    "joinPool": join_pool,
+    "leavePool": leave_pool,
 }
 
 
@@ -229,6 +266,7 @@ REQUEST_HANDLERS: dict[str, Callable[[web.Request], Awaitable[str]]] = {
     "joinTournament": hosted.join_tournament,
     "leaveTournament": hosted.leave_tournament,
     "moderate": moderation.moderate,
+    "report": moderation.report,
     "zapraszam": invite,
 }
 COMMANDS = frozenset(HANDLERS) | frozenset(REQUEST_HANDLERS)  # what /metrics may name

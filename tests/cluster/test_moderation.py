@@ -1,5 +1,6 @@
-"""Sanctions across two members on a real Redis and PostgreSQL: a moderator on one member bans and
-mutes players served by the other, which applies them from the shared database within seconds."""
+"""Sanctions and reports across two members on a real Redis and PostgreSQL: a moderator on one member
+bans and mutes players served by the other, which applies them from the shared database within seconds;
+a report made on one member is read and closed on the other."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from pytest_aiohttp import AiohttpClient
 from server.config import Settings
 from server.web.common import HUB_KEY
 from tests.cluster.conftest import RedisServer
-from tests.cluster.test_lobby import WITHIN, guest, two_members, until
+from tests.cluster.test_lobby import WITHIN, guest, said, two_members, until
 from tests.web.test_moderation import moderate, moderator
+from tests.web.test_reports import line_ids, report, reports
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
 
@@ -43,3 +45,27 @@ async def test_a_ban_and_a_mute_made_on_one_member_hold_on_the_other(
     assert (await again.login()).startswith("err.banned.")
     assert (await Zagram(a, "trolTro33", "*Spammer").login()).startswith("err.banned.")  # on a too
     assert mod.secret in a.app[HUB_KEY].players  # an account is not a guest of the network
+
+
+async def test_a_report_made_on_one_member_is_read_and_closed_on_the_other(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """The line was written on member b and reached a through Redis: the report made on a quotes a's copy
+    of it; b's moderator reads the report and closes it by deleting the line, which is b's."""
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    mod = await moderator(b)
+    troll = await guest(b, "trolTro11", "*Troll")
+    ala = await guest(a, "alaAla11", "*Ala")
+    troll.say(0, "BUY GOLD")
+    await troll.poll(b=True)
+    (gold,) = line_ids(await until(ala, said("BUY GOLD")), "BUY GOLD")
+
+    assert await report(ala, line=f"0.{gold}", reason="spam") == "ok.1"
+    (found,) = await reports(mod)
+    assert (found["reporter"], found["reported"]) == ("*Ala", "*Troll")
+    assert [(line["nick"], line["text"], line["reported"]) for line in found["lines"]] == [
+        ("*Troll", "BUY GOLD", True)
+    ]
+    assert await moderate(mod, what="close", report="1", action="delete", note="gold") == "ok"
+    await until(ala, lambda lines: f"cd{gold}" in lines)
+    assert await reports(mod) == []

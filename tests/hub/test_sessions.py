@@ -314,7 +314,7 @@ def test_a_registered_session_comes_back_with_its_account_as_it_is_now() -> None
     after = started(store, clock, timers, alice=Account("Alice", 1612, 3, 0, 1, role="moderator"))
 
     reply = poll(after, "LongSecretId1", 0)
-    assert reply.status == "ok" and "iAlice..F.en.1612.3.0.1." in reply.lines(0, "i")
+    assert reply.status == "ok" and "iAlice..F.en.1612.3.0.1.P2x1c3" in reply.lines(0, "i")  # a moderator now
     alice = after.players["LongSecretId1"]
     assert alice.moderator and not alice.guest
     assert "carol" not in after.by_nick and [s.nick for s in store.sessions.values()] == ["Alice"]

@@ -506,3 +506,20 @@ def test_the_list_of_the_ignored_is_a_line_multipoints_would_skip() -> None:
     for line in (events.ignored(["*Bob", "Carol"]), events.ignored([])):
         assert not line.startswith(MULTIPOINTS_READS) and not line.startswith(("u", "vg", "vr", "vs"))
     assert events.ignored(["*Bob", "Carol"]) == "n*Bob.Carol" and events.ignored([]) == "n"
+
+
+def test_prestige_and_moderating_powers_by_role_leave_what_multipoints_reads_as_it_was() -> None:
+    """ServerZagram.handlePlayerInfo reads fields 0 to 7 (`drawCount = Integer.parseInt(dotSplitted[6])`
+    is its last) and never the ninth, where the seed doc puts `prestige_and_mod_powers`."""
+    assert [events.prestige(role) for role in ("none", "moderator", "admin")] == ["", "P2x1c3", "P3x2c3"]
+    line = events.user_info("Boss", "", "F", "pl", (1500, 1, 2, 3, events.prestige("admin")))
+    assert line == "iBoss..F.pl.1500.1.2.3.P3x2c3"
+    assert multipoints_user_info(line) == {
+        "nick": "Boss",
+        "free": True,
+        "lang": "pl",
+        "rating": 1500,
+        "wins": 1,
+        "draws": 2,
+        "losses": 3,
+    }

@@ -1,7 +1,7 @@
-"""The client's texts (server/static/i18n.js, server-words.js and tournament-words.js), read as text:
-every language has every key with the same `{names}` (and a key in one file only), the refusals the
-server writes itself read the same in the client, and every refusal code the server can answer has a
-sentence."""
+"""The client's texts (server/static/i18n.js, server-words.js, tournament-words.js and
+moderation-words.js), read as text: every language has every key with the same `{names}` (and a key in
+one file only), the refusals the server writes itself read the same in the client, and every refusal
+code the server can answer has a sentence."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from tests.static.server_codes import server_codes
 
 STATIC = Path(server.__file__).parent / "static"
 LANGUAGES = ("en", "pl", "ru", "ua")
-FILES = ("i18n.js", "server-words.js", "tournament-words.js")
+FILES = ("i18n.js", "server-words.js", "tournament-words.js", "moderation-words.js")
 _BLOCK = re.compile(r"^(?:export )?const (\w+) = \{$")
 _LANGUAGE = re.compile(r"^  (\w+): \{$")
 _ENTRY = re.compile(r'^ {4}"?([\w.]+)"?: "((?:[^"\\]|\\.)*)",$')
@@ -119,6 +119,8 @@ def test_the_clients_english_server_lines_are_the_servers_sentences() -> None:
         "lineNobodyCame": (Result(0, "Void"), "no-show", {}),
         "lineOrganiserCancelled": (Result(0, "Void"), "organiser", {}),
         "lineTeamLeft": (Result(1, "R"), "left", {"winner": "*Ala", "loser": "*Bob"}),
+        "lineAbandonedWon": (Result(1, "R"), "abandoned", {"winner": "*Ala", "loser": "*Bob"}),
+        "lineCalledOff": (Result(0, "Void"), "abandoned", {}),
     }
     for key, (result, how, values) in cases.items():
         sentence = result_sentence(result, names2, scores, how)  # type: ignore[arg-type]

@@ -13,6 +13,7 @@ from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.limits import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE
+from server.protocol.codec import parse_commands
 from tests.static.server_codes import server_codes
 from tests.static.test_client import Player, browser, players, server, start_game
 
@@ -240,3 +241,77 @@ def test_a_ban_reads_with_its_end_and_reason_in_each_language(players: tuple[Pla
     assert said(players[0].page, "en", render, answers)[0] == (
         "You are banned from this server until 2026-12-01 18:00 UTC: BUY GOLD. Again."
     )
+
+
+def server_lines_of_players_who_left() -> list[dict[str, str]]:
+    """The server lines a real hub writes when players leave their games (server/hub/absences.py): one
+    who comes back, one claimed against, one called off, one of a tournament game."""
+    timers = ManualTimers()
+    hub = Hub(timers=timers, rng=random.Random(1), clock=lambda: 1_700_000_000.0)
+    for secret, nick in (("ala1", "*Ala"), ("bob1", "*Bob"), ("cid1", "*Cid"), ("dan1", "*Dan")):
+        hub.guest_login(secret, nick, "en")
+    free = parse_game_type("1010noT1F0.0.0")
+    won = hub.open_table(free, "*Ala", "*Bob").uid
+    short = hub.open_table(free, "*Cid", "*Dan").uid
+    cup = hub.set_up_table(parse_game_type("1010noT1F0.600.5"), "*Cid", "*Ala", (0, 0), "Cup", "1", {})
+    for secret, uid, dot in [
+        ("ala1", won, "aa"),
+        ("bob1", won, "jj"),
+        ("ala1", won, "ab"),
+        ("bob1", won, "jh"),
+    ]:
+        hub.move(secret, str(uid), dot)
+    hub.move("cid1", str(short), "aa")
+    hub.move("cid1", str(cup), "aa")
+    hub.move("ala1", str(cup), "jj")
+
+    def sweep_for(seconds: float, *polling: str) -> None:
+        for _ in range(int(seconds / 5)):
+            timers.advance(5)
+            for secret in polling:
+                hub.receive(secret, [])
+            hub.sweep()
+
+    hub.logout("bob1")
+    hub.logout("dan1")
+    sweep_for(10, "ala1", "cid1")
+    hub.receive("ala1", parse_commands(f"q1.{cup}."))  # *Ala leaves the tournament game, and comes back
+    sweep_for(45, "ala1", "cid1")
+    hub.receive("ala1", parse_commands(f"b2.{cup}."))
+    sweep_for(30, "ala1", "cid1")
+    hub.propose("ala1", str(won), "claim")
+    hub.propose("cid1", str(short), "abort")
+    return [
+        {"type": e.nick_type, "text": e.text}
+        for uid in (won, short, cup)
+        for e in hub.tables[uid].chat.entries
+        if not e.nick
+    ]
+
+
+def test_every_line_about_a_player_who_left_is_read_again_in_each_language(
+    players: tuple[Player, Player],
+) -> None:
+    lines = server_lines_of_players_who_left()
+    codes = [line["type"] for line in lines]
+    assert codes == [
+        *["away2", "claimable2", "B+R", "l1", "unratedFree"],
+        *["away2", "claimable2", "Void", "l2", "unratedFree"],
+        *["awayClock2", "back2"],
+    ]
+    render = "(lines, t, all) => all.map((line) => lines.serverLineText(line, t))"
+    assert said(players[0].page, "en", render, lines) == [line["text"] for line in lines]
+    for lang in ("pl", "ru", "ua"):
+        said_again = said(players[0].page, lang, render, lines)
+        assert [text for text, line in zip(said_again, lines, strict=True) if text == line["text"]] == [], (
+            lang
+        )
+    assert said(players[0].page, "ru", render, lines)[:3] == [
+        "*Bob покидает игру. Если не вернётся за 60 с, *Ala может потребовать победу или отменить игру.",
+        "*Bob не вернулся: *Ala может потребовать победу или отменить игру.",
+        "*Ala побеждает: *Bob покинул игру и не вернулся.",
+    ]
+    assert said(players[0].page, "pl", render, lines)[6:8] == [
+        "*Dan nie wraca: *Cid może odwołać grę (za mało ruchów, by ją wygrać).",
+        "Gra została odwołana: gracz ją opuścił.",
+    ]

@@ -1,0 +1,112 @@
+"""Seeks and quick-pairing pools on the wire (docs/protocol.md, "Seeks and quick pairing"): the `k` and
+`j` commands read into values, and the `ka`, `kd` and `w` lines the server writes.
+
+Each line starts with a letter that no known client has a branch for: MultiPoints (ServerZagram.java's
+handleMessage reads `b`, `ca`/`cr`, `d`, `f`, `ga`/`gr`/`gd`, `h`, `i`, `m`, `pa`/`pr`/`pd`, `q`,
+`sa`/`sr`, `u.undo`, `vg`/`vr`/`vs`) and roboCup (`m`, `ca`, `x`, `d`, `i`) skip them, so an old client
+sees nothing of a seek. The game type is always a line's last field: it may hold dots.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from server.protocol.codec import ProtocolError, parse_number
+
+SEEK_ADDED = "ka"  # `ka<number>.<nick>.<lowest>.<highest>.<gameType>`: a seek everyone in the lobby sees
+SEEK_GONE = "kd"  # `kd<number>`: it was accepted, cancelled, or its player left or began another game
+POOL = "w"  # `w<pool>.<seconds waited>.<rating gap allowed>.<players waiting>`: to a waiting player alone
+MOST_RATING = 9999  # the highest rating a seek's range may name
+
+
+@dataclass(frozen=True)
+class RatingRange:
+    """The ratings a seek admits; None on a side is no limit there. A player with no rating (a guest)
+    is admitted only by a range with no limit on either side."""
+
+    lowest: int | None = None
+    highest: int | None = None
+
+    def admits(self, rating: int | None) -> bool:
+        if self.lowest is None and self.highest is None:
+            return True
+        if rating is None:
+            return False
+        return (self.lowest is None or rating >= self.lowest) and (
+            self.highest is None or rating <= self.highest
+        )
+
+    def fields(self) -> str:
+        """`<lowest>.<highest>`, a side without a limit empty."""
+        return f"{'' if self.lowest is None else self.lowest}.{'' if self.highest is None else self.highest}"
+
+
+def parse_range(lowest: str, highest: str) -> RatingRange:
+    """Two ratings 0..MOST_RATING in ASCII digits, either empty, the lowest not above the highest."""
+    bounds = []
+    for text in (lowest, highest):
+        number = parse_number(text) if text else None
+        if text and (number is None or number > MOST_RATING):
+            raise ProtocolError(
+                "badRange", f"A rating range is two numbers from 0 to {MOST_RATING}, or empty."
+            )
+        bounds.append(number)
+    low, high = bounds
+    if low is not None and high is not None and low > high:
+        raise ProtocolError("badRange", "The lowest rating of the range is above its highest.")
+    return RatingRange(low, high)
+
+
+@dataclass(frozen=True)
+class PostSeek:
+    game_type: str  # as the client sent it; the hub parses it
+    rating_range: RatingRange
+
+
+@dataclass(frozen=True)
+class AcceptSeek:
+    number: int
+
+
+@dataclass(frozen=True)
+class CancelSeek:
+    number: int
+
+
+SeekCommand = PostSeek | AcceptSeek | CancelSeek
+
+
+def parse_seek_command(text: str) -> SeekCommand:
+    """The text of a `k` command (after `k<n>.0.`): `s.<lowest>.<highest>.<gameType>` posts a seek,
+    `a.<number>` accepts one, `c.<number>` cancels one's own."""
+    what, _, rest = text.partition(".")
+    if what == "s":
+        fields = rest.split(".", 2)
+        if len(fields) == 3 and fields[2]:
+            return PostSeek(fields[2], parse_range(fields[0], fields[1]))
+    elif what in ("a", "c"):
+        number = parse_number(rest)
+        if number is not None:
+            return AcceptSeek(number) if what == "a" else CancelSeek(number)
+    raise ProtocolError("badCommand", "k takes s.LOWEST.HIGHEST.GAMETYPE, a.NUMBER or c.NUMBER.")
+
+
+def seek_number(text: str) -> int:
+    """A seek's number as an endpoint's parameter names it."""
+    number = parse_number(text)
+    if number is None:
+        raise ProtocolError("noSuchSeek", "There is no such seek.")
+    return number
+
+
+def seek_added(number: int, nick: str, rating_range: RatingRange, game_type: str) -> str:
+    """`game_type` already in the wire's form (events.game_type_text)."""
+    return f"{SEEK_ADDED}{number}.{nick}.{rating_range.fields()}.{game_type}"
+
+
+def seek_gone(number: int) -> str:
+    return f"{SEEK_GONE}{number}"
+
+
+def pool_waiting(pool: str, waited: int, gap: int, waiting: int) -> str:
+    return f"{POOL}{pool}.{waited}.{gap}.{waiting}"

@@ -1,0 +1,177 @@
+"""Players' reports and their closing (docs/moderation.md, "Reports"): SQL only here.
+
+A report keeps the lines it quotes, so that any member of a cluster, after any restart, shows them.
+Its limits are counted here, in the database, for the same reason: a reporter may come back on another
+member or under a fresh guest nick from the same network. A report is closed once, in one transaction
+with its action's sanction (if any) and its line of the moderation log.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from server.store.accounts import log_entry
+from server.store.models import Report as ReportRow
+from server.store.moderation import Target, sanction_rows
+
+REPORTS_WINDOW = timedelta(minutes=10)
+REPORTS_PER_PLAYER = 5  # reports one nick may make in REPORTS_WINDOW
+REPORTS_PER_NETWORK = 20  # and everyone from one network (guests under ever new nicks)
+OPEN_SHOWN = 200  # open reports a moderator's list shows, the oldest first
+
+
+class TooManyReports(Exception):
+    """The reporter, or their network, reached the limit of reports in REPORTS_WINDOW."""
+
+
+class AlreadyReported(Exception):
+    """The reporter's same report is still open."""
+
+
+class ReportGone(Exception):
+    """No open report has that number (closed by another moderator, or never made)."""
+
+
+@dataclass(frozen=True)
+class NewReport:
+    reporter: str
+    reporter_key: str
+    reporter_network: str
+    reported: str
+    place: str
+    line: str
+    reason: str
+    context: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class OpenReport:
+    number: int
+    made_at: datetime
+    reporter: str
+    reported: str
+    place: str
+    line: str
+    reason: str
+    context: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
+class SanctionOrder:
+    """The sanction a report's closing makes, in the same transaction."""
+
+    kind: str
+    target: Target
+    reason: str
+    lasting: timedelta | None
+
+
+class Reports:
+    def __init__(self, sessions: async_sessionmaker) -> None:
+        self.sessions = sessions
+
+    async def make(self, report: NewReport) -> int:
+        """Kept, or refused by the limits: the reporter's own reports, their network's, and the same
+        report while it is still open."""
+        now = datetime.now(UTC)
+        since = now - REPORTS_WINDOW
+        async with self.sessions.begin() as session:
+            mine = await session.scalar(
+                select(func.count())
+                .select_from(ReportRow)
+                .where(ReportRow.reporter_key == report.reporter_key, ReportRow.made_at > since)
+            )
+            if mine >= REPORTS_PER_PLAYER:
+                raise TooManyReports
+            if report.reporter_network:
+                theirs = await session.scalar(
+                    select(func.count())
+                    .select_from(ReportRow)
+                    .where(ReportRow.reporter_network == report.reporter_network, ReportRow.made_at > since)
+                )
+                if theirs >= REPORTS_PER_NETWORK:
+                    raise TooManyReports
+            again = await session.scalar(
+                select(ReportRow.id).where(
+                    ReportRow.reporter_key == report.reporter_key,
+                    ReportRow.reported == report.reported,
+                    ReportRow.place == report.place,
+                    ReportRow.line == report.line,
+                    ReportRow.closed_at.is_(None),
+                )
+            )
+            if again is not None:
+                raise AlreadyReported
+            row = ReportRow(
+                made_at=now,
+                reporter=report.reporter,
+                reporter_key=report.reporter_key,
+                reporter_network=report.reporter_network,
+                reported=report.reported,
+                place=report.place,
+                line=report.line,
+                reason=report.reason,
+                context=json.dumps(report.context, ensure_ascii=False),
+            )
+            session.add(row)
+            await session.flush()
+            return row.id
+
+    async def open_ones(self, most: int = OPEN_SHOWN) -> list[OpenReport]:
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(ReportRow).where(ReportRow.closed_at.is_(None)).order_by(ReportRow.id).limit(most)
+            )
+            return [_open(row) for row in rows.all()]
+
+    async def get_open(self, number: int) -> OpenReport:
+        async with self.sessions() as session:
+            row = await session.get(ReportRow, number)
+        if row is None or row.closed_at is not None:
+            raise ReportGone(number)
+        return _open(row)
+
+    async def close(
+        self, number: int, *, by: str, action: str, note: str, sanction: SanctionOrder | None = None
+    ) -> None:
+        """Closed with its action, the sanction made and the log written at once; ReportGone when it is
+        not open (another moderator closed it first: nothing is done twice)."""
+        async with self.sessions.begin() as session:
+            row = await session.scalar(
+                select(ReportRow)
+                .where(ReportRow.id == number, ReportRow.closed_at.is_(None))
+                .with_for_update()
+            )
+            if row is None:
+                raise ReportGone(number)
+            row.closed_at, row.closed_by, row.action, row.note = datetime.now(UTC), by, action, note
+            if sanction is not None:
+                kind, target, lasting = sanction.kind, sanction.target, sanction.lasting
+                session.add_all(sanction_rows(kind, target, by=by, reason=sanction.reason, lasting=lasting))
+            detail = f"report {number} ({_where(row.place)}): {action}"
+            session.add(log_entry(by, "report", row.reported, detail, note))
+
+
+def _where(place: str) -> str:
+    if not place:
+        return "a player"
+    return "lobby" if place == "0" else "private" if place.startswith("_") else f"table {place}"
+
+
+def _open(row: ReportRow) -> OpenReport:
+    return OpenReport(
+        number=row.id,
+        made_at=row.made_at if row.made_at.tzinfo is not None else row.made_at.replace(tzinfo=UTC),
+        reporter=row.reporter,
+        reported=row.reported,
+        place=row.place,
+        line=row.line,
+        reason=row.reason,
+        context=json.loads(row.context),
+    )

@@ -1,0 +1,113 @@
+"""Moderation from the built-in client (docs/client.md, "Moderation"), in Debian's Chromium against a real
+`serve` process: a moderator mutes a troll flooding the lobby from a chat line, lifts the mute on the
+moderation page, and bans the troll from its name, which keeps a fresh guest from the same network out;
+a player reports a line, and the report reaches the moderation page, where an admin closes it."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Browser, expect
+
+from tests.static.test_client import Player, browser, server
+from tests.test_cli import run_cli
+from tests.test_restart import Server
+
+__all__ = ["browser", "server"]  # the fixtures of test_client.py, used here too
+
+
+def staff(browser: Browser, server: Server, nick: str, role: str) -> Player:
+    """A registered player whom the machine's admin gave a role, logged in again to have it."""
+    player = Player(browser, server)
+    player.log_in(nick, "moderator's password", register=True)
+    named = run_cli("user", "--db", server.db_url, "set-role", nick, role)
+    assert named.returncode == 0, named.stderr
+    player.page.click("#logout")
+    player.log_in(nick, "moderator's password")
+    expect(player.page.locator("#moderation-open")).to_be_visible()
+    return player
+
+
+def line_menu(player: Player, text: str) -> None:
+    player.page.locator("#chat-lines li", has_text=text).locator(".mod-menu").click()
+    expect(player.page.locator("#mod-dialog")).to_be_visible()
+
+
+def test_a_moderator_mutes_a_flooding_troll_lifts_it_and_bans_its_network(
+    browser: Browser, server: Server
+) -> None:
+    mod = staff(browser, server, "Mod", "moderator")
+    troll, ala = Player(browser, server), Player(browser, server, phone=True)
+    troll.log_in("Troll")
+    ala.log_in("Ala")
+    expect(ala.page.locator(".mod-menu")).not_to_have_count(0)
+    expect(ala.page.locator("#moderation-open")).to_be_hidden()  # not a moderator
+    for number in range(3):
+        troll.say(f"BUY CHEAP GOLD {number}")
+    mod.sees_chat("BUY CHEAP GOLD 2")
+
+    line_menu(mod, "BUY CHEAP GOLD 2")
+    mod.page.select_option("#mod-reason", "spam")
+    mod.page.select_option("#mod-for", "1h")
+    mod.page.click("#mod-mute")
+    expect(mod.page.locator("#notice")).to_have_text("Done.")
+    expect(troll.page.locator("#notice")).to_contain_text("You are muted until")
+    expect(troll.page.locator("#notice")).to_contain_text("(spam)")
+    troll.page.fill("#chat-text", "BUY CHEAP GOLD 3")
+    troll.page.click("#chat-form button")  # refused: the line stays in the box, the notice says why
+    expect(troll.page.locator("#notice")).to_contain_text("You are muted")
+    expect(troll.page.locator("#chat-text")).to_have_value("BUY CHEAP GOLD 3")
+    ala.say("is it over?")
+    mod.sees_chat("is it over?")
+    expect(mod.page.locator("#chat-lines")).not_to_contain_text("BUY CHEAP GOLD 3")
+
+    mod.page.click("#moderation-open")
+    sanction = mod.page.locator("#mod-sanctions li", has_text="*Troll")
+    expect(sanction).to_contain_text("muted")
+    sanction.locator(".mod-lift").click()
+    expect(mod.page.locator("#mod-sanctions")).to_have_text("No active sanctions.")
+    mod.page.click("#moderation-close")
+    troll.say("sorry")
+    mod.sees_chat("sorry")
+
+    mod.page.locator('#players li[data-nick="*Troll"] .mod-menu').click()
+    mod.page.select_option("#mod-for", "1d")
+    mod.page.fill("#mod-details", "gold again")
+    mod.page.click("#mod-ban")
+    expect(troll.page.locator("#notice")).to_contain_text("You are banned from this server until")
+    expect(mod.page.locator('#players li[data-nick="*Troll"]')).to_have_count(0)
+    fresh = Player(browser, server)  # the troll's next guest, from the same network
+    fresh.page.fill("#nick", "Guest4711")
+    fresh.page.click("#login button[type=submit]")
+    expect(fresh.page.locator("#notice")).to_contain_text("You are banned from this server until")
+    expect(fresh.page.locator("#notice")).to_contain_text("spam: gold again")
+    for player in (mod, troll, ala, fresh):
+        player.close()
+
+
+def test_a_report_reaches_the_moderation_page_and_is_closed(browser: Browser, server: Server) -> None:
+    boss = staff(browser, server, "Boss", "admin")
+    ala, troll = Player(browser, server), Player(browser, server)
+    ala.log_in("Ala")
+    troll.log_in("Troll")
+    troll.say("you are all idiots")
+    ala.sees_chat("you are all idiots")
+    expect(ala.page.locator("#chat-lines li .mod-menu")).to_have_count(1)  # on the others' lines
+
+    line_menu(ala, "you are all idiots")
+    expect(ala.page.locator("#mod-mute")).to_have_count(0)  # a player reports; only moderators sanction
+    ala.page.select_option("#mod-reason", "insults")
+    ala.page.click("#mod-report")
+    expect(ala.page.locator("#notice")).to_have_text("Thank you: your report reached the moderators.")
+
+    boss.page.click("#moderation-open")
+    report = boss.page.locator("#mod-reports li.mod-report")
+    expect(report).to_have_count(1)
+    expect(report.locator("p").first).to_contain_text("*Ala reports *Troll (lobby): insults")
+    expect(report.locator(".mod-context .reported")).to_have_text("*Troll: you are all idiots")
+    report.locator("select").first.select_option("delete")
+    report.locator("input").fill("rude")
+    report.locator(".mod-close-report").click()
+    expect(boss.page.locator("#mod-reports")).to_have_text("No open reports.")
+    expect(boss.page.locator("#mod-log")).to_contain_text("report 1 (lobby): delete")
+    expect(ala.page.locator("#chat-lines")).not_to_contain_text("you are all idiots")
+    for player in (boss, ala, troll):
+        player.close()
