@@ -17,6 +17,7 @@ import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
 import { refusalText, serverLineText } from "./lines.js";
 import { allowNotifications, notifyAway, playSound, wakeSound } from "./alerts.js";
 import { renderTournaments, showTournaments, stopTournaments } from "./tournaments.js";
+import { BoardZoom } from "./zoom.js";
 import { parsePoolLine, parseSeekLine, postSeek, renderQuickGame } from "./seeks.js";
 import { lineMenu, nameMenu, renderModerationEntry, setUpModeration } from "./moderation.js";
 import { renderAbsence } from "./absence.js";
@@ -35,6 +36,7 @@ let session = null; // {id, nick, registered}
 let generation = 0; // a new login starts a new poll loop; the old one stops
 let seen = 0;
 let state = freshState();
+const boardZoom = new BoardZoom($("#board"), { zoomIn: $("#zoom-in"), zoomOut: $("#zoom-out"), fit: $("#zoom-fit") });
 
 function freshState() {
   return {
@@ -558,6 +560,7 @@ function render() {
   for (const element of document.querySelectorAll("[data-text]")) {
     if (!element.dataset.asking) element.textContent = t(element.dataset.text); // "Sure?" stays its 4 s
   }
+  for (const element of document.querySelectorAll("[data-label]")) element.title = element.ariaLabel = t(element.dataset.label);
   $("#login").hidden = Boolean(session);
   $("#app").hidden = !session;
   $("#logout").hidden = !session;
@@ -769,6 +772,7 @@ function renderGame() {
   const box = $("#board").viewBox.baseVal;
   $("#board").style.aspectRatio = `${box.width} / ${box.height}`;
   renderAim(table);
+  boardZoom.show(state.aim && state.aim.map(at));
   const watching = table.people.filter((nick) => !desc.players.includes(nick) && nick !== desc.analyser);
   $("#watchers").hidden = !watching.length;
   $("#watchers").textContent = t("watchers", { nicks: watching.join(", ") });
