@@ -7,7 +7,7 @@ Starts `serve` on a fresh SQLite database filled by tests/static/archive.py (rea
 rated games of Ala, Bob and Cyd) and opens the game and player pages in Debian's Chromium, at a
 desktop's size (1280x900) and a phone's (390x844); then three guests play in the client as the browser
 tests do (tests/static/test_client.py): the lobby as a newcomer sees it, the game after a capture on a
-desktop, and the phone aiming its next dot.
+desktop (and in dark colours), and the phone aiming its next dot (and zoomed in around it).
 """
 
 from __future__ import annotations
@@ -81,6 +81,12 @@ def _client_shots(browser, server: Server, folder: Path) -> None:
     bob.page.tap('#board [data-point="fj"]')
     expect(bob.page.locator("#aim-marker")).to_have_count(1)
     bob.page.screenshot(path=folder / "client-game-phone.png")
+    for _ in range(2):
+        bob.page.tap("#zoom-in")  # around the aim
+    bob.page.screenshot(path=folder / "client-game-phone-zoomed.png")
+    ala.page.emulate_media(color_scheme="dark")
+    expect(ala.page.locator("html")).to_have_attribute("data-theme", "dark")
+    ala.page.screenshot(path=folder / "client-game-dark.png")
     for player in (ala, bob, cyd):
         player.close()
 

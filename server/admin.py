@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from server.store.accounts import Profile
 
 SANCTIONS = ("mute", "kick", "ban", "unmute", "unban")
-COMMANDS = ("migrate", "user", "tournament-key", "moderation", *SANCTIONS)
+COMMANDS = ("migrate", "user", "bot", "tournament-key", "moderation", *SANCTIONS)
 BY_CLI = "admin (CLI)"  # who the moderation log says acted
 
 
@@ -55,6 +55,21 @@ def add_parsers(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
         "delete", help="delete an account (its archived games stay, anonymised)", parents=after
     )
     delete.add_argument("nick")
+
+    bot = add_parser(
+        "bot",
+        help="bot accounts and their tokens (docs/bots.md)",
+        description="Bot accounts and their tokens (docs/bots.md). A token is shown once, when it is "
+        "made; only its hash is kept.",
+    )
+    database_flag(bot)
+    bot_actions = bot.add_subparsers(dest="action", metavar="ACTION", required=True)
+    create = bot_actions.add_parser("create", help="make a bot account and print its token", parents=after)
+    create.add_argument("nick")
+    token = bot_actions.add_parser(
+        "token", help="print a new token for a bot (the one before stops working)", parents=after
+    )
+    token.add_argument("nick")
 
     for action in SANCTIONS:
         sanction = add_parser(
@@ -139,6 +154,8 @@ def run(args: argparse.Namespace, url: str, database: Path | None) -> int:
         return 1
     if args.command == "tournament-key":
         return _tournament_key(args, url)
+    if args.command == "bot":
+        return _bot(args, url)
     if args.command in SANCTIONS or args.command == "moderation":
         return _moderate(args, url)
     return _user(args, url)
@@ -193,6 +210,40 @@ def _user(args: argparse.Namespace, url: str) -> int:
         why = f"no account with the nick {missing}"
     except NickTaken as taken:
         why = f"the nick {taken} is taken"
+    except (SchemaError, ProtocolError) as refused:
+        why = str(refused)
+    print(f"kropki-server: error: {why}", file=sys.stderr)
+    return 1
+
+
+def _bot(args: argparse.Namespace, url: str) -> int:
+    """A bot account made, or its token replaced: the token is printed once (the store keeps a hash)."""
+    from server.hub.model import reserved
+    from server.store.accounts import NickTaken, UnknownNick
+    from server.store.bots import NotABot
+    from server.store.database import SchemaError
+    from server.store.store import Store
+
+    async def run() -> str:
+        store = await Store.open(url)
+        try:
+            if args.action == "create":
+                if reserved(args.nick):
+                    raise NickTaken(args.nick)
+                return await store.bots.create(args.nick)
+            return await store.bots.issue_token(args.nick)
+        finally:
+            await store.close()
+
+    try:
+        print(asyncio.run(run()))
+        return 0
+    except UnknownNick as missing:
+        why = f"no account with the nick {missing}"
+    except NickTaken as taken:
+        why = f"the nick {taken} is taken"
+    except NotABot as person:
+        why = f"{person} is not a bot (a player makes their own account one: docs/bots.md)"
     except (SchemaError, ProtocolError) as refused:
         why = str(refused)
     print(f"kropki-server: error: {why}", file=sys.stderr)
@@ -298,5 +349,6 @@ def _describe_profile(profile: Profile) -> str:
             f"volatility {rating.volatility:.4f})",
             f"games:       {profile.wins} won, {profile.draws} drawn, {profile.losses} lost",
             f"role:        {profile.role}",
+            f"bot:         {'yes' if profile.bot else 'no'}",
         ]
     )

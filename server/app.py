@@ -26,6 +26,7 @@ from server.web import (
     accesslog,
     archive,
     auth,
+    bots,
     clients,
     frontdoor,
     health,
@@ -79,6 +80,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
             analysis_per_player=settings.analysis_per_player,
             registered_share=settings.registered_share,
             banned_words=settings.banned_words,
+            bots_rated=settings.bots_rated,
         ),
         away_after=settings.away_after,
         claim_after=settings.claim_after,
@@ -110,6 +112,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     for module in (health, kropki, auth, archive, pages, tournament, hosted, metrics):
         app.add_routes(module.routes)
     push.add_pushes(app)  # after the hub's announcement of a stop, which its connections send
+    bots.setup(app)
     if settings.static_dir is None:
         assets = Assets(BUILT_IN_CLIENT)
         assets.add_routes(app)

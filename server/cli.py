@@ -12,13 +12,14 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TypeVar
 
-from server import __version__, admin, logs
+from server import __version__, admin, botplayer, logs
 from server.config import (
     DEFAULT_MAX_CONNECTIONS,
     ENV_AI_WORKERS,
     ENV_ANALYSIS_PER_PLAYER,
     ENV_AWAY_AFTER,
     ENV_BANNED_WORDS,
+    ENV_BOTS_RATED,
     ENV_CLAIM_AFTER,
     ENV_CLUSTER_SECRET,
     ENV_CLUSTER_SECRET_FILE,
@@ -230,6 +231,12 @@ def build_parser() -> argparse.ArgumentParser:
         f'(env {ENV_BANNED_WORDS}; docs/moderation.md, "Spam")',
     )
     serve.add_argument(
+        "--bots-rated",
+        action="store_true",
+        default=None,
+        help=f"let bots play rated games against people (env {ENV_BOTS_RATED}=1; docs/bots.md)",
+    )
+    serve.add_argument(
         "--ai-workers",
         type=_checked(parse_ai_workers),
         metavar="N",
@@ -303,6 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Replay SGF game records through the engine and report their results.",
     )
     replay.add_argument("files", nargs="+", metavar="FILE", help="SGF file")
+    botplayer.add_parser(commands.add_parser)
     admin.add_parsers(commands.add_parser)
     return parser
 
@@ -344,6 +352,7 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         banned_words=read_banned_words(args.banned_words)
         if getattr(args, "banned_words", None)
         else base.banned_words,
+        bots_rated=getattr(args, "bots_rated", None) or base.bots_rated,
         event_loop=getattr(args, "event_loop", None) or base.event_loop,
         redis_url=getattr(args, "redis_url", None) or base.redis_url,
         member=getattr(args, "member", None) or base.member,
@@ -470,6 +479,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _serve(settings, log_level)
     if args.command == "replay":
         return _replay(args.files)
+    if args.command == "bot-play":
+        return botplayer.command(args, os.environ)
     if args.command in admin.COMMANDS:
         try:
             settings = resolve_settings(args, os.environ)

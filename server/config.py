@@ -67,6 +67,7 @@ DEFAULT_CLAIM_AFTER = 60  # seconds from the notice until the opponent may claim
 MAX_CLAIM_AFTER = 3600
 ENV_EVENT_LOOP = "KROPKI_EVENT_LOOP"
 ENV_BANNED_WORDS = "KROPKI_BANNED_WORDS"
+ENV_BOTS_RATED = "KROPKI_BOTS_RATED"
 MAX_BANNED_WORD = 100  # characters in one entry of the banned words' file
 ENV_REDIS_URL = "KROPKI_REDIS_URL"
 ENV_MEMBER = "KROPKI_MEMBER"
@@ -123,6 +124,7 @@ class Settings:
     registered_share: int = DEFAULT_REGISTERED_SHARE  # per cent of player and table slots
     # words and phrases a chat line may not hold, read from --banned-words at start (docs/moderation.md)
     banned_words: tuple[str, ...] = field(default=(), repr=False)
+    bots_rated: bool = False  # a bot may play a rated game against a person (docs/bots.md)
     ai_workers: int = DEFAULT_AI_WORKERS  # processes searching the AI players' moves; 0 = no AI players
     failed_logins_per_address: int = DEFAULT_FAILED_LOGINS_PER_ADDRESS
     failed_logins_per_account: int = DEFAULT_FAILED_LOGINS_PER_ACCOUNT
@@ -202,6 +204,7 @@ class Settings:
             banned_words=read_banned_words(environ[ENV_BANNED_WORDS], ENV_BANNED_WORDS)
             if environ.get(ENV_BANNED_WORDS)
             else (),
+            bots_rated=parse_switch(environ.get(ENV_BOTS_RATED, ""), ENV_BOTS_RATED),
             event_loop=parse_event_loop(environ[ENV_EVENT_LOOP], ENV_EVENT_LOOP)
             if environ.get(ENV_EVENT_LOOP)
             else "auto",
@@ -359,6 +362,16 @@ def parse_event_loop(value: str, name: str = "--event-loop") -> str:
     if value == "uvloop" and importlib.util.find_spec("uvloop") is None:
         raise ConfigError(f"{name} uvloop: uvloop is not installed (pip install '.[fast]')")
     return value
+
+
+def parse_switch(value: str, name: str) -> bool:
+    """`1`/`yes`/`true`/`on` or `0`/`no`/`false`/`off`/empty (off), or a ConfigError naming the setting."""
+    text = value.strip().lower()
+    if text in ("1", "yes", "true", "on"):
+        return True
+    if text in ("", "0", "no", "false", "off"):
+        return False
+    raise ConfigError(f"{name} must be 1 or 0 (yes or no), got {value!r}")
 
 
 def parse_share(value: str, name: str) -> int:

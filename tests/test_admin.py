@@ -65,6 +65,45 @@ def test_admin_user_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert "PB[deleted1]" in games[1] and "Alice" not in games[1]
 
 
+def test_bot_commands_make_a_bot_and_replace_its_token(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
+    assert main(["migrate", "--db", url]) == 0
+    asyncio.run(_two_players_and_a_game(url))
+    capsys.readouterr()
+
+    def run(*args: str) -> tuple[int, str, str]:
+        status = main([*args[:1], "--db", url, *args[1:]])
+        out, err = capsys.readouterr()
+        return status, out.strip(), err
+
+    made = run("bot", "create", "DeepDots")
+    replaced = run("bot", "token", "DeepDots")
+    taken = run("bot", "create", "deepdots")
+    reserved = run("bot", "create", "AI hard")
+    person = run("bot", "token", "Bob")
+    missing = run("bot", "token", "Nobody")
+    shown = run("user", "show", "DeepDots")
+
+    assert made[0] == replaced[0] == 0 and len(made[1]) == len(replaced[1]) == 43 and made[1] != replaced[1]
+    assert taken[0] == reserved[0] == 1 and "taken" in taken[2] and "taken" in reserved[2]
+    assert person[0] == 1 and "Bob is not a bot" in person[2]
+    assert missing[0] == 1 and "no account with the nick Nobody" in missing[2]
+    assert shown[0] == 0 and "bot:         yes" in shown[1]
+    bots = asyncio.run(_bots_of(url, made[1], replaced[1]))
+    assert bots == [None, "DeepDots"]  # the first token stopped working
+
+
+async def _bots_of(url: str, *tokens: str) -> list[str | None]:
+    store = await Store.open(url)
+    try:
+        accounts = [await store.bots.account(token) for token in tokens]
+    finally:
+        await store.close()
+    return [account.nick if account is not None else None for account in accounts]
+
+
 def test_tournament_key_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
     assert main(["migrate", "--db", url]) == 0

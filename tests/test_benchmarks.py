@@ -62,6 +62,7 @@ RUNS = {
         + ["--workers", "1"],
         "move to opponent",
     ),
+    "bots": (["--pairs", "2", "--moves", "6"], "move -> opponent's feed: p50"),
     # the one game of the first 200,000 where oppai-rs's realm interiors differ: the count sees it
     "pool_walls": (["--games", "1", "--seed", "31463"], "1 of 1 random 20x20 games differ"),
     # every section, small: 60 slow and long-polling connections against a server with 300 open files

@@ -379,6 +379,15 @@ def test_ai_workers_from_flag_environment_or_default() -> None:
     assert resolve(["--ai-workers", "0"], {"KROPKI_AI_WORKERS": "2"}).ai_workers == 0
 
 
+def test_bots_rated_from_flag_environment_or_default() -> None:
+    assert resolve([], {}).bots_rated is False
+    assert resolve([], {"KROPKI_BOTS_RATED": "1"}).bots_rated is True
+    assert resolve([], {"KROPKI_BOTS_RATED": "no"}).bots_rated is False
+    assert resolve(["--bots-rated"], {"KROPKI_BOTS_RATED": "0"}).bots_rated is True
+    with pytest.raises(ConfigError, match="KROPKI_BOTS_RATED must be 1 or 0"):
+        resolve([], {"KROPKI_BOTS_RATED": "maybe"})
+
+
 @pytest.mark.parametrize("value", ["x", "-1", "65", "1.5", ""])
 def test_bad_ai_workers_are_refused(value: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:

@@ -55,6 +55,8 @@ class Caps:
     guest_tables_per_address: int = GUEST_TABLES_PER_ADDRESS
     network_factor: int = NETWORK_FACTOR
     banned_words: tuple[str, ...] = field(default=(), repr=False)  # --banned-words, one entry each
+    # --bots-rated: a bot may play a rated game against a person (docs/bots.md); bot against bot always may
+    bots_rated: bool = False
 
     def for_guests(self, slots: int) -> int:
         """How many of `slots` guests may fill: the rest waits for registered players."""

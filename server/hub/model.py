@@ -107,6 +107,7 @@ class Player:
     # a person served by another member of a cluster, at a table of this one: that member's name
     # (server/hub/visitors.py); such a Player is in no roster here, and its lines go to its member
     visiting_from: str = ""
+    bot: bool = False  # a program playing through the bot API (docs/bots.md): `R` in its `i` flags
     info: str = field(init=False, repr=False)  # the `i` line
 
     @property
@@ -115,7 +116,7 @@ class Player:
         return self.role != NO_ROLE
 
     def flags(self) -> str:
-        return ("F" if self.free else "N") + self.client
+        return ("F" if self.free else "N") + (events.BOT_FLAG if self.bot else "") + self.client
 
     def ignores(self, nick: str) -> bool:
         return bool(self.ignored) and nick_key(nick) in self.ignored
@@ -132,6 +133,7 @@ class Player:
         self.role = account.role
         self.avatar = account.avatar
         self.registered_at = account.registered_at
+        self.bot = account.bot
         prestige = events.prestige(account.role)
         self.record = (account.rating, account.wins, account.draws, account.losses, prestige)
         if account.ignored is not None:  # read with the account for a session, not after a game

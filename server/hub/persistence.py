@@ -40,6 +40,7 @@ class Account:
     # (a login, a restart, a session moving in a cluster); None where it is read for its rating alone
     ignored: tuple[str, ...] | None = None
     registered_at: float = 0.0  # Unix time (0: long ago); a younger account is new to links (Limits.chat)
+    bot: bool = False  # a program playing through the bot API (docs/bots.md), marked as one everywhere
 
 
 @dataclass

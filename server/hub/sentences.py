@@ -374,6 +374,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "ru": "Клиент отправил неверный запрос; обновите страницу.",
         "ua": "Клієнт надіслав неправильний запит; оновіть сторінку.",
     },
+    "botUnrated": {
+        "pl": "Bot i człowiek grają tu tylko gry nierankingowe.",
+        "ru": "Бот и человек играют здесь только нерейтинговые игры.",
+        "ua": "Бот і людина грають тут лише нерейтингові ігри.",
+    },
     "badTeams": {
         "pl": "Gra drużynowa wymaga dwóch równych drużyn po 2 do 4 graczy, bez komputera.",
         "ru": "Для командной игры нужны две равные команды по 2–4 игрока, без компьютера.",

@@ -11,6 +11,8 @@ from server.protocol.codec import encode_server_text
 # Between the nicks of a team in one field of a line (`d`, `vg`, `vs`; docs/teams.md): in no nick.
 TEAM_SEPARATOR = ","
 NICK_SEPARATOR = "."  # between the nicks of a `p` line
+# the `i` flag of a bot (docs/protocol.md, "`i` flags"): not `N` or `b`, which MultiPoints reads as busy
+BOT_FLAG = "R"
 PRIVATE_SEPARATOR = "-"  # between the two nicks of a private conversation's name (in no nick)
 
 

@@ -19,6 +19,7 @@ import { LANGUAGES, defaultLanguage, translator } from "./i18n.js";
 import { refusalText, serverLineText } from "./lines.js";
 import { allowNotifications, notifyAway, playSound, wakeSound } from "./alerts.js";
 import { renderTournaments, showTournaments, stopTournaments } from "./tournaments.js";
+import { BoardZoom } from "./zoom.js";
 import { parsePoolLine, parseSeekLine, postSeek, renderQuickGame } from "./seeks.js";
 import { lineMenu, nameMenu, renderModerationEntry, setUpModeration } from "./moderation.js";
 import { renderAbsence } from "./absence.js";
@@ -38,6 +39,7 @@ let session = null; // {id, nick, registered}
 let generation = 0; // a new login starts a new poll loop; the old one stops
 let seen = 0;
 let state = freshState();
+const boardZoom = new BoardZoom($("#board"), { zoomIn: $("#zoom-in"), zoomOut: $("#zoom-out"), fit: $("#zoom-fit") });
 
 function freshState() {
   return {
@@ -332,7 +334,14 @@ const READERS = [
   ["n", (uid, body) => { state.ignored = split(body); }],
   ["i", (uid, body) => {
     const [nick, avatar, flags, language, rating, , , , prestige] = body.split(".");
-    state.info.set(nick, { avatar, free: !/[Nb]/.test(flags || ""), lang: language, rating: rating ? Number(rating) : null, prestige: prestige || "" });
+    state.info.set(nick, {
+      avatar,
+      free: !/[Nb]/.test(flags || ""),
+      bot: (flags || "").includes("R"), // a program playing through the bot API (docs/bots.md)
+      lang: language,
+      rating: rating ? Number(rating) : null,
+      prestige: prestige || "",
+    });
   }],
 ];
 
@@ -571,6 +580,7 @@ function render() {
   for (const element of document.querySelectorAll("[data-text]")) {
     if (!element.dataset.asking) element.textContent = t(element.dataset.text); // "Sure?" stays its 4 s
   }
+  for (const element of document.querySelectorAll("[data-label]")) element.title = element.ariaLabel = t(element.dataset.label);
   $("#login").hidden = Boolean(session);
   $("#app").hidden = !session;
   $("#logout").hidden = !session;
@@ -656,7 +666,8 @@ function renderPlayers() {
   list.replaceChildren(
     ...state.people.map((nick) => {
       const info = state.info.get(nick) || { free: true };
-      const label = info.rating ? `${nick} (${info.rating})` : nick;
+      const named = info.bot ? `${nick} [${t("botMark")}]` : nick;
+      const label = info.rating ? `${named} (${info.rating})` : named;
       const row = element("li", { className: info.free ? "" : "busy" }, playerLink(nick, { className: "nick", textContent: label }));
       row.dataset.nick = nick;
       if (nick !== session.nick) {
@@ -781,6 +792,7 @@ function renderGame() {
   const box = $("#board").viewBox.baseVal;
   $("#board").style.aspectRatio = `${box.width} / ${box.height}`;
   renderAim(table);
+  boardZoom.show(state.aim && state.aim.map(at));
   const watching = table.people.filter((nick) => !desc.players.includes(nick) && nick !== desc.analyser);
   $("#watchers").hidden = !watching.length;
   $("#watchers").textContent = t("watchers", { nicks: watching.join(", ") });

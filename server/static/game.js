@@ -4,11 +4,13 @@
 import { drawPosition } from "./board.js";
 import { $, describe, element, fetchJson, resultText, showFailure, sideLinks, startPage, t } from "./pages.js";
 import { pointFromSgf } from "./protocol.js";
+import { BoardZoom } from "./zoom.js";
 
 const number = location.pathname.split("/").pop();
 const COLOUR = { B: 1, W: 2 };
 let game = null;
 let shown = 0; // how many moves are on the board
+const zoom = new BoardZoom($("#board"), { zoomIn: $("#zoom-in"), zoomOut: $("#zoom-out"), fit: $("#zoom-fit") });
 
 /** The position after `count` moves, in the shape board.js draws (protocol.js position()'s). */
 function positionAfter(count) {
@@ -58,6 +60,7 @@ function render() {
   const board = $("#board");
   const last = shown ? game.moves[shown - 1].dot : null;
   board.replaceChildren(...drawPosition(board, game.width, game.height, view, last && pointFromSgf(last)));
+  zoom.show();
   $("#move-counter").textContent = t("moveOf", { move: shown, moves: game.moves.length });
   $("#first").disabled = $("#previous").disabled = shown === 0;
   $("#next").disabled = $("#last").disabled = shown === game.moves.length;

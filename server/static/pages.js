@@ -75,6 +75,7 @@ export function startPage(render) {
   const texts = () => {
     document.documentElement.lang = languages.value;
     for (const node of document.querySelectorAll("[data-text]")) node.textContent = t(node.dataset.text);
+    for (const node of document.querySelectorAll("[data-label]")) node.title = node.ariaLabel = t(node.dataset.label);
   };
   languages.onchange = () => {
     localStorage.setItem("kropki.lang", languages.value);

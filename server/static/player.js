@@ -38,7 +38,7 @@ function drawGraph(ratings) {
 
 function render() {
   if (!player) return;
-  $("#heading").textContent = player.nick;
+  $("#heading").textContent = player.bot ? `${player.nick} [${t("botMark")}]` : player.nick;
   const registered = Boolean(player.registered);
   $("#standing").hidden = $("#record").hidden = $("#graph-box").hidden = !registered;
   $("#guest").hidden = registered;

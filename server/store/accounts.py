@@ -51,6 +51,7 @@ class Profile:
     draws: int
     losses: int
     role: str
+    bot: bool = False
 
 
 def account_of(user: User, ignored: tuple[str, ...] | None = None) -> Account:
@@ -66,6 +67,7 @@ def account_of(user: User, ignored: tuple[str, ...] | None = None) -> Account:
         lang=user.lang,
         ignored=ignored,
         registered_at=as_utc(user.registered_at).timestamp(),
+        bot=user.bot,
     )
 
 
@@ -97,6 +99,7 @@ def _profile(user: User) -> Profile:
         draws=user.draws,
         losses=user.losses,
         role=user.role,
+        bot=user.bot,
     )
 
 

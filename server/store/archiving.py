@@ -28,6 +28,10 @@ def archive(session: Session, game: FinishedGame, member: int) -> tuple[int, lis
         return _archive_team_game(session, game, member)
     blue, red = _registered(session, game.blue), _registered(session, game.red)
     record = game.record
+    sides = (("B", blue), ("W", red))
+    bots = [f"{colour} is a bot: {user.nick}" for colour, user in sides if user is not None and user.bot]
+    if bots:  # docs/bots.md; a comment's lines other than a STOP's are not read back (replay.py)
+        record.comment = "\n".join([record.comment, *bots] if record.comment else bots)
     if blue is not None:
         record.black_rating = str(shown(_rating(blue)))
     if red is not None:

@@ -39,6 +39,9 @@ class User(Base):
     draws: Mapped[int] = mapped_column(Integer, default=0)
     losses: Mapped[int] = mapped_column(Integer, default=0)
     role: Mapped[str] = mapped_column(String(10), default="none")  # none, moderator, admin
+    bot: Mapped[bool] = mapped_column(Boolean, default=False)  # plays through the bot API (docs/bots.md)
+    # SHA-256 of the bot's token, in hex (a token is random, not a password); None: no token issued
+    bot_token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
 
 
 class Sanction(Base):

@@ -10,6 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.logs import Fields
 from server.store.accounts import Accounts
+from server.store.bots import Bots
 from server.store.database import check_schema, migrate, open_engine, sessions
 from server.store.games import Games
 from server.store.hosted import HostedTournaments
@@ -41,6 +42,7 @@ class Store:
     hosted: HostedTournaments
     moderation: Moderation
     reports: Reports
+    bots: Bots
     server_lock: ServerLock | None = None
 
     @classmethod
@@ -79,6 +81,7 @@ class Store:
             HostedTournaments(maker),
             Moderation(maker),
             Reports(maker),
+            Bots(maker),
         )
         return cls(engine, *parts, server_lock=lock)
 

@@ -128,6 +128,7 @@ async def player(request: web.Request) -> web.Response:
             "wins": profile.wins,
             "draws": profile.draws,
             "losses": profile.losses,
+            "bot": profile.bot,
             "registeredAt": utc_text(profile.registered_at),
             "ratings": [
                 {"game": point.game_number, "at": utc_text(point.rated_at), "rating": round(point.rating)}

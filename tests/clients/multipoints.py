@@ -112,6 +112,19 @@ class Game:
     stop_enabled: bool
 
 
+@dataclass
+class UserInfo:
+    """What handlePlayerInfo hands to gui.updateUserInfo (null where a field was not read)."""
+
+    player: str | None = None
+    avatar: str | None = None
+    status: str | None = None  # "<lang> (free)" or "<lang> ()"
+    rating: int | None = None
+    wins: int | None = None
+    draws: int | None = None
+    losses: int | None = None
+
+
 class MultiPoints:
     def __init__(self, nick: str, secret: str) -> None:
         self.my_name = nick
@@ -132,6 +145,7 @@ class MultiPoints:
         self.lobby_chat: list[tuple[str, str]] = []
         self.private: list[tuple[str, str, str]] = []  # (with whom, from, text)
         self.users: dict[str, list[str]] = {}
+        self.user_info: dict[str, UserInfo] = {}  # gui.updateUserInfo, as handlePlayerInfo calls it
         self.failures: list[str] = []  # "failed to parse the message ..." with the Java exception
         self.raw: list[str] = []  # gui.raw / gui.rawError
         self.times: dict[str, tuple[int, int]] = {}
@@ -280,6 +294,7 @@ class MultiPoints:
             pass  # the game list: not needed by these tests
         elif message.startswith("i"):
             self.users[message[1:].split(".")[0]] = message[1:].split(".")
+            self._handle_player_info(message)
         elif message.startswith("m"):
             parts = java_split(message[1:], r"\.")
             a = [parts[i] if len(parts) > i else "" for i in range(3)]
@@ -314,6 +329,25 @@ class MultiPoints:
             self._send(f"v{self._number()}.0.o")
         elif message.startswith("vs"):
             self._outgoing_new.append(java_split(message[2:], r"\.")[0])
+
+    def _handle_player_info(self, message: str) -> None:
+        """ThreadMain.handlePlayerInfo: fields read in order until the first exception (`catch
+        (Exception ignore)`), then `gui.updateUserInfo` with what was read. The status is
+        `dotSplitted[2].matches(".*(N|b).*") ? "" : "free"`."""
+        info = UserInfo()
+        try:
+            split = java_split(message[1:], r"\.")
+            info.player = split[0] or None
+            info.avatar = split[1] or None
+            status = "" if java_matches(".*(N|b).*", split[2]) else "free"
+            info.status = f"{split[3] or None} ({status})"
+            info.rating = int(split[4])
+            info.wins = int(split[5])
+            info.losses = int(split[7])
+            info.draws = int(split[6])
+        except (IndexError, ValueError):
+            pass
+        self.user_info[info.player or ""] = info
 
     def _handle_game_flags(self, message: str) -> None:
         """ThreadMain.handleGameFlags (called with the `f` already removed)."""

@@ -247,3 +247,31 @@ async def test_0013_a_moderator_before_stays_a_moderator_and_back(empty_database
     await engine.dispose()
     assert [(nick, bool(flag)) for nick, flag in rows] == [("Ann", True), ("Mod", True)]
     assert "sanctions" not in tables and "moderation_log" not in tables
+
+
+async def test_0015_nobody_was_a_bot_and_back(empty_database: str) -> None:
+    engine = open_engine(empty_database)
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0014"))
+        row = user_at_0003("Ann", look_key=nick_key("Ann"))
+        del row["moderator"]
+        await connection.execute(insert(table("users", *(column(name) for name in row))).values(row))
+    await migrate(engine)
+    store = await Store.open(empty_database)
+    try:
+        profile = await store.accounts.profile("Ann")
+        token = await store.bots.create("Robo")
+        robo = await store.bots.account(token)
+    finally:
+        await store.close()
+    assert profile is not None and not profile.bot
+    assert robo is not None and robo.bot
+
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.downgrade(alembic_config(sync), "0014"))
+        columns = await connection.run_sync(
+            lambda sync: {c["name"] for c in inspect(sync).get_columns("users")}
+        )
+        nicks = (await connection.execute(text("SELECT nick FROM users ORDER BY nick"))).scalars().all()
+    await engine.dispose()
+    assert "bot" not in columns and "bot_token_hash" not in columns and nicks == ["Ann", "Robo"]

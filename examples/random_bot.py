@@ -1,0 +1,165 @@
+"""A small bot for the kropki server's bot API (docs/bots.md), with Python's standard library only.
+
+It reads its event feed, accepts every invitation it may play (unrated, automatic enclosures), and
+plays the free point touching the most of the opponent's dots (a one-ply heuristic standing in for an
+engine), trying the next when the server refuses one (a point inside a realm).
+
+Give it the token in the environment, never on the command line (`ps` shows that to everyone):
+
+    KROPKI_BOT_TOKEN=... python examples/random_bot.py --server https://kropki.example.org
+    KROPKI_BOT_TOKEN=... python examples/random_bot.py --invite "*Ala" --games 1
+
+Replace `choose` with a call to your engine and you have an engine on the server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+GAME_TYPE = "1010n0.0.a.F.a.120.5._SRAUTP_srautp."  # 10x10, no territory, unrated, 2 min + 5 s
+NEIGHBOURS = [(dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
+
+
+class Api:
+    """The bot API over HTTP: the event feed, and the actions, each answered with JSON."""
+
+    def __init__(self, server: str, token: str) -> None:
+        self.server, self.token = server.rstrip("/"), token
+
+    def _request(self, path: str, fields: dict[str, str] | None = None) -> urllib.request.Request:
+        data = urllib.parse.urlencode(fields).encode() if fields is not None else None
+        return urllib.request.Request(
+            self.server + path, data=data, headers={"Authorization": f"Bearer {self.token}"}
+        )
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        """The feed's events as they come; an empty line only says the connection is alive."""
+        with urllib.request.urlopen(self._request("/api/bot/stream"), timeout=60) as feed:
+            for line in feed:
+                if line.strip():
+                    yield json.loads(line)
+
+    def post(self, path: str, **fields: str) -> dict[str, Any]:
+        """An action: {"ok": true}, or {"error": code, "message": why} (never an exception for a refusal)."""
+        try:
+            with urllib.request.urlopen(self._request(path, fields), timeout=30) as answer:
+                return json.load(answer)
+        except urllib.error.HTTPError as refused:
+            return json.load(refused)
+
+
+class Game:
+    """What the bot knows of one of its games: the board's dots, from the feed's events."""
+
+    def __init__(self, event: dict[str, Any]) -> None:
+        self.width, self.height, self.colour = event["width"], event["height"], event["colour"]
+        self.dots: dict[tuple[int, int], str] = {}
+        self.closed: set[tuple[int, int]] = set()  # free points the server refused: inside a realm
+        for dot in event["setup"] + event["moves"]:
+            self.play(dot)
+        self.over = False
+
+    def play(self, dot: dict[str, Any]) -> None:
+        if dot.get("undo"):
+            self.dots.pop((dot["x"], dot["y"]), None)
+        else:
+            self.dots[(dot["x"], dot["y"])] = dot["colour"]
+
+    def free(self) -> list[tuple[int, int]]:
+        taken = self.dots.keys() | self.closed
+        return [(x, y) for x in range(self.width) for y in range(self.height) if (x, y) not in taken]
+
+
+def choose(game: Game, rng: random.Random) -> list[tuple[int, int]]:
+    """Free points, best first: the most opponent dots around, ties broken at random."""
+
+    def touching(point: tuple[int, int]) -> int:
+        x, y = point
+        theirs = [game.dots.get((x + dx, y + dy)) for dx, dy in NEIGHBOURS]
+        return sum(1 for colour in theirs if colour is not None and colour != game.colour)
+
+    points = game.free()
+    rng.shuffle(points)
+    return sorted(points, key=touching, reverse=True)
+
+
+def acceptable(event: dict[str, Any]) -> bool:
+    """Unrated games with automatic enclosures: the rules this bot knows."""
+    game_type = event["gameType"]
+    return not event.get("rated") and game_type[4:5] in ("n", "s")
+
+
+def play(api: Api, games: int, invite: str | None, rng: random.Random) -> int:
+    """Play until `games` games have ended (0: for ever); the number of games played."""
+    boards: dict[int, Game] = {}
+    ended = 0
+    if invite:
+        print("invite:", api.post(f"/api/bot/invite/{urllib.parse.quote(invite)}", gameType=GAME_TYPE))
+    for event in api.events():
+        kind, table = event["type"], event.get("table")
+        if kind == "invitation":
+            answer = "accept" if acceptable(event) else "decline"
+            print(f"invitation from {event['from']}: {answer}", api.post(f"/api/bot/invitation/{answer}"))
+        elif kind == "gameFull":
+            boards[table] = Game(event)
+        elif kind == "move" and table in boards:
+            boards[table].play(event)
+        elif kind == "clock" and table in boards:
+            game = boards[table]
+            if not game.over and event["toMove"] == game.colour:
+                move(api, table, game, rng)
+        elif kind == "gameEnd" and table in boards:
+            boards[table].over = True
+            print(f"table {table}: {event['result']}")
+        elif kind == "archived" and table in boards:
+            ended += 1
+            if games and ended >= games:
+                return ended
+        elif kind == "error":
+            print("the server ended the feed:", event, file=sys.stderr)
+            return ended
+    return ended
+
+
+def move(api: Api, table: int, game: Game, rng: random.Random) -> None:
+    """The best point the server accepts (a point inside a realm is refused: try the next)."""
+    for x, y in choose(game, rng):
+        answer = api.post(f"/api/bot/game/{table}/move/{x}/{y}")
+        while answer.get("error") == "tooFast":  # the same limit as a player's: wait, then again
+            time.sleep(1)
+            answer = api.post(f"/api/bot/game/{table}/move/{x}/{y}")
+        if answer.get("ok"):
+            return
+        if answer.get("error") != "illegalMove":
+            print(f"table {table}: move refused: {answer}", file=sys.stderr)
+            return
+        game.closed.add((x, y))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server", default="http://127.0.0.1:8080")
+    parser.add_argument("--games", type=int, default=0, help="stop after this many games (0: never)")
+    parser.add_argument("--invite", metavar="NICK", help="invite this player to a game first")
+    parser.add_argument("--seed", type=int, default=None)
+    args = parser.parse_args(argv)
+    token = os.environ.get("KROPKI_BOT_TOKEN")
+    if not token:
+        print("set KROPKI_BOT_TOKEN to the bot's token", file=sys.stderr)
+        return 2
+    play(Api(args.server, token), args.games, args.invite, random.Random(args.seed))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

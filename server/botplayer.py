@@ -1,0 +1,204 @@
+"""`kropki-server bot-play`: the server's own AI (server/engine/ai.py) as a bot of any server's bot API
+(docs/bots.md), so that its searches can run on another machine than the server's.
+
+It keeps each game's board with the engine (the feed's set-up dots and moves), asks `ai.choose_move`
+for a move when its colour is on move, with the budget the in-process AI players take from the clock
+(server/hub/computer.py), and answers propositions as they do. Blocking HTTP (urllib) in a process of
+its own: one game's search at a time, which is what one level's playouts need of a core.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import random
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from server import logs
+from server.engine import ai
+from server.engine.board import Board, IllegalMove
+from server.hub.computer import ANSWERS, move_budget
+
+log = logging.getLogger(__name__)
+
+ENV_TOKEN = "KROPKI_BOT_TOKEN"  # never a flag: a command line is shown by `ps` to every user
+COLOURS = {"blue": 1, "red": 2}
+FEED_TIMEOUT = 60.0  # seconds without a byte (the server writes at least every 20 s)
+
+
+class BotApi:
+    """The bot API over HTTP: the event feed and the actions, each answered with JSON."""
+
+    def __init__(self, server: str, token: str) -> None:
+        self.server, self.token = server.rstrip("/"), token
+
+    def _request(self, path: str, fields: dict[str, str] | None = None) -> urllib.request.Request:
+        data = urllib.parse.urlencode(fields).encode() if fields is not None else None
+        headers = {"Authorization": f"Bearer {self.token}"}
+        return urllib.request.Request(self.server + path, data=data, headers=headers)
+
+    def events(self) -> Iterator[dict[str, Any]]:
+        with urllib.request.urlopen(self._request("/api/bot/stream"), timeout=FEED_TIMEOUT) as feed:
+            for line in feed:
+                if line.strip():
+                    yield json.loads(line)
+
+    def post(self, path: str, **fields: str) -> dict[str, Any]:
+        try:
+            with urllib.request.urlopen(self._request(path, fields), timeout=FEED_TIMEOUT) as answer:
+                return json.load(answer)
+        except urllib.error.HTTPError as refused:
+            return json.load(refused)
+
+
+@dataclass
+class Position:
+    """One game as the engine sees it, rebuilt from the feed."""
+
+    width: int
+    height: int
+    colour: int  # the bot's: 1 blue, 2 red
+    setup: list[tuple[int, int, int]]  # (x, y, colour)
+    moves: list[tuple[int, int, int]] = field(default_factory=list)
+    added: float = 0.0  # seconds added per move
+    over: bool = False
+
+    def board(self) -> Board:
+        board = Board(self.width, self.height)
+        for x, y, colour in self.setup:
+            board.place(board.index((x, y)), colour)
+        for x, y, colour in self.moves:
+            board.play(board.index((x, y)), colour)
+        return board
+
+    def take(self, event: dict[str, Any]) -> None:
+        dot = (event["x"], event["y"], COLOURS[event["colour"]])
+        if event.get("undo"):
+            if self.moves and self.moves[-1] == dot:
+                self.moves.pop()
+        else:
+            self.moves.append(dot)
+
+
+def position_of(event: dict[str, Any]) -> Position | None:
+    """A gameFull event's game, if the bot plays in it with rules the AI knows (standard)."""
+    colour = COLOURS.get(event.get("colour") or "")
+    game_type = event["gameType"]
+    if colour is None or game_type[4:5] != "s" and game_type[4:5] != "n":
+        return None
+    fields = game_type.split(".")
+    added = float(fields[6]) if len(fields) > 6 and fields[4][:1] == "a" and fields[6].isdigit() else 0.0
+    setup = [(dot["x"], dot["y"], COLOURS[dot["colour"]]) for dot in event["setup"]]
+    position = Position(event["width"], event["height"], colour, setup, added=added)
+    for move in event["moves"]:
+        position.take(move)
+    return position
+
+
+class AiBot:
+    def __init__(self, api: BotApi, level: int, seed: int | None = None) -> None:
+        self.api, self.level = api, level
+        self.rng = random.Random(seed)
+        self.games: dict[int, Position] = {}
+        self.finished = 0
+
+    def run(self, games: int = 0, invite: str | None = None, game_type: str = "") -> int:
+        """Play until `games` games are archived (0: for ever); the number played."""
+        if invite:
+            answer = self.api.post(f"/api/bot/invite/{urllib.parse.quote(invite)}", gameType=game_type)
+            log.info("invited %s: %s", invite, answer)
+        for event in self.api.events():
+            self.take(event)
+            if event["type"] == "error":
+                log.warning("the server ended the feed: %s", event)
+                break
+            if games and self.finished >= games:
+                break
+        return self.finished
+
+    def take(self, event: dict[str, Any]) -> None:
+        kind, table = event["type"], event.get("table")
+        game = self.games.get(table) if table is not None else None
+        if kind == "invitation":
+            answer = "decline" if event.get("rated") else "accept"
+            self.api.post(f"/api/bot/invitation/{answer}")
+        elif kind == "gameFull":
+            found = position_of(event)
+            if found is not None:
+                self.games[table] = found
+        elif game is None:
+            return
+        elif kind == "move":
+            game.take(event)
+        elif kind == "clock" and not game.over and COLOURS.get(event["toMove"]) == game.colour:
+            left = event.get("blue" if game.colour == 1 else "red")
+            self.move(table, game, left)
+        elif kind == "proposal" and COLOURS.get(event["by"]) != game.colour:
+            self.answer(table, game, event["what"])
+        elif kind == "gameEnd":
+            game.over = True
+        elif kind == "archived":
+            self.finished += 1
+
+    def move(self, table: int, game: Position, seconds_left: float | None) -> None:
+        board = game.board()
+        seconds = move_budget(seconds_left, game.added, 0, 1)
+        try:
+            index, _ = ai.choose_move(board, game.colour, self.level, seconds, self.rng.randrange(2**32))
+        except IllegalMove:  # no free point: the server ends a full board's game itself
+            return
+        answer = self._play(table, board, index)
+        if answer.get("error") == "illegalMove":  # the board here and the server's differ: a quick move
+            log.warning("move refused at table %s: %s", table, answer)
+            answer = self._play(table, board, ai.quick_move(board, game.colour, self.rng.randrange(2**32)))
+        if not answer.get("ok"):
+            log.warning("move refused at table %s: %s", table, answer)
+
+    def _play(self, table: int, board: Board, index: int) -> dict[str, Any]:
+        x, y = board.point(index)
+        return self.api.post(f"/api/bot/game/{table}/move/{x}/{y}")
+
+    def answer(self, table: int, game: Position, what: str) -> None:
+        """As the AI players answer (server/hub/computer.py): take back, cancel and play again; finish by
+        score only when not behind."""
+        if what == "new":
+            self.api.post(f"/api/bot/game/{table}/answer/new/accept")
+            return
+        board = game.board()
+        agrees = ANSWERS.get(what, board.score[game.colour] >= board.score[3 - game.colour])
+        self.api.post(f"/api/bot/game/{table}/answer/{what}/{'accept' if agrees else 'decline'}")
+
+
+def add_parser(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
+    """`bot-play`, added to kropki-server's commands (server/cli.py) with `add_parser`."""
+    bot_play = add_parser(
+        "bot-play",
+        help="play as a bot with the server's AI, on any server's bot API (docs/bots.md)",
+        description="Play as a bot with the server's AI through a server's bot API; the bot's token is "
+        f"read from the environment variable {ENV_TOKEN} (a command line is shown to every user).",
+    )
+    bot_play.add_argument("--server", default="http://127.0.0.1:8080", help="the server's address")
+    bot_play.add_argument("--level", type=int, choices=(1, 2, 3), default=2, help="the AI's level")
+    bot_play.add_argument("--games", type=int, default=0, metavar="N", help="stop after N games (0: never)")
+    bot_play.add_argument("--invite", metavar="NICK", help="invite this player first")
+    bot_play.add_argument(
+        "--game-type", default="2020n0.0.a.F.a.300.10._SRAUTP_srautp.", help="the game type of --invite"
+    )
+
+
+def command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """`bot-play`: the AI as a bot until --games are played (for ever by default)."""
+    token = environ.get(ENV_TOKEN)
+    if not token:
+        print(f"kropki-server: error: set {ENV_TOKEN} to the bot's token", file=sys.stderr)
+        return 2
+    logs.configure("INFO")
+    AiBot(BotApi(args.server, token), args.level).run(args.games, args.invite, args.game_type)
+    return 0

@@ -1,0 +1,279 @@
+"""The bot API's event feed (docs/bots.md): the player's stream, as a poll reads it, turned into JSON
+events, and the bot API's moves turned into the stream's move text.
+
+A bot's feed is its session's stream (the lines a MultiPoints poll would get), read by the server for
+the bot and translated here, so that a bot sees exactly what a person's client is shown, in the same
+order, and the hub keeps one way of telling anyone anything. The translation keeps what a reply
+repeats (invitations, a table's proposition and result) and says only what changed.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from server.engine.gametype import GameTypeError, parse_game_type
+from server.engine.moves import MAX_SIZE, MoveSyntaxError, point_to_sgf, sgf_to_point
+from server.protocol.codec import LINE_SEPARATOR, ProtocolError, decode_server_text
+from server.protocol.events import TEAM_SEPARATOR
+
+Event = dict[str, Any]
+
+_PROPERTY = re.compile(r"([A-Z]{1,2})((?:\[[^\]]*\])+)")
+_VALUE = re.compile(r"\[([^\]]*)\]")
+_COLOURS = {"B": "blue", "W": "red", "AB": "blue", "AW": "red", "UB": "blue", "UW": "red"}
+_SIDES = {"1": "blue", "2": "red"}
+KEEP_ALIVE = b"\n"  # an empty line of NDJSON: nothing happened, the connection is alive
+
+
+def move_text(x: int, y: int) -> str:
+    """The stream's move text for the point (x, y), counted from 0 at the top left (the room checks
+    that it is on its board)."""
+    if not (0 <= x < MAX_SIZE and 0 <= y < MAX_SIZE):
+        raise ProtocolError("illegalMove", f"({x}, {y}) is on no board.")
+    return point_to_sgf((x, y))
+
+
+def _point(value: str) -> tuple[int, int] | None:
+    try:
+        return sgf_to_point(value[:2])
+    except MoveSyntaxError:
+        return None
+
+
+def _nodes(text: str) -> list[list[tuple[str, list[str]]]]:
+    """SGF nodes of an `sa` or `sr` line: each a list of (property, values)."""
+    body = text[2:].strip("()")
+    return [
+        [(name, _VALUE.findall(values)) for name, values in _PROPERTY.findall(node)]
+        for node in body.split(";")
+        if node
+    ]
+
+
+def _moves(text: str) -> tuple[list[Event], list[Event]]:
+    """(set-up dots, moves and take-backs) of an `sa`/`sr` line, each {colour, x, y[, seconds, undo]}."""
+    setup: list[Event] = []
+    moves: list[Event] = []
+    for node in _nodes(text):
+        seconds = {name[0]: value[0] for name, value in node if name in ("BL", "WL") and value}
+        for name, values in node:
+            colour = _COLOURS.get(name)
+            if colour is None:
+                continue
+            for value in values:
+                point = _point(value)
+                if point is None:
+                    continue
+                dot: Event = {"colour": colour, "x": point[0], "y": point[1]}
+                if name in ("AB", "AW"):
+                    setup.append(dot)
+                    continue
+                if name[0] == "U":
+                    dot["undo"] = True
+                left = seconds.get(name[-1])
+                if left is not None:
+                    dot["seconds"] = _number(left)
+                moves.append(dot)
+    return setup, moves
+
+
+def _number(text: str) -> float | int:
+    value = float(text)
+    return int(value) if value.is_integer() else value
+
+
+def _clocks(line: str) -> Event:
+    """`f<side>_<t1>.<t2>[.g<s>]`: the side on move and each side's seconds left (None: no clock)."""
+    side, _, times = line[1:].partition("_")
+    fields = times.split(".") if times else []
+    event: Event = {"toMove": _SIDES.get(side, side)}
+    if len(fields) >= 2:
+        event["blue"], event["red"] = (int(value.lstrip("p")) for value in fields[:2])
+        pairs = zip(("blue", "red"), fields[:2], strict=True)
+        event["paused"] = [colour for colour, value in pairs if value.startswith("p")]
+    else:
+        event["blue"] = event["red"] = None
+    return event
+
+
+@dataclass
+class TableView:
+    """What the feed has told the bot about one game table, so that a repeated line says nothing."""
+
+    game_type: str = ""
+    blue: str = ""
+    red: str = ""
+    proposal: str | None = None
+    result: str | None = None
+    archive: str | None = None
+
+
+@dataclass
+class Feed:
+    """One bot's feed: reads each reply of its session's stream and says what is new in it."""
+
+    nick: str
+    seen: int = 0  # the stream's msgNo: the newest event read
+    tables: dict[int, TableView] = field(default_factory=dict)
+    invitations: dict[str, str] = field(default_factory=dict)  # from -> game type, pending now
+    sent: dict[str, str] = field(default_factory=dict)  # to -> game type, the bot's own, pending now
+
+    def read(self, reply: str) -> tuple[list[Event], bool]:
+        """The events a reply brings, and whether the session is still logged in (`ok`, not `sd`)."""
+        lines = reply.split(LINE_SEPARATOR)
+        if not lines or lines[0] not in ("ok", "sd") or lines[-1] != "end":
+            return [], False
+        events: list[Event] = []
+        invitations: dict[str, str] = {}
+        sent: dict[str, str] = {}
+        declined: list[str] = []
+        table = 0
+        for line in _whole_first(lines[1:-1]):
+            kind = line[:2]
+            if line.startswith("m"):
+                numbers = line[1:].split(".")
+                if len(numbers) >= 2 and numbers[1].isdigit():
+                    self.seen = int(numbers[1])
+            elif line.startswith("q"):
+                table = int(line[1:]) if line[1:].isdigit() else 0
+            elif kind == "vg":
+                sender, _, game_type = line[2:].partition(".")
+                invitations[sender] = game_type
+            elif kind == "vs":
+                whom, _, game_type = line[2:].partition(".")
+                sent[whom] = game_type
+            elif kind == "vr":
+                declined.append(line[2:])
+            elif table:
+                events.extend(self._table_line(table, line))
+        for sender, game_type in invitations.items():
+            if self.invitations.get(sender) != game_type:
+                events.append(_invitation(sender, game_type))
+        gone = [sender for sender in self.invitations if sender not in invitations]
+        events.extend({"type": "invitationGone", "from": sender} for sender in gone)
+        events.extend({"type": "invitationDeclined", "by": nick} for nick in declined)
+        events.extend(
+            {"type": "invitationEnded", "to": whom}
+            for whom in self.sent
+            if whom not in sent and whom not in declined
+        )
+        self.invitations, self.sent = invitations, sent
+        return events, lines[0] == "ok"
+
+    def _table_line(self, uid: int, line: str) -> list[Event]:
+        view = self.tables.setdefault(uid, TableView())
+        kind = line[:2]
+        if line.startswith("d"):
+            game_type, blue, red = _description(line.partition(".")[2])
+            view.game_type, view.blue, view.red = game_type, blue, red
+            view.proposal = view.result = view.archive = None
+            return []
+        if kind == "sr":
+            setup, moves = _moves(line)
+            return [self._full(uid, view, setup, moves)]
+        if kind == "sa":
+            return [{"type": "move", "table": uid, **move} for move in _moves(line)[1]]
+        if line.startswith("f"):
+            return [{"type": "clock", "table": uid, **_clocks(line)}]
+        if line.startswith("x"):
+            return self._state(uid, view, line)
+        if line.startswith("u"):
+            proposal = line[1:] or None
+            if proposal == view.proposal:
+                return []
+            view.proposal = proposal
+            if proposal is None:
+                return [{"type": "proposalGone", "table": uid}]
+            by, what = _SIDES.get(proposal[0], proposal[0]), proposal[1:].split(".")[0]
+            return [{"type": "proposal", "table": uid, "by": by, "what": what}]
+        if kind == "ca":
+            return [_chat(uid, line[2:])]
+        return []
+
+    def _full(self, uid: int, view: TableView, setup: list[Event], moves: list[Event]) -> Event:
+        colour = "blue" if self.nick in view.blue.split(TEAM_SEPARATOR) else None
+        if colour is None and self.nick in view.red.split(TEAM_SEPARATOR):
+            colour = "red"
+        width = height = None
+        try:
+            game_type = parse_game_type(view.game_type)
+            width, height = game_type.width, game_type.height
+        except GameTypeError:
+            pass
+        return {
+            "type": "gameFull",
+            "table": uid,
+            "gameType": view.game_type,
+            "width": width,
+            "height": height,
+            "blue": view.blue,
+            "red": view.red,
+            "colour": colour,
+            "setup": setup,
+            "moves": moves,
+        }
+
+    def _state(self, uid: int, view: TableView, line: str) -> list[Event]:
+        fields = line[1:].split(".")
+        if len(fields) < 3:
+            return []
+        result = None if fields[2] == "-" else fields[2].replace(",", ".")
+        archive = fields[3] if len(fields) > 3 and fields[3] else None
+        events: list[Event] = []
+        if result != view.result and result is not None:
+            events.append({"type": "gameEnd", "table": uid, "result": result})
+        if archive != view.archive and archive is not None:
+            events.append({"type": "archived", "table": uid, "number": int(archive)})
+        view.result, view.archive = result, archive
+        return events
+
+
+def _whole_first(lines: list[str]) -> list[str]:
+    """The lines with a table's `d` and `sr` first in its section: a whole state comes as `pr`, `d`, `x`,
+    `f`, `sr`, `u`, and a bot must have the board (gameFull) before the clock that says who is on move."""
+    ordered: list[str] = []
+    start = 0  # where the current table's section begins in `ordered`
+    for line in lines:
+        if line.startswith("q"):
+            start = len(ordered) + 1
+        elif line.startswith(("d", "sr")):
+            ahead = start + sum(1 for kept in ordered[start:] if kept.startswith(("d", "sr")))
+            ordered.insert(ahead, line)
+            continue
+        ordered.append(line)
+    return ordered
+
+
+def _description(rest: str) -> tuple[str, str, str]:
+    """A `d` line after its uid: (game type, blue, red); the game type may hold dots, the nicks not."""
+    parts = rest.rsplit(".", 2)
+    if len(parts) < 3:
+        return rest, "", ""
+    return decode_server_text(parts[0]), parts[1], parts[2]
+
+
+def _invitation(sender: str, game_type: str) -> Event:
+    event: Event = {"type": "invitation", "from": sender, "gameType": decode_server_text(game_type)}
+    try:
+        parsed = parse_game_type(event["gameType"])
+    except GameTypeError:
+        return event
+    event.update(width=parsed.width, height=parsed.height, rated=parsed.ranked)
+    return event
+
+
+def _chat(uid: int, line: str) -> Event:
+    """`<time>_<n>.<nick>.<nickType>.<text>`: a server line has no nick and says what happened in its
+    nickType (docs/protocol.md, "Server lines")."""
+    parts = line.split(".", 3)
+    if len(parts) < 4:
+        return {"type": "chat", "table": uid, "from": "", "code": "", "text": decode_server_text(line)}
+    return {
+        "type": "chat",
+        "table": uid,
+        "from": parts[1],
+        "code": parts[2],
+        "text": decode_server_text(parts[3]),
+    }

@@ -1,0 +1,143 @@
+"""Bot accounts and their tokens (docs/bots.md); SQL only here.
+
+A token is made by the server (32 random bytes), shown once and kept as its SHA-256: unlike a player's
+id, which people choose and which is kept under a slow salted hash, a random token needs no slowing
+down, and its hash finds the account in one indexed look-up on every request of the bot API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import UTC, datetime
+
+from sqlalchemy import func, or_, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import async_sessionmaker
+
+from server.engine.rating import INITIAL
+from server.hub.persistence import NO_ROLE, Account
+from server.protocol.codec import check_nick, look_key, nick_key
+from server.store.accounts import NickTaken, UnknownNick, account_of, ignored_by
+from server.store.idhash import check_id_async, hash_id_async
+from server.store.models import ArchivedGame, User
+
+TOKEN_BYTES = 32
+
+
+class NotABot(Exception):
+    """The account is not a bot: it gets no token."""
+
+
+class HasPlayed(Exception):
+    """A player's account with games already played cannot become a bot: its results are a person's."""
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def _new_token() -> tuple[str, str]:
+    token = secrets.token_urlsafe(TOKEN_BYTES)
+    return token, token_hash(token)
+
+
+class Bots:
+    def __init__(self, sessions: async_sessionmaker) -> None:
+        self.sessions = sessions
+
+    async def create(self, nick: str) -> str:
+        """A new bot account and its first token (returned, never kept). It has no id a person could
+        log in with (a random one, forgotten at once): the bot plays through its token only."""
+        check_nick(nick, guest=False)
+        token, hashed = _new_token()
+        key = nick_key(nick)
+        user = User(
+            nick=nick,
+            nick_key=key,
+            login_key=key,
+            look_key=look_key(nick),
+            secret_hash=await hash_id_async(secrets.token_urlsafe(TOKEN_BYTES)),
+            email="",
+            lang="en",
+            avatar="",
+            about="",
+            registered_at=datetime.now(UTC),
+            rating=INITIAL.rating,
+            deviation=INITIAL.deviation,
+            volatility=INITIAL.volatility,
+            wins=0,
+            draws=0,
+            losses=0,
+            role=NO_ROLE,
+            bot=True,
+            bot_token_hash=hashed,
+        )
+        try:
+            async with self.sessions.begin() as session:
+                holder = await session.scalar(
+                    select(User.id).where(
+                        or_(User.nick_key == key, User.login_key == key, User.look_key == look_key(nick))
+                    )
+                )
+                if holder is not None:
+                    raise NickTaken(nick)
+                session.add(user)
+        except IntegrityError:
+            raise NickTaken(nick) from None
+        return token
+
+    async def issue_token(self, nick: str) -> str:
+        """A new token for a bot; the one before stops working at once (a rotation)."""
+        token, hashed = _new_token()
+        async with self.sessions.begin() as session:
+            user = await session.scalar(select(User).where(User.nick_key == nick_key(nick)))
+            if user is None:
+                raise UnknownNick(nick)
+            if not user.bot:
+                raise NotABot(nick)
+            user.bot_token_hash = hashed
+        return token
+
+    async def upgrade(self, nick: str, secret: str) -> str | None:
+        """A registered player makes their own account a bot, proving it with its id: the first token,
+        or None for a wrong nick or id. HasPlayed if the account has any game, rated or not."""
+        async with self.sessions() as session:
+            user = await session.scalar(select(User).where(User.login_key == nick_key(nick)))
+        if not await check_id_async(secret, user.secret_hash if user is not None else None):
+            return None
+        assert user is not None
+        token, hashed = _new_token()
+        async with self.sessions.begin() as session:
+            user = await session.get(User, user.id)
+            if user is None:
+                return None
+            played = await session.scalar(
+                select(func.count())
+                .select_from(ArchivedGame)
+                .where(or_(ArchivedGame.blue_id == user.id, ArchivedGame.red_id == user.id))
+            )
+            if played or user.wins or user.draws or user.losses:
+                raise HasPlayed(nick)
+            user.bot, user.bot_token_hash = True, hashed
+        return token
+
+    async def account(self, token: str, *, for_session: bool = False) -> Account | None:
+        """The bot whose token this is, or None; `for_session`: with the players it ignores, which a
+        login needs and the bot API's other requests do not (one query less on each)."""
+        if not token:
+            return None
+        async with self.sessions() as session:
+            user = await session.scalar(select(User).where(User.bot_token_hash == token_hash(token)))
+            if user is None or not user.bot:
+                return None
+            if not for_session:
+                return account_of(user)
+            ignored = await ignored_by(session, [user.id])
+        return account_of(user, ignored[user.id])
+
+    async def still_valid(self, token: str) -> bool:
+        """Whether the token still names a bot (a rotation or a deletion ends a stream that used it)."""
+        async with self.sessions() as session:
+            found = await session.scalar(select(User.id).where(User.bot_token_hash == token_hash(token)))
+        return found is not None

@@ -1,0 +1,460 @@
+"""`/api/bot/...`: the bot API (docs/bots.md), lichess's Bot API as the model. Thin: read the request,
+call the hub as the zagram endpoints do, answer JSON; the event feed is the bot's session's stream
+(Hub.poll) translated by server/protocol/botfeed.py.
+
+A bot is named by its token (`Authorization: Bearer TOKEN`), never by a URL or a query, so that no
+access log or proxy log holds it. Each request looks the token up in the store, so a token an admin
+rotated stops working at once. A bot's session in the hub has an id no zagram client can send
+(`bot-...`: the zagram endpoints refuse a `-` in an id) derived from its nick under the server's key,
+so the same session is found again by every request and after a restart, whatever token named it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from aiohttp import web
+
+from server.hub.hub import Hub
+from server.hub.persistence import Account
+from server.hub.stream import Poll
+from server.logs import Fields
+from server.protocol.botfeed import KEEP_ALIVE, Event, Feed, move_text
+from server.protocol.codec import ProtocolError, encode_client_text, nick_key, parse_number
+from server.store.bots import HasPlayed
+from server.store.outage import unavailable
+from server.web.clients import LIMITS_KEY, origin
+from server.web.common import HUB_KEY, LOGIN_GUARD_KEY, STORE_KEY, log_failure, nick_claimed, session_here
+from server.web.headers import SECURITY_HEADERS
+
+log = logging.getLogger(__name__)
+
+KEEP_ALIVE_SECONDS = 20.0  # at most this between two writes of the feed (proxies drop idle responses)
+MAX_BODY_FIELD = 2_000  # characters of one field of a request's body (a chat line is at most 300)
+PROPOSALS = frozenset({"undo", "score", "terr", "drop", "draw", "new"})
+ANSWERS = {"accept": "ok", "decline": "reject"}
+JSON_HEADERS = {"Cache-Control": "no-store", **SECURITY_HEADERS}
+
+routes = web.RouteTableDef()
+
+
+class Refused(Exception):
+    """An answer other than done: the HTTP status, a code (the zagram refusal's where there is one)
+    and a sentence."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+@dataclass(frozen=True)
+class Bot:
+    token: str = field(repr=False)
+    account: Account
+    secret: str = field(repr=False)  # its session's id in the hub: a password like any player's id
+
+
+class Feeding:
+    """One open feed: ended by a newer feed of the same bot or by the server's stop, which also wakes
+    the long poll it is in. Each poll waits on a future of its own (the bus wakes a poll by giving its
+    future a result, so a future serves one poll only)."""
+
+    def __init__(self) -> None:
+        self.ended = False
+        self.waiting: asyncio.Future[None] | None = None
+
+    def next_wait(self) -> asyncio.Future[None]:
+        self.waiting = asyncio.get_running_loop().create_future()
+        return self.waiting
+
+    def end(self) -> None:
+        self.ended = True
+        if self.waiting is not None and not self.waiting.done():
+            self.waiting.set_result(None)
+
+
+class BotStreams:
+    """The open event feeds, one per bot: a newer one ends the older, and a stop ends them all."""
+
+    def __init__(self) -> None:
+        self.open: dict[str, Feeding] = {}
+
+    def start(self, nick: str) -> Feeding:
+        older = self.open.get(nick_key(nick))
+        if older is not None:
+            older.end()
+        feeding = self.open[nick_key(nick)] = Feeding()
+        return feeding
+
+    def finish(self, nick: str, feeding: Feeding) -> None:
+        if self.open.get(nick_key(nick)) is feeding:
+            del self.open[nick_key(nick)]
+
+    def end_all(self) -> None:
+        for feeding in self.open.values():
+            feeding.end()
+
+
+STREAMS_KEY = web.AppKey("bot_streams", BotStreams)
+
+
+def setup(app: web.Application) -> None:
+    app[STREAMS_KEY] = BotStreams()
+    app.add_routes(routes)
+
+    async def end_streams(app: web.Application) -> None:
+        app[STREAMS_KEY].end_all()
+
+    app.on_shutdown.append(end_streams)
+
+
+def _json(body: dict[str, Any], status: int = 200) -> web.Response:
+    return web.json_response(body, status=status, headers=JSON_HEADERS)
+
+
+def _refusal(refused: Refused) -> web.Response:
+    response = _json({"error": refused.code, "message": refused.message}, refused.status)
+    if refused.status == 401:
+        response.headers["WWW-Authenticate"] = 'Bearer realm="kropki bots"'
+    elif refused.status == 429:
+        response.headers["Retry-After"] = "1"
+    return response
+
+
+def refused_json(refused: ProtocolError) -> dict[str, str]:
+    """A hub's refusal: its code, its sentence, and what a dotted code carries after its name (a ban's
+    end and reason: `banned.forGood.spam` is `banned` with the detail `forGood.spam`)."""
+    code, _, detail = refused.code.partition(".")
+    body = {"error": code, "message": str(refused)}
+    if detail:
+        body["detail"] = detail
+    return body
+
+
+def _token(request: web.Request) -> str:
+    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Refused(401, "badToken", "Send the bot's token as `Authorization: Bearer TOKEN`.")
+    return token.strip()
+
+
+async def _bot(request: web.Request) -> Bot:
+    """The bot the request's token names, within its rate limit (the same as a player id's)."""
+    token = _token(request)
+    account = await request.app[STORE_KEY].bots.account(token)
+    if account is None:
+        raise Refused(401, "badToken", "This token names no bot (wrong, or replaced by a newer one).")
+    hub = request.app[HUB_KEY]
+    secret = "bot-" + hub.persistence.id_hmac("bot:" + nick_key(account.nick))
+    if not request.app[LIMITS_KEY].per_id.take(secret):
+        raise Refused(429, "tooFast", "Too many requests; slow down.")
+    return Bot(token, account, secret)
+
+
+async def _logged_in(request: web.Request, bot: Bot) -> None:
+    """The bot's session in the hub, logged in (sanctions checked, as for a player) if it is not."""
+    hub = request.app[HUB_KEY]
+    await session_here(request, bot.secret)
+    if not hub.knows(bot.secret):
+        account = await request.app[STORE_KEY].bots.account(bot.token, for_session=True)
+        if account is None:  # replaced a moment ago
+            raise Refused(401, "badToken", "This token names no bot (wrong, or replaced by a newer one).")
+        async with nick_claimed(request, account.nick):
+            hub.login(bot.secret, account, None, origin(request))
+
+
+async def _field(request: web.Request, name: str) -> str:
+    """A field of the request's body: JSON (an object) or a form."""
+    try:
+        if request.content_type == "application/json":
+            body = await request.json()
+            value = body.get(name) if isinstance(body, dict) else None
+        else:
+            value = (await request.post()).get(name)
+    except ValueError:
+        raise Refused(400, "badRequest", "The body is not JSON, or not a form.") from None
+    except web.HTTPRequestEntityTooLarge:
+        raise Refused(413, "tooLong", "The body is too long.") from None
+    if not isinstance(value, str) or not value:
+        raise Refused(400, "badRequest", f"The body needs the field `{name}` (text).")
+    if len(value) > MAX_BODY_FIELD:
+        raise Refused(400, "badRequest", f"`{name}` is too long.")
+    return value
+
+
+def _table(request: web.Request) -> str:
+    if parse_number(request.match_info["table"]) is None:
+        raise Refused(400, "badTable", "A table is a number.")
+    return request.match_info["table"]
+
+
+Action = Callable[[web.Request, Hub, Bot], Awaitable[None]]
+
+
+async def _act(request: web.Request, action: Action) -> web.Response:
+    """One action of a bot through the hub, answered once what it changed is stored (as /a.kropki
+    answers): 200 `{"ok": true}`, or a refusal with the hub's code and sentence."""
+    hub = request.app[HUB_KEY]
+    before = hub.writes()
+    try:
+        bot = await _bot(request)
+        await _logged_in(request, bot)
+        await action(request, hub, bot)
+    except Refused as refused:
+        return _refusal(refused)
+    except ProtocolError as refused:
+        return _json(refused_json(refused), 503 if refused.code == "storage" else 400)
+    except Exception as failure:  # never a 500: a bot's loop must read an answer
+        return _failed(request, failure)
+    if not await hub.settled(before):
+        return _json({"error": "storage", "message": "Not stored; it did not count."}, 503)
+    return _json({"ok": True})
+
+
+def _failed(request: web.Request, failure: Exception) -> web.Response:
+    if unavailable(failure) is None:
+        log_failure(request, "bot")
+        return _json({"error": "internal", "message": "The server failed; try again."}, 503)
+    return _json({"error": "storage", "message": "The database cannot be reached."}, 503)
+
+
+# --- the account -------------------------------------------------------------------------------
+
+
+@routes.get("/api/bot/account")
+async def account(request: web.Request) -> web.Response:
+    try:
+        bot = await _bot(request)
+    except Refused as refused:
+        return _refusal(refused)
+    except Exception as failure:
+        return _failed(request, failure)
+    found = bot.account
+    return _json(
+        {
+            "nick": found.nick,
+            "bot": True,
+            "rating": found.rating,
+            "wins": found.wins,
+            "draws": found.draws,
+            "losses": found.losses,
+        }
+    )
+
+
+@routes.post("/api/bot/upgrade")
+async def upgrade(request: web.Request) -> web.Response:
+    """A registered player makes their account, with no game played yet, a bot: the token, once."""
+    guard = request.app[LOGIN_GUARD_KEY]
+    client = origin(request)
+    try:
+        nick, secret = await _field(request, "nick"), await _field(request, "id")
+        key = nick_key(nick)
+        if not guard.admit(key, client):  # failed attempts count as failed logins do
+            raise Refused(429, "tooManyFailedLogins", "Too many failed attempts; wait a while.")
+        token = await request.app[STORE_KEY].bots.upgrade(nick, secret)
+        if token is None:
+            raise Refused(403, "wrongNickOrId", "Wrong nick or id.")
+        guard.succeeded(key, client)
+    except Refused as refused:
+        return _refusal(refused)
+    except HasPlayed:
+        guard.succeeded(key, client)
+        return _refusal(Refused(409, "hasPlayed", "Only an account with no game played can become a bot."))
+    except Exception as failure:
+        return _failed(request, failure)
+    log.info("account became a bot %s", Fields(nick=nick))
+    return _json({"nick": nick, "token": token})
+
+
+# --- the event feed ----------------------------------------------------------------------------
+
+
+@routes.get("/api/bot/stream")
+async def stream(request: web.Request) -> web.StreamResponse:
+    """The bot's events, one JSON object a line, as they happen; an empty line at least every
+    KEEP_ALIVE_SECONDS. It ends when the client goes, a newer feed of the bot opens, the token is
+    replaced, the session cannot be logged in again (a ban), or the server stops."""
+    try:
+        bot = await _bot(request)
+        await _logged_in(request, bot)
+    except Refused as refused:
+        return _refusal(refused)
+    except ProtocolError as refused:
+        return _json(refused_json(refused), 403)
+    except Exception as failure:
+        return _failed(request, failure)
+    response = web.StreamResponse(
+        headers={"Content-Type": "application/x-ndjson", "Cache-Control": "no-store", **SECURITY_HEADERS}
+    )
+    await response.prepare(request)
+    streams = request.app[STREAMS_KEY]
+    feeding = streams.start(bot.account.nick)
+    log.info("bot stream opened %s", Fields(nick=bot.account.nick))
+    try:
+        await _feed(request, response, bot, feeding)
+    except ConnectionError:
+        pass  # the bot went away
+    finally:
+        streams.finish(bot.account.nick, feeding)
+        log.info("bot stream closed %s", Fields(nick=bot.account.nick))
+    return response
+
+
+async def _feed(request: web.Request, response: web.StreamResponse, bot: Bot, feeding: Feeding) -> None:
+    hub = request.app[HUB_KEY]
+    bots = request.app[STORE_KEY].bots
+    feed = Feed(bot.account.nick)
+    checked = time.monotonic()
+    fresh = False  # the session was logged in again for the poll being read
+    while not feeding.ended:
+        poll = Poll(bot.secret, [], feed.seen, False, True, KEEP_ALIVE_SECONDS)
+        try:
+            reply = await hub.poll(poll, feeding.next_wait())
+        except ProtocolError as refused:
+            await _write(response, [_error_event(refused)])
+            return
+        if feeding.ended:  # a newer feed starts from the present: this one says no more
+            return
+        events, logged_in = feed.read(reply)
+        if not logged_in:  # timed out, kicked, or the server forgot it: in again, or the reason why
+            if fresh:  # a session logged in for this very poll is gone already: not a loop of logins
+                gone = {"type": "error", "code": "notLoggedIn", "message": "The session ended; reconnect."}
+                await _write(response, [gone])
+                return
+            try:
+                await _logged_in(request, bot)
+            except ProtocolError as refused:
+                await _write(response, [_error_event(refused)])
+                return
+            except Refused as refused:
+                await _write(response, [{"type": "error", "code": refused.code, "message": refused.message}])
+                return
+            feed, fresh = Feed(feed.nick), True  # the whole state again, from the new session
+            continue
+        fresh = False
+        if any(event["type"] == "invitationDeclined" for event in events):
+            _acknowledge_rejection(hub, bot)
+        await _write(response, events)
+        if time.monotonic() - checked > KEEP_ALIVE_SECONDS:
+            checked = time.monotonic()
+            if not await bots.still_valid(bot.token):
+                replaced = {"type": "error", "code": "badToken", "message": "The token was replaced."}
+                await _write(response, [replaced])
+                return
+
+
+def _error_event(refused: ProtocolError) -> Event:
+    body = refused_json(refused)
+    return {"type": "error", "code": body.pop("error"), **body}
+
+
+def _acknowledge_rejection(hub: Hub, bot: Bot) -> None:
+    """A rejected invitation stays in every reply until acknowledged: the feed told the bot once."""
+    try:
+        hub.answer_invitation(bot.secret, "o")
+    except ProtocolError:
+        pass  # acknowledged meanwhile
+
+
+async def _write(response: web.StreamResponse, events: list[Event]) -> None:
+    body = b"".join(json.dumps(event, ensure_ascii=False).encode() + b"\n" for event in events)
+    await response.write(body or KEEP_ALIVE)
+
+
+# --- invitations -------------------------------------------------------------------------------
+
+
+async def _invite(request: web.Request, hub: Hub, bot: Bot) -> None:
+    hub.invite(bot.secret, request.match_info["nick"], await _field(request, "gameType"))
+
+
+def _answer(letter: str) -> Action:
+    async def answer(request: web.Request, hub: Hub, bot: Bot) -> None:
+        hub.answer_invitation(bot.secret, letter)
+
+    return answer
+
+
+INVITATION_ANSWERS = {"accept": _answer("a"), "decline": _answer("r"), "cancel": _answer("c")}
+
+
+@routes.post("/api/bot/invite/{nick}")
+async def invite(request: web.Request) -> web.Response:
+    return await _act(request, _invite)
+
+
+@routes.post("/api/bot/invitation/{answer}")
+async def invitation(request: web.Request) -> web.Response:
+    action = INVITATION_ANSWERS.get(request.match_info["answer"])
+    if action is None:
+        return _refusal(Refused(404, "badRequest", "An invitation is answered accept, decline or cancel."))
+    return await _act(request, action)
+
+
+# --- playing -----------------------------------------------------------------------------------
+
+
+async def _move(request: web.Request, hub: Hub, bot: Bot) -> None:
+    x, y = parse_number(request.match_info["x"]), parse_number(request.match_info["y"])
+    if x is None or y is None:
+        raise Refused(400, "illegalMove", "A move is /move/X/Y, each a number from 0.")
+    hub.move(bot.secret, _table(request), move_text(x, y))
+
+
+async def _propose(request: web.Request, hub: Hub, bot: Bot) -> None:
+    what = request.match_info["what"]
+    if what not in PROPOSALS:
+        raise Refused(400, "badProposal", f"A proposal is one of {', '.join(sorted(PROPOSALS))}.")
+    hub.propose(bot.secret, _table(request), what)
+
+
+async def _answer_proposal(request: web.Request, hub: Hub, bot: Bot) -> None:
+    what, answer = request.match_info["what"], request.match_info["answer"]
+    if what not in PROPOSALS or answer not in ANSWERS:
+        raise Refused(400, "badProposal", "Answer a proposal with /answer/WHAT/accept or /decline.")
+    if what == "new":  # a new game is agreed by asking for it too, and never declined
+        if answer == "decline":
+            raise Refused(400, "badProposal", "A new game is not declined: leave it unanswered.")
+        hub.propose(bot.secret, _table(request), "new")
+        return
+    hub.propose(bot.secret, _table(request), f"{ANSWERS[answer]}1{what}")  # the digit is not read
+
+
+async def _resign(request: web.Request, hub: Hub, bot: Bot) -> None:
+    hub.propose(bot.secret, _table(request), "resign")
+
+
+async def _stop(request: web.Request, hub: Hub, bot: Bot) -> None:
+    hub.stop(bot.secret, _table(request))
+
+
+async def _chat(request: web.Request, hub: Hub, bot: Bot) -> None:
+    hub.chat_from(bot.secret, _table(request), encode_client_text(await _field(request, "text")))
+
+
+GAME_ACTIONS: dict[str, Action] = {
+    "move/{x}/{y}": _move,
+    "propose/{what}": _propose,
+    "answer/{what}/{answer}": _answer_proposal,
+    "resign": _resign,
+    "stop": _stop,
+    "chat": _chat,
+}
+
+
+def _game_route(action: Action) -> Callable[[web.Request], Awaitable[web.Response]]:
+    async def handler(request: web.Request) -> web.Response:
+        return await _act(request, action)
+
+    return handler
+
+
+for _path, _action in GAME_ACTIONS.items():
+    routes.post(f"/api/bot/game/{{table}}/{_path}")(_game_route(_action))

@@ -1,0 +1,107 @@
+"""The bot feed's translation of stream replies (server/protocol/botfeed.py), on the line layouts of
+docs/protocol.md: what is new is said once, what a reply repeats is not said again."""
+
+from __future__ import annotations
+
+import pytest
+
+from server.protocol.botfeed import Feed, move_text
+from server.protocol.codec import ProtocolError
+
+GAME = "2020s0..s.F.a.180.15.."
+
+
+def reply(*lines: str, head: str = "ok", numbers: str = "0.10.0") -> str:
+    return "/".join([head, f"m{numbers}", *lines, "end"])
+
+
+def test_a_game_from_its_whole_state_to_its_archive() -> None:
+    feed = Feed("Robo")
+    events, logged_in = feed.read(
+        reply(
+            "q0",
+            "q17",
+            f"d17.{GAME}.*Ala.Robo",
+            "x17.1.-.",
+            "f1_180.p175.g30",
+            "sr(;AB[jj]AW[kj];B[cb]BL[170];W[cc])",
+            "u",
+        )
+    )
+    assert logged_in and feed.seen == 10
+    full, clock = events
+    assert full == {
+        "type": "gameFull",
+        "table": 17,
+        "gameType": GAME,
+        "width": 20,
+        "height": 20,
+        "blue": "*Ala",
+        "red": "Robo",
+        "colour": "red",
+        "setup": [{"colour": "blue", "x": 9, "y": 9}, {"colour": "red", "x": 10, "y": 9}],
+        "moves": [{"colour": "blue", "x": 2, "y": 1, "seconds": 170}, {"colour": "red", "x": 2, "y": 2}],
+    }
+    assert clock == {
+        "type": "clock",
+        "table": 17,
+        "toMove": "blue",
+        "blue": 180,
+        "red": 175,
+        "paused": ["red"],
+    }
+
+    events, _ = feed.read(reply("q0", "q17", "sa;B[cd.cddccbbccd]BL[65.5]", "f2_65.40", "u1undo"))
+    assert events == [
+        {"type": "move", "table": 17, "colour": "blue", "x": 2, "y": 3, "seconds": 65.5},
+        {"type": "clock", "table": 17, "toMove": "red", "blue": 65, "red": 40, "paused": []},
+        {"type": "proposal", "table": 17, "by": "blue", "what": "undo"},
+    ]
+    events, _ = feed.read(reply("q0", "q17", "sa;UB[cd]", "u", "ca1700000000_0..u1undo.*Ala withdrew"))
+    assert events == [
+        {"type": "move", "table": 17, "colour": "blue", "x": 2, "y": 3, "undo": True},
+        {"type": "proposalGone", "table": 17},
+        {"type": "chat", "table": 17, "from": "", "code": "u1undo", "text": "*Ala withdrew"},
+    ]
+    events, _ = feed.read(reply("q0", "q17", "x17.2.W+1,5.", "ca1700000000_1.Robo.W3.gg &#45; @S"))
+    assert events == [
+        {"type": "gameEnd", "table": 17, "result": "W+1.5"},
+        {"type": "chat", "table": 17, "from": "Robo", "code": "W3", "text": "gg - /"},
+    ]
+    events, _ = feed.read(reply("q0", "q17", "x17.2.W+1,5.1234"))
+    assert events == [{"type": "archived", "table": 17, "number": 1234}]
+
+
+def test_invitations_are_said_when_they_come_and_go_not_on_every_reply() -> None:
+    feed = Feed("Robo")
+    incoming = "vg*Ala.2020n0.0.a.R.a.180.15._SRATP_sratp."
+    events, _ = feed.read(reply("q0", incoming))
+    assert events == [
+        {
+            "type": "invitation",
+            "from": "*Ala",
+            "gameType": "2020n0.0.a.R.a.180.15._SRATP_sratp.",
+            "width": 20,
+            "height": 20,
+            "rated": True,
+        }
+    ]
+    assert feed.read(reply("q0", incoming))[0] == []
+    assert feed.read(reply("q0"))[0] == [{"type": "invitationGone", "from": "*Ala"}]
+    feed.read(reply("q0", f"vs*Bob.{GAME}"))
+    assert feed.read(reply("q0", "vr*Bob"))[0] == [{"type": "invitationDeclined", "by": "*Bob"}]
+    feed.read(reply("q0", f"vs*Cid.{GAME}"))
+    assert feed.read(reply("q0"))[0] == [{"type": "invitationEnded", "to": "*Cid"}]
+
+
+def test_a_session_that_is_gone_and_a_reply_that_is_not_one() -> None:
+    assert Feed("Robo").read(reply("q0", head="sd")) == ([], False)
+    assert Feed("Robo").read("err.storage") == ([], False)
+
+
+def test_a_move_is_the_streams_two_letters_and_off_every_board_is_refused() -> None:
+    assert move_text(0, 0) == "aa" and move_text(26, 51) == "AZ"
+    for x, y in ((-1, 0), (52, 0), (0, 52)):
+        with pytest.raises(ProtocolError) as refused:
+            move_text(x, y)
+        assert refused.value.code == "illegalMove"

@@ -1,0 +1,52 @@
+"""A bot in the built-in client, in Debian's Chromium: marked in the lobby and on its page, and playing
+a person through the bot API (examples/random_bot.py in a thread, against a real server process)."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator
+
+import pytest
+from playwright.sync_api import Browser, expect
+
+from examples.random_bot import Api, play
+from tests.static.test_client import Player, browser, server
+from tests.test_cli import run_cli
+from tests.test_restart import Server
+
+__all__ = ["browser", "server"]  # the fixtures of test_client.py, used here too
+
+
+@pytest.fixture
+def bot(server: Server) -> Iterator[str]:
+    """`kropki-server bot create RoboBot` on the running server's database, and the example bot
+    playing as it until its first game is archived."""
+    made = run_cli("bot", "create", "RoboBot", "--db", server.db_url)
+    assert made.returncode == 0, made.stderr
+    token = made.stdout.strip()
+    player = threading.Thread(
+        target=play, args=(Api(server.base, token), 1, None, random.Random(3)), daemon=True
+    )
+    player.start()
+    yield "RoboBot"
+    player.join(timeout=5)
+
+
+def test_a_person_sees_the_bot_marked_and_plays_it(browser: Browser, server: Server, bot: str) -> None:
+    ala = Player(browser, server)
+    ala.log_in("Ala")
+    row = ala.page.locator(f'#players li[data-nick="{bot}"]')
+    expect(row).to_contain_text(f"{bot} [bot]")
+    ala.set_new_game(crosses="0")  # not Player.invite: the bot accepts before the invitation shows
+    row.locator(".invite").click()
+    expect(ala.page.locator("#red-name")).to_have_text(bot)
+    ala.play("ee")
+    expect(ala.page.locator("#board [data-dot]")).to_have_count(2)  # the bot answered
+    ala.resign()
+    ala.sees_chat("RoboBot won by resignation.")
+
+    page = ala.context.new_page()
+    page.goto(f"{server.base}/player/{bot}")
+    expect(page.locator("#heading")).to_have_text(f"{bot} [bot]")
+    ala.close()

@@ -1,0 +1,57 @@
+"""`kropki-server bot-play` (server/botplayer.py): the server's AI as an external bot, over real HTTP,
+against a polling MultiPoints: it accepts, plays on its turn, and answers a proposition as the AI
+players do (a draw when it is not behind)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from aiohttp.test_utils import TestClient
+
+from server.botplayer import AiBot, BotApi
+from server.cli import main
+from server.web.common import HUB_KEY, STORE_KEY
+from tests.clients.conversation import log_in, poll
+from tests.clients.multipoints import MultiPoints
+
+FREE_GAME = "2020n0.0.a.F.a.180.15._SRATP_sratp."  # ServerZagram.getGameTypeString: the inviter is blue
+
+
+async def test_the_ai_as_a_bot_accepts_plays_and_agrees_to_a_draw_when_not_behind(client: TestClient) -> None:
+    token = await client.app[STORE_KEY].bots.create("AiBot")
+    server = str(client.server.make_url("/")).rstrip("/")
+    hub = client.app[HUB_KEY]
+    playing = asyncio.create_task(asyncio.to_thread(AiBot(BotApi(server, token), 1, seed=1).run, 1))
+    async with asyncio.timeout(10):
+        while hub.roster.online("AiBot") is None:
+            await asyncio.sleep(0.05)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    ala.invite("AiBot", FREE_GAME)
+    await poll(client, ala)
+    async with asyncio.timeout(10):
+        while not any(table.room is not None for table in hub.tables.values()):
+            await asyncio.sleep(0.05)
+    uid = max(uid for uid, table in hub.tables.items() if table.room is not None)
+    room = hub.tables[uid].room
+    assert room is not None and room.nick_of(2) == "AiBot"
+    await poll(client, ala)
+    ala.make_move(str(uid), 10, 10)
+    await poll(client, ala)
+    async with asyncio.timeout(10):
+        while len(room.game.moves) < 2:
+            await asyncio.sleep(0.05)
+    ala.propose(str(uid), "draw")
+    await poll(client, ala)
+    async with asyncio.timeout(10):
+        assert await playing == 1  # the game ended and was archived
+    assert str(room.game.result) == "0"
+
+
+def test_bot_play_wants_the_token_in_the_environment(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("KROPKI_BOT_TOKEN", raising=False)
+    assert main(["bot-play", "--server", "http://127.0.0.1:9"]) == 2
+    assert "KROPKI_BOT_TOKEN" in capsys.readouterr().err

@@ -1,0 +1,384 @@
+"""The bot API (docs/bots.md) against the real app and database: a bot playing a whole game against a
+polling MultiPoints (the line-by-line port of ServerZagram.java) and against another bot (the example
+bot and the server's AI as an external bot, over real HTTP), its refusals, and its token kept out of
+every log."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import json
+import logging
+import random
+import re
+from typing import Any
+
+import pytest
+from aiohttp import ClientResponse
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+from sqlalchemy import update
+
+from examples.random_bot import Api, play
+from server.botplayer import AiBot, BotApi
+from server.config import Settings
+from server.hub.hub import Hub
+from server.hub.limits import Caps
+from server.store.models import User
+from server.web.common import HUB_KEY, STORE_KEY
+from tests.clients.conversation import engine_dots, log_in, poll
+from tests.clients.multipoints import MultiPoints
+from tests.conftest import served
+from tests.store.test_accounts import registered_id
+from tests.web.test_auth import register
+from tests.web.test_moderation import moderate, moderator
+
+# ServerZagram.getGameTypeString(20, 20, 180, 15, false / true, CLEAN): the inviter (`a`) is blue
+FREE_GAME = "2020n0.0.a.F.a.180.15._SRATP_sratp."
+RATED_GAME = "2020n0.0.a.R.a.180.15._SRATP_sratp."
+# blue surrounds red's dot at (3, 3) with (3, 2), (2, 3), (4, 3), (3, 4); MultiPoints counts from 1
+CAPTURE = [(2, 3), (3, 3), (3, 2), (3, 17), (4, 3), (5, 17), (3, 4)]
+EVENT_WAIT = 10.0
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+async def new_bot(client: TestClient, nick: str) -> str:
+    return await client.app[STORE_KEY].bots.create(nick)
+
+
+async def act(client: TestClient, token: str, path: str, **fields: str) -> tuple[int, dict[str, Any]]:
+    response = await client.post(f"/api/bot/{path}", data=fields or None, headers=bearer(token))
+    assert response.headers["Cache-Control"] == "no-store"
+    return response.status, await response.json()
+
+
+class Feed:
+    """A bot's event feed, read line by line as a bot reads it."""
+
+    def __init__(self, response: ClientResponse) -> None:
+        self.response = response
+        self.events: list[dict[str, Any]] = []
+
+    async def next(self, kind: str, **fields: Any) -> dict[str, Any]:
+        async with asyncio.timeout(EVENT_WAIT):
+            while True:
+                line = await self.response.content.readline()
+                if not line:
+                    raise EOFError(f"the feed ended before a {kind} event: {self.events}")
+                if not line.strip():
+                    continue
+                event = json.loads(line)
+                self.events.append(event)
+                if event["type"] == kind and all(event.get(key) == value for key, value in fields.items()):
+                    return event
+
+
+async def open_feed(client: TestClient, token: str) -> Feed:
+    response = await client.get("/api/bot/stream", headers=bearer(token))
+    assert response.status == 200
+    assert response.headers["Content-Type"].startswith("application/x-ndjson")
+    return Feed(response)
+
+
+async def test_a_bot_plays_a_whole_game_against_multipoints(client: TestClient) -> None:
+    """MultiPoints sees the bot's moves as any player's, through the `sa` branch of
+    ServerZagram.handleMessage (`gui.makedMove(server, currentRoom, message.startsWith("sr"),
+    stringToCoordinates(propertyValue).x, stringToCoordinates(propertyValue).y, isWhite, !isWhite)`),
+    and the bot sees MultiPoints' moves, clocks, chat, the end and the archive number in its feed."""
+    token = await new_bot(client, "Robo")
+    feed = await open_feed(client, token)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    await poll(client, ala)
+    assert "Robo" in ala.lobby
+
+    ala.invite("Robo", FREE_GAME)
+    await poll(client, ala)
+    invitation = await feed.next("invitation", **{"from": "*Ala"})
+    assert (invitation["width"], invitation["height"], invitation["rated"]) == (20, 20, False)
+    assert await act(client, token, "invitation/accept") == (200, {"ok": True})
+    full = await feed.next("gameFull")
+    table, room = full["table"], client.app[HUB_KEY].tables[full["table"]].room
+    assert (full["blue"], full["red"], full["colour"], full["moves"]) == ("*Ala", "Robo", "red", [])
+    await poll(client, ala)
+    assert str(table) in ala.tabs
+
+    for i, (x, y) in enumerate(CAPTURE):
+        if i % 2 == 0:  # Ala, blue, from MultiPoints
+            ala.make_move(str(table), x, y)
+            await poll(client, ala)
+            move = await feed.next("move", colour="blue")
+            assert (move["x"], move["y"]) == (x - 1, y - 1) and move["seconds"] > 170
+            clock = await feed.next("clock")
+            assert clock["toMove"] == "red" and clock["blue"] > 170 and clock["red"] > 170
+        else:  # the bot, red, counting from 0
+            assert await act(client, token, f"game/{table}/move/{x - 1}/{y - 1}") == (200, {"ok": True})
+            await feed.next("move", colour="red", x=x - 1, y=y - 1)
+            await poll(client, ala)
+    assert room is not None and room.game.score(1) == 1  # blue captured the bot's dot
+    assert ala.tabs[str(table)].dots == engine_dots(room) and not ala.tabs[str(table)].refused
+
+    assert await act(client, token, f"game/{table}/chat", text="gg / well played") == (200, {"ok": True})
+    await poll(client, ala)
+    assert ("Robo", "gg / well played", "W3") in ala.tabs[str(table)].chat
+    ala.propose(str(table), "resign")
+    await poll(client, ala)
+    assert (await feed.next("gameEnd"))["result"] == "W+R"
+    number = (await feed.next("archived"))["number"]
+    record = await client.app[STORE_KEY].games.sgf(number)
+    assert record is not None and "W is a bot: Robo" in record and "B is a bot" not in record
+    page = await (await client.get("/player/Robo.json")).json()
+    assert page["bot"] is True
+
+
+async def test_the_bot_flag_in_i_lines_parses_as_multipoints_reads_it(client: TestClient) -> None:
+    """ServerZagram.handlePlayerInfo: `String status = (dotSplitted[2].matches(".*(N|b).*") ? "" :
+    "free")`, then the rating and results by index: the bot's `R` flag leaves it free and every field
+    read."""
+    token = await new_bot(client, "Robo")
+    await open_feed(client, token)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    await poll(client, ala)
+    assert ala.users["Robo"][2] == "FR"
+    info = ala.user_info["Robo"]
+    assert (info.status, info.rating, info.wins, info.draws, info.losses) == ("en (free)", 1500, 0, 0, 0)
+    assert ala.users["*Ala"][2] == "FJ"  # people are unmarked (MultiPoints' own `i0nJa`)
+
+
+async def test_two_bots_play_a_whole_game_over_http_the_example_against_the_servers_ai(
+    client: TestClient,
+) -> None:
+    server = str(client.server.make_url("/")).rstrip("/")
+    random_token, ai_token = await new_bot(client, "RandomBot"), await new_bot(client, "AiBot")
+    hub = client.app[HUB_KEY]
+    ai = asyncio.create_task(asyncio.to_thread(AiBot(BotApi(server, ai_token), 1, seed=5).run, 1))
+    async with asyncio.timeout(EVENT_WAIT):
+        while hub.roster.online("AiBot") is None:
+            await asyncio.sleep(0.05)
+    example = asyncio.to_thread(play, Api(server, random_token), 1, "AiBot", random.Random(7))
+    async with asyncio.timeout(240):
+        assert await example == 1
+        assert await ai == 1
+    games = await client.app[STORE_KEY].games.recent("AiBot", 5)
+    # played to a full board: a score, not a resignation or the clock
+    assert len(games) == 1 and re.fullmatch(r"[BW]\+[0-9.]+|0", games[0].result or "")
+    record = await client.app[STORE_KEY].games.sgf(games[0].number)
+    assert record is not None and "B is a bot: RandomBot" in record and "W is a bot: AiBot" in record
+
+
+async def test_refusals_are_clear_and_change_nothing(client: TestClient) -> None:
+    token = await new_bot(client, "Robo")
+    assert (await client.get("/api/bot/stream")).status == 401
+    status, body = await act(client, "not-a-token", "invitation/accept")
+    assert (status, body["error"]) == (401, "badToken")
+    missing = await client.post("/api/bot/invitation/accept")
+    assert missing.status == 401 and "Bearer" in missing.headers["WWW-Authenticate"]
+
+    ala = MultiPoints("*Ala", "111111")
+    bob = MultiPoints("*Bob", "222222")
+    for mp in (ala, bob):
+        await log_in(client, mp)
+        await poll(client, mp)
+    ala.invite("*Bob", FREE_GAME)
+    await poll(client, ala)
+    await poll(client, bob)
+    bob.accept_invite()
+    await poll(client, bob)
+    theirs = max(uid for uid, table in client.app[HUB_KEY].tables.items() if table.room is not None)
+    status, body = await act(client, token, f"game/{theirs}/move/5/5")
+    assert (status, body["error"]) == (400, "notPlayer")
+    status, body = await act(client, token, "invitation/accept")
+    assert (status, body["error"]) == (400, "noInvitation") and body["message"]
+    status, body = await act(client, token, "game/x/resign")
+    assert (status, body["error"]) == (400, "badTable")
+    status, body = await act(client, token, "game/1/propose/win")
+    assert (status, body["error"]) == (400, "badProposal")
+    status, body = await act(client, token, "invite/*Ala")
+    assert (status, body["error"]) == (400, "badRequest")
+    form = {**bearer(token), "Content-Type": "application/x-www-form-urlencoded"}
+    huge = await client.post(
+        "/api/bot/game/1/chat", data=io.BytesIO(b"text=" + b"x" * 2_000_000), headers=form
+    )
+    assert huge.status == 413 and (await huge.json())["error"] == "tooLong"
+    broken = await client.post(
+        "/api/bot/game/1/chat", data=b"{", headers={**bearer(token), "Content-Type": "application/json"}
+    )
+    assert broken.status == 400 and (await broken.json())["error"] == "badRequest"
+
+    # an illegal move: the point is taken
+    assert await act(client, token, "invite/*Ala", gameType=FREE_GAME) == (200, {"ok": True})
+    await poll(client, ala)
+    ala.accept_invite()
+    await poll(client, ala)
+    table = max(uid for uid, table in client.app[HUB_KEY].tables.items() if table.room is not None)
+    assert await act(client, token, f"game/{table}/move/0/0") == (200, {"ok": True})  # the bot is blue
+    ala.make_move(str(table), 2, 2)
+    await poll(client, ala)
+    room = client.app[HUB_KEY].tables[table].room
+    assert room is not None
+    moves = len(room.game.moves)
+    status, body = await act(client, token, f"game/{table}/move/1/1")
+    assert (status, body["error"]) == (400, "illegalMove") and len(room.game.moves) == moves
+    status, body = await act(client, token, f"game/{table}/move/99/0")
+    assert (status, body["error"]) == (400, "illegalMove") and len(room.game.moves) == moves
+
+
+async def test_a_bot_and_a_person_play_unrated_only_by_default(client: TestClient) -> None:
+    token = await new_bot(client, "Robo")
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    await poll(client, ala)
+    status, body = await act(client, token, "invite/*Ala", gameType=RATED_GAME)
+    assert (status, body["error"]) == (400, "botUnrated")
+    assert client.app[HUB_KEY].invitations == {}
+    ala.invite("Robo", RATED_GAME)  # the person inviting: the same refusal, in MultiPoints' lobby chat
+    await poll(client, ala)
+    await poll(client, ala)
+    assert client.app[HUB_KEY].invitations == {}
+    assert any("нерейтинговые" in text for nick, text in ala.lobby_chat if nick == "")  # lang=ru
+    other = await new_bot(client, "Robo2")
+    await open_feed(client, other)
+    assert await act(client, token, "invite/Robo2", gameType=RATED_GAME) == (200, {"ok": True})
+
+
+async def test_with_bots_rated_a_bot_and_a_person_may_play_rated(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await served(aiohttp_client, settings, Hub(caps=Caps(bots_rated=True)))
+    token = await new_bot(client, "Robo")
+    lee = MultiPoints("*Lee", "333333")
+    await log_in(client, lee)
+    await poll(client, lee)
+    assert await act(client, token, "invite/*Lee", gameType=RATED_GAME) == (200, {"ok": True})
+
+
+async def test_a_banned_bot_is_told_why_and_its_feed_ends(client: TestClient) -> None:
+    token = await new_bot(client, "Robo")
+    feed = await open_feed(client, token)
+    mod = await moderator(client)
+    assert await moderate(mod, what="ban", whom="Robo", reason="spam bot") == "ok"
+    error = await feed.next("error")
+    assert (error["code"], error["detail"]) == ("banned", "forGood.spam bot")
+    status, body = await act(client, token, "invite/Mod", gameType=FREE_GAME)
+    assert (status, body["error"], body["detail"]) == (400, "banned", "forGood.spam bot")
+
+
+async def test_a_rotated_token_stops_working_and_a_player_without_games_becomes_a_bot(
+    client: TestClient,
+) -> None:
+    bots = client.app[STORE_KEY].bots
+    old = await new_bot(client, "Robo")
+    new = await bots.issue_token("Robo")
+    assert (await client.get("/api/bot/account", headers=bearer(old))).status == 401
+    account = await (await client.get("/api/bot/account", headers=bearer(new))).json()
+    assert account["nick"] == "Robo" and account["bot"] is True
+
+    assert await register(client, "Engine") == "ok.zarejestrowalem."
+    wrong = await client.post("/api/bot/upgrade", data={"nick": "Engine", "id": "wrongwrong1"})
+    assert wrong.status == 403 and (await wrong.json())["error"] == "wrongNickOrId"
+    right = await client.post(
+        "/api/bot/upgrade", data={"nick": "Engine", "id": registered_id("Engine", "pw")}
+    )
+    assert right.status == 200
+    token = (await right.json())["token"]
+    assert (await (await client.get("/api/bot/account", headers=bearer(token))).json())["nick"] == "Engine"
+
+    assert await register(client, "Veteran") == "ok.zarejestrowalem."
+    async with client.app[STORE_KEY].engine.begin() as connection:
+        await connection.execute(update(User).where(User.nick == "Veteran").values(wins=1))
+    played = await client.post(
+        "/api/bot/upgrade", data={"nick": "Veteran", "id": registered_id("Veteran", "pw")}
+    )
+    assert played.status == 409 and (await played.json())["error"] == "hasPlayed"
+
+
+async def test_the_token_is_never_in_a_log(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG)
+    token = await new_bot(client, "Robo")
+    feed = await open_feed(client, token)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    ala.invite("Robo", FREE_GAME)
+    await poll(client, ala)
+    await feed.next("invitation")
+    await act(client, token, "invitation/accept")
+    table = (await feed.next("gameFull"))["table"]
+    await act(client, token, f"game/{table}/move/0/0")  # not its turn: refused
+    await act(client, token, f"game/{table}/chat", text="hello")
+    await client.get("/api/bot/account", headers=bearer(token + "x"))
+    assert await register(client, "Engine") == "ok.zarejestrowalem."
+    upgraded = await client.post(
+        "/api/bot/upgrade", data={"nick": "Engine", "id": registered_id("Engine", "pw")}
+    )
+    upgraded_token = (await upgraded.json())["token"]
+    feed.response.close()
+    await asyncio.sleep(0.1)
+    assert caplog.records and token not in caplog.text and upgraded_token not in caplog.text
+    assert "target=/api/bot/upgrade status=200" in caplog.text  # the access log wrote its line
+    assert "Robo" in caplog.text  # the log does say who
+
+
+async def test_a_newer_feed_ends_the_older_and_both_start_from_the_present(client: TestClient) -> None:
+    token = await new_bot(client, "Robo")
+    first = await open_feed(client, token)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    ala.invite("Robo", FREE_GAME)
+    await poll(client, ala)
+    await first.next("invitation")
+    second = await open_feed(client, token)
+    async with asyncio.timeout(EVENT_WAIT):
+        assert await first.response.content.read() == b""  # ended, with nothing more in it
+    assert (await second.next("invitation"))["from"] == "*Ala"  # the pending invitation, again
+
+
+async def test_a_bot_plays_on_after_a_restart_from_its_feed_s_whole_state(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """The bot's session and game are journalled as a player's: after a restart its next request
+    claims the session again, and the feed's first events are the game's whole state."""
+    client = await served(aiohttp_client, settings)
+    token = await new_bot(client, "Robo")
+    feed = await open_feed(client, token)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    ala.invite("Robo", FREE_GAME)
+    await poll(client, ala)
+    await feed.next("invitation")
+    await act(client, token, "invitation/accept")
+    table = (await feed.next("gameFull"))["table"]
+    await poll(client, ala)
+    ala.make_move(str(table), 5, 5)
+    await poll(client, ala)
+    await feed.next("move", colour="blue")
+    feed.response.close()
+    await client.close()
+
+    client = await served(aiohttp_client, settings)
+    feed = await open_feed(client, token)
+    full = await feed.next("gameFull", table=table)
+    assert full["moves"] == [{"colour": "blue", "x": 4, "y": 4, "seconds": full["moves"][0]["seconds"]}]
+    assert (await feed.next("clock", table=table))["toMove"] == "red"
+    assert await act(client, token, f"game/{table}/move/9/9") == (200, {"ok": True})
+    room = client.app[HUB_KEY].tables[table].room
+    assert room is not None and [move.point for move in room.game.moves] == [(4, 4), (9, 9)]
+
+
+async def test_a_muted_bot_s_chat_is_refused_with_until_when_and_why(client: TestClient) -> None:
+    token = await new_bot(client, "Robo")
+    await open_feed(client, token)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    ala.invite("Robo", FREE_GAME)
+    await poll(client, ala)
+    assert await act(client, token, "invitation/accept") == (200, {"ok": True})
+    table = max(uid for uid, table in client.app[HUB_KEY].tables.items() if table.room is not None)
+    mod = await moderator(client)
+    assert await moderate(mod, what="mute", whom="Robo", reason="rude", **{"for": "2h"}) == "ok"
+    status, body = await act(client, token, f"game/{table}/chat", text="you lose")
+    assert (status, body["error"]) == (400, "muted") and "(rude)" in body["message"]
+    assert all(entry.text != "you lose" for entry in client.app[HUB_KEY].tables[table].chat.entries)
