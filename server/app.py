@@ -35,6 +35,7 @@ from server.web import (
     metrics,
     moderation,
     pages,
+    push,
     tournament,
 )
 from server.web.assets import PAGES_KEY, Assets
@@ -110,6 +111,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     app.on_shutdown.append(_announce_shutdown)
     for module in (health, kropki, auth, archive, pages, tournament, hosted, metrics):
         app.add_routes(module.routes)
+    push.add_pushes(app)  # after the hub's announcement of a stop, which its connections send
     bots.setup(app)
     if settings.static_dir is None:
         assets = Assets(BUILT_IN_CLIENT)

@@ -57,6 +57,11 @@ RUNS = {
     "login_cost": (["--players", "50", "200", "--logins", "20", "--rounds", "1"], "getBMsg at 200 players x"),
     "swiss": (["--players", "30", "--rounds", "5"], "30 players: slowest round"),
     "idle_connections": (["--connections", "50", "--settle", "0.2"], "an idle connection after a poll:"),
+    "push": (
+        ["--players", "20", "--games", "3", "--seconds", "2", "--warm-up", "1", "--settle", "2"]
+        + ["--workers", "1"],
+        "move to opponent",
+    ),
     "bots": (["--pairs", "2", "--moves", "6"], "move -> opponent's feed: p50"),
     # the one game of the first 200,000 where oppai-rs's realm interiors differ: the count sees it
     "pool_walls": (["--games", "1", "--seed", "31463"], "1 of 1 random 20x20 games differ"),

@@ -4,6 +4,7 @@ nginx site goes through `nginx -t` (make test installs Debian's nginx-light when
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import json
 import os
@@ -18,6 +19,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
+import aiohttp
 import pytest
 import yaml
 from pytest_aiohttp import AiohttpClient
@@ -206,11 +208,13 @@ def test_nginx_proxies_every_route_of_the_server(settings: Settings) -> None:
     client_files = {"/", "", "/index.html", "/assets/{version}/{name}", "/{name}"}
     paths = {resource.canonical for resource in app.router.resources()} - client_files
 
-    for path in paths - {"/metrics"}:
+    site = (DEPLOY / "nginx-kropki.conf").read_text()
+    own = {where.removeprefix("= ") for where in locations(site) if where.startswith("= ")}
+    assert own == {"/push", "/metrics"}  # a WebSocket's upgrade, and the monitoring host's
+    for path in paths - own:
         example = re.sub(r"\{[^}]+\}", "x", path)
         assert proxied.match(example), f"{path} is not proxied to the server"
     assert not proxied.match("/index.html") and not proxied.match("/js/app.js")
-    site = (DEPLOY / "nginx-kropki.conf").read_text()
     files = re.search(r"location / \{(.*?)\}", site, re.S).group(1)
     assert re.search(r"try_files \$uri \$uri/index\.html @built_in_client;", files)
     fallback = re.search(r"location @built_in_client \{(.*?)\}", site, re.S).group(1)
@@ -302,7 +306,7 @@ def test_every_request_nginx_forwards_names_its_client(site_file: str) -> None:
         [("allow", "127.0.0.1"), ("deny", "all")] if site_file == "nginx-kropki.conf" else [("deny", "all")]
     )
     forwarding = {where: body for where, body in found.items() if "proxy_pass" in body}
-    assert len(forwarding) == 2  # the server's routes and the built-in client
+    assert len(forwarding) == 3  # the server's routes, the push connection and the built-in client
     for where, body in forwarding.items():
         assert "proxy_set_header X-Forwarded-For $remote_addr;" in body, where
 
@@ -316,3 +320,56 @@ async def test_behind_the_shipped_site_the_internet_cannot_read_metrics(
     assert (await client.get("/metrics")).status == 200  # nginx's own /metrics location: no client named
     for forwarded in ("203.0.113.9", "127.0.0.1, 203.0.113.9"):  # $remote_addr; a client's own header too
         assert (await client.get("/metrics", headers={"X-Forwarded-For": forwarded})).status == 403
+
+
+@pytest.mark.parametrize("site_file", ["nginx-kropki.conf", "nginx-kropki-cluster.conf"])
+async def test_the_shipped_site_passes_a_push_connection_through(
+    aiohttp_client: AiohttpClient, settings: Settings, tmp_path: Path, site_file: str
+) -> None:
+    """A real nginx with the shipped site in front of the server: /push upgrades through it, frames
+    come back, and its polls still work beside it (the map keeps their keep-alive)."""
+    proxies = Settings.from_env(unit_environment()).trusted_proxies
+    client = await aiohttp_client(create_app(dataclasses.replace(settings, trusted_proxies=proxies)))
+    port = free_port()
+    members = tmp_path / "members.conf"
+    members.write_text(f"server 127.0.0.1:{client.server.port};\n")
+    site = (DEPLOY / site_file).read_text().replace("/var/log/nginx", str(tmp_path))
+    site = site.replace("listen [::]:80;", "").replace("listen 80;", f"listen 127.0.0.1:{port};")
+    site = site.replace("server 127.0.0.1:8080;", f"server 127.0.0.1:{client.server.port};")
+    site = site.replace("/etc/nginx/kropki-members.conf", str(members))
+    site = site.replace("/srv/kropki/client", str(tmp_path))
+    (tmp_path / "kropki.conf").write_text(site)
+    temp = "".join(f"  {kind}_temp_path {tmp_path}/{kind};\n" for kind in ("client_body", "proxy"))
+    (tmp_path / "nginx.conf").write_text(
+        f"pid {tmp_path}/nginx.pid;\nerror_log {tmp_path}/error.log;\nevents {{}}\n"
+        f"http {{\n  access_log off;\n{temp}  include {tmp_path}/kropki.conf;\n}}\n"
+    )
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    foreground = "daemon off; master_process off;"
+    with (tmp_path / "nginx.out").open("w") as out:  # nginx keeps its own descriptor
+        process = subprocess.Popen(
+            [nginx, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"), "-g", foreground],
+            stdout=out, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        async with aiohttp.ClientSession() as http:
+            for _ in range(100):  # until nginx listens
+                try:
+                    login = await http.get(f"{base}/a.kropki?co=guestLogin&idGracza=ala123&opis=*Ala")
+                    break
+                except aiohttp.ClientConnectionError:
+                    await asyncio.sleep(0.05)
+            assert login.status == 200 and await login.text() == "", (tmp_path / "nginx.out").read_text()
+            async with http.ws_connect(f"{base}/push?co=getMsg&idGracza=ala123&msgNo=0") as socket_:
+                first = await socket_.receive_str(timeout=10)
+                assert first.startswith("ok/m0.") and "*Ala" in first
+                await socket_.send_str("c1.0.through nginx")
+                said = await socket_.receive_str(timeout=10)
+                while not re.match(r"ok/m\d+\.\d+\.1/", said):  # k counts the line once it is stored
+                    said = await socket_.receive_str(timeout=10)
+                polled = await http.get(f"{base}/a.kropki?co=getMsg&idGracza=ala123&msgNo=0")
+                assert "through nginx" in await polled.text()
+    finally:
+        process.terminate()
+        process.wait(timeout=10)

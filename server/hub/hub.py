@@ -379,6 +379,10 @@ class Hub:
     def receive(self, secret: str, messages: list[ClientMessage]) -> None:
         self.stream.receive(secret, messages)
 
+    async def take(self, secret: str, messages: list[ClientMessage]) -> int | None:
+        """A push connection's commands, stored before any reply counts them (Stream.take)."""
+        return await self.stream.take(secret, messages)
+
     def reply(
         self, secret: str, seen: int, *, with_subscriptions: bool, subscriptions_seen: bool = True
     ) -> str:

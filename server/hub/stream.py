@@ -125,6 +125,18 @@ class Stream:
             subscriptions_seen=poll.subscriptions_seen,
         )
 
+    async def take(self, secret: str, messages: list[ClientMessage]) -> int | None:
+        """A poll's commands without its reply: a push connection's frame (server/web/push.py), whose
+        replies come from its own polls. Stored, and confirmed by other members, as a poll's are before
+        a reply's k counts them. None once stored; else the writes' mark to wait on (`settled`): a
+        pushed k must move when they are stored, with no poll to ask for it."""
+        before = self.ctx.persistence.queued
+        self.receive(secret, messages)
+        stored = await self.settled(before)
+        if messages:
+            await self.confirmed(secret)
+        return None if stored else before
+
     async def settled(self, since: int) -> bool:
         """If a request changed anything (the writes handed to storage moved on from `since`), wait
         until it is written, so a reply never confirms what a crash could still lose. False: storage

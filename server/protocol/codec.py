@@ -273,3 +273,19 @@ def frame(logged_in: bool, first: int, last: int, processed: int, messages: list
         if body
         else f"{head}/m{first}.{last}.{processed}/end"
     )
+
+
+REPEATED = ("q", "vg", "vs", "vr")  # what every reply repeats: section heads and invitations
+
+
+def reply_parts(reply: str) -> tuple[int, int, str]:
+    """The j and k of a reply that `frame` made, and the rest after its head: a push connection
+    (server/web/push.py) carries replies as frames and resumes from their j."""
+    _, head, rest = reply.split("/", 2)
+    _, last, processed = head[1:].split(".")
+    return int(last), int(processed), rest
+
+
+def without_news(rest: str) -> bool:
+    """Whether the lines after a reply's head are only those every reply repeats (no event)."""
+    return all(line == "end" or line.startswith(REPEATED) for line in rest.split("/"))

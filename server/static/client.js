@@ -1,11 +1,13 @@
-// The browser client: zagram's protocol only (a.kropki, auth.py) with the server's opt-in long poll.
-// Actions go through zagram's request endpoints (graczStawiaKropke, propose, dodajWpis, zapraszam...);
-// one long poll at a time reads the stream, so replies never overlap and msgNo only moves forward.
+// The browser client: zagram's protocol only (a.kropki, auth.py), with the server's push connection
+// (push.js) or, where it cannot connect, its opt-in long poll. Actions go through zagram's request
+// endpoints (graczStawiaKropke, propose, dodajWpis, zapraszam...); one push connection or one long poll at
+// a time reads the stream, so replies never overlap and msgNo only moves forward.
 //
 // Longer than 500 lines, with a reason: the stream's readers, the screens and the clicks share one state
 // object that a new login replaces whole; what stands without it lives in modules of its own (protocol.js
 // parsing, board.js drawing, lines.js server lines, alerts.js sounds and notifications, tournaments.js the
-// tournaments the server runs, moderation.js reports and moderators' tools, i18n.js texts).
+// tournaments the server runs, moderation.js reports and moderators' tools, push.js the push connection,
+// i18n.js texts).
 
 import {
   analysisGameType, buildGameType, colourOfSide, describeGameType, encodeText, gameTypeText, guestId, moveOfNode, parseChatLine,
@@ -21,6 +23,7 @@ import { BoardZoom } from "./zoom.js";
 import { parsePoolLine, parseSeekLine, postSeek, renderQuickGame } from "./seeks.js";
 import { lineMenu, nameMenu, renderModerationEntry, setUpModeration } from "./moderation.js";
 import { renderAbsence } from "./absence.js";
+import { pushing, readPushed, stopPushing } from "./push.js";
 
 const LONG_POLL_SECONDS = 25;
 const RETRY_MS = 1000;
@@ -159,6 +162,7 @@ async function sendLogin({ id, nick, registered }, register = false) {
 
 async function logOut() {
   generation++;
+  stopPushing();
   const id = session.id;
   session = null;
   sessionStorage.removeItem("kropki.session");
@@ -176,6 +180,7 @@ async function logOut() {
 
 function startPolling() {
   const mine = ++generation;
+  stopPushing();
   seen = 0;
   state = freshState();
   render();
@@ -187,6 +192,13 @@ function startPolling() {
 
 async function poll(mine) {
   while (session && mine === generation) {
+    if (pushing()) {
+      // the stream over a WebSocket (push.js); it ends on a close, then goes on from the same msgNo
+      const params = { co: "getBMsg", playerId: session.id, msgNo: seen ? `${seen}.1` : "0.0" };
+      await readPushed(params, take, () => session && mine === generation);
+      if (session && mine === generation) await sleep(RETRY_MS);
+      continue;
+    }
     let body;
     try {
       // getBMsg: the `b` lines say who is at which table (the lobby hides finished tables nobody is at);
@@ -201,36 +213,44 @@ async function poll(mine) {
       continue;
     }
     if (mine !== generation) return;
-    const reply = parseReply(body);
-    if (!reply) {
-      // a refusal (err.tooFast, err.storage...) in words; anything else as the server sent it
-      notify(body.startsWith("err.") ? refusalText(body, t) : t("refusedOther", { reason: body.slice(0, 80) }));
-      await sleep(RETRY_MS);
-      continue;
-    }
-    if (reply.status === "sd") {
-      // the server forgot the session (a restart, or a minute without polls): log in again and
-      // read the whole state afresh; the server seats the player back at a running game
-      const failure = await sendLogin(session);
-      if (failure) {
-        notify(failure);
-        await sleep(RETRY_MS);
-      } else {
-        seen = 0;
-        askIgnored(); // a new session: a registered player's list is the account's, a guest's is empty
-      }
-      continue;
-    }
-    clearNotice();
-    if (reply.last < seen) seen = 0; // numbering started again: the next reply is the full state
-    else {
-      const before = heard();
-      apply(reply);
-      seen = reply.last;
-      react(before, heard());
-    }
-    render();
+    await take(body);
   }
+}
+
+/** One reply of the stream, a poll's or a push frame: read, or its refusal shown. False when the stream
+ *  must start again from `seen` (a refusal, a new login, the numbering started again). */
+async function take(body) {
+  const reply = parseReply(body);
+  if (!reply) {
+    // a refusal (err.tooFast, err.storage...) in words; anything else as the server sent it
+    notify(body.startsWith("err.") ? refusalText(body, t) : t("refusedOther", { reason: body.slice(0, 80) }));
+    await sleep(RETRY_MS);
+    return false;
+  }
+  if (reply.status === "sd") {
+    // the server forgot the session (a restart, or a minute without polls): log in again and
+    // read the whole state afresh; the server seats the player back at a running game
+    const failure = await sendLogin(session);
+    if (failure) {
+      notify(failure);
+      await sleep(RETRY_MS);
+    } else {
+      seen = 0;
+      askIgnored(); // a new session: a registered player's list is the account's, a guest's is empty
+    }
+    return false;
+  }
+  clearNotice();
+  const following = reply.last >= seen;
+  if (!following) seen = 0; // numbering started again: the next reply is the full state
+  else {
+    const before = heard();
+    apply(reply);
+    seen = reply.last;
+    react(before, heard());
+  }
+  render();
+  return following;
 }
 
 function apply(reply) {

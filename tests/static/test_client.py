@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import signal
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,9 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sgf"
 CAPTURE = [("blue", "bc"), ("red", "cc"), ("blue", "cb"), ("red", "jj"), ("blue", "dc"), ("red", "ji")]
 
 expect.set_options(timeout=15_000)
+# The client reads the stream over a push connection; KROPKI_BROWSER_TRANSPORT=poll runs the browser
+# tests on its long polls instead (it honours `?transport=poll`, server/static/push.js).
+FRONT_PAGE = "/?transport=poll" if os.environ.get("KROPKI_BROWSER_TRANSPORT") == "poll" else "/"
 # What the pages' Content-Security-Policy (server/web/headers.py) refused, in any test: Chromium writes
 # "Refused to ..." in the console, and the pages' securitypolicyviolation events are written there too;
 # tests/static/conftest.py fails a test that left anything here.
@@ -80,7 +84,7 @@ class Player:
         self.page: Page = self.context.new_page()
         self.errors: list[str] = []
         self.page.on("pageerror", lambda error: self.errors.append(str(error)))
-        self.page.goto(f"{server.base}/")
+        self.page.goto(f"{server.base}{FRONT_PAGE}")
 
     def log_in(self, nick: str, password: str = "", *, register: bool = False) -> None:
         page = self.page

@@ -1,0 +1,362 @@
+"""`/push`: the getMsg/getBMsg stream over a WebSocket, an extension (docs/protocol.md, "Push").
+
+A poll every two seconds costs a request's CPU whether anything happened or not; a push connection is
+a long poll that never ends. Its frames are the replies a poll would get (`ok/m<i>.<j>.<k>/.../end`),
+each built by `Hub.poll` as a poll's is, sent as its news happens; a reply with no news and nothing
+changed since the last frame is not sent. The client's frames are msgFromClient texts, applied as a
+poll's commands are (`Hub.take`): a command counts in k only once its writes are stored.
+
+One connection is two coroutines: the handler reads the client's frames, and `Push.write` polls and
+sends. It builds the next frame only once the last one is written, so what waits for a slow reader is
+one frame and the socket's buffers; the events themselves wait in the hub's logs, which are bounded,
+and a reader that falls behind them gets the whole state, as a poll would. A frame that is not written
+within `send_timeout` is a reader too slow: its connection is aborted (`Pushes.sweep`), and the client
+resumes from its last msgNo.
+
+Everything a poll passes also holds here: the id is screened once, at the upgrade (server/web/ids.py,
+which in a cluster brings a session another member serves here first); each frame of commands is one
+request for the per-id and per-address limits (clients.refused); the limit on whole states is asked by
+every poll of the connection, as by a poll. The connection cap (server/web/connections.py) counts a
+push connection as an open connection, and may end it as it ends a long poll, to make room.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from socket import SO_SNDBUF, SOL_SOCKET
+
+from aiohttp import WSCloseCode, WSMsgType, web
+from prometheus_client import CollectorRegistry, Counter, Gauge
+
+from server.hub.hub import Hub
+from server.hub.stream import MAX_WAIT, Poll
+from server.protocol.codec import ProtocolError, parse_commands, parse_msg_no, reply_parts, without_news
+from server.store.outage import unavailable
+from server.web.clients import refused, refuses_whole_state
+from server.web.common import HUB_KEY, log_failure, text_response
+from server.web.connections import GUARD_KEY
+from server.web.headers import SECURITY_HEADERS
+from server.web.ids import screened_id
+from server.web.kropki import MAX_MSG_FROM_CLIENT, POLLS
+from server.web.metrics import METRICS_KEY
+
+log = logging.getLogger(__name__)
+
+HEARTBEAT = 30.0  # seconds between aiohttp's pings; a pong later than half of it closes the connection
+SEND_TIMEOUT = 10.0  # seconds a frame may take to be written before its reader counts as too slow
+# The kernel's send buffer of a push connection, in bytes: fixed (no autotuning to megabytes), so that
+# what waits for a reader is bounded and a reader that stops reading is found within SEND_TIMEOUT. At
+# a round trip of 200 ms it still carries 640 KB a second, far more than the stream needs.
+SEND_BUFFER = 128 * 1024
+SWEEP_EVERY = 1.0  # seconds between the looks for readers too slow
+DRAIN_CHECK_EVERY = 0.05  # seconds between the looks at a frame the socket has not taken whole
+STORED_CHECK_EVERY = 1.0  # seconds between the looks at writes that storage has not taken yet
+MAX_FRAME = 16 * 1024  # bytes of a client's frame; aiohttp closes a larger one's connection (1009)
+# Close codes besides WebSocket's own (docs/protocol.md, "Push"): the frame before says why.
+REFUSED = 4000  # the frame before is `err.<code>`, as a poll's answer would be
+LOG_IN_AGAIN = 4003  # the frame before is `sd/...`: the id has no session (log in, then connect again)
+
+routes = web.RouteTableDef()
+
+
+class Pushes:
+    """The open push connections: the frames being written (oldest first), which a sweep reads to
+    abort the readers too slow, and every connection, closed at a stop."""
+
+    def __init__(self, send_timeout: float = SEND_TIMEOUT, send_buffer: int = SEND_BUFFER) -> None:
+        self.send_timeout = send_timeout
+        self.send_buffer = send_buffer
+        self.open: set[Push] = set()
+        self.sending: dict[Push, float] = {}  # a frame being written, since when
+        self.sweeper: asyncio.TimerHandle | None = None
+        self.connections: Gauge | None = None
+        self.closed: Counter | None = None
+
+    def count(self, metrics_registry: CollectorRegistry) -> None:
+        """Show the connections and the closes in /metrics."""
+        self.connections = Gauge(
+            "kropki_push_connections", "Push connections open (/push)", registry=metrics_registry
+        )
+        self.connections.set_function(lambda: len(self.open))
+        self.closed = Counter(
+            "kropki_push_closed",
+            "Push connections the server closed: a reader too slow (slow), to make room at the cap "
+            "(cap), at a stop (stop)",
+            ["reason"],
+            registry=metrics_registry,
+        )
+        for reason in ("slow", "cap", "stop"):
+            self.closed.labels(reason)
+
+    def start(self) -> None:
+        self.sweeper = asyncio.get_running_loop().call_later(SWEEP_EVERY, self.sweep)
+
+    def stop(self) -> None:
+        if self.sweeper is not None:
+            self.sweeper.cancel()
+            self.sweeper = None
+
+    def sweep(self) -> None:
+        loop = asyncio.get_running_loop()
+        late = loop.time() - self.send_timeout
+        slow = []
+        for push, since in self.sending.items():
+            if since > late:
+                break
+            slow.append(push)
+        for push in slow:
+            del self.sending[push]
+            log.info("push connection closed: reader too slow")
+            self.note_closed("slow")
+            push.abort()
+        self.sweeper = loop.call_later(SWEEP_EVERY, self.sweep)
+
+    def note_closed(self, reason: str) -> None:
+        if self.closed is not None:
+            self.closed.labels(reason).inc()
+
+    async def close_all(self) -> None:
+        """A clean stop: each connection sends what is new (the hub has just announced the stop) and
+        closes with 1001; the client resumes from its last msgNo when the server is back."""
+        pushes = list(self.open)
+        for push in pushes:
+            push.end(WSCloseCode.GOING_AWAY)
+            self.note_closed("stop")
+        for push in pushes:
+            if push.writer is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(asyncio.shield(push.writer), self.send_timeout)
+
+
+PUSHES_KEY = web.AppKey("pushes", Pushes)
+
+
+class Push:
+    """One push connection: whose stream, where it has got to, and its writer."""
+
+    __slots__ = (
+        "pushes", "hub", "request", "socket", "secret", "sent_id", "seen", "with_subscriptions",
+        "subscriptions_seen", "wait", "kicked", "early", "closing", "writer", "last_sent", "unstored",
+    )  # fmt: skip
+
+    def __init__(
+        self, pushes: Pushes, request: web.Request, socket: web.WebSocketResponse, secret: str, co: str
+    ) -> None:
+        self.pushes, self.request, self.socket, self.secret = pushes, request, socket, secret
+        self.hub: Hub = request.app[HUB_KEY]
+        self.sent_id = sent_id(request)
+        self.seen, self.subscriptions_seen = parse_msg_no(request.query.get("msgNo", ""))
+        self.with_subscriptions = POLLS[co]
+        # a poll now and then keeps the session alive, as a client's polls do (Sessions.time_out)
+        self.wait = min(MAX_WAIT, self.hub.poll_timeout / 3)
+        # the next poll answers at once: the first (the client learns that the connection passes), a
+        # command's k to show, or the end
+        self.kicked = True
+        self.early: asyncio.Future[None] | None = None  # ends the poll waiting now
+        self.closing: int | None = None  # the close code, once the connection is to end
+        self.writer: asyncio.Task[None] | None = None
+        self.last_sent: tuple[int, str] | None = None  # the k and lines of the last frame
+        self.unstored: asyncio.Task[None] | None = None  # waits for writes storage did not take at once
+
+    def kick(self) -> None:
+        self.kicked = True
+        if self.early is not None and not self.early.done():
+            self.early.set_result(None)
+
+    def end(self, code: int) -> None:
+        """Close after what is new has been sent."""
+        if self.closing is None:
+            self.closing = code
+        self.kick()
+
+    def abort(self) -> None:
+        """A reader too slow: its frames cannot even take a close frame, so the connection goes."""
+        self.closing = self.closing or WSCloseCode.ABNORMAL_CLOSURE
+        transport = self.request.transport
+        if transport is not None:
+            transport.abort()
+
+    async def write(self) -> None:
+        """Poll, send, repeat: each reply built as a poll's, sent once the one before is written."""
+        loop = asyncio.get_running_loop()
+        socket, pushes = self.socket, self.pushes
+        while not socket.closed:
+            early = self.early = loop.create_future()
+            kicked, self.kicked = self.kicked, False
+            closing = self.closing
+            poll = Poll(
+                self.secret, [], self.seen, self.with_subscriptions, self.subscriptions_seen,
+                0.0 if kicked or closing is not None else self.wait,
+            )  # fmt: skip
+            try:
+                reply = await self.hub.poll(poll, early, self.may_send_whole_state)
+            except ProtocolError as refused_poll:
+                await self.send_and_close(f"err.{refused_poll.code}", REFUSED)
+                return
+            except Exception as failure:  # a bug ends this connection with a refusal, never the server
+                await self.send_and_close(_failed(self.request, failure), REFUSED)
+                return
+            seen, processed, rest = reply_parts(reply)
+            logged_out = reply.startswith("sd") and bool(self.secret)
+            if self.last_sent != (processed, rest) or not without_news(rest) or logged_out:
+                pushes.sending[self] = loop.time()
+                try:
+                    await socket.send_str(reply)
+                    await self.written()
+                except (ConnectionError, RuntimeError):  # the client went, or the socket closed
+                    return
+                finally:
+                    pushes.sending.pop(self, None)
+                self.last_sent = (processed, rest)
+                # the next frame starts where this one ended (a reply not sent leaves it where it was)
+                self.seen, self.subscriptions_seen = seen, True
+            if logged_out:  # an id with no session: the client logs in again, then connects again
+                await self.close(LOG_IN_AGAIN)
+                return
+            if closing is not None:
+                await self.close(closing)
+                return
+
+    async def written(self) -> None:
+        """Until the frame is all in the kernel's buffer: aiohttp hands a frame to the transport at once,
+        which keeps what the socket does not take. Most frames go at once; a reader that does not read
+        leaves them there, and the sweep ends it (Pushes.sweep)."""
+        transport = self.request.transport
+        while transport is not None and transport.get_write_buffer_size() and not self.socket.closed:
+            await asyncio.sleep(DRAIN_CHECK_EVERY)
+
+    def may_send_whole_state(self) -> bool:
+        return not refuses_whole_state(self.request, self.sent_id)
+
+    async def send_and_close(self, text: str, code: int) -> None:
+        with contextlib.suppress(ConnectionError):
+            await self.socket.send_str(text)
+        await self.close(code)
+
+    async def close(self, code: int) -> None:
+        with contextlib.suppress(ConnectionError):
+            await self.socket.close(code=code)
+
+    async def read(self) -> None:
+        """The client's frames, in order: each is msgFromClient, taken as a poll's commands are; the
+        writer then sends the k that counts them (once stored)."""
+        async for message in self.socket:
+            if message.type is not WSMsgType.TEXT:
+                continue  # a binary frame carries nothing of this protocol
+            text = message.data
+            try:
+                if refused(self.request) is not None:  # the per-id and per-address limits
+                    raise ProtocolError("tooFast")
+                if len(text) > MAX_MSG_FROM_CLIENT:
+                    raise ProtocolError("tooLong")
+                unstored = await self.hub.take(self.secret, parse_commands(text))
+            except ProtocolError as refused_frame:  # changes nothing: the client sends it again
+                await self.send_refusal(f"err.{refused_frame.code}")
+                continue
+            except Exception as failure:
+                await self.send_refusal(_failed(self.request, failure))
+                continue
+            self.kick()
+            if unstored is not None and self.unstored is None:
+                self.unstored = asyncio.create_task(self.when_stored(unstored))
+
+    async def when_stored(self, since: int) -> None:
+        """Storage did not take a frame's writes in time (or fails): once it has, the k that counts
+        them goes out, as the next poll would show it."""
+        while not await self.hub.settled(since):
+            await asyncio.sleep(STORED_CHECK_EVERY)
+        self.unstored = None
+        self.kick()
+
+    async def send_refusal(self, text: str) -> None:
+        """A refused frame of commands is answered as a refused poll would be; the stream goes on."""
+        with contextlib.suppress(ConnectionError):
+            await self.socket.send_str(text)
+
+
+def sent_id(request: web.Request) -> str:
+    """The id as the client sent it: `idGracza` or `playerId`, as on every endpoint."""
+    return request.query.get("idGracza") or request.query.get("playerId") or ""
+
+
+def _failed(request: web.Request, failure: Exception) -> str:
+    if unavailable(failure) is None:
+        log_failure(request, "push")
+        return "err.internal"
+    return "err.storage"
+
+
+@routes.get("/push")
+async def push(request: web.Request) -> web.StreamResponse:
+    """`/push?co=getBMsg&idGracza=...&msgNo=...`: the stream of `co` (getMsg or getBMsg) from msgNo."""
+    query = request.query
+    co = query.get("co", "")
+    socket = web.WebSocketResponse(heartbeat=HEARTBEAT, compress=False, max_msg_size=MAX_FRAME)
+    if not socket.can_prepare(request).ok:
+        return text_response("err.notWebSocket")
+    try:
+        if co not in POLLS:
+            raise ProtocolError("unknownCo")
+        if "msgNo" not in query:
+            raise ProtocolError("missing.msgNo")
+        parse_msg_no(query["msgNo"])
+        secret = await screened_id(request, sent_id(request)) or ""
+    except ProtocolError as refusal:
+        return text_response(f"err.{refusal.code}")
+    socket.headers.update(SECURITY_HEADERS)
+    await socket.prepare(request)
+    pushes = request.app[PUSHES_KEY]
+    transport = request.transport
+    endpoint = transport.get_extra_info("socket") if transport is not None else None
+    if endpoint is not None:
+        endpoint.setsockopt(SOL_SOCKET, SO_SNDBUF, pushes.send_buffer)
+    connection = Push(pushes, request, socket, secret, co)
+    pushes.open.add(connection)
+    guard = request.app.get(GUARD_KEY)
+    try:
+        with guard.long_poll(request) if guard is not None else contextlib.nullcontext() as room:
+            if room is not None:  # the cap ends it as it ends a long poll: to make room
+                room.add_done_callback(lambda _: _made_room(pushes, connection))
+            connection.writer = asyncio.create_task(connection.write())
+            await connection.read()
+            connection.end(WSCloseCode.OK)
+            await connection.writer
+    finally:
+        pushes.open.discard(connection)
+        pushes.sending.pop(connection, None)
+        for task in (connection.writer, connection.unstored):
+            if task is not None:
+                task.cancel()
+    return socket
+
+
+def _made_room(pushes: Pushes, connection: Push) -> None:
+    if connection.closing is None:
+        pushes.note_closed("cap")
+    connection.end(WSCloseCode.TRY_AGAIN_LATER)
+
+
+async def keep_pushes(app: web.Application) -> AsyncIterator[None]:
+    """cleanup_ctx: the push connections' registry and its sweep; at a stop (on_shutdown, before
+    aiohttp waits for handlers) every connection is closed."""
+    pushes = app[PUSHES_KEY]
+    pushes.start()
+    yield
+    pushes.stop()
+
+
+def add_pushes(app: web.Application, send_timeout: float = SEND_TIMEOUT) -> None:
+    pushes = app[PUSHES_KEY] = Pushes(send_timeout)
+    metrics = app.get(METRICS_KEY)
+    if metrics is not None:
+        pushes.count(metrics.registry)
+    app.add_routes(routes)
+    app.cleanup_ctx.append(keep_pushes)
+    app.on_shutdown.append(_close_pushes)
+
+
+async def _close_pushes(app: web.Application) -> None:
+    await app[PUSHES_KEY].close_all()

@@ -1,0 +1,76 @@
+"""The built-in client's transports (server/static/push.js) in Debian's Chromium: the stream over a
+push connection by default, long polls where a WebSocket cannot connect, and long polls when asked."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Browser, Request, WebSocketRoute
+
+from tests.static.test_client import Player, browser, server, start_game
+from tests.test_restart import Server
+
+__all__ = ["browser", "server"]  # the fixtures of test_client.py, used here too
+
+
+class Watched(Player):
+    """A player whose page's push connections and long polls are counted."""
+
+    def __init__(self, browser: Browser, server: Server, page: str = "/") -> None:
+        super().__init__(browser, server)
+        self.sockets: list[str] = []
+        self.long_polls = 0
+        self.page.on("websocket", lambda socket: self.sockets.append(socket.url))
+        self.page.on("request", self._count)
+        self.page.goto(f"{server.base}{page}")
+
+    def _count(self, request: Request) -> None:
+        url = request.url
+        if "co=getBMsg" in url and "wait=" in url:
+            self.long_polls += 1
+
+
+def test_the_stream_comes_over_a_push_connection_with_no_long_polls(browser: Browser, server: Server) -> None:
+    ala, bob = Watched(browser, server), Watched(browser, server)
+    start_game(ala, bob)
+    ala.play("bc")
+    bob.sees_dot("bc")
+    ala.say("pushed to you")
+    bob.sees_chat("pushed to you")
+    for player in (ala, bob):
+        assert [url.split("?")[0].rsplit("/", 1)[1] for url in player.sockets] == ["push"]
+        assert player.long_polls == 0
+        player.close()
+
+
+def test_where_a_websocket_cannot_connect_the_client_long_polls(browser: Browser, server: Server) -> None:
+    """A proxy that does not pass WebSockets: here the browser's own route ends every one before its
+    first frame. The client reads the stream with long polls, and the game goes on."""
+    ala, bob = Watched(browser, server), Watched(browser, server)
+    blocked: list[str] = []
+
+    def refuse(socket: WebSocketRoute) -> None:
+        blocked.append(socket.url)
+        socket.close(code=1011, reason="no WebSockets here")
+
+    ala.context.route_web_socket("**/push*", refuse)
+    start_game(ala, bob)
+    ala.play("bc")
+    bob.sees_dot("bc")
+    bob.play("cc")
+    ala.sees_dot("cc")
+    ala.say("over long polls")
+    bob.sees_chat("over long polls")
+    assert blocked and ala.long_polls > 0
+    assert bob.long_polls == 0
+    ala.close()
+    bob.close()
+
+
+def test_transport_poll_in_the_address_keeps_the_page_on_long_polls(browser: Browser, server: Server) -> None:
+    ala, bob = Watched(browser, server, "/?transport=poll"), Watched(browser, server)
+    start_game(ala, bob)
+    ala.play("bc")
+    bob.sees_dot("bc")
+    assert ala.sockets == [] and ala.long_polls > 0
+    assert bob.sockets and bob.long_polls == 0
+    ala.close()
+    bob.close()

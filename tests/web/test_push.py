@@ -1,0 +1,302 @@
+"""`/push` (server/web/push.py): the stream over a WebSocket, beside the polls of the same session."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import random
+import re
+import signal
+import socket
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import aiohttp
+import pytest
+from aiohttp import WSMsgType
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from server.config import Settings
+from server.hub.clock import ManualTimers
+from server.hub.hub import Hub
+from server.hub.model import Origin
+from server.protocol.codec import encode_client_text
+from server.store import database, writer
+from server.web.common import STORE_KEY
+from server.web.push import LOG_IN_AGAIN, PUSHES_KEY, REFUSED
+from tests.conftest import served
+from tests.store.breakers import Breaker, breaker_for, until
+from tests.test_restart import Server
+from tests.web.test_games import Players, diamond, errors
+from tests.web.test_stream import chat_texts, state_of
+from tests.web.zagram import Reply, parse_reply
+
+FRAME_WAIT = 10.0  # seconds a test waits for a frame the server owes it
+HANDSHAKE = {
+    "Upgrade": "websocket",
+    "Connection": "Upgrade",
+    "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
+    "Sec-WebSocket-Version": "13",
+}
+
+
+@pytest.fixture
+async def game(aiohttp_client: AiohttpClient, settings: Settings) -> Players:
+    """Three guests on the real app, the hub's clocks driven by the test (as tests/web/test_games.py)."""
+    timers = ManualTimers()
+    hub = Hub(timers=timers, rng=random.Random(7))
+    players = Players(await served(aiohttp_client, settings, hub), hub, timers)
+    for guest in (players.ala, players.bob, players.eve):
+        assert await guest.login() == ""
+        await guest.poll()
+    return players
+
+
+class Pushed:
+    """One push connection, read as a client does: frames in order, each a reply."""
+
+    def __init__(self, socket_: aiohttp.ClientWebSocketResponse) -> None:
+        self.socket = socket_
+        self.replies: list[Reply] = []
+        self.commands: list[str] = []
+
+    async def frame(self, seconds: float = FRAME_WAIT) -> str:
+        message = await self.socket.receive(timeout=seconds)
+        assert message.type is WSMsgType.TEXT, message
+        return message.data
+
+    async def reply(self, seconds: float = FRAME_WAIT) -> Reply:
+        reply = parse_reply(await self.frame(seconds))
+        if self.replies:
+            assert reply.first == self.replies[-1].last, "each frame starts where the one before ended"
+        self.replies.append(reply)
+        return reply
+
+    async def until(self, seen: Callable[[Reply], bool], seconds: float = FRAME_WAIT) -> Reply:
+        """Replies until one for which `seen(reply)` holds."""
+        while True:
+            reply = await self.reply(seconds)
+            if seen(reply):
+                return reply
+
+    async def send(self, kind: str, table: str | int, text: str = "") -> int:
+        """A command as msgFromClient numbers it; every command not yet acknowledged goes again."""
+        number = len(self.commands) + 1
+        self.commands.append(f"{kind}{number}.{table}.{text}")
+        acknowledged = self.replies[-1].processed if self.replies else 0
+        await self.socket.send_str("/".join(self.commands[acknowledged:]))
+        return number
+
+    def lines(self, table: int, prefix: str = "") -> list[str]:
+        return [line for reply in self.replies for line in reply.lines(table, prefix)]
+
+
+@asynccontextmanager
+async def pushed(client: TestClient, secret: str, msg_no: str, co: str = "getMsg") -> AsyncIterator[Pushed]:
+    socket_ = await client.ws_connect(f"/push?co={co}&idGracza={secret}&msgNo={msg_no}")
+    try:
+        yield Pushed(socket_)
+    finally:
+        await socket_.close()
+
+
+async def test_frames_carry_a_polls_lines_in_order_and_commands_are_acknowledged_with_k(
+    game: Players,
+) -> None:
+    """Red plays from a push connection while blue polls: every move reaches red as it happens, in
+    the order a poll from the same msgNo reads them, and red's commands count in k."""
+    uid, blue, red = await game.start("0808stanF0.0.0")
+    start = red.seen
+    async with pushed(game.client, red.secret, str(start)) as push:
+        push.commands = list(red.commands)  # numbered on from its polls' (the invitation's answer)
+        await push.reply()  # nothing new: what a poll would say now
+        for player, where in diamond(blue, red):
+            if player is red:
+                number = await push.send("s", uid, where)
+                acknowledged = await push.until(lambda reply, number=number: reply.processed >= number)
+                assert acknowledged.processed == number
+            else:
+                player.send("s", uid, where)
+                assert not errors(await player.poll(), uid)
+                await push.until(lambda reply, where=where: any(where in line for line in reply.lines(uid)))
+        pushed_moves = push.lines(uid, "sa")
+    polled = await red.poll(msg_no=str(start))
+    assert pushed_moves == polled.lines(uid, "sa")
+    assert pushed_moves == [
+        f"sa;{node}" for node in ("B[cb]", "W[cc]", "B[bc]", "W[hh]", "B[dc]", "W[hg]")
+    ] + ["sa;B[cd.cddccbbccd]"]
+    assert game.room(uid).game.captured(1) == 1
+
+
+async def test_the_same_session_polls_and_pushes_at_once(game: Players) -> None:
+    """MultiPoints polls while the browser pushes, with one id: each reads the whole stream."""
+    async with pushed(game.client, game.bob.secret, str(game.bob.seen)) as push:
+        await push.reply()
+        game.ala.say(0, "hello both")
+        await game.ala.poll()
+        game.timers.advance(2)  # the lobby's news wakes its readers once a second (LOBBY_WAKE_EVERY)
+        heard = await push.until(lambda reply: bool(chat_texts(reply.lines(0))))
+        assert [text for _, _, text in chat_texts(heard.lines(0))] == ["hello both"]
+        polled = await game.bob.poll()
+        assert [text for _, _, text in chat_texts(polled.lines(0))] == ["hello both"]
+
+
+@pytest.fixture
+def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As tests/web/test_storage_failure.py: a locked SQLite write gives up after 0.2 s, and is tried
+    again every 0.05 to 0.2 s (before the app is made: list it before `game`)."""
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 200)
+    monkeypatch.setattr(writer, "RETRY_FIRST", 0.05)
+    monkeypatch.setattr(writer, "RETRY_MOST", 0.2)
+
+
+async def test_a_command_is_acknowledged_only_once_stored(
+    quick_retries: None, game: Players, settings: Settings
+) -> None:
+    """k in a frame tells the client not to send those commands again: a chat line taken while
+    storage fails comes back with k only once it is written, pushed without the client asking."""
+    breaker: Breaker = breaker_for(settings.db_url)
+    store = game.client.app[STORE_KEY]
+    async with pushed(game.client, game.ala.secret, str(game.ala.seen)) as push:
+        before = await push.reply()
+        await breaker.break_storage()
+        try:
+            number = await push.send("c", 0, encode_client_text("written later"))
+            not_yet = await push.reply()  # the line is in the live lobby; its write waits for storage
+            assert not_yet.processed == before.processed < number
+            await until(lambda: store.writer.storage_failure is not None)
+        finally:
+            await breaker.mend()
+        await until(lambda: store.writer.storage_failure is None)
+        stored = await push.until(lambda reply: reply.processed >= number)
+        assert stored.processed == number
+    lobby = [text for _, _, text in chat_texts((await game.bob.poll(msg_no="0")).lines(0))]
+    assert lobby.count("written later") == 1
+
+
+async def test_bad_input_is_refused_clearly_and_changes_nothing(game: Players) -> None:
+    client = game.client
+    for query, answer in (
+        ("co=getMsg&idGracza=ala123", "err.missing.msgNo"),
+        ("co=getMsg&idGracza=ala123&msgNo=x", "err.badMsgNo"),
+        ("co=zmienStol&idGracza=ala123&msgNo=0", "err.unknownCo"),
+    ):
+        response = await client.get(
+            f"/push?{query}",
+            headers=HANDSHAKE,
+        )
+        assert (response.status, await response.text()) == (200, answer)
+    plain = await client.get("/push?co=getMsg&idGracza=ala123&msgNo=0")
+    assert await plain.text() == "err.notWebSocket"
+    async with pushed(client, game.ala.secret, str(game.ala.seen)) as push:
+        await push.reply()
+        before = state_of(game.hub)
+        await push.socket.send_str("x" * 7_000)
+        assert await push.frame() == "err.tooLong"
+        assert state_of(game.hub) == before
+        await push.socket.send_str("c1.0." + "y" * 400)  # a chat line too long: refused in words
+        await push.until(lambda reply: reply.processed == 1)  # the refusal may come in a frame before
+        refusals = [text for _, kind, text in chat_texts(push.lines(0)) if kind == "e"]
+        assert [text.split(" (")[0] for text in refusals] == ["Message too long"], push.replies
+
+
+async def test_an_id_with_no_session_gets_sd_and_the_close_that_says_log_in_again(game: Players) -> None:
+    async with pushed(game.client, "nobody00", "0") as push:
+        assert (await push.reply()).status == "sd"
+        closed = await push.socket.receive(timeout=FRAME_WAIT)
+        assert closed.type is WSMsgType.CLOSE and push.socket.close_code == LOG_IN_AGAIN
+
+
+async def test_whole_states_are_limited_as_for_polls(game: Players) -> None:
+    """An id may have three whole states at once, then one every ten seconds (clients.py): the fourth
+    connection from msgNo=0 gets the refusal a poll would get, and the close that says why."""
+    for _ in range(2):  # the first of the three was the fixture's first poll
+        async with pushed(game.client, game.ala.secret, "0") as push:
+            assert (await push.reply()).status == "ok"
+    async with pushed(game.client, game.ala.secret, "0") as push:
+        assert await push.frame() == "err.tooFast"
+        closed = await push.socket.receive(timeout=FRAME_WAIT)
+        assert closed.type is WSMsgType.CLOSE and push.socket.close_code == REFUSED
+
+
+async def test_a_reader_too_slow_is_closed_and_resumes_from_its_msgno(game: Players) -> None:
+    """A client that reads nothing: its frame cannot be written, the connection is aborted after
+    `send_timeout`, and the same client resumes from its last msgNo."""
+    hub, pushes = game.hub, game.client.app[PUSHES_KEY]
+    pushes.send_timeout, pushes.send_buffer = 0.5, 4096
+    for n in range(3_900):  # a lobby whose whole state is larger than the sockets' buffers
+        hub.guest_login(f"crowd{n:04d}", f"*Crowd{n}", "en", Origin(f"10.0.{n // 250}.{n % 250}", True))
+    raw = socket.socket()
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    raw.setblocking(False)
+    server = game.client.server
+    loop = asyncio.get_running_loop()
+    await loop.sock_connect(raw, (server.host, server.port))
+    head = "".join(f"{name}: {value}\r\n" for name, value in HANDSHAKE.items())
+    request = f"GET /push?co=getMsg&idGracza=ala123&msgNo=0 HTTP/1.1\r\nHost: test\r\n{head}\r\n"
+    await loop.sock_sendall(raw, request.encode())
+    try:
+        await until(lambda: bool(pushes.open))
+        await until(lambda: not pushes.open, seconds=10)
+        metrics = await (await game.client.get("/metrics")).text()
+        assert re.search(r'^kropki_push_closed_total\{reason="slow"\} 1\.0$', metrics, re.M), metrics
+    finally:
+        raw.close()
+    async with pushed(game.client, game.ala.secret, str(game.ala.seen)) as push:
+        assert (await push.reply()).status == "ok"
+
+
+async def test_a_clean_stop_closes_with_1001_and_the_client_resumes_after_the_restart(tmp_path: Path) -> None:
+    server = Server(tmp_path)
+    ala = f"{server.base}/a.kropki?idGracza=ala123"
+    async with aiohttp.ClientSession() as http:
+        with server.running(migrate=True):
+            assert await (await http.get(f"{ala}&co=guestLogin&opis=*Ala&lang=en")).text() == ""
+            first = parse_reply(await (await http.get(f"{ala}&co=getMsg&msgNo=0")).text())
+            seen = first.last
+            socket_ = await http.ws_connect(f"{server.base}/push?co=getMsg&idGracza=ala123&msgNo={seen}")
+            push = Pushed(socket_)
+            await push.reply()
+            number = await push.send("c", 0, encode_client_text("before the stop"))
+            await push.until(lambda reply: reply.processed >= number)
+            seen = push.replies[-1].last
+            stopping = asyncio.create_task(asyncio.to_thread(server.stop, signal.SIGTERM))
+            closed = await socket_.receive(timeout=FRAME_WAIT)
+            while closed.type is WSMsgType.TEXT:  # what is new goes out first: the stop's lines
+                closed = await socket_.receive(timeout=FRAME_WAIT)
+            assert closed.type in (WSMsgType.CLOSE, WSMsgType.CLOSED), closed
+            assert socket_.close_code == 1001
+            assert await stopping == 0
+        with server.running():
+            socket_ = await http.ws_connect(f"{server.base}/push?co=getMsg&idGracza=ala123&msgNo={seen}")
+            again = Pushed(socket_)
+            again.commands = push.commands  # numbered on from before the stop, as a client keeps them
+            back = await again.reply()
+            # the session came back: the whole state, newer than anything before the stop
+            assert back.status == "ok" and back.last > seen
+            assert any("*Ala" in line for line in back.lines(0)), back
+            number = await again.send("c", 0, encode_client_text("after the restart"))
+            assert (await again.until(lambda reply: reply.processed >= number)).processed == number
+            await socket_.close()
+        assert "Traceback" not in server.log(), server.log()
+
+
+async def test_the_connection_cap_ends_a_push_connection_to_make_room(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """A push connection counts as an open connection; at the cap it is ended as a long poll is, when
+    no idle or slow connection is left to close: with 1013, after what was new."""
+    client = await served(aiohttp_client, dataclasses.replace(settings, max_connections=1))
+    assert await (await client.get("/a.kropki?co=guestLogin&idGracza=ala123&opis=*Ala")).text() == ""
+    async with pushed(client, "ala123", "0") as push:  # the login's keep-alive connection makes room
+        assert (await push.reply()).status == "ok"
+        healthy = await client.get("/healthz")  # a new connection: only the push connection can go
+        assert healthy.status == 200
+        closed = await push.socket.receive(timeout=FRAME_WAIT)
+        while closed.type is WSMsgType.TEXT:  # what the last poll says goes out first
+            closed = await push.socket.receive(timeout=FRAME_WAIT)
+        assert closed.type is WSMsgType.CLOSE and push.socket.close_code == 1013
+    metrics = await (await client.get("/metrics")).text()
+    assert re.search(r'^kropki_push_closed_total\{reason="cap"\} 1\.0$', metrics, re.M), metrics
