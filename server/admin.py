@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -178,8 +178,7 @@ def _migrate(url: str) -> int:
 
 def _user(args: argparse.Namespace, url: str) -> int:
     """The admin's account commands; they change the database, which the server reads at each login."""
-    from server.store.accounts import NickTaken, UnknownNick
-    from server.store.database import SchemaError
+    from server.store.accounts import UnknownNick
     from server.store.store import Store
 
     async def run() -> str:
@@ -203,25 +202,13 @@ def _user(args: argparse.Namespace, url: str) -> int:
         finally:
             await store.close()
 
-    try:
-        print(asyncio.run(run()))
-        return 0
-    except UnknownNick as missing:
-        why = f"no account with the nick {missing}"
-    except NickTaken as taken:
-        why = f"the nick {taken} is taken"
-    except (SchemaError, ProtocolError) as refused:
-        why = str(refused)
-    print(f"kropki-server: error: {why}", file=sys.stderr)
-    return 1
+    return _account_answer(run)
 
 
 def _bot(args: argparse.Namespace, url: str) -> int:
     """A bot account made, or its token replaced: the token is printed once (the store keeps a hash)."""
     from server.hub.model import reserved
-    from server.store.accounts import NickTaken, UnknownNick
-    from server.store.bots import NotABot
-    from server.store.database import SchemaError
+    from server.store.accounts import NickTaken
     from server.store.store import Store
 
     async def run() -> str:
@@ -234,6 +221,15 @@ def _bot(args: argparse.Namespace, url: str) -> int:
             return await store.bots.issue_token(args.nick)
         finally:
             await store.close()
+
+    return _account_answer(run)
+
+
+def _account_answer(run: Callable[[], Awaitable[str]]) -> int:
+    """Print what an account command did, or why it could not (exit status 1)."""
+    from server.store.accounts import NickTaken, UnknownNick
+    from server.store.bots import NotABot
+    from server.store.database import SchemaError
 
     try:
         print(asyncio.run(run()))

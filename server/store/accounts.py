@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import or_, select
 from sqlalchemy.exc import IntegrityError
@@ -107,12 +108,37 @@ def _by_nick(nick: str):
     return select(User).where(User.nick_key == nick_key(nick))
 
 
-def _holding(nick: str):
+def holding(nick: str):
     """The accounts that show this nick or one that looks like it, or still log in with it after a
     rename."""
     key = nick_key(nick)
     return select(User).where(
         or_(User.nick_key == key, User.login_key == key, User.look_key == look_key(nick))
+    )
+
+
+def new_user(nick: str, secret_hash: str, *, email: str = "", lang: str = "en", **kind: Any) -> User:
+    """A new account's row: the starting rating, no games, no role (`kind`: a bot's columns)."""
+    key = nick_key(nick)
+    return User(
+        nick=nick,
+        nick_key=key,
+        login_key=key,
+        look_key=look_key(nick),
+        secret_hash=secret_hash,
+        email=email,
+        lang=lang,
+        avatar="",
+        about="",
+        registered_at=datetime.now(UTC),
+        rating=INITIAL.rating,
+        deviation=INITIAL.deviation,
+        volatility=INITIAL.volatility,
+        wins=0,
+        draws=0,
+        losses=0,
+        role=NO_ROLE,
+        **kind,
     )
 
 
@@ -123,30 +149,10 @@ class Accounts:
     async def register(self, nick: str, secret: str, email: str, lang: str) -> Account:
         """A new account with the starting rating; NickTaken if the nick, or one that looks like it,
         is."""
-        key = nick_key(nick)
         async with self.sessions() as session:
-            if await session.scalar(_holding(nick).limit(1)) is not None:
+            if await session.scalar(holding(nick).limit(1)) is not None:
                 raise NickTaken(nick)
-        secret_hash = await hash_id_async(secret)
-        user = User(
-            nick=nick,
-            nick_key=key,
-            login_key=key,
-            look_key=look_key(nick),
-            secret_hash=secret_hash,
-            email=email,
-            lang=lang,
-            avatar="",
-            about="",
-            registered_at=datetime.now(UTC),
-            rating=INITIAL.rating,
-            deviation=INITIAL.deviation,
-            volatility=INITIAL.volatility,
-            wins=0,
-            draws=0,
-            losses=0,
-            role=NO_ROLE,
-        )
+        user = new_user(nick, await hash_id_async(secret), email=email, lang=lang)
         try:
             async with self.sessions.begin() as session:
                 session.add(user)
@@ -197,7 +203,7 @@ class Accounts:
         try:
             async with self.sessions.begin() as session:
                 user = await self._user(session, nick)
-                holders = await session.scalars(_holding(new_nick).where(User.id != user.id).limit(1))
+                holders = await session.scalars(holding(new_nick).where(User.id != user.id).limit(1))
                 if holders.first() is not None:
                     raise NickTaken(new_nick)
                 old_look = user.look_key

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from datetime import UTC, datetime
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
-from server.engine.rating import INITIAL
-from server.hub.persistence import NO_ROLE, Account
-from server.protocol.codec import check_nick, look_key, nick_key
-from server.store.accounts import NickTaken, UnknownNick, account_of, ignored_by
+from server.hub.persistence import Account
+from server.protocol.codec import check_nick, nick_key
+from server.store.accounts import NickTaken, UnknownNick, account_of, holding, ignored_by, new_user
 from server.store.idhash import check_id_async, hash_id_async
 from server.store.models import ArchivedGame, User
 
@@ -51,36 +49,11 @@ class Bots:
         log in with (a random one, forgotten at once): the bot plays through its token only."""
         check_nick(nick, guest=False)
         token, hashed = _new_token()
-        key = nick_key(nick)
-        user = User(
-            nick=nick,
-            nick_key=key,
-            login_key=key,
-            look_key=look_key(nick),
-            secret_hash=await hash_id_async(secrets.token_urlsafe(TOKEN_BYTES)),
-            email="",
-            lang="en",
-            avatar="",
-            about="",
-            registered_at=datetime.now(UTC),
-            rating=INITIAL.rating,
-            deviation=INITIAL.deviation,
-            volatility=INITIAL.volatility,
-            wins=0,
-            draws=0,
-            losses=0,
-            role=NO_ROLE,
-            bot=True,
-            bot_token_hash=hashed,
-        )
+        secret_hash = await hash_id_async(secrets.token_urlsafe(TOKEN_BYTES))
+        user = new_user(nick, secret_hash, bot=True, bot_token_hash=hashed)
         try:
             async with self.sessions.begin() as session:
-                holder = await session.scalar(
-                    select(User.id).where(
-                        or_(User.nick_key == key, User.login_key == key, User.look_key == look_key(nick))
-                    )
-                )
-                if holder is not None:
+                if await session.scalar(holding(nick).limit(1)) is not None:
                     raise NickTaken(nick)
                 session.add(user)
         except IntegrityError:
