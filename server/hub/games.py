@@ -142,12 +142,13 @@ class Games:
             index = table.entry_at(seq) if here else None
             if index is not None:
                 table.journal[index] = journal_entry("archived", {"number": number, "game": games_played})
-            if here and table.room is room and room.games_played == games_played:
-                room.archive_number = number
+            if here and table.room is room:  # said even when the next game has begun meanwhile
                 self.tables.server_line(room.uid, f"l{number}", f"Game saved as number {number}.")
                 self.tables.server_line(room.uid, *rating_line(finished, unrated or "account", accounts))
-                self.bus.publish(room.uid, room.state())
-                self.bus.publish(LOBBY, room.state())
+                if room.games_played == games_played:  # `x` carries the number of the game on the table
+                    room.archive_number = number
+                    self.bus.publish(room.uid, room.state())
+                    self.bus.publish(LOBBY, room.state())
             for account in accounts:
                 self.account_changed(account)
             log.info("game archived %s", Fields(uid=room.uid, number=number, result=game.result))
