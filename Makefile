@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: install lock test test-packages test-sqlite test-postgres run lint bench clean
+.PHONY: install lock test test-packages test-sqlite test-server test-browser test-postgres run lint bench clean
 
 install: $(STAMP)
 
@@ -37,10 +37,11 @@ lock: install
 # layers import no database) and the browser tests, which drive the client through the protocol (the
 # store's PostgreSQL paths behind every page and command are in tests/store, tests/web, tests/cluster).
 # Running those twice took three and a half minutes of a suite that must stay well under ten.
-# The two halves run side by side (much of each waits on browsers, servers and sleeps, not on a core):
-# 6 minutes instead of 9.5 on two cores. --output-sync prints each half's output whole when it ends.
+# Three parts side by side (much of each waits on browsers, servers and sleeps, not on a core): the
+# suite on SQLite without the browser tests, the browser tests, and the suite on PostgreSQL.
+# --output-sync prints each part's output whole when it ends.
 test: install test-packages
-	$(MAKE) -j2 --output-sync=target test-sqlite test-postgres
+	$(MAKE) -j3 --output-sync=target test-server test-browser test-postgres
 
 # What the tests need from Debian, installed once before the halves start (two apt runs at once would
 # wait on each other's lock); scripts/with-postgres installs postgresql itself.
@@ -50,8 +51,14 @@ test-packages:
 	scripts/ensure-debian-package redis-server redis-server
 	scripts/ensure-debian-package openssl openssl
 
-test-sqlite: install test-packages
+test-sqlite: install test-packages  # the whole suite on SQLite, in one run
 	$(VENV)/bin/pytest
+
+test-server: install test-packages
+	$(VENV)/bin/pytest --ignore=tests/static
+
+test-browser: install test-packages
+	$(VENV)/bin/pytest -p no:cacheprovider tests/static
 
 test-postgres: install test-packages
 	scripts/with-postgres $(VENV)/bin/pytest -p no:cacheprovider --ignore=tests/static --ignore=tests/engine --ignore=tests/protocol
