@@ -115,7 +115,7 @@ async def _poll(
     may_send_whole_state = None
     guard = None
     if request is not None:
-        may_send_whole_state = functools.partial(_may_send_whole_state, request, _sent_id(query))
+        may_send_whole_state = functools.partial(_may_send_whole_state, request, sent_id(query))
         guard = request.app.get(GUARD_KEY) if wait else None
     # the cap may end a long poll early, answering with what there is
     with guard.long_poll(request) if guard is not None else contextlib.nullcontext() as early:
@@ -127,14 +127,14 @@ def _may_send_whole_state(request: web.Request, sent_id: str) -> bool:
 
 
 async def get_msg(hub: Hub, query: Query) -> str:
-    return await _poll(hub, query, _sent_id(query), False)
+    return await _poll(hub, query, sent_id(query), False)
 
 
 async def get_b_msg(hub: Hub, query: Query) -> str:
-    return await _poll(hub, query, _sent_id(query), True)
+    return await _poll(hub, query, sent_id(query), True)
 
 
-def _sent_id(query: Query) -> str:
+def sent_id(query: Query) -> str:
     return query.get("idGracza") or query.get("playerId") or ""
 
 
@@ -291,15 +291,15 @@ async def poll(request: web.Request, co: str) -> str:
     """The answer to a getMsg or getBMsg (`co`)."""
     query = request.query
     try:
-        secret = await screened_id(request, _sent_id(query))
+        secret = await screened_id(request, sent_id(query))
         return await _poll(request.app[HUB_KEY], query, secret or "", POLLS[co], request)
     except ProtocolError as refused:
         return f"err.{refused.code}"
     except Exception as failure:  # a bug must answer like any refusal, not a 500 that stops a client's loop
-        return _failed(request, co, failure)
+        return failed(request, co, failure)
 
 
-def _failed(request: web.Request, co: str, failure: Exception) -> str:
+def failed(request: web.Request, co: str, failure: Exception) -> str:
     """A bug is logged; a database that cannot be reached is not (the store's writer logs that once)."""
     if unavailable(failure) is None:
         log_failure(request, co)
@@ -320,7 +320,7 @@ async def kropki(request: web.Request) -> web.Response:
     hub = request.app[HUB_KEY]
     before = hub.writes()
     try:
-        sent = _sent_id(query)
+        sent = sent_id(query)
         secret = await screened_id(request, sent, login=co == "guestLogin")
         if secret != sent:  # a stranger's id: every handler answers it as an unknown one
             request = request.clone(rel_url=request.rel_url.update_query(idGracza=secret, playerId=secret))
@@ -332,7 +332,7 @@ async def kropki(request: web.Request) -> web.Response:
     except ProtocolError as refused:
         body = f"err.{refused.code}"
     except Exception as failure:  # a bug must answer like any refusal, not a 500 that stops a client's loop
-        body = _failed(request, co, failure)
+        body = failed(request, co, failure)
     stored = await hub.settled(before)  # its writes stored (a poll waits for its own in _poll)
     if not stored and co not in SESSION_ONLY and not body.startswith("err."):
         body = "err.storage"  # done in the live game, but a crash could still lose it: not "done"

@@ -34,13 +34,12 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 from server.hub.hub import Hub
 from server.hub.stream import MAX_WAIT, Poll
 from server.protocol.codec import ProtocolError, parse_commands, parse_msg_no, reply_parts, without_news
-from server.store.outage import unavailable
 from server.web.clients import refused, refuses_whole_state
-from server.web.common import HUB_KEY, log_failure, text_response
+from server.web.common import HUB_KEY, text_response
 from server.web.connections import GUARD_KEY
 from server.web.headers import SECURITY_HEADERS
 from server.web.ids import screened_id
-from server.web.kropki import MAX_MSG_FROM_CLIENT, POLLS
+from server.web.kropki import MAX_MSG_FROM_CLIENT, POLLS, failed, sent_id
 from server.web.metrics import METRICS_KEY
 
 log = logging.getLogger(__name__)
@@ -147,7 +146,7 @@ class Push:
     ) -> None:
         self.pushes, self.request, self.socket, self.secret = pushes, request, socket, secret
         self.hub: Hub = request.app[HUB_KEY]
-        self.sent_id = sent_id(request)
+        self.sent_id = sent_id(request.query)
         self.seen, self.subscriptions_seen = parse_msg_no(request.query.get("msgNo", ""))
         self.with_subscriptions = POLLS[co]
         # a poll now and then keeps the session alive, as a client's polls do (Sessions.time_out)
@@ -197,7 +196,7 @@ class Push:
                 await self.send_and_close(f"err.{refused_poll.code}", REFUSED)
                 return
             except Exception as failure:  # a bug ends this connection with a refusal, never the server
-                await self.send_and_close(_failed(self.request, failure), REFUSED)
+                await self.send_and_close(failed(self.request, "push", failure), REFUSED)
                 return
             seen, processed, rest = reply_parts(reply)
             logged_out = reply.startswith("sd") and bool(self.secret)
@@ -257,7 +256,7 @@ class Push:
                 await self.send_refusal(f"err.{refused_frame.code}")
                 continue
             except Exception as failure:
-                await self.send_refusal(_failed(self.request, failure))
+                await self.send_refusal(failed(self.request, "push", failure))
                 continue
             self.kick()
             if unstored is not None and self.unstored is None:
@@ -277,18 +276,6 @@ class Push:
             await self.socket.send_str(text)
 
 
-def sent_id(request: web.Request) -> str:
-    """The id as the client sent it: `idGracza` or `playerId`, as on every endpoint."""
-    return request.query.get("idGracza") or request.query.get("playerId") or ""
-
-
-def _failed(request: web.Request, failure: Exception) -> str:
-    if unavailable(failure) is None:
-        log_failure(request, "push")
-        return "err.internal"
-    return "err.storage"
-
-
 @routes.get("/push")
 async def push(request: web.Request) -> web.StreamResponse:
     """`/push?co=getBMsg&idGracza=...&msgNo=...`: the stream of `co` (getMsg or getBMsg) from msgNo."""
@@ -303,7 +290,7 @@ async def push(request: web.Request) -> web.StreamResponse:
         if "msgNo" not in query:
             raise ProtocolError("missing.msgNo")
         parse_msg_no(query["msgNo"])
-        secret = await screened_id(request, sent_id(request)) or ""
+        secret = await screened_id(request, sent_id(request.query)) or ""
     except ProtocolError as refusal:
         return text_response(f"err.{refusal.code}")
     socket.headers.update(SECURITY_HEADERS)
