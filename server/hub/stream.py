@@ -109,11 +109,7 @@ class Stream:
         if may_send_whole_state is not None and self.asks_whole_state(secret, seen):
             if not may_send_whole_state():
                 raise ProtocolError("tooFast")
-        before = self.ctx.persistence.queued
-        self.receive(secret, poll.messages)
-        await self.settled(before)
-        if poll.messages:
-            await self.confirmed(secret)
+        await self.take(secret, poll.messages)
         if poll.wait:
             waiting = self.wait_for_news(secret, seen, poll.wait, early)
             if waiting is not None:
@@ -126,10 +122,10 @@ class Stream:
         )
 
     async def take(self, secret: str, messages: list[ClientMessage]) -> int | None:
-        """A poll's commands without its reply: a push connection's frame (server/web/push.py), whose
-        replies come from its own polls. Stored, and confirmed by other members, as a poll's are before
-        a reply's k counts them. None once stored; else the writes' mark to wait on (`settled`): a
-        pushed k must move when they are stored, with no poll to ask for it."""
+        """A poll's commands without its reply: every poll's first step, and all of a push
+        connection's frame (server/web/push.py), whose replies come from its own polls. Stored, and
+        confirmed by other members, before a reply's k counts them. None once stored; else the writes'
+        mark to wait on (`settled`): a pushed k must move when they are stored, with no poll to ask."""
         before = self.ctx.persistence.queued
         self.receive(secret, messages)
         stored = await self.settled(before)
