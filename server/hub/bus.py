@@ -33,6 +33,14 @@ RENUMBER_AT = 2**30  # event numbers start again at a restart above this: MultiP
 # them at once, thousands of replies, as often as the events come. A lone event wakes them at once; the
 # events after it within this time go together, one wake later (issue 19).
 LOBBY_WAKE_EVERY = 1.0
+# ... and the push connections waiting on it (server/web/push.py) at most this often: a push connection
+# is a reader that never goes away, so a busy lobby would send each of them a frame a second, twice what
+# a client polling every 2 s gets, and thousands of them cost a core (docs/performance.md, "push against
+# polling"). Their own tables' events and their own lines still come at once.
+PUSHED_LOBBY_WAKE_EVERY = 2.0
+# Readers woken in one turn of the event loop: the rest in the turns after, so that waking thousands at
+# once leaves the loop free in between to accept connections and carry moves.
+WAKE_SLICE = 256
 WAIT_TICK = 0.01  # seconds: a long poll with nothing new ends on the first tick after its wait is up
 
 
@@ -74,20 +82,53 @@ class Channel:
     members: dict[str, int] = field(default_factory=dict)
 
     def wake_waiters(self) -> None:
-        for waiter in self.waiters:
-            wake(waiter)
+        wake_in_slices(self.waiters)
+
+
+class _Pace:
+    """Wakes the readers waiting on the lobby at once on a lone event, then at most once every `every`
+    seconds: the events in between go together, one wake later (issue 19)."""
+
+    __slots__ = ("every", "timers", "waiters", "woken_at", "due")
+
+    def __init__(self, every: float, timers: Timers, waiters: set[asyncio.Future[None]]) -> None:
+        self.every, self.timers, self.waiters = every, timers, waiters
+        self.woken_at = float("-inf")  # timers' time of the last wake
+        self.due: Handle | None = None  # the next one, when news waits for it
+
+    def news(self) -> None:
+        if self.due is not None:
+            return  # this event goes with the wake already due
+        due = self.woken_at + self.every
+        if self.timers.now() >= due:
+            self.wake()
+        else:
+            self.due = self.timers.call_at(due, self.wake)
+
+    def wake(self) -> None:
+        self.due = None
+        self.woken_at = self.timers.now()
+        wake_in_slices(self.waiters)
 
 
 class LocalBus:
     """The in-process bus: the only owner of the event numbering, the channels and the waiting polls."""
 
-    def __init__(self, persistence: Callable[[], Persistence], table_history: int, timers: Timers) -> None:
+    def __init__(
+        self,
+        persistence: Callable[[], Persistence],
+        table_history: int,
+        timers: Timers,
+        lobby_history: int | None = None,
+    ) -> None:
         self.counter = Counter(FIRST_J, reserve=lambda mark: persistence().events_reserved(mark))
         self.channels: dict[int, Channel] = {}
         self.table_history = table_history
+        self.lobby_history = lobby_history or table_history
         self.timers = timers
-        self._lobby_woken_at = float("-inf")  # timers' time of the lobby's last wake
-        self._lobby_wake: Handle | None = None  # the next one, when lobby news waits for it
+        self._lobby_polls: _Pace | None = None  # the long polls waiting on the lobby: its channel's waiters
+        self.pushed_lobby: set[asyncio.Future[None]] = set()  # the push connections waiting on it
+        self._lobby_pushes = _Pace(PUSHED_LOBBY_WAKE_EVERY, timers, self.pushed_lobby)
         self._listeners: list[Callable[[int], None]] = []
         # a member of a cluster hears every lobby line made here, to share it (server/cluster/lobby.py)
         self.lobby_listener: Callable[[str, bool], None] | None = None
@@ -103,7 +144,11 @@ class LocalBus:
 
     def open(self, uid: int) -> Channel:
         """The channel of a new table."""
-        channel = self.channels[uid] = Channel(EventLog(self.table_history))
+        channel = self.channels[uid] = Channel(
+            EventLog(self.lobby_history if uid == LOBBY else self.table_history)
+        )
+        if uid == LOBBY:
+            self._lobby_polls = _Pace(LOBBY_WAKE_EVERY, self.timers, channel.waiters)
         return channel
 
     def close(self, uid: int) -> None:
@@ -114,7 +159,9 @@ class LocalBus:
         number = self.counter.next()
         channel.log.post(number, uid, line, b_only=b_only)
         if uid == LOBBY:
-            self._wake_lobby_soon()
+            assert self._lobby_polls is not None  # opened with the lobby's channel
+            self._lobby_polls.news()
+            self._lobby_pushes.news()
             if self.lobby_listener is not None:
                 self.lobby_listener(line, b_only)
             return number
@@ -145,23 +192,6 @@ class LocalBus:
     def mark(self) -> int:
         return self.counter.next()
 
-    def _wake_lobby_soon(self) -> None:
-        """At once if the lobby's last wake is LOBBY_WAKE_EVERY old, else once it is (LOBBY_WAKE_EVERY)."""
-        if self._lobby_wake is not None:
-            return  # this event goes with the wake already due
-        due = self._lobby_woken_at + LOBBY_WAKE_EVERY
-        if self.timers.now() >= due:
-            self._wake_lobby()
-        else:
-            self._lobby_wake = self.timers.call_at(due, self._wake_lobby)
-
-    def _wake_lobby(self) -> None:
-        self._lobby_wake = None
-        self._lobby_woken_at = self.timers.now()
-        channel = self.channels.get(LOBBY)
-        if channel is not None:
-            channel.wake_waiters()
-
     def nudge(self, *players: Player) -> None:
         # Invitation lines (vg, vs, vr) are state repeated in every reply, not events: a long poll waiting
         # for an event would show a change only when it timed out.
@@ -178,6 +208,7 @@ class LocalBus:
         """End every long poll (a clean stop)."""
         for channel in self.channels.values():
             channel.wake_waiters()
+        wake_in_slices(self.pushed_lobby)
 
     async def wait(
         self,
@@ -185,15 +216,17 @@ class LocalBus:
         player: Player | None,
         timeout: float,
         early: asyncio.Future[None] | None = None,
+        pushed: bool = False,
     ) -> None:
         """Until the next event at one of `uids` or for `player`, `timeout` seconds, or a result of
-        `early` (which is then the future the events wake)."""
+        `early` (which is then the future the events wake). `pushed`: a push connection waits, whose
+        lobby news comes at most every PUSHED_LOBBY_WAKE_EVERY."""
         # a bare future, and its time-out among everyone's (_Deadlines): no task, no cancellation and no
         # timer of its own per poll, which a server full of long polls would pay thousands of times a second
         loop = asyncio.get_running_loop()
         waiter: asyncio.Future[None] = loop.create_future() if early is None else early
         for uid in uids:
-            self.channels[uid].waiters.add(waiter)
+            (self.pushed_lobby if pushed and uid == LOBBY else self.channels[uid].waiters).add(waiter)
         if player is not None:
             player.waiter = waiter
         deadlines = self._deadlines
@@ -208,6 +241,8 @@ class LocalBus:
                 channel = self.channels.get(uid)
                 if channel is not None:
                     channel.waiters.discard(waiter)
+            if pushed:
+                self.pushed_lobby.discard(waiter)
             if player is not None and player.waiter is waiter:
                 player.waiter = None
 
@@ -262,6 +297,23 @@ class _Deadlines:
                 wake(waiter)
         self._done = max(self._done, now)
         self._timer = self.loop.call_at((self._done + 1) * WAIT_TICK, self._tick) if self.ticks else None
+
+
+def wake_in_slices(waiters: set[asyncio.Future[None]]) -> None:
+    """Wake every waiter: WAKE_SLICE now, the rest a slice a turn of the loop."""
+    if len(waiters) <= WAKE_SLICE:
+        for waiter in waiters:
+            wake(waiter)
+        return
+    _wake_slice(list(waiters), 0)
+
+
+def _wake_slice(waiters: list[asyncio.Future[None]], start: int) -> None:
+    end = start + WAKE_SLICE
+    for waiter in waiters[start:end]:
+        wake(waiter)
+    if end < len(waiters):
+        asyncio.get_running_loop().call_soon(_wake_slice, waiters, end)
 
 
 def wake(waiter: asyncio.Future[None]) -> None:

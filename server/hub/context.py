@@ -27,6 +27,7 @@ class Context:
     limits: Limits
     poll_timeout: float  # seconds without a poll before a player is logged out
     table_history: int  # events kept per table
+    lobby_history: int  # events kept in the lobby's log
     player_history: int  # events kept in a player's own log
     sanctions: SanctionBook = field(default_factory=SanctionBook)  # in force now (server/hub/sanctions.py)
 

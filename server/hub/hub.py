@@ -36,7 +36,7 @@ from server.hub.ignoring import Ignoring
 from server.hub.invitations import Invitations
 from server.hub.limits import Caps, Limits, needs_storage
 from server.hub.lobby import Lobby
-from server.hub.mailbox import PLAYER_HISTORY, TABLE_HISTORY, Counter
+from server.hub.mailbox import LOBBY_HISTORY, PLAYER_HISTORY, TABLE_HISTORY, Counter
 from server.hub.mirrors import Mirrors
 from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Standing, Table
 from server.hub.peers import Peers
@@ -84,9 +84,10 @@ class Hub:
             limits=Limits(caps or Caps()),
             poll_timeout=poll_timeout,
             table_history=history or TABLE_HISTORY,
+            lobby_history=history or LOBBY_HISTORY,
             player_history=history or PLAYER_HISTORY,
         )
-        self.bus = LocalBus(lambda: ctx.persistence, ctx.table_history, ctx.timers)
+        self.bus = LocalBus(lambda: ctx.persistence, ctx.table_history, ctx.timers, ctx.lobby_history)
         self.roster = Roster(ctx)
         self.saved = SavedSessions(ctx, self.roster)
         self.tables = Tables(ctx, self.bus, self.roster, self.saved)

@@ -15,6 +15,13 @@ from itertools import islice
 
 TABLE_HISTORY = 2000  # events kept per table; an older msgNo gets the table's full state again
 PLAYER_HISTORY = 1000  # events kept in a player's own log
+# Events kept in the lobby's log: each login, logout and game start or end is a few lobby events for
+# everyone, and a reader whose msgNo falls behind what is kept gets the whole lobby (150 KB at 7,000
+# players) instead of the news. 2,000 events lasted 5 s while players logged in at 200 a second, less
+# than a 2-s poller's or a push connection's wait for a busy lobby: with 10,000 push connections each
+# frame became a whole state, 3 GB of them at once (docs/performance.md, "push against polling"). At
+# about 200 bytes an event, these cost 2 MB.
+LOBBY_HISTORY = 10_000
 RESERVE_AHEAD = 100_000  # event numbers reserved in the store at a time (see Counter)
 
 

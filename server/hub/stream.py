@@ -50,7 +50,8 @@ IGNORING = ("ignore", "unignore")  # `c` commands that are not chat (server/hub/
 @dataclass(frozen=True, slots=True)
 class Poll:
     """A getMsg (or, `with_subscriptions`, a getBMsg) as the web layer parsed it: whose, its commands,
-    the msgNo it has seen (and whether that covers the subscriptions' lines), and how long it may wait."""
+    the msgNo it has seen (and whether that covers the subscriptions' lines), how long it may wait, and
+    whether a push connection asks (its lobby news is paced: bus.PUSHED_LOBBY_WAKE_EVERY)."""
 
     secret: str
     messages: list[ClientMessage]
@@ -58,6 +59,7 @@ class Poll:
     with_subscriptions: bool
     subscriptions_seen: bool = True
     wait: float = 0.0
+    pushed: bool = False
 
 
 class Stream:
@@ -111,7 +113,7 @@ class Stream:
                 raise ProtocolError("tooFast")
         await self.take(secret, poll.messages)
         if poll.wait:
-            waiting = self.wait_for_news(secret, seen, poll.wait, early)
+            waiting = self.wait_for_news(secret, seen, poll.wait, early, pushed=poll.pushed)
             if waiting is not None:
                 await waiting
         return self.reply(
@@ -416,7 +418,13 @@ class Stream:
         return False
 
     def wait_for_news(
-        self, secret: str, seen: int, timeout: float, early: asyncio.Future[None] | None = None
+        self,
+        secret: str,
+        seen: int,
+        timeout: float,
+        early: asyncio.Future[None] | None = None,
+        *,
+        pushed: bool = False,
     ) -> Coroutine[Any, Any, None] | None:
         """The opt-in long poll: the bus's wait, which returns when the reader has an event after `seen`,
         after `timeout`, or when `early` has its result (the connection cap making room); None when
@@ -437,7 +445,7 @@ class Stream:
             uids = list(player.tables)
             if player.nudged or self.has_news(player, seen):
                 return None
-        return self.bus.wait(uids, player, timeout, early)
+        return self.bus.wait(uids, player, timeout, early, pushed)
 
     def asks_whole_state(self, secret: str, seen: int) -> bool:
         """Whether a poll with this msgNo gets the lobby's whole state: the costly reply that the web

@@ -278,14 +278,23 @@ def frame(logged_in: bool, first: int, last: int, processed: int, messages: list
 REPEATED = ("q", "vg", "vs", "vr")  # what every reply repeats: section heads and invitations
 
 
-def reply_parts(reply: str) -> tuple[int, int, str]:
-    """The j and k of a reply that `frame` made, and the rest after its head: a push connection
-    (server/web/push.py) carries replies as frames and resumes from their j."""
-    _, head, rest = reply.split("/", 2)
-    _, last, processed = head[1:].split(".")
-    return int(last), int(processed), rest
-
-
-def without_news(rest: str) -> bool:
-    """Whether the lines after a reply's head are only those every reply repeats (no event)."""
-    return all(line == "end" or line.startswith(REPEATED) for line in rest.split("/"))
+def reply_head(reply: str) -> tuple[int, int, str | None]:
+    """The j and k of a reply that `frame` made, and the lines after its head when they carry no event
+    (only what every reply repeats), else None: a push connection (server/web/push.py) resumes from j,
+    and sends a quiet reply only when it differs from the last one it sent. The lines are looked at one
+    by one up to the first event: a reply with news, a whole lobby's state say, is neither split nor
+    copied."""
+    head_at = reply.index("/") + 1
+    start = reply.index("/", head_at) + 1
+    _, last, processed = reply[head_at + 1 : start - 1].split(".")
+    position, size = start, len(reply)
+    while position < size:
+        if reply.startswith("end", position) and (position + 3 == size or reply[position + 3] == "/"):
+            pass
+        elif not reply.startswith(REPEATED, position):
+            return int(last), int(processed), None
+        position = reply.find("/", position)
+        if position < 0:
+            break
+        position += 1
+    return int(last), int(processed), reply[start:]

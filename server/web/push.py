@@ -33,7 +33,7 @@ from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from server.hub.hub import Hub
 from server.hub.stream import MAX_WAIT, Poll
-from server.protocol.codec import ProtocolError, parse_commands, parse_msg_no, reply_parts, without_news
+from server.protocol.codec import ProtocolError, parse_commands, parse_msg_no, reply_head
 from server.web.clients import refused, refuses_whole_state
 from server.web.common import HUB_KEY, text_response
 from server.web.connections import GUARD_KEY
@@ -157,7 +157,7 @@ class Push:
         self.early: asyncio.Future[None] | None = None  # ends the poll waiting now
         self.closing: int | None = None  # the close code, once the connection is to end
         self.writer: asyncio.Task[None] | None = None
-        self.last_sent: tuple[int, str] | None = None  # the k and lines of the last frame
+        self.last_sent: tuple[int, str | None] | None = None  # the last frame's k and, if quiet, lines
         self.unstored: asyncio.Task[None] | None = None  # waits for writes storage did not take at once
 
     def kick(self) -> None:
@@ -188,7 +188,7 @@ class Push:
             closing = self.closing
             poll = Poll(
                 self.secret, [], self.seen, self.with_subscriptions, self.subscriptions_seen,
-                0.0 if kicked or closing is not None else self.wait,
+                0.0 if kicked or closing is not None else self.wait, pushed=True,
             )  # fmt: skip
             try:
                 reply = await self.hub.poll(poll, early, self.may_send_whole_state)
@@ -198,18 +198,21 @@ class Push:
             except Exception as failure:  # a bug ends this connection with a refusal, never the server
                 await self.send_and_close(failed(self.request, "push", failure), REFUSED)
                 return
-            seen, processed, rest = reply_parts(reply)
+            seen, processed, quiet = reply_head(reply)
             logged_out = reply.startswith("sd") and bool(self.secret)
-            if self.last_sent != (processed, rest) or not without_news(rest) or logged_out:
+            if quiet is None or self.last_sent != (processed, quiet) or logged_out:
                 pushes.sending[self] = loop.time()
                 try:
                     await socket.send_str(reply)
+                    del reply  # the transport keeps what the socket has not taken; the text need not wait
                     await self.written()
                 except (ConnectionError, RuntimeError):  # the client went, or the socket closed
                     return
                 finally:
                     pushes.sending.pop(self, None)
-                self.last_sent = (processed, rest)
+                # a quiet reply is kept to compare the next one with; news is never sent twice anyway, and
+                # a whole state kept here for each connection would hold its size thousands of times
+                self.last_sent = (processed, quiet)
                 # the next frame starts where this one ended (a reply not sent leaves it where it was)
                 self.seen, self.subscriptions_seen = seen, True
             if logged_out:  # an id with no session: the client logs in again, then connects again

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-from server.hub.bus import FIRST_J, LOBBY_WAKE_EVERY, WAIT_TICK, EventBus, LocalBus
+from server.hub.bus import (
+    FIRST_J,
+    LOBBY_WAKE_EVERY,
+    PUSHED_LOBBY_WAKE_EVERY,
+    WAIT_TICK,
+    WAKE_SLICE,
+    EventBus,
+    LocalBus,
+)
 from server.hub.clock import LoopTimers, ManualTimers, Timers
 from server.hub.mailbox import EventLog
 from server.hub.model import LOBBY, Player
@@ -129,6 +137,60 @@ async def test_lobby_news_wakes_the_lobbys_long_polls_at_once_then_at_most_once_
     assert await woken_by(lambda: bus.send(ala, LOBBY, "e..."))  # the player's own: at once
     timers.advance(LOBBY_WAKE_EVERY)
     assert await woken_by(lambda: bus.publish(LOBBY, "pd*Bob"))  # quiet for a period: at once again
+
+
+async def test_a_push_connection_gets_the_lobbys_news_at_most_every_pushed_period() -> None:
+    """A push connection never goes away: a busy lobby would send thousands of them a frame a second,
+    more than a client polling every 2 s gets. Its lobby news is paced on its own (2 s), the long
+    polls' as before (1 s), and its own tables' events still come at once."""
+    assert PUSHED_LOBBY_WAKE_EVERY > LOBBY_WAKE_EVERY
+    timers = ManualTimers()
+    bus = _bus(timers)
+    ala, bob = _player(), Player(secret="bob456", nick="*Bob", lang="en", inbox=EventLog(10))
+    bus.publish(LOBBY, "pa*Cyd")  # both paces have just woken: the next lobby news waits for them
+    pushed = asyncio.ensure_future(bus.wait([LOBBY, 7], ala, timeout=5, pushed=True))
+    polled = asyncio.ensure_future(bus.wait([LOBBY], bob, timeout=5))
+    await asyncio.sleep(0)
+    assert bus.pushed_lobby and not pushed.done()
+    bus.publish(LOBBY, "pa*Dan")
+    timers.advance(LOBBY_WAKE_EVERY)
+    await asyncio.wait_for(polled, 1)  # the long poll: a period later
+    await asyncio.sleep(0)
+    assert not pushed.done()
+    timers.advance(PUSHED_LOBBY_WAKE_EVERY - LOBBY_WAKE_EVERY)
+    await asyncio.wait_for(pushed, 1)  # the push connection: its own, longer period later
+    assert not bus.pushed_lobby and ala.waiter is None
+
+    pushed = asyncio.ensure_future(bus.wait([LOBBY, 7], ala, timeout=5, pushed=True))
+    await asyncio.sleep(0)
+    bus.publish(LOBBY, "pa*Eve")
+    bus.publish(7, "m1")  # a table's event: at once, with no wait for the lobby's period
+    await asyncio.wait_for(pushed, 1)
+    assert not bus.pushed_lobby and not bus.channels[7].waiters
+
+
+async def test_thousands_of_readers_are_woken_a_slice_a_turn_of_the_loop() -> None:
+    """Waking every reader of a busy lobby in one turn would hold the loop for as long as their
+    replies take (about a second at 10,000 push connections): no connection accepted, no move carried.
+    A slice now, the rest one slice a turn, with the loop's other work in between."""
+    bus = _bus()
+    players = [Player(secret=f"s{n}", nick=f"*P{n}", lang="en", inbox=EventLog(10)) for n in range(600)]
+    waits = [
+        asyncio.ensure_future(bus.wait([LOBBY], p, timeout=5, pushed=n % 2 == 0))
+        for n, p in enumerate(players)
+    ]
+    await asyncio.sleep(0)
+    turns: list[int] = []
+    bus.publish(LOBBY, "pa*Ala")  # the first lobby news: both paces wake at once
+    asyncio.get_running_loop().call_soon(lambda: turns.append(sum(w.done() for w in waits)))
+    assert turns == []
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)
+    # other work ran after the first slices were woken and before the last ones were
+    assert turns and turns[0] < len(waits)
+    await asyncio.wait_for(asyncio.gather(*waits), 1)
+    assert not bus.channels[LOBBY].waiters and not bus.pushed_lobby
+    assert len(players) // 2 > WAKE_SLICE  # each pace had more than a slice to wake
 
 
 def test_numbering_goes_on_above_an_earlier_run_and_starts_again_past_a_java_int() -> None:

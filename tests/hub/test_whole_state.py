@@ -10,6 +10,8 @@ from unittest import mock
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
+from server.hub.limits import Caps
+from server.hub.mailbox import LOBBY_HISTORY, TABLE_HISTORY
 from server.protocol import events
 from server.protocol.codec import parse_commands
 
@@ -192,3 +194,26 @@ def test_a_newcomers_refused_first_command_leaves_its_whole_state_in_order() -> 
     assert plain[0].startswith("pr")
     assert refused[:-1] == plain
     assert "..e." in refused[-1]  # the error line comes after the state it follows
+
+
+def test_the_lobby_keeps_news_for_longer_than_a_table_so_a_burst_of_logins_is_news_not_whole_states() -> None:
+    """Players logging in at 200 a second made 2,000 lobby events in 5 s: a reader 2 s behind (a poller,
+    a push connection whose lobby news is paced) got the whole lobby, 150 KB at 7,000 players, and
+    thousands of them at once held gigabytes. The lobby keeps LOBBY_HISTORY events, tables TABLE_HISTORY."""
+    assert LOBBY_HISTORY >= 5 * TABLE_HISTORY
+    hub = Hub(
+        timers=ManualTimers(),
+        clock=lambda: 1_700_000_000.0,
+        caps=Caps(players=2_000, players_per_address=2_000),
+    )
+    hub.guest_login("rd00xx", "*Reader", "en")
+    hub.reply("rd00xx", 0, with_subscriptions=False)
+    seen = hub.counter.last
+    for n in range(1_000):  # a few lobby events each: more than a table's log keeps
+        hub.guest_login(f"id{n:04d}xx", f"*P{n}", "en")
+    assert hub.counter.last - seen > TABLE_HISTORY
+    built = hub.lobby_states_built
+    assert not hub.asks_whole_state("rd00xx", seen)
+    news = lobby_lines(hub.reply("rd00xx", seen, with_subscriptions=False))
+    assert hub.lobby_states_built == built and not any(line.startswith("pr") for line in news)
+    assert sum(line.startswith("pa") for line in news) == 1_000

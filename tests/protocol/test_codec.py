@@ -37,6 +37,7 @@ from server.protocol.codec import (
     nick_key,
     parse_commands,
     parse_msg_no,
+    reply_head,
 )
 from server.protocol.confusables import PROTOTYPES
 
@@ -880,3 +881,15 @@ def test_frames_split_back_into_their_messages(
     assert [int(x) for x in numbering[1:].split(".")] == [first, last, processed]
     # MultiPoints accepts a reply that starts with `ok` and ends with `end`.
     assert reply.startswith("ok" if logged_in else "sd") and reply.endswith("end")
+
+
+def test_a_replys_head_and_its_quiet_lines_as_a_push_connection_reads_them() -> None:
+    """A push connection sends a quiet reply (nothing but what every reply repeats) only when it differs
+    from the last it sent, so it keeps the quiet lines; a reply with news is always sent, and is neither
+    split nor kept (a whole lobby's state is 150 KB, for each of thousands of connections)."""
+    quiet = frame(True, 7, 9, 3, ["q0", "vg*Ala.2020s0..s.F.n....", "q17"])
+    assert reply_head(quiet) == (9, 3, "q0/vg*Ala.2020s0..s.F.n..../q17/end")
+    assert reply_head(frame(True, 7, 9, 0, [])) == (9, 0, "end")
+    assert reply_head(frame(True, 7, 9, 3, ["q0", "pa*Bob", "vg*Ala.2020s0..s.F.n...."])) == (9, 3, None)
+    assert reply_head(frame(True, 7, 9, 3, ["q0", "endless"])) == (9, 3, None)  # a line, not the end
+    assert reply_head(frame(False, 0, 12, 0, ["q0", "pr*Ala"])) == (12, 0, None)

@@ -19,6 +19,7 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
+from server.hub.bus import LOBBY_WAKE_EVERY, PUSHED_LOBBY_WAKE_EVERY
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.model import Origin
@@ -136,11 +137,63 @@ async def test_the_same_session_polls_and_pushes_at_once(game: Players) -> None:
         await push.reply()
         game.ala.say(0, "hello both")
         await game.ala.poll()
-        game.timers.advance(2)  # the lobby's news wakes its readers once a second (LOBBY_WAKE_EVERY)
+        game.timers.advance(PUSHED_LOBBY_WAKE_EVERY)  # a push connection's lobby news: at most this often
         heard = await push.until(lambda reply: bool(chat_texts(reply.lines(0))))
         assert [text for _, _, text in chat_texts(heard.lines(0))] == ["hello both"]
         polled = await game.bob.poll()
         assert [text for _, _, text in chat_texts(polled.lines(0))] == ["hello both"]
+
+
+async def test_lobby_news_is_paced_for_a_push_connection_and_its_games_are_not(game: Players) -> None:
+    """While players keep logging in, each lobby wake is a frame to every push connection: they come
+    at most every PUSHED_LOBBY_WAKE_EVERY (a 1-s long poll's pace would be twice a 2-s poller's
+    replies), while a move at the player's own table comes at once."""
+    uid, blue, red = await game.start("0808stanF0.0.0")
+    async with pushed(game.client, red.secret, str(red.seen)) as push:
+        await push.reply()
+        game.timers.advance(PUSHED_LOBBY_WAKE_EVERY)  # the game's start in the lobby comes, paced
+        while True:  # ... in a frame or two
+            try:
+                await push.reply(seconds=0.3)
+            except TimeoutError:
+                break
+        game.timers.advance(PUSHED_LOBBY_WAKE_EVERY)  # a period with no lobby news: the next is alone
+        game.eve.say(0, "first")
+        await game.eve.poll()
+        await push.until(lambda reply: bool(chat_texts(reply.lines(0))))  # a lone event: at once
+        game.eve.say(0, "second")
+        await game.eve.poll()
+        game.timers.advance(LOBBY_WAKE_EVERY)  # a long poll would be woken now; the push waits on
+        with pytest.raises(TimeoutError):
+            await push.reply(seconds=0.3)
+        blue.send("s", uid, "dd")
+        assert not errors(await blue.poll(), uid)
+        moved = await push.until(lambda reply: bool(reply.lines(uid, "sa")))  # its own table: at once
+        assert [text for _, _, text in chat_texts(push.lines(0))] == ["first", "second"]
+        assert moved.lines(uid, "sa")
+        game.eve.say(0, "third")
+        await game.eve.poll()
+        with pytest.raises(TimeoutError):
+            await push.reply(seconds=0.3)
+        game.timers.advance(PUSHED_LOBBY_WAKE_EVERY)
+        await push.until(lambda reply: bool(chat_texts(reply.lines(0))))
+        assert [text for _, _, text in chat_texts(push.lines(0))] == ["first", "second", "third"]
+
+
+async def test_a_connection_keeps_no_frame_with_news_only_a_quiet_one_to_compare(game: Players) -> None:
+    """A quiet reply goes only when it differs from the last one sent, so the last quiet lines are kept;
+    a frame with news is never kept: after a busy lobby each connection held its last frame, a whole
+    lobby's state for many, 3 GB with 5,000 connections (docs/performance.md, "push against polling")."""
+    async with pushed(game.client, game.bob.secret, "0") as push:
+        first = await push.reply()
+        assert any(line.startswith("pr") for line in first.lines(0))  # the whole state: news
+        (connection,) = game.client.app[PUSHES_KEY].open
+        assert connection.last_sent == (first.processed, None)
+        game.ala.send("v", 0, "s.*Bob.0808stanF0.0.0")
+        await game.ala.poll()
+        invited = await push.until(lambda reply: bool(reply.lines(0, "vg")))
+        assert connection.last_sent is not None and connection.last_sent[1] is not None
+        assert "vg*Ala" in connection.last_sent[1] and invited.lines(0, "vg")
 
 
 @pytest.fixture
