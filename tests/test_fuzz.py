@@ -1398,7 +1398,7 @@ def check_hub(hub: Hub, *, boards: bool = True) -> None:
 def check_idle(hub: Hub) -> None:
     """With no request in flight, no long poll is left waiting anywhere."""
     assert all(not table.waiters for table in hub.tables.values())
-    assert all(player.waiter is None for player in hub.players.values())
+    assert all(not player.waiters for player in hub.players.values())
 
 
 SCORE_RESULT = re.compile(r"[BW]\+\d+(?:\.5)?|0")

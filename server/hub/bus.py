@@ -186,8 +186,8 @@ class LocalBus:
                 self.visitor_listener(player, uid, line)
             return
         player.inbox.post(self.counter.next(), uid, line)
-        if player.waiter is not None:
-            wake(player.waiter)
+        for waiter in player.waiters:
+            wake(waiter)
 
     def mark(self) -> int:
         return self.counter.next()
@@ -196,8 +196,9 @@ class LocalBus:
         # Invitation lines (vg, vs, vr) are state repeated in every reply, not events: a long poll waiting
         # for an event would show a change only when it timed out.
         for player in players:
-            if player.waiter is not None:
-                wake(player.waiter)
+            if player.waiters:
+                for waiter in player.waiters:
+                    wake(waiter)
             else:  # between two polls: the next one is answered at once (Stream.wait_for_news)
                 player.nudged = True
 
@@ -228,7 +229,7 @@ class LocalBus:
         for uid in uids:
             (self.pushed_lobby if pushed and uid == LOBBY else self.channels[uid].waiters).add(waiter)
         if player is not None:
-            player.waiter = waiter
+            player.waiters.add(waiter)
         deadlines = self._deadlines
         if deadlines is None or deadlines.loop is not loop:
             deadlines = self._deadlines = _Deadlines(loop)
@@ -243,8 +244,8 @@ class LocalBus:
                     channel.waiters.discard(waiter)
             if pushed:
                 self.pushed_lobby.discard(waiter)
-            if player is not None and player.waiter is waiter:
-                player.waiter = None
+            if player is not None:
+                player.waiters.discard(waiter)
 
     def continue_after(self, mark: int) -> None:
         """Event numbers go on above every number the earlier runs handed out: a msgNo from before the

@@ -74,7 +74,9 @@ class Player:
     new_game_at: dict[int, int] = field(default_factory=dict)
     # table -> event number of sitting down again there when the session was restored after a restart
     rejoined: dict[int, int] = field(default_factory=dict)
-    waiter: asyncio.Future[None] | None = None  # while a long poll waits
+    # the long polls and push connections of the session waiting now: one player may poll from one
+    # client and push from another, or push from two tabs, and the player's own lines wake them all
+    waiters: set[asyncio.Future[None]] = field(default_factory=set)
     nudged: bool = False  # lines every reply repeats changed since the last reply, with no poll waiting
     said: deque[tuple[float, str]] = field(default_factory=deque)  # chat in the last minute (flood limit)
     invited: deque[tuple[float, str]] = field(default_factory=deque)  # invitations in the last minute

@@ -97,7 +97,7 @@ class SavedSessions:
             if not player.stored:  # its session is over
                 self.quiet.discard(player)
                 continue
-            polling = player.waiter is not None or moment - player.last_seen < QUIET_AFTER
+            polling = bool(player.waiters) or moment - player.last_seen < QUIET_AFTER
             quiet = None if polling else player.last_seen
             if quiet != player.noted_quiet:
                 self.note_quiet(player, quiet)

@@ -59,10 +59,10 @@ async def test_a_long_poll_ends_at_the_next_event_of_a_table_it_follows_or_for_i
     ala = _player()
     waiting = asyncio.ensure_future(bus.wait([LOBBY, 7], ala, timeout=5))
     await asyncio.sleep(0)
-    assert ala.waiter is not None and bus.channels[7].waiters
+    assert ala.waiters and bus.channels[7].waiters
     bus.publish(7, "m1")
     await asyncio.wait_for(waiting, 1)
-    assert ala.waiter is None and not bus.channels[7].waiters and not bus.channels[LOBBY].waiters
+    assert not ala.waiters and not bus.channels[7].waiters and not bus.channels[LOBBY].waiters
 
     waiting = asyncio.ensure_future(bus.wait([LOBBY], ala, timeout=5))
     await asyncio.sleep(0)
@@ -159,7 +159,7 @@ async def test_a_push_connection_gets_the_lobbys_news_at_most_every_pushed_perio
     assert not pushed.done()
     timers.advance(PUSHED_LOBBY_WAKE_EVERY - LOBBY_WAKE_EVERY)
     await asyncio.wait_for(pushed, 1)  # the push connection: its own, longer period later
-    assert not bus.pushed_lobby and ala.waiter is None
+    assert not bus.pushed_lobby and not ala.waiters
 
     pushed = asyncio.ensure_future(bus.wait([LOBBY, 7], ala, timeout=5, pushed=True))
     await asyncio.sleep(0)

@@ -196,6 +196,22 @@ async def test_a_connection_keeps_no_frame_with_news_only_a_quiet_one_to_compare
         assert "vg*Ala" in connection.last_sent[1] and invited.lines(0, "vg")
 
 
+async def test_two_push_connections_of_one_session_both_get_its_private_lines_at_once(game: Players) -> None:
+    """Two tabs of the built-in client share a session and each pushes: a private line wakes both. A
+    session had one slot for its waiting reader, so the tab that connected first got its private lines
+    only with its next lobby news or keep-alive, up to 20 s later."""
+    async with pushed(game.client, game.bob.secret, str(game.bob.seen)) as first:
+        await first.reply()
+        async with pushed(game.client, game.bob.secret, str(game.bob.seen)) as second:
+            await second.reply()
+            await asyncio.sleep(0.1)  # both wait now
+            game.ala.say("_*Bob", "to both tabs")
+            await game.ala.poll()
+            for push in (first, second):  # no clock advanced: a private line is never paced
+                heard = await push.until(lambda reply: "to both tabs" in "/".join(reply.lines(0)), seconds=2)
+                assert heard
+
+
 @pytest.fixture
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
     """As tests/web/test_storage_failure.py: a locked SQLite write gives up after 0.2 s, and is tried
