@@ -8,8 +8,9 @@ side, in this order:
 2. The same sessions each open a push connection (`/push`, docs/protocol.md "Push") from their last
    message number and stop polling; after --settle seconds, a window of --seconds with nothing to push:
    the server's CPU per idle push player, and the RSS the connections added.
-3. While those stay connected, --games pairs of guests set up a game each (an invitation and its answer
-   inside polls), connect by push, and play: the table's sides take turns a second apart, so each side
+3. While those stay connected, --games pairs of guests log in (at --game-login-rate a second, by default
+   --login-rate), set up a game each (an invitation and its answer inside polls), connect by push, and
+   play: the table's sides take turns a second apart, so each side
    moves every 2 s, each move a frame of msgFromClient. The dots lie two points apart (no enclosure, no
    refusal). After --warm-up seconds, a window of --seconds: moves a second, the server's CPU per move,
    and for each move the time from sending its frame to the opponent's reading the frame with its `sa`
@@ -84,6 +85,7 @@ class Plan:
     tables: list[int]  # numbers of the games this worker plays (both sides)
     times: dict[str, float]  # monotonic: logins start, window edges, games start
     login_rate: float
+    game_login_rate: float
     timeout: float
 
 
@@ -251,7 +253,7 @@ async def game(number: int, plan: Plan, stats: Stats, http: aiohttp.ClientSessio
     times = plan.times
     blue, red = Guest(f"b{number}", plan, stats), Guest(f"r{number}", plan, stats)
     board = Board()
-    await _sleep_until(times["games.setup"] + (number % 1000) / 1000 * 5.0)
+    await _sleep_until(times["games.setup"] + 2 * number / plan.game_login_rate)
     try:
         for guest in (blue, red):
             await guest.login()
@@ -344,6 +346,7 @@ def main() -> int:
     add("--warm-up", type=float, default=10.0, help="seconds of play before the games' window")
     add("--settle", type=float, default=10.0, help="seconds for the push connections to open")
     add("--login-rate", type=float, default=200.0, help="logins a second")
+    add("--game-login-rate", type=float, help="the games' players' logins a second (--login-rate)")
     add("--workers", type=int, default=4, help="load generator processes")
     add_server_arguments(parser)
     parser.add_argument("--root", type=Path, default=HERE.parent, help=argparse.SUPPRESS)
@@ -372,7 +375,10 @@ def run(args: argparse.Namespace, server: object) -> int:
     times["idle.0"] = times["push.settled"]
     times["idle.1"] = times["idle.0"] + args.seconds
     times["games.setup"] = times["idle.1"]
-    times["games.play"] = times["games.setup"] + 5.0 + max(5.0, args.games / 100)
+    game_login_rate = args.game_login_rate or args.login_rate
+    times["games.play"] = (
+        times["games.setup"] + 2 * args.games / game_login_rate + 5.0 + max(5.0, args.games / 100)
+    )
     times["games.0"] = times["games.play"] + args.warm_up
     times["games.1"] = times["games.0"] + args.seconds
     workers = max(1, args.workers)
@@ -383,6 +389,7 @@ def run(args: argparse.Namespace, server: object) -> int:
             list(range(n, args.games, workers)),
             times,
             args.login_rate,
+            game_login_rate,
             args.timeout,
         )
         for n in range(workers)
