@@ -38,7 +38,8 @@ class Offers:
         self.ctx, self.bus, self.tables, self.seeks, self.invitations = ctx, bus, tables, seeks, invitations
         self.shown: dict[Player, Seek] = {}  # the seek each reader's last reply offered
         self.declined: dict[int, set[Player]] = {}  # seek number -> the readers who declined it
-        self._chosen: dict[Player, tuple[Standing, Seek | None]] = {}
+        # the seek chosen for each reader (None: none), and what it was chosen by
+        self.chosen: dict[Player, tuple[Standing, Seek | None]] = {}
         self._pruned_at = 0  # Seeks.changes when `declined` last lost the seeks that ended
 
     def line(self, reader: Player) -> str | None:
@@ -62,16 +63,16 @@ class Offers:
         """`a` accepts the seek the reader's last reply offered, `r` declines it for good, `b` also blocks
         its player's invitations and seeks. False when that reply offered none (an invitation's answer)."""
         seek = self.shown.get(reader)
-        if seek is None:
+        if seek is None or reader in self.declined.get(seek.number, ()):
             return False
         if how == "a":
             if self.seeks.open.get(seek.number) is not seek:
-                raise ProtocolError("noSuchSeek", f"{seek.player.nick}'s game was taken or withdrawn.")
+                gone = f"{seek.player.nick} no longer offers that game: it was taken or withdrawn."
+                raise ProtocolError("noSuchSeek", gone)
             self.seeks.accept(reader, seek.number)
             return True
-        del self.shown[reader]
         self.declined.setdefault(seek.number, set()).add(reader)
-        self._chosen.pop(reader, None)
+        self.chosen.pop(reader, None)
         if how == "b":
             self.invitations.block(reader, seek.player.nick)
         self.bus.nudge(reader)  # the next seek, if any, for an answer that came outside a poll
@@ -80,7 +81,7 @@ class Offers:
     def forget(self, reader: Player) -> None:
         """The reader's session ended."""
         self.shown.pop(reader, None)
-        self._chosen.pop(reader, None)
+        self.chosen.pop(reader, None)
 
     def _offer(self, reader: Player) -> Seek | None:
         """The oldest open seek the reader may accept and has not declined; none to a client that reads
@@ -100,11 +101,11 @@ class Offers:
             len(reader.ignored),
             reader.client,
         )
-        chosen = self._chosen.get(reader)
+        chosen = self.chosen.get(reader)
         if chosen is None or chosen[0] != standing or (chosen[1] and not self._eligible(reader, chosen[1])):
             self._prune()
             seek = next((seek for seek in self.seeks.open.values() if self._eligible(reader, seek)), None)
-            chosen = self._chosen[reader] = (standing, seek)
+            chosen = self.chosen[reader] = (standing, seek)
         seek = chosen[1]
         return None if seek is None or self._has_a_game(reader) else seek
 
