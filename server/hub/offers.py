@@ -38,8 +38,8 @@ class Offers:
         self.ctx, self.bus, self.tables, self.seeks, self.invitations = ctx, bus, tables, seeks, invitations
         self.shown: dict[Player, Seek] = {}  # the seek each reader's last reply offered
         self.declined: dict[int, set[Player]] = {}  # seek number -> the readers who declined it
-        # the seek chosen for each reader (None: none), and what it was chosen by
-        self.chosen: dict[Player, tuple[Standing, Seek | None]] = {}
+        # what each reader's offer was chosen by, the seek (None: none) and its `vg` line
+        self.chosen: dict[Player, tuple[Standing, Seek | None, str]] = {}
         self._pruned_at = 0  # Seeks.changes when `declined` last lost the seeks that ended
 
     def line(self, reader: Player) -> str | None:
@@ -47,7 +47,7 @@ class Offers:
         seek to another of the same seeker, one reply offers nothing: MultiPoints keeps an invitation's
         row (by the inviter's nick) while `vg` lines of that nick keep coming, and would go on showing
         the first seek's game; the reader's next poll is answered at once (a nudge)."""
-        seek = self._offer(reader)
+        seek, line = self._offer(reader)
         shown = self.shown.get(reader)
         if seek is not None and shown is not None and seek is not shown and seek.player is shown.player:
             seek = None
@@ -57,7 +57,7 @@ class Offers:
                 del self.shown[reader]
             return None
         self.shown[reader] = seek
-        return seek_offered(seek.player.nick, events.game_type_text(seek.game_type))
+        return line
 
     def answer(self, reader: Player, how: str) -> bool:
         """`a` accepts the seek the reader's last reply offered, `r` declines it for good, `b` also blocks
@@ -83,9 +83,11 @@ class Offers:
         self.shown.pop(reader, None)
         self.chosen.pop(reader, None)
 
-    def _offer(self, reader: Player) -> Seek | None:
-        """The oldest open seek the reader may accept and has not declined; none to a client that reads
-        seeks, a bot, a busy reader, one with an invitation waiting or a game to finish."""
+    def _offer(self, reader: Player) -> tuple[Seek | None, str]:
+        """The oldest open seek the reader may accept and has not declined, and its `vg` line; none to a
+        client that reads seeks, a bot, a busy reader, one with an invitation waiting or a game to finish.
+        Chosen again when the seeks change or the reader's standing does; a seeker who starts ignoring or
+        blocking the reader meanwhile is seen then, and by Seeks.accept at once."""
         if (
             not self.seeks.open
             or reader.client == events.SEEKS_CLIENT
@@ -93,7 +95,7 @@ class Offers:
             or not reader.free
             or reader in self.invitations.incoming
         ):
-            return None
+            return None, ""
         standing = (
             self.seeks.changes,
             reader.record,
@@ -102,12 +104,15 @@ class Offers:
             reader.client,
         )
         chosen = self.chosen.get(reader)
-        if chosen is None or chosen[0] != standing or (chosen[1] and not self._eligible(reader, chosen[1])):
+        if chosen is None or chosen[0] != standing:
             self._prune()
             seek = next((seek for seek in self.seeks.open.values() if self._eligible(reader, seek)), None)
-            chosen = self.chosen[reader] = (standing, seek)
-        seek = chosen[1]
-        return None if seek is None or self._has_a_game(reader) else seek
+            line = (
+                "" if seek is None else seek_offered(seek.player.nick, events.game_type_text(seek.game_type))
+            )
+            chosen = self.chosen[reader] = (standing, seek, line)
+        _, seek, line = chosen
+        return (None, "") if seek is None or self._has_a_game(reader) else (seek, line)
 
     def _eligible(self, reader: Player, seek: Seek) -> bool:
         """Whether Seeks.accept would let the reader take the seek, and the reader's client can play it:
@@ -117,7 +122,6 @@ class Offers:
         game_type = seek.game_type
         return (
             seeker is not reader
-            and self.seeks.open.get(seek.number) is seek
             and reader not in self.declined.get(seek.number, ())
             and not refuse_each_other(reader, seeker)
             and seek.rating_range.admits(rating_of(reader))
