@@ -39,6 +39,7 @@ from server.hub.lobby import Lobby
 from server.hub.mailbox import LOBBY_HISTORY, PLAYER_HISTORY, TABLE_HISTORY, Counter
 from server.hub.mirrors import Mirrors
 from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Standing, Table
+from server.hub.offers import Offers, forgetting
 from server.hub.peers import Peers
 from server.hub.persistence import Account, LiveSessions, MemoryPersistence, Persistence, SavedSession
 from server.hub.remote import RemoteLobby
@@ -102,6 +103,7 @@ class Hub:
         self.tournaments = Tournaments(ctx, self.tables, self.remote_lobby)
         self.seeks = Seeks(ctx, self.bus, self.tables, self.invites)
         self.pools = Pools(ctx, self.bus, self.tables, self.invites)
+        self.offers = Offers(ctx, self.bus, self.tables, self.seeks, self.invites)
         self.lobby_state = Lobby(self.bus, self.tables, self.remote_lobby, self.mirrors, self.seeks)
         self.shared_lobby = SharedLobby(self.bus, self.remote_lobby, self.mirrors)
         self.actions = table_actions(self.games, self.chats)
@@ -131,7 +133,8 @@ class Hub:
         # the parts made first are told about the later ones through these hooks
         self.tables.game_over = self.games.game_over
         self.tables.game_started = ended_by_a_game(self.seeks, self.pools)
-        self.sessions.left = ended_with_the_session(self.seeks, self.pools)
+        self.sessions.left = forgetting(self.offers, ended_with_the_session(self.seeks, self.pools))
+        self.invites.offers = self.offers
         self.tables.elsewhere = self.mirrors
         self.tables.visiting = self.visitors
         self.bus.table_listener = self.visitors.table_line
@@ -348,16 +351,24 @@ class Hub:
 
     # --- sessions ------------------------------------------------------------------------------
 
-    def guest_login(self, secret: str, nick: str, lang: str, origin: Origin | None = None) -> None:
-        self.sessions.guest_login(secret, nick, lang, origin)
+    def guest_login(
+        self, secret: str, nick: str, lang: str, origin: Origin | None = None, *, reads_seeks: bool = False
+    ) -> None:
+        self.sessions.guest_login(secret, nick, lang, origin, reads_seeks=reads_seeks)
 
     def login(
-        self, secret: str, account: Account, lang: str | None = None, origin: Origin | None = None
+        self,
+        secret: str,
+        account: Account,
+        lang: str | None = None,
+        origin: Origin | None = None,
+        *,
+        reads_seeks: bool = False,
     ) -> None:
-        self.sessions.login(secret, account, lang, origin)
+        self.sessions.login(secret, account, lang, origin, reads_seeks=reads_seeks)
 
-    def resume(self, secret: str, nick: str) -> None:
-        self.sessions.resume(secret, nick)
+    def resume(self, secret: str, nick: str, *, reads_seeks: bool = False) -> None:
+        self.sessions.resume(secret, nick, reads_seeks=reads_seeks)
 
     def logout(self, secret: str) -> bool:
         return self.sessions.logout(secret)

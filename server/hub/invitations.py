@@ -15,7 +15,7 @@ on another member (Mirrors.seat_back).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from server.engine.gametype import (
     GameKind,
@@ -41,6 +41,18 @@ from server.protocol import events
 from server.protocol.codec import ProtocolError, decode_client_text, nick_key
 
 
+class Offering(Protocol):
+    """Seeks offered as invitations to readers whose clients do not read seeks (server/hub/offers.py)."""
+
+    def line(self, player: Player) -> str | None:
+        """The `vg` line of the seek this reply offers the player, if any."""
+        ...
+
+    def answer(self, player: Player, how: str) -> bool:
+        """`a`, `r` or `b` answering the seek the player's last reply offered; False: none was."""
+        ...
+
+
 class Invitations:
     def __init__(
         self,
@@ -58,6 +70,7 @@ class Invitations:
         self.incoming: dict[Player, Invitation] = {}  # by invitee
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # a member of a cluster
         self._strangers: dict[tuple[str, str], Player] = {}  # (member, nick) -> who stands for them
+        self.offers: Offering | None = None  # set by Hub.__init__
 
     def command(self, player: Player, text: str) -> None:
         """`s.NICK.GAMETYPE` invite (`s.NICK,NICK,NICK.GAMETYPE` a team game: docs/teams.md), `a` accept,
@@ -65,6 +78,8 @@ class Invitations:
         if text.startswith("s."):
             _, whom, game_type_text = (text.split(".", 2) + [""])[:3]
             self.invite(player, decode_client_text(whom), game_type_text)
+        elif text in ("a", "r", "b") and self.offers is not None and self.offers.answer(player, text):
+            return  # the `vg` the player last read was a seek (server/hub/offers.py)
         elif text == "a":
             self._accept(player)
         elif text in ("r", "b"):
@@ -72,8 +87,7 @@ class Invitations:
             self.drop(invitation, "rejected")
             invitation.inviter.rejected_by.append(player.nick)
             if text == "b":
-                player.blocked.add(nick_key(invitation.inviter.nick))
-                self.saved.save(player)
+                self.block(player, invitation.inviter.nick)
         elif text == "c":
             invitation = self.invitations.get(player)
             if invitation is None:
@@ -86,6 +100,11 @@ class Invitations:
             self.bus.nudge(player)
         else:
             raise ProtocolError("badCommand", "v takes s.NICK.GAMETYPE, a, r, b, c or o.")
+
+    def block(self, player: Player, nick: str) -> None:
+        """`v..b`: the player refuses `nick`'s invitations (and seeks) from now on."""
+        player.blocked.add(nick_key(nick))
+        self.saved.save(player)
 
     def invite(self, player: Player, whom: str, game_type_text: str, archived: str | None = None) -> None:
         """`archived`: the SGF record an analysis of an archived game (`SGFz<n>`) starts from. `whom`
@@ -394,6 +413,10 @@ class Invitations:
         if outgoing is not None:
             game_type = events.game_type_text(outgoing.game_type)
             lines.append(f"vs{outgoing.invitee.nick}.{game_type}{_teams(outgoing)}")
+        if self.offers is not None:  # asked at every reply: it keeps which seek the reply showed
+            offer = self.offers.line(player)
+            if offer is not None:
+                lines.append(offer)
         lines += [f"vr{nick}" for nick in player.rejected_by]
         return lines
 

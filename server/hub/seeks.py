@@ -60,7 +60,7 @@ def rating_of(player: Player) -> int | None:
     return player.record[0] if player.record is not None else None
 
 
-def _refuse_each_other(one: Player, other: Player) -> bool:
+def refuse_each_other(one: Player, other: Player) -> bool:
     """Whether either refuses the other's invitations (`v..b`) or ignores them."""
     return (
         nick_key(other.nick) in one.blocked
@@ -89,6 +89,7 @@ class Seeks:
         self.open: dict[int, Seek] = {}  # by number, oldest first
         self.posted: dict[Player, deque[tuple[float, str]]] = {}  # the seeks each posted in the last minute
         self._last_number = 0
+        self.changes = 0  # counts seeks posted and ended: what a reader was offered is kept until it moves
 
     def command(self, player: Player, text: str) -> None:
         """A `k` command: post, accept or cancel (server/protocol/seeks.py)."""
@@ -121,6 +122,7 @@ class Seeks:
         self.ctx.limits.games_of(self.tables.values(), player)
         self._last_number += 1
         seek = self.open[self._last_number] = Seek(self._last_number, player, game_type, rating_range)
+        self.changes += 1
         posted.append((now, ""))
         self.bus.publish(LOBBY, seek.line())
         return seek.number
@@ -152,6 +154,7 @@ class Seeks:
 
     def _end(self, seek: Seek) -> None:
         del self.open[seek.number]
+        self.changes += 1
         self.bus.publish(LOBBY, seek_gone(seek.number))
 
     def end_all_of(self, nicks: Sequence[str]) -> None:
@@ -252,7 +255,7 @@ class Pools:
                 if other is not first
                 and self.waiting.get(other.player) is other
                 and abs(_rating_of_waiting(other) - rating) <= self.gap(min(first, other, key=_since), now)
-                and not _refuse_each_other(first.player, other.player)
+                and not refuse_each_other(first.player, other.player)
             ]
             if others:
                 self._start(first, min(others, key=lambda other: abs(_rating_of_waiting(other) - rating)))

@@ -24,6 +24,7 @@ from server.hub.sanctions import GUEST, PLAYER, STAFF
 from server.hub.saved import QUIET_AFTER, SavedSessions
 from server.hub.tables import Tables
 from server.logs import Fields
+from server.protocol import events
 from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, nick_key
 
 log = logging.getLogger(__name__)
@@ -49,17 +50,28 @@ class Sessions:
         # set by Hub.__init__: what else a session's end takes along (its seeks: server/hub/seeks.py)
         self.left: Callable[[Player], None] = lambda player: None
 
-    def guest_login(self, secret: str, nick: str, lang: str, origin: Origin | None = None) -> None:
-        """Log a guest in; a second login with the same id and nick only refreshes the session."""
+    def guest_login(
+        self, secret: str, nick: str, lang: str, origin: Origin | None = None, *, reads_seeks: bool = False
+    ) -> None:
+        """Log a guest in; a second login with the same id and nick only refreshes the session.
+        `reads_seeks`: the client said it reads seeks (`seeks=1`), so none is offered to it as an
+        invitation (server/hub/offers.py)."""
         check_id(secret, guest=True)
         check_nick(nick, guest=True)
-        self._login(secret, nick, check_lang(lang), None, origin)
+        self._login(secret, nick, check_lang(lang), None, origin, reads_seeks)
 
     def login(
-        self, secret: str, account: Account, lang: str | None = None, origin: Origin | None = None
+        self,
+        secret: str,
+        account: Account,
+        lang: str | None = None,
+        origin: Origin | None = None,
+        *,
+        reads_seeks: bool = False,
     ) -> None:
         """Log in a registered player whose id the store has checked."""
-        self._login(secret, account.nick, check_lang(lang) if lang else account.lang, account, origin)
+        lang = check_lang(lang) if lang else account.lang
+        self._login(secret, account.nick, lang, account, origin, reads_seeks)
 
     def login_computer(self, nick: str) -> None:
         """An AI player joins the lobby, never timed out."""
@@ -71,7 +83,13 @@ class Sessions:
         self.tables.info_changed(player)
 
     def _login(
-        self, secret: str, nick: str, lang: str, account: Account | None, origin: Origin | None = None
+        self,
+        secret: str,
+        nick: str,
+        lang: str,
+        account: Account | None,
+        origin: Origin | None = None,
+        reads_seeks: bool = False,
     ) -> None:
         who = GUEST if account is None else PLAYER if account.role == NO_ROLE else STAFF
         self.ctx.sanctions.check_login(nick, origin.host if origin else "", who, self.ctx.clock())
@@ -90,6 +108,7 @@ class Sessions:
             if origin is not None:
                 note_network(known, origin.group)
             self.saved.save(known)
+            self._client_said(known, reads_seeks)
             return
         origin = origin or Origin()
         if holder is not None and not self._comes_back(holder, nick, account, origin):
@@ -114,6 +133,7 @@ class Sessions:
             network=origin.group,
             networks=[origin.group] if origin.group else [],
             unlimited=origin.unlimited,
+            client=events.SEEKS_CLIENT if reads_seeks else "",
         )
         if account is not None:
             player.apply(account)
@@ -143,7 +163,7 @@ class Sessions:
             and origin.group in holder.networks
         )
 
-    def resume(self, secret: str, nick: str) -> None:
+    def resume(self, secret: str, nick: str, *, reads_seeks: bool = False) -> None:
         """zagram's auto-login link hands a live session to a browser: it takes over that session (as
         a second login with the same id would) but never makes one, so a link with someone else's id
         cannot log a stranger in under an identity the link's author knows."""
@@ -152,7 +172,7 @@ class Sessions:
             raise ProtocolError("notLoggedIn", "This link's session is not live: log in instead.")
         if nick_key(player.nick) != nick_key(nick):
             raise ProtocolError("idInUse", "This id is logged in with another nick.")
-        self._login(secret, player.nick, player.lang, None)
+        self._login(secret, player.nick, player.lang, None, reads_seeks=reads_seeks)
 
     def logout(self, secret: str) -> bool:
         player = self.roster.find(secret)
@@ -238,14 +258,28 @@ class Sessions:
         self.saved.save(player)
 
     def flags(self, player: Player, text: str) -> None:
-        """`i0nJa` / `i0nJb`: `a` available, `b` busy, `J` the Java client (0 and n: unknown, kept out)."""
+        """`i0nJa` / `i0nJb`: `a` available, `b` busy, `J` the Java client, `K` a client that reads seeks
+        (0 and n: unknown, kept out)."""
         free, client = player.free, player.client
         if "a" in text:
             free = True
         if "b" in text:
             free = False
-        if "J" in text:
-            client = "J"
+        for letter in (events.JAVA_CLIENT, events.SEEKS_CLIENT):
+            if letter in text:
+                client = letter
+        self._set_flags(player, free, client)
+
+    def _client_said(self, player: Player, reads_seeks: bool) -> None:
+        """A login again with the same id: its client may be another program (the built-in client taking
+        over MultiPoints' session), and says again whether it reads seeks; the Java client's `J` stays
+        until a client that reads seeks logs in."""
+        if reads_seeks:
+            self._set_flags(player, player.free, events.SEEKS_CLIENT)
+        elif player.client == events.SEEKS_CLIENT:
+            self._set_flags(player, player.free, "")
+
+    def _set_flags(self, player: Player, free: bool, client: str) -> None:
         if (free, client) != (player.free, player.client):
             player.free, player.client = free, client
             player.refresh_info()

@@ -13,6 +13,10 @@ TEAM_SEPARATOR = ","
 NICK_SEPARATOR = "."  # between the nicks of a `p` line
 # the `i` flag of a bot (docs/protocol.md, "`i` flags"): not `N` or `b`, which MultiPoints reads as busy
 BOT_FLAG = "R"
+# the `i` flags of a player's client, as it said (Player.client): the Java client (MultiPoints, `i0nJa`), and
+# a client that reads seeks itself (`ka`/`kd`: the built-in one), to which none is offered as an invitation
+JAVA_CLIENT = "J"
+SEEKS_CLIENT = "K"
 PRIVATE_SEPARATOR = "-"  # between the two nicks of a private conversation's name (in no nick)
 
 

@@ -3,12 +3,14 @@
 
 Each line starts with a letter that no known client has a branch for: MultiPoints (ServerZagram.java's
 handleMessage reads `b`, `ca`/`cr`, `d`, `f`, `ga`/`gr`/`gd`, `h`, `i`, `m`, `pa`/`pr`/`pd`, `q`,
-`sa`/`sr`, `u.undo`, `vg`/`vr`/`vs`) and roboCup (`m`, `ca`, `x`, `d`, `i`) skip them, so an old client
-sees nothing of a seek. The game type is always a line's last field: it may hold dots.
+`sa`/`sr`, `u.undo`, `vg`/`vr`/`vs`) and roboCup (`m`, `ca`, `x`, `d`, `i`) skip them. An old client
+reads a seek as an invitation instead, one at a time (`seek_offered`, server/hub/offers.py). The game type
+is always a line's last field: it may hold dots.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from server.protocol.codec import ProtocolError, parse_number
@@ -106,6 +108,17 @@ def seek_added(number: int, nick: str, rating_range: RatingRange, game_type: str
 
 def seek_gone(number: int) -> str:
     return f"{SEEK_GONE}{number}"
+
+
+def reads_seeks(query: Mapping[str, str]) -> bool:
+    """`seeks=1` on a login: the client reads seeks itself (`ka`/`kd`), so none is offered to it as an
+    invitation. Any other value is as if it were absent: zagram's own clients send no such parameter."""
+    return query.get("seeks") == "1"
+
+
+def seek_offered(nick: str, game_type: str) -> str:
+    """A seek as an invitation to the reader (`vg<inviter>.<gameType>`), for a client that reads no `ka`."""
+    return f"vg{nick}.{game_type}"
 
 
 def pool_waiting(pool: str, waited: int, gap: int, waiting: int) -> str:

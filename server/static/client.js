@@ -119,7 +119,7 @@ function askToTakeOver({ nick, id }) {
     box.hidden = true;
     let answer;
     try {
-      answer = await request("a.kropki", { co: "resumeSession", idGracza: id, opis: nick });
+      answer = await request("a.kropki", { co: "resumeSession", idGracza: id, opis: nick, seeks: 1 });
     } catch {
       notify(t("reconnecting"));
       return;
@@ -134,25 +134,26 @@ function askToTakeOver({ nick, id }) {
   };
 }
 
-/** Logs in (again) on the server; the reason it failed, or null. */
+/** Logs in (again) on the server; the reason it failed, or null. Every login says `seeks=1`: this client
+ *  shows seeks as seeks (seeks.js), so the server offers it none as an invitation (docs/protocol.md). */
 async function sendLogin({ id, nick, registered }, register = false) {
   let answer;
   try {
     if (!registered) {
-      answer = await request("a.kropki", { co: "guestLogin", idGracza: id, opis: nick, lang });
+      answer = await request("a.kropki", { co: "guestLogin", idGracza: id, opis: nick, lang, seeks: 1 });
       if (answer === "") return null;
       if (answer === "err.badNick") return t("badNick");
       if (answer === "err.nickInUse") return t("nickTaken");
       return refusalText(answer, t);
     }
     if (register) {
-      answer = await request("auth.py", { co: "rejestruj", opisGracza: nick, idGracza: id, email: "v", lang });
+      answer = await request("auth.py", { co: "rejestruj", opisGracza: nick, idGracza: id, email: "v", lang, seeks: 1 });
       if (answer.startsWith("ok.zarejestrowalem")) return null;
       if (answer === "ok.tenOpisJestJuzZajety") return t("nickTaken");
       if (answer === "ok.niedozwolonyOpis") return t("badNick");
       return refusalText(answer, t);
     }
-    answer = await request("auth.py", { co: "loguj", opisGracza: nick, idGracza: id, lang });
+    answer = await request("auth.py", { co: "loguj", opisGracza: nick, idGracza: id, lang, seeks: 1 });
     if (answer.startsWith("ok.zalogowanyNaSerwer")) return null;
     return refusalText(answer, t);
   } catch {

@@ -11,6 +11,7 @@ from server.hub.hub import Hub
 from server.hub.model import reserved
 from server.logs import Fields
 from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, clean_text, nick_key
+from server.protocol.seeks import reads_seeks
 from server.store.accounts import Accounts, NickTaken
 from server.store.outage import unavailable
 from server.web.clients import origin
@@ -97,7 +98,7 @@ async def register(request: web.Request, hub: Hub, accounts: Accounts) -> str:
     log.info("registered %s", Fields(nick=nick))
     try:
         async with nick_claimed(request, nick):
-            hub.login(secret, account, lang, client)
+            hub.login(secret, account, lang, client, reads_seeks=reads_seeks(query))
     except ProtocolError as refused:  # registered, but no room to log in now: a later `loguj` will do
         return INTERNAL + refused.code
     return REGISTERED
@@ -128,7 +129,7 @@ async def login(request: web.Request, hub: Hub, accounts: Accounts) -> str:
     guard.succeeded(nick_key(nick), client)
     try:
         async with nick_claimed(request, nick):
-            hub.login(secret, account, lang, client)
+            hub.login(secret, account, lang, client, reads_seeks=reads_seeks(query))
     except ProtocolError as refused:
         return INTERNAL + refused.code
     return LOGGED_IN + account.avatar

@@ -14,7 +14,7 @@ from server.engine.gametype import GameKind, GameTypeError, StartKind, parse_gam
 from server.hub.hub import Hub
 from server.hub.stream import MAX_WAIT, Poll
 from server.protocol.codec import ProtocolError, parse_colour, parse_commands, parse_msg_no, parse_number
-from server.protocol.seeks import AcceptSeek, CancelSeek, PostSeek, parse_range, seek_number
+from server.protocol.seeks import AcceptSeek, CancelSeek, PostSeek, parse_range, reads_seeks, seek_number
 from server.store.outage import unavailable
 from server.web import hosted, moderation, tournament
 from server.web.archive import GAMES_KEY
@@ -56,13 +56,14 @@ async def guest_login(request: web.Request) -> str:
     query = request.query
     secret, nick = _player_id(query), _param(query, "opis")
     async with nick_claimed(request, nick):
-        request.app[HUB_KEY].guest_login(secret, nick, query.get("lang", "en"), origin(request))
+        lang, seeks = query.get("lang", "en"), reads_seeks(query)
+        request.app[HUB_KEY].guest_login(secret, nick, lang, origin(request), reads_seeks=seeks)
     return ""
 
 
 async def resume_session(hub: Hub, query: Query) -> str:
     """`resumeSession` (an extension): the built-in client following an auto-login link."""
-    hub.resume(_player_id(query), _param(query, "opis"))
+    hub.resume(_player_id(query), _param(query, "opis"), reads_seeks=reads_seeks(query))
     return ""
 
 

@@ -137,6 +137,10 @@ class MultiPoints:
         self.subscribed_rooms: list[str] = []
         self.player_rooms: dict[str, list[str]] = {}
         self.invites_incoming: list[str] = []
+        # gui.updateGameInfo(..., GameState.SearchingOpponent, ...) for each invitation shown: the game
+        # list's row `<inviter>@incoming`, with the game its `vg` line offers
+        self.invitation_rows: dict[str, dict] = {}
+        self.is_busy = False
         self.invites_outgoing: list[str] = []
         self.games: dict[str, Game] = {}
         self.tabs: dict[str, GameRoom] = {}  # GuiController.gameRooms: the open game tabs
@@ -185,7 +189,13 @@ class MultiPoints:
         (`accept2draw`), askUndo, ...: every `u` command MultiPoints sends."""
         self._send(f"u{self._number()}.{room}.{what}")
 
+    def reject_invite(self, sender: str) -> None:
+        """rejectPersonalGameInvite: sent only for an invitation it shows."""
+        if sender in self.invites_incoming:
+            self._send(f"v{self._number()}.0.r")
+
     def set_status(self, busy: bool) -> None:
+        self.is_busy = busy
         self.transient.append("i0nJ" + ("b" if busy else "a"))
 
     # --- the poll (ThreadMain.run) -------------------------------------------------------------
@@ -223,6 +233,10 @@ class MultiPoints:
                     self._handle_message(message)
                 except Exception:  # System.out.println(... "failed to parse the message " + message ...)
                     self.failures.append(f"{message}: {traceback.format_exc(limit=1)}")
+            for player in self.invites_incoming:
+                if player not in self._incoming_new:  # invitation cancelled
+                    self.invitation_rows.pop(player + "@incoming", None)  # gui.personalInviteCancelled
+                    self.transient.append("i0nJa")
             self.invites_incoming = self._incoming_new
             self.invites_outgoing = self._outgoing_new
             for room in self.subscribed_rooms:
@@ -323,12 +337,31 @@ class MultiPoints:
         elif message.startswith("vg"):
             sender = re.sub(r"\..*", "", message[2:], flags=re.DOTALL)
             if sender not in self.invites_incoming:
-                _zagram_game_type(re.sub(r"^[^.]*\.", "", message[2:], count=1))
-            self._incoming_new.append(sender)
+                game_type = _zagram_game_type(re.sub(r"^[^.]*\.", "", message[2:], count=1))
+                if self.is_busy:
+                    self._reject_at_once(sender)
+                elif game_type["empty_scored"]:
+                    self._reject_at_once(sender)
+                    self.raw.append(
+                        f"Игрок '{sender}' вызвал тебя на игру. ..."
+                    )  # gui.privateMessageReceived
+                    self.send_private(sender, 'Sorry, my game client does not support "territory" rules.')
+                else:
+                    self.invitation_rows[sender + "@incoming"] = {**game_type, "state": "SearchingOpponent"}
+                    self._incoming_new.append(sender)
+            else:
+                self._incoming_new.append(sender)
         elif message.startswith("vr"):
             self._send(f"v{self._number()}.0.o")
         elif message.startswith("vs"):
             self._outgoing_new.append(java_split(message[2:], r"\.")[0])
+
+    def _reject_at_once(self, sender: str) -> None:
+        """personalInvitesIncoming.add(sender); rejectPersonalGameInvite(sender); ...remove(sender)
+        ("kind of a hack"): a `v..r` for an invitation it does not show."""
+        self.invites_incoming.append(sender)
+        self.reject_invite(sender)
+        self.invites_incoming.remove(sender)
 
     def _handle_player_info(self, message: str) -> None:
         """ThreadMain.handlePlayerInfo: fields read in order until the first exception (`catch
@@ -403,4 +436,5 @@ def _zagram_game_type(text: str) -> dict:
     if timed:
         int(split[5]), int(split[6])
     int("0" + head[5:])
-    return {"size": size, "rated": split[3][0] == "R", "stop": rules == "n"}
+    empty_scored = java_matches("t|s", rules)  # isEmptyScored = rulesAsString.matches("t|s")
+    return {"size": size, "rated": split[3][0] == "R", "stop": rules == "n", "empty_scored": empty_scored}

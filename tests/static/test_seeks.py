@@ -68,6 +68,9 @@ def test_a_seek_is_posted_from_new_game_and_accepted_in_one_click(players: tuple
     ala.page.fill("#min-rating", "")
     ala.page.click("#post-seek")
     expect(ala.page.locator("#seeks li .cancel-seek")).to_have_count(1)  # her own: no accept
+    expect(bob.page.locator("#seeks li .accept-seek")).to_have_count(1)
+    # this client says it reads seeks (`seeks=1`): the server offers it none as an invitation too
+    expect(bob.page.locator("#invitation p")).to_have_count(0)
     bob.page.click("#seeks li .accept-seek")
 
     for player in (ala, bob):

@@ -8,7 +8,10 @@ import re
 
 from aiohttp.test_utils import TestClient
 
+from tests.store.test_accounts import registered_id
+from tests.web.test_auth import auth
 from tests.web.test_ignoring import guests
+from tests.web.zagram import Reply, Zagram
 
 FREE = "2020s0.4.a.F.a.180.2.."
 
@@ -68,3 +71,46 @@ async def test_two_guests_paired_by_a_pool_one_by_request_one_by_command(client:
     assert uid > 0 and paired.lines(0, "w") == []
     assert (await ala.poll()).sections.keys() == {0, uid}
     assert await ala.get(co="leavePool", idGracza=ala.secret) == ""  # not waiting: nothing to do
+
+
+def offered(reply: Reply) -> list[str]:
+    return [line for line in reply.lines(0) if line.startswith("vg")]
+
+
+async def test_a_login_that_says_seeks_1_is_offered_no_seek_as_an_invitation(client: TestClient) -> None:
+    """The built-in client logs in with `seeks=1` (guestLogin, rejestruj, loguj, resumeSession); a login
+    without it, in whatever client, is offered seeks as invitations again."""
+    ala, bob = await guests(client, "*Ala", "*Bob")
+    assert await ala.get(co="seek", idGracza=ala.secret, gameType=FREE) == ""
+    assert offered(await bob.poll()) == [f"vg*Ala.{FREE}"]
+
+    dan = Zagram(client, "id00009", "*Dan")
+    assert await dan.get(co="guestLogin", idGracza=dan.secret, opis=dan.nick, lang="en", seeks="1") == ""
+    first = await dan.poll()
+    assert first.lines(0, "ka") == [f"ka1.*Ala...{FREE}"] and offered(first) == []
+
+    eve = Zagram(client, registered_id("Eve", "pw"), "Eve")
+    account = {"opisGracza": "Eve", "idGracza": eve.secret, "lang": "en"}
+    assert (await auth(client, co="rejestruj", email="v", seeks="1", **account)).startswith("ok.")
+    assert offered(await eve.poll()) == []
+    assert (await auth(client, co="loguj", **account)).startswith("ok.zalogowanyNaSerwer")
+    assert offered(await eve.poll()) == [f"vg*Ala.{FREE}"]  # the same session, now in another client
+    assert (await auth(client, co="loguj", seeks="1", **account)).startswith("ok.zalogowanyNaSerwer")
+    assert offered(await eve.poll()) == []
+
+    assert await bob.get(co="resumeSession", idGracza=bob.secret, opis=bob.nick, seeks="1") == ""
+    assert offered(await bob.poll()) == []
+
+
+async def test_the_old_style_answers_take_and_decline_an_offered_seek(client: TestClient) -> None:
+    ala, bob, cid = await guests(client, "*Ala", "*Bob", "*Cid")
+    assert await ala.get(co="seek", idGracza=ala.secret, gameType=FREE) == ""
+    assert await cid.get(co="seek", idGracza=cid.secret, gameType=FREE) == ""
+    assert offered(await bob.poll()) == [f"vg*Ala.{FREE}"]
+    assert await bob.get(co="zaproszenieNie", idGracza=bob.secret) == ""
+    assert offered(await bob.poll()) == [f"vg*Cid.{FREE}"]
+    assert await bob.get(co="zaproszenieTak", idGracza=bob.secret) == ""
+    reply = await bob.poll()
+    uid = max(reply.sections)
+    assert uid > 0 and reply.lines(uid, "d") == [f"d{uid}.{FREE}.*Cid.*Bob"] and offered(reply) == []
+    assert reply.lines(0, "kd") == ["kd2"] and (await ala.poll()).lines(0, "vr") == []
