@@ -171,8 +171,7 @@ class Invitations:
             raise ProtocolError("blocked", f"{invitee.nick} does not accept your invitations.")
         if not invitee.free:
             raise ProtocolError("busy", f"{invitee.nick} is busy.")
-        if game_type.ranked and player.bot != invitee.bot and not self.ctx.limits.caps.bots_rated:
-            raise ProtocolError("botUnrated", "A bot and a person play unrated games only here.")
+        self.ctx.limits.rated_between(game_type.ranked, player, invitee)
         pending = self.incoming.get(invitee)
         if pending is not None and pending.inviter is not player:
             raise ProtocolError("busy", f"{invitee.nick} is answering another invitation.")
