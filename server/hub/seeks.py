@@ -94,14 +94,15 @@ class Seeks:
         """A `k` command: post, accept or cancel (server/protocol/seeks.py)."""
         self.do(player, parse_seek_command(text))
 
-    def do(self, player: Player, command: SeekCommand) -> None:
-        """A `k` command or its endpoint (co=seek, acceptSeek, cancelSeek)."""
+    def do(self, player: Player, command: SeekCommand) -> int | None:
+        """A `k` command or its endpoint (co=seek, acceptSeek, cancelSeek); a posted seek's number."""
         if isinstance(command, PostSeek):
-            self.add(player, command.game_type, command.rating_range)
-        elif isinstance(command, AcceptSeek):
+            return self.add(player, command.game_type, command.rating_range)
+        if isinstance(command, AcceptSeek):
             self.accept(player, command.number)
         elif isinstance(command, CancelSeek):
             self.cancel(player, command.number)
+        return None
 
     def add(self, player: Player, game_type_text: str, rating_range: RatingRange) -> int:
         """A new seek, for everyone in the lobby (`ka`); its number."""
