@@ -110,6 +110,7 @@ class Invitations:
         if game_type.tournament:
             raise ProtocolError("badGameType", "Tournament games are set up by organisers.")
         if invitee.visiting_from:  # its member checks the rest, keeps it, and says if it refuses
+            self.ctx.limits.rated_between(game_type.ranked, player, invitee)  # its `i` line marks a bot
             self.ctx.limits.games_of(self.tables.values(), player)
             self.ctx.limits.invitation(player, invitee.nick, self.ctx.timers.now())
             self._keep(Invitation(player, invitee, game_type))
@@ -196,7 +197,8 @@ class Invitations:
         if found is None:
             return None
         member, nick = found
-        return self._stranger(member, {"nick": nick, "guest": nick.startswith("*")})
+        someone = {"nick": nick, "guest": nick.startswith("*"), "bot": self.remote.bot(member, nick)}
+        return self._stranger(member, someone)
 
     def _stranger(self, member: str, someone: dict[str, Any]) -> Player:
         """The one who stands here for a player of `member` in invitations (kept while in one)."""
