@@ -6,10 +6,12 @@ found neither way (`botUnrated`)."""
 from __future__ import annotations
 
 import asyncio
+import random
 
 from aiohttp.test_utils import TestClient
 
-from server.web.common import HUB_KEY
+from examples.random_bot import Api, play
+from server.web.common import HUB_KEY, STORE_KEY
 from tests.web.test_bots import act, new_bot, open_feed
 from tests.web.test_ignoring import guests
 
@@ -132,3 +134,22 @@ async def test_a_pool_pairs_two_bots_and_never_a_bot_with_a_person(client: TestC
     assert (await zed_feed.next("gameFull"))["table"] == full["table"]
     await zed_feed.next("poolLeft", pool="25x25_5_5")
     assert list(hub.pools.waiting) == [hub.players[ala.secret]]
+
+
+async def test_two_example_bots_meet_through_a_seek_and_play_it_to_the_end(client: TestClient) -> None:
+    """examples/random_bot.py over real HTTP: one posts a seek (`--seek`), the other finds it in its
+    feed and accepts it, and both play the game to its end and archive."""
+    server = str(client.server.make_url("/")).rstrip("/")
+    seeker, taker = await new_bot(client, "Seeker"), await new_bot(client, "Taker")
+    hub = client.app[HUB_KEY]
+    taking = asyncio.create_task(asyncio.to_thread(play, Api(server, taker), 1, None, random.Random(3)))
+    async with asyncio.timeout(10):
+        while hub.roster.online("Taker") is None:
+            await asyncio.sleep(0.05)
+    seeking = asyncio.to_thread(play, Api(server, seeker), 1, None, random.Random(4), True)
+    async with asyncio.timeout(120):
+        assert await seeking == 1
+        assert await taking == 1
+    [game] = await client.app[STORE_KEY].games.recent("Seeker", 5)
+    assert {game.blue, game.red} == {"Seeker", "Taker"} and game.result
+    assert hub.seeks.open == {}
