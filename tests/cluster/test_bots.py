@@ -28,7 +28,7 @@ async def test_a_bot_on_one_member_plays_a_person_of_another(
     info = next(line for line in seen if line.startswith("iRobo."))
     assert info.split(".")[2] == "FR"  # the mark crosses the cluster with the lobby's lines
 
-    cyd.send("v", 0, f"s.Robo.{RATED_GAME}")  # refused by the bot's member, which knows it is a bot
+    cyd.send("v", 0, f"s.Robo.{RATED_GAME}")  # refused: Robo's `i` line marks a bot
     await until(cyd, lambda lines: any("unrated" in line for line in lines))
     cyd.send("v", 0, f"s.Robo.{FREE_GAME}")
     await cyd.poll(b=True)
