@@ -1,13 +1,15 @@
 """A small bot for the kropki server's bot API (docs/bots.md), with Python's standard library only.
 
-It reads its event feed, accepts every invitation it may play (unrated, automatic enclosures), and
-plays the free point touching the most of the opponent's dots (a one-ply heuristic standing in for an
-engine), trying the next when the server refuses one (a point inside a realm).
+It reads its event feed, accepts every invitation it may play (unrated, automatic enclosures) and,
+while it has no game, every open seek it may play; it plays the free point touching the most of the
+opponent's dots (a one-ply heuristic standing in for an engine), trying the next when the server
+refuses one (a point inside a realm).
 
 Give it the token in the environment, never on the command line (`ps` shows that to everyone):
 
     KROPKI_BOT_TOKEN=... python examples/random_bot.py --server https://kropki.example.org
     KROPKI_BOT_TOKEN=... python examples/random_bot.py --invite "*Ala" --games 1
+    KROPKI_BOT_TOKEN=... python examples/random_bot.py --seek --games 1
 
 Replace `choose` with a call to your engine and you have an engine on the server.
 """
@@ -99,17 +101,23 @@ def acceptable(event: dict[str, Any]) -> bool:
     return not event.get("rated") and game_type[4:5] in ("n", "s")
 
 
-def play(api: Api, games: int, invite: str | None, rng: random.Random) -> int:
-    """Play until `games` games have ended (0: for ever); the number of games played."""
+def play(api: Api, games: int, invite: str | None, rng: random.Random, seek: bool = False) -> int:
+    """Play until `games` games have ended (0: for ever); the number of games played. `seek`: post a
+    seek first, for anyone to accept."""
     boards: dict[int, Game] = {}
     ended = 0
     if invite:
         print("invite:", api.post(f"/api/bot/invite/{urllib.parse.quote(invite)}", gameType=GAME_TYPE))
+    if seek:
+        print("seek:", api.post("/api/bot/seek", gameType=GAME_TYPE))
     for event in api.events():
         kind, table = event["type"], event.get("table")
         if kind == "invitation":
             answer = "accept" if acceptable(event) else "decline"
             print(f"invitation from {event['from']}: {answer}", api.post(f"/api/bot/invitation/{answer}"))
+        elif kind == "seek" and acceptable(event) and all(game.over for game in boards.values()):
+            answer = api.post(f"/api/bot/seek/{event['id']}/accept")  # its own: refused, notEligible
+            print(f"seek {event['id']} of {event['from']}:", answer)
         elif kind == "gameFull":
             boards[table] = Game(event)
         elif kind == "move" and table in boards:
@@ -151,13 +159,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--server", default="http://127.0.0.1:8080")
     parser.add_argument("--games", type=int, default=0, help="stop after this many games (0: never)")
     parser.add_argument("--invite", metavar="NICK", help="invite this player to a game first")
+    parser.add_argument("--seek", action="store_true", help="post a seek first, for anyone to accept")
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)
     token = os.environ.get("KROPKI_BOT_TOKEN")
     if not token:
         print("set KROPKI_BOT_TOKEN to the bot's token", file=sys.stderr)
         return 2
-    play(Api(args.server, token), args.games, args.invite, random.Random(args.seed))
+    play(Api(args.server, token), args.games, args.invite, random.Random(args.seed), args.seek)
     return 0
 
 

@@ -27,6 +27,7 @@ from server.web import (
     archive,
     auth,
     bots,
+    botseeks,
     clients,
     frontdoor,
     health,
@@ -109,7 +110,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     if settings.redis_url is not None:
         app.cleanup_ctx.append(_membership)
     app.on_shutdown.append(_announce_shutdown)
-    for module in (health, kropki, auth, archive, pages, tournament, hosted, metrics):
+    for module in (health, kropki, auth, archive, pages, tournament, hosted, metrics, botseeks):
         app.add_routes(module.routes)
     push.add_pushes(app)  # after the hub's announcement of a stop, which its connections send
     bots.setup(app)

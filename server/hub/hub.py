@@ -103,7 +103,7 @@ class Hub:
         self.tournaments = Tournaments(ctx, self.tables, self.remote_lobby)
         self.seeks = Seeks(ctx, self.bus, self.tables, self.invites)
         self.pools = Pools(ctx, self.bus, self.tables, self.invites)
-        self.offers = Offers(ctx, self.bus, self.tables, self.seeks, self.invites)
+        self.offers = Offers(self.bus, self.tables, self.seeks, self.invites)
         self.lobby_state = Lobby(self.bus, self.tables, self.remote_lobby, self.mirrors, self.seeks)
         self.shared_lobby = SharedLobby(self.bus, self.remote_lobby, self.mirrors)
         self.actions = table_actions(self.games, self.chats)
@@ -517,11 +517,17 @@ class Hub:
     def delete_chat_line(self, moderator: Player, uid: int, line_id: str) -> bool:
         return self.chats.delete_lines(moderator, uid, line_id)
 
-    def seek(self, secret: str, command: SeekCommand) -> None:
-        """co=seek, acceptSeek, cancelSeek: as the `k` command (an accepted seek opens a table)."""
+    def seek(self, secret: str, command: SeekCommand) -> int | None:
+        """co=seek, acceptSeek, cancelSeek: as the `k` command (an accepted seek opens a table); the
+        number of a seek posted."""
         if isinstance(command, AcceptSeek):
             self.ctx.writable()
-        self.seeks.do(self.sessions.player(secret), command)
+        return self.seeks.do(self.sessions.player(secret), command)
+
+    def seek_open_to(self, secret: str, number: int) -> bool:
+        """Whether a bot's feed lists seek `number` to the player (docs/bots.md)."""
+        player = self.roster.find(secret)
+        return player is not None and self.seeks.open_to(player, number)
 
     def pool(self, secret: str, pool: str) -> None:
         """co=joinPool (a pair found opens a table), leavePool (`pool` empty): as the `j` command."""

@@ -129,6 +129,7 @@ class Invitations:
         if game_type.tournament:
             raise ProtocolError("badGameType", "Tournament games are set up by organisers.")
         if invitee.visiting_from:  # its member checks the rest, keeps it, and says if it refuses
+            self.ctx.limits.rated_between(game_type.ranked, player, invitee)  # its `i` line marks a bot
             self.ctx.limits.games_of(self.tables.values(), player)
             self.ctx.limits.invitation(player, invitee.nick, self.ctx.timers.now())
             self._keep(Invitation(player, invitee, game_type))
@@ -190,8 +191,7 @@ class Invitations:
             raise ProtocolError("blocked", f"{invitee.nick} does not accept your invitations.")
         if not invitee.free:
             raise ProtocolError("busy", f"{invitee.nick} is busy.")
-        if game_type.ranked and player.bot != invitee.bot and not self.ctx.limits.caps.bots_rated:
-            raise ProtocolError("botUnrated", "A bot and a person play unrated games only here.")
+        self.ctx.limits.rated_between(game_type.ranked, player, invitee)
         pending = self.incoming.get(invitee)
         if pending is not None and pending.inviter is not player:
             raise ProtocolError("busy", f"{invitee.nick} is answering another invitation.")
@@ -216,7 +216,8 @@ class Invitations:
         if found is None:
             return None
         member, nick = found
-        return self._stranger(member, {"nick": nick, "guest": nick.startswith("*")})
+        someone = {"nick": nick, "guest": nick.startswith("*"), "bot": self.remote.bot(member, nick)}
+        return self._stranger(member, someone)
 
     def _stranger(self, member: str, someone: dict[str, Any]) -> Player:
         """The one who stands here for a player of `member` in invitations (kept while in one)."""

@@ -265,6 +265,15 @@ class Limits:
             for key in [key for key, at in wrote_to.items() if now - at >= ANSWERED_FOR]:
                 del wrote_to[key]
 
+    def may_play_rated(self, one: Player, other: Player) -> bool:
+        """A rated game between a bot and a person only where the admin allows it (--bots-rated): a
+        bot's results must not move people's ratings unless the server says they may."""
+        return one.bot == other.bot or self.caps.bots_rated
+
+    def rated_between(self, ranked: bool, one: Player, other: Player) -> None:
+        if ranked and not self.may_play_rated(one, other):
+            raise ProtocolError("botUnrated", "A bot and a person play unrated games only here.")
+
     def invitation(self, player: Player, whom: str, now: float) -> None:
         within_a_minute(player.invited, now, INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations")
         player.invited.append((now, whom))

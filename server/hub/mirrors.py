@@ -61,6 +61,7 @@ def person(player: Player) -> dict[str, Any]:
         "role": player.role,
         "seat": player.seat_key,
         "record": list(player.record) if player.record else None,  # a ranked game's colours go by it
+        "bot": player.bot,  # a rated invitation between a bot and a person is refused (botUnrated)
     }
 
 
@@ -79,6 +80,7 @@ def visiting(member: str, someone: dict[str, Any]) -> Player:
         record=(record[0], record[1], record[2], record[3], record[4]) if record else None,
         id_hmac=someone.get("seat", "") if guest else "",  # so that its seat_key is the person's
         visiting_from=member,
+        bot=bool(someone.get("bot", False)),
     )
 
 

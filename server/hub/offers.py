@@ -18,10 +18,9 @@ from collections.abc import Callable
 
 from server.engine.gametype import Rules
 from server.hub.bus import EventBus
-from server.hub.context import Context
 from server.hub.invitations import Invitations
 from server.hub.model import Player
-from server.hub.seeks import Seek, Seeks, rating_of, refuse_each_other
+from server.hub.seeks import Seek, Seeks, refuse_each_other
 from server.hub.tables import Tables
 from server.protocol import events
 from server.protocol.codec import ProtocolError
@@ -32,10 +31,8 @@ Standing = tuple[int, tuple[int, int, int, int, str] | None, int, int, str]
 
 
 class Offers:
-    def __init__(
-        self, ctx: Context, bus: EventBus, tables: Tables, seeks: Seeks, invitations: Invitations
-    ) -> None:
-        self.ctx, self.bus, self.tables, self.seeks, self.invitations = ctx, bus, tables, seeks, invitations
+    def __init__(self, bus: EventBus, tables: Tables, seeks: Seeks, invitations: Invitations) -> None:
+        self.bus, self.tables, self.seeks, self.invitations = bus, tables, seeks, invitations
         self.shown: dict[Player, Seek] = {}  # the seek each reader's last reply offered
         self.declined: dict[int, set[Player]] = {}  # seek number -> the readers who declined it
         # what each reader's offer was chosen by, the seek (None: none) and its `vg` line
@@ -115,18 +112,16 @@ class Offers:
         return (None, "") if seek is None or self._has_a_game(reader) else (seek, line)
 
     def _eligible(self, reader: Player, seek: Seek) -> bool:
-        """Whether Seeks.accept would let the reader take the seek, and the reader's client can play it:
-        MultiPoints rejects every invitation to standard or territory rules by itself (ServerZagram.java,
-        `isEmptyScored = rulesAsString.matches("t|s")`) and writes to the inviter that it cannot play them."""
-        seeker = seek.player
-        game_type = seek.game_type
+        """Whether Seeks.accept would let the reader take the seek (Seeks.open_to), neither ignores or
+        blocks the other, and the reader's client can play it: MultiPoints rejects every invitation to
+        standard or territory rules by itself (ServerZagram.java, `isEmptyScored =
+        rulesAsString.matches("t|s")`) and writes to the inviter that it cannot play them."""
         return (
-            seeker is not reader
+            seek.player is not reader
             and reader not in self.declined.get(seek.number, ())
-            and not refuse_each_other(reader, seeker)
-            and seek.rating_range.admits(rating_of(reader))
-            and not (game_type.ranked and seeker.bot != reader.bot and not self.ctx.limits.caps.bots_rated)
-            and (reader.client != events.JAVA_CLIENT or game_type.rules is Rules.NO_TERRITORY)
+            and not refuse_each_other(reader, seek.player)
+            and self.seeks.open_to(reader, seek.number)
+            and (reader.client != events.JAVA_CLIENT or seek.game_type.rules is Rules.NO_TERRITORY)
         )
 
     def _has_a_game(self, reader: Player) -> bool:

@@ -163,6 +163,11 @@ class RemoteLobby:
                     return member, person
         return None
 
+    def bot(self, member: str, nick: str) -> bool:
+        """Whether `member`'s `i` line of `nick` marks a bot (docs/bots.md)."""
+        part = self.parts.get(member)
+        return part is not None and events.marks_a_bot(part.infos.get(nick, ""))
+
     # --- what a whole lobby state merges in ------------------------------------------------------
 
     def people(self) -> Iterator[str]:

@@ -95,14 +95,15 @@ class Seeks:
         """A `k` command: post, accept or cancel (server/protocol/seeks.py)."""
         self.do(player, parse_seek_command(text))
 
-    def do(self, player: Player, command: SeekCommand) -> None:
-        """A `k` command or its endpoint (co=seek, acceptSeek, cancelSeek)."""
+    def do(self, player: Player, command: SeekCommand) -> int | None:
+        """A `k` command or its endpoint (co=seek, acceptSeek, cancelSeek); a posted seek's number."""
         if isinstance(command, PostSeek):
-            self.add(player, command.game_type, command.rating_range)
-        elif isinstance(command, AcceptSeek):
+            return self.add(player, command.game_type, command.rating_range)
+        if isinstance(command, AcceptSeek):
             self.accept(player, command.number)
         elif isinstance(command, CancelSeek):
             self.cancel(player, command.number)
+        return None
 
     def add(self, player: Player, game_type_text: str, rating_range: RatingRange) -> int:
         """A new seek, for everyone in the lobby (`ka`); its number."""
@@ -131,6 +132,22 @@ class Seeks:
         """The game starts at once, as an accepted invitation's does; blue is whom the game type says
         (`a` the seeker, `p` the one who accepts, `s` drawn by the server)."""
         seek = self._seek(number)
+        self._check_eligible(player, seek)
+        self.invitations.start_game(seek.player, player, seek.game_type)  # game_started ends the seek
+
+    def open_to(self, player: Player, number: int) -> bool:
+        """Whether seek `number` is open and `player` may accept it (or it is theirs): what a bot's
+        feed lists (docs/bots.md)."""
+        seek = self.open.get(number)
+        if seek is None or seek.player is player:
+            return seek is not None
+        try:
+            self._check_eligible(player, seek)
+        except ProtocolError:
+            return False
+        return True
+
+    def _check_eligible(self, player: Player, seek: Seek) -> None:
         seeker = seek.player
         if seeker is player:
             raise ProtocolError("notEligible", "This is your own seek: cancel it instead.")
@@ -138,7 +155,7 @@ class Seeks:
             raise ProtocolError("blocked", f"{seeker.nick} does not accept your invitations.")
         if not seek.rating_range.admits(rating_of(player)):
             raise ProtocolError("notEligible", f"This seek is for ratings {_range_words(seek.rating_range)}.")
-        self.invitations.start_game(seeker, player, seek.game_type)  # game_started ends the seek
+        self.ctx.limits.rated_between(seek.game_type.ranked, seeker, player)
 
     def cancel(self, player: Player, number: int) -> None:
         seek = self._seek(number)
@@ -230,7 +247,9 @@ class Pools:
 
     def pair(self, pool: str) -> None:
         """Whoever waited longest first takes the nearest rating within the gap the longer waiter of the
-        two allows, the earlier comer between equals. Not while storage fails: a game cannot open.
+        two allows, the earlier comer between equals. Not while storage fails: a game cannot open. The
+        pools are rated: a bot is paired with bots only, unless the admin lets bots play people rated
+        (--bots-rated), as a rated invitation between a bot and a person is refused `botUnrated`.
 
         Each looks only at the ratings within the widest gap (the longest waiter's), found by bisection
         in the pool sorted by rating: those who wait are spread over the ratings (two within
@@ -256,6 +275,7 @@ class Pools:
                 and self.waiting.get(other.player) is other
                 and abs(_rating_of_waiting(other) - rating) <= self.gap(min(first, other, key=_since), now)
                 and not refuse_each_other(first.player, other.player)
+                and self.ctx.limits.may_play_rated(first.player, other.player)
             ]
             if others:
                 self._start(first, min(others, key=lambda other: abs(_rating_of_waiting(other) - rating)))

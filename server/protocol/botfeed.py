@@ -10,6 +10,7 @@ repeats (invitations, a table's proposition and result) and says only what chang
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,6 +18,7 @@ from server.engine.gametype import GameTypeError, parse_game_type
 from server.engine.moves import MAX_SIZE, MoveSyntaxError, point_to_sgf, sgf_to_point
 from server.protocol.codec import LINE_SEPARATOR, ProtocolError, decode_server_text
 from server.protocol.events import TEAM_SEPARATOR
+from server.protocol.seeks import POOL, SEEK_ADDED, SEEK_GONE
 
 Event = dict[str, Any]
 
@@ -119,9 +121,14 @@ class Feed:
     tables: dict[int, TableView] = field(default_factory=dict)
     invitations: dict[str, str] = field(default_factory=dict)  # from -> game type, pending now
     sent: dict[str, str] = field(default_factory=dict)  # to -> game type, the bot's own, pending now
+    seeks: set[int] = field(default_factory=set)  # the open seeks the feed has listed
+    pool: str | None = None  # the pool the bot waits in, as the feed said
 
-    def read(self, reply: str) -> tuple[list[Event], bool]:
-        """The events a reply brings, and whether the session is still logged in (`ok`, not `sd`)."""
+    def read(
+        self, reply: str, seek_open: Callable[[int], bool] = lambda number: True
+    ) -> tuple[list[Event], bool]:
+        """The events a reply brings, and whether the session is still logged in (`ok`, not `sd`).
+        `seek_open`: whether a seek is one to list (the bot may accept it, or it is the bot's)."""
         lines = reply.split(LINE_SEPARATOR)
         if not lines or lines[0] not in ("ok", "sd") or lines[-1] != "end":
             return [], False
@@ -129,10 +136,14 @@ class Feed:
         invitations: dict[str, str] = {}
         sent: dict[str, str] = {}
         declined: list[str] = []
+        listed: set[int] | None = None  # the seeks a whole lobby state lists: the others are gone
+        pool = None
         table = 0
         for line in _whole_first(lines[1:-1]):
             kind = line[:2]
-            if line.startswith("m"):
+            if line.startswith(POOL):
+                pool = line[len(POOL) :].split(".")[0]
+            elif line.startswith("m"):
                 numbers = line[1:].split(".")
                 if len(numbers) >= 2 and numbers[1].isdigit():
                     self.seen = int(numbers[1])
@@ -148,6 +159,13 @@ class Feed:
                 declined.append(line[2:])
             elif table:
                 events.extend(self._table_line(table, line))
+            elif kind == "pr":
+                listed = set()
+            elif kind in (SEEK_ADDED, SEEK_GONE):
+                events.extend(self._seek_line(line, listed, seek_open))
+        if listed is not None:
+            events.extend(_seek_gone(number) for number in sorted(self.seeks - listed))
+            self.seeks &= listed
         for sender, game_type in invitations.items():
             if self.invitations.get(sender) != game_type:
                 events.append(_invitation(sender, game_type))
@@ -160,7 +178,39 @@ class Feed:
             if whom not in sent and whom not in declined
         )
         self.invitations, self.sent = invitations, sent
+        if pool != self.pool:
+            if self.pool is not None:
+                events.append({"type": "poolLeft", "pool": self.pool})
+            if pool is not None:
+                events.append({"type": "poolWaiting", "pool": pool})
+            self.pool = pool
         return events, lines[0] == "ok"
+
+    def _seek_line(self, line: str, listed: set[int] | None, seek_open: Callable[[int], bool]) -> list[Event]:
+        """`ka<number>.<nick>.<lowest>.<highest>.<gameType>` or `kd<number>`."""
+        number_text, _, rest = line[2:].partition(".")
+        if not number_text.isdigit():
+            return []
+        number = int(number_text)
+        if line.startswith(SEEK_GONE):
+            if number not in self.seeks:
+                return []
+            self.seeks.discard(number)
+            return [_seek_gone(number)]
+        if listed is not None:
+            listed.add(number)
+        if number in self.seeks or not seek_open(number):
+            return []
+        self.seeks.add(number)
+        nick, lowest, highest, game_type = (rest.split(".", 3) + ["", "", ""])[:4]
+        event: Event = {
+            "type": "seek",
+            "id": number,
+            **_game(nick, game_type),
+            "minRating": int(lowest) if lowest.isdigit() else None,
+            "maxRating": int(highest) if highest.isdigit() else None,
+        }
+        return [event]
 
     def _table_line(self, uid: int, line: str) -> list[Event]:
         view = self.tables.setdefault(uid, TableView())
@@ -255,13 +305,22 @@ def _description(rest: str) -> tuple[str, str, str]:
 
 
 def _invitation(sender: str, game_type: str) -> Event:
-    event: Event = {"type": "invitation", "from": sender, "gameType": decode_server_text(game_type)}
+    return {"type": "invitation", **_game(sender, game_type)}
+
+
+def _game(sender: str, game_type: str) -> Event:
+    """What an invitation or a seek offers: who, the game type, and what a bot decides by."""
+    event: Event = {"from": sender, "gameType": decode_server_text(game_type)}
     try:
         parsed = parse_game_type(event["gameType"])
     except GameTypeError:
         return event
     event.update(width=parsed.width, height=parsed.height, rated=parsed.ranked)
     return event
+
+
+def _seek_gone(number: int) -> Event:
+    return {"type": "seekGone", "id": number}
 
 
 def _chat(uid: int, line: str) -> Event:

@@ -90,6 +90,12 @@ def user_info(
     return line
 
 
+def marks_a_bot(info: str) -> bool:
+    """Whether an `i` line's flags (its third field) have the bot mark."""
+    fields = info[1:].split(".")
+    return len(fields) > 2 and BOT_FLAG in fields[2]
+
+
 # The `i` line's last field by a registered account's role (docs/protocol.md, "Prestige and moderating
 # powers"): P the prestige level (1, left out: any other player), x the level up to which its holder
 # mutes, kicks and bans, c the level up to which it deletes chat lines.

@@ -118,7 +118,7 @@ def _json(body: dict[str, Any], status: int = 200) -> web.Response:
     return web.json_response(body, status=status, headers=JSON_HEADERS)
 
 
-def _refusal(refused: Refused) -> web.Response:
+def refusal(refused: Refused) -> web.Response:
     response = _json({"error": refused.code, "message": refused.message}, refused.status)
     if refused.status == 401:
         response.headers["WWW-Authenticate"] = 'Bearer realm="kropki bots"'
@@ -169,8 +169,8 @@ async def _logged_in(request: web.Request, bot: Bot) -> None:
             hub.login(bot.secret, account, None, origin(request))
 
 
-async def _field(request: web.Request, name: str) -> str:
-    """A field of the request's body: JSON (an object) or a form."""
+async def body_field(request: web.Request, name: str, *, required: bool = True) -> str:
+    """A field of the request's body: JSON (an object) or a form; "" for an optional one missing."""
     try:
         if request.content_type == "application/json":
             body = await request.json()
@@ -181,6 +181,8 @@ async def _field(request: web.Request, name: str) -> str:
         raise Refused(400, "badRequest", "The body is not JSON, or not a form.") from None
     except web.HTTPRequestEntityTooLarge:
         raise Refused(413, "tooLong", "The body is too long.") from None
+    if value is None and not required:
+        return ""
     if not isinstance(value, str) or not value:
         raise Refused(400, "badRequest", f"The body needs the field `{name}` (text).")
     if len(value) > MAX_BODY_FIELD:
@@ -194,10 +196,11 @@ def _table(request: web.Request) -> str:
     return request.match_info["table"]
 
 
-Action = Callable[[web.Request, Hub, Bot], Awaitable[None]]
+# an action of a bot; what it returns, if anything, goes into the answer beside `"ok": true`
+Action = Callable[[web.Request, Hub, Bot], Awaitable[dict[str, Any] | None]]
 
 
-async def _act(request: web.Request, action: Action) -> web.Response:
+async def act(request: web.Request, action: Action) -> web.Response:
     """One action of a bot through the hub, answered once what it changed is stored (as /a.kropki
     answers): 200 `{"ok": true}`, or a refusal with the hub's code and sentence."""
     hub = request.app[HUB_KEY]
@@ -205,16 +208,16 @@ async def _act(request: web.Request, action: Action) -> web.Response:
     try:
         bot = await _bot(request)
         await _logged_in(request, bot)
-        await action(request, hub, bot)
+        answer = await action(request, hub, bot)
     except Refused as refused:
-        return _refusal(refused)
+        return refusal(refused)
     except ProtocolError as refused:
         return _json(refused_json(refused), 503 if refused.code == "storage" else 400)
     except Exception as failure:  # never a 500: a bot's loop must read an answer
         return _failed(request, failure)
     if not await hub.settled(before):
         return _json({"error": "storage", "message": "Not stored; it did not count."}, 503)
-    return _json({"ok": True})
+    return _json({"ok": True, **(answer or {})})
 
 
 def _failed(request: web.Request, failure: Exception) -> web.Response:
@@ -232,7 +235,7 @@ async def account(request: web.Request) -> web.Response:
     try:
         bot = await _bot(request)
     except Refused as refused:
-        return _refusal(refused)
+        return refusal(refused)
     except Exception as failure:
         return _failed(request, failure)
     found = bot.account
@@ -254,7 +257,7 @@ async def upgrade(request: web.Request) -> web.Response:
     guard = request.app[LOGIN_GUARD_KEY]
     client = origin(request)
     try:
-        nick, secret = await _field(request, "nick"), await _field(request, "id")
+        nick, secret = await body_field(request, "nick"), await body_field(request, "id")
         key = nick_key(nick)
         if not guard.admit(key, client):  # failed attempts count as failed logins do
             raise Refused(429, "tooManyFailedLogins", "Too many failed attempts; wait a while.")
@@ -263,10 +266,10 @@ async def upgrade(request: web.Request) -> web.Response:
             raise Refused(403, "wrongNickOrId", "Wrong nick or id.")
         guard.succeeded(key, client)
     except Refused as refused:
-        return _refusal(refused)
+        return refusal(refused)
     except HasPlayed:
         guard.succeeded(key, client)
-        return _refusal(Refused(409, "hasPlayed", "Only an account with no game played can become a bot."))
+        return refusal(Refused(409, "hasPlayed", "Only an account with no game played can become a bot."))
     except Exception as failure:
         return _failed(request, failure)
     log.info("account became a bot %s", Fields(nick=nick))
@@ -285,7 +288,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
         bot = await _bot(request)
         await _logged_in(request, bot)
     except Refused as refused:
-        return _refusal(refused)
+        return refusal(refused)
     except ProtocolError as refused:
         return _json(refused_json(refused), 403)
     except Exception as failure:
@@ -322,7 +325,7 @@ async def _feed(request: web.Request, response: web.StreamResponse, bot: Bot, fe
             return
         if feeding.ended:  # a newer feed starts from the present: this one says no more
             return
-        events, logged_in = feed.read(reply)
+        events, logged_in = feed.read(reply, lambda number: hub.seek_open_to(bot.secret, number))
         if not logged_in:  # timed out, kicked, or the server forgot it: in again, or the reason why
             if fresh:  # a session logged in for this very poll is gone already: not a loop of logins
                 gone = {"type": "error", "code": "notLoggedIn", "message": "The session ended; reconnect."}
@@ -372,7 +375,7 @@ async def _write(response: web.StreamResponse, events: list[Event]) -> None:
 
 
 async def _invite(request: web.Request, hub: Hub, bot: Bot) -> None:
-    hub.invite(bot.secret, request.match_info["nick"], await _field(request, "gameType"))
+    hub.invite(bot.secret, request.match_info["nick"], await body_field(request, "gameType"))
 
 
 def _answer(letter: str) -> Action:
@@ -387,15 +390,15 @@ INVITATION_ANSWERS = {"accept": _answer("a"), "decline": _answer("r"), "cancel":
 
 @routes.post("/api/bot/invite/{nick}")
 async def invite(request: web.Request) -> web.Response:
-    return await _act(request, _invite)
+    return await act(request, _invite)
 
 
 @routes.post("/api/bot/invitation/{answer}")
 async def invitation(request: web.Request) -> web.Response:
     action = INVITATION_ANSWERS.get(request.match_info["answer"])
     if action is None:
-        return _refusal(Refused(404, "badRequest", "An invitation is answered accept, decline or cancel."))
-    return await _act(request, action)
+        return refusal(Refused(404, "badRequest", "An invitation is answered accept, decline or cancel."))
+    return await act(request, action)
 
 
 # --- playing -----------------------------------------------------------------------------------
@@ -436,7 +439,7 @@ async def _stop(request: web.Request, hub: Hub, bot: Bot) -> None:
 
 
 async def _chat(request: web.Request, hub: Hub, bot: Bot) -> None:
-    hub.chat_from(bot.secret, _table(request), encode_client_text(await _field(request, "text")))
+    hub.chat_from(bot.secret, _table(request), encode_client_text(await body_field(request, "text")))
 
 
 GAME_ACTIONS: dict[str, Action] = {
@@ -451,7 +454,7 @@ GAME_ACTIONS: dict[str, Action] = {
 
 def _game_route(action: Action) -> Callable[[web.Request], Awaitable[web.Response]]:
     async def handler(request: web.Request) -> web.Response:
-        return await _act(request, action)
+        return await act(request, action)
 
     return handler
 

@@ -28,7 +28,7 @@ async def test_a_bot_on_one_member_plays_a_person_of_another(
     info = next(line for line in seen if line.startswith("iRobo."))
     assert info.split(".")[2] == "FR"  # the mark crosses the cluster with the lobby's lines
 
-    cyd.send("v", 0, f"s.Robo.{RATED_GAME}")  # refused by the bot's member, which knows it is a bot
+    cyd.send("v", 0, f"s.Robo.{RATED_GAME}")  # refused: Robo's `i` line marks a bot
     await until(cyd, lambda lines: any("unrated" in line for line in lines))
     cyd.send("v", 0, f"s.Robo.{FREE_GAME}")
     await cyd.poll(b=True)
@@ -42,3 +42,26 @@ async def test_a_bot_on_one_member_plays_a_person_of_another(
     await feed.next("move", colour="blue", x=4, y=4)
     assert await act(a, token, f"game/{uid}/move/9/9") == (200, {"ok": True})
     await at_table(cyd, uid, lambda lines: any(line.startswith("sa;W[jj]") for line in lines))
+
+
+async def test_a_bots_rated_invitation_to_a_person_of_another_member_is_refused_either_way(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """Either member refuses a rated game between a bot and a person with `botUnrated`, as one member
+    does: each knows whether the other's player is a bot by the `R` flag of its `i` line."""
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    token = await a.app[STORE_KEY].bots.create("Robo")
+    await open_feed(a, token)
+    cyd = await guest(b, "cydCyd33", "*Cyd")
+    ala = await guest(a, "alaAla11", "*Ala")  # once she sees Cyd, member a has b's `i` line of him
+    await until(ala, lambda lines: any(line.startswith("i*Cyd.") for line in [*ala.first, *lines]))  # type: ignore[attr-defined]
+
+    status, body = await act(a, token, "invite/*Cyd", gameType=RATED_GAME)
+    assert (status, body["error"]) == (400, "botUnrated")
+    cyd.send("v", 0, f"s.Robo.{RATED_GAME}")  # refused at once by his own member: Robo is marked
+    refused = await cyd.poll(b=True)
+    assert any(".e." in line and "unrated" in line for line in refused.sections.get(0, [])), refused.sections
+    assert not any(line[:2] in ("vg", "vs") for line in refused.sections.get(0, []))
+
+    assert await act(a, token, "invite/*Cyd", gameType=FREE_GAME) == (200, {"ok": True})
+    await until(cyd, lambda lines: any(line.startswith("vgRobo.") for line in lines))

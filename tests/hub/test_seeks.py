@@ -14,12 +14,15 @@ from hypothesis import strategies as st
 from server.hub import seeks as seeks_module
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
+from server.hub.limits import Caps
 from server.hub.persistence import Account
 from server.hub.seeks import GAP_AT_FIRST, GAP_GROWTH, MOST_SEEKS, POOLS, SEEKS_PER_MINUTE
 from server.protocol.codec import parse_commands
 from server.protocol.seeks import AcceptSeek, PostSeek, RatingRange
 
 FREE = "2020s0.4.a.F.a.180.2.."  # 20x20, four crosses, free, 3 min + 2 s; the seeker is blue
+RATED = "2020s0.4.a.R.a.180.2.."
+BOT_UNRATED = "A bot and a person play unrated games only here."
 GUESTS = {"ala1": "*Ala", "bob1": "*Bob", "cid1": "*Cid", "oli1": "*Oli"}  # *Oli only reads
 
 
@@ -27,17 +30,17 @@ class Lobby:
     """A hub with players who poll: each command numbered as a client numbers them, each reply read
     from the player's last msgNo."""
 
-    def __init__(self) -> None:
+    def __init__(self, caps: Caps | None = None) -> None:
         self.timers = ManualTimers()
-        self.hub = Hub(timers=self.timers, rng=random.Random(5))
+        self.hub = Hub(timers=self.timers, rng=random.Random(5), caps=caps)
         self.seen: dict[str, int] = {}
         self.sent: dict[str, int] = {}
         for secret, nick in GUESTS.items():
             self.hub.guest_login(secret, nick, "en")
             self.reply(secret)
 
-    def log_in(self, secret: str, nick: str, rating: int) -> None:
-        self.hub.login(secret, Account(nick, rating, 0, 0, 0))
+    def log_in(self, secret: str, nick: str, rating: int, *, bot: bool = False) -> None:
+        self.hub.login(secret, Account(nick, rating, 0, 0, 0, bot=bot))
         self.reply(secret)
 
     def send(self, secret: str, *commands: str) -> list[str]:
@@ -154,6 +157,68 @@ def test_a_player_blocked_or_ignored_by_the_seeker_cannot_accept() -> None:
     assert lobby.games() == []
     lobby.send("cid1", "k.0.a.1")
     assert len(lobby.games()) == 1
+
+
+def bots_and_people(caps: Caps | None = None) -> Lobby:
+    """Dan and Eve people, Robo and Zed bots (docs/bots.md), all rated 1500."""
+    lobby = Lobby(caps)
+    for secret, nick, bot in [("dan", "Dan", False), ("eve", "Eve", False), ("robo", "Robo", True)]:
+        lobby.log_in(f"{secret}12345678", nick, 1500, bot=bot)
+    lobby.log_in("zed12345678", "Zed", 1500, bot=True)
+    return lobby
+
+
+def test_a_rated_seek_is_never_accepted_across_a_bot_and_a_person_whichever_is_the_bot() -> None:
+    lobby = bots_and_people()
+    lobby.send("dan12345678", f"k.0.s...{RATED}")
+    lobby.send("robo12345678", f"k.0.s...{RATED}")
+    assert lobby.refusals(lobby.send("robo12345678", "k.0.a.1")) == [BOT_UNRATED]  # a person's seek
+    assert lobby.refusals(lobby.send("eve12345678", "k.0.a.2")) == [BOT_UNRATED]  # a bot's seek
+    assert lobby.games() == [] and list(lobby.hub.seeks.open) == [1, 2]
+    robo, dan = lobby.hub.players["robo12345678"], lobby.hub.players["dan12345678"]
+    assert not lobby.hub.seeks.open_to(robo, 1) and lobby.hub.seeks.open_to(robo, 2)  # its own
+    assert lobby.hub.seeks.open_to(dan, 1) and not lobby.hub.seeks.open_to(dan, 2)
+
+    lobby.send("zed12345678", "k.0.a.2")  # bot against bot: rated
+    lobby.send("eve12345678", "k.0.a.1")  # person against person
+    rooms = [lobby.hub.tables[uid].room for uid in lobby.games()]
+    assert sorted((room.blue, room.red) for room in rooms if room) == [("Dan", "Eve"), ("Robo", "Zed")]
+
+
+def test_a_free_seek_is_open_across_bots_and_people_and_the_admin_may_allow_rated_ones() -> None:
+    lobby = bots_and_people()
+    lobby.send("dan12345678", f"k.0.s...{FREE}")
+    lobby.send("robo12345678", "k.0.a.1")
+    assert len(lobby.games()) == 1 and lobby.hub.seeks.open == {}
+
+    allowed = bots_and_people(Caps(bots_rated=True))
+    allowed.send("robo12345678", f"k.0.s...{RATED}")
+    assert allowed.hub.seeks.open_to(allowed.hub.players["dan12345678"], 1)
+    allowed.send("dan12345678", "k.0.a.1")
+    assert len(allowed.games()) == 1
+
+
+def test_a_pool_pairs_a_bot_with_bots_only_however_long_it_waits() -> None:
+    lobby = bots_and_people()
+    lobby.send("robo12345678", "j.0.20x20_3_2")
+    lobby.send("dan12345678", "j.0.20x20_3_2")
+    lobby.timers.advance(600)
+    lobby.hub.pools.pair_all()
+    assert lobby.games() == [] and len(lobby.hub.pools.waiting) == 2
+
+    lobby.send("zed12345678", "j.0.20x20_3_2")
+    lobby.send("eve12345678", "j.0.20x20_3_2")
+    rooms = [lobby.hub.tables[uid].room for uid in lobby.games()]
+    assert sorted({room.blue, room.red} == {"Robo", "Zed"} for room in rooms if room) == [False, True]
+    assert lobby.hub.pools.waiting == {}
+
+
+def test_the_admin_may_let_a_pool_pair_a_bot_with_a_person() -> None:
+    lobby = bots_and_people(Caps(bots_rated=True))
+    lobby.send("robo12345678", "j.0.20x20_3_2")
+    lobby.send("dan12345678", "j.0.20x20_3_2")
+    room = lobby.hub.tables[lobby.games()[0]].room
+    assert room is not None and {room.blue, room.red} == {"Robo", "Dan"}
 
 
 def test_a_player_has_a_few_seeks_at_most_and_a_flood_of_posts_is_refused() -> None:

@@ -105,3 +105,62 @@ def test_a_move_is_the_streams_two_letters_and_off_every_board_is_refused() -> N
         with pytest.raises(ProtocolError) as refused:
             move_text(x, y)
         assert refused.value.code == "illegalMove"
+
+
+SEEK = "2020s0.4.a.R.a.180.2.."
+
+
+def test_seeks_are_listed_when_posted_and_gone_once_and_only_those_the_bot_may_take() -> None:
+    feed = Feed("Robo")
+    open_to = {3, 5}.__contains__  # seek 4 is a rated person's, or outside the bot's rating range
+    events, _ = feed.read(
+        reply("q0", f"ka3.*Ala...{SEEK}", f"ka4.*Bob.1800..{SEEK}", f"ka5.Zed.1400.1600.{GAME}"), open_to
+    )
+    assert events == [
+        {
+            "type": "seek",
+            "id": 3,
+            "from": "*Ala",
+            "gameType": SEEK,
+            "width": 20,
+            "height": 20,
+            "rated": True,
+            "minRating": None,
+            "maxRating": None,
+        },
+        {
+            "type": "seek",
+            "id": 5,
+            "from": "Zed",
+            "gameType": GAME,
+            "width": 20,
+            "height": 20,
+            "rated": False,
+            "minRating": 1400,
+            "maxRating": 1600,
+        },
+    ]
+    assert feed.read(reply("q0", "kd4", "kd3"), open_to)[0] == [{"type": "seekGone", "id": 3}]
+    assert feed.read(reply("q0", "kd3"), open_to)[0] == []
+
+
+def test_a_whole_lobby_state_lists_the_open_seeks_and_ends_the_others() -> None:
+    feed = Feed("Robo")
+    feed.read(reply("q0", f"ka3.*Ala...{SEEK}", f"ka5.Zed...{SEEK}"))
+    events, _ = feed.read(reply("q0", "pr*Ala.Robo.Zed", "gr", f"ka5.Zed...{SEEK}", f"ka8.*Ala...{SEEK}"))
+    assert [(event["type"], event["id"]) for event in events] == [("seek", 8), ("seekGone", 3)]
+    assert feed.read(reply("q0", "pr*Ala.Robo.Zed", "gr"))[0] == [
+        {"type": "seekGone", "id": 5},
+        {"type": "seekGone", "id": 8},
+    ]
+
+
+def test_the_pool_the_bot_waits_in_is_said_when_it_changes_not_at_every_sweep() -> None:
+    feed = Feed("Robo")
+    assert feed.read(reply("q0", "w20x20_3_2.0.100.1"))[0] == [{"type": "poolWaiting", "pool": "20x20_3_2"}]
+    assert feed.read(reply("q0", "w20x20_3_2.1.120.2"))[0] == []
+    assert feed.read(reply("q0", "w39x32_5_5.0.100.1"))[0] == [
+        {"type": "poolLeft", "pool": "20x20_3_2"},
+        {"type": "poolWaiting", "pool": "39x32_5_5"},
+    ]
+    assert feed.read(reply("q0"))[0] == [{"type": "poolLeft", "pool": "39x32_5_5"}]
