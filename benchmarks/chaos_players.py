@@ -28,7 +28,9 @@ REQUEST_TIMEOUT = 70.0  # beyond nginx's proxy_read_timeout (60 s): MultiPoints'
 INVITE_AGAIN = 10.0  # seconds before an invitation or an acceptance without a table is sent again
 SUBSCRIBE_AGAIN = 20.0  # seconds without its game's tab before a player chooses the table again
 MOVE_DELAY = (1.0, 3.0)  # seconds a player thinks once on move
-GAME_TYPE = "2020s0..a.F.n..._SRATP_sratp."  # 20x20, standard rules, empty start, the inviter starts, untimed
+# 20x20, empty start, the inviter starts, untimed; no-territory rules, the only ones MultiPoints invites
+# with and accepts (ServerZagram.java rejects an invitation to `t` or `s` rules by itself)
+GAME_TYPE = "2020n0..a.F.n..._SRATP_sratp."
 # a server line for one player (`e`: a refused command), or for a table: `unsaved`, play taken back
 # (a table's server lines also come as `cr` in its whole state, which a take-back sends)
 REFUSAL = re.compile(r"ca\d+_\d+\.\.(e)\.(.*)|c[ar]\d+_\d+\.\.(unsaved)\.(.*)")
