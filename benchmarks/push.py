@@ -6,8 +6,10 @@ side, in this order:
 1. --players guests log in (at --login-rate a second) and poll every 2 s as MultiPoints does (getMsg,
    msgFromClient=x) through a window of --seconds: the server's CPU per polling player.
 2. The same sessions each open a push connection (`/push`, docs/protocol.md "Push") from their last
-   message number and stop polling; after --settle seconds, a window of --seconds with nothing to push:
-   the server's CPU per idle push player, and the RSS the connections added.
+   message number and stop polling (with --pollers N, only the first N players poll in 1; the others
+   log in now, at --login-rate, and push from their first reply on, as the built-in client does);
+   after --settle seconds, a window of --seconds with nothing to push: the server's CPU per idle push
+   player, and the RSS the connections added.
 3. While those stay connected, --games pairs of guests log in (at --game-login-rate a second, by default
    --login-rate), set up a game each (an invitation and its answer inside polls), connect by push, and
    play: the table's sides take turns a second apart, so each side
@@ -18,7 +20,8 @@ side, in this order:
 
 The load generator runs in --workers processes (aiohttp's WebSocket client, uvloop where installed);
 its CPU is printed beside the server's. Targets (issue 48, at full size): an idle push player under a
-fifth of a 2-s poller's CPU, 20,000 push players in one process under 1.5 GB (run with --players 20000),
+fifth of a 2-s poller's CPU, 20,000 push players in one process under 1.5 GB (run with --players 20000
+--pollers 10000: 20,000 pollers saturate the server before they switch),
 2,000 games on push with move-to-opponent p99 under 20 ms. Windows shorter than 30 s leave out the
 heartbeat (a ping every 30 s) and the keep-alive polls (every 20 s) of an idle push connection.
 
@@ -86,6 +89,7 @@ class Plan:
     times: dict[str, float]  # monotonic: logins start, window edges, games start
     login_rate: float
     game_login_rate: float
+    pollers: int  # players numbered below this poll first; the others log in and push at once
     timeout: float
 
 
@@ -169,6 +173,9 @@ async def idle_player(number: int, plan: Plan, stats: Stats, http: aiohttp.Clien
     """Log in, poll every 2 s through the polling window, then connect by push and read what comes."""
     times = plan.times
     guest = Guest(f"i{number}", plan, stats)
+    if number >= plan.pollers:
+        await pushing_player(guest, times["push.connect"] + (number - plan.pollers) / plan.login_rate, http)
+        return
     await _sleep_until(times["logins"] + number / plan.login_rate)
     try:
         await guest.login()
@@ -185,19 +192,39 @@ async def idle_player(number: int, plan: Plan, stats: Stats, http: aiohttp.Clien
                 stats.polls += 1
                 stats.poll_seconds.append(time.perf_counter() - sent)
         await _sleep_until(times["push.connect"] + (number % 1000) / 1000 * plan_spread(plan))
-        await guest.push(http)
-        stats.pushed_connected += 1
-        assert guest.socket is not None
-        async for message in guest.socket:
-            if message.type is aiohttp.WSMsgType.TEXT:
-                stats.frames += 1
-                if not message.data.startswith(("ok/", "sd/")):
-                    stats.error(f"idle {guest.nick}: {message.data[:80]}")
+        await read_pushed(guest, http)
     except (OSError, TimeoutError, ValueError, aiohttp.ClientError) as failure:
         stats.error(f"idle {guest.nick}: {failure!r}")
     finally:
         if guest.http is not None:
             guest.http.close()
+
+
+async def pushing_player(guest: Guest, when: float, http: aiohttp.ClientSession) -> None:
+    """Log in at `when` and push from the first reply on, as the built-in client does: never polling."""
+    await _sleep_until(when)
+    try:
+        await guest.login()
+        await guest.poll()
+        await read_pushed(guest, http)
+    except (OSError, TimeoutError, ValueError, aiohttp.ClientError) as failure:
+        guest.stats.error(f"pushing {guest.nick}: {failure!r}")
+    finally:
+        if guest.http is not None:
+            guest.http.close()
+
+
+async def read_pushed(guest: Guest, http: aiohttp.ClientSession) -> None:
+    """Connect by push and count the frames, each a reply, until the connection ends."""
+    stats = guest.stats
+    await guest.push(http)
+    stats.pushed_connected += 1
+    assert guest.socket is not None
+    async for message in guest.socket:
+        if message.type is aiohttp.WSMsgType.TEXT:
+            stats.frames += 1
+            if not message.data.startswith(("ok/", "sd/")):
+                stats.error(f"idle {guest.nick}: {message.data[:80]}")
 
 
 def plan_spread(plan: Plan) -> float:
@@ -341,6 +368,12 @@ def main() -> int:
     parser = argument_parser(__doc__)
     add = parser.add_argument
     add("--players", type=int, default=10_000, help="idle players: polling, then on push")
+    add(
+        "--pollers",
+        type=int,
+        help="of the players, how many poll first (--players); the others log in once the pollers switch "
+        "to push, at --login-rate, and push at once, as the built-in client does",
+    )
     add("--games", type=int, default=2_000, help="games on push")
     add("--seconds", type=float, default=60.0, help="each window")
     add("--warm-up", type=float, default=10.0, help="seconds of play before the games' window")
@@ -368,10 +401,12 @@ def run(args: argparse.Namespace, server: object) -> int:
         f"{args.workers} load generator process(es) on {generator_loop()}; server {server_revision()}"
     )
     began = time.monotonic() + 3.0
-    logged_in = began + args.players / args.login_rate + 2 * POLL_EVERY
+    pollers = args.players if args.pollers is None else min(args.pollers, args.players)
+    logged_in = began + pollers / args.login_rate + 2 * POLL_EVERY
     times = {"logins": began, "polling.0": logged_in, "polling.1": logged_in + args.seconds}
     times["push.connect"] = times["polling.1"] + POLL_EVERY
-    times["push.settled"] = times["push.connect"] + args.settle
+    joining = (args.players - pollers) / args.login_rate  # the players who push at once log in meanwhile
+    times["push.settled"] = times["push.connect"] + joining + args.settle
     times["idle.0"] = times["push.settled"]
     times["idle.1"] = times["idle.0"] + args.seconds
     times["games.setup"] = times["idle.1"]
@@ -390,6 +425,7 @@ def run(args: argparse.Namespace, server: object) -> int:
             times,
             args.login_rate,
             game_login_rate,
+            pollers,
             args.timeout,
         )
         for n in range(workers)
@@ -442,7 +478,8 @@ def report(
     poll_cpu = _between(samples, "polling.0", "polling.1", 0)
     idle_cpu = _between(samples, "idle.0", "idle.1", 0)
     game_cpu = _between(samples, "games.0", "games.1", 0)
-    per_poller = poll_cpu / seconds / max(1, args.players)
+    pollers = args.players if args.pollers is None else min(args.pollers, args.players)
+    per_poller = poll_cpu / seconds / max(1, pollers)
     per_pusher = idle_cpu / seconds / max(1, connected)
     ratio = per_pusher / per_poller if per_poller else math.nan
     rss_polling = samples.get("polling.1", (0, 0, math.nan))[2]
@@ -454,7 +491,7 @@ def report(
     per_poll_us = poll_cpu / max(1, polls) * 1e6
     per_move_us = game_cpu / max(1, moves_in_window) * 1e6
     print(
-        f"polling: {args.players} players, {polls} polls in {seconds:g} s ({polls / seconds:.0f}/s), "
+        f"polling: {pollers} players, {polls} polls in {seconds:g} s ({polls / seconds:.0f}/s), "
         f"latency {ms(poll_latency, 50, 99)}"
     )
     print(
@@ -467,7 +504,10 @@ def report(
         f"{per_pusher * 1e6:.2f} us a second per player"
     )
     print(f"  {ratio:.3f} of a poller's CPU (target < {TARGET_IDLE_RATIO:g})")
-    print(f"  server RSS {rss_pushing:.0f} MB ({added:+.1f} KB a push connection over its polling session)")
+    over = (
+        "over its polling session" if pollers == args.players else "(the sessions that never polled included)"
+    )
+    print(f"  server RSS {rss_pushing:.0f} MB ({added:+.1f} KB a push connection {over})")
     print(f"  20,000 push players at this rate: about {at_full:.0f} MB (target < {TARGET_RSS_MB:.0f} MB)")
     print(
         f"games on push: {games} of {args.games} set up, {moves_in_window} moves in {seconds:g} s "
