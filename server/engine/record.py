@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from server.engine.board import WHITE
 from server.engine.game import COLOUR, Game
@@ -60,3 +61,15 @@ def game_to_record(game: Game, **meta: str | None) -> GameRecord:
         record.black_territory = _territory(game.final_rings[0])
         record.white_territory = _territory(game.final_rings[1])
     return record
+
+
+def with_bots(record: GameRecord, bots: Iterable[tuple[int, str]]) -> GameRecord:
+    """The record saying in its root comment which players are programs (docs/bots.md): a line
+    `B is a bot: NICK` or `W is a bot: NICK` for each (colour, nick), NICK as PB/PW name the player,
+    after what the comment said already (a STOP before the first move). A reader finds a team's every
+    bot this way, and replay reads only the STOP lines back. The record given stays as it was: an
+    archive's write tried again after a storage failure marks the game once."""
+    lines = [f"{COLOUR[colour]} is a bot: {nick}" for colour, nick in bots]
+    if not lines:
+        return record
+    return replace(record, comment="\n".join([record.comment, *lines] if record.comment else lines))

@@ -94,9 +94,11 @@ def _ring_key(game: Game, owner: int, ring: list[int]) -> frozenset[int]:
 
 
 def _stops(game: Game, comment: str | None, where: str) -> None:
-    """STOPs noted in a comment (`B pressed STOP`), after the move (or at the root) that carries it."""
+    """STOPs noted in a comment (`B pressed STOP`), after the move (or at the root) that carries it. A
+    note is one word and ` pressed STOP`: the comment's other lines may end so too (`B is a bot: Bo
+    pressed STOP`, a bot's nick, docs/bots.md) and are no STOP."""
     for line in (comment or "").splitlines():
-        if line.endswith(" pressed STOP"):
+        if line.endswith(" pressed STOP") and " " not in line.removesuffix(" pressed STOP"):
             stopper = PLAYER.get(line[:1])
             if stopper is None:
                 raise ReplayError(f"{where}: unreadable STOP comment {line!r}")

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import logging
 import time as _time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from server.engine.gametype import GameKind
 from server.engine.rating import RATED_MIN_DOTS, unrated_reason
+from server.engine.record import with_bots
 from server.engine.sgf import write_record
 from server.hub.absences import CLAIMS, Absences
 from server.hub.bus import EventBus
 from server.hub.context import Context
+from server.hub.lineup import colour_of
 from server.hub.model import LOBBY, Player, Table
 from server.hub.persistence import Account, FinishedGame
 from server.hub.room import Room, journal_entry
@@ -169,12 +171,24 @@ class Games:
                 self.tables.info_changed(player)
                 self.bus.publish(LOBBY, player.info)
 
-    def table_record(self, uid: int) -> str | None:
-        """The SGF record of a game table's current game, or None when there is no such table."""
+    def table_players(self, uid: int) -> tuple[str, ...] | None:
+        """The nicks of a game table's players in turn order (docs/teams.md), or None when there is no
+        such table: which of them are bots is the store's to say (an account's flag), for the record."""
+        table = self.tables.get(uid)
+        return table.room.lineup.seats if table is not None and table.room is not None else None
+
+    def table_record(self, uid: int, bots: Collection[str]) -> str | None:
+        """The SGF record of a game table's current game, with its players named in `bots` marked as the
+        archive marks them (docs/bots.md), or None when there is no such table."""
         table = self.tables.get(uid)
         if table is None or table.room is None:
             return None
-        return write_record(table.room.record(_time.strftime("%Y-%m-%d", _time.gmtime(self.ctx.clock()))))
+        room = table.room
+        record = room.record(_time.strftime("%Y-%m-%d", _time.gmtime(self.ctx.clock())))
+        seats = enumerate(room.lineup.seats, 1)
+        return write_record(
+            with_bots(record, ((colour_of(side), nick) for side, nick in seats if nick in bots))
+        )
 
     # --- the clocks when storage fails or the server stops -------------------------------------
 

@@ -17,7 +17,7 @@ import asyncio
 import logging
 import random
 import time as _time
-from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
@@ -466,8 +466,11 @@ class Hub:
     ) -> Table:
         return self.tables.open_table(game_type, blue, red, auto, setup, more=more)
 
-    def table_record(self, uid: int) -> str | None:
-        return self.games.table_record(uid)
+    def table_players(self, uid: int) -> tuple[str, ...] | None:
+        return self.games.table_players(uid)
+
+    def table_record(self, uid: int, bots: Collection[str]) -> str | None:
+        return self.games.table_record(uid, bots)
 
     def change_table(self, secret: str, uid: int) -> None:
         self.tables.change_table(self.sessions.player(secret), uid)

@@ -753,10 +753,12 @@ function playerLink(nick, properties = { textContent: nick }) {
   return element("a", { href: `player/${encodeURIComponent(nick)}`, target: "_blank", rel: "noopener", ...properties });
 }
 
-/** A side's player, or a team's players each as a link; the one on move (a nick) marked. */
+/** A side's player, or a team's players each as a link; the one on move (a nick) marked, and a bot as
+ *  the lobby marks it (the `R` of its `i` line). */
 function teamLinks(team, onMove = null) {
   return team.flatMap((nick, index) => {
-    const link = playerLink(nick, { textContent: nick, className: nick === onMove ? "turn" : "" });
+    const named = state.info.get(nick)?.bot ? `${nick} [${t("botMark")}]` : nick;
+    const link = playerLink(nick, { textContent: named, className: nick === onMove ? "turn" : "" });
     return index ? [", ", link] : [link];
   });
 }

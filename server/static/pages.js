@@ -23,11 +23,17 @@ export function gameLink(root, number, text = `#${number}`) {
 }
 
 /** One side of an archived game: its player's link, or a team game's players' links (its `players`,
- *  side n the n-th: odd sides blue, even red; docs/teams.md). */
+ *  side n the n-th: odd sides blue, even red; docs/teams.md); a bot (the game's `bots`) marked as the
+ *  lobby marks it. */
 export function sideLinks(root, game, colour) {
-  if (!game.players) return [playerLink(root, colour === 1 ? game.blue : game.red)];
+  const link = (nick) => {
+    const made = playerLink(root, nick);
+    if (game.bots?.includes(nick)) made.textContent = `${nick} [${t("botMark")}]`;
+    return made;
+  };
+  if (!game.players) return [link(colour === 1 ? game.blue : game.red)];
   const team = game.players.filter((_, index) => index % 2 === colour - 1);
-  return team.flatMap((nick, index) => (index ? [", ", playerLink(root, nick)] : [playerLink(root, nick)]));
+  return team.flatMap((nick, index) => (index ? [", ", link(nick)] : [link(nick)]));
 }
 
 /** A game as one line: number, players, result, kind, date. */

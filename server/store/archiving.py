@@ -3,6 +3,7 @@ new ratings, results and rating history (docs/ratings.md)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import UTC, datetime
 
 from sqlalchemy import select, update
@@ -10,7 +11,9 @@ from sqlalchemy.orm import Session
 
 from server.engine.board import BLACK, WHITE
 from server.engine.rating import Rating, rate_game, shown
+from server.engine.record import with_bots
 from server.engine.sgf import write_record
+from server.hub.lineup import colour_of
 from server.hub.persistence import Account, FinishedGame
 from server.protocol.codec import nick_key
 from server.store.accounts import account_of
@@ -27,11 +30,7 @@ def archive(session: Session, game: FinishedGame, member: int) -> tuple[int, lis
     if game.players:
         return _archive_team_game(session, game, member)
     blue, red = _registered(session, game.blue), _registered(session, game.red)
-    record = game.record
-    sides = (("B", blue), ("W", red))
-    bots = [f"{colour} is a bot: {user.nick}" for colour, user in sides if user is not None and user.bot]
-    if bots:  # docs/bots.md; a comment's lines other than a STOP's are not read back (replay.py)
-        record.comment = "\n".join([record.comment, *bots] if record.comment else bots)
+    record = game.record  # the ratings before the game stay in it: the hub's rating line reads them
     if blue is not None:
         record.black_rating = str(shown(_rating(blue)))
     if red is not None:
@@ -63,7 +62,7 @@ def archive(session: Session, game: FinishedGame, member: int) -> tuple[int, lis
         result=str(game.result) if game.result is not None else None,
         rated=rated,
         tournament=game.tournament,
-        sgf=write_record(record),
+        sgf=write_record(with_bots(record, _bots(((BLACK, game.blue, blue), (WHITE, game.red, red))))),
     )
     session.add(row)
     session.flush()
@@ -93,7 +92,16 @@ def _rating(user: User) -> Rating:
     return Rating(user.rating, user.deviation, user.volatility)
 
 
+def _bots(players: Iterable[tuple[int, str, User | None]]) -> list[tuple[int, str]]:
+    """The colour and nick of each player (colour, nick as the record names them, account) who is a
+    bot, for the record's root comment (docs/bots.md)."""
+    return [(colour, nick) for colour, nick, user in players if user is not None and user.bot]
+
+
 def _archive_team_game(session: Session, game: FinishedGame, member: int) -> tuple[int, list[Account]]:
+    users = [_registered(session, nick) for nick in game.players]
+    players = zip(game.players, users, strict=True)
+    bots = _bots((colour_of(side), nick, user) for side, (nick, user) in enumerate(players, 1))
     row = ArchivedGame(
         finished_at=datetime.now(UTC),
         blue_nick=game.players[0],
@@ -104,12 +112,11 @@ def _archive_team_game(session: Session, game: FinishedGame, member: int) -> tup
         result=str(game.result) if game.result is not None else None,
         rated=False,
         tournament=game.tournament,
-        sgf=write_record(game.record),
+        sgf=write_record(with_bots(game.record, bots)),
     )
     session.add(row)
     session.flush()
-    for side, nick in enumerate(game.players, 1):
-        user = _registered(session, nick)
+    for side, (nick, user) in enumerate(zip(game.players, users, strict=True), 1):
         session.add(
             GamePlayer(game_number=row.number, side=side, nick=nick, user_id=user.id if user else None)
         )

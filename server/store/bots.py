@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Iterable
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
@@ -18,7 +19,7 @@ from server.hub.persistence import Account
 from server.protocol.codec import check_nick, nick_key
 from server.store.accounts import NickTaken, UnknownNick, account_of, holding, ignored_by, new_user
 from server.store.idhash import check_id_async, hash_id_async
-from server.store.models import ArchivedGame, User
+from server.store.models import ArchivedGame, GamePlayer, User
 
 TOKEN_BYTES = 32
 
@@ -43,6 +44,21 @@ def _new_token() -> tuple[str, str]:
 class Bots:
     def __init__(self, sessions: async_sessionmaker) -> None:
         self.sessions = sessions
+
+    async def among(self, nicks: Iterable[str]) -> set[str]:
+        """Which of these nicks name bots (a live game's record marks them, docs/bots.md): one query,
+        and none for guests alone (a guest is never a bot)."""
+        registered = [nick for nick in nicks if not nick.startswith("*")]
+        if not registered:
+            return set()
+        keys = {nick_key(nick) for nick in registered}
+        async with self.sessions() as session:
+            bots = set(
+                await session.scalars(
+                    select(User.nick_key).where(User.nick_key.in_(keys), User.bot.is_(True))
+                )
+            )
+        return {nick for nick in registered if nick_key(nick) in bots}
 
     async def create(self, nick: str) -> str:
         """A new bot account and its first token (returned, never kept). It has no id a person could
@@ -90,7 +106,10 @@ class Bots:
                 .select_from(ArchivedGame)
                 .where(or_(ArchivedGame.blue_id == user.id, ArchivedGame.red_id == user.id))
             )
-            if played or user.wins or user.draws or user.losses:
+            in_a_team = await session.scalar(
+                select(GamePlayer.game_number).where(GamePlayer.user_id == user.id).limit(1)
+            )
+            if played or in_a_team is not None or user.wins or user.draws or user.losses:
                 raise HasPlayed(nick)
             user.bot, user.bot_token_hash = True, hashed
         return token

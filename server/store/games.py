@@ -29,6 +29,7 @@ class GameSummary:
     tournament: str | None
     players: tuple[str, ...] = ()  # a team game's players in turn order (side n is players[n-1])
     registered: bool = False  # both players had an account when it was archived (and still have)
+    bots: tuple[str, ...] = ()  # the nicks of its players who are bots (docs/bots.md), in turn order
 
 
 @dataclass(frozen=True)
@@ -59,8 +60,7 @@ class Games:
             row = await session.get(ArchivedGame, number)
             if row is None:
                 return None
-            players = await _players(session, [number])
-            return _summary(row, players.get(number, ())), row.sgf
+            return (await _summaries(session, [row]))[0], row.sgf
 
     async def recent(self, nick: str | None, limit: int, before: int | None = None) -> list[GameSummary]:
         """Newest first, numbered below `before` when given (the next page). Without a nick, every game;
@@ -72,9 +72,7 @@ class Games:
         async with self.sessions() as session:
             if nick is not None:
                 query = query.where(await _played_by(session, nick))
-            rows = list(await session.scalars(query))
-            players = await _players(session, [row.number for row in rows])
-            return [_summary(row, players.get(row.number, ())) for row in rows]
+            return await _summaries(session, list(await session.scalars(query)))
 
     async def has_played(self, nick: str) -> bool:
         """Whether any archived game was played under this nick (by a guest, or an account's old nick)."""
@@ -116,19 +114,36 @@ async def _played_by(session: AsyncSession, nick: str) -> ColumnElement[bool]:
     return or_(ArchivedGame.blue_nick == nick, ArchivedGame.red_nick == nick, ArchivedGame.number.in_(teams))
 
 
-async def _players(session: AsyncSession, numbers: list[int]) -> dict[int, tuple[str, ...]]:
+async def _summaries(session: AsyncSession, rows: list[ArchivedGame]) -> list[GameSummary]:
+    """A page of games summed up: their team players and which players are bots, one query each."""
+    players = await _players(session, [row.number for row in rows])
+    accounts = {row.blue_id for row in rows} | {row.red_id for row in rows}
+    accounts |= {player.user_id for team in players.values() for player in team}
+    accounts.discard(None)
+    bots = (
+        set(await session.scalars(select(User.id).where(User.id.in_(accounts), User.bot.is_(True))))
+        if accounts
+        else set()
+    )
+    return [_summary(row, players.get(row.number, []), bots) for row in rows]
+
+
+async def _players(session: AsyncSession, numbers: list[int]) -> dict[int, list[GamePlayer]]:
     """The players of the team games among `numbers`, in turn order (one query for a page)."""
     if not numbers:
         return {}
-    found: dict[int, list[str]] = {}
+    found: dict[int, list[GamePlayer]] = {}
     query = select(GamePlayer).where(GamePlayer.game_number.in_(numbers)).order_by(GamePlayer.side)
     for row in await session.scalars(query):
-        found.setdefault(row.game_number, []).append(row.nick)
-    return {number: tuple(nicks) for number, nicks in found.items()}
+        found.setdefault(row.game_number, []).append(row)
+    return found
 
 
-def _summary(row: ArchivedGame, players: tuple[str, ...] = ()) -> GameSummary:
-    """A team game's blue and red are its teams, each its nicks in its own order, joined."""
+def _summary(row: ArchivedGame, team: list[GamePlayer], bots: set[int]) -> GameSummary:
+    """A team game's blue and red are its teams, each its nicks in its own order, joined. A bot is an
+    account's flag, and no account with a game becomes a bot (store/bots.py), so the account says
+    today what it was then."""
+    players = tuple(player.nick for player in team)
     blue, red = (
         (NAMES_SEPARATOR.join(players[0::2]), NAMES_SEPARATOR.join(players[1::2]))
         if players
@@ -137,6 +152,10 @@ def _summary(row: ArchivedGame, players: tuple[str, ...] = ()) -> GameSummary:
             row.red_nick,
         )
     )
+    seats = [(player.nick, player.user_id) for player in team] or [
+        (row.blue_nick, row.blue_id),
+        (row.red_nick, row.red_id),
+    ]
     return GameSummary(
         number=row.number,
         finished_at=row.finished_at,
@@ -148,4 +167,5 @@ def _summary(row: ArchivedGame, players: tuple[str, ...] = ()) -> GameSummary:
         tournament=row.tournament,
         players=players,
         registered=row.blue_id is not None and row.red_id is not None,
+        bots=tuple(nick for nick, account in seats if account in bots),
     )

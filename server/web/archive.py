@@ -11,8 +11,9 @@ from server.engine.rating import unrated_reason
 from server.protocol.codec import ProtocolError, check_nick
 from server.store.database import MAX_INTEGER, utc_text
 from server.store.games import Games, GameSummary
+from server.store.outage import unavailable
 from server.web.assets import PAGES_KEY
-from server.web.common import HUB_KEY
+from server.web.common import HUB_KEY, STORE_KEY, log_failure
 
 GAMES_KEY = web.AppKey("games", Games)
 DEFAULT_LIST = 50
@@ -44,10 +45,20 @@ async def download(request: web.Request) -> web.Response:
 
 @routes.get("/table/{uid}")
 async def table_record(request: web.Request) -> web.Response:
-    """The record of a table's current game as it stands (how an analysis is saved), for anyone."""
+    """The record of a table's current game as it stands (how an analysis is saved), for anyone, its
+    bots marked as the archive marks them: an account's flag, which the store keeps."""
     text = request.match_info["uid"].removesuffix(".sgf")
     uid = int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
-    sgf = request.app[HUB_KEY].table_record(uid) if uid is not None else None
+    hub = request.app[HUB_KEY]
+    players = hub.table_players(uid) if uid is not None else None
+    try:
+        bots = await request.app[STORE_KEY].bots.among(players or ())
+    except Exception as failure:  # never a 500
+        if unavailable(failure) is not None:  # the store's writer logs that, once
+            return web.Response(status=503, text="The database cannot be reached now: try again.\n")
+        log_failure(request, "table")
+        return web.Response(status=503, text="The server failed: try again.\n")
+    sgf = hub.table_record(uid, bots) if uid is not None else None
     if sgf is None:
         return web.Response(status=404, text=f"There is no game table {text}.\n")
     return web.Response(
@@ -89,7 +100,7 @@ async def games_json(request: web.Request) -> web.Response:
 
 def summary_json(game: GameSummary) -> dict[str, object]:
     """A team game (docs/teams.md) also lists its `players` in turn order; its blue and red are the
-    teams' nicks joined by ", "."""
+    teams' nicks joined by ", ". A game with bots lists their nicks as `bots` (docs/bots.md)."""
     summary: dict[str, object] = {
         "number": game.number,
         "sgf": f"/sgf/{game.number}",
@@ -106,6 +117,8 @@ def summary_json(game: GameSummary) -> dict[str, object]:
         summary["unrated"] = why
     if game.players:
         summary["players"] = list(game.players)
+    if game.bots:
+        summary["bots"] = list(game.bots)
     return summary
 
 

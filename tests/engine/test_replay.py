@@ -152,6 +152,15 @@ def test_other_servers_rule_names_replay_as_no_territory(name: str) -> None:
     assert str(replayed.game.score_result()) == "W+4"
 
 
+def test_a_bots_nick_ending_in_pressed_stop_is_no_stop() -> None:
+    """A bot's line in the root comment (docs/bots.md) ends in its nick, and `Bo pressed STOP` is a nick:
+    only a line of one word and ` pressed STOP` is a STOP."""
+    root = "C[B is a bot: Bo pressed STOP\nW is a bot: Al pressed STOP]"
+    replayed = replay_record(read_record(f"(;GM[40]FF[4]SZ[8]RU[russian]{root}{CAPTURE_THEN_STOP}"))
+    assert replayed.game.stopped == {BLACK}  # blue's own STOP at the end, nothing at the root
+    assert replayed.captured == (1, 0)
+
+
 def test_playdots_double_cross_record_replays_as_no_territory_with_two_crosses(tmp_path: Path) -> None:
     """playdots.ru game 110044 (2015-09-19, "без территории, с заземлением, двойной скрест в центре"),
     its first 24 moves, as KvanTTT's dots-game SgfRefinerTests.initPosWithAlternatingMoves gives it."""

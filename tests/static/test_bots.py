@@ -1,5 +1,6 @@
-"""A bot in the built-in client, in Debian's Chromium: marked in the lobby and on its page, and playing
-a person through the bot API (examples/random_bot.py in a thread, against a real server process)."""
+"""A bot in the built-in client, in Debian's Chromium: marked in the lobby, at its table, on its page and
+on its archived game's page, and playing a person through the bot API (examples/random_bot.py in a
+thread, against a real server process)."""
 
 from __future__ import annotations
 
@@ -40,13 +41,19 @@ def test_a_person_sees_the_bot_marked_and_plays_it(browser: Browser, server: Ser
     expect(row).to_contain_text(f"{bot} [bot]")
     ala.set_new_game(crosses="0")  # not Player.invite: the bot accepts before the invitation shows
     row.locator(".invite").click()
-    expect(ala.page.locator("#red-name")).to_have_text(bot)
+    expect(ala.page.locator("#red-name")).to_have_text(f"{bot} [bot]")  # at the table too
+    expect(ala.page.locator("#tables li", has_text=f"*Ala – {bot} [bot]")).to_have_count(1)
     ala.play("ee")
     expect(ala.page.locator("#board [data-dot]")).to_have_count(2)  # the bot answered
     ala.resign()
     ala.sees_chat("RoboBot won by resignation.")
+    ala.sees_chat("Game saved as number 1.")
 
     page = ala.context.new_page()
     page.goto(f"{server.base}/player/{bot}")
     expect(page.locator("#heading")).to_have_text(f"{bot} [bot]")
+    expect(page.locator("#game-list .game-row .players")).to_have_text(f"*Ala – {bot} [bot]")
+    page.goto(f"{server.base}/game/1")
+    expect(page.locator("#red-name")).to_have_text(f"{bot} [bot]")
+    expect(page.locator("#blue-name")).to_have_text("*Ala")
     ala.close()

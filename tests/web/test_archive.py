@@ -1,4 +1,5 @@
-"""Finished games in the archive: numbers, downloads, lists by nick, and the ratings they change."""
+"""Finished games in the archive: numbers, downloads, lists by nick, and the ratings they change; live
+and archived records marking their bots (docs/bots.md)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from server.protocol.codec import decode_server_text
 from server.web.common import HUB_KEY
 from tests.store.test_accounts import registered_id
 from tests.web.test_auth import register
+from tests.web.test_bots import FREE_GAME, act, new_bot, open_feed
 from tests.web.test_games import play
 from tests.web.zagram import Zagram
 
@@ -168,3 +170,57 @@ async def test_a_team_game_is_unrated_and_listed_under_each_of_its_players(clien
         assert (await client.get(f"/player/{quote(nick)}.json")).status == 200
     assert (await (await client.get("/game/1.json")).json())["players"] == ["Alice", "*Bob", "*Cid", "*Dan"]
     assert await (await client.get("/games.json", params={"nick": "*Eve"})).json() == []
+
+
+async def test_a_live_record_marks_its_bot_as_the_archived_one_does(client: TestClient) -> None:
+    token = await new_bot(client, "Robo")
+    feed = await open_feed(client, token)
+    ala = Zagram(client, "ala123", "*Ala")
+    assert await ala.login() == ""
+    ala.send("v", 0, f"s.Robo.{FREE_GAME}")  # the inviter is blue
+    await ala.poll()
+    await feed.next("invitation")
+    assert await act(client, token, "invitation/accept") == (200, {"ok": True})
+    uid = (await feed.next("gameFull"))["table"]
+    await ala.poll()
+    ala.send("s", uid, "cc")
+    await ala.poll()
+
+    live = read_record(await (await client.get(f"/table/{uid}.sgf")).text())
+    assert (live.black_name, live.white_name, live.comment) == ("*Ala", "Robo", "W is a bot: Robo")
+    assert await ala.get(co="propose", idGracza=ala.secret, table=str(uid), proposal="resign") == ""
+    number = (await feed.next("archived"))["number"]
+    archived = read_record(await (await client.get(f"/sgf/{number}")).text())
+    assert archived.comment == live.comment
+    assert (await (await client.get(f"/game/{number}.json")).json())["bots"] == ["Robo"]
+    assert [game.get("bots") for game in await (await client.get("/games.json")).json()] == [["Robo"]]
+
+
+async def test_a_team_games_bots_are_marked_live_and_archived(client: TestClient) -> None:
+    """Team one is Alice and the bot Droid, team two the bot Robo and *Dan (sides 1, 3 and 2, 4)."""
+    alice, dan = await pair(client, "Alice", "*Dan")
+    robo, droid = await new_bot(client, "Robo"), await new_bot(client, "Droid")
+    feeds = [await open_feed(client, token) for token in (robo, droid)]
+    hub = client.app[HUB_KEY]
+    free = parse_game_type("1616stanF0.0.0")
+    uid = hub.set_up_table(free, "Alice", "Robo", (0, 0, 0, 0), None, None, {}, more=["Droid", "*Dan"])
+    for feed in feeds:
+        await feed.next("gameFull", table=uid)
+    for player in (alice, dan):
+        await player.poll()
+    await play(uid, (alice, "aa"))
+    assert await act(client, robo, f"game/{uid}/move/0/15") == (200, {"ok": True})
+    assert await act(client, droid, f"game/{uid}/move/1/0") == (200, {"ok": True})
+    await play(uid, (dan, "bp"))
+
+    live = read_record(await (await client.get(f"/table/{uid}.sgf")).text())
+    assert (live.black_name, live.white_name) == ("Alice, Droid", "Robo, *Dan")
+    assert live.comment == "W is a bot: Robo\nB is a bot: Droid"
+    assert await act(client, robo, f"game/{uid}/resign") == (200, {"ok": True})
+    assert await dan.get(co="propose", idGracza=dan.secret, table=str(uid), proposal="resign") == ""
+    await hub.persistence.flush()
+
+    archived = read_record(await (await client.get("/sgf/1")).text())
+    assert (archived.result, archived.comment) == ("B+R", live.comment)
+    game = await (await client.get("/game/1.json")).json()
+    assert (game["players"], game["bots"]) == (["Alice", "Robo", "Droid", "*Dan"], ["Robo", "Droid"])
