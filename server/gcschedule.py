@@ -36,9 +36,7 @@ games benchmark's window; the oldest generation stays level there (345,000-359,0
 40-60 ms under 2,000 games (it touches every object it lists, mostly cache misses). So it comes every 10 s
 only while the server grows, when a full collection can soon be worth it, and ever less often while the oldest
 generation stays level (each count that finds it within a tenth of the last doubles the wait, up to 160 s): a
-count every 10 s put three of these stops into each 30-second window of the games benchmark. Nor does it
-come oftener than its own cost allows (COUNT_SHARE, a 500th of the time): beside 10,000 idle push
-connections a count took about 130 ms. Under the games
+count every 10 s put three of these stops into each 30-second window of the games benchmark. Under the games
 benchmark a full collection found 242 objects after one minute of 2,000 games and none after the next, and
 none after 15 s of the connection flood, once the heartbeat's statement was built only once and a finished
 timed table no longer a cycle with its clock (the two sources found). A server growing from nothing to 2,000
@@ -65,7 +63,6 @@ from __future__ import annotations
 import asyncio
 import gc
 import sys
-import time
 from collections.abc import Callable
 
 YOUNG_THRESHOLD = 700  # net allocations between collections of the youngest generation
@@ -80,11 +77,6 @@ YOUNG_EVERY = 0.05  # seconds between timed collections of the young and middle 
 # that finds it steady doubles the wait for the next, up to the most.
 FULL_CHECK_EVERY = 10.0
 FULL_CHECK_MOST = 160.0
-# ... and never more often than this share of the time goes to the counts: a count walks every tracked
-# object, and beside 10,000 idle push connections it took about 130 ms, every 10 s while 2,000 games were
-# set up (their moves' p99 44-83 ms, against 10.6 ms without the idle connections); at this share it
-# comes every 65 s there.
-COUNT_SHARE = 0.002
 FULL_STEADY = 1.1  # steady: at most this many times the last count
 FULL_GROWTH = 2.0  # a full collection when it holds this many times its smallest since the last one
 
@@ -107,33 +99,28 @@ async def timed_collections(
     check_every: float = FULL_CHECK_EVERY,
     old_objects: Callable[[], int] = lambda: len(gc.get_objects(2)),
     check_most: float = FULL_CHECK_MOST,
-    count_share: float = COUNT_SHARE,
 ) -> None:
     """Collect the young generations every `young_every` seconds, and everything when the oldest
     generation has grown FULL_GROWTH times over its smallest since the last full collection, for the
     reference cycles that reached it; runs until cancelled. The oldest generation is counted every
     `check_every` seconds while it grows; each count that finds it steady (at most FULL_STEADY times
-    the last count) doubles the wait for the next, up to `check_most`; a wait is never shorter than the
-    last count took over `count_share`."""
+    the last count) doubles the wait for the next, up to `check_most`."""
     loop = asyncio.get_running_loop()
-    started = time.perf_counter()
     smallest = last = old_objects()
     wait = check_every
-    next_check = loop.time() + max(wait, (time.perf_counter() - started) / count_share)
+    next_check = loop.time() + wait
     while True:
         await asyncio.sleep(young_every)
         if loop.time() >= next_check:
-            started = time.perf_counter()
             size = old_objects()
-            least = (time.perf_counter() - started) / count_share  # the wait this count's cost allows
             if size >= smallest * FULL_GROWTH:
                 gc.collect()
                 smallest = last = old_objects()
                 wait = check_every
-                next_check = loop.time() + max(wait, least)
+                next_check = loop.time() + wait
                 continue
             smallest = min(smallest, size)
             wait = min(wait * 2, check_most) if size <= last * FULL_STEADY else check_every
             last = size
-            next_check = loop.time() + max(wait, least)
+            next_check = loop.time() + wait
         gc.collect(1)
