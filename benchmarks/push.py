@@ -376,7 +376,10 @@ def main() -> int:
     )
     add("--games", type=int, default=2_000, help="games on push")
     add("--seconds", type=float, default=60.0, help="each window")
-    add("--warm-up", type=float, default=10.0, help="seconds of play before the games' window")
+    # A server that has just grown to 2,000 games makes a full collection or two as its oldest generation
+    # doubles (server/gcschedule.py): 0.23-0.45 s each, once; with 10 s of play before the window, one of
+    # them fell inside it (p99 466 ms, against 8.4 ms with 60 s). The window measures the steady state.
+    add("--warm-up", type=float, default=60.0, help="seconds of play before the games' window")
     add("--settle", type=float, default=10.0, help="seconds for the push connections to open")
     add("--login-rate", type=float, default=200.0, help="logins a second")
     add("--game-login-rate", type=float, help="the games' players' logins a second (--login-rate)")
