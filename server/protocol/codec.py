@@ -289,9 +289,8 @@ def reply_head(reply: str) -> tuple[int, int, str | None]:
     _, last, processed = reply[head_at + 1 : start - 1].split(".")
     position, size = start, len(reply)
     while position < size:
-        if reply.startswith("end", position) and (position + 3 == size or reply[position + 3] == "/"):
-            pass
-        elif not reply.startswith(REPEATED, position):
+        at_end = reply.startswith("end", position) and (position + 3 == size or reply[position + 3] == "/")
+        if not at_end and not reply.startswith(REPEATED, position):
             return int(last), int(processed), None
         position = reply.find("/", position)
         if position < 0:
