@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import random
-
 import pytest
 from aiohttp.test_utils import TestClient
-from pytest_aiohttp import AiohttpClient
 
-from server.config import Settings
 from server.engine.moves import point_to_sgf
 from server.engine.sgf import GameRecord, read_record
 from server.engine.start import two_crosses
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.room import Room
-from tests.conftest import served
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Reply, Zagram
 
@@ -54,18 +49,6 @@ async def archived(game: Players, number: int | None) -> GameRecord:
     assert response.status == 200
     assert response.content_type == "application/x-go-sgf"
     return read_record(await response.text())
-
-
-@pytest.fixture
-async def game(aiohttp_client: AiohttpClient, settings: Settings) -> Players:
-    timers = ManualTimers()
-    hub = Hub(timers=timers, rng=random.Random(7))
-    client = await served(aiohttp_client, settings, hub)
-    players = Players(client, hub, timers)
-    for guest in (players.ala, players.bob, players.eve):
-        assert await guest.login() == ""
-        await guest.poll()
-    return players
 
 
 async def play(uid: int, *moves: tuple[Zagram, str]) -> list[Reply]:

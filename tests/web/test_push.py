@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import random
 import re
 import signal
 import socket
@@ -20,11 +19,8 @@ from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
 from server.hub.bus import LOBBY_WAKE_EVERY, PUSHED_LOBBY_WAKE_EVERY
-from server.hub.clock import ManualTimers
-from server.hub.hub import Hub
 from server.hub.model import Origin
 from server.protocol.codec import encode_client_text
-from server.store import database, writer
 from server.web.common import STORE_KEY
 from server.web.push import LOG_IN_AGAIN, PUSHES_KEY, REFUSED
 from tests.conftest import served
@@ -41,18 +37,6 @@ HANDSHAKE = {
     "Sec-WebSocket-Key": "dGhlIHNhbXBsZSBub25jZQ==",
     "Sec-WebSocket-Version": "13",
 }
-
-
-@pytest.fixture
-async def game(aiohttp_client: AiohttpClient, settings: Settings) -> Players:
-    """Three guests on the real app, the hub's clocks driven by the test (as tests/web/test_games.py)."""
-    timers = ManualTimers()
-    hub = Hub(timers=timers, rng=random.Random(7))
-    players = Players(await served(aiohttp_client, settings, hub), hub, timers)
-    for guest in (players.ala, players.bob, players.eve):
-        assert await guest.login() == ""
-        await guest.poll()
-    return players
 
 
 class Pushed:
@@ -210,15 +194,6 @@ async def test_two_push_connections_of_one_session_both_get_its_private_lines_at
             for push in (first, second):  # no clock advanced: a private line is never paced
                 heard = await push.until(lambda reply: "to both tabs" in "/".join(reply.lines(0)), seconds=2)
                 assert heard
-
-
-@pytest.fixture
-def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """As tests/web/test_storage_failure.py: a locked SQLite write gives up after 0.2 s, and is tried
-    again every 0.05 to 0.2 s (before the app is made: list it before `game`)."""
-    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 200)
-    monkeypatch.setattr(writer, "RETRY_FIRST", 0.05)
-    monkeypatch.setattr(writer, "RETRY_MOST", 0.2)
 
 
 async def test_a_command_is_acknowledged_only_once_stored(

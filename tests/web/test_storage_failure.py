@@ -8,20 +8,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import random
 import re
 
 import pytest
-from pytest_aiohttp import AiohttpClient
 from sqlalchemy import select
 
 from server.config import Settings
-from server.hub.clock import ManualTimers
-from server.hub.hub import Hub
-from server.store import database, writer
 from server.store.models import JournalEntry
 from server.web.common import STORE_KEY
-from tests.conftest import served
 from tests.store.breakers import Breaker, breaker_for, until
 from tests.web.test_games import Players, errors
 from tests.web.test_stream import chat_texts
@@ -29,27 +23,8 @@ from tests.web.test_stream import chat_texts
 GAME_TYPE = "0808stanF0.300.0"  # 300 s each, no increment
 FAILING = "storage failing"
 BACK = "storage back"
-
-
-@pytest.fixture(autouse=True)
-def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A locked SQLite write gives up after 0.2 s instead of 5, and failed writes are tried again every
-    0.05 to 0.2 s: the same code paths, many retries within a short test."""
-    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 200)
-    monkeypatch.setattr(writer, "RETRY_FIRST", 0.05)
-    monkeypatch.setattr(writer, "RETRY_MOST", 0.2)
-
-
-@pytest.fixture
-async def game(aiohttp_client: AiohttpClient, settings: Settings) -> Players:
-    """Three guests on the real app (after `quick_retries`), the hub's clocks driven by the test."""
-    timers = ManualTimers()
-    hub = Hub(timers=timers, rng=random.Random(7))
-    players = Players(await served(aiohttp_client, settings, hub), hub, timers)
-    for guest in (players.ala, players.bob, players.eve):
-        assert await guest.login() == ""
-        await guest.poll()
-    return players
+# a locked write gives up quickly, and is retried often: many retries within a short test
+pytestmark = pytest.mark.usefixtures("quick_retries")
 
 
 @pytest.fixture
