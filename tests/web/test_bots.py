@@ -83,6 +83,17 @@ async def open_feed(client: TestClient, token: str) -> Feed:
     return Feed(response)
 
 
+async def invited_bot(client: TestClient) -> tuple[str, Feed, MultiPoints]:
+    """Bot Robo with its feed open, and *Ala (MultiPoints) having invited it to a free game."""
+    token = await new_bot(client, "Robo")
+    feed = await open_feed(client, token)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    ala.invite("Robo", FREE_GAME)
+    await poll(client, ala)
+    return token, feed, ala
+
+
 async def test_a_bot_plays_a_whole_game_against_multipoints(client: TestClient) -> None:
     """MultiPoints sees the bot's moves as any player's, through the `sa` branch of
     ServerZagram.handleMessage (`gui.makedMove(server, currentRoom, message.startsWith("sr"),
@@ -298,12 +309,7 @@ async def test_a_rotated_token_stops_working_and_a_player_without_games_becomes_
 
 async def test_the_token_is_never_in_a_log(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
-    token = await new_bot(client, "Robo")
-    feed = await open_feed(client, token)
-    ala = MultiPoints("*Ala", "111111")
-    await log_in(client, ala)
-    ala.invite("Robo", FREE_GAME)
-    await poll(client, ala)
+    token, feed, ala = await invited_bot(client)
     await feed.next("invitation")
     await act(client, token, "invitation/accept")
     table = (await feed.next("gameFull"))["table"]
@@ -342,12 +348,7 @@ async def test_a_bot_plays_on_after_a_restart_from_its_feed_s_whole_state(
     """The bot's session and game are journalled as a player's: after a restart its next request
     claims the session again, and the feed's first events are the game's whole state."""
     client = await served(aiohttp_client, settings)
-    token = await new_bot(client, "Robo")
-    feed = await open_feed(client, token)
-    ala = MultiPoints("*Ala", "111111")
-    await log_in(client, ala)
-    ala.invite("Robo", FREE_GAME)
-    await poll(client, ala)
+    token, feed, ala = await invited_bot(client)
     await feed.next("invitation")
     await act(client, token, "invitation/accept")
     table = (await feed.next("gameFull"))["table"]
@@ -369,12 +370,7 @@ async def test_a_bot_plays_on_after_a_restart_from_its_feed_s_whole_state(
 
 
 async def test_a_muted_bot_s_chat_is_refused_with_until_when_and_why(client: TestClient) -> None:
-    token = await new_bot(client, "Robo")
-    await open_feed(client, token)
-    ala = MultiPoints("*Ala", "111111")
-    await log_in(client, ala)
-    ala.invite("Robo", FREE_GAME)
-    await poll(client, ala)
+    token, _, _ = await invited_bot(client)
     assert await act(client, token, "invitation/accept") == (200, {"ok": True})
     table = max(uid for uid, table in client.app[HUB_KEY].tables.items() if table.room is not None)
     mod = await moderator(client)
