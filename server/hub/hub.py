@@ -17,7 +17,7 @@ import asyncio
 import logging
 import random
 import time as _time
-from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterator, Sequence
 from concurrent.futures import Executor
 from typing import Any
 
@@ -140,7 +140,7 @@ class Hub:
         self.bus.table_listener = self.visitors.table_line
         self.bus.visitor_listener = self.visitors.player_line
         self.computer: Computer | None = None
-        self._sweeper: asyncio.TimerHandle | None = None
+        self._sweeper: asyncio.Handle | None = None
 
     # --- what the parts share, as the app, the metrics and the tests read it -------------------
 
@@ -241,21 +241,37 @@ class Hub:
             self._sweeper = None
         self.tables.numbers.close()
 
-    def _sweep_and_rearm(self) -> None:
+    def _sweep_and_rearm(self, parts: Iterator[Callable[[], None]] | None = None) -> None:
+        """One part of the sweep a turn of the loop, so that what came meanwhile is served between
+        them: all in one turn stopped a loaded loop for 45 ms (2,000 games beside 10,000 players, their
+        tables' absences 13 ms, the heartbeat up to 28 ms)."""
+        loop = asyncio.get_running_loop()
+        parts = iter(self.sweep_parts()) if parts is None else parts
+        part = next(parts, None)
+        if part is None:
+            self._sweeper = loop.call_later(SWEEP_EVERY, self._sweep_and_rearm)
+            return
         try:
-            self.sweep()
+            part()
         except Exception:  # a bug here must not stop the sweeping for good
             log.exception("sweep failed")
-        self._sweeper = asyncio.get_running_loop().call_later(SWEEP_EVERY, self._sweep_and_rearm)
+        self._sweeper = loop.call_soon(self._sweep_and_rearm, parts)
 
     def sweep(self) -> None:
-        self.sessions.time_out()
-        self.absences.sweep()
-        self.saved.heartbeat()
-        self.chats.forget_old()
-        self.games.close_expired()
-        self.restorer.compact_grown()
-        self.pools.pair_all()
+        for part in self.sweep_parts():
+            part()
+
+    def sweep_parts(self) -> tuple[Callable[[], None], ...]:
+        """What the sweep does every SWEEP_EVERY, in this order."""
+        return (
+            self.sessions.time_out,
+            self.absences.sweep,
+            self.saved.heartbeat,
+            self.chats.forget_old,
+            self.games.close_expired,
+            self.restorer.compact_grown,
+            self.pools.pair_all,
+        )
 
     def note_sessions(self) -> None:
         """The sessions' heartbeat (see SavedSessions.heartbeat); also at a clean stop."""

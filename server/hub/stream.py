@@ -115,7 +115,14 @@ class Stream:
         if poll.wait:
             waiting = self.wait_for_news(secret, seen, poll.wait, early, pushed=poll.pushed)
             if waiting is not None:
-                await waiting
+                held = self.roster.players.get(secret)
+                if held is not None:
+                    self.roster.hold(held)
+                try:
+                    await waiting
+                finally:
+                    if held is not None and not held.waiters:  # another tab's poll may still wait
+                        self.roster.release(held, self.ctx.timers.now())
         return self.reply(
             secret,
             seen,

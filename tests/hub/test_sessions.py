@@ -4,12 +4,14 @@ counted from its last poll before the stop plus the downtime."""
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import random
 
 import pytest
 
 from server.engine.gametype import parse_game_type
+from server.hub import hub as hub_module
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.limits import CHAT_LINES_PER_MINUTE, Caps
@@ -18,6 +20,7 @@ from server.hub.model import Origin
 from server.hub.persistence import Account, LiveSessions, SavedSession
 from server.hub.saved import SESSION_JOURNAL, SWEEP_EVERY
 from server.hub.sessions import POLL_TIMEOUT
+from server.hub.stream import Poll
 from server.protocol.codec import ProtocolError, parse_commands
 from tests.hub.test_restore import RecordingPersistence
 from tests.web.zagram import Reply, parse_reply
@@ -422,6 +425,57 @@ def test_the_sweep_times_out_and_notes_as_quiet_exactly_the_players_who_stopped_
     poll(hub, "bob456", 0)
     hub.sweep()
     assert set(hub.by_nick) == {"*bob"}
+
+
+async def test_a_waiting_poll_is_out_of_the_sweeps_walk_and_its_player_seen_when_it_ends() -> None:
+    """A poll that waits for news (a long poll, a push connection's) is a player present all along: out
+    of the quiet order whose front each sweep walks (10,000 push connections, each seen every 20 s or
+    so, made the heartbeat's walk 20-28 ms of a loaded loop), and seen when it ends, not when it began."""
+    store, clock = StoreLike(), Clock()
+    hub = started(store, clock, clock.timers)
+    for secret, nick in (("ala123", "*Ala"), ("bob456", "*Bob"), ("cyd000", "*Cyd")):
+        hub.guest_login(secret, nick, "en")
+    ala, bob, cyd = (hub.roster.players[secret] for secret in ("ala123", "bob456", "cyd000"))
+    seen = poll(hub, "ala123", 0).last
+    waiting = asyncio.create_task(hub.poll(Poll("ala123", [], seen, False, wait=30.0)))
+    await asyncio.sleep(0.05)
+    assert not waiting.done()
+    clock.now += 10
+    assert hub.roster.quiet_for(clock.timers.now(), SWEEP_EVERY) == [bob, cyd]
+    hub.chat_from("cyd000", "_*Ala", "are you there?")  # news for Ala: her poll ends
+    await asyncio.wait_for(waiting, 5)
+    assert ala.last_seen == clock.timers.now()
+    clock.now += POLL_TIMEOUT - 1  # a minute from Bob's login and Ala's poll's start, not from its end
+    hub.sweep()
+    assert set(hub.by_nick) == {"*ala", "*cyd"}
+
+
+async def test_the_sweep_lets_the_loop_serve_between_its_parts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each part of the sweep in a turn of the loop of its own: all in one turn stopped a loaded loop
+    for 45 ms every 5 s (2,000 games beside 10,000 push players), moves waiting behind it."""
+    monkeypatch.setattr(hub_module, "SWEEP_EVERY", 0.01)
+    hub = Hub(timers=ManualTimers(), rng=random.Random(1))
+    turns: list[str] = []
+    monkeypatch.setattr(hub, "sweep_parts", lambda: [lambda n=n: turns.append(f"part {n}") for n in range(3)])
+    loop = asyncio.get_running_loop()
+
+    def tick() -> None:
+        turns.append("tick")
+        if turns.count("part 2") == 0:
+            loop.call_soon(tick)
+
+    hub.start()
+    try:
+        await asyncio.sleep(0.009)
+        tick()
+        while "part 2" not in turns:
+            await asyncio.sleep(0.005)
+    finally:
+        hub.close()
+    parts = [turn for turn in turns if turn != "tick"]
+    assert parts == ["part 0", "part 1", "part 2"]
+    between = "".join("|" if turn == "tick" else "p" for turn in turns[turns.index("part 0") :])
+    assert "pp" not in between, turns
 
 
 def test_a_guest_coming_back_is_refused_as_any_login_and_then_nothing_changes() -> None:
