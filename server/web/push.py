@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 from collections.abc import AsyncIterator
 from socket import SO_SNDBUF, SOL_SOCKET
 
@@ -51,6 +52,11 @@ SEND_TIMEOUT = 10.0  # seconds a frame may take to be written before its reader 
 # a round trip of 200 ms it still carries 640 KB a second, far more than the stream needs.
 SEND_BUFFER = 128 * 1024
 SWEEP_EVERY = 1.0  # seconds between the looks for readers too slow
+# Each quiet poll waits its keep-alive time times a factor drawn from this range (average 1): a lobby
+# wake starts thousands of connections' waits within a second, and equal waits kept them in step, every
+# 20 s a burst of quiet frames (10,000 of them: nearly half the moves of 2,000 games in that second
+# reached their opponents over 20 ms late)
+KEEP_ALIVE_SPREAD = (0.75, 1.25)
 DRAIN_CHECK_EVERY = 0.05  # seconds between the looks at a frame the socket has not taken whole
 STORED_CHECK_EVERY = 1.0  # seconds between the looks at writes that storage has not taken yet
 MAX_FRAME = 16 * 1024  # bytes of a client's frame; aiohttp closes a larger one's connection (1009)
@@ -149,7 +155,8 @@ class Push:
         self.sent_id = sent_id(request.query)
         self.seen, self.subscriptions_seen = parse_msg_no(request.query.get("msgNo", ""))
         self.with_subscriptions = POLLS[co]
-        # a poll now and then keeps the session alive, as a client's polls do (Sessions.time_out)
+        # a poll now and then keeps the session alive, as a client's polls do (Sessions.time_out); spread
+        # by KEEP_ALIVE_SPREAD, it is still well within poll_timeout
         self.wait = min(MAX_WAIT, self.hub.poll_timeout / 3)
         # the next poll answers at once: the first (the client learns that the connection passes), a
         # command's k to show, or the end
@@ -188,7 +195,8 @@ class Push:
             closing = self.closing
             poll = Poll(
                 self.secret, [], self.seen, self.with_subscriptions, self.subscriptions_seen,
-                0.0 if kicked or closing is not None else self.wait, pushed=True,
+                0.0 if kicked or closing is not None else self.wait * random.uniform(*KEEP_ALIVE_SPREAD),
+                pushed=True,
             )  # fmt: skip
             try:
                 reply = await self.hub.poll(poll, early, self.may_send_whole_state)

@@ -20,9 +20,10 @@ from pytest_aiohttp import AiohttpClient
 from server.config import Settings
 from server.hub.bus import LOBBY_WAKE_EVERY, PUSHED_LOBBY_WAKE_EVERY
 from server.hub.model import Origin
+from server.hub.stream import Poll
 from server.protocol.codec import encode_client_text
 from server.web.common import STORE_KEY
-from server.web.push import LOG_IN_AGAIN, PUSHES_KEY, REFUSED
+from server.web.push import KEEP_ALIVE_SPREAD, LOG_IN_AGAIN, PUSHES_KEY, REFUSED
 from tests.conftest import served
 from tests.store.breakers import Breaker, breaker_for, until
 from tests.test_restart import Server
@@ -126,6 +127,41 @@ async def test_the_same_session_polls_and_pushes_at_once(game: Players) -> None:
         assert [text for _, _, text in chat_texts(heard.lines(0))] == ["hello both"]
         polled = await game.bob.poll()
         assert [text for _, _, text in chat_texts(polled.lines(0))] == ["hello both"]
+
+
+async def test_quiet_waits_are_spread_so_that_connections_fall_out_of_step(
+    game: Players, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A lobby wake starts thousands of connections' waits at once; with equal waits they stayed in
+    step, and every 20 s their keep-alive polls came as one burst (docs/performance.md). Each quiet wait
+    is the keep-alive time spread by KEEP_ALIVE_SPREAD, still well within the session's time-out."""
+    waits: list[float] = []
+    poll = game.hub.poll
+
+    async def noting(asked: Poll, *args: object) -> str:
+        waits.append(asked.wait)
+        return await poll(asked, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(game.hub, "poll", noting)
+    sockets = []
+    for guest in (game.ala, game.bob, game.eve):
+        for _ in range(3):
+            sockets.append(
+                await game.client.ws_connect(f"/push?co=getMsg&idGracza={guest.secret}&msgNo={guest.seen}")
+            )
+    try:
+        for socket_ in sockets:
+            await Pushed(socket_).reply()
+        while len([wait for wait in waits if wait]) < len(sockets):
+            await asyncio.sleep(0.01)
+    finally:
+        for socket_ in sockets:
+            await socket_.close()
+    keep_alive = game.hub.poll_timeout / 3
+    quiet = [wait for wait in waits if wait]
+    low, high = (keep_alive * factor for factor in KEEP_ALIVE_SPREAD)
+    assert all(low <= wait <= high for wait in quiet) and len(set(quiet)) > 1, quiet
+    assert high < game.hub.poll_timeout / 2
 
 
 async def test_lobby_news_is_paced_for_a_push_connection_and_its_games_are_not(game: Players) -> None:
