@@ -88,7 +88,10 @@ class Absences:
         their session ends (docs/cluster.md)."""
         nick = table.room.lineup.seats[side - 1] if table.room is not None else ""
         player = table.people.get(nick)
-        if player is None or not (player.visiting_from or now - player.last_seen < self.away_after):
+        if player is None:
+            return False
+        # a poll that waits for news (a push connection's waits up to 75 s) is a player asking all along
+        if not (player.visiting_from or player.waiters or now - player.last_seen < self.away_after):
             return False
         # the seat is this session's (Table.seat_of): a guest's own, a registered nick's the account's,
         # whose key is made from the nick alone (Player.seat_key) and so need not be made again here

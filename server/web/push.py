@@ -33,7 +33,7 @@ from aiohttp import WSCloseCode, WSMsgType, web
 from prometheus_client import CollectorRegistry, Counter, Gauge
 
 from server.hub.hub import Hub
-from server.hub.stream import MAX_WAIT, Poll
+from server.hub.stream import Poll
 from server.protocol.codec import ProtocolError, parse_commands, parse_msg_no, reply_head
 from server.web.clients import refused, refuses_whole_state
 from server.web.common import HUB_KEY, text_response
@@ -52,10 +52,14 @@ SEND_TIMEOUT = 10.0  # seconds a frame may take to be written before its reader 
 # a round trip of 200 ms it still carries 640 KB a second, far more than the stream needs.
 SEND_BUFFER = 128 * 1024
 SWEEP_EVERY = 1.0  # seconds between the looks for readers too slow
-# Each quiet poll waits its keep-alive time times a factor drawn from this range (average 1): a lobby
-# wake starts thousands of connections' waits within a second, and equal waits kept them in step, every
-# 20 s a burst of quiet frames (10,000 of them: nearly half the moves of 2,000 games in that second
-# reached their opponents over 20 ms late)
+# Seconds between a quiet connection's polls, each sending a frame only if something changed. The
+# session needs none (a waiting poll keeps it, Roster.hold; a table counts its player present,
+# Absences.present) nor does the connection (HEARTBEAT's pings): they bound a wait. Each waits
+# KEEP_ALIVE times a factor drawn from KEEP_ALIVE_SPREAD (average 1): a lobby wake starts thousands of
+# connections' waits within a second, and equal waits kept them in step, every 20 s a burst of quiet
+# frames (10,000 of them: nearly half the moves of 2,000 games in that second reached their opponents
+# over 20 ms late).
+KEEP_ALIVE = 60.0
 KEEP_ALIVE_SPREAD = (0.75, 1.25)
 DRAIN_CHECK_EVERY = 0.05  # seconds between the looks at a frame the socket has not taken whole
 STORED_CHECK_EVERY = 1.0  # seconds between the looks at writes that storage has not taken yet
@@ -144,7 +148,7 @@ class Push:
 
     __slots__ = (
         "pushes", "hub", "request", "socket", "secret", "sent_id", "seen", "with_subscriptions",
-        "subscriptions_seen", "wait", "kicked", "early", "closing", "writer", "last_sent", "unstored",
+        "subscriptions_seen", "kicked", "early", "closing", "writer", "last_sent", "unstored",
     )  # fmt: skip
 
     def __init__(
@@ -155,9 +159,6 @@ class Push:
         self.sent_id = sent_id(request.query)
         self.seen, self.subscriptions_seen = parse_msg_no(request.query.get("msgNo", ""))
         self.with_subscriptions = POLLS[co]
-        # a poll now and then keeps the session alive, as a client's polls do (Sessions.time_out); spread
-        # by KEEP_ALIVE_SPREAD, it is still well within poll_timeout
-        self.wait = min(MAX_WAIT, self.hub.poll_timeout / 3)
         # the next poll answers at once: the first (the client learns that the connection passes), a
         # command's k to show, or the end
         self.kicked = True
@@ -195,7 +196,7 @@ class Push:
             closing = self.closing
             poll = Poll(
                 self.secret, [], self.seen, self.with_subscriptions, self.subscriptions_seen,
-                0.0 if kicked or closing is not None else self.wait * random.uniform(*KEEP_ALIVE_SPREAD),
+                0.0 if kicked or closing is not None else KEEP_ALIVE * random.uniform(*KEEP_ALIVE_SPREAD),
                 pushed=True,
             )  # fmt: skip
             try:

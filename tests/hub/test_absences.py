@@ -5,6 +5,7 @@ nothing."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from typing import Any
 
@@ -18,6 +19,7 @@ from server.hub.hub import Hub
 from server.hub.persistence import MemoryPersistence
 from server.hub.room import Room
 from server.hub.saved import SWEEP_EVERY
+from server.hub.stream import Poll
 from server.protocol.codec import ProtocolError, parse_commands
 from tests.hub.test_restore import RecordingPersistence
 
@@ -119,6 +121,21 @@ def test_an_opponent_who_stops_polling_is_announced_and_the_win_claimed_after_th
     record = read_record(game.hub.persistence.records[1])  # type: ignore[attr-defined]
     assert record.result == "B+R"
     assert game.hub.absences.away == {}
+
+
+async def test_a_player_whose_poll_waits_for_news_is_at_the_table_however_long_it_waits() -> None:
+    """A push connection waits up to 75 s between its quiet polls (server/web/push.py, KEEP_ALIVE): its
+    player, asking all along, is never announced as gone while the opponent thinks."""
+    game = Game()
+    game.moves("aa", "jj", "ab", "jh")
+    waiting = asyncio.create_task(game.hub.poll(Poll("bob1", [], game.hub.counter.last, False, wait=300.0)))
+    await asyncio.sleep(0.05)
+    game.wait(AWAY_AFTER + CLAIM_AFTER, "ala1")
+    assert not waiting.done() and game.codes() == []
+    game.hub.move("ala1", str(game.uid), "ac")
+    await asyncio.wait_for(waiting, 5)
+    game.wait(AWAY_AFTER, "ala1")
+    assert game.codes() == ["away2"]  # the wait over and no poll after it: gone
 
 
 def test_a_player_who_comes_back_in_time_plays_on_and_the_opponent_is_told() -> None:

@@ -23,7 +23,7 @@ from server.hub.model import Origin
 from server.hub.stream import Poll
 from server.protocol.codec import encode_client_text
 from server.web.common import STORE_KEY
-from server.web.push import KEEP_ALIVE_SPREAD, LOG_IN_AGAIN, PUSHES_KEY, REFUSED
+from server.web.push import KEEP_ALIVE, KEEP_ALIVE_SPREAD, LOG_IN_AGAIN, PUSHES_KEY, REFUSED
 from tests.conftest import served
 from tests.store.breakers import Breaker, breaker_for, until
 from tests.test_restart import Server
@@ -134,7 +134,7 @@ async def test_quiet_waits_are_spread_so_that_connections_fall_out_of_step(
 ) -> None:
     """A lobby wake starts thousands of connections' waits at once; with equal waits they stayed in
     step, and every 20 s their keep-alive polls came as one burst (docs/performance.md). Each quiet wait
-    is the keep-alive time spread by KEEP_ALIVE_SPREAD, still well within the session's time-out."""
+    is KEEP_ALIVE spread by KEEP_ALIVE_SPREAD."""
     waits: list[float] = []
     poll = game.hub.poll
 
@@ -157,11 +157,21 @@ async def test_quiet_waits_are_spread_so_that_connections_fall_out_of_step(
     finally:
         for socket_ in sockets:
             await socket_.close()
-    keep_alive = game.hub.poll_timeout / 3
     quiet = [wait for wait in waits if wait]
-    low, high = (keep_alive * factor for factor in KEEP_ALIVE_SPREAD)
+    low, high = (KEEP_ALIVE * factor for factor in KEEP_ALIVE_SPREAD)
     assert all(low <= wait <= high for wait in quiet) and len(set(quiet)) > 1, quiet
-    assert high < game.hub.poll_timeout / 2
+
+
+async def test_an_open_connection_keeps_its_session_however_long_its_quiet_wait(game: Players) -> None:
+    """A push connection's quiet poll waits longer than a session's time-out may (KEEP_ALIVE): its
+    session is never timed out while it waits (docs/protocol.md, "Heartbeats")."""
+    async with pushed(game.client, game.bob.secret, str(game.bob.seen)) as push:
+        await push.reply()
+        await asyncio.sleep(0.1)  # its next poll waits
+        game.timers.advance(game.hub.poll_timeout + 1)
+        game.hub.sweep()
+        assert set(game.hub.by_nick) == {"*bob"}  # Ala and Eve stopped polling: out
+        assert not push.socket.closed
 
 
 async def test_lobby_news_is_paced_for_a_push_connection_and_its_games_are_not(game: Players) -> None:
