@@ -22,8 +22,8 @@ The load generator runs in --workers processes (aiohttp's WebSocket client, uvlo
 its CPU is printed beside the server's. Targets (issue 48, at full size): an idle push player under a
 fifth of a 2-s poller's CPU, 20,000 push players in one process under 1.5 GB (run with --players 20000
 --pollers 10000: 20,000 pollers saturate the server before they switch),
-2,000 games on push with move-to-opponent p99 under 20 ms. Windows shorter than 30 s leave out the
-heartbeat (a ping every 30 s) and the keep-alive polls (every 20 s) of an idle push connection.
+2,000 games on push with move-to-opponent p99 under 20 ms. Windows shorter than the default 60 s leave
+out some of an idle push connection's pings (every 22.5-37.5 s) and quiet polls (every 45-75 s).
 
     .venv/bin/python benchmarks/push.py                                  # full size
     .venv/bin/python benchmarks/push.py --players 1000 --games 200 --seconds 10 --warm-up 5
