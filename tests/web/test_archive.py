@@ -3,17 +3,24 @@ and archived records marking their bots (docs/bots.md)."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
+from pathlib import Path
 from urllib.parse import quote
 
+import pytest
 from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
 
 from server.app import STORE_KEY
+from server.config import Settings
 from server.engine.gametype import parse_game_type
 from server.engine.replay import main as replay_main
 from server.engine.sgf import read_record
 from server.protocol.codec import decode_server_text
 from server.web.common import HUB_KEY
+from tests.conftest import POSTGRES, served
+from tests.store.breakers import PostgresProxy
 from tests.store.test_accounts import registered_id
 from tests.web.test_auth import register
 from tests.web.test_bots import FREE_GAME, act, new_bot, open_feed
@@ -194,6 +201,38 @@ async def test_a_live_record_marks_its_bot_as_the_archived_one_does(client: Test
     assert archived.comment == live.comment
     assert (await (await client.get(f"/game/{number}.json")).json())["bots"] == ["Robo"]
     assert [game.get("bots") for game in await (await client.get("/games.json")).json()] == [["Robo"]]
+
+
+@pytest.mark.skipif(not POSTGRES, reason="PostgreSQL: set KROPKI_TEST_DB (scripts/with-postgres)")
+async def test_a_live_record_is_503_while_the_database_cannot_be_read_and_200_once_it_is_back(
+    aiohttp_client: AiohttpClient, settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Its bots are asked of the store at every request: with the database gone (PostgreSQL through a
+    proxy the test cuts; SQLite's reads go on under its write lock, WAL) the answer is 503, never 500,
+    with no traceback logged, and the record again once the database is back."""
+    proxy = PostgresProxy(tmp_path / "pg", settings.db_url)
+    await proxy.start()
+    try:
+        client = await served(aiohttp_client, dataclasses.replace(settings, db_url=proxy.url))
+        token = await new_bot(client, "Robo")
+        feed = await open_feed(client, token)
+        ala = Zagram(client, "ala123", "*Ala")
+        assert await ala.login() == ""
+        ala.send("v", 0, f"s.Robo.{FREE_GAME}")
+        await ala.poll()
+        await feed.next("invitation")
+        assert await act(client, token, "invitation/accept") == (200, {"ok": True})
+        uid = (await feed.next("gameFull"))["table"]
+        await proxy.break_storage()
+        gone = await client.get(f"/table/{uid}.sgf")
+        assert (gone.status, await gone.text()) == (503, "The database cannot be reached now: try again.\n")
+        assert not [record for record in caplog.records if record.exc_info]
+        await proxy.mend()
+        back = await client.get(f"/table/{uid}.sgf")
+        assert back.status == 200 and read_record(await back.text()).comment == "W is a bot: Robo"
+        await client.close()
+    finally:
+        await proxy.close()
 
 
 async def test_a_team_games_bots_are_marked_live_and_archived(client: TestClient) -> None:
