@@ -329,12 +329,7 @@ async def test_the_token_is_never_in_a_log(client: TestClient, caplog: pytest.Lo
 
 
 async def test_a_newer_feed_ends_the_older_and_both_start_from_the_present(client: TestClient) -> None:
-    token = await new_bot(client, "Robo")
-    first = await open_feed(client, token)
-    ala = MultiPoints("*Ala", "111111")
-    await log_in(client, ala)
-    ala.invite("Robo", FREE_GAME)
-    await poll(client, ala)
+    token, first, _ = await invited_bot(client)
     await first.next("invitation")
     second = await open_feed(client, token)
     async with asyncio.timeout(EVENT_WAIT):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import re
 import signal
@@ -145,20 +146,12 @@ async def test_quiet_waits_are_spread_so_that_connections_fall_out_of_step(
         return await poll(asked, *args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(game.hub, "poll", noting)
-    sockets = []
-    for guest in (game.ala, game.bob, game.eve):
-        for _ in range(3):
-            sockets.append(
-                await game.client.ws_connect(f"/push?co=getMsg&idGracza={guest.secret}&msgNo={guest.seen}")
-            )
-    try:
-        for socket_ in sockets:
-            await Pushed(socket_).reply()
-        while len([wait for wait in waits if wait]) < len(sockets):
+    async with contextlib.AsyncExitStack() as connections:
+        for guest in (game.ala, game.bob, game.eve) * 3:
+            push = await connections.enter_async_context(pushed(game.client, guest.secret, str(guest.seen)))
+            await push.reply()
+        while len([wait for wait in waits if wait]) < 9:
             await asyncio.sleep(0.01)
-    finally:
-        for socket_ in sockets:
-            await socket_.close()
     quiet = [wait for wait in waits if wait]
     low, high = (KEEP_ALIVE * factor for factor in KEEP_ALIVE_SPREAD)
     assert all(low <= wait <= high for wait in quiet) and len(set(quiet)) > 1, quiet
