@@ -553,6 +553,10 @@ MESSAGE = re.compile(
     | b{_NICK}\.\d+(?:\.\d+)*
     | v[gs]{_NICK}\..+
     | vr{_NICK}
+    | ka\d+\.{_NICK}\.\d*\.\d*\..+
+    | kd\d+
+    | w\w+\.\d+\.\d+\.\d+
+    | n(?:{_NICK}(?:\.{_NICK})*)?
     | sr\(;.*\)
     | sa;.+
     | f[1-8]_(?:p?\d+\.p?\d+(?:\.g\d+)?)?
@@ -1672,4 +1676,7 @@ def test_the_reply_judge() -> None:
         "control character in 'ca1_0..e.*Bo\\nb is not online.'"
     ]
     assert reply_problems("ok/m1.2.0/q0/zz/end") == ["malformed message 'zz'"]
+    # the extensions' lines, as docs/protocol.md's examples give them: seeks, a pool, the ignored
+    extensions = "ka7.*Ala...2020s0.4.a.F.a.180.2../ka8.Bob.1400.1700.3932s0.4.s.R.a.300.5../kd7"
+    assert reply_problems(f"ok/m1.2.0/q0/{extensions}/w20x20_3_2.12.340.2/n*Bob.Carol/n/end") == []
     assert reply_problems("ok/m1.2.0/q3/end") == ["the lobby section does not come first"]
