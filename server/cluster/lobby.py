@@ -62,6 +62,7 @@ class SharedLobby(Protocol):
     def take_from_member(self, member: str, message: dict[str, Any]) -> None: ...
     def not_delivered(self, member: str, message: dict[str, Any]) -> None: ...
     def resync_member(self, member: str) -> None: ...
+    def missed_from_member(self, member: str) -> None: ...
     def table_peers(self) -> set[str]: ...
     def member_gone(self, member: str) -> None: ...
 
@@ -342,14 +343,15 @@ class LobbyLink:
         number = message["n"]
         heard = self._direct_heard.get(member)
         self._direct_heard[member] = (instance, number)
-        if heard != (instance, number - 1) and not (heard is None and number == 1):
-            log.info("messages of member %r missed; asking it to send its view again", member)
-            self.send_to(member, {"resync": True})
         for body in message["b"]:
             if ("hand_over" in body or "handed_over" in body) and self.sessions is not None:
                 self.sessions.take(member, body)
             else:
                 self._hub.take_from_member(member, body)
+        if heard != (instance, number - 1) and not (heard is None and number == 1):
+            log.info("messages of member %r missed; asking it to send its view again", member)
+            self.send_to(member, {"resync": True})
+            self._hub.missed_from_member(member)  # after this message's answers: what is still unanswered
 
 
 async def _close(pubsub: PubSub) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass, field
+from typing import Any
 
 # seconds a client's k waits for another member to store one of its actions: past that (its `done` lost
 # with a broken connection), k goes on, rather than the client sending those commands for ever
@@ -26,6 +27,7 @@ class Sent:
     owner: str
     ticket: int
     number: int  # its command number
+    message: dict[str, Any]  # as sent, to send again if it or its answer was lost (Mirrors.send_again)
 
 
 @dataclass(slots=True)
@@ -60,12 +62,13 @@ class Acknowledged:
         self.steps.append(step)
         return step
 
-    def sent(self, k: int, owner: str, until: float, number: int) -> int:
-        """An action, command `number`, goes to `owner`; k shows `k` once that member stored it (or at
-        `until`): with the poll that sent it, or a step of its own (an old-style request). Its ticket,
-        which that member's answer names."""
+    def sent(self, k: int, owner: str, until: float, number: int, message: dict[str, Any]) -> int:
+        """An action, command `number`, goes to `owner` as `message`; k shows `k` once that member stored
+        it (or at `until`): with the poll that sent it, or a step of its own (an old-style request). Its
+        ticket, which that member's answer names and which `message` is then given ("t")."""
         self.tickets += 1
-        sent = Sent(owner, self.tickets, number)
+        message["t"] = self.tickets
+        sent = Sent(owner, self.tickets, number, message)
         building = self.steps[-1] if self.steps and self.steps[-1].mark == math.inf else None
         if building is None:
             self.steps.append(Step(k, owners=[sent], until=until, first=number))
@@ -92,6 +95,10 @@ class Acknowledged:
                 if sent.owner == owner and ticket in (None, sent.ticket):
                     step.owners.remove(sent)
                     return
+
+    def unconfirmed(self, owner: str) -> list[dict[str, Any]]:
+        """The messages of the actions sent to `owner` that it has not answered, oldest first."""
+        return [sent.message for step in self.steps for sent in step.owners if sent.owner == owner]
 
     def waiting_for(self) -> bool:
         """Whether an action sent to another member is not confirmed yet."""

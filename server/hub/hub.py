@@ -318,6 +318,9 @@ class Hub:
     def resync_member(self, member: str) -> None:
         self.peers.resync(member)
 
+    def missed_from_member(self, member: str) -> None:
+        self.peers.missed(member)
+
     def table_peers(self) -> set[str]:
         return self.peers.sharing_tables()
 

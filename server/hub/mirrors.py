@@ -194,8 +194,27 @@ class Mirrors:
         owner = self.by_uid[uid].owner
         player.acknowledged.begin(player.last_command)  # an old-style action: no poll began it
         number = player.command or player.last_command + 1  # an old-style action's has none
-        ticket = player.acknowledged.sent(player.last_command, owner, now + UNCONFIRMED_AT_MOST, number)
-        self.send(owner, {"do": [player.nick, action, table, *args], "t": ticket})
+        message: dict[str, Any] = {"do": [player.nick, action, table, *args]}
+        player.acknowledged.sent(player.last_command, owner, now + UNCONFIRMED_AT_MOST, number, message)
+        self.send(owner, message)
+
+    def send_again(self, owner: str) -> None:
+        """Messages between this member and `owner` were lost: the actions it has not answered may be
+        among them, or their answers, so they go again under their own tickets. The owner does each
+        only once (Visitors.act), and answers each again; without this, each waited its 30 s, and the
+        table with it (benchmarks/chaos.py, seed 29: a table still 54 s after Redis's return)."""
+        if self.send is None:
+            return
+        again = [
+            message
+            for player in self.roster.players.values()
+            if player.acknowledged.steps
+            for message in player.acknowledged.unconfirmed(owner)
+        ]
+        for message in again:
+            self.send(owner, message)
+        if again:
+            log.info("actions sent again %s", Fields(member=owner, actions=len(again)))
 
     def done(self, owner: str, nick: str, ticket: int | None) -> None:
         """The owner stored (or refused) the action of `nick` with this ticket (None, from a member of

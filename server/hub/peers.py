@@ -102,6 +102,12 @@ class Peers:
         self.visitors.resync(member)
         if self._send is not None and member in self.mirrors.followed_owners():
             self._send(member, {"present": self.mirrors.present(member)})
+        self.mirrors.send_again(member)
+
+    def missed(self, member: str) -> None:
+        """Messages of `member` to this member were lost (it is asked to send its view again): the
+        answers to the actions sent to it may be among them, so those go again (Mirrors.send_again)."""
+        self.mirrors.send_again(member)
 
     def sharing_tables(self) -> set[str]:
         """The members this one shares tables with."""

@@ -29,6 +29,10 @@ from server.protocol.codec import ProtocolError
 
 log = logging.getLogger(__name__)
 
+# A visitor's actions remembered, so that one sent again is not done twice (Visitors.act): more than it
+# may send while its member waits for an answer (10 a second and bursts of 30 for UNCONFIRMED_AT_MOST).
+DONE_KEPT = 512
+
 
 class Visitors:
     def __init__(
@@ -37,6 +41,7 @@ class Visitors:
         self.ctx, self.bus, self.tables, self.lobby = ctx, bus, tables, lobby
         self.actions = actions  # what a visitor may do at a table: what a person here may (actions.py)
         self.by_key: dict[tuple[str, str], Player] = {}  # (member, nick) -> the visitor
+        self.done: dict[tuple[str, str], dict[tuple[Any, ...], None]] = {}  # its last actions (_came_before)
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
         self._new_games: set[int] = set()
         self._confirming: set[asyncio.Task[None]] = set()
@@ -72,21 +77,41 @@ class Visitors:
         answer names the action's `ticket` (None from a member of an earlier version, which counts)."""
         visitor = self.by_key.get((member, nick))
         do = self.actions.get(action)
-        since = self.ctx.persistence.queued
+        persistence = self.ctx.persistence
+        since = persistence.queued
+        again = (
+            visitor is not None
+            and do is not None
+            and self._came_before(member, nick, (ticket, action, table))
+        )
         if visitor is None or do is None:
             log.info("action of a visitor not here %s", Fields(member=member, nick=nick, action=action))
-        else:
+        elif not again:  # one sent again after lost messages (Mirrors.send_again) is done once
             try:
                 self.ctx.writable()
                 do(visitor, table, *args)
             except ProtocolError as refused:
                 self.tables.tell(visitor, table_number(table), refused.code, str(refused), **refused.values)
-        if self.ctx.persistence.queued == since:
+        # stored: it wrote nothing; or, sent again, everything written so far is
+        if (persistence.written >= persistence.queued) if again else (persistence.queued == since):
             self._tell(member, {"done": nick, "t": ticket})
         else:
             task = asyncio.create_task(self._confirm(member, nick, ticket))
             self._confirming.add(task)
             task.add_done_callback(self._confirming.discard)
+
+    def _came_before(self, member: str, nick: str, action: tuple[Any, ...]) -> bool:
+        """Whether this action of the visitor (its ticket, what and where) was done already; kept for
+        the last DONE_KEPT. Without a ticket (a member of an earlier version), never."""
+        if action[0] is None:
+            return False
+        done = self.done.setdefault((member, nick), {})
+        if action in done:
+            return True
+        done[action] = None
+        if len(done) > DONE_KEPT:
+            del done[next(iter(done))]
+        return False
 
     async def _confirm(self, member: str, nick: str, ticket: Any) -> None:
         try:
@@ -146,6 +171,7 @@ class Visitors:
                 del channel.members[member]
         if visitor.tables == [LOBBY]:
             self.by_key.pop((member, visitor.nick), None)
+            self.done.pop((member, visitor.nick), None)
         self._tell(member, {"left": [uid, visitor.nick]})
 
     def new_game(self, uid: int) -> None:

@@ -185,3 +185,52 @@ def test_an_action_taken_back_is_sent_again_with_what_came_after_it_not_before()
     assert poll(b, "bobBob22", 0, f"c3.{uid}.two/c4.0.after").processed == 2  # sent again: waits anew
     b.take_from_member("a", {"done": "*Bob", "t": 3})
     assert poll(b, "bobBob22", 0).processed == 4
+
+
+def moves_at(hub: Hub, uid: int, point: str) -> int:
+    """How many of the table's move lines place a dot at `point`, in its whole state."""
+    return sum(line.count(f"[{point}") for line in hub.lobby_state.snapshot(uid) if line.startswith("s"))
+
+
+def test_an_action_lost_on_its_way_is_sent_again_when_its_member_asks_for_the_view_again() -> None:
+    """benchmarks/chaos.py, seed 29: Redis came back empty and the table's member subscribed a second
+    time; a move sent meanwhile went to its old subscription, which read no more, and was lost. The
+    member saw the gap and asked for a resync, but nothing sent the move again: k waited its 30 s, and
+    the game with it (a table still 37-54 s after Redis's return)."""
+    link = Link()
+    uid, _ = game_across(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+    link.losing = lambda message: "do" in message
+    assert poll(b, "bobBob22", 0, f"s1.{uid}.hh").processed == 0
+    link.deliver()  # lost on its way
+    link.losing = lambda message: False
+    b.take_from_member("a", {"resync": True})  # member a found a message of b's missing
+    link.deliver()
+    assert poll(b, "bobBob22", 0).processed == 1
+    assert moves_at(a, uid, "hh") == 1
+
+
+def test_an_answer_lost_on_its_way_comes_again_and_the_action_is_done_once() -> None:
+    """The other way: member a did the action and its `done` was lost; member b finds a's messages
+    missing one and sends its unconfirmed actions again. Member a does each only once and answers it
+    again, so k goes on without waiting 30 s and nothing is said or played twice."""
+    link = Link()
+    uid, _ = game_across(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+    link.losing = lambda message: "done" in message
+    assert poll(b, "bobBob22", 0, f"c1.{uid}.hello/s2.{uid}.hh").processed == 0
+    link.deliver()  # done, and the answers lost
+    link.losing = lambda message: False
+    b.missed_from_member("a")  # member b's link found a's messages missing one
+    link.deliver()
+    assert poll(b, "bobBob22", 0).processed == 2
+    said = [line.rsplit(".", 1)[1] for line in a.lobby_state.snapshot(uid) if line.startswith("cr")]
+    assert said == ["hello"]
+    assert moves_at(a, uid, "hh") == 1
+    b.take_from_member("a", {"resync": True})  # and again: each still done once
+    link.deliver()
+    assert moves_at(a, uid, "hh") == 1
