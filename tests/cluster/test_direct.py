@@ -1,0 +1,89 @@
+"""Messages for one member alone (server/cluster/lobby.py) on a real Redis: a receiver that finds one
+missing asks its sender for its view again and has its hub send again what that member has not
+answered (Hub.missed_from_member), after taking what the message that showed the gap carries."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+from redis.asyncio import Redis
+
+from server.cluster.lobby import DIRECT_PREFIX, LobbyLink
+from server.cluster.signing import Seal
+from server.hub.hub import Hub
+from tests.cluster.conftest import CLUSTER_SECRET, RedisServer
+from tests.cluster.test_lobby import WITHIN
+from tests.hub.test_restore import RecordingPersistence
+
+TO_A, TO_B = DIRECT_PREFIX + "kropki-a", DIRECT_PREFIX + "kropki-b"
+
+
+class HeardHub(Hub):
+    """A hub that also notes what its link handed it from other members, in order."""
+
+    def __init__(self) -> None:
+        super().__init__(persistence=RecordingPersistence())
+        self.heard: list[tuple[str, Any]] = []
+
+    def take_from_member(self, member: str, message: dict[str, Any]) -> None:
+        self.heard.append(("message", message))
+        super().take_from_member(member, message)
+
+    def missed_from_member(self, member: str) -> None:
+        self.heard.append(("missed", member))
+        super().missed_from_member(member)
+
+
+@pytest.fixture
+async def redis(redis_server: RedisServer) -> AsyncIterator[Redis]:
+    client = Redis.from_url(redis_server.url)
+    yield client
+    await client.aclose()
+
+
+async def until_subscribed(redis: Redis, channel: str) -> None:
+    deadline = asyncio.get_running_loop().time() + WITHIN
+    while dict(await redis.pubsub_numsub(channel)).get(channel.encode(), 0) < 1:
+        assert asyncio.get_running_loop().time() < deadline, f"nobody listens on {channel}"
+        await asyncio.sleep(0.05)
+
+
+async def test_a_message_found_missing_is_asked_for_and_what_is_unanswered_sent_again(
+    redis_server: RedisServer, redis: Redis
+) -> None:
+    hub = HeardHub()
+    link = LobbyLink(redis_server.url, "kropki-b", hub, [CLUSTER_SECRET])
+    await link.start()
+    member_a = Seal("kropki-a", CLUSTER_SECRET)  # member a's side, as its link seals
+    listening = redis.pubsub(ignore_subscribe_messages=True)
+    await listening.subscribe(TO_A)
+    try:
+        await until_subscribed(redis, TO_B)
+
+        async def from_a(number: int, *bodies: dict[str, Any]) -> None:
+            payload = json.dumps({"n": number, "b": list(bodies)})
+            await redis.publish(TO_B, member_a.seal(TO_B, payload))
+
+        await from_a(1, {"done": "*Bob", "t": 1})
+        await from_a(3, {"done": "*Bob", "t": 3})  # number 2 lost
+        deadline = asyncio.get_running_loop().time() + WITHIN
+        while len(hub.heard) < 3:
+            assert asyncio.get_running_loop().time() < deadline, hub.heard
+            await asyncio.sleep(0.05)
+        assert hub.heard == [
+            ("message", {"done": "*Bob", "t": 1}),
+            ("message", {"done": "*Bob", "t": 3}),
+            ("missed", "kropki-a"),  # after the answer it brought: only what is still unanswered
+        ]
+        while True:  # and member a is asked for its view again
+            assert asyncio.get_running_loop().time() < deadline, "no resync asked of member a"
+            message = await listening.get_message(timeout=0.2)  # None too for its subscription's own
+            if message is not None and b'"resync"' in message["data"]:
+                break
+    finally:
+        await listening.aclose()
+        await link.stop()
