@@ -192,20 +192,27 @@ def moves_at(hub: Hub, uid: int, point: str) -> int:
     return sum(line.count(f"[{point}") for line in hub.lobby_state.snapshot(uid) if line.startswith("s"))
 
 
-def test_an_action_lost_on_its_way_is_sent_again_when_its_member_asks_for_the_view_again() -> None:
-    """benchmarks/chaos.py, seed 29: Redis came back empty and the table's member subscribed a second
-    time; a move sent meanwhile went to its old subscription, which read no more, and was lost. The
-    member saw the gap and asked for a resync, but nothing sent the move again: k waited its 30 s, and
-    the game with it (a table still 37-54 s after Redis's return)."""
-    link = Link()
+def lost_on_the_way(link: Link, kind: str, commands: str) -> tuple[Hub, Hub, int]:
+    """A game across members a and b, Ala's first move made; then Bob's `commands` (`{uid}` for the
+    table) with every `kind` message between the members lost. Members a and b, and the table."""
     uid, _ = game_across(link)
     a, b = link.hubs["a"], link.hubs["b"]
     a.move("alaAla11", str(uid), "aa")
     link.deliver()
-    link.losing = lambda message: "do" in message
-    assert poll(b, "bobBob22", 0, f"s1.{uid}.hh").processed == 0
-    link.deliver()  # lost on its way
+    link.losing = lambda message: kind in message
+    assert poll(b, "bobBob22", 0, commands.format(uid=uid)).processed == 0
+    link.deliver()
     link.losing = lambda message: False
+    return a, b, uid
+
+
+def test_an_action_lost_on_its_way_is_sent_again_when_its_member_asks_for_the_view_again() -> None:
+    """benchmarks/chaos.py, seed 29: Redis came back empty and a member subscribed a second time; a
+    move sent to it meanwhile was lost, or its answer. It saw the gap and asked for a resync, but
+    nothing sent the move again: k waited its 30 s, and the game with it (a table still 37-54 s
+    after Redis's return)."""
+    link = Link()
+    a, b, uid = lost_on_the_way(link, "do", "s1.{uid}.hh")
     b.take_from_member("a", {"resync": True})  # member a found a message of b's missing
     link.deliver()
     assert poll(b, "bobBob22", 0).processed == 1
@@ -213,18 +220,11 @@ def test_an_action_lost_on_its_way_is_sent_again_when_its_member_asks_for_the_vi
 
 
 def test_an_answer_lost_on_its_way_comes_again_and_the_action_is_done_once() -> None:
-    """The other way: member a did the action and its `done` was lost; member b finds a's messages
+    """The other way: member a did the actions and their `done` were lost; member b finds a's messages
     missing one and sends its unconfirmed actions again. Member a does each only once and answers it
     again, so k goes on without waiting 30 s and nothing is said or played twice."""
     link = Link()
-    uid, _ = game_across(link)
-    a, b = link.hubs["a"], link.hubs["b"]
-    a.move("alaAla11", str(uid), "aa")
-    link.deliver()
-    link.losing = lambda message: "done" in message
-    assert poll(b, "bobBob22", 0, f"c1.{uid}.hello/s2.{uid}.hh").processed == 0
-    link.deliver()  # done, and the answers lost
-    link.losing = lambda message: False
+    a, b, uid = lost_on_the_way(link, "done", "c1.{uid}.hello/s2.{uid}.hh")
     b.missed_from_member("a")  # member b's link found a's messages missing one
     link.deliver()
     assert poll(b, "bobBob22", 0).processed == 2
