@@ -56,8 +56,14 @@ class Visitors:
             return
         present = table.people.get(nick)
         if present is not None and present is not self.by_key.get((member, nick)):
-            self._tell(member, {"refused": [uid, nick, f"{nick} is already at table {uid}."]})
-            return
+            if not _left_behind(present, person):
+                self._tell(member, {"refused": [uid, nick, f"{nick} is already at table {uid}."]})
+                return
+            log.info(
+                "visitor in place of its copy %s",
+                Fields(uid=uid, nick=nick, member=member, before=present.visiting_from),
+            )
+            self.tables.leave(present, uid)
         visitor = self._visitor(member, person)
         if uid not in visitor.tables:
             members = self.bus.channels[uid].members
@@ -212,3 +218,14 @@ class Visitors:
     def _tell(self, member: str, message: dict[str, Any]) -> None:
         if self.send is not None:
             self.send(member, message)
+
+
+def _left_behind(present: Player, person: dict[str, Any]) -> bool:
+    """Whether `present` is a copy of `person` that another member left here: the same session (a
+    guest's) or account (a registered player's), by the seat key, and a visitor. A session changes
+    member only once its member let it go or died (server/cluster/sessions.py), so the copy is of a
+    member that died and whose death is not heard yet (its announcement lives 10 s), or whose leaving
+    was lost. Refused, the person sat down at their game again only when their session moved once more
+    (22 s later in benchmarks/chaos.py, seed 29)."""
+    seat = person.get("seat")
+    return bool(present.visiting_from) and bool(seat) and present.seat_key == seat

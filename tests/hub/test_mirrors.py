@@ -46,3 +46,48 @@ def test_a_table_taken_over_by_another_member_is_sat_at_again_where_it_is_now() 
     assert poll(c, "cydCyd33", 0, f"s2.{uid}.hg").processed == 1
     link.deliver()
     assert any("hg" in line for line in b.lobby_state.snapshot(uid))
+
+
+def test_a_session_taken_from_a_member_that_died_sits_at_its_game_before_that_death_is_heard() -> None:
+    """benchmarks/chaos.py, seed 29: Cyd's member b died; member c took his session at once (b's lock
+    was free) and asked member a to seat him at his game there. Member a still had b's copy of Cyd at
+    the table (b's announcement had 10 s to live) and refused "already at table"; nothing asked again,
+    so his game stood still until his session moved once more (22 s). The same person, by the seat key
+    (his session, or his account), takes the copy's place; a stranger with his nick does not."""
+    link = Link("abcd")
+    a, b, c, d = (link.hubs[name] for name in "abcd")
+    a.guest_login("alaAla11", "*Ala", "en")
+    b.guest_login("cydCyd33", "*Cyd", "en")
+    link.deliver()
+    uid = a.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Cyd").uid
+    link.deliver()
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+    assert poll(b, "cydCyd33", 0, f"s1.{uid}.hh").processed == 0
+    link.deliver()
+    assert poll(b, "cydCyd33", 0).processed == 1
+    saved = link.stores["b"].sessions[a.ctx.persistence.id_hmac("cydCyd33")]
+
+    link.kill("b")  # SIGKILL: members a, c and d hear nothing of it for a while
+    d.guest_login("strangerX", "*Cyd", "en")  # somebody else by that nick (another session)
+    d.tables.subscribe(d.players["strangerX"], uid)
+    link.deliver()
+    copy = a.tables[uid].people["*Cyd"]
+    assert copy.visiting_from == "b" and uid not in d.players["strangerX"].tables
+    assert any("already at table" in line for line in poll(d, "strangerX", 0).lines(0, ""))
+
+    c.take_over(saved, None)  # his requests reach member c, which takes his session from the store
+    link.deliver()
+    assert a.tables[uid].people["*Cyd"].visiting_from == "c"
+    state = poll(c, "cydCyd33", 0).sections[uid]
+    assert any("aa" in line for line in state) and any("hh" in line for line in state)
+    a.move("alaAla11", str(uid), "ab")
+    link.deliver()
+    assert poll(c, "cydCyd33", 0, f"s2.{uid}.hg").processed == 0  # sent to member a: not yet
+    link.deliver()
+    assert poll(c, "cydCyd33", 0).processed == 2
+    assert any("hg" in line for line in a.lobby_state.snapshot(uid))
+
+    a.member_gone("b")  # heard at last: Cyd, now of member c, stays
+    link.deliver()
+    assert a.tables[uid].people["*Cyd"].visiting_from == "c" and uid in c.players["cydCyd33"].tables

@@ -8,7 +8,7 @@ from typing import Any
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
-from server.hub.persistence import ArchiveDone, FinishedGame, MemoryPersistence
+from server.hub.persistence import ArchiveDone, FinishedGame, MemoryPersistence, SavedSession
 from server.hub.restore import RESTART_GRACE
 
 Journal = dict[int, list[tuple[int, str, dict[str, Any]]]]
@@ -22,6 +22,10 @@ class RecordingPersistence(MemoryPersistence):
         self.entries: Journal = {}
         self.closed: list[int] = []
         self.set_aside: list[tuple[int, int, str]] = []
+        self.sessions: dict[str, SavedSession] = {}  # id_hmac -> the session's row as last written
+
+    def session_saved(self, session: SavedSession) -> None:
+        self.sessions[session.id_hmac] = session
 
     def journal(self, uid: int, seq: int, kind: str, data: dict[str, Any]) -> None:
         self.entries.setdefault(uid, []).append((seq, kind, data))
