@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session
 from server.hub.persistence import Account, LiveSessions, SavedSession
 from server.protocol.codec import nick_key
 from server.store.accounts import account_of, ignored_by
+from server.store.database import insert_with_on_conflict
 from server.store.journalrows import journal_of, set_aside
 from server.store.models import JournalEntry, LiveSession, LiveTable, Member, ServerState, User
 from server.store.serverlock import MEMBER_LOCK_CLASS
@@ -61,9 +62,13 @@ async def load_sessions(maker: async_sessionmaker[AsyncSession], member: int) ->
     and the last heartbeat; and the server's HMAC key, made at the first start."""
     async with maker.begin() as session:
         state = dict((await session.execute(select(ServerState.name, ServerState.value))).all())
-        if HMAC_KEY not in state:
-            state[HMAC_KEY] = os.urandom(32).hex()
-            session.add(ServerState(name=HMAC_KEY, value=state[HMAC_KEY]))
+        if HMAC_KEY not in state:  # members of a cluster starting together on a new database: one key
+            insert = insert_with_on_conflict(session.get_bind().dialect, ServerState.__table__)
+            made = insert.values(name=HMAC_KEY, value=os.urandom(32).hex())
+            await session.execute(made.on_conflict_do_nothing(index_elements=["name"]))
+            state[HMAC_KEY] = (
+                await session.scalars(select(ServerState.value).where(ServerState.name == HMAC_KEY))
+            ).one()
         rows = (await session.scalars(select(LiveSession).where(LiveSession.owner == member))).all()
         keys = {nick_key(row.nick) for row in rows if row.registered}
         users = (await session.scalars(select(User).where(User.nick_key.in_(keys)))).all() if keys else []

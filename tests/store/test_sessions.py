@@ -3,12 +3,18 @@ of the id under a key the database keeps, on SQLite and PostgreSQL alike."""
 
 from __future__ import annotations
 
+import asyncio
 import gc
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from server.config import Settings
 from server.hub.persistence import SavedSession
 from server.store.accounts import Accounts
 from server.store.store import Store
+from tests.conftest import POSTGRES
 
 
 def session(id_hmac: str, nick: str, **changes: object) -> SavedSession:
@@ -158,3 +164,36 @@ async def test_the_players_ignored_are_kept_with_the_account_or_with_a_guests_se
     await accounts.register("Carol", "LongSecretId2", "", "pl")  # a new account of the same nick
     assert (await accounts.authenticate("Carol", "LongSecretId2")).ignored == ()
     await store.close()
+
+
+async def writers_waiting(engine: AsyncEngine, count: int) -> None:
+    """Until `count` connections wait for a lock on server_state."""
+    query = text("SELECT count(*) FROM pg_locks WHERE NOT granted AND relation = 'server_state'::regclass")
+    for _ in range(500):
+        async with engine.connect() as connection:
+            if await connection.scalar(query) >= count:
+                return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"fewer than {count} writers waited for server_state")
+
+
+@pytest.mark.skipif(not POSTGRES, reason="a cluster's members share PostgreSQL: scripts/with-postgres")
+async def test_members_starting_together_on_a_new_database_share_one_key(settings: Settings) -> None:
+    """A cluster's first start (deploy/docker-compose-cluster.yml starts its members at once): each
+    member found no key and made its own; the second's INSERT hit the first's row, and that member did
+    not start (tests/cluster/test_sigkill.py, members started side by side). Their writes are held here
+    until both have looked, so that the two always meet."""
+    stores = [await Store.open(settings.db_url, member=name) for name in ("kropki-a", "kropki-b")]
+    engine = create_async_engine(settings.db_url)
+    try:
+        async with engine.connect() as holder:
+            await holder.execute(text("LOCK TABLE server_state IN SHARE MODE"))  # reads go on, writes wait
+            loading = [asyncio.create_task(store.writer.load_sessions()) for store in stores]
+            await writers_waiting(engine, len(stores))
+            await holder.rollback()
+        await asyncio.gather(*loading)
+        assert stores[0].writer.id_hmac("Qx7alA_1") == stores[1].writer.id_hmac("Qx7alA_1")
+    finally:
+        for store in stores:
+            await store.close()
+        await engine.dispose()
