@@ -1,8 +1,9 @@
-"""A member process killed with SIGKILL in the middle of a game, with real processes: two members
-started as `kropki-server serve` on a real PostgreSQL and Redis, behind a real nginx with the shipped
-cluster site, players parsing replies as MultiPoints does (tests/web/zagram.py). The game's member dies;
-its players reach the other member through nginx with the same ids, its table is taken over from the
-store with every acknowledged move, and the game goes on."""
+"""A member process killed with SIGKILL in the middle of a game, with real processes: members started
+as `kropki-server serve` on a real PostgreSQL and Redis, players parsing replies as MultiPoints does
+(tests/web/zagram.py). The game's member dies: its players reach the other member through a real nginx
+with the shipped cluster site and the same ids, its table is taken over from the store with every
+acknowledged move, and the game goes on. A player's own member dies, the game's member living: the
+player's requests reach a third member, and the game goes on there at once."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ from tests.web.zagram import Zagram
 
 STARTED_WITHIN = 30.0
 TAKEN_OVER_WITHIN = 40.0  # the announcement's ttl (10 s), a heartbeat, the take-over, with room
+# A player whose member died sits at a game on another member again: a session brought from the store
+# and an `enter` answered; the old code never seated her again however long the test waited.
+SEATED_WITHIN = 30.0
 
 
 class MemberProcess:
@@ -42,10 +46,14 @@ class MemberProcess:
         self.log = folder / f"{name}.log"
         with self.log.open("wb") as output:
             self.process = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
+        self.url = f"http://127.0.0.1:{self.port}"
+
+    def ready(self) -> None:
+        """Waits until it answers /readyz (members start side by side, then are waited for)."""
         deadline = time.monotonic() + STARTED_WITHIN
         while True:
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/readyz", timeout=1)
+                urllib.request.urlopen(f"{self.url}/readyz", timeout=1)
                 return
             except OSError:
                 assert self.process.poll() is None and time.monotonic() < deadline, self.output()
@@ -77,6 +85,47 @@ def member_processes(tmp_path: Path) -> Iterator[list[MemberProcess]]:
             process.stop()
 
 
+def start_members(
+    started: list[MemberProcess], settings: Settings, redis: RedisServer, folder: Path, *names: str
+) -> list[MemberProcess]:
+    members = [MemberProcess(settings, redis, name, folder) for name in names]
+    started += members
+    for member in members:
+        member.ready()
+    return members
+
+
+async def game_across(inviter: Zagram, invitee: Zagram) -> tuple[int, Zagram, Zagram]:
+    """The invitee's member runs the game (docs/cluster.md, "Who owns what"); three moves are made,
+    each acknowledged (stored by that member). The table, and the players as (blue, red)."""
+    for player in (inviter, invitee):
+        assert await player.login() == ""
+        await player.poll(b=True, msg_no="0.0")
+    for _ in range(100):  # wait until the inviter's member hears of the invitee
+        inviter.send("v", 0, f"s.{invitee.nick}.0808stanF0.60.5")
+        await inviter.poll(b=True)
+        if any(
+            line.startswith(f"vs{invitee.nick}.") for line in await invitation_lines(inviter, lambda _: True)
+        ):
+            break
+        await asyncio.sleep(0.1)
+    await invitation_lines(
+        invitee, lambda lines: any(line.startswith(f"vg{inviter.nick}.") for line in lines)
+    )
+    invitee.send("v", 0, "a")
+    uid = 0
+    while not uid:
+        uid = next((table for table in (await invitee.poll(b=True)).sections if table), 0)
+    blue, red = colours(await at_table(inviter, uid, has("pr")), uid, inviter, invitee)
+    for player, where in [(blue, "aa"), (red, "hh"), (blue, "ab")]:
+        player.send("s", uid, where)
+        reply = await player.poll(b=True)
+        while reply.processed < len(player.commands):  # acknowledged: stored by the table's member
+            reply = await player.poll(b=True)
+        await at_table(red if player is blue else blue, uid, has(where))
+    return uid, blue, red
+
+
 async def owner_of(settings: Settings, uid: int) -> str:
     engine = create_async_engine(settings.db_url)
     try:
@@ -94,33 +143,11 @@ async def test_a_member_killed_in_the_middle_of_a_game(
     member_processes: list[MemberProcess],
     tmp_path: Path,
 ) -> None:
-    for name in ("kropki-a", "kropki-b"):
-        member_processes.append(MemberProcess(postgres, redis_server, name, tmp_path))
+    start_members(member_processes, postgres, redis_server, tmp_path, "kropki-a", "kropki-b")
     nginx.members([member.port for member in member_processes])
     async with ClientSession(base_url=nginx.url) as web:
         ala, bob = Zagram(web, "alaAla11", "*Ala"), Zagram(web, "bobBob22", "*Bob")  # type: ignore[arg-type]
-        for player in (ala, bob):
-            assert await player.login() == ""
-            await player.poll(b=True, msg_no="0.0")
-        for _ in range(100):  # wait until each member hears of the other's player
-            ala.send("v", 0, "s.*Bob.0808stanF0.60.5")
-            await ala.poll(b=True)
-            if any(line.startswith("vs*Bob.") for line in await invitation_lines(ala, lambda lines: True)):
-                break
-            await asyncio.sleep(0.1)
-        await invitation_lines(bob, lambda lines: any(line.startswith("vg*Ala.") for line in lines))
-        bob.send("v", 0, "a")
-        uid = 0
-        while not uid:
-            uid = next((table for table in (await bob.poll(b=True)).sections if table), 0)
-        state = await at_table(ala, uid, has("pr"))
-        blue, red = colours(state, uid, ala, bob)
-        for player, where in [(blue, "aa"), (red, "hh"), (blue, "ab")]:
-            player.send("s", uid, where)
-            reply = await player.poll(b=True)
-            while reply.processed < len(player.commands):  # acknowledged: stored by the table's member
-                reply = await player.poll(b=True)
-            await at_table(red if player is blue else blue, uid, has(where))
+        uid, blue, red = await game_across(ala, bob)
 
         owner = await owner_of(postgres, uid)
         victim = next(member for member in member_processes if member.name == owner)
@@ -135,3 +162,34 @@ async def test_a_member_killed_in_the_middle_of_a_game(
         red.send("s", uid, "hg")
         await red.poll(b=True)
         await at_table(blue, uid, has("hg"))
+
+
+async def test_a_players_member_killed_while_the_game_is_on_another_member(
+    postgres: Settings, redis_server: RedisServer, member_processes: list[MemberProcess], tmp_path: Path
+) -> None:
+    """benchmarks/chaos.py, seed 29: Ala's member b died; member c took her session at once, but the
+    game's member a refused to seat her ("already at table": b's copy of her was still there, b's
+    announcement having 10 s to live), and nothing asked again. Her game stood still until her session
+    moved once more (22-34 s in the chaos runs; here, for ever). Her requests are sent to member c
+    directly, as nginx sends them when its hash puts her there once b is gone."""
+    a, b, c = start_members(
+        member_processes, postgres, redis_server, tmp_path, "kropki-a", "kropki-b", "kropki-c"
+    )
+    async with ClientSession(base_url=a.url) as at_a, ClientSession(base_url=b.url) as at_b:
+        ala = Zagram(at_b, "alaAla11", "*Ala")  # type: ignore[arg-type]
+        bob = Zagram(at_a, "bobBob22", "*Bob")  # type: ignore[arg-type]
+        uid, blue, _ = await game_across(ala, bob)
+        assert await owner_of(postgres, uid) == a.name
+
+        b.kill()
+        async with ClientSession(base_url=c.url) as at_c:
+            moved = Zagram(at_c, ala.secret, ala.nick)  # type: ignore[arg-type]
+            moved.seen, moved.acknowledged, moved.commands = ala.seen, ala.acknowledged, ala.commands
+            state = await at_table(moved, uid, has("pr"), SEATED_WITHIN)
+            assert all(any(where in line for line in state) for where in ("aa", "hh", "ab")), state
+            ala_blue = blue is ala
+            first, second = (bob, moved) if ala_blue else (moved, bob)  # after blue's "ab": red, then blue
+            for player, where in [(first, "hg"), (second, "ac")]:
+                player.send("s", uid, where)
+                await player.poll(b=True)
+                await at_table(second if player is first else first, uid, has(where))
