@@ -307,11 +307,12 @@ def report(
                 f"    {at(mark.at)} {mark.what} {mark.member}: every table moved again within {worst} "
                 f"({whose}); all tables {everyone:.1f} s"
             )
-            if mark.what in ("death", "redis back"):
+            if mark.what in ("death", "redis back"):  # every table: a player's member dying stops it too
                 late += [
-                    f"{mark.what} {mark.member} {at(mark.at)}: table {uid} {wait:.1f} s"
-                    for wait, uid in waits
-                    if wait > MOVING_AGAIN_WITHIN and not _died_again(deaths, mark, uid, wait)
+                    f"{mark.what} {mark.member} {at(mark.at)}: table {p.uid} {wait:.1f} s"
+                    for p in pairs
+                    if (wait := again_after(p.move_times, mark.at, stopped)) > MOVING_AGAIN_WITHIN
+                    and not _died_again(deaths, mark, p.uid, wait)
                 ]
 
     print("\n== k: a command sent until a reply's k covers it ==")
@@ -346,8 +347,7 @@ def report(
     check.target("no traceback in the members' logs", not logs.tracebacks, f"{logs.tracebacks} tracebacks")
     check.target(f"k never held past {K_HELD_AT_MOST:.0f} s", not held, f"the longest {longest[0]:.1f} s")
     check.target(
-        f"every table moving again within {MOVING_AGAIN_WITHIN:.0f} s of its member's death or Redis's "
-        "return",
+        f"every table moving again within {MOVING_AGAIN_WITHIN:.0f} s of a member's death or Redis's return",
         not late,
         f"{len(late)} late" + "".join(f"\n    {line}" for line in late[:SHOWN]),
     )
