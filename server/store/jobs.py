@@ -25,7 +25,7 @@ from server.store.archiving import archive
 from server.store.journalrows import Entry, insert_entries, journal_of, set_aside
 from server.store.models import IgnoredPlayer, JournalEntry, LiveSession, LiveTable, TournamentTable, User
 from server.store.paging import insert_into
-from server.store.sessionrows import EVENT_MARK, heartbeat, save_sessions, set_state
+from server.store.sessionrows import heartbeat, raise_event_mark, save_sessions
 
 Done = Callable[[], None]  # called on the loop once the job's transaction is committed
 
@@ -177,7 +177,7 @@ class EventsReserved(Job):
     mark: int
 
     def write(self, session: Session, member: int) -> None:
-        set_state(session, {EVENT_MARK: str(self.mark)})
+        raise_event_mark(session, self.mark)
 
 
 @dataclass

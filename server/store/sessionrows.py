@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from sqlalchemy import bindparam, case, update
+from sqlalchemy import BigInteger, bindparam, case, cast, update
 from sqlalchemy.orm import Session
 
 from server.hub.persistence import SavedSession, SessionOrigin
@@ -15,7 +15,7 @@ from server.store.paging import in_pages, insert_pages
 
 # server_state rows
 HMAC_KEY = "session_hmac_key"  # hex of 32 random bytes, made at the first start
-EVENT_MARK = "event_mark"  # every event number handed out so far is at most this
+EVENT_MARK = "event_mark"  # every event number handed out so far, by any member, is at most this
 ALIVE_AT = "alive_at"  # the last heartbeat (wall time), written with the sessions' quiet_since
 
 
@@ -129,5 +129,28 @@ def set_state(session: Session, values: dict[str, str]) -> None:
         "upsert",
         lambda insert: insert.on_conflict_do_update(
             index_elements=["name"], set_={"value": insert.excluded.value}
+        ),
+    )
+
+
+def raise_event_mark(session: Session, mark: int) -> None:
+    """The mark goes up only: members of a cluster share it, and one restarting must number its events
+    above every number it handed out, also when a quieter member wrote its lower mark last."""
+    insert_pages(
+        session,
+        ServerState,
+        [{"name": EVENT_MARK, "value": str(mark)}],
+        "raise",
+        lambda insert: insert.on_conflict_do_update(
+            index_elements=["name"],
+            set_={
+                "value": case(
+                    (
+                        cast(ServerState.value, BigInteger) > cast(insert.excluded.value, BigInteger),
+                        ServerState.value,
+                    ),
+                    else_=insert.excluded.value,
+                )
+            },
         ),
     )

@@ -48,7 +48,8 @@ async def test_sessions_written_are_read_back_at_the_next_start(settings: Settin
     )
     writer.session_saved(session(cyd, "Carol", registered=True, last_command=10**12))
     writer.session_ended(bob)
-    writer.events_reserved(123_456)
+    writer.events_reserved(23_456)
+    writer.events_reserved(123_456)  # the mark goes up (an UPDATE of the row)
     await store.close()
 
     store = await Store.open(settings.db_url)
@@ -197,3 +198,23 @@ async def test_members_starting_together_on_a_new_database_share_one_key(setting
         for store in stores:
             await store.close()
         await engine.dispose()
+
+
+@pytest.mark.skipif(not POSTGRES, reason="a cluster's members share PostgreSQL: scripts/with-postgres")
+async def test_a_member_restarting_numbers_its_events_above_its_own_though_a_quieter_member_wrote_last(
+    settings: Settings,
+) -> None:
+    """Members share the database's mark of event numbers. Each wrote its own over the others', so a
+    busy member restarting could read a quieter member's lower mark and number its events again from
+    below what its clients had seen: a client whose msgNo fell in the numbers given again would be
+    taken to have seen events it never got."""
+    busy, quiet = [await Store.open(settings.db_url, member=name) for name in ("kropki-a", "kropki-b")]
+    busy.writer.events_reserved(900_000)
+    quiet.writer.events_reserved(200_000)  # written last
+    for store in (busy, quiet):
+        await store.close()
+    again = await Store.open(settings.db_url, member="kropki-a")
+    try:
+        assert (await again.writer.load_sessions()).event_mark >= 900_000
+    finally:
+        await again.close()
