@@ -166,7 +166,7 @@ class SessionsSeen(Job):
     after_sessions = True
 
     def write(self, session: Session, member: int) -> None:
-        heartbeat(session, self.alive_at, self.quiet, self.k)
+        heartbeat(session, member, self.alive_at, self.quiet, self.k)
 
     def describe(self) -> str:
         return f"heartbeat sessions={len(self.quiet)} k={len(self.k)}"

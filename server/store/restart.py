@@ -21,7 +21,7 @@ from server.store.database import insert_with_on_conflict
 from server.store.journalrows import journal_of, set_aside
 from server.store.models import JournalEntry, LiveSession, LiveTable, Member, ServerState, User
 from server.store.serverlock import MEMBER_LOCK_CLASS
-from server.store.sessionrows import ALIVE_AT, EVENT_MARK, HMAC_KEY, saved_session
+from server.store.sessionrows import EVENT_MARK, HMAC_KEY, alive_at_key, saved_session
 
 CHAT_JOURNAL_KEPT = 10_000  # newest entries kept of the lobby's and private chat's journals (uid <= 0)
 
@@ -77,7 +77,7 @@ async def load_sessions(maker: async_sessionmaker[AsyncSession], member: int) ->
         sessions=[saved_session(row) for row in rows],
         accounts={user.nick_key: account_of(user, ignored[user.id]) for user in users},
         event_mark=int(state.get(EVENT_MARK, 0)),
-        alive_at=float(state[ALIVE_AT]) if ALIVE_AT in state else None,
+        alive_at=float(alive) if (alive := state.get(alive_at_key(member))) is not None else None,
     )
     return live, bytes.fromhex(state[HMAC_KEY])
 

@@ -19,6 +19,13 @@ EVENT_MARK = "event_mark"  # every event number handed out so far, by any member
 ALIVE_AT = "alive_at"  # the last heartbeat (wall time), written with the sessions' quiet_since
 
 
+def alive_at_key(member: int) -> str:
+    """Each member's own last heartbeat: a member restarting counts its sessions' quiet time to it, not
+    to the heartbeats the other members of its cluster wrote while it was down. A server alone (member
+    0) keeps the name it always had."""
+    return ALIVE_AT if member == 0 else f"{ALIVE_AT}:{member}"
+
+
 def saved_session(row: LiveSession) -> SavedSession:
     return SavedSession(
         id_hmac=row.id_hmac,
@@ -91,10 +98,12 @@ def save_sessions(session: Session, saved: dict[str, SavedSession], member: int)
     )
 
 
-def heartbeat(session: Session, alive_at: float, quiet: dict[str, float | None], k: dict[str, int]) -> None:
-    """The heartbeat's wall time, with when each session not polling then went quiet (None: polling) and
-    the sessions' k that changed since the last one."""
-    set_state(session, {ALIVE_AT: repr(alive_at)})
+def heartbeat(
+    session: Session, member: int, alive_at: float, quiet: dict[str, float | None], k: dict[str, int]
+) -> None:
+    """The member's heartbeat's wall time, with when each session not polling then went quiet (None:
+    polling) and the sessions' k that changed since the last one."""
+    set_state(session, {alive_at_key(member): repr(alive_at)})
     _set_column(session, "quiet_since", quiet)
     # k alone: the whole rows of thousands of sessions, every 5 s, held every move behind them (19.2)
     _set_column(session, "last_command", k)

@@ -218,3 +218,22 @@ async def test_a_member_restarting_numbers_its_events_above_its_own_though_a_qui
         assert (await again.writer.load_sessions()).event_mark >= 900_000
     finally:
         await again.close()
+
+
+@pytest.mark.skipif(not POSTGRES, reason="a cluster's members share PostgreSQL: scripts/with-postgres")
+async def test_a_member_restarting_reads_its_own_last_heartbeat_not_another_members(
+    settings: Settings,
+) -> None:
+    """A restart counts a quiet session's time-out to the member's last heartbeat, so the downtime does
+    not count (docs/protocol.md, "After a restart"). Members shared one heartbeat's time, which the
+    live members kept writing while this one was down: the downtime counted after all."""
+    died, lives = [await Store.open(settings.db_url, member=name) for name in ("kropki-a", "kropki-b")]
+    died.writer.sessions_seen(1_700_000_000.5, {})
+    await died.close()
+    lives.writer.sessions_seen(1_700_000_300.5, {})  # five minutes on
+    await lives.close()
+    again = await Store.open(settings.db_url, member="kropki-a")
+    try:
+        assert (await again.writer.load_sessions()).alive_at == 1_700_000_000.5
+    finally:
+        await again.close()
