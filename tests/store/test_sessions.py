@@ -180,10 +180,11 @@ async def writers_waiting(engine: AsyncEngine, count: int) -> None:
 
 @pytest.mark.skipif(not POSTGRES, reason="a cluster's members share PostgreSQL: scripts/with-postgres")
 async def test_members_starting_together_on_a_new_database_share_one_key(settings: Settings) -> None:
-    """A cluster's first start (deploy/docker-compose-cluster.yml starts its members at once): each
-    member found no key and made its own; the second's INSERT hit the first's row, and that member did
-    not start (tests/cluster/test_sigkill.py, members started side by side). Their writes are held here
-    until both have looked, so that the two always meet."""
+    """A cluster's members started at once on a new database (deploy/docker-compose-cluster.yml waits
+    for the first, but units started together do not): each found no key and made its own; the
+    second's INSERT hit the first's row, and that member did not start (tests/cluster/test_sigkill.py,
+    members started side by side). Their writes are held here until both have looked, so that the two
+    always meet."""
     stores = [await Store.open(settings.db_url, member=name) for name in ("kropki-a", "kropki-b")]
     engine = create_async_engine(settings.db_url)
     try:
