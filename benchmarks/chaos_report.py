@@ -302,17 +302,17 @@ def report(
             whose = (
                 "all tables" if mark.tables is None or mark.what != "death" else f"its {len(judged)} tables"
             )
-            everyone = max((again_after(p.move_times, mark.at, stopped) for p in pairs), default=0.0)
+            every = [(again_after(p.move_times, mark.at, stopped), p.uid) for p in pairs]
+            everyone = max((wait for wait, _ in every), default=0.0)
             print(
                 f"    {at(mark.at)} {mark.what} {mark.member}: every table moved again within {worst} "
                 f"({whose}); all tables {everyone:.1f} s"
             )
             if mark.what in ("death", "redis back"):  # every table: a player's member dying stops it too
                 late += [
-                    f"{mark.what} {mark.member} {at(mark.at)}: table {p.uid} {wait:.1f} s"
-                    for p in pairs
-                    if (wait := again_after(p.move_times, mark.at, stopped)) > MOVING_AGAIN_WITHIN
-                    and not _died_again(deaths, mark, p.uid, wait)
+                    f"{mark.what} {mark.member} {at(mark.at)}: table {uid} {wait:.1f} s"
+                    for wait, uid in every
+                    if wait > MOVING_AGAIN_WITHIN and not _died_again(deaths, mark, uid, wait)
                 ]
 
     print("\n== k: a command sent until a reply's k covers it ==")
