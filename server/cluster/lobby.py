@@ -31,6 +31,7 @@ from redis.asyncio.client import PubSub
 
 from server.cluster import calls
 from server.cluster.calls import CALL_TIMEOUT, UNREACHABLE, bounded, stop_if_cancelled
+from server.cluster.sessions import MESSAGES as SESSION_MESSAGES
 from server.cluster.sessions import SessionMover
 from server.cluster.signing import Opened, Opener, Seal
 
@@ -230,6 +231,9 @@ class LobbyLink:
             if "hand_over" in body:
                 if gone and self.sessions is not None:
                     self.sessions.not_delivered(body)
+            elif "give_up" in body:  # whether heard or not, the login waits no longer
+                if self.sessions is not None:
+                    self.sessions.not_delivered(body)
             elif not (gone and self._sent_again(member, body)):
                 self._resending.pop(id(body), None)
                 self._hub.not_delivered(member, body)
@@ -344,7 +348,7 @@ class LobbyLink:
         heard = self._direct_heard.get(member)
         self._direct_heard[member] = (instance, number)
         for body in message["b"]:
-            if ("hand_over" in body or "handed_over" in body) and self.sessions is not None:
+            if self.sessions is not None and not SESSION_MESSAGES.isdisjoint(body):
                 self.sessions.take(member, body)
             else:
                 self._hub.take_from_member(member, body)

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from contextlib import asynccontextmanager
+from typing import TypeVar
 
 from redis.asyncio import Redis
 
@@ -26,6 +27,7 @@ from server.protocol.codec import ProtocolError, look_key, nick_key
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 NICKS_PREFIX = "kropki:nicks:"  # + a member's name: the claim keys of the people online there
 
 # KEYS[1] the live members' names, KEYS[2] this member's set; ARGV: this member's name, the sets'
@@ -94,26 +96,38 @@ class NickClaims:
         self._claimed = None
 
     @asynccontextmanager
-    async def claiming(self, nick: str) -> AsyncIterator[None]:
+    async def claiming(
+        self, nick: str, give_up: Callable[[str], Awaitable[T | None]] | None = None
+    ) -> AsyncIterator[T | None]:
         """Around a login: refused (`nickInUse`, as the hub refuses a nick online here) if another member
-        has the nick online. The claim stays while the login is under way, and after it only if the
-        player is then online here. An unreachable Redis admits the login (an isolated member serves its
-        own players; docs/cluster.md)."""
+        has the nick online, unless `give_up(member)` lets it go there (a guest come back with a new id:
+        server/cluster/sessions.py); what that gave is yielded. The claim stays while the login is under
+        way, and after it only if the player is then online here. An unreachable Redis admits the login
+        (an isolated member serves its own players; docs/cluster.md)."""
         keys = claim_keys(nick)
         for key in keys:
             self._logging_in[key] = self._logging_in.get(key, 0) + 1
         try:
-            await self._claim(nick, keys)
-            yield
+            given = None
+            held = await self._claim(keys)
+            if held is not None and give_up is not None:
+                given = await give_up(held)
+                if given is not None:
+                    held = await self._claim(keys)
+            if held is not None:
+                log.info("login refused %s", Fields(nick=nick, held_by=held))
+                raise ProtocolError("nickInUse", "This nick is in use.")
+            yield given
         finally:
             for key in keys:
                 left = self._logging_in.pop(key) - 1
                 if left:
                     self._logging_in[key] = left
 
-    async def _claim(self, nick: str, keys: set[str]) -> None:
+    async def _claim(self, keys: set[str]) -> str | None:
+        """The member holding one of the keys; None once they are this member's (or Redis unreachable)."""
         if self._client is None:
-            return
+            return None
         async with self._lock:
             try:
                 held = await bounded(
@@ -124,12 +138,12 @@ class NickClaims:
             except UNREACHABLE as error:
                 log.debug("nick not claimed, redis unreachable: %s", error)
                 self._claimed = None
-                return
+                return None
             if held is not None:
-                log.info("login refused %s", Fields(nick=nick, held_by=held))
-                raise ProtocolError("nickInUse", "This nick is in use.")
+                return str(held)
             if self._claimed is not None:
                 self._claimed |= keys
+            return None
 
     async def _reconcile_forever(self) -> None:
         while True:
@@ -139,6 +153,12 @@ class NickClaims:
             except Exception:
                 log.exception("nick claims of member %r not reconciled", self._name)
             stop_if_cancelled()
+
+    async def reconcile(self) -> None:
+        """At once rather than at the next heartbeat: a nick this member let go is free for another's
+        login (server/cluster/sessions.py, give_up)."""
+        if self._client is not None:
+            await self._reconcile()
 
     async def _reconcile(self) -> None:
         """Makes this member's set exactly its people online and the logins under way, and renews it."""

@@ -7,17 +7,23 @@ takes it from the store as after a restart. A session of a member that died is t
 the store shows that member's lock free (server/store/moving.py): one member serves a session at a
 time. The player's client sees what it sees after a restart: the whole state of the lobby and of its
 tables, and the same k; its request waits meanwhile rather than be answered `sd`.
+
+A guest whose client started again with a new id (MultiPoints draws one at every start) and whose login
+reaches another member than its old session's asks that member to end the old session for it, as one
+member does (docs/protocol.md, "A guest who comes back"; `give_up`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal, Protocol
 
 from server.hub.persistence import Account, SavedSession
 from server.hub.saved import SESSION_JOURNAL
+from server.hub.sessions import Lists
 from server.logs import Fields
 from server.store.moving import HELD, TakenSession
 from server.store.outage import unavailable
@@ -29,6 +35,8 @@ HAND_OVER_SECONDS = 3.0  # how long the member serving a session has to let it g
 # a restarting member's start, within nginx's proxy_read_timeout (60 s) with a long poll's 30 s after it.
 BRING_AT_MOST = 25.0
 BRING_AGAIN_AFTER = 0.5
+# What a member says to another about sessions (server/cluster/lobby.py hands them here).
+MESSAGES = frozenset({"hand_over", "handed_over", "give_up", "given_up"})
 
 
 class Movable(Protocol):
@@ -36,6 +44,7 @@ class Movable(Protocol):
 
     def knows(self, secret: str) -> bool: ...
     def hand_over(self, id_hmac: str) -> bool: ...
+    def give_up(self, nick: str, network: str) -> Lists | None: ...
     def take_over(self, saved: SavedSession, account: Account | None) -> None: ...
     def writes(self) -> int: ...
     async def settled(self, since: int) -> bool: ...
@@ -50,13 +59,18 @@ class SessionMover:
         session_of: Callable[[str], Any],
         take_session: Callable[..., Awaitable[TakenSession | Literal["held"] | None]],
         alive: Callable[[], tuple[str, ...] | None],
+        nicks_changed: Callable[[], Awaitable[None]],
     ) -> None:
         """`session_of(id_hmac)`: the store's (member, session, account) or None; `take_session`:
         server/store/moving.py's; `alive()`: the live members' names as membership last saw them, None
         while Redis is unreachable or just back (nothing moves then: this member cannot tell a member
-        that died from one it cannot hear)."""
+        that died from one it cannot hear); `nicks_changed()`: this member's nick claims made its people
+        online again (NickClaims.reconcile)."""
         self._name, self._hub, self._id_hmac = name, hub, id_hmac
         self._session_of, self._take_session, self._alive = session_of, take_session, alive
+        self._nicks_changed = nicks_changed
+        self._tickets = itertools.count(1)
+        self._giving_up: dict[int, asyncio.Future[Lists | None]] = {}  # ticket -> the holder's answer
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # the link's, once it runs
         self._bringing: dict[str, asyncio.Future[None]] = {}  # id_hmac -> the bringing under way
         self._asked: dict[str, asyncio.Future[bool]] = {}  # id_hmac -> the owner's answer (False: gone)
@@ -145,21 +159,72 @@ class SessionMover:
         finally:
             self._asked.pop(id_hmac, None)
 
+    async def ask_to_give_up(self, holder: str, nick: str, network: str) -> Lists | None:
+        """A guest logs in here under `nick`, which member `holder` has online: if it is a guest session
+        used from `network`, the same person come back with a new id, `holder` ends it (its games wait
+        for this login) and frees the nick. Whom that session blocked and ignored, once `holder` has
+        stored the end and freed the nick; None: somebody else's nick, or no answer in time."""
+        if self.send is None:
+            return None
+        ticket = next(self._tickets)
+        answer = self._giving_up[ticket] = asyncio.get_running_loop().create_future()
+        self.send(holder, {"give_up": [nick, network, ticket]})
+        try:
+            async with asyncio.timeout(HAND_OVER_SECONDS):
+                return await answer
+        except TimeoutError:
+            log.warning("guest session not given up in time %s", Fields(nick=nick, member=holder))
+            return None
+        finally:
+            self._giving_up.pop(ticket, None)
+
     # --- the messages (server/cluster/lobby.py hands them here) ---------------------------------
 
     def take(self, member: str, message: dict[str, Any]) -> None:
         if "hand_over" in message:
-            task = asyncio.create_task(self._hand_over(member, message["hand_over"]))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
+            self._run(self._hand_over(member, message["hand_over"]))
         elif "handed_over" in message:
             self._answered(message["handed_over"], True)
+        elif "give_up" in message:
+            nick, network, ticket = message["give_up"]
+            self._run(self._give_up(member, str(nick), str(network), ticket))
+        elif "given_up" in message:
+            ticket, lists = message["given_up"]
+            self._given_up(ticket, (set(lists["blocked"]), dict(lists["ignored"])) if lists else None)
 
     def not_delivered(self, message: dict[str, Any]) -> None:
         """A question nobody took: the member serving the session is gone (stopped, or died and its
-        announcement not yet expired), so the session is taken as it is in the store."""
+        announcement not yet expired), so the session is taken as it is in the store; a guest's login
+        waits no longer for a session to be given up (its nick is free once that member's claims
+        expire)."""
         if "hand_over" in message:
             self._answered(message["hand_over"], False)
+        elif "give_up" in message:
+            self._given_up(message["give_up"][2], None)
+
+    def _run(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _given_up(self, ticket: int, lists: Lists | None) -> None:
+        answer = self._giving_up.get(ticket)
+        if answer is not None and not answer.done():
+            answer.set_result(lists)
+
+    async def _give_up(self, member: str, nick: str, network: str, ticket: int) -> None:
+        """Another member's guest login asks for a guest session of this nick: ended here if it is the
+        same person's (Sessions.give_up), and answered once its end is stored and its nick free."""
+        since = self._hub.writes()
+        lists = self._hub.give_up(nick, network)
+        if lists is not None and not await self._hub.settled(since):
+            log.warning("guest session not given up: storage did not take its end %s", Fields(nick=nick))
+            lists = None
+        if lists is not None:
+            await self._nicks_changed()
+        if self.send is not None:
+            kept = {"blocked": sorted(lists[0]), "ignored": lists[1]} if lists is not None else None
+            self.send(member, {"given_up": [ticket, kept]})
 
     def _answered(self, id_hmac: str, handed: bool) -> None:
         answer = self._asked.get(id_hmac)

@@ -62,6 +62,11 @@ def person(player: Player) -> dict[str, Any]:
         "seat": player.seat_key,
         "record": list(player.record) if player.record else None,  # a ranked game's colours go by it
         "bot": player.bot,  # a rated invitation between a bot and a person is refused (botUnrated)
+        # where a guest sits down from: the seat's place (Table.guest_places), which a guest coming back
+        # with a new id on another member is matched against (docs/protocol.md, "A guest who comes back")
+        "host": player.host if player.guest else "",
+        "network": player.network if player.guest else "",
+        "unlimited": player.unlimited,
     }
 
 
@@ -79,6 +84,9 @@ def visiting(member: str, someone: dict[str, Any]) -> Player:
         role=someone["role"] if someone.get("role") in ROLES else NO_ROLE,
         record=(record[0], record[1], record[2], record[3], record[4]) if record else None,
         id_hmac=someone.get("seat", "") if guest else "",  # so that its seat_key is the person's
+        host=str(someone.get("host", "")) if guest else "",
+        network=str(someone.get("network", "")) if guest else "",
+        unlimited=bool(someone.get("unlimited", False)),
         visiting_from=member,
         bot=bool(someone.get("bot", False)),
     )

@@ -29,6 +29,8 @@ from server.protocol.codec import ProtocolError, check_id, check_lang, check_nic
 
 log = logging.getLogger(__name__)
 
+Lists = tuple[set[str], dict[str, str]]  # whom a guest blocks and ignores (Player.blocked, .ignored)
+
 POLL_TIMEOUT = 60.0  # seconds without a poll before a player is logged out
 MOST_NETWORKS = 8  # networks a session's id may be used from (Player.networks), the latest kept
 
@@ -51,14 +53,22 @@ class Sessions:
         self.left: Callable[[Player], None] = lambda player: None
 
     def guest_login(
-        self, secret: str, nick: str, lang: str, origin: Origin | None = None, *, reads_seeks: bool = False
+        self,
+        secret: str,
+        nick: str,
+        lang: str,
+        origin: Origin | None = None,
+        *,
+        reads_seeks: bool = False,
+        lists: Lists | None = None,
     ) -> None:
         """Log a guest in; a second login with the same id and nick only refreshes the session.
         `reads_seeks`: the client said it reads seeks (`seeks=1`), so none is offered to it as an
-        invitation (server/hub/offers.py)."""
+        invitation (server/hub/offers.py). `lists`: whom the session it replaces on another member of a
+        cluster blocked and ignored (give_up)."""
         check_id(secret, guest=True)
         check_nick(nick, guest=True)
-        self._login(secret, nick, check_lang(lang), None, origin, reads_seeks)
+        self._login(secret, nick, check_lang(lang), None, origin, reads_seeks, lists)
 
     def login(
         self,
@@ -90,6 +100,7 @@ class Sessions:
         account: Account | None,
         origin: Origin | None = None,
         reads_seeks: bool = False,
+        lists: Lists | None = None,
     ) -> None:
         who = GUEST if account is None else PLAYER if account.role == NO_ROLE else STAFF
         self.ctx.sanctions.check_login(nick, origin.host if origin else "", who, self.ctx.clock())
@@ -137,8 +148,10 @@ class Sessions:
         )
         if account is not None:
             player.apply(account)
-        if holder is not None:  # the same person: whom it blocks and ignores too
-            player.blocked, player.ignored = set(holder.blocked), dict(holder.ignored)
+        if holder is not None:
+            lists = holder.blocked, holder.ignored
+        if lists is not None:  # the same person: whom it blocks and ignores too
+            player.blocked, player.ignored = set(lists[0]), dict(lists[1])
         self.roster.add(player)
         self.ctx.limits.arrived(player)
         self.tables.enter(player, LOBBY, player.info)
@@ -210,6 +223,31 @@ class Sessions:
         log.info("left %s", Fields(nick=player.nick, reason=reason))
 
     # --- sessions moving between the members of a cluster (docs/cluster.md, "Routing") ----------
+
+    def check_guest_login(self, secret: str, nick: str, lang: str, origin: Origin) -> None:
+        """Every refusal of a guest login but the nick's (`_login`), for a login under a nick another
+        member holds before that member is asked to give its session up (give_up): a refused login must
+        end nobody's session."""
+        check_id(secret, guest=True)
+        check_nick(nick, guest=True)
+        check_lang(lang)
+        self.ctx.sanctions.check_login(nick, origin.host, GUEST, self.ctx.clock())
+        known = self.roster.find(secret)
+        if known is not None and known.nick != nick:
+            raise ProtocolError("idInUse", "This id is logged in with another nick.")
+        guest = not reserved(nick)
+        self.ctx.limits.room_for_a_player(len(self.roster.players), self.roster.guests, guest, origin)
+
+    def give_up(self, nick: str, network: str) -> Lists | None:
+        """A guest logging in on another member under the very nick of a guest session here, from a
+        network that session was used from: the same person come back with a new id (`_comes_back`),
+        whose session here ends for the new one. Whom it blocked and ignored; None: somebody else."""
+        holder = self.roster.holder(nick)
+        if holder is None or not self._comes_back(holder, nick, None, Origin(network=network)):
+            return None
+        log.info("guest back under its nick on another member %s", Fields(nick=nick))
+        self.remove(holder, reason="replaced", replaced=True)
+        return holder.blocked, holder.ignored
 
     def hand_over(self, id_hmac: str) -> bool:
         """The player's requests reach another member now, which asked for the session: its row is

@@ -223,7 +223,7 @@ class Tables(Mapping[int, Table]):
             say_table=lambda line: publish(uid, line),
             say_lobby=lambda line: publish(LOBBY, line),
             tell=lambda code, text: self.server_line(uid, code, text),
-            finished=self._finished,
+            finished=lambda room: self.game_over(room),  # set by Hub.__init__ after this
             new_game=self._new_game,
             note=lambda kind, data, entry: self.journal(uid, kind, data, entry),
             auto=auto,
@@ -260,9 +260,6 @@ class Tables(Mapping[int, Table]):
             if table is not None:
                 self._gone(table)
             self.bus.close(uid)
-
-    def _finished(self, room: Room) -> None:
-        self.game_over(room)
 
     def _new_game(self, room: Room) -> None:  # agreed at the table (`new`)
         self.show_again(room.uid)
@@ -452,20 +449,23 @@ class Tables(Mapping[int, Table]):
         if self.elsewhere is not None:
             self.elsewhere.seat_back(player)
         for uid in list(self.seats.get(player.nick, ())):
-            table = self.by_uid[uid]
-            room = table.room
-            if room is not None and room.seat_of(player.nick) and room.game.result is None:
-                owner = table.owners.get(player.nick, player.seat_key)
-                if owner != player.seat_key and self._comes_back_to(table, player, owner):
-                    self.own_seat(table, player)
-                    owner = player.seat_key
-                if table.uid not in player.tables and owner == player.seat_key:
-                    self.enter(player, table.uid)
+            if self.seat_is_theirs(self.by_uid[uid], player) and uid not in player.tables:
+                self.enter(player, uid)
+
+    def seat_is_theirs(self, table: Table, player: Player) -> bool:
+        """Whether the player's nick has a seat at the unfinished game at `table` that is theirs: their
+        session's or account's, or a guest's they come back to (`_comes_back_to`: theirs from now on)."""
+        room = table.room
+        if room is None or not room.seat_of(player.nick) or room.game.result is not None:
+            return False
+        owner = table.owners.get(player.nick, player.seat_key)
+        if owner != player.seat_key and self._comes_back_to(table, player, owner):
+            self.own_seat(table, player)
+        return table.owners.get(player.nick, player.seat_key) == player.seat_key
 
     def _comes_back_to(self, table: Table, player: Player, owner: str) -> bool:
-        """Whether `player`, a guest, is the guest session that owns its nick's seat come back with a new
-        id (docs/protocol.md, "A guest who comes back"): from the network that session sat down from or
-        was used from. That session is over: it held the nick, which `player` holds now."""
+        """Whether `player`, a guest, is the seat's guest session back with a new id, from the network it
+        sat down from or was used from (docs/protocol.md, "A guest who comes back")."""
         if not player.guest or not player.network or owner.startswith("@"):
             return False
         place = table.guest_places.get(player.nick)

@@ -65,6 +65,7 @@ class Visitors:
             )
             self.tables.leave(present, uid)
         visitor = self._visitor(member, person)
+        self.tables.seat_is_theirs(table, visitor)  # a guest back with a new id takes its seat here too
         if uid not in visitor.tables:
             members = self.bus.channels[uid].members
             members[member] = members.get(member, 0) + 1  # before: its own `pa` goes there too
@@ -221,11 +222,16 @@ class Visitors:
 
 
 def _left_behind(present: Player, person: dict[str, Any]) -> bool:
-    """Whether `present` is a copy of `person` that another member left here: the same session (a
-    guest's) or account (a registered player's), by the seat key, and a visitor. A session changes
-    member only once its member let it go or died (server/cluster/sessions.py), so the copy is of a
-    member that died and whose death is not heard yet (its announcement lives 10 s), or whose leaving
-    was lost. Refused, the person sat down at their game again only when their session moved once more
-    (22 s later in benchmarks/chaos.py, seed 29)."""
-    seat = person.get("seat")
-    return bool(present.visiting_from) and bool(seat) and present.seat_key == seat
+    """Whether `present` is a copy of `person` that another member left here: a visitor of the same
+    session (a guest's) or account (a registered player's), by the seat key, or of a guest session of
+    the nick from the network `person` comes from (docs/protocol.md, "A guest who comes back": its
+    member ended that session for `person`, or it died). A session changes member only once its member
+    let it go or died (server/cluster/sessions.py), and a nick is online on one member at a time
+    (server/cluster/nicks.py), so the copy is of a member that died and whose death is not heard yet
+    (its announcement lives 10 s), or whose leaving was lost. Refused, the person sat down at their game
+    again only when their session moved once more (22 s later in benchmarks/chaos.py, seed 29)."""
+    if not present.visiting_from:
+        return False
+    seat, network = person.get("seat"), person.get("network")
+    guest_back = present.guest and bool(person.get("guest")) and bool(network) and present.network == network
+    return (bool(seat) and present.seat_key == seat) or guest_back

@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 import logging
 import traceback
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
@@ -13,6 +13,7 @@ from aiohttp import web
 
 from server.director.director import Director
 from server.hub.hub import Hub
+from server.hub.sessions import Lists
 from server.logs import Fields
 from server.store.store import Store
 from server.web.headers import TEXT_HEADERS
@@ -39,15 +40,23 @@ Query = Mapping[str, str]  # a request's query
 
 
 @asynccontextmanager
-async def nick_claimed(request: web.Request, nick: str) -> AsyncIterator[None]:
+async def nick_claimed(
+    request: web.Request, nick: str, take_over: Callable[[str], Awaitable[Lists | None]] | None = None
+) -> AsyncIterator[Lists | None]:
     """Around a login: on a member of a cluster, the nick must not be online on another member
-    (server/cluster/nicks.py)."""
+    (server/cluster/nicks.py), unless `take_over(member)` ends the session that holds it there (a guest
+    back with a new id: server/cluster/sessions.py); what that gave is yielded."""
     claims = request.app.get(NICKS_KEY)
     if claims is None:
-        yield
+        yield None
         return
-    async with claims.claiming(nick):
-        yield
+    async with claims.claiming(nick, take_over) as lists:
+        yield lists
+
+
+async def ask_to_give_up(request: web.Request, holder: str, nick: str, network: str) -> Lists | None:
+    """Member `holder` ends its guest session of `nick` if it was used from `network` (SessionMover)."""
+    return await request.app[MOVER_KEY].ask_to_give_up(holder, nick, network)
 
 
 async def session_here(request: web.Request, secret: str | None) -> None:

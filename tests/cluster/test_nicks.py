@@ -1,10 +1,16 @@
 """One name space across members, on a real Redis and PostgreSQL: a nick online on one member (or one
 that looks like it) is refused on another, as one member refuses it; it is free again once its player
-leaves or its member stops, and the claims come back by themselves after Redis restarts empty."""
+leaves or its member stops, and the claims come back by themselves after Redis restarts empty. A guest
+back under its nick from its network with a new id takes its session over from the other member, as on
+one member (docs/protocol.md, "A guest who comes back").
+
+The members stand behind a trusted proxy, as behind nginx, so that X-Forwarded-For names each player's
+address: the stranger who types a nick comes from another network than its player."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
@@ -14,13 +20,38 @@ from server.cluster.membership import MEMBERS_KEY
 from server.cluster.nicks import NICKS_PREFIX
 from server.config import Settings
 from tests.cluster.conftest import RedisServer
-from tests.cluster.test_lobby import WITHIN, two_members
+from tests.cluster.test_lobby import WITHIN
+from tests.cluster.test_members import member
+from tests.conftest import served
 from tests.web.zagram import Zagram
+
+ADDRESSES = {  # each player's address, as the proxy names it
+    "alaAla11": "198.51.100.7",
+    "alaNew99": "198.51.100.9",  # Ala again, her provider's next address: the same network
+    "alaTooLong1": "198.51.100.9",  # from her network, with an id no guest may have
+    "bobBob22": "192.0.2.5",
+    "strStr99": "203.0.113.9",  # a stranger
+}
+
+
+async def two_members(
+    aiohttp_client: AiohttpClient, settings: Settings, redis: RedisServer
+) -> tuple[TestClient, TestClient]:
+    proxied = {"trusted_proxies": ("127.0.0.1",), "unlimited": ()}
+    first = dataclasses.replace(member(settings, redis, "kropki-a", 8081), **proxied)
+    second = dataclasses.replace(member(settings, redis, "kropki-b", 8082), **proxied)
+    return await served(aiohttp_client, first), await served(aiohttp_client, second)
+
+
+def player(client: TestClient, secret: str, nick: str) -> Zagram:
+    someone = Zagram(client, secret, nick)
+    someone.headers = {"X-Forwarded-For": ADDRESSES[secret]}
+    return someone
 
 
 async def guest_login(client: TestClient, secret: str, nick: str) -> str:
     """The answer to guestLogin, as MultiPoints reads it: empty, or `err.<code>`."""
-    return await Zagram(client, secret, nick).login()
+    return await player(client, secret, nick).login()
 
 
 async def admitted_within(client: TestClient, secret: str, nick: str, seconds: float = WITHIN) -> float:
@@ -46,7 +77,7 @@ async def test_a_nick_online_on_one_member_is_refused_on_the_other_until_its_pla
     assert await guest_login(b, "bobBob22", "*Bob") == ""
     assert await guest_login(a, "strStr99", "*Bob") == "err.nickInUse"  # both ways
 
-    assert await Zagram(a, "alaAla11", "*Ala").get(co="usunGracza", idGracza="alaAla11") == ""
+    assert await player(a, "alaAla11", "*Ala").get(co="usunGracza", idGracza="alaAla11") == ""
     await admitted_within(b, "strStr99", "*Ala")  # free on the next reconciliation (2 s)
     assert await guest_login(a, "alaAla11", "*Ala") == "err.nickInUse"  # now b's
 
@@ -77,3 +108,49 @@ async def test_the_claims_come_back_after_redis_restarts_empty(
     assert redis.sismember(MEMBERS_KEY, "kropki-a")
     redis.close()
     assert await guest_login(b, "strStr99", "*Ala") == "err.nickInUse"
+
+
+async def test_a_guest_back_with_a_new_id_takes_its_session_and_seat_over_from_the_other_member(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """MultiPoints draws a new id at every start; nginx's hash of the new id sends Ala to member b while
+    her old session, on member a, lives on for up to 60 s. Before, member b refused her `err.nickInUse`,
+    and MultiPoints exits on any answer but `ok`: she could not come back to her game in time."""
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala, bob = player(a, "alaAla11", "*Ala"), player(a, "bobBob22", "*Bob")
+    for someone in (ala, bob):
+        assert await someone.login() == ""
+        await someone.poll(b=True, msg_no="0.0")
+    ala.send("v", 0, "s.*Bob.0808stanF0.0.0")
+    await ala.poll(b=True)
+    bob.send("v", 0, "a")
+    uid = next(table for table in (await bob.poll(b=True)).sections if table)
+    ala.send("s", uid, "aa")
+    ala.send("c", "ignore", "_*Troll")
+    assert (await ala.poll(b=True)).lines(0, "n") == ["n*Troll"]
+
+    assert await guest_login(b, "strStr99", "*Ala") == "err.nickInUse"  # from another network
+    assert await guest_login(b, "alaTooLong1", "*Ala") == "err.badId"  # refused: her session goes on
+    assert (await ala.poll(b=True)).status == "ok"
+    again = player(b, "alaNew99", "*Ala")
+    assert await again.login() == ""
+    assert (await ala.poll(b=True)).status == "sd"  # the old client, if it still runs, stops
+    for _ in range(100):  # sat at her game again, at member a, through member b
+        if uid in (await again.poll(b=True)).sections:
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError("Ala was not seated at her game again")
+    bob.send("s", uid, "hh")
+    await bob.poll(b=True)
+    again.send("s", uid, "bb")
+    await again.poll(b=True)
+    for _ in range(100):
+        record = [line for line in (await bob.poll(b=True)).lines(uid) if line.startswith("s")]
+        if any("[bb]" in line for line in record):  # her move, whichever colour the invitation gave her
+            break
+        await asyncio.sleep(0.05)
+    else:
+        raise AssertionError(f"Ala's move from member b did not reach the game: {record}")
+    again.send("c", "ignore", "")
+    assert (await again.poll(b=True)).lines(0, "n") == ["n*Troll"]  # whom she ignored came along

@@ -27,6 +27,9 @@ class RecordingPersistence(MemoryPersistence):
     def session_saved(self, session: SavedSession) -> None:
         self.sessions[session.id_hmac] = session
 
+    def session_ended(self, id_hmac: str) -> None:
+        self.sessions.pop(id_hmac, None)
+
     def journal(self, uid: int, seq: int, kind: str, data: dict[str, Any]) -> None:
         self.entries.setdefault(uid, []).append((seq, kind, data))
 
