@@ -120,6 +120,10 @@ class Conversation:
     # the nick had hidden itself before): a guest coming back under the nick from there reads again
     # what it read then (Chats.show_guest_chats)
     hidden_for: dict[str, tuple[str, int]] = field(default_factory=dict)
+    # nick -> the network of the guest session of another member of a cluster that wrote or read this
+    # copy on that nick's side: a guest logging in here under the nick from another network is somebody
+    # else, and reads none of it (PrivateChats.close_for_strangers)
+    elsewhere: dict[str, str] = field(default_factory=dict)
     total: int = 0
 
     @property
@@ -207,6 +211,26 @@ class PrivateChats:
                 self.show(nick, other)
                 shown.append(other)
         return shown
+
+    def held_elsewhere(self, nick: str, other: str, network: str) -> None:
+        """`nick`'s side of the conversation with `other` is a guest session's on another member, used
+        from `network`."""
+        talk = self.get(nick, other)
+        if talk is not None:
+            talk.elsewhere[nick] = network
+
+    def close_for_strangers(self, nick: str, network: str) -> list[tuple[str, str]]:
+        """A guest session of `nick` from `network` begins here: the conversations whose side of that
+        nick a guest session of another member held from another network are closed on that side (as
+        the end of a session here closes them: hide), and can be shown again to a guest from there
+        (show_again). The others in them, with that network."""
+        closed = []
+        for other in self.others_of(nick):
+            talk = self.get(nick, other)
+            held = talk.elsewhere.pop(nick, None) if talk is not None else None
+            if held is not None and held != network and self.hide(nick, other, held):
+                closed.append((other, held))
+        return closed
 
     def show(self, nick: str, other: str) -> None:
         talk = self.get(nick, other)

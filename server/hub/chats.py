@@ -101,12 +101,23 @@ class Chats:
         return self.ctx.limits.private(recipient, sender, self.ctx.timers.now())
 
     def _private_add(
-        self, time: int, sender: str, recipient: str, text: str, n: int | None = None
+        self,
+        time: int,
+        sender: str,
+        recipient: str,
+        text: str,
+        n: int | None = None,
+        elsewhere: tuple[str, str] | None = None,
     ) -> ChatEntry:
+        """`elsewhere`: (nick, network) of a guest of another member of a cluster in the conversation."""
         entry = self.private.add(time, sender, recipient, text, n)
-        self._journal_private(
-            "private", {"t": entry.time, "n": entry.n, "from": sender, "to": recipient, "text": text}
-        )
+        data: dict[str, Any] = {"t": entry.time, "n": entry.n, "from": sender, "to": recipient, "text": text}
+        if elsewhere is not None:
+            self.private.held_elsewhere(
+                elsewhere[0], recipient if elsewhere[0] == sender else sender, elsewhere[1]
+            )
+            data["elsewhere"] = list(elsewhere)
+        self._journal_private("private", data)
         return entry
 
     def _private_send_elsewhere(self, player: Player, nick: str, text: str) -> None:
@@ -119,7 +130,10 @@ class Chats:
         self.ctx.limits.chat(player, text, self.ctx.timers.now(), self.ctx.clock())
         time = int(self.ctx.clock())
         n = self.private.counter.next(time)
-        self.forward(member, {"t": time, "n": n, "from": player.nick, "to": nick, "text": text})
+        line = {"t": time, "n": n, "from": player.nick, "to": nick, "text": text}
+        if player.guest:  # the other member's copy is closed to a stranger who takes the nick there
+            line["from_network"] = player.network
+        self.forward(member, line)
 
     def take_private(self, line: dict[str, Any]) -> dict[str, Any]:
         """A private line from a player of another member, checked as one from here would be; the
@@ -134,13 +148,20 @@ class Chats:
             return {"private_refused": [line, refused.code, str(refused)]}
         if counted is not None:
             self.ctx.limits.private_taken(other, counted, self.ctx.timers.now())
-        entry = self._private_add(line["t"], line["from"], other.nick, line["text"], n=line["n"])
+        writer = line.get("from_network")
+        elsewhere = (line["from"], str(writer)) if writer is not None else None
+        entry = self._private_add(line["t"], line["from"], other.nick, line["text"], line["n"], elsewhere)
         self.bus.send(other, LOBBY, events.chat_added(entry.line()))
-        return {"private_kept": {**line, "to": other.nick}}
+        kept = {**line, "to": other.nick}
+        if other.guest:
+            kept["to_network"] = other.network
+        return {"private_kept": kept}
 
     def private_kept(self, line: dict[str, Any]) -> None:
         """The other member took a private line written here: kept here too, and shown to its writer."""
-        entry = self._private_add(line["t"], line["from"], line["to"], line["text"], n=line["n"])
+        reader = line.get("to_network")
+        elsewhere = (line["to"], str(reader)) if reader is not None else None
+        entry = self._private_add(line["t"], line["from"], line["to"], line["text"], line["n"], elsewhere)
         sender = self.roster.online(line["from"])
         if sender is not None:
             self.ctx.limits.wrote(sender, line["to"], self.ctx.timers.now())
@@ -200,8 +221,12 @@ class Chats:
                 self._journal_private("hide", {"nick": nick, "other": other, "network": network})
 
     def show_guest_chats(self, nick: str, network: str) -> None:
-        """A guest back under its nick from the network of the session whose end hid its private
-        conversations: they are its again (docs/protocol.md, "A guest who comes back")."""
+        """A guest session of `nick` from `network` begins: the private conversations hidden when a guest
+        session of the nick from there ended are its again (docs/protocol.md, "A guest who comes back"),
+        and those a guest of the nick on another member of a cluster had from another network are
+        closed on its side, as that session's end closed them there."""
+        for other, held in self.private.close_for_strangers(nick, network):
+            self._journal_private("hide", {"nick": nick, "other": other, "network": held})
         for other in self.private.show_again(nick, network):
             self._journal_private("show", {"nick": nick, "other": other})
 
@@ -213,6 +238,11 @@ class Chats:
         self.private_seq = seq
         if kind == "private":
             self.private.add(data["t"], data["from"], data["to"], data["text"], n=data["n"])
+            if "elsewhere" in data:
+                nick, network = data["elsewhere"]
+                self.private.held_elsewhere(
+                    nick, data["to"] if nick == data["from"] else data["from"], network
+                )
         elif kind == "hide":
             self.private.hide(data["nick"], data["other"], data.get("network", ""))
         elif kind == "show":

@@ -10,6 +10,7 @@ from server.config import Settings
 from server.web.common import HUB_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import ala_and_cyd, said, until
+from tests.cluster.test_nicks import admitted_within, player, two_members
 
 
 def told(text: str):  # type: ignore[no-untyped-def]
@@ -57,3 +58,39 @@ async def test_a_line_to_nobody_is_refused_and_one_that_reaches_nobody_comes_bac
     a.app[HUB_KEY].take_lobby_line("kropki-ghost", "pa*Gus", False)
     ala.say("_*Gus", "boo")
     await until(ala, told("Your message to *Gus was not delivered"))
+
+
+async def test_a_stranger_who_takes_a_guests_nick_on_the_other_member_reads_none_of_its_conversation(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """Member b keeps a copy of what *Ala of member a and *Bob of member b said. Ala's session ended on
+    member a, which closed its own copy on her side; b's copy stayed open, and a stranger from another
+    network who took the nick *Ala on member b read it all with `get._*Bob`. The guest herself, back
+    from her network, reads it again, as on one member (docs/protocol.md, "A guest who comes back")."""
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala, bob = player(a, "alaAla11", "*Ala"), player(b, "bobBob22", "*Bob")
+    for someone in (ala, bob):
+        assert await someone.login() == ""
+        await someone.poll(b=True, msg_no="0.0")
+    await until(ala, lambda lines: "pa*Bob" in lines)
+    ala.say("_*Bob", "my secret plan")
+    await until(ala, said("my secret plan"))  # sent with her next poll, kept once member b took it
+    await until(bob, said("my secret plan"))
+    bob.say("_*Ala", "good luck")
+    await until(bob, said("good luck"))
+    await until(ala, said("good luck"))
+    assert await ala.get(co="usunGracza", idGracza="alaAla11") == ""
+
+    await admitted_within(b, "strStr99", "*Ala")  # free once member a let the nick go (2 s)
+    stranger = player(b, "strStr99", "*Ala")
+    await stranger.poll(b=True, msg_no="0.0")
+    stranger.send("c", "get", "_*Bob")
+    lines = await until(stranger, lambda lines: any(".*Ala-*Bob.nochat." in line for line in lines))
+    assert not [line for line in lines if "secret" in line or "luck" in line]
+    assert await stranger.get(co="usunGracza", idGracza="strStr99") == ""
+
+    await admitted_within(b, "alaNew99", "*Ala")
+    back = player(b, "alaNew99", "*Ala")
+    await back.poll(b=True, msg_no="0.0")
+    back.send("c", "get", "_*Bob")
+    await until(back, lambda lines: said("my secret plan")(lines) and said("good luck")(lines))
