@@ -32,7 +32,9 @@ from tests.store.test_accounts import registered_id
 # the users table as revision 0003 had it (0013 made the moderator flag a role)
 USERS_AT_0003 = table(
     "users",
-    *(column(name) for name in [c.name for c in User.__table__.columns if c.name != "role"]),
+    # typed as the model types them, so that SQLAlchemy writes the dates (sqlite3's own adapter for them
+    # is deprecated from Python 3.12: a warning, an error in the suite)
+    *(column(c.name, c.type) for c in User.__table__.columns if c.name != "role"),
     column("moderator"),
 )
 
@@ -255,7 +257,10 @@ async def test_0015_nobody_was_a_bot_and_back(empty_database: str) -> None:
         await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0014"))
         row = user_at_0003("Ann", look_key=nick_key("Ann"))
         del row["moderator"]
-        await connection.execute(insert(table("users", *(column(name) for name in row))).values(row))
+        typed = User.__table__.columns
+        await connection.execute(
+            insert(table("users", *(column(name, typed[name].type) for name in row))).values(row)
+        )
     await migrate(engine)
     store = await Store.open(empty_database)
     try:
