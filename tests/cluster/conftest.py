@@ -70,11 +70,15 @@ def make_certificates(folder: Path) -> Certificates:
         subprocess.run([openssl, *arguments], cwd=folder, check=True, capture_output=True, timeout=60)
 
     new_key = ("-newkey", "rsa:2048", "-nodes", "-days", "1")
-    run("req", "-x509", *new_key, "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=kropki test CA")
-    run("req", "-x509", *new_key, "-keyout", "other.key", "-out", "other.pem", "-subj", "/CN=not trusted")
+    authority = (*new_key, "-addext", "keyUsage=critical,keyCertSign,cRLSign")
+    run("req", "-x509", *authority, "-keyout", "ca.key", "-out", "ca.pem", "-subj", "/CN=kropki test CA")
+    run("req", "-x509", *authority, "-keyout", "other.key", "-out", "other.pem", "-subj", "/CN=not trusted")
     run("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "redis.key", "-out", "redis.csr",
         "-subj", "/CN=localhost")  # fmt: skip
-    (folder / "san.cnf").write_text("subjectAltName=IP:127.0.0.1,DNS:localhost\n")
+    # made as an authority makes them: Python 3.13 checks certificates strictly (VERIFY_X509_STRICT), and
+    # refuses an authority without its key usage and a certificate that does not name its authority's key
+    extensions = ["subjectAltName=IP:127.0.0.1,DNS:localhost", "authorityKeyIdentifier=keyid,issuer"]
+    (folder / "san.cnf").write_text("\n".join([*extensions, "basicConstraints=CA:FALSE", ""]))
     run("x509", "-req", "-in", "redis.csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
         "-days", "1", "-out", "redis.pem", "-extfile", "san.cnf")  # fmt: skip
     return Certificates(folder / "ca.pem", folder / "redis.pem", folder / "redis.key", folder / "other.pem")
