@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import multiprocessing
 import os
 import re
@@ -509,7 +510,7 @@ def journal_flood(python: str, workdir: Path, *, seconds: float, timeout: float)
         tables = asyncio.run(_journal_attack(server, start + seconds, timeout, figures))
         figures.player_seconds, figures.player_failures = player_report(process, receiving, timeout)
         database = workdir / "bench.sqlite3"
-        with sqlite3.connect(database) as db:
+        with contextlib.closing(sqlite3.connect(database)) as db:  # a connection's own `with` leaves it open
             figures.rows = db.execute("SELECT count(*) FROM journal").fetchone()[0]
             marks = ",".join(str(uid) for uid in tables) or "0"
             figures.written = db.execute(

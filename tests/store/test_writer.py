@@ -4,6 +4,7 @@ every row lands as it was handed over (SQLite or PostgreSQL)."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
 import time
@@ -123,7 +124,7 @@ async def test_sqlite_writes_batch_after_batch_while_the_loop_is_busy(
     stored = 0
     while stored < batches and time.monotonic() < deadline:
         time.sleep(0.05)  # the event loop stays busy all this while
-        with sqlite3.connect(database) as reader:
+        with contextlib.closing(sqlite3.connect(database)) as reader:  # its own `with` leaves it open
             stored = reader.execute("SELECT count(*) FROM journal WHERE uid = 7").fetchone()[0]
     assert stored == batches  # every batch, not only the first, committed without the loop
     assert writer.written == 0  # booked on the loop only, in order, when it comes back to them
