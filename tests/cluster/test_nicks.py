@@ -34,9 +34,10 @@ ADDRESSES = {  # each player's address, as the proxy names it
 }
 
 
-async def two_members(
+async def members_behind_a_proxy(
     aiohttp_client: AiohttpClient, settings: Settings, redis: RedisServer
 ) -> tuple[TestClient, TestClient]:
+    """Members a and b, trusting X-Forwarded-For from loopback, with no address exempt from limits."""
     proxied = {"trusted_proxies": ("127.0.0.1",), "unlimited": ()}
     first = dataclasses.replace(member(settings, redis, "kropki-a", 8081), **proxied)
     second = dataclasses.replace(member(settings, redis, "kropki-b", 8082), **proxied)
@@ -68,7 +69,7 @@ async def admitted_within(client: TestClient, secret: str, nick: str, seconds: f
 async def test_a_nick_online_on_one_member_is_refused_on_the_other_until_its_player_leaves(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:
-    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server)
     assert await guest_login(a, "alaAla11", "*Ala") == ""
     assert await guest_login(b, "strStr99", "*Ala") == "err.nickInUse"
     assert await guest_login(b, "strStr99", "*ALA") == "err.nickInUse"  # the same nick, other case
@@ -85,7 +86,7 @@ async def test_a_nick_online_on_one_member_is_refused_on_the_other_until_its_pla
 async def test_a_stopped_members_nicks_are_free_at_once(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:
-    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server)
     assert await guest_login(a, "alaAla11", "*Ala") == ""
     assert await guest_login(b, "strStr99", "*Ala") == "err.nickInUse"
     await a.close()
@@ -95,7 +96,7 @@ async def test_a_stopped_members_nicks_are_free_at_once(
 async def test_the_claims_come_back_after_redis_restarts_empty(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:
-    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server)
     assert await guest_login(a, "alaAla11", "*Ala") == ""
     redis_server.restart()  # empty: no member, no claim
     redis = Redis.from_url(redis_server.url, decode_responses=True)
@@ -116,7 +117,7 @@ async def test_a_guest_back_with_a_new_id_takes_its_session_and_seat_over_from_t
     """MultiPoints draws a new id at every start; nginx's hash of the new id sends Ala to member b while
     her old session, on member a, lives on for up to 60 s. Before, member b refused her `err.nickInUse`,
     and MultiPoints exits on any answer but `ok`: she could not come back to her game in time."""
-    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server)
     ala, bob = player(a, "alaAla11", "*Ala"), player(a, "bobBob22", "*Bob")
     for someone in (ala, bob):
         assert await someone.login() == ""

@@ -10,7 +10,7 @@ from server.config import Settings
 from server.web.common import HUB_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import ala_and_cyd, said, until
-from tests.cluster.test_nicks import admitted_within, player, two_members
+from tests.cluster.test_nicks import admitted_within, members_behind_a_proxy, player
 
 
 def told(text: str):  # type: ignore[no-untyped-def]
@@ -67,7 +67,7 @@ async def test_a_stranger_who_takes_a_guests_nick_on_the_other_member_reads_none
     member a, which closed its own copy on her side; b's copy stayed open, and a stranger from another
     network who took the nick *Ala on member b read it all with `get._*Bob`. The guest herself, back
     from her network, reads it again, as on one member (docs/protocol.md, "A guest who comes back")."""
-    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server)
     ala, bob = player(a, "alaAla11", "*Ala"), player(b, "bobBob22", "*Bob")
     for someone in (ala, bob):
         assert await someone.login() == ""

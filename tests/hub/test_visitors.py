@@ -1,6 +1,6 @@
 """A guest who comes back with a new id on another member of a cluster (docs/protocol.md, "A guest who
-comes back"; docs/cluster.md, "A guest who comes back on another member"): sat again at its game on a
-third member, as one member seats it; a stranger with its nick, from another network, is not."""
+comes back"; docs/cluster.md, "One name space"): sat again at its game on a third member, as one member
+seats it; a stranger with its nick, from another network, is not."""
 
 from __future__ import annotations
 
