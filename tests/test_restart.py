@@ -36,6 +36,7 @@ GAME = [
     ("B", "ac"), ("W", "af"), ("B", "cc"), ("W", "cf"), ("B", "ec"), ("W", "ef"), ("B", "gc"), ("W", "gf"),
 ]  # fmt: skip
 HALF = 8
+PORT_TRIES = 3  # starts of a server whose port another process took meanwhile (Server.running)
 NODE = re.compile(r";([BW])\[([^\]]*)\]")
 
 
@@ -60,6 +61,28 @@ class Server:
 
     @contextmanager
     def running(self, *, migrate: bool = False) -> Iterator[Server]:
+        """Started and listening. A first start whose port another process took since free_port chose it
+        (make test's three parts pick ports side by side) starts again on another port; a restart keeps
+        its port, which its clients know."""
+        for _ in range(PORT_TRIES):
+            self._start(migrate)
+            if not self._port_was_taken() or self.runs > 1:
+                break
+            self.port = free_port()
+            self.base = f"http://127.0.0.1:{self.port}"
+        try:
+            try:
+                wait_for_healthz(f"{self.base}/healthz", self.process)
+            except AssertionError as failure:
+                raise AssertionError(f"{failure}\n{self.log()}") from None
+            yield self
+        finally:
+            assert self.process is not None
+            if self.process.poll() is None:
+                self.process.kill()
+                self.process.wait()
+
+    def _start(self, migrate: bool) -> None:
         self.runs += 1
         self.log_path = self.tmp_path / f"server-{self.runs}.log"
         env = {key: value for key, value in os.environ.items() if not key.startswith("KROPKI_")}
@@ -71,16 +94,20 @@ class Server:
             self.process = subprocess.Popen(
                 command, cwd=REPO_ROOT, env=env, stdout=log, stderr=subprocess.STDOUT, text=True
             )
-        try:
-            try:
-                wait_for_healthz(f"{self.base}/healthz", self.process)
-            except AssertionError as failure:
-                raise AssertionError(f"{failure}\n{self.log()}") from None
-            yield self
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
-                self.process.wait()
+
+    def _port_was_taken(self) -> bool:
+        """Waits until the server's own log says it listens on its port (False), or it stopped: True if
+        because another process had the port. A /healthz answer alone does not tell: the process that
+        took the port answered it, and a browser test then ran against that process until it went away
+        (connection refused, in make test's browser part on 2026-11-30)."""
+        assert self.process is not None
+        deadline = time.monotonic() + 30
+        while f"listening on {self.base} " not in self.log():
+            if self.process.poll() is not None:
+                return "the address is in use" in self.log()
+            assert time.monotonic() < deadline, f"the server did not listen within 30 s:\n{self.log()}"
+            time.sleep(0.05)
+        return False
 
     def stop(self, sig: signal.Signals) -> int:
         assert self.process is not None
@@ -219,6 +246,21 @@ def seated_back(player: Guest, uid: int) -> tuple[Reply, list[tuple[str, str]]]:
     assert uid in reply.sections, f"{player.nick} is seated back at table {uid}: {reply}"
     (record,) = reply.lines(uid, "sr")
     return reply, moves_of(record)
+
+
+def test_a_server_whose_port_another_process_took_starts_on_another_one(tmp_path: Path) -> None:
+    """The harness itself: with make test's three parts side by side, another process can take the port
+    free_port chose before the server binds it; the server then stops, and the test must not go on
+    against whatever holds the port (a browser test met connection refused that way)."""
+    server = Server(tmp_path)
+    taken = server.port
+    with socket.socket() as squatter:
+        squatter.bind(("127.0.0.1", taken))
+        squatter.listen()
+        with server.running(migrate=True):
+            assert server.port != taken and "the address is in use" in (tmp_path / "server-1.log").read_text()
+            with urllib.request.urlopen(f"{server.base}/healthz", timeout=5) as answer:
+                assert answer.status == 200
 
 
 def test_sigterm_mid_game_then_the_same_clients_finish_the_same_game(tmp_path: Path) -> None:
