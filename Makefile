@@ -3,7 +3,8 @@ PYTHON ?= python3
 VENV := .venv
 STAMP := $(VENV)/.installed
 
-.PHONY: install lock test test-packages test-sqlite test-server test-browser test-postgres run lint bench clean
+.PHONY: install lock test test-packages test-sqlite test-server test-browser test-postgres test-postgres-cluster \
+	test-postgres-rest run lint bench clean
 
 install: $(STAMP)
 
@@ -37,11 +38,14 @@ lock: install
 # layers import no database) and the browser tests, which drive the client through the protocol (the
 # store's PostgreSQL paths behind every page and command are in tests/store, tests/web, tests/cluster).
 # Running those twice took three and a half minutes of a suite that must stay well under ten.
-# Three parts side by side (much of each waits on browsers, servers and sleeps, not on a core): the
-# suite on SQLite without the browser tests, the browser tests, and the suite on PostgreSQL.
+# Four parts side by side (much of each waits on browsers, servers and sleeps, not on a core: the whole
+# run kept the two cores less than half busy): the suite on SQLite without the browser tests, the
+# browser tests, and the suite on PostgreSQL in two, the cluster's tests and the benchmarks' (a minute
+# of chaos alone takes 100 s) beside the rest, each with a PostgreSQL server of its own. In one part,
+# PostgreSQL's was the longest: 9 of the 10 minutes on 2026-11-30.
 # --output-sync prints each part's output whole when it ends.
 test: install test-packages
-	$(MAKE) -j3 --output-sync=target test-server test-browser test-postgres
+	$(MAKE) -j4 --output-sync=target test-server test-browser test-postgres-cluster test-postgres-rest
 
 # What the tests need from Debian, installed once before the halves start (two apt runs at once would
 # wait on each other's lock); scripts/with-postgres installs postgresql itself.
@@ -60,8 +64,18 @@ test-server: install test-packages
 test-browser: install test-packages
 	$(VENV)/bin/pytest -p no:cacheprovider tests/static
 
-test-postgres: install test-packages
-	scripts/with-postgres $(VENV)/bin/pytest -p no:cacheprovider --ignore=tests/static --ignore=tests/engine --ignore=tests/protocol
+POSTGRES_PYTEST = scripts/with-postgres $(VENV)/bin/pytest -p no:cacheprovider
+POSTGRES_IGNORED = --ignore=tests/static --ignore=tests/engine --ignore=tests/protocol
+CLUSTER_TESTS = tests/cluster tests/test_benchmarks.py
+
+test-postgres: install test-packages  # the whole suite on PostgreSQL, in one run
+	$(POSTGRES_PYTEST) $(POSTGRES_IGNORED)
+
+test-postgres-cluster: install test-packages
+	$(POSTGRES_PYTEST) $(CLUSTER_TESTS)
+
+test-postgres-rest: install test-packages
+	$(POSTGRES_PYTEST) $(POSTGRES_IGNORED) $(addprefix --ignore=,$(CLUSTER_TESTS))
 
 run: install
 	$(VENV)/bin/kropki-server serve --migrate

@@ -260,7 +260,7 @@ def free_port() -> int:
 
 def wait_for_healthz(url: str, process: subprocess.Popen[str]) -> tuple[int, object, str | None]:
     """Poll ``url`` until the server answers; fail early if it exits, or after 30 s (a start, migrations
-    included, took over 15 s once while make test's three parts ran side by side on two cores)."""
+    included, took over 15 s once while make test's parts ran side by side on two cores)."""
     deadline = time.monotonic() + 30
     while True:
         try:

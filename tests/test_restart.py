@@ -62,7 +62,7 @@ class Server:
     @contextmanager
     def running(self, *, migrate: bool = False) -> Iterator[Server]:
         """Started and listening. A first start whose port another process took since free_port chose it
-        (make test's three parts pick ports side by side) starts again on another port; a restart keeps
+        (make test's parts pick ports side by side) starts again on another port; a restart keeps
         its port, which its clients know."""
         for _ in range(PORT_TRIES):
             self._start(migrate)
@@ -249,7 +249,7 @@ def seated_back(player: Guest, uid: int) -> tuple[Reply, list[tuple[str, str]]]:
 
 
 def test_a_server_whose_port_another_process_took_starts_on_another_one(tmp_path: Path) -> None:
-    """The harness itself: with make test's three parts side by side, another process can take the port
+    """The harness itself: with make test's parts side by side, another process can take the port
     free_port chose before the server binds it; the server then stops, and the test must not go on
     against whatever holds the port (a browser test met connection refused that way)."""
     server = Server(tmp_path)
