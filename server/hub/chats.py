@@ -113,12 +113,16 @@ class Chats:
         entry = self.private.add(time, sender, recipient, text, n)
         data: dict[str, Any] = {"t": entry.time, "n": entry.n, "from": sender, "to": recipient, "text": text}
         if elsewhere is not None:
-            self.private.held_elsewhere(
-                elsewhere[0], recipient if elsewhere[0] == sender else sender, elsewhere[1]
-            )
             data["elsewhere"] = list(elsewhere)
+            self._held_elsewhere(data)
         self._journal_private("private", data)
         return entry
+
+    def _held_elsewhere(self, data: dict[str, Any]) -> None:
+        """A private line's `elsewhere` (as journalled): its guest of another member, and that guest's
+        network, noted on the conversation's side of the guest."""
+        nick, network = data["elsewhere"]
+        self.private.held_elsewhere(nick, data["to"] if nick == data["from"] else data["from"], network)
 
     def _private_send_elsewhere(self, player: Player, nick: str, text: str) -> None:
         """To a player of another member of a cluster: that member checks it as its own player's
@@ -239,10 +243,7 @@ class Chats:
         if kind == "private":
             self.private.add(data["t"], data["from"], data["to"], data["text"], n=data["n"])
             if "elsewhere" in data:
-                nick, network = data["elsewhere"]
-                self.private.held_elsewhere(
-                    nick, data["to"] if nick == data["from"] else data["from"], network
-                )
+                self._held_elsewhere(data)
         elif kind == "hide":
             self.private.hide(data["nick"], data["other"], data.get("network", ""))
         elif kind == "show":
