@@ -18,8 +18,9 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
+from asyncio import Future
 from collections.abc import Awaitable, Callable, Coroutine
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, TypeVar
 
 from server.hub.persistence import Account, SavedSession
 from server.hub.saved import SESSION_JOURNAL
@@ -29,6 +30,9 @@ from server.store.moving import HELD, TakenSession
 from server.store.outage import unavailable
 
 log = logging.getLogger(__name__)
+
+K = TypeVar("K")  # what a question's answer is looked up by: an id's HMAC, a ticket
+A = TypeVar("A")  # the answer
 
 HAND_OVER_SECONDS = 3.0  # how long the member serving a session has to let it go
 # How long a request waits for its session to come here: past a dead member's announcement (10 s) and
@@ -147,36 +151,37 @@ class SessionMover:
     async def _ask(self, owner: str, id_hmac: str) -> bool | None:
         """True: the owner let the session go; False: the owner is gone (nobody took the question);
         None: no answer in time."""
-        if self.send is None:
-            return None
-        answer = self._asked[id_hmac] = asyncio.get_running_loop().create_future()
-        self.send(owner, {"hand_over": id_hmac})
         try:
-            async with asyncio.timeout(HAND_OVER_SECONDS):
-                return await answer
+            return await self._question(owner, {"hand_over": id_hmac}, self._asked, id_hmac)
         except TimeoutError:
             return None
-        finally:
-            self._asked.pop(id_hmac, None)
 
     async def ask_to_give_up(self, holder: str, nick: str, network: str) -> Lists | None:
         """A guest logs in here under `nick`, which member `holder` has online: if it is a guest session
         used from `network`, the same person come back with a new id, `holder` ends it (its games wait
         for this login) and frees the nick. Whom that session blocked and ignored, once `holder` has
         stored the end and freed the nick; None: somebody else's nick, or no answer in time."""
-        if self.send is None:
-            return None
         ticket = next(self._tickets)
-        answer = self._giving_up[ticket] = asyncio.get_running_loop().create_future()
-        self.send(holder, {"give_up": [nick, network, ticket]})
         try:
-            async with asyncio.timeout(HAND_OVER_SECONDS):
-                return await answer
+            return await self._question(holder, {"give_up": [nick, network, ticket]}, self._giving_up, ticket)
         except TimeoutError:
             log.warning("guest session not given up in time %s", Fields(nick=nick, member=holder))
             return None
+
+    async def _question(
+        self, member: str, message: dict[str, Any], waiting: dict[K, Future[A]], key: K
+    ) -> A | None:
+        """`message` to `member`, and its answer, which `_answer` puts under `key` in `waiting`; None
+        while the link does not run; TimeoutError past HAND_OVER_SECONDS."""
+        if self.send is None:
+            return None
+        answer = waiting[key] = asyncio.get_running_loop().create_future()
+        self.send(member, message)
+        try:
+            async with asyncio.timeout(HAND_OVER_SECONDS):
+                return await answer
         finally:
-            self._giving_up.pop(ticket, None)
+            waiting.pop(key, None)
 
     # --- the messages (server/cluster/lobby.py hands them here) ---------------------------------
 
@@ -184,13 +189,14 @@ class SessionMover:
         if "hand_over" in message:
             self._run(self._hand_over(member, message["hand_over"]))
         elif "handed_over" in message:
-            self._answered(message["handed_over"], True)
+            _answer(self._asked, message["handed_over"], True)
         elif "give_up" in message:
             nick, network, ticket = message["give_up"]
             self._run(self._give_up(member, str(nick), str(network), ticket))
         elif "given_up" in message:
-            ticket, lists = message["given_up"]
-            self._given_up(ticket, (set(lists["blocked"]), dict(lists["ignored"])) if lists else None)
+            ticket, kept = message["given_up"]
+            lists = (set(kept["blocked"]), dict(kept["ignored"])) if kept else None
+            _answer(self._giving_up, ticket, lists)
 
     def not_delivered(self, message: dict[str, Any]) -> None:
         """A question nobody took: the member serving the session is gone (stopped, or died and its
@@ -198,19 +204,14 @@ class SessionMover:
         waits no longer for a session to be given up (its nick is free once that member's claims
         expire)."""
         if "hand_over" in message:
-            self._answered(message["hand_over"], False)
+            _answer(self._asked, message["hand_over"], False)
         elif "give_up" in message:
-            self._given_up(message["give_up"][2], None)
+            _answer(self._giving_up, message["give_up"][2], None)
 
     def _run(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
-
-    def _given_up(self, ticket: int, lists: Lists | None) -> None:
-        answer = self._giving_up.get(ticket)
-        if answer is not None and not answer.done():
-            answer.set_result(lists)
 
     async def _give_up(self, member: str, nick: str, network: str, ticket: int) -> None:
         """Another member's guest login asks for a guest session of this nick: ended here if it is the
@@ -226,11 +227,6 @@ class SessionMover:
             kept = {"blocked": sorted(lists[0]), "ignored": lists[1]} if lists is not None else None
             self.send(member, {"given_up": [ticket, kept]})
 
-    def _answered(self, id_hmac: str, handed: bool) -> None:
-        answer = self._asked.get(id_hmac)
-        if answer is not None and not answer.done():
-            answer.set_result(handed)
-
     async def _hand_over(self, member: str, id_hmac: str) -> None:
         """Another member asks for a session: written as it stands, let go, and said so once stored."""
         since = self._hub.writes()
@@ -239,3 +235,10 @@ class SessionMover:
             return
         if self.send is not None:
             self.send(member, {"handed_over": id_hmac})
+
+
+def _answer(waiting: dict[K, Future[A]], key: K, value: A) -> None:
+    """The answer to a question still waiting (SessionMover._question); a late one is dropped."""
+    answer = waiting.get(key)
+    if answer is not None and not answer.done():
+        answer.set_result(value)
