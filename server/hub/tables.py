@@ -449,12 +449,12 @@ class Tables(Mapping[int, Table]):
         if self.elsewhere is not None:
             self.elsewhere.seat_back(player)
         for uid in list(self.seats.get(player.nick, ())):
-            if self.seat_is_theirs(self.by_uid[uid], player) and uid not in player.tables:
+            if self.reclaim_seat(self.by_uid[uid], player) and uid not in player.tables:
                 self.enter(player, uid)
 
-    def seat_is_theirs(self, table: Table, player: Player) -> bool:
+    def reclaim_seat(self, table: Table, player: Player) -> bool:
         """Whether the player's nick has a seat at the unfinished game at `table` that is theirs: their
-        session's or account's, or a guest's they come back to (`_comes_back_to`: theirs from now on)."""
+        session's or account's, or a guest's they come back to (`_comes_back_to`), owned from now on."""
         room = table.room
         if room is None or not room.seat_of(player.nick) or room.game.result is not None:
             return False

@@ -65,7 +65,7 @@ class Visitors:
             )
             self.tables.leave(present, uid)
         visitor = self._visitor(member, person)
-        self.tables.seat_is_theirs(table, visitor)  # a guest back with a new id takes its seat here too
+        self.tables.reclaim_seat(table, visitor)  # a guest back with a new id takes its seat here too
         if uid not in visitor.tables:
             members = self.bus.channels[uid].members
             members[member] = members.get(member, 0) + 1  # before: its own `pa` goes there too
