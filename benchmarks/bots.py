@@ -16,7 +16,6 @@ import argparse
 import asyncio
 import json
 import random
-import socket
 import statistics
 import sys
 import tempfile
@@ -32,6 +31,7 @@ from server.app import create_app  # noqa: E402
 from server.config import Settings  # noqa: E402
 from server.store.database import migrate, open_engine  # noqa: E402
 from server.web.common import STORE_KEY  # noqa: E402
+from tests.ports import free_port  # noqa: E402
 
 GAME = "2020n0.0.a.F.a.600.5._SRAUTP_srautp."
 SIZE = 20
@@ -90,9 +90,7 @@ async def main(pairs: int, moves: int) -> None:
     engine = open_engine(url)
     await migrate(engine)
     await engine.dispose()
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     settings = Settings(host="127.0.0.1", port=port, db_url=url, unlimited=("127.0.0.1",), ai_workers=0)
     app = create_app(settings)
     runner = web.AppRunner(app)

@@ -37,7 +37,6 @@ import random
 import re
 import resource
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -56,6 +55,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 from server.web.clients import PER_ID  # noqa: E402
+from tests.ports import free_port  # noqa: E402
 
 HOST = "127.0.0.1"
 TARGET_P99_MS = 50.0
@@ -69,13 +69,6 @@ UVLOOP_INSTALLED = importlib.util.find_spec("uvloop") is not None  # the loop `s
 
 
 # --- the server under test -------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    """A port nobody listens on now; the tiny race with other programs does not matter on a test box."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((HOST, 0))
-        return probe.getsockname()[1]
 
 
 def _die_with_parent() -> None:

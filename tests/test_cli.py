@@ -19,6 +19,7 @@ import pytest
 from server import __version__
 from server.cli import build_parser, main, resolve_log_level, resolve_settings
 from server.config import ConfigError, Settings, sqlite_data_dir
+from tests.ports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -250,12 +251,6 @@ def test_log_level_resolution() -> None:
 )
 def test_sqlite_data_dir(url: str, directory: Path | None) -> None:
     assert sqlite_data_dir(url) == directory
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def wait_for_healthz(url: str, process: subprocess.Popen[str]) -> tuple[int, object, str | None]:

@@ -27,7 +27,7 @@ from pytest_aiohttp import AiohttpClient
 from server.app import create_app
 from server.config import DEFAULT_MAX_CONNECTIONS, Settings, check_cluster
 from server.web.connections import FILE_RESERVE, connection_cap
-from tests.test_cli import free_port
+from tests.ports import free_port
 from tests.test_lock import LOCKS
 
 REPO = Path(__file__).resolve().parent.parent

@@ -24,8 +24,9 @@ from urllib.parse import urlencode
 import pytest
 
 from server.config import Settings
+from tests.ports import free_port
 from tests.store.test_server_lock import live_rows, lock_file
-from tests.test_cli import REPO_ROOT, free_port, run_cli, wait_for_healthz
+from tests.test_cli import REPO_ROOT, run_cli, wait_for_healthz
 from tests.web.zagram import Reply, parse_reply
 
 GAME_TYPE = "0808stanF0.300.0"  # 8x8, free, 300 s each and no increment: nobody runs out of time

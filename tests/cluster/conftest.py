@@ -21,6 +21,7 @@ from redis import Redis
 from redis.exceptions import RedisError
 
 from server.config import Settings
+from tests.ports import free_port
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -30,12 +31,6 @@ MISSING = (
 )
 READY_TIMEOUT = 5.0  # seconds a redis-server may take to answer its first PING
 CLUSTER_SECRET = "test-cluster-secret-0123456789abcdef0123456789abcdef"  # what the tests' members share
-
-
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _answers(url: str) -> bool:
@@ -98,7 +93,7 @@ class RedisServer:
     ) -> None:
         self.executable = executable
         self.folder = folder
-        self.port = _free_port()
+        self.port = free_port()
         self.password = password
         self.certificates = certificates
         self.url = self.url_with(password)
@@ -224,7 +219,7 @@ class Nginx:
 
     def __init__(self, executable: str, folder: Path) -> None:
         self.executable, self.folder = executable, folder
-        self.port = _free_port()
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self._process: subprocess.Popen[bytes] | None = None
 

@@ -23,9 +23,10 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from server.config import ENV_CLUSTER_SECRET, Settings
-from tests.cluster.conftest import CLUSTER_SECRET, Nginx, RedisServer, _free_port
+from tests.cluster.conftest import CLUSTER_SECRET, Nginx, RedisServer
 from tests.cluster.test_invitations import invitation_lines
 from tests.cluster.test_tables import at_table, colours, has
+from tests.ports import free_port
 from tests.web.zagram import Zagram
 
 STARTED_WITHIN = 30.0
@@ -37,7 +38,7 @@ SEATED_WITHIN = 30.0
 
 class MemberProcess:
     def __init__(self, settings: Settings, redis: RedisServer, name: str, folder: Path) -> None:
-        self.name, self.port = name, _free_port()
+        self.name, self.port = name, free_port()
         command = [sys.executable, "-m", "server", "serve", "--db", settings.db_url]
         command += ["--redis-url", redis.url, "--member", name, "--port", str(self.port)]
         command += ["--unlimited", "127.0.0.1", "--ai-workers", "0", "--event-loop", "asyncio"]

@@ -36,7 +36,8 @@ from server.web.connections import (
     watched,
 )
 from server.web.metrics import METRICS_KEY, Metrics
-from tests.test_cli import REPO_ROOT, free_port, wait_for_healthz
+from tests.ports import free_port
+from tests.test_cli import REPO_ROOT, wait_for_healthz
 from tests.web.zagram import parse_reply
 
 
