@@ -66,9 +66,7 @@ class Sessions:
         `reads_seeks`: the client said it reads seeks (`seeks=1`), so none is offered to it as an
         invitation (server/hub/offers.py). `lists`: whom the session it replaces on another member of a
         cluster blocked and ignored (give_up)."""
-        check_id(secret, guest=True)
-        check_nick(nick, guest=True)
-        self._login(secret, nick, check_lang(lang), None, origin, reads_seeks, lists)
+        self._login(secret, nick, _check_guest(secret, nick, lang), None, origin, reads_seeks, lists)
 
     def login(
         self,
@@ -102,13 +100,8 @@ class Sessions:
         reads_seeks: bool = False,
         lists: Lists | None = None,
     ) -> None:
-        who = GUEST if account is None else PLAYER if account.role == NO_ROLE else STAFF
-        self.ctx.sanctions.check_login(nick, origin.host if origin else "", who, self.ctx.clock())
-        known = self.roster.find(secret)
-        holder = self.roster.holder(nick)
+        known, holder = self._admit(secret, nick, account, origin or Origin())
         if known is not None:
-            if known.nick != nick:
-                raise ProtocolError("idInUse", "This id is logged in with another nick.")
             known.last_command = 0  # a reloaded client numbers its commands from 1 again
             known.acknowledged.clear()
             self.saved.note_k(known)  # the journal's newer k must not outlive this login in a crash
@@ -122,12 +115,6 @@ class Sessions:
             self._client_said(known, reads_seeks)
             return
         origin = origin or Origin()
-        if holder is not None and not self._comes_back(holder, nick, account, origin):
-            raise ProtocolError("nickInUse", "This nick is in use.")
-        guest = account is None and not reserved(nick)
-        self.ctx.limits.room_for_a_player(
-            len(self.roster.players), self.roster.guests, guest, origin, leaving=holder
-        )
         if holder is not None:  # checked before it goes: a refused login changes nothing
             log.info("guest back under its nick %s", Fields(nick=nick))
             self.remove(holder, reason="replaced", replaced=True)
@@ -162,6 +149,27 @@ class Sessions:
             player.stored = True
             self.saved.save(player)
         log.info("%s login %s", "guest" if account is None else "registered", Fields(nick=nick))
+
+    def _admit(
+        self, secret: str, nick: str, account: Account | None, origin: Origin
+    ) -> tuple[Player | None, Player | None]:
+        """Every refusal of a login, checked before anything changes. The session this id has (a second
+        login refreshes it), and the one holding the nick here (a guest come back replaces it)."""
+        who = GUEST if account is None else PLAYER if account.role == NO_ROLE else STAFF
+        self.ctx.sanctions.check_login(nick, origin.host, who, self.ctx.clock())
+        known = self.roster.find(secret)
+        holder = self.roster.holder(nick)
+        if known is not None:
+            if known.nick != nick:
+                raise ProtocolError("idInUse", "This id is logged in with another nick.")
+            return known, holder
+        if holder is not None and not self._comes_back(holder, nick, account, origin):
+            raise ProtocolError("nickInUse", "This nick is in use.")
+        guest = account is None and not reserved(nick)
+        self.ctx.limits.room_for_a_player(
+            len(self.roster.players), self.roster.guests, guest, origin, leaving=holder
+        )
+        return None, holder
 
     def _comes_back(self, holder: Player, nick: str, account: Account | None, origin: Origin) -> bool:
         """A guest logging in under the very nick of a guest session used from its network: the same
@@ -225,18 +233,10 @@ class Sessions:
     # --- sessions moving between the members of a cluster (docs/cluster.md, "Routing") ----------
 
     def check_guest_login(self, secret: str, nick: str, lang: str, origin: Origin) -> None:
-        """Every refusal of a guest login but the nick's (`_login`), for a login under a nick another
-        member holds before that member is asked to give its session up (give_up): a refused login must
-        end nobody's session."""
-        check_id(secret, guest=True)
-        check_nick(nick, guest=True)
-        check_lang(lang)
-        self.ctx.sanctions.check_login(nick, origin.host, GUEST, self.ctx.clock())
-        known = self.roster.find(secret)
-        if known is not None and known.nick != nick:
-            raise ProtocolError("idInUse", "This id is logged in with another nick.")
-        guest = not reserved(nick)
-        self.ctx.limits.room_for_a_player(len(self.roster.players), self.roster.guests, guest, origin)
+        """Every refusal of a guest login, for a login under a nick another member holds, before that
+        member is asked to give its session up (give_up): a refused login must end nobody's session."""
+        _check_guest(secret, nick, lang)
+        self._admit(secret, nick, None, origin)
 
     def give_up(self, nick: str, network: str) -> Lists | None:
         """A guest logging in on another member under the very nick of a guest session here, from a
@@ -395,6 +395,13 @@ class Sessions:
         if tuple(uid for uid in player.tables if uid != LOBBY) != saved.tables:  # a table closed meanwhile
             self.saved.save(player)
         return player
+
+
+def _check_guest(secret: str, nick: str, lang: str) -> str:
+    """A guest's id and nick checked as guests' are; the language as the server keeps it."""
+    check_id(secret, guest=True)
+    check_nick(nick, guest=True)
+    return check_lang(lang)
 
 
 def note_network(player: Player, network: str) -> None:
