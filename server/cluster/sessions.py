@@ -22,10 +22,12 @@ from asyncio import Future
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, Literal, Protocol, TypeVar
 
+from server.hub.limits import STORAGE_REFUSED
 from server.hub.persistence import Account, SavedSession
 from server.hub.saved import SESSION_JOURNAL
 from server.hub.sessions import Lists
 from server.logs import Fields
+from server.protocol.codec import ProtocolError
 from server.store.moving import HELD, TakenSession
 from server.store.outage import unavailable
 
@@ -160,7 +162,8 @@ class SessionMover:
         """A guest logs in here under `nick`, which member `holder` has online: if it is a guest session
         used from `network`, the same person come back with a new id, `holder` ends it (its games wait
         for this login) and frees the nick. Whom that session blocked and ignored, once `holder` has
-        stored the end and freed the nick; None: somebody else's nick, or no answer in time."""
+        stored the end and freed the nick; None: somebody else's nick, or no answer in time. Raises
+        ProtocolError `storage` while `holder`'s storage fails."""
         ticket = next(self._tickets)
         try:
             return await self._question(holder, {"give_up": [nick, network, ticket]}, self._giving_up, ticket)
@@ -195,8 +198,11 @@ class SessionMover:
             self._run(self._give_up(member, str(nick), str(network), ticket))
         elif "given_up" in message:
             ticket, kept = message["given_up"]
-            lists = (set(kept["blocked"]), dict(kept["ignored"])) if kept else None
-            _answer(self._giving_up, ticket, lists)
+            if message.get("refused") == "storage":
+                _refuse(self._giving_up, ticket, ProtocolError("storage", STORAGE_REFUSED))
+            else:
+                lists = (set(kept["blocked"]), dict(kept["ignored"])) if kept else None
+                _answer(self._giving_up, ticket, lists)
 
     def not_delivered(self, message: dict[str, Any]) -> None:
         """A question nobody took: the member serving the session is gone (stopped, or died and its
@@ -215,17 +221,24 @@ class SessionMover:
 
     async def _give_up(self, member: str, nick: str, network: str, ticket: int) -> None:
         """Another member's guest login asks for a guest session of this nick: ended here if it is the
-        same person's (Sessions.give_up), and answered once its end is stored and its nick free."""
+        same person's (Sessions.give_up), and answered once its end is stored and its nick free. While
+        storage fails the answer is `refused`, which that login answers `err.storage`, as any command
+        storage must keep is answered (an earlier version reads it as not given up: `err.nickInUse`)."""
         since = self._hub.writes()
-        lists = self._hub.give_up(nick, network)
-        if lists is not None and not await self._hub.settled(since):
-            log.warning("guest session not given up: storage did not take its end %s", Fields(nick=nick))
+        try:
+            lists = self._hub.give_up(nick, network)
+        except ProtocolError:  # storage fails: nothing ended
+            lists, stored = None, False
+        else:
+            stored = lists is None or await self._hub.settled(since)
+            if lists is not None:
+                await self._nicks_changed()  # ended here, its end stored or not: the nick is held no more
+        if not stored:
+            log.warning("guest session not given up: storage fails %s", Fields(nick=nick))
             lists = None
-        if lists is not None:
-            await self._nicks_changed()
         if self.send is not None:
             kept = {"blocked": sorted(lists[0]), "ignored": lists[1]} if lists is not None else None
-            self.send(member, {"given_up": [ticket, kept]})
+            self.send(member, {"given_up": [ticket, kept]} | ({} if stored else {"refused": "storage"}))
 
     async def _hand_over(self, member: str, id_hmac: str) -> None:
         """Another member asks for a session: written as it stands, let go, and said so once stored."""
@@ -242,3 +255,10 @@ def _answer(waiting: dict[K, Future[A]], key: K, value: A) -> None:
     answer = waiting.get(key)
     if answer is not None and not answer.done():
         answer.set_result(value)
+
+
+def _refuse(waiting: dict[K, Future[A]], key: K, refusal: ProtocolError) -> None:
+    """A question still waiting answered with a refusal, which its asker raises; a late one is dropped."""
+    answer = waiting.get(key)
+    if answer is not None and not answer.done():
+        answer.set_exception(refusal)

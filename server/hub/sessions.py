@@ -241,10 +241,13 @@ class Sessions:
     def give_up(self, nick: str, network: str) -> Lists | None:
         """A guest logging in on another member under the very nick of a guest session here, from a
         network that session was used from: the same person come back with a new id (`_comes_back`),
-        whose session here ends for the new one. Whom it blocked and ignored; None: somebody else."""
+        whose session here ends for the new one. Whom it blocked and ignored; None: somebody else.
+        Refused (`storage`), ending nothing, while storage fails: the end must be stored before the
+        login goes on elsewhere, or a crash here would bring the old session back beside the new one."""
         holder = self.roster.holder(nick)
         if holder is None or not self._comes_back(holder, nick, None, Origin(network=network)):
             return None
+        self.ctx.limits.writable(self.ctx.persistence)
         log.info("guest back under its nick on another member %s", Fields(nick=nick))
         self.remove(holder, reason="replaced", replaced=True)
         return holder.blocked, holder.ignored

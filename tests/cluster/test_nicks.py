@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from pathlib import Path
 
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
@@ -19,10 +20,13 @@ from redis import Redis
 from server.cluster.membership import MEMBERS_KEY
 from server.cluster.nicks import NICKS_PREFIX
 from server.config import Settings
+from server.web.common import HUB_KEY, STORE_KEY
 from tests.cluster.conftest import RedisServer
-from tests.cluster.test_lobby import WITHIN
+from tests.cluster.test_lobby import WITHIN, guest
 from tests.cluster.test_members import member
+from tests.cluster.test_take_back import members_one_behind_a_proxy
 from tests.conftest import served
+from tests.store.breakers import until
 from tests.web.zagram import Zagram
 
 ADDRESSES = {  # each player's address, as the proxy names it
@@ -155,3 +159,44 @@ async def test_a_guest_back_with_a_new_id_takes_its_session_and_seat_over_from_t
         raise AssertionError(f"Ala's move from member b did not reach the game: {record}")
     again.send("c", "ignore", "")
     assert (await again.poll(b=True)).lines(0, "n") == ["n*Troll"]  # whom she ignored came along
+
+
+async def test_while_the_holders_storage_fails_the_guest_come_back_is_told_so_and_nothing_ends(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Member b holds Ala's session and cannot store its end: her login with a new id on member a is
+    answered `err.storage`, as any command storage must keep, and her session on b goes on. Before, b
+    ended the session all the same and a refused the login `err.nickInUse`: she lost both."""
+    async with members_one_behind_a_proxy(aiohttp_client, postgres, redis_server, tmp_path) as (a, b, proxy):
+        ala = await guest(b, "alaAla11", "*Ala")
+        await proxy.break_storage()
+        ala.send("c", "ignore", "_*Troll")  # a write b cannot store: b finds its storage failing
+        await ala.poll(b=True)
+        await until(lambda: b.app[STORE_KEY].writer.storage_failure is not None)
+
+        assert await Zagram(a, "alaNew99", "*Ala").login() == "err.storage"
+        assert (await ala.poll(b=True)).status == "ok"
+
+        await proxy.mend()
+        await until(lambda: b.app[STORE_KEY].writer.storage_failure is None)
+        assert await Zagram(a, "alaNew99", "*Ala").login() == ""
+        assert (await ala.poll(b=True)).status == "sd"
+
+
+async def test_a_session_given_up_as_storage_fails_is_ended_and_the_login_told_so(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Storage fails after member b ended the session, before it stored the end: the login is answered
+    `err.storage`, and the nick is free at once (nobody holds it any more), so her next login goes on."""
+    async with members_one_behind_a_proxy(aiohttp_client, postgres, redis_server, tmp_path) as (a, b, proxy):
+        ala = await guest(b, "alaAla11", "*Ala")
+        await proxy.hold()  # b's writes hang: the end waits to be stored
+        login = asyncio.create_task(Zagram(a, "alaNew99", "*Ala").login())
+        await until(lambda: "alaAla11" not in b.app[HUB_KEY].players)
+        await proxy.break_storage()
+
+        assert await login == "err.storage"
+        assert (await ala.poll(b=True)).status == "sd"
+        await proxy.mend()
+        await until(lambda: b.app[STORE_KEY].writer.storage_failure is None)
+        assert await Zagram(a, "alaNew99", "*Ala").login() == ""

@@ -4,9 +4,12 @@ seats it; a stranger with its nick, from another network, is not."""
 
 from __future__ import annotations
 
+import pytest
+
 from server.engine.gametype import parse_game_type
 from server.hub.hub import Hub
 from server.hub.model import Origin
+from server.protocol.codec import ProtocolError
 from tests.hub.test_acknowledged import Link
 from tests.hub.test_sessions import poll
 
@@ -130,3 +133,22 @@ def test_the_copy_a_dead_member_left_gives_way_to_the_guest_come_back() -> None:
     c.member_gone("a")  # heard at last: she stays
     link.deliver()
     assert c.tables[uid].people["*Ala"].visiting_from == "d"
+
+
+def test_while_storage_fails_a_live_session_is_not_given_up_and_nothing_ends() -> None:
+    """Its end could not be stored before the login goes on elsewhere, and a crash would bring the old
+    session back beside the new one: refused as any command storage must keep, before anything ends.
+    Before, the session ended here all the same, and the login elsewhere was refused `nickInUse`."""
+    link = Link("abc")
+    uid = game_on_c(link)
+    a = link.hubs["a"]
+    a.persistence.storage_failure = "disk full"
+
+    with pytest.raises(ProtocolError) as refused:
+        a.give_up("*Ala", HOME_AGAIN.group)
+    assert refused.value.code == "storage"
+    assert a.give_up("*Ala", ELSEWHERE.group) is None  # a stranger is told no, storage or not
+    assert "alaAla11" in a.players and uid in a.players["alaAla11"].tables
+
+    a.persistence.storage_failure = None
+    assert a.give_up("*Ala", HOME_AGAIN.group) is not None
