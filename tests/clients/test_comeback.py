@@ -31,22 +31,27 @@ STRANGER = "192.0.2.66"
 
 
 class Room:
-    """Clients of one app, each behind the trusted proxy with its own address."""
+    """Clients of one app, each behind the trusted proxy with its own address; on a cluster, each may
+    reach another member (`start`'s `member`: where nginx's hash of its id sends it)."""
 
     def __init__(self, client: TestClient, hub: Hub) -> None:
         self.client, self.hub = client, hub
         self.addresses: dict[int, str] = {}
+        self.members: dict[int, TestClient] = {}
 
     async def get(self, mp: MultiPoints, path: str) -> str:
-        response = await self.client.get(
+        member = self.members.get(id(mp), self.client)
+        response = await member.get(
             URL(path, encoded=True), headers={"X-Forwarded-For": self.addresses[id(mp)]}
         )
         assert response.status == 200
         return await response.text()
 
-    async def start(self, mp: MultiPoints, address: str) -> str:
+    async def start(self, mp: MultiPoints, address: str, member: TestClient | None = None) -> str:
         """ServerZagram.connect for a guest: guestLogin, then changeLang; its answer ("" or a refusal)."""
         self.addresses[id(mp)] = address
+        if member is not None:
+            self.members[id(mp)] = member
         answer = await self.get(
             mp, f"/a.kropki?co=guestLogin&idGracza={mp.secret}&opis={encode(mp.my_name)}&lang=ru"
         )
