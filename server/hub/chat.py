@@ -212,6 +212,16 @@ class PrivateChats:
                 shown.append(other)
         return shown
 
+    def open_guest_sides(self) -> list[tuple[str, str]]:
+        """(guest nick, other) for each conversation with something visible on a guest's side that no
+        guest of another member of a cluster holds (`elsewhere`)."""
+        return [
+            (nick, other)
+            for (first, second), talk in self._talks.items()
+            for nick, other in ((first, second), (second, first))
+            if nick.startswith("*") and nick not in talk.elsewhere and talk.visible_to(nick)
+        ]
+
     def held_elsewhere(self, nick: str, other: str, network: str) -> None:
         """`nick`'s side of the conversation with `other` is a guest session's on another member, used
         from `network`."""

@@ -234,6 +234,16 @@ class Chats:
         for other in self.private.show_again(nick, network):
             self._journal_private("show", {"nick": nick, "other": other})
 
+    def close_left_guest_sides(self, present: set[str]) -> None:
+        """After a restart, a guest's side still open with no session of the nick here (`present`): its
+        session went on on another member while this one was down (a dead member's sessions are taken
+        over), or its end was kept from the journal by the crash. Closed as its end would have closed
+        it, but for good (which network it was used from is not known here), so that a stranger taking
+        the nick here reads none of it."""
+        for nick, other in self.private.open_guest_sides():
+            if nick not in present and self.private.hide(nick, other):
+                self._journal_private("hide", {"nick": nick, "other": other})
+
     def forget_old(self) -> None:
         self.private.forget_older_than(int(self.ctx.clock()) - PRIVATE_KEPT_SECONDS)
 

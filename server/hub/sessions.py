@@ -250,6 +250,7 @@ class Sessions:
         self.ctx.limits.writable(self.ctx.persistence)
         log.info("guest back under its nick on another member %s", Fields(nick=nick))
         self.remove(holder, reason="replaced", replaced=True)
+        self._left_for_another_member(holder)
         return holder.blocked, holder.ignored
 
     def hand_over(self, id_hmac: str) -> bool:
@@ -261,7 +262,15 @@ class Sessions:
         self.saved.save(player)
         self.saved.note_quiet(player, None)
         self.remove(player, reason="moved", ended=False)
+        self._left_for_another_member(player)
         return True
+
+    def _left_for_another_member(self, player: Player) -> None:
+        """A session that goes on on another member leaves its private conversations here: a guest's are
+        closed on its side as its session's end closes them, or a stranger taking the nick here once
+        it ended there would read them; they open again to a guest of the nick from its network."""
+        if player.guest:
+            self.chats.hide_guest_chats(player.nick, player.network)
 
     def take_over(self, saved: SavedSession, account: Account | None) -> None:
         """A session another member served (or served until it died), as it left it in the store: back
@@ -272,6 +281,8 @@ class Sessions:
             return
         player = self._restore_one(saved, account, self.ctx.timers.now())
         player.rejoined = {}  # what its client had is another member's numbering: every table whole
+        if player.guest:  # a guest session back here reads what it left here (_left_for_another_member)
+            self.chats.show_guest_chats(player.nick, player.network)
         self.saved.save(player)
 
     def adopt_network(self, secret: str, network: str) -> None:
@@ -353,6 +364,7 @@ class Sessions:
                 self.saved.k_unsaved.add(player)  # into the row at the next heartbeat
             quiet[saved.id_hmac] = None if player.noted_quiet is None else now - idle
         self.roster.sort_by_last_request()
+        self.chats.close_left_guest_sides({player.nick for player in self.roster.players.values()})
         # the rows' quiet_since now count from this heartbeat: a second crash soon after still adds up
         self.ctx.persistence.sessions_seen(now, quiet)
         if live.sessions:

@@ -9,6 +9,7 @@ import random
 
 from server.hub.hub import Hub
 from server.hub.model import Origin
+from server.hub.persistence import LiveSessions
 from server.protocol.codec import encode_client_text
 from tests.hub.test_acknowledged import Link
 from tests.hub.test_restore import RecordingPersistence
@@ -35,9 +36,11 @@ def talked(link: Link) -> None:
     link.deliver()
 
 
-def history(hub: Hub, secret: str) -> list[str]:
-    """What `get._*Bob` shows: the texts of the conversation's lines (none: a `nochat` line)."""
-    lines = poll(hub, secret, 0, "c1.get._*Bob").lines(0, "ca")
+def history(hub: Hub, secret: str, number: int = 1, other: str = "*Bob") -> list[str]:
+    """What `get._<other>` shows, after what the session was sent before: the texts of the conversation's
+    lines (none: a `nochat` line). `number`: the command's, above those the session sent already."""
+    seen = poll(hub, secret, 0).last
+    lines = poll(hub, secret, seen, f"c{number}.get._{other}").lines(0, "ca")
     parts = [line.split(".", 3) for line in lines if ".*Ala-*Bob." in line]
     return ["nochat" if writer == "nochat" else text for _, _, writer, text in parts]
 
@@ -52,7 +55,7 @@ def test_a_stranger_who_takes_the_nick_on_the_other_member_reads_none_of_it() ->
     assert history(b, "eveEve55") == ["nochat"]
     reply = b.reply("eveEve55", 0, with_subscriptions=True)
     assert SAID[0] not in reply and SAID[1] not in reply
-    assert history(b, "bobBob22") == SAID  # Bob keeps his side
+    assert history(b, "bobBob22", 2, "*Ala") == SAID  # Bob keeps his side
 
 
 def test_the_guest_back_from_its_network_on_the_other_member_reads_it_again() -> None:
@@ -75,3 +78,95 @@ def test_a_restart_of_the_other_member_keeps_it_closed_to_a_stranger() -> None:
 
     after.guest_login("eveEve55", "*Ala", "en", ELSEWHERE)
     assert history(after, "eveEve55") == ["nochat"]
+
+
+def test_a_conversation_left_on_the_member_the_guest_came_back_from_is_closed_to_a_stranger() -> None:
+    """Ala and Bob talk on member a; Ala's MultiPoints starts again and reaches member b, which asks a
+    to give her session up. Her side of the conversation on a must close as her session's end there
+    closes it, or a stranger taking *Ala on a later reads it. Before, a session given up kept it open,
+    as a session replaced on the same member does for its new session there."""
+    link = Link("ab")
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.guest_login("alaAla11", "*Ala", "en", HOME)
+    a.guest_login("bobBob22", "*Bob", "en", Origin("192.0.2.5", False, "192.0.2.0/24"))
+    poll(a, "alaAla11", 0, "c1._*Bob." + encode_client_text(SAID[0]))
+    poll(a, "bobBob22", 0, "c1._*Ala." + encode_client_text(SAID[1]))
+    link.deliver()
+    lists = a.give_up("*Ala", HOME_AGAIN.group)
+    b.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN, lists=lists)
+    link.deliver()
+    assert b.logout("alaNew99")
+    link.deliver()
+
+    a.guest_login("eveEve55", "*Ala", "en", ELSEWHERE)
+    assert history(a, "eveEve55") == ["nochat"]
+    assert history(a, "bobBob22", 2, "*Ala") == SAID  # Bob keeps his side
+    assert a.logout("eveEve55")
+    a.guest_login("alaAla33", "*Ala", "en", HOME)  # Ala herself, back on a from her network, reads it
+    assert history(a, "alaAla33") == SAID
+
+
+def talked_on_a(link: Link) -> None:
+    """*Ala and *Bob, guests of member a, write to each other."""
+    a = link.hubs["a"]
+    a.guest_login("alaAla11", "*Ala", "en", HOME)
+    a.guest_login("bobBob22", "*Bob", "en", Origin("192.0.2.5", False, "192.0.2.0/24"))
+    poll(a, "alaAla11", 0, "c1._*Bob." + encode_client_text(SAID[0]))
+    poll(a, "bobBob22", 0, "c1._*Ala." + encode_client_text(SAID[1]))
+    link.deliver()
+
+
+def moved(link: Link, source: str, target: str, secret: str) -> None:
+    """The session's requests reach member `target` now (nginx's members changed): `source` hands it
+    over, `target` takes it from the store (server/cluster/sessions.py)."""
+    id_hmac = link.hubs[source].ctx.persistence.id_hmac(secret)
+    assert link.hubs[source].hand_over(id_hmac)
+    link.hubs[target].take_over(link.stores[source].sessions[id_hmac], None)
+    link.deliver()
+
+
+def test_a_conversation_left_by_a_session_moved_to_another_member_is_closed_to_a_stranger() -> None:
+    """Before, a session handed over kept its side open on the member it left: once it ended on the
+    other member, a stranger taking *Ala there read the conversation."""
+    link = Link("ab")
+    talked_on_a(link)
+    moved(link, "a", "b", "alaAla11")
+    a, b = link.hubs["a"], link.hubs["b"]
+    assert b.logout("alaAla11")
+    link.deliver()
+
+    a.guest_login("eveEve55", "*Ala", "en", ELSEWHERE)
+    assert history(a, "eveEve55") == ["nochat"]
+    assert history(a, "bobBob22", 2, "*Ala") == SAID
+
+
+def test_a_guest_session_moved_back_reads_its_conversation_again() -> None:
+    link = Link("ab")
+    talked_on_a(link)
+    moved(link, "a", "b", "alaAla11")
+    moved(link, "b", "a", "alaAla11")
+    assert history(link.hubs["a"], "alaAla11", number=2) == SAID
+
+
+def test_a_member_restarted_after_its_guest_went_elsewhere_keeps_the_talk_from_a_stranger() -> (
+    None
+):
+    """Member a dies; Ala's session is taken over by member b (her requests reach it) and ends there.
+    Member a's journal still has her side open, and no session of hers is a's to restore: it closes at
+    the restart. Before, a stranger taking *Ala on a after its restart read the conversation."""
+    link = Link("ab")
+    talked_on_a(link)
+    a_store = link.stores["a"]
+    ala = a_store.sessions[link.hubs["a"].ctx.persistence.id_hmac("alaAla11")]
+    bob = a_store.sessions[link.hubs["a"].ctx.persistence.id_hmac("bobBob22")]
+    link.kill("a")
+    link.hubs["b"].take_over(ala, None)
+    assert link.hubs["b"].logout("alaAla11")
+
+    journal = {uid: list(entries) for uid, entries in a_store.entries.items()}
+    after = Hub(timers=link.timers, persistence=a_store, rng=random.Random(9))  # its key: Bob's id still his
+    after.restore(journal, next_uid=1, sessions=LiveSessions([bob]))  # Ala's row is b's now
+
+    after.guest_login("eveEve55", "*Ala", "en", ELSEWHERE)
+    assert history(after, "eveEve55") == ["nochat"]
+    assert history(after, "bobBob22", 2, "*Ala") == SAID
