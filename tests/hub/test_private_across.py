@@ -148,9 +148,7 @@ def test_a_guest_session_moved_back_reads_its_conversation_again() -> None:
     assert history(link.hubs["a"], "alaAla11", number=2) == SAID
 
 
-def test_a_member_restarted_after_its_guest_went_elsewhere_keeps_the_talk_from_a_stranger() -> (
-    None
-):
+def test_a_member_restarted_after_its_guest_went_elsewhere_keeps_the_talk_from_a_stranger() -> None:
     """Member a dies; Ala's session is taken over by member b (her requests reach it) and ends there.
     Member a's journal still has her side open, and no session of hers is a's to restore: it closes at
     the restart. Before, a stranger taking *Ala on a after its restart read the conversation."""
