@@ -25,7 +25,7 @@ from typing import Any, Literal, Protocol, TypeVar
 from server.hub.limits import STORAGE_REFUSED
 from server.hub.persistence import Account, SavedSession
 from server.hub.saved import SESSION_JOURNAL
-from server.hub.sessions import Lists
+from server.hub.sessions import Carried
 from server.logs import Fields
 from server.protocol.codec import ProtocolError
 from server.store.moving import HELD, TakenSession
@@ -50,7 +50,7 @@ class Movable(Protocol):
 
     def knows(self, secret: str) -> bool: ...
     def hand_over(self, id_hmac: str) -> bool: ...
-    def give_up(self, nick: str, network: str) -> Lists | None: ...
+    def give_up(self, nick: str, network: str) -> Carried | None: ...
     def take_over(self, saved: SavedSession, account: Account | None) -> None: ...
     def writes(self) -> int: ...
     async def settled(self, since: int) -> bool: ...
@@ -76,7 +76,7 @@ class SessionMover:
         self._session_of, self._take_session, self._alive = session_of, take_session, alive
         self._nicks_changed = nicks_changed
         self._tickets = itertools.count(1)
-        self._giving_up: dict[int, asyncio.Future[Lists | None]] = {}  # ticket -> the holder's answer
+        self._giving_up: dict[int, asyncio.Future[Carried | None]] = {}  # ticket -> the holder's answer
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # the link's, once it runs
         self._bringing: dict[str, asyncio.Future[None]] = {}  # id_hmac -> the bringing under way
         self._asked: dict[str, asyncio.Future[bool]] = {}  # id_hmac -> the owner's answer (False: gone)
@@ -158,7 +158,7 @@ class SessionMover:
         except TimeoutError:
             return None
 
-    async def ask_to_give_up(self, holder: str, nick: str, network: str) -> Lists | None:
+    async def ask_to_give_up(self, holder: str, nick: str, network: str) -> Carried | None:
         """A guest logs in here under `nick`, which member `holder` has online: if it is a guest session
         used from `network`, the same person come back with a new id, `holder` ends it (its games wait
         for this login) and frees the nick. Whom that session blocked and ignored, once `holder` has
@@ -201,8 +201,7 @@ class SessionMover:
             if message.get("refused") == "storage":
                 _refuse(self._giving_up, ticket, ProtocolError("storage", STORAGE_REFUSED))
             else:
-                lists = (set(kept["blocked"]), dict(kept["ignored"])) if kept else None
-                _answer(self._giving_up, ticket, lists)
+                _answer(self._giving_up, ticket, _carried(kept) if kept else None)
 
     def not_delivered(self, message: dict[str, Any]) -> None:
         """A question nobody took: the member serving the session is gone (stopped, or died and its
@@ -226,18 +225,18 @@ class SessionMover:
         storage must keep is answered (an earlier version reads it as not given up: `err.nickInUse`)."""
         since = self._hub.writes()
         try:
-            lists = self._hub.give_up(nick, network)
+            carried = self._hub.give_up(nick, network)
         except ProtocolError:  # storage fails: nothing ended
-            lists, stored = None, False
+            carried, stored = None, False
         else:
-            stored = lists is None or await self._hub.settled(since)
-            if lists is not None:
+            stored = carried is None or await self._hub.settled(since)
+            if carried is not None:
                 await self._nicks_changed()  # ended here, its end stored or not: the nick is held no more
         if not stored:
             log.warning("guest session not given up: storage fails %s", Fields(nick=nick))
-            lists = None
+            carried = None
         if self.send is not None:
-            kept = {"blocked": sorted(lists[0]), "ignored": lists[1]} if lists is not None else None
+            kept = None if carried is None else _kept(carried)
             self.send(member, {"given_up": [ticket, kept]} | ({} if stored else {"refused": "storage"}))
 
     async def _hand_over(self, member: str, id_hmac: str) -> None:
@@ -248,6 +247,16 @@ class SessionMover:
             return
         if self.send is not None:
             self.send(member, {"handed_over": id_hmac})
+
+
+def _kept(carried: Carried) -> dict[str, Any]:
+    """A given-up session's hand-over as it goes to the login's member (`given_up`)."""
+    return {"blocked": sorted(carried.blocked), "ignored": carried.ignored, "talks": carried.talks}
+
+
+def _carried(kept: dict[str, Any]) -> Carried:
+    """`_kept` read back; from a member of an earlier version, without the conversations."""
+    return Carried(set(kept["blocked"]), dict(kept["ignored"]), list(kept.get("talks", [])))
 
 
 def _answer(waiting: dict[K, Future[A]], key: K, value: A) -> None:

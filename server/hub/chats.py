@@ -27,6 +27,10 @@ from server.protocol.codec import (
 )
 
 PRIVATE_JOURNAL = -1  # the journal of private chat, beside the tables' journals
+# what a guest's session hands to the same person's new session on another member (carried_talks): its
+# latest conversations, and the latest lines of each, at most about 300 KB in the member's answer
+CARRIED_TALKS = 10
+CARRIED_LINES = 100
 
 
 class Chats:
@@ -233,6 +237,37 @@ class Chats:
             self._journal_private("hide", {"nick": nick, "other": other, "network": held})
         for other in self.private.show_again(nick, network):
             self._journal_private("show", {"nick": nick, "other": other})
+
+    def carried_talks(self, nick: str) -> list[dict[str, Any]]:
+        """The private lines `nick` reads here, of its CARRIED_TALKS latest conversations (the latest
+        CARRIED_LINES of each), as journalled: what a guest's session hands to the same person's new
+        session on another member of a cluster (Sessions.give_up), which keeps them (adopt_talks)."""
+        lines = []
+        for talk in self.private.latest_of(nick, CARRIED_TALKS):
+            sides = {"1": (talk.first, talk.second), "2": (talk.second, talk.first)}  # by who wrote
+            for entry in talk.visible_to(nick)[-CARRIED_LINES:]:
+                sender, recipient = sides[entry.nick_type]
+                line = {"t": entry.time, "n": entry.n, "from": sender, "to": recipient, "text": entry.text}
+                lines.append(line)
+        return lines
+
+    def adopt_talks(self, nick: str, lines: list[dict[str, Any]]) -> None:
+        """The private conversations a guest's session on another member handed to the same person's new
+        session here (carried_talks), kept as this member's own and journalled, but for those this member
+        has a copy of already (their lines came across members). Their other side is closed here for a
+        guest, for good: whoever takes that guest nick here is not known to be the person who wrote."""
+        held = set(self.private.others_of(nick))
+        adopted = set()
+        for line in lines:
+            sender, recipient = str(line["from"]), str(line["to"])
+            other = recipient if sender == nick else sender
+            if nick not in (sender, recipient) or other == nick or other in held:
+                continue
+            self._private_add(int(line["t"]), sender, recipient, str(line["text"]), int(line["n"]))
+            adopted.add(other)
+        for other in sorted(adopted):
+            if other.startswith("*") and self.private.hide(other, nick):
+                self._journal_private("hide", {"nick": other, "other": nick})
 
     def close_left_guest_sides(self, present: set[str]) -> None:
         """After a restart, a guest's side still open with no session of the nick here (`present`): its

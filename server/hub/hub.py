@@ -49,7 +49,7 @@ from server.hub.room import AutoTable
 from server.hub.roster import Roster
 from server.hub.saved import SWEEP_EVERY, SavedSessions
 from server.hub.seeks import Pools, Seeks, ended_by_a_game, ended_with_the_session
-from server.hub.sessions import POLL_TIMEOUT, Lists, Sessions
+from server.hub.sessions import POLL_TIMEOUT, Carried, Sessions
 from server.hub.sharedlobby import SharedLobby
 from server.hub.stream import Poll, Stream
 from server.hub.tables import Tables
@@ -345,7 +345,7 @@ class Hub:
     def hand_over(self, id_hmac: str) -> bool:
         return self.sessions.hand_over(id_hmac)
 
-    def give_up(self, nick: str, network: str) -> Lists | None:
+    def give_up(self, nick: str, network: str) -> Carried | None:
         return self.sessions.give_up(nick, network)
 
     def check_guest_login(self, secret: str, nick: str, lang: str, origin: Origin) -> None:
@@ -384,9 +384,9 @@ class Hub:
         origin: Origin | None = None,
         *,
         reads_seeks: bool = False,
-        lists: Lists | None = None,
+        carried: Carried | None = None,
     ) -> None:
-        self.sessions.guest_login(secret, nick, lang, origin, reads_seeks=reads_seeks, lists=lists)
+        self.sessions.guest_login(secret, nick, lang, origin, reads_seeks=reads_seeks, carried=carried)
 
     def login(
         self,

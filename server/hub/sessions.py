@@ -10,6 +10,8 @@ from __future__ import annotations
 import logging
 import secrets
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
 
 from server.hub.bus import EventBus
 from server.hub.chats import Chats
@@ -29,7 +31,17 @@ from server.protocol.codec import ProtocolError, check_id, check_lang, check_nic
 
 log = logging.getLogger(__name__)
 
-Lists = tuple[set[str], dict[str, str]]  # whom a guest blocks and ignores (Player.blocked, .ignored)
+
+@dataclass
+class Carried:
+    """What a guest's session on another member of a cluster hands to the same person's new session
+    here (give_up): whom it blocked and ignored, and its private conversations as it read them
+    (Chats.carried_talks)."""
+
+    blocked: set[str]
+    ignored: dict[str, str]
+    talks: list[dict[str, Any]] = field(default_factory=list)
+
 
 POLL_TIMEOUT = 60.0  # seconds without a poll before a player is logged out
 MOST_NETWORKS = 8  # networks a session's id may be used from (Player.networks), the latest kept
@@ -60,13 +72,13 @@ class Sessions:
         origin: Origin | None = None,
         *,
         reads_seeks: bool = False,
-        lists: Lists | None = None,
+        carried: Carried | None = None,
     ) -> None:
         """Log a guest in; a second login with the same id and nick only refreshes the session.
         `reads_seeks`: the client said it reads seeks (`seeks=1`), so none is offered to it as an
-        invitation (server/hub/offers.py). `lists`: whom the session it replaces on another member of a
-        cluster blocked and ignored (give_up)."""
-        self._login(secret, nick, _check_guest(secret, nick, lang), None, origin, reads_seeks, lists)
+        invitation (server/hub/offers.py). `carried`: what the session it replaces on another member of
+        a cluster hands to it (give_up)."""
+        self._login(secret, nick, _check_guest(secret, nick, lang), None, origin, reads_seeks, carried)
 
     def login(
         self,
@@ -98,7 +110,7 @@ class Sessions:
         account: Account | None,
         origin: Origin | None = None,
         reads_seeks: bool = False,
-        lists: Lists | None = None,
+        carried: Carried | None = None,
     ) -> None:
         known, holder = self._admit(secret, nick, account, origin or Origin())
         if known is not None:
@@ -136,15 +148,17 @@ class Sessions:
         if account is not None:
             player.apply(account)
         if holder is not None:
-            lists = holder.blocked, holder.ignored
-        if lists is not None:  # the same person: whom it blocks and ignores too
-            player.blocked, player.ignored = set(lists[0]), dict(lists[1])
+            carried = Carried(holder.blocked, holder.ignored)
+        if carried is not None:  # the same person: whom it blocks and ignores too
+            player.blocked, player.ignored = set(carried.blocked), dict(carried.ignored)
         self.roster.add(player)
         self.ctx.limits.arrived(player)
         self.tables.enter(player, LOBBY, player.info)
         self.tables.seat_back(player)
         if player.guest:
             self.chats.show_guest_chats(nick, player.network)
+            if carried is not None:
+                self.chats.adopt_talks(nick, carried.talks)
         if not reserved(nick):
             player.stored = True
             self.saved.save(player)
@@ -238,10 +252,10 @@ class Sessions:
         _check_guest(secret, nick, lang)
         self._admit(secret, nick, None, origin)
 
-    def give_up(self, nick: str, network: str) -> Lists | None:
+    def give_up(self, nick: str, network: str) -> Carried | None:
         """A guest logging in on another member under the very nick of a guest session here, from a
         network that session was used from: the same person come back with a new id (`_comes_back`),
-        whose session here ends for the new one. Whom it blocked and ignored; None: somebody else.
+        whose session here ends for the new one. What it hands over; None: somebody else.
         Refused (`storage`), ending nothing, while storage fails: the end must be stored before the
         login goes on elsewhere, or a crash here would bring the old session back beside the new one."""
         holder = self.roster.holder(nick)
@@ -249,9 +263,10 @@ class Sessions:
             return None
         self.ctx.limits.writable(self.ctx.persistence)
         log.info("guest back under its nick on another member %s", Fields(nick=nick))
+        talks = self.chats.carried_talks(holder.nick)
         self.remove(holder, reason="replaced", replaced=True)
         self._left_for_another_member(holder)
-        return holder.blocked, holder.ignored
+        return Carried(holder.blocked, holder.ignored, talks)
 
     def hand_over(self, id_hmac: str) -> bool:
         """The player's requests reach another member now, which asked for the session: its row is

@@ -13,7 +13,7 @@ from aiohttp import web
 
 from server.director.director import Director
 from server.hub.hub import Hub
-from server.hub.sessions import Lists
+from server.hub.sessions import Carried
 from server.logs import Fields
 from server.store.store import Store
 from server.web.headers import TEXT_HEADERS
@@ -41,8 +41,8 @@ Query = Mapping[str, str]  # a request's query
 
 @asynccontextmanager
 async def nick_claimed(
-    request: web.Request, nick: str, take_over: Callable[[str], Awaitable[Lists | None]] | None = None
-) -> AsyncIterator[Lists | None]:
+    request: web.Request, nick: str, take_over: Callable[[str], Awaitable[Carried | None]] | None = None
+) -> AsyncIterator[Carried | None]:
     """Around a login: on a member of a cluster, the nick must not be online on another member
     (server/cluster/nicks.py), unless `take_over(member)` ends the session that holds it there (a guest
     back with a new id: server/cluster/sessions.py); what that gave is yielded."""
@@ -50,11 +50,11 @@ async def nick_claimed(
     if claims is None:
         yield None
         return
-    async with claims.claiming(nick, take_over) as lists:
-        yield lists
+    async with claims.claiming(nick, take_over) as carried:
+        yield carried
 
 
-async def ask_to_give_up(request: web.Request, holder: str, nick: str, network: str) -> Lists | None:
+async def ask_to_give_up(request: web.Request, holder: str, nick: str, network: str) -> Carried | None:
     """Member `holder` ends its guest session of `nick` if it was used from `network` (SessionMover)."""
     return await request.app[MOVER_KEY].ask_to_give_up(holder, nick, network)
 

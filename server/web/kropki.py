@@ -12,7 +12,7 @@ from aiohttp import web
 
 from server.engine.gametype import GameKind, GameTypeError, StartKind, parse_game_type
 from server.hub.hub import Hub
-from server.hub.sessions import Lists
+from server.hub.sessions import Carried
 from server.hub.stream import MAX_WAIT, Poll
 from server.protocol.codec import ProtocolError, parse_colour, parse_commands, parse_msg_no, parse_number
 from server.protocol.seeks import AcceptSeek, CancelSeek, PostSeek, parse_range, reads_seeks, seek_number
@@ -58,14 +58,14 @@ async def guest_login(request: web.Request) -> str:
     secret, nick, client = _player_id(query), _param(query, "opis"), origin(request)
     lang, seeks, hub = query.get("lang", "en"), reads_seeks(query), request.app[HUB_KEY]
 
-    async def take_over(holder: str) -> Lists | None:
+    async def take_over(holder: str) -> Carried | None:
         """The nick is online on member `holder`: the same person come back with a new id takes its
         session over there (docs/cluster.md, "One name space"), once nothing else refuses the login."""
         hub.check_guest_login(secret, nick, lang, client)
         return await ask_to_give_up(request, holder, nick, client.group)
 
-    async with nick_claimed(request, nick, take_over if client.group else None) as lists:
-        hub.guest_login(secret, nick, lang, client, reads_seeks=seeks, lists=lists)
+    async with nick_claimed(request, nick, take_over if client.group else None) as carried:
+        hub.guest_login(secret, nick, lang, client, reads_seeks=seeks, carried=carried)
     return ""
 
 

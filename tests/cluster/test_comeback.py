@@ -57,8 +57,11 @@ async def test_multipoints_started_again_on_another_member_plays_on_at_its_game(
     await polled_until(room, ala, lambda: ala.tabs[uid].dots == bob.tabs[uid].dots)
     assert not ala.tabs[uid].refused and not ala.raw
 
+    ala.send_chat("get", "_*Bob")  # her conversation, as the zagram client asks for it: b has it now
+    await polled_until(room, ala, lambda: ("*Bob", "*Bob", "good luck") in ala.private)
     bob.send_private("*Ala", "still there?")  # to her new session, on the other member
     await room.poll(bob)
     await polled_until(room, ala, lambda: ("*Bob", "*Bob", "still there?") in ala.private)
+    assert ala.private == [("*Bob", "*Bob", "good luck"), ("*Bob", "*Bob", "still there?")]
     await room.poll(old)  # the old client, if it still ran, is told its session is over
     assert old.disposed

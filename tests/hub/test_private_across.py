@@ -92,8 +92,8 @@ def test_a_conversation_left_on_the_member_the_guest_came_back_from_is_closed_to
     poll(a, "alaAla11", 0, "c1._*Bob." + encode_client_text(SAID[0]))
     poll(a, "bobBob22", 0, "c1._*Ala." + encode_client_text(SAID[1]))
     link.deliver()
-    lists = a.give_up("*Ala", HOME_AGAIN.group)
-    b.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN, lists=lists)
+    carried = a.give_up("*Ala", HOME_AGAIN.group)
+    b.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN, carried=carried)
     link.deliver()
     assert b.logout("alaNew99")
     link.deliver()
@@ -168,3 +168,43 @@ def test_a_member_restarted_after_its_guest_went_elsewhere_keeps_the_talk_from_a
     after.guest_login("eveEve55", "*Ala", "en", ELSEWHERE)
     assert history(after, "eveEve55") == ["nochat"]
     assert history(after, "bobBob22", 2, "*Ala") == SAID
+
+
+def test_the_guest_come_back_on_another_member_reads_its_conversations_there() -> None:
+    """As on one member, the same person's new session reads what its old one read: member a hands Ala's
+    conversations to member b with her session (give_up), and b keeps them as its own, across a restart
+    too. Bob's side of b's copy is closed: whoever takes *Bob on b is not known to be Bob. Before, Ala
+    found none of them on b."""
+    link = Link("ab")
+    talked_on_a(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    carried = a.give_up("*Ala", HOME_AGAIN.group)
+    b.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN, carried=carried)
+    link.deliver()
+    assert history(b, "alaNew99") == SAID
+    b.guest_login("eveEve55", "*Bob", "en", ELSEWHERE)
+    assert history(b, "eveEve55", other="*Ala") == ["nochat"]
+    assert b.logout("eveEve55")
+
+    poll(a, "bobBob22", 0, "c2._*Ala." + encode_client_text("still there?"))  # to her, on member b now
+    link.deliver()
+    assert history(b, "alaNew99", number=2) == [*SAID, "still there?"]
+    saved = link.stores["b"].sessions[b.ctx.persistence.id_hmac("alaNew99")]
+    journal = {uid: list(entries) for uid, entries in link.stores["b"].entries.items()}
+    after = Hub(timers=link.timers, persistence=link.stores["b"], rng=random.Random(9))
+    after.restore(journal, next_uid=1, sessions=LiveSessions([saved]))
+    assert history(after, "alaNew99", number=3) == [*SAID, "still there?"]
+
+
+def test_a_conversation_the_member_has_a_copy_of_is_not_taken_twice() -> None:
+    """Ala on member a and Bob on member b talked across members, so b has its own copy; Ala comes back
+    on b: b keeps its copy, the lines once, and Bob reads them as before."""
+    link = Link("ab")
+    talked(link)  # ends with Ala's logout: she comes back from her network on a first
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.guest_login("alaAla33", "*Ala", "en", HOME)
+    carried = a.give_up("*Ala", HOME_AGAIN.group)
+    assert carried is not None and [line["text"] for line in carried.talks] == SAID
+    b.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN, carried=carried)
+    assert history(b, "alaNew99") == SAID
+    assert history(b, "bobBob22", 2, "*Ala") == SAID

@@ -95,15 +95,15 @@ def test_a_live_session_given_up_for_the_guest_come_back_on_another_member() -> 
     assert a.give_up("*Ala", ELSEWHERE.group) is None  # a stranger's login: nothing given up
     assert a.give_up("*ala", HOME_AGAIN.group) is None  # another case is another nick
     assert "alaAla11" in a.players
-    lists = a.give_up("*Ala", HOME_AGAIN.group)
-    assert lists == ({"*troll"}, {"*troll": "*Troll"})
+    carried = a.give_up("*Ala", HOME_AGAIN.group)
+    assert carried is not None and (carried.blocked, carried.ignored) == ({"*troll"}, {"*troll": "*Troll"})
     assert "alaAla11" not in a.players
     assert a.ctx.persistence.id_hmac("alaAla11") not in link.stores["a"].sessions  # its end stored
     link.deliver()
     room = c.tables[uid].room
     assert "*Ala" not in c.tables[uid].people and room is not None and room.game.result is None
 
-    d.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN, lists=lists)
+    d.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN, carried=carried)
     link.deliver()
     ala = d.players["alaNew99"]
     assert (ala.blocked, ala.ignored) == ({"*troll"}, {"*troll": "*Troll"})
