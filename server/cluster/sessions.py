@@ -161,9 +161,9 @@ class SessionMover:
     async def ask_to_give_up(self, holder: str, nick: str, network: str) -> Carried | None:
         """A guest logs in here under `nick`, which member `holder` has online: if it is a guest session
         used from `network`, the same person come back with a new id, `holder` ends it (its games wait
-        for this login) and frees the nick. Whom that session blocked and ignored, once `holder` has
-        stored the end and freed the nick; None: somebody else's nick, or no answer in time. Raises
-        ProtocolError `storage` while `holder`'s storage fails."""
+        for this login) and frees the nick. What that session hands over (whom it blocked and ignored,
+        its private conversations), once `holder` has stored the end and freed the nick; None: somebody
+        else's nick, or no answer in time. Raises ProtocolError `storage` while `holder`'s storage fails."""
         ticket = next(self._tickets)
         try:
             return await self._question(holder, {"give_up": [nick, network, ticket]}, self._giving_up, ticket)

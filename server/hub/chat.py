@@ -130,6 +130,10 @@ class Conversation:
     def name(self) -> str:
         return f"{self.first}-{self.second}"
 
+    def readable_by(self, nick: str) -> bool:
+        """Whether `visible_to(nick)` has anything, without copying it."""
+        return bool(self.entries) and self.hidden_until.get(nick, 0) < self.total
+
     def visible_to(self, nick: str) -> list[ChatEntry]:
         hidden = self.hidden_until.get(nick, 0)
         skip = max(0, hidden - (self.total - len(self.entries)))
@@ -225,7 +229,7 @@ class PrivateChats:
             (nick, other)
             for (first, second), talk in self._talks.items()
             for nick, other in ((first, second), (second, first))
-            if nick.startswith("*") and nick not in talk.elsewhere and talk.visible_to(nick)
+            if nick.startswith("*") and nick not in talk.elsewhere and talk.readable_by(nick)
         ]
 
     def held_elsewhere(self, nick: str, other: str, network: str) -> None:

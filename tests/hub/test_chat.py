@@ -3,6 +3,9 @@ them than the caps, the quietest going first."""
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from server.hub.chat import PRIVATE_KEPT_LINES, PrivateChats
 
 T = 1_700_000_000
@@ -47,3 +50,26 @@ def test_partners_and_forgetting_after_a_day() -> None:
     assert [talk.name for talk, _ in chats.partners("*Ala", 0)] == ["*Ala-*Ala"]
     chats.forget_older_than(T + 300)
     assert chats.partners("*Ala", 0) == [] and chats.lines == 0
+
+
+STEPS = st.lists(st.sampled_from(["*Ala writes", "*Bob writes", "*Ala hides", "*Bob hides", "*Ala shown"]))
+
+
+@given(STEPS)
+def test_readable_by_says_whether_anything_is_visible_without_copying_it(steps: list[str]) -> None:
+    """Conversation.readable_by, which the restart's sweep of guests' sides asks of every conversation,
+    answers as `visible_to` does, through lines written, hidden, shown again and trimmed away."""
+    chats = PrivateChats()
+    for number, step in enumerate(steps):
+        nick, action = step.split()
+        other = "*Bob" if nick == "*Ala" else "*Ala"
+        if action == "writes":
+            for _ in range(PRIVATE_KEPT_LINES // 4):  # enough of them to trim the oldest away
+                chats.add(number, nick, other, "hi")
+        elif action == "hides":
+            chats.hide(nick, other, "198.51.100.0/24")
+        else:
+            chats.show(nick, other)
+        talk = chats.get("*Ala", "*Bob")
+        for side in ("*Ala", "*Bob"):
+            assert talk is None or talk.readable_by(side) == bool(talk.visible_to(side))
