@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import random
 
+from server.hub.chats import CARRIED_LINES, CARRIED_TALKS
 from server.hub.hub import Hub
 from server.hub.model import Origin
 from server.hub.persistence import LiveSessions
@@ -208,3 +209,22 @@ def test_a_conversation_the_member_has_a_copy_of_is_not_taken_twice() -> None:
     b.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN, carried=carried)
     assert history(b, "alaNew99") == SAID
     assert history(b, "bobBob22", 2, "*Ala") == SAID
+
+
+def test_what_a_session_given_up_carries_is_bounded_to_its_latest_talks_and_lines() -> None:
+    """At most CARRIED_TALKS conversations, the latest, and the latest CARRIED_LINES lines of each: the
+    answer goes through Redis in one message (about 300 KB at most)."""
+    link = Link("ab")
+    a = link.hubs["a"]
+    a.guest_login("alaAla11", "*Ala", "en", HOME)
+    for partner in range(CARRIED_TALKS + 5):
+        for line in range(CARRIED_LINES + 50):
+            a.private.add(1_000 * partner + line, "*Ala", f"*P{partner}", f"{partner}:{line}")
+
+    carried = a.give_up("*Ala", HOME_AGAIN.group)
+
+    assert carried is not None and len(carried.talks) == CARRIED_TALKS * CARRIED_LINES
+    partners = {line["to"] for line in carried.talks}
+    assert partners == {f"*P{partner}" for partner in range(5, CARRIED_TALKS + 5)}  # the latest ones
+    kept = {int(line["text"].split(":")[1]) for line in carried.talks}
+    assert kept == set(range(50, CARRIED_LINES + 50))  # the latest lines of each
