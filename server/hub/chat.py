@@ -218,9 +218,9 @@ class PrivateChats:
 
     def latest_of(self, nick: str, count: int) -> list[Conversation]:
         """`nick`'s `count` conversations with the latest lines, the latest first."""
-        talks = [self._talks[key] for key in self._of.get(nick, ())]
-        talks.sort(key=lambda talk: (talk.entries[-1].time, talk.entries[-1].n) if talk.entries else (0, 0))
-        return talks[::-1][:count]
+        talks = [self._talks[key] for key in self._of.get(nick, ())]  # none is empty: add() makes them
+        talks.sort(key=lambda talk: (talk.entries[-1].time, talk.entries[-1].n), reverse=True)
+        return talks[:count]
 
     def open_guest_sides(self) -> list[tuple[str, str]]:
         """(guest nick, other) for each conversation with something visible on a guest's side that no
