@@ -101,7 +101,9 @@ class NickClaims:
     ) -> AsyncIterator[T | None]:
         """Around a login: refused (`nickInUse`, as the hub refuses a nick online here) if another member
         has the nick online, unless `give_up(member)` lets it go there (a guest come back with a new id:
-        server/cluster/sessions.py); what that gave is yielded. The claim stays while the login is under
+        server/cluster/sessions.py); what that gave is yielded. Claimed again after any answer of
+        `give_up`: a member that holds no session of the nick any more (logged out or timed out since
+        its last reconciliation) frees it before answering. The claim stays while the login is under
         way, and after it only if the player is then online here. An unreachable Redis admits the login
         (an isolated member serves its own players; docs/cluster.md)."""
         keys = claim_keys(nick)
@@ -112,8 +114,7 @@ class NickClaims:
             held = await self._claim(keys)
             if held is not None and give_up is not None:
                 given = await give_up(held)
-                if given is not None:
-                    held = await self._claim(keys)
+                held = await self._claim(keys)
             if held is not None:
                 log.info("login refused %s", Fields(nick=nick, held_by=held))
                 raise ProtocolError("nickInUse", "This nick is in use.")

@@ -222,7 +222,10 @@ class SessionMover:
         """Another member's guest login asks for a guest session of this nick: ended here if it is the
         same person's (Sessions.give_up), and answered once its end is stored and its nick free. While
         storage fails the answer is `refused`, which that login answers `err.storage`, as any command
-        storage must keep is answered (an earlier version reads it as not given up: `err.nickInUse`)."""
+        storage must keep is answered (an earlier version reads it as not given up: `err.nickInUse`).
+        Not given up, the claims are made this member's people first: a session of the nick that ended
+        here since the last reconciliation (a logout, a time-out) holds it no more, and the login that
+        asked claims it again after the answer (NickClaims.claiming)."""
         since = self._hub.writes()
         try:
             carried = self._hub.give_up(nick, network)
@@ -230,8 +233,7 @@ class SessionMover:
             carried, stored = None, False
         else:
             stored = carried is None or await self._hub.settled(since)
-            if carried is not None:
-                await self._nicks_changed()  # ended here, its end stored or not: the nick is held no more
+            await self._nicks_changed()  # ended here (its end stored or not), or held by no session here
         if not stored:
             log.warning("guest session not given up: storage fails %s", Fields(nick=nick))
             carried = None

@@ -83,8 +83,23 @@ async def test_a_nick_online_on_one_member_is_refused_on_the_other_until_its_pla
     assert await guest_login(a, "strStr99", "*Bob") == "err.nickInUse"  # both ways
 
     assert await player(a, "alaAla11", "*Ala").get(co="usunGracza", idGracza="alaAla11") == ""
-    await admitted_within(b, "strStr99", "*Ala")  # free on the next reconciliation (2 s)
+    await admitted_within(b, "strStr99", "*Ala")  # at once: a frees a nick it holds no session of
     assert await guest_login(a, "alaAla11", "*Ala") == "err.nickInUse"  # now b's
+
+
+async def test_a_nick_logged_out_on_one_member_is_free_at_once_on_the_other(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """Ala quits MultiPoints (`usunGracza`) and starts it again: a new random id, which nginx may send
+    to another member. Before, that member refused her `err.nickInUse` until her old member's next
+    reconciliation of its claims (up to 2 s), and MultiPoints stops at that answer. The old member,
+    asked to give the session up, holds none any more: it frees the nick first."""
+    a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server)
+    assert await guest_login(a, "alaAla11", "*Ala") == ""
+    assert await player(a, "alaAla11", "*Ala").get(co="usunGracza", idGracza="alaAla11") == ""
+    assert await guest_login(b, "alaNew99", "*Ala") == ""
+    assert await guest_login(a, "strStr99", "*Ala") == "err.nickInUse"  # b's now, as it should be
+    assert await guest_login(a, "strStr99", "*A1a") == "err.nickInUse"  # and what looks like it
 
 
 async def test_a_stopped_members_nicks_are_free_at_once(
