@@ -170,8 +170,8 @@ class Limits:
         for table in tables:
             places = table.guest_places.values()
             if places:
-                hosts.update({host for host, _ in places})
-                networks.update({network for _, network in places})
+                hosts.update({host for host, _ in places if host})  # "": an --unlimited guest's
+                networks.update({network for host, network in places if host})
         most = self.caps.guest_tables_per_address
         for player in players:
             if hosts[player.host] >= most:

@@ -174,9 +174,9 @@ class Table:
     written_mark: int = 0  # Persistence.queued after the table's last write: stored once `written` is here
     # nick -> Player.seat_key of the session (or account) that first sat in that nick's seat
     owners: dict[str, str] = field(default_factory=dict)
-    # nick -> (host, network) of the guest session that owns that nick's seat (not an --unlimited one):
-    # what a guest's address and network hold (Limits.room_for_a_table), and who may take the seat back
-    # (Tables.seat_back)
+    # nick -> (host, network) of the guest session that owns that nick's seat: what a guest's address
+    # and network hold (Limits.room_for_a_table), and who may take the seat back (Tables.seat_back). An
+    # --unlimited guest's host is "": its network is kept for its coming back alone, counted for none.
     guest_places: dict[str, tuple[str, str]] = field(default_factory=dict)
     opened: dict[str, Any] = field(default_factory=dict)  # the journal's "open" entry
     actions: Bucket = field(default_factory=lambda: Bucket(*TABLE_ACTIONS), repr=False)

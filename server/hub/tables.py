@@ -492,9 +492,9 @@ class Tables(Mapping[int, Table]):
 
     def own_seat(self, table: Table, player: Player) -> None:
         """The player's session (or account) owns their nick's seat from now on; a guest's host and
-        network go with it (Table.guest_places)."""
+        network go with it (Table.guest_places), an --unlimited guest's network alone."""
         table.owners[player.nick] = player.seat_key
         table.guest_places.pop(player.nick, None)
-        if player.guest and player.host and not player.unlimited:
-            table.guest_places[player.nick] = (player.host, player.network)
+        if player.guest and player.host:
+            table.guest_places[player.nick] = ("" if player.unlimited else player.host, player.network)
         self.journal(table.uid, "seat", table.seat_entry(player.nick))

@@ -16,12 +16,13 @@ from tests.hub.test_sessions import poll
 HOME = Origin("198.51.100.7", False, "198.51.100.0/24")
 HOME_AGAIN = Origin("198.51.100.9", False, "198.51.100.0/24")  # another address of her provider's
 ELSEWHERE = Origin("203.0.113.9", False, "203.0.113.0/24")
+SCHOOL = Origin("198.51.100.7", True, "198.51.100.0/24")  # a school's proxy, --unlimited (operations.md)
 
 
-def game_on_c(link: Link) -> int:
+def game_on_c(link: Link, ala_from: Origin = HOME) -> int:
     """*Ala on member a against *Bob on member b, at a table of member c; Ala has moved."""
     a, b, c = (link.hubs[name] for name in "abc")
-    a.guest_login("alaAla11", "*Ala", "en", HOME)
+    a.guest_login("alaAla11", "*Ala", "en", ala_from)
     b.guest_login("bobBob22", "*Bob", "en", Origin("192.0.2.5", False, "192.0.2.0/24"))
     link.deliver()
     uid = c.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Bob").uid
@@ -108,6 +109,25 @@ def test_a_live_session_given_up_for_the_guest_come_back_on_another_member() -> 
     ala = d.players["alaNew99"]
     assert (ala.blocked, ala.ignored) == ({"*troll"}, {"*troll": "*Troll"})
     assert plays_on(link, uid, d, "alaNew99")
+
+
+def test_a_guest_of_an_unlimited_address_come_back_at_its_tables_member_sits_again() -> None:
+    """Found with MultiPoints itself on two members: Ala, behind her school's proxy (--unlimited), plays
+    at a table of member c from member a; she starts MultiPoints again and nginx sends the new id to c.
+    Before, an --unlimited guest's seat kept no network (the limits alone read it then, and they skip
+    such guests), c had seen no session of hers end, and it seated her as a spectator."""
+    link = Link("abc")
+    uid = game_on_c(link, SCHOOL)
+    a, c = link.hubs["a"], link.hubs["c"]
+    assert c.tables[uid].guest_places["*Ala"] == ("", SCHOOL.group)  # for her coming back, counted for none
+
+    carried = a.give_up("*Ala", SCHOOL.group)
+    link.deliver()
+    c.guest_login("alaNew99", "*Ala", "en", SCHOOL, carried=carried)
+    link.deliver()
+    ala = c.players["alaNew99"]
+    assert c.tables[uid].seat_of(ala) == 1
+    assert plays_on(link, uid, c, "alaNew99")
 
 
 def test_the_copy_a_dead_member_left_gives_way_to_the_guest_come_back() -> None:

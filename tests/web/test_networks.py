@@ -169,3 +169,25 @@ def test_a_guests_table_counts_for_its_network_after_a_restart() -> None:
     after.guest_login("cat1", "*Cat", "en", Origin("192.0.2.9", False, "192.0.2.0/24"))
     with pytest.raises(ProtocolError, match="Guests from your address have 1 game tables"):
         after.invite("cat1", "*Cat", "1010s0..a.a.n...c___SUsuen*Cat.")
+
+
+def test_an_unlimited_guests_seat_keeps_its_network_for_its_coming_back_alone() -> None:
+    """A school's proxy (--unlimited): its guests' tables count for no address or network, and a guest
+    of it whose session ended is seated again at its game from that network, also after a restart (the
+    ended sessions a server remembers are gone then). Before, such a seat kept no network."""
+    school = Origin("192.0.2.9", True, "192.0.2.0/24")
+    journal, timers = RecordingPersistence(), ManualTimers()
+    before = Hub(timers=timers, persistence=journal, caps=Caps(guest_tables_per_address=1))
+    before.guest_login("ala1", "*Ala", "en", school)
+    before.guest_login("bob1", "*Bob", "en", Origin("198.51.100.1", False, "198.51.100.0/24"))
+    uid = before.open_table(parse_game_type("0808stanF0.120.5"), "*Ala", "*Bob").uid
+    before.move("ala1", str(uid), "cb")
+    assert before.tables[uid].guest_places["*Ala"] == ("", "192.0.2.0/24")
+    assert before.logout("ala1")
+
+    after = Hub(timers=timers, persistence=RecordingPersistence(), caps=Caps(guest_tables_per_address=1))
+    after.restore(journal.entries, next_uid=uid + 1)
+    after.guest_login("cat1", "*Cat", "en", Origin("192.0.2.10", False, "192.0.2.0/24"))
+    after.invite("cat1", "*Cat", "1010s0..a.a.n...c___SUsuen*Cat.")  # the school's table counts for none
+    after.guest_login("ala2", "*Ala", "en", school)
+    assert uid in after.players["ala2"].tables and after.tables[uid].seat_of(after.players["ala2"]) == 1
