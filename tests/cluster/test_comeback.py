@@ -8,12 +8,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
+import pytest
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
 from server.web.common import HUB_KEY
 from tests.clients.multipoints import MultiPoints
-from tests.clients.test_comeback import HOME_AGAIN, STRANGER, Room, a_game_and_a_private_word
+from tests.clients.test_comeback import BOB, HOME, HOME_AGAIN, STRANGER, Room, a_game_and_a_private_word
+from tests.clients.test_multipoints import CLEAN
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_nicks import members_behind_a_proxy
 
@@ -65,3 +67,43 @@ async def test_multipoints_started_again_on_another_member_plays_on_at_its_game(
     assert ala.private == [("*Bob", "*Bob", "good luck"), ("*Bob", "*Bob", "still there?")]
     await room.poll(old)  # the old client, if it still ran, is told its session is over
     assert old.disposed
+
+
+@pytest.mark.parametrize("unlimited", [(), (HOME, HOME_AGAIN)], ids=["limited", "school-proxy"])
+async def test_multipoints_quit_and_started_again_at_its_tables_member_sits_again(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer, unlimited: tuple[str, ...]
+) -> None:
+    """Found with MultiPoints' compiled ServerZagram through nginx on two members: Ala on member a plays
+    Bob at a table of member b (his: he accepted there); she quits MultiPoints (`usunGracza`) and starts
+    it again, and nginx sends the new id to b. Before, b refused her `err.nickInUse` until a reconciled
+    its nick claims (up to 2 s), and MultiPoints stops at that answer; from an --unlimited address (a
+    school's proxy) b then seated her as a spectator, her seat having kept no network."""
+    a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server, unlimited)
+    room = Room(a, b.app[HUB_KEY])
+    old, bob = MultiPoints("*Ala", "111111"), MultiPoints("*Bob", "222222")
+    assert await room.start(old, HOME) == "" and await room.start(bob, BOB, member=b) == ""
+    await polled_until(room, old, lambda: "*Bob" in old.lobby)
+    old.invite("*Bob", CLEAN)
+    await room.poll(old)
+    await polled_until(room, bob, lambda: bool(bob.invites_incoming))
+    bob.accept_invite()
+    await polled_until(room, bob, lambda: bool(bob.tabs))
+    [uid] = bob.tabs
+    await polled_until(room, old, lambda: uid in old.tabs)
+    table = b.app[HUB_KEY].tables[int(uid)].room
+    assert table is not None
+    first = old if table.blue == "*Ala" else bob
+    first.make_move(uid, 5, 5)
+    await room.poll(first)
+    await polled_until(room, old, lambda: len(old.tabs[uid].dots) == 1)
+
+    assert await room.get(old, f"/a.kropki?playerId={old.secret}&co=usunGracza") == ""  # at exit
+    ala = MultiPoints("*Ala", "333333")  # a new start: a new random id
+    assert await room.start(ala, HOME_AGAIN, member=b) == ""
+    await polled_until(room, ala, lambda: uid in ala.tabs and len(ala.tabs[uid].dots) == 1)
+    for x in (7, 9):  # the next two moves, one of them hers
+        mover = ala if (table.game.to_move == 1) == (table.blue == "*Ala") else bob
+        mover.make_move(uid, x, x)
+        await room.poll(mover)
+        await polled_until(room, ala, lambda: len(ala.tabs[uid].dots) == len(table.game.moves))
+    assert len(table.game.moves) == 3 and not ala.tabs[uid].refused and not ala.raw

@@ -39,10 +39,11 @@ ADDRESSES = {  # each player's address, as the proxy names it
 
 
 async def members_behind_a_proxy(
-    aiohttp_client: AiohttpClient, settings: Settings, redis: RedisServer
+    aiohttp_client: AiohttpClient, settings: Settings, redis: RedisServer, unlimited: tuple[str, ...] = ()
 ) -> tuple[TestClient, TestClient]:
-    """Members a and b, trusting X-Forwarded-For from loopback, with no address exempt from limits."""
-    proxied = {"trusted_proxies": ("127.0.0.1",), "unlimited": ()}
+    """Members a and b, trusting X-Forwarded-For from loopback, with no address exempt from limits but
+    `unlimited` (--unlimited)."""
+    proxied = {"trusted_proxies": ("127.0.0.1",), "unlimited": unlimited}
     first = dataclasses.replace(member(settings, redis, "kropki-a", 8081), **proxied)
     second = dataclasses.replace(member(settings, redis, "kropki-b", 8082), **proxied)
     return await served(aiohttp_client, first), await served(aiohttp_client, second)
