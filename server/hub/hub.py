@@ -105,7 +105,7 @@ class Hub:
         self.pools = Pools(ctx, self.bus, self.tables, self.invites)
         self.offers = Offers(self.bus, self.tables, self.seeks, self.invites)
         self.lobby_state = Lobby(self.bus, self.tables, self.remote_lobby, self.mirrors, self.seeks)
-        self.shared_lobby = SharedLobby(self.bus, self.remote_lobby, self.mirrors)
+        self.shared_lobby = SharedLobby(self.bus, self.remote_lobby, self.mirrors, self.tables)
         self.actions = table_actions(self.games, self.chats)
         self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.actions)
         self.peers = Peers(self.chats, self.invites, self.mirrors, self.visitors)

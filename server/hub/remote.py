@@ -174,6 +174,9 @@ class RemoteLobby:
         for part in self.parts.values():
             yield from part.people
 
+    def has_person(self, nick: str) -> bool:
+        return any(nick in part.people for part in self.parts.values())
+
     def tables(self) -> Iterator[int]:
         for part in self.parts.values():
             yield from part.tables

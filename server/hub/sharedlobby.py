@@ -8,15 +8,20 @@ from __future__ import annotations
 from server.hub.bus import LocalBus
 from server.hub.mirrors import Mirrors
 from server.hub.remote import RemoteLobby
+from server.hub.tables import Tables
+from server.protocol import events
 
 
 class SharedLobby:
-    def __init__(self, bus: LocalBus, remote: RemoteLobby, mirrors: Mirrors) -> None:
-        self.bus, self.remote, self.mirrors = bus, remote, mirrors
+    def __init__(self, bus: LocalBus, remote: RemoteLobby, mirrors: Mirrors, tables: Tables) -> None:
+        self.bus, self.remote, self.mirrors, self.tables = bus, remote, mirrors, tables
 
     def take_line(self, member: str, line: str, b_only: bool) -> None:
         """Another member's lobby line: kept in its part, and shown to the readers here."""
         if self.remote.take(member, line):
+            line = self._still_present_kept(line)
+            if not line:
+                return
             event = self.bus.relay(line, b_only=b_only)
             if line.startswith("ca"):
                 self.remote.note_relayed(member, event)
@@ -36,5 +41,21 @@ class SharedLobby:
         self._relay(self.remote.drop(member))
 
     def _relay(self, lines: list[str]) -> None:
-        for line in lines:
-            self.bus.relay(line, b_only=line.startswith("b"))
+        for line in map(self._still_present_kept, lines):
+            if line:
+                self.bus.relay(line, b_only=line.startswith("b"))
+
+    def _still_present_kept(self, line: str) -> str:
+        """A member's `pd` without the nicks still in the lobby, here or at another member ("" when none
+        is left): the AI players are at every member, and a player whose session another member took
+        over (it died, it gave the session up, nginx moved it) is online there. Relayed whole, it took
+        them out of every reader's list here until the reader logged in again."""
+        if not line.startswith("pd"):
+            return line
+        here = self.tables.lobby.people
+        gone = [
+            nick
+            for nick in line[2:].split(events.NICK_SEPARATOR)
+            if nick and nick not in here and not self.remote.has_person(nick)
+        ]
+        return events.people("d", gone) if gone else ""

@@ -9,6 +9,7 @@ from server.hub.hub import Hub
 from server.hub.remote import RemoteLobby
 from server.protocol import events
 from server.protocol.codec import encode_client_text
+from tests.hub.test_sessions import poll
 
 GAME = parse_game_type("0808stanF0.0.0")
 
@@ -122,3 +123,33 @@ def test_the_whole_lobby_merges_the_other_members() -> None:
     )
     chat = [line.split(".", 3)[-1] for line in state if line.startswith("cr")]
     assert chat == ["early", "late"]  # in time order, whoever's member said them
+
+
+def test_a_member_that_leaves_takes_from_the_lobby_none_of_the_people_still_in_it() -> None:
+    """Found with MultiPoints on two members, one of them SIGKILLed: the member that died took out of
+    every reader's list the AI players (every member runs them) and the players whose sessions the
+    other had taken over, online there; the lists lacked them until the reader logged in again. A
+    member's `pd` for a player who moved on to a third member, heard after that member's `pa`, did the
+    same."""
+    here, _ = hub_with_lines()
+    here.guest_login("cydCyd33", "*Cyd", "de")
+    other, heard = hub_with_lines()
+    other.guest_login("alaAla11", "*Ala", "en")
+    other.guest_login("bobBob22", "*Bob", "pl")
+    other.guest_login("cydCyd33", "*Cyd", "de")  # as an AI player is: at both members
+    for line in heard:
+        here.take_lobby_line("kropki-b", line, line.startswith("b"))
+    third, _ = hub_with_lines()
+    third.guest_login("danDan44", "*Dan", "en")
+    here.take_lobby_part("kropki-c", third.lobby_part())
+    seen = poll(here, "cydCyd33", 0).last
+
+    here.guest_login("alaNew55", "*Ala", "en")  # her session taken over here
+    here.take_lobby_line("kropki-c", "pa*Bob", False)  # his at the third member, heard first
+    here.drop_lobby_part("kropki-b")  # then the member that had them is gone
+    here.take_lobby_line("kropki-c", "pd*Dan", False)
+
+    left = [line for line in poll(here, "cydCyd33", seen).lines(0) if line.startswith("pd")]
+    assert left == ["pd*Dan"]
+    state = here.lobby_state.snapshot(0, with_subscriptions=True)[0].split("/")
+    assert "pr*Cyd.*Ala.*Bob" in state  # what a newcomer is shown, and every reader's list now
