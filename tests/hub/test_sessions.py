@@ -456,7 +456,8 @@ async def test_the_sweep_lets_the_loop_serve_between_its_parts(monkeypatch: pyte
     monkeypatch.setattr(hub_module, "SWEEP_EVERY", 0.01)
     hub = Hub(timers=ManualTimers(), rng=random.Random(1))
     turns: list[str] = []
-    monkeypatch.setattr(hub, "sweep_parts", lambda: [lambda n=n: turns.append(f"part {n}") for n in range(3)])
+    first = [[lambda n=n: turns.append(f"part {n}") for n in range(3)]]  # the sweeps after it: nothing
+    monkeypatch.setattr(hub, "sweep_parts", lambda: first.pop() if first else [])
     loop = asyncio.get_running_loop()
 
     def tick() -> None:
