@@ -19,7 +19,7 @@ class SharedLobby:
     def take_line(self, member: str, line: str, b_only: bool) -> None:
         """Another member's lobby line: kept in its part, and shown to the readers here."""
         if self.remote.take(member, line):
-            line = self._still_present_kept(line)
+            line = self._gone_only(line)
             if not line:
                 return
             event = self.bus.relay(line, b_only=b_only)
@@ -41,15 +41,15 @@ class SharedLobby:
         self._relay(self.remote.drop(member))
 
     def _relay(self, lines: list[str]) -> None:
-        for line in map(self._still_present_kept, lines):
+        for line in map(self._gone_only, lines):
             if line:
                 self.bus.relay(line, b_only=line.startswith("b"))
 
-    def _still_present_kept(self, line: str) -> str:
-        """A member's `pd` without the nicks still in the lobby, here or at another member ("" when none
-        is left): the AI players are at every member, and a player whose session another member took
-        over (it died, it gave the session up, nginx moved it) is online there. Relayed whole, it took
-        them out of every reader's list here until the reader logged in again."""
+    def _gone_only(self, line: str) -> str:
+        """A member's `pd` with only the nicks gone from the whole lobby, here and at every other member
+        ("" when none is): the AI players are at every member, and a player whose session another
+        member took over (it died, it gave the session up, nginx moved it) is online there. Relayed
+        whole, it took them out of every reader's list here until the reader logged in again."""
         if not line.startswith("pd"):
             return line
         here = self.tables.lobby.people
