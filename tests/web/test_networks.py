@@ -185,7 +185,8 @@ def test_an_unlimited_guests_seat_keeps_its_network_for_its_coming_back_alone() 
     assert before.tables[uid].guest_places["*Ala"] == ("", "192.0.2.0/24")
     assert before.logout("ala1")
 
-    after = Hub(timers=timers, persistence=RecordingPersistence(), caps=Caps(guest_tables_per_address=1))
+    one_table = Caps(guest_tables_per_address=1, network_factor=1)  # for each address and each network
+    after = Hub(timers=timers, persistence=RecordingPersistence(), caps=one_table)
     after.restore(journal.entries, next_uid=uid + 1)
     after.guest_login("cat1", "*Cat", "en", Origin("192.0.2.10", False, "192.0.2.0/24"))
     after.invite("cat1", "*Cat", "1010s0..a.a.n...c___SUsuen*Cat.")  # the school's table counts for none
