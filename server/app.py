@@ -203,7 +203,7 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     membership = app[MEMBERSHIP_KEY] = Membership(settings.redis_url, name, info)
     lobby = LobbyLink(settings.redis_url, name, hub, settings.cluster_secrets)
     app[metrics.METRICS_KEY].watch_cluster(lobby.dropped)
-    nicks = app[NICKS_KEY] = NickClaims(settings.redis_url, name, hub.unique_nick_keys)
+    nicks = app[NICKS_KEY] = NickClaims(settings.redis_url, name, hub.unique_nick_keys, hub.unique_holder)
     store = app[STORE_KEY].writer
 
     def alive() -> tuple[str, ...] | None:
@@ -233,12 +233,14 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     membership.on_change = reconnected
     await membership.start()
     await nicks.start()
+    hub.watch_nicks(nicks.nick_changed)
     await lobby.start()
     take_over.start()
     log.info("cluster member %s", Fields(member=name, number=app[STORE_KEY].writer.member))
     yield
     await take_over.stop()
     await lobby.stop()
+    hub.watch_nicks(None)
     await nicks.stop()
     await membership.stop()
 

@@ -4,9 +4,10 @@ Within one member the roster refuses a nick that is online or looks like one tha
 each member keeps the keys of its people's nicks (`nick_key` and `look_key`, as the roster compares
 them) in a Redis set of its own, and a login is admitted only once a script, atomic in Redis, found the
 keys in no other live member's set and added them to this member's. The set expires with the member
-(renewed at every reconciliation), so a member that dies frees its nicks without anyone cleaning up;
-each reconciliation makes the set exactly the people online here, so logouts, time-outs and a Redis
-restarted empty all heal by themselves within one heartbeat.
+(renewed at every reconciliation), so a member that dies frees its nicks without anyone cleaning up.
+A session's end frees its nick at once, and a session come from another member claims it at once;
+each reconciliation makes the set exactly the people online here, so whatever those missed, and a
+Redis restarted empty, heal by themselves within one heartbeat.
 """
 
 from __future__ import annotations
@@ -62,13 +63,15 @@ class NickClaims:
         url: str,
         name: str,
         online: Callable[[], tuple[Iterable[str], Iterable[str]]],
+        holder: Callable[[str], str | None],
         *,
         every: float = DEFAULT_HEARTBEAT,
         ttl: float = DEFAULT_TTL,
     ) -> None:
         """`online()`: the nick keys and look keys of everyone online here whose nick must be theirs
-        alone (Roster.unique_keys)."""
-        self._url, self._name, self._online = url, name, online
+        alone (Roster.unique_keys); `holder(nick)`: the nick of whoever here has that nick or a look-alike,
+        if it is theirs alone (Roster.unique_holder)."""
+        self._url, self._name, self._online, self._holder = url, name, online, holder
         self._every, self._ttl_ms = every, max(1, round(ttl * 1000))
         self._key = NICKS_PREFIX + name
         self._client: Redis | None = None
@@ -78,6 +81,8 @@ class NickClaims:
         self._lock = asyncio.Lock()
         self._claimed: set[str] | None = None  # what the set holds; None: not known, written whole next
         self._logging_in: dict[str, int] = {}  # claim keys of logins under way: kept though not online yet
+        self._changed: set[str] = set()  # nicks of sessions ended or come here, to be settled (nick_changed)
+        self._settling: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
         self._client = calls.client(self._url)
@@ -86,8 +91,8 @@ class NickClaims:
 
     async def stop(self) -> None:
         """Frees this member's nicks at once (they would expire with the member anyway)."""
-        await calls.cancel(self._task)
-        self._task = None
+        await calls.cancel(self._task, self._settling)
+        self._task = self._settling = None
         client, self._client = self._client, None
         await calls.farewell(client, lambda redis: redis.delete(self._key), "nick claims' withdrawal")
 
@@ -124,6 +129,60 @@ class NickClaims:
                 left = self._logging_in.pop(key) - 1
                 if left:
                     self._logging_in[key] = left
+
+    def nick_changed(self, nick: str) -> None:
+        """A session of the nick ended here, or came here from another member (Hub.watch_nicks): its
+        claim is made now rather than at the next heartbeat. An ended session's nick is free at once for
+        a login on another member that asks nobody to give it up (`/auth.py`, the bots'); a session
+        come here holds its nick before the member it left lets it go at its own heartbeat, so that no
+        stranger takes it in between. Changes that come together are made in one call."""
+        if self._client is None:
+            return
+        self._changed.add(nick)
+        if self._settling is None:
+            self._settling = asyncio.create_task(self._settle_changed(), name="cluster nick claims changed")
+
+    async def _settle_changed(self) -> None:
+        try:
+            while self._changed:
+                try:
+                    async with self._lock:
+                        nicks, self._changed = self._changed, set()
+                        await self._settle(nicks)
+                except Exception:  # the next heartbeat makes the claims right
+                    log.exception("nick claims not changed on member %r", self._name)
+                stop_if_cancelled()
+        finally:
+            self._settling = None
+
+    async def _settle(self, nicks: set[str]) -> None:
+        """Under the lock: the nicks' keys claimed if someone here holds them, freed if nobody does and no
+        login of them is under way. An unknown set (Redis just back) is written whole at the next
+        heartbeat anyway."""
+        if self._claimed is None or self._client is None:
+            return
+        held: set[str] = set()
+        for nick in nicks:
+            holder = self._holder(nick)
+            if holder is not None:
+                held |= claim_keys(holder)
+        added = held - self._claimed
+        removed = {key for nick in nicks for key in claim_keys(nick)} & self._claimed
+        removed -= held | self._logging_in.keys()
+        if not added and not removed:
+            return
+        try:
+            async with self._client.pipeline(transaction=True) as pipe:
+                if removed:
+                    pipe.srem(self._key, *removed)
+                if added:
+                    pipe.sadd(self._key, *added)
+                await bounded(pipe.execute())
+        except UNREACHABLE as error:
+            log.debug("nick claims not changed, redis unreachable: %s", error)
+            self._claimed = None
+            return
+        self._claimed = (self._claimed - removed) | added
 
     async def _claim(self, keys: set[str]) -> str | None:
         """The member holding one of the keys; None once they are this member's (or Redis unreachable)."""

@@ -358,6 +358,17 @@ class Hub:
         """What this member claims in a cluster's one name space (server/cluster/nicks.py)."""
         return self.roster.unique_keys()
 
+    def unique_holder(self, nick: str) -> str | None:
+        """The nick of whoever online here has this nick or one that looks like it, if it is to be theirs
+        alone across a cluster (not an AI player's)."""
+        return self.roster.unique_holder(nick)
+
+    def watch_nicks(self, listener: Callable[[str], None] | None) -> None:
+        """`listener(nick)` hears every session that ends here (a logout, a time-out, a guest come back
+        under its nick) or comes here from another member, not one that goes on on another member (that
+        one claims it) nor a login (claimed before it); None: nobody listens."""
+        self.sessions.nick_changed = listener
+
     def storage_changed(self, failure: str | None) -> None:
         self.games.storage_changed(failure)
 

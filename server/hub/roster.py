@@ -47,6 +47,11 @@ class Roster:
         """Who is online with this nick or one that looks like it."""
         return self.by_nick.get(nick_key(nick)) or self.by_look.get(look_key(nick))
 
+    def unique_holder(self, nick: str) -> str | None:
+        """The nick of whoever is online with this nick or a look-alike, unless it is an AI player's."""
+        holder = self.holder(nick)
+        return None if holder is None or nick_key(holder.nick) in RESERVED else holder.nick
+
     def unique_keys(self) -> tuple[list[str], list[str]]:
         """The nick keys and look keys of everyone online but the AI players, who play on every member
         of a cluster under the same names (server/cluster/nicks.py)."""

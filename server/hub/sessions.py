@@ -63,6 +63,8 @@ class Sessions:
         self.tables, self.games, self.invitations, self.chats = tables, games, invitations, chats
         # set by Hub.__init__: what else a session's end takes along (its seeks: server/hub/seeks.py)
         self.left: Callable[[Player], None] = lambda player: None
+        # set by Hub.watch_nicks: the nick of each session that ended here or came here from another member
+        self.nick_changed: Callable[[str], None] | None = None
 
     def guest_login(
         self,
@@ -242,6 +244,8 @@ class Sessions:
         self.ctx.limits.left(player)
         if player.guest and ended and not replaced:
             self.chats.hide_guest_chats(player.nick, player.network)
+        if ended and self.nick_changed is not None:
+            self.nick_changed(player.nick)
         log.info("left %s", Fields(nick=player.nick, reason=reason))
 
     # --- sessions moving between the members of a cluster (docs/cluster.md, "Routing") ----------
@@ -299,6 +303,8 @@ class Sessions:
         if player.guest:  # a guest session back here reads what it left here (_left_for_another_member)
             self.chats.show_guest_chats(player.nick, player.network)
         self.saved.save(player)
+        if self.nick_changed is not None:
+            self.nick_changed(player.nick)
 
     def adopt_network(self, secret: str, network: str) -> None:
         """A guest's id sent from a network its session was not logged in from, and not refused as a

@@ -27,6 +27,7 @@ from tests.cluster.test_members import member
 from tests.cluster.test_take_back import members_one_behind_a_proxy
 from tests.conftest import served
 from tests.store.breakers import until
+from tests.web.test_auth import registered_id
 from tests.web.zagram import Zagram
 
 ADDRESSES = {  # each player's address, as the proxy names it
@@ -101,6 +102,53 @@ async def test_a_nick_logged_out_on_one_member_is_free_at_once_on_the_other(
     assert await guest_login(b, "alaNew99", "*Ala") == ""
     assert await guest_login(a, "strStr99", "*Ala") == "err.nickInUse"  # b's now, as it should be
     assert await guest_login(a, "strStr99", "*A1a") == "err.nickInUse"  # and what looks like it
+
+
+async def test_a_registered_nick_logged_out_on_one_member_logs_in_at_once_on_the_other(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """A login through /auth.py asks no member to give anything up: before, it found the nick claimed by
+    the member she had just left until that member's next reconciliation (up to 2 s). Now a session's
+    end frees its nick in Redis at once."""
+    a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server)
+    secret = registered_id("Alice", "pw")
+    home = {"X-Forwarded-For": ADDRESSES["alaAla11"]}
+    register = f"/auth.py?co=rejestruj&opisGracza=Alice&idGracza={secret}"
+    assert await (await a.get(register, headers=home)).text() == "ok.zarejestrowalem."
+    alice = Zagram(a, secret, "Alice")
+    alice.headers = home
+    assert await alice.get(co="usunGracza", idGracza=secret) == ""
+    login = f"/auth.py?co=loguj&opisGracza=Alice&idGracza={secret}"
+    assert (await (await b.get(login, headers=home)).text()).startswith("ok.zalogowanyNaSerwer.")
+    redis = Redis.from_url(redis_server.url, decode_responses=True)
+    assert redis.sismember(NICKS_PREFIX + "kropki-b", "n:alice")  # b's now
+    redis.close()
+
+
+async def test_a_guest_back_on_the_same_member_keeps_its_nick_claimed(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """Her old session's end frees no nick that her new session holds."""
+    a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server)
+    assert await guest_login(a, "alaAla11", "*Ala") == ""
+    assert await guest_login(a, "alaNew99", "*Ala") == ""  # MultiPoints started again: a new id
+    assert "alaAla11" not in a.app[HUB_KEY].players
+    assert await guest_login(b, "strStr99", "*Ala") == "err.nickInUse"
+
+
+async def test_a_session_moved_to_another_member_keeps_its_nick_from_a_stranger(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """nginx's members change and Ala's next request reaches member b: her session moves there. Before,
+    b claimed her nick at its next heartbeat and a let it go at its own; a stranger logging in on a in
+    between was admitted, and the nick was online on both members. Now b claims it as it takes her
+    session over."""
+    a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server)
+    assert await guest_login(a, "alaAla11", "*Ala") == ""
+    assert (await player(b, "alaAla11", "*Ala").poll(b=True)).status == "ok"  # nginx now sends her to b
+    assert "*ala" not in a.app[HUB_KEY].by_nick and "*ala" in b.app[HUB_KEY].by_nick
+    assert await guest_login(a, "strStr99", "*Ala") == "err.nickInUse"
+    assert await guest_login(a, "strStr99", "*A1a") == "err.nickInUse"
 
 
 async def test_a_stopped_members_nicks_are_free_at_once(
