@@ -39,6 +39,33 @@ hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default")
 
 POSTGRES = os.environ.get("KROPKI_TEST_DB")
 TEMPLATE = "kropki_template"
+DATABASE_TESTS_ONLY = "--database-tests-only"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        DATABASE_TESTS_ONLY,
+        action="store_true",
+        help="only the tests that get a database from the suite (new_database, behind settings, client and "
+        "empty_database): make test's PostgreSQL half, whose other tests run as they do in its SQLite half",
+    )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under --database-tests-only, a test that gets no database from the suite is left out: it runs the
+    same on any KROPKI_TEST_DB (556 of the PostgreSQL half's 1,056 tests on 2026-11-30, 89 s of its time).
+    So a test that needs PostgreSQL takes its database from the suite (`settings`, tests/cluster's
+    `postgres`), never from KROPKI_TEST_DB alone (tests/test_benchmarks.py's do, in the cluster part)."""
+    if not config.getoption(DATABASE_TESTS_ONLY):
+        return
+    kept: list[pytest.Item] = []
+    left_out: list[pytest.Item] = []
+    for item in items:
+        (kept if "new_database" in getattr(item, "fixturenames", ()) else left_out).append(item)
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = kept
+
 
 NewDatabase = Callable[[Path, bool], str]  # (test folder, migrated?) -> database URL
 
