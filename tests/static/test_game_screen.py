@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from urllib.parse import urlencode
 from urllib.request import urlopen
@@ -267,16 +268,17 @@ def test_a_tournament_game_is_labelled_and_its_clock_waits_out_the_say_hi(
     ala, bob = listening
     ala.log_in("Ala")
     bob.log_in("Bob")
-    # 9 s on each clock, after 4 s of sayHi for the first move: the clock must stand still meanwhile
+    # 9 s on each clock, after 8 s of sayHi for the first move: the clock must stand still meanwhile
     set_up_table(
         server,
         gameType="1010s0..a.F.a.9.5..",
         pl1="*Ala",
         pl2="*Bob",
-        sayHiTimes="4.4",
+        sayHiTimes="8.8",
         tourn="Autumn Cup",
         tRound="3",
     )
+    set_up = time.monotonic()
     for player in (ala, bob):
         expect(player.page.locator("#event-label")).to_have_text("Autumn Cup, round 3 · Standings")
         href = player.page.locator("#event-label a").get_attribute("href")
@@ -284,9 +286,11 @@ def test_a_tournament_game_is_labelled_and_its_clock_waits_out_the_say_hi(
     clock = ala.page.locator("#blue-clock")
     expect(clock).to_have_text("0:09")
     expect(clock).to_have_class("clock in-grace")
-    ala.page.wait_for_timeout(2500)
+    # 4 s into the sayHi, however long the pages took to show the table (on a slow host, 4 s of sayHi
+    # were over before a fixed wait after them was)
+    ala.page.wait_for_timeout(max(0.0, set_up + 4 - time.monotonic()) * 1000)
     expect(clock).to_have_text("0:09")  # inside the sayHi: the server's clock does not run either
-    expect(clock).to_have_text("0:08", timeout=6000)  # the grace spent, the clock runs
+    expect(clock).to_have_text("0:08", timeout=10000)  # the grace spent, the clock runs
     ala.page.wait_for_function(f"window.tones.includes({LOW_TIME})")  # 9 s is under the 10 s warning
     assert LOW_TIME not in tones(bob.page)  # not Bob's clock
     ala.play("ee")
