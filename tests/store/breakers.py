@@ -123,9 +123,15 @@ class PostgresReadOnly(Breaker):
             self.holder = self.holding = None
 
     async def mend(self) -> None:
-        # sessions that began while it was read-only keep that default: they are ended too
+        """Sessions that began while the database was read-only keep that default, so they are ended too,
+        with no new session let in meanwhile: one that began after the default changed and before the
+        sessions were ended would have written (storage back) and been ended after that, a second
+        failure after the mend (seen on a slow host, flush() raising StorageFailing)."""
         await self._run(
-            f"ALTER DATABASE {self.database} SET default_transaction_read_only = off", self._end_sessions()
+            f"ALTER DATABASE {self.database} ALLOW_CONNECTIONS false",
+            f"ALTER DATABASE {self.database} SET default_transaction_read_only = off",
+            self._end_sessions(),
+            f"ALTER DATABASE {self.database} ALLOW_CONNECTIONS true",
         )
 
 
