@@ -145,12 +145,13 @@ class NickClaims:
     async def _settle_changed(self) -> None:
         try:
             while self._changed:
-                try:
-                    async with self._lock:
-                        nicks, self._changed = self._changed, set()
+                async with self._lock:
+                    nicks, self._changed = self._changed, set()
+                    try:
                         await self._settle(nicks)
-                except Exception:  # the next heartbeat makes the claims right
-                    log.exception("nick claims not changed on member %r", self._name)
+                    except Exception:  # the next heartbeat writes the whole set
+                        self._claimed = None
+                        log.exception("nick claims not changed on member %r", self._name)
                 stop_if_cancelled()
         finally:
             self._settling = None
