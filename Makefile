@@ -57,6 +57,7 @@ test-packages:
 	scripts/ensure-debian-package chromium chromium
 	scripts/ensure-debian-package redis-server redis-server
 	scripts/ensure-debian-package openssl openssl
+	scripts/ensure-debian-package valgrind valgrind
 
 test-sqlite: install test-packages  # the whole suite on SQLite, in one run
 	$(VENV)/bin/pytest

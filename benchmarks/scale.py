@@ -31,7 +31,12 @@ own, taking turns for --empty-rounds rounds in this run. Target: the server's be
 the hello-world's best. The server runs on the loop `serve` picks (uvloop where installed), so the
 hello-world is also run on uvloop and that ratio printed too: it tells what is left beyond the loop.
 
-    .venv/bin/python benchmarks/scale.py                 # every section at full size (about 12 minutes)
+Section "instructions": benchmarks/instructions.py, the same comparison counted instead of timed: the
+instructions an empty poll costs the server's process under valgrind's callgrind, against the
+hello-worlds', which the host's speed does not move (a timed ratio does: docs/performance.md). Target:
+the hello-world's count at least 0.8 of the poll's. Needs valgrind.
+
+    .venv/bin/python benchmarks/scale.py                 # every section at full size (about 13 minutes)
     .venv/bin/python benchmarks/scale.py --only guests --guests 5000
     .venv/bin/python benchmarks/scale.py --quick         # seconds: the sizes tests/test_benchmarks.py runs
     .venv/bin/python benchmarks/scale.py --before ../old  # each section on that checkout, then on this one
@@ -63,9 +68,12 @@ for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*) and thi
         sys.path.insert(0, _path)
 
 import games  # noqa: E402
+import instructions  # noqa: E402
 import stream  # noqa: E402
 from stream import (  # noqa: E402
     REPO,
+    HelloWorld,
+    HelloWorldOnUvloop,
     HttpConnection,
     Server,
     add_server_arguments,
@@ -619,33 +627,6 @@ def games_section(args: argparse.Namespace, workdir: Path) -> bool:
 
 # --- section "empty" --------------------------------------------------------------------------------
 
-HELLO_APP = """
-import sys
-from aiohttp import web
-
-async def hello(request):
-    return web.Response(text="Hello, world")
-
-app = web.Application()
-app.router.add_get("/{tail:.*}", hello)
-web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None)
-"""
-
-
-class HelloWorld(Server):
-    """aiohttp's hello-world as the server under test: the floor under any aiohttp handler."""
-
-    def arguments(self) -> list[str]:
-        return ["-c", HELLO_APP, str(self.port)]
-
-
-class HelloWorldOnUvloop(Server):
-    """The same on uvloop, the loop `serve` picks where it is installed."""
-
-    def arguments(self) -> list[str]:
-        app = HELLO_APP.replace("print=None,", "print=None, loop=__import__('uvloop').new_event_loop(),")
-        return ["-c", app, str(self.port)]
-
 
 def empty_run(server: Server, scenario: str, args: argparse.Namespace) -> tuple[float, bool]:
     """One stream.py run of back-to-back polls; prints its figures; (polls a second, no errors)."""
@@ -732,6 +713,7 @@ SECTIONS: dict[str, Callable[[argparse.Namespace, Path], bool]] = {
     "guests": guests_section,
     "games": games_section,
     "empty": empty_section,
+    "instructions": instructions.section,
 }
 
 
@@ -755,6 +737,7 @@ def main() -> int:
     add("--empty-clients", type=int, help=f"back-to-back pollers in section empty ({full['empty_clients']})")
     add("--empty-seconds", type=float, help=f"measured polling of each server ({full['empty_seconds']:g})")
     add("--empty-rounds", type=int, help=f"turns of each server ({full['empty_rounds']})")
+    instructions.add_size_arguments(parser)
     add(
         "--before",
         type=Path,
@@ -763,7 +746,8 @@ def main() -> int:
     )
     add_server_arguments(parser)
     args = parser.parse_args()
-    for name, value in SIZES["quick" if args.quick else "full"].items():
+    size = "quick" if args.quick else "full"
+    for name, value in {**SIZES[size], **instructions.SIZES[size]}.items():
         if getattr(args, name) is None:
             setattr(args, name, value)
     if min(args.guests, args.first_mark, args.band, args.login_rate, args.quiet, args.workers) <= 0:
@@ -776,6 +760,8 @@ def main() -> int:
             args.empty_clients,
             args.empty_seconds,
             args.empty_rounds,
+            args.counted_clients,
+            args.counted_requests,
         )
         <= 0
     ):

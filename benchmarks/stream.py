@@ -80,6 +80,8 @@ def _die_with_parent() -> None:
 class Server:
     """The real server as a subprocess, with its memory and CPU read from /proc."""
 
+    launcher: tuple[str, ...] = ()  # what runs the interpreter (benchmarks/instructions.py: valgrind)
+
     def __init__(
         self,
         python: str,
@@ -132,7 +134,7 @@ class Server:
         profiler = ["-m", "cProfile", "-o", str(self.profile)] if self.profile else []
         with open(self.log_path, "ab" if again else "wb") as log:  # the child keeps its own descriptor
             self.proc = subprocess.Popen(
-                [self.python, *profiler, *self.arguments()],
+                [*self.launcher, self.python, *profiler, *self.arguments()],
                 cwd=self.root,
                 stdin=subprocess.DEVNULL,
                 stdout=log,
@@ -211,6 +213,34 @@ class Server:
         bad = [line for line in lines if re.search(r" level=(WARNING|ERROR|CRITICAL) ", line)]
         summary = f"{len(lines)} lines, {len(text) / 1e6:.1f} MB, {len(bad)} at WARNING or above"
         return summary + "".join(f"\n    {line[:200]}" for line in bad[:EXAMPLES_KEPT])
+
+
+HELLO_APP = """
+import sys
+from aiohttp import web
+
+async def hello(request):
+    return web.Response(text="Hello, world")
+
+app = web.Application()
+app.router.add_get("/{tail:.*}", hello)
+web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None)
+"""
+
+
+class HelloWorld(Server):
+    """aiohttp's hello-world as the server under test: the floor under any aiohttp handler."""
+
+    def arguments(self) -> list[str]:
+        return ["-c", HELLO_APP, str(self.port)]
+
+
+class HelloWorldOnUvloop(Server):
+    """The same on uvloop, the loop `serve` picks where it is installed."""
+
+    def arguments(self) -> list[str]:
+        app = HELLO_APP.replace("print=None,", "print=None, loop=__import__('uvloop').new_event_loop(),")
+        return ["-c", app, str(self.port)]
 
 
 # --- the load generator: a minimal keep-alive HTTP/1.1 client -----------------------------------------

@@ -40,8 +40,9 @@ RUNS = {
         "empty polls/s (target",
     ),
     "games": (["--games", "5", "--warm-up", "1", "--seconds", "2", "--drain", "1"], "p99 move -> opponent"),
-    # issue 19's three targets, tiny: 60 guests with two login bands, 5 games, 8 pollers of each server
-    "scale": (["--quick"], "against hello-world"),
+    # issue 19's three targets, tiny: 60 guests with two login bands, 5 games, 8 pollers of each server;
+    # then 40 requests of each counted under valgrind, the last section
+    "scale": (["--quick"], "instructions, the hello-world"),
     "soak": (
         ["--seconds", "20", "--warmup", "0", "--clients", "20", "--report-every", "10"],
         "well-behaved errors",
