@@ -38,7 +38,7 @@ the hello-world's count at least 0.8 of the poll's. Needs valgrind.
 
     .venv/bin/python benchmarks/scale.py                 # every section at full size (about 13 minutes)
     .venv/bin/python benchmarks/scale.py --only guests --guests 5000
-    .venv/bin/python benchmarks/scale.py --quick         # seconds: the sizes tests/test_benchmarks.py runs
+    .venv/bin/python benchmarks/scale.py --quick         # a minute: the sizes tests/test_benchmarks.py runs
     .venv/bin/python benchmarks/scale.py --before ../old  # each section on that checkout, then on this one
 """
 
