@@ -106,6 +106,7 @@ class Limits:
         it takes no writes: moves, chat, propositions, clocks, invitations, new tables. Logins and polls
         go on."""
         if persistence.storage_failure is not None:
+            persistence.retry_soon()  # the player tries again: see whether storage is back by then
             raise ProtocolError("storage", STORAGE_REFUSED)
 
     def room_for_a_player(

@@ -174,6 +174,10 @@ class Persistence(Protocol):
         """Return once everything queued before the call is written; raise StorageFailing if storage
         fails first, TimeoutError if it has not taken it within `timeout` seconds."""
 
+    def retry_soon(self) -> None:
+        """Storage takes no writes, and a player was refused for it: storage should be tried again soon,
+        as the player will try again."""
+
 
 _PROCESS_KEY = os.urandom(32)  # one key per process: hubs of one process that hand over find the same HMACs
 
@@ -249,6 +253,9 @@ class MemoryPersistence:
         pass
 
     async def flush(self, timeout: float | None = None) -> None:
+        pass
+
+    def retry_soon(self) -> None:
         pass
 
 

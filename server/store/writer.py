@@ -112,6 +112,8 @@ class StoreWriter:
         self._failing_from = 0.0  # the same moment on the monotonic clock, for how long it lasted
         self.on_storage_change: Callable[[str | None], None] | None = None  # the hub: failing, or back
         self._stopping = asyncio.Event()  # set by finish() when the time is up: no attempt after this
+        self._try_now = asyncio.Event()  # ends a wait between tries: the stop, or a player trying again
+        self._tried_at = 0.0  # when the last try that failed ended (monotonic)
 
     # --- the hub's side (Persistence) ------------------------------------------------------------
 
@@ -219,6 +221,7 @@ class StoreWriter:
         if task is not None and not task.done():
             if not (await asyncio.wait({task}, timeout=seconds))[0]:
                 self._stopping.set()
+                self._try_now.set()
                 if not (await asyncio.wait({task}, timeout=LAST_ATTEMPT_SECONDS))[0]:
                     task.cancel()
                     await asyncio.wait({task})
@@ -339,14 +342,24 @@ class StoreWriter:
             failed = None
             if self._stopping.is_set():
                 raise _Stopped from None
+            self._tried_at = time.monotonic()
+            self._try_now.clear()  # a player who tried during the try that failed is no reason to try again
             try:
                 async with asyncio.timeout(delay):
-                    await self._stopping.wait()
+                    await self._try_now.wait()
             except TimeoutError:
                 pass
             if self._stopping.is_set():
                 raise _Stopped from None
             delay = min(2 * delay, RETRY_MOST)
+
+    def retry_soon(self) -> None:
+        """A player's action was refused for want of storage: try storage again now, unless a try ended
+        less than RETRY_FIRST ago. While nobody asks, the tries come ever further apart (up to RETRY_MOST);
+        while players try, storage is found back within about RETRY_FIRST of its return, and their next
+        try goes in."""
+        if self.storage_failure is not None and time.monotonic() - self._tried_at >= RETRY_FIRST:
+            self._try_now.set()
 
     def _failing(self, reason: str, failure: Exception) -> None:
         """A write failed for want of storage: said once, and every request waiting for a write learns

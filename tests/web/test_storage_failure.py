@@ -9,11 +9,13 @@ import asyncio
 import json
 import logging
 import re
+import time
 
 import pytest
 from sqlalchemy import select
 
 from server.config import Settings
+from server.store import writer
 from server.store.models import JournalEntry
 from server.web.common import STORE_KEY
 from tests.store.breakers import Breaker, breaker_for, until
@@ -131,6 +133,33 @@ async def test_nothing_unstored_is_acknowledged_and_play_goes_on_when_storage_is
     assert await http_move(game, blue.secret, uid, "ca") == ""
     assert await stored_moves(game, uid) == ["aa", "hh", "ca"]
     assert chat_texts((await red.poll()).lines(uid)) is not None
+
+
+async def test_a_player_trying_again_finds_storage_back_without_waiting_out_the_writers_back_off(
+    game: Players, breaker: Breaker, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """While nobody asks, the writer tries storage again after waits that double up to RETRY_MOST (10 s
+    in a server). A player's action refused for want of storage has it tried at once (at most every
+    RETRY_FIRST), so once storage is back the player's next try goes in, however long the outage was.
+    Before, it was refused until the writer's wait ran out: up to 10 s more of a game standing still."""
+    monkeypatch.setattr(writer, "RETRY_FIRST", 0.05)
+    monkeypatch.setattr(writer, "RETRY_MOST", 30.0)
+    caplog.set_level(logging.DEBUG, logger="server.store.writer")
+    store = game.client.app[STORE_KEY]
+    uid, blue, red = await game.start(GAME_TYPE)
+    assert await http_move(game, blue.secret, uid, "aa") == ""
+    await breaker.break_storage()
+    assert await http_move(game, red.secret, uid, "hh") == "err.storage"
+    # Nobody plays for a while: the writer's waits grow, 0.05 s, 0.1, ... and now 3.2.
+    await until(lambda: len(lines_of(caplog, "write failed again")) >= 7)
+    await breaker.mend()
+    mended = time.monotonic()
+    while (answer := await http_move(game, red.secret, uid, "hh")) == "err.storage":
+        await asyncio.sleep(0.05)
+    assert answer == ""
+    assert time.monotonic() - mended < 1.5
+    assert store.writer.storage_failure is None
+    assert await stored_moves(game, uid) == ["aa", "hh"]
 
 
 async def test_a_poll_whose_commands_are_not_stored_does_not_count_them_as_processed(
