@@ -3,11 +3,12 @@
 On this project's shared machine a timed figure moves by a factor of two through a day (docs/
 performance.md, "a fourth session": the same code's empty polls at 62 and 158 µs), and the empty-poll
 ratio of scale.py's section "empty" is a ratio of rates capped by what the load generator offers. This
-counts instead: each server runs under valgrind's callgrind (`--instr-atstart=no`), --clients keep-alive
-connections make their warm-up requests, counting is switched on (`callgrind_control -i on`), the
-clients make --requests requests in all, each no faster than stream.py's empty pollers (under the
-per-id limit), counting is switched off and the count read from callgrind's dump. Everything the server's
-process does meanwhile is counted: its timers, sweeps and collections as well as the requests.
+counts instead: each server runs under valgrind's callgrind (`--instr-atstart=no`), --counted-clients
+keep-alive connections make their warm-up requests, counting is switched on (`callgrind_control -i on`),
+the clients make --counted-requests requests in all, each no faster than stream.py's empty pollers
+(under the per-id limit), counting is switched off and the count read from callgrind's dump.
+Everything the server's process does meanwhile is counted: its timers, sweeps and collections as well as
+the requests.
 
 The servers: this code's empty poll (getMsg with msgFromClient=x, logged-in guests, as stream.py's
 "empty"), aiohttp's hello-world on asyncio's loop (the issue's comparison) and on uvloop (the loop `serve`
@@ -238,7 +239,7 @@ def add_size_arguments(parser: argparse.ArgumentParser) -> None:
 def main() -> int:
     parser = argument_parser(__doc__)
     add_size_arguments(parser)
-    parser.add_argument("--quick", action="store_true", help="tiny sizes (tests/test_benchmarks.py)")
+    parser.add_argument("--quick", action="store_true", help="tiny sizes, those of scale.py --quick")
     add_server_arguments(parser)
     args = parser.parse_args()
     for name, value in SIZES["quick" if args.quick else "full"].items():
