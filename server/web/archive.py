@@ -13,7 +13,7 @@ from server.store.database import MAX_INTEGER, utc_text
 from server.store.games import Games, GameSummary
 from server.store.outage import unavailable
 from server.web.assets import PAGES_KEY
-from server.web.common import HUB_KEY, STORE_KEY, log_failure
+from server.web.common import DATABASE_UNREACHABLE, HUB_KEY, STORE_KEY, log_failure
 
 GAMES_KEY = web.AppKey("games", Games)
 DEFAULT_LIST = 50
@@ -55,7 +55,7 @@ async def table_record(request: web.Request) -> web.Response:
         bots = await request.app[STORE_KEY].bots.among(players or ())
     except Exception as failure:  # never a 500
         if unavailable(failure) is not None:  # the store's writer logs that, once
-            return web.Response(status=503, text="The database cannot be reached now: try again.\n")
+            return web.Response(status=503, text=DATABASE_UNREACHABLE)
         log_failure(request, "table")
         return web.Response(status=503, text="The server failed: try again.\n")
     sgf = hub.table_record(uid, bots) if uid is not None else None

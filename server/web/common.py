@@ -36,6 +36,9 @@ DIRECTOR_KEY = web.AppKey("director", Director)
 MEMBERSHIP_KEY: web.AppKey[Membership] = web.AppKey("membership")
 NICKS_KEY: web.AppKey[NickClaims] = web.AppKey("nicks")
 MOVER_KEY: web.AppKey[SessionMover] = web.AppKey("mover")
+# A page that reads the database while it cannot be reached answers 503 with this (the store's writer logs
+# the outage, once)
+DATABASE_UNREACHABLE = "The database cannot be reached now: try again.\n"
 Query = Mapping[str, str]  # a request's query
 
 

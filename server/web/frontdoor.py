@@ -12,8 +12,10 @@ from collections.abc import Awaitable, Callable
 
 from aiohttp import web
 
+from server.store.outage import unavailable
 from server.web import clients, headers
 from server.web.accesslog import SEEN_BY_THE_APP
+from server.web.common import DATABASE_UNREACHABLE
 from server.web.connections import GUARD_KEY, watch
 from server.web.metrics import METRICS_KEY
 
@@ -38,6 +40,12 @@ async def _answer(request: web.Request, handler: Handler) -> web.StreamResponse:
     except web.HTTPException as refused:
         refused.headers.update(headers.SECURITY_HEADERS)
         raise
+    except Exception as failure:
+        if unavailable(failure) is None:
+            raise
+        # a page that reads the database (the archive, a game's replay): 503, as the endpoints that catch
+        # it themselves answer, never aiohttp's 500
+        response = web.Response(status=503, text=DATABASE_UNREACHABLE, headers={"Retry-After": "5"})
     finally:
         request.app[METRICS_KEY].observe_reply(request, time.perf_counter() - started)
     headers.finish(request, response)

@@ -235,6 +235,34 @@ async def test_a_live_record_is_503_while_the_database_cannot_be_read_and_200_on
         await proxy.close()
 
 
+@pytest.mark.skipif(not POSTGRES, reason="PostgreSQL: set KROPKI_TEST_DB (scripts/with-postgres)")
+async def test_the_archive_is_503_while_the_database_cannot_be_read_and_answers_once_it_is_back(
+    aiohttp_client: AiohttpClient, settings: Settings, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Every page that reads the archive (a record, the list, a game's replay and its page) answers 503
+    while the database cannot be reached, never 500 and with no traceback logged, and as usual once it
+    is back. Before, each answered 500 (found in a fresh-clone run: a pooled connection that the
+    breaker had ended, read right after storage was mended)."""
+    proxy = PostgresProxy(tmp_path / "pg", settings.db_url)
+    await proxy.start()
+    pages = ("/sgf/1", "/sgf/1.sgf", "/games.json", "/game/1.json", "/game/1")
+    try:
+        client = await served(aiohttp_client, dataclasses.replace(settings, db_url=proxy.url))
+        assert (await client.get("/games.json")).status == 200  # a connection in the pool
+        await proxy.break_storage()
+        for page in pages:
+            gone = await client.get(page, headers={"Accept": "text/html"})
+            assert (page, gone.status) == (page, 503)
+            assert await gone.text() == "The database cannot be reached now: try again.\n"
+        assert not [record for record in caplog.records if record.exc_info]
+        await proxy.mend()
+        answers = [(await client.get(page, headers={"Accept": "text/html"})).status for page in pages]
+        assert answers == [404, 404, 200, 404, 404]  # no game 1 yet; the list, empty
+        await client.close()
+    finally:
+        await proxy.close()
+
+
 async def test_a_team_games_bots_are_marked_live_and_archived(client: TestClient) -> None:
     """Team one is Alice and the bot Droid, team two the bot Robo and *Dan (sides 1, 3 and 2, 4)."""
     alice, dan = await pair(client, "Alice", "*Dan")
