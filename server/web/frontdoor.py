@@ -1,5 +1,6 @@
 """The one middleware every request passes: limits, security headers, the reply's time in /metrics,
-and the connection cap's view of the request (server/web/connections.py).
+the connection cap's view of the request (server/web/connections.py), and a 503 rather than a 500 for
+a page that finds the database out of reach.
 
 One middleware rather than three: each layer costs a coroutine and an await per request, and an
 empty poll is cheap enough for that to show (issue 19: empty polls against aiohttp's hello-world).
