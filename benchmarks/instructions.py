@@ -47,6 +47,7 @@ from stream import (  # noqa: E402
     add_server_arguments,
     argument_parser,
     connect,
+    fill_sizes,
     parse_head,
     server_revision,
     stop_as_on_ctrl_c,
@@ -242,9 +243,7 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="tiny sizes, those of scale.py --quick")
     add_server_arguments(parser)
     args = parser.parse_args()
-    for name, value in SIZES["quick" if args.quick else "full"].items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
+    fill_sizes(args, SIZES["quick" if args.quick else "full"])
     if min(args.counted_clients, args.counted_requests) <= 0:
         parser.error("--counted-clients and --counted-requests must be positive")
     args.root = REPO

@@ -79,6 +79,7 @@ from stream import (  # noqa: E402
     add_server_arguments,
     argument_parser,
     connect,
+    fill_sizes,
     generator_loop,
     machine_cpu_seconds,
     ms,
@@ -747,9 +748,7 @@ def main() -> int:
     add_server_arguments(parser)
     args = parser.parse_args()
     size = "quick" if args.quick else "full"
-    for name, value in {**SIZES[size], **instructions.SIZES[size]}.items():
-        if getattr(args, name) is None:
-            setattr(args, name, value)
+    fill_sizes(args, SIZES[size], instructions.SIZES[size])
     if min(args.guests, args.first_mark, args.band, args.login_rate, args.quiet, args.workers) <= 0:
         parser.error("sizes, rates and --workers must be positive")
     if (

@@ -1124,6 +1124,14 @@ def argument_parser(doc: str | None) -> argparse.ArgumentParser:
     )
 
 
+def fill_sizes(args: argparse.Namespace, *tables: dict[str, Any]) -> None:
+    """Each size the command line left out (None) from the benchmark's tables (full, or --quick)."""
+    for table in tables:
+        for name, value in table.items():
+            if getattr(args, name) is None:
+                setattr(args, name, value)
+
+
 def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     """Options every benchmark that starts a server and loads it over HTTP shares."""
     venv_python = REPO / ".venv" / "bin" / "python"
