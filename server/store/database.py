@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import logging
 from datetime import UTC, datetime
 from importlib import resources
@@ -84,7 +85,11 @@ def alembic_config(connection: Connection | None = None) -> Config:
     return config
 
 
+@functools.cache
 def head_revision() -> str:
+    """The newest migration's revision. Found once a process: it loads every migration script, and the
+    scripts are the installed package's (the suite builds an app, which checks the schema, some thousand
+    times)."""
     heads = ScriptDirectory.from_config(alembic_config()).get_heads()
     return heads[0]
 

@@ -9,7 +9,7 @@ relative to the page and do not. The client's other pages (the archive's `games.
 the same way, keeping the `../` of a page folders down. A versioned file is cached for a year
 (`immutable`): a new release has a new version, and the page, which is never cached without asking
 (`no-cache`, with an ETag), names it. Text files go out gzipped to clients that accept it, compressed
-once, when the app is built.
+once a process, when the first app is built.
 
 An operator's folder (`--static`) is served by aiohttp's static files, which send a file's `.gz` or
 `.br` sibling when there is one (docs/operations.md, "nginx").
@@ -17,6 +17,7 @@ An operator's folder (`--static`) is served by aiohttp's static files, which sen
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import mimetypes
@@ -101,7 +102,9 @@ def _versioned_links(page: str, version: str) -> str:
     return re.sub(r'(href|src)="((?:\.\./)*)([\w-]+\.(?:css|js))"', rf'\1="\2assets/{version}/\3"', page)
 
 
+@functools.cache
 def _asset(name: str, body: bytes) -> Asset:
+    """Compressed once a process, whatever the number of apps built (the suite builds some thousand)."""
     content_type = mimetypes.guess_type(name)[0] or "application/octet-stream"
     if content_type.startswith("text/") or content_type == "application/javascript":
         content_type += "; charset=utf-8"
