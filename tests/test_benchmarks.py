@@ -3,11 +3,11 @@
 Benchmarks are not part of the suite's pass/fail, but they call into the server's code, and one that
 crashes at start (as benchmarks/store.py did after Hub.settled changed) goes unnoticed until somebody
 needs its figures. Tiny runs miss their targets (exit status 1); a crash, a usage error or a missing
-report fails here. They bring their own SQLite files, so they run in the SQLite half of make test; the
-cluster benchmark, whose members share a PostgreSQL database, runs in the PostgreSQL half. So does the
-chaos benchmark, the one whose figures are judged: its short run must meet issue 44's targets. It
-restarts that half's PostgreSQL server, which no other test minds: they open and dispose of their
-engines within each test.
+report fails here. Most bring their own SQLite files; the cluster benchmark, whose members share a
+PostgreSQL database, needs scripts/with-postgres's, and so does the chaos benchmark, the one whose
+figures are judged: its short run must meet issue 44's targets. make test runs this file once, in its
+PostgreSQL cluster part (the Makefile says why). The chaos run restarts that part's PostgreSQL server,
+which no other test minds: they open and dispose of their engines within each test.
 """
 
 from __future__ import annotations
@@ -88,11 +88,6 @@ RUNS = {
     ),
 }
 
-SQLITE_HALF_ONLY = pytest.mark.skipif(
-    bool(os.environ.get("KROPKI_TEST_DB")),
-    reason="the benchmarks bring their own SQLite files: they are run once, in the SQLite half of make test",
-)
-
 
 @pytest.fixture(scope="module")
 def runs(request: pytest.FixtureRequest) -> Iterator[dict[str, subprocess.Popen[str]]]:
@@ -123,7 +118,6 @@ def run_benchmark(name: str, arguments: list[str], timeout: float = 120) -> subp
     )
 
 
-@SQLITE_HALF_ONLY
 @pytest.mark.parametrize("name", RUNS)
 def test_a_short_run_reaches_the_report(runs: dict[str, subprocess.Popen[str]], name: str) -> None:
     process = runs[name]
@@ -184,7 +178,6 @@ def test_the_cluster_survives_a_minute_of_chaos() -> None:
     assert process.returncode == 0, report  # 0: every target met (1: some not, 2: it could not run)
 
 
-@SQLITE_HALF_ONLY
 def test_the_guests_section_counts_its_generators_cpu_to_the_windows_end() -> None:
     """Guests stop at their last slot before the window ends; the window's CPU is still read at its end
     (it was read by a meter cancelled when the guests were done, and printed 0%)."""
@@ -235,7 +228,6 @@ def test_the_guests_logins_are_not_on_a_grid_their_polls_would_share() -> None:
         assert not [t for t in times if quiet_before <= t < began or ended <= t < quiet_after]
 
 
-@SQLITE_HALF_ONLY
 def test_the_guests_section_polls_as_the_built_in_client_when_asked() -> None:
     """`--stream getBMsg`: the built-in client's stream, whose whole state carries every `b` line."""
     output = run_benchmark("scale", ["--only", "guests", "--quick", "--stream", "getBMsg"]).stdout
@@ -283,7 +275,6 @@ def test_the_servers_interpreter_is_timed_beside_the_load_generators(tmp_path: P
     assert re.fullmatch(r".*least of 4, less is faster\): server's \d+, load generator's \d+", both), both
 
 
-@SQLITE_HALF_ONLY
 def test_scale_measures_the_code_before_a_change_beside_this_code() -> None:
     """`--before`: each section runs on that checkout's server, then on this one's, and both are judged
     (issue 45: the fork's removal measured before and after in one run). This checkout stands in for
