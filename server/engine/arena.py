@@ -21,8 +21,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-import networkx as nx
-
 Outcome = Literal["win", "draw", "loss"]
 
 # Draws, in moves by both sides (lichess's "turns", plies; its help page says 10 and 30 moves of each
@@ -197,6 +195,8 @@ def _best_pairs(
 ) -> list[tuple[str, str]]:
     if len(players) < 2:
         return []
+    import networkx as nx  # here: a tenth of a second of every server's start, for arenas only
+
     max_rank = max(ranks[player.key] for player in players)
     colours = {player.key: _colour_history(player) for player in players}
     graph = nx.Graph()
