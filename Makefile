@@ -6,6 +6,12 @@ STAMP := $(VENV)/.installed
 .PHONY: install lock test test-packages test-sqlite test-server test-browser test-postgres test-postgres-cluster \
 	test-postgres-rest run lint bench clean
 
+# Python keeps its bytecode in __pycache__ here, as it does by default, even where the environment says
+# not to (container images often set PYTHONDONTWRITEBYTECODE; this machine does): without it every
+# process compiled the server's and the tests' sources again, and the suite starts hundreds. On
+# 2026-11-30: a server's start 1.2 -> 0.9 s of CPU, collecting the suite 9.8 -> 2.8 s.
+unexport PYTHONDONTWRITEBYTECODE
+
 install: $(STAMP)
 
 # Every dependency comes from the lock files, pinned with its hashes (docs/operations.md, "Installing: the
