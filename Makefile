@@ -48,10 +48,11 @@ lock: install
 # tests/conftest.py): the others (the hub's own tests, the CLI's, those on SQLite files of their own) ran
 # the same on any database, 89 s of that half on 2026-11-30.
 # Four parts side by side (much of each waits on browsers, servers and sleeps, not on a core: on a fast
-# host the whole run kept the two cores less than half busy): the suite on SQLite without the browser tests, the
-# browser tests, and the suite on PostgreSQL in two, the cluster's tests and the benchmarks' (a minute
-# of chaos alone takes 100 s) beside the rest, each with a PostgreSQL server of its own. On a slow host
-# (2026-11-30, 10-11 minutes in all) the SQLite part and the browser part were the longest.
+# host the whole run kept the two cores less than half busy): the suite on SQLite without the browser
+# tests and the benchmarks' tests, the browser tests, and the suite on PostgreSQL in two, the cluster's
+# tests and the benchmarks' (a minute of chaos alone takes 100 s) beside the rest, each with a
+# PostgreSQL server of its own. On a slow host the two cores are busy most of the run, and the SQLite
+# part and the browser part end last (docs/performance.md, "The test suite's length").
 # --output-sync prints each part's output whole when it ends.
 test: install test-packages
 	$(MAKE) -j4 --output-sync=target test-server test-browser test-postgres-cluster test-postgres-rest

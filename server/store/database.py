@@ -15,7 +15,7 @@ from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import Table, event
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.engine import Connection, Dialect
+from sqlalchemy.engine import Connection, Dialect, make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
 
 from server.logs import Fields
@@ -51,8 +51,11 @@ class SchemaError(RuntimeError):
 
 
 def open_engine(url: str) -> AsyncEngine:
-    """An engine for `url`; SQLite files run in WAL mode so readers never block the writer."""
-    engine = create_async_engine(url)
+    """An engine for `url`. SQLite files run in WAL mode so readers never block the writer. PostgreSQL's
+    pooled connections are tested as they are taken (pool_pre_ping: one round trip): a restart or a
+    failover ends them all, and the first write on one made storage fail for a second, taking back the
+    moves not yet stored, as the first read made a page answer 503."""
+    engine = create_async_engine(url, pool_pre_ping=make_url(url).get_backend_name() == "postgresql")
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", sqlite_pragmas)
     return engine

@@ -13,7 +13,9 @@ import time
 from pathlib import Path
 
 import pytest
-from sqlalchemy import func, select
+from sqlalchemy import func, select, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from server.engine.game import Game
 from server.engine.moves import parse_move
@@ -228,11 +230,54 @@ async def test_at_a_stop_what_storage_does_not_take_is_named_once_and_left(
         await store.close()
 
 
+@postgres_only
+async def test_connections_postgresql_ended_are_replaced_and_storage_never_fails(
+    tmp_path: Path, new_database: NewDatabase, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A restart or a failover of PostgreSQL ends every pooled connection: the next write and the next
+    read find new ones. Before pool_pre_ping the first write failed on a dead one (storage failing, the
+    moves not yet stored taken back) and so did the first read (a 503)."""
+    caplog.set_level(logging.DEBUG, logger="server.store.writer")
+    url = new_database(tmp_path, True)
+    store = await Store.open(url)
+    try:
+        moves(store, 5, range(1, 3))
+        await store.writer.flush()
+        assert await journal_count(store, 5) == 2  # the pool now holds a connection
+        await end_sessions(url)
+        moves(store, 5, range(3, 5))
+        await store.writer.flush()
+        assert await journal_count(store, 5) == 4
+        await end_sessions(url)
+        assert await journal_count(store, 5) == 4
+        assert (
+            store.writer.storage_failure is None
+            and not lines(caplog, "storage")
+            and not lines(caplog, "write")
+        )
+    finally:
+        await store.close()
+
+
+async def end_sessions(url: str) -> None:
+    """What a restart does to a database's sessions."""
+    database = make_url(url).database
+    engine = create_async_engine(POSTGRES or "", isolation_level="AUTOCOMMIT")
+    async with engine.connect() as connection:
+        ended = await connection.scalar(
+            text(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                "WHERE datname = :database AND pid <> pg_backend_pid()"
+            ),
+            {"database": database},
+        )
+    await engine.dispose()
+    assert ended >= 1
+
+
 async def test_what_counts_as_storage_failing(tmp_path: Path, new_database: NewDatabase) -> None:
     """Real errors from the real database: a constraint is the write's fault, a lost connection or a
     missing database file is storage's."""
-    from sqlalchemy import text
-
     store = await Store.open(new_database(tmp_path, True))
     try:
         with pytest.raises(Exception) as integrity:
