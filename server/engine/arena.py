@@ -195,7 +195,7 @@ def _best_pairs(
 ) -> list[tuple[str, str]]:
     if len(players) < 2:
         return []
-    import networkx as nx  # here: a tenth of a second of every server's start, for arenas only
+    import networkx as nx  # here: its import is a fifth of a second of a server's start, for arenas only
 
     max_rank = max(ranks[player.key] for player in players)
     colours = {player.key: _colour_history(player) for player in players}
