@@ -136,8 +136,9 @@ def _database_flag_after_the_action() -> argparse.ArgumentParser:
     return parent
 
 
-def run(args: argparse.Namespace, url: str, database: Path | None) -> int:
-    """Run the admin's command `args.command` on the database at `url` (`database`: its SQLite file)."""
+def run(args: argparse.Namespace, url: str, database: Path | None, id_hash_cost: int) -> int:
+    """Run the admin's command `args.command` on the database at `url` (`database`: its SQLite file);
+    `id_hash_cost` as the server's (a bot account's id is hashed)."""
     logs.configure("WARNING")
     if args.command == "migrate":
         if database is not None:
@@ -155,7 +156,7 @@ def run(args: argparse.Namespace, url: str, database: Path | None) -> int:
     if args.command == "tournament-key":
         return _tournament_key(args, url)
     if args.command == "bot":
-        return _bot(args, url)
+        return _bot(args, url, id_hash_cost)
     if args.command in SANCTIONS or args.command == "moderation":
         return _moderate(args, url)
     return _user(args, url)
@@ -205,14 +206,14 @@ def _user(args: argparse.Namespace, url: str) -> int:
     return _account_answer(run)
 
 
-def _bot(args: argparse.Namespace, url: str) -> int:
+def _bot(args: argparse.Namespace, url: str, id_hash_cost: int) -> int:
     """A bot account made, or its token replaced: the token is printed once (the store keeps a hash)."""
     from server.hub.model import reserved
     from server.store.accounts import NickTaken
     from server.store.store import Store
 
     async def run() -> str:
-        store = await Store.open(url)
+        store = await Store.open(url, id_hash_cost=id_hash_cost)
         try:
             if args.action == "create":
                 if reserved(args.nick):

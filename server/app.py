@@ -146,7 +146,11 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     # The server lock comes first: a second server on this database is refused before it writes.
     member = settings.member_name
     store = await Store.open(
-        settings.db_url, upgrade=settings.migrate, serving=Holder.this_process(settings.port), member=member
+        settings.db_url,
+        upgrade=settings.migrate,
+        serving=Holder.this_process(settings.port),
+        member=member,
+        id_hash_cost=settings.id_hash_cost,
     )
     app[STORE_KEY] = store
     app[auth.ACCOUNTS_KEY] = store.accounts

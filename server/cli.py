@@ -30,6 +30,7 @@ from server.config import (
     ENV_GAMES_PER_PLAYER,
     ENV_GUEST_TABLES_PER_ADDRESS,
     ENV_HOST,
+    ENV_ID_HASH_COST,
     ENV_IPV4_PREFIXES,
     ENV_IPV6_PREFIXES,
     ENV_MAX_CONNECTIONS,
@@ -56,6 +57,7 @@ from server.config import (
     parse_ai_workers,
     parse_away_after,
     parse_event_loop,
+    parse_id_hash_cost,
     parse_member,
     parse_network,
     parse_port,
@@ -263,6 +265,14 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"the longest wait between tries of one account (env {ENV_FAILED_LOGIN_MAX_WAIT}, default 900)",
     )
     serve.add_argument(
+        "--id-hash-cost",
+        type=_checked(parse_id_hash_cost),
+        metavar="LOG2_N",
+        help="what the hash of a registered player's id costs: scrypt's N is 2 to this power; each step "
+        "doubles a login's time and memory, and an id hashed at another cost is hashed again at its "
+        f'next login (env {ENV_ID_HASH_COST}, default 14, from 10 to 17; docs/operations.md, "Accounts")',
+    )
+    serve.add_argument(
         "--away-after",
         type=_checked(parse_away_after),
         metavar="SECONDS",
@@ -346,6 +356,7 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         failed_logins_per_account=getattr(args, "failed_logins_per_account", None)
         or base.failed_logins_per_account,
         failed_login_max_wait=getattr(args, "failed_login_max_wait", None) or base.failed_login_max_wait,
+        id_hash_cost=getattr(args, "id_hash_cost", None) or base.id_hash_cost,
         max_connections=getattr(args, "max_connections", None) or base.max_connections,
         away_after=getattr(args, "away_after", None) or base.away_after,
         claim_after=getattr(args, "claim_after", None) or base.claim_after,
@@ -488,6 +499,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             database = sqlite_file(settings.db_url)
         except ConfigError as exc:
             parser.exit(2, f"kropki-server: error: {exc}\n")
-        return admin.run(args, settings.db_url, database)
+        return admin.run(args, settings.db_url, database, settings.id_hash_cost)
     parser.print_help()
     return 2

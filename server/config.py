@@ -14,6 +14,8 @@ from urllib.parse import parse_qsl, urlsplit
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError
 
+from server.store.idhash import DEFAULT_COST, MAX_COST, MIN_COST
+
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8080
 DEFAULT_DB_URL = "sqlite+aiosqlite:///./data/kropki.sqlite3"
@@ -58,6 +60,7 @@ DEFAULT_ANALYSIS_PER_PLAYER = 3
 DEFAULT_REGISTERED_SHARE = 20
 MAX_REGISTERED_SHARE = 90
 MAX_WAIT = 24 * 3600
+ENV_ID_HASH_COST = "KROPKI_ID_HASH_COST"
 ENV_AWAY_AFTER = "KROPKI_AWAY_AFTER"
 ENV_CLAIM_AFTER = "KROPKI_CLAIM_AFTER"
 DEFAULT_AWAY_AFTER = 40  # seconds without a request before a player is away from their games
@@ -129,6 +132,7 @@ class Settings:
     failed_logins_per_address: int = DEFAULT_FAILED_LOGINS_PER_ADDRESS
     failed_logins_per_account: int = DEFAULT_FAILED_LOGINS_PER_ACCOUNT
     failed_login_max_wait: int = DEFAULT_FAILED_LOGIN_MAX_WAIT
+    id_hash_cost: int = DEFAULT_COST  # log2 of scrypt's N for new hashes of registered players' ids
     max_connections: int = DEFAULT_MAX_CONNECTIONS
     # a player who left a game: away after so many seconds without a request, and claimable after so
     # many more (server/hub/absences.py)
@@ -196,6 +200,9 @@ class Settings:
             registered_share=parse_share(environ[ENV_REGISTERED_SHARE], ENV_REGISTERED_SHARE)
             if environ.get(ENV_REGISTERED_SHARE)
             else DEFAULT_REGISTERED_SHARE,
+            id_hash_cost=parse_id_hash_cost(environ[ENV_ID_HASH_COST], ENV_ID_HASH_COST)
+            if environ.get(ENV_ID_HASH_COST)
+            else DEFAULT_COST,
             max_connections=_whole(environ, ENV_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS, MAX_COUNT),
             away_after=parse_away_after(environ[ENV_AWAY_AFTER], ENV_AWAY_AFTER)
             if environ.get(ENV_AWAY_AFTER)
@@ -383,6 +390,13 @@ def parse_share(value: str, name: str) -> int:
 
 def _whole(environ: Mapping[str, str], name: str, default: int, highest: int) -> int:
     return parse_whole(environ[name], name, highest) if environ.get(name) else default
+
+
+def parse_id_hash_cost(value: str, name: str = "--id-hash-cost") -> int:
+    """log2 of scrypt's N (server/store/idhash.py): each step doubles a login's time and memory."""
+    if not value.isascii() or not value.isdigit() or not MIN_COST <= int(value) <= MAX_COST:
+        raise ConfigError(f"{name} must be a whole number from {MIN_COST} to {MAX_COST}, got {value!r}")
+    return int(value)
 
 
 def parse_ai_workers(value: str, name: str = "--ai-workers") -> int:

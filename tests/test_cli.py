@@ -578,6 +578,22 @@ def test_the_times_of_a_player_who_left_from_flags_environment_or_defaults() -> 
     assert (flags.away_after, flags.claim_after) == (120, 300)
 
 
+def test_the_id_hash_cost_from_a_flag_the_environment_or_the_default() -> None:
+    assert resolve([], {}).id_hash_cost == 14
+    assert resolve([], {"KROPKI_ID_HASH_COST": "16"}).id_hash_cost == 16
+    assert resolve(["--id-hash-cost", "10"], {"KROPKI_ID_HASH_COST": "16"}).id_hash_cost == 10
+
+
+@pytest.mark.parametrize("value", ["9", "18", "0", "x", "14.0", "١٤"])
+def test_an_id_hash_cost_out_of_range_is_refused(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["serve", "--id-hash-cost", value])
+    assert exit_info.value.code == 2
+    assert "--id-hash-cost must be a whole number from 10 to 17" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="KROPKI_ID_HASH_COST must be a whole number from 10 to 17"):
+        resolve([], {"KROPKI_ID_HASH_COST": value})
+
+
 @pytest.mark.parametrize("value", ["30", "0", "601", "x", "40.5"])
 def test_an_away_time_a_long_poll_could_outlast_is_refused(
     value: str, capsys: pytest.CaptureFixture[str]

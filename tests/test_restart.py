@@ -24,6 +24,7 @@ from urllib.parse import urlencode
 import pytest
 
 from server.config import Settings
+from server.store.idhash import MIN_COST
 from tests.ports import free_port
 from tests.store.test_server_lock import live_rows, lock_file
 from tests.test_cli import REPO_ROOT, run_cli, wait_for_healthz
@@ -88,7 +89,7 @@ class Server:
         self.log_path = self.tmp_path / f"server-{self.runs}.log"
         env = {key: value for key, value in os.environ.items() if not key.startswith("KROPKI_")}
         command = [sys.executable, "-m", "server", "serve", "--port", str(self.port)]
-        command += ["--ai-workers", str(self.ai_workers)]
+        command += ["--ai-workers", str(self.ai_workers), "--id-hash-cost", str(MIN_COST)]  # as conftest's
         command += ["--db", self.db_url] + (["--migrate"] if migrate else [])
         command += self.flags
         with self.log_path.open("w") as log:

@@ -2,22 +2,27 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server.engine.rating import INITIAL, Rating, shown
 from server.engine.sgf import read_record, write_record
 from server.hub.persistence import NO_ROLE, ROLES, Account
+from server.logs import Fields
 from server.protocol.codec import look_key, nick_key
 from server.store.database import as_utc, findable
-from server.store.idhash import check_id_async, hash_id_async
+from server.store.idhash import IdHashing
 from server.store.models import ArchivedGame, IgnoredPlayer, ModerationEntry, User
+from server.store.outage import unavailable
+
+log = logging.getLogger(__name__)
 
 DELETED_NICK = "deleted"  # archived games of a deleted account name the player "deleted<number>"
 
@@ -143,8 +148,9 @@ def new_user(nick: str, secret_hash: str, *, email: str = "", lang: str = "en", 
 
 
 class Accounts:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, sessions: async_sessionmaker, hashing: IdHashing) -> None:
         self.sessions = sessions
+        self.hashing = hashing
 
     async def register(self, nick: str, secret: str, email: str, lang: str) -> Account:
         """A new account with the starting rating; NickTaken if the nick, or one that looks like it,
@@ -152,7 +158,7 @@ class Accounts:
         async with self.sessions() as session:
             if await session.scalar(holding(nick).limit(1)) is not None:
                 raise NickTaken(nick)
-        user = new_user(nick, await hash_id_async(secret), email=email, lang=lang)
+        user = new_user(nick, await self.hashing.hash_async(secret), email=email, lang=lang)
         try:
             async with self.sessions.begin() as session:
                 session.add(user)
@@ -165,12 +171,32 @@ class Accounts:
         async with self.sessions() as session:
             key = nick_key(nick)
             user = await session.scalar(select(User).where(User.login_key == key))
-        if not await check_id_async(secret, user.secret_hash if user is not None else None):
+        if not await self.hashing.check_async(secret, user.secret_hash if user is not None else None):
             return None
         assert user is not None
+        if self.hashing.outdated(user.secret_hash):
+            await self._hash_again(user, secret)
         async with self.sessions() as session:
             ignored = await ignored_by(session, [user.id])
         return account_of(user, ignored[user.id])
+
+    async def _hash_again(self, user: User, secret: str) -> None:
+        """The id's hash made again at the current cost (the operator changed it), in place of the one it
+        was just checked against, unless a login elsewhere replaced that meanwhile. Storage that takes no
+        writes now does not stop the login: the next one tries again."""
+        renewed = await self.hashing.hash_async(secret)
+        try:
+            async with self.sessions.begin() as session:
+                await session.execute(
+                    update(User)
+                    .where(User.id == user.id, User.secret_hash == user.secret_hash)
+                    .values(secret_hash=renewed)
+                )
+        except Exception as failure:
+            why = unavailable(failure)
+            if why is None:
+                raise
+            log.warning("id hash not renewed %s", Fields(nick=user.nick, reason=why))
 
     async def profile(self, nick: str) -> Profile | None:
         if not findable(nick):

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 from server.hub.persistence import Account
 from server.protocol.codec import check_nick, nick_key
 from server.store.accounts import NickTaken, UnknownNick, account_of, holding, ignored_by, new_user
-from server.store.idhash import check_id_async, hash_id_async
+from server.store.idhash import IdHashing
 from server.store.models import ArchivedGame, GamePlayer, User
 
 TOKEN_BYTES = 32
@@ -42,8 +42,9 @@ def _new_token() -> tuple[str, str]:
 
 
 class Bots:
-    def __init__(self, sessions: async_sessionmaker) -> None:
+    def __init__(self, sessions: async_sessionmaker, hashing: IdHashing) -> None:
         self.sessions = sessions
+        self.hashing = hashing
 
     async def among(self, nicks: Iterable[str]) -> set[str]:
         """Which of these nicks name bots (a live game's record marks them, docs/bots.md): one query,
@@ -65,7 +66,7 @@ class Bots:
         log in with (a random one, forgotten at once): the bot plays through its token only."""
         check_nick(nick, guest=False)
         token, hashed = _new_token()
-        secret_hash = await hash_id_async(secrets.token_urlsafe(TOKEN_BYTES))
+        secret_hash = await self.hashing.hash_async(secrets.token_urlsafe(TOKEN_BYTES))
         user = new_user(nick, secret_hash, bot=True, bot_token_hash=hashed)
         try:
             async with self.sessions.begin() as session:
@@ -93,7 +94,7 @@ class Bots:
         or None for a wrong nick or id. HasPlayed if the account has any game, rated or not."""
         async with self.sessions() as session:
             user = await session.scalar(select(User).where(User.login_key == nick_key(nick)))
-        if not await check_id_async(secret, user.secret_hash if user is not None else None):
+        if not await self.hashing.check_async(secret, user.secret_hash if user is not None else None):
             return None
         assert user is not None
         token, hashed = _new_token()

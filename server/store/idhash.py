@@ -1,7 +1,10 @@
 """A registered player's id is their password: the database keeps only a slow, salted hash of it.
 
-scrypt from the standard library (N=2^14, r=8, p=1: about 16 MB and tens of milliseconds), run in a
-thread so the event loop goes on serving everyone else while one login is checked.
+scrypt from the standard library (r=8, p=1, N=2^cost: at the default cost 14, 16 MB and about 40 ms on
+this project's machine), run in a thread so the event loop goes on serving everyone else while one login
+is checked. The cost is the operator's (`serve --id-hash-cost`, docs/operations.md): a hash keeps the
+parameters it was made with, so one made at another cost still checks, and is made again at the
+player's next login.
 
 Each hash has a salt of its own, so an id cannot be looked up by its hash: an account is found by
 nick first. Live sessions, which a poll names by id only, are kept under a keyed HMAC instead
@@ -16,45 +19,67 @@ import hashlib
 import hmac
 import os
 
-N, R, P = 2**14, 8, 1
+DEFAULT_COST = 14
+# 2^10 (1 MB, about 2 ms) is the least that still makes each guess cost something; 2^17 takes 128 MB a
+# check, and the threads asyncio runs them on may check several at once.
+MIN_COST, MAX_COST = 10, 17
+R, P = 8, 1
 SALT_BYTES = 16
 KEY_BYTES = 32
 SCHEME = "scrypt"
 
 
 def _derive(secret: str, salt: bytes, n: int, r: int, p: int) -> bytes:
-    return hashlib.scrypt(secret.encode(), salt=salt, n=n, r=r, p=p, maxmem=0, dklen=KEY_BYTES)
-
-
-def hash_id(secret: str) -> str:
-    """`scrypt$N$r$p$salt$key`, so that the cost can be raised later without locking anyone out."""
-    salt = os.urandom(SALT_BYTES)
-    key = _derive(secret, salt, N, R, P)
-    return "$".join([SCHEME, str(N), str(R), str(P), _b64(salt), _b64(key)])
+    # scrypt needs about 128 * r * N bytes; OpenSSL refuses over 32 MB unless given a limit (N >= 2^15)
+    limit = 2 * 128 * r * (n + p + 2)
+    return hashlib.scrypt(secret.encode(), salt=salt, n=n, r=r, p=p, maxmem=limit, dklen=KEY_BYTES)
 
 
 def id_matches(secret: str, stored: str) -> bool:
     scheme, n, r, p, salt, key = stored.split("$")
     if scheme != SCHEME:
         raise ValueError(f"unknown id hash scheme {scheme!r}")
+    if int(n) > 2**MAX_COST or int(r) != R or int(p) != P:  # no memory a stored row may ask for
+        raise ValueError(f"id hash parameters beyond any cost the server makes: N={n}, r={r}, p={p}")
     derived = _derive(secret, base64.b64decode(salt), int(n), int(r), int(p))
     return hmac.compare_digest(derived, base64.b64decode(key))
 
 
-# A hash of nobody's id with the current cost, checked for unknown nicks so that they take as long.
-_DECOY = "scrypt$16384$8$1$XN3QSsC2aZbb0nmBWsNeaA==$Nv0PwY828LSUxA89VqLCQEvj3r3ey4Q6f5eG4nisews="
+class IdHashing:
+    """New hashes at `cost` (log2 of scrypt's N); checks of hashes made at any cost."""
 
+    def __init__(self, cost: int = DEFAULT_COST) -> None:
+        if not MIN_COST <= cost <= MAX_COST:
+            raise ValueError(f"an id hash cost is from {MIN_COST} to {MAX_COST}, got {cost}")
+        self.n = 2**cost
+        # Nobody's hash at the current cost (random salt and key: nothing derives to it), checked for an
+        # unknown nick so that it takes as long as a known one.
+        self.decoy = self._stored(os.urandom(SALT_BYTES), os.urandom(KEY_BYTES))
 
-async def hash_id_async(secret: str) -> str:
-    return await asyncio.to_thread(hash_id, secret)
+    def hash(self, secret: str) -> str:
+        """`scrypt$N$r$p$salt$key`: the parameters kept, so that the cost can change without locking
+        anyone out."""
+        salt = os.urandom(SALT_BYTES)
+        return self._stored(salt, _derive(secret, salt, self.n, R, P))
 
+    def outdated(self, stored: str) -> bool:
+        """Whether `stored` was made with other parameters than new hashes are: made again at the next
+        login that matches it."""
+        return stored.split("$")[:4] != [SCHEME, str(self.n), str(R), str(P)]
 
-async def check_id_async(secret: str, stored: str | None) -> bool:
-    """Check an id against a stored hash; an unknown nick (`None`) costs the same and fails."""
-    if stored is None:
-        await asyncio.to_thread(id_matches, secret, _DECOY)
-        return False
-    return await asyncio.to_thread(id_matches, secret, stored)
+    async def hash_async(self, secret: str) -> str:
+        return await asyncio.to_thread(self.hash, secret)
+
+    async def check_async(self, secret: str, stored: str | None) -> bool:
+        """Check an id against a stored hash; an unknown nick (`None`) costs a check at the current cost,
+        and fails."""
+        if stored is None:
+            await asyncio.to_thread(id_matches, secret, self.decoy)
+            return False
+        return await asyncio.to_thread(id_matches, secret, stored)
+
+    def _stored(self, salt: bytes, key: bytes) -> str:
+        return "$".join([SCHEME, str(self.n), str(R), str(P), _b64(salt), _b64(key)])
 
 
 def _b64(data: bytes) -> str:

@@ -14,6 +14,7 @@ from server.store.bots import Bots
 from server.store.database import check_schema, migrate, open_engine, sessions
 from server.store.games import Games
 from server.store.hosted import HostedTournaments
+from server.store.idhash import DEFAULT_COST, IdHashing
 from server.store.members import member_number, reserve_table_numbers
 from server.store.moderation import Moderation
 from server.store.reports import Reports
@@ -47,9 +48,16 @@ class Store:
 
     @classmethod
     async def open(
-        cls, url: str, *, upgrade: bool = False, serving: Holder | None = None, member: str | None = None
+        cls,
+        url: str,
+        *,
+        upgrade: bool = False,
+        serving: Holder | None = None,
+        member: str | None = None,
+        id_hash_cost: int = DEFAULT_COST,
     ) -> Store:
         """Connect; with `upgrade` bring the schema up to date, otherwise refuse an outdated one.
+        `id_hash_cost`: what new hashes of registered players' ids cost (server/store/idhash.py).
 
         A serving process names itself in `serving`: it takes the server lock (one server per database,
         or any number of members of one cluster, named by `member`) before anything is written, or is
@@ -73,15 +81,16 @@ class Store:
             raise
         if isinstance(lock, AdvisoryLock):
             lock.watch()  # PostgreSQL drops it with its connection: taken back when lost
+        hashing = IdHashing(id_hash_cost)
         parts = (
-            Accounts(maker),
+            Accounts(maker, hashing),
             Games(maker),
             Tournaments(maker),
             StoreWriter(engine, maker, number),
             HostedTournaments(maker),
             Moderation(maker),
             Reports(maker),
-            Bots(maker),
+            Bots(maker, hashing),
         )
         return cls(engine, *parts, server_lock=lock)
 

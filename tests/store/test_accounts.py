@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -12,10 +13,11 @@ from sqlalchemy import select
 
 from server.config import Settings
 from server.engine.rating import INITIAL
-from server.store import idhash
+from server.store import database, idhash
 from server.store.accounts import NickTaken, UnknownNick
-from server.store.models import Base
+from server.store.models import Base, User
 from server.store.store import Store
+from tests.store.breakers import breaker_for
 
 
 def registered_id(nick: str, password: str) -> str:
@@ -30,9 +32,16 @@ def test_the_doc_recipe_gives_the_spec_test_vector() -> None:
 
 @pytest.fixture
 async def store(settings: Settings) -> AsyncIterator[Store]:
-    opened = await Store.open(settings.db_url)
+    opened = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
     yield opened
     await opened.close()
+
+
+async def stored_hash(store: Store, nick: str) -> str:
+    async with store.engine.connect() as connection:
+        found = await connection.scalar(select(User.secret_hash).where(User.nick == nick))
+    assert found is not None
+    return found
 
 
 def database_bytes(settings: Settings) -> bytes:
@@ -57,21 +66,97 @@ async def test_register_then_log_in_with_the_right_id_only(store: Store) -> None
 
 
 async def test_an_unknown_nick_costs_one_hash_check_like_a_known_one(
-    store: Store, monkeypatch: pytest.MonkeyPatch
+    store: Store, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await store.accounts.register("Alice", registered_id("Alice", "pw"), "", "en")
     checks: list[str] = []
     real = idhash.id_matches
 
     def counting(secret: str, stored: str) -> bool:
-        checks.append(stored.split("$")[0])
+        checks.append("$".join(stored.split("$")[:4]))
         return real(secret, stored)
 
     monkeypatch.setattr(idhash, "id_matches", counting)
     await store.accounts.authenticate("Alice", "WrongWrong")
     await store.accounts.authenticate("Nobody", "WrongWrong")
 
-    assert checks == ["scrypt", "scrypt"]
+    cost = f"scrypt${2**settings.id_hash_cost}$8$1"  # the nobody's check costs what the current cost does
+    assert checks == [cost, cost]
+
+
+def test_the_default_cost_is_scrypt_at_2_to_the_14() -> None:
+    made = idhash.IdHashing().hash("K4ZUPkUzXY")
+
+    assert made.startswith("scrypt$16384$8$1$")
+    assert idhash.id_matches("K4ZUPkUzXY", made) and not idhash.id_matches("K4ZUPkUzXZ", made)
+    with pytest.raises(ValueError):
+        idhash.IdHashing(idhash.MIN_COST - 1)
+
+
+def test_the_dearest_cost_hashes_and_checks() -> None:
+    """OpenSSL's scrypt refuses more than 32 MB unless told: N = 2^15 and above need a limit of their own."""
+    made = idhash.IdHashing(idhash.MAX_COST).hash("K4ZUPkUzXY")
+
+    assert made.startswith(f"scrypt${2**idhash.MAX_COST}$8$1$") and idhash.id_matches("K4ZUPkUzXY", made)
+    dearer = made.replace(f"${2**idhash.MAX_COST}$", f"${2 ** (idhash.MAX_COST + 1)}$", 1)
+    with pytest.raises(ValueError, match="beyond any cost"):  # a row may not make a check take gigabytes
+        idhash.id_matches("K4ZUPkUzXY", dearer)
+
+
+async def test_an_id_hashed_at_another_cost_is_hashed_again_at_its_next_login(
+    store: Store, settings: Settings
+) -> None:
+    """The operator raised the cost (serve --id-hash-cost): the hashes made before still log in, and are
+    made again at the new cost, from the id the player just gave, at their next login."""
+    secret, bob = registered_id("Alice", "pw"), registered_id("Bob", "pw")
+    await store.accounts.register("Alice", secret, "", "en")
+    await store.accounts.register("Bob", bob, "", "en")
+    before, bob_before = await stored_hash(store, "Alice"), await stored_hash(store, "Bob")
+    await store.close()
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost + 1)
+    try:
+        assert await store.accounts.authenticate("Alice", secret) is not None
+        renewed = await stored_hash(store, "Alice")
+        assert renewed.startswith(f"scrypt${2 ** (settings.id_hash_cost + 1)}$8$1$") and renewed != before
+        assert await store.accounts.authenticate("Alice", secret) is not None
+        assert await stored_hash(store, "Alice") == renewed  # made once
+        assert await store.accounts.authenticate("Alice", registered_id("Alice", "wrong")) is None
+
+        assert await store.accounts.authenticate("Bob", registered_id("Bob", "wrong")) is None
+        assert await stored_hash(store, "Bob") == bob_before  # a wrong id changes nothing
+    finally:
+        await store.close()
+
+
+async def test_a_login_goes_on_when_storage_cannot_take_the_new_hash(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The hash made again is a write: storage that takes none now (a locked or read-only database, a
+    full disk) leaves the old one, logs why (never the id), and the login goes on."""
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 200)
+    secret = registered_id("Alice", "pw")
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
+    await store.accounts.register("Alice", secret, "", "en")
+    before = await stored_hash(store, "Alice")
+    await store.close()
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost + 1)
+    breaker = breaker_for(settings.db_url)
+    try:
+        await breaker.break_storage()
+        try:
+            account = await store.accounts.authenticate("Alice", secret)
+        finally:
+            await breaker.mend()
+        assert account is not None and account.nick == "Alice"
+        assert await stored_hash(store, "Alice") == before
+        [warning] = [record for record in caplog.records if record.getMessage().startswith("id hash not")]
+        assert "nick=Alice " in warning.getMessage() and secret not in caplog.text
+        assert breaker.gives(re.search(r'reason="([^"]+)"', warning.getMessage())[1])  # type: ignore[index]
+
+        assert await store.accounts.authenticate("Alice", secret) is not None  # the next login does it
+        assert (await stored_hash(store, "Alice")).startswith(f"scrypt${2 ** (settings.id_hash_cost + 1)}$")
+    finally:
+        await store.close()
 
 
 async def test_look_alike_nicks_are_taken(store: Store) -> None:

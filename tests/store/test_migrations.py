@@ -24,7 +24,7 @@ from server.store.database import (
     migrate,
     open_engine,
 )
-from server.store.idhash import hash_id
+from server.store.idhash import MIN_COST, IdHashing
 from server.store.models import Base, User
 from server.store.store import Store
 from tests.store.test_accounts import registered_id
@@ -129,7 +129,7 @@ async def test_0004_gives_each_look_to_the_oldest_account_and_every_account_stil
     async with engine.begin() as connection:
         await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0003"))
         for nick in ("Alan", "Bob", "Alɑn", "AIan"):  # as the code before 0004 registered them
-            row = user_at_0003(nick, secret_hash=hash_id(registered_id(nick, "pw")))
+            row = user_at_0003(nick, secret_hash=IdHashing(MIN_COST).hash(registered_id(nick, "pw")))
             await connection.execute(insert(USERS_AT_0003).values(row))
     await migrate(engine)
     async with engine.connect() as connection:

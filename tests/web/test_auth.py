@@ -10,11 +10,13 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
+from sqlalchemy import select
 
 from server.app import STORE_KEY, create_app
 from server.config import Settings
 from server.hub.model import Origin
 from server.store.accounts import Accounts
+from server.store.models import User
 from server.web.auth import FAILED_LOGINS_WINDOW
 from server.web.common import LOGIN_GUARD_KEY
 from server.web.limits import LoginGuard
@@ -107,6 +109,16 @@ async def test_login_with_the_right_id_only(client: TestClient) -> None:
     assert right == "ok.zalogowanyNaSerwer."
     reply = await Zagram(client, alice, "Alice").poll()
     assert "iAlice..F.ru.1500.0.0.0." in reply.lines(0, "i")
+
+
+async def test_ids_are_hashed_at_the_servers_cost(aiohttp_client: AiohttpClient, settings: Settings) -> None:
+    dearer = dataclasses.replace(settings, id_hash_cost=settings.id_hash_cost + 1)
+    client = await aiohttp_client(create_app(dearer))
+    await register(client, "Alice")
+
+    async with client.app[STORE_KEY].engine.connect() as connection:
+        stored = await connection.scalar(select(User.secret_hash))
+    assert stored is not None and stored.startswith(f"scrypt${2**dearer.id_hash_cost}$8$1$")
 
 
 WRONG = "nieOk.wrongNickOrId"
