@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from server import __version__
-from server.cli import build_parser, main, resolve_log_level, resolve_settings
+from server.cli import build_parser, main
 from server.config import ConfigError, Settings, sqlite_data_dir
+from server.serveflags import resolve_log_level, resolve_settings
 from tests.ports import free_port
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
