@@ -78,6 +78,17 @@ class SqliteLock(Breaker):
         self.holder = None
 
 
+def ending_sessions(database: str | None, *, but_server_locks: bool) -> str:
+    """SQL that ends the database's sessions but its own, as a restart or a failover of PostgreSQL does;
+    `but_server_locks`: not a serving process's server lock (its own connection, named `kropki-server
+    ...`), which a restart would end too."""
+    spared = " AND application_name NOT LIKE 'kropki-server%'" if but_server_locks else ""
+    return (
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+        f"WHERE datname = '{database}' AND pid <> pg_backend_pid(){spared}"
+    )
+
+
 class PostgresReadOnly(Breaker):
     reason = "database is read-only (25006)"
     # the writer's pooled session was ended: asyncpg says "connection does not exist" (SQLSTATE 08003) or
@@ -105,16 +116,10 @@ class PostgresReadOnly(Breaker):
                 await connection.execute(text(statement))
         await engine.dispose()
 
-    def _end_sessions(self) -> str:
-        return (
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            f"WHERE datname = '{self.database}' AND pid <> pg_backend_pid() "
-            "AND application_name NOT LIKE 'kropki-server%'"
-        )
-
     async def break_storage(self) -> None:
         await self._run(
-            f"ALTER DATABASE {self.database} SET default_transaction_read_only = on", self._end_sessions()
+            f"ALTER DATABASE {self.database} SET default_transaction_read_only = on",
+            ending_sessions(self.database, but_server_locks=True),
         )
         if self.holder is not None and self.holding is not None:  # its session was ended with the others
             with contextlib.suppress(Exception):
@@ -130,7 +135,7 @@ class PostgresReadOnly(Breaker):
         await self._run(
             f"ALTER DATABASE {self.database} ALLOW_CONNECTIONS false",
             f"ALTER DATABASE {self.database} SET default_transaction_read_only = off",
-            self._end_sessions(),
+            ending_sessions(self.database, but_server_locks=True),
             f"ALTER DATABASE {self.database} ALLOW_CONNECTIONS true",
         )
 

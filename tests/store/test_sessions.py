@@ -12,7 +12,6 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from server.config import Settings
 from server.hub.persistence import SavedSession
-from server.store.accounts import Accounts
 from server.store.store import Store
 from tests.conftest import POSTGRES
 
@@ -38,7 +37,7 @@ async def test_sessions_written_are_read_back_at_the_next_start(settings: Settin
     assert (first.sessions, first.event_mark, first.alive_at) == ([], 0, None)
     ala, bob, cyd = (store.writer.id_hmac(secret) for secret in ("Qx7alA_1", "Zq9boB.2", "cyd"))
     assert ala == store.writer.id_hmac("Qx7alA_1") != bob and len(ala) == 64
-    await Accounts(store.writer.sessions).register("Carol", "LongSecretId2", "", "pl")
+    await store.accounts.register("Carol", "LongSecretId2", "", "pl")
     writer = store.writer
     writer.session_saved(session(ala, "*Ala", tables=(3, 7), last_command=5))
     writer.session_saved(session(bob, "*Bob"))
@@ -141,7 +140,7 @@ async def test_the_players_ignored_are_kept_with_the_account_or_with_a_guests_se
     field of its session's row (docs/protocol.md, "Ignoring")."""
     store = await Store.open(settings.db_url, member="kropki-a")  # a member: session_of reads its rows
     await store.writer.load_sessions()
-    accounts = Accounts(store.writer.sessions)
+    accounts = store.accounts
     await accounts.register("Carol", "LongSecretId2", "", "pl")
     writer = store.writer
     carol, guest = writer.id_hmac("LongSecretId2"), writer.id_hmac("guest1")
@@ -160,7 +159,7 @@ async def test_the_players_ignored_are_kept_with_the_account_or_with_a_guests_se
     assert live.accounts["carol"].ignored == ("*Bob", "*Zed")
     assert {s.nick: s.ignored for s in live.sessions} == {"Carol": (), "*Gus": ("*Bob", "Eve")}
 
-    accounts = Accounts(store.writer.sessions)
+    accounts = store.accounts
     await accounts.delete("Carol")
     await accounts.register("Carol", "LongSecretId2", "", "pl")  # a new account of the same nick
     assert (await accounts.authenticate("Carol", "LongSecretId2")).ignored == ()
