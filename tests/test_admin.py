@@ -10,14 +10,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from server.cli import main
 from server.engine.game import Game
 from server.engine.moves import parse_move
 from server.engine.record import game_to_record
 from server.hub.persistence import FinishedGame
-from server.store.database import head_revision
+from server.store.database import head_revision, open_engine
 from server.store.games import GameSummary
+from server.store.models import User
 from server.store.store import Store
 from tests.test_cli import REPO_ROOT, run_cli
 
@@ -66,8 +68,9 @@ def test_admin_user_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 
 
 def test_bot_commands_make_a_bot_and_replace_its_token(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("KROPKI_ID_HASH_COST", "10")  # as the server's (docs/operations.md)
     url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
     assert main(["migrate", "--db", url]) == 0
     asyncio.run(_two_players_and_a_game(url))
@@ -93,6 +96,18 @@ def test_bot_commands_make_a_bot_and_replace_its_token(
     assert shown[0] == 0 and "bot:         yes" in shown[1]
     bots = asyncio.run(_bots_of(url, made[1], replaced[1]))
     assert bots == [None, "DeepDots"]  # the first token stopped working
+    assert asyncio.run(_id_hash_of(url, "DeepDots")).startswith(f"scrypt${2**10}$")
+
+
+async def _id_hash_of(url: str, nick: str) -> str:
+    engine = open_engine(url)
+    try:
+        async with engine.connect() as connection:
+            found = await connection.scalar(select(User.secret_hash).where(User.nick == nick))
+    finally:
+        await engine.dispose()
+    assert found is not None
+    return found
 
 
 async def _bots_of(url: str, *tokens: str) -> list[str | None]:
