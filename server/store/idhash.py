@@ -20,8 +20,8 @@ import hmac
 import os
 
 DEFAULT_COST = 14
-# 2^10 (1 MB, about 2 ms) is the least that still makes each guess cost something; 2^17 takes 128 MB a
-# check, and the threads asyncio runs them on may check several at once.
+# From 2^10 (1 MB and about 3 ms a check: the test suite's) to 2^17 (128 MB and about 0.4 s; the threads
+# asyncio runs checks on may run several at once).
 MIN_COST, MAX_COST = 10, 17
 R, P = 8, 1
 SALT_BYTES = 16
@@ -30,18 +30,20 @@ SCHEME = "scrypt"
 
 
 def _derive(secret: str, salt: bytes, n: int, r: int, p: int) -> bytes:
-    # scrypt needs about 128 * r * N bytes; OpenSSL refuses over 32 MB unless given a limit (N >= 2^15)
+    # scrypt needs about 128 * r * N bytes, and OpenSSL refuses over 32 MB (N >= 2^15) unless given a
+    # limit: twice the need
     limit = 2 * 128 * r * (n + p + 2)
     return hashlib.scrypt(secret.encode(), salt=salt, n=n, r=r, p=p, maxmem=limit, dklen=KEY_BYTES)
 
 
 def id_matches(secret: str, stored: str) -> bool:
-    scheme, n, r, p, salt, key = stored.split("$")
+    scheme, n_text, r_text, p_text, salt, key = stored.split("$")
     if scheme != SCHEME:
         raise ValueError(f"unknown id hash scheme {scheme!r}")
-    if int(n) > 2**MAX_COST or int(r) != R or int(p) != P:  # no memory a stored row may ask for
+    n, r, p = int(n_text), int(r_text), int(p_text)
+    if n * r > 2**MAX_COST * R or p > P:  # a stored row may not ask for more than the dearest cost
         raise ValueError(f"id hash parameters beyond any cost the server makes: N={n}, r={r}, p={p}")
-    derived = _derive(secret, base64.b64decode(salt), int(n), int(r), int(p))
+    derived = _derive(secret, base64.b64decode(salt), n, r, p)
     return hmac.compare_digest(derived, base64.b64decode(key))
 
 
