@@ -253,7 +253,8 @@ def add_serve_flags(serve: argparse.ArgumentParser) -> None:
         metavar="LOG2_N",
         help="what the hash of a registered player's id costs: scrypt's N is 2 to this power; each step "
         "doubles a login's time and memory, and an id hashed at another cost is hashed again at its "
-        f'next login (env {ENV_ID_HASH_COST}, default 14, from 10 to 17; docs/operations.md, "Accounts")',
+        f'next login (env {ENV_ID_HASH_COST}, default 14, from 10 to 17; docs/operations.md, "The cost '
+        "of an id's hash\")",
     )
     serve.add_argument(
         "--away-after",
