@@ -1,10 +1,12 @@
 """A registered player's id is their password: the database keeps only a slow, salted hash of it.
 
 scrypt from the standard library (r=8, p=1, N=2^cost: at the default cost 14, 16 MB and about 40 ms on
-this project's machine), run in a thread so the event loop goes on serving everyone else while one login
-is checked. The cost is the operator's (`serve --id-hash-cost`, docs/operations.md): a hash keeps the
-parameters it was made with, so one made at another cost still checks, and is made again at the
-player's next login.
+this project's machine), run in threads of its own (HASH_THREADS) so the event loop goes on serving
+everyone else while logins are checked, and so that a flood of logins takes no more memory than those
+threads need and queues in front of nothing else that runs in asyncio's default threads (a database
+host's name looked up, a tournament's pairing). The cost is the operator's (`serve --id-hash-cost`,
+docs/operations.md): a hash keeps the parameters it was made with, so one made at another cost still
+checks, and is made again at the player's next login.
 
 Each hash has a salt of its own, so an id cannot be looked up by its hash: an account is found by
 nick first. Live sessions, which a poll names by id only, are kept under a keyed HMAC instead
@@ -18,12 +20,14 @@ import base64
 import hashlib
 import hmac
 import os
+from concurrent.futures import ThreadPoolExecutor
 
 DEFAULT_COST = 14
 # From 2^10 (1 MB and about 3 ms a check: the test suite's) to 2^17 (128 MB and about 0.4 s; the threads
 # asyncio runs checks on may run several at once).
 MIN_COST, MAX_COST = 10, 17
 R, P = 8, 1
+HASH_THREADS = min(4, os.cpu_count() or 1)
 SALT_BYTES = 16
 KEY_BYTES = 32
 SCHEME = "scrypt"
@@ -54,6 +58,7 @@ class IdHashing:
         if not MIN_COST <= cost <= MAX_COST:
             raise ValueError(f"an id hash cost is from {MIN_COST} to {MAX_COST}, got {cost}")
         self.n = 2**cost
+        self.threads = ThreadPoolExecutor(HASH_THREADS, thread_name_prefix="id-hash")
         # Nobody's hash at the current cost (random salt and key: nothing derives to it), checked for an
         # unknown nick so that it takes as long as a known one.
         self.decoy = self._stored(os.urandom(SALT_BYTES), os.urandom(KEY_BYTES))
@@ -70,15 +75,19 @@ class IdHashing:
         return stored.split("$")[:4] != [SCHEME, str(self.n), str(R), str(P)]
 
     async def hash_async(self, secret: str) -> str:
-        return await asyncio.to_thread(self.hash, secret)
+        return await asyncio.get_running_loop().run_in_executor(self.threads, self.hash, secret)
 
     async def check_async(self, secret: str, stored: str | None) -> bool:
         """Check an id against a stored hash; an unknown nick (`None`) costs a check at the current cost,
         and fails."""
-        if stored is None:
-            await asyncio.to_thread(id_matches, secret, self.decoy)
-            return False
-        return await asyncio.to_thread(id_matches, secret, stored)
+        matches = await asyncio.get_running_loop().run_in_executor(
+            self.threads, id_matches, secret, self.decoy if stored is None else stored
+        )
+        return matches and stored is not None
+
+    def close(self) -> None:
+        """No more hashes: those waiting are dropped, those under way finish in their threads."""
+        self.threads.shutdown(wait=False, cancel_futures=True)
 
     def _stored(self, salt: bytes, key: bytes) -> str:
         return "$".join([SCHEME, str(self.n), str(R), str(P), _b64(salt), _b64(key)])

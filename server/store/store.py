@@ -44,6 +44,7 @@ class Store:
     moderation: Moderation
     reports: Reports
     bots: Bots
+    hashing: IdHashing  # the accounts' and the bots' id hashes, on threads of their own
     server_lock: ServerLock | None = None
 
     @classmethod
@@ -92,7 +93,7 @@ class Store:
             Reports(maker),
             Bots(maker, hashing),
         )
-        return cls(engine, *parts, server_lock=lock)
+        return cls(engine, *parts, hashing, server_lock=lock)
 
     async def reserve_table_numbers(self, count: int) -> range:
         return await reserve_table_numbers(self.writer.sessions, count)
@@ -109,5 +110,6 @@ class Store:
             except TimeoutError:
                 log.warning("database connections not closed in time %s", Fields(seconds=DISCONNECT_SECONDS))
         finally:
+            self.hashing.close()
             if self.server_lock is not None:
                 await self.server_lock.release()

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import re
+import threading
 from collections.abc import AsyncIterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import select
@@ -157,6 +161,45 @@ async def test_a_login_goes_on_when_storage_cannot_take_the_new_hash(
         assert (await stored_hash(store, "Alice")).startswith(f"scrypt${2 ** (settings.id_hash_cost + 1)}$")
     finally:
         await store.close()
+
+
+class CountingExecutor(ThreadPoolExecutor):
+    submitted = 0
+
+    def submit(self, *args: Any, **kwargs: Any) -> Future[Any]:
+        self.submitted += 1
+        return super().submit(*args, **kwargs)
+
+
+async def test_a_flood_of_logins_waits_on_the_hashes_threads_alone(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """asyncio's default threads (a database host's name looked up, a tournament's pairing) are never
+    taken by id hashes, and no more than HASH_THREADS checks (each scrypt's memory) run at once."""
+    default = CountingExecutor(2)
+    asyncio.get_running_loop().set_default_executor(default)
+    lock, running, most = threading.Lock(), [0], [0]
+    real = idhash.id_matches
+
+    def counting(secret: str, stored: str) -> bool:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+        try:
+            return real(secret, stored)
+        finally:
+            with lock:
+                running[0] -= 1
+
+    monkeypatch.setattr(idhash, "id_matches", counting)
+    await store.accounts.register("Alice", registered_id("Alice", "pw"), "", "en")
+    guesses = [store.accounts.authenticate(f"Nick{number}", "WrongWrong") for number in range(20)]
+    guesses += [
+        store.accounts.authenticate("Alice", registered_id("Alice", str(number))) for number in range(20)
+    ]
+
+    assert await asyncio.gather(*guesses) == [None] * 40
+    assert default.submitted == 0 and 1 <= most[0] <= idhash.HASH_THREADS
 
 
 async def test_look_alike_nicks_are_taken(store: Store) -> None:
