@@ -36,6 +36,16 @@ logins (167 addresses used to fill all 5,000 player slots in 6 s), then every gu
 in and what was refused with which answer; then a registered player registers and logs in. Target: the
 registered player gets in, and the flood holds no more than its caps.
 
+Section "logins" (login_flood): --login-flood failed logins sent at once to a server at
+--id-hash-cost --login-cost, each from an address in a network of its own (10.N.M.1 through a pretend
+proxy, as benchmarks/attacks.py's sections: each address's first try, which no per-address or per-network
+limit stops), each for a made-up nick: every one costs a scrypt check. Meanwhile the normal player.
+Printed: how long the flood took to be answered, the answers, the server's RSS before and at its peak.
+Target: every answer `nieOk.wrongNickOrId`, the player's p99 below 1 s, and the server's peak no more
+above its RSS before than the id hashes' threads' scrypt memory (server/store/idhash.py: HASH_THREADS
+checks at 128 * r * N bytes each) and 64 MB. Before the hashes had threads of their own they ran on
+asyncio's default ones (6 on 2 vCPUs, up to 32): 859 MB at cost 17 on this project's machine.
+
     .venv/bin/python benchmarks/abuse.py --only connections
     .venv/bin/python benchmarks/abuse.py --only journal --journal-seconds 600
 """
@@ -84,6 +94,7 @@ from stream import (  # noqa: E402
 
 from server.hub.model import PLAYER_ACTIONS  # noqa: E402
 from server.hub.rates import Bucket  # noqa: E402
+from server.store.idhash import HASH_THREADS, R  # noqa: E402
 from server.web.clients import PER_ID  # noqa: E402
 
 TARGET_P99 = 1.0  # seconds for a new player's login + first poll
@@ -818,6 +829,101 @@ def slots_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--tables-per-guest", type=int, default=10, help="analysis tables each guest asks for")
 
 
+# --- section "logins" ---------------------------------------------------------------------------------
+
+
+@dataclass
+class LoginFloodFigures:
+    seconds: float = 0.0
+    answers: Counter[str] = field(default_factory=Counter)
+    rss_before: float = 0.0  # MB
+    rss_peak: float = 0.0  # MB, the server's high-water mark once the flood is answered
+
+
+def login_flood(
+    python: str, workdir: Path, *, count: int, cost: int, seconds: float, timeout: float
+) -> tuple[LoginFloodFigures, tuple[list[float], list[str]]]:
+    """`count` failed logins at once, each the first of an address in a network of its own."""
+    server = Server(python, "WARNING", workdir, None, (*attacks.PROXY, "--id-hash-cost", str(cost)))
+    server.start()
+    figures = LoginFloodFigures()
+    try:
+        figures.rss_before = server.rss_mb()
+        start_at = time.monotonic() + 0.5
+        process, receiving = measure_player(server.port, start_at, start_at + seconds, timeout)
+        asyncio.run(_login_flood(server.port, count, start_at, timeout, figures))
+        figures.rss_peak = _peak_rss_mb(server.pid)
+        player = player_report(process, receiving, seconds + timeout)
+    finally:
+        server.stop()
+    return figures, player
+
+
+async def _login_flood(
+    port: int, count: int, start_at: float, timeout: float, figures: LoginFloodFigures
+) -> None:
+    await asyncio.sleep(max(0.0, start_at + 0.5 - time.monotonic()))  # the player's first login first
+
+    async def guess(number: int) -> None:
+        client = attacks.Proxied(port, f"10.{number // 250}.{number % 250}.1", timeout + 60)
+        nick = f"Flood{number}"
+        try:
+            _, answer = await client.get(
+                f"/auth.py?co=loguj&opisGracza={nick}&idGracza={attacks.registered_id(nick, 'guess')}"
+            )
+            figures.answers[answer.decode(errors="replace")] += 1
+        except (OSError, TimeoutError, ValueError) as failure:
+            figures.answers[type(failure).__name__] += 1
+        finally:
+            client.close()
+
+    started = time.monotonic()
+    await asyncio.gather(*(guess(number) for number in range(count)))
+    figures.seconds = time.monotonic() - started
+
+
+def _peak_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmHWM for the server")
+
+
+def logins_section(args: argparse.Namespace, workdir: Path) -> bool:
+    figures, (player, failures) = login_flood(
+        args.python,
+        workdir,
+        count=args.login_flood,
+        cost=args.login_cost,
+        seconds=args.seconds,
+        timeout=args.timeout,
+    )
+    # what the id hashes' threads may hold at once (server/store/idhash.py), and 64 MB for the rest
+    allowed = HASH_THREADS * 128 * R * 2**args.login_cost / 2**20 + 64
+    print(
+        f"{args.login_flood} failed logins at once, each from a network of its own, id hash cost "
+        f"{args.login_cost}: answered in {figures.seconds:.1f} s"
+    )
+    print("    " + ", ".join(f"{answer}: {number}" for answer, number in figures.answers.most_common()))
+    wrong_only = set(figures.answers) == {"nieOk.wrongNickOrId"}
+    grew = figures.rss_peak - figures.rss_before
+    memory_met = grew <= allowed
+    print(
+        f"server RSS {figures.rss_before:.0f} MB before, peak {figures.rss_peak:.0f} MB: {grew:.0f} MB more "
+        f"(target at most {allowed:.0f}: {HASH_THREADS} hash threads' scrypt and 64 MB)"
+        f"{'' if memory_met else '  MISSED'}"
+    )
+    return print_player(player, failures) and memory_met and wrong_only
+
+
+def logins_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("section logins")
+    group.add_argument("--login-flood", type=int, default=200, help="failed logins sent at once")
+    group.add_argument(
+        "--login-cost", type=int, default=14, help="the server's --id-hash-cost (14: its default; up to 17)"
+    )
+
+
 # --- the sections and the command line ----------------------------------------------------------------
 
 
@@ -833,6 +939,7 @@ SECTIONS = {
     "networks": Section(attacks.networks_section, attacks.networks_arguments),
     "log-flood": Section(attacks.log_flood_section, attacks.log_flood_arguments),
     "journal": Section(journal_section, journal_arguments),
+    "logins": Section(logins_section, logins_arguments),
     "whole-states": Section(whole_states_section, whole_states_arguments),
     "slots": Section(slots_section, slots_arguments),
 }
