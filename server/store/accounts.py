@@ -166,12 +166,15 @@ class Accounts:
             raise NickTaken(nick) from None
         return account_of(user, ignored=())
 
-    async def authenticate(self, nick: str, secret: str) -> Account | None:
-        """The account if `secret` is its id; None otherwise, in the same time for an unknown nick."""
+    async def authenticate(self, nick: str, secret: str, *, first: bool = False) -> Account | None:
+        """The account if `secret` is its id; None otherwise, in the same time for an unknown nick.
+        `first`: checked ahead of those waiting without it (server/store/idhash.py)."""
         async with self.sessions() as session:
             key = nick_key(nick)
             user = await session.scalar(select(User).where(User.login_key == key))
-        if not await self.hashing.check_async(secret, user.secret_hash if user is not None else None):
+        if not await self.hashing.check_async(
+            secret, user.secret_hash if user is not None else None, first=first
+        ):
             return None
         assert user is not None
         if self.hashing.outdated(user.secret_hash):

@@ -20,7 +20,10 @@ import base64
 import hashlib
 import hmac
 import os
+from collections import deque
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
 
 DEFAULT_COST = 14
 # From 2^10 (1 MB and about 3 ms a check: the test suite's) to 2^17 (128 MB and about 0.4 s; the threads
@@ -31,6 +34,7 @@ HASH_THREADS = min(4, os.cpu_count() or 1)
 SALT_BYTES = 16
 KEY_BYTES = 32
 SCHEME = "scrypt"
+T = TypeVar("T")
 
 
 def _derive(secret: str, salt: bytes, n: int, r: int, p: int) -> bytes:
@@ -59,6 +63,8 @@ class IdHashing:
             raise ValueError(f"an id hash cost is from {MIN_COST} to {MAX_COST}, got {cost}")
         self.n = 2**cost
         self.threads = ThreadPoolExecutor(HASH_THREADS, thread_name_prefix="id-hash")
+        self.free = HASH_THREADS  # threads no check holds; the others' turns wait below, first-come
+        self.turns: dict[bool, deque[asyncio.Future[None]]] = {True: deque(), False: deque()}  # by `first`
         # Nobody's hash at the current cost (random salt and key: nothing derives to it), checked for an
         # unknown nick so that it takes as long as a known one.
         self.decoy = self._stored(os.urandom(SALT_BYTES), os.urandom(KEY_BYTES))
@@ -75,15 +81,44 @@ class IdHashing:
         return stored.split("$")[:4] != [SCHEME, str(self.n), str(R), str(P)]
 
     async def hash_async(self, secret: str) -> str:
-        return await asyncio.get_running_loop().run_in_executor(self.threads, self.hash, secret)
+        return await self._in_turn(False, self.hash, secret)
 
-    async def check_async(self, secret: str, stored: str | None) -> bool:
+    async def check_async(self, secret: str, stored: str | None, *, first: bool = False) -> bool:
         """Check an id against a stored hash; an unknown nick (`None`) costs a check at the current cost,
-        and fails."""
-        matches = await asyncio.get_running_loop().run_in_executor(
-            self.threads, id_matches, secret, self.decoy if stored is None else stored
-        )
+        and fails. `first`: ahead of every check waiting without it (an account's owner from an address
+        it logged in from, while strangers flood the threads with guesses)."""
+        matches = await self._in_turn(first, id_matches, secret, self.decoy if stored is None else stored)
         return matches and stored is not None
+
+    async def _in_turn(self, first: bool, work: Callable[..., T], *args: str) -> T:
+        """`work` on one of the threads, once it is this call's turn: `first` calls before the others,
+        each in the order they came."""
+        loop = asyncio.get_running_loop()
+        if self.free and not any(self.turns.values()):
+            self.free -= 1
+        else:
+            turn = loop.create_future()
+            self.turns[first].append(turn)
+            try:
+                await turn
+            except asyncio.CancelledError:
+                if turn.done() and not turn.cancelled():  # given the thread, cancelled before it ran
+                    self._next_turn()
+                raise
+        try:
+            return await loop.run_in_executor(self.threads, work, *args)
+        finally:
+            self._next_turn()
+
+    def _next_turn(self) -> None:
+        """The thread just let go of goes to the first call waiting, or back to the free ones."""
+        for waiting in (self.turns[True], self.turns[False]):
+            while waiting:
+                turn = waiting.popleft()
+                if not turn.done():  # not cancelled while it waited
+                    turn.set_result(None)
+                    return
+        self.free += 1
 
     def close(self) -> None:
         """No more hashes: those waiting are dropped, those under way finish in their threads."""

@@ -129,11 +129,15 @@ class LoginGuard:
         delay = min(self.longest_wait, FIRST_WAIT * 2.0 ** min(count - self.per_account, 64))
         return max(0.0, last + delay - self.clock())
 
+    def knows(self, account: str | None, origin: Origin) -> bool:
+        """Whether this address has logged in to the account: its owner's, as far as the server can tell."""
+        return account is not None and (account, origin.host) in self._known
+
     def admit(self, account: str | None, origin: Origin) -> bool:
         """False: refuse this login without looking at the id. True: it is counted as failed until
         `succeeded` says otherwise. `account` is the nick's key; None for a nick no account can have."""
         self._forget_old()
-        known = account is not None and (account, origin.host) in self._known
+        known = self.knows(account, origin)
         if (account is not None and self.wait(account, origin) > 0) or (
             not known and self.addresses.exhausted(origin)
         ):

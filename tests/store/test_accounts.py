@@ -202,6 +202,33 @@ async def test_a_flood_of_logins_waits_on_the_hashes_threads_alone(
     assert default.submitted == 0 and 1 <= most[0] <= idhash.HASH_THREADS
 
 
+async def test_the_owners_check_goes_ahead_of_the_guesses_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flood of strangers' guesses waits for the hashes' threads; the owner's login, from an address
+    it logged in from, is checked as soon as a thread is free, before them."""
+    monkeypatch.setattr(idhash, "HASH_THREADS", 1)
+    hashing = idhash.IdHashing(idhash.MIN_COST)
+    gate, order = threading.Event(), []
+    real = idhash.id_matches
+
+    def recording(secret: str, stored: str) -> bool:
+        gate.wait(10)
+        order.append(secret)
+        return real(secret, stored)
+
+    monkeypatch.setattr(idhash, "id_matches", recording)
+    guesses = [asyncio.create_task(hashing.check_async(f"guess{number}", None)) for number in range(4)]
+    await asyncio.sleep(0.05)  # the first on the thread, the others waiting
+    waiting = asyncio.create_task(hashing.check_async("given up", None))
+    owner = asyncio.create_task(hashing.check_async("owner", None, first=True))
+    await asyncio.sleep(0.05)
+    waiting.cancel()  # a client gone: its turn is skipped
+    gate.set()
+
+    assert await asyncio.gather(owner, *guesses) == [False] * 5
+    assert order == ["guess0", "owner", "guess1", "guess2", "guess3"]
+    hashing.close()
+
+
 async def test_look_alike_nicks_are_taken(store: Store) -> None:
     await store.accounts.register("Alice", registered_id("Alice", "pw"), "", "en")
 

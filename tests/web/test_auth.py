@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import threading
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from sqlalchemy import select
 from server.app import STORE_KEY, create_app
 from server.config import Settings
 from server.hub.model import Origin
+from server.store import idhash
 from server.store.accounts import Accounts
 from server.store.models import User
 from server.web.auth import FAILED_LOGINS_WINDOW
@@ -188,9 +190,9 @@ def count_id_checks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     checked: list[str] = []
     authenticate = Accounts.authenticate
 
-    async def counted(self: Accounts, nick: str, secret: str):
+    async def counted(self: Accounts, nick: str, secret: str, *, first: bool = False):
         checked.append(nick)
-        return await authenticate(self, nick, secret)
+        return await authenticate(self, nick, secret, first=first)
 
     monkeypatch.setattr(Accounts, "authenticate", counted)
     return checked
@@ -269,6 +271,35 @@ async def test_the_owner_logs_in_from_their_own_address_during_an_attack(
     clock.now += client.app[LOGIN_GUARD_KEY].wait("alice", Origin("192.0.2.60", False, "192.0.2.0/24"))
     assert await login_from(client, "192.0.2.60", "Alice", "pw") == LOGGED_IN  # ...and is known from now on
     assert await login_from(client, "192.0.2.60", "Alice", "pw") == LOGGED_IN
+
+
+async def test_the_owners_login_is_checked_before_the_guesses_waiting(
+    aiohttp_client: AiohttpClient, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Guesses from many networks, each its address's first (no limit stops them), queue for the id
+    hashes' threads: the owner's login from her own address is checked as soon as one is free, ahead of
+    them (server/store/idhash.py), so that a flood of checks cannot keep her out by their number."""
+    monkeypatch.setattr(idhash, "HASH_THREADS", 1)
+    client = await proxied_client(aiohttp_client, settings, Clock())
+    await register_alice_from_her_address(client)
+    gate, order = threading.Event(), []
+    real = idhash.id_matches
+
+    def recording(secret: str, stored: str) -> bool:
+        gate.wait(10)
+        order.append(secret)
+        return real(secret, stored)
+
+    monkeypatch.setattr(idhash, "id_matches", recording)
+    guesses = [asyncio.create_task(login_from(client, f"10.{n}.0.1", f"Nick{n}", "guess")) for n in range(4)]
+    await asyncio.sleep(0.1)  # the first on the thread, the others waiting
+    owner = asyncio.create_task(login_from(client, OWNER, "Alice", "pw"))
+    await asyncio.sleep(0.1)
+    gate.set()
+
+    assert await owner == LOGGED_IN
+    assert await asyncio.gather(*guesses) == [WRONG] * 4
+    assert order.index(registered_id("Alice", "pw")) == 1
 
 
 async def test_guessing_from_the_owners_address_waits_too(
