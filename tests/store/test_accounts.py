@@ -21,7 +21,7 @@ from server.store import database, idhash
 from server.store.accounts import NickTaken, UnknownNick
 from server.store.models import Base, User
 from server.store.store import Store
-from tests.store.breakers import breaker_for
+from tests.store.breakers import breaker_for, until
 
 
 def registered_id(nick: str, password: str) -> str:
@@ -217,10 +217,9 @@ async def test_the_owners_check_goes_ahead_of_the_guesses_waiting(monkeypatch: p
 
     monkeypatch.setattr(idhash, "id_matches", recording)
     guesses = [asyncio.create_task(hashing.check_async(f"guess{number}", None)) for number in range(4)]
-    await asyncio.sleep(0.05)  # the first on the thread, the others waiting
     waiting = asyncio.create_task(hashing.check_async("given up", None))
     owner = asyncio.create_task(hashing.check_async("owner", None, first=True))
-    await asyncio.sleep(0.05)
+    await until(lambda: (len(hashing.turns[False]), len(hashing.turns[True])) == (4, 1))  # one on the thread
     waiting.cancel()  # a client gone: its turn is skipped
     gate.set()
 

@@ -22,6 +22,7 @@ from server.store.models import User
 from server.web.auth import FAILED_LOGINS_WINDOW
 from server.web.common import LOGIN_GUARD_KEY
 from server.web.limits import LoginGuard
+from tests.store.breakers import until
 from tests.store.test_accounts import registered_id
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
@@ -291,10 +292,11 @@ async def test_the_owners_login_is_checked_before_the_guesses_waiting(
         return real(secret, stored)
 
     monkeypatch.setattr(idhash, "id_matches", recording)
+    turns = client.app[STORE_KEY].hashing.turns
     guesses = [asyncio.create_task(login_from(client, f"10.{n}.0.1", f"Nick{n}", "guess")) for n in range(4)]
-    await asyncio.sleep(0.1)  # the first on the thread, the others waiting
+    await until(lambda: len(turns[False]) == 3)  # the first on the thread, the others waiting
     owner = asyncio.create_task(login_from(client, OWNER, "Alice", "pw"))
-    await asyncio.sleep(0.1)
+    await until(lambda: len(turns[True]) == 1)
     gate.set()
 
     assert await owner == LOGGED_IN
