@@ -4,9 +4,10 @@ scrypt from the standard library (r=8, p=1, N=2^cost: at the default cost 14, 16
 this project's machine), run in threads of its own (HASH_THREADS) so the event loop goes on serving
 everyone else while logins are checked, and so that a flood of logins takes no more memory than those
 threads need and queues in front of nothing else that runs in asyncio's default threads (a database
-host's name looked up, a tournament's pairing). The cost is the operator's (`serve --id-hash-cost`,
-docs/operations.md): a hash keeps the parameters it was made with, so one made at another cost still
-checks, and is made again at the player's next login.
+host's name looked up, a tournament's pairing); a check asked `first` (the account's owner, logging in
+from an address it logged in from) takes the next free thread. The cost is the operator's (`serve
+--id-hash-cost`, docs/operations.md): a hash keeps the parameters it was made with, so one made at
+another cost still checks, and is made again at the player's next login.
 
 Each hash has a salt of its own, so an id cannot be looked up by its hash: an account is found by
 nick first. Live sessions, which a poll names by id only, are kept under a keyed HMAC instead
@@ -26,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 DEFAULT_COST = 14
-# From 2^10 (1 MB and about 3 ms a check: the test suite's) to 2^17 (128 MB and about 0.4 s; the threads
-# asyncio runs checks on may run several at once).
+# From 2^10 (1 MB and about 3 ms a check: the test suite's) to 2^17 (128 MB and about 0.4 s, times the
+# HASH_THREADS that may check at once).
 MIN_COST, MAX_COST = 10, 17
 R, P = 8, 1
 HASH_THREADS = min(4, os.cpu_count() or 1)
