@@ -893,9 +893,12 @@ async def _login_flood(
     async def owner_logs_in() -> None:
         await asyncio.sleep(OWNER_AFTER)  # the guesses queued for the id hashes' threads
         sent = time.monotonic()
-        _, answer = await owner.get(f"/auth.py?co=loguj&opisGracza=Alice&idGracza={secret}")
+        try:
+            _, answer = await owner.get(f"/auth.py?co=loguj&opisGracza=Alice&idGracza={secret}")
+            figures.owner = answer.decode(errors="replace")
+        except (OSError, TimeoutError, ValueError) as failure:
+            figures.owner = type(failure).__name__
         figures.owner_seconds = time.monotonic() - sent
-        figures.owner = answer.decode(errors="replace")
 
     started = time.monotonic()
     await asyncio.gather(owner_logs_in(), *(guess(number) for number in range(count)))
