@@ -106,10 +106,10 @@ class IdHashing:
                 if turn.done() and not turn.cancelled():  # given the thread, cancelled before it ran
                     self._next_turn()
                 raise
-        try:
-            return await loop.run_in_executor(self.threads, work, *args)
-        finally:
-            self._next_turn()
+        done = loop.run_in_executor(self.threads, work, *args)
+        # the thread is let go of when the work ends, even if the caller gave up waiting for it before
+        done.add_done_callback(lambda _: self._next_turn())
+        return await asyncio.shield(done)
 
     def _next_turn(self) -> None:
         """The thread just let go of goes to the first call waiting, or back to the free ones."""

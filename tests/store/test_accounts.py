@@ -228,6 +228,34 @@ async def test_the_owners_check_goes_ahead_of_the_guesses_waiting(monkeypatch: p
     hashing.close()
 
 
+async def test_a_check_given_up_holds_its_thread_until_it_ends(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A login whose client went away while its id was being checked: the check goes on in its thread,
+    which the next turn gets only once it ends, so the owner coming meanwhile is still first."""
+    monkeypatch.setattr(idhash, "HASH_THREADS", 1)
+    hashing = idhash.IdHashing(idhash.MIN_COST)
+    gate, order = threading.Event(), []
+    real = idhash.id_matches
+
+    def recording(secret: str, stored: str) -> bool:
+        gate.wait(10)
+        order.append(secret)
+        return real(secret, stored)
+
+    monkeypatch.setattr(idhash, "id_matches", recording)
+    given_up = asyncio.create_task(hashing.check_async("given up", None))
+    guess = asyncio.create_task(hashing.check_async("guess", None))
+    await until(lambda: len(hashing.turns[False]) == 1)
+    given_up.cancel()
+    await asyncio.sleep(0.05)
+    owner = asyncio.create_task(hashing.check_async("owner", None, first=True))
+    await until(lambda: len(hashing.turns[True]) == 1)
+    gate.set()
+
+    assert await asyncio.gather(owner, guess) == [False, False]
+    assert order == ["given up", "owner", "guess"]
+    hashing.close()
+
+
 async def test_look_alike_nicks_are_taken(store: Store) -> None:
     await store.accounts.register("Alice", registered_id("Alice", "pw"), "", "en")
 
