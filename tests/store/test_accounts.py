@@ -202,11 +202,9 @@ async def test_a_flood_of_logins_waits_on_the_hashes_threads_alone(
     assert default.submitted == 0 and 1 <= most[0] <= idhash.HASH_THREADS
 
 
-async def test_the_owners_check_goes_ahead_of_the_guesses_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A flood of strangers' guesses waits for the hashes' threads; the owner's login, from an address
-    it logged in from, is checked as soon as a thread is free, before them."""
-    monkeypatch.setattr(idhash, "HASH_THREADS", 1)
-    hashing = idhash.IdHashing(idhash.MIN_COST)
+def held_checks(monkeypatch: pytest.MonkeyPatch) -> tuple[threading.Event, list[str]]:
+    """Id checks held in their threads until the event is set, then listed (their ids) in the order
+    they ran: which call got a thread when."""
     gate, order = threading.Event(), []
     real = idhash.id_matches
 
@@ -216,6 +214,15 @@ async def test_the_owners_check_goes_ahead_of_the_guesses_waiting(monkeypatch: p
         return real(secret, stored)
 
     monkeypatch.setattr(idhash, "id_matches", recording)
+    return gate, order
+
+
+async def test_the_owners_check_goes_ahead_of_the_guesses_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flood of strangers' guesses waits for the hashes' threads; the owner's login, from an address
+    it logged in from, is checked as soon as a thread is free, before them."""
+    monkeypatch.setattr(idhash, "HASH_THREADS", 1)
+    hashing = idhash.IdHashing(idhash.MIN_COST)
+    gate, order = held_checks(monkeypatch)
     guesses = [asyncio.create_task(hashing.check_async(f"guess{number}", None)) for number in range(4)]
     waiting = asyncio.create_task(hashing.check_async("given up", None))
     owner = asyncio.create_task(hashing.check_async("owner", None, first=True))
@@ -233,15 +240,7 @@ async def test_a_check_given_up_holds_its_thread_until_it_ends(monkeypatch: pyte
     which the next turn gets only once it ends, so the owner coming meanwhile is still first."""
     monkeypatch.setattr(idhash, "HASH_THREADS", 1)
     hashing = idhash.IdHashing(idhash.MIN_COST)
-    gate, order = threading.Event(), []
-    real = idhash.id_matches
-
-    def recording(secret: str, stored: str) -> bool:
-        gate.wait(10)
-        order.append(secret)
-        return real(secret, stored)
-
-    monkeypatch.setattr(idhash, "id_matches", recording)
+    gate, order = held_checks(monkeypatch)
     given_up = asyncio.create_task(hashing.check_async("given up", None))
     guess = asyncio.create_task(hashing.check_async("guess", None))
     await until(lambda: len(hashing.turns[False]) == 1)

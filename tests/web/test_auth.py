@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
-import threading
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from server.web.auth import FAILED_LOGINS_WINDOW
 from server.web.common import LOGIN_GUARD_KEY
 from server.web.limits import LoginGuard
 from tests.store.breakers import until
-from tests.store.test_accounts import registered_id
+from tests.store.test_accounts import held_checks, registered_id
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
 
@@ -283,15 +282,7 @@ async def test_the_owners_login_is_checked_before_the_guesses_waiting(
     monkeypatch.setattr(idhash, "HASH_THREADS", 1)
     client = await proxied_client(aiohttp_client, settings, Clock())
     await register_alice_from_her_address(client)
-    gate, order = threading.Event(), []
-    real = idhash.id_matches
-
-    def recording(secret: str, stored: str) -> bool:
-        gate.wait(10)
-        order.append(secret)
-        return real(secret, stored)
-
-    monkeypatch.setattr(idhash, "id_matches", recording)
+    gate, order = held_checks(monkeypatch)
     turns = client.app[STORE_KEY].hashing.turns
     guesses = [asyncio.create_task(login_from(client, f"10.{n}.0.1", f"Nick{n}", "guess")) for n in range(4)]
     await until(lambda: len(turns[False]) == 3)  # the first on the thread, the others waiting
