@@ -344,21 +344,17 @@ def parse_prefixes(value: str, version: int, name: str) -> tuple[int, int]:
     )
 
 
-def parse_whole(value: str, name: str, highest: int) -> int:
-    """A whole number from 1 to `highest`, or a ConfigError naming the setting."""
-    if not value.isascii() or not value.isdigit() or not 1 <= int(value) <= highest:
-        raise ConfigError(f"{name} must be a whole number from 1 to {highest}, got {value!r}")
+def parse_whole(value: str, name: str, highest: int, lowest: int = 1) -> int:
+    """A whole number from `lowest` to `highest`, or a ConfigError naming the setting."""
+    if not value.isascii() or not value.isdigit() or not lowest <= int(value) <= highest:
+        raise ConfigError(f"{name} must be a whole number from {lowest} to {highest}, got {value!r}")
     return int(value)
 
 
 def parse_away_after(value: str, name: str = "--away-after") -> int:
     """Seconds from MIN_AWAY_AFTER to MAX_AWAY_AFTER: fewer would take a waiting long poll for a player
     who left."""
-    if not value.isascii() or not value.isdigit() or not MIN_AWAY_AFTER <= int(value) <= MAX_AWAY_AFTER:
-        raise ConfigError(
-            f"{name} must be a whole number from {MIN_AWAY_AFTER} to {MAX_AWAY_AFTER}, got {value!r}"
-        )
-    return int(value)
+    return parse_whole(value, name, MAX_AWAY_AFTER, MIN_AWAY_AFTER)
 
 
 def parse_event_loop(value: str, name: str = "--event-loop") -> str:
@@ -383,9 +379,7 @@ def parse_switch(value: str, name: str) -> bool:
 
 def parse_share(value: str, name: str) -> int:
     """A percentage from 0 to MAX_REGISTERED_SHARE, or a ConfigError naming the setting."""
-    if not value.isascii() or not value.isdigit() or int(value) > MAX_REGISTERED_SHARE:
-        raise ConfigError(f"{name} must be a whole number from 0 to {MAX_REGISTERED_SHARE}, got {value!r}")
-    return int(value)
+    return parse_whole(value, name, MAX_REGISTERED_SHARE, 0)
 
 
 def _whole(environ: Mapping[str, str], name: str, default: int, highest: int) -> int:
@@ -394,9 +388,7 @@ def _whole(environ: Mapping[str, str], name: str, default: int, highest: int) ->
 
 def parse_id_hash_cost(value: str, name: str = "--id-hash-cost") -> int:
     """log2 of scrypt's N (server/store/idhash.py): each step doubles a login's time and memory."""
-    if not value.isascii() or not value.isdigit() or not MIN_COST <= int(value) <= MAX_COST:
-        raise ConfigError(f"{name} must be a whole number from {MIN_COST} to {MAX_COST}, got {value!r}")
-    return int(value)
+    return parse_whole(value, name, MAX_COST, MIN_COST)
 
 
 def parse_ai_workers(value: str, name: str = "--ai-workers") -> int:
