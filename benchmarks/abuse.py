@@ -59,7 +59,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import hashlib
 import multiprocessing
 import os
 import re
@@ -99,7 +98,7 @@ from stream import (  # noqa: E402
 
 from server.hub.model import PLAYER_ACTIONS  # noqa: E402
 from server.hub.rates import Bucket  # noqa: E402
-from server.store.idhash import HASH_THREADS, R  # noqa: E402
+from server.store.idhash import HASH_THREADS, IdHashing, R  # noqa: E402
 from server.web.clients import PER_ID  # noqa: E402
 
 TARGET_P99 = 1.0  # seconds for a new player's login + first poll
@@ -860,7 +859,7 @@ def login_flood(
         start_at = time.monotonic() + 0.5
         process, receiving = measure_player(server.port, start_at, start_at + seconds, timeout)
         asyncio.run(_login_flood(server.port, count, start_at, timeout, figures))
-        figures.rss_peak = _peak_rss_mb(server.pid)
+        figures.rss_peak = server.rss_mb("VmHWM")
         player = player_report(process, receiving, seconds + timeout)
     finally:
         server.stop()
@@ -906,13 +905,6 @@ async def _login_flood(
     owner.close()
 
 
-def _peak_rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmHWM for the server")
-
-
 def logins_section(args: argparse.Namespace, workdir: Path) -> bool:
     figures, (player, failures) = login_flood(
         args.python,
@@ -950,12 +942,14 @@ def logins_section(args: argparse.Namespace, workdir: Path) -> bool:
 
 
 def _one_check_seconds(cost: int) -> float:
-    """What one scrypt at `cost` takes on this machine, the least of three."""
+    """What one id hash at `cost` (server/store/idhash.py) takes here, the least of three."""
+    hashing = IdHashing(cost)
     times = []
     for _ in range(3):
         started = time.perf_counter()
-        hashlib.scrypt(b"K4ZUPkUzXY", salt=bytes(16), n=2**cost, r=R, p=1, maxmem=2**30, dklen=32)
+        hashing.hash("K4ZUPkUzXY")
         times.append(time.perf_counter() - started)
+    hashing.close()
     return min(times)
 
 

@@ -165,11 +165,11 @@ class Server:
         assert self.proc is not None
         return self.proc.pid
 
-    def rss_mb(self) -> float:
-        """VmRSS of the server process in MB (0 once it is gone)."""
+    def rss_mb(self, field: str = "VmRSS") -> float:
+        """VmRSS of the server process in MB (0 once it is gone); `field` "VmHWM": its peak so far."""
         try:
             for line in Path(f"/proc/{self.pid}/status").read_text().splitlines():
-                if line.startswith("VmRSS:"):
+                if line.startswith(f"{field}:"):
                     return int(line.split()[1]) / 1024
         except OSError:
             pass
