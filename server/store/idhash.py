@@ -63,6 +63,7 @@ class IdHashing:
         if not MIN_COST <= cost <= MAX_COST:
             raise ValueError(f"an id hash cost is from {MIN_COST} to {MAX_COST}, got {cost}")
         self.n = 2**cost
+        self.prefix = f"{SCHEME}${self.n}${R}${P}$"  # of every hash made at this cost
         self.threads = ThreadPoolExecutor(HASH_THREADS, thread_name_prefix="id-hash")
         self.free = HASH_THREADS  # threads no check holds; the others' turns wait below, first-come
         self.turns: dict[bool, deque[asyncio.Future[None]]] = {True: deque(), False: deque()}  # by `first`
@@ -79,7 +80,7 @@ class IdHashing:
     def outdated(self, stored: str) -> bool:
         """Whether `stored` was made with other parameters than new hashes are: made again at the next
         login that matches it."""
-        return stored.split("$")[:4] != [SCHEME, str(self.n), str(R), str(P)]
+        return not stored.startswith(self.prefix)
 
     async def hash_async(self, secret: str) -> str:
         return await self._in_turn(False, self.hash, secret)
@@ -126,7 +127,7 @@ class IdHashing:
         self.threads.shutdown(wait=False, cancel_futures=True)
 
     def _stored(self, salt: bytes, key: bytes) -> str:
-        return "$".join([SCHEME, str(self.n), str(R), str(P), _b64(salt), _b64(key)])
+        return f"{self.prefix}{_b64(salt)}${_b64(key)}"
 
 
 def _b64(data: bytes) -> str:
