@@ -10,17 +10,16 @@ import sys
 from pathlib import Path
 
 import pytest
-from sqlalchemy import select
 
 from server.cli import main
 from server.engine.game import Game
 from server.engine.moves import parse_move
 from server.engine.record import game_to_record
 from server.hub.persistence import FinishedGame
-from server.store.database import head_revision, open_engine
+from server.store.database import head_revision
 from server.store.games import GameSummary
-from server.store.models import User
 from server.store.store import Store
+from tests.store.test_accounts import stored_hash
 from tests.test_cli import REPO_ROOT, run_cli
 
 
@@ -100,14 +99,11 @@ def test_bot_commands_make_a_bot_and_replace_its_token(
 
 
 async def _id_hash_of(url: str, nick: str) -> str:
-    engine = open_engine(url)
+    store = await Store.open(url)
     try:
-        async with engine.connect() as connection:
-            found = await connection.scalar(select(User.secret_hash).where(User.nick == nick))
+        return await stored_hash(store, nick)
     finally:
-        await engine.dispose()
-    assert found is not None
-    return found
+        await store.close()
 
 
 async def _bots_of(url: str, *tokens: str) -> list[str | None]:

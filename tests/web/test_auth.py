@@ -10,19 +10,17 @@ from pathlib import Path
 import pytest
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
-from sqlalchemy import select
 
 from server.app import STORE_KEY, create_app
 from server.config import Settings
 from server.hub.model import Origin
 from server.store import idhash
 from server.store.accounts import Accounts
-from server.store.models import User
 from server.web.auth import FAILED_LOGINS_WINDOW
 from server.web.common import LOGIN_GUARD_KEY
 from server.web.limits import LoginGuard
 from tests.store.breakers import until
-from tests.store.test_accounts import held_checks, registered_id
+from tests.store.test_accounts import held_checks, registered_id, stored_hash
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
 
@@ -118,9 +116,8 @@ async def test_ids_are_hashed_at_the_servers_cost(aiohttp_client: AiohttpClient,
     client = await aiohttp_client(create_app(dearer))
     await register(client, "Alice")
 
-    async with client.app[STORE_KEY].engine.connect() as connection:
-        stored = await connection.scalar(select(User.secret_hash))
-    assert stored is not None and stored.startswith(f"scrypt${2**dearer.id_hash_cost}$8$1$")
+    stored = await stored_hash(client.app[STORE_KEY], "Alice")
+    assert stored.startswith(f"scrypt${2**dearer.id_hash_cost}$8$1$")
 
 
 WRONG = "nieOk.wrongNickOrId"
