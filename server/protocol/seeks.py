@@ -110,6 +110,32 @@ def seek_gone(number: int) -> str:
     return f"{SEEK_GONE}{number}"
 
 
+@dataclass(frozen=True)
+class SeekAdded:
+    """A `ka` line read back: another member's seek, which a member of a cluster lists as its own
+    readers' (docs/cluster.md, "Seeks and pools")."""
+
+    number: int
+    nick: str
+    rating_range: RatingRange
+    game_type: str
+
+
+def parse_seek_added(line: str) -> SeekAdded | None:
+    """`ka<number>.<nick>.<lowest>.<highest>.<gameType>`; None for any other line."""
+    if not line.startswith(SEEK_ADDED):
+        return None
+    fields = line[len(SEEK_ADDED) :].split(".", 4)
+    number = parse_number(fields[0])
+    if len(fields) < 5 or number is None or not fields[1] or not fields[4]:
+        return None
+    try:
+        rating_range = parse_range(fields[2], fields[3])
+    except ProtocolError:
+        return None
+    return SeekAdded(number, fields[1], rating_range, fields[4])
+
+
 def reads_seeks(query: Mapping[str, str]) -> bool:
     """`seeks=1` on a login: the client reads seeks itself (`ka`/`kd`), so none is offered to it as an
     invitation. Any other value is as if it were absent: zagram's own clients send no such parameter."""

@@ -8,12 +8,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server.protocol.codec import ProtocolError
+from server.protocol.events import lobby_subject
 from server.protocol.seeks import (
     AcceptSeek,
     CancelSeek,
     PostSeek,
     RatingRange,
+    SeekAdded,
     parse_range,
+    parse_seek_added,
     parse_seek_command,
     pool_waiting,
     seek_added,
@@ -93,3 +96,39 @@ def test_any_text_is_read_or_refused_with_a_code(text: str) -> None:
         assert refused.code in ("badCommand", "badRange")
     else:
         assert isinstance(command, (PostSeek, AcceptSeek, CancelSeek))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    number=st.integers(0, 10**9 - 1),  # parse_number: up to nine digits
+    nick=st.from_regex(r"\*?[A-Za-z][A-Za-z0-9_]{0,14}", fullmatch=True),
+    lowest=st.none() | st.integers(0, 5000),
+    highest=st.none() | st.integers(5000, 9999),
+    game_type=st.sampled_from([FREE, "3932noT4r0.0.0", "2525s0.4.s.R.a.300.5.."]),
+)
+def test_a_ka_line_of_another_member_reads_back_as_it_was_written(
+    number: int, nick: str, lowest: int | None, highest: int | None, game_type: str
+) -> None:
+    line = seek_added(number, nick, RatingRange(lowest, highest), game_type)
+    assert parse_seek_added(line) == SeekAdded(number, nick, RatingRange(lowest, highest), game_type)
+    assert lobby_subject(line) == ("seek", str(number))
+    assert lobby_subject(seek_gone(number)) == ("unseek", str(number))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "kd7",
+        "ka",
+        "ka7",
+        f"ka7.*Ala..{FREE}",
+        f"kax.*Ala...{FREE}",
+        "ka7.*Ala...",
+        f"ka7..1.2.{FREE}",
+        f"ka7.Bob.1700.1400.{FREE}",
+        f"ka7.Bob.1²..{FREE}",
+        "ca1_1.*Ala.g.hello",
+    ],
+)
+def test_a_line_that_is_no_seek_reads_as_none(line: str) -> None:
+    assert parse_seek_added(line) is None
