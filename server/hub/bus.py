@@ -57,6 +57,10 @@ class EventBus(Protocol):
         `b_only`: only for readers who asked for subscription lines (`b`)."""
         ...
 
+    def relay(self, line: str, *, b_only: bool = False) -> int:
+        """A lobby line of another member of a cluster, for the readers here: published, not shared again."""
+        ...
+
     def send(self, player: Player, uid: int, line: str) -> None:
         """An event for one player only, in the section of table `uid`."""
         ...

@@ -42,13 +42,14 @@ from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Standin
 from server.hub.offers import Offers, forgetting
 from server.hub.peers import Peers
 from server.hub.persistence import Account, LiveSessions, MemoryPersistence, Persistence, SavedSession
+from server.hub.pools import Pools, ended_by_a_game, ended_with_the_session
 from server.hub.remote import RemoteLobby
 from server.hub.reported import Quoted, Quotes
 from server.hub.restore import Journals, Restorer
 from server.hub.room import AutoTable
 from server.hub.roster import Roster
 from server.hub.saved import SWEEP_EVERY, SavedSessions
-from server.hub.seeks import Pools, Seeks, ended_by_a_game, ended_with_the_session
+from server.hub.seeks import Seeks
 from server.hub.sessions import POLL_TIMEOUT, Carried, Sessions
 from server.hub.sharedlobby import SharedLobby
 from server.hub.stream import Poll, Stream
@@ -101,14 +102,14 @@ class Hub:
         self.invites = Invitations(ctx, self.bus, self.roster, self.tables, self.saved, self.remote_lobby)
         self.ignoring = Ignoring(ctx, self.bus, self.roster, self.saved, self.invites, self.remote_lobby)
         self.tournaments = Tournaments(ctx, self.tables, self.remote_lobby)
-        self.seeks = Seeks(ctx, self.bus, self.tables, self.invites)
+        self.seeks = Seeks(ctx, self.bus, self.tables, self.invites, self.remote_lobby)
         self.pools = Pools(ctx, self.bus, self.tables, self.invites)
         self.offers = Offers(self.bus, self.tables, self.seeks, self.invites)
         self.lobby_state = Lobby(self.bus, self.tables, self.remote_lobby, self.mirrors, self.seeks)
-        self.shared_lobby = SharedLobby(self.bus, self.remote_lobby, self.mirrors, self.tables)
+        self.shared_lobby = SharedLobby(self.bus, self.remote_lobby, self.mirrors, self.tables, self.seeks)
         self.actions = table_actions(self.games, self.chats)
         self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.actions)
-        self.peers = Peers(self.chats, self.invites, self.mirrors, self.visitors)
+        self.peers = Peers(self.chats, self.invites, self.mirrors, self.visitors, self.seeks, self.pools)
         self.sessions = Sessions(
             ctx, self.bus, self.roster, self.saved, self.tables, self.games, self.invites, self.chats
         )

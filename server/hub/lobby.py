@@ -91,7 +91,7 @@ class Lobby:
         ]
         lines.append(tables.lobby_infos.joined)
         lines += remote.infos()
-        lines += self.seeks.lines()  # this member's alone (docs/cluster.md)
+        lines += self.seeks.lines()  # the other members' too, numbered here (Seeks.follow)
         if with_subscriptions:
             lines += self.subscription_lines()
         return lines
@@ -141,7 +141,7 @@ class Lobby:
 
     def own_part(self) -> list[str]:
         """This member's part of the lobby, as lines the other members rebuild it from (remote.py):
-        its people, tables, `i` and `b` lines and its people's chat (not its server lines)."""
+        its people, tables, `i` and `b` lines, seeks and its people's chat (not its server lines)."""
         lobby = self.tables.lobby
         rooms = self._rooms()
         lines = [
@@ -151,6 +151,7 @@ class Lobby:
         ]
         lines += filter(None, self.tables.lobby_infos.values())
         lines += self.own_subscription_lines()
+        lines += self.seeks.own_lines()
         lines += [events.chat_added(entry.line()) for entry in lobby.chat.entries if entry.nick]
         return lines
 

@@ -8,8 +8,8 @@ reader's last reply showed (`shown`), never one that took its place since. A rea
 wins: while one waits for the reader, no seek is offered, and an offer never makes the reader busy.
 
 Every reply asks for the offer, quiet polls included, so the choice is kept per reader and made again
-only when the seeks change (Seeks.changes) or the reader's own standing does. Each member of a cluster
-offers its own seeks, as it lists only those (docs/cluster.md).
+only when the seeks change (Seeks.changes) or the reader's own standing does. A member of a cluster
+offers the other members' seeks as well, as it lists them (docs/cluster.md, "Seeks and pools").
 """
 
 from __future__ import annotations

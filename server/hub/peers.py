@@ -4,8 +4,9 @@
 Every message between two members is a small JSON object with one key saying what it is; this is the
 one place that reads them and hands each to the part it is for (server/hub/mirrors.py for the tables
 of other members that people here sit at, server/hub/visitors.py for the people of other members at
-the tables here, server/hub/chats.py for private lines). The transport, with its numbering and its
-`resync` after lost messages, is server/cluster/lobby.py.
+the tables here, server/hub/chats.py for private lines, server/hub/seeks.py for seeks accepted across
+members). The transport, with its numbering and its `resync` after lost messages, is
+server/cluster/lobby.py.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from typing import Any
 from server.hub.chats import Chats
 from server.hub.invitations import Invitations
 from server.hub.mirrors import Mirrors
+from server.hub.pools import Pools, began
+from server.hub.seeks import Seeks
 from server.hub.visitors import Visitors
 from server.protocol.codec import ProtocolError
 
@@ -24,13 +27,22 @@ log = logging.getLogger(__name__)
 
 
 class Peers:
-    def __init__(self, chats: Chats, invitations: Invitations, mirrors: Mirrors, visitors: Visitors) -> None:
+    def __init__(
+        self,
+        chats: Chats,
+        invitations: Invitations,
+        mirrors: Mirrors,
+        visitors: Visitors,
+        seeks: Seeks,
+        pools: Pools,
+    ) -> None:
         self.chats, self.invitations, self.mirrors, self.visitors = chats, invitations, mirrors, visitors
+        self.seeks, self.pools = seeks, pools
         self._send: Callable[[str, dict[str, Any]], None] | None = None
 
     def share(self, send: Callable[[str, dict[str, Any]], None] | None) -> None:
         self._send = send
-        self.mirrors.send = self.visitors.send = self.invitations.send = send
+        self.mirrors.send = self.visitors.send = self.invitations.send = self.seeks.send = send
         self.chats.forward = None if send is None else lambda member, line: send(member, {"private": line})
 
     def take(self, member: str, message: dict[str, Any]) -> None:
@@ -66,6 +78,12 @@ class Peers:
             self.invitations.invited_from(member, *message["invite"])
         elif "invitation_ended" in message:
             self.invitations.ended_elsewhere(member, *message["invitation_ended"])
+        elif "accept_seek" in message:
+            self.seeks.accepted_from(member, *message["accept_seek"])
+        elif "seek_refused" in message:
+            self.seeks.refused_elsewhere(member, *message["seek_refused"])
+        elif "began" in message:
+            began(self.seeks, self.pools, message["began"])
         elif "private" in message:
             answer = self.chats.take_private(message["private"])  # kept, refused, or its player left
             if self._send is not None:
@@ -89,6 +107,9 @@ class Peers:
             inviter, whom, _ = message["invite"]
             why = f"{whom} cannot be reached now."
             self.invitations.ended_elsewhere(member, inviter["nick"], whom, "refused", why)
+        elif "accept_seek" in message:
+            number, person = message["accept_seek"]
+            self.seeks.not_delivered(member, number, person["nick"])
         elif "enter" in message:
             uid, person = message["enter"]
             self.mirrors.refused(member, uid, person["nick"], f"Table {uid} cannot be reached now.")

@@ -1,5 +1,5 @@
-"""The other members' parts of the lobby, in a cluster: their people, tables and chat, as their lobby
-event lines tell them (docs/cluster.md, "One lobby").
+"""The other members' parts of the lobby, in a cluster: their people, tables, seeks and chat, as their
+lobby event lines tell them (docs/cluster.md, "One lobby").
 
 Each member runs its own players and tables and publishes its lobby lines to the others; this is what
 one member keeps of the others, so that a newcomer's whole lobby state shows everyone, and what it
@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from server.hub.chat import LOBBY_CHAT_KEPT
 from server.protocol import events
-from server.protocol.codec import nick_key
+from server.protocol.codec import nick_key, parse_number
 
 
 @dataclass(slots=True)
@@ -39,6 +39,7 @@ class LobbyPart:
     subscriptions: dict[str, str] = field(default_factory=dict)  # nick -> `b` line
     tables: dict[int, list[str]] = field(default_factory=dict)  # uid -> [`d` line, `x` line]
     chat: deque[RemoteChatLine] = field(default_factory=lambda: deque(maxlen=LOBBY_CHAT_KEPT))
+    seeks: dict[int, str] = field(default_factory=dict)  # its number -> `ka` line (Seeks.follow lists them)
 
     def apply(self, line: str) -> bool:
         """Takes one lobby line into the part; False for a line that is no part of a lobby's state."""
@@ -78,6 +79,14 @@ class LobbyPart:
             for entry in self.chat:
                 if entry.time_n == key:
                     entry.line = _deleted(entry.line)
+        elif kind in ("seek", "unseek"):
+            number = parse_number(key)
+            if number is None:
+                return False
+            if kind == "seek":
+                self.seeks[number] = line
+            else:
+                self.seeks.pop(number, None)
         else:
             return False
         return True
@@ -162,6 +171,11 @@ class RemoteLobby:
                 if nick_key(person) == key:
                     return member, person
         return None
+
+    def seeks_of(self, member: str) -> dict[int, str]:
+        """`member`'s open seeks as it numbers them (none once it left)."""
+        part = self.parts.get(member)
+        return part.seeks if part is not None else {}
 
     def bot(self, member: str, nick: str) -> bool:
         """Whether `member`'s `i` line of `nick` marks a bot (docs/bots.md)."""

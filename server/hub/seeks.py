@@ -1,27 +1,31 @@
-"""Finding a game without knowing anyone (docs/protocol.md, "Seeks and quick pairing"): seeks, open
-challenges in the lobby that anyone eligible accepts; and quick-pairing pools, whose waiting players the
-server pairs by rating, the gap it allows widening as they wait (as lichess's pools do).
+"""Seeks (docs/protocol.md, "Seeks and quick pairing"): open challenges in the lobby that anyone eligible
+accepts, a way to find a game without knowing anyone; the quick-pairing pools are server/hub/pools.py.
 
-The only owner of the open seeks and of who waits in which pool. Neither is journalled: like a pending
-invitation, a seek or a place in a pool is gone after a restart, and ends with its player's session or
-when its player begins another game, any way (`game_started`). A game found here starts as an accepted
-invitation does (Invitations.start_game). Each member of a cluster has its own (docs/cluster.md).
+The only owner of the open seeks. Not journalled: like a pending invitation, a seek is gone after a
+restart, and ends with its player's session or when its player begins another game, any way, here or at
+another member of a cluster (server/hub/pools.py, `ended_by_a_game`, `began`). A game found here starts
+as an accepted invitation does (Invitations.start_game).
+
+In a cluster (docs/cluster.md, "Seeks and pools"), every member lists the other members' seeks as well,
+numbered as its own (`follow`), and one accepted here goes to the seeker's member, which checks it as
+its own and opens the table (`accepted_from`).
 """
 
 from __future__ import annotations
 
-import contextlib
-from bisect import bisect_left, bisect_right
 from collections import deque
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 from server.engine.gametype import GameKind, GameType, GameTypeError, StartKind, parse_game_type
 from server.hub.bus import EventBus
 from server.hub.context import Context
 from server.hub.invitations import Invitations
 from server.hub.limits import within_a_minute
-from server.hub.model import LOBBY, Player
+from server.hub.mirrors import person, visiting
+from server.hub.model import LOBBY, Player, reserved
+from server.hub.remote import RemoteLobby
 from server.hub.tables import Tables
 from server.protocol import events
 from server.protocol.codec import ProtocolError, nick_key
@@ -31,8 +35,8 @@ from server.protocol.seeks import (
     PostSeek,
     RatingRange,
     SeekCommand,
+    parse_seek_added,
     parse_seek_command,
-    pool_waiting,
     seek_added,
     seek_gone,
 )
@@ -41,19 +45,6 @@ MOST_SEEKS = 3  # open seeks of one player
 # open seeks on the server: every whole lobby state lists them all (about 50 bytes each)
 MOST_OPEN_SEEKS = 300
 SEEKS_PER_MINUTE = 10  # seeks one player may post in a minute (a flood is refused `seekFlood`)
-# The quick-pairing pools: name -> game type (ranked, standard rules, four starting crosses, the server
-# draws who is blue: the lower rating in a ranked game between two accounts). docs/protocol.md names them.
-POOLS = {
-    "20x20_3_2": "2020s0.4.s.R.a.180.2..",
-    "25x25_5_5": "2525s0.4.s.R.a.300.5..",
-    "39x32_5_5": "3932s0.4.s.R.a.300.5..",
-    "39x32_15_10": "3932s0.4.s.R.a.900.10..",
-}
-# The rating gap a pool allows between two players: GAP_AT_FIRST at once, GAP_GROWTH more for each second
-# the one of them who waited longer has waited; so anyone is paired with anyone after about a minute.
-GAP_AT_FIRST = 100
-GAP_GROWTH = 20
-UNRATED = 1500  # a guest's rating for pairing: where every account starts (docs/ratings.md)
 
 
 def rating_of(player: Player) -> int | None:
@@ -73,9 +64,12 @@ def refuse_each_other(one: Player, other: Player) -> bool:
 @dataclass(eq=False)
 class Seek:
     number: int
-    player: Player
+    player: Player  # for another member's seek, who stands here for its player (mirrors.visiting)
     game_type: GameType
     rating_range: RatingRange
+    elsewhere: tuple[str, int] | None = None  # another member's seek: that member, and its number there
+    asked: set[Player] = field(default_factory=set)  # who here accepted it and waits for its member
+    refused: set[Player] = field(default_factory=set)  # whom its player blocks or ignores, as its member said
 
     def line(self) -> str:
         return seek_added(
@@ -84,12 +78,16 @@ class Seek:
 
 
 class Seeks:
-    def __init__(self, ctx: Context, bus: EventBus, tables: Tables, invitations: Invitations) -> None:
-        self.ctx, self.bus, self.tables, self.invitations = ctx, bus, tables, invitations
-        self.open: dict[int, Seek] = {}  # by number, oldest first
+    def __init__(
+        self, ctx: Context, bus: EventBus, tables: Tables, invitations: Invitations, remote: RemoteLobby
+    ) -> None:
+        self.ctx, self.bus, self.tables, self.invitations, self.remote = ctx, bus, tables, invitations, remote
+        self.open: dict[int, Seek] = {}  # by number, oldest first: this member's and the others'
         self.posted: dict[Player, deque[tuple[float, str]]] = {}  # the seeks each posted in the last minute
         self._last_number = 0
         self.changes = 0  # counts seeks posted and ended: what a reader was offered is kept until it moves
+        self.elsewhere: dict[str, dict[int, Seek]] = {}  # member -> its number -> its seek listed here
+        self.send: Callable[[str, dict[str, Any]], None] | None = None  # a member of a cluster
 
     def command(self, player: Player, text: str) -> None:
         """A `k` command: post, accept or cancel (server/protocol/seeks.py)."""
@@ -121,18 +119,37 @@ class Seeks:
         posted = self.posted.setdefault(player, deque())
         within_a_minute(posted, now, SEEKS_PER_MINUTE, "seekFlood", "seeks")
         self.ctx.limits.games_of(self.tables.values(), player)
-        self._last_number += 1
-        seek = self.open[self._last_number] = Seek(self._last_number, player, game_type, rating_range)
-        self.changes += 1
+        seek = self._list(player, game_type, rating_range)
         posted.append((now, ""))
-        self.bus.publish(LOBBY, seek.line())
         return seek.number
+
+    def _list(
+        self,
+        player: Player,
+        game_type: GameType,
+        rating_range: RatingRange,
+        elsewhere: tuple[str, int] | None = None,
+    ) -> Seek:
+        """A seek for everyone in the lobby (`ka`); another member's is shown to the readers here only."""
+        self._last_number += 1
+        seek = Seek(self._last_number, player, game_type, rating_range, elsewhere)
+        self.open[seek.number] = seek
+        self.changes += 1
+        if elsewhere is None:
+            self.bus.publish(LOBBY, seek.line())
+        else:
+            self.bus.relay(seek.line())
+        return seek
 
     def accept(self, player: Player, number: int) -> None:
         """The game starts at once, as an accepted invitation's does; blue is whom the game type says
-        (`a` the seeker, `p` the one who accepts, `s` drawn by the server)."""
+        (`a` the seeker, `p` the one who accepts, `s` drawn by the server). Another member's seek: see
+        `_ask`."""
         seek = self._seek(number)
         self._check_eligible(player, seek)
+        if seek.elsewhere is not None:
+            self._ask(player, seek)
+            return
         self.invitations.start_game(seek.player, player, seek.game_type)  # game_started ends the seek
 
     def open_to(self, player: Player, number: int) -> bool:
@@ -151,7 +168,7 @@ class Seeks:
         seeker = seek.player
         if seeker is player:
             raise ProtocolError("notEligible", "This is your own seek: cancel it instead.")
-        if nick_key(player.nick) in seeker.blocked or seeker.ignores(player.nick):
+        if nick_key(player.nick) in seeker.blocked or seeker.ignores(player.nick) or player in seek.refused:
             raise ProtocolError("blocked", f"{seeker.nick} does not accept your invitations.")
         if not seek.rating_range.admits(rating_of(player)):
             raise ProtocolError("notEligible", f"This seek is for ratings {_range_words(seek.rating_range)}.")
@@ -172,13 +189,115 @@ class Seeks:
     def _end(self, seek: Seek) -> None:
         del self.open[seek.number]
         self.changes += 1
-        self.bus.publish(LOBBY, seek_gone(seek.number))
+        if seek.elsewhere is None:
+            self.bus.publish(LOBBY, seek_gone(seek.number))
+        else:
+            self.bus.relay(seek_gone(seek.number))
 
     def end_all_of(self, nicks: Sequence[str]) -> None:
-        """These players' seeks end (they began a game, or left)."""
+        """These players' seeks here end (they began a game, or left); another member's end when it says."""
         keys = {nick_key(nick) for nick in nicks}
         for seek in [seek for seek in self.open.values() if nick_key(seek.player.nick) in keys]:
-            self._end(seek)
+            if seek.elsewhere is None:
+                self._end(seek)
+
+    def tell_members(self, nicks: Sequence[str]) -> None:
+        """These players began a game here: the members of those who are people of another member end
+        their seeks and pools there (`began`, server/hub/peers.py), as this member's end here."""
+        if self.send is None:
+            return
+        for nick in nicks:
+            found = None if reserved(nick) else self.remote.member_of(nick)  # the AI players are everywhere
+            if found is not None:
+                self.send(found[0], {"began": [found[1]]})
+
+    # --- the other members' seeks (docs/cluster.md, "Seeks and pools") -----------------------------
+
+    def follow(self, member: str, listed: Mapping[int, str]) -> None:
+        """`member`'s open seeks are `listed` now (its number -> its `ka` line; none once it left): the
+        readers here are shown the ones new to them and told of the ones gone, under numbers of this
+        member, so that no two seeks here share one."""
+        theirs = self.elsewhere.setdefault(member, {})
+        for number in [number for number in theirs if number not in listed]:
+            self._end(theirs.pop(number))
+        for number, line in listed.items():
+            if number not in theirs:
+                seek = self._list_theirs(member, number, line)
+                if seek is not None:
+                    theirs[number] = seek
+        if not theirs:
+            del self.elsewhere[member]
+
+    def _list_theirs(self, member: str, number: int, line: str) -> Seek | None:
+        """`member`'s seek `number` listed here; None for a line this member cannot read, or a game type
+        it would refuse (its readers could not play it)."""
+        added = parse_seek_added(line)
+        if added is None:
+            return None
+        try:
+            game_type = _game_of_two(added.game_type)
+        except ProtocolError:
+            return None
+        return self._list(self._seeker(member, added.nick), game_type, added.rating_range, (member, number))
+
+    def _seeker(self, member: str, nick: str) -> Player:
+        """Who stands here for a player of `member` with seeks: one for all of them, so that an offer
+        tells one seeker's seeks from another's (server/hub/offers.py)."""
+        for seek in self.elsewhere[member].values():
+            if seek.player.nick == nick:
+                return seek.player
+        return visiting(
+            member, {"nick": nick, "guest": nick.startswith("*"), "bot": self.remote.bot(member, nick)}
+        )
+
+    def _ask(self, player: Player, seek: Seek) -> None:
+        """Another member's seek accepted here: what concerns the player is checked here (its rating and
+        bots already were), the rest by the seeker's member, which opens the table (`accepted_from`);
+        the player sits down at it as at any game of theirs on another member, or is told why not
+        (`refused_elsewhere`). Asking twice sends once."""
+        if player in seek.asked:
+            return
+        self.ctx.limits.games_of(self.tables.values(), player)
+        assert self.send is not None and seek.elsewhere is not None  # another member's seeks go without it
+        member, number = seek.elsewhere
+        seek.asked.add(player)
+        self.send(member, {"accept_seek": [number, person(player)]})
+
+    def accepted_from(self, member: str, number: int, someone: dict[str, Any]) -> None:
+        """A player of `member` accepts seek `number` of this member: checked as one accepted here, its
+        game opened here; a refusal goes back."""
+        stranger = visiting(member, someone)
+        try:
+            self.ctx.writable()
+            seek = self.open.get(number)
+            if seek is None or seek.elsewhere is not None:
+                raise ProtocolError("noSuchSeek", "That seek was taken or withdrawn.")
+            self._check_eligible(stranger, seek)
+            self.invitations.start_game(seek.player, stranger, seek.game_type)
+        except ProtocolError as refused:
+            if self.send is not None:
+                self.send(member, {"seek_refused": [number, stranger.nick, refused.code, str(refused)]})
+
+    def refused_elsewhere(self, member: str, number: int, nick: str, code: str, why: str) -> None:
+        """The seeker's member refused the player here who accepted its seek `number` (`why` in English):
+        told why; one its seeker blocks or ignores is not offered the seek again. After the seek ended
+        here nobody is told: its `kd` said it is gone."""
+        seek = self.elsewhere.get(member, {}).get(number)
+        if seek is None:
+            return
+        for player in [player for player in seek.asked if player.nick == nick]:
+            seek.asked.discard(player)
+            if code == "blocked":
+                seek.refused.add(player)
+                self.changes += 1  # the offers are chosen again (server/hub/offers.py)
+            self.tables.tell(player, LOBBY, code, why)
+
+    def not_delivered(self, member: str, number: int, nick: str) -> None:
+        """An acceptance nobody took: `member` is gone or cut off."""
+        seek = self.elsewhere.get(member, {}).get(number)
+        if seek is not None:
+            why = f"{seek.player.nick} cannot be reached now."
+            self.refused_elsewhere(member, number, nick, "notOnline", why)
 
     def left(self, player: Player) -> None:
         self.end_all_of((player.nick,))
@@ -188,119 +307,9 @@ class Seeks:
         """The open seeks as the lobby's whole state lists them."""
         return [seek.line() for seek in self.open.values()]
 
-
-@dataclass(eq=False)
-class Waiting:
-    player: Player
-    pool: str
-    since: float  # timers' time
-
-
-class Pools:
-    def __init__(self, ctx: Context, bus: EventBus, tables: Tables, invitations: Invitations) -> None:
-        self.ctx, self.bus, self.tables, self.invitations = ctx, bus, tables, invitations
-        self.game_types = {name: parse_game_type(text) for name, text in POOLS.items()}
-        self.waiting: dict[Player, Waiting] = {}  # in the order they came
-
-    def command(self, player: Player, text: str) -> None:
-        """A `j` command: `<pool>` joins it (leaving another), an empty text leaves."""
-        if text:
-            self.join(player, text)
-        else:
-            self.leave(player)
-
-    def join(self, player: Player, pool: str) -> None:
-        """Wait in `pool`; paired at once when someone there is near enough in rating, else at the
-        hub's sweeps, the gap allowed growing. Joining the pool one waits in changes nothing."""
-        if pool not in self.game_types:
-            raise ProtocolError(
-                "noSuchPool", f"There is no pool {pool[:20]}; the pools are {', '.join(POOLS)}."
-            )
-        present = self.waiting.get(player)
-        if present is not None and present.pool == pool:
-            return
-        self.ctx.limits.games_of(self.tables.values(), player)
-        self.tables.room_for_a_table(player)
-        self.waiting.pop(player, None)
-        self.waiting[player] = Waiting(player, pool, self.ctx.timers.now())
-        self.bus.nudge(player)
-        self.pair(pool)
-
-    def leave(self, player: Player) -> None:
-        if self.waiting.pop(player, None) is not None:
-            self.bus.nudge(player)
-
-    def end_all_of(self, nicks: Sequence[str]) -> None:
-        keys = {nick_key(nick) for nick in nicks}
-        for player in [player for player in self.waiting if nick_key(player.nick) in keys]:
-            self.leave(player)
-
-    def gap(self, waiting: Waiting, now: float) -> int:
-        return GAP_AT_FIRST + int(GAP_GROWTH * max(0.0, now - waiting.since))
-
-    def pair_all(self) -> None:
-        """The sweep's turn: the gaps have grown. Whoever still waits is nudged, so that a long poll
-        shows the time waited and the gap as they grow (the `w` line is not an event)."""
-        for pool in POOLS:
-            self.pair(pool)
-        self.bus.nudge(*self.waiting)
-
-    def pair(self, pool: str) -> None:
-        """Whoever waited longest first takes the nearest rating within the gap the longer waiter of the
-        two allows, the earlier comer between equals. Not while storage fails: a game cannot open. The
-        pools are rated: a bot is paired with bots only, unless the admin lets bots play people rated
-        (--bots-rated), as a rated invitation between a bot and a person is refused `botUnrated`.
-
-        Each looks only at the ratings within the widest gap (the longest waiter's), found by bisection
-        in the pool sorted by rating: those who wait are spread over the ratings (two within
-        GAP_AT_FIRST of each other are paired the moment the second comes), so few are that near."""
-        if self.ctx.persistence.storage_failure is not None:
-            return
-        queue = [waiting for waiting in self.waiting.values() if waiting.pool == pool]  # oldest first
-        if len(queue) < 2:
-            return
-        now = self.ctx.timers.now()
-        by_rating = sorted(queue, key=_rating_of_waiting)
-        ratings = [_rating_of_waiting(waiting) for waiting in by_rating]
-        widest = self.gap(queue[0], now)
-        for first in queue:
-            if self.waiting.get(first.player) is not first:  # paired, or taken out, meanwhile
-                continue
-            rating = _rating_of_waiting(first)
-            near = by_rating[bisect_left(ratings, rating - widest) : bisect_right(ratings, rating + widest)]
-            others = [
-                other
-                for other in near
-                if other is not first
-                and self.waiting.get(other.player) is other
-                and abs(_rating_of_waiting(other) - rating) <= self.gap(min(first, other, key=_since), now)
-                and not refuse_each_other(first.player, other.player)
-                and self.ctx.limits.may_play_rated(first.player, other.player)
-            ]
-            if others:
-                self._start(first, min(others, key=lambda other: abs(_rating_of_waiting(other) - rating)))
-
-    def _start(self, first: Waiting, second: Waiting) -> None:
-        """Their game (which takes both out of the pool: `game_started`), if both may still play one;
-        one who may not leaves the pool, told why."""
-        for waiting in (first, second):
-            try:
-                self.ctx.limits.games_of(self.tables.values(), waiting.player)
-            except ProtocolError as refused:
-                self.leave(waiting.player)
-                self.tables.tell(waiting.player, LOBBY, refused.code, str(refused))
-                return
-        with contextlib.suppress(ProtocolError):  # no table free just now: both wait for the next sweep
-            self.invitations.start_game(first.player, second.player, self.game_types[first.pool])
-
-    def lines(self, player: Player) -> list[str]:
-        """What every reply to a waiting player repeats (`w`)."""
-        waiting = self.waiting.get(player)
-        if waiting is None:
-            return []
-        now = self.ctx.timers.now()
-        count = sum(other.pool == waiting.pool for other in self.waiting.values())
-        return [pool_waiting(waiting.pool, int(now - waiting.since), self.gap(waiting, now), count)]
+    def own_lines(self) -> list[str]:
+        """This member's open seeks, as the other members list them (Lobby.own_part)."""
+        return [seek.line() for seek in self.open.values() if seek.elsewhere is None]
 
 
 def _range_words(rating_range: RatingRange) -> str:
@@ -309,15 +318,6 @@ def _range_words(rating_range: RatingRange) -> str:
     if rating_range.highest is None:
         return f"from {rating_range.lowest}"
     return f"{rating_range.lowest} to {rating_range.highest}"
-
-
-def _since(waiting: Waiting) -> float:
-    return waiting.since
-
-
-def _rating_of_waiting(waiting: Waiting) -> int:
-    rating = rating_of(waiting.player)
-    return UNRATED if rating is None else rating
 
 
 def _game_of_two(game_type_text: str) -> GameType:
@@ -331,25 +331,3 @@ def _game_of_two(game_type_text: str) -> GameType:
     if game_type.tournament:
         raise ProtocolError("badGameType", "Tournament games are set up by organisers.")
     return game_type
-
-
-def ended_by_a_game(seeks: Seeks, pools: Pools) -> Callable[[GameType, Sequence[str]], None]:
-    """What Tables.game_started calls: players who begin a game (any way but an analysis) neither
-    seek nor wait any more."""
-
-    def game_started(game_type: GameType, nicks: Sequence[str]) -> None:
-        if game_type.kind is not GameKind.ANALYSIS:
-            seeks.end_all_of(nicks)
-            pools.end_all_of(nicks)
-
-    return game_started
-
-
-def ended_with_the_session(seeks: Seeks, pools: Pools) -> Callable[[Player], None]:
-    """What Sessions.left calls: a session that ends takes its seeks and its place in a pool along."""
-
-    def left(player: Player) -> None:
-        seeks.left(player)
-        pools.leave(player)
-
-    return left

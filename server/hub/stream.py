@@ -26,9 +26,10 @@ from server.hub.lobby import Lobby
 from server.hub.mirrors import Mirrors
 from server.hub.model import LOBBY, Player, parse_table, table_number
 from server.hub.persistence import StorageFailing
+from server.hub.pools import Pools
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
-from server.hub.seeks import Pools, Seeks
+from server.hub.seeks import Seeks
 from server.hub.sessions import Sessions
 from server.hub.tables import Tables
 from server.protocol import events

@@ -78,7 +78,7 @@ class Tables(Mapping[int, Table]):
         self.numbers = TableNumbers()
         self.moves_played = 0  # for /metrics
         # Set by Hub.__init__, as these parts are made after this one: what happens when a game ends
-        # (server/hub/games.py) and when players begin one, any way (server/hub/seeks.py); on a member
+        # (server/hub/games.py) and when players begin one, any way (server/hub/pools.py); on a member
         # of a cluster, the tables of other members its people sit at (server/hub/mirrors.py) and the
         # people of other members at its tables (visitors.py)
         self.game_over: Callable[[Room], None] = lambda room: None

@@ -16,7 +16,8 @@ from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.limits import Caps
 from server.hub.persistence import Account
-from server.hub.seeks import GAP_AT_FIRST, GAP_GROWTH, MOST_SEEKS, POOLS, SEEKS_PER_MINUTE
+from server.hub.pools import GAP_AT_FIRST, GAP_GROWTH, POOLS
+from server.hub.seeks import MOST_SEEKS, SEEKS_PER_MINUTE
 from server.protocol.codec import parse_commands
 from server.protocol.seeks import AcceptSeek, PostSeek, RatingRange
 
