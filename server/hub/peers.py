@@ -81,7 +81,8 @@ class Peers:
         elif "accept_seek" in message:
             self.seeks.accepted_from(member, *message["accept_seek"])
         elif "seek_refused" in message:
-            self.seeks.refused_elsewhere(member, *message["seek_refused"])
+            number, nick, code, why = message["seek_refused"]
+            self.seeks.refused_elsewhere(member, number, nick, ProtocolError.relayed(code, why))
         elif "began" in message:
             began(self.seeks, self.pools, message["began"])
         elif "private" in message:

@@ -278,26 +278,26 @@ class Seeks:
             if self.send is not None:
                 self.send(member, {"seek_refused": [number, stranger.nick, refused.code, str(refused)]})
 
-    def refused_elsewhere(self, member: str, number: int, nick: str, code: str, why: str) -> None:
-        """The seeker's member refused the player here who accepted its seek `number` (`why` in English):
-        told why; one its seeker blocks or ignores is not offered the seek again. After the seek ended
-        here nobody is told: its `kd` said it is gone."""
+    def refused_elsewhere(self, member: str, number: int, nick: str, refused: ProtocolError) -> None:
+        """The seeker's member refused the player here who accepted its seek `number`: told why; one its
+        seeker blocks or ignores is not offered the seek again. After the seek ended here nobody is told:
+        its `kd` said it is gone."""
         seek = self.elsewhere.get(member, {}).get(number)
         if seek is None:
             return
         for player in [player for player in seek.asked if player.nick == nick]:
             seek.asked.discard(player)
-            if code == "blocked":
+            if refused.code == "blocked":
                 seek.refused.add(player)
                 self.changes += 1  # the offers are chosen again (server/hub/offers.py)
-            self.tables.tell(player, LOBBY, code, why)
+            self.tables.tell(player, LOBBY, refused.code, str(refused))
 
     def not_delivered(self, member: str, number: int, nick: str) -> None:
         """An acceptance nobody took: `member` is gone or cut off."""
         seek = self.elsewhere.get(member, {}).get(number)
         if seek is not None:
-            why = f"{seek.player.nick} cannot be reached now."
-            self.refused_elsewhere(member, number, nick, "notOnline", why)
+            gone = ProtocolError("notOnline", f"{seek.player.nick} cannot be reached now.")
+            self.refused_elsewhere(member, number, nick, gone)
 
     def left(self, player: Player) -> None:
         self.end_all_of((player.nick,))
