@@ -363,7 +363,8 @@ class Invitations:
 
     def start_game(self, inviter: Player, invitee: Player, game_type: GameType) -> None:
         """A game that starts as an accepted invitation's does, without one: a seek accepted, two players
-        paired by a pool (server/hub/seeks.py, pools.py). `inviter`: the one whom the game type's `a` makes blue."""
+        paired by a pool (server/hub/seeks.py, pools.py). `inviter`: the one whom the game type's `a`
+        makes blue."""
         self.check_game(inviter, invitee)
         self._open(inviter, invitee, game_type)
 

@@ -61,7 +61,8 @@ class Sessions:
     ) -> None:
         self.ctx, self.bus, self.roster, self.saved = ctx, bus, roster, saved
         self.tables, self.games, self.invitations, self.chats = tables, games, invitations, chats
-        # set by Hub.__init__: what else a session's end takes along (its seeks and place in a pool: server/hub/pools.py)
+        # set by Hub.__init__: what else a session's end takes along (its seeks and place in a pool:
+        # server/hub/pools.py)
         self.left: Callable[[Player], None] = lambda player: None
         # set by Hub.watch_nicks: the nick of each session that ended here or came here from another member
         self.nick_changed: Callable[[str], None] | None = None
