@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from server.hub import seeks as seeks_module
 from server.hub.hub import Hub
 from server.hub.limits import STORAGE_REFUSED
 from server.hub.persistence import Account
@@ -208,3 +209,13 @@ def test_a_whole_part_after_lost_lines_lists_the_seeks_as_they_are_now() -> None
     link.queue.clear()
     b.take_lobby_part("a", a.lobby_part())
     assert seek_lines(link.read(b, "bobBob22")) == ["kd1", f"ka2.*Ala...{RATED}"]
+
+
+def test_the_bound_on_open_seeks_counts_every_members(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(seeks_module, "MOST_OPEN_SEEKS", 2)
+    link = Cluster()
+    link.post(link.a, "alaAla11")
+    link.post(link.a, "alaAla11")
+    with pytest.raises(ProtocolError) as refused:
+        link.b.seek("bobBob22", PostSeek(FREE, ANYONE))
+    assert refused.value.code == "tooManySeeks" and len(link.b.seeks.open) == 2
