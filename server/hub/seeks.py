@@ -258,7 +258,9 @@ class Seeks:
         if player in seek.asked:
             return
         self.ctx.limits.games_of(self.tables.values(), player)
-        assert self.send is not None and seek.elsewhere is not None  # another member's seeks go without it
+        assert seek.elsewhere is not None
+        if self.send is None:  # cut off from the members: their seeks are about to leave (drop_part)
+            raise ProtocolError("notOnline", f"{seek.player.nick} cannot be reached now.")
         member, number = seek.elsewhere
         seek.asked.add(player)
         self.send(member, {"accept_seek": [number, person(player)]})

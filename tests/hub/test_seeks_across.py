@@ -181,6 +181,16 @@ def test_an_acceptance_is_sent_once_and_one_that_reaches_nobody_is_answered() ->
     assert seek_lines(link.read(b, "bobBob22")) == ["kd1"] and b.seeks.open == {}
 
 
+def test_a_member_stopping_refuses_an_acceptance_it_cannot_send() -> None:
+    link = Cluster()
+    a, b = link.a, link.b
+    link.post(a, "alaAla11")
+    b.share_with_members(None)  # as the cluster's stop does, before its lobby goes
+    with pytest.raises(ProtocolError) as refused:
+        b.seek("bobBob22", AcceptSeek(1))
+    assert refused.value.code == "notOnline" and not b.seeks.open[1].asked
+
+
 def test_the_seekers_member_refuses_while_its_storage_fails_and_the_seek_stays() -> None:
     link = Cluster()
     a, b = link.a, link.b
