@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from server.engine.game import Game, Result
 from server.engine.gametype import GameType, format_new
 from server.protocol.codec import encode_server_text
-from server.protocol.seeks import SEEK_ADDED, SEEK_GONE
+from server.protocol.seeks import POOL_LEFT, POOL_WAITER, SEEK_ADDED, SEEK_GONE
 
 # Between the nicks of a team in one field of a line (`d`, `vg`, `vs`; docs/teams.md): in no nick.
 TEAM_SEPARATOR = ","
@@ -159,7 +159,8 @@ def lobby_subject(line: str) -> tuple[str, str]:
     the lobby: ("people"|"tables", "a"|"d"|"r"); ("description"|"state", uid); ("info"|"subscriptions",
     nick); ("chat", time_n) for a person's chat line, ("server", time_n) for a server's (empty nick),
     ("unchat", time_n) for a deletion; ("seek"|"unseek", number) for a seek posted or gone (`ka`, `kd`:
-    server/protocol/seeks.py); ("", "") for anything else."""
+    server/protocol/seeks.py); ("waiter"|"unwaiter", nick) for a player who waits in a pool or no more
+    (`ja`, `jd`, between members only); ("", "") for anything else."""
     head = line[:1]
     if head in ("p", "g") and line[1:2] in ("a", "d", "r"):
         return ("people" if head == "p" else "tables"), line[1]
@@ -172,4 +173,6 @@ def lobby_subject(line: str) -> tuple[str, str]:
         return "unchat", line[2:]
     if line.startswith((SEEK_ADDED, SEEK_GONE)):
         return ("seek" if line.startswith(SEEK_ADDED) else "unseek"), line[2:].split(".", 1)[0]
+    if line.startswith((POOL_WAITER, POOL_LEFT)):
+        return ("waiter" if line.startswith(POOL_WAITER) else "unwaiter"), line[2:].split(".", 1)[0]
     return "", ""

@@ -1,5 +1,6 @@
 """Seeks and quick-pairing pools on the wire (docs/protocol.md, "Seeks and quick pairing"): the `k` and
-`j` commands read into values, and the `ka`, `kd` and `w` lines the server writes.
+`j` commands read into values, the `ka`, `kd` and `w` lines the server writes, and the `ja` and `jd` lines
+the members of a cluster share of their pools' waiters.
 
 Each line starts with a letter that no known client has a branch for: MultiPoints (ServerZagram.java's
 handleMessage reads `b`, `ca`/`cr`, `d`, `f`, `ga`/`gr`/`gd`, `h`, `i`, `m`, `pa`/`pr`/`pd`, `q`,
@@ -10,6 +11,7 @@ is always a line's last field: it may hold dots.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -18,7 +20,11 @@ from server.protocol.codec import ProtocolError, parse_number
 SEEK_ADDED = "ka"  # `ka<number>.<nick>.<lowest>.<highest>.<gameType>`: a seek everyone in the lobby sees
 SEEK_GONE = "kd"  # `kd<number>`: it was accepted, cancelled, or its player left or began another game
 POOL = "w"  # `w<pool>.<seconds waited>.<rating gap allowed>.<players waiting>`: to a waiting player alone
+# Between the members of a cluster only, never to a client (docs/cluster.md, "Seeks and pools"):
+POOL_WAITER = "ja"  # `ja<nick>.<pool>.<rating>.<joined>.<b: a bot>`: waits in a pool (no rating: a guest)
+POOL_LEFT = "jd"  # `jd<nick>`: waits no more (paired, left the pool, or gone)
 MOST_RATING = 9999  # the highest rating a seek's range may name
+_JOINED_RE = re.compile(r"[0-9]{1,12}\.[0-9]{3}")  # a `ja` line's wall time, to the millisecond
 
 
 @dataclass(frozen=True)
@@ -149,3 +155,39 @@ def seek_offered(nick: str, game_type: str) -> str:
 
 def pool_waiting(pool: str, waited: int, gap: int, waiting: int) -> str:
     return f"{POOL}{pool}.{waited}.{gap}.{waiting}"
+
+
+@dataclass(frozen=True)
+class PoolWaiter:
+    """A `ja` line read back: a player of another member waiting in a pool, whom a member pairs its own
+    waiters with (server/hub/pools.py)."""
+
+    nick: str
+    pool: str
+    rating: int | None  # None: a guest
+    joined: float  # wall time, seconds: the order of every member's waiters
+    bot: bool
+
+
+def pool_waiter(waiter: PoolWaiter) -> str:
+    rating = "" if waiter.rating is None else waiter.rating
+    bot = "b" if waiter.bot else ""
+    return f"{POOL_WAITER}{waiter.nick}.{waiter.pool}.{rating}.{waiter.joined:.3f}.{bot}"
+
+
+def parse_pool_waiter(line: str) -> PoolWaiter | None:
+    """None for any other line, or one this member cannot read."""
+    if not line.startswith(POOL_WAITER):
+        return None
+    fields = line[len(POOL_WAITER) :].split(".")
+    if len(fields) != 6 or not fields[0] or not fields[1] or fields[5] not in ("", "b"):
+        return None
+    rating = parse_number(fields[2]) if fields[2] else None
+    joined = f"{fields[3]}.{fields[4]}"
+    if (fields[2] and rating is None) or not _JOINED_RE.fullmatch(joined):
+        return None
+    return PoolWaiter(fields[0], fields[1], rating, float(joined), fields[5] == "b")
+
+
+def pool_left(nick: str) -> str:
+    return f"{POOL_LEFT}{nick}"

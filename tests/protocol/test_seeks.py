@@ -10,14 +10,19 @@ from hypothesis import strategies as st
 from server.protocol.codec import ProtocolError
 from server.protocol.events import lobby_subject
 from server.protocol.seeks import (
+    POOL_LEFT,
     AcceptSeek,
     CancelSeek,
+    PoolWaiter,
     PostSeek,
     RatingRange,
     SeekAdded,
+    parse_pool_waiter,
     parse_range,
     parse_seek_added,
     parse_seek_command,
+    pool_left,
+    pool_waiter,
     pool_waiting,
     seek_added,
     seek_gone,
@@ -132,3 +137,43 @@ def test_a_ka_line_of_another_member_reads_back_as_it_was_written(
 )
 def test_a_line_that_is_no_seek_reads_as_none(line: str) -> None:
     assert parse_seek_added(line) is None
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    nick=st.from_regex(r"\*?[A-Za-z][A-Za-z0-9_]{0,14}", fullmatch=True),
+    pool=st.sampled_from(["20x20_3_2", "39x32_15_10"]),
+    rating=st.none() | st.integers(0, 9999),
+    joined=st.integers(0, 10**12).map(lambda milliseconds: milliseconds / 1000),
+    bot=st.booleans(),
+)
+def test_a_ja_line_of_another_member_reads_back_as_it_was_written(
+    nick: str, pool: str, rating: int | None, joined: float, bot: bool
+) -> None:
+    waiter = PoolWaiter(nick, pool, rating, joined, bot)
+    line = pool_waiter(waiter)
+    assert parse_pool_waiter(line) == waiter
+    assert lobby_subject(line) == ("waiter", nick)
+    assert lobby_subject(pool_left(nick)) == ("unwaiter", nick)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        f"{POOL_LEFT}*Ala",
+        "ja",
+        "ja*Ala",
+        "ja*Ala.20x20_3_2..1764547200.000",
+        "ja.20x20_3_2..1764547200.000.",
+        "ja*Ala...1764547200.000.",
+        "ja*Ala.20x20_3_2.x.1764547200.000.",
+        "ja*Ala.20x20_3_2.1²..1764547200.000.",
+        "ja*Ala.20x20_3_2..1764547200.0.",
+        f"ja*Ala.20x20_3_2..{'9' * 400}.000.",
+        "ja*Ala.20x20_3_2..inf.000.",
+        "ja*Ala.20x20_3_2..1764547200.000.c",
+        "ja*Ala.20x20_3_2..1764547200.000.b.",
+    ],
+)
+def test_a_line_that_is_no_waiter_reads_as_none(line: str) -> None:
+    assert parse_pool_waiter(line) is None
