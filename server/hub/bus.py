@@ -61,6 +61,10 @@ class EventBus(Protocol):
         """A lobby line of another member of a cluster, for the readers here: published, not shared again."""
         ...
 
+    def share(self, line: str) -> None:
+        """A lobby line for the other members of a cluster alone, which no reader here is shown."""
+        ...
+
     def send(self, player: Player, uid: int, line: str) -> None:
         """An event for one player only, in the section of table `uid`."""
         ...
@@ -183,6 +187,10 @@ class LocalBus:
             return self.publish(LOBBY, line, b_only=b_only)
         finally:
             self.lobby_listener = listener
+
+    def share(self, line: str) -> None:
+        if self.lobby_listener is not None:
+            self.lobby_listener(line, False)
 
     def send(self, player: Player, uid: int, line: str) -> None:
         if player.visiting_from:  # a person of another member: it numbers the line into their stream

@@ -106,7 +106,9 @@ class Hub:
         self.pools = Pools(ctx, self.bus, self.tables, self.invites)
         self.offers = Offers(self.bus, self.tables, self.seeks, self.invites)
         self.lobby_state = Lobby(self.bus, self.tables, self.remote_lobby, self.mirrors, self.seeks)
-        self.shared_lobby = SharedLobby(self.bus, self.remote_lobby, self.mirrors, self.tables, self.seeks)
+        self.shared_lobby = SharedLobby(
+            self.bus, self.remote_lobby, self.mirrors, self.tables, self.seeks, self.pools
+        )
         self.actions = table_actions(self.games, self.chats)
         self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.actions)
         self.peers = Peers(self.chats, self.invites, self.mirrors, self.visitors, self.seeks, self.pools)
@@ -292,7 +294,8 @@ class Hub:
         self.bus.lobby_listener = listener
 
     def lobby_part(self) -> list[str]:
-        return self.lobby_state.own_part()
+        """This member's part of the lobby, and the players waiting in its pools (for the members alone)."""
+        return [*self.lobby_state.own_part(), *self.pools.own_lines()]
 
     def take_lobby_line(self, member: str, line: str, b_only: bool) -> None:
         self.shared_lobby.take_line(member, line, b_only)

@@ -5,8 +5,8 @@ Every message between two members is a small JSON object with one key saying wha
 one place that reads them and hands each to the part it is for (server/hub/mirrors.py for the tables
 of other members that people here sit at, server/hub/visitors.py for the people of other members at
 the tables here, server/hub/chats.py for private lines, server/hub/seeks.py for seeks accepted across
-members). The transport, with its numbering and its `resync` after lost messages, is
-server/cluster/lobby.py.
+members, server/hub/pools.py for pairings across members). The transport, with its numbering and its
+`resync` after lost messages, is server/cluster/lobby.py.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class Peers:
     def share(self, send: Callable[[str, dict[str, Any]], None] | None) -> None:
         self._send = send
         self.mirrors.send = self.visitors.send = self.invitations.send = self.seeks.send = send
+        self.pools.send = send
         self.chats.forward = None if send is None else lambda member, line: send(member, {"private": line})
 
     def take(self, member: str, message: dict[str, Any]) -> None:
@@ -83,6 +84,10 @@ class Peers:
         elif "seek_refused" in message:
             number, nick, code, why = message["seek_refused"]
             self.seeks.refused_elsewhere(member, number, nick, ProtocolError.relayed(code, why))
+        elif "pool_pair" in message:
+            self.pools.paired_from(member, *message["pool_pair"])
+        elif "pool_refused" in message:
+            self.pools.refused_elsewhere(member, *message["pool_refused"])
         elif "began" in message:
             began(self.seeks, self.pools, message["began"])
         elif "private" in message:
@@ -111,6 +116,9 @@ class Peers:
         elif "accept_seek" in message:
             number, person = message["accept_seek"]
             self.seeks.not_delivered(member, number, person["nick"])
+        elif "pool_pair" in message:
+            pool, whom, person = message["pool_pair"]
+            self.pools.refused_elsewhere(member, pool, person["nick"], whom, "gone")
         elif "enter" in message:
             uid, person = message["enter"]
             self.mirrors.refused(member, uid, person["nick"], f"Table {uid} cannot be reached now.")

@@ -4,26 +4,35 @@ server pairs them by rating, the gap it allows widening as they wait (as lichess
 The only owner of who waits in which pool. Not journalled: like a seek (server/hub/seeks.py), a place in
 a pool is gone after a restart, and ends with its player's session or when its player begins another
 game, any way, here or at another member of a cluster (`ended_by_a_game`, `began`). A game found here
-starts as an accepted invitation does (Invitations.start_game). Each member of a cluster has its own
-pools (docs/cluster.md, "Seeks and pools").
+starts as an accepted invitation does (Invitations.start_game).
+
+In a cluster (docs/cluster.md, "Seeks and pools"), every member shares its waiters with the others
+(`ja`/`jd` lines, for the members alone) and pairs its own with theirs as well: of two players of two
+members, the one who came first (`_order`, the same at every member) is the one whose member looks for
+a partner, and proposes the pairing to the other's member, which opens the table if its player still
+waits (`paired_from`). While a pairing is proposed, both wait for its answer and are paired with nobody
+else, for PROPOSAL_WAIT at most.
 """
 
 from __future__ import annotations
 
 import contextlib
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from server.engine.gametype import GameKind, GameType, parse_game_type
 from server.hub.bus import EventBus
 from server.hub.context import Context
 from server.hub.invitations import Invitations
+from server.hub.mirrors import person, visiting
 from server.hub.model import LOBBY, Player
 from server.hub.seeks import Seeks, rating_of, refuse_each_other
 from server.hub.tables import Tables
 from server.protocol.codec import ProtocolError, nick_key
-from server.protocol.seeks import pool_waiting
+from server.protocol.seeks import PoolWaiter, parse_pool_waiter, pool_left, pool_waiter, pool_waiting
 
 # The quick-pairing pools: name -> game type (ranked, standard rules, four starting crosses, the server
 # draws who is blue: the lower rating in a ranked game between two accounts). docs/protocol.md names them.
@@ -38,13 +47,26 @@ POOLS = {
 GAP_AT_FIRST = 100
 GAP_GROWTH = 20
 UNRATED = 1500  # a guest's rating for pairing: where every account starts (docs/ratings.md)
+# Seconds a pairing proposed to another member holds both players while its answer is awaited: the answer
+# is a table or a refusal within a round trip, unless the message or the member was lost.
+PROPOSAL_WAIT = 10.0
 
 
 @dataclass(eq=False)
 class Waiting:
-    player: Player
+    player: Player  # for another member's waiter, who stands here for its player (mirrors.visiting)
     pool: str
     since: float  # timers' time
+    joined: float  # wall time, which every member shares: the order of the waiters of all members
+    member: str | None = None  # another member's waiter: that member
+    rating: int | None = None  # another member's waiter: its rating as that member said (None: a guest)
+    line: str = ""  # another member's waiter: the `ja` line it was listed from
+    proposed: float | None = None  # timers' time a pairing across members was proposed for it, unanswered
+
+    def shared(self) -> str:
+        """The `ja` line the other members pair this member's waiter by."""
+        rating = rating_of(self.player)
+        return pool_waiter(PoolWaiter(self.player.nick, self.pool, rating, self.joined, self.player.bot))
 
 
 class Pools:
@@ -52,6 +74,12 @@ class Pools:
         self.ctx, self.bus, self.tables, self.invitations = ctx, bus, tables, invitations
         self.game_types = {name: parse_game_type(text) for name, text in POOLS.items()}
         self.waiting: dict[Player, Waiting] = {}  # in the order they came
+        self.elsewhere: dict[str, dict[str, Waiting]] = {}  # member -> nick -> its waiter
+        # (nick key here, nick key elsewhere): whom the other's member refused, as one blocks the other
+        self.refused: set[tuple[str, str]] = set()
+        # how many wait in each pool, every member's, counted again after a change (`waiting_in`)
+        self._counts: Counter[str] | None = None
+        self.send: Callable[[str, dict[str, Any]], None] | None = None  # a member of a cluster
 
     def command(self, player: Player, text: str) -> None:
         """A `j` command: `<pool>` joins it (leaving another), an empty text leaves."""
@@ -73,12 +101,18 @@ class Pools:
         self.ctx.limits.games_of(self.tables.values(), player)
         self.tables.room_for_a_table(player)
         self.waiting.pop(player, None)
-        self.waiting[player] = Waiting(player, pool, self.ctx.timers.now())
+        waiting = self.waiting[player] = Waiting(player, pool, self.ctx.timers.now(), self.ctx.clock())
+        self._counts = None
+        self.bus.share(waiting.shared())
         self.bus.nudge(player)
         self.pair(pool)
 
     def leave(self, player: Player) -> None:
         if self.waiting.pop(player, None) is not None:
+            self._counts = None
+            self.bus.share(pool_left(player.nick))
+            key = nick_key(player.nick)
+            self.refused = {pair for pair in self.refused if pair[0] != key}
             self.bus.nudge(player)
 
     def end_all_of(self, nicks: Sequence[str]) -> None:
@@ -90,8 +124,13 @@ class Pools:
         return GAP_AT_FIRST + int(GAP_GROWTH * max(0.0, now - waiting.since))
 
     def pair_all(self) -> None:
-        """The sweep's turn: the gaps have grown. Whoever still waits is nudged, so that a long poll
-        shows the time waited and the gap as they grow (the `w` line is not an event)."""
+        """The sweep's turn: the gaps have grown, and the pairings proposed PROPOSAL_WAIT ago that no
+        answer came for lapse. Whoever still waits is nudged, so that a long poll shows the time waited
+        and the gap as they grow (the `w` line is not an event)."""
+        lapsed = self.ctx.timers.now() - PROPOSAL_WAIT
+        for waiting in self._everyone():
+            if waiting.proposed is not None and waiting.proposed <= lapsed:
+                waiting.proposed = None
         for pool in POOLS:
             self.pair(pool)
         self.bus.nudge(*self.waiting)
@@ -107,15 +146,16 @@ class Pools:
         GAP_AT_FIRST of each other are paired the moment the second comes), so few are that near."""
         if self.ctx.persistence.storage_failure is not None:
             return
-        queue = [waiting for waiting in self.waiting.values() if waiting.pool == pool]  # oldest first
-        if len(queue) < 2:
+        queue = [w for w in self.waiting.values() if w.pool == pool and w.proposed is None]  # oldest first
+        theirs = [w for w in self._elsewhere() if w.pool == pool and w.proposed is None]
+        if not queue or len(queue) + len(theirs) < 2:
             return
         now = self.ctx.timers.now()
-        by_rating = sorted(queue, key=_rating_of_waiting)
+        by_rating = sorted(queue + theirs, key=_rating_of_waiting)
         ratings = [_rating_of_waiting(waiting) for waiting in by_rating]
-        widest = self.gap(queue[0], now)
+        widest = self.gap(min(by_rating, key=_since), now)
         for first in queue:
-            if self.waiting.get(first.player) is not first:  # paired, or taken out, meanwhile
+            if not self._free(first):  # paired, taken out or proposed meanwhile
                 continue
             rating = _rating_of_waiting(first)
             near = by_rating[bisect_left(ratings, rating - widest) : bisect_right(ratings, rating + widest)]
@@ -123,43 +163,169 @@ class Pools:
                 other
                 for other in near
                 if other is not first
-                and self.waiting.get(other.player) is other
+                and self._free(other)
+                and (other.member is None or self._may_propose(first, other))
                 and abs(_rating_of_waiting(other) - rating) <= self.gap(min(first, other, key=_since), now)
                 and not refuse_each_other(first.player, other.player)
                 and self.ctx.limits.may_play_rated(first.player, other.player)
             ]
             if others:
-                self._start(first, min(others, key=lambda other: abs(_rating_of_waiting(other) - rating)))
+                nearest = min(others, key=lambda other: abs(_rating_of_waiting(other) - rating))
+                if nearest.member is None:
+                    self._start(first, nearest)
+                else:
+                    self._propose(first, nearest)
+
+    def _free(self, waiting: Waiting) -> bool:
+        """Still waits, and for no answer to a pairing across members."""
+        if waiting.proposed is not None:
+            return False
+        if waiting.member is None:
+            return self.waiting.get(waiting.player) is waiting
+        return self.elsewhere.get(waiting.member, {}).get(waiting.player.nick) is waiting
+
+    def _may_propose(self, first: Waiting, other: Waiting) -> bool:
+        """Whether this member pairs its `first` with another member's `other`: when `first` came
+        first (the other's member pairs them otherwise), and the other's member refused no pairing of
+        the two for a block."""
+        if self.send is None or _order(other) < _order(first):
+            return False
+        return (nick_key(first.player.nick), nick_key(other.player.nick)) not in self.refused
 
     def _start(self, first: Waiting, second: Waiting) -> None:
-        """Their game (which takes both out of the pool: `game_started`), if both may still play one;
-        one who may not leaves the pool, told why."""
-        for waiting in (first, second):
-            try:
-                self.ctx.limits.games_of(self.tables.values(), waiting.player)
-            except ProtocolError as refused:
-                self.leave(waiting.player)
-                self.tables.tell(waiting.player, LOBBY, refused.code, str(refused))
-                return
-        with contextlib.suppress(ProtocolError):  # no table free just now: both wait for the next sweep
-            self.invitations.start_game(first.player, second.player, self.game_types[first.pool])
+        """Their game (which takes both out of the pool: `game_started`), if both may still play one."""
+        if self._may_play(first) and self._may_play(second):
+            with contextlib.suppress(ProtocolError):  # no table free just now: both wait for the next sweep
+                self.invitations.start_game(first.player, second.player, self.game_types[first.pool])
+
+    def _may_play(self, waiting: Waiting) -> bool:
+        """Whether a waiter here may begin a game now; one at the cap of games leaves the pool, told why."""
+        try:
+            self.ctx.limits.games_of(self.tables.values(), waiting.player)
+        except ProtocolError as refused:
+            self.leave(waiting.player)
+            self.tables.tell(waiting.player, LOBBY, refused.code, str(refused))
+            return False
+        return True
 
     def lines(self, player: Player) -> list[str]:
-        """What every reply to a waiting player repeats (`w`)."""
+        """What every reply to a waiting player repeats (`w`): the count is of every member's waiters."""
         waiting = self.waiting.get(player)
         if waiting is None:
             return []
         now = self.ctx.timers.now()
-        count = sum(other.pool == waiting.pool for other in self.waiting.values())
+        count = self.waiting_in(waiting.pool)
         return [pool_waiting(waiting.pool, int(now - waiting.since), self.gap(waiting, now), count)]
+
+    def waiting_in(self, pool: str) -> int:
+        """Every member's waiters in `pool`: counted once a change, not once a waiting player's reply."""
+        if self._counts is None:
+            self._counts = Counter(waiting.pool for waiting in self._everyone())
+        return self._counts[pool]
+
+    def own_lines(self) -> list[str]:
+        """This member's waiters, as the other members pair them (Hub.lobby_part)."""
+        return [waiting.shared() for waiting in self.waiting.values()]
+
+    def _everyone(self) -> Iterator[Waiting]:
+        yield from self.waiting.values()
+        yield from self._elsewhere()
+
+    def _elsewhere(self) -> Iterator[Waiting]:
+        for theirs in self.elsewhere.values():
+            yield from theirs.values()
+
+    # --- the other members' waiters (docs/cluster.md, "Seeks and pools") ----------------------------
+
+    def follow(self, member: str, listed: Mapping[str, str]) -> None:
+        """`member`'s waiters are `listed` now (nick -> its `ja` line; none once it left): those here
+        are paired with them as well, at once when one came."""
+        theirs = self.elsewhere.setdefault(member, {})
+        changed = {theirs.pop(nick).pool for nick in [nick for nick in theirs if nick not in listed]}
+        for nick, line in listed.items():
+            known = theirs.get(nick)
+            if known is not None and known.line == line:
+                continue
+            waiter = parse_pool_waiter(line)
+            if waiter is None or waiter.nick != nick or waiter.pool not in self.game_types:
+                if known is not None:  # gone to a pool this member does not have (a newer member's)
+                    changed.add(theirs.pop(nick).pool)
+                continue
+            theirs[nick] = self._listed(member, waiter, line)
+            changed |= {waiter.pool, *([known.pool] if known else [])}
+        if not theirs:
+            del self.elsewhere[member]
+        if changed:
+            self._counts = None
+        for pool in changed:  # (the `w` lines' counts show at the next reply or sweep, as for a waiter here)
+            self.pair(pool)
+
+    def _listed(self, member: str, waiter: PoolWaiter, line: str) -> Waiting:
+        """Another member's waiter, with the time it has waited as the wall clocks tell it."""
+        stand_in = visiting(member, {"nick": waiter.nick, "guest": waiter.rating is None, "bot": waiter.bot})
+        waited = max(0.0, self.ctx.clock() - waiter.joined)
+        since = self.ctx.timers.now() - waited
+        return Waiting(stand_in, waiter.pool, since, waiter.joined, member, waiter.rating, line)
+
+    def _propose(self, first: Waiting, other: Waiting) -> None:
+        """`first`, waiting here, paired with `other` of another member: that member opens the table if
+        `other` still waits (`paired_from`), else says no (`refused_elsewhere`); both wait for its answer."""
+        assert self.send is not None and other.member is not None  # (_may_propose)
+        if not self._may_play(first):
+            return
+        first.proposed = other.proposed = self.ctx.timers.now()
+        self.send(other.member, {"pool_pair": [other.pool, other.player.nick, person(first.player)]})
+
+    def paired_from(self, member: str, pool: str, nick: str, someone: dict[str, Any]) -> None:
+        """A player of `member` paired there with `nick`, waiting here: their table opens here, or the
+        pairing is refused (`nick` waits no more, or for another pairing's answer; one blocks the other;
+        either may not play now)."""
+        stranger = visiting(member, someone)
+        waiting = next((w for w in self.waiting.values() if w.player.nick == nick and w.pool == pool), None)
+        free = waiting is not None and waiting.proposed is None
+        why = self._start_with(waiting, stranger) if waiting is not None and free else "gone"
+        if why is not None and self.send is not None:
+            self.send(member, {"pool_refused": [pool, stranger.nick, nick, why]})
+
+    def _start_with(self, waiting: Waiting, stranger: Player) -> str | None:
+        """The table of `waiting`, here, and `stranger` of another member; what refused it, if anything."""
+        if refuse_each_other(waiting.player, stranger):
+            return "blocked"
+        if not self.ctx.limits.may_play_rated(waiting.player, stranger):
+            return "botUnrated"
+        if not self._may_play(waiting):
+            return "gone"
+        try:
+            self.ctx.writable()
+            self.invitations.start_game(waiting.player, stranger, self.game_types[waiting.pool])
+        except ProtocolError as refused:  # storage failing, no table free just now, the stranger's cap
+            return refused.code
+        return None
+
+    def refused_elsewhere(self, member: str, pool: str, nick: str, whom: str, code: str) -> None:
+        """`member` refused to pair `nick`, waiting here, with its `whom`: `nick` is paired again at
+        once, with others (`whom` waits out PROPOSAL_WAIT, so that the two are not proposed again and
+        again), and never with `whom` again when one of them blocks the other."""
+        for waiting in self.waiting.values():
+            if waiting.player.nick == nick and waiting.pool == pool:
+                waiting.proposed = None
+                if code == "blocked":
+                    self.refused.add((nick_key(nick), nick_key(whom)))
+                self.pair(pool)
+                return
 
 
 def _since(waiting: Waiting) -> float:
     return waiting.since
 
 
+def _order(waiting: Waiting) -> tuple[float, str]:
+    """Who came first, as every member tells it: the wall time each joined, then the nick."""
+    return waiting.joined, nick_key(waiting.player.nick)
+
+
 def _rating_of_waiting(waiting: Waiting) -> int:
-    rating = rating_of(waiting.player)
+    rating = rating_of(waiting.player) if waiting.member is None else waiting.rating
     return UNRATED if rating is None else rating
 
 

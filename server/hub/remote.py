@@ -1,5 +1,5 @@
-"""The other members' parts of the lobby, in a cluster: their people, tables, seeks and chat, as their
-lobby event lines tell them (docs/cluster.md, "One lobby").
+"""The other members' parts of the lobby, in a cluster: their people, tables, seeks, pools' waiters and
+chat, as their lobby event lines tell them (docs/cluster.md, "One lobby").
 
 Each member runs its own players and tables and publishes its lobby lines to the others; this is what
 one member keeps of the others, so that a newcomer's whole lobby state shows everyone, and what it
@@ -40,6 +40,7 @@ class LobbyPart:
     tables: dict[int, list[str]] = field(default_factory=dict)  # uid -> [`d` line, `x` line]
     chat: deque[RemoteChatLine] = field(default_factory=lambda: deque(maxlen=LOBBY_CHAT_KEPT))
     seeks: dict[int, str] = field(default_factory=dict)  # its number -> `ka` line (Seeks.follow lists them)
+    waiters: dict[str, str] = field(default_factory=dict)  # nick -> `ja` line (Pools.follow pairs them)
 
     def apply(self, line: str) -> bool:
         """Takes one lobby line into the part; False for a line that is no part of a lobby's state."""
@@ -87,6 +88,10 @@ class LobbyPart:
                 self.seeks[number] = line
             else:
                 self.seeks.pop(number, None)
+        elif kind == "waiter":
+            self.waiters[key] = line
+        elif kind == "unwaiter":
+            self.waiters.pop(key, None)
         else:
             return False
         return True
@@ -176,6 +181,11 @@ class RemoteLobby:
         """`member`'s open seeks as it numbers them (none once it left)."""
         part = self.parts.get(member)
         return part.seeks if part is not None else {}
+
+    def waiters_of(self, member: str) -> dict[str, str]:
+        """`member`'s players waiting in its pools (none once it left)."""
+        part = self.parts.get(member)
+        return part.waiters if part is not None else {}
 
     def bot(self, member: str, nick: str) -> bool:
         """Whether `member`'s `i` line of `nick` marks a bot (docs/bots.md)."""

@@ -1,30 +1,36 @@
 """One lobby across the members of a cluster (docs/cluster.md, "One lobby"): the other members' lines
 kept in their parts (server/hub/remote.py) and shown to the readers here through the bus, a
-table's description handed to its mirror here (server/hub/mirrors.py), and their seeks listed here
-under this member's numbers (server/hub/seeks.py). The transport is server/cluster/lobby.py."""
+table's description handed to its mirror here (server/hub/mirrors.py), their seeks listed here
+under this member's numbers (server/hub/seeks.py), and their pools' waiters paired with those here
+(server/hub/pools.py). The transport is server/cluster/lobby.py."""
 
 from __future__ import annotations
 
 from server.hub.bus import LocalBus
 from server.hub.mirrors import Mirrors
+from server.hub.pools import Pools
 from server.hub.remote import RemoteLobby
 from server.hub.seeks import Seeks
 from server.hub.tables import Tables
 from server.protocol import events
-from server.protocol.seeks import SEEK_ADDED, SEEK_GONE
+from server.protocol.seeks import POOL_LEFT, POOL_WAITER, SEEK_ADDED, SEEK_GONE
 
 
 class SharedLobby:
     def __init__(
-        self, bus: LocalBus, remote: RemoteLobby, mirrors: Mirrors, tables: Tables, seeks: Seeks
+        self, bus: LocalBus, remote: RemoteLobby, mirrors: Mirrors, tables: Tables, seeks: Seeks, pools: Pools
     ) -> None:
-        self.bus, self.remote, self.mirrors, self.tables, self.seeks = bus, remote, mirrors, tables, seeks
+        self.bus, self.remote, self.mirrors, self.tables = bus, remote, mirrors, tables
+        self.seeks, self.pools = seeks, pools
 
     def take_line(self, member: str, line: str, b_only: bool) -> None:
         """Another member's lobby line: kept in its part, and shown to the readers here."""
         if self.remote.take(member, line):
             if line.startswith((SEEK_ADDED, SEEK_GONE)):  # numbered here
                 self.seeks.follow(member, self.remote.seeks_of(member))
+                return
+            if line.startswith((POOL_WAITER, POOL_LEFT)):  # for this member alone
+                self.pools.follow(member, self.remote.waiters_of(member))
                 return
             line = self._gone_only(line)
             if not line:
@@ -43,11 +49,13 @@ class SharedLobby:
             if line.startswith("d"):
                 self.mirrors.described(member, line)
         self.seeks.follow(member, self.remote.seeks_of(member))
+        self.pools.follow(member, self.remote.waiters_of(member))
 
     def drop_part(self, member: str) -> None:
         """A member left the cluster (or this one lost Redis): its people and tables leave the lobby."""
         self._relay(self.remote.drop(member))
         self.seeks.follow(member, {})
+        self.pools.follow(member, {})
 
     def _relay(self, lines: list[str]) -> None:
         for line in map(self._gone_only, lines):
