@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import contextlib
 from bisect import bisect_left, bisect_right
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +27,7 @@ from server.engine.gametype import GameKind, GameType, parse_game_type
 from server.hub.bus import EventBus
 from server.hub.context import Context
 from server.hub.invitations import Invitations
+from server.hub.limits import within_a_minute
 from server.hub.mirrors import person, visiting
 from server.hub.model import LOBBY, Player
 from server.hub.seeks import Seeks, rating_of, refuse_each_other
@@ -50,6 +51,9 @@ UNRATED = 1500  # a guest's rating for pairing: where every account starts (docs
 # Seconds a pairing proposed to another member holds both players while its answer is awaited: the answer
 # is a table or a refusal within a round trip, unless the message or the member was lost.
 PROPOSAL_WAIT = 10.0
+# Pools one player may join in a minute: each join is a line to every member of a cluster, so a client
+# toggling pools in every command of every poll would flood them all (refused `tooFast`).
+JOINS_PER_MINUTE = 20
 
 
 @dataclass(eq=False)
@@ -74,6 +78,7 @@ class Pools:
         self.ctx, self.bus, self.tables, self.invitations = ctx, bus, tables, invitations
         self.game_types = {name: parse_game_type(text) for name, text in POOLS.items()}
         self.waiting: dict[Player, Waiting] = {}  # in the order they came
+        self.joins: dict[Player, deque[tuple[float, str]]] = {}  # the pools each joined in the last minute
         self.elsewhere: dict[str, dict[str, Waiting]] = {}  # member -> nick -> its waiter
         # (nick key here, nick key elsewhere): whom the other's member refused, as one blocks the other
         self.refused: set[tuple[str, str]] = set()
@@ -98,10 +103,14 @@ class Pools:
         present = self.waiting.get(player)
         if present is not None and present.pool == pool:
             return
+        now = self.ctx.timers.now()
+        joins = self.joins.setdefault(player, deque())
+        within_a_minute(joins, now, JOINS_PER_MINUTE, "tooFast", "pools joined")
         self.ctx.limits.games_of(self.tables.values(), player)
         self.tables.room_for_a_table(player)
+        joins.append((now, pool))
         self.waiting.pop(player, None)
-        waiting = self.waiting[player] = Waiting(player, pool, self.ctx.timers.now(), self.ctx.clock())
+        waiting = self.waiting[player] = Waiting(player, pool, now, self.ctx.clock())
         self._counts = None
         self.bus.share(waiting.shared())
         self.bus.nudge(player)
@@ -114,6 +123,11 @@ class Pools:
             key = nick_key(player.nick)
             self.refused = {pair for pair in self.refused if pair[0] != key}
             self.bus.nudge(player)
+
+    def left(self, player: Player) -> None:
+        """The player's session ended."""
+        self.leave(player)
+        self.joins.pop(player, None)
 
     def end_all_of(self, nicks: Sequence[str]) -> None:
         keys = {nick_key(nick) for nick in nicks}
@@ -352,6 +366,6 @@ def ended_with_the_session(seeks: Seeks, pools: Pools) -> Callable[[Player], Non
 
     def left(player: Player) -> None:
         seeks.left(player)
-        pools.leave(player)
+        pools.left(player)
 
     return left

@@ -16,7 +16,7 @@ from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.limits import Caps
 from server.hub.persistence import Account
-from server.hub.pools import GAP_AT_FIRST, GAP_GROWTH, POOLS
+from server.hub.pools import GAP_AT_FIRST, GAP_GROWTH, JOINS_PER_MINUTE, POOLS
 from server.hub.seeks import MOST_SEEKS, SEEKS_PER_MINUTE
 from server.protocol.codec import parse_commands
 from server.protocol.seeks import AcceptSeek, PostSeek, RatingRange
@@ -373,6 +373,20 @@ def test_leaving_the_pool_or_the_session_takes_the_player_out() -> None:
     lobby.hub.logout("bob1")
     lobby.send("ala1", "j.0.20x20_3_2")
     assert lobby.games() == [] and list(lobby.hub.pools.waiting) == [lobby.hub.players["ala1"]]
+
+
+def test_a_player_joins_at_most_so_many_pools_a_minute() -> None:
+    """Each join is a line to every member of a cluster: toggling pools in every command is refused."""
+    lobby = Lobby()
+    pools = list(POOLS)
+    for n in range(JOINS_PER_MINUTE):
+        lobby.send("ala1", f"j.0.{pools[n % 2]}")
+    refused = lobby.send("ala1", f"j.0.{pools[2]}", "j.0.")
+    words = f"At most {JOINS_PER_MINUTE} pools joined a minute; please wait a little."
+    assert lobby.refusals(refused) == [words]
+    assert lobby.hub.pools.waiting == {}  # the leave was done
+    lobby.timers.advance(60)
+    assert pool_lines(lobby.send("ala1", f"j.0.{pools[2]}")) == [f"w{pools[2]}.0.{GAP_AT_FIRST}.1"]
 
 
 def test_another_pool_replaces_the_first_and_a_player_at_the_games_cap_is_refused() -> None:
