@@ -153,7 +153,9 @@ class Pools:
         """Whoever waited longest first takes the nearest rating within the gap the longer waiter of the
         two allows, the earlier comer between equals. Not while storage fails: a game cannot open. The
         pools are rated: a bot is paired with bots only, unless the admin lets bots play people rated
-        (--bots-rated), as a rated invitation between a bot and a person is refused `botUnrated`.
+        (--bots-rated), as a rated invitation between a bot and a person is refused `botUnrated`. Only
+        those here look: another member's waiter is taken by one who came before it (`_may_propose`),
+        and looks itself at its own member.
 
         Each looks only at the ratings within the widest gap (the longest waiter's), found by bisection
         in the pool sorted by rating: those who wait are spread over the ratings (two within
