@@ -18,7 +18,7 @@ from server.hub.persistence import NO_ROLE, ROLES, Account
 from server.logs import Fields
 from server.protocol.codec import look_key, nick_key
 from server.store.database import as_utc, findable
-from server.store.idhash import IdHashing
+from server.store.idhash import HashesBusy, IdHashing
 from server.store.models import ArchivedGame, IgnoredPlayer, ModerationEntry, User
 from server.store.outage import unavailable
 
@@ -187,7 +187,11 @@ class Accounts:
         """The id's hash made again at the current cost (the operator changed it), in place of the one it
         was just checked against, unless a login elsewhere replaced that meanwhile. Storage that takes no
         writes now does not stop the login: the next one tries again."""
-        renewed = await self.hashing.hash_async(secret)
+        try:
+            renewed = await self.hashing.hash_async(secret)
+        except HashesBusy:  # a flood of logins: no thread for it now
+            log.warning("id hash not renewed %s", Fields(nick=user.nick, reason="the hashes are busy"))
+            return
         try:
             async with self.sessions.begin() as session:
                 await session.execute(

@@ -5,9 +5,11 @@ this project's machine), run in threads of its own (HASH_THREADS) so the event l
 everyone else while logins are checked, and so that a flood of logins takes no more memory than those
 threads need and queues in front of nothing else that runs in asyncio's default threads (a database
 host's name looked up, a tournament's pairing); a check asked `first` (the account's owner, logging in
-from an address it logged in from) takes the next free thread. The cost is the operator's (`serve
---id-hash-cost`, docs/operations.md): a hash keeps the parameters it was made with, so one made at
-another cost still checks, and is made again at the player's next login.
+from an address it logged in from) takes the next free thread. Any other call that would wait longer than
+MOST_WAIT for a thread is refused at once (HashesBusy): a flood of guesses from many addresses then gets
+a prompt answer (`nieOk.tooFast`) rather than holding its connections for minutes. The cost is the
+operator's (`serve --id-hash-cost`, docs/operations.md): a hash keeps the parameters it was made with, so
+one made at another cost still checks, and is made again at the player's next login.
 
 Each hash has a salt of its own, so an id cannot be looked up by its hash: an account is found by
 nick first. Live sessions, which a poll names by id only, are kept under a keyed HMAC instead
@@ -34,6 +36,9 @@ R, P = 8, 1
 HASH_THREADS = min(4, os.cpu_count() or 1)
 SALT_BYTES = 16
 KEY_BYTES = 32
+# Seconds a call other than `first` may expect to wait for a thread: the turns ahead of it, HASH_THREADS at
+# a time, each as long as the last checks took. Clients give a login about this long.
+MOST_WAIT = 10.0
 SCHEME = "scrypt"
 T = TypeVar("T")
 
@@ -56,6 +61,10 @@ def id_matches(secret: str, stored: str) -> bool:
     return hmac.compare_digest(derived, base64.b64decode(key))
 
 
+class HashesBusy(Exception):
+    """The hashes' threads are taken for longer than MOST_WAIT: try again in a while."""
+
+
 class IdHashing:
     """New hashes at `cost` (log2 of scrypt's N); checks of hashes made at any cost."""
 
@@ -67,6 +76,8 @@ class IdHashing:
         self.threads = ThreadPoolExecutor(HASH_THREADS, thread_name_prefix="id-hash")
         self.free = HASH_THREADS  # threads no check holds; the others' turns wait below, first-come
         self.turns: dict[bool, deque[asyncio.Future[None]]] = {True: deque(), False: deque()}  # by `first`
+        self.waiting = 0  # the turns above still waiting (a cancelled one stays there until skipped)
+        self.seconds = 0.0  # what the last hashes took on a thread, smoothed: what a turn waits for
         # Nobody's hash at the current cost (random salt and key: nothing derives to it), checked for an
         # unknown nick so that it takes as long as a known one.
         self.decoy = self._stored(os.urandom(SALT_BYTES), os.urandom(KEY_BYTES))
@@ -92,25 +103,39 @@ class IdHashing:
         matches = await self._in_turn(first, id_matches, secret, self.decoy if stored is None else stored)
         return matches and stored is not None
 
+    def expected_wait(self) -> float:
+        """Seconds a call queued now would wait for a thread."""
+        return (self.waiting + 1) / HASH_THREADS * self.seconds
+
     async def _in_turn(self, first: bool, work: Callable[..., T], *args: str) -> T:
         """`work` on one of the threads, once it is this call's turn: `first` calls before the others,
-        each in the order they came."""
+        each in the order they came; HashesBusy for a call not `first` that would wait over MOST_WAIT."""
         loop = asyncio.get_running_loop()
-        if self.free and not any(self.turns.values()):
+        if self.free and not self.waiting:
             self.free -= 1
+        elif not first and self.expected_wait() > MOST_WAIT:
+            raise HashesBusy(f"{self.waiting} id checks waiting")
         else:
             turn = loop.create_future()
             self.turns[first].append(turn)
+            self.waiting += 1
             try:
                 await turn
             except asyncio.CancelledError:
-                if turn.done() and not turn.cancelled():  # given the thread, cancelled before it ran
+                if turn.cancelled():  # while it waited (a client gone): skipped when its turn comes
+                    self.waiting -= 1
+                elif turn.done():  # given the thread, cancelled before it ran
                     self._next_turn()
                 raise
+        began = loop.time()
         done = loop.run_in_executor(self.threads, work, *args)
         # the thread is let go of when the work ends, even if the caller gave up waiting for it before
-        done.add_done_callback(lambda _: self._next_turn())
+        done.add_done_callback(lambda _: self._ended(loop.time() - began))
         return await asyncio.shield(done)
+
+    def _ended(self, seconds: float) -> None:
+        self.seconds = seconds if not self.seconds else 0.8 * self.seconds + 0.2 * seconds
+        self._next_turn()
 
     def _next_turn(self) -> None:
         """The thread just let go of goes to the first call waiting, or back to the free ones."""
@@ -118,6 +143,7 @@ class IdHashing:
             while waiting:
                 turn = waiting.popleft()
                 if not turn.done():  # not cancelled while it waited
+                    self.waiting -= 1
                     turn.set_result(None)
                     return
         self.free += 1

@@ -13,6 +13,7 @@ from server.logs import Fields
 from server.protocol.codec import ProtocolError, check_id, check_lang, check_nick, clean_text, nick_key
 from server.protocol.seeks import reads_seeks
 from server.store.accounts import Accounts, NickTaken
+from server.store.idhash import HashesBusy
 from server.store.outage import unavailable
 from server.web.clients import origin
 from server.web.common import (
@@ -43,6 +44,7 @@ INTERNAL = "nieOk."
 LOGGED_IN = "ok.zalogowanyNaSerwer."
 WRONG_NICK_OR_ID = "nieOk.wrongNickOrId"
 TOO_MANY_FAILED_LOGINS = "nieOk.tooManyFailedLogins"
+TOO_FAST = "nieOk.tooFast"  # as the rate limits answer /auth.py (clients.refusal): the id hashes are busy
 CROSS_SITE = "nieOk.crossSite"
 COUNTED = frozenset({"rejestruj", "loguj"})  # the requests that count against an address or an account
 
@@ -94,6 +96,8 @@ async def register(request: web.Request, hub: Hub, accounts: Accounts) -> str:
         account = await accounts.register(nick, secret, "" if email == NO_EMAIL else email, lang)
     except NickTaken:
         return NICK_TAKEN
+    except HashesBusy:
+        return TOO_FAST
     request.app[LOGIN_GUARD_KEY].remember(nick_key(nick), client)
     log.info("registered %s", Fields(nick=nick))
     try:
@@ -120,6 +124,9 @@ async def login(request: web.Request, hub: Hub, accounts: Accounts) -> str:
         return WRONG_NICK_OR_ID
     try:  # the owner's own address goes ahead of strangers' guesses waiting for the id hashes' threads
         account = await accounts.authenticate(nick, secret, first=guard.knows(key, client))
+    except HashesBusy:
+        guard.give_back(nick_key(nick), client)  # not checked: no failed login
+        return TOO_FAST
     except Exception:
         guard.give_back(nick_key(nick), client)  # the server's error, not a failed login
         raise

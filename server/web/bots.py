@@ -28,6 +28,7 @@ from server.logs import Fields
 from server.protocol.botfeed import KEEP_ALIVE, Event, Feed, move_text
 from server.protocol.codec import ProtocolError, encode_client_text, nick_key, parse_number
 from server.store.bots import HasPlayed
+from server.store.idhash import HashesBusy
 from server.store.outage import unavailable
 from server.web.clients import LIMITS_KEY, origin
 from server.web.common import HUB_KEY, LOGIN_GUARD_KEY, STORE_KEY, log_failure, nick_claimed, session_here
@@ -267,6 +268,9 @@ async def upgrade(request: web.Request) -> web.Response:
         guard.succeeded(key, client)
     except Refused as refused:
         return refusal(refused)
+    except HashesBusy:
+        guard.give_back(key, client)  # not checked: no failed attempt
+        return refusal(Refused(429, "tooFast", "Too many requests; slow down."))
     except HasPlayed:
         guard.succeeded(key, client)
         return refusal(Refused(409, "hasPlayed", "Only an account with no game played can become a bot."))

@@ -163,6 +163,35 @@ async def test_a_login_goes_on_when_storage_cannot_take_the_new_hash(
         await store.close()
 
 
+async def test_a_login_goes_on_when_the_hashes_are_too_busy_to_make_its_hash_again(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A flood of logins takes every thread: the hash made again at the new cost is refused
+    (HashesBusy), the login goes on with the old hash, and a later one makes it."""
+    secret = registered_id("Alice", "pw")
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
+    await store.accounts.register("Alice", secret, "", "en")
+    before = await stored_hash(store, "Alice")
+    await store.close()
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost + 1)
+    try:
+
+        async def flooded(secret: str) -> str:
+            raise idhash.HashesBusy("as IdHashing._in_turn refuses it")
+
+        with monkeypatch.context() as patched:
+            patched.setattr(store.hashing, "hash_async", flooded)
+            account = await store.accounts.authenticate("Alice", secret)
+        assert account is not None and await stored_hash(store, "Alice") == before
+        [warning] = [record for record in caplog.records if record.getMessage().startswith("id hash not")]
+        assert "nick=Alice " in warning.getMessage() and secret not in caplog.text
+
+        assert await store.accounts.authenticate("Alice", secret) is not None
+        assert (await stored_hash(store, "Alice")).startswith(f"scrypt${2 ** (settings.id_hash_cost + 1)}$")
+    finally:
+        await store.close()
+
+
 class CountingExecutor(ThreadPoolExecutor):
     submitted = 0
 
@@ -252,6 +281,36 @@ async def test_a_check_given_up_holds_its_thread_until_it_ends(monkeypatch: pyte
 
     assert await asyncio.gather(owner, guess) == [False, False]
     assert order == ["given up", "owner", "guess"]
+    hashing.close()
+
+
+async def test_a_strangers_check_that_would_wait_too_long_is_refused_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A flood of guesses from many addresses: past MOST_WAIT of checks queued, the next is refused
+    without waiting (HashesBusy), the owner's never; a client gone makes room for another."""
+    monkeypatch.setattr(idhash, "HASH_THREADS", 1)
+    monkeypatch.setattr(idhash, "MOST_WAIT", 2.5)
+    hashing = idhash.IdHashing(idhash.MIN_COST)
+    hashing.seconds = 1.0  # as if each check took a second: two may wait
+    gate, order = held_checks(monkeypatch)
+    guesses = [asyncio.create_task(hashing.check_async(f"guess{number}", None)) for number in range(3)]
+    await until(lambda: hashing.waiting == 2)  # guess0 on the thread
+    with pytest.raises(idhash.HashesBusy):
+        await hashing.check_async("one too many", None)
+    with pytest.raises(idhash.HashesBusy):
+        await hashing.hash_async("a registration")
+    guesses[2].cancel()  # its client went away
+    await until(lambda: hashing.waiting == 1)
+    late = asyncio.create_task(hashing.check_async("late", None))
+    await until(lambda: hashing.waiting == 2)
+    owner = asyncio.create_task(hashing.check_async("owner", None, first=True))  # past the bound
+    await until(lambda: hashing.waiting == 3)
+    gate.set()
+
+    assert await asyncio.gather(owner, late, *guesses[:2]) == [False] * 4
+    assert order == ["guess0", "owner", "guess1", "late"]
+    assert hashing.waiting == 0 and hashing.free == 1 and 0 < hashing.seconds < 1.0
     hashing.close()
 
 

@@ -292,6 +292,37 @@ async def test_the_owners_login_is_checked_before_the_guesses_waiting(
     assert order.index(registered_id("Alice", "pw")) == 1
 
 
+async def test_logins_and_registrations_that_would_wait_too_long_are_answered_too_fast_at_once(
+    aiohttp_client: AiohttpClient, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past MOST_WAIT of queued checks, a stranger's login and a registration get `nieOk.tooFast`
+    without waiting, and it counts as no failed login; the owner's login still waits its turn."""
+    monkeypatch.setattr(idhash, "HASH_THREADS", 1)
+    monkeypatch.setattr(idhash, "MOST_WAIT", 1.5)
+    client = await proxied_client(aiohttp_client, settings, Clock())
+    await register_alice_from_her_address(client)
+    hashing = client.app[STORE_KEY].hashing
+    hashing.seconds = 1.0  # one may wait
+    gate, _ = held_checks(monkeypatch)
+    guesses = [asyncio.create_task(login_from(client, f"10.{n}.0.1", f"Nick{n}", "guess")) for n in range(2)]
+    await until(lambda: hashing.waiting == 1)
+
+    busy = [await login_from(client, "10.9.0.1", "Alice", f"guess{n}") for n in range(6)]
+    registered = await auth_from(
+        client, "10.9.0.1", co="rejestruj", opisGracza="Bob", idGracza=registered_id("Bob", "pw"), email="v"
+    )
+    owner = asyncio.create_task(login_from(client, OWNER, "Alice", "pw"))
+    await until(lambda: hashing.waiting == 2)
+    gate.set()
+
+    assert busy == ["nieOk.tooFast"] * 6  # six: none counted as a failed login (five are allowed)
+    assert registered == "nieOk.tooFast"
+    assert await owner == LOGGED_IN
+    assert await asyncio.gather(*guesses) == [WRONG] * 2
+    assert await login_from(client, "10.9.0.1", "Alice", "guess") == WRONG  # the address's first failure
+    assert await client.app[STORE_KEY].accounts.profile("Bob") is None
+
+
 async def test_guessing_from_the_owners_address_waits_too(
     aiohttp_client: AiohttpClient, settings: Settings
 ) -> None:

@@ -24,12 +24,14 @@ from server.botplayer import AiBot, BotApi
 from server.config import Settings
 from server.hub.hub import Hub
 from server.hub.limits import Caps
+from server.store import idhash
 from server.store.models import User
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import engine_dots, log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
-from tests.store.test_accounts import registered_id
+from tests.store.breakers import until
+from tests.store.test_accounts import held_checks, registered_id
 from tests.web.test_auth import register
 from tests.web.test_moderation import moderate, moderator
 
@@ -305,6 +307,28 @@ async def test_a_rotated_token_stops_working_and_a_player_without_games_becomes_
         "/api/bot/upgrade", data={"nick": "Veteran", "id": registered_id("Veteran", "pw")}
     )
     assert played.status == 409 and (await played.json())["error"] == "hasPlayed"
+
+
+async def test_an_upgrade_while_the_id_hashes_are_flooded_is_refused_at_once_and_counts_no_failure(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert await register(client, "Engine") == "ok.zarejestrowalem."
+    hashing = client.app[STORE_KEY].hashing
+    gate, _ = held_checks(monkeypatch)
+    flood = [asyncio.create_task(hashing.check_async(f"guess{n}", None)) for n in range(idhash.HASH_THREADS)]
+    await until(lambda: hashing.free == 0)  # every thread held by a guess
+    hashing.seconds = 2 * idhash.MOST_WAIT * idhash.HASH_THREADS  # as if each took that long: none may wait
+
+    answers = [
+        await client.post("/api/bot/upgrade", data={"nick": "Engine", "id": registered_id("Engine", "pw")})
+        for _ in range(6)
+    ]
+    gate.set()
+    await asyncio.gather(*flood)
+
+    assert [(answer.status, (await answer.json())["error"]) for answer in answers] == [(429, "tooFast")] * 6
+    wrong = await client.post("/api/bot/upgrade", data={"nick": "Engine", "id": "wrongwrong1"})
+    assert wrong.status == 403  # not tooManyFailedLogins: the six counted as no failed attempt
 
 
 async def test_the_token_is_never_in_a_log(client: TestClient, caplog: pytest.LogCaptureFixture) -> None:
