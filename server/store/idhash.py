@@ -37,7 +37,7 @@ HASH_THREADS = min(4, os.cpu_count() or 1)
 SALT_BYTES = 16
 KEY_BYTES = 32
 # Seconds a call other than `first` may expect to wait for a thread: the turns ahead of it, HASH_THREADS at
-# a time, each as long as the last checks took. Clients give a login about this long.
+# a time, each as long as the last checks took. Longer, a person has given up on the login anyway.
 MOST_WAIT = 10.0
 SCHEME = "scrypt"
 T = TypeVar("T")
