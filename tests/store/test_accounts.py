@@ -132,18 +132,23 @@ async def test_an_id_hashed_at_another_cost_is_hashed_again_at_its_next_login(
         await store.close()
 
 
+async def alice_hashed_at_a_lower_cost(settings: Settings) -> tuple[Store, str, str]:
+    """Alice registered at the settings' cost, and a store at one more: her id, and its hash as stored."""
+    secret = registered_id("Alice", "pw")
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
+    await store.accounts.register("Alice", secret, "", "en")
+    before = await stored_hash(store, "Alice")
+    await store.close()
+    return await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost + 1), secret, before
+
+
 async def test_a_login_goes_on_when_storage_cannot_take_the_new_hash(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """The hash made again is a write: storage that takes none now (a locked or read-only database, a
     full disk) leaves the old one, logs why (never the id), and the login goes on."""
     monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 200)
-    secret = registered_id("Alice", "pw")
-    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
-    await store.accounts.register("Alice", secret, "", "en")
-    before = await stored_hash(store, "Alice")
-    await store.close()
-    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost + 1)
+    store, secret, before = await alice_hashed_at_a_lower_cost(settings)
     breaker = breaker_for(settings.db_url)
     try:
         await breaker.break_storage()
@@ -168,12 +173,7 @@ async def test_a_login_goes_on_when_the_hashes_are_too_busy_to_make_its_hash_aga
 ) -> None:
     """A flood of logins takes every thread: the hash made again at the new cost is refused
     (HashesBusy), the login goes on with the old hash, and a later one makes it."""
-    secret = registered_id("Alice", "pw")
-    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
-    await store.accounts.register("Alice", secret, "", "en")
-    before = await stored_hash(store, "Alice")
-    await store.close()
-    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost + 1)
+    store, secret, before = await alice_hashed_at_a_lower_cost(settings)
     try:
 
         async def flooded(secret: str) -> str:
