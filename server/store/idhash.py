@@ -23,6 +23,7 @@ import base64
 import hashlib
 import hmac
 import os
+import time
 from collections import deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -77,7 +78,11 @@ class IdHashing:
         self.free = HASH_THREADS  # threads no check holds; the others' turns wait below, first-come
         self.turns: dict[bool, deque[asyncio.Future[None]]] = {True: deque(), False: deque()}  # by `first`
         self.waiting = 0  # the turns above still waiting (a cancelled one stays there until skipped)
-        self.seconds = 0.0  # what the last hashes took on a thread, smoothed: what a turn waits for
+        # what the last hashes took on a thread, smoothed: what a turn waits for; from the start one hash
+        # timed here, so that a flood meeting a server just started is bounded from its first check
+        began = time.perf_counter()
+        self.hash(os.urandom(KEY_BYTES).hex())
+        self.seconds = time.perf_counter() - began
         # Nobody's hash at the current cost (random salt and key: nothing derives to it), checked for an
         # unknown nick so that it takes as long as a known one.
         self.decoy = self._stored(os.urandom(SALT_BYTES), os.urandom(KEY_BYTES))

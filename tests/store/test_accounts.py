@@ -314,6 +314,26 @@ async def test_a_strangers_check_that_would_wait_too_long_is_refused_at_once(
     hashing.close()
 
 
+async def test_a_server_just_started_bounds_the_wait_from_its_first_check(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What a check takes is known before any ran (one hash timed as the hashing starts): a flood that
+    meets a server just started is refused past MOST_WAIT as any other."""
+    monkeypatch.setattr(idhash, "HASH_THREADS", 1)
+    hashing = idhash.IdHashing(idhash.MIN_COST)
+    assert hashing.seconds > 0
+    monkeypatch.setattr(idhash, "MOST_WAIT", hashing.seconds / 2)  # nothing may wait
+    gate, _ = held_checks(monkeypatch)
+    first = asyncio.create_task(hashing.check_async("first", None))
+    await until(lambda: hashing.free == 0)
+
+    with pytest.raises(idhash.HashesBusy):
+        await asyncio.wait_for(hashing.check_async("second", None), 5)
+    gate.set()
+    assert await first is False
+    hashing.close()
+
+
 async def test_look_alike_nicks_are_taken(store: Store) -> None:
     await store.accounts.register("Alice", registered_id("Alice", "pw"), "", "en")
 
