@@ -297,7 +297,7 @@ class Pools:
         pairing is refused (`nick` waits no more, or for another pairing's answer; one blocks the other;
         either may not play now)."""
         stranger = visiting(member, someone)
-        waiting = next((w for w in self.waiting.values() if w.player.nick == nick and w.pool == pool), None)
+        waiting = self._here(nick, pool)
         free = waiting is not None and waiting.proposed is None
         why = self._start_with(waiting, stranger) if waiting is not None and free else "gone"
         if why is not None and self.send is not None:
@@ -322,13 +322,16 @@ class Pools:
         """`member` refused to pair `nick`, waiting here, with its `whom`: `nick` is paired again at
         once, with others (`whom` waits out PROPOSAL_WAIT, so that the two are not proposed again and
         again), and never with `whom` again when one of them blocks the other."""
-        for waiting in self.waiting.values():
-            if waiting.player.nick == nick and waiting.pool == pool:
-                waiting.proposed = None
-                if code == "blocked":
-                    self.refused.add((nick_key(nick), nick_key(whom)))
-                self.pair(pool)
-                return
+        waiting = self._here(nick, pool)
+        if waiting is not None:
+            waiting.proposed = None
+            if code == "blocked":
+                self.refused.add((nick_key(nick), nick_key(whom)))
+            self.pair(pool)
+
+    def _here(self, nick: str, pool: str) -> Waiting | None:
+        """This member's waiter `nick` (as written here) in `pool`."""
+        return next((w for w in self.waiting.values() if w.player.nick == nick and w.pool == pool), None)
 
 
 def _since(waiting: Waiting) -> float:

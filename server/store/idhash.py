@@ -139,7 +139,7 @@ class IdHashing:
         return await asyncio.shield(done)
 
     def _ended(self, seconds: float) -> None:
-        self.seconds = seconds if not self.seconds else 0.8 * self.seconds + 0.2 * seconds
+        self.seconds = 0.8 * self.seconds + 0.2 * seconds
         self._next_turn()
 
     def _next_turn(self) -> None:
