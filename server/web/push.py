@@ -138,10 +138,11 @@ class Pushes:
         for push in pushes:
             push.end(WSCloseCode.GOING_AWAY)
             self.note_closed("stop")
-        for push in pushes:
-            if push.writer is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(asyncio.shield(push.writer), self.send_timeout)
+        # asyncio.wait, not wait_for: a writer cancelled meanwhile (its connection ended, and its handler
+        # with it) is done like any other, where awaiting it would cancel the stop itself.
+        writers = {push.writer for push in pushes if push.writer is not None}
+        if writers:
+            await asyncio.wait(writers, timeout=self.send_timeout)
 
 
 PUSHES_KEY = web.AppKey("pushes", Pushes)
