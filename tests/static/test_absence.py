@@ -1,32 +1,29 @@
-"""An opponent who closes the tab (docs/client.md, "An opponent who left"), in Debian's Chromium at
-1280x900 and on a 390x844 phone, against a real `serve` whose times are short (`--away-after 31`, the
-least it takes, and `--claim-after 10`): the player left is told, sees when the claim opens, and claims
-the win; in an untimed ranked game of one move each only "Call it off" is offered, and the game is
-shown as not rated."""
+"""An opponent who closes the tab (docs/client.md, "An opponent who left"), in Debian's Chromium at 1280x900
+and on a 390x844 phone, against the server (tests/static/served.py) whose times are short (`--away-after 31`,
+the least it takes, and `--claim-after 10`): the player left is told, sees when the claim opens, and claims
+the win; in an untimed ranked game of one move each only "Call it off" is offered, and the game is shown as
+not rated."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, expect
 
 from server.config import Settings
-from tests.static.test_client import Player, browser
-from tests.test_restart import Server
-
-__all__ = ["browser"]  # the fixture of test_client.py, used here too
+from tests.static.served import ServerInThread
+from tests.static.test_client import Player
 
 AWAY_AFTER, CLAIM_AFTER = 31, 10
 NOTICED = (AWAY_AFTER + 5 + 10) * 1000  # the sweep's 5 s, and some room (ms)
 
 
 @pytest.fixture
-def server(tmp_path: Path, settings: Settings) -> Iterator[Server]:
+def server(settings: Settings) -> Iterator[ServerInThread]:
     flags = ["--away-after", str(AWAY_AFTER), "--claim-after", str(CLAIM_AFTER)]
-    with Server(tmp_path, settings.db_url, flags=flags).running(migrate=True) as running:
+    with ServerInThread(settings.db_url, flags=flags).running() as running:
         yield running
 
 
@@ -45,7 +42,7 @@ def start(inviter: Player, invited: Player, *, kind: str, minutes: str) -> None:
 
 
 def test_the_tab_closed_is_told_the_win_claimed_and_a_short_game_called_off_unrated(
-    browser: Browser, server: Server
+    browser: Browser, server: ServerInThread
 ) -> None:
     ala, bob = Player(browser, server), Player(browser, server)
     cid, dan = Player(browser, server, phone=True), Player(browser, server)

@@ -1,6 +1,6 @@
-"""A bot in the built-in client, in Debian's Chromium: marked in the lobby, at its table, on its page and
-on its archived game's page, and playing a person through the bot API (examples/random_bot.py in a
-thread, against a real server process)."""
+"""A bot in the built-in client, in Debian's Chromium: marked in the lobby, at its table, on its page and on
+its archived game's page, and playing a person through the bot API (examples/random_bot.py in a thread,
+against the server (tests/static/served.py))."""
 
 from __future__ import annotations
 
@@ -12,15 +12,13 @@ import pytest
 from playwright.sync_api import Browser, expect
 
 from examples.random_bot import Api, play
-from tests.static.test_client import Player, browser, server
+from tests.static.served import ServerInThread
+from tests.static.test_client import Player
 from tests.test_cli import run_cli
-from tests.test_restart import Server
-
-__all__ = ["browser", "server"]  # the fixtures of test_client.py, used here too
 
 
 @pytest.fixture
-def bot(server: Server) -> Iterator[str]:
+def bot(server: ServerInThread) -> Iterator[str]:
     """`kropki-server bot create RoboBot` on the running server's database, and the example bot
     playing as it until its first game is archived."""
     made = run_cli("bot", "create", "RoboBot", "--db", server.db_url)
@@ -34,7 +32,9 @@ def bot(server: Server) -> Iterator[str]:
     player.join(timeout=5)
 
 
-def test_a_person_sees_the_bot_marked_and_plays_it(browser: Browser, server: Server, bot: str) -> None:
+def test_a_person_sees_the_bot_marked_and_plays_it(
+    browser: Browser, server: ServerInThread, bot: str
+) -> None:
     ala = Player(browser, server)
     ala.log_in("Ala")
     row = ala.page.locator(f'#players li[data-nick="{bot}"]')

@@ -1,4 +1,5 @@
-"""The built-in browser client (server/static) in Debian's Chromium, against a real `serve` process.
+"""The built-in browser client (server/static) in Debian's Chromium, against the real app as `serve` runs
+it (tests/static/served.py), and against a real `serve` process where the server restarts.
 
 Two browser contexts are two players on two machines. Every check waits on what a player sees (the
 board's SVG, the scores, the chat), never on sleeps. A screenshot of each player's board at the end of
@@ -12,17 +13,17 @@ import base64
 import hashlib
 import os
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, expect, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, expect
 
 from server.config import Settings
 from server.engine.record import game_to_record
 from server.engine.replay import replay_record
 from server.engine.sgf import read_record, write_record
+from tests.static.served import ServerInThread
 from tests.test_restart import Server
 
 CHROMIUM = "/usr/bin/chromium"
@@ -59,26 +60,10 @@ def _note_refusal(message: ConsoleMessage) -> None:
         REFUSED_BY_POLICY.append(f"{message.text} at {message.location.get('url')}")
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not Path(CHROMIUM).exists():
-        pytest.fail("make test installs Debian's chromium (scripts/ensure-debian-package chromium chromium)")
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox"])
-        yield launched
-        launched.close()
-
-
-@pytest.fixture
-def server(tmp_path: Path, settings: Settings) -> Iterator[Server]:
-    with Server(tmp_path, settings.db_url, ai_workers=1).running(migrate=True) as running:
-        yield running
-
-
 class Player:
     """One person in a browser context of their own, with what they see."""
 
-    def __init__(self, browser: Browser, server: Server, *, phone: bool = False) -> None:
+    def __init__(self, browser: Browser, server: ServerInThread | Server, *, phone: bool = False) -> None:
         size = {"width": 390, "height": 844} if phone else {"width": 1280, "height": 900}
         self.context = new_context(browser, viewport=size, is_mobile=phone, has_touch=phone)
         self.page: Page = self.context.new_page()
@@ -146,14 +131,6 @@ class Player:
         self.context.close()
 
 
-@pytest.fixture
-def players(browser: Browser, server: Server) -> Iterator[tuple[Player, Player]]:
-    ala, bob = Player(browser, server), Player(browser, server, phone=True)
-    yield ala, bob
-    ala.close()
-    bob.close()
-
-
 def start_game(ala: Player, bob: Player, **game: str) -> None:
     ala.log_in("Ala")
     bob.log_in("Bob")
@@ -173,7 +150,7 @@ def play_until_the_ring(ala: Player, bob: Player) -> None:
 
 
 def test_two_guests_play_capture_take_back_chat_and_resign(
-    players: tuple[Player, Player], browser: Browser, server: Server, tmp_path: Path
+    players: tuple[Player, Player], browser: Browser, server: ServerInThread, tmp_path: Path
 ) -> None:
     ala, bob = players
     start_game(ala, bob)
@@ -240,15 +217,16 @@ def test_a_territory_ring_drawn_by_clicking_own_dots(players: tuple[Player, Play
 
 
 def test_the_client_survives_a_restart_of_the_server_mid_game(
-    players: tuple[Player, Player], server: Server, tmp_path: Path
+    browser: Browser, settings: Settings, tmp_path: Path
 ) -> None:
-    ala, bob = players
-    start_game(ala, bob)
-    ala.play("bc")
-    bob.play("cc")
-
-    assert server.stop(signal.SIGTERM) == 0
-    expect(ala.page.locator("#notice")).to_have_text("Connection lost; trying again…")
+    server = Server(tmp_path, settings.db_url)
+    with server.running():
+        ala, bob = Player(browser, server), Player(browser, server, phone=True)
+        start_game(ala, bob)
+        ala.play("bc")
+        bob.play("cc")
+        assert server.stop(signal.SIGTERM) == 0
+        expect(ala.page.locator("#notice")).to_have_text("Connection lost; trying again…")
     with server.running():
         for player in (ala, bob):
             expect(player.page.locator("#notice")).to_be_hidden()
@@ -259,9 +237,11 @@ def test_the_client_survives_a_restart_of_the_server_mid_game(
         bob.play("jj")
         ala.sees_dot("jj")
         ala.screenshot(tmp_path, "ala")
+        ala.close()
+        bob.close()
 
 
-def test_a_guest_plays_the_computer(browser: Browser, server: Server, tmp_path: Path) -> None:
+def test_a_guest_plays_the_computer(browser: Browser, server: ServerInThread, tmp_path: Path) -> None:
     ala = Player(browser, server)
     ala.log_in("Ala")
     ala.set_new_game()
@@ -314,7 +294,7 @@ def test_a_finished_game_is_analysed_with_dots_of_both_colours_while_the_opponen
     bob.screenshot(tmp_path, "bob")
 
 
-def test_an_analysis_board_from_the_lobby(browser: Browser, server: Server, tmp_path: Path) -> None:
+def test_an_analysis_board_from_the_lobby(browser: Browser, server: ServerInThread, tmp_path: Path) -> None:
     dora = Player(browser, server)
     dora.log_in("Dora")
     dora.set_new_game(size="15x15", crosses="4")
@@ -330,7 +310,7 @@ def test_an_analysis_board_from_the_lobby(browser: Browser, server: Server, tmp_
     dora.close()
 
 
-def test_a_registered_player_registers_then_logs_in_again(browser: Browser, server: Server) -> None:
+def test_a_registered_player_registers_then_logs_in_again(browser: Browser, server: ServerInThread) -> None:
     player = Player(browser, server)
     player.log_in("Celina", "tajne hasło", register=True)
     player.page.click("#logout")
@@ -345,7 +325,7 @@ def test_a_registered_player_registers_then_logs_in_again(browser: Browser, serv
 
 
 def test_registering_without_a_password_is_refused_not_a_guest_login(
-    browser: Browser, server: Server
+    browser: Browser, server: ServerInThread
 ) -> None:
     player = Player(browser, server)
     player.page.fill("#nick", "Dorota")
@@ -368,7 +348,7 @@ def test_registering_without_a_password_is_refused_not_a_guest_login(
     ("nick", "password"), [("name", "mypass"), ("Ala", ""), ("Łukasz", "zażółć"), ("Дима", "пароль 1")]
 )
 def test_the_id_the_browser_derives_is_the_servers(
-    browser: Browser, server: Server, nick: str, password: str
+    browser: Browser, server: ServerInThread, nick: str, password: str
 ) -> None:
     digest = hashlib.sha1((nick + "9WB2qGYzzWry1vbVjoSK" + password).encode()).digest()
     expected = base64.b64encode(digest).decode().replace("+", "_").replace("/", ".")[:10]
@@ -380,7 +360,7 @@ def test_the_id_the_browser_derives_is_the_servers(
     player.close()
 
 
-def another_program_logs_in(player: Player, server: Server) -> None:
+def another_program_logs_in(player: Player, server: ServerInThread) -> None:
     """*Dora logs in with the id abc123 from a non-web client (as MultiPoints would)."""
     login = player.page.request.get(
         f"{server.base}/a.kropki?co=guestLogin&idGracza=abc123&opis=*Dora&lang=pl"
@@ -388,7 +368,9 @@ def another_program_logs_in(player: Player, server: Server) -> None:
     assert login.text() == ""
 
 
-def test_an_auto_login_link_takes_over_a_live_session_after_asking(browser: Browser, server: Server) -> None:
+def test_an_auto_login_link_takes_over_a_live_session_after_asking(
+    browser: Browser, server: ServerInThread
+) -> None:
     """A non-web client hands its live session to the browser (the seed doc's auto-login link)."""
     player = Player(browser, server)
     another_program_logs_in(player, server)
@@ -403,7 +385,9 @@ def test_an_auto_login_link_takes_over_a_live_session_after_asking(browser: Brow
 
 
 @pytest.mark.parametrize("link", ["id=evil99&opis=*Victim", "id=abc123&opis=*Someone"])
-def test_an_auto_login_link_never_makes_a_session(browser: Browser, server: Server, link: str) -> None:
+def test_an_auto_login_link_never_makes_a_session(
+    browser: Browser, server: ServerInThread, link: str
+) -> None:
     """A link with an id its author knows must not log a stranger in: not for an id that is not live,
     nor for a live id under another nick."""
     player = Player(browser, server)
@@ -417,7 +401,7 @@ def test_an_auto_login_link_never_makes_a_session(browser: Browser, server: Serv
     player.close()
 
 
-def test_an_auto_login_link_can_be_declined(browser: Browser, server: Server) -> None:
+def test_an_auto_login_link_can_be_declined(browser: Browser, server: ServerInThread) -> None:
     player = Player(browser, server)
     another_program_logs_in(player, server)
     player.page.goto(f"{server.base}/index.html?id=abc123&opis=*Dora")
@@ -430,7 +414,9 @@ def test_an_auto_login_link_can_be_declined(browser: Browser, server: Server) ->
 @pytest.mark.parametrize(
     "name", ["kropla_zagram302058.sgf", "kropla_zagram312084.sgf", "kropla_zagram318442.sgf"]
 )
-def test_the_browser_counts_captures_as_the_engine_does(browser: Browser, server: Server, name: str) -> None:
+def test_the_browser_counts_captures_as_the_engine_does(
+    browser: Browser, server: ServerInThread, name: str
+) -> None:
     # Real zagram games with many realms, some inside others: the client's scores come from the realms
     # in the record alone (protocol.js `position`), the server's from its rules engine.
     replayed = replay_record(read_record((FIXTURES / name).read_text()))
@@ -452,7 +438,7 @@ def test_the_browser_counts_captures_as_the_engine_does(browser: Browser, server
 
 
 def test_a_late_spectator_sees_the_crosses_and_a_new_game_starts_on_an_empty_board(
-    players: tuple[Player, Player], browser: Browser, server: Server, tmp_path: Path
+    players: tuple[Player, Player], browser: Browser, server: ServerInThread, tmp_path: Path
 ) -> None:
     ala, bob = players
     start_game(ala, bob, crosses="1")  # 10x10: blue ee and ff, red fe and ef
@@ -503,7 +489,7 @@ def test_a_game_that_ends_before_its_first_move_ends_on_the_game_screen(
         expect(player.page.locator('[data-propose="resign"]')).to_be_hidden()
 
 
-def test_the_pages_policy_refuses_an_inline_script(browser: Browser, server: Server) -> None:
+def test_the_pages_policy_refuses_an_inline_script(browser: Browser, server: ServerInThread) -> None:
     """What every browser test relies on: a script slipped into a page does not run, and it is seen."""
     player = Player(browser, server)
     refused = player.page.evaluate(

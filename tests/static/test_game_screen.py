@@ -1,8 +1,7 @@
 """The game screen as lichess and playok players expect it (issue 21, points 2, 5, 6 and 8), in Debian's
-Chromium against a real `serve` process: a board as large as the screen, full screen, a two-step touch
-on a phone, sounds, the tab's title and notifications, spectators, tournament labels, the sayHi grace
-on the clock, and a lobby that hides finished tables nobody is at. Sizes are element sizes, not pixels.
-"""
+Chromium against the server (tests/static/served.py): a board as large as the screen, full screen, a two-step
+touch on a phone, sounds, the tab's title and notifications, spectators, tournament labels, the sayHi grace on
+the clock, and a lobby that hides finished tables nobody is at. Sizes are element sizes, not pixels."""
 
 from __future__ import annotations
 
@@ -16,10 +15,9 @@ from urllib.request import urlopen
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from tests.static.test_client import CAPTURE, Player, browser, players, server, start_game
-from tests.test_restart import REPO_ROOT, Server
-
-__all__ = ["browser", "players", "server"]  # the fixtures of test_client.py, used here too
+from tests.static.served import ServerInThread
+from tests.static.test_client import CAPTURE, Player, start_game
+from tests.test_restart import REPO_ROOT
 
 # Every tone the page starts, by its frequency (client.js SOUNDS: move 660, capture 520, start 440,
 # low time 880): the real Web Audio nodes play on; the test only listens in.
@@ -138,7 +136,7 @@ def test_a_phone_places_a_dot_in_two_taps_aiming_first(players: tuple[Player, Pl
 
 
 @pytest.fixture
-def listening(browser: Browser, server: Server) -> Iterator[tuple[Player, Player]]:
+def listening(browser: Browser, server: ServerInThread) -> Iterator[tuple[Player, Player]]:
     ala, bob = Player(browser, server), Player(browser, server, phone=True)
     for player in (ala, bob):
         player.context.add_init_script(LISTEN_TO_SOUNDS)
@@ -177,7 +175,7 @@ def test_sounds_for_the_start_a_move_and_a_capture_and_the_title_says_whose_move
 
 def test_an_invitation_and_your_move_are_notified_when_the_tab_is_in_the_background(
     browser: Browser,
-    server: Server,
+    server: ServerInThread,
 ) -> None:
     ala, bob = Player(browser, server), Player(browser, server)
     bob.context.grant_permissions(["notifications"], origin=server.base)
@@ -213,7 +211,7 @@ def test_an_invitation_and_your_move_are_notified_when_the_tab_is_in_the_backgro
 
 def test_spectators_are_shown_and_the_finished_table_leaves_the_lobby_once_empty(
     browser: Browser,
-    server: Server,
+    server: ServerInThread,
 ) -> None:
     ala, bob, cyd = Player(browser, server), Player(browser, server, phone=True), Player(browser, server)
     start_game(ala, bob)
@@ -247,7 +245,7 @@ def test_spectators_are_shown_and_the_finished_table_leaves_the_lobby_once_empty
         player.close()
 
 
-def set_up_table(server: Server, **query: str) -> int:
+def set_up_table(server: ServerInThread, **query: str) -> int:
     made = subprocess.run(
         [sys.executable, "-m", "server", "tournament-key", "--db", server.db_url, "add", "cup"],
         cwd=REPO_ROOT,
@@ -263,7 +261,7 @@ def set_up_table(server: Server, **query: str) -> int:
 
 
 def test_a_tournament_game_is_labelled_and_its_clock_waits_out_the_say_hi(
-    listening: tuple[Player, Player], server: Server
+    listening: tuple[Player, Player], server: ServerInThread
 ) -> None:
     ala, bob = listening
     ala.log_in("Ala")

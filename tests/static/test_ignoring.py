@@ -1,18 +1,16 @@
-"""Ignoring a player from the built-in client (docs/client.md, "Ignoring"), in Debian's Chromium against
-a real `serve` process: from the player's row, their lobby chat and private messages are no longer
+"""Ignoring a player from the built-in client (docs/client.md, "Ignoring"), in Debian's Chromium against the
+server (tests/static/served.py): from the player's row, their lobby chat and private messages are no longer
 shown, the list of the ignored says who, and stopping shows what they say next."""
 
 from __future__ import annotations
 
 from playwright.sync_api import Browser, expect
 
-from tests.static.test_client import Player, browser, server
-from tests.test_restart import Server
-
-__all__ = ["browser", "server"]  # the fixtures of test_client.py, used here too
+from tests.static.served import ServerInThread
+from tests.static.test_client import Player
 
 
-def test_ignore_a_player_from_their_row_and_stop_again(browser: Browser, server: Server) -> None:
+def test_ignore_a_player_from_their_row_and_stop_again(browser: Browser, server: ServerInThread) -> None:
     ala, bob, cyd = Player(browser, server), Player(browser, server, phone=True), Player(browser, server)
     for player, nick in ((ala, "Ala"), (bob, "Bob"), (cyd, "Cyd")):
         player.log_in(nick)

@@ -1,20 +1,18 @@
-"""Moderation from the built-in client (docs/client.md, "Moderation"), in Debian's Chromium against a real
-`serve` process: a moderator mutes a troll flooding the lobby from a chat line, lifts the mute on the
-moderation page, and bans the troll from its name, which keeps a fresh guest from the same network out;
-a player reports a line, and the report reaches the moderation page, where an admin closes it."""
+"""Moderation from the built-in client (docs/client.md, "Moderation"), in Debian's Chromium against the server
+(tests/static/served.py): a moderator mutes a troll flooding the lobby from a chat line, lifts the mute on the
+moderation page, and bans the troll from its name, which keeps a fresh guest from the same network out; a
+player reports a line, and the report reaches the moderation page, where an admin closes it."""
 
 from __future__ import annotations
 
 from playwright.sync_api import Browser, expect
 
-from tests.static.test_client import Player, browser, server
+from tests.static.served import ServerInThread
+from tests.static.test_client import Player
 from tests.test_cli import run_cli
-from tests.test_restart import Server
-
-__all__ = ["browser", "server"]  # the fixtures of test_client.py, used here too
 
 
-def staff(browser: Browser, server: Server, nick: str, role: str) -> Player:
+def staff(browser: Browser, server: ServerInThread, nick: str, role: str) -> Player:
     """A registered player whom the machine's admin gave a role, logged in again to have it."""
     player = Player(browser, server)
     player.log_in(nick, "moderator's password", register=True)
@@ -32,7 +30,7 @@ def line_menu(player: Player, text: str) -> None:
 
 
 def test_a_moderator_mutes_a_flooding_troll_lifts_it_and_bans_its_network(
-    browser: Browser, server: Server
+    browser: Browser, server: ServerInThread
 ) -> None:
     mod = staff(browser, server, "Mod", "moderator")
     troll, ala = Player(browser, server), Player(browser, server, phone=True)
@@ -83,7 +81,7 @@ def test_a_moderator_mutes_a_flooding_troll_lifts_it_and_bans_its_network(
         player.close()
 
 
-def test_a_report_reaches_the_moderation_page_and_is_closed(browser: Browser, server: Server) -> None:
+def test_a_report_reaches_the_moderation_page_and_is_closed(browser: Browser, server: ServerInThread) -> None:
     boss = staff(browser, server, "Boss", "admin")
     ala, troll = Player(browser, server), Player(browser, server)
     ala.log_in("Ala")

@@ -1,18 +1,17 @@
-"""The archive's pages (/games, /game/<n>, /player/<nick>) in Debian's Chromium at a desktop's and a
-phone's size, against a real `serve` whose database tests/static/archive.py filled first."""
+"""The archive's pages (/games, /game/<n>, /player/<nick>) in Debian's Chromium at a desktop's and a phone's
+size, against the server (tests/static/served.py) whose database tests/static/archive.py filled first."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from server.config import Settings
 from tests.static.archive import Archive, fill
-from tests.static.test_client import Player, browser, new_context  # noqa: F401 (the browser fixture)
-from tests.test_restart import Server
+from tests.static.served import ServerInThread
+from tests.static.test_client import Player, new_context
 
 SIZES = {"desktop": False, "phone": True}
 
@@ -23,13 +22,13 @@ def archive(settings: Settings) -> Archive:
 
 
 @pytest.fixture
-def server(tmp_path: Path, settings: Settings, archive: Archive) -> Iterator[Server]:
-    with Server(tmp_path, settings.db_url).running(migrate=True) as running:
+def server(settings: Settings, archive: Archive) -> Iterator[ServerInThread]:
+    with ServerInThread(settings.db_url).running() as running:
         yield running
 
 
 @pytest.fixture(params=SIZES)
-def page(request: pytest.FixtureRequest, browser: Browser, server: Server) -> Iterator[Page]:  # noqa: F811
+def page(request: pytest.FixtureRequest, browser: Browser, server: ServerInThread) -> Iterator[Page]:
     phone = SIZES[request.param]
     size = {"width": 390, "height": 844} if phone else {"width": 1280, "height": 900}
     context = new_context(browser, viewport=size, is_mobile=phone, has_touch=phone)
@@ -41,7 +40,7 @@ def page(request: pytest.FixtureRequest, browser: Browser, server: Server) -> It
     assert errors == []
 
 
-def visit(page: Page, server: Server, address: str) -> None:
+def visit(page: Page, server: ServerInThread, address: str) -> None:
     page.goto(server.base + address)
     expect(page.locator("body[data-ready]")).to_have_count(1)
 
@@ -51,7 +50,9 @@ def fits_the_width(page: Page) -> None:
     assert page.evaluate("document.documentElement.scrollWidth <= window.innerWidth")
 
 
-def test_the_list_pages_back_and_filters_by_player(page: Page, server: Server, archive: Archive) -> None:
+def test_the_list_pages_back_and_filters_by_player(
+    page: Page, server: ServerInThread, archive: Archive
+) -> None:
     visit(page, server, "/games")
     rows = page.locator("#game-list li")
     expect(rows).to_have_count(30)
@@ -76,7 +77,7 @@ def test_the_list_pages_back_and_filters_by_player(page: Page, server: Server, a
 
 
 def test_a_game_replays_by_buttons_and_keys_with_captures_at_their_move(
-    page: Page, server: Server, archive: Archive
+    page: Page, server: ServerInThread, archive: Archive
 ) -> None:
     visit(page, server, "/game/1")
     counter, captured = page.locator("#move-counter"), page.locator("#board .dot.captured")
@@ -122,7 +123,9 @@ def test_a_game_replays_by_buttons_and_keys_with_captures_at_their_move(
     expect(page.locator("#heading")).to_have_text("Ala")
 
 
-def test_the_player_page_has_a_point_per_rated_game(page: Page, server: Server, archive: Archive) -> None:
+def test_the_player_page_has_a_point_per_rated_game(
+    page: Page, server: ServerInThread, archive: Archive
+) -> None:
     visit(page, server, "/player/Ala")
     expect(page.locator("#heading")).to_have_text("Ala")
     expect(page.locator("#rating-graph .rating-point")).to_have_count(archive.rated["Ala"])
@@ -148,8 +151,8 @@ def test_the_player_page_has_a_point_per_rated_game(page: Page, server: Server, 
 
 
 def test_lobby_nicks_open_player_pages_and_a_game_continues_on_an_analysis_table(
-    browser: Browser,  # noqa: F811
-    server: Server,
+    browser: Browser,
+    server: ServerInThread,
 ) -> None:
     ala, bob = Player(browser, server), Player(browser, server, phone=True)
     ala.log_in("Ala")

@@ -1,10 +1,10 @@
-"""A large board on a phone (issue 47, item 5), in Debian's Chromium against a real `serve` process: a
-39x32 board at 390x844 zoomed by a pinch and by the buttons (server/static/zoom.js), panned by a finger,
-a dot placed by two taps while zoomed landing on the point under the finger, the aim followed out of
-view; the header on one line and the chat in view under the board; and the same zoom with a mouse at
-1280x900. Fingers are real touch events sent to Chromium (CDP's Input.dispatchTouchEvent, as
-Playwright's own tap does); where a point is on the screen is worked out here from the board's box and
-its viewBox, not asked of the page's code."""
+"""A large board on a phone (issue 47, item 5), in Debian's Chromium against the server
+(tests/static/served.py): a 39x32 board at 390x844 zoomed by a pinch and by the buttons
+(server/static/zoom.js), panned by a finger, a dot placed by two taps while zoomed landing on the point under
+the finger, the aim followed out of view; the header on one line and the chat in view under the board; and the
+same zoom with a mouse at 1280x900. Fingers are real touch events sent to Chromium (CDP's
+Input.dispatchTouchEvent, as Playwright's own tap does); where a point is on the screen is worked out here
+from the board's box and its viewBox, not asked of the page's code."""
 
 from __future__ import annotations
 
@@ -12,11 +12,9 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from tests.static.test_client import Player, browser, players, server, start_game
+from tests.static.served import ServerInThread
+from tests.static.test_client import Player, start_game
 from tests.static.test_game_screen import cell_size, no_sideways_scroll
-from tests.test_restart import Server
-
-__all__ = ["browser", "players", "server"]  # the fixtures of test_client.py, used here too
 
 MARGIN, CELL = 22, 20  # board.js: a point's place in the SVG's units is MARGIN + n * CELL
 SGF_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -252,7 +250,7 @@ def test_a_mouse_zooms_with_the_buttons_and_ctrl_wheel_drags_and_still_clicks_a_
 
 
 def test_the_game_page_replay_zooms_as_the_client_does(
-    players: tuple[Player, Player], server: Server
+    players: tuple[Player, Player], server: ServerInThread
 ) -> None:
     ala, bob = players
     start_game(ala, bob, size="39x32")

@@ -5,16 +5,14 @@ from __future__ import annotations
 
 from playwright.sync_api import Browser, Request, WebSocketRoute
 
-from tests.static.test_client import Player, browser, server, start_game
-from tests.test_restart import Server
-
-__all__ = ["browser", "server"]  # the fixtures of test_client.py, used here too
+from tests.static.served import ServerInThread
+from tests.static.test_client import Player, start_game
 
 
 class Watched(Player):
     """A player whose page's push connections and long polls are counted."""
 
-    def __init__(self, browser: Browser, server: Server, page: str = "/") -> None:
+    def __init__(self, browser: Browser, server: ServerInThread, page: str = "/") -> None:
         super().__init__(browser, server)
         self.sockets: list[str] = []
         self.long_polls = 0
@@ -28,7 +26,9 @@ class Watched(Player):
             self.long_polls += 1
 
 
-def test_the_stream_comes_over_a_push_connection_with_no_long_polls(browser: Browser, server: Server) -> None:
+def test_the_stream_comes_over_a_push_connection_with_no_long_polls(
+    browser: Browser, server: ServerInThread
+) -> None:
     ala, bob = Watched(browser, server), Watched(browser, server)
     start_game(ala, bob)
     ala.play("bc")
@@ -41,7 +41,9 @@ def test_the_stream_comes_over_a_push_connection_with_no_long_polls(browser: Bro
         player.close()
 
 
-def test_where_a_websocket_cannot_connect_the_client_long_polls(browser: Browser, server: Server) -> None:
+def test_where_a_websocket_cannot_connect_the_client_long_polls(
+    browser: Browser, server: ServerInThread
+) -> None:
     """A proxy that does not pass WebSockets: here the browser's own route ends every one before its
     first frame. The client reads the stream with long polls, and the game goes on."""
     ala, bob = Watched(browser, server), Watched(browser, server)
@@ -65,7 +67,9 @@ def test_where_a_websocket_cannot_connect_the_client_long_polls(browser: Browser
     bob.close()
 
 
-def test_transport_poll_in_the_address_keeps_the_page_on_long_polls(browser: Browser, server: Server) -> None:
+def test_transport_poll_in_the_address_keeps_the_page_on_long_polls(
+    browser: Browser, server: ServerInThread
+) -> None:
     ala, bob = Watched(browser, server, "/?transport=poll"), Watched(browser, server)
     start_game(ala, bob)
     ala.play("bc")

@@ -1,9 +1,9 @@
-"""A rating change shown at a game's end (issue 47, item 4; docs/ratings.md), in Debian's Chromium at
-1280x900 and on a 390x844 touch phone, against a real `serve`: two registered players play a ranked
-game of two dots, resigned (both tables say it was not rated, and why), then one of 24 dots, the
-phone's placed by two taps, resigned too (both tables say the ratings before and after, the numbers
-those of the server's /player/<nick>.json); the phone reads both lines again in Polish, and the player
-page marks one game rated and the other not, with the reason."""
+"""A rating change shown at a game's end (issue 47, item 4; docs/ratings.md), in Debian's Chromium at 1280x900
+and on a 390x844 touch phone, against the server (tests/static/served.py): two registered players play a
+ranked game of two dots, resigned (both tables say it was not rated, and why), then one of 24 dots, the
+phone's placed by two taps, resigned too (both tables say the ratings before and after, the numbers those of
+the server's /player/<nick>.json); the phone reads both lines again in Polish, and the player page marks one
+game rated and the other not, with the reason."""
 
 from __future__ import annotations
 
@@ -12,10 +12,8 @@ from typing import Any
 
 from playwright.sync_api import expect
 
-from tests.static.test_client import Player, browser, players, server
-from tests.test_restart import Server
-
-__all__ = ["browser", "players", "server"]  # the fixtures of test_client.py, used here too
+from tests.static.served import ServerInThread
+from tests.static.test_client import Player
 
 LETTERS = "abcdefghij"  # a 10x10 board's columns and rows in SGF
 # Dots two points apart, blue's on the top rows and red's on the bottom ones: nothing can be enclosed,
@@ -44,14 +42,14 @@ def server_lines(player: Player, text: str) -> Any:
     return player.page.locator("#chat-lines li.server").filter(has_text=re.compile(re.escape(text) + "$"))
 
 
-def account(player: Player, server: Server, nick: str) -> dict[str, Any]:
+def account(player: Player, server: ServerInThread, nick: str) -> dict[str, Any]:
     answer = player.page.request.get(f"{server.base}/player/{nick}.json")
     assert answer.ok
     return answer.json()
 
 
 def test_a_short_ranked_game_says_why_it_was_not_rated_and_a_rated_one_shows_the_change(
-    players: tuple[Player, Player], server: Server
+    players: tuple[Player, Player], server: ServerInThread
 ) -> None:
     ala, bob = players  # Ala at 1280x900, Bob on the phone
     ala.log_in("Ala", "ala's secret", register=True)

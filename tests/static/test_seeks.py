@@ -9,9 +9,7 @@ from pathlib import Path
 from playwright.sync_api import expect
 
 from server.hub.pools import POOLS
-from tests.static.test_client import Player, browser, players, server
-
-__all__ = ["browser", "players", "server"]  # the fixtures of test_client.py, used here too
+from tests.static.test_client import Player
 
 
 def blue_and_red(ala: Player, bob: Player) -> tuple[Player, Player]:

@@ -1,5 +1,5 @@
-"""An organiser's round in Chromium, against a real `serve` process: a table set up for two players in
-the built-in client and cancelled mid-game (both see it on the game screen, on a desktop and on a
+"""An organiser's round in Chromium, against the server (tests/static/served.py): a table set up for two
+players in the built-in client and cancelled mid-game (both see it on the game screen, on a desktop and on a
 phone), and the tournament's standings page at both sizes, element sizes and texts, never pixels."""
 
 from __future__ import annotations
@@ -10,9 +10,10 @@ from urllib.parse import quote, urlencode
 
 from playwright.sync_api import Browser, Page, expect
 
-from tests.static.test_client import Player, browser, server  # noqa: F401 (the fixtures)
+from tests.static.served import ServerInThread
+from tests.static.test_client import Player
 from tests.test_cli import run_cli
-from tests.test_restart import Guest, Server
+from tests.test_restart import Guest
 
 CUP = "Autumn Cup"
 
@@ -20,7 +21,7 @@ CUP = "Autumn Cup"
 class Organiser:
     """An organiser's script: a key made with the admin command, and plain GETs."""
 
-    def __init__(self, serving: Server) -> None:
+    def __init__(self, serving: ServerInThread) -> None:
         self.server = serving
         made = run_cli("tournament-key", "--db", serving.db_url, "add", "cup-bot", "--tournament", CUP)
         assert made.returncode == 0, made.stderr
@@ -48,8 +49,8 @@ def no_sideways_scroll(page: Page) -> None:
 
 
 def test_a_cancelled_game_ends_on_both_game_screens_and_the_standings_page_fits_both_sizes(
-    browser: Browser,  # noqa: F811
-    server: Server,  # noqa: F811
+    browser: Browser,
+    server: ServerInThread,
     tmp_path: Path,
 ) -> None:
     organiser = Organiser(server)
@@ -145,8 +146,8 @@ def test_a_cancelled_game_ends_on_both_game_screens_and_the_standings_page_fits_
 
 
 def test_the_standings_page_of_a_tournament_that_has_no_table_says_so(
-    browser: Browser,  # noqa: F811
-    server: Server,  # noqa: F811
+    browser: Browser,
+    server: ServerInThread,
 ) -> None:
     player = Player(browser, server, phone=True)
     page = player.context.new_page()
@@ -157,8 +158,8 @@ def test_the_standings_page_of_a_tournament_that_has_no_table_says_so(
 
 
 def test_a_team_tables_players_each_link_their_own_page(
-    browser: Browser,  # noqa: F811
-    server: Server,  # noqa: F811
+    browser: Browser,
+    server: ServerInThread,
 ) -> None:
     organiser = Organiser(server)
     answer = organiser.get(

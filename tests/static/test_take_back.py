@@ -14,11 +14,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.static.test_client import Player, browser, start_game
+from tests.static.test_client import Player, start_game
 from tests.store.breakers import fill, small_disk
 from tests.test_restart import Server
-
-__all__ = ["browser"]  # the fixture of test_client.py, used here too
 
 
 @pytest.fixture

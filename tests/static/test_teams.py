@@ -1,7 +1,7 @@
-"""A team game in the built-in client (docs/teams.md), in Debian's Chromium against a real `serve`: four
-players in four pages, the team invitation from the "New game" form, both teams at the table with the
-player on move marked, "Your move" only for that player, a proposition the whole table decides, and
-the game over when the last player of a team resigns."""
+"""A team game in the built-in client (docs/teams.md), in Debian's Chromium against the server
+(tests/static/served.py): four players in four pages, the team invitation from the "New game" form, both teams
+at the table with the player on move marked, "Your move" only for that player, a proposition the whole table
+decides, and the game over when the last player of a team resigns."""
 
 from __future__ import annotations
 
@@ -12,14 +12,12 @@ from urllib.parse import quote
 import pytest
 from playwright.sync_api import Browser, expect
 
-from tests.static.test_client import Player, browser, server
-from tests.test_restart import Server
-
-__all__ = ["browser", "server"]  # the fixtures of test_client.py, used here too
+from tests.static.served import ServerInThread
+from tests.static.test_client import Player
 
 
 @pytest.fixture
-def four(browser: Browser, server: Server) -> Iterator[list[Player]]:
+def four(browser: Browser, server: ServerInThread) -> Iterator[list[Player]]:
     people = [Player(browser, server, phone=nick == "Dan") for nick in ("Ala", "Bob", "Cid", "Dan")]
     for person, nick in zip(people, ("Ala", "Bob", "Cid", "Dan"), strict=True):
         person.log_in(nick)
@@ -29,7 +27,7 @@ def four(browser: Browser, server: Server) -> Iterator[list[Player]]:
 
 
 def test_two_against_two_from_the_invitation_to_the_last_resignation(
-    four: list[Player], server: Server, tmp_path: Path
+    four: list[Player], server: ServerInThread, tmp_path: Path
 ) -> None:
     ala, bob, cid, dan = four
     expect(ala.page.locator('#players li[data-nick="*Dan"]')).to_have_count(1)

@@ -1,7 +1,7 @@
-"""Dark mode (issue 47, item 5) in Debian's Chromium against a real `serve` process: the client follows
-the system's prefers-color-scheme (Playwright emulates it), the header's switch (auto, light, dark) overrides
-it and is remembered after a reload, the board stays readable in both (blue and red dots, realms, the
-last move's ring, against the board's own colour), and the archive's pages follow the same choice."""
+"""Dark mode (issue 47, item 5) in Debian's Chromium against the server (tests/static/served.py): the client
+follows the system's prefers-color-scheme (Playwright emulates it), the header's switch (auto, light, dark)
+overrides it and is remembered after a reload, the board stays readable in both (blue and red dots, realms,
+the last move's ring, against the board's own colour), and the archive's pages follow the same choice."""
 
 from __future__ import annotations
 
@@ -9,10 +9,8 @@ import re
 
 from playwright.sync_api import Page, expect
 
-from tests.static.test_client import Player, browser, play_until_the_ring, players, server, start_game
-from tests.test_restart import Server
-
-__all__ = ["browser", "players", "server"]  # the fixtures of test_client.py, used here too
+from tests.static.served import ServerInThread
+from tests.static.test_client import Player, play_until_the_ring, start_game
 
 LIGHT_PAPER, DARK_PAPER = (251, 250, 245), (21, 23, 27)  # client.css --paper in each theme
 READABLE = 3.0  # WCAG's contrast for graphics (1.4.11): a dot, a ring, a realm's edge against the board
@@ -120,7 +118,9 @@ def test_the_client_follows_the_system_and_the_switch_overrides_it_after_a_reloa
     expect(bob.page.locator("#theme option")).to_have_text(["Auto", "Jasne", "Ciemne"])
 
 
-def test_the_archive_pages_follow_the_same_choice(players: tuple[Player, Player], server: Server) -> None:
+def test_the_archive_pages_follow_the_same_choice(
+    players: tuple[Player, Player], server: ServerInThread
+) -> None:
     ala, bob = players
     start_game(ala, bob)
     ala.play("ee")

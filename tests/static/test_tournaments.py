@@ -1,5 +1,5 @@
-"""A tournament the server runs, in Chromium against a real `serve` process: an organiser's script
-creates an arena, two players join it from the lobby (one on a phone), the server pairs them at its
+"""A tournament the server runs, in Chromium against the server (tests/static/served.py): an organiser's
+script creates an arena, two players join it from the lobby (one on a phone), the server pairs them at its
 start and seats them, one resigns, and the standings page ranks them by the arena's points."""
 
 from __future__ import annotations
@@ -12,17 +12,17 @@ from urllib.parse import quote, urlencode
 
 from playwright.sync_api import Browser, expect
 
-from tests.static.test_client import Player, browser, server  # noqa: F401 (the fixtures)
+from tests.static.served import ServerInThread
+from tests.static.test_client import Player
 from tests.test_cli import run_cli
-from tests.test_restart import Server
 
 ARENA = "Evening Arena"
 START_IN = 8  # seconds: both players join before the start
 
 
 def test_two_players_join_an_arena_in_the_lobby_play_and_see_its_standings(
-    browser: Browser,  # noqa: F811
-    server: Server,  # noqa: F811
+    browser: Browser,
+    server: ServerInThread,
     tmp_path: Path,
 ) -> None:
     made = run_cli("tournament-key", "--db", server.db_url, "add", "arena-bot")

@@ -15,9 +15,7 @@ from server.hub.hub import Hub
 from server.hub.limits import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE
 from server.protocol.codec import parse_commands
 from tests.static.server_codes import server_codes
-from tests.static.test_client import Player, browser, players, server, start_game
-
-__all__ = ["browser", "players", "server"]  # the fixtures of test_client.py, used here too
+from tests.static.test_client import Player, start_game
 
 
 def said(page: Page, lang: str, call: str, argument: Any) -> Any:
