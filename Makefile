@@ -49,10 +49,11 @@ lock: install
 # the same on any database, 89 s of that half on 2026-11-30.
 # Four parts side by side (much of each waits on browsers, servers and sleeps, not on a core: on a fast
 # host the whole run kept the two cores less than half busy): the suite on SQLite without the browser
-# tests and the benchmarks' tests, the browser tests, and the suite on PostgreSQL in two, the cluster's
-# tests and the benchmarks' (a minute of chaos alone takes 100 s) beside the rest, each with a
-# PostgreSQL server of its own. On a slow host the two cores are busy most of the run, and the SQLite
-# part and the browser part end last (docs/performance.md, "The test suite's length").
+# tests, the engine's and the benchmarks' tests; the browser tests and the engine's (pure CPU, which
+# fills the browser tests' waits: alone, the SQLite part ended last by a minute and a half); and the
+# suite on PostgreSQL in two, the cluster's tests and the benchmarks' (a minute of chaos alone takes
+# 100 s) beside the rest, each with a PostgreSQL server of its own. On a slow host the two cores are
+# busy most of the run (docs/performance.md, "The test suite's length").
 # --output-sync prints each part's output whole when it ends.
 test: install test-packages
 	$(MAKE) -j4 --output-sync=target test-server test-browser test-postgres-cluster test-postgres-rest
@@ -72,11 +73,13 @@ test-sqlite: install test-packages  # the whole suite on SQLite, in one run
 # The benchmarks' tests run in the PostgreSQL cluster part: its tests mostly wait (TTLs, restarts), and the
 # benchmarks' short runs, which bring their own SQLite files, are a minute and a half of CPU that this
 # part, the suite's longest, would otherwise add to its own.
+BROWSER_PART = tests/static tests/engine
+
 test-server: install test-packages
-	$(VENV)/bin/pytest --ignore=tests/static --ignore=tests/test_benchmarks.py
+	$(VENV)/bin/pytest $(addprefix --ignore=,$(BROWSER_PART)) --ignore=tests/test_benchmarks.py
 
 test-browser: install test-packages
-	$(VENV)/bin/pytest -p no:cacheprovider tests/static
+	$(VENV)/bin/pytest -p no:cacheprovider $(BROWSER_PART)
 
 POSTGRES_PYTEST = scripts/with-postgres $(VENV)/bin/pytest -p no:cacheprovider
 POSTGRES_IGNORED = --ignore=tests/static --ignore=tests/engine --ignore=tests/protocol
