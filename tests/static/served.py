@@ -6,7 +6,7 @@ Not a `serve` process of its own: starting one cost about 1.5 s of CPU a test (i
 its libraries again), some 120 s of the browser tests' 300 on 2026-12-01. `serve` itself is tested as
 a process in tests/test_cli.py and tests/test_restart.py, and the browser tests of a restart
 (test_client.py) and of a full disk (test_take_back.py) still start one. Unlike a killed process, this
-server stops cleanly after every test, so each test also runs the clean stop with its pages connected.
+server stops cleanly after every test, while its pages' connections are closing.
 """
 
 from __future__ import annotations
@@ -33,17 +33,10 @@ class ServerInThread:
     environment, as tests/test_restart.py's Server), listening on a port the kernel chose."""
 
     def __init__(self, db_url: str, *, ai_workers: int = 0, flags: Sequence[str] = ()) -> None:
-        arguments = [
-            "serve",
-            "--db",
-            db_url,
-            "--ai-workers",
-            str(ai_workers),
-            "--id-hash-cost",
-            str(MIN_COST),
-        ]
+        arguments = ["serve", "--db", db_url, "--ai-workers", str(ai_workers)]
+        arguments += ["--id-hash-cost", str(MIN_COST), *flags]
         environ = {key: value for key, value in os.environ.items() if not key.startswith("KROPKI_")}
-        self.settings = resolve_settings(build_parser().parse_args([*arguments, *flags]), environ)
+        self.settings = resolve_settings(build_parser().parse_args(arguments), environ)
         self.db_url = db_url
         self.base = ""  # http://127.0.0.1:<port>, once running
 

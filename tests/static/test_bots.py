@@ -1,6 +1,6 @@
 """A bot in the built-in client, in Debian's Chromium: marked in the lobby, at its table, on its page and on
 its archived game's page, and playing a person through the bot API (examples/random_bot.py in a thread,
-against the server (tests/static/served.py))."""
+against tests/static/served.py's server)."""
 
 from __future__ import annotations
 
