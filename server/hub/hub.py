@@ -78,12 +78,13 @@ class Hub:
     ) -> None:
         """`away_after`, `claim_after`: when a player who stopped asking is away from their games, and
         when their opponent may claim (server/hub/absences.py)."""
+        self.remote_lobby = RemoteLobby()
         self.ctx = ctx = Context(
             clock=clock,
             timers=timers or LoopTimers(),
             persistence=persistence or MemoryPersistence(),
             rng=rng or random.Random(),
-            limits=Limits(caps or Caps()),
+            limits=Limits(caps or Caps(), self.remote_lobby.held_by),
             poll_timeout=poll_timeout,
             table_history=history or TABLE_HISTORY,
             lobby_history=history or LOBBY_HISTORY,
@@ -95,7 +96,6 @@ class Hub:
         self.tables = Tables(ctx, self.bus, self.roster, self.saved)
         self.absences = Absences(ctx, self.tables, away_after, claim_after)
         self.games = Games(ctx, self.bus, self.roster, self.tables, self.absences)
-        self.remote_lobby = RemoteLobby()
         self.mirrors = Mirrors(ctx, self.bus, self.roster, self.saved, self.tables, self.remote_lobby)
         self.chats = Chats(ctx, self.bus, self.roster, self.tables, self.remote_lobby)
         self.quotes = Quotes(self.tables, self.mirrors, self.remote_lobby, self.chats.private)

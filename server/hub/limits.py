@@ -8,7 +8,7 @@ table live on those records and are read and advanced only here.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from server.engine.gametype import GameKind
@@ -94,8 +94,11 @@ def within_a_minute(recent: deque[tuple[float, str]], now: float, limit: int, co
 class Limits:
     """The checks, each made before anything changes, so that a refusal leaves all state as it was."""
 
-    def __init__(self, caps: Caps) -> None:
+    def __init__(self, caps: Caps, held_elsewhere: Callable[[str, bool], int]) -> None:
+        """`held_elsewhere(nick, analysis)`: in a cluster, the unfinished games (or analysis tables)
+        `nick` has at other members' tables, which its caps count too (RemoteLobby.held_by)."""
         self.caps = caps
+        self.held_elsewhere = held_elsewhere
         self.banned = BannedWords(caps.banned_words)
         # players logged in from each host and each network (not the unlimited)
         self.per_host: Counter[str] = Counter()
@@ -188,7 +191,7 @@ class Limits:
 
     def games_of(self, tables: Iterable[Table], player: Player, *, analysis: bool = False) -> None:
         """A player plays at most games_per_player unfinished games, and has at most analysis_per_player
-        analysis tables, at once."""
+        analysis tables, at once: this member's `tables` and, in a cluster, every other member's."""
         if player.unlimited or reserved(player.nick):
             return
         most = self.caps.analysis_per_player if analysis else self.caps.games_per_player
@@ -199,6 +202,8 @@ class Limits:
                 continue
             if (analysis or room.game.result is None) and table.seat_of(player):
                 held += 1
+        if held < most:
+            held += self.held_elsewhere(player.nick, analysis)
         if held >= most:
             what = "analysis tables open" if analysis else "unfinished games"
             raise ProtocolError("tooManyGames", f"{player.nick} has {held} {what} already (at most {most}).")

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
+from server.engine.gametype import GameKind
 from server.hub.chat import LOBBY_CHAT_KEPT
 from server.protocol import events
 from server.protocol.codec import nick_key, parse_number
@@ -38,6 +39,8 @@ class LobbyPart:
     infos: dict[str, str] = field(default_factory=dict)  # nick -> `i` line
     subscriptions: dict[str, str] = field(default_factory=dict)  # nick -> `b` line
     tables: dict[int, list[str]] = field(default_factory=dict)  # uid -> [`d` line, `x` line]
+    # nick -> the tables whose `d` line names it: a player's games are found without reading every table
+    seated: dict[str, list[int]] = field(default_factory=dict)  # lists: a third of a set's memory
     chat: deque[RemoteChatLine] = field(default_factory=lambda: deque(maxlen=LOBBY_CHAT_KEPT))
     seeks: dict[int, str] = field(default_factory=dict)  # its number -> `ka` line (Seeks.follow lists them)
     waiters: dict[str, str] = field(default_factory=dict)  # nick -> `ja` line (Pools.follow pairs them)
@@ -59,16 +62,20 @@ class LobbyPart:
         elif kind == "tables":
             uids = [int(uid) for uid in line[2:].split(".") if uid.isdigit()]
             if key == "r":
+                for uid in self.tables.keys() - uids:
+                    self.drop_table(uid)
                 self.tables = {uid: self.tables.get(uid, ["", ""]) for uid in uids}
             elif key == "a":
                 for uid in uids:
                     self.tables.setdefault(uid, ["", ""])
             else:
                 for uid in uids:
-                    self.tables.pop(uid, None)
+                    self.drop_table(uid)
         elif kind in ("description", "state"):
             if not key.isdigit() or int(key) not in self.tables:
                 return False
+            if kind == "description":
+                self._seat(int(key), line)
             self.tables[int(key)][kind == "state"] = line
         elif kind == "info":
             self.infos[key] = line
@@ -95,6 +102,32 @@ class LobbyPart:
         else:
             return False
         return True
+
+    def drop_table(self, uid: int) -> None:
+        if uid in self.tables:
+            self._seat(uid, "")
+            del self.tables[uid]
+
+    def _seat(self, uid: int, description: str) -> None:
+        """Table `uid`'s players in `seated` as its `d` line `description` names them (""; none)."""
+        before = self.tables[uid][0] if uid in self.tables else ""
+        if before:
+            for nick in events.described_players(before):
+                uids = self.seated.get(nick)
+                if uids is not None and uid in uids:
+                    uids.remove(uid)
+                    if not uids:
+                        del self.seated[nick]
+        if description:
+            for nick in events.described_players(description):
+                uids = self.seated.setdefault(nick, [])
+                if uid not in uids:
+                    uids.append(uid)
+
+
+def _unfinished(state: str) -> bool:
+    """An `x` line with no result yet (`-`), or none come yet."""
+    return not state or state.split(".")[2:3] == ["-"]
 
 
 def part_of(lines: Iterable[str]) -> LobbyPart:
@@ -147,7 +180,7 @@ class RemoteLobby:
         down at there and a part dropped later does not take it out of the lobby."""
         for member, part in self.parts.items():
             if member != keep:
-                part.tables.pop(uid, None)
+                part.drop_table(uid)
 
     def owner_of_table(self, uid: int) -> str | None:
         for member, part in self.parts.items():
@@ -160,10 +193,22 @@ class RemoteLobby:
         lines say: `d<uid>.<type>.<blue>.<red>`, blue and red a team's nicks at a team table, and
         `x<uid>.<to move>.<result or ->...`)."""
         for part in self.parts.values():
-            for uid, (description, state) in part.tables.items():
-                if description and nick in events.described_players(description):
-                    if not state or state.split(".")[2:3] == ["-"]:
-                        yield uid
+            for uid in part.seated.get(nick, ()):
+                if _unfinished(part.tables[uid][1]):
+                    yield uid
+
+    def held_by(self, nick: str, analysis: bool) -> int:
+        """How many of the other members' tables count towards `nick`'s cap (Limits.games_of): the
+        unfinished games it plays there, or (`analysis`) its analysis tables there."""
+        held = 0
+        for part in self.parts.values():
+            for uid in part.seated.get(nick, ()):
+                description, state = part.tables[uid]
+                if (events.described_kind(description) == GameKind.ANALYSIS) is not analysis:
+                    continue
+                if analysis or _unfinished(state):
+                    held += 1
+        return held
 
     def member_of(self, nick: str) -> tuple[str, str] | None:
         """The member serving `nick`, and the nick as that member writes it (the case may differ)."""

@@ -62,6 +62,13 @@ def described_players(line: str) -> list[str]:
     return [nick for side in line.rsplit(".", 2)[1:] for nick in side.split(TEAM_SEPARATOR)]
 
 
+def described_kind(line: str) -> str:
+    """The game kind a `d` line's game type names (GameKind's letter: its fourth field, before any
+    tournament name)."""
+    fields = line.split(".", 5)
+    return fields[4] if len(fields) > 5 else ""
+
+
 def result_code(result: Result) -> str:
     """A result as one dot-free field: half points are written with a comma (`W+1,5`)."""
     return str(result).replace(".", ",")

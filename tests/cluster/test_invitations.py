@@ -1,18 +1,21 @@
 """Invitations between players of two members, on a real Redis and PostgreSQL, read as MultiPoints
 reads replies (tests/web/zagram.py; `vg`/`vs`/`vr` are the lines every reply repeats): sent, seen,
-accepted into a game both play, rejected, cancelled, and refused by the invitee's member."""
+accepted into a game both play, rejected, cancelled, and refused by the invitee's member; and a game at
+one member counted towards a player's cap of games at the other."""
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
 from tests.cluster.conftest import RedisServer
-from tests.cluster.test_lobby import WITHIN, ala_and_cyd, until
+from tests.cluster.test_lobby import WITHIN, ala_and_cyd, guest, until
 from tests.cluster.test_tables import at_table, colours, has
+from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
 
 FREE_GAME = "0808stanF0.0.0"
@@ -85,3 +88,30 @@ async def test_rejected_cancelled_and_refused_invitations_across_members(
     await until(cyd, lambda lines: any("does not accept your invitations" in line for line in lines))
     await invitation_lines(cyd, lambda lines: not starts("vs")(lines))
     assert not starts("vg")(await invitation_lines(ala, lambda lines: True))
+
+
+async def test_a_players_games_at_another_member_count_towards_its_cap_of_games(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """One unfinished game a player (`--games-per-player 1`): *Ala on member a plays *Cyd at member b's
+    table, so a refuses her a second game with *Dan of a, whoever invites. Each member counted only its
+    own tables before."""
+    capped = dataclasses.replace(postgres, games_per_player=1, unlimited=())
+    a, b, ala, cyd = await ala_and_cyd(aiohttp_client, capped, redis_server)
+    dan = await guest(a, "danDan44", "*Dan")
+    ala.send("v", 0, f"s.*Cyd.{FREE_GAME}")
+    await ala.poll(b=True)
+    await invitation_lines(cyd, starts("vg*Ala."))
+    cyd.send("v", 0, "a")
+    uid = next(table for table in (await cyd.poll(b=True)).sections if table)
+    await at_table(ala, uid, lambda lines: any(line.startswith("pr") for line in lines))
+
+    refusal = "*Ala has 1 unfinished games already (at most 1)."
+    ala.send("v", 0, f"s.*Dan.{FREE_GAME}")
+    await until(ala, lambda lines: refusal in [text for _, _, text in chat_texts(lines)])
+    dan.send("v", 0, f"s.*Ala.{FREE_GAME}")
+    await dan.poll(b=True)
+    await invitation_lines(ala, starts("vg*Dan."))
+    ala.send("v", 0, "a")
+    await until(ala, lambda lines: refusal in [text for _, _, text in chat_texts(lines)])
+    assert [table for table in (await dan.poll(b=True)).sections if table] == []

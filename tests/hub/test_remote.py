@@ -3,6 +3,9 @@ them (server/hub/lobby.py): fed the lines a real hub publishes, not lines writte
 
 from __future__ import annotations
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
@@ -153,3 +156,72 @@ def test_a_member_that_leaves_takes_from_the_lobby_none_of_the_people_still_in_i
     assert left == ["pd*Dan"]
     state = here.lobby_state.snapshot(0, with_subscriptions=True)[0].split("/")
     assert "pr*Cyd.*Ala.*Bob" in state  # what a newcomer is shown, and every reader's list now
+
+
+def test_what_another_member_holds_of_a_players_caps() -> None:
+    """RemoteLobby.held_by: the unfinished games and the analysis tables a nick has in a part, read off
+    its `d` and `x` lines (the caps of server/hub/limits.py count them)."""
+    other, heard = hub_with_lines()
+    for secret, nick in [("alaAla11", "*Ala"), ("alAl1", "*Al"), ("bobBob22", "*Bob"), ("cydCyd33", "*Cyd")]:
+        other.guest_login(secret, nick, "en")
+    other.open_table(GAME, "*Ala", "*Bob")
+    finished = other.open_table(GAME, "*Cyd", "*Ala")
+    other.propose("cydCyd33", str(finished.uid), "resign")
+    other.open_table(GAME, "*Al", "*Bob")  # "*Al" is in "*Ala": the nicks are matched whole
+    other.invite("alaAla11", "*Ala", "1010s0..a.a.n...c___SUsuen*Ala.")
+    remote = RemoteLobby()
+    for line in heard:
+        remote.take("kropki-b", line)
+    assert remote.held_by("*Ala", False) == 1 and remote.held_by("*Ala", True) == 1
+    assert remote.held_by("*Al", False) == 1 and remote.held_by("*Al", True) == 0
+    assert remote.held_by("*Cyd", False) == 0 and remote.held_by("*Dan", False) == 0
+
+
+NICKS = ["*Al", "*Ala", "*Bob", "Cyd"]
+TABLE_LINES = st.one_of(
+    st.builds(
+        lambda kind, uids: f"g{kind}" + ".".join(map(str, uids)),
+        st.sampled_from("ard"),
+        st.lists(st.integers(1, 4), max_size=3),
+    ),
+    st.builds(
+        lambda uid, blue, red: f"d{uid}.2020s0.4.a.F.a.180.2...{blue}.{red}",
+        st.integers(1, 4),
+        st.sampled_from(NICKS),
+        st.sampled_from(NICKS),
+    ),
+    st.builds(lambda uid, result: f"x{uid}.1.{result}.", st.integers(1, 4), st.sampled_from(["-", "W+1"])),
+)
+
+
+@given(
+    st.lists(st.tuples(st.sampled_from(["kropki-b", "kropki-c"]), TABLE_LINES), max_size=30),
+    st.integers(1, 4),
+)
+def test_a_players_tables_are_found_as_reading_every_table_would(
+    lines: list[tuple[str, str]], forgotten: int
+) -> None:
+    """LobbyPart.seated, which games_of and held_by read, is what every table's `d` line says, after
+    any lines (a table opened, described again, closed, a whole list of tables) and a forget_table."""
+    remote = RemoteLobby()
+    for member, line in lines:
+        remote.take(member, line)
+    remote.forget_table(forgotten, keep="kropki-c")
+    for part in remote.parts.values():
+        seated: dict[str, set[int]] = {}
+        for uid, (description, _) in part.tables.items():
+            for nick in events.described_players(description) if description else []:
+                seated.setdefault(nick, set()).add(uid)
+        assert {nick: set(uids) for nick, uids in part.seated.items()} == seated
+        assert all(len(uids) == len(set(uids)) for uids in part.seated.values())
+    for nick in NICKS:
+        unfinished = [
+            uid
+            for part in remote.parts.values()
+            for uid, (description, state) in part.tables.items()
+            if description
+            and nick in events.described_players(description)
+            and (not state or state.split(".")[2] == "-")
+        ]
+        assert sorted(remote.games_of(nick)) == sorted(unfinished)
+        assert remote.held_by(nick, False) == len(unfinished)
