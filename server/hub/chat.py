@@ -135,7 +135,16 @@ class Conversation:
         return bool(self.entries) and self.hidden_until.get(nick, 0) < self.total
 
     def visible_to(self, nick: str) -> list[ChatEntry]:
-        hidden = self.hidden_until.get(nick, 0)
+        return self._after(self.hidden_until.get(nick, 0))
+
+    def visible_again_to(self, nick: str) -> list[ChatEntry]:
+        """What `nick` would read once a guest of the nick from the network that hid it comes back
+        (PrivateChats.show_again): what it read when its guest session ended."""
+        hid = self.hidden_for.get(nick)
+        return self._after(hid[1]) if hid is not None else []
+
+    def _after(self, hidden: int) -> list[ChatEntry]:
+        """The kept lines after the first `hidden` ever written."""
         skip = max(0, hidden - (self.total - len(self.entries)))
         return list(self.entries)[skip:]
 
@@ -216,9 +225,12 @@ class PrivateChats:
                 shown.append(other)
         return shown
 
-    def latest_of(self, nick: str, count: int) -> list[Conversation]:
-        """`nick`'s `count` conversations with the latest lines, the latest first."""
+    def latest_of(self, nick: str, count: int, network: str | None = None) -> list[Conversation]:
+        """`nick`'s `count` conversations with the latest lines, the latest first; with `network`, only
+        those hidden from it when its guest session from there ended (show_again would show them)."""
         talks = [self._talks[key] for key in self._of.get(nick, ())]  # none is empty: add() makes them
+        if network is not None:
+            talks = [talk for talk in talks if talk.hidden_for.get(nick, ("",))[0] == network]
         talks.sort(key=lambda talk: (talk.entries[-1].time, talk.entries[-1].n), reverse=True)
         return talks[:count]
 

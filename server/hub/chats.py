@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Any
 
 from server.hub.bus import EventBus
-from server.hub.chat import PRIVATE_KEPT_SECONDS, ChatEntry, PrivateChats
+from server.hub.chat import PRIVATE_KEPT_SECONDS, ChatEntry, Conversation, PrivateChats
 from server.hub.context import Context
 from server.hub.model import LOBBY, Player, parse_table
 from server.hub.remote import RemoteLobby
@@ -41,9 +41,9 @@ class Chats:
         self.ctx, self.bus, self.roster, self.tables, self.remote = ctx, bus, roster, tables, remote
         self.private = PrivateChats()
         self.private_seq = 0  # the last entry of PRIVATE_JOURNAL
-        # a member of a cluster: `forward(member, line)` takes a private line to a player of another
-        # member (server/cluster/lobby.py); None: this server alone
-        self.forward: Callable[[str, dict[str, Any]], None] | None = None
+        # a member of a cluster: `send(member, message)` takes a message to another member (a private
+        # line to its player, server/hub/peers.py); None: this server alone
+        self.send: Callable[[str, dict[str, Any]], None] | None = None
 
     def chat(self, player: Player, table: str, raw: str) -> None:
         if table == "get":
@@ -132,8 +132,8 @@ class Chats:
     def _private_send_elsewhere(self, player: Player, nick: str, text: str) -> None:
         """To a player of another member of a cluster: that member checks it as its own player's
         (take_private), and once it took the line, both keep it with the same id (`private_kept`)."""
-        found = self.remote.member_of(nick) if self.forward is not None else None
-        if found is None or self.forward is None:
+        found = self.remote.member_of(nick) if self.send is not None else None
+        if found is None or self.send is None:
             raise ProtocolError("notOnline", f"{nick} is not online.")
         member, nick = found
         self.ctx.limits.chat(player, text, self.ctx.timers.now(), self.ctx.clock())
@@ -142,7 +142,7 @@ class Chats:
         line = {"t": time, "n": n, "from": player.nick, "to": nick, "text": text}
         if player.guest:  # the other member's copy is closed to a stranger who takes the nick there
             line["from_network"] = player.network
-        self.forward(member, line)
+        self.send(member, {"private": line})
 
     def take_private(self, line: dict[str, Any]) -> dict[str, Any]:
         """A private line from a player of another member, checked as one from here would be; the
@@ -243,14 +243,33 @@ class Chats:
         """The private lines `nick` reads here, of its CARRIED_TALKS latest conversations (the latest
         CARRIED_LINES of each), as journalled: what a guest's session hands to the same person's new
         session on another member of a cluster (Sessions.give_up), which keeps them (adopt_talks)."""
-        lines = []
-        for talk in self.private.latest_of(nick, CARRIED_TALKS):
-            sides = {"1": (talk.first, talk.second), "2": (talk.second, talk.first)}  # by who wrote
-            for entry in talk.visible_to(nick)[-CARRIED_LINES:]:
-                sender, recipient = sides[entry.nick_type]
-                line = {"t": entry.time, "n": entry.n, "from": sender, "to": recipient, "text": entry.text}
-                lines.append(line)
-        return lines
+        return _carried(self.private.latest_of(nick, CARRIED_TALKS), lambda talk: talk.visible_to(nick))
+
+    def recall_guest_chats(self, nick: str, network: str) -> None:
+        """A guest session of `nick` from `network` begins here, on a member of a cluster: the other
+        members are asked for what a session of the nick from there left closed at them when it ended
+        (`recall_talks`, answered by recalled_talks), as this member shows its own (show_guest_chats)."""
+        if self.send is not None and network:
+            for member in self.remote.parts:
+                self.send(member, {"recall_talks": [nick, network]})
+
+    def recalled_talks(self, nick: str, network: str) -> list[dict[str, Any]]:
+        """What a guest session of `nick` from `network` read here when it ended, in the conversations
+        a guest of the nick from there would read again here (show_guest_chats), as carried_talks
+        hands them over: asked for by the member where the same person logged in again with a new id
+        (recall_guest_chats). Nothing while a session of the nick is online here. This member's copies
+        stay as they are: a lost answer loses nothing."""
+        if not network or self.roster.holder(nick) is not None:
+            return []
+        talks = self.private.latest_of(nick, CARRIED_TALKS, network)
+        return _carried(talks, lambda talk: talk.visible_again_to(nick))
+
+    def talks_recalled(self, nick: str, network: str, lines: list[dict[str, Any]]) -> None:
+        """Another member's recalled_talks: kept for the guest session of `nick` from `network` here,
+        if it is still online (adopt_talks)."""
+        player = self.roster.online(nick)
+        if player is not None and player.nick == nick and player.guest and player.network == network:
+            self.adopt_talks(nick, lines)
 
     def adopt_talks(self, nick: str, lines: list[dict[str, Any]]) -> None:
         """The private conversations a guest's session on another member handed to the same person's new
@@ -327,6 +346,19 @@ class Chats:
         for entry in gone:
             self.bus.publish(uid, events.chat_deleted(entry.chat_id))
         return True
+
+
+def _carried(
+    talks: list[Conversation], read: Callable[[Conversation], list[ChatEntry]]
+) -> list[dict[str, Any]]:
+    """The latest CARRIED_LINES of what `read` gives of each conversation, as journalled."""
+    lines = []
+    for talk in talks:
+        sides = {"1": (talk.first, talk.second), "2": (talk.second, talk.first)}  # by who wrote
+        for entry in read(talk)[-CARRIED_LINES:]:
+            sender, recipient = sides[entry.nick_type]
+            lines.append({"t": entry.time, "n": entry.n, "from": sender, "to": recipient, "text": entry.text})
+    return lines
 
 
 def _other_nick(text: str) -> str:

@@ -4,7 +4,8 @@
 Every message between two members is a small JSON object with one key saying what it is; this is the
 one place that reads them and hands each to the part it is for (server/hub/mirrors.py for the tables
 of other members that people here sit at, server/hub/visitors.py for the people of other members at
-the tables here, server/hub/chats.py for private lines, server/hub/seeks.py for seeks accepted across
+the tables here, server/hub/chats.py for private lines and a guest's conversations recalled to its new
+session, server/hub/seeks.py for seeks accepted across
 members, server/hub/pools.py for pairings across members). The transport, with its numbering and its
 `resync` after lost messages, is server/cluster/lobby.py.
 """
@@ -44,7 +45,7 @@ class Peers:
         self._send = send
         self.mirrors.send = self.visitors.send = self.invitations.send = self.seeks.send = send
         self.pools.send = send
-        self.chats.forward = None if send is None else lambda member, line: send(member, {"private": line})
+        self.chats.send = send
 
     def take(self, member: str, message: dict[str, Any]) -> None:
         """One message of another member."""
@@ -101,6 +102,13 @@ class Peers:
             self.chats.private_refused(line, ProtocolError.relayed(code, why))
         elif "undelivered" in message:
             self.chats.private_not_delivered(message["undelivered"])
+        elif "recall_talks" in message:
+            nick, network = message["recall_talks"]
+            lines = self.chats.recalled_talks(nick, network)
+            if lines and self._send is not None:
+                self._send(member, {"talks_recalled": [nick, network, lines]})
+        elif "talks_recalled" in message:
+            self.chats.talks_recalled(*message["talks_recalled"])
         else:
             log.warning("message of member %r not understood: %s", member, sorted(message))
 

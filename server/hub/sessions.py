@@ -160,8 +160,10 @@ class Sessions:
         self.tables.seat_back(player)
         if player.guest:
             self.chats.show_guest_chats(nick, player.network)
-            if carried is not None:
+            if carried is not None:  # the session it replaced, here or on another member, had them
                 self.chats.adopt_talks(nick, carried.talks)
+            else:
+                self.chats.recall_guest_chats(nick, player.network)
         if not reserved(nick):
             player.stored = True
             self.saved.save(player)

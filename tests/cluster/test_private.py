@@ -4,12 +4,14 @@ line that reaches nobody comes back to its writer as a server line instead of va
 
 from __future__ import annotations
 
+import asyncio
+
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
 from server.web.common import HUB_KEY
 from tests.cluster.conftest import RedisServer
-from tests.cluster.test_lobby import ala_and_cyd, said, until
+from tests.cluster.test_lobby import WITHIN, ala_and_cyd, said, until
 from tests.cluster.test_nicks import admitted_within, members_behind_a_proxy, player
 
 
@@ -94,3 +96,39 @@ async def test_a_stranger_who_takes_a_guests_nick_on_the_other_member_reads_none
     await back.poll(b=True, msg_no="0.0")
     back.send("c", "get", "_*Bob")
     await until(back, lambda lines: said("my secret plan")(lines) and said("good luck")(lines))
+
+
+async def test_a_guest_back_on_the_other_member_after_its_session_ended_reads_its_conversation(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """*Ala and *Bob, guests of member a, talk; Ala closes MultiPoints (`usunGracza`) and starts it
+    again, and its new id reaches member b. b asks the other members for what a session of *Ala from her
+    network left closed at them, and she reads her talk with Bob there, and his next line. Before, it
+    stayed on member a, hers only if she happened to reach a again."""
+    a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server)
+    ala, bob = player(a, "alaAla11", "*Ala"), player(a, "bobBob22", "*Bob")
+    for someone in (ala, bob):
+        assert await someone.login() == ""
+        await someone.poll(b=True, msg_no="0.0")
+    ala.say("_*Bob", "my secret plan")
+    await until(ala, said("my secret plan"))  # sent with her next poll
+    await until(bob, said("my secret plan"))
+    bob.say("_*Ala", "good luck")
+    await until(bob, said("good luck"))
+    await until(ala, said("good luck"))
+    assert await ala.get(co="usunGracza", idGracza="alaAla11") == ""
+
+    await admitted_within(b, "alaNew99", "*Ala")
+    back = player(b, "alaNew99", "*Ala")
+    await back.poll(b=True, msg_no="0.0")
+    deadline = asyncio.get_running_loop().time() + WITHIN
+    while True:  # member a's answer comes a moment after her login: she asks for the history until then
+        back.send("c", "get", "_*Bob")
+        lines = (await back.poll(b=True)).sections.get(0, [])
+        if said("my secret plan")(lines) and said("good luck")(lines):
+            break
+        assert asyncio.get_running_loop().time() < deadline, lines
+        await asyncio.sleep(0.1)
+    bob.say("_*Ala", "still there?")
+    await until(bob, said("still there?"))
+    await until(back, said("still there?"))

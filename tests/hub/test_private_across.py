@@ -228,3 +228,65 @@ def test_what_a_session_given_up_carries_is_bounded_to_its_latest_talks_and_line
     assert partners == {f"*P{partner}" for partner in range(5, CARRIED_TALKS + 5)}  # the latest ones
     kept = {int(line["text"].split(":")[1]) for line in carried.talks}
     assert kept == set(range(50, CARRIED_LINES + 50))  # the latest lines of each
+
+
+def test_the_guest_back_on_another_member_after_its_session_ended_reads_its_conversations_there() -> None:
+    """Ala's session on member a has ended (she closed MultiPoints); she starts it again, and its new id
+    reaches member b. b asks the other members (`recall_talks`) for what a session of *Ala from her
+    network left closed at them, and keeps it as a given-up session's. Before, she found on b only what
+    b kept, and her talk with Bob stayed on a."""
+    link = Link("ab")
+    talked_on_a(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    assert a.logout("alaAla11")
+    b.guest_login("eveEve55", "*Ala", "en", ELSEWHERE)  # a stranger first: a hands her nothing
+    link.deliver()
+    assert history(b, "eveEve55") == ["nochat"]
+    assert b.logout("eveEve55")
+
+    b.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN)
+    link.deliver()
+    assert history(b, "alaNew99") == SAID
+    poll(a, "bobBob22", 0, "c2._*Ala." + encode_client_text("still there?"))  # to her, on member b now
+    link.deliver()
+    assert history(b, "alaNew99", number=2) == [*SAID, "still there?"]
+    assert history(a, "bobBob22", 3, "*Ala") == [*SAID, "still there?"]  # Bob's side, as it was
+    a.guest_login("eveEve66", "*Ala", "en", ELSEWHERE)  # member a's copy: closed to a stranger still
+    assert history(a, "eveEve66") == ["nochat"]
+
+
+def test_recalled_conversations_reach_only_the_session_that_asked() -> None:
+    """An answer that comes once the session has ended, or for a session from another network, is kept
+    by nobody; nor does a member with a session of the nick online hand anything over (its guest gives
+    it up itself: give_up)."""
+    link = Link("ab")
+    talked_on_a(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    assert a.logout("alaAla11")
+    b.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN)
+    assert b.logout("alaNew99")  # before a's answer
+    b.guest_login("eveEve55", "*Ala", "en", ELSEWHERE)
+    link.deliver()
+    assert history(b, "eveEve55") == ["nochat"]
+    assert b.private.get("*Ala", "*Bob") is None
+
+    a.guest_login("alaAla33", "*Ala", "en", HOME)
+    assert a.chats.recalled_talks("*Ala", HOME.group) == []
+    assert a.logout("alaAla33")
+    assert [line["text"] for line in a.chats.recalled_talks("*Ala", HOME.group)] == SAID
+    assert a.chats.recalled_talks("*Ala", ELSEWHERE.group) == []
+
+
+def test_a_login_that_takes_a_session_over_asks_no_member_for_conversations() -> None:
+    """The session given up brought its conversations: nothing more is asked of the members, where an
+    answer would only repeat them (up to 350 KB through Redis)."""
+    link = Link("ab")
+    talked_on_a(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    b.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN, carried=a.give_up("*Ala", HOME_AGAIN.group))
+    assert [message for _, _, message in link.queue if "recall_talks" in message] == []
+    assert b.logout("alaNew99")
+    b.guest_login("alaNew77", "*Ala", "en", HOME_AGAIN)
+    assert [message for _, _, message in link.queue if "recall_talks" in message] == [
+        {"recall_talks": ["*Ala", HOME_AGAIN.group]}
+    ]
