@@ -92,8 +92,9 @@ async def _postgres(*statements: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def new_database(tmp_path_factory: pytest.TempPathFactory) -> NewDatabase:
-    """Makes a database for one test, empty or at the newest schema (migrated once, then copied)."""
+def database_maker(tmp_path_factory: pytest.TempPathFactory) -> NewDatabase:
+    """Makes a database, empty or at the newest schema (migrated once, then copied). On PostgreSQL the
+    copy is FILE_COPY's, which writes no WAL: scripts/with-postgres keeps the server's files in memory."""
     if POSTGRES:
         template = make_url(POSTGRES).set(database=TEMPLATE).render_as_string(hide_password=False)
         _run(_postgres(f"DROP DATABASE IF EXISTS {TEMPLATE}", f"CREATE DATABASE {TEMPLATE}"))
@@ -103,7 +104,8 @@ def new_database(tmp_path_factory: pytest.TempPathFactory) -> NewDatabase:
         def on_postgres(_folder: Path, migrated: bool) -> str:
             name = f"test_{os.getpid()}_{next(numbers)}"
             source = TEMPLATE if migrated else "template0"
-            _run(_postgres(f"DROP DATABASE IF EXISTS {name}", f"CREATE DATABASE {name} TEMPLATE {source}"))
+            create = f"CREATE DATABASE {name} TEMPLATE {source} STRATEGY FILE_COPY"
+            _run(_postgres(f"DROP DATABASE IF EXISTS {name}", create))
             return make_url(POSTGRES).set(database=name).render_as_string(hide_password=False)
 
         return on_postgres
@@ -118,6 +120,31 @@ def new_database(tmp_path_factory: pytest.TempPathFactory) -> NewDatabase:
         return f"sqlite+aiosqlite:///{path}"
 
     return on_sqlite
+
+
+@pytest.fixture(scope="session")
+def earlier_databases() -> list[str]:
+    """The PostgreSQL databases of the tests before this one, which new_database drops."""
+    return []
+
+
+@pytest.fixture
+def new_database(database_maker: NewDatabase, earlier_databases: list[str]) -> NewDatabase:
+    """Makes the test's databases (database_maker). On PostgreSQL the earlier tests' are dropped first,
+    whoever is still connected: the server's files are in memory, where the suite's 500 would hold 5 GB.
+    Not at the test's own end: aiohttp_client's teardown, which comes after this fixture's, closes the
+    app, and its last writes would meet a database gone (8 s of retries a test)."""
+    if earlier_databases:
+        _run(_postgres(*(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)" for name in earlier_databases)))
+        earlier_databases.clear()
+
+    def make(folder: Path, migrated: bool) -> str:
+        url = database_maker(folder, migrated)
+        if POSTGRES:
+            earlier_databases.append(str(make_url(url).database))
+        return url
+
+    return make
 
 
 @pytest.fixture
