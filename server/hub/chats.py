@@ -243,7 +243,7 @@ class Chats:
         """The private lines `nick` reads here, of its CARRIED_TALKS latest conversations (the latest
         CARRIED_LINES of each), as journalled: what a guest's session hands to the same person's new
         session on another member of a cluster (Sessions.give_up), which keeps them (adopt_talks)."""
-        return _carried(self.private.latest_of(nick, CARRIED_TALKS), lambda talk: talk.visible_to(nick))
+        return _lines_carried(self.private.latest_of(nick, CARRIED_TALKS), lambda talk: talk.visible_to(nick))
 
     def recall_guest_chats(self, nick: str, network: str) -> None:
         """A guest session of `nick` from `network` begins here, on a member of a cluster: the other
@@ -262,7 +262,7 @@ class Chats:
         if not network or self.roster.holder(nick) is not None:
             return []
         talks = self.private.latest_of(nick, CARRIED_TALKS, network)
-        return _carried(talks, lambda talk: talk.visible_again_to(nick))
+        return _lines_carried(talks, lambda talk: talk.visible_again_to(nick))
 
     def talks_recalled(self, nick: str, network: str, lines: list[dict[str, Any]]) -> None:
         """Another member's recalled_talks: kept for the guest session of `nick` from `network` here,
@@ -348,7 +348,7 @@ class Chats:
         return True
 
 
-def _carried(
+def _lines_carried(
     talks: list[Conversation], read: Callable[[Conversation], list[ChatEntry]]
 ) -> list[dict[str, Any]]:
     """The latest CARRIED_LINES of what `read` gives of each conversation, as journalled."""

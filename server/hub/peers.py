@@ -5,9 +5,9 @@ Every message between two members is a small JSON object with one key saying wha
 one place that reads them and hands each to the part it is for (server/hub/mirrors.py for the tables
 of other members that people here sit at, server/hub/visitors.py for the people of other members at
 the tables here, server/hub/chats.py for private lines and a guest's conversations recalled to its new
-session, server/hub/seeks.py for seeks accepted across
-members, server/hub/pools.py for pairings across members). The transport, with its numbering and its
-`resync` after lost messages, is server/cluster/lobby.py.
+session, server/hub/seeks.py for seeks accepted across members, server/hub/pools.py for pairings across
+members). The transport, with its numbering and its `resync` after lost messages, is
+server/cluster/lobby.py.
 """
 
 from __future__ import annotations
