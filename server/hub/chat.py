@@ -137,6 +137,11 @@ class Conversation:
     def visible_to(self, nick: str) -> list[ChatEntry]:
         return self._after(self.hidden_until.get(nick, 0))
 
+    def hidden_by_guest_from(self, nick: str, network: str) -> bool:
+        """Whether the end of a guest session of `nick` from `network` hid this conversation from it."""
+        hid = self.hidden_for.get(nick)
+        return bool(network) and hid is not None and hid[0] == network
+
     def visible_again_to(self, nick: str) -> list[ChatEntry]:
         """What `nick` would read once a guest of the nick from the network that hid it comes back
         (PrivateChats.show_again): what it read when its guest session ended."""
@@ -219,8 +224,7 @@ class PrivateChats:
         shown = []
         for other in self.others_of(nick):
             talk = self.get(nick, other)
-            hid = talk.hidden_for.get(nick) if talk is not None else None
-            if network and hid is not None and hid[0] == network:
+            if talk is not None and talk.hidden_by_guest_from(nick, network):
                 self.show(nick, other)
                 shown.append(other)
         return shown
@@ -230,7 +234,7 @@ class PrivateChats:
         those hidden from it when its guest session from there ended (show_again would show them)."""
         talks = [self._talks[key] for key in self._of.get(nick, ())]  # none is empty: add() makes them
         if network is not None:
-            talks = [talk for talk in talks if talk.hidden_for.get(nick, ("",))[0] == network]
+            talks = [talk for talk in talks if talk.hidden_by_guest_from(nick, network)]
         talks.sort(key=lambda talk: (talk.entries[-1].time, talk.entries[-1].n), reverse=True)
         return talks[:count]
 
