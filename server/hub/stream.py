@@ -179,6 +179,7 @@ class Stream:
         processed = player.last_command
         numbers = [m.number for m in messages if not isinstance(m, Flags) and m.number is not None]
         moved = bool(numbers) and max(numbers) > processed
+        queued_before = self.ctx.persistence.queued
         if moved:
             player.acknowledged.begin(self.k_shown(player))
             player.last_command = max(numbers)
@@ -207,7 +208,9 @@ class Stream:
             finally:
                 player.command = None
         if moved:  # shown once everything these commands wrote is stored, not others' later writes
-            writes.mark = self.ctx.persistence.queued
+            queued = self.ctx.persistence.queued
+            # nothing written: no write to wait for, nor others' writes in flight (take waited for none)
+            writes.mark = queued if queued != queued_before else 0
             self.saved.note_k(player)  # kept below the actions other members have not confirmed
 
     def _first_elsewhere(self, player: Player, messages: list[ClientMessage], processed: int) -> int:

@@ -234,3 +234,24 @@ def test_an_answer_lost_on_its_way_comes_again_and_the_action_is_done_once() -> 
     b.take_from_member("a", {"resync": True})  # and again: each still done once
     link.deliver()
     assert moves_at(a, uid, "hh") == 1
+
+
+def test_a_poll_that_writes_nothing_here_waits_for_no_one_elses_writes() -> None:
+    """CI of 2026-12-01: Bob's move at member a's table wrote nothing at his member b (his kept k stays
+    below it until a confirms it), so his poll did not wait for b's storage; but its k waited for
+    `Persistence.queued` as it stood, which other people's writes in flight had moved on. The poll
+    returned at once with k behind the move that a had stored and confirmed. The same for a command
+    that writes nothing on its table's own member (a refused move)."""
+    link = Link()
+    uid, bobs_move = game_across(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+    link.stores["b"].queued = 7  # someone else's writes at member b, not stored yet
+    assert poll(b, "bobBob22", 0, f"s1.{uid}.{bobs_move}").processed == 0  # sent to member a: not yet
+    link.deliver()  # member a stored it and said so
+    assert poll(b, "bobBob22", 0).processed == 1
+
+    link.stores["a"].queued = 7
+    refused = poll(a, "alaAla11", 0, f"s1.{uid}.aa")  # taken already: refused, nothing written
+    assert refused.processed == 1 and any("point is occupied" in line for line in refused.lines(uid, "ca"))
