@@ -18,6 +18,7 @@ from typing import Any
 # seconds a client's k waits for another member to store one of its actions: past that (its `done` lost
 # with a broken connection), k goes on, rather than the client sending those commands for ever
 UNCONFIRMED_AT_MOST = 30.0
+REFUSALS_KEPT = 16  # the latest refusals by other members, for the requests that sent them (refused_after)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,12 +43,14 @@ class Step:
 class Acknowledged:
     """One player's k as shown, and the steps it still waits for, oldest first."""
 
-    __slots__ = ("shown", "steps", "tickets")
+    __slots__ = ("refusals", "shown", "steps", "tickets")
 
     def __init__(self) -> None:
         self.steps: deque[Step] = deque()
         self.shown = 0  # while steps wait: the k of the last step done
         self.tickets = 0  # the last ticket given to an action sent to another member
+        # (ticket, code, sentence) of the latest actions other members refused, oldest first
+        self.refusals: deque[tuple[int, str, str]] = deque(maxlen=REFUSALS_KEPT)
 
     def begin(self, k: int) -> None:
         """Commands come (a poll's, or an old-style action): with nothing waited for, k shown is `k`."""
@@ -95,6 +98,15 @@ class Acknowledged:
                 if sent.owner == owner and ticket in (None, sent.ticket):
                     step.owners.remove(sent)
                     return
+
+    def refused(self, ticket: int, code: str, sentence: str) -> None:
+        """The member that runs the table refused the action with this ticket (after `confirmed`)."""
+        self.refusals.append((ticket, code, sentence))
+
+    def refused_after(self, ticket: int) -> tuple[str, str] | None:
+        """The first refusal of an action with a ticket after `ticket`: what the request that sent them
+        answers, as it would answer a refusal of a table of its own member."""
+        return next(((code, why) for number, code, why in self.refusals if number > ticket), None)
 
     def unconfirmed(self, owner: str) -> list[dict[str, Any]]:
         """The messages of the actions sent to `owner` that it has not answered, oldest first."""

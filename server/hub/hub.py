@@ -56,7 +56,7 @@ from server.hub.stream import Poll, Stream
 from server.hub.tables import Tables
 from server.hub.tournaments import Tournaments
 from server.hub.visitors import Visitors
-from server.protocol.codec import ClientMessage
+from server.protocol.codec import ClientMessage, ProtocolError
 from server.protocol.seeks import AcceptSeek, SeekCommand
 
 log = logging.getLogger(__name__)
@@ -349,6 +349,9 @@ class Hub:
     def hand_over(self, id_hmac: str) -> bool:
         return self.sessions.hand_over(id_hmac)
 
+    def moved_away(self, secret: str) -> bool:
+        return self.roster.moved_away(secret, self.ctx.timers.now())
+
     def give_up(self, nick: str, network: str) -> Carried | None:
         return self.sessions.give_up(nick, network)
 
@@ -388,6 +391,12 @@ class Hub:
     async def settled(self, since: int) -> bool:
         """Whether a request's writes (`writes()` moved on from `since`) are stored (Stream.settled)."""
         return await self.stream.settled(since)
+
+    def sent_elsewhere(self, secret: str) -> int:
+        return self.stream.sent_elsewhere(secret)
+
+    async def outcome_elsewhere(self, secret: str, since: int) -> ProtocolError | None:
+        return await self.stream.outcome_elsewhere(secret, since)
 
     # --- sessions ------------------------------------------------------------------------------
 

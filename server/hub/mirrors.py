@@ -115,12 +115,16 @@ class Mirrors:
         return self.send is not None and self._owner_of(uid) is not None
 
     def follows(self, player: Player, table: str) -> bool:
-        """Whether a command for `table` by `player` belongs to another member (see act)."""
+        """Whether a command for `table` by `player` belongs to another member (see act): seated at its
+        mirror, or sitting down (a session just brought here, whose request carries an action at the
+        table: it goes to the owner after the `enter`, and messages to a member keep their order)."""
         if not self.by_uid:  # nearly always: a quick answer for every command
             return False
         uid = parse_number(table)
         mirror = self.by_uid.get(uid) if uid is not None else None
-        return mirror is not None and mirror.people.get(player.nick) is player
+        return mirror is not None and (
+            mirror.people.get(player.nick) is player or mirror.coming.get(player.nick) is player
+        )
 
     def join(self, player: Player, uid: int) -> None:
         owner = self._owner_of(uid)
@@ -224,12 +228,14 @@ class Mirrors:
         if again:
             log.info("actions sent again %s", Fields(member=owner, actions=len(again)))
 
-    def done(self, owner: str, nick: str, ticket: int | None) -> None:
-        """The owner stored (or refused) the action of `nick` with this ticket (None, from a member of
-        an earlier version: the oldest it had not answered)."""
+    def done(self, owner: str, nick: str, ticket: int | None, refused: list[str] | None = None) -> None:
+        """The owner stored (or refused: `refused` is its [code, sentence]) the action of `nick` with this
+        ticket (None, from a member of an earlier version: the oldest it had not answered)."""
         player = self.roster.online(nick)
         if player is not None:
             player.acknowledged.confirmed(owner, ticket)
+            if isinstance(refused, list) and refused and ticket is not None:
+                player.acknowledged.refused(ticket, str(refused[0]), str(refused[-1]))
             self._settle(player)
 
     def undone(self, owner: str, nick: str, ticket: int | None) -> None:
@@ -247,6 +253,8 @@ class Mirrors:
         player = self.roster.online(nick)
         if player is not None:
             player.acknowledged.confirmed(owner, ticket)
+            if ticket is not None:
+                player.acknowledged.refused(ticket, "notReached", "The table's server cannot be reached now.")
             self._settle(player)
             self.tables.tell(player, table_number(table), "notReached")
 

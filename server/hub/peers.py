@@ -55,7 +55,7 @@ class Peers:
         elif "to" in message:
             mirrors.take_player_line(*message["to"])
         elif "done" in message:
-            mirrors.done(member, message["done"], message.get("t"))
+            mirrors.done(member, message["done"], message.get("t"), message.get("refused"))
         elif "undone" in message:
             mirrors.undone(member, message["undone"], message.get("t"))
         elif "do" in message:

@@ -20,6 +20,8 @@ ENDED_KEPT = 3600.0  # seconds an ended session's networks are remembered (Roste
 MOST_ENDED = 50_000  # ended sessions remembered at most, the oldest forgotten first
 FAREWELL_KEPT = 600.0  # seconds a kicked or banned session's last line waits for its client's poll
 MOST_FAREWELLS = 10_000
+MOVED_KEPT = 60.0  # seconds a session handed to another member is remembered as having moved (moved_away)
+MOST_MOVED = 50_000
 
 
 class Roster:
@@ -39,6 +41,10 @@ class Roster:
         # id HMAC -> (when, the line) for a session a moderator ended: its client's next poll gets that
         # line, so that it shows why (Stream.reply), and then the ended session's answer
         self.farewells: OrderedDict[str, tuple[float, str]] = OrderedDict()
+        # id HMAC -> when, of sessions handed to another member lately, the oldest first: a connection
+        # that stays open here (a bot's feed) tells its client to connect again (moved_away), rather
+        # than log the session in again and take it back from the member its requests now reach
+        self.moved: OrderedDict[str, float] = OrderedDict()
 
     def online(self, nick: str) -> Player | None:
         return self.by_nick.get(nick_key(nick))
@@ -69,6 +75,8 @@ class Roster:
         self.by_look[look_key(player.nick)] = player
         self.guests += player.guest
         self.by_last_request[player] = None
+        if self.moved and player.id_hmac:
+            self.moved.pop(player.id_hmac, None)  # back here: no longer moved away
 
     def seen(self, player: Player, moment: float) -> None:
         """A request from the player (timers' time): the time-out counts from here."""
@@ -143,6 +151,21 @@ class Roster:
             len(self.ended) > MOST_ENDED or next(iter(self.ended.values()))[0] < now - ENDED_KEPT
         ):
             self.ended.popitem(last=False)
+
+    def note_moved(self, player: Player, now: float) -> None:
+        self.moved.pop(player.id_hmac, None)
+        self.moved[player.id_hmac] = now
+        while self.moved and (
+            len(self.moved) > MOST_MOVED or next(iter(self.moved.values())) < now - MOVED_KEPT
+        ):
+            self.moved.popitem(last=False)
+
+    def moved_away(self, secret: str, now: float) -> bool:
+        """Whether the session of `secret` was handed to another member lately and has not come back."""
+        if secret in self.players or not self.moved:
+            return False
+        when = self.moved.get(self.ctx.persistence.id_hmac(secret))
+        return when is not None and when >= now - MOVED_KEPT
 
     def say_farewell(self, player: Player, line: str, now: float) -> None:
         if not player.id_hmac:

@@ -285,6 +285,8 @@ class Sessions:
         self.saved.note_quiet(player, None)
         self.remove(player, reason="moved", ended=False)
         self._left_for_another_member(player)
+        self.roster.note_moved(player, self.ctx.timers.now())
+        self.bus.nudge(player)  # a long poll or push connection waiting here learns it has no session now
         return True
 
     def _left_for_another_member(self, player: Player) -> None:

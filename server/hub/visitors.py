@@ -41,7 +41,8 @@ class Visitors:
         self.ctx, self.bus, self.tables, self.lobby = ctx, bus, tables, lobby
         self.actions = actions  # what a visitor may do at a table: what a person here may (actions.py)
         self.by_key: dict[tuple[str, str], Player] = {}  # (member, nick) -> the visitor
-        self.done: dict[tuple[str, str], dict[tuple[Any, ...], None]] = {}  # its last actions (_came_before)
+        # a visitor's last actions (_came_before), each with its refusal ([code, sentence]) or None
+        self.done: dict[tuple[str, str], dict[tuple[Any, ...], list[str] | None]] = {}
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
         self._new_games: set[int] = set()
         self._confirming: set[asyncio.Task[None]] = set()
@@ -86,22 +87,29 @@ class Visitors:
         do = self.actions.get(action)
         persistence = self.ctx.persistence
         since = persistence.queued
-        again = (
-            visitor is not None
-            and do is not None
-            and self._came_before(member, nick, (ticket, action, table))
-        )
+        key = (ticket, action, table)
+        again = visitor is not None and do is not None and self._came_before(member, nick, key)
+        answer: dict[str, Any] = {"done": nick, "t": ticket}
         if visitor is None or do is None:
             log.info("action of a visitor not here %s", Fields(member=member, nick=nick, action=action))
-        elif not again:  # one sent again after lost messages (Mirrors.send_again) is done once
+            answer["refused"] = ["notAtTable", f"You are not at table {table}."]
+        elif again:  # one sent again after lost messages (Mirrors.send_again) is done once
+            refusal = self.done[(member, nick)][key]
+            if refusal is not None:
+                answer["refused"] = refusal
+        else:
             try:
                 self.ctx.writable()
                 do(visitor, table, *args)
             except ProtocolError as refused:
                 self.tables.tell(visitor, table_number(table), refused.code, str(refused), **refused.values)
+                # for the request that sent it, answered as if done there (Mirrors.outcome)
+                answer["refused"] = [refused.code, str(refused)]
+                if ticket is not None:  # kept with the action, for its answer if it comes again
+                    self.done[(member, nick)][key] = answer["refused"]
         # stored: it wrote nothing; or, sent again, everything written so far is
         if (persistence.written >= persistence.queued) if again else (persistence.queued == since):
-            self._tell(member, {"done": nick, "t": ticket})
+            self._tell(member, answer)
         else:
             task = asyncio.create_task(self._confirm(member, nick, ticket))
             self._confirming.add(task)

@@ -61,21 +61,33 @@ class Bot:
     secret: str = field(repr=False)  # its session's id in the hub: a password like any player's id
 
 
+# Why a feed ends, in its last event (`error`); a bot opens the feed again after `stopping` and `moved`
+FEED_ENDS = {
+    "replaced": "A newer feed of this bot was opened: this one ends.",
+    "stopping": "The server is stopping: open the feed again in a moment.",
+    "moved": "The bot's session moved to another server of the cluster: open the feed again.",
+}
+
+
+def feed_ended(code: str) -> Event:
+    return {"type": "error", "code": code, "message": FEED_ENDS[code]}
+
+
 class Feeding:
     """One open feed: ended by a newer feed of the same bot or by the server's stop, which also wakes
     the long poll it is in. Each poll waits on a future of its own (the bus wakes a poll by giving its
     future a result, so a future serves one poll only)."""
 
     def __init__(self) -> None:
-        self.ended = False
+        self.ended: str | None = None  # why, a code of FEED_ENDS
         self.waiting: asyncio.Future[None] | None = None
 
     def next_wait(self) -> asyncio.Future[None]:
         self.waiting = asyncio.get_running_loop().create_future()
         return self.waiting
 
-    def end(self) -> None:
-        self.ended = True
+    def end(self, why: str) -> None:
+        self.ended = why
         if self.waiting is not None and not self.waiting.done():
             self.waiting.set_result(None)
 
@@ -89,7 +101,7 @@ class BotStreams:
     def start(self, nick: str) -> Feeding:
         older = self.open.get(nick_key(nick))
         if older is not None:
-            older.end()
+            older.end("replaced")
         feeding = self.open[nick_key(nick)] = Feeding()
         return feeding
 
@@ -99,7 +111,7 @@ class BotStreams:
 
     def end_all(self) -> None:
         for feeding in self.open.values():
-            feeding.end()
+            feeding.end("stopping")
 
 
 STREAMS_KEY = web.AppKey("bot_streams", BotStreams)
@@ -209,7 +221,11 @@ async def act(request: web.Request, action: Action) -> web.Response:
     try:
         bot = await _bot(request)
         await _logged_in(request, bot)
+        elsewhere = hub.sent_elsewhere(bot.secret)
         answer = await action(request, hub, bot)
+        refused_there = await hub.outcome_elsewhere(bot.secret, elsewhere)  # at another member's table
+        if refused_there is not None:
+            raise refused_there
     except Refused as refused:
         return refusal(refused)
     except ProtocolError as refused:
@@ -320,16 +336,24 @@ async def _feed(request: web.Request, response: web.StreamResponse, bot: Bot, fe
     feed = Feed(bot.account.nick)
     checked = time.monotonic()
     fresh = False  # the session was logged in again for the poll being read
-    while not feeding.ended:
+    while True:
+        if feeding.ended is not None:  # a newer feed starts from the present: this one says no more
+            await _write(response, [feed_ended(feeding.ended)])
+            return
         poll = Poll(bot.secret, [], feed.seen, False, True, KEEP_ALIVE_SECONDS)
         try:
             reply = await hub.poll(poll, feeding.next_wait())
         except ProtocolError as refused:
             await _write(response, [_error_event(refused)])
             return
-        if feeding.ended:  # a newer feed starts from the present: this one says no more
-            return
+        if feeding.ended is not None:
+            continue
         events, logged_in = feed.read(reply, lambda number: hub.seek_open_to(bot.secret, number))
+        if not logged_in and hub.moved_away(bot.secret):
+            # its requests reach another member of a cluster now, which took the session: logged in
+            # again here, it would be taken back, and taken again at the bot's next action
+            await _write(response, [feed_ended("moved")])
+            return
         if not logged_in:  # timed out, kicked, or the server forgot it: in again, or the reason why
             if fresh:  # a session logged in for this very poll is gone already: not a loop of logins
                 gone = {"type": "error", "code": "notLoggedIn", "message": "The session ended; reconnect."}

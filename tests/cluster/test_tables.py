@@ -39,9 +39,10 @@ async def at_table(
         await asyncio.sleep(0.05)
 
 
-async def set_up(client: TestClient, first: str, second: str) -> int:
-    """An organiser's table (setUpTable) through `client`'s member; its number."""
-    key = await client.app[STORE_KEY].tournaments.add_key("cup-bot", "Cup", False)
+async def set_up(client: TestClient, first: str, second: str, organiser: str = "cup-bot") -> int:
+    """An organiser's table (setUpTable) through `client`'s member, with a new key named `organiser`;
+    its number."""
+    key = await client.app[STORE_KEY].tournaments.add_key(organiser, "Cup", False)
     query = {"co": "setUpTable", "key": key, "gameType": "0808stanF0.60.5", "sayHiTimes": "30.30"}
     query |= {"tourn": "Cup", "tRound": "1", "pl1": first, "pl2": second}
     answer = await (await client.get("/a.kropki", params=query)).text()

@@ -356,6 +356,7 @@ async def test_a_newer_feed_ends_the_older_and_both_start_from_the_present(clien
     token, first, _ = await invited_bot(client)
     await first.next("invitation")
     second = await open_feed(client, token)
+    assert (await first.next("error"))["code"] == "replaced"  # said why: the bot must not open it again
     async with asyncio.timeout(EVENT_WAIT):
         assert await first.response.content.read() == b""  # ended, with nothing more in it
     assert (await second.next("invitation"))["from"] == "*Ala"  # the pending invitation, again
