@@ -17,6 +17,7 @@ Replace `choose` with a call to your engine and you have an engine on the server
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import os
 import random
@@ -45,11 +46,33 @@ class Api:
         )
 
     def events(self) -> Iterator[dict[str, Any]]:
-        """The feed's events as they come; an empty line only says the connection is alive."""
-        with urllib.request.urlopen(self._request("/api/bot/stream"), timeout=60) as feed:
-            for line in feed:
-                if line.strip():
-                    yield json.loads(line)
+        """The feed's events as they come; an empty line only says the connection is alive. The feed is
+        opened again when the server says so (`moved`, `stopping`), when the connection breaks or the
+        server cannot open it now (503), after a pause growing from 1 to 30 s while that goes on; any
+        other end (an `error` event, a refusal: banned, a replaced token) is the last event."""
+        pause = 0.0
+        while True:
+            try:
+                with urllib.request.urlopen(self._request("/api/bot/stream"), timeout=60) as feed:
+                    for line in feed:
+                        if not line.strip():
+                            continue
+                        event = json.loads(line)
+                        if event["type"] == "error" and event.get("code") in ("moved", "stopping"):
+                            break  # the session is on another server of a cluster now, or a restart
+                        yield event
+                        if event["type"] == "error":
+                            return
+                        pause = 0.0
+            except urllib.error.HTTPError as refused:
+                if refused.code < 500:
+                    body = json.load(refused)
+                    yield {"type": "error", "code": body.get("error"), "message": body.get("message")}
+                    return
+            except (OSError, http.client.HTTPException) as broken:
+                print(f"the feed broke ({broken}); again in {pause:.0f} s", file=sys.stderr)
+            time.sleep(pause)
+            pause = min(max(1.0, 2 * pause), 30.0)
 
     def post(self, path: str, **fields: str) -> dict[str, Any]:
         """An action: {"ok": true}, or {"error": code, "message": why} (never an exception for a refusal)."""

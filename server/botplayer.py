@@ -10,10 +10,12 @@ its own: one game's search at a time, which is what one level's playouts need of
 from __future__ import annotations
 
 import argparse
+import http.client
 import json
 import logging
 import random
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -31,6 +33,8 @@ log = logging.getLogger(__name__)
 ENV_TOKEN = "KROPKI_BOT_TOKEN"  # never a flag: a command line is shown by `ps` to every user
 COLOURS = {"blue": 1, "red": 2}
 FEED_TIMEOUT = 60.0  # seconds without a byte (the server writes at least every 20 s)
+REOPENED_AFTER = frozenset({"moved", "stopping"})  # the feed's ends that ask the bot to open it again
+LONGEST_PAUSE = 30.0  # seconds between two tries to open the feed, at most
 
 
 class BotApi:
@@ -45,10 +49,36 @@ class BotApi:
         return urllib.request.Request(self.server + path, data=data, headers=headers)
 
     def events(self) -> Iterator[dict[str, Any]]:
-        with urllib.request.urlopen(self._request("/api/bot/stream"), timeout=FEED_TIMEOUT) as feed:
-            for line in feed:
-                if line.strip():
-                    yield json.loads(line)
+        """The feed's events. It is opened again when the server says so (`moved`: the bot's session is
+        on another server of a cluster now; `stopping`: a restart), when the connection breaks, or when
+        the server cannot open it now (503), after a pause growing from 1 to 30 s while that goes on;
+        any other end of the feed (an `error` event, a refusal to open it: banned, a replaced token)
+        is the last event."""
+        pause = 0.0
+        while True:
+            try:
+                with urllib.request.urlopen(self._request("/api/bot/stream"), timeout=FEED_TIMEOUT) as feed:
+                    for line in feed:
+                        if not line.strip():
+                            continue
+                        event = json.loads(line)
+                        if event["type"] == "error" and event.get("code") in REOPENED_AFTER:
+                            log.info("the feed opens again: %s", event["code"])
+                            break
+                        yield event
+                        if event["type"] == "error":
+                            return
+                        pause = 0.0
+            except urllib.error.HTTPError as refused:
+                if refused.code < 500:
+                    body = json.load(refused)
+                    yield {"type": "error", "code": body.get("error"), "message": body.get("message")}
+                    return
+                log.warning("the feed could not be opened (%s); again in %.0f s", refused.code, pause)
+            except (OSError, http.client.HTTPException) as broken:
+                log.warning("the feed broke (%s); again in %.0f s", broken, pause)
+            time.sleep(pause)
+            pause = min(max(1.0, 2 * pause), LONGEST_PAUSE)
 
     def post(self, path: str, **fields: str) -> dict[str, Any]:
         try:

@@ -1,22 +1,24 @@
 """Members behind a real nginx with the shipped cluster site (deploy/nginx-kropki-cluster.conf), on a
 real Redis and PostgreSQL, the players parsing replies as MultiPoints does (tests/web/zagram.py): each
 player's requests stay on one member, players of different members play each other, and when a member
-joins or stops, the players whose requests now reach another member carry on there with the same id."""
+joins or stops, the players whose requests now reach another member carry on there with the same id.
+A bot's requests, which carry no id, stay on one member whatever addresses they come from."""
 
 from __future__ import annotations
 
-from aiohttp import ClientSession
+from aiohttp import ClientSession, TCPConnector
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
-from server.web.common import HUB_KEY
+from server.web.common import HUB_KEY, STORE_KEY
 from tests.cluster.conftest import Nginx, RedisServer
 from tests.cluster.test_invitations import invitation_lines
 from tests.cluster.test_lobby import two_members
 from tests.cluster.test_members import member
 from tests.cluster.test_tables import at_table, colours, has
 from tests.conftest import served
+from tests.web.test_bots import FREE_GAME, Feed, bearer
 from tests.web.zagram import Zagram
 
 PLAYERS = 24  # enough that the hash puts some on every member (all on one of 3: (1/3)^23)
@@ -86,3 +88,50 @@ async def test_players_stay_on_their_member_play_across_members_and_move_when_me
             assert reply.status == "ok", (player.nick, nginx.errors())
         third = {player.nick: where(members, player) for player in players}
         assert all(len(found) == 1 for found in third.values()), third
+
+
+BOT_ADDRESSES = 12  # loopback addresses a bot's requests come from (all on one member by chance: 1/2^11)
+
+
+def from_address(n: int, base_url: str) -> ClientSession:
+    """A client whose connections come from 127.0.0.<n> (Linux answers the whole of 127/8)."""
+    return ClientSession(base_url=base_url, connector=TCPConnector(local_addr=(f"127.0.0.{n}", 0)))
+
+
+async def test_a_bot_whose_requests_come_from_many_addresses_stays_on_one_member(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer, nginx: Nginx
+) -> None:
+    """The bot API's requests carry no id, and the site sent them by the client's address: a bot on a
+    machine with several addresses (IPv4 and IPv6, a pool of NAT addresses) had its requests reach both
+    members, each taking its session from the other and dropping the invitation it was answering."""
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    members = {"a": a, "b": b}
+    nginx.members([a.server.port, b.server.port])
+    token = await a.app[STORE_KEY].bots.create("Robo")
+
+    def serving() -> list[str]:
+        return [name for name, client in members.items() if "robo" in client.app[HUB_KEY].by_nick]
+
+    async with from_address(2, nginx.url) as web:
+        response = await web.get("/api/bot/stream", headers=bearer(token))
+        assert response.status == 200, nginx.errors()
+        feed = Feed(response)  # type: ignore[arg-type]
+        home = serving()
+        assert len(home) == 1
+        ala = Zagram(web, "alaAla11", "*Ala")  # type: ignore[arg-type]
+        assert await ala.login() == ""
+        await ala.poll(b=True, msg_no="0.0")
+        ala.send("v", 0, f"s.Robo.{FREE_GAME}")
+        await ala.poll(b=True)
+        await feed.next("invitation", **{"from": "*Ala"})
+        for n in range(3, 3 + BOT_ADDRESSES):
+            async with from_address(n, nginx.url) as elsewhere:
+                answer = await elsewhere.post("/api/bot/pool/leave", headers=bearer(token))
+                assert answer.status == 200, await answer.text()
+            assert serving() == home, n
+        async with from_address(3 + BOT_ADDRESSES, nginx.url) as elsewhere:
+            answer = await elsewhere.post("/api/bot/invitation/accept", headers=bearer(token))
+            assert (answer.status, await answer.json()) == (200, {"ok": True})  # still pending
+        full = await feed.next("gameFull")
+        assert (full["blue"], full["red"]) == ("*Ala", "Robo")
+        assert serving() == home

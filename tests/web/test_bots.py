@@ -26,6 +26,7 @@ from server.hub.hub import Hub
 from server.hub.limits import Caps
 from server.store import idhash
 from server.store.models import User
+from server.web.bots import STREAMS_KEY
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import engine_dots, log_in, poll
 from tests.clients.multipoints import MultiPoints
@@ -360,6 +361,33 @@ async def test_a_newer_feed_ends_the_older_and_both_start_from_the_present(clien
     async with asyncio.timeout(EVENT_WAIT):
         assert await first.response.content.read() == b""  # ended, with nothing more in it
     assert (await second.next("invitation"))["from"] == "*Ala"  # the pending invitation, again
+
+
+@pytest.mark.parametrize("bot_api", [Api, BotApi], ids=["example", "bot-play"])
+async def test_the_example_and_bot_play_open_the_feed_again_when_it_ends_for_a_restart(
+    client: TestClient, bot_api: type[Api] | type[BotApi]
+) -> None:
+    """The feed ended without a word at a server's stop, and both bots stopped with it (a restart, or
+    the `moved` of a cluster, left the bot gone). They open it again after `stopping` and `moved`,
+    and stop at any other end: `replaced` by a newer feed, which another copy of the bot opened."""
+    token, _, _ = await invited_bot(client)
+    events = bot_api(str(client.server.make_url("/")), token).events()
+
+    async def following() -> dict[str, Any] | None:
+        async with asyncio.timeout(EVENT_WAIT):
+            return await asyncio.to_thread(next, events, None)  # type: ignore[arg-type]
+
+    first = await following()  # the test's own feed was replaced by the bot's: the present again
+    assert first is not None and (first["type"], first["from"]) == ("invitation", "*Ala")
+    client.app[STREAMS_KEY].end_all()  # as the server does when it stops
+    again = await following()  # after `stopping`, from a feed opened again at once
+    assert again is not None and (again["type"], again["from"]) == ("invitation", "*Ala")
+    assert "robo" in client.app[STREAMS_KEY].open
+
+    await open_feed(client, token)  # another copy of the bot
+    replaced = await following()
+    assert replaced is not None and replaced["code"] == "replaced"
+    assert await following() is None  # and the bot stops
 
 
 async def test_a_bot_plays_on_after_a_restart_from_its_feed_s_whole_state(
