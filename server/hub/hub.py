@@ -52,7 +52,7 @@ from server.hub.saved import SWEEP_EVERY, SavedSessions
 from server.hub.seeks import Seeks
 from server.hub.sessions import POLL_TIMEOUT, Carried, Sessions
 from server.hub.sharedlobby import SharedLobby
-from server.hub.stream import Poll, Stream
+from server.hub.stream import CONFIRM_WAIT, Poll, Stream
 from server.hub.tables import Tables
 from server.hub.tournaments import Tournaments
 from server.hub.visitors import Visitors
@@ -393,10 +393,10 @@ class Hub:
         return await self.stream.settled(since)
 
     def sent_elsewhere(self, secret: str) -> int:
-        return self.stream.sent_elsewhere(secret)
+        return self.mirrors.sent(self.roster.players.get(secret))
 
     async def outcome_elsewhere(self, secret: str, since: int) -> ProtocolError | None:
-        return await self.stream.outcome_elsewhere(secret, since)
+        return await self.mirrors.outcome(self.roster.players.get(secret), since, CONFIRM_WAIT)
 
     # --- sessions ------------------------------------------------------------------------------
 

@@ -275,6 +275,21 @@ class Mirrors:
             if self._confirmations.get(player) is confirmation:
                 del self._confirmations[player]
 
+    def sent(self, player: Player | None) -> int:
+        """A mark of the actions the player has sent to other members' tables (`outcome`)."""
+        return player.acknowledged.tickets if player is not None else 0
+
+    async def outcome(self, player: Player | None, since: int, timeout: float) -> ProtocolError | None:
+        """For a request that is answered (an old-style action, a bot's) and whose actions went to other
+        members' tables since the mark `since`: until they did them (`timeout` at most, then as done),
+        the refusal of one, so that the request is answered as on the table's own member
+        (docs/cluster.md, "Tables across members")."""
+        if player is None or player.acknowledged.tickets == since:
+            return None
+        await self.confirmed(player, timeout)
+        refused = player.acknowledged.refused_after(since)
+        return None if refused is None else ProtocolError.relayed(*refused)
+
     def _given_up(self, player: Player, owner: str) -> None:
         """`owner` left the cluster: what it did not confirm of the player's is not done, and their
         client sends it again (to the table where it is after the take-over)."""

@@ -163,23 +163,6 @@ class Stream:
         if player is not None and player.acknowledged.waiting_for():
             await self.mirrors.confirmed(player, CONFIRM_WAIT)
 
-    def sent_elsewhere(self, secret: str) -> int:
-        """A mark of the actions this session has sent to other members' tables (`outcome_elsewhere`)."""
-        player = self.roster.players.get(secret)
-        return player.acknowledged.tickets if player is not None else 0
-
-    async def outcome_elsewhere(self, secret: str, since: int) -> ProtocolError | None:
-        """A request that is answered (an old-style action, a bot's) and whose actions went to another
-        member's table since the mark `since`: until that member did them (CONFIRM_WAIT at most, then as
-        done), their refusal if it refused one, so that the request is answered as on the table's own
-        member (docs/cluster.md, "Tables across members")."""
-        player = self.roster.players.get(secret)
-        if player is None or player.acknowledged.tickets == since:
-            return None
-        await self.mirrors.confirmed(player, CONFIRM_WAIT)
-        refused = player.acknowledged.refused_after(since)
-        return None if refused is None else ProtocolError.relayed(*refused)
-
     # --- commands ------------------------------------------------------------------------------
 
     def receive(self, secret: str, messages: list[ClientMessage]) -> None:

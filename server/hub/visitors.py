@@ -103,7 +103,7 @@ class Visitors:
                 do(visitor, table, *args)
             except ProtocolError as refused:
                 self.tables.tell(visitor, table_number(table), refused.code, str(refused), **refused.values)
-                # for the request that sent it, answered as if done there (Stream.outcome_elsewhere)
+                # for the request that sent it, answered as if done there (Mirrors.outcome)
                 answer["refused"] = [refused.code, str(refused)]
                 if ticket is not None:  # kept with the action, for its answer if it comes again
                     self.done[(member, nick)][key] = answer["refused"]

@@ -71,6 +71,9 @@ MAX_FRAME = 16 * 1024  # bytes of a client's frame; aiohttp closes a larger one'
 # Close codes besides WebSocket's own (docs/protocol.md, "Push"): the frame before says why.
 REFUSED = 4000  # the frame before is `err.<code>`, as a poll's answer would be
 LOG_IN_AGAIN = 4003  # the frame before is `sd/...`: the id has no session (log in, then connect again)
+# no frame before: the session went on on another member of a cluster, where the client's next
+# connection lands (nginx sends its id there): connect again, with the same id and msgNo
+CONNECT_AGAIN = 4004
 
 routes = web.RouteTableDef()
 
@@ -214,6 +217,9 @@ class Push:
                 return
             seen, processed, quiet = reply_head(reply)
             logged_out = reply.startswith("sd") and bool(self.secret)
+            if logged_out and self.hub.moved_away(self.secret):  # no login needed: it goes on there
+                await self.close(CONNECT_AGAIN)
+                return
             if quiet is None or self.last_sent != (processed, quiet) or logged_out:
                 pushes.sending[self] = loop.time()
                 try:

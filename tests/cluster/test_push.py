@@ -1,12 +1,17 @@
 """A push connection (/push) in a cluster, on a real Redis and PostgreSQL: it lands where nginx sends the
-player's id, as a poll does, and a session another member serves is brought there first."""
+player's id, as a poll does, and a session another member serves is brought there first; one whose
+session another member takes is told at once to connect again, without a login."""
 
 from __future__ import annotations
 
+import asyncio
+
+from aiohttp import WSMsgType
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
 from server.web.common import HUB_KEY
+from server.web.push import CONNECT_AGAIN
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import guest, two_members
 from tests.cluster.test_tables import at_table, colours, has, invited_table
@@ -44,3 +49,33 @@ async def test_a_push_connection_brings_the_session_and_plays_at_the_other_membe
         await at_table(bob, uid, has("ab"))
     finally:
         await socket_.close()
+
+
+async def test_a_push_connection_whose_session_another_member_took_is_told_to_connect_again(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """It was sent `sd` and closed with 4003 (log in, then connect again), with the next news or
+    keep-alive (up to 75 s later): a login for nothing, as the session went on on the other member. It
+    now closes at once with 4004 and no frame, and the client connecting again with the same id and
+    msgNo lands where nginx sends it, which has the session."""
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    ala = await guest(a, "alaAla11", "*Ala")
+    k = (await ala.poll(b=True)).processed
+    socket_ = await a.ws_connect(f"/push?co=getBMsg&idGracza={ala.secret}&msgNo={ala.seen}.1")
+    try:
+        push = Pushed(socket_)
+        await push.reply()
+        started = asyncio.get_running_loop().time()
+        ala.client = b  # nginx now sends Ala's id to member b: her next request brings the session
+        assert (await ala.poll(b=True)).status == "ok"
+        closing = await socket_.receive(timeout=5)  # the next message: no `sd` frame before it
+        assert (closing.type, closing.data) == (WSMsgType.CLOSE, CONNECT_AGAIN), closing
+        assert asyncio.get_running_loop().time() - started < 5
+    finally:
+        await socket_.close()
+    again = await b.ws_connect(f"/push?co=getBMsg&idGracza={ala.secret}&msgNo={ala.seen}.1")
+    try:
+        first = await Pushed(again).reply()
+        assert first.status == "ok" and first.processed == k  # the same session
+    finally:
+        await again.close()
