@@ -184,7 +184,7 @@ class Feed:
             if pool is not None:
                 events.append({"type": "poolWaiting", "pool": pool})
             self.pool = pool
-        return events, lines[0] == "ok"
+        return _folded(events), lines[0] == "ok"
 
     def _seek_line(self, line: str, listed: set[int] | None, seek_open: Callable[[int], bool]) -> list[Event]:
         """`ka<number>.<nick>.<lowest>.<highest>.<gameType>` or `kd<number>`."""
@@ -278,6 +278,41 @@ class Feed:
             events.append({"type": "archived", "table": uid, "number": int(archive)})
         view.result, view.archive = result, archive
         return events
+
+
+def _folded(events: list[Event]) -> list[Event]:
+    """A table's gameFull takes the moves that follow it in the same reply, and of the clocks after it
+    only the last is kept: a follower of another member's table sends the owner's last whole state and
+    the lines since, and a bot told the board without them, and a clock saying it was on move, moved
+    although the next events of the same reply said it had already."""
+    full: dict[int, Event] = {}  # table -> its gameFull in this reply
+    last_clock: dict[int, int] = {}  # table -> where its last clock after the gameFull is in `kept`
+    kept: list[Event | None] = []
+    for event in events:
+        table, kind = event.get("table"), event["type"]
+        if kind == "gameFull":
+            full[table] = event
+            last_clock.pop(table, None)
+            kept.append(event)
+        elif table not in full:
+            kept.append(event)
+        elif kind == "move":
+            moves = full[table]["moves"]
+            dot = {key: value for key, value in event.items() if key not in ("type", "table", "undo")}
+            if not event.get("undo"):
+                moves.append(dot)
+            elif moves and {key: moves[-1][key] for key in ("colour", "x", "y")} == {
+                key: dot[key] for key in ("colour", "x", "y")
+            }:
+                moves.pop()
+        elif kind == "clock":
+            if table in last_clock:
+                kept[last_clock[table]] = None
+            last_clock[table] = len(kept)
+            kept.append(event)
+        else:
+            kept.append(event)
+    return [event for event in kept if event is not None]
 
 
 def _whole_first(lines: list[str]) -> list[str]:

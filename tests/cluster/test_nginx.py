@@ -6,10 +6,15 @@ A bot's requests, which carry no id, stay on one member whatever addresses they 
 
 from __future__ import annotations
 
+import asyncio
+import random
+from collections.abc import Callable
+
 from aiohttp import ClientSession, TCPConnector
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
+from examples.random_bot import Api, play
 from server.config import Settings
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.cluster.conftest import Nginx, RedisServer
@@ -135,3 +140,55 @@ async def test_a_bot_whose_requests_come_from_many_addresses_stays_on_one_member
         full = await feed.next("gameFull")
         assert (full["blue"], full["red"]) == ("*Ala", "Robo")
         assert serving() == home
+
+
+def moves_made(members: dict[str, TestClient]) -> int:
+    """The most moves of any game the members run."""
+    rooms = [table.room for client in members.values() for table in client.app[HUB_KEY].tables.values()]
+    return max((len(room.game.moves) for room in rooms if room is not None), default=0)
+
+
+async def test_two_bots_finish_their_game_when_nginx_sends_them_to_another_member(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer, nginx: Nginx
+) -> None:
+    """Two copies of the example bot (examples/random_bot.py, its own HTTP client) play each other
+    through nginx; in the middle of the game the operator takes the member of the inviting bot out of
+    nginx's list (it keeps running). That bot's next action reaches the other member, which takes its
+    session; its feed, still open to the first member, ends with `moved`, the bot opens it again and
+    reaches the other member too, and the game is played to its end across the members. A bot's feed
+    there began with the owner's last whole state and then the lines since: the bot, told a board
+    without its last move and a clock saying it was on move, moved twice, its second move refused, and
+    the example bot took the points so refused for points inside realms until it had none to play."""
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    members = {"a": a, "b": b}
+    nginx.members([a.server.port, b.server.port])
+    store = a.app[STORE_KEY].bots
+    inviter, invitee = await store.create("RoboA"), await store.create("RoboB")
+
+    def serving(nick: str) -> list[str]:
+        return [name for name, client in members.items() if nick in client.app[HUB_KEY].by_nick]
+
+    async def until(found: Callable[[], object], seconds: float = 30.0) -> None:
+        async with asyncio.timeout(seconds):
+            while not found():
+                await asyncio.sleep(0.05)
+
+    waiting = asyncio.create_task(asyncio.to_thread(play, Api(nginx.url, invitee), 1, None, random.Random(2)))
+    try:
+        await until(lambda: serving("robob"))
+        inviting = asyncio.create_task(
+            asyncio.to_thread(play, Api(nginx.url, inviter), 1, "RoboB", random.Random(3))
+        )
+        await until(lambda: serving("roboa"))
+        first = serving("roboa")[0]
+        await until(lambda: moves_made(members) >= 6)
+        other = "b" if first == "a" else "a"
+        nginx.members([members[other].server.port])  # the operator drains the inviter's member
+        async with asyncio.timeout(120):
+            assert await inviting == 1 and await waiting == 1, nginx.errors()
+    finally:  # a bot that has not ended opens its feed again for ever: its token replaced ends it
+        await store.issue_token("RoboA")
+        await store.issue_token("RoboB")
+    assert serving("roboa") == [other] and serving("robob") == [other]
+    games = await a.app[STORE_KEY].games.recent("RoboA", 5)
+    assert len(games) == 1 and games[0].result, games

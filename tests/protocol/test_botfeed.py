@@ -72,6 +72,40 @@ def test_a_game_from_its_whole_state_to_its_archive() -> None:
     assert events == [{"type": "archived", "table": 17, "number": 1234}]
 
 
+def test_a_whole_state_followed_by_lines_in_one_reply_is_the_game_at_the_end_of_the_reply() -> None:
+    """Another member's table comes to its follower as the owner's last whole state and the lines since
+    (docs/cluster.md, "Tables across members"): a reply had a gameFull without the last move and a clock
+    saying the bot was on move, then that move and the clock after it. A bot acting on each event as it
+    came moved twice (tests/cluster/test_nginx.py, the example bots through nginx)."""
+    feed = Feed("Robo")
+    events, _ = feed.read(
+        reply(
+            "q0",
+            "q17",
+            f"d17.{GAME}.*Ala.Robo",
+            "x17.1.-.",
+            "f2_180.175",
+            "sr(;B[cb];W[cc];B[dd])",
+            "u",
+            "sa;W[ee]WL[170]",
+            "f1_180.170",
+            "ca1700000000_0.*Ala.1.hi",
+            "sa;B[ff]",
+            "sa;UB[ff]",
+            "f1_180.170",
+        )
+    )
+    full, chat, clock = events
+    assert full["type"] == "gameFull" and full["moves"] == [
+        {"colour": "blue", "x": 2, "y": 1},
+        {"colour": "red", "x": 2, "y": 2},
+        {"colour": "blue", "x": 3, "y": 3},
+        {"colour": "red", "x": 4, "y": 4, "seconds": 170},
+    ]
+    assert chat["type"] == "chat" and chat["text"] == "hi"
+    assert clock == {"type": "clock", "table": 17, "toMove": "blue", "blue": 180, "red": 170, "paused": []}
+
+
 def test_invitations_are_said_when_they_come_and_go_not_on_every_reply() -> None:
     feed = Feed("Robo")
     incoming = "vg*Ala.2020n0.0.a.R.a.180.15._SRATP_sratp."
