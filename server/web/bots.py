@@ -337,7 +337,7 @@ async def _feed(request: web.Request, response: web.StreamResponse, bot: Bot, fe
     checked = time.monotonic()
     fresh = False  # the session was logged in again for the poll being read
     while True:
-        if feeding.ended is not None:  # a newer feed starts from the present: this one says no more
+        if feeding.ended is not None:  # a newer feed (which starts from the present), or a stop: why
             await _write(response, [feed_ended(feeding.ended)])
             return
         poll = Poll(bot.secret, [], feed.seen, False, True, KEEP_ALIVE_SECONDS)
