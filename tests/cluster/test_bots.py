@@ -99,9 +99,8 @@ async def test_a_bot_whose_action_reaches_the_other_member_is_told_to_open_its_f
         assert await feed.response.content.read() == b""  # and nothing more
 
     again = await open_feed(b, token)
-    full = await again.next("gameFull", table=uid)  # the owner's whole state, then the lines since
-    assert [(move["x"], move["y"]) for move in full["moves"]] == [(4, 4)]
-    await again.next("move", colour="red", x=9, y=9)
+    full = await again.next("gameFull", table=uid)  # the game as it stands, the bot's move in it
+    assert [(move["x"], move["y"]) for move in full["moves"]] == [(4, 4), (9, 9)]
     cyd.send("s", uid, "ef")
     await cyd.poll(b=True)
     await again.next("move", colour="blue", x=4, y=5)
