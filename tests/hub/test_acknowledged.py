@@ -255,3 +255,32 @@ def test_a_poll_that_writes_nothing_here_waits_for_no_one_elses_writes() -> None
     link.stores["a"].queued = 7
     refused = poll(a, "alaAla11", 0, f"s1.{uid}.aa")  # taken already: refused, nothing written
     assert refused.processed == 1 and any("point is occupied" in line for line in refused.lines(uid, "ca"))
+
+
+def test_an_actions_refusal_comes_with_its_answer_and_again_with_the_answer_sent_again() -> None:
+    """An old-style request or a bot's action at another member's table is answered with that member's
+    outcome (Mirrors.outcome): the owner's `done` carries its refusal, and an answer lost and sent
+    again (the action done once) carries the same refusal, not a bare `done` that reads as made."""
+    link = Link()
+    uid, _ = game_across(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+    bob = b.players["bobBob22"]
+    since = b.sent_elsewhere("bobBob22")
+    link.losing = lambda message: "done" in message
+    b.move("bobBob22", str(uid), "aa")  # taken: refused by member a, whose answer is lost
+    link.deliver()
+    assert bob.acknowledged.refused_after(since) is None
+    link.losing = lambda message: False
+    b.mirrors.send_again("a")
+    link.deliver()
+    refused = bob.acknowledged.refused_after(since)
+    assert refused is not None and refused[0] == "illegalMove" and "occupied" in refused[1]
+    room = a.tables[uid].room
+    assert room is not None and len(room.game.moves) == 1
+
+    since = b.sent_elsewhere("bobBob22")
+    b.move("bobBob22", str(uid), "hh")  # done: no refusal
+    link.deliver()
+    assert bob.acknowledged.refused_after(since) is None and len(room.game.moves) == 2
