@@ -14,6 +14,7 @@ offers the other members' seeks as well, as it lists them (docs/cluster.md, "See
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 
 from server.engine.gametype import Rules
@@ -28,13 +29,28 @@ from server.protocol.seeks import seek_offered
 
 # What a reader's offer was chosen by, besides the seeks: its rating, whom it blocks and ignores, its client
 Standing = tuple[int, tuple[int, int, int, int, str] | None, int, int, str]
+# A seek as readers decline it: ("", its number) for this member's; for another member's, that member, its
+# number there, its player and its game type, which stay the same when it is listed again here under
+# a new number (after Redis was unreachable), and tell it from a seek a restarted member numbers alike
+SeekKey = tuple[str, int, str, str]
+UNLISTED_DECLINES_KEPT = 1_000  # other members' seeks declined and not listed here now: the newest kept
+
+
+def seek_key(seek: Seek) -> SeekKey:
+    if seek.elsewhere is None:
+        return ("", seek.number, "", "")
+    member, number = seek.elsewhere
+    return (member, number, seek.player.nick, events.game_type_text(seek.game_type))
 
 
 class Offers:
     def __init__(self, bus: EventBus, tables: Tables, seeks: Seeks, invitations: Invitations) -> None:
         self.bus, self.tables, self.seeks, self.invitations = bus, tables, seeks, invitations
         self.shown: dict[Player, Seek] = {}  # the seek each reader's last reply offered
-        self.declined: dict[int, set[Player]] = {}  # seek number -> the readers who declined it
+        self.declined: dict[SeekKey, set[Player]] = {}  # the readers who declined each seek
+        # other members' seeks with declines that are not listed here now, the longest unlisted first:
+        # their member's part of the lobby may come back (Redis unreachable a while), the seeks with it
+        self.unlisted: OrderedDict[SeekKey, None] = OrderedDict()
         # what each reader's offer was chosen by, the seek (None: none) and its `vg` line
         self.chosen: dict[Player, tuple[Standing, Seek | None, str]] = {}
         self._pruned_at = 0  # Seeks.changes when `declined` last lost the seeks that ended
@@ -60,7 +76,7 @@ class Offers:
         """`a` accepts the seek the reader's last reply offered, `r` declines it for good, `b` also blocks
         its player's invitations and seeks. False when that reply offered none (an invitation's answer)."""
         seek = self.shown.get(reader)
-        if seek is None or reader in self.declined.get(seek.number, ()):
+        if seek is None or reader in self.declined.get(seek_key(seek), ()):
             return False
         if how == "a":
             if self.seeks.open.get(seek.number) is not seek:
@@ -68,7 +84,7 @@ class Offers:
                 raise ProtocolError("noSuchSeek", gone)
             self.seeks.accept(reader, seek.number)
             return True
-        self.declined.setdefault(seek.number, set()).add(reader)
+        self.declined.setdefault(seek_key(seek), set()).add(reader)
         self.chosen.pop(reader, None)
         if how == "b":
             self.invitations.block(reader, seek.player.nick)
@@ -118,7 +134,7 @@ class Offers:
         rulesAsString.matches("t|s")`) and writes to the inviter that it cannot play them."""
         return (
             seek.player is not reader
-            and reader not in self.declined.get(seek.number, ())
+            and (not self.declined or reader not in self.declined.get(seek_key(seek), ()))
             and not refuse_each_other(reader, seek.player)
             and self.seeks.open_to(reader, seek.number)
             and (reader.client != events.JAVA_CLIENT or seek.game_type.rules is Rules.NO_TERRITORY)
@@ -135,11 +151,22 @@ class Offers:
         return False
 
     def _prune(self) -> None:
-        """The declines of seeks that ended go, once after each change of the seeks."""
-        if self._pruned_at != self.seeks.changes:
-            self._pruned_at = self.seeks.changes
-            for number in [number for number in self.declined if number not in self.seeks.open]:
-                del self.declined[number]
+        """The declines of seeks that ended go, once after each change of the seeks; those of another
+        member's seeks that are not listed here are kept a while (UNLISTED_DECLINES_KEPT)."""
+        if self._pruned_at == self.seeks.changes:
+            return
+        self._pruned_at = self.seeks.changes
+        listed = {seek_key(seek) for seek in self.seeks.open.values()}
+        for key in [key for key in self.declined if key not in listed]:
+            if not key[0]:
+                del self.declined[key]
+            elif key not in self.unlisted:
+                self.unlisted[key] = None
+        for key in [key for key in self.unlisted if key in listed]:
+            del self.unlisted[key]
+        while len(self.unlisted) > UNLISTED_DECLINES_KEPT:
+            key, _ = self.unlisted.popitem(last=False)
+            del self.declined[key]
 
 
 def forgetting(offers: Offers, left: Callable[[Player], None]) -> Callable[[Player], None]:

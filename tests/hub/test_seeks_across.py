@@ -229,3 +229,24 @@ def test_the_bound_on_open_seeks_counts_every_members(monkeypatch: pytest.Monkey
     with pytest.raises(ProtocolError) as refused:
         link.b.seek("bobBob22", PostSeek(FREE, ANYONE))
     assert refused.value.code == "tooManySeeks" and len(link.b.seeks.open) == 2
+
+
+def test_a_seek_declined_is_not_offered_again_when_its_member_comes_back_after_an_outage() -> None:
+    """The reader's decline was kept by the seek's number here: while Redis was unreachable the other
+    member's seeks went from the lobby, the decline with them, and the seek came back under a new
+    number and was offered again."""
+    link = Cluster()
+    a, b = link.a, link.b
+    link.post(a, "alaAla11")
+    assert f"vg*Ala.{FREE}" in link.read(b, "cydCyd33")
+    b.receive("cydCyd33", parse_commands("v1.0.r"))  # declined, as MultiPoints does
+    assert not any(line.startswith("vg") for line in link.read(b, "cydCyd33"))
+
+    b.drop_lobby_part("a")  # Redis unreachable: member a's part of the lobby is gone
+    assert b.seeks.open == {}
+    link.read(b, "cydCyd33")
+    b.take_lobby_part("a", a.lobby_part())  # and back, its seek listed under a new number
+    assert [seek.elsewhere for seek in b.seeks.open.values()] == [("a", 1)]
+    assert not any(line.startswith("vg") for line in link.read(b, "cydCyd33"))
+    link.post(a, "alaAla11", RATED)  # another seek of hers is offered
+    assert f"vg*Ala.{RATED}" in link.read(b, "cydCyd33")
