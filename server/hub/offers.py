@@ -29,9 +29,10 @@ from server.protocol.seeks import seek_offered
 
 # What a reader's offer was chosen by, besides the seeks: its rating, whom it blocks and ignores, its client
 Standing = tuple[int, tuple[int, int, int, int, str] | None, int, int, str]
-# A seek as readers decline it: ("", its number) for this member's; for another member's, that member, its
-# number there, its player and its game type, which stay the same when it is listed again here under
-# a new number (after Redis was unreachable), and tell it from a seek a restarted member numbers alike
+# A seek as readers decline it: ("", its number, "", "") for this member's; for another member's, that
+# member, its number there, its player and its game type, which stay the same when it is listed again
+# here under a new number (after Redis was unreachable), and tell it from a seek a restarted member
+# numbers alike
 SeekKey = tuple[str, int, str, str]
 UNLISTED_DECLINES_KEPT = 1_000  # other members' seeks declined and not listed here now: the newest kept
 
