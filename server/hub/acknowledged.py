@@ -108,6 +108,18 @@ class Acknowledged:
         answers, as it would answer a refusal of a table of its own member."""
         return next(((code, why) for number, code, why in self.refusals if number > ticket), None)
 
+    def unconfirmed_action(self, owner: str, ticket: int) -> dict[str, Any] | None:
+        """The message of the action with this ticket sent to `owner`, while it is not answered."""
+        return next(
+            (
+                sent.message
+                for step in self.steps
+                for sent in step.owners
+                if (sent.owner, sent.ticket) == (owner, ticket)
+            ),
+            None,
+        )
+
     def unconfirmed(self, owner: str) -> list[dict[str, Any]]:
         """The messages of the actions sent to `owner` that it has not answered, oldest first."""
         return [sent.message for step in self.steps for sent in step.owners if sent.owner == owner]

@@ -228,15 +228,30 @@ class Mirrors:
         if again:
             log.info("actions sent again %s", Fields(member=owner, actions=len(again)))
 
-    def done(self, owner: str, nick: str, ticket: int | None, refused: list[str] | None = None) -> None:
+    def done(
+        self,
+        owner: str,
+        nick: str,
+        ticket: int | None,
+        refused: list[str] | None = None,
+        *,
+        untold: bool = False,
+    ) -> None:
         """The owner stored (or refused: `refused` is its [code, sentence]) the action of `nick` with this
-        ticket (None, from a member of an earlier version: the oldest it had not answered)."""
+        ticket (None, from a member of an earlier version: the oldest it had not answered). `untold`: the
+        owner had nobody to tell the refusal to (no seat for the person there): the person is told here."""
         player = self.roster.online(nick)
-        if player is not None:
-            player.acknowledged.confirmed(owner, ticket)
-            if isinstance(refused, list) and refused and ticket is not None:
-                player.acknowledged.refused(ticket, str(refused[0]), str(refused[-1]))
-            self._settle(player)
+        if player is None:
+            return
+        if isinstance(refused, list) and refused and ticket is not None:
+            code, sentence = str(refused[0]), str(refused[-1])
+            if untold:
+                sent = player.acknowledged.unconfirmed_action(owner, ticket)
+                if sent is not None:
+                    self.tables.tell(player, table_number(str(sent["do"][2])), code, sentence)
+            player.acknowledged.refused(ticket, code, sentence)
+        player.acknowledged.confirmed(owner, ticket)
+        self._settle(player)
 
     def undone(self, owner: str, nick: str, ticket: int | None) -> None:
         """The owner took that action back, its storage failing (the table's `unsaved` line says so):

@@ -55,7 +55,8 @@ class Peers:
         elif "to" in message:
             mirrors.take_player_line(*message["to"])
         elif "done" in message:
-            mirrors.done(member, message["done"], message.get("t"), message.get("refused"))
+            untold = bool(message.get("untold"))
+            mirrors.done(member, message["done"], message.get("t"), message.get("refused"), untold=untold)
         elif "undone" in message:
             mirrors.undone(member, message["undone"], message.get("t"))
         elif "do" in message:

@@ -284,3 +284,23 @@ def test_an_actions_refusal_comes_with_its_answer_and_again_with_the_answer_sent
     b.move("bobBob22", str(uid), "hh")  # done: no refusal
     link.deliver()
     assert bob.acknowledged.refused_after(since) is None and len(room.game.moves) == 2
+
+
+def test_an_action_the_tables_member_has_no_seat_for_is_told_to_the_player() -> None:
+    """The owner answered `done` for an action of a person it had no visitor for (one its member had
+    seated there before the owner lost it): the client's k moved past its move, and nothing said why."""
+    link = Link()
+    uid, bobs_move = game_across(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+    poll(b, "bobBob22", 0)
+    del a.visitors.by_key[("b", "*Bob")]  # as if member a had lost him (its seat is taken again below)
+    poll(b, "bobBob22", 0, f"s1.{uid}.{bobs_move}")
+    link.deliver()
+    reply = poll(b, "bobBob22", 0)
+    assert reply.processed == 1
+    told = [line for section in reply.sections.values() for line in section if line.startswith("ca")]
+    assert any(f"not at table {uid}" in line for line in told), reply.sections
+    room = a.tables[uid].room
+    assert room is not None and len(room.game.moves) == 1
