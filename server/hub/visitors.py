@@ -92,8 +92,8 @@ class Visitors:
         answer: dict[str, Any] = {"done": nick, "t": ticket}
         if visitor is None or do is None:
             log.info("action of a visitor not here %s", Fields(member=member, nick=nick, action=action))
-            # told by the person's member (no visitor here to tell), and answered as refused
-            answer.update(refused=["notAtTable", f"You are not at table {table}."], untold=True)
+            if visitor is None:  # refused, and told by the person's member: there is nobody here to tell
+                answer.update(refused=["notAtTable", f"You are not at table {table}."], untold=True)
         elif again:  # one sent again after lost messages (Mirrors.send_again) is done once
             refusal = self.done[(member, nick)][key]
             if refusal is not None:

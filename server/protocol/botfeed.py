@@ -298,13 +298,10 @@ def _folded(events: list[Event]) -> list[Event]:
             kept.append(event)
         elif kind == "move":
             moves = full[table]["moves"]
-            dot = {key: value for key, value in event.items() if key not in ("type", "table", "undo")}
             if not event.get("undo"):
-                moves.append(dot)
-            elif moves and {key: moves[-1][key] for key in ("colour", "x", "y")} == {
-                key: dot[key] for key in ("colour", "x", "y")
-            }:
-                moves.pop()
+                moves.append({key: value for key, value in event.items() if key not in ("type", "table")})
+            elif moves and all(moves[-1].get(key) == event[key] for key in ("colour", "x", "y")):
+                moves.pop()  # the take-back of the last move
         elif kind == "clock":
             if table in last_clock:
                 kept[last_clock[table]] = None
