@@ -248,7 +248,8 @@ class Mirrors:
             if untold:
                 sent = player.acknowledged.unconfirmed_action(owner, ticket)
                 if sent is not None:
-                    self.tables.tell(player, table_number(str(sent["do"][2])), code, sentence)
+                    relayed = ProtocolError.relayed(code, sentence)
+                    self.tables.tell(player, table_number(str(sent["do"][2])), relayed.code, str(relayed))
             player.acknowledged.refused(ticket, code, sentence)
         player.acknowledged.confirmed(owner, ticket)
         self._settle(player)
