@@ -18,7 +18,7 @@ from typing import Any
 # seconds a client's k waits for another member to store one of its actions: past that (its `done` lost
 # with a broken connection), k goes on, rather than the client sending those commands for ever
 UNCONFIRMED_AT_MOST = 30.0
-REFUSALS_KEPT = 16  # the latest refusals by other members, for the requests that sent them (refused_after)
+REFUSALS_KEPT = 16  # the latest refusals by other members, for the requests that sent them (refused_between)
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,10 +103,10 @@ class Acknowledged:
         """The member that runs the table refused the action with this ticket (after `confirmed`)."""
         self.refusals.append((ticket, code, sentence))
 
-    def refused_after(self, ticket: int) -> tuple[str, str] | None:
-        """The first refusal of an action with a ticket after `ticket`: what the request that sent them
-        answers, as it would answer a refusal of a table of its own member."""
-        return next(((code, why) for number, code, why in self.refusals if number > ticket), None)
+    def refused_between(self, since: int, upto: int) -> tuple[str, str] | None:
+        """The first refusal of the actions with tickets after `since` up to `upto` (those one request
+        sent): what that request answers, as it would answer a refusal of a table of its own member."""
+        return next(((code, why) for number, code, why in self.refusals if since < number <= upto), None)
 
     def unconfirmed_action(self, owner: str, ticket: int) -> dict[str, Any] | None:
         """The message of the action with this ticket sent to `owner`, while it is not answered."""

@@ -300,10 +300,13 @@ class Mirrors:
         members' tables since the mark `since`: until they did them (`timeout` at most, then as done),
         the refusal of one, so that the request is answered as on the table's own member
         (docs/cluster.md, "Tables across members")."""
-        if player is None or player.acknowledged.tickets == since:
+        if player is None:
+            return None
+        upto = player.acknowledged.tickets  # this request's actions, not those of requests made meanwhile
+        if upto == since:
             return None
         await self.confirmed(player, timeout)
-        refused = player.acknowledged.refused_after(since)
+        refused = player.acknowledged.refused_between(since, upto)
         return None if refused is None else ProtocolError.relayed(*refused)
 
     def _given_up(self, player: Player, owner: str) -> None:

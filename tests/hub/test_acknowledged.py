@@ -267,15 +267,19 @@ def test_an_actions_refusal_comes_with_its_answer_and_again_with_the_answer_sent
     a.move("alaAla11", str(uid), "aa")
     link.deliver()
     bob = b.players["bobBob22"]
+
+    def refusal() -> tuple[str, str] | None:  # of the actions Bob sent since `since`
+        return bob.acknowledged.refused_between(since, bob.acknowledged.tickets)
+
     since = b.sent_elsewhere("bobBob22")
     link.losing = lambda message: "done" in message
     b.move("bobBob22", str(uid), "aa")  # taken: refused by member a, whose answer is lost
     link.deliver()
-    assert bob.acknowledged.refused_after(since) is None
+    assert refusal() is None
     link.losing = lambda message: False
     b.mirrors.send_again("a")
     link.deliver()
-    refused = bob.acknowledged.refused_after(since)
+    refused = refusal()
     assert refused is not None and refused[0] == "illegalMove" and "occupied" in refused[1]
     room = a.tables[uid].room
     assert room is not None and len(room.game.moves) == 1
@@ -283,7 +287,17 @@ def test_an_actions_refusal_comes_with_its_answer_and_again_with_the_answer_sent
     since = b.sent_elsewhere("bobBob22")
     b.move("bobBob22", str(uid), "hh")  # done: no refusal
     link.deliver()
-    assert bob.acknowledged.refused_after(since) is None and len(room.game.moves) == 2
+    assert refusal() is None and len(room.game.moves) == 2
+
+    a.move("alaAla11", str(uid), "ab")
+    link.deliver()
+    since = b.sent_elsewhere("bobBob22")
+    b.move("bobBob22", str(uid), "hg")  # one request's move, done
+    upto = b.sent_elsewhere("bobBob22")
+    b.move("bobBob22", str(uid), "hf")  # another request's, made before the answers: not Bob's turn
+    link.deliver()
+    assert bob.acknowledged.refused_between(since, upto) is None  # each request its own answer
+    assert refusal() is not None and len(room.game.moves) == 4
 
 
 def test_an_action_the_tables_member_has_no_seat_for_is_told_to_the_player() -> None:
