@@ -95,7 +95,8 @@ async def test_players_stay_on_their_member_play_across_members_and_move_when_me
         assert all(len(found) == 1 for found in third.values()), third
 
 
-BOT_ADDRESSES = 12  # addresses of a bot's actions besides its feed's (all on the feed's member by chance: 1/2^12)
+# addresses of a bot's actions besides its feed's (all on the feed's member by chance: 1 in 2^12)
+BOT_ADDRESSES = 12
 
 
 def from_address(n: int, base_url: str) -> ClientSession:
