@@ -19,7 +19,7 @@ import random
 import time as _time
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterator, Sequence
 from concurrent.futures import Executor
-from typing import Any
+from typing import Any, TypeVar
 
 from server.engine.gametype import GameType
 from server.engine.start import Setup
@@ -56,10 +56,12 @@ from server.hub.stream import CONFIRM_WAIT, Poll, Stream
 from server.hub.tables import Tables
 from server.hub.tournaments import Tournaments
 from server.hub.visitors import Visitors
-from server.protocol.codec import ClientMessage, ProtocolError
+from server.protocol.codec import ClientMessage
 from server.protocol.seeks import AcceptSeek, SeekCommand
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class Hub:
@@ -392,11 +394,16 @@ class Hub:
         """Whether a request's writes (`writes()` moved on from `since`) are stored (Stream.settled)."""
         return await self.stream.settled(since)
 
-    def sent_elsewhere(self, secret: str) -> int:
-        return self.mirrors.sent(self.roster.players.get(secret))
-
-    async def outcome_elsewhere(self, secret: str, since: int) -> ProtocolError | None:
-        return await self.mirrors.outcome(self.roster.players.get(secret), since, CONFIRM_WAIT)
+    async def answered(self, secret: str, action: Awaitable[T]) -> T:
+        """What `action` (a request's, which is answered rather than polled) gives, once the other
+        members whose tables it acted at did it; their refusal raised, as this member's would be
+        (Mirrors.outcome)."""
+        since = self.mirrors.sent(self.roster.players.get(secret))
+        result = await action
+        refused = await self.mirrors.outcome(self.roster.players.get(secret), since, CONFIRM_WAIT)
+        if refused is not None:
+            raise refused
+        return result
 
     # --- sessions ------------------------------------------------------------------------------
 

@@ -221,11 +221,7 @@ async def act(request: web.Request, action: Action) -> web.Response:
     try:
         bot = await _bot(request)
         await _logged_in(request, bot)
-        elsewhere = hub.sent_elsewhere(bot.secret)
-        answer = await action(request, hub, bot)
-        refused_there = await hub.outcome_elsewhere(bot.secret, elsewhere)  # at another member's table
-        if refused_there is not None:
-            raise refused_there
+        answer = await hub.answered(bot.secret, action(request, hub, bot))  # another member's table too
     except Refused as refused:
         return refusal(refused)
     except ProtocolError as refused:

@@ -334,14 +334,8 @@ async def kropki(request: web.Request) -> web.Response:
         if secret != sent:  # a stranger's id: every handler answers it as an unknown one
             request = request.clone(rel_url=request.rel_url.update_query(idGracza=secret, playerId=secret))
             query = request.query
-        elsewhere = hub.sent_elsewhere(secret or "")
-        if with_request is not None:
-            body = await with_request(request)
-        else:
-            body = await handler(hub, query)
-        refused_there = await hub.outcome_elsewhere(secret or "", elsewhere)  # at another member's table
-        if refused_there is not None:
-            raise refused_there
+        acting = with_request(request) if with_request is not None else handler(hub, query)
+        body = await hub.answered(secret or "", acting)  # at another member's table: as it did it
     except ProtocolError as refused:
         body = f"err.{refused.code}"
     except Exception as failure:  # a bug must answer like any refusal, not a 500 that stops a client's loop

@@ -271,7 +271,7 @@ def test_an_actions_refusal_comes_with_its_answer_and_again_with_the_answer_sent
     def refusal() -> tuple[str, str] | None:  # of the actions Bob sent since `since`
         return bob.acknowledged.refused_between(since, bob.acknowledged.tickets)
 
-    since = b.sent_elsewhere("bobBob22")
+    since = b.mirrors.sent(bob)
     link.losing = lambda message: "done" in message
     b.move("bobBob22", str(uid), "aa")  # taken: refused by member a, whose answer is lost
     link.deliver()
@@ -284,16 +284,16 @@ def test_an_actions_refusal_comes_with_its_answer_and_again_with_the_answer_sent
     room = a.tables[uid].room
     assert room is not None and len(room.game.moves) == 1
 
-    since = b.sent_elsewhere("bobBob22")
+    since = b.mirrors.sent(bob)
     b.move("bobBob22", str(uid), "hh")  # done: no refusal
     link.deliver()
     assert refusal() is None and len(room.game.moves) == 2
 
     a.move("alaAla11", str(uid), "ab")
     link.deliver()
-    since = b.sent_elsewhere("bobBob22")
+    since = b.mirrors.sent(bob)
     b.move("bobBob22", str(uid), "hg")  # one request's move, done
-    upto = b.sent_elsewhere("bobBob22")
+    upto = b.mirrors.sent(bob)
     b.move("bobBob22", str(uid), "hf")  # another request's, made before the answers: not Bob's turn
     link.deliver()
     assert bob.acknowledged.refused_between(since, upto) is None  # each request its own answer
