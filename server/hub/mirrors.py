@@ -265,9 +265,11 @@ class Mirrors:
             self._settle(player)
 
     def not_done(self, owner: str, nick: str, table: str, ticket: int | None) -> None:
-        """An action that could not be sent (Redis unreachable, the owner gone): nothing to wait for."""
+        """An action that could not be sent (Redis unreachable, the owner gone): nothing to wait for.
+        Unless it waits for that member no more: given up when the member left the cluster (its client
+        sends it again, and the table's new member may have done it by now), or answered after all."""
         player = self.roster.online(nick)
-        if player is not None:
+        if player is not None and (ticket is None or player.acknowledged.unconfirmed_action(owner, ticket)):
             player.acknowledged.confirmed(owner, ticket)
             if ticket is not None:
                 player.acknowledged.refused(ticket, "notReached", "The table's server cannot be reached now.")

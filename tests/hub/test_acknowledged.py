@@ -119,6 +119,45 @@ def test_a_done_confirms_the_action_sent_to_its_member_and_a_member_gone_has_it_
     assert any(".e." in line for line in reply.lines(0, "ca"))  # refused where the table is now (gone)
 
 
+def test_an_action_given_up_with_its_member_is_not_told_not_done_when_its_message_comes_back() -> None:
+    """The chaos run with bots: 69 moves were told "Not done: the table's server cannot be reached now."
+    and were played. Their member died; it left the cluster (the action given up: k went back, and the
+    client sent the move again, to the table's new member, which did it) before the message to it was
+    declared not delivered (Redis had no listener for it, sent again for 10 s). That late answer told
+    the player "not done" of an action that was no longer waiting for that member."""
+    link = Link()
+    uid, _ = game_across(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+    assert poll(b, "bobBob22", 0, f"s1.{uid}.hh").processed == 0
+    (to, _, sent), *_ = [entry for entry in link.queue if "do" in entry[2]]
+    link.queue.clear()  # member a dies: the move never reaches it
+    b.mirrors.owner_gone(to)  # it left the cluster: the move is given up, its client sends it again
+    b.not_delivered(to, sent)  # the message's own end comes afterwards
+    reply = poll(b, "bobBob22", 0)
+    assert reply.processed == 0
+    assert not [line for line in reply.lines(uid, "ca") if "cannot be reached" in line]
+    assert b.players["bobBob22"].acknowledged.refused_between(0, 1) is None
+
+
+def test_an_action_whose_member_cannot_be_reached_is_told_not_done() -> None:
+    link = Link()
+    uid, _ = game_across(link)
+    b = link.hubs["b"]
+    assert poll(b, "bobBob22", 0, f"s1.{uid}.hh").processed == 0
+    (to, _, sent), *_ = [entry for entry in link.queue if "do" in entry[2]]
+    link.queue.clear()
+    b.not_delivered(to, sent)  # nobody took it, and its member is still a member
+    assert b.players["bobBob22"].acknowledged.refused_between(0, 1) == (
+        "notReached",
+        "The table's server cannot be reached now.",
+    )
+    reply = poll(b, "bobBob22", 0)
+    assert reply.processed == 1
+    assert [line for line in reply.lines(uid, "ca") if "cannot be reached" in line]
+
+
 def test_the_k_kept_for_a_session_leaves_out_what_other_members_have_not_confirmed() -> None:
     """issue 44: the sessions' journal kept k as soon as a poll's commands were taken, also for a move
     sent to another member's table. The player's member died before that member confirmed the move
