@@ -75,12 +75,19 @@ class Api:
             pause = min(max(1.0, 2 * pause), 30.0)
 
     def post(self, path: str, **fields: str) -> dict[str, Any]:
-        """An action: {"ok": true}, or {"error": code, "message": why} (never an exception for a refusal)."""
+        """An action: {"ok": true}, or {"error": code, "message": why}, never an exception. No answer from
+        the server (a proxy's error page while a server of a cluster restarts, a broken connection) is
+        the error `unanswered`: whether the action was done, the feed tells."""
         try:
             with urllib.request.urlopen(self._request(path, fields), timeout=30) as answer:
                 return json.load(answer)
         except urllib.error.HTTPError as refused:
-            return json.load(refused)
+            try:
+                return json.load(refused)
+            except ValueError:
+                return {"error": "unanswered", "message": f"HTTP {refused.code}, not from the server"}
+        except (OSError, http.client.HTTPException, ValueError) as broken:
+            return {"error": "unanswered", "message": str(broken) or type(broken).__name__}
 
 
 class Game:

@@ -81,11 +81,18 @@ class BotApi:
             pause = min(max(1.0, 2 * pause), LONGEST_PAUSE)
 
     def post(self, path: str, **fields: str) -> dict[str, Any]:
+        """The answer's JSON; no answer from the server (a proxy's error page while a server of a cluster
+        restarts, a broken connection) is the error `unanswered`: whether it was done, the feed tells."""
         try:
             with urllib.request.urlopen(self._request(path, fields), timeout=FEED_TIMEOUT) as answer:
                 return json.load(answer)
         except urllib.error.HTTPError as refused:
-            return json.load(refused)
+            try:
+                return json.load(refused)
+            except ValueError:
+                return {"error": "unanswered", "message": f"HTTP {refused.code}, not from the server"}
+        except (OSError, http.client.HTTPException, ValueError) as broken:
+            return {"error": "unanswered", "message": str(broken) or type(broken).__name__}
 
 
 @dataclass

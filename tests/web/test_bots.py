@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 import pytest
-from aiohttp import ClientResponse
+from aiohttp import ClientResponse, web
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 from sqlalchemy import update
@@ -388,6 +388,36 @@ async def test_the_example_and_bot_play_open_the_feed_again_when_it_ends_for_a_r
     replaced = await following()
     assert replaced is not None and replaced["code"] == "replaced"
     assert await following() is None  # and the bot stops
+
+
+NGINX_502 = (  # nginx's own page, as it answers while no member of a cluster can take a request
+    "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n<body>\r\n"
+    "<center><h1>502 Bad Gateway</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n"
+)
+
+
+@pytest.mark.parametrize("bot_api", [Api, BotApi], ids=["example", "bot-play"])
+async def test_the_example_and_bot_play_answer_unanswered_to_a_proxy_s_error_page_or_no_connection(
+    aiohttp_server: Any, unused_tcp_port: int, bot_api: type[Api] | type[BotApi]
+) -> None:
+    """The chaos run with bots: when a member of a cluster died, nginx answered a bot's move with its
+    502 page (it sends a POST to no other member: it may have been done) and four of eight example bots
+    stopped on that page's HTML (JSONDecodeError). An action with no answer from the server is the error
+    `unanswered`; the bot plays on, and its feed says whether it was done."""
+
+    async def bad_gateway(request: web.Request) -> web.Response:
+        return web.Response(status=502, text=NGINX_502, content_type="text/html")
+
+    proxy = web.Application()
+    proxy.router.add_post("/api/bot/game/{table}/move/{x}/{y}", bad_gateway)
+    server = await aiohttp_server(proxy)
+    answer = await asyncio.to_thread(
+        bot_api(str(server.make_url("/")), "token").post, "/api/bot/game/7/move/1/2"
+    )
+    assert answer == {"error": "unanswered", "message": "HTTP 502, not from the server"}
+    nobody = bot_api(f"http://127.0.0.1:{unused_tcp_port}", "token")  # nothing listens there
+    answer = await asyncio.to_thread(nobody.post, "/api/bot/game/7/move/1/2")
+    assert answer["error"] == "unanswered" and answer["message"]
 
 
 async def test_a_bot_plays_on_after_a_restart_from_its_feed_s_whole_state(
