@@ -234,15 +234,20 @@ class LobbyLink:
             elif "give_up" in body:  # whether heard or not, the login waits no longer
                 if self.sessions is not None:
                     self.sessions.not_delivered(body)
-            elif not (gone and self._sent_again(member, body)):
+            elif not self._sent_again(member, body, heard_maybe=not gone):
                 self._resending.pop(id(body), None)
                 self._hub.not_delivered(member, body)
 
-    def _sent_again(self, member: str, body: dict[str, Any]) -> bool:
+    def _sent_again(self, member: str, body: dict[str, Any], *, heard_maybe: bool) -> bool:
         """An action or its confirmation that nobody heard, to a member alive that is not listening yet
-        (subscribing again after Redis came back): sent again soon, for RESENT_FOR. Not when Redis could
-        not be reached: whether it was heard is not known, and an action must not be done twice."""
+        (subscribing again after Redis came back), or that Redis may have taken before it failed
+        (`heard_maybe`): sent again soon, for RESENT_FOR. The table's member does an action it hears
+        twice once, by its ticket (Visitors.act); one without a ticket (from a member of an earlier
+        version) is not sent again when it may have been heard, for it would be done twice. Taken as
+        not done, an action done after all was refused to its player ("Not done...") and played."""
         if not any(kind in body for kind in RESENT) or member not in self._alive:
+            return False
+        if heard_maybe and "do" in body and body.get("t") is None:
             return False
         loop = asyncio.get_running_loop()
         until, _ = self._resending.setdefault(id(body), (loop.time() + RESENT_FOR, body))

@@ -84,3 +84,47 @@ async def test_a_message_found_missing_is_asked_for_and_what_is_unanswered_sent_
     finally:
         await listening.aclose()
         await link.stop()
+
+
+class UndeliveredHub(HeardHub):
+    """Notes the messages its link gives up on as not delivered."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.undelivered: list[dict[str, Any]] = []
+
+    def not_delivered(self, member: str, message: dict[str, Any]) -> None:
+        self.undelivered.append(message)
+        super().not_delivered(member, message)
+
+
+async def test_an_action_sent_while_redis_fails_is_sent_again_when_it_is_back_not_taken_as_not_done(
+    redis_server: RedisServer,
+) -> None:
+    """The chaos run with bots: moves sent while Redis was killed were told "Not done: the table's
+    server cannot be reached now." and were played: Redis had taken the message before it died, or the
+    answer to the publish was what was lost. Whether it was heard is not known, so the action is sent
+    again once Redis is back (for RESENT_FOR, as to a member not listening yet): the table's member does
+    an action it hears twice only once (Visitors.act, by its ticket)."""
+    hub = UndeliveredHub()
+    link = LobbyLink(redis_server.url, "kropki-b", hub, [CLUSTER_SECRET])
+    await link.start()
+    try:
+        link.members_changed(("kropki-a", "kropki-b"))
+        redis_server.stop()  # as chaos.py kills it
+        action = {"do": ["*Bob", "move", "17", "hh"], "t": 1}
+        link.send_to("kropki-a", action)
+        await asyncio.sleep(1.0)  # its publish failed, and the tries after it
+        assert hub.undelivered == [], "taken as not done while it may have been heard"
+        redis_server.start()
+        member_a = Redis.from_url(redis_server.url)
+        listening = member_a.pubsub()
+        try:
+            await listening.subscribe(TO_A)
+            await heard(listening, '"do"')  # sent again once Redis answers
+        finally:
+            await listening.aclose()
+            await member_a.aclose()
+        assert hub.undelivered == []
+    finally:
+        await link.stop()
