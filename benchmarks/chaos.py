@@ -25,6 +25,11 @@ Where they differ from MultiPoints:
 - a player whose game has not been on its board for 20 s chooses its table (`b`), as a person would
   in the lobby; when a game ends, the pair plays a new one.
 
+The bots: --bots pairs of examples/random_bot.py, each in a process of its own with a bot account made
+for the run, playing 10x10 timed games against each other through the bot API and nginx, as
+benchmarks/chaos_bots.py says: every action and its answer and every event of its feed logged, 0.5-2 s
+of thought before each move, the first of a pair inviting the other whenever neither plays.
+
 The schedule, seeded (--seed) and printed as it happens: about one event every 20-40 s (--gap) over
 --minutes: a random member SIGKILLed and started again under its name and port 5-15 s later; once two
 members SIGKILLed 1-4 s apart; once a member SIGKILLed while it takes over another's tables (A killed;
@@ -46,13 +51,18 @@ any player got no `ok` answer and any table made no move, and how long until eve
 after each member's death (the tables it owned, and all tables) and after Redis returned; the longest
 k wait (a command sent until k covered it), overall and for commands sent after Redis returned; a
 reply whose k is above what its login has sent (a login inheriting another's command numbers), or
-below an earlier one of its login (the client sends again what k had covered).
+below an earlier one of its login (the client sends again what k had covered). For the bots: every
+move answered 200 against its table's record (its journal, or the archived game its feed named once
+the table closed), every move refused that is in it all the same, each bot's board as its feed left it,
+the feeds opened and the answers by code, and any bot that stopped.
 
 Targets (issue 44, point 2): 0 acknowledged moves lost, 0 duplicated or phantom, every board equal to
 its table's record, 0 `sd`, 0 tracebacks, k never held past 30 s (a client sees k at its next poll:
 judged past 31 s), every table moving again within 20 s of a member's death or of Redis's return (every
 table, not only the dead member's own: a table also stops when a player's member dies; a table whose
-member died while taking it over is judged from that member's death), no login inheriting k. Exit
+member died while taking it over is judged from that member's death; the bots' tables too), no login
+inheriting k; and for the bots: no move answered 200 lost, no refused move played, no phantom, every
+board equal to its record, no bot stopped. Exit
 status 0 when every target is met, 1 when one is not, 2 when the benchmark could not run.
 
     scripts/with-postgres .venv/bin/python benchmarks/chaos.py      # about 5.5 minutes
@@ -83,6 +93,7 @@ for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*, tests.*
         sys.path.insert(0, _path)
 
 import aiohttp  # noqa: E402
+from chaos_bots import Bots, bot_report, with_archived  # noqa: E402
 from chaos_players import REQUEST_TIMEOUT, Pair, Run, make_pairs, write_log  # noqa: E402
 from chaos_report import Event, Mark, read_logs, read_record, report  # noqa: E402
 from cluster import NGINX, REDIS_SERVER, ClusterServer, Member, drop_database, fresh_database  # noqa: E402
@@ -341,13 +352,18 @@ async def wait_for_tables(pairs: list[Pair], chaos: Chaos) -> bool:
     return False
 
 
-async def play(args: argparse.Namespace, cluster: ClusterServer, db_url: str, pg_command: list[str]) -> int:
+async def play(
+    args: argparse.Namespace, cluster: ClusterServer, db_url: str, pg_command: list[str], folder: Path
+) -> int:
     rng = random.Random(args.seed)
     run = Run(args.seed)
     chaos = Chaos(cluster, db_url, pg_command, rng, run)
     schedule = plan(rng, args.minutes * 60, args.gap)
     print("the schedule (seconds after the warm-up): " + ", ".join(f"{m:.0f} {k}" for m, k in schedule))
     pairs = make_pairs(args.games, cluster.port, run)
+    bots = Bots(args.bots, cluster.port, folder, args.seed, sys.executable)
+    await bots.make_accounts(db_url)
+    bots.start()
     tasks = []
     for player in [player for pair in pairs for player in pair.players]:
         tasks.append(asyncio.create_task(player.play()))
@@ -361,10 +377,12 @@ async def play(args: argparse.Namespace, cluster: ClusterServer, db_url: str, pg
         chaos.say(f"the quiet end: {args.quiet:.0f} s with everything up")
         await asyncio.sleep(max(0.0, args.quiet - NO_MOVES_AT_END))
         run.no_new_moves = True
+        bots.quiet()
         await asyncio.sleep(NO_MOVES_AT_END)
     finally:
         run.stopping = True
         stopped = time.monotonic()
+        crashed = await bots.stop()
         _, late = await asyncio.wait(tasks, timeout=REQUEST_TIMEOUT + 5)
         for task in late:
             task.cancel()
@@ -377,7 +395,10 @@ async def play(args: argparse.Namespace, cluster: ClusterServer, db_url: str, pg
     if args.keep:
         write_log(Path(args.keep) / "commands.log", pairs)
     logs = read_logs({member.name: member.log_path for member in cluster.members})
-    check = report(pairs, run.recorder, record, logs, chaos.events, stopped)
+    bot_logs = bots.read()
+    played = await with_archived(db_url, record.moves, bot_logs)
+    bot_targets = bot_report(bots.pairs, bot_logs, played, crashed)
+    check = report(pairs, run.recorder, record, logs, chaos.events, stopped, bots.pairs, bot_targets)
     for problem in chaos.trouble:
         print(f"the schedule: {problem}")
     return 0 if all(check.passed.values()) else 1
@@ -397,6 +418,7 @@ def main() -> int:
     parser = argument_parser(__doc__)
     add = parser.add_argument
     add("--games", type=int, default=40, help="games, two MultiPoints guests each")
+    add("--bots", type=int, default=4, help="pairs of bots (examples/random_bot.py) playing each other")
     add("--minutes", type=float, default=5.0, help="minutes of the schedule (events then run to their end)")
     add("--gap", type=gap_range, default=(20.0, 40.0), help="seconds between events, e.g. 20,40")
     add("--quiet", type=float, default=40.0, help="seconds with everything up at the end, before the check")
@@ -404,8 +426,8 @@ def main() -> int:
     add_server_arguments(parser)
     parser.set_defaults(log_level="INFO")
     args = parser.parse_args()
-    if args.games < 1 or args.minutes <= 0 or args.quiet < NO_MOVES_AT_END + 5:
-        parser.error(f"--games >= 1, --minutes > 0, --quiet >= {NO_MOVES_AT_END + 5:.0f}")
+    if args.games < 1 or args.bots < 0 or args.minutes <= 0 or args.quiet < NO_MOVES_AT_END + 5:
+        parser.error(f"--games >= 1, --bots >= 0, --minutes > 0, --quiet >= {NO_MOVES_AT_END + 5:.0f}")
     base_url = os.environ.get("KROPKI_TEST_DB", "")
     if not base_url.startswith("postgresql"):
         print("chaos benchmark: run it under scripts/with-postgres (it restarts that PostgreSQL):")
@@ -438,7 +460,7 @@ def main() -> int:
             + ", ".join(f"{m.name} (pid {m.pid}, port {m.port})" for m in cluster.members)
             + f"; nginx port {cluster.port}; logs in {folder}"
         )
-        return asyncio.run(play(args, cluster, db_url, pg_command))
+        return asyncio.run(play(args, cluster, db_url, pg_command, folder))
     except (RuntimeError, OSError, subprocess.SubprocessError) as failure:
         print(f"chaos benchmark could not run, everything was stopped: {failure}")
         return 2

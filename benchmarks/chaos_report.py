@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from chaos_players import POLL_EVERY, Command, Pair, Recorder
 from sqlalchemy import text
@@ -43,6 +45,16 @@ def _died_again(deaths: list[Mark], mark: Mark, uid: str, wait: float) -> bool:
         later.at > mark.at and later.at < mark.at + wait and later.tables and uid in later.tables
         for later in deaths
     )
+
+
+class Moving(Protocol):
+    """A pair at its tables, as the figures of each event read it: MultiPoints players or bots."""
+
+    tables: list[str]
+    move_times: list[float]
+
+    @property
+    def uid(self) -> str | None: ...
 
 
 @dataclass
@@ -169,7 +181,7 @@ class Check:
         print(f"{'PASS' if ok else 'FAIL'} {name}: {detail}")
 
 
-def _show(title: str, items: list[str], count: int | None = None) -> None:
+def show(title: str, items: list[str], count: int | None = None) -> None:
     print(f"{title}: {len(items) if count is None else count}" + "".join(f"\n    {i}" for i in items[:SHOWN]))
 
 
@@ -180,7 +192,11 @@ def report(
     logs: Logs,
     events: list[Event],
     stopped: float,
+    bots: Sequence[Moving] = (),
+    bot_targets: dict[str, tuple[bool, str]] | None = None,
 ) -> Check:
+    """`bots`: the bot pairs, judged with the players' pairs in each event's figures; `bot_targets`:
+    chaos_bots.bot_report's."""
     at = recorder.at
     players = [player for pair in pairs for player in pair.players]
     commands: list[Command] = [c for player in players for c in player.commands]
@@ -204,7 +220,7 @@ def report(
     if recorder.unattributed:
         print("refusals no unacknowledged command was waiting for: " + str(dict(recorder.unattributed)))
     settled = {(c.table, c.point, c.red) for c in moves if c.refused is None and c.acked is not None}
-    _show(
+    show(
         "refused but in the record (no other command of the point acknowledged)",
         [
             f"{c.player} table {c.table} {c.point}: {c.refused}"
@@ -220,8 +236,8 @@ def report(
             f"{sent}, acknowledged {at(c.acked or 0)}"
         )
 
-    _show("LOST (acknowledged, not refused, not in the record)", [described(c) for c in lost])
-    _show("`unsaved` lines (play taken back) players read", recorder.unsaved)
+    show("LOST (acknowledged, not refused, not in the record)", [described(c) for c in lost])
+    show("`unsaved` lines (play taken back) players read", recorder.unsaved)
     counts = Counter((table, point) for table, entries in record.moves.items() for point, _ in entries)
     duplicated = [f"table {t} {p}: {n} times" for (t, p), n in counts.items() if n > 1]
     phantom = [
@@ -229,10 +245,10 @@ def report(
         for t, p, r in played
         if t in ours and (t, p, r) not in sent_keys
     ]
-    _show("duplicated in the record", duplicated)
-    _show("phantom (in the record, never sent)", phantom)
-    _show("journal entries written by two members under one number", record.two_writers)
-    _show("journal entries set aside", record.set_aside)
+    show("duplicated in the record", duplicated)
+    show("phantom (in the record, never sent)", phantom)
+    show("journal entries written by two members under one number", record.two_writers)
+    show("journal entries set aside", record.set_aside)
 
     print("\n== boards: each player's MultiPoints board against its table's record ==")
     differ = []
@@ -250,10 +266,10 @@ def report(
                     f"missing {missing[:4]}, extra {extra[:4]}"
                 )
     print(f"boards equal to their table's record: {len(players) - len(differ)} of {len(players)}")
-    _show("boards different", differ)
+    show("boards different", differ)
 
     print("\n== sessions ==")
-    _show("`sd` answers to live sessions", [f"{at(t)} {nick}" for t, nick in recorder.sd])
+    show("`sd` answers to live sessions", [f"{at(t)} {nick}" for t, nick in recorder.sd])
     for nick in list(recorder.nick_refused):  # still refused when the players stopped
         recorder.nick_free(nick, stopped)
     longest_refused, refused_nick = recorder.nick_in_use_longest
@@ -266,35 +282,36 @@ def report(
         f"polls answered neither ok nor sd: {dict(recorder.answers)}; "
         f"without an answer: {dict(recorder.no_answer)}"
     )
-    _show("replies whose k is above what their login sent", recorder.bad_k)
-    _show("replies whose k went back (the client sends again what k had covered)", recorder.k_back)
+    show("replies whose k is above what their login sent", recorder.bad_k)
+    show("replies whose k went back (the client sends again what k had covered)", recorder.k_back)
     print(
         "players who chose their own game's table again (not seated back after a login): "
         f"{recorder.chosen_again}"
     )
-    _show("lines MultiPoints could not parse", recorder.failures)
-    _show("dots the engine would not place on a player's board", recorder.tracking)
+    show("lines MultiPoints could not parse", recorder.failures)
+    show("dots the engine would not place on a player's board", recorder.tracking)
 
     print("\n== the members' logs ==")
-    _show("tracebacks", logs.traces, logs.tracebacks)
+    show("tracebacks", logs.traces, logs.tracebacks)
     print("WARNING and ERROR lines by message (repeats the log folded counted):")
     for key, count in logs.messages.most_common():
         print(f"    {count:5d} {key[:150]}\n          e.g. {logs.examples[key][:260]}")
 
     print("\n== each scheduled event ==")
     ok_times = list(recorder.ok_times.values())
+    tables: list[Moving] = [*pairs, *bots]
     deaths = [mark for event in events for mark in event.marks if mark.what == "death"]
     late: list[str] = []
     for index, event in enumerate(events):
         end = events[index + 1].started if index + 1 < len(events) else stopped
         no_answer = max((longest_gap(t, event.started, end, stopped) for t in ok_times), default=0.0)
-        no_move = max((longest_gap(p.move_times, event.started, end, stopped) for p in pairs), default=0.0)
+        no_move = max((longest_gap(p.move_times, event.started, end, stopped) for p in tables), default=0.0)
         print(
             f"{at(event.started)} {event.label}: until {at(end)} the longest without an ok answer "
             f"{no_answer:.1f} s, the longest a table made no move {no_move:.1f} s"
         )
         for mark in event.marks:
-            judged = [p for p in pairs if mark.tables is None or set(p.tables) & set(mark.tables)]
+            judged = [p for p in tables if mark.tables is None or set(p.tables) & set(mark.tables)]
             waits = sorted(
                 ((again_after(p.move_times, mark.at, stopped), p.uid) for p in judged), reverse=True
             )
@@ -302,7 +319,7 @@ def report(
             whose = (
                 "all tables" if mark.tables is None or mark.what != "death" else f"its {len(judged)} tables"
             )
-            every = [(again_after(p.move_times, mark.at, stopped), p.uid) for p in pairs]
+            every = [(again_after(p.move_times, mark.at, stopped), p.uid) for p in tables]
             everyone = max((wait for wait, _ in every), default=0.0)
             print(
                 f"    {at(mark.at)} {mark.what} {mark.member}: every table moved again within {worst} "
@@ -330,7 +347,7 @@ def report(
         for wait, c in sorted(waits, key=lambda w: -w[0])
         if wait > K_SEEN_AT_MOST
     ]
-    _show(f"commands whose k was held past {K_HELD_AT_MOST:.0f} s (seen past {K_SEEN_AT_MOST:.0f} s)", held)
+    show(f"commands whose k was held past {K_HELD_AT_MOST:.0f} s (seen past {K_SEEN_AT_MOST:.0f} s)", held)
 
     print("\n== targets (issue 44, point 2) ==")
     check = Check()
@@ -356,4 +373,6 @@ def report(
         not recorder.bad_k,
         f"{len(recorder.bad_k)} replies with a k the login never sent",
     )
+    for name, (ok, detail) in (bot_targets or {}).items():
+        check.target(name, ok, detail)
     return check
