@@ -79,10 +79,11 @@ def bot_main(argv: list[str] | None = None) -> int:
             for event in super().events():
                 note({"event": event})
                 kind = event["type"]
-                if kind == "gameFull":
-                    playing[event["table"]] = event["colour"] is not None
-                elif kind == "gameEnd":
-                    playing[event["table"]] = False
+                with lock:  # read by the inviter's thread
+                    if kind == "gameFull":
+                        playing[event["table"]] = event["colour"] is not None
+                    elif kind == "gameEnd":
+                        playing[event["table"]] = False
                 yield event
 
         def post(self, path: str, **fields: str) -> dict[str, Any]:
@@ -102,7 +103,9 @@ def bot_main(argv: list[str] | None = None) -> int:
         def invite() -> None:
             while True:
                 time.sleep(INVITE_EVERY)
-                if not quiet.is_set() and not any(playing.values()):
+                with lock:
+                    idle = not any(playing.values())
+                if idle and not quiet.is_set():
                     api.post(f"/api/bot/invite/{partner}", gameType=random_bot.GAME_TYPE)
 
         threading.Thread(target=invite, daemon=True).start()
