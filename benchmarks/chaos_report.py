@@ -220,14 +220,15 @@ def report(
     if recorder.unattributed:
         print("refusals no unacknowledged command was waiting for: " + str(dict(recorder.unattributed)))
     settled = {(c.table, c.point, c.red) for c in moves if c.refused is None and c.acked is not None}
+    played_anyway = [
+        c for c in refused if (c.table, c.point, c.red) in played and (c.table, c.point, c.red) not in settled
+    ]
     show(
         "refused but in the record (no other command of the point acknowledged)",
-        [
-            f"{c.player} table {c.table} {c.point}: {c.refused}"
-            for c in refused
-            if (c.table, c.point, c.red) in played and (c.table, c.point, c.red) not in settled
-        ],
+        [f"{c.player} table {c.table} {c.point}: {c.refused}" for c in played_anyway],
     )
+    for reason, count in Counter(c.refused for c in played_anyway).most_common():
+        print(f"    by the refusal it was given: {count} {reason}")
 
     def described(c: Command) -> str:
         sent = "never sent (k covered it first)" if c.skipped else f"sent {at(c.sent or 0)}"
