@@ -119,20 +119,26 @@ def test_a_done_confirms_the_action_sent_to_its_member_and_a_member_gone_has_it_
     assert any(".e." in line for line in reply.lines(0, "ca"))  # refused where the table is now (gone)
 
 
+def bob_moves_unheard(link: Link) -> tuple[int, Hub, str, dict[str, Any]]:
+    """Bob's move at member a's table (game_across), its message to member a not delivered (member a
+    died, or Redis failed): the table, member b, member a's name and the message."""
+    uid, move = game_across(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+    assert poll(b, "bobBob22", 0, f"s1.{uid}.{move}").processed == 0
+    (to, _, sent), *_ = [entry for entry in link.queue if "do" in entry[2]]
+    link.queue.clear()
+    return uid, b, to, sent
+
+
 def test_an_action_given_up_with_its_member_is_not_told_not_done_when_its_message_comes_back() -> None:
     """The chaos run with bots: 69 moves were told "Not done: the table's server cannot be reached now."
     and were played. Their member died; it left the cluster (the action given up: k went back, and the
     client sent the move again, to the table's new member, which did it) before the message to it was
     declared not delivered (Redis had no listener for it, sent again for 10 s). That late answer told
     the player "not done" of an action that was no longer waiting for that member."""
-    link = Link()
-    uid, _ = game_across(link)
-    a, b = link.hubs["a"], link.hubs["b"]
-    a.move("alaAla11", str(uid), "aa")
-    link.deliver()
-    assert poll(b, "bobBob22", 0, f"s1.{uid}.hh").processed == 0
-    (to, _, sent), *_ = [entry for entry in link.queue if "do" in entry[2]]
-    link.queue.clear()  # member a dies: the move never reaches it
+    uid, b, to, sent = bob_moves_unheard(Link())  # member a died: the move never reached it
     b.mirrors.owner_gone(to)  # it left the cluster: the move is given up, its client sends it again
     b.not_delivered(to, sent)  # the message's own end comes afterwards
     reply = poll(b, "bobBob22", 0)
@@ -142,12 +148,7 @@ def test_an_action_given_up_with_its_member_is_not_told_not_done_when_its_messag
 
 
 def test_an_action_whose_member_cannot_be_reached_is_told_not_done() -> None:
-    link = Link()
-    uid, _ = game_across(link)
-    b = link.hubs["b"]
-    assert poll(b, "bobBob22", 0, f"s1.{uid}.hh").processed == 0
-    (to, _, sent), *_ = [entry for entry in link.queue if "do" in entry[2]]
-    link.queue.clear()
+    uid, b, to, sent = bob_moves_unheard(Link())
     b.not_delivered(to, sent)  # nobody took it, and its member is still a member
     assert b.players["bobBob22"].acknowledged.refused_between(0, 1) == (
         "notReached",
