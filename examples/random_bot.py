@@ -31,6 +31,10 @@ from typing import Any
 
 GAME_TYPE = "1010n0.0.a.F.a.120.5._SRAUTP_srautp."  # 10x10, no territory, unrated, 2 min + 5 s
 NEIGHBOURS = [(dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
+# refusals of a move that was not made and is sent again a second later: over the request limit (a
+# player's), or the server cannot store anything now (503: its clocks stand still meanwhile); nothing in
+# the feed would call for the move again
+TRY_AGAIN = ("tooFast", "storage")
 
 
 class Api:
@@ -173,7 +177,7 @@ def move(api: Api, table: int, game: Game, rng: random.Random) -> None:
     """The best point the server accepts (a point inside a realm is refused: try the next)."""
     for x, y in choose(game, rng):
         answer = api.post(f"/api/bot/game/{table}/move/{x}/{y}")
-        while answer.get("error") == "tooFast":  # the same limit as a player's: wait, then again
+        while answer.get("error") in TRY_AGAIN:
             time.sleep(1)
             answer = api.post(f"/api/bot/game/{table}/move/{x}/{y}")
         if answer.get("ok"):

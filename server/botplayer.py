@@ -35,6 +35,9 @@ COLOURS = {"blue": 1, "red": 2}
 FEED_TIMEOUT = 60.0  # seconds without a byte (the server writes at least every 20 s)
 REOPENED_AFTER = frozenset({"moved", "stopping"})  # the feed's ends that ask the bot to open it again
 LONGEST_PAUSE = 30.0  # seconds between two tries to open the feed, at most
+# refusals of a move that was not made and is sent again a second later: over the request limit, or the
+# server cannot store anything now (503: its clocks stand still); nothing in the feed calls for it again
+TRY_AGAIN = ("tooFast", "storage")
 
 
 class BotApi:
@@ -199,8 +202,13 @@ class AiBot:
             log.warning("move refused at table %s: %s", table, answer)
 
     def _play(self, table: int, board: Board, index: int) -> dict[str, Any]:
+        """The move's answer, sent again a second later while it is refused TRY_AGAIN."""
         x, y = board.point(index)
-        return self.api.post(f"/api/bot/game/{table}/move/{x}/{y}")
+        answer = self.api.post(f"/api/bot/game/{table}/move/{x}/{y}")
+        while answer.get("error") in TRY_AGAIN:
+            time.sleep(1)
+            answer = self.api.post(f"/api/bot/game/{table}/move/{x}/{y}")
+        return answer
 
     def answer(self, table: int, game: Position, what: str) -> None:
         """As the AI players answer (server/hub/computer.py): take back, cancel and play again; finish by

@@ -6,6 +6,7 @@ every log."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import io
 import json
 import logging
@@ -19,8 +20,8 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 from sqlalchemy import update
 
-from examples.random_bot import Api, play
-from server.botplayer import AiBot, BotApi
+from examples.random_bot import Api, Game, move, play
+from server.botplayer import AiBot, BotApi, position_of
 from server.config import Settings
 from server.hub.hub import Hub
 from server.hub.limits import Caps
@@ -31,7 +32,7 @@ from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import engine_dots, log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
-from tests.store.breakers import until
+from tests.store.breakers import breaker_for, until
 from tests.store.test_accounts import held_checks, registered_id
 from tests.web.test_auth import register
 from tests.web.test_moderation import moderate, moderator
@@ -418,6 +419,55 @@ async def test_the_example_and_bot_play_answer_unanswered_to_a_proxy_s_error_pag
     nobody = bot_api(f"http://127.0.0.1:{unused_tcp_port}", "token")  # nothing listens there
     answer = await asyncio.to_thread(nobody.post, "/api/bot/game/7/move/1/2")
     assert answer["error"] == "unanswered" and answer["message"]
+
+
+@pytest.mark.usefixtures("quick_retries")
+@pytest.mark.parametrize("bot", ["example", "bot-play"])
+async def test_a_bot_s_move_refused_while_storage_fails_is_sent_again_and_played_once_it_is_back(
+    aiohttp_client: AiohttpClient, settings: Settings, bot: str
+) -> None:
+    """The chaos run with bots: a bot's move while PostgreSQL restarted was answered 503 `storage`, and
+    the example bot waited for its feed to call for a move again. Nothing did: its clock ran out and
+    the game with it. The move was not made (the clocks stand still meanwhile), so both bots send it
+    again a second later until it is taken."""
+    client = await served(aiohttp_client, settings)
+    token, feed, ala = await invited_bot(client)
+    await feed.next("invitation")
+    await act(client, token, "invitation/accept")
+    full = await feed.next("gameFull")
+    table = full["table"]
+    await poll(client, ala)
+    ala.make_move(str(table), 5, 5)
+    await poll(client, ala)
+    moved = await feed.next("move", colour="blue")
+    url = str(client.server.make_url("/"))
+    if bot == "example":
+        game = Game(full)
+        game.play(moved)
+        playing = functools.partial(move, Api(url, token), table, game, random.Random(1))
+    else:
+        position = position_of(full)
+        assert position is not None
+        position.take(moved)
+        playing = functools.partial(AiBot(BotApi(url, token), level=1, seed=1).move, table, position, None)
+
+    def moves() -> list[int]:  # the players of the moves made, in the room as it is now (a take-back
+        room = client.app[HUB_KEY].tables[table].room  # restores the table in a new room)
+        assert room is not None
+        return [made.player for made in room.game.moves]
+
+    breaker = breaker_for(settings.db_url)
+    await breaker.break_storage()
+    try:
+        moving = asyncio.create_task(asyncio.to_thread(playing))
+        await until(lambda: client.app[STORE_KEY].writer.storage_failure is not None)
+        await asyncio.sleep(1.5)  # made, not stored, taken back; then refused `storage` at once
+        assert moves() == [1]
+    finally:
+        await breaker.mend()
+    async with asyncio.timeout(EVENT_WAIT):
+        await moving
+    assert moves() == [1, 2]
 
 
 async def test_a_bot_plays_on_after_a_restart_from_its_feed_s_whole_state(
