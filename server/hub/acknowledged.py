@@ -19,6 +19,7 @@ from typing import Any
 # with a broken connection), k goes on, rather than the client sending those commands for ever
 UNCONFIRMED_AT_MOST = 30.0
 REFUSALS_KEPT = 16  # the latest refusals by other members, for the requests that sent them (refused_between)
+NOT_REACHED = "The table's server cannot be reached now."  # an action that member never said it did
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,10 +145,15 @@ class Acknowledged:
         command the client sent after them, so that it sends them again (to the table where it is
         after the take-over, or refused there: either way its client knows). The k to go back to, or
         None. A move that member stored after all is refused when sent again; a chat line would be
-        said twice."""
+        said twice. Each of those actions is refused `notReached` for the request that sent it, if it is
+        one that is answered (refused_between): it must be sent again too."""
         for index, step in enumerate(self.steps):
             numbers = [sent.number for sent in step.owners if sent.owner == owner]
             if numbers:
+                for later in list(self.steps)[index:]:
+                    for sent in later.owners:
+                        if sent.owner == owner:
+                            self.refused(sent.ticket, "notReached", NOT_REACHED)
                 return self._back_to(index, min(numbers))
         return None
 

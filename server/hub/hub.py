@@ -52,7 +52,7 @@ from server.hub.saved import SWEEP_EVERY, SavedSessions
 from server.hub.seeks import Seeks
 from server.hub.sessions import POLL_TIMEOUT, Carried, Sessions
 from server.hub.sharedlobby import SharedLobby
-from server.hub.stream import CONFIRM_WAIT, Poll, Stream
+from server.hub.stream import ANSWER_WAIT, Poll, Stream
 from server.hub.tables import Tables
 from server.hub.tournaments import Tournaments
 from server.hub.visitors import Visitors
@@ -400,7 +400,7 @@ class Hub:
         (Mirrors.outcome)."""
         since = self.mirrors.sent(self.roster.players.get(secret))
         result = await action
-        refused = await self.mirrors.outcome(self.roster.players.get(secret), since, CONFIRM_WAIT)
+        refused = await self.mirrors.outcome(self.roster.players.get(secret), since, ANSWER_WAIT)
         if refused is not None:
             raise refused
         return result

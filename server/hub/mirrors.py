@@ -21,7 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from server.hub.acknowledged import UNCONFIRMED_AT_MOST
+from server.hub.acknowledged import NOT_REACHED, UNCONFIRMED_AT_MOST
 from server.hub.bus import LocalBus
 from server.hub.chats import chat_text
 from server.hub.context import Context
@@ -272,7 +272,7 @@ class Mirrors:
         if player is not None and (ticket is None or player.acknowledged.unconfirmed_action(owner, ticket)):
             player.acknowledged.confirmed(owner, ticket)
             if ticket is not None:
-                player.acknowledged.refused(ticket, "notReached", "The table's server cannot be reached now.")
+                player.acknowledged.refused(ticket, "notReached", NOT_REACHED)
             self._settle(player)
             self.tables.tell(player, table_number(table), "notReached")
 

@@ -5,15 +5,20 @@ delivered in order), one of them running the table, the other's player acting at
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections import deque
 from typing import Any
 
+import pytest
+
 from server.engine.gametype import parse_game_type
-from server.hub.acknowledged import UNCONFIRMED_AT_MOST
+from server.hub.acknowledged import NOT_REACHED, UNCONFIRMED_AT_MOST
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.saved import SESSION_JOURNAL
+from server.hub.stream import CONFIRM_WAIT
+from server.protocol.codec import ProtocolError
 from tests.hub.test_restore import RecordingPersistence
 from tests.hub.test_sessions import poll
 
@@ -143,8 +148,10 @@ def test_an_action_given_up_with_its_member_is_not_told_not_done_when_its_messag
     b.not_delivered(to, sent)  # the message's own end comes afterwards
     reply = poll(b, "bobBob22", 0)
     assert reply.processed == 0
-    assert not [line for line in reply.lines(uid, "ca") if "cannot be reached" in line]
-    assert b.players["bobBob22"].acknowledged.refused_between(0, 1) is None
+    told = [line for section in reply.sections.values() for line in section if "cannot be reached" in line]
+    assert not told
+    # refused once, as given up (for a request that is answered: Hub.answered), not again as undelivered
+    assert list(b.players["bobBob22"].acknowledged.refusals) == [(1, "notReached", NOT_REACHED)]
 
 
 def test_an_action_whose_member_cannot_be_reached_is_told_not_done() -> None:
@@ -338,6 +345,33 @@ def test_an_actions_refusal_comes_with_its_answer_and_again_with_the_answer_sent
     link.deliver()
     assert bob.acknowledged.refused_between(since, upto) is None  # each request its own answer
     assert refusal() is not None and len(room.game.moves) == 4
+
+
+async def test_an_answered_action_whose_member_died_is_answered_not_reached_once_it_is_found_gone() -> None:
+    """The chaos run with bots: a bot's move sent to a table's member that had just died was answered 200
+    after 2 s (CONFIRM_WAIT, then as done), and was not made: the bot's feed said it was still on move,
+    twice, until the table's new member took the third. An answered request (a bot's, an old-style
+    one) now waits for the member's answer, or for it to be found gone (ANSWER_WAIT), and then answers
+    that it was not done, so that it is sent again."""
+    link = Link()
+    uid, bobs_move = game_across(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+
+    async def moving() -> None:
+        b.move("bobBob22", str(uid), bobs_move)
+
+    answering = asyncio.create_task(b.answered("bobBob22", moving()))
+    await asyncio.sleep(0.1)
+    link.queue.clear()  # member a died before it heard the move
+    await asyncio.sleep(CONFIRM_WAIT + 0.2)
+    assert not answering.done(), "answered before anyone knew whether it was done"
+    b.mirrors.owner_gone("a")  # found gone: the move was not done
+    with pytest.raises(ProtocolError) as refused:
+        async with asyncio.timeout(1):
+            await answering
+    assert refused.value.code == "notReached"
 
 
 def test_an_action_the_tables_member_has_no_seat_for_is_told_to_the_player() -> None:
