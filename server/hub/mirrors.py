@@ -25,6 +25,7 @@ from server.hub.acknowledged import NOT_REACHED, UNCONFIRMED_AT_MOST
 from server.hub.bus import LocalBus
 from server.hub.chats import chat_text
 from server.hub.context import Context
+from server.hub.limits import STORAGE_REFUSED
 from server.hub.mailbox import EventLog
 from server.hub.model import LOBBY, Player, table_number
 from server.hub.persistence import NO_ROLE, ROLES
@@ -259,6 +260,9 @@ class Mirrors:
         the client sends it again, with what it sent after it."""
         player = self.roster.online(nick)
         if player is not None:
+            if ticket is not None and player.acknowledged.unconfirmed_action(owner, ticket) is not None:
+                # for a request that is answered: not made, as the owner refuses while storage fails
+                player.acknowledged.refused(ticket, "storage", STORAGE_REFUSED)
             back = player.acknowledged.undone(owner, ticket)
             if back is not None:
                 self.saved.took_back_k(player, back)

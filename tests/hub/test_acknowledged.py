@@ -234,6 +234,31 @@ def test_an_action_taken_back_is_sent_again_with_what_came_after_it_not_before()
     assert poll(b, "bobBob22", 0).processed == 4
 
 
+async def test_an_answered_action_the_tables_member_took_back_is_answered_storage() -> None:
+    """`undone` ended a bot's (or an old-style) request's wait as a `done` would, and it was answered as
+    made (200): the owner had taken it back, its storage failing. It answers the owner's refusal of the
+    moment, `storage`, which a bot sends again a second later (docs/bots.md)."""
+    link = Link()
+    uid, bobs_move = game_across(link)
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+    link.losing = lambda message: "done" in message  # held here, answered by hand
+
+    async def moving() -> None:
+        b.move("bobBob22", str(uid), bobs_move)
+
+    answering = asyncio.create_task(b.answered("bobBob22", moving()))
+    await asyncio.sleep(0.1)
+    link.deliver()
+    ticket = b.players["bobBob22"].acknowledged.tickets
+    b.take_from_member("a", {"undone": "*Bob", "t": ticket})
+    with pytest.raises(ProtocolError) as refused:
+        async with asyncio.timeout(1):
+            await answering
+    assert refused.value.code == "storage"
+
+
 def moves_at(hub: Hub, uid: int, point: str) -> int:
     """How many of the table's move lines place a dot at `point`, in its whole state."""
     return sum(line.count(f"[{point}") for line in hub.lobby_state.snapshot(uid) if line.startswith("s"))
