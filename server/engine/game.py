@@ -16,6 +16,11 @@ COLOUR = {BLACK: "B", WHITE: "W"}
 PLAYER = {"B": BLACK, "W": WHITE}
 
 
+class NotYourMove(IllegalMove):
+    """A dot or STOP of the side that is not on move: unlike the point's other refusals, the same move is
+    legal once the turn comes (a bot that reads its board from a feed tells the two apart)."""
+
+
 @dataclass(frozen=True)
 class Rules:
     """What differs between the zagram variants, as the engine sees it."""
@@ -136,7 +141,7 @@ class Game:
         if player in self.stopped:
             raise IllegalMove("you pressed STOP and cannot place dots any more")
         if player != self.to_move and not self.rules.free_placing:
-            raise IllegalMove("it is not your move")
+            raise NotYourMove("it is not your move")
 
     def _apply(self, player: int, spec: MoveSpec, any_ring_owner: bool) -> Move:
         board = self.board

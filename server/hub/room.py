@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.engine.board import BLACK, WHITE, IllegalMove
-from server.engine.game import COLOUR, game_for_type
+from server.engine.game import COLOUR, NotYourMove, game_for_type
 from server.engine.gametype import GameKind, GameType, parse_game_type
 from server.engine.moves import MoveSyntaxError, parse_move, parse_points, point_to_sgf
 from server.engine.played import Move
@@ -351,6 +351,8 @@ class Room:
         try:
             spec = parse_move(where, self.game.width, self.game.height)
             self.game.play(player, spec)
+        except NotYourMove as refused:  # as at a team table: not now, the point may be free
+            raise ProtocolError("notYourTurn", f"Move {where[:40]} refused: {refused}.") from None
         except (MoveSyntaxError, IllegalMove) as refused:
             raise ProtocolError("illegalMove", f"Move {where[:40]} refused: {refused}.") from None
         self.move_sides.append(side)
@@ -404,6 +406,8 @@ class Room:
         player = colour_of(side)
         try:
             placed = self.game.stop(player)
+        except NotYourMove as refused:
+            raise ProtocolError("notYourTurn", f"STOP refused: {refused}.") from None
         except IllegalMove as refused:
             raise ProtocolError("illegalMove", f"STOP refused: {refused}.") from None
         self.move_sides += [0] * len(placed)

@@ -128,7 +128,7 @@ async def test_an_action_at_a_table_of_the_other_member_is_answered_as_that_memb
     assert await act(b, token, f"game/{uid}/move/4/4") == (200, {"ok": True})
     assert [move.point for move in owner.game.moves] == [(4, 4)]  # done there before the answer
     status, body = await act(b, token, f"game/{uid}/move/5/5")  # not its turn
-    assert (status, body["error"]) == (400, "illegalMove") and "not your move" in body["message"]
+    assert (status, body["error"]) == (400, "notYourTurn") and "not your move" in body["message"]
     ala.send("s", uid, "hh")
     await ala.poll(b=True)
     await feed.next("move", colour="red", x=7, y=7)

@@ -231,15 +231,42 @@ async def test_refusals_are_clear_and_change_nothing(client: TestClient) -> None
     await poll(client, ala)
     table = max(uid for uid, table in client.app[HUB_KEY].tables.items() if table.room is not None)
     assert await act(client, token, f"game/{table}/move/0/0") == (200, {"ok": True})  # the bot is blue
-    ala.make_move(str(table), 2, 2)
-    await poll(client, ala)
     room = client.app[HUB_KEY].tables[table].room
     assert room is not None
+    # not its turn: a code of its own, for the point may be free (illegalMove said it was not)
+    status, body = await act(client, token, f"game/{table}/move/5/5")
+    assert (status, body["error"]) == (400, "notYourTurn") and "not your move" in body["message"]
+    assert len(room.game.moves) == 1
+    ala.make_move(str(table), 2, 2)
+    await poll(client, ala)
     moves = len(room.game.moves)
     status, body = await act(client, token, f"game/{table}/move/1/1")
     assert (status, body["error"]) == (400, "illegalMove") and len(room.game.moves) == moves
     status, body = await act(client, token, f"game/{table}/move/99/0")
     assert (status, body["error"]) == (400, "illegalMove") and len(room.game.moves) == moves
+
+
+async def test_the_example_bot_keeps_a_free_point_refused_as_not_its_turn(client: TestClient) -> None:
+    """The chaos run with bots: a bot whose feed lagged sent moves before its turn; each was refused
+    `illegalMove`, which the example bot takes for a point inside a realm and never tries again. The
+    board's last free point was one of them, and its game stood still until its clock ran out. Refused
+    `notYourTurn`, it waits for its feed and keeps the point."""
+    token, feed, _ = await invited_bot(client)
+    await feed.next("invitation")
+    await act(client, token, "invitation/accept")
+    full = await feed.next("gameFull")
+    game = Game(full)  # *Ala is blue and on move
+    requests = []
+    api = Api(str(client.server.make_url("/")), token)
+    posting = api.post
+
+    def counted(path: str, **fields: str) -> dict[str, Any]:
+        requests.append(path)
+        return posting(path, **fields)
+
+    api.post = counted  # type: ignore[method-assign]
+    await asyncio.to_thread(move, api, full["table"], game, random.Random(1))
+    assert len(requests) == 1 and game.closed == set()
 
 
 async def test_a_bot_and_a_person_play_unrated_only_by_default(client: TestClient) -> None:
