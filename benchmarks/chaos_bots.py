@@ -41,6 +41,9 @@ EXAMPLES = HERE.parent / "examples"
 THINK = (0.5, 2.0)  # seconds before each move
 INVITE_EVERY = 3.0  # seconds between the inviter's tries while no game is being played
 MOVE = re.compile(r"^/api/bot/game/(\d+)/move/(\d+)/(\d+)$")
+# answers that say nothing of whether the move was made: no JSON (nginx's 502, a broken connection), or
+# the table's server of the cluster died before it said
+UNKNOWN = ("unanswered", "unconfirmed")
 
 
 # --- the bot's own process ----------------------------------------------------------------------------
@@ -124,7 +127,7 @@ class BotMove:
     point: tuple[int, int]  # from 1 at the top left, as the record's
     red: bool
     sent: float
-    code: str  # "ok", a refusal's code, or "unanswered" (no JSON: nginx's 502, a broken connection)
+    code: str  # "ok", a refusal's code, or one that says nothing of the move (UNKNOWN)
 
 
 @dataclass
@@ -335,7 +338,8 @@ def bot_report(
     wrong = [
         m
         for m in moves
-        if m.code not in ("ok", "unanswered")
+        if m.code != "ok"
+        and m.code not in UNKNOWN
         and (m.table, m.point, m.red) in recorded
         and (m.table, m.point, m.red) not in ok
     ]

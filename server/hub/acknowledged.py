@@ -15,11 +15,21 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+from server.protocol.codec import ProtocolError
+
 # seconds a client's k waits for another member to store one of its actions: past that (its `done` lost
 # with a broken connection), k goes on, rather than the client sending those commands for ever
 UNCONFIRMED_AT_MOST = 30.0
 REFUSALS_KEPT = 16  # the latest refusals by other members, for the requests that sent them (refused_between)
-NOT_REACHED = "The table's server cannot be reached now."  # an action that member never said it did
+# What a request that is answered (Hub.answered) answers for an action of it at another member's table,
+# besides that member's own refusals: one that never reached that member, and one sent to a member that
+# left the cluster before it answered (it may have stored it first)
+NOT_REACHED = ProtocolError("notReached", "The table's server cannot be reached now.")
+UNCONFIRMED = ProtocolError(
+    "unconfirmed",
+    "The table's server stopped before it said whether this was done: "
+    "the table shows it once another server has taken it over.",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,15 +155,15 @@ class Acknowledged:
         command the client sent after them, so that it sends them again (to the table where it is
         after the take-over, or refused there: either way its client knows). The k to go back to, or
         None. A move that member stored after all is refused when sent again; a chat line would be
-        said twice. Each of those actions is refused `notReached` for the request that sent it, if it is
-        one that is answered (refused_between): it must be sent again too."""
+        said twice. For the request that sent each of those actions, if it is one that is answered
+        (refused_between), its outcome is `unconfirmed`: not known to be done, nor known not to be."""
         for index, step in enumerate(self.steps):
             numbers = [sent.number for sent in step.owners if sent.owner == owner]
             if numbers:
                 for later in list(self.steps)[index:]:
                     for sent in later.owners:
                         if sent.owner == owner:
-                            self.refused(sent.ticket, "notReached", NOT_REACHED)
+                            self.refused(sent.ticket, UNCONFIRMED.code, str(UNCONFIRMED))
                 return self._back_to(index, min(numbers))
         return None
 

@@ -276,7 +276,7 @@ class Mirrors:
         if player is not None and (ticket is None or player.acknowledged.unconfirmed_action(owner, ticket)):
             player.acknowledged.confirmed(owner, ticket)
             if ticket is not None:
-                player.acknowledged.refused(ticket, "notReached", NOT_REACHED)
+                player.acknowledged.refused(ticket, NOT_REACHED.code, str(NOT_REACHED))
             self._settle(player)
             self.tables.tell(player, table_number(table), "notReached")
 

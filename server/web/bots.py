@@ -41,6 +41,9 @@ MAX_BODY_FIELD = 2_000  # characters of one field of a request's body (a chat li
 PROPOSALS = frozenset({"undo", "score", "terr", "drop", "draw", "new"})
 ANSWERS = {"accept": "ok", "decline": "reject"}
 JSON_HEADERS = {"Cache-Control": "no-store", **SECURITY_HEADERS}
+# refusals that say nothing of the action itself, 503: storage failing (not done), or the table's server
+# of a cluster gone before it said whether it did it
+SERVER_SIDE = frozenset({"storage", "unconfirmed"})
 
 routes = web.RouteTableDef()
 
@@ -225,7 +228,7 @@ async def act(request: web.Request, action: Action) -> web.Response:
     except Refused as refused:
         return refusal(refused)
     except ProtocolError as refused:
-        return _json(refused_json(refused), 503 if refused.code == "storage" else 400)
+        return _json(refused_json(refused), 503 if refused.code in SERVER_SIDE else 400)
     except Exception as failure:  # never a 500: a bot's loop must read an answer
         return _failed(request, failure)
     if not await hub.settled(before):
