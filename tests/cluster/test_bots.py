@@ -140,4 +140,4 @@ async def test_an_action_at_a_table_of_the_other_member_is_answered_as_that_memb
     await at_table(cyd, uid, lambda lines: any(line.startswith("pr") and "*Cyd" in line for line in lines))
     assert await cyd.get(co="graczStawiaKropke", idGracza=cyd.secret, table=str(uid), where="aa") == ""
     answer = await cyd.get(co="graczStawiaKropke", idGracza=cyd.secret, table=str(uid), where="bb")
-    assert answer == "err.illegalMove"
+    assert answer == "err.notYourTurn"  # its second move in a row
