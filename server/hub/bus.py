@@ -151,7 +151,8 @@ class LocalBus:
         return self.counter.last
 
     def open(self, uid: int) -> Channel:
-        """The channel of a new table."""
+        """The channel of a new table (one there before it is closed first)."""
+        self.close(uid)
         channel = self.channels[uid] = Channel(
             EventLog(self.lobby_history if uid == LOBBY else self.table_history)
         )
@@ -160,7 +161,12 @@ class LocalBus:
         return channel
 
     def close(self, uid: int) -> None:
-        self.channels.pop(uid, None)
+        """The polls waiting on the channel end: nothing wakes them on it any more, and a table closed
+        may open again (another member's, taken over) with a channel of its own, which they would miss
+        until their time is out."""
+        channel = self.channels.pop(uid, None)
+        if channel is not None:
+            channel.wake_waiters()
 
     def publish(self, uid: int, line: str, *, b_only: bool = False) -> int:
         channel = self.channels[uid]

@@ -75,6 +75,25 @@ async def test_a_long_poll_ends_at_the_next_event_of_a_table_it_follows_or_for_i
     await asyncio.wait_for(waiting, 1)
 
 
+async def test_a_long_poll_on_a_table_closed_and_opened_again_ends_at_once() -> None:
+    """A long poll waited on a table's channel as it was when the poll began. A table closed (a copy of
+    another member's, when that member died) and opened again (taken over) has a new channel, whose
+    events woke nobody waiting on the old one: the poll waited out its time. A channel closed or
+    replaced ends the polls waiting on it, and their next poll waits on the table as it is now."""
+    bus = _bus()
+    ala = _player()
+    waiting = asyncio.ensure_future(bus.wait([7], ala, timeout=5))
+    await asyncio.sleep(0)
+    bus.close(7)
+    await asyncio.wait_for(waiting, 1)
+
+    bus.open(7)
+    waiting = asyncio.ensure_future(bus.wait([7], ala, timeout=5))
+    await asyncio.sleep(0)
+    bus.open(7)  # opened again over the one there
+    await asyncio.wait_for(waiting, 1)
+
+
 async def test_long_polls_with_nothing_new_end_on_the_first_tick_after_their_wait_one_timer_for_all() -> None:
     bus = _bus()
     loop = asyncio.get_running_loop()
