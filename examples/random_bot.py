@@ -101,6 +101,9 @@ class Game:
         self.width, self.height, self.colour = event["width"], event["height"], event["colour"]
         self.dots: dict[tuple[int, int], str] = {}
         self.closed: set[tuple[int, int]] = set()  # free points the server refused: inside a realm
+        # the bot's move the server took, until the feed shows it: a `clock` read meanwhile is older (the
+        # feed is read between requests; clocks are sent again when they stop or go on)
+        self.played: tuple[int, int] | None = None
         for dot in event["setup"] + event["moves"]:
             self.play(dot)
         self.over = False
@@ -110,6 +113,11 @@ class Game:
             self.dots.pop((dot["x"], dot["y"]), None)
         else:
             self.dots[(dot["x"], dot["y"])] = dot["colour"]
+        if (dot["x"], dot["y"]) == self.played:
+            self.played = None
+
+    def on_move(self, clock: dict[str, Any]) -> bool:
+        return not self.over and clock["toMove"] == self.colour and self.played is None
 
     def free(self) -> list[tuple[int, int]]:
         taken = self.dots.keys() | self.closed
@@ -157,9 +165,8 @@ def play(api: Api, games: int, invite: str | None, rng: random.Random, seek: boo
         elif kind == "move" and table in boards:
             boards[table].play(event)
         elif kind == "clock" and table in boards:
-            game = boards[table]
-            if not game.over and event["toMove"] == game.colour:
-                move(api, table, game, rng)
+            if boards[table].on_move(event):
+                move(api, table, boards[table], rng)
         elif kind == "gameEnd" and table in boards:
             boards[table].over = True
             print(f"table {table}: {event['result']}")
@@ -181,6 +188,7 @@ def move(api: Api, table: int, game: Game, rng: random.Random) -> None:
             time.sleep(1)
             answer = api.post(f"/api/bot/game/{table}/move/{x}/{y}")
         if answer.get("ok"):
+            game.played = (x, y)
             return
         if answer.get("error") != "illegalMove":
             print(f"table {table}: move refused: {answer}", file=sys.stderr)

@@ -109,6 +109,9 @@ class Position:
     moves: list[tuple[int, int, int]] = field(default_factory=list)
     added: float = 0.0  # seconds added per move
     over: bool = False
+    # the bot's move the server took, until the feed shows it: a `clock` read meanwhile is older (the
+    # feed is read between requests; clocks are sent again when they stop or go on)
+    played: tuple[int, int] | None = None
 
     def board(self) -> Board:
         board = Board(self.width, self.height)
@@ -125,6 +128,8 @@ class Position:
                 self.moves.pop()
         else:
             self.moves.append(dot)
+        if dot[:2] == self.played:
+            self.played = None
 
 
 def position_of(event: dict[str, Any]) -> Position | None:
@@ -177,7 +182,12 @@ class AiBot:
             return
         elif kind == "move":
             game.take(event)
-        elif kind == "clock" and not game.over and COLOURS.get(event["toMove"]) == game.colour:
+        elif (
+            kind == "clock"
+            and not game.over
+            and COLOURS.get(event["toMove"]) == game.colour
+            and not game.played
+        ):
             left = event.get("blue" if game.colour == 1 else "red")
             self.move(table, game, left)
         elif kind == "proposal" and COLOURS.get(event["by"]) != game.colour:
@@ -194,20 +204,23 @@ class AiBot:
             index, _ = ai.choose_move(board, game.colour, self.level, seconds, self.rng.randrange(2**32))
         except IllegalMove:  # no free point: the server ends a full board's game itself
             return
-        answer = self._play(table, board, index)
+        answer = self._play(table, game, board, index)
         if answer.get("error") == "illegalMove":  # the board here and the server's differ: a quick move
             log.warning("move refused at table %s: %s", table, answer)
-            answer = self._play(table, board, ai.quick_move(board, game.colour, self.rng.randrange(2**32)))
+            quick = ai.quick_move(board, game.colour, self.rng.randrange(2**32))
+            answer = self._play(table, game, board, quick)
         if not answer.get("ok"):
             log.warning("move refused at table %s: %s", table, answer)
 
-    def _play(self, table: int, board: Board, index: int) -> dict[str, Any]:
+    def _play(self, table: int, game: Position, board: Board, index: int) -> dict[str, Any]:
         """The move's answer, sent again a second later while it is refused TRY_AGAIN."""
         x, y = board.point(index)
         answer = self.api.post(f"/api/bot/game/{table}/move/{x}/{y}")
         while answer.get("error") in TRY_AGAIN:
             time.sleep(1)
             answer = self.api.post(f"/api/bot/game/{table}/move/{x}/{y}")
+        if answer.get("ok"):
+            game.played = (x, y)
         return answer
 
     def answer(self, table: int, game: Position, what: str) -> None:

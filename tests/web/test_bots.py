@@ -269,6 +269,25 @@ async def test_the_example_bot_keeps_a_free_point_refused_as_not_its_turn(client
     assert len(requests) == 1 and game.closed == set()
 
 
+def test_a_bot_that_moved_waits_for_its_move_in_the_feed_before_it_moves_again() -> None:
+    """The chaos run with bots: a bot's move refused `storage` went again and was taken; the feed then
+    gave the `clock` sent when the clocks went on, still on the bot's move (the feed is read between
+    requests), and the bot moved again: the point of its move, not on its board yet, refused as taken
+    (12 in a run). A bot whose move was taken waits for that move's event."""
+    full = {"width": 10, "height": 10, "colour": "blue", "setup": [], "moves": [], "gameType": "1010n0"}
+    blue = {"type": "clock", "toMove": "blue"}
+    game, position = Game(full), position_of(full)
+    assert position is not None
+    assert game.on_move(blue)
+    game.played, position.played = (3, 3), (3, 3)  # as move() and AiBot._play note a move taken
+    assert not game.on_move(blue) and position.played
+    moved = {"type": "move", "colour": "blue", "x": 3, "y": 3}
+    game.play(moved)
+    position.take(moved)
+    assert game.played is None and position.played is None
+    assert game.on_move(blue)
+
+
 async def test_a_bot_and_a_person_play_unrated_only_by_default(client: TestClient) -> None:
     token = await new_bot(client, "Robo")
     ala = MultiPoints("*Ala", "111111")
