@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import bisect
 import json
 import os
 import random
@@ -138,10 +139,17 @@ class BotPair:
     nicks: tuple[str, str]
     tables: list[str] = field(default_factory=list)  # in the order their games began
     move_times: list[float] = field(default_factory=list)  # each dot the first time either feed showed it
+    moved_at: list[str] = field(default_factory=list)  # the table of each of those dots
 
     @property
     def uid(self) -> str | None:
         return self.tables[-1] if self.tables else None
+
+    def table_at(self, moment: float) -> str | None:
+        """The table the pair played at then: that of its first dot after `moment` (a pair plays one game
+        after another, each at a table of its own)."""
+        after = bisect.bisect_left(self.move_times, moment)
+        return self.moved_at[after] if after < len(self.moved_at) else self.uid
 
 
 @dataclass
@@ -318,7 +326,9 @@ class Bots:
                 if table not in pair.tables:
                     pair.tables.append(table)
                 first.setdefault((table, point), at)
-            pair.move_times = sorted(first.values())
+            dots = sorted((at, table) for (table, _), at in first.items())
+            pair.move_times = [at for at, _ in dots]
+            pair.moved_at = [table for _, table in dots]
         return logs
 
 
@@ -335,13 +345,16 @@ def bot_report(
     print(f"moves posted {len(moves)}: " + ", ".join(f"{code} {n}" for code, n in answered.most_common()))
     ok = {(m.table, m.point, m.red) for m in moves if m.code == "ok"}
     lost = [m for m in moves if m.code == "ok" and (m.table, m.point, m.red) not in recorded]
+    # a refusal of a point played is wrong unless a request of it was answered 200, or its answer said
+    # nothing (one taken as `unconfirmed` and done: sent again, it is refused as taken)
+    maybe = ok | {(m.table, m.point, m.red) for m in moves if m.code in UNKNOWN}
     wrong = [
         m
         for m in moves
         if m.code != "ok"
         and m.code not in UNKNOWN
         and (m.table, m.point, m.red) in recorded
-        and (m.table, m.point, m.red) not in ok
+        and (m.table, m.point, m.red) not in maybe
     ]
     posted = {(m.table, m.point, m.red) for m in moves}
     again: list[BotMove] = []  # answered 200, then posted again: the bot's feed said it was not made
@@ -359,7 +372,10 @@ def bot_report(
         return f"{m.bot} table {m.table} {m.point} {'red' if m.red else 'blue'}: {m.code}"
 
     show("LOST (answered 200, not in the record)", [said(m) for m in lost])
-    show("refused but in the record (no request of the point answered 200)", [said(m) for m in wrong])
+    show(
+        "refused but in the record (no request of the point answered 200, or unknown)",
+        [said(m) for m in wrong],
+    )
     show("answered 200, then posted again (its feed said it was not made)", [said(m) for m in again])
     show("phantom (in a bot table's record, never posted)", phantom)
     unrecorded = [f"table {table}" for table in sorted(tables) if table not in played]

@@ -105,6 +105,10 @@ class Pair:
         self.seen: dict[str, set[tuple[int, int]]] = {}  # table -> points either player's board showed
         self.move_times: list[float] = []  # when a point first showed on either board
 
+    def table_at(self, moment: float) -> str | None:
+        """Its table (a pair of players plays a new game at its table only after one ends)."""
+        return self.uid
+
     def note_board(self, table: str, dots: dict[tuple[int, int], bool], now: float) -> None:
         seen = self.seen.setdefault(table, set())
         new = dots.keys() - seen

@@ -56,6 +56,10 @@ class Moving(Protocol):
     @property
     def uid(self) -> str | None: ...
 
+    def table_at(self, moment: float) -> str | None:
+        """The table it played at `moment`, which a death is judged by."""
+        ...
+
 
 @dataclass
 class Event:
@@ -314,13 +318,14 @@ def report(
         for mark in event.marks:
             judged = [p for p in tables if mark.tables is None or set(p.tables) & set(mark.tables)]
             waits = sorted(
-                ((again_after(p.move_times, mark.at, stopped), p.uid) for p in judged), reverse=True
+                ((again_after(p.move_times, mark.at, stopped), p.table_at(mark.at)) for p in judged),
+                reverse=True,
             )
             worst = f"{waits[0][0]:.1f} s (table {waits[0][1]})" if waits else "- (it owned none)"
             whose = (
                 "all tables" if mark.tables is None or mark.what != "death" else f"its {len(judged)} tables"
             )
-            every = [(again_after(p.move_times, mark.at, stopped), p.uid) for p in tables]
+            every = [(again_after(p.move_times, mark.at, stopped), p.table_at(mark.at)) for p in tables]
             everyone = max((wait for wait, _ in every), default=0.0)
             print(
                 f"    {at(mark.at)} {mark.what} {mark.member}: every table moved again within {worst} "
