@@ -357,11 +357,11 @@ def bot_report(
         and (m.table, m.point, m.red) not in maybe
     ]
     posted = {(m.table, m.point, m.red) for m in moves}
-    again: list[BotMove] = []  # answered 200, then posted again: the bot's feed said it was not made
+    again: list[BotMove] = []  # a point answered 200 twice: the first time, it was not made
     for log in logs:
         made: set[tuple[str, tuple[int, int]]] = set()
         for m in log.moves:
-            if (m.table, m.point) in made:
+            if m.code == "ok" and (m.table, m.point) in made:
                 again.append(m)
             if m.code == "ok":
                 made.add((m.table, m.point))
@@ -376,7 +376,7 @@ def bot_report(
         "refused but in the record (no request of the point answered 200, or unknown)",
         [said(m) for m in wrong],
     )
-    show("answered 200, then posted again (its feed said it was not made)", [said(m) for m in again])
+    show("answered 200 twice for one point (the first was not made)", [said(m) for m in again])
     show("phantom (in a bot table's record, never posted)", phantom)
     unrecorded = [f"table {table}" for table in sorted(tables) if table not in played]
     show("bot tables with no record (no journal, no archived game a feed named)", unrecorded)
@@ -409,7 +409,7 @@ def bot_report(
     return {
         "no move a bot was answered 200 for lost": (not lost, f"{len(lost)} lost"),
         "no move refused to a bot in the record": (not wrong, f"{len(wrong)} refused but played"),
-        "no move answered 200 to a bot before it was made": (not again, f"{len(again)} posted again"),
+        "no move answered 200 to a bot before it was made": (not again, f"{len(again)} answered 200 twice"),
         "no phantom at a bot's table": (not phantom, f"{len(phantom)} phantom"),
         "every bot's board equals its table's record": (not differ, f"{len(differ)} differ"),
         "no bot crashed": (not died, f"{len(died)} crashed"),
