@@ -53,17 +53,18 @@ k wait (a command sent until k covered it), overall and for commands sent after 
 reply whose k is above what its login has sent (a login inheriting another's command numbers), or
 below an earlier one of its login (the client sends again what k had covered). For the bots: every
 move answered 200 against its table's record (its journal, or the archived game its feed named once
-the table closed), every move refused that is in it all the same, each bot's board as its feed left it,
-the feeds opened and the answers by code, and any bot that stopped.
+the table closed), every move refused that is in it all the same (unless a request of the point got an
+answer that says nothing: `unanswered`, `unconfirmed`), a point answered 200 twice, each bot's board
+as its feed left it, the feeds opened and the answers by code, and any bot that stopped.
 
 Targets (issue 44, point 2): 0 acknowledged moves lost, 0 duplicated or phantom, every board equal to
 its table's record, 0 `sd`, 0 tracebacks, k never held past 30 s (a client sees k at its next poll:
 judged past 31 s), every table moving again within 20 s of a member's death or of Redis's return (every
 table, not only the dead member's own: a table also stops when a player's member dies; a table whose
-member died while taking it over is judged from that member's death; the bots' tables too), no login
-inheriting k; and for the bots: no move answered 200 lost, no refused move played, no phantom, every
-board equal to its record, no bot stopped. Exit
-status 0 when every target is met, 1 when one is not, 2 when the benchmark could not run.
+member died while taking it over is judged from that member's death; the bots' tables too, by the table
+each pair played then), no login inheriting k; and for the bots: no move answered 200 lost, no refused
+move played, no point answered 200 twice, no phantom, every board equal to its record, no bot stopped.
+Exit status 0 when every target is met, 1 when one is not, 2 when the benchmark could not run.
 
     scripts/with-postgres .venv/bin/python benchmarks/chaos.py      # about 5.5 minutes
     scripts/with-postgres .venv/bin/python benchmarks/chaos.py --seed 2 --keep /tmp/chaos-logs

@@ -273,7 +273,9 @@ class Mirrors:
         Unless it waits for that member no more: given up when the member left the cluster (its client
         sends it again, and the table's new member may have done it by now), or answered after all."""
         player = self.roster.online(nick)
-        if player is not None and (ticket is None or player.acknowledged.unconfirmed_action(owner, ticket)):
+        if player is not None and (
+            ticket is None or player.acknowledged.unconfirmed_action(owner, ticket) is not None
+        ):
             player.acknowledged.confirmed(owner, ticket)
             if ticket is not None:
                 player.acknowledged.refused(ticket, NOT_REACHED.code, str(NOT_REACHED))
