@@ -124,13 +124,27 @@ def test_a_done_confirms_the_action_sent_to_its_member_and_a_member_gone_has_it_
     assert any(".e." in line for line in reply.lines(0, "ca"))  # refused where the table is now (gone)
 
 
+def after_alas_move(link: Link) -> tuple[int, str, Hub]:
+    """game_across with Ala's first move made: the table, the move Bob makes next, and member b."""
+    uid, bobs_move = game_across(link)
+    link.hubs["a"].move("alaAla11", str(uid), "aa")
+    link.deliver()
+    return uid, bobs_move, link.hubs["b"]
+
+
+def answered_move(b: Hub, uid: int, where: str) -> asyncio.Task[None]:
+    """Bob's move as a request that is answered (a bot's, an old-style one): Hub.answered's task."""
+
+    async def moving() -> None:
+        b.move("bobBob22", str(uid), where)
+
+    return asyncio.create_task(b.answered("bobBob22", moving()))
+
+
 def bob_moves_unheard(link: Link) -> tuple[int, Hub, str, dict[str, Any]]:
     """Bob's move at member a's table (game_across), its message to member a not delivered (member a
     died, or Redis failed): the table, member b, member a's name and the message."""
-    uid, move = game_across(link)
-    a, b = link.hubs["a"], link.hubs["b"]
-    a.move("alaAla11", str(uid), "aa")
-    link.deliver()
+    uid, move, b = after_alas_move(link)
     assert poll(b, "bobBob22", 0, f"s1.{uid}.{move}").processed == 0
     (to, _, sent), *_ = [entry for entry in link.queue if "do" in entry[2]]
     link.queue.clear()
@@ -239,16 +253,9 @@ async def test_an_answered_action_the_tables_member_took_back_is_answered_storag
     made (200): the owner had taken it back, its storage failing. It answers the owner's refusal of the
     moment, `storage`, which a bot sends again a second later (docs/bots.md)."""
     link = Link()
-    uid, bobs_move = game_across(link)
-    a, b = link.hubs["a"], link.hubs["b"]
-    a.move("alaAla11", str(uid), "aa")
-    link.deliver()
+    uid, bobs_move, b = after_alas_move(link)
     link.losing = lambda message: "done" in message  # held here, answered by hand
-
-    async def moving() -> None:
-        b.move("bobBob22", str(uid), bobs_move)
-
-    answering = asyncio.create_task(b.answered("bobBob22", moving()))
+    answering = answered_move(b, uid, bobs_move)
     await asyncio.sleep(0.1)
     link.deliver()
     ticket = b.players["bobBob22"].acknowledged.tickets
@@ -267,15 +274,12 @@ def moves_at(hub: Hub, uid: int, point: str) -> int:
 def lost_on_the_way(link: Link, kind: str, commands: str) -> tuple[Hub, Hub, int]:
     """A game across members a and b, Ala's first move made; then Bob's `commands` (`{uid}` for the
     table) with every `kind` message between the members lost. Members a and b, and the table."""
-    uid, _ = game_across(link)
-    a, b = link.hubs["a"], link.hubs["b"]
-    a.move("alaAla11", str(uid), "aa")
-    link.deliver()
+    uid, _, b = after_alas_move(link)
     link.losing = lambda message: kind in message
     assert poll(b, "bobBob22", 0, commands.format(uid=uid)).processed == 0
     link.deliver()
     link.losing = lambda message: False
-    return a, b, uid
+    return link.hubs["a"], b, uid
 
 
 def test_an_action_lost_on_its_way_is_sent_again_when_its_member_asks_for_the_view_again() -> None:
@@ -380,15 +384,8 @@ async def test_an_answered_action_whose_member_died_is_answered_unconfirmed_once
     `unconfirmed`: the member may have stored it before it died (answered `notReached`, 7 moves so
     refused were played in a chaos run), and the table, once taken over, shows whether it did."""
     link = Link()
-    uid, bobs_move = game_across(link)
-    a, b = link.hubs["a"], link.hubs["b"]
-    a.move("alaAla11", str(uid), "aa")
-    link.deliver()
-
-    async def moving() -> None:
-        b.move("bobBob22", str(uid), bobs_move)
-
-    answering = asyncio.create_task(b.answered("bobBob22", moving()))
+    uid, bobs_move, b = after_alas_move(link)
+    answering = answered_move(b, uid, bobs_move)
     await asyncio.sleep(0.1)
     link.queue.clear()  # member a died before it heard the move
     await asyncio.sleep(CONFIRM_WAIT + 0.2)
