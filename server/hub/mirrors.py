@@ -50,7 +50,18 @@ class Mirror:
     tail: list[str] = field(default_factory=list)  # the table's lines since (a client applies both)
     people: dict[str, Player] = field(default_factory=dict)  # the people here at it, by nick
     coming: dict[str, Player] = field(default_factory=dict)  # asked to sit down, the owner not yet answered
+    chosen: set[str] = field(default_factory=set)  # of those coming, who chose it (told if refused)
     refreshing: bool = False
+
+    def answered(self, nick: str) -> tuple[Player | None, bool]:
+        """The person coming by that nick, no longer coming, and whether they chose the table."""
+        chosen = nick in self.chosen
+        self.chosen.discard(nick)
+        return self.coming.pop(nick, None), chosen
+
+    def nobody_coming(self) -> None:
+        self.coming.clear()
+        self.chosen.clear()
 
 
 def person(player: Player) -> dict[str, Any]:
@@ -127,7 +138,9 @@ class Mirrors:
             mirror.people.get(player.nick) is player or mirror.coming.get(player.nick) is player
         )
 
-    def join(self, player: Player, uid: int) -> None:
+    def join(self, player: Player, uid: int, *, chosen: bool) -> None:
+        """`chosen`: the person chose the table, and is told if its owner will not seat them; a seat
+        taken back by itself is not (its table being taken over, its `d` line seats them there)."""
         owner = self._owner_of(uid)
         if owner is None or self.send is None:
             raise ProtocolError("noSuchTable", f"There is no table {uid}.")
@@ -135,6 +148,8 @@ class Mirrors:
         if mirror is None:
             mirror = self.by_uid[uid] = Mirror(uid, owner)
             self.bus.open(uid)
+        if chosen:
+            mirror.chosen.add(player.nick)
         if player.nick in mirror.coming:
             return
         mirror.coming[player.nick] = player
@@ -147,7 +162,7 @@ class Mirrors:
             return
         for uid in list(self.remote.games_of(player.nick)):
             if uid not in player.tables:
-                self.join(player, uid)
+                self.join(player, uid, chosen=False)
 
     def described(self, member: str, description: str) -> None:
         """A table of `member` described (`d`: opened, back after that member restarted, or taken over
@@ -161,7 +176,7 @@ class Mirrors:
                 self.seat_back(player)
         for player in watching:
             if int(key) not in player.tables and self.roster.online(player.nick) is player:
-                self.join(player, int(key))
+                self.join(player, int(key), chosen=False)
 
     def moved(self, uid: int, owner: str | None) -> list[Player]:
         """Table `uid` is `owner`'s now (None: this member's), taken over from a member that died: the
@@ -177,7 +192,7 @@ class Mirrors:
         for player in list(mirror.people.values()):
             self._given_up(player, mirror.owner)
             self._stand_up(mirror, player)
-        mirror.coming.clear()
+        mirror.nobody_coming()
         self._close_if_unused(mirror)
         log.info("table of a member gone, taken over %s", Fields(uid=uid, member=owner or "here"))
         return people
@@ -187,7 +202,7 @@ class Mirrors:
         mirror = self.by_uid.get(uid)
         if mirror is None:
             return
-        mirror.coming.pop(player.nick, None)
+        mirror.answered(player.nick)
         if mirror.people.get(player.nick) is player:
             self._stand_up(mirror, player, told=False)  # as Tables.leave: the caller says where they are
             if self.send is not None:
@@ -369,7 +384,7 @@ class Mirrors:
             for player in mirror.people.values():
                 player.new_game_at[uid] = mark
         for nick in newcomers:
-            player = mirror.coming.pop(nick, None)
+            player, _ = mirror.answered(nick)
             if player is not None and self.roster.online(nick) is player:
                 self._sit_down(mirror, player)
         self._close_if_unused(mirror)
@@ -395,9 +410,11 @@ class Mirrors:
         mirror = self.by_uid.get(uid)
         if mirror is None or mirror.owner != owner:
             return
-        player = mirror.coming.pop(nick, None)
-        if player is not None:
+        player, chosen = mirror.answered(nick)
+        if player is not None and chosen:
             self.tables.tell(player, LOBBY, "", text)  # the owner's English sentence (no code)
+        elif player is not None:
+            log.info("seat not taken back %s", Fields(uid=uid, nick=nick, member=owner, why=text))
         self._close_if_unused(mirror)
 
     def left(self, owner: str, uid: int, nick: str) -> None:
@@ -416,7 +433,7 @@ class Mirrors:
             for player in list(mirror.people.values()):
                 self._given_up(player, owner)
                 self._stand_up(mirror, player)
-            mirror.coming.clear()
+            mirror.nobody_coming()
             self._close_if_unused(mirror)
             log.info("table of a member gone %s", Fields(uid=mirror.uid, member=owner))
 

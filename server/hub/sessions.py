@@ -428,7 +428,7 @@ class Sessions:
             if uid in self.tables and uid not in player.tables:
                 self.tables.enter(player, uid)
             elif elsewhere is not None and elsewhere.has(uid):  # another member's table (a cluster)
-                elsewhere.join(player, uid)
+                elsewhere.join(player, uid, chosen=False)
         self.tables.seat_back(player)
         player.rejoined = dict(player.joined)
         self.saved.note_quiet(player, last_seen if self.ctx.timers.now() - last_seen >= QUIET_AFTER else None)

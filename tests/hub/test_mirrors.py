@@ -91,3 +91,38 @@ def test_a_session_taken_from_a_member_that_died_sits_at_its_game_before_that_de
     a.member_gone("b")  # heard at last: Cyd, now of member c, stays
     link.deliver()
     assert a.tables[uid].people["*Cyd"].visiting_from == "c" and uid in c.players["cydCyd33"].tables
+
+
+def test_a_seat_taken_back_at_a_dead_members_table_is_not_told_refused_and_a_chosen_one_is() -> None:
+    """benchmarks/chaos.py with bots: players read "Table N cannot be reached now." 101 times a run for
+    nothing they did. Their session moved to another member, which seated them back at their game at a
+    member that had just died; once that member was found gone and its table taken over, they sat down
+    at it by themselves. Someone who chose that table meanwhile is still told."""
+    link = Link("abc")
+    a, b, c = link.hubs["a"], link.hubs["b"], link.hubs["c"]
+    a.guest_login("alaAla11", "*Ala", "en")
+    b.guest_login("bobBob22", "*Bob", "en")
+    c.guest_login("cydCyd33", "*Cyd", "en")
+    link.deliver()
+    uid = a.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Bob").uid
+    link.deliver()
+    a.move("alaAla11", str(uid), "aa")
+    link.deliver()
+    saved = link.stores["a"].sessions[a.ctx.persistence.id_hmac("alaAla11")]
+    journal = {uid: list(link.stores["a"].entries[uid])}
+
+    link.kill("a")  # SIGKILL: the others hear nothing of it for a while
+    c.take_over(saved, None)  # Ala's requests reach member c: seated back at her game, still at a
+    c.tables.subscribe(c.players["cydCyd33"], uid)  # Cyd chooses that table
+    link.deliver()  # neither `enter` is taken by anybody
+    assert not [line for line in poll(c, "alaAla11", 0).lines(0, "") if "cannot be reached" in line]
+    assert [line for line in poll(c, "cydCyd33", 0).lines(0, "") if "cannot be reached" in line]
+
+    b.take_tables(journal)  # member b takes the table over
+    link.deliver()
+    for member in (b, c):
+        member.member_gone("a")
+    link.deliver()
+    assert uid in c.players["alaAla11"].tables and uid not in c.players["cydCyd33"].tables
+    state = poll(c, "alaAla11", 0).sections[uid]
+    assert any("aa" in line for line in state)
