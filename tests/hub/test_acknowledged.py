@@ -415,3 +415,34 @@ def test_an_action_the_tables_member_has_no_seat_for_is_told_to_the_player() -> 
     assert any(f"not at table {uid}" in line for line in told), reply.sections
     room = a.tables[uid].room
     assert room is not None and len(room.game.moves) == 1
+
+
+def test_an_action_of_a_person_not_seated_there_is_given_up_with_its_member_and_not_told_not_done() -> None:
+    """benchmarks/chaos.py, two members killed a moment apart: 15 players read "Not done" of the move
+    they sent just then. Bob's member died; member c took his session and sent his move to his game's
+    member a, dead too, as he was sitting down there again (that seat refused: nobody took the
+    `enter`). Member a found gone, only the people at its tables had their actions given up: his
+    waited on, and the message's own end, resent until then, told him "Not done" (k past the move,
+    his client never to send it again) instead of his client sending it again to the table's new
+    member."""
+    link = Link("abc")
+    uid, move, b = after_alas_move(link)
+    c = link.hubs["c"]
+    assert poll(b, "bobBob22", 0).processed == 0
+    saved = link.stores["b"].sessions[b.ctx.persistence.id_hmac("bobBob22")]
+    link.kill("a")
+    link.kill("b")
+    c.take_over(saved, None)  # seats him back at table uid, at member a
+    assert poll(c, "bobBob22", 0, f"s1.{uid}.{move}").processed == 0
+    sent = [entry for entry in link.queue if "do" in entry[2]]
+    for entry in sent:
+        link.queue.remove(entry)  # sent again and again while member a is still a member
+    assert sent
+    link.deliver()  # the `enter` nobody took: not seated, and not told
+    assert uid not in c.players["bobBob22"].tables
+    c.member_gone("a")
+    for to, _, message in sent:
+        c.not_delivered(to, message)  # the last resend, once member a is no member
+    reply = poll(c, "bobBob22", 0)
+    assert reply.processed == 0  # his client sends the move again
+    assert not [line for lines in reply.sections.values() for line in lines if "cannot be reached" in line]
