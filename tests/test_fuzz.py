@@ -478,6 +478,7 @@ OLD_COS = [
     "propose",
     "stopMove",
     "dodajeCzas",
+    "pauseClock",
     "zmienStol",
     "dodajWpis",
     "changeLang",
@@ -490,7 +491,7 @@ OLD_COS = [
     "usunGracza",
     "guestLogin",
 ]
-OLD_WEIGHTS = [30, 4, 12, 4, 4, 5, 8, 3, 8, 6, 2, 1, 2, 2, 1, 2]
+OLD_WEIGHTS = [30, 4, 12, 4, 4, 3, 5, 8, 3, 8, 6, 2, 1, 2, 2, 1, 2]
 PARAM_NAMES = [
     "co",
     "idGracza",
@@ -1001,6 +1002,8 @@ class Fuzzer:
         elif co == "dodajeCzas":
             seconds = ["1", "30", "3600", "3601", "0", "-5", "abc", "", "1e3", "٣", "9" * 11]
             params += [("stol", table), ("ile", rng.choice(seconds))]
+        elif co == "pauseClock":
+            params += [(rng.choice(["table", "stol"]), table), ("what", rng.choice(["p", "u", "p", "x", ""]))]
         elif co == "zmienStol":
             params += [("newTable", rng.choice([table, table, "0", "abc", "999", ""]))]
         elif co == "dodajWpis":

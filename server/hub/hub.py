@@ -561,6 +561,11 @@ class Hub:
         self.ctx.writable()
         self.stream.act(self.sessions.player(secret), "give", table, seconds)
 
+    def pause(self, secret: str, table: str, what: str) -> None:
+        """`what`: p pauses the opponent's clock, u lets it run again (the stream's `t` command)."""
+        self.ctx.writable()
+        self.stream.act(self.sessions.player(secret), "pause", table, what)
+
     # --- invitations and chat from the old-style endpoints -------------------------------------
 
     def invite(self, secret: str, whom: str, game_type_text: str, archived: str | None = None) -> None:

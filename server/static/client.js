@@ -10,7 +10,7 @@
 // i18n.js texts).
 
 import {
-  analysisGameType, buildGameType, colourOfSide, describeGameType, encodeText, gameTypeText, guestId, moveOfNode, parseChatLine,
+  analysisGameType, buildGameType, colourOfSide, describeGameType, encodeText, gameTypeText, guestId, mayDo, moveOfNode, parseChatLine,
   parseClockLine, parseInvitationLine, parseProposalLine, parseReply, parseStateLine, parseTableLine, pointFromSgf, pointToSgf,
   position, registeredId, resultText, sgfNodes,
 } from "./protocol.js";
@@ -819,6 +819,7 @@ function renderGame() {
     action.hidden = !shown[action.dataset.propose];
   }
   $("#stop").hidden = !(side && live && contest && desc.rules === "n" && status.toMove === side);
+  renderClockActions(table, side && live && contest ? colourOfSide(side) : 0);
   $("#analysis-colour").hidden = !(analysing(table) && live);
   $("#clear-ring").hidden = !(state.drawing.path.length || state.drawing.targets.length);
   $("#ring-hint").hidden = !(side && live && desc.rules === "t");
@@ -871,9 +872,19 @@ function renderClocks() {
     $(`#${which}-clock`).textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
     $(`#${which}-clock`).title = graceLeft ? t("graceLeft", { seconds: graceLeft }) : "";
     $(`#${which}-clock`).classList.toggle("in-grace", graceLeft > 0);
+    $(`#${which}-clock`).classList.toggle("paused", clock.paused);
+    if (clock.paused) $(`#${which}-clock`).title = t("clockPaused");
     const side = mySide(table);
     if (running && side && index + 1 === colourOfSide(side) && !analysing(table)) warnLowTime(table, left);
   }
+}
+
+/** Time for the opponent, and a pause of their clock, where `colour` (0: neither) has those rights. */
+function renderClockActions(table, colour) {
+  const clocks = colour ? table.clock?.clocks : null;
+  $("#give-time").hidden = !(clocks && mayDo(table.desc, colour, "T"));
+  $("#pause-clock").hidden = !(clocks && mayDo(table.desc, colour, "P"));
+  if (clocks) $("#pause-clock").textContent = t(clocks[2 - colour].paused ? "resumeClock" : "pauseClock");
 }
 
 function renderBoard(table, view, side) {
@@ -1255,6 +1266,15 @@ function start() {
     };
   }
   $("#stop").onclick = () => act({ co: "stopMove", stol: currentGame().uid });
+  $("#give-time").onsubmit = (event) => {
+    event.preventDefault();
+    act({ co: "dodajeCzas", stol: currentGame().uid, ile: $("#gift-seconds").value });
+  };
+  $("#pause-clock").onclick = () => {
+    const table = currentGame();
+    const colour = colourOfSide(mySide(table));
+    act({ co: "pauseClock", table: table.uid, what: table.clock.clocks[2 - colour].paused ? "u" : "p" });
+  };
   $("#clear-ring").onclick = () => { clearDrawing(true); render(); };
   $("#leave").onclick = () => act({ co: "zmienStol", newTable: 0 });
   $("#open-analysis").onclick = () => openAnalysis(null);

@@ -157,7 +157,21 @@ export function describeGameType(text) {
     addedTime: Number(fields[6] || 0),
     tournament: fields.slice(8).join("."),
     analyser: /^c___[SUsue]*n(.+)$/.exec(fields[7] || "")?.[1] || "", // analysis tables (kind a) only
+    rights: playerRights(fields[7] || ""),
   };
+}
+
+/** Each colour's rights letters (`SRAUTP`, blue upper case, red lower) from the opt field, as the server
+ *  reads it (docs/gametype.md): empty, or without `_`, means every right for both. */
+function playerRights(opt) {
+  if (!opt.includes("_")) return { 1: "SRAUTP", 2: "SRAUTP" };
+  const [, blue = "", red = ""] = opt.split("_");
+  return { 1: blue.toUpperCase(), 2: red.toUpperCase() };
+}
+
+/** Whether `colour` (1 blue, 2 red) has `right` (an upper-case letter of `SRAUTP`) at a table of `desc`. */
+export function mayDo(desc, colour, right) {
+  return Boolean(desc.rights?.[colour]?.includes(right));
 }
 
 /** The new-format game type of an invitation. */

@@ -180,6 +180,13 @@ async def add_time(hub: Hub, query: Query) -> str:
     return ""
 
 
+async def pause_clock(hub: Hub, query: Query) -> str:
+    """An extension: the stream's `t` command (`what` p or u) for a client that sends no commands in its
+    polls, as the built-in one (zagram's endpoints have none for it)."""
+    hub.pause(_player_id(query), _game_table(query), _param(query, "what"))
+    return ""
+
+
 async def invite(request: web.Request) -> str:
     """`zapraszam`; an analysis of an archived game (`SGFz<n>`) reads the record from the archive first."""
     query = request.query
@@ -250,6 +257,7 @@ HANDLERS: dict[str, Callable[[Hub, Query], Awaitable[str]]] = {
     "propose": propose,
     "stopMove": stop_move,
     "dodajeCzas": add_time,
+    "pauseClock": pause_clock,
     "zaproszenieTak": _answer("a"),
     "zaproszenieNie": _answer("r"),
     "zaproszenieBlokuj": _answer("b"),

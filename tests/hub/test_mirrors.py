@@ -126,3 +126,24 @@ def test_a_seat_taken_back_at_a_dead_members_table_is_not_told_refused_and_a_cho
     assert uid in c.players["alaAla11"].tables and uid not in c.players["cydCyd33"].tables
     state = poll(c, "alaAla11", 0).sections[uid]
     assert any("aa" in line for line in state)
+
+
+def test_a_person_here_gives_time_and_pauses_a_clock_at_another_members_table() -> None:
+    """The old-style `dodajeCzas` and the extension's `pauseClock` (the built-in client's) reach the
+    table's member as a poll's `t` command does."""
+    link = Link()
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.guest_login("alaAla11", "*Ala", "en")
+    b.guest_login("bobBob22", "*Bob", "en")
+    link.deliver()
+    table = a.open_table(parse_game_type("0808stanF0.60.5"), "*Ala", "*Bob")
+    link.deliver()
+    assert table.room is not None and table.room.flags() == "f1_60.60"
+    b.pause("bobBob22", str(table.uid), "p")
+    b.give_time("bobBob22", str(table.uid), "30")
+    link.deliver()
+    assert table.room.flags() == "f1_p90.60"
+    b.pause("bobBob22", str(table.uid), "x")
+    link.deliver()
+    assert any("t takes p" in line for line in poll(b, "bobBob22", 0).lines(table.uid, "ca"))
+    assert table.room.flags() == "f1_p90.60"

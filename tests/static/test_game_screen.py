@@ -5,6 +5,7 @@ the clock, and a lobby that hides finished tables nobody is at. Sizes are elemen
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -293,3 +294,52 @@ def test_a_tournament_game_is_labelled_and_its_clock_waits_out_the_say_hi(
     assert LOW_TIME not in tones(bob.page)  # not Bob's clock
     ala.play("ee")
     bob.sees_dot("ee")
+
+
+def test_a_player_gives_the_opponent_time_and_pauses_their_clock(players: tuple[Player, Player]) -> None:
+    """docs/client.md listed these as "Not done": zagram's `dodajeCzas`, and the `t` command through the
+    pauseClock endpoint (the page sends no commands in its polls)."""
+    ala, bob = players
+    start_game(ala, bob)  # 5 minutes each, Ala (blue) on move: her clock runs
+    for player in (ala, bob):
+        expect(player.page.locator("#give-time")).to_be_visible()
+        expect(player.page.locator("#pause-clock")).to_have_text("Pause the opponent's clock")
+    bob.page.fill("#gift-seconds", "120")
+    bob.page.click("#give-time button")
+    for player in (ala, bob):
+        expect(player.page.locator("#blue-clock")).to_have_text(re.compile(r"^6:[2-5]\d$"))
+    ala.sees_chat("*Bob added 120 s to the opponent's clock.")
+
+    bob.page.click("#pause-clock")
+    for player in (ala, bob):
+        expect(player.page.locator("#blue-clock")).to_have_class("clock paused")
+        expect(player.page.locator("#blue-clock")).to_have_attribute("title", "Paused")
+    expect(bob.page.locator("#pause-clock")).to_have_text("Let the opponent's clock run")
+    expect(ala.page.locator("#pause-clock")).to_have_text("Pause the opponent's clock")  # Bob's runs
+    paused = ala.page.locator("#blue-clock").text_content()
+    ala.page.wait_for_timeout(2100)
+    expect(ala.page.locator("#blue-clock")).to_have_text(paused or "")  # it stands still
+    ala.play("ee")  # a paused player may still move; Bob's clock runs
+    bob.sees_dot("ee")
+    bob.page.click("#pause-clock")
+    for player in (ala, bob):
+        expect(player.page.locator("#blue-clock")).to_have_class("clock")
+    expect(bob.page.locator("#pause-clock")).to_have_text("Pause the opponent's clock")
+
+    ala.resign()
+    for player in (ala, bob):
+        expect(player.page.locator("#give-time")).to_be_hidden()
+        expect(player.page.locator("#pause-clock")).to_be_hidden()
+
+
+def test_the_page_reads_each_colours_rights_as_the_server_does(players: tuple[Player, Player]) -> None:
+    ala, _ = players
+    rights = ala.page.evaluate(
+        """async () => {
+          const p = await import('/protocol.js');
+          const desc = (opt) => p.describeGameType(`0808s0..s.F.a.60.5.${opt}.`);
+          return ["", "ua", "_SRAP_srap", "_SRATP_s", "c___SUsuenJo_hn"].map((opt) =>
+            [1, 2].map((colour) => ["T", "P"].filter((right) => p.mayDo(desc(opt), colour, right)).join("")));
+        }"""
+    )
+    assert rights == [["TP", "TP"], ["TP", "TP"], ["P", "P"], ["TP", ""], ["", ""]]

@@ -293,8 +293,24 @@ async def test_pause_and_added_time_follow_the_rights(game: Players) -> None:
     await red.poll()
     assert await red.get(co="dodajeCzas", idGracza=red.secret, ile="30", stol=str(uid)) == ""
     assert room.flags() == "f1_90.60"
-    uid2, blue2, red2 = await game.start("0808s0..s.F.a.60.5._SRAP_srap.")
+    # the same pause through the endpoint the built-in client uses (it sends no commands in its polls)
+    assert await red.get(co="pauseClock", idGracza=red.secret, table=str(uid), what="p") == ""
+    game.timers.advance(100)
+    assert room.flags() == "f1_p90.60"
+    for query, answer in [
+        (dict(what="x"), "err.badCommand"),
+        (dict(), "err.missing.what"),
+        (dict(what="p", table="99"), "err.noSuchTable"),
+    ]:
+        assert await red.get(co="pauseClock", idGracza=red.secret, **{"table": str(uid), **query}) == answer
+    # blue's `u` lets red's clock run (it runs), not his own: only red gave him that pause
+    assert await blue.get(co="pauseClock", idGracza=blue.secret, table=str(uid), what="u") == ""
+    assert room.flags() == "f1_p90.60"
+    assert await red.get(co="pauseClock", idGracza=red.secret, stol=str(uid), what="u") == ""
+    assert room.flags() == "f1_90.60"
+    uid2, blue2, red2 = await game.start("0808s0..s.F.a.60.5._SRA_sra.")
     assert await red2.get(co="dodajeCzas", idGracza=red2.secret, ile="30", stol=str(uid2)) == "err.noRight"
+    assert await red2.get(co="pauseClock", idGracza=red2.secret, table=str(uid2), what="p") == "err.noRight"
 
 
 async def test_new_game_after_the_end_swaps_colours(game: Players) -> None:
