@@ -43,14 +43,15 @@ RETRY_SECONDS = 1.0  # between two attempts to subscribe again
 # a member heard from this recently is not dropped for missing from the live members: the view may have
 # been read (two bounded calls) before it announced itself
 NEWCOMER_SECONDS = 3 * CALL_TIMEOUT
-# An action at a table and its answer (`do`, `done`, `undone`), and a request to sit down there (`enter`,
-# which the actions of the same request follow), that no member listened for are sent again this long:
-# the member they are for subscribes again within a heartbeat of Redis's return (issue 44: a
+# An action at a table and its answer (`do`, `done`, `undone`) that no member listened for are sent again
+# this long: the member they are for subscribes again within a heartbeat of Redis's return (issue 44: a
 # confirmation lost so held its client's k 30 s, and an action so lost was refused), or it is found dead
-# meanwhile, and the hub gives up what it waited for (Mirrors.owner_gone).
-RESENT_FOR = 10.0
+# meanwhile (its announcement's 10 s and a heartbeat) and the hub gives up what waited for it, so that the
+# client sends it again to the table's new member (Mirrors.owner_gone). With 10 s, a move sent just after
+# a death was refused "Not done" before that death was found (benchmarks/chaos.py: 10 a run).
+RESENT_FOR = 15.0
 RESEND_EVERY = 0.5
-RESENT = ("do", "done", "undone", "enter")
+RESENT = ("do", "done", "undone")
 
 
 class SharedLobby(Protocol):
@@ -241,13 +242,15 @@ class LobbyLink:
                 self._hub.not_delivered(member, body)
 
     def _sent_again(self, member: str, body: dict[str, Any], *, heard_maybe: bool) -> bool:
-        """An action, its confirmation or a request to sit down that nobody heard, to a member alive that
-        is not listening yet (subscribing again after Redis came back, or dead and not found so yet), or
-        that Redis may have taken before it failed (`heard_maybe`): sent again soon, for RESENT_FOR. The
-        table's member does an action it hears twice once, by its ticket (Visitors.act), and seats a
-        person once; an action without a ticket (from a member of an earlier version) is not sent again
-        when it may have been heard, for it would be done twice. Taken as not done, an action done after
-        all was refused to its player ("Not done...") and played."""
+        """An action or its confirmation that nobody heard, to a member alive that is not listening yet
+        (subscribing again after Redis came back, or dead and not found so yet), or that Redis may have
+        taken before it failed (`heard_maybe`): sent again soon, for RESENT_FOR. The table's member does
+        an action it hears twice once, by its ticket (Visitors.act); one without a ticket (from a member
+        of an earlier version) is not sent again when it may have been heard, for it would be done twice.
+        Taken as not done, an action done after all was refused to its player ("Not done...") and
+        played. A request to sit down (`enter`) is not sent again: by the time it was heard, its person
+        may have gone on to another member (tried: a chaos run's players seated from where they no
+        longer were, and their table stood 29 s)."""
         if not any(kind in body for kind in RESENT) or member not in self._alive:
             return False
         if heard_maybe and "do" in body and body.get("t") is None:

@@ -128,39 +128,3 @@ async def test_an_action_sent_while_redis_fails_is_sent_again_when_it_is_back_no
         assert hub.undelivered == []
     finally:
         await link.stop()
-
-
-async def test_a_request_to_sit_down_nobody_heard_is_sent_again_with_the_action_after_it(
-    redis_server: RedisServer, redis: Redis
-) -> None:
-    """benchmarks/chaos.py: a player whose session moved as their member died was seated back at their
-    game, at a member that had died too. Nobody took the `enter`: it was refused at once, and the move
-    the request carried, sent after it, was refused "There is no game table N." once resent, although
-    the action would have waited for that member's take-over. Both go again while the member is one, in
-    their order, as to a member subscribing again after Redis came back."""
-    hub = UndeliveredHub()
-    link = LobbyLink(redis_server.url, "kropki-b", hub, [CLUSTER_SECRET])
-    await link.start()
-    listening = redis.pubsub()
-    try:
-        link.members_changed(("kropki-a", "kropki-b", "kropki-c"))
-        for member in ("kropki-a", "kropki-c"):
-            link.send_to(member, {"enter": [17, {"nick": "*Bob"}]})
-            link.send_to(member, {"do": ["*Bob", "move", "17", "hh"], "t": 1})
-        await asyncio.sleep(1.0)  # nobody listens for either: tried, and tried again
-        assert hub.undelivered == []
-
-        await listening.subscribe(DIRECT_PREFIX + "kropki-c")  # member c listens at last
-        message = await heard(listening, '"enter"')
-        if '"do"' not in message:
-            await heard(listening, '"do"')
-        else:
-            assert message.index('"enter"') < message.index('"do"')
-        link.members_changed(("kropki-b", "kropki-c"))  # member a found gone: given up, in order
-        deadline = asyncio.get_running_loop().time() + WITHIN
-        while len(hub.undelivered) < 2 and asyncio.get_running_loop().time() < deadline:
-            await asyncio.sleep(0.05)
-        assert [next(iter(message)) for message in hub.undelivered] == ["enter", "do"]
-    finally:
-        await listening.aclose()
-        await link.stop()
