@@ -120,7 +120,7 @@ class Mirrors:
         self.by_uid: dict[int, Mirror] = {}
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
         self._confirmations: dict[Player, asyncio.Event] = {}  # polls waiting for `done`
-        self.orphans = Orphans(ctx, self._given_up)
+        self.orphans = Orphans(ctx, self._given_up_if_here)
 
     # --- what the tables and the stream ask ---------------------------------------------------
 
@@ -344,6 +344,10 @@ class Mirrors:
         if back is not None:
             self.saved.took_back_k(player, back)
         self._settle(player)
+
+    def _given_up_if_here(self, player: Player, owner: str) -> None:
+        if self.roster.online(player.nick) is player:  # else its session went on elsewhere, with its k
+            self._given_up(player, owner)
 
     def _settle(self, player: Player) -> None:
         self.saved.note_k(player)  # the k kept moves on with the confirmations (Acknowledged.kept)

@@ -161,11 +161,13 @@ def test_a_move_sent_to_a_member_found_gone_waits_for_the_take_over_and_is_playe
     link = Link("abc")
     uid, move, b = after_alas_move(link)
     assert poll(b, "bobBob22", 0, f"s1.{uid}.{move}").processed == 0
+    (_, _, sent), *_ = [entry for entry in link.queue if "do" in entry[2]]
     link.queue.clear()  # member a died before it heard the move
     journal = {uid: list(link.stores["a"].entries[uid])}
     link.kill("a")
     for member in ("b", "c"):
         link.hubs[member].member_gone("a")
+    b.not_delivered("a", sent)  # the end of its sending again: not "Not done" while it waits
     again = poll(b, "bobBob22", 0, f"s1.{uid}.{move}")  # MultiPoints sends it on every poll
     assert again.processed == 0  # waiting: neither done nor refused
 
