@@ -28,7 +28,6 @@ from server.hub.context import Context
 from server.hub.limits import STORAGE_REFUSED
 from server.hub.mailbox import EventLog
 from server.hub.model import LOBBY, Player, table_number
-from server.hub.orphans import Orphans
 from server.hub.persistence import NO_ROLE, ROLES
 from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
@@ -120,7 +119,6 @@ class Mirrors:
         self.by_uid: dict[int, Mirror] = {}
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
         self._confirmations: dict[Player, asyncio.Event] = {}  # polls waiting for `done`
-        self.orphans = Orphans(ctx, self._given_up_if_here)
 
     # --- what the tables and the stream ask ---------------------------------------------------
 
@@ -187,7 +185,6 @@ class Mirrors:
         sit down at it again. Issue 44: left at the old mirror, they were not seated at the new owner's
         table, and the old owner's leaving then took them away from it."""
         self.remote.forget_table(uid, keep=owner)
-        self.orphans.taken_over(uid)
         mirror = self.by_uid.get(uid)
         if mirror is None or mirror.owner == owner:
             return []
@@ -291,8 +288,6 @@ class Mirrors:
         Unless it waits for that member no more: given up when the member left the cluster (its client
         sends it again, and the table's new member may have done it by now), or answered after all."""
         player = self.roster.online(nick)
-        if owner in self.orphans:  # found gone: the action waits for its table's take-over
-            return
         if player is not None and (
             ticket is None or player.acknowledged.unconfirmed_action(owner, ticket) is not None
         ):
@@ -344,10 +339,6 @@ class Mirrors:
         if back is not None:
             self.saved.took_back_k(player, back)
         self._settle(player)
-
-    def _given_up_if_here(self, player: Player, owner: str) -> None:
-        if self.roster.online(player.nick) is player:  # else its session went on elsewhere, with its k
-            self._given_up(player, owner)
 
     def _settle(self, player: Player) -> None:
         self.saved.note_k(player)  # the k kept moves on with the confirmations (Acknowledged.kept)
@@ -438,22 +429,19 @@ class Mirrors:
 
     def owner_gone(self, owner: str) -> None:
         """The owner left the cluster: its tables leave the people here (their games wait in its store),
-        and what anybody here sent it is given up once its tables are taken over (server/hub/orphans.py:
-        their clients send it again), also an action of one not seated there: sent while sitting down
-        (see follows) at a seat it never took. Left waiting, its message, sent again until then, ended
-        told "Not done" (benchmarks/chaos.py: 15 players when two members died a moment apart)."""
+        and what anybody here sent it is given up (their clients send it again), also an action of one
+        not seated there: sent while sitting down (see follows) at a seat it never took. Left waiting,
+        its message, sent again until then, ended told "Not done" (benchmarks/chaos.py: 15 players
+        when two members died a moment apart)."""
         for mirror in [m for m in self.by_uid.values() if m.owner == owner]:
             for player in list(mirror.people.values()):
                 self._stand_up(mirror, player)
             mirror.nobody_coming()
             self._close_if_unused(mirror)
             log.info("table of a member gone %s", Fields(uid=mirror.uid, member=owner))
-        waiting = [
-            p
-            for p in self.roster.players.values()
-            if p.acknowledged.steps and p.acknowledged.unconfirmed(owner)
-        ]
-        self.orphans.wait(owner, waiting)
+        for player in list(self.roster.players.values()):
+            if player.acknowledged.steps and player.acknowledged.unconfirmed(owner):
+                self._given_up(player, owner)
 
     # --- inside -------------------------------------------------------------------------------
 

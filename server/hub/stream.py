@@ -46,10 +46,10 @@ MAX_WAIT = 30.0  # cap of the opt-in long poll (`wait=`)
 SETTLE_TIMEOUT = 10.0  # longest a reply waits for its writes; then it must not say they are done
 CONFIRM_WAIT = 2.0  # longest a reply waits for another member to store its actions (then k waits on)
 # Longest a request that is answered (an old-style action, a bot's) waits for that member's answer: past
-# the 10-12 s in which a member that died is found gone (docs/cluster.md, "Membership (Redis)") and the
-# wait for its tables' take-over then (orphans.TAKEOVER_WAIT), after which its actions are `unconfirmed`.
-# Answered as done after 2 s, a move sent to a dead member was told made, and was not.
-ANSWER_WAIT = 20.0
+# the 10 s in which a member that died is found gone (docs/cluster.md, "Membership (Redis)"), after which
+# its actions are `unconfirmed`. Answered as done after 2 s, a move sent to a dead member was told made,
+# and was not.
+ANSWER_WAIT = 15.0
 IGNORING = ("ignore", "unignore")  # `c` commands that are not chat (server/hub/ignoring.py)
 
 

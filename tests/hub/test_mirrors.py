@@ -3,11 +3,8 @@ takes the table over: the people here sit down at it where it is now (issue 44).
 
 from __future__ import annotations
 
-import pytest
-
 from server.engine.gametype import parse_game_type
-from server.hub.orphans import TAKEOVER_WAIT
-from tests.hub.test_acknowledged import Link, after_alas_move
+from tests.hub.test_acknowledged import Link
 from tests.hub.test_sessions import poll
 
 
@@ -150,49 +147,3 @@ def test_a_person_here_gives_time_and_pauses_a_clock_at_another_members_table() 
     link.deliver()
     assert any("t takes p" in line for line in poll(b, "bobBob22", 0).lines(table.uid, "ca"))
     assert table.room.flags() == "f1_p90.60"
-
-
-@pytest.mark.parametrize("taker", ["b", "c"])
-def test_a_move_sent_to_a_member_found_gone_waits_for_the_take_over_and_is_played_there(taker: str) -> None:
-    """benchmarks/chaos.py: moves sent to a table's member that had just died were given up when it was
-    found gone; their clients sent them again at once, before any member had taken the table over, and
-    they were refused "There is no game table N." (21-52 a run). They now wait for the take-over (here
-    by Bob's own member b, or by member c), and go again there."""
-    link = Link("abc")
-    uid, move, b = after_alas_move(link)
-    assert poll(b, "bobBob22", 0, f"s1.{uid}.{move}").processed == 0
-    (_, _, sent), *_ = [entry for entry in link.queue if "do" in entry[2]]
-    link.queue.clear()  # member a died before it heard the move
-    journal = {uid: list(link.stores["a"].entries[uid])}
-    link.kill("a")
-    for member in ("b", "c"):
-        link.hubs[member].member_gone("a")
-    b.not_delivered("a", sent)  # the end of its sending again: not "Not done" while it waits
-    again = poll(b, "bobBob22", 0, f"s1.{uid}.{move}")  # MultiPoints sends it on every poll
-    assert again.processed == 0  # waiting: neither done nor refused
-
-    link.hubs[taker].take_tables(journal)
-    link.deliver()  # member c's `d` line seats Bob there from member b
-    assert uid in b.players["bobBob22"].tables
-    assert poll(b, "bobBob22", 0, f"s1.{uid}.{move}").processed == (1 if taker == "b" else 0)
-    link.deliver()
-    reply = poll(b, "bobBob22", 0)
-    assert reply.processed == 1
-    assert not [line for lines in reply.sections.values() for line in lines if ".e." in line]
-    assert any(move in line for line in link.hubs[taker].lobby_state.snapshot(uid))
-
-
-def test_a_move_sent_to_a_member_found_gone_whose_tables_nobody_takes_is_given_up_after_a_while() -> None:
-    link = Link("ab")
-    uid, move, b = after_alas_move(link)
-    assert poll(b, "bobBob22", 0, f"s1.{uid}.{move}").processed == 0
-    link.queue.clear()
-    link.kill("a")
-    b.member_gone("a")
-    link.timers.advance(TAKEOVER_WAIT - 0.5)
-    assert poll(b, "bobBob22", 0).processed == 0
-    link.timers.advance(1)
-    assert poll(b, "bobBob22", 0).processed == 0  # given up: its client sends it again
-    reply = poll(b, "bobBob22", 0, f"s1.{uid}.{move}")
-    assert reply.processed == 1
-    assert any("There is no game table" in line for line in reply.lines(0, "ca"))
