@@ -26,6 +26,7 @@ import { renderAbsence } from "./absence.js";
 import { pushing, readPushed, stopPushing } from "./push.js";
 
 const LONG_POLL_SECONDS = 25;
+const GIFT_SECONDS = 30; // a click on "+30″" beside the opponent's clock (dodajeCzas takes 1..3600)
 const RETRY_MS = 1000;
 const COMPUTER = new Set(["AI easy", "AI medium", "AI hard"]); // the server's AI players (docs/ai.md)
 const LOW_TIME_SECONDS = 10; // a player's clock under this sounds once a turn
@@ -879,12 +880,25 @@ function renderClocks() {
   }
 }
 
-/** Time for the opponent, and a pause of their clock, where `colour` (0: neither) has those rights. */
+/** Beside the opponent's clock: 30 seconds for them, and a pause of their clock, where `colour` (0:
+ *  neither) has those rights (lichess puts its "+15 seconds" there too). */
 function renderClockActions(table, colour) {
   const clocks = colour ? table.clock?.clocks : null;
-  $("#give-time").hidden = !(clocks && mayDo(table.desc, colour, "T"));
-  $("#pause-clock").hidden = !(clocks && mayDo(table.desc, colour, "P"));
-  if (clocks) $("#pause-clock").textContent = t(clocks[2 - colour].paused ? "resumeClock" : "pauseClock");
+  for (const [which, index] of [["blue", 0], ["red", 1]]) {
+    const actions = $(`#${which}-clock-actions`);
+    const give = Boolean(clocks) && index !== colour - 1 && mayDo(table.desc, colour, "T");
+    const pause = Boolean(clocks) && index !== colour - 1 && mayDo(table.desc, colour, "P");
+    actions.hidden = !(give || pause);
+    actions.querySelector(".give-time").hidden = !give;
+    const button = actions.querySelector(".pause-clock");
+    button.hidden = !pause;
+    if (pause) {
+      const paused = clocks[index].paused;
+      button.textContent = paused ? "▶\uFE0E" : "⏸\uFE0E";
+      button.title = button.ariaLabel = t(paused ? "resumeClock" : "pauseClock");
+      button.dataset.paused = paused ? "1" : "";
+    }
+  }
 }
 
 function renderBoard(table, view, side) {
@@ -1266,15 +1280,12 @@ function start() {
     };
   }
   $("#stop").onclick = () => act({ co: "stopMove", stol: currentGame().uid });
-  $("#give-time").onsubmit = (event) => {
-    event.preventDefault();
-    act({ co: "dodajeCzas", stol: currentGame().uid, ile: $("#gift-seconds").value });
-  };
-  $("#pause-clock").onclick = () => {
-    const table = currentGame();
-    const colour = colourOfSide(mySide(table));
-    act({ co: "pauseClock", table: table.uid, what: table.clock.clocks[2 - colour].paused ? "u" : "p" });
-  };
+  for (const button of document.querySelectorAll(".give-time")) {
+    button.onclick = () => act({ co: "dodajeCzas", stol: currentGame().uid, ile: GIFT_SECONDS });
+  }
+  for (const button of document.querySelectorAll(".pause-clock")) {
+    button.onclick = () => act({ co: "pauseClock", table: currentGame().uid, what: button.dataset.paused ? "u" : "p" });
+  }
   $("#clear-ring").onclick = () => { clearDrawing(true); render(); };
   $("#leave").onclick = () => act({ co: "zmienStol", newTable: 0 });
   $("#open-analysis").onclick = () => openAnalysis(null);

@@ -298,38 +298,43 @@ def test_a_tournament_game_is_labelled_and_its_clock_waits_out_the_say_hi(
 
 def test_a_player_gives_the_opponent_time_and_pauses_their_clock(players: tuple[Player, Player]) -> None:
     """docs/client.md listed these as "Not done": zagram's `dodajeCzas`, and the `t` command through the
-    pauseClock endpoint (the page sends no commands in its polls)."""
+    pauseClock endpoint (the page sends no commands in its polls). Beside the opponent's clock, as
+    lichess has its "+15 seconds"; on the phone, where the actions under the board have no row to
+    spare."""
     ala, bob = players
     start_game(ala, bob)  # 5 minutes each, Ala (blue) on move: her clock runs
-    for player in (ala, bob):
-        expect(player.page.locator("#give-time")).to_be_visible()
-        expect(player.page.locator("#pause-clock")).to_have_text("Pause the opponent's clock")
-    bob.page.fill("#gift-seconds", "120")
-    bob.page.click("#give-time button")
+    beside_ala = bob.page.locator("#blue-clock-actions")  # Bob, on the phone, gives Ala time
+    expect(beside_ala).to_be_visible()
+    expect(bob.page.locator("#red-clock-actions")).to_be_hidden()  # not beside his own clock
+    expect(ala.page.locator("#red-clock-actions")).to_be_visible()
+    expect(ala.page.locator("#blue-clock-actions")).to_be_hidden()
+    for _ in range(4):
+        beside_ala.locator(".give-time").click()
     for player in (ala, bob):
         expect(player.page.locator("#blue-clock")).to_have_text(re.compile(r"^6:[2-5]\d$"))
-    ala.sees_chat("*Bob added 120 s to the opponent's clock.")
+    ala.sees_chat("*Bob added 30 s to the opponent's clock.")
 
-    bob.page.click("#pause-clock")
+    pause = beside_ala.locator(".pause-clock")
+    expect(pause).to_have_attribute("title", "Pause the opponent's clock")
+    pause.click()
     for player in (ala, bob):
         expect(player.page.locator("#blue-clock")).to_have_class("clock paused")
         expect(player.page.locator("#blue-clock")).to_have_attribute("title", "Paused")
-    expect(bob.page.locator("#pause-clock")).to_have_text("Let the opponent's clock run")
-    expect(ala.page.locator("#pause-clock")).to_have_text("Pause the opponent's clock")  # Bob's runs
+    expect(pause).to_have_attribute("title", "Let the opponent's clock run")
     paused = ala.page.locator("#blue-clock").text_content()
     ala.page.wait_for_timeout(2100)
     expect(ala.page.locator("#blue-clock")).to_have_text(paused or "")  # it stands still
     ala.play("ee")  # a paused player may still move; Bob's clock runs
     bob.sees_dot("ee")
-    bob.page.click("#pause-clock")
+    pause.click()
     for player in (ala, bob):
         expect(player.page.locator("#blue-clock")).to_have_class("clock")
-    expect(bob.page.locator("#pause-clock")).to_have_text("Pause the opponent's clock")
+    expect(pause).to_have_attribute("title", "Pause the opponent's clock")
 
     ala.resign()
     for player in (ala, bob):
-        expect(player.page.locator("#give-time")).to_be_hidden()
-        expect(player.page.locator("#pause-clock")).to_be_hidden()
+        for which in ("blue", "red"):
+            expect(player.page.locator(f"#{which}-clock-actions")).to_be_hidden()
 
 
 def test_the_page_reads_each_colours_rights_as_the_server_does(players: tuple[Player, Player]) -> None:
