@@ -209,7 +209,9 @@ async def test_a_game_across_members_goes_on_after_redis_restarts_empty(
     redis_server.start()  # empty
     # the members resynchronise by themselves: Cyd gets the table's whole state, with Ala's move
     state = await at_table(cyd, uid, lambda lines: any(line.startswith("pr") for line in lines))
-    assert any("hg" in line for line in state) and not any("ac" in line for line in state)
+    # the moves' lines (`sa;R[ac]`): "ac" alone is in "reached", "back", ... of a server line there
+    moves = [line for line in state if line.startswith("s")]
+    assert any("[hg]" in line for line in moves) and not any("[ac]" in line for line in moves)
     cyd.send("s", uid, "ac")
     await cyd.poll(b=True)
     await at_table(ala, uid, has("ac"))
