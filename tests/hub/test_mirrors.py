@@ -4,7 +4,7 @@ takes the table over: the people here sit down at it where it is now (issue 44).
 from __future__ import annotations
 
 from server.engine.gametype import parse_game_type
-from tests.hub.test_acknowledged import Link
+from tests.hub.test_acknowledged import Link, after_alas_move
 from tests.hub.test_sessions import poll
 
 
@@ -99,14 +99,9 @@ def test_a_seat_taken_back_at_a_dead_members_table_is_not_told_refused_and_a_cho
     member that had just died; once that member was found gone and its table taken over, they sat down
     at it by themselves. Someone who chose that table meanwhile is still told."""
     link = Link("abc")
-    a, b, c = link.hubs["a"], link.hubs["b"], link.hubs["c"]
-    a.guest_login("alaAla11", "*Ala", "en")
-    b.guest_login("bobBob22", "*Bob", "en")
+    uid, _, b = after_alas_move(link)  # Ala's game against Bob at member a
+    a, c = link.hubs["a"], link.hubs["c"]
     c.guest_login("cydCyd33", "*Cyd", "en")
-    link.deliver()
-    uid = a.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Bob").uid
-    link.deliver()
-    a.move("alaAla11", str(uid), "aa")
     link.deliver()
     saved = link.stores["a"].sessions[a.ctx.persistence.id_hmac("alaAla11")]
     journal = {uid: list(link.stores["a"].entries[uid])}
