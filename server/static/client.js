@@ -871,10 +871,9 @@ function renderClocks() {
     const left = Math.max(0, clock.seconds - Math.max(0, passed - table.clock.grace));
     const graceLeft = running ? Math.max(0, table.clock.grace - passed) : 0;
     $(`#${which}-clock`).textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
-    $(`#${which}-clock`).title = graceLeft ? t("graceLeft", { seconds: graceLeft }) : "";
+    $(`#${which}-clock`).title = clock.paused ? t("clockPaused") : graceLeft ? t("graceLeft", { seconds: graceLeft }) : "";
     $(`#${which}-clock`).classList.toggle("in-grace", graceLeft > 0);
     $(`#${which}-clock`).classList.toggle("paused", clock.paused);
-    if (clock.paused) $(`#${which}-clock`).title = t("clockPaused");
     const side = mySide(table);
     if (running && side && index + 1 === colourOfSide(side) && !analysing(table)) warnLowTime(table, left);
   }
@@ -886,8 +885,9 @@ function renderClockActions(table, colour) {
   const clocks = colour ? table.clock?.clocks : null;
   for (const [which, index] of [["blue", 0], ["red", 1]]) {
     const actions = $(`#${which}-clock-actions`);
-    const give = Boolean(clocks) && index !== colour - 1 && mayDo(table.desc, colour, "T");
-    const pause = Boolean(clocks) && index !== colour - 1 && mayDo(table.desc, colour, "P");
+    const opponents = Boolean(clocks) && index !== colour - 1;
+    const give = opponents && mayDo(table.desc, colour, "T");
+    const pause = opponents && mayDo(table.desc, colour, "P");
     actions.hidden = !(give || pause);
     actions.querySelector(".give-time").hidden = !give;
     const button = actions.querySelector(".pause-clock");
