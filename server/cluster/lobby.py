@@ -24,6 +24,7 @@ import asyncio
 import json
 import logging
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from redis.asyncio import Redis
@@ -52,6 +53,15 @@ NEWCOMER_SECONDS = 3 * CALL_TIMEOUT
 RESENT_FOR = 10.0
 RESEND_EVERY = 0.5
 RESENT = ("do", "done", "undone")
+
+
+@dataclass(slots=True)
+class Resend:
+    """A message sent again until its member listens (LobbyLink._sent_again)."""
+
+    message: dict[str, Any]  # held here, so that its id names it alone while it is sent again
+    until: float  # loop time past which it is given up
+    due: asyncio.TimerHandle | None = None  # its next sending, once one is set
 
 
 class SharedLobby(Protocol):
@@ -93,7 +103,7 @@ class LobbyLink:
         self._waiting_for_part: set[str] = set()
         self._known: dict[str, float] = {}  # member -> when this member first heard from it (loop time)
         self._alive: set[str] = set()  # the members alive as membership last said
-        self._resending: dict[int, tuple[float, dict[str, Any]]] = {}  # id -> (until, message) sent again
+        self._resending: dict[int, Resend] = {}  # by id of the message
         self._client: Redis | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._resubscribe = asyncio.Event()
@@ -174,7 +184,13 @@ class LobbyLink:
         self._wake.set()
 
     def send_to(self, member: str, message: dict[str, Any]) -> None:
-        """A message for `member` alone, in order with everything else this member sends it."""
+        """A message for `member` alone, in order with everything else this member sends it. One that is
+        being sent again already (see _sent_again) is not queued a second time: the copy's failure began
+        a sending again of its own, which went on after the first had given the message up (2 of 13
+        full test runs: a move queued again by Mirrors.send_again while Redis was down was told
+        "Not done" after RESENT_FOR, and played once Redis was back)."""
+        if id(message) in self._resending:
+            return
         self._direct.append((member, message))
         self._wake.set()
 
@@ -203,7 +219,7 @@ class LobbyLink:
                     self._not_delivered(member, bodies, gone=listeners == 0)
                 elif self._resending:
                     for body in bodies:
-                        self._resending.pop(id(body), None)
+                        self._resent_no_more(body)
             stop_if_cancelled()
             if self._outbox or self._send_part or self._ask or self._direct:
                 self._wake.set()
@@ -238,7 +254,7 @@ class LobbyLink:
                 if self.sessions is not None:
                     self.sessions.not_delivered(body)
             elif not self._sent_again(member, body, heard_maybe=not gone):
-                self._resending.pop(id(body), None)
+                self._resent_no_more(body)
                 self._hub.not_delivered(member, body)
 
     def _sent_again(self, member: str, body: dict[str, Any], *, heard_maybe: bool) -> bool:
@@ -256,11 +272,26 @@ class LobbyLink:
         if heard_maybe and "do" in body and body.get("t") is None:
             return False
         loop = asyncio.get_running_loop()
-        until, _ = self._resending.setdefault(id(body), (loop.time() + RESENT_FOR, body))
-        if loop.time() > until:
+        resend = self._resending.get(id(body))
+        if resend is None:
+            resend = self._resending[id(body)] = Resend(body, loop.time() + RESENT_FOR)
+        if loop.time() > resend.until:
             return False
-        loop.call_later(RESEND_EVERY, self.send_to, member, body)
+        if resend.due is None:  # one sending at a time, however many copies of it failed
+            resend.due = loop.call_later(RESEND_EVERY, self._send_again_now, member, body)
         return True
+
+    def _send_again_now(self, member: str, body: dict[str, Any]) -> None:
+        resend = self._resending.get(id(body))
+        if resend is not None:  # neither delivered nor given up meanwhile
+            resend.due = None
+            self._direct.append((member, body))
+            self._wake.set()
+
+    def _resent_no_more(self, body: dict[str, Any]) -> None:
+        resend = self._resending.pop(id(body), None)
+        if resend is not None and resend.due is not None:
+            resend.due.cancel()
 
     def _direct_messages(self) -> dict[str, tuple[dict[str, Any], list[dict[str, Any]]]]:
         """The queued messages for single members, one numbered message per member, in order."""

@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
+from server.cluster import lobby
 from server.cluster.lobby import DIRECT_PREFIX, LobbyLink
 from server.cluster.signing import Seal
 from server.hub.hub import Hub
@@ -126,5 +127,45 @@ async def test_an_action_sent_while_redis_fails_is_sent_again_when_it_is_back_no
             await listening.aclose()
             await member_a.aclose()
         assert hub.undelivered == []
+    finally:
+        await link.stop()
+
+
+async def test_an_action_given_up_is_not_sent_again_by_a_copy_queued_while_it_was_being_sent_again(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full test run: a move was told "Not done: the table's server cannot be reached now." at the
+    end of RESENT_FOR, and played once Redis was back. The hub had queued the same message again during
+    the outage (Mirrors.send_again), and that copy's failure began a sending again of its own, which
+    went on after the first had given the message up."""
+    monkeypatch.setattr(lobby, "RESENT_FOR", 1.5)
+    hub = UndeliveredHub()
+    link = LobbyLink(redis_server.url, "kropki-b", hub, [CLUSTER_SECRET])
+    await link.start()
+    try:
+        link.members_changed(("kropki-a", "kropki-b"))
+        redis_server.stop()
+        action = {"do": ["*Bob", "move", "17", "hh"], "t": 1}
+        link.send_to("kropki-a", action)
+        await asyncio.sleep(0.7)  # its publish failed: it is being sent again
+        link.send_to("kropki-a", action)  # as Mirrors.send_again queues what is not answered
+        deadline = asyncio.get_running_loop().time() + WITHIN
+        while not hub.undelivered:
+            assert asyncio.get_running_loop().time() < deadline, "never given up"
+            await asyncio.sleep(0.05)
+        assert hub.undelivered == [action]  # its player is told "Not done" (Mirrors.not_done)
+        redis_server.start()
+        member_a = Redis.from_url(redis_server.url)
+        listening = member_a.pubsub()
+        try:
+            await listening.subscribe(TO_A)
+            await asyncio.sleep(4 * lobby.RESEND_EVERY)  # a copy still being sent again would come now
+            link.send_to("kropki-a", {"do": ["*Bob", "move", "17", "ii"], "t": 2})  # messages keep order
+            first = await heard(listening, '"do"')
+        finally:
+            await listening.aclose()
+            await member_a.aclose()
+        assert '"ii"' in first and '"hh"' not in first, first
+        assert hub.undelivered == [action]
     finally:
         await link.stop()
