@@ -9,6 +9,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
 from redis.asyncio.retry import Retry
 from redis.backoff import NoBackoff
 from redis.exceptions import RedisError
@@ -16,6 +17,9 @@ from redis.exceptions import RedisError
 log = logging.getLogger(__name__)
 
 CALL_TIMEOUT = 1.0  # seconds one call to Redis may take, so an unreachable Redis never stalls a member
+# seconds Redis's answer to a subscription is waited for (`subscribed`): a connection whose Redis died
+# fails at once, and a slow answer is better waited for than given up (which unsubscribes)
+SUBSCRIBED_WITHIN = 10 * CALL_TIMEOUT
 UNREACHABLE = (RedisError, OSError, TimeoutError)
 
 
@@ -38,6 +42,21 @@ async def bounded(call: Awaitable[Any]) -> Any:
     """Awaits one call to Redis, bounded even where the client's socket timeouts do not reach."""
     async with asyncio.timeout(CALL_TIMEOUT):
         return await call
+
+
+async def subscribed(pubsub: PubSub, *channels: str) -> None:
+    """Subscribes, once Redis says so (bounded). redis-py's subscribe() only writes the command, and its
+    pool hands out an idle connection unchecked (8.1.0 with maintenance notifications "auto", the
+    default; upstream: redis/redis-py#4252, PR #4260): on one whose Redis had died, the write succeeds
+    and nothing is subscribed. A member took itself for subscribed again while Redis was down, and sent
+    again what its people had sent other members' tables, a second time. `pubsub` must not ignore
+    subscribe messages: the first is the answer."""
+    await bounded(pubsub.subscribe(*channels))
+    async with asyncio.timeout(SUBSCRIBED_WITHIN):
+        while True:
+            message = await pubsub.get_message(timeout=CALL_TIMEOUT)
+            if message is not None and message["type"] == "subscribe":
+                return
 
 
 def stop_if_cancelled() -> None:

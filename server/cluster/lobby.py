@@ -315,10 +315,10 @@ class LobbyLink:
     async def _listen_forever(self) -> None:
         assert self._client is not None
         while True:
-            pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+            pubsub = self._client.pubsub()  # its subscribe messages are read (calls.subscribed)
             try:
                 self._opener.listening()
-                await bounded(pubsub.subscribe(CHANNEL, DIRECT_PREFIX + self._name))
+                await calls.subscribed(pubsub, CHANNEL, DIRECT_PREFIX + self._name)
                 self._resubscribe.clear()
                 # Whatever was said while this member was not listening is asked for again, and the
                 # others hear this member's part (they may have dropped it, or never had it).

@@ -13,6 +13,7 @@ import pytest
 from pytest_aiohttp import AiohttpClient
 from redis import Redis
 
+from server.cluster import calls
 from server.config import Settings
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import ala_and_cyd, guest, said, until
@@ -97,3 +98,23 @@ async def test_a_member_redis_refuses_is_isolated_and_says_why(
     ala = await guest(client, "alaAla11", "*Ala")  # its own players are served
     ala.say(0, "alone here")
     await until(ala, said("alone here"))  # the poll carrying the line has it
+
+
+async def test_a_subscription_on_a_connection_whose_redis_died_is_not_taken_for_one(
+    redis_server: RedisServer,
+) -> None:
+    """redis-py's subscribe() only writes its command, and its pool hands out an idle connection
+    unchecked: on one whose Redis had died, it returned as if subscribed. A member so took itself for
+    subscribed again while Redis was down (a full test run), and sent again what its people had sent
+    other members' tables, a second time. calls.subscribed waits for Redis's answer."""
+    client = calls.client(redis_server.url, socket_timeout=None)
+    listening = client.pubsub()
+    try:
+        await calls.subscribed(listening, "kropki:test")  # while Redis answers, it answers this
+        await client.publish("kropki:test", "hello")  # on a second connection, idle in the pool after
+        redis_server.stop()
+        with pytest.raises(calls.UNREACHABLE):
+            await calls.subscribed(client.pubsub(), "kropki:test")  # given that idle connection
+    finally:
+        await listening.aclose()
+        await client.aclose()
