@@ -48,9 +48,10 @@ async def subscribed(pubsub: PubSub, *channels: str) -> None:
     """Subscribes, once Redis says so (bounded). redis-py's subscribe() only writes the command, and its
     pool hands out an idle connection unchecked (8.1.0 with maintenance notifications "auto", the
     default; upstream: redis/redis-py#4252, PR #4260): on one whose Redis had died, the write succeeds
-    and nothing is subscribed. A member took itself for subscribed again while Redis was down, and sent
-    again what its people had sent other members' tables, a second time. `pubsub` must not ignore
-    subscribe messages: the first is the answer."""
+    and nothing is subscribed. A member so took itself for subscribed again while Redis was down, and
+    sent again, a second time, what its people had sent other members' tables (most likely what had a
+    move told "Not done" played: server/cluster/lobby.py, send_to). `pubsub` must not ignore subscribe
+    messages: the first is the answer."""
     await bounded(pubsub.subscribe(*channels))
     async with asyncio.timeout(SUBSCRIBED_WITHIN):
         while True:

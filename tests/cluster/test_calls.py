@@ -104,17 +104,17 @@ async def test_a_subscription_on_a_connection_whose_redis_died_is_not_taken_for_
     redis_server: RedisServer,
 ) -> None:
     """redis-py's subscribe() only writes its command, and its pool hands out an idle connection
-    unchecked: on one whose Redis had died, it returned as if subscribed. A member so took itself for
-    subscribed again while Redis was down (a full test run), and sent again what its people had sent
-    other members' tables, a second time. calls.subscribed waits for Redis's answer."""
+    unchecked: on one whose Redis had died, it returned as if subscribed, and a member so took itself
+    for subscribed again while Redis was down. calls.subscribed waits for Redis's answer."""
     client = calls.client(redis_server.url, socket_timeout=None)
-    listening = client.pubsub()
+    listening, again = client.pubsub(), client.pubsub()
     try:
         await calls.subscribed(listening, "kropki:test")  # while Redis answers, it answers this
         await client.publish("kropki:test", "hello")  # on a second connection, idle in the pool after
         redis_server.stop()
         with pytest.raises(calls.UNREACHABLE):
-            await calls.subscribed(client.pubsub(), "kropki:test")  # given that idle connection
+            await calls.subscribed(again, "kropki:test")  # given that idle connection
     finally:
+        await again.aclose()
         await listening.aclose()
         await client.aclose()
