@@ -19,6 +19,7 @@ from server.hub.hub import Hub
 from tests.cluster.conftest import CLUSTER_SECRET, RedisServer
 from tests.cluster.test_forgery import heard
 from tests.cluster.test_lobby import WITHIN
+from tests.cluster.test_membership import eventually
 from tests.hub.test_restore import RecordingPersistence
 
 TO_A, TO_B = DIRECT_PREFIX + "kropki-a", DIRECT_PREFIX + "kropki-b"
@@ -149,10 +150,7 @@ async def test_an_action_given_up_is_not_sent_again_by_a_copy_queued_while_it_wa
         link.send_to("kropki-a", action)
         await asyncio.sleep(0.7)  # its publish failed: it is being sent again
         link.send_to("kropki-a", action)  # as Mirrors.send_again queues what is not answered
-        deadline = asyncio.get_running_loop().time() + WITHIN
-        while not hub.undelivered:
-            assert asyncio.get_running_loop().time() < deadline, "never given up"
-            await asyncio.sleep(0.05)
+        await eventually(lambda: bool(hub.undelivered), within=WITHIN)  # given up after RESENT_FOR
         assert hub.undelivered == [action]  # its player is told "Not done" (Mirrors.not_done)
         redis_server.start()
         member_a = Redis.from_url(redis_server.url)
