@@ -12,6 +12,7 @@ that table's whole state (server/hub/lobby.py). The opt-in long poll waits on th
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
@@ -32,6 +33,7 @@ from server.hub.saved import SavedSessions
 from server.hub.seeks import Seeks
 from server.hub.sessions import Sessions
 from server.hub.tables import Tables
+from server.logs import Fields
 from server.protocol import events
 from server.protocol.codec import (
     BadCommand,
@@ -51,6 +53,8 @@ CONFIRM_WAIT = 2.0  # longest a reply waits for another member to store its acti
 # and was not.
 ANSWER_WAIT = 15.0
 IGNORING = ("ignore", "unignore")  # `c` commands that are not chat (server/hub/ignoring.py)
+COMMAND_FAILED = "The server failed on this command; it may not have been done."
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -210,6 +214,9 @@ class Stream:
                 self.tables.tell(
                     player, table_number(message.table), refused.code, str(refused), **refused.values
                 )
+            except Exception:  # a bug: k has passed this poll's commands, so the ones after it still go on
+                log.exception("command failed %s", Fields(nick=player.nick, kind=message.kind))
+                self.tables.tell(player, table_number(message.table), "internal", COMMAND_FAILED)
             finally:
                 player.command = None
         if moved:  # shown once everything these commands wrote is stored, not others' later writes

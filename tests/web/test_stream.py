@@ -533,6 +533,37 @@ async def test_a_players_id_never_reaches_the_log(
     assert "*Ala" in caplog.text, "the log does say who did what, by nick"
 
 
+async def test_a_command_failing_on_a_bug_leaves_the_polls_other_commands_done(
+    client: TestClient,
+    pair: tuple[Zagram, Zagram],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """k passes a poll's commands before they run. Before, the first command to raise anything but a
+    refusal ended the poll with err.internal, and the commands after it were never done nor sent again."""
+    ala, bob = pair
+    hub = hub_of(client)
+
+    def bug(player: object, text: str) -> None:
+        raise RuntimeError("a bug in the invitations")
+
+    monkeypatch.setattr(hub.stream.invitations, "command", bug)
+    ala.send("v", 0, "s.*Bob.0808stanF0.0.0")
+    ala.say(0, "still said")
+    reply = await ala.poll()
+    assert reply.processed == 2
+    said = [(nick, text) for nick, _, text in chat_texts(reply.lines(0))]
+    assert said == [
+        ("*Ala", "still said"),
+        ("", "The server failed on this command; it may not have been done."),
+    ]
+    assert ("*Ala", "still said") in [
+        (nick, text) for nick, _, text in chat_texts((await bob.poll()).lines(0))
+    ]
+    assert "command failed" in caplog.text and "a bug in the invitations" in caplog.text
+    assert ala.secret not in caplog.text
+
+
 async def test_superscript_digits_and_control_characters_do_not_break_anything(
     client: TestClient, pair: tuple[Zagram, Zagram]
 ) -> None:
