@@ -136,6 +136,7 @@ class Games:
             ended_at=self.ctx.clock(),
             moves=len(game.moves),
             players=room.lineup.seats if room.teams else (),
+            cancelled=room.cancelled,
         )
         games_played = room.games_played
 

@@ -60,6 +60,9 @@ class FinishedGame:
     # a team game's players in turn order (docs/teams.md), each listed under their nick in the archive;
     # empty for a two-player game, whose `blue` and `red` are the players
     players: tuple[str, ...] = ()
+    # the organiser cancelled it: its tournament table says so, written with the game so that a cancel
+    # storage never took (taken back, or lost in a crash) is never shown as one
+    cancelled: bool = False
 
 
 ArchiveDone = Callable[[int, list[Account]], None]  # (archive number, accounts whose rating changed)
@@ -125,9 +128,6 @@ class Persistence(Protocol):
     def tournament_table(
         self, uid: int, tournament: str, round: str | None, blue: str, red: str, game_type: str
     ) -> None: ...
-
-    def tournament_cancelled(self, uid: int) -> None:
-        """The organiser cancelled the tournament game of table `uid` (its results show it)."""
 
     def archive(self, game: FinishedGame, done: ArchiveDone) -> None: ...
 
@@ -201,9 +201,6 @@ class MemoryPersistence:
     def tournament_table(
         self, uid: int, tournament: str, round: str | None, blue: str, red: str, game_type: str
     ) -> None:
-        pass
-
-    def tournament_cancelled(self, uid: int) -> None:
         pass
 
     def archive(self, game: FinishedGame, done: ArchiveDone) -> None:

@@ -98,6 +98,4 @@ class Tournaments:
             raise ProtocolError("notSetUp", f"Table {uid} was not set up by an organiser.")
         if key_tournament is not None and room.auto.tournament != key_tournament:
             raise ProtocolError("keyNotForTournament", f"Table {uid} is not of the key's tournament.")
-        room.cancel()
-        if room.auto.tournament is not None:
-            self.ctx.persistence.tournament_cancelled(uid)
+        room.cancel()  # the table's results show it once its game is archived (FinishedGame.cancelled)

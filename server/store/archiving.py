@@ -125,13 +125,14 @@ def _archive_team_game(session: Session, game: FinishedGame, member: int) -> tup
 
 
 def _archived(session: Session, game: FinishedGame, row: ArchivedGame, member: int) -> None:
-    """What every archived game writes with its row: its tournament table's result, and the journal's
-    entry that says the game is in the archive."""
+    """What every archived game writes with its row: its tournament table's result (and that the
+    organiser cancelled it), and the journal's entry that says the game is in the archive."""
     if game.tournament is not None and game.game_index == 0:
+        cancelled = {"cancelled_at": row.finished_at} if game.cancelled else {}
         session.execute(
             update(TournamentTable)
             .where(TournamentTable.uid == game.uid)
-            .values(result=row.result, game_number=row.number, moves=game.moves)
+            .values(result=row.result, game_number=row.number, moves=game.moves, **cancelled)
         )
     archived = Entry(game.uid, game.journal_seq, "archived", {"number": row.number, "game": game.game_index})
     insert_entries(session, [archived], member)

@@ -93,18 +93,6 @@ class TournamentTableSetUp(Job):
 
 
 @dataclass
-class TournamentCancelled(Job):
-    uid: int
-
-    def write(self, session: Session, member: int) -> None:
-        session.execute(
-            update(TournamentTable)
-            .where(TournamentTable.uid == self.uid)
-            .values(cancelled_at=datetime.now(UTC))
-        )
-
-
-@dataclass
 class Archive(Job):
     game: FinishedGame
     done: ArchiveDone
@@ -224,7 +212,7 @@ class Withdrawn(Job):
 WITHDRAWN = Withdrawn()
 
 Queued = Entry | SavedSession | Job
-TABLE_JOBS = (Entry, Opened, Closed, TournamentTableSetUp, TournamentCancelled)  # writes about one table
+TABLE_JOBS = (Entry, Opened, Closed, TournamentTableSetUp)  # writes about one table
 CHAT_KINDS = frozenset({"chat", "private"})  # journal entries that are chat lines
 
 

@@ -62,7 +62,6 @@ from server.store.jobs import (
     SessionEnded,
     SessionsSeen,
     SetAside,
-    TournamentCancelled,
     TournamentTableSetUp,
     describe,
     unwritten,
@@ -127,9 +126,6 @@ class StoreWriter:
         self, uid: int, tournament: str, round: str | None, blue: str, red: str, game_type: str
     ) -> None:
         self._put(TournamentTableSetUp(uid, tournament, round, blue, red, game_type))
-
-    def tournament_cancelled(self, uid: int) -> None:
-        self._put(TournamentCancelled(uid))
 
     def archive(self, game: FinishedGame, done: ArchiveDone) -> None:
         self._put(Archive(game, done))

@@ -467,3 +467,37 @@ async def test_a_team_player_leaving_while_storage_fails_stays_in_the_game(
     await breaker.mend()
     await until(lambda: store_writer.storage_failure is None)
     assert room.seat_of("*Cid") == 3
+
+
+async def test_an_organisers_cancel_storage_did_not_take_never_reaches_the_tournaments_results(
+    aiohttp_client: AiohttpClient, settings: Settings, breaker: Breaker
+) -> None:
+    """The cancel is taken back with the game's end it made. Before, its mark on the tournament's table
+    was written once storage was back anyway: the game went on, and its real result was listed as a
+    cancelled game's, left out of the standings."""
+    hub = Hub(timers=ManualTimers(), rng=random.Random(7))
+    client = await served(aiohttp_client, settings, hub)
+    store_writer = client.app[STORE_KEY].writer
+    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
+    for player in (ala, bob):
+        assert await player.login() == ""
+        await player.poll()
+    uid = hub.set_up_table(parse_game_type("0808stanR0.300.0"), "*Ala", "*Bob", [0, 0], "Cup", "1", {})
+    await hub.persistence.flush()
+
+    await breaker.hold()
+    hub.cancel_table(uid, None)
+    assert game_of(hub, uid).cancelled and str(game_of(hub, uid).game.result) == "Void"
+    await breaker.break_storage()
+    await until(lambda: store_writer.storage_failure is not None)
+    assert not game_of(hub, uid).cancelled and game_of(hub, uid).game.result is None
+    await breaker.mend()
+    await until(lambda: store_writer.storage_failure is None)
+    room = game_of(hub, uid)
+    blue, red = (ala, bob) if room.blue == ala.nick else (bob, ala)
+    assert await old_style_move(blue, uid, "aa") == ""
+    assert await red.get(co="propose", idGracza=red.secret, table=str(uid), proposal="resign") == ""
+    await hub.persistence.flush()
+    listed = await (await client.get("/tournament/Cup")).json()
+    [table] = listed["tables"]
+    assert (table["state"], table["result"]) == ("finished", "B+R")
