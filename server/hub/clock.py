@@ -132,11 +132,21 @@ class Clock:
         if self._handle is not None:
             self._handle.cancel()
             self._handle = None
-        player = self.running
-        if self.stands_still(player):
+        if self.stands_still(self.running):
             return
-        deadline = self.since + self.extra[player] + max(0.0, self.remaining[player])
-        self._handle = self.timers.call_at(deadline, self._flag)
+        self._handle = self.timers.call_at(self._deadline(), self._flag)
+
+    def _deadline(self) -> float:
+        """When the player on move runs out of time, if their clock runs."""
+        player = self.running
+        return self.since + self.extra[player] + max(0.0, self.remaining[player])
+
+    def flag_if_due(self) -> None:
+        """Flag now if the deadline has passed and its timer has not run yet (a busy event loop runs it
+        late): an action that comes after the deadline finds the game lost on time, as a moment later."""
+        if self._handle is not None and self.timers.now() >= self._deadline():
+            self._handle.cancel()
+            self._flag()
 
     def _flag(self) -> None:
         self._handle = None

@@ -333,6 +333,8 @@ class Room:
     # --- playing -------------------------------------------------------------------------------
 
     def _check_playing(self) -> None:
+        if self.clock is not None and not self.quiet:  # a replayed action was in time when it was made
+            self.clock.flag_if_due()
         if self.game.result is not None:
             raise ProtocolError("gameOver", "The game is over.")
 
@@ -372,14 +374,19 @@ class Room:
         for side in self.lineup.sides(mover):
             self.drawing.pop(side, None)
         self._grant_grace()
-        if self.proposal is not None and self.proposal[1] != "new":
-            self.proposal = None
-            self._say_table(self.proposal_line())
+        self._clear_proposal()
         self._say_table("sa;" + ";".join(self._node(move) for move in moves))
         self._say_table(self.flags())
         self._say_table(self.state())
         if self.game.result is not None:
             self._end()
+
+    def _clear_proposal(self) -> None:
+        """A move clears a pending proposition other than `new` (docs/protocol.md)."""
+        if self.proposal is not None and self.proposal[1] != "new":
+            self.proposal = None
+            self.agreed = set()
+            self._say_table(self.proposal_line())
 
     def draw_enclosure(self, nick: str, where: str) -> None:
         """`okrazam`: show the enclosure a player is drawing; `-` clears it. Territory rules only."""
@@ -415,6 +422,7 @@ class Room:
             self.clock.switch(self.game.to_move)
         self._note("stop", p=side)
         self._tell(f"stop{side}", f"{nick} pressed STOP.")
+        self._clear_proposal()  # a STOP is a move, whether or not it places dots
         if placed:
             self._after_moves(len(placed), 3 - player)
             return
@@ -557,6 +565,8 @@ class Room:
         self._tell(code, text)
 
     def _accept(self, proposer: int, what: str, nick: str) -> None:
+        if what != "new":  # before anything is said or journalled: the clock may have run out
+            self._check_playing()
         self._settle(f"ok{proposer}{what}", f"{nick} agreed to {PROPOSAL_WORDS[what]}.")
         if what == "new":
             self.games_played += 1
@@ -567,7 +577,6 @@ class Room:
             if not self.quiet:
                 self._on_new_game(self)
             return
-        self._check_playing()
         if what == "undo":
             undone = self.game.undo()
             del self.move_sides[len(self.game.moves) :]
@@ -768,7 +777,10 @@ class Room:
         return int(self.clock.left(player))
 
     def note_clock(self) -> None:
-        """Journal the clocks as they are now (at shutdown), so that no second is lost or given."""
+        """Journal the clocks as they are now (at shutdown), so that no second is lost or given: a clock
+        past its deadline flags first, rather than coming back with a restart's grace."""
+        if self.clock is not None and self.game.result is None:
+            self.clock.flag_if_due()
         if self.clock is not None and self.game.result is None:
             self._note("clock")
 
@@ -795,10 +807,7 @@ class Room:
         colour = colour_of(side)
         self.lineup.gone.add(nick)
         self.drawing.pop(side, None)
-        if self.proposal is not None:
-            self.proposal = None
-            self.agreed = set()
-            self._say_table(self.proposal_line())
+        self._clear_proposal()
         if resigned:
             self._tell(f"resigned{side}", f"{nick} resigned and left the game.")
         else:

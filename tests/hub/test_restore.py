@@ -152,6 +152,48 @@ def test_a_game_that_ended_unwritten_is_archived_at_restore() -> None:
     assert len(journal.records) == 1
 
 
+def test_a_clock_run_out_when_the_server_stops_is_not_brought_back_by_the_restart() -> None:
+    journal, timers = RecordingPersistence(), ManualTimers()
+    before = hub_with(journal, timers)
+    uid = before.open_table(parse_game_type("0808stanF0.60.5"), "*Ala", "*Bob").uid
+    before.move("ala123", str(uid), "aa")
+    timers.time += 60  # red's 60 s are gone, and the stop comes before the flag's timer runs
+    before.announce_shutdown()
+
+    after = Hub(timers=ManualTimers(timers.time), persistence=journal)
+    after.restore(journal.entries, next_uid=uid + 1)
+
+    room = after.tables[uid].room
+    assert room is not None and str(room.game.result) == "B+T"
+
+
+def test_a_move_in_the_grace_after_a_stop_at_the_deadline_comes_back_after_the_next_restart() -> None:
+    """The clocks a stop journals can show the player on move at 0 s: the server stopped in the last
+    half millisecond before their deadline. Their move in the restart's grace was in time, and the next
+    restart replays it so: it is not taken for a move made after the deadline (Room._check_playing)."""
+    journal, timers = RecordingPersistence(), ManualTimers()
+    before = hub_with(journal, timers)
+    uid = before.open_table(parse_game_type("0808stanF0.60.5"), "*Ala", "*Bob").uid
+    before.move("ala123", str(uid), "aa")
+    timers.time += 59.9996  # red's 0.4 ms left are journalled as 0.0
+    before.announce_shutdown()
+    assert journal.entries[uid][-1][1:] == ("clock", {"c": (65.0, 0.0, False, False, 0.0, 0.0)})
+    timers = ManualTimers(timers.time)  # the stopped server's timers never run
+    middle = Hub(timers=timers, persistence=journal)
+    middle.restore(journal.entries, next_uid=uid + 1)
+    middle.guest_login("bob456", "*Bob", "en")
+    timers.advance(10)
+    middle.move("bob456", str(uid), "hh")
+    middle.announce_shutdown()
+
+    after = Hub(timers=ManualTimers(timers.time), persistence=journal)
+    after.restore(journal.entries, next_uid=uid + 1)
+
+    room = after.tables[uid].room
+    assert room is not None
+    assert (room.game.result, len(room.game.moves), journal.set_aside) == (None, 2, [])
+
+
 def test_a_journal_that_cannot_open_its_table_is_set_aside_and_the_others_come_back() -> None:
     journal, timers = RecordingPersistence(), ManualTimers()
     before = hub_with(journal, timers)

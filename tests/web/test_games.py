@@ -187,6 +187,40 @@ async def test_undo_asked_accepted_and_rejected(game: Players) -> None:
     assert "sa;UB[cd]" in (await game.ala.poll()).lines(uid) + (await game.bob.poll()).lines(uid)
 
 
+async def test_a_stop_that_places_no_dots_clears_a_pending_proposition(game: Players) -> None:
+    """A STOP is a move: before, one that placed no dots left blue's undo pending, and red's `ok1undo`
+    was journalled and announced as agreed, then failed (err.internal) with nothing taken back."""
+    uid, blue, red = await game.start("1010n0..s.F.n..._SRAUP_sraup.")
+    await play(uid, (blue, "aa"), (red, "jj"), (blue, "ab"))
+    blue.send("u", uid, "undo")
+    assert "u1undo" in (await blue.poll()).lines(uid)
+    assert await red.get(co="stopMove", idGracza=red.secret, stol=str(uid)) == ""  # nothing to ground
+    room = game.room(uid)
+    assert room.game.stopped == {2} and len(room.game.moves) == 3 and room.proposal is None
+    assert "u" in (await blue.poll()).lines(uid)
+    journalled = len(game.hub.tables[uid].journal)
+    red.send("u", uid, "ok1undo")
+    reply = await red.poll()
+    assert [kind for _, kind, _ in chat_texts(reply.lines(uid)) if kind.startswith("ok")] == []
+    assert errors(reply, uid) == ["There is no undo proposition to answer."]
+    assert len(game.hub.tables[uid].journal) == journalled and len(room.game.moves) == 3
+
+
+async def test_a_game_ended_by_stop_leaves_no_proposition_to_accept(game: Players) -> None:
+    uid, blue, red = await game.start("1010n0..s.F.n....")
+    await play(uid, (blue, "aa"), (red, "jj"), (blue, "ab"))
+    assert await red.get(co="stopMove", idGracza=red.secret, stol=str(uid)) == ""
+    blue.send("u", uid, "draw")
+    await blue.poll()
+    assert await blue.get(co="stopMove", idGracza=blue.secret, stol=str(uid)) == ""  # the game ends
+    room = game.room(uid)
+    assert room.game.result is not None and room.proposal is None
+    assert room.proposal_line() in room.snapshot()
+    red.send("u", uid, "ok1draw")
+    assert errors(await red.poll(), uid) == ["There is no draw proposition to answer."]
+    assert room.game.result.reason != "Draw"
+
+
 async def test_resignation_ends_and_archives_the_game(game: Players) -> None:
     uid, blue, red = await game.start("0808stanF0.0.0")
     await play(uid, (blue, "aa"), (red, "hh"))
@@ -280,6 +314,31 @@ async def test_a_game_is_lost_on_time_while_nobody_polls(game: Players) -> None:
     await game.hub.persistence.flush()  # the archive number is announced once the game is written
     reply = await game.eve.poll()
     assert f"x{uid}.1.W+T.1" in reply.lines(0)
+
+
+@pytest.mark.parametrize("action", ["move", "draw accepted"])
+async def test_an_action_after_the_deadline_loses_on_time_though_the_timer_has_not_run(
+    game: Players, action: str
+) -> None:
+    """A busy event loop runs the flag's timer late. Before, a move in that moment was played: blue's
+    clock was charged below zero, got its increment, and never flagged."""
+    uid, blue, red = await game.start("0808stanF0.60.5")
+    await play(uid, (blue, "aa"), (red, "hh"))
+    room = game.room(uid)
+    if action == "draw accepted":
+        red.send("u", uid, "draw")
+        await red.poll()
+    game.timers.time += 66  # past blue's 65 seconds; the timer is due but has not run
+    if action == "move":
+        reply = (await play(uid, (blue, "ab")))[0]
+    else:
+        blue.send("u", uid, "ok2draw")
+        reply = await blue.poll()
+    assert errors(reply, uid) == ["The game is over."]
+    assert str(room.game.result) == "W+T" and len(room.game.moves) == 2
+    assert [kind for _, kind, _ in chat_texts(reply.lines(uid)) if kind.startswith("ok")] == []
+    game.timers.advance(0)  # the late timer finds the game over
+    assert str(room.game.result) == "W+T"
 
 
 async def test_pause_and_added_time_follow_the_rights(game: Players) -> None:
