@@ -30,6 +30,7 @@ _COMMAND_RE = re.compile(r"([a-z])([0-9]{1,12})\.([^./]*)(?:\.(.*))?", re.DOTALL
 _NUMBERED_RE = re.compile(r"[a-z]([0-9]{1,12})(?![0-9])")
 _NUMBER_RE = re.compile(r"[0-9]{1,9}")
 _CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
 class ProtocolError(ValueError):
@@ -151,6 +152,11 @@ def look_key(nick: str) -> str:
 def parse_number(text: str) -> int | None:
     """A table number or a count: ASCII digits only (`str.isdigit` also takes '²', which int() refuses)."""
     return int(text) if _NUMBER_RE.fullmatch(text) else None
+
+
+def is_unicode_text(text: str) -> bool:
+    """No lone surrogate, which JSON can carry ("\\udc80") and no UTF-8 reply can."""
+    return _SURROGATE_RE.search(text) is None
 
 
 def clean_text(text: str) -> str:

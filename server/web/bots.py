@@ -26,7 +26,7 @@ from server.hub.persistence import Account
 from server.hub.stream import Poll
 from server.logs import Fields
 from server.protocol.botfeed import KEEP_ALIVE, Event, Feed, move_text
-from server.protocol.codec import ProtocolError, encode_client_text, nick_key, parse_number
+from server.protocol.codec import ProtocolError, encode_client_text, is_unicode_text, nick_key, parse_number
 from server.store.bots import HasPlayed
 from server.store.idhash import HashesBusy
 from server.store.outage import unavailable
@@ -157,6 +157,8 @@ def _token(request: web.Request) -> str:
     scheme, _, token = request.headers.get("Authorization", "").partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise Refused(401, "badToken", "Send the bot's token as `Authorization: Bearer TOKEN`.")
+    if not token.isascii():  # tokens are URL-safe base64 (server/store/bots.py); bytes beyond are no token
+        raise Refused(401, "badToken", "This token names no bot (wrong, or replaced by a newer one).")
     return token.strip()
 
 
@@ -193,8 +195,8 @@ async def body_field(request: web.Request, name: str, *, required: bool = True) 
             value = body.get(name) if isinstance(body, dict) else None
         else:
             value = (await request.post()).get(name)
-    except ValueError:
-        raise Refused(400, "badRequest", "The body is not JSON, or not a form.") from None
+    except (ValueError, LookupError):  # LookupError: a charset Python does not know
+        raise Refused(400, "badRequest", "The body is not JSON, or not a form, in UTF-8.") from None
     except web.HTTPRequestEntityTooLarge:
         raise Refused(413, "tooLong", "The body is too long.") from None
     if value is None and not required:
@@ -203,6 +205,8 @@ async def body_field(request: web.Request, name: str, *, required: bool = True) 
         raise Refused(400, "badRequest", f"The body needs the field `{name}` (text).")
     if len(value) > MAX_BODY_FIELD:
         raise Refused(400, "badRequest", f"`{name}` is too long.")
+    if not is_unicode_text(value):  # JSON's "\udc80": no reply, journal or log line could hold it
+        raise Refused(400, "badRequest", f"`{name}` is not Unicode text: it holds half of a surrogate pair.")
     return value
 
 

@@ -246,6 +246,37 @@ async def test_refusals_are_clear_and_change_nothing(client: TestClient) -> None
     assert (status, body["error"]) == (400, "illegalMove") and len(room.game.moves) == moves
 
 
+async def test_text_that_is_not_utf8_is_refused_and_never_reaches_the_stream(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """JSON may carry a lone surrogate ("\\udc80"), which no UTF-8 reply can hold. Before, a bot's lobby
+    chat line with one was said and journalled, and every poll of the lobby answered HTTP 500 from then
+    on, after a restart too. A token or a charset that cannot be read was a 503 and an ERROR."""
+    token = await new_bot(client, "Robo")
+    json_body = {**bearer(token), "Content-Type": "application/json"}
+    for body in (b'{"text": "hi \\udc80"}', b'{"text": "\\ud83d"}'):
+        refused = await client.post("/api/bot/game/0/chat", data=body, headers=json_body)
+        assert refused.status == 400 and (await refused.json())["error"] == "badRequest"
+    upgrade = {"Content-Type": "application/json"}
+    refused = await client.post(
+        "/api/bot/upgrade", data=b'{"nick": "Eve", "id": "s\\udcffpass123"}', headers=upgrade
+    )
+    assert refused.status == 400 and (await refused.json())["error"] == "badRequest"
+    bogus = {**bearer(token), "Content-Type": "application/json; charset=bogus"}
+    refused = await client.post("/api/bot/game/0/chat", data=b'{"text": "hi"}', headers=bogus)
+    assert refused.status == 400 and (await refused.json())["error"] == "badRequest"
+    # a header of bytes that are no UTF-8, as a broken client may send it
+    reader, writer = await asyncio.open_connection(client.host, client.port)
+    writer.write(b"GET /api/bot/account HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer abc\xff\xfe\r\n\r\n")
+    assert (await reader.readline()).startswith(b"HTTP/1.1 401 ")
+    writer.close()
+    await writer.wait_closed()
+    assert await act(client, token, "game/0/chat", text="still here") == (200, {"ok": True})
+    anonymous = await client.get("/a.kropki?co=getMsg&msgNo=0")
+    assert anonymous.status == 200 and "still here" in await anonymous.text()
+    assert "ERROR" not in caplog.text
+
+
 async def test_the_example_bot_keeps_a_free_point_refused_as_not_its_turn(client: TestClient) -> None:
     """The chaos run with bots: a bot whose feed lagged sent moves before its turn; each was refused
     `illegalMove`, which the example bot takes for a point inside a realm and never tries again. The
