@@ -55,9 +55,13 @@ def _start(text: str, now: float) -> datetime:
         raise ProtocolError("badStart", "start: seconds since 1970 or ISO 8601 with its offset.") from None
     if moment.tzinfo is None:
         raise ProtocolError("badStart", "start needs its offset from UTC, e.g. 2026-12-01T18:00Z.")
+    try:
+        moment = moment.astimezone(UTC)
+    except OverflowError:  # an offset that takes it before the year 1 or past 9999
+        raise ProtocolError("badStart", "The start is out of range.") from None
     if wall(moment) > now + MAX_AHEAD:
         raise ProtocolError("badStart", "The start is more than a year ahead.")
-    return moment.astimezone(UTC)
+    return moment
 
 
 async def create_tournament(request: web.Request) -> str:

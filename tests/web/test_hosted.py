@@ -54,6 +54,9 @@ async def listed(client: TestClient) -> list[dict]:
         ({"start": "tomorrow"}, "err.badStart"),
         ({"start": "1000"}, "err.badStart"),
         ({"start": str(int(time.time()) + 400 * 24 * 3600)}, "err.badStart"),
+        ({"start": "0001-01-01T00:00:00+14:00"}, "err.badStart"),  # before year 1 in UTC: was err.internal
+        ({"start": "9999-12-31T23:59:59-14:00"}, "err.badStart"),
+        ({"start": "999999999999"}, "err.badStart"),
         ({"minRating": "1600", "maxRating": "1500"}, "err.badRatings"),
         ({"minRating": "-5"}, "err.bad.minRating"),
         ({"sayHi": "601"}, "err.bad.sayHi"),
