@@ -148,6 +148,12 @@ class Conversation:
         hid = self.hidden_for.get(nick)
         return self._after(hid[1]) if hid is not None else []
 
+    def written_before(self, moment: float) -> int:
+        """How many of its lines ever written were written before the second of `moment` (they are in
+        time order, in whole seconds)."""
+        dropped = self.total - len(self.entries)
+        return dropped + sum(1 for entry in self.entries if entry.time < int(moment))
+
     def _after(self, hidden: int) -> list[ChatEntry]:
         """The kept lines after the first `hidden` ever written."""
         skip = max(0, hidden - (self.total - len(self.entries)))
@@ -208,15 +214,28 @@ class PrivateChats:
         """Everyone `nick` has a conversation with."""
         return sorted({other for key in self._of.get(nick, ()) for other in key if other != nick} or set())
 
-    def hide(self, nick: str, other: str, network: str = "") -> bool:
-        """`network`: a guest's session from there ended (see Conversation.hidden_for)."""
+    def hide(self, nick: str, other: str, network: str = "", upto: int | None = None) -> bool:
+        """`network`: a guest's session from there ended (see Conversation.hidden_for); `upto`: only the
+        first so many lines ever written (hide_before)."""
         talk = self.get(nick, other)
         if talk is None or not talk.visible_to(nick):
             return False
         if network:
             talk.hidden_for[nick] = (network, talk.hidden_until.get(nick, 0))
-        talk.hidden_until[nick] = talk.total
+        talk.hidden_until[nick] = talk.total if upto is None else max(upto, talk.hidden_until.get(nick, 0))
         return True
+
+    def hide_before(self, nick: str, moment: float) -> list[tuple[str, int]]:
+        """Hide from `nick` what its conversations hold from before `moment`, an account's registration:
+        an account of the nick deleted before it wrote them. (other, how many lines) for each it hid."""
+        hidden = []
+        for other in self.others_of(nick):
+            talk = self.get(nick, other)
+            assert talk is not None
+            upto = talk.written_before(moment)
+            if upto > talk.hidden_until.get(nick, 0) and self.hide(nick, other, upto=upto):
+                hidden.append((other, upto))
+        return hidden
 
     def show_again(self, nick: str, network: str) -> list[str]:
         """The conversations hidden from `nick` when its guest session from `network` ended, shown to

@@ -229,6 +229,13 @@ class Chats:
             if self.private.hide(nick, other, network):
                 self._journal_private("hide", {"nick": nick, "other": other, "network": network})
 
+    def hide_from_before_account(self, nick: str, registered_at: float) -> None:
+        """A registered player's session begins: what its conversations hold from before the account was
+        registered was written by an account of the nick that an admin deleted (`user delete`), and is
+        closed on this side for good, so that whoever registered the nick next reads none of it."""
+        for other, upto in self.private.hide_before(nick, registered_at):
+            self._journal_private("hide", {"nick": nick, "other": other, "upto": upto})
+
     def show_guest_chats(self, nick: str, network: str) -> None:
         """A guest session of `nick` from `network` begins: the private conversations hidden when a guest
         session of the nick from there ended are its again (docs/protocol.md, "A guest who comes back"),
@@ -310,7 +317,7 @@ class Chats:
             if "elsewhere" in data:
                 self._held_elsewhere(data)
         elif kind == "hide":
-            self.private.hide(data["nick"], data["other"], data.get("network", ""))
+            self.private.hide(data["nick"], data["other"], data.get("network", ""), data.get("upto"))
         elif kind == "show":
             self.private.show(data["nick"], data["other"])
         else:

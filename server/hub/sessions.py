@@ -158,6 +158,8 @@ class Sessions:
         self.ctx.limits.arrived(player)
         self.tables.enter(player, LOBBY, player.info)
         self.tables.seat_back(player)
+        if account is not None:
+            self.chats.hide_from_before_account(nick, account.registered_at)
         if player.guest:
             self.chats.show_guest_chats(nick, player.network)
             if carried is not None:  # the session it replaced, here or on another member, had them
@@ -305,6 +307,8 @@ class Sessions:
             return
         player = self._restore_one(saved, account, self.ctx.timers.now())
         player.rejoined = {}  # what its client had is another member's numbering: every table whole
+        if account is not None:
+            self.chats.hide_from_before_account(player.nick, account.registered_at)
         if player.guest:  # a guest session back here reads what it left here (_left_for_another_member)
             self.chats.show_guest_chats(player.nick, player.network)
         self.saved.save(player)

@@ -6,9 +6,10 @@ import random
 from typing import Any
 
 from server.engine.gametype import parse_game_type
+from server.hub.chats import PRIVATE_JOURNAL
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
-from server.hub.persistence import ArchiveDone, FinishedGame, MemoryPersistence, SavedSession
+from server.hub.persistence import Account, ArchiveDone, FinishedGame, MemoryPersistence, SavedSession
 from server.hub.restore import RESTART_GRACE
 
 Journal = dict[int, list[tuple[int, str, dict[str, Any]]]]
@@ -259,6 +260,29 @@ def test_private_conversations_come_back_with_what_each_side_hid() -> None:
     assert [entry.text for entry in talk.visible_to("*Bob")] == ["psst", "what", "hello?"]
     assert [entry.text for entry in talk.visible_to("*Ala")] == ["hello?"]
     assert after.private.add(1_700_000_000, "*Ala", "*Bob", "x").chat_id != talk.entries[-2].chat_id
+
+
+def test_what_a_deleted_accounts_nick_hid_from_the_next_account_stays_hidden_after_a_restart() -> None:
+    """Lines to the nick written after the new account was registered stay its own: a member of a
+    cluster can hold them before that account's first session there (its `hide` names how many lines)."""
+    now = 1_700_000_000
+    journal = RecordingPersistence()
+    journal.entries[PRIVATE_JOURNAL] = [
+        (1, "private", {"t": now - 120, "from": "Alice", "to": "*Bob", "text": "the secret plan", "n": 1}),
+        (2, "private", {"t": now - 110, "from": "*Bob", "to": "Alice", "text": "my pin is 1234", "n": 1}),
+        (3, "private", {"t": now - 5, "from": "*Bob", "to": "Alice", "text": "who are you?", "n": 1}),
+    ]
+    before = Hub(timers=ManualTimers(), persistence=journal, clock=lambda: float(now))
+    before.restore(dict(journal.entries), next_uid=1)
+    before.login("new-alice", Account("Alice", 1500, 0, 0, 0, registered_at=now - 60.0))
+
+    after = Hub(timers=ManualTimers(), persistence=RecordingPersistence(), clock=lambda: float(now))
+    after.restore(journal.entries, next_uid=1)
+
+    talk = after.private.get("Alice", "*Bob")
+    assert talk is not None
+    assert [entry.text for entry in talk.visible_to("Alice")] == ["who are you?"]
+    assert len(talk.visible_to("*Bob")) == 3
 
 
 def test_a_msg_no_from_before_the_restart_still_gets_the_whole_state() -> None:

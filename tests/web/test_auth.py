@@ -509,3 +509,41 @@ async def test_logging_in_again_does_not_bring_old_private_lines_back_as_new(cli
     bob.say("_Alice", "still there?")
     await bob.poll()
     assert [text for _, _, text in chat_texts((await alice.poll()).lines(0))] == ["still there?"]
+
+
+async def test_whoever_registers_a_deleted_accounts_nick_reads_none_of_its_private_chat(
+    client: TestClient,
+) -> None:
+    """Private conversations are kept by nick. Before, an admin's `user delete` left the account's side
+    of them as it was, and whoever registered the nick next read them all (found by a helper's audit)."""
+    assert await register(client, "Alice") == "ok.zarejestrowalem."
+    alice = Zagram(client, registered_id("Alice", "pw"), "Alice")
+    cid = Zagram(client, "cid789", "*Cid")
+    assert await cid.login() == ""
+    await alice.poll()
+    alice.say("_*Cid", "the secret plan")
+    await alice.poll()
+    cid.say("_Alice", "my pin is 1234")
+    await cid.poll()
+    await alice.get(co="usunGracza", playerId=alice.secret)
+    await client.app[STORE_KEY].accounts.delete("Alice")  # what `kropki-server user delete` does
+    await asyncio.sleep(1)  # chat lines are timed in whole seconds
+
+    assert await register(client, "Alice", password="mallory") == "ok.zarejestrowalem."
+    mallory = Zagram(client, registered_id("Alice", "mallory"), "Alice")
+    await mallory.poll()
+    mallory.send("c", "get", "0")
+    assert (await mallory.poll()).lines(0) == []
+    mallory.send("c", "get", "_*Cid")
+    assert [line.split(".")[1:3] for line in (await mallory.poll()).lines(0)] == [["*Cid-Alice", "nochat"]]
+    cid.send("c", "get", "_Alice")
+    assert len(chat_texts((await cid.poll()).lines(0))) == 2, "the other side keeps what was said"
+    mallory.say("_*Cid", "hello, I am new")
+    await mallory.poll()
+    await mallory.get(co="usunGracza", playerId=mallory.secret)
+    assert await auth(client, co="loguj", opisGracza="Alice", idGracza=mallory.secret) != ""
+    mallory.seen = mallory.acknowledged = 0
+    mallory.commands = []
+    await mallory.poll()
+    mallory.send("c", "get", "_*Cid")
+    assert [text for _, _, text in chat_texts((await mallory.poll()).lines(0))] == ["hello, I am new"]
