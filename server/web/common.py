@@ -82,10 +82,11 @@ def encoded(body: str) -> bytes:
 
 
 def log_failure(request: web.Request, co: str) -> None:
-    """Log a request's unexpected failure with its trace, the player's id and any key blanked out."""
+    """Log a request's unexpected failure with its trace, the player's id, any key and a bot's token
+    blanked out."""
     trace = traceback.format_exc()
-    for name in ("idGracza", "playerId", "key"):
-        secret = request.query.get(name)
+    token = request.headers.get("Authorization", "").partition(" ")[2].strip()
+    for secret in (*(request.query.get(name) for name in ("idGracza", "playerId", "key")), token):
         if secret:
             trace = trace.replace(secret, "***")
     log.error("request failed %s", Fields(path=request.path, co=co[:20], trace=trace))

@@ -426,6 +426,14 @@ async def test_the_token_is_never_in_a_log(client: TestClient, caplog: pytest.Lo
     upgraded_token = (await upgraded.json())["token"]
     feed.response.close()
     await asyncio.sleep(0.1)
+
+    async def failing(found: str, **_: object) -> None:
+        raise RuntimeError(f"a bug that shows the token {found}")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(client.app[STORE_KEY].bots, "account", failing)
+        assert (await client.get("/api/bot/account", headers=bearer(token))).status == 503
+    assert "a bug that shows the token ***" in caplog.text
     assert caplog.records and token not in caplog.text and upgraded_token not in caplog.text
     assert "target=/api/bot/upgrade status=200" in caplog.text  # the access log wrote its line
     assert "Robo" in caplog.text  # the log does say who
