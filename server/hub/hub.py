@@ -189,6 +189,11 @@ class Hub:
     def players(self) -> dict[str, Player]:
         return self.roster.players
 
+    def requester(self, secret: str) -> Player | None:
+        """Who makes a request that names them (a moderator's `co=moderate`), if logged in; it counts
+        for their time-out as a poll does."""
+        return self.sessions.requester(secret)
+
     @property
     def by_nick(self) -> dict[str, Player]:
         return self.roster.by_nick

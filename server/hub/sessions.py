@@ -325,10 +325,16 @@ class Sessions:
 
     def player(self, secret: str) -> Player:
         """The logged-in player making a request (which counts as a poll for the time-out)."""
-        player = self.roster.find(secret)
+        player = self.requester(secret)
         if player is None:
             raise ProtocolError("notLoggedIn", "Not logged in.")
-        self.roster.seen(player, self.ctx.timers.now())
+        return player
+
+    def requester(self, secret: str) -> Player | None:
+        """The player making a request, if logged in: seen now, as every request counts for the time-out."""
+        player = self.roster.find(secret)
+        if player is not None:
+            self.roster.seen(player, self.ctx.timers.now())
         return player
 
     def change_lang(self, secret: str, lang: str) -> None:

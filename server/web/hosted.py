@@ -122,7 +122,7 @@ class Organiser:
 async def _organiser(request: web.Request) -> Organiser:
     """Who asks: a logged-in moderator (their `idGracza`), or the holder of an organiser's key."""
     secret = request.query.get("idGracza") or request.query.get("playerId")
-    moderator = request.app[HUB_KEY].players.get(secret) if secret else None
+    moderator = request.app[HUB_KEY].requester(secret) if secret else None
     if moderator is not None and moderator.moderator:
         return Organiser(None, moderator.nick, False)
     key = await request.app[TOURNAMENTS_KEY].check(required(request, "key"))

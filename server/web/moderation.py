@@ -129,7 +129,7 @@ async def moderate(request: web.Request) -> str:
 
 def _player(request: web.Request) -> Player | None:
     query = request.query
-    return request.app[HUB_KEY].players.get(query.get("idGracza") or query.get("playerId") or "")
+    return request.app[HUB_KEY].requester(query.get("idGracza") or query.get("playerId") or "")
 
 
 def _may_sanction(moderator: Player, target: Target) -> None:

@@ -24,7 +24,7 @@ from tests.conftest import POSTGRES, served
 from tests.store.breakers import PostgresProxy
 from tests.store.test_accounts import registered_id
 from tests.web.test_auth import auth, auth_from, register
-from tests.web.test_stream import chat_texts
+from tests.web.test_stream import AheadTimers, chat_texts
 from tests.web.zagram import Zagram
 
 TROLL_HOME, TROLL_NEIGHBOUR, ELSEWHERE = "203.0.113.7", "203.0.113.99", "198.51.100.1"
@@ -257,3 +257,19 @@ async def test_the_sanctions_are_read_again_once_the_database_is_back_and_no_tra
         await client.close()
     finally:
         await proxy.close()
+
+
+async def test_a_moderators_requests_count_for_the_time_out_as_polls_do(client: TestClient) -> None:
+    """docs/protocol.md, "Time-out": no request for 60 s. Before, `co=moderate` did not count, and a
+    moderator reading reports and sanctions without polling was logged out under them."""
+    mod = await moderator(client)
+    hub = client.app[HUB_KEY]
+    timers = hub.timers = AheadTimers()
+    for _ in range(3):
+        timers.ahead += hub.poll_timeout / 2 + 1
+        assert (await moderate(mod, what="reports")).startswith("{")
+        hub.sweep()
+    assert [player.nick for player in hub.players.values()] == ["Mod"]
+    timers.ahead += hub.poll_timeout + 1
+    hub.sweep()
+    assert await moderate(mod, what="reports") == "err.notModerator"
