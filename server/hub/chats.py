@@ -24,6 +24,7 @@ from server.protocol.codec import (
     clean_text,
     decode_client_text,
     parse_number,
+    unicode_text,
 )
 
 PRIVATE_JOURNAL = -1  # the journal of private chat, beside the tables' journals
@@ -313,7 +314,7 @@ class Chats:
         """One entry of the private chat's journal, after a restart."""
         self.private_seq = seq
         if kind == "private":
-            self.private.add(data["t"], data["from"], data["to"], data["text"], n=data["n"])
+            self.private.add(data["t"], data["from"], data["to"], unicode_text(data["text"]), n=data["n"])
             if "elsewhere" in data:
                 self._held_elsewhere(data)
         elif kind == "hide":

@@ -24,6 +24,7 @@ from server.hub.saved import SESSION_JOURNAL, SavedSessions
 from server.hub.sessions import Sessions
 from server.hub.tables import Tables
 from server.logs import Fields
+from server.protocol.codec import unicode_text
 
 log = logging.getLogger(__name__)
 
@@ -140,7 +141,7 @@ class Restorer:
                             data["n"],
                             data["nick"],
                             data["type"],
-                            data["text"],
+                            unicode_text(data["text"]),
                             event=data.get("e", 0),
                         )
                     )

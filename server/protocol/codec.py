@@ -159,6 +159,12 @@ def is_unicode_text(text: str) -> bool:
     return _SURROGATE_RE.search(text) is None
 
 
+def unicode_text(text: str) -> str:
+    """`text` with each lone surrogate as U+FFFD: what a server before 2026-12-01 journalled of a bot's
+    chat line, which no UTF-8 reply can hold."""
+    return _SURROGATE_RE.sub("\ufffd", text)
+
+
 def clean_text(text: str) -> str:
     """Replies are one line: line breaks and tabs in free text become spaces, other control
     characters go."""

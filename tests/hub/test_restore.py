@@ -285,6 +285,25 @@ def test_what_a_deleted_accounts_nick_hid_from_the_next_account_stays_hidden_aft
     assert len(talk.visible_to("*Bob")) == 3
 
 
+def test_a_journalled_line_no_utf8_reply_can_hold_comes_back_readable() -> None:
+    """A server before 2026-12-01 took a bot's chat line of JSON "\\udc80" and journalled it; from then on
+    every poll of the lobby failed, after a restart too (server/web/bots.py refuses such text now)."""
+    journal, timers = RecordingPersistence(), ManualTimers()
+    before = hub_with(journal, timers)
+    before.chat_from("ala123", "0", "hello")
+    before.chat_from("ala123", "_*Bob", "psst")
+    for entries in (journal.entries[0], journal.entries[PRIVATE_JOURNAL]):
+        entries[-1][2]["text"] += "\udc80"
+
+    after = hub_with(RecordingPersistence(), ManualTimers())
+    after.restore(journal.entries, next_uid=1)
+
+    reply = after.stream.reply("bob456", 0, with_subscriptions=True).encode()
+    assert "hello\ufffd".encode() in reply
+    talk = after.private.get("*Ala", "*Bob")
+    assert talk is not None and [entry.text for entry in talk.visible_to("*Bob")] == ["psst\ufffd"]
+
+
 def test_a_msg_no_from_before_the_restart_still_gets_the_whole_state() -> None:
     journal, timers = RecordingPersistence(), ManualTimers()
     before = hub_with(journal, timers)
