@@ -382,7 +382,8 @@ class Room:
             self._end()
 
     def _clear_proposal(self) -> None:
-        """A move clears a pending proposition other than `new` (docs/protocol.md)."""
+        """A move, a STOP or a team player out of the game clears a pending proposition other than `new`
+        (docs/protocol.md)."""
         if self.proposal is not None and self.proposal[1] != "new":
             self.proposal = None
             self.agreed = set()

@@ -196,7 +196,9 @@ async def body_field(request: web.Request, name: str, *, required: bool = True) 
         else:
             value = (await request.post()).get(name)
     except (ValueError, LookupError):  # LookupError: a charset Python does not know
-        raise Refused(400, "badRequest", "The body is not JSON, or not a form, in UTF-8.") from None
+        raise Refused(
+            400, "badRequest", "The body is not JSON nor a form, or its charset is unknown."
+        ) from None
     except web.HTTPRequestEntityTooLarge:
         raise Refused(413, "tooLong", "The body is too long.") from None
     if value is None and not required:
