@@ -71,7 +71,8 @@ def result_sentence(result: Result, names: Pair, scores: tuple[Fraction, Fractio
 LANGUAGE_OF = {"uk": "ua"}  # zagram's code for Ukrainian is `ua`; a client may send the standard `uk`
 
 # Beside the refusals' codes (docs/protocol.md, "Errors"): `notReached` (an action sent to another
-# member that could not reach it), `notDelivered` (a private line to a player of another member).
+# member that could not reach it), `notDelivered` (a private line to a player of another member),
+# `internal` (a command of a poll that failed on a bug: server/hub/stream.py).
 CATALOGUE: dict[str, dict[str, str]] = {
     "badTable": {
         "pl": "To nie jest numer stołu.",
@@ -474,6 +475,12 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "pl": "Nie zrobiono: serwer tego stołu jest teraz nieosiągalny.",
         "ru": "Не сделано: сервер этого стола сейчас недоступен.",
         "ua": "Не зроблено: сервер цього столу зараз недоступний.",
+    },
+    "internal": {
+        "en": "The server failed on this command; it may not have been done.",
+        "pl": "Serwer zawiódł przy tym poleceniu; mogło ono nie zostać wykonane.",
+        "ru": "Сервер не справился с этой командой; возможно, она не выполнена.",
+        "ua": "Сервер не впорався з цією командою; можливо, її не виконано.",
     },
     "notDelivered": {
         "en": "Your message to {nick} was not delivered: they are not reachable now.",

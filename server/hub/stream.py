@@ -53,7 +53,6 @@ CONFIRM_WAIT = 2.0  # longest a reply waits for another member to store its acti
 # and was not.
 ANSWER_WAIT = 15.0
 IGNORING = ("ignore", "unignore")  # `c` commands that are not chat (server/hub/ignoring.py)
-COMMAND_FAILED = "The server failed on this command; it may not have been done."
 log = logging.getLogger(__name__)
 
 
@@ -216,7 +215,7 @@ class Stream:
                 )
             except Exception:  # a bug: k has passed this poll's commands, so the ones after it still go on
                 log.exception("command failed %s", Fields(nick=player.nick, kind=message.kind))
-                self.tables.tell(player, table_number(message.table), "internal", COMMAND_FAILED)
+                self.tables.tell(player, table_number(message.table), "internal")  # said: sentences.py
             finally:
                 player.command = None
         if moved:  # shown once everything these commands wrote is stored, not others' later writes
