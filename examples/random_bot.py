@@ -52,7 +52,8 @@ class Api:
     def events(self) -> Iterator[dict[str, Any]]:
         """The feed's events as they come; an empty line only says the connection is alive. The feed is
         opened again when the server says so (`moved`, `stopping`), when the connection breaks or the
-        server cannot open it now (503), after a pause growing from 1 to 30 s while that goes on; any
+        server cannot open it now (503, or 429 if it was opened too often: then at least its
+        Retry-After), after a pause growing from 1 to 30 s while that goes on; any
         other end (an `error` event, a refusal: banned, a replaced token) is the last event."""
         pause = 0.0
         while True:
@@ -69,10 +70,11 @@ class Api:
                             return
                         pause = 0.0
             except urllib.error.HTTPError as refused:
-                if refused.code < 500:
+                if refused.code < 500 and refused.code != 429:  # 429: opened too often, wait and again
                     body = json.load(refused)
                     yield {"type": "error", "code": body.get("error"), "message": body.get("message")}
                     return
+                pause = max(pause, float(refused.headers.get("Retry-After", "1")))
             except (OSError, http.client.HTTPException) as broken:
                 print(f"the feed broke ({broken}); again in {pause:.0f} s", file=sys.stderr)
             time.sleep(pause)

@@ -35,9 +35,18 @@ COLOURS = {"blue": 1, "red": 2}
 FEED_TIMEOUT = 60.0  # seconds without a byte (the server writes at least every 20 s)
 REOPENED_AFTER = frozenset({"moved", "stopping"})  # the feed's ends that ask the bot to open it again
 LONGEST_PAUSE = 30.0  # seconds between two tries to open the feed, at most
+TOO_OFTEN = 429  # the feed was opened too often: opened again after its Retry-After
 # refusals of a move that was not made and is sent again a second later: over the request limit, or the
 # server cannot store anything now (503: its clocks stand still); nothing in the feed calls for it again
 TRY_AGAIN = ("tooFast", "storage")
+
+
+def retry_after(refused: urllib.error.HTTPError) -> float:
+    """The seconds a refusal asks to wait (`Retry-After`), 1 if it does not say."""
+    try:
+        return float(refused.headers.get("Retry-After", "1"))
+    except ValueError:
+        return 1.0
 
 
 class BotApi:
@@ -54,7 +63,8 @@ class BotApi:
     def events(self) -> Iterator[dict[str, Any]]:
         """The feed's events. It is opened again when the server says so (`moved`: the bot's session is
         on another server of a cluster now; `stopping`: a restart), when the connection breaks, or when
-        the server cannot open it now (503), after a pause growing from 1 to 30 s while that goes on;
+        the server cannot open it now (503, or 429: opened too often, then at least its Retry-After), after
+        a pause growing from 1 to 30 s while that goes on;
         any other end of the feed (an `error` event, a refusal to open it: banned, a replaced token)
         is the last event."""
         pause = 0.0
@@ -73,10 +83,11 @@ class BotApi:
                             return
                         pause = 0.0
             except urllib.error.HTTPError as refused:
-                if refused.code < 500:
+                if refused.code < 500 and refused.code != TOO_OFTEN:
                     body = json.load(refused)
                     yield {"type": "error", "code": body.get("error"), "message": body.get("message")}
                     return
+                pause = max(pause, retry_after(refused))
                 log.warning("the feed could not be opened (%s); again in %.0f s", refused.code, pause)
             except (OSError, http.client.HTTPException) as broken:
                 log.warning("the feed broke (%s); again in %.0f s", broken, pause)

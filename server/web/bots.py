@@ -30,7 +30,7 @@ from server.protocol.codec import ProtocolError, encode_client_text, is_unicode_
 from server.store.bots import HasPlayed
 from server.store.idhash import HashesBusy
 from server.store.outage import unavailable
-from server.web.clients import LIMITS_KEY, origin
+from server.web.clients import LIMITS_KEY, WHOLE_STATES_PER_ID, origin, refuses_whole_state
 from server.web.common import HUB_KEY, LOGIN_GUARD_KEY, STORE_KEY, log_failure, nick_claimed, session_here
 from server.web.headers import SECURITY_HEADERS
 
@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 
 KEEP_ALIVE_SECONDS = 20.0  # at most this between two writes of the feed (proxies drop idle responses)
 MAX_BODY_FIELD = 2_000  # characters of one field of a request's body (a chat line is at most 300)
+# every feed begins with a whole state, limited per id and per address as a poll's is: a feed opened
+# too often is refused 429, with the seconds until the next one the id may have
+FEED_AGAIN = round(1 / WHOLE_STATES_PER_ID[0])
 PROPOSALS = frozenset({"undo", "score", "terr", "drop", "draw", "new"})
 ANSWERS = {"accept": "ok", "decline": "reject"}
 JSON_HEADERS = {"Cache-Control": "no-store", **SECURITY_HEADERS}
@@ -52,9 +55,9 @@ class Refused(Exception):
     """An answer other than done: the HTTP status, a code (the zagram refusal's where there is one)
     and a sentence."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, retry_after: int = 1) -> None:
         super().__init__(message)
-        self.status, self.code, self.message = status, code, message
+        self.status, self.code, self.message, self.retry_after = status, code, message, retry_after
 
 
 @dataclass(frozen=True)
@@ -139,7 +142,7 @@ def refusal(refused: Refused) -> web.Response:
     if refused.status == 401:
         response.headers["WWW-Authenticate"] = 'Bearer realm="kropki bots"'
     elif refused.status == 429:
-        response.headers["Retry-After"] = "1"
+        response.headers["Retry-After"] = str(refused.retry_after)
     return response
 
 
@@ -311,6 +314,8 @@ async def stream(request: web.Request) -> web.StreamResponse:
     replaced, the session cannot be logged in again (a ban), or the server stops."""
     try:
         bot = await _bot(request)
+        if refuses_whole_state(request, bot.secret):  # every feed begins with one (docs/bots.md)
+            raise Refused(429, "tooFast", "The feed was opened too often; try again soon.", FEED_AGAIN)
         await _logged_in(request, bot)
     except Refused as refused:
         return refusal(refused)

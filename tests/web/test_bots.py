@@ -12,6 +12,7 @@ import json
 import logging
 import random
 import re
+import sys
 from typing import Any
 
 import pytest
@@ -28,7 +29,9 @@ from server.hub.limits import Caps
 from server.store import idhash
 from server.store.models import User
 from server.web.bots import STREAMS_KEY
+from server.web.clients import LIMITS_KEY, WHOLE_STATES_PER_ID
 from server.web.common import HUB_KEY, STORE_KEY
+from server.web.limits import TokenBuckets
 from tests.clients.conversation import engine_dots, log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
@@ -450,6 +453,36 @@ async def test_a_newer_feed_ends_the_older_and_both_start_from_the_present(clien
 
 
 @pytest.mark.parametrize("bot_api", [Api, BotApi], ids=["example", "bot-play"])
+async def test_a_feed_opened_too_often_is_refused_and_the_bots_open_it_after_retry_after(
+    client: TestClient, bot_api: type[Api] | type[BotApi], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every feed begins with the lobby's whole state. Before, one token could open feeds as fast as it
+    liked (a helper's audit: 10 in 1.8 s, each a 90 KB whole state), past the limit a poll has."""
+    token = await new_bot(client, "Robo")
+    for _ in range(3):
+        (await open_feed(client, token)).response.close()
+    refused = await client.get("/api/bot/stream", headers=bearer(token))
+    assert refused.status == 429, "opened a fourth time"  # before reading a body that may never end
+    assert (await refused.json())["error"] == "tooFast" and refused.headers["Retry-After"] == "10"
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    ala.invite("Robo", FREE_GAME)  # Robo is online: its feeds logged it in
+    await poll(client, ala)
+    waited: list[float] = []
+
+    def sleep(seconds: float) -> None:  # no waiting: the limit is as it is 10 s later
+        waited.append(seconds)
+        client.app[LIMITS_KEY].whole_states_per_id = TokenBuckets(*WHOLE_STATES_PER_ID)
+
+    monkeypatch.setattr(sys.modules[bot_api.__module__].time, "sleep", sleep)
+    events = bot_api(str(client.server.make_url("/")), token).events()
+    async with asyncio.timeout(EVENT_WAIT):
+        first = await asyncio.to_thread(next, events, None)  # type: ignore[arg-type]
+    assert waited == [10.0]  # refused once, and waited what Retry-After said
+    assert first is not None and first["type"] == "invitation"
+
+
+@pytest.mark.parametrize("bot_api", [Api, BotApi], ids=["example", "bot-play"])
 async def test_the_example_and_bot_play_open_the_feed_again_when_it_ends_for_a_restart(
     client: TestClient, bot_api: type[Api] | type[BotApi]
 ) -> None:
@@ -466,6 +499,7 @@ async def test_the_example_and_bot_play_open_the_feed_again_when_it_ends_for_a_r
     first = await following()  # the test's own feed was replaced by the bot's: the present again
     assert first is not None and (first["type"], first["from"]) == ("invitation", "*Ala")
     client.app[STREAMS_KEY].end_all()  # as the server does when it stops
+    client.app[LIMITS_KEY].whole_states_per_id = TokenBuckets(*WHOLE_STATES_PER_ID)  # and starts afresh
     again = await following()  # after `stopping`, from a feed opened again at once
     assert again is not None and (again["type"], again["from"]) == ("invitation", "*Ala")
     assert "robo" in client.app[STREAMS_KEY].open
