@@ -316,16 +316,16 @@ def _whole_first(lines: list[str]) -> list[str]:
     """The lines with a table's `d` and `sr` first in its section: a whole state comes as `pr`, `d`, `x`,
     `f`, `sr`, `u`, and a bot must have the board (gameFull) before the clock that says who is on move."""
     ordered: list[str] = []
-    start = 0  # where the current table's section begins in `ordered`
+    first: list[str] = []  # the current section's `d` and `sr`, in their order
+    rest: list[str] = []  # and its other lines (the lobby's section has a `d` for every table)
     for line in lines:
         if line.startswith("q"):
-            start = len(ordered) + 1
-        elif line.startswith(("d", "sr")):
-            ahead = start + sum(1 for kept in ordered[start:] if kept.startswith(("d", "sr")))
-            ordered.insert(ahead, line)
-            continue
-        ordered.append(line)
-    return ordered
+            ordered += first + rest
+            ordered.append(line)
+            first, rest = [], []
+        else:
+            (first if line.startswith(("d", "sr")) else rest).append(line)
+    return ordered + first + rest
 
 
 def _description(rest: str) -> tuple[str, str, str]:
