@@ -9,6 +9,9 @@ A line for one player only (why their command was refused, a message not deliver
 that player's language: the sentence for the refusal's code from the catalogue below, or the English
 sentence the refusal came with when the catalogue has no entry or the player reads English (the English
 one says more: it names the table, the nick, the limit). docs/protocol.md, "Server lines".
+
+Over 500 lines because the catalogue is one table of every refusal in three or four languages, which
+grows with every code the stream can tell; split, a code's sentences would be in two places.
 """
 
 from __future__ import annotations
