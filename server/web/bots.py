@@ -38,9 +38,7 @@ log = logging.getLogger(__name__)
 
 KEEP_ALIVE_SECONDS = 20.0  # at most this between two writes of the feed (proxies drop idle responses)
 MAX_BODY_FIELD = 2_000  # characters of one field of a request's body (a chat line is at most 300)
-# every feed begins with a whole state, limited per id and per address as a poll's is: a feed opened
-# too often is refused 429, with the seconds until the next one the id may have
-FEED_AGAIN = round(1 / WHOLE_STATES_PER_ID[0])
+FEED_AGAIN = round(1 / WHOLE_STATES_PER_ID[0])  # Retry-After of a feed opened too often: the next whole state
 PROPOSALS = frozenset({"undo", "score", "terr", "drop", "draw", "new"})
 ANSWERS = {"accept": "ok", "decline": "reject"}
 JSON_HEADERS = {"Cache-Control": "no-store", **SECURITY_HEADERS}
