@@ -100,6 +100,9 @@ def _clocks(line: str) -> Event:
     return event
 
 
+Offer = tuple[str, tuple[tuple[str, ...], ...]]  # a game type, and the two teams of a team game
+
+
 @dataclass
 class TableView:
     """What the feed has told the bot about one game table, so that a repeated line says nothing."""
@@ -119,7 +122,7 @@ class Feed:
     nick: str
     seen: int = 0  # the stream's msgNo: the newest event read
     tables: dict[int, TableView] = field(default_factory=dict)
-    invitations: dict[str, str] = field(default_factory=dict)  # from -> game type, pending now
+    invitations: dict[str, Offer] = field(default_factory=dict)  # from -> what it offers, pending now
     sent: dict[str, str] = field(default_factory=dict)  # to -> game type, the bot's own, pending now
     seeks: set[int] = field(default_factory=set)  # the open seeks the feed has listed
     pool: str | None = None  # the pool the bot waits in, as the feed said
@@ -133,7 +136,7 @@ class Feed:
         if not lines or lines[0] not in ("ok", "sd") or lines[-1] != "end":
             return [], False
         events: list[Event] = []
-        invitations: dict[str, str] = {}
+        invitations: dict[str, Offer] = {}
         sent: dict[str, str] = {}
         declined: list[str] = []
         listed: set[int] | None = None  # the seeks a whole lobby state lists: the others are gone
@@ -150,8 +153,8 @@ class Feed:
             elif line.startswith("q"):
                 table = int(line[1:]) if line[1:].isdigit() else 0
             elif kind == "vg":
-                sender, _, game_type = line[2:].partition(".")
-                invitations[sender] = game_type
+                sender, _, offer = line[2:].partition(".")
+                invitations[sender] = _offer(offer)
             elif kind == "vs":
                 whom, _, game_type = line[2:].partition(".")
                 sent[whom] = game_type
@@ -166,9 +169,9 @@ class Feed:
         if listed is not None:
             events.extend(_seek_gone(number) for number in sorted(self.seeks - listed))
             self.seeks &= listed
-        for sender, game_type in invitations.items():
-            if self.invitations.get(sender) != game_type:
-                events.append(_invitation(sender, game_type))
+        for sender, offer in invitations.items():
+            if self.invitations.get(sender) != offer:
+                events.append(_invitation(sender, offer))
         gone = [sender for sender in self.invitations if sender not in invitations]
         events.extend({"type": "invitationGone", "from": sender} for sender in gone)
         events.extend({"type": "invitationDeclined", "by": nick} for nick in declined)
@@ -336,8 +339,22 @@ def _description(rest: str) -> tuple[str, str, str]:
     return decode_server_text(parts[0]), parts[1], parts[2]
 
 
-def _invitation(sender: str, game_type: str) -> Event:
-    return {"type": "invitation", **_game(sender, game_type)}
+def _offer(text: str) -> Offer:
+    """A `vg` line after its nick: the game type, and a team invitation's two teams in turn order (after
+    the game type come the inviter's team, the other team and who accepted so far, each nicks joined by
+    `,`: docs/teams.md). Who accepted is left out: the same invitation is not said again at each."""
+    parts = text.rsplit(".", 3)
+    if len(parts) == 4 and TEAM_SEPARATOR in parts[1] and TEAM_SEPARATOR in parts[2]:
+        return parts[0], (tuple(parts[1].split(TEAM_SEPARATOR)), tuple(parts[2].split(TEAM_SEPARATOR)))
+    return text, ()
+
+
+def _invitation(sender: str, offer: Offer) -> Event:
+    game_type, teams = offer
+    event: Event = {"type": "invitation", **_game(sender, game_type)}
+    if teams:
+        event["teams"] = [list(team) for team in teams]
+    return event
 
 
 def _game(sender: str, game_type: str) -> Event:

@@ -128,6 +128,27 @@ def test_invitations_are_said_when_they_come_and_go_not_on_every_reply() -> None
     assert feed.read(reply("q0"))[0] == [{"type": "invitationEnded", "to": "*Cid"}]
 
 
+def test_a_team_invitation_gives_its_game_type_and_its_teams_once() -> None:
+    """docs/teams.md: `vg` carries the teams and who accepted after the game type. Before, they were
+    read as the game type's tournament name, and each acceptance made a new `invitation` event."""
+    feed = Feed("Robo")
+    offer = "vg*Ala.1010s0..s.F.n....Cup.2.*Ala,Robo.*Ola,*Ela"  # a tournament name may hold dots
+    events, _ = feed.read(reply("q0", f"{offer}.*Ala"))
+    assert events == [
+        {
+            "type": "invitation",
+            "from": "*Ala",
+            "gameType": "1010s0..s.F.n....Cup.2",
+            "width": 10,
+            "height": 10,
+            "rated": False,
+            "teams": [["*Ala", "Robo"], ["*Ola", "*Ela"]],
+        }
+    ]
+    assert feed.read(reply("q0", f"{offer}.*Ala,*Ola"))[0] == [], "*Ola accepted: the same invitation"
+    assert feed.read(reply("q0"))[0] == [{"type": "invitationGone", "from": "*Ala"}]
+
+
 def test_a_session_that_is_gone_and_a_reply_that_is_not_one() -> None:
     assert Feed("Robo").read(reply("q0", head="sd")) == ([], False)
     assert Feed("Robo").read("err.storage") == ([], False)
