@@ -116,8 +116,13 @@ class Pushes:
             self.sweeper = None
 
     def sweep(self) -> None:
+        """Abort the connections whose frame has waited send_timeout, and count a connection closed but
+        still here as waiting from now: a client that floods pings and reads nothing holds its handler
+        in aiohttp's answer to a ping, on a full socket, and aiohttp's close after its heartbeat waits
+        to flush that socket, so nothing else would end it (about 1 ms a sweep at 10,000 connections)."""
         loop = asyncio.get_running_loop()
-        late = loop.time() - self.send_timeout
+        now = loop.time()
+        late = now - self.send_timeout
         slow = []
         for push, since in self.sending.items():
             if since > late:
@@ -128,6 +133,9 @@ class Pushes:
             log.info("push connection closed: reader too slow")
             self.note_closed("slow")
             push.abort()
+        for push in self.open:
+            if push.socket.closed and push not in self.sending:
+                self.sending[push] = now
         self.sweeper = loop.call_later(SWEEP_EVERY, self.sweep)
 
     def note_closed(self, reason: str) -> None:
@@ -342,6 +350,9 @@ async def push(request: web.Request) -> web.StreamResponse:
         for task in (connection.writer, connection.unstored):
             if task is not None:
                 task.cancel()
+        if request.transport is not None:  # closed, it waits to flush what a client that reads nothing
+            # never takes (aiohttp's answers to its pings): it has send_timeout, as a frame has
+            asyncio.get_running_loop().call_later(pushes.send_timeout, request.transport.abort)
     return socket
 
 

@@ -19,6 +19,7 @@ from aiohttp import WSMsgType, web
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
+from server.app import create_app
 from server.config import Settings
 from server.hub.bus import LOBBY_WAKE_EVERY, PUSHED_LOBBY_WAKE_EVERY
 from server.hub.model import Origin
@@ -30,6 +31,7 @@ from server.web.push import HEARTBEAT, KEEP_ALIVE, KEEP_ALIVE_SPREAD, LOG_IN_AGA
 from tests.conftest import served
 from tests.store.breakers import Breaker, breaker_for, until
 from tests.test_restart import Server
+from tests.web.test_connections import guarded
 from tests.web.test_games import Players, diamond, errors
 from tests.web.test_stream import chat_texts, state_of
 from tests.web.zagram import Reply, parse_reply
@@ -349,6 +351,59 @@ async def test_a_reader_too_slow_is_closed_and_resumes_from_its_msgno(game: Play
         raw.close()
     async with pushed(game.client, game.ala.secret, str(game.ala.seen)) as push:
         assert (await push.reply()).status == "ok"
+
+
+def masked_frame(opcode: int, payload: bytes) -> bytes:
+    """A client's frame (RFC 6455: a client masks its frames), of at most 125 bytes."""
+    mask = b"\x01\x02\x03\x04"
+    return (
+        bytes([0x80 | opcode, 0x80 | len(payload)])
+        + mask
+        + bytes(b ^ mask[i % 4] for i, b in enumerate(payload))
+    )
+
+
+async def flooded_with_pings(settings: Settings, pings: int) -> None:
+    """A client that floods pings and reads nothing: its push connection and its socket both go."""
+    app = create_app(settings)
+    pushes = app[PUSHES_KEY]
+    pushes.send_timeout, pushes.send_buffer = 0.5, 4096
+    async with guarded(app, cap=10) as served:
+        raw = socket.socket()
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        raw.setblocking(False)
+        loop = asyncio.get_running_loop()
+        await loop.sock_connect(raw, ("127.0.0.1", served.port))
+        head = "".join(f"{name}: {value}\r\n" for name, value in HANDSHAKE.items())
+        request = f"GET /push?co=getMsg&msgNo=0 HTTP/1.1\r\nHost: test\r\n{head}\r\n"
+        await loop.sock_sendall(raw, request.encode())
+        try:
+            await until(lambda: bool(pushes.open))
+            flood = bytearray(masked_frame(0x9, b"p" * 125) * pings)  # their pongs fill every buffer
+            with contextlib.suppress(BlockingIOError):
+                while flood:
+                    del flood[: raw.send(flood[:65536])]
+            await until(lambda: not pushes.open and not served.guard.open, seconds=10)
+        finally:
+            raw.close()
+
+
+@pytest.mark.parametrize("pings", [2_000, 40_000])  # 2,000: the handler ends; 40,000: it waits in aiohttp
+@pytest.mark.parametrize("loop_factory", ["asyncio", "uvloop"])
+def test_a_client_that_floods_pings_and_reads_nothing_is_let_go(
+    settings: Settings, monkeypatch: pytest.MonkeyPatch, loop_factory: str, pings: int
+) -> None:
+    """aiohttp answers each ping, and a client that reads none of it fills the socket; once aiohttp's
+    heartbeat closed the connection, the close waited to flush it for ever (a helper's audit held ten
+    such connections open past a cap of 8, on `serve`). After a small flood the handler ended and left
+    its socket open, uncounted at the cap; after a large one aiohttp's answer to a ping waited on the
+    full socket, and the handler stayed too. Now both go within send_timeout (and a sweep)."""
+    monkeypatch.setattr(push_module, "HEARTBEAT", 0.4)  # its pong is late after about 0.2 s
+    factory = (
+        asyncio.new_event_loop if loop_factory == "asyncio" else pytest.importorskip("uvloop").new_event_loop
+    )
+    with asyncio.Runner(loop_factory=factory) as runner:
+        runner.run(flooded_with_pings(settings, pings))
 
 
 async def test_a_clean_stop_closes_with_1001_and_the_client_resumes_after_the_restart(tmp_path: Path) -> None:
