@@ -74,7 +74,8 @@ class Api:
                     body = json.load(refused)
                     yield {"type": "error", "code": body.get("error"), "message": body.get("message")}
                     return
-                pause = max(pause, float(refused.headers.get("Retry-After", "1")))
+                wait = refused.headers.get("Retry-After", "")  # seconds (a proxy may send a date)
+                pause = max(pause, float(wait) if wait.isdigit() else 1.0)
             except (OSError, http.client.HTTPException) as broken:
                 print(f"the feed broke ({broken}); again in {pause:.0f} s", file=sys.stderr)
             time.sleep(pause)
