@@ -486,14 +486,20 @@ async def test_a_moderator_account_may_delete_chat_lines(client: TestClient) -> 
     assert ("Mod", "5", "please behave") in chat_texts(seen.lines(0))  # nickType 5: a moderator
 
 
+async def alice_and_a_guest(client: TestClient, secret: str, nick: str) -> tuple[Zagram, Zagram]:
+    """Alice registered (and so logged in) and polling, and a guest logged in."""
+    assert await register(client, "Alice") == "ok.zarejestrowalem."
+    alice = Zagram(client, registered_id("Alice", "pw"), "Alice")
+    guest = Zagram(client, secret, nick)
+    assert await guest.login() == ""
+    await alice.poll()
+    return alice, guest
+
+
 async def test_logging_in_again_does_not_bring_old_private_lines_back_as_new(client: TestClient) -> None:
     """A registered player whose client logs in again (a reloaded page) without logging out, and
     starts again from msgNo 0, gets the lobby's state, not its old private lines as new `ca` lines."""
-    assert await register(client, "Alice") == "ok.zarejestrowalem."
-    alice = Zagram(client, registered_id("Alice", "pw"), "Alice")
-    bob = Zagram(client, "bob456", "*Bob")
-    assert await bob.login() == ""
-    await alice.poll()
+    alice, bob = await alice_and_a_guest(client, "bob456", "*Bob")
     bob.say("_Alice", "hello Alice")
     await bob.poll()
     alice.say("_*Bob", "hi Bob")
@@ -516,11 +522,7 @@ async def test_whoever_registers_a_deleted_accounts_nick_reads_none_of_its_priva
 ) -> None:
     """Private conversations are kept by nick. Before, an admin's `user delete` left the account's side
     of them as it was, and whoever registered the nick next read them all (found by a helper's audit)."""
-    assert await register(client, "Alice") == "ok.zarejestrowalem."
-    alice = Zagram(client, registered_id("Alice", "pw"), "Alice")
-    cid = Zagram(client, "cid789", "*Cid")
-    assert await cid.login() == ""
-    await alice.poll()
+    alice, cid = await alice_and_a_guest(client, "cid789", "*Cid")
     alice.say("_*Cid", "the secret plan")
     await alice.poll()
     cid.say("_Alice", "my pin is 1234")

@@ -205,6 +205,19 @@ INSTANT_WIN = "0808stanF1.300.0"  # 8x8, the first capture wins the game, 300 s 
 DIAMOND = ["cb", "cc", "bc", "hh", "dc", "hg", "cd"]  # blue's cd closes the ring round red's cc
 
 
+async def two_guests(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> tuple[Hub, TestClient, Zagram, Zagram]:
+    """A server whose clocks the test drives, with *Ala and *Bob logged in."""
+    hub = Hub(timers=ManualTimers(), rng=random.Random(7))
+    client = await served(aiohttp_client, settings, hub)
+    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
+    for player in (ala, bob):
+        assert await player.login() == ""
+        await player.poll()
+    return hub, client, ala, bob
+
+
 async def invited(hub: Hub, inviter: Zagram, invitee: Zagram, game_type: str) -> tuple[int, Zagram, Zagram]:
     """The invitee accepts the inviter's invitation: the new table's number, its blue and red players."""
     inviter.send("v", 0, f"s.{invitee.nick}.{game_type}")
@@ -305,13 +318,8 @@ async def test_a_new_game_agreed_as_storage_failed_is_taken_back_and_a_restart_a
     """The new game, its colours swapped, and its first move go; the finished game comes back with its
     archive number. A table whose writes are not all stored is not compacted meanwhile (a compaction
     would write what may yet be taken back). After a restart the table is exactly as it was shown."""
-    hub = Hub(timers=ManualTimers(), rng=random.Random(7))
-    client = await served(aiohttp_client, settings, hub)
+    hub, client, ala, bob = await two_guests(aiohttp_client, settings)
     store_writer = client.app[STORE_KEY].writer
-    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
-    for player in (ala, bob):
-        assert await player.login() == ""
-        await player.poll()
     uid, blue, red = await invited(hub, ala, bob, "0808stanF0.0.0")
     assert await old_style_move(blue, uid, "aa") == "" and await old_style_move(red, uid, "hh") == ""
     assert await propose(red, uid, "resign") == ""
@@ -475,13 +483,8 @@ async def test_an_organisers_cancel_storage_did_not_take_never_reaches_the_tourn
     """The cancel is taken back with the game's end it made. Before, its mark on the tournament's table
     was written once storage was back anyway: the game went on, and its real result was listed as a
     cancelled game's, left out of the standings."""
-    hub = Hub(timers=ManualTimers(), rng=random.Random(7))
-    client = await served(aiohttp_client, settings, hub)
+    hub, client, ala, bob = await two_guests(aiohttp_client, settings)
     store_writer = client.app[STORE_KEY].writer
-    ala, bob = Zagram(client, "ala123", "*Ala"), Zagram(client, "bob456", "*Bob")
-    for player in (ala, bob):
-        assert await player.login() == ""
-        await player.poll()
     uid = hub.set_up_table(parse_game_type("0808stanR0.300.0"), "*Ala", "*Bob", [0, 0], "Cup", "1", {})
     await hub.persistence.flush()
 
