@@ -780,9 +780,10 @@ class Room:
     def note_clock(self) -> None:
         """Journal the clocks as they are now (at shutdown), so that no second is lost or given: a clock
         past its deadline flags first, rather than coming back with a restart's grace."""
-        if self.clock is not None and self.game.result is None:
-            self.clock.flag_if_due()
-        if self.clock is not None and self.game.result is None:
+        if self.clock is None or self.game.result is not None:
+            return
+        self.clock.flag_if_due()
+        if self.game.result is None:  # not flagged just now
             self._note("clock")
 
     # --- the end -------------------------------------------------------------------------------
