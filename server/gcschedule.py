@@ -94,6 +94,33 @@ def serving_schedule() -> bool:
     return gc.get_threshold()[2] == NEVER
 
 
+class OldGenerationCounts:
+    """How long to wait before the next count of the oldest generation, and whether a count calls for a
+    full collection: the count's whole policy, apart from the clock."""
+
+    def __init__(self, first: int, check_every: float, check_most: float) -> None:
+        self.check_every = check_every
+        self.check_most = check_most
+        self.smallest = self.last = first
+        self.wait = check_every
+
+    def doubled(self, size: int) -> bool:
+        """Whether the oldest generation, counted at `size`, has grown FULL_GROWTH times over its smallest
+        since the last full collection; if not, the wait for the next count is set from it."""
+        if size >= self.smallest * FULL_GROWTH:
+            return True
+        self.smallest = min(self.smallest, size)
+        level = size <= self.last * FULL_STEADY
+        self.wait = min(self.wait * 2, self.check_most) if level else self.check_every
+        self.last = size
+        return False
+
+    def collected(self, size: int) -> None:
+        """A full collection left the oldest generation at `size`: counted from there, as at the start."""
+        self.smallest = self.last = size
+        self.wait = self.check_every
+
+
 async def timed_collections(
     young_every: float = YOUNG_EVERY,
     check_every: float = FULL_CHECK_EVERY,
@@ -106,21 +133,16 @@ async def timed_collections(
     `check_every` seconds while it grows; each count that finds it steady (at most FULL_STEADY times
     the last count) doubles the wait for the next, up to `check_most`."""
     loop = asyncio.get_running_loop()
-    smallest = last = old_objects()
-    wait = check_every
-    next_check = loop.time() + wait
+    counts = OldGenerationCounts(old_objects(), check_every, check_most)
+    next_check = loop.time() + counts.wait
     while True:
         await asyncio.sleep(young_every)
-        if loop.time() >= next_check:
-            size = old_objects()
-            if size >= smallest * FULL_GROWTH:
-                gc.collect()
-                smallest = last = old_objects()
-                wait = check_every
-                next_check = loop.time() + wait
-                continue
-            smallest = min(smallest, size)
-            wait = min(wait * 2, check_most) if size <= last * FULL_STEADY else check_every
-            last = size
-            next_check = loop.time() + wait
-        gc.collect(1)
+        if loop.time() < next_check:
+            gc.collect(1)
+            continue
+        if counts.doubled(old_objects()):
+            gc.collect()
+            counts.collected(old_objects())
+        else:
+            gc.collect(1)
+        next_check = loop.time() + counts.wait
