@@ -51,6 +51,8 @@ Before the hashes had threads of their own they ran on asyncio's default ones (6
 863 MB at cost 17 on this project's machine, and her login waited behind the whole flood
 (docs/performance.md, "Abuse limits").
 
+Section "frames": one client's flood of WebSocket frames on /push, each kind in turn (benchmarks/frames.py).
+
     .venv/bin/python benchmarks/abuse.py --only connections
     .venv/bin/python benchmarks/abuse.py --only journal --journal-seconds 600
 """
@@ -83,6 +85,7 @@ for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*) and thi
         sys.path.insert(0, _path)
 
 import attacks  # noqa: E402
+import frames  # noqa: E402
 from stream import (  # noqa: E402
     HOST,
     HttpConnection,
@@ -978,6 +981,7 @@ class Section:
 
 SECTIONS = {
     "connections": Section(connections_section, connections_arguments),
+    "frames": Section(frames.frames_section, frames.frames_arguments),
     "guesses": Section(attacks.guesses_section, attacks.guesses_arguments),
     "networks": Section(attacks.networks_section, attacks.networks_arguments),
     "log-flood": Section(attacks.log_flood_section, attacks.log_flood_arguments),

@@ -14,9 +14,10 @@ within `send_timeout` is a reader too slow: its connection is aborted (`Pushes.s
 resumes from its last msgNo.
 
 Everything a poll passes also holds here: the id is screened once, at the upgrade (server/web/ids.py,
-which in a cluster brings a session another member serves here first); each frame of commands is one
-request for the per-id and per-address limits (clients.refused); the limit on whole states is asked by
-every poll of the connection, as by a poll. The connection cap (server/web/connections.py) counts a
+which in a cluster brings a session another member serves here first); each frame (of commands, a ping
+too) is one request for the per-id and per-address limits (clients.refused), and a client that goes on
+sending after FLOOD_REFUSALS refusals in a row is let go; the limit on whole states is asked by every
+poll of the connection, as by a poll. The connection cap (server/web/connections.py) counts a
 push connection as an open connection, and may end it as it ends a long poll, to make room.
 """
 
@@ -27,7 +28,7 @@ import contextlib
 import logging
 import random
 from collections.abc import AsyncIterator
-from socket import SO_SNDBUF, SOL_SOCKET
+from socket import SO_RCVBUF, SO_SNDBUF, SOL_SOCKET
 
 from aiohttp import WSCloseCode, WSMsgType, web
 from prometheus_client import CollectorRegistry, Counter, Gauge
@@ -55,6 +56,10 @@ SEND_TIMEOUT = 10.0  # seconds a frame may take to be written before its reader 
 # what waits for a reader is bounded and a reader that stops reading is found within SEND_TIMEOUT. At
 # a round trip of 200 ms it still carries 640 KB a second, far more than the stream needs.
 SEND_BUFFER = 128 * 1024
+# The kernel's receive buffer of a push connection, in bytes: what one read hands aiohttp, which parses
+# all of it before any frame comes to Push.read (a flood's 256 KB read, 37,000 tiny frames, held the loop
+# for tens of ms). A client's frames are commands, a few a second at most.
+RECEIVE_BUFFER = 16 * 1024
 SWEEP_EVERY = 1.0  # seconds between the looks for readers too slow
 # Seconds between a quiet connection's polls, each sending a frame only if something changed. The
 # session needs none (a waiting poll keeps it, Roster.hold; a table counts its player present,
@@ -68,6 +73,14 @@ KEEP_ALIVE_SPREAD = (0.75, 1.25)
 DRAIN_CHECK_EVERY = 0.05  # seconds between the looks at a frame the socket has not taken whole
 STORED_CHECK_EVERY = 1.0  # seconds between the looks at writes that storage has not taken yet
 MAX_FRAME = 16 * 1024  # bytes of a client's frame; aiohttp closes a larger one's connection (1009)
+# Frames refused in a row (the per-id limit's burst) that end a connection: a client told `err.tooFast`
+# that goes on sending floods, and each of its frames, however small, costs as much as a request's refusal
+FLOOD_REFUSALS = 40
+# Seconds a refused connection's close waits for the client's close frame: its flood keeps coming
+# meanwhile, each frame parsed (a wait of 1 s let a binary flood keep 0.6 of a core busy), so not the
+# 10 s a clean close may take; a client nearby still answers within it
+REFUSED_CLOSE_WAIT = 0.05
+CLIENT_FRAMES = frozenset((WSMsgType.TEXT, WSMsgType.BINARY, WSMsgType.PING, WSMsgType.PONG))
 # Close codes besides WebSocket's own (docs/protocol.md, "Push"): the frame before says why.
 REFUSED = 4000  # the frame before is `err.<code>`, as a poll's answer would be
 LOG_IN_AGAIN = 4003  # the frame before is `sd/...`: the id has no session (log in, then connect again)
@@ -100,11 +113,11 @@ class Pushes:
         self.closed = Counter(
             "kropki_push_closed",
             "Push connections the server closed: a reader too slow (slow), to make room at the cap "
-            "(cap), at a stop (stop)",
+            "(cap), at a stop (stop), frames refused in a row (flood), a binary frame (binary)",
             ["reason"],
             registry=metrics_registry,
         )
-        for reason in ("slow", "cap", "stop"):
+        for reason in ("slow", "cap", "stop", "flood", "binary"):
             self.closed.labels(reason)
 
     def start(self) -> None:
@@ -272,26 +285,62 @@ class Push:
 
     async def read(self) -> None:
         """The client's frames, in order: each is msgFromClient, taken as a poll's commands are; the
-        writer then sends the k that counts them (once stored)."""
+        writer then sends the k that counts them (once stored). Every frame, a ping too, is a request
+        for the per-id and per-address limits; FLOOD_REFUSALS refused in a row, or a binary frame, end
+        the connection."""
+        refused_in_a_row = 0
         async for message in self.socket:
-            if message.type is not WSMsgType.TEXT:
-                continue  # a binary frame carries nothing of this protocol
-            text = message.data
-            try:
-                if refused(self.request) is not None:  # the per-id and per-address limits
-                    raise ProtocolError("tooFast")
-                if len(text) > MAX_MSG_FROM_CLIENT:
-                    raise ProtocolError("tooLong")
-                unstored = await self.hub.take(self.secret, parse_commands(text))
-            except ProtocolError as refused_frame:  # changes nothing: the client sends it again
-                await self.send_refusal(f"err.{refused_frame.code}")
+            # aiohttp parses all that one read of the socket brings (a flood's small frames by the
+            # thousand) and hands them on without a pause: each waits its turn here, as a request does
+            # (one client's flood put 240-690 ms between other players' requests)
+            await asyncio.sleep(0)
+            kind = message.type
+            if kind not in CLIENT_FRAMES:
+                continue  # aiohttp's own (an error it has closed the connection for): the loop ends
+            if refused(self.request) is not None:  # the per-id and per-address limits
+                refused_in_a_row += 1
+                if refused_in_a_row >= FLOOD_REFUSALS:
+                    log.info("push connection closed: frames refused in a row")
+                    self.pushes.note_closed("flood")
+                    await self.refuse("err.tooFast", REFUSED)
+                    return
+                await self.send_refusal("err.tooFast")
                 continue
-            except Exception as failure:
-                await self.send_refusal(failed(self.request, "push", failure))
+            refused_in_a_row = 0
+            if kind is WSMsgType.BINARY:  # nothing of this protocol comes as bytes
+                self.pushes.note_closed("binary")
+                await self.refuse("", WSCloseCode.UNSUPPORTED_DATA)
+                return
+            if kind is WSMsgType.PING:
+                with contextlib.suppress(ConnectionError):
+                    await self.socket.pong(message.data)
                 continue
-            self.kick()
-            if unstored is not None and self.unstored is None:
-                self.unstored = asyncio.create_task(self.when_stored(unstored))
+            if kind is WSMsgType.TEXT:
+                await self.take(message.data)
+
+    async def take(self, text: str) -> None:
+        try:
+            if len(text) > MAX_MSG_FROM_CLIENT:
+                raise ProtocolError("tooLong")
+            unstored = await self.hub.take(self.secret, parse_commands(text))
+        except ProtocolError as refused_frame:  # changes nothing: the client sends it again
+            await self.send_refusal(f"err.{refused_frame.code}")
+            return
+        except Exception as failure:
+            await self.send_refusal(failed(self.request, "push", failure))
+            return
+        self.kick()
+        if unstored is not None and self.unstored is None:
+            self.unstored = asyncio.create_task(self.when_stored(unstored))
+
+    async def refuse(self, text: str, code: int) -> None:
+        """The refusal's frame, if any, and the close frame; the client's close frame is waited for only
+        REFUSED_CLOSE_WAIT, after which aiohttp closes the socket, reading no more of it."""
+        with contextlib.suppress(ConnectionError, TimeoutError):
+            if text:
+                await self.socket.send_str(text)
+            async with asyncio.timeout(REFUSED_CLOSE_WAIT):
+                await self.socket.close(code=code)
 
     async def when_stored(self, since: int) -> None:
         """Storage did not take a frame's writes in time (or fails): once it has, the k that counts
@@ -313,7 +362,10 @@ async def push(request: web.Request) -> web.StreamResponse:
     query = request.query
     co = query.get("co", "")
     socket = web.WebSocketResponse(
-        heartbeat=HEARTBEAT * random.uniform(*KEEP_ALIVE_SPREAD), compress=False, max_msg_size=MAX_FRAME
+        heartbeat=HEARTBEAT * random.uniform(*KEEP_ALIVE_SPREAD),
+        compress=False,
+        max_msg_size=MAX_FRAME,
+        autoping=False,  # a client's pings come to Push.read, which counts them before it answers
     )
     if not socket.can_prepare(request).ok:
         return text_response("err.notWebSocket")
@@ -333,6 +385,7 @@ async def push(request: web.Request) -> web.StreamResponse:
     endpoint = transport.get_extra_info("socket") if transport is not None else None
     if endpoint is not None:
         endpoint.setsockopt(SOL_SOCKET, SO_SNDBUF, pushes.send_buffer)
+        endpoint.setsockopt(SOL_SOCKET, SO_RCVBUF, RECEIVE_BUFFER)
     connection = Push(pushes, request, socket, secret, co)
     pushes.open.add(connection)
     guard = request.app.get(GUARD_KEY)

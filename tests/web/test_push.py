@@ -307,6 +307,19 @@ async def test_bad_input_is_refused_clearly_and_changes_nothing(game: Players) -
         assert [text.split(" (")[0] for text in refusals] == ["Message too long"], push.replies
 
 
+async def test_a_binary_frame_closes_the_connection_with_1003_and_changes_nothing(game: Players) -> None:
+    """The protocol is text; a client that sends bytes is told so by the close, not left talking to no one."""
+    async with pushed(game.client, game.ala.secret, str(game.ala.seen)) as push:
+        await push.reply()
+        before = state_of(game.hub)
+        await push.socket.send_bytes(b"c1.0.hi")
+        closing = await push.socket.receive(FRAME_WAIT)
+        assert (closing.type, closing.data) == (WSMsgType.CLOSE, aiohttp.WSCloseCode.UNSUPPORTED_DATA)
+        assert state_of(game.hub) == before
+    metrics = await (await game.client.get("/metrics")).text()
+    assert re.search(r'^kropki_push_closed_total\{reason="binary"\} 1\.0$', metrics, re.M), metrics
+
+
 async def test_an_id_with_no_session_gets_sd_and_the_close_that_says_log_in_again(game: Players) -> None:
     async with pushed(game.client, "nobody00", "0") as push:
         assert (await push.reply()).status == "sd"

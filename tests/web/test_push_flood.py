@@ -5,12 +5,15 @@ answered `err.tooFast` and does nothing, the stream goes on, and other players a
 from __future__ import annotations
 
 import asyncio
+import re
 
+from aiohttp import WSMsgType
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
 from server.protocol.codec import encode_client_text
+from server.web.push import FLOOD_REFUSALS, REFUSED
 from tests.web.test_limits import limited_client
 from tests.web.test_push import FRAME_WAIT, Pushed
 from tests.web.test_stream import chat_texts
@@ -94,3 +97,33 @@ async def test_a_flood_over_the_per_address_limit_is_refused_and_other_addresses
     ala.headers, bob.headers = {"X-Forwarded-For": ALA_AT}, {"X-Forwarded-For": BOB_AT}
     # Ala's address took 3 of its 12 as her id did; Bob, at another address, is not slowed down
     await check_the_flood(client, ala, bob, taken=9)
+
+
+async def test_pings_count_as_requests_and_a_client_that_goes_on_after_refusals_is_let_go(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """Each frame, however small, costs the server a refusal's work: one connection's flood of them took a
+    core and put up to 690 ms between other players' requests. Pings are answered while the limits allow."""
+    client = await limited_client(aiohttp_client, settings, per_id=10, trusted_proxies=("127.0.0.1",))
+    ala = Zagram(client, "ala123", "*Ala")
+    ala.headers = {"X-Forwarded-For": ALA_AT}
+    assert await ala.login() == ""
+    await ala.poll()
+    socket_ = await client.ws_connect(
+        f"/push?co=getMsg&idGracza={ala.secret}&msgNo={ala.seen}", headers=ala.headers, autoping=False
+    )
+    push = Pushed(socket_)
+    await push.reply()
+    frames: list[tuple[WSMsgType, object]] = []
+    async with asyncio.timeout(FRAME_WAIT):
+        for _ in range(7):  # the id's 10 less the login, the poll and the upgrade
+            await socket_.ping(b"p")
+            frames.append(((answer := await socket_.receive()).type, answer.data))
+        for _ in range(FLOOD_REFUSALS + 10):
+            await socket_.ping(b"p")
+        while (answer := await socket_.receive()).type is WSMsgType.TEXT:
+            frames.append((answer.type, answer.data))
+    assert frames == [(WSMsgType.PONG, b"p")] * 7 + [(WSMsgType.TEXT, "err.tooFast")] * FLOOD_REFUSALS
+    assert (answer.type, answer.data) == (WSMsgType.CLOSE, REFUSED)
+    metrics = await (await client.get("/metrics")).text()
+    assert re.search(r'^kropki_push_closed_total\{reason="flood"\} 1\.0$', metrics, re.M), metrics
