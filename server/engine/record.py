@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import replace
 
-from server.engine.board import WHITE
+from server.engine.board import BLACK, WHITE
 from server.engine.game import COLOUR, Game
 from server.engine.moves import Point, point_to_sgf
 from server.engine.sgf import GameRecord, SgfMove
+
+# Between a team's nicks in records (SGF PB/PW) and pages: a comma is in no nick, so the names split
+# back unambiguously, and ", " is how a list of names reads in every language the server speaks.
+NAMES_SEPARATOR = ", "
 
 
 def rules_flags(game: Game) -> dict[str, str]:
@@ -69,7 +73,29 @@ def with_bots(record: GameRecord, bots: Iterable[tuple[int, str]]) -> GameRecord
     after what the comment said already (a STOP before the first move). A reader finds a team's every
     bot this way, and replay reads only the STOP lines back. The record given stays as it was: an
     archive's write tried again after a storage failure marks the game once."""
-    lines = [f"{COLOUR[colour]} is a bot: {nick}" for colour, nick in bots]
+    lines = [_bot_line(colour, nick) for colour, nick in bots]
     if not lines:
         return record
     return replace(record, comment="\n".join([record.comment, *lines] if record.comment else lines))
+
+
+def renamed(record: GameRecord, colour: int, nick: str, name: str) -> GameRecord:
+    """The record calling `name` the player `nick` of `colour` wherever it names them: in PB or PW,
+    alone or among a team's nicks, and on their `with_bots` line. A deleted account's games name the
+    player anonymously (docs/operations.md, "Accounts")."""
+    team = record.black_name if colour == BLACK else record.white_name
+    if team is not None:
+        members = team.split(NAMES_SEPARATOR)
+        team = NAMES_SEPARATOR.join(name if member == nick else member for member in members)
+    comment = record.comment
+    if comment is not None:
+        lines = comment.split("\n")
+        bot = _bot_line(colour, nick)
+        comment = "\n".join(_bot_line(colour, name) if line == bot else line for line in lines)
+    if colour == BLACK:
+        return replace(record, black_name=team, comment=comment)
+    return replace(record, white_name=team, comment=comment)
+
+
+def _bot_line(colour: int, nick: str) -> str:
+    return f"{COLOUR[colour]} is a bot: {nick}"

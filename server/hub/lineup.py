@@ -13,11 +13,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from server.engine.board import BLACK, WHITE
+from server.engine.record import NAMES_SEPARATOR
 
 TEAM_SIZES = range(1, 5)  # players a team may have: one (a two-player game) to four
-# Between a team's nicks in records (SGF PB/PW) and pages: a comma is in no nick, so the names split
-# back unambiguously, and ", " is how a list of names reads in every language the server speaks.
-NAMES_SEPARATOR = ", "
 
 
 def colour_of(side: int) -> int:

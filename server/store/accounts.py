@@ -12,14 +12,17 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from server.engine.board import BLACK, WHITE
 from server.engine.rating import INITIAL, Rating, shown
+from server.engine.record import renamed
 from server.engine.sgf import read_record, write_record
+from server.hub.lineup import colour_of
 from server.hub.persistence import NO_ROLE, ROLES, Account
 from server.logs import Fields
 from server.protocol.codec import look_key, nick_key
 from server.store.database import as_utc, findable
 from server.store.idhash import HashesBusy, IdHashing
-from server.store.models import ArchivedGame, IgnoredPlayer, ModerationEntry, User
+from server.store.models import ArchivedGame, GamePlayer, IgnoredPlayer, ModerationEntry, User
 from server.store.outage import unavailable
 
 log = logging.getLogger(__name__)
@@ -254,16 +257,23 @@ class Accounts:
         """
         async with self.sessions.begin() as session:
             user = await self._user(session, nick)
+            seats: dict[int, list[GamePlayer]] = {}
+            for seat in await session.scalars(select(GamePlayer).where(GamePlayer.user_id == user.id)):
+                seats.setdefault(seat.game_number, []).append(seat)
             games = (
                 await session.scalars(
                     select(ArchivedGame).where(
-                        or_(ArchivedGame.blue_id == user.id, ArchivedGame.red_id == user.id)
+                        or_(
+                            ArchivedGame.blue_id == user.id,
+                            ArchivedGame.red_id == user.id,
+                            ArchivedGame.number.in_(seats),
+                        )
                     )
                 )
             ).all()
             anonymous = f"{DELETED_NICK}{user.id}"
             for game in games:
-                _anonymise(game, user.id, anonymous)
+                _anonymise(game, seats.get(game.number, []), user.id, anonymous)
             await session.flush()
             look = user.look_key
             await session.delete(user)
@@ -289,11 +299,21 @@ async def _pass_on(session, look: str) -> None:
             return
 
 
-def _anonymise(game: ArchivedGame, user_id: int, name: str) -> None:
-    """The deleted player's side of an archived game: no account, and `name` in the row and the SGF."""
+def _anonymise(game: ArchivedGame, seats: list[GamePlayer], user_id: int, name: str) -> None:
+    """The deleted player's part in an archived game: no account, and `name` in the rows and the SGF. A
+    team game (`seats`: the player's rows in `game_players`) names side 1 and 2 in its own row too."""
     record = read_record(game.sgf)
     if game.blue_id == user_id:
-        game.blue_id, game.blue_nick, record.black_name = None, name, name
+        record = renamed(record, BLACK, game.blue_nick, name)
+        game.blue_id, game.blue_nick = None, name
     if game.red_id == user_id:
-        game.red_id, game.red_nick, record.white_name = None, name, name
+        record = renamed(record, WHITE, game.red_nick, name)
+        game.red_id, game.red_nick = None, name
+    for seat in seats:
+        record = renamed(record, colour_of(seat.side), seat.nick, name)
+        if seat.side == 1:
+            game.blue_nick = name
+        elif seat.side == 2:
+            game.red_nick = name
+        seat.user_id, seat.nick = None, name
     game.sgf = write_record(record)

@@ -11,7 +11,7 @@ from datetime import datetime
 from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from server.hub.lineup import NAMES_SEPARATOR
+from server.engine.record import NAMES_SEPARATOR
 from server.protocol.codec import nick_key
 from server.store.database import MAX_INTEGER
 from server.store.models import ArchivedGame, GamePlayer, RatingChange, User

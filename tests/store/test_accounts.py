@@ -17,11 +17,13 @@ from sqlalchemy import select
 
 from server.config import Settings
 from server.engine.rating import INITIAL
+from server.engine.sgf import read_record
 from server.store import database, idhash
 from server.store.accounts import NickTaken, UnknownNick
 from server.store.models import Base, User
 from server.store.store import Store
 from tests.store.breakers import breaker_for, until
+from tests.store.test_archiving import finished
 
 
 def registered_id(nick: str, password: str) -> str:
@@ -385,6 +387,37 @@ async def test_admin_changes(store: Store) -> None:
         await store.accounts.delete("Alicja")
     with pytest.raises(UnknownNick):
         await store.accounts.set_role("Nobody", "moderator", "test")
+
+
+async def test_a_deleted_accounts_team_games_and_bot_lines_no_longer_name_it(store: Store) -> None:
+    """A team game names its players in `game_players` and among its teams' nicks in PB and PW, and a
+    bot on a line of the root comment too: the deletion renamed only a two-player game's PB and PW."""
+    await store.accounts.register("Alice", registered_id("Alice", "pw"), "", "en")
+    await store.bots.create("Robo")
+    for game in (
+        finished("Alice", "*Bob", "*Cid", "*Dan"),
+        finished("*Ala", "Robo"),
+        finished("*Eve", "*Fay", "*Gil", "Robo"),
+    ):
+        store.writer.archive(game, lambda *_: None)
+    await store.writer.flush()
+
+    assert (await store.accounts.delete("Alice"), await store.accounts.delete("Robo")) == (1, 2)
+    records = [read_record(await store.games.sgf(number) or "") for number in (1, 2, 3)]
+    assert [(r.black_name, r.white_name, r.comment) for r in records] == [
+        ("deleted1, *Cid", "*Bob, *Dan", None),
+        ("*Ala", "deleted2", "W is a bot: deleted2"),
+        ("*Eve, *Gil", "*Fay, deleted2", "W is a bot: deleted2"),
+    ]
+    summaries = await store.games.recent(None, 10)
+    assert [(s.blue, s.red, s.players) for s in summaries] == [
+        ("*Eve, *Gil", "*Fay, deleted2", ("*Eve", "*Fay", "*Gil", "deleted2")),
+        ("*Ala", "deleted2", ()),
+        ("deleted1, *Cid", "*Bob, *Dan", ("deleted1", "*Bob", "*Cid", "*Dan")),
+    ]
+    for nick in ("Alice", "Robo"):
+        assert await store.games.recent(nick, 10) == [] and not await store.games.has_played(nick)
+    assert [s.number for s in await store.games.recent("deleted2", 10)] == [3, 2]
 
 
 @pytest.mark.parametrize(

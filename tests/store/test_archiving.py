@@ -10,7 +10,7 @@ import pytest
 
 from server.engine.game import Game
 from server.engine.moves import parse_move
-from server.engine.record import game_to_record
+from server.engine.record import NAMES_SEPARATOR, game_to_record
 from server.engine.sgf import read_record
 from server.hub.persistence import FinishedGame
 from server.store import database, writer
@@ -28,21 +28,24 @@ def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def finished(blue: str, red: str, *more: str) -> FinishedGame:
+    """A game of two, or of teams whose sides 3, 4, ... are `more`, named as the hub names them."""
+    players = (blue, red, *more)
+    teams = NAMES_SEPARATOR.join(players[0::2]), NAMES_SEPARATOR.join(players[1::2])
     game = Game(8, 8)
     game.play(1, parse_move("cc", game.width, game.height))
-    record = game_to_record(game, black_name=blue, white_name=red)
+    record = game_to_record(game, black_name=teams[0], white_name=teams[1])
     return FinishedGame(
         uid=3,
         record=record,
-        blue=blue,
-        red=red,
+        blue=teams[0],
+        red=teams[1],
         game_type="0808stanF0.0.0",
         result=None,
         rated=False,
         tournament=None,
         game_index=0,
         journal_seq=1,
-        players=(blue, red, *more) if more else (),
+        players=players if more else (),
     )
 
 
