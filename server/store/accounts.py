@@ -21,6 +21,7 @@ from server.hub.persistence import NO_ROLE, ROLES, Account
 from server.logs import Fields
 from server.protocol.codec import look_key, nick_key
 from server.store.database import as_utc, findable
+from server.store.hosted import pass_over
 from server.store.idhash import HashesBusy, IdHashing
 from server.store.models import ArchivedGame, GamePlayer, IgnoredPlayer, ModerationEntry, User
 from server.store.outage import unavailable
@@ -274,6 +275,7 @@ class Accounts:
             anonymous = f"{DELETED_NICK}{user.id}"
             for game in games:
                 _anonymise(game, seats.get(game.number, []), user.id, anonymous)
+            await pass_over(session, {user.nick_key, user.login_key}, anonymous, datetime.now(UTC))
             await session.flush()
             look = user.look_key
             await session.delete(user)

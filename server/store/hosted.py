@@ -7,17 +7,21 @@ results are read back from there.
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime
 
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from server.engine.record import NAMES_SEPARATOR
+from server.protocol.codec import nick_key
 from server.store.database import findable
 from server.store.models import HostedEntry, HostedRound, HostedTournament, TournamentTable
 
 LISTED = 50  # tournaments in the list: the unfinished ones, then the latest finished
+UNFINISHED = ("registering", "running")
 
 
 class NameTaken(Exception):
@@ -128,7 +132,7 @@ class HostedTournaments:
         async with self.sessions() as session:
             rows = await session.scalars(
                 select(HostedTournament)
-                .where(HostedTournament.state.in_(("registering", "running")))
+                .where(HostedTournament.state.in_(UNFINISHED))
                 .order_by(HostedTournament.id)
             )
             return [_hosted(row) for row in rows]
@@ -138,7 +142,7 @@ class HostedTournaments:
         async with self.sessions() as session:
             open_ = await session.scalars(
                 select(HostedTournament)
-                .where(HostedTournament.state.in_(("registering", "running")))
+                .where(HostedTournament.state.in_(UNFINISHED))
                 .order_by(HostedTournament.starts_at, HostedTournament.id)
                 .limit(LISTED)
             )
@@ -249,3 +253,54 @@ class HostedTournaments:
                 )
                 for row in rows
             ]
+
+
+async def pass_over(session: AsyncSession, keys: Collection[str], name: str, now: datetime) -> None:
+    """A deleted account's part in tournaments (docs/operations.md, "Accounts"): its entries, under any
+    nick of `keys`, withdrawn from the unfinished ones, and they, their pairings and its tables (an
+    organiser's too) naming `name`, so that whoever registers the nick next joins as a newcomer and is
+    credited with none of its games. Tables name players by nick alone, so all are read: deleting is
+    rare."""
+    entries = list(
+        await session.scalars(
+            select(HostedEntry).where(HostedEntry.nick_key.in_(keys)).order_by(HostedEntry.id)
+        )
+    )
+    ids = {entry.tournament_id for entry in entries}
+    found = await session.execute(
+        select(HostedTournament.id, HostedTournament.name, HostedTournament.state).where(
+            HostedTournament.id.in_(ids)
+        )
+    )
+    tournaments = {tournament_id: (tournament, state) for tournament_id, tournament, state in found}
+    names: dict[str, dict[str, str]] = {}  # tournament -> nick of an entry -> its new name
+    for entry in entries:
+        tournament, state = tournaments[entry.tournament_id]
+        renamed = names.setdefault(tournament, {})
+        # renamed during a tournament it had joined, the account may have an entry under each nick
+        new = f"{name}.{len(renamed) + 1}" if renamed else name
+        renamed[entry.nick] = new
+        entry.nick, entry.nick_key, entry.seat = new, nick_key(new), "@" + nick_key(new)
+        if state in UNFINISHED and entry.withdrawn_at is None:
+            entry.withdrawn_at = now
+    for paired in await session.scalars(select(HostedRound).where(HostedRound.tournament_id.in_(ids))):
+        renamed = names[tournaments[paired.tournament_id][0]]
+        boards = [[renamed.get(nick, nick) for nick in board] for board in json.loads(paired.boards)]
+        paired.boards = json.dumps(boards)
+        paired.bye = renamed.get(paired.bye, paired.bye) if paired.bye is not None else None
+    tables = await session.execute(
+        select(TournamentTable.uid, TournamentTable.tournament, TournamentTable.blue, TournamentTable.red)
+    )
+    for uid, tournament, *sides in tables.all():
+        blue, red = (_side(side, names.get(tournament, {}), keys, name) for side in sides)
+        if [blue, red] != sides:
+            await session.execute(
+                update(TournamentTable).where(TournamentTable.uid == uid).values(blue=blue, red=red)
+            )
+
+
+def _side(side: str, renamed: dict[str, str], keys: Collection[str], name: str) -> str:
+    """A table's side (a nick, or a team's nicks) with the deleted account's nicks renamed: an entry's
+    as `renamed` says, any other (an organiser's table) `name`."""
+    nicks = side.split(NAMES_SEPARATOR)
+    return NAMES_SEPARATOR.join(renamed.get(n) or (name if nick_key(n) in keys else n) for n in nicks)

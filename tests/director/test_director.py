@@ -102,6 +102,38 @@ async def test_a_registered_player_joins_again_after_withdrawing(cup: Served) ->
     assert entry.nick == "Alice" and entry.seat == "@alice" and not entry.withdrawn
 
 
+async def test_whoever_registers_a_deleted_accounts_nick_joins_as_a_newcomer(cup: Served) -> None:
+    """`kropki-server user delete` changes the database the running director reads back at each look:
+    the deleted account's entry is withdrawn and renamed, not the entry of the nick's next owner."""
+    clock, client, key = cup
+    await create(client, key, clock, registeredOnly="1")
+    players = []
+    for nick in ("Alice", "Bob"):
+        assert await register(client, nick) == "ok.zarejestrowalem."
+        players.append(Zagram(client, registered_id(nick, "pw"), nick))
+        await players[-1].poll()
+        assert await players[-1].get(co="joinTournament", idGracza=players[-1].secret, tourn="Cup") == "ok"
+    await players[0].get(co="usunGracza", playerId=players[0].secret)
+    await client.app[STORE_KEY].accounts.delete("Alice")
+    assert await register(client, "Alice", password="mallory") == "ok.zarejestrowalem."
+    stranger = Zagram(client, registered_id("Alice", "mallory"), "Alice")
+    await stranger.poll()
+
+    assert await stranger.get(co="joinTournament", idGracza=stranger.secret, tourn="Cup") == "ok"
+    await tick(client, clock.timers, 11)  # the start: round 1 is paired
+    director = director_of(client)
+    hosted = await director.hosted.get("Cup")
+    assert hosted is not None and hosted.round == 1
+    entries = await director.hosted.entries(hosted.id)
+    assert [(e.nick, e.seat, e.withdrawn) for e in entries] == [
+        ("deleted1", "@deleted1", True),
+        ("Bob", "@bob", False),
+        ("Alice", "@alice", False),
+    ]
+    (paired,) = await director.hosted.rounds(hosted.id)
+    assert sorted(paired.boards[0]) == ["Alice", "Bob"] and paired.bye is None
+
+
 async def test_a_flood_of_joins_and_withdrawals_makes_few_looks(
     cup: Served, monkeypatch: pytest.MonkeyPatch
 ) -> None:

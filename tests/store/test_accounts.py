@@ -9,6 +9,7 @@ import re
 import threading
 from collections.abc import AsyncIterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,12 @@ from sqlalchemy import select
 from server.config import Settings
 from server.engine.rating import INITIAL
 from server.engine.sgf import read_record
+from server.protocol.codec import nick_key
 from server.store import database, idhash
 from server.store.accounts import NickTaken, UnknownNick
+from server.store.hosted import Entry as HostedEntry
+from server.store.hosted import PairedRound
+from server.store.hosted import Settings as HostedSettings
 from server.store.models import Base, User
 from server.store.store import Store
 from tests.store.breakers import breaker_for, until
@@ -418,6 +423,50 @@ async def test_a_deleted_accounts_team_games_and_bot_lines_no_longer_name_it(sto
     for nick in ("Alice", "Robo"):
         assert await store.games.recent(nick, 10) == [] and not await store.games.has_played(nick)
     assert [s.number for s in await store.games.recent("deleted2", 10)] == [3, 2]
+
+
+async def test_a_deleted_accounts_tournament_entries_pairings_and_tables_name_it_so(
+    store: Store,
+) -> None:
+    """Standings and pairings read players by nick: left as they were, the next owner of the nick had the
+    deleted account's entry, points and games, in a finished tournament as in one being played."""
+    await store.accounts.register("Alice", registered_id("Alice", "pw"), "", "en")
+    now = datetime.now(UTC)
+    ids = []
+    for name, state in (("Done", "finished"), ("Cup", "running")):
+        settings = HostedSettings(name, "swiss", "1010s0..a.F.n....", 3, 0, now, None, None, True, 0, "k")
+        hosted = await store.hosted.create(settings, now)
+        for nick in ("Alice", "Bob"):
+            entry = HostedEntry(nick, nick_key(nick), "@" + nick_key(nick), 1500.0, now, False)
+            assert await store.hosted.register(hosted.id, entry)
+        await store.hosted.save_round(hosted.id, PairedRound(1, (("Alice", "Bob"),), None), now)
+        await store.hosted.save_round(hosted.id, PairedRound(2, (), "Alice"), now)
+        await store.hosted.set_state(hosted.id, state)
+        store.writer.tournament_table(len(ids) + 1, name, "1", "Alice", "Bob", "1010s0..a.F.n....")
+        ids.append(hosted.id)
+    store.writer.tournament_table(3, "Organised", None, "ALICE, *Cid", "*Dan, *Eve", "1010s0..a.F.n....")
+    await store.writer.flush()
+    await store.accounts.rename("Alice", "Alicja")  # and joined again under the new nick
+    assert await store.hosted.register(ids[1], HostedEntry("Alicja", "alicja", "@alicja", 1500.0, now, False))
+
+    await store.accounts.delete("Alicja")
+    for hosted_id, withdrawn in zip(ids, (False, True), strict=True):  # a finished one keeps its entries
+        entries = await store.hosted.entries(hosted_id)
+        assert [(e.nick, e.nick_key, e.seat, e.withdrawn) for e in entries][:2] == [
+            ("deleted1", "deleted1", "@deleted1", withdrawn),
+            ("Bob", "bob", "@bob", False),
+        ]
+        assert [(r.boards, r.bye) for r in await store.hosted.rounds(hosted_id)] == [
+            ((("deleted1", "Bob"),), None),
+            ((), "deleted1"),
+        ]
+    assert [(e.nick, e.withdrawn) for e in await store.hosted.entries(ids[1])][2:] == [("deleted1.2", True)]
+    tables = [t for name in ("Done", "Cup", "Organised") for t in await store.tournaments.tables(name)]
+    assert [(t.blue, t.red) for t in tables] == [
+        ("deleted1", "Bob"),
+        ("deleted1", "Bob"),
+        ("deleted1, *Cid", "*Dan, *Eve"),
+    ]
 
 
 @pytest.mark.parametrize(
