@@ -10,6 +10,7 @@ from datetime import datetime
 
 from sqlalchemy import ColumnElement, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from sqlalchemy.orm import defer
 
 from server.engine.record import NAMES_SEPARATOR
 from server.protocol.codec import nick_key
@@ -61,6 +62,16 @@ class Games:
             if row is None:
                 return None
             return (await _summaries(session, [row]))[0], row.sgf
+
+    async def summary(self, number: int) -> GameSummary | None:
+        """A game's summary, without reading its record."""
+        if not 0 < number <= MAX_INTEGER:
+            return None
+        async with self.sessions() as session:
+            row = await session.scalar(
+                select(ArchivedGame).where(ArchivedGame.number == number).options(defer(ArchivedGame.sgf))
+            )
+            return (await _summaries(session, [row]))[0] if row is not None else None
 
     async def recent(self, nick: str | None, limit: int, before: int | None = None) -> list[GameSummary]:
         """Newest first, numbered below `before` when given (the next page). Without a nick, every game;

@@ -27,9 +27,11 @@ routes = web.RouteTableDef()
 
 
 class Replays:
-    """The replays' JSON of archived games, the most recently asked first out of `limit` bytes. An
-    archived record never changes, and the engine takes milliseconds to replay a long game: without
-    them a flood of `/game/<n>.json` from one address (200 a second are allowed) kept a core busy."""
+    """The replays' board and moves of archived games as JSON, the most recently asked first out of
+    `limit` bytes. An archived game's moves never change, and the engine takes milliseconds to replay a
+    long game: without them a flood of `/game/<n>.json` from one address (200 a second are allowed) kept
+    a core busy. Its players' names can change (a deleted account's, docs/operations.md, "Accounts",
+    from another process): they are read from the database every time."""
 
     def __init__(self, limit: int = REPLAYS_KEPT_BYTES) -> None:
         self.limit, self.size = limit, 0
@@ -72,31 +74,39 @@ async def game(request: web.Request) -> web.Response:
         if as_json:
             return _error(400, "A game's address is /game/<number>, its number in digits.")
         return _page(request, "game.html", False)
-    replays = request.app[REPLAYS_KEY]
-    kept = replays.get(number) if as_json else None
-    if kept is not None:
-        return web.Response(body=kept, content_type="application/json")
-    found = await request.app[GAMES_KEY].game(number)
+    games = request.app[GAMES_KEY]
     if not as_json:
-        return _page(request, "game.html", found is not None)
-    if found is None:
+        return _page(request, "game.html", await games.summary(number) is not None)
+    replays = request.app[REPLAYS_KEY]
+    steps = replays.get(number)
+    if steps is not None:
+        summary = await games.summary(number)
+    else:
+        found = await games.game(number)
+        summary = found[0] if found is not None else None
+        if found is not None:
+            try:
+                steps = _board(found[1])
+            except (SgfError, ReplayError) as exc:
+                return _error(422, f"Game {number}'s record cannot be replayed: {exc}")
+            replays.keep(number, steps)
+    if summary is None or steps is None:
         return _error(404, f"There is no game number {number}.")
-    summary, sgf = found
-    try:
-        replay = steps_of(sgf)
-    except (SgfError, ReplayError) as exc:
-        return _error(422, f"Game {number}'s record cannot be replayed: {exc}")
-    answer = {
-        **summary_json(summary),
+    body = json.dumps(summary_json(summary)).encode()[:-1] + b", " + steps[1:]  # one object of both
+    return web.Response(body=body, content_type="application/json")
+
+
+def _board(sgf: str) -> bytes:
+    """A record's board and moves as the replay shows them, in JSON: what Replays keeps."""
+    replay = steps_of(sgf)
+    board = {
         "width": replay.width,
         "height": replay.height,
         "variant": replay.variant,
         "setup": replay.setup,
         "moves": [step.as_json() for step in replay.steps],
     }
-    body = json.dumps(answer).encode()
-    replays.keep(number, body)
-    return web.Response(body=body, content_type="application/json")
+    return json.dumps(board).encode()
 
 
 @routes.get("/player/{nick}")

@@ -240,6 +240,22 @@ async def test_a_replay_is_computed_once_however_often_it_is_asked(
     assert len(answers[0]["moves"]) > 69
 
 
+async def test_a_deleted_players_nick_leaves_the_replay_too(client: TestClient) -> None:
+    """`kropki-server user delete` rewrites the archived game in the database, from another process: the
+    replay kept in memory named the player until a restart."""
+    store = client.app[STORE_KEY]
+    await store.accounts.register("Alice", registered_id("Alice", "pw"), "", "en")
+    await archive(store, finished("Alice", "*Bob"))
+    before = await (await client.get("/game/1.json")).json()
+    assert before["blue"] == "Alice"
+
+    await store.accounts.delete("Alice")
+    listed = await (await client.get("/games.json")).json()
+    replay = await (await client.get("/game/1.json")).json()
+    assert replay["blue"] == listed[0]["blue"] == "deleted1"
+    assert replay == {**before, "blue": "deleted1"}
+
+
 def test_the_kept_replays_stay_within_their_bytes() -> None:
     replays = Replays(limit=100)
     for number in range(1, 6):
