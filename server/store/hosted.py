@@ -59,7 +59,7 @@ class Hosted:
 class Entry:
     nick: str
     nick_key: str
-    seat: str  # Player.seat_key of who registered
+    seat: str  # Player.seat_key of who registered; "" for a deleted account's
     rating: float
     registered_at: datetime
     withdrawn: bool
@@ -280,7 +280,8 @@ async def pass_over(session: AsyncSession, keys: Collection[str], name: str, now
         # renamed during a tournament it had joined, the account may have an entry under each nick
         new = f"{name}.{len(renamed) + 1}" if renamed else name
         renamed[entry.nick] = new
-        entry.nick, entry.nick_key, entry.seat = new, nick_key(new), "@" + nick_key(new)
+        # no session's or account's seat: whoever registers `new` cannot take the entry back either
+        entry.nick, entry.nick_key, entry.seat = new, nick_key(new), ""
         if state in UNFINISHED and entry.withdrawn_at is None:
             entry.withdrawn_at = now
     for paired in await session.scalars(select(HostedRound).where(HostedRound.tournament_id.in_(ids))):

@@ -329,7 +329,8 @@ class HostedEntry(Base):
     tournament_id: Mapped[int] = mapped_column(ForeignKey("hosted_tournaments.id", ondelete="CASCADE"))
     nick: Mapped[str] = mapped_column(String(40))
     nick_key: Mapped[str] = mapped_column(String(80))
-    # Player.seat_key of who registered: a guest's session (an HMAC, never the id) or "@" + nick key
+    # Player.seat_key of who registered: a guest's session (an HMAC, never the id) or "@" + nick key;
+    # "" for a deleted account's (nobody's)
     seat: Mapped[str] = mapped_column(String(81))
     rating: Mapped[float] = mapped_column(Float)  # at registration: the swiss initial order, arena pairing
     registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -126,12 +126,16 @@ async def test_whoever_registers_a_deleted_accounts_nick_joins_as_a_newcomer(cup
     assert hosted is not None and hosted.round == 1
     entries = await director.hosted.entries(hosted.id)
     assert [(e.nick, e.seat, e.withdrawn) for e in entries] == [
-        ("deleted1", "@deleted1", True),
+        ("deleted1", "", True),
         ("Bob", "@bob", False),
         ("Alice", "@alice", False),
     ]
     (paired,) = await director.hosted.rounds(hosted.id)
     assert sorted(paired.boards[0]) == ["Alice", "Bob"] and paired.bye is None
+    assert await register(client, "deleted1") == "ok.zarejestrowalem."  # a nick like any other
+    namesake = Zagram(client, registered_id("deleted1", "pw"), "deleted1")
+    await namesake.poll()
+    assert await namesake.get(co="joinTournament", idGracza=namesake.secret, tourn="Cup") == "err.nickUsed"
 
 
 async def test_a_flood_of_joins_and_withdrawals_makes_few_looks(

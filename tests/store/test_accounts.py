@@ -453,7 +453,7 @@ async def test_a_deleted_accounts_tournament_entries_pairings_and_tables_name_it
     for hosted_id, withdrawn in zip(ids, (False, True), strict=True):  # a finished one keeps its entries
         entries = await store.hosted.entries(hosted_id)
         assert [(e.nick, e.nick_key, e.seat, e.withdrawn) for e in entries][:2] == [
-            ("deleted1", "deleted1", "@deleted1", withdrawn),
+            ("deleted1", "deleted1", "", withdrawn),
             ("Bob", "bob", "@bob", False),
         ]
         assert [(r.boards, r.bye) for r in await store.hosted.rounds(hosted_id)] == [
