@@ -60,10 +60,14 @@ async def guest_login(request: web.Request) -> str:
 
     async def take_over(holder: str) -> Carried | None:
         """The nick is online on member `holder`: the same person come back with a new id takes its
-        session over there (docs/cluster.md, "One name space"), once nothing else refuses the login."""
+        session over there (docs/cluster.md, "One name space"), once nothing else refuses the login
+        (checked again: the claim waited for Redis)."""
         hub.check_guest_login(secret, nick, lang, client)
         return await ask_to_give_up(request, holder, nick, client.group)
 
+    # before the claim: a login anyone can have refused (a registered nick, a bad id) claims nothing that
+    # would keep the nick's player out on other members
+    hub.check_guest_login(secret, nick, lang, client)
     async with nick_claimed(request, nick, take_over if client.group else None) as carried:
         hub.guest_login(secret, nick, lang, client, reads_seeks=seeks, carried=carried)
     return ""

@@ -72,6 +72,23 @@ async def admitted_within(client: TestClient, secret: str, nick: str, seconds: f
     return loop.time() - start
 
 
+async def registered_alice(client: TestClient) -> str:
+    """Alice's account, registered on `client`'s member and logged out there: her id."""
+    secret = registered_id("Alice", "pw")
+    home = {"X-Forwarded-For": ADDRESSES["alaAla11"]}
+    register = f"/auth.py?co=rejestruj&opisGracza=Alice&idGracza={secret}"
+    assert await (await client.get(register, headers=home)).text() == "ok.zarejestrowalem."
+    alice = Zagram(client, secret, "Alice")
+    alice.headers = home
+    assert await alice.get(co="usunGracza", idGracza=secret) == ""
+    return secret
+
+
+async def alice_login(client: TestClient, secret: str) -> str:
+    login = f"/auth.py?co=loguj&opisGracza=Alice&idGracza={secret}"
+    return await (await client.get(login, headers={"X-Forwarded-For": ADDRESSES["alaAla11"]})).text()
+
+
 async def test_a_nick_online_on_one_member_is_refused_on_the_other_until_its_player_leaves(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:
@@ -111,18 +128,28 @@ async def test_a_registered_nick_logged_out_on_one_member_logs_in_at_once_on_the
     the member she had just left until that member's next reconciliation (up to 2 s). Now a session's
     end frees its nick in Redis at once."""
     a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server)
-    secret = registered_id("Alice", "pw")
-    home = {"X-Forwarded-For": ADDRESSES["alaAla11"]}
-    register = f"/auth.py?co=rejestruj&opisGracza=Alice&idGracza={secret}"
-    assert await (await a.get(register, headers=home)).text() == "ok.zarejestrowalem."
-    alice = Zagram(a, secret, "Alice")
-    alice.headers = home
-    assert await alice.get(co="usunGracza", idGracza=secret) == ""
-    login = f"/auth.py?co=loguj&opisGracza=Alice&idGracza={secret}"
-    assert (await (await b.get(login, headers=home)).text()).startswith("ok.zalogowanyNaSerwer.")
+    secret = await registered_alice(a)
+    assert (await alice_login(b, secret)).startswith("ok.zalogowanyNaSerwer.")
     redis = Redis.from_url(redis_server.url, decode_responses=True)
     assert redis.sismember(NICKS_PREFIX + "kropki-b", "n:alice")  # b's now
     redis.close()
+
+
+async def test_a_refused_guest_login_claims_nothing(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """A stranger's guest login under a registered nick (no '*': no guest may have it) is refused.
+    Before, it claimed the nick in Redis first and the claim stayed until the member's next heartbeat
+    (up to 2 s): Alice's login with her password on the other member was refused `nickInUse`, and a
+    stranger asking again every second kept her out."""
+    a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server)
+    secret = await registered_alice(a)
+    assert await guest_login(a, "strStr99", "Alice") == "err.badNick"
+    assert await guest_login(a, "alaTooLong1", "*Ala") == "err.badId"
+    redis = Redis.from_url(redis_server.url, decode_responses=True)
+    assert not redis.smembers(NICKS_PREFIX + "kropki-a") & {"n:alice", "n:*ala"}
+    redis.close()
+    assert (await alice_login(b, secret)).startswith("ok.zalogowanyNaSerwer.")
 
 
 async def test_a_guest_back_on_the_same_member_keeps_its_nick_claimed(
