@@ -5,9 +5,9 @@ each member keeps the keys of its people's nicks (`nick_key` and `look_key`, as 
 them) in a Redis set of its own, and a login is admitted only once a script, atomic in Redis, found the
 keys in no other live member's set and added them to this member's. The set expires with the member
 (renewed at every reconciliation), so a member that dies frees its nicks without anyone cleaning up.
-A session's end frees its nick at once, and a session come from another member claims it at once;
-each reconciliation makes the set exactly the people online here, so whatever those missed, and a
-Redis restarted empty, heal by themselves within one heartbeat.
+A session's end, or a refused login, frees its nick at once, and a session come from another member
+claims it at once; each reconciliation makes the set exactly the people online here, so whatever those
+missed, and a Redis restarted empty, heal by themselves within one heartbeat.
 """
 
 from __future__ import annotations
@@ -109,11 +109,14 @@ class NickClaims:
         server/cluster/sessions.py); what that gave is yielded. Claimed again after any answer of
         `give_up`: a member that holds no session of the nick any more (logged out or timed out since
         its last reconciliation) frees it before answering. The claim stays while the login is under
-        way, and after it only if the player is then online here. An unreachable Redis admits the login
-        (an isolated member serves its own players; docs/cluster.md)."""
+        way, and after it only if the player is then online here: a refused login frees it before its
+        answer, not at the next heartbeat, so that the nick's player is not refused on another member
+        meanwhile. An unreachable Redis admits the login (an isolated member serves its own players;
+        docs/cluster.md)."""
         keys = claim_keys(nick)
         for key in keys:
             self._logging_in[key] = self._logging_in.get(key, 0) + 1
+        admitted = False
         try:
             given = None
             held = await self._claim(keys)
@@ -124,11 +127,15 @@ class NickClaims:
                 log.info("login refused %s", Fields(nick=nick, held_by=held))
                 raise ProtocolError("nickInUse", "This nick is in use.")
             yield given
+            admitted = True
         finally:
             for key in keys:
                 left = self._logging_in.pop(key) - 1
                 if left:
                     self._logging_in[key] = left
+            if not admitted:
+                async with self._lock:
+                    await self._settle({nick})
 
     def nick_changed(self, nick: str) -> None:
         """A session of the nick ended here, or came here from another member (Hub.watch_nicks): its

@@ -152,6 +152,20 @@ async def test_a_refused_guest_login_claims_nothing(
     assert (await alice_login(b, secret)).startswith("ok.zalogowanyNaSerwer.")
 
 
+async def test_a_login_refused_after_its_claim_lets_the_nick_go_at_once(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """Member a is full when Alice logs in there: refused once her nick was claimed, the claim is let go
+    before the answer, and her login on member b goes on at once (before, not until a's next heartbeat)."""
+    full = dataclasses.replace(member(postgres, redis_server, "kropki-a", 8081), max_players=1)
+    a = await served(aiohttp_client, full)
+    b = await served(aiohttp_client, member(postgres, redis_server, "kropki-b", 8082))
+    secret = await registered_alice(a)
+    assert await guest_login(a, "bobBob22", "*Bob") == ""
+    assert await alice_login(a, secret) == "nieOk.serverFull"
+    assert (await alice_login(b, secret)).startswith("ok.zalogowanyNaSerwer.")
+
+
 async def test_a_guest_back_on_the_same_member_keeps_its_nick_claimed(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:
