@@ -21,6 +21,7 @@ checks out (server/cluster/signing.py): whoever else can publish on Redis is not
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 from collections.abc import Mapping, Sequence
@@ -53,6 +54,9 @@ NEWCOMER_SECONDS = 3 * CALL_TIMEOUT
 RESENT_FOR = 10.0
 RESEND_EVERY = 0.5
 RESENT = ("do", "done", "undone")
+# a whole part asked for and not had this long is asked for again: the ask or the part was lost (a
+# publish that failed is sent again, but a part can still be dropped on its way in, stale or unread)
+ASK_AGAIN_SECONDS = 3.0
 
 
 @dataclass(slots=True)
@@ -100,7 +104,7 @@ class LobbyLink:
         self._ask = False  # and a request for everyone's whole part
         self._wake = asyncio.Event()
         self._heard: dict[str, tuple[str, int]] = {}  # member -> (instance, last sequence taken)
-        self._waiting_for_part: set[str] = set()
+        self._waiting_for_part: dict[str, float] = {}  # member -> when its part was last asked for
         self._known: dict[str, float] = {}  # member -> when this member first heard from it (loop time)
         self._alive: set[str] = set()  # the members alive as membership last said
         self._resending: dict[int, Resend] = {}  # by id of the message
@@ -167,7 +171,7 @@ class LobbyLink:
         """`member` leaves this member's lobby (its tables here stay: see _gone)."""
         self._known.pop(member, None)
         self._heard.pop(member, None)
-        self._waiting_for_part.discard(member)
+        self._waiting_for_part.pop(member, None)
         self._hub.drop_lobby_part(member)
 
     def _gone(self, member: str) -> None:
@@ -211,9 +215,15 @@ class LobbyLink:
                         pipe.publish(channel, self._sealed(channel, message))
                     heard_by: list[int | None] = (await bounded(pipe.execute()))[len(messages) :]
             except UNREACHABLE as error:
-                # Lost: the others see the gap in the sequence and ask for this member's whole part.
+                # Lost: the others see the gap in the sequence and ask for this member's whole part. A
+                # part or an ask lost would be missed for good (the others wait for the part, dropping
+                # this member's lines): sent again, after a pause that keeps a Redis down from a busy loop.
                 log.debug("lobby lines not sent: %s", error)
                 heard_by = [None] * len(direct)  # not known whether anyone would have heard them
+                part, ask = (any(key in message for message in messages) for key in ("part", "ask"))
+                if part or ask:
+                    loop = asyncio.get_running_loop()
+                    loop.call_later(RETRY_SECONDS, functools.partial(self._queue, part=part, ask=ask))
             for (member, (_, bodies)), listeners in zip(direct.items(), heard_by, strict=True):
                 if not listeners:
                     self._not_delivered(member, bodies, gone=listeners == 0)
@@ -323,7 +333,7 @@ class LobbyLink:
                 # Whatever was said while this member was not listening is asked for again, and the
                 # others hear this member's part (they may have dropped it, or never had it).
                 self._heard.clear()
-                self._waiting_for_part = set(self._known)
+                self._waiting_for_part = dict.fromkeys(self._known, asyncio.get_running_loop().time())
                 self._queue(part=True, ask=True)
                 for member in self._hub.table_peers():  # the tables shared: each side's view again
                     self.send_to(member, {"resync": True})
@@ -340,6 +350,7 @@ class LobbyLink:
 
     async def _listen(self, pubsub: PubSub) -> None:
         while not self._resubscribe.is_set():
+            self._ask_again()
             message = await pubsub.get_message(timeout=RETRY_SECONDS)
             if message is None or message.get("type") != "message":
                 continue
@@ -371,18 +382,27 @@ class LobbyLink:
         if "part" in message:
             self._hub.take_lobby_part(member, message["part"])
             self._heard[member] = (instance, sequence)
-            self._waiting_for_part.discard(member)
+            self._waiting_for_part.pop(member, None)
             return
         heard = self._heard.get(member)
         if heard is None or heard != (instance, sequence - 1):
             if member not in self._waiting_for_part:
-                self._waiting_for_part.add(member)
+                self._waiting_for_part[member] = asyncio.get_running_loop().time()
                 log.info("lobby lines of member %r missed; asking for its whole part", member)
                 self._queue(ask=True)
             return
         self._heard[member] = (instance, sequence)
         for line, b_only in message["l"]:
             self._hub.take_lobby_line(member, line, b_only)
+
+    def _ask_again(self) -> None:
+        """The parts asked for ASK_AGAIN_SECONDS ago and not had are asked for again (one ask for all)."""
+        now = asyncio.get_running_loop().time()
+        late = [member for member, asked in self._waiting_for_part.items() if now - asked > ASK_AGAIN_SECONDS]
+        if late:
+            log.info("whole parts of members %r not had; asking again", late)
+            self._waiting_for_part.update(dict.fromkeys(late, now))
+            self._queue(ask=True)
 
     def _take_direct(self, opened: Opened) -> None:
         member, instance, message = opened.sender, opened.instance, opened.payload

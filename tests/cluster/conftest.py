@@ -31,6 +31,7 @@ MISSING = (
 )
 READY_TIMEOUT = 5.0  # seconds a redis-server may take to answer its first PING
 CLUSTER_SECRET = "test-cluster-secret-0123456789abcdef0123456789abcdef"  # what the tests' members share
+ACL_RULES = "~kropki:* &kropki:* +@all -@dangerous"  # docs/cluster.md, "Redis: a password, TLS"
 
 
 def _answers(url: str) -> bool:

@@ -15,12 +15,10 @@ from redis import Redis
 
 from server.cluster import calls
 from server.config import Settings
-from tests.cluster.conftest import RedisServer
+from tests.cluster.conftest import ACL_RULES, RedisServer
 from tests.cluster.test_lobby import ala_and_cyd, guest, said, until
 from tests.cluster.test_members import member, readiness
 from tests.conftest import served
-
-ACL_RULES = "~kropki:* &kropki:* +@all -@dangerous"  # docs/cluster.md, "Redis: a password, TLS"
 
 
 async def lobby_shared(aiohttp_client: AiohttpClient, settings: Settings, redis: RedisServer) -> None:

@@ -5,13 +5,15 @@ stops leaves the lobby, and a Redis restart heals by itself, with what was said 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
 
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
+from redis import Redis
 
 from server.config import Settings
-from tests.cluster.conftest import RedisServer
+from tests.cluster.conftest import ACL_RULES, RedisServer
 from tests.cluster.test_members import member, open_table
 from tests.conftest import served
 from tests.web.zagram import Zagram
@@ -143,3 +145,53 @@ async def test_the_lobby_heals_after_a_redis_restart_with_what_was_said_meanwhil
     ala.say(0, "and back")
     await ala.poll(b=True)
     await until(cyd, said("and back"))
+
+
+async def test_a_whole_part_asked_for_comes_though_the_ask_and_the_part_were_lost(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_with_password: RedisServer
+) -> None:
+    """Member a misses a line of b's and asks for b's whole part; the ask is lost (a's publish fails),
+    then the part (b's fails). Each is sent again, so b's people reach a's lobby. Before, a publish that
+    failed lost its ask or part for good, and a, waiting for b's part, dropped every later line of b's:
+    b's people, tables and chat never reached a's lobby again. Each member is an ACL user of its own, its
+    publishing turned off as a failing Redis would fail it, the rest of it (membership, nicks, its
+    subscription) going on."""
+    redis = redis_with_password
+
+    async def acl_member(name: str, port: int) -> TestClient:
+        url = redis.acl_user(name, "member-password", ACL_RULES)
+        return await served(
+            aiohttp_client, dataclasses.replace(member(postgres, redis, name, port), redis_url=url)
+        )
+
+    a, b = await acl_member("kropki-a", 8081), await acl_member("kropki-b", 8082)
+    ala = await guest(a, "alaAla11", "*Ala")
+    await guest(b, "cydCyd33", "*Cyd")
+    await until(ala, lambda lines: "pa*Cyd" in lines)
+    with Redis.from_url(redis.url, decode_responses=True) as admin:
+
+        def publishing(name: str, allowed: bool) -> None:
+            admin.execute_command("ACL", "SETUSER", name, "+publish" if allowed else "-publish")
+            admin.acl_log_reset()
+
+        async def refused(name: str) -> None:
+            """Until Redis refuses a publish of `name`'s (since `publishing` last turned one on or off)."""
+            deadline = asyncio.get_running_loop().time() + WITHIN
+            while not any(entry["username"] == name for entry in admin.acl_log()):
+                assert asyncio.get_running_loop().time() < deadline, f"{name} published nothing"
+                await asyncio.sleep(0.05)
+
+        publishing("kropki-b", False)
+        await guest(b, "bobBob22", "*Bob")  # b's line is lost: a finds the gap at b's next one
+        await refused("kropki-b")
+        publishing("kropki-a", False)
+        publishing("kropki-b", True)
+        await guest(b, "danDan44", "*Dan")
+        await refused("kropki-a")  # a's ask is lost
+        publishing("kropki-b", False)
+        publishing("kropki-a", True)
+        await refused("kropki-b")  # a asked again; b's part is lost
+        publishing("kropki-b", True)
+    await guest(b, "eveEve55", "*Eve")
+    arrived = lambda lines: {nick for line in lines if line.startswith("pa") for nick in line[2:].split(".")}  # noqa: E731
+    await until(ala, lambda lines: {"*Bob", "*Dan", "*Eve"} <= arrived(lines))
