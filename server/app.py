@@ -216,7 +216,7 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
 
     taker = SessionTaker(store.sessions, store.member)
     mover = app[MOVER_KEY] = SessionMover(
-        name, hub, hub.persistence.id_hmac, store.session_of, taker.take, alive, nicks.reconcile
+        name, hub, hub.persistence.id_hmac, store.session_of, taker.take, alive, nicks
     )
     lobby.sessions = mover
     mover.send = lobby.send_to

@@ -5,9 +5,10 @@ each member keeps the keys of its people's nicks (`nick_key` and `look_key`, as 
 them) in a Redis set of its own, and a login is admitted only once a script, atomic in Redis, found the
 keys in no other live member's set and added them to this member's. The set expires with the member
 (renewed at every reconciliation), so a member that dies frees its nicks without anyone cleaning up.
-A session's end, or a refused login, frees its nick at once, and a session come from another member
-claims it at once; each reconciliation makes the set exactly the people online here, so whatever those
-missed, and a Redis restarted empty, heal by themselves within one heartbeat.
+A session's end, or a refused login, frees its nick at once, and a session moving here from another
+member holds it before that member lets it go; each reconciliation makes the set exactly the people
+online here, so whatever those missed, and a Redis restarted empty, heal by themselves within one
+heartbeat.
 """
 
 from __future__ import annotations
@@ -80,7 +81,8 @@ class NickClaims:
         # in the order they were decided in.
         self._lock = asyncio.Lock()
         self._claimed: set[str] | None = None  # what the set holds; None: not known, written whole next
-        self._logging_in: dict[str, int] = {}  # claim keys of logins under way: kept though not online yet
+        # claim keys of logins and moves here under way: kept though not online yet
+        self._logging_in: dict[str, int] = {}
         self._changed: set[str] = set()  # nicks of sessions ended or come here, to be settled (nick_changed)
         self._settling: asyncio.Task[None] | None = None
 
@@ -114,8 +116,7 @@ class NickClaims:
         meanwhile. An unreachable Redis admits the login (an isolated member serves its own players;
         docs/cluster.md)."""
         keys = claim_keys(nick)
-        for key in keys:
-            self._logging_in[key] = self._logging_in.get(key, 0) + 1
+        self._keep(keys)
         admitted = False
         try:
             given = None
@@ -129,13 +130,48 @@ class NickClaims:
             yield given
             admitted = True
         finally:
-            for key in keys:
-                left = self._logging_in.pop(key) - 1
-                if left:
-                    self._logging_in[key] = left
+            self._unkeep(keys)
             if not admitted:
                 async with self._lock:
                     await self._settle({nick})
+
+    async def hold(self, nick: str) -> None:
+        """A session of the nick is about to move here (server/cluster/sessions.py): its keys are added
+        to this member's set before the member serving it lets it go, unchecked (that member holds them
+        until then), so that no login there takes the nick while neither member lists the player; kept,
+        as a login's, until `let_go`."""
+        keys = claim_keys(nick)
+        self._keep(keys)
+        if self._client is None:
+            return
+        async with self._lock:
+            try:
+                async with self._client.pipeline(transaction=True) as pipe:
+                    pipe.sadd(self._key, *keys)
+                    pipe.pexpire(self._key, self._ttl_ms)
+                    await bounded(pipe.execute())
+            except UNREACHABLE as error:
+                log.debug("nick not held, redis unreachable: %s", error)
+                self._claimed = None
+                return
+            if self._claimed is not None:
+                self._claimed |= keys
+
+    async def let_go(self, nick: str) -> None:
+        """The move `hold` was for is over: the keys stay only if the player is online here now."""
+        self._unkeep(claim_keys(nick))
+        async with self._lock:
+            await self._settle({nick})
+
+    def _keep(self, keys: set[str]) -> None:
+        for key in keys:
+            self._logging_in[key] = self._logging_in.get(key, 0) + 1
+
+    def _unkeep(self, keys: set[str]) -> None:
+        for key in keys:
+            left = self._logging_in.pop(key) - 1
+            if left:
+                self._logging_in[key] = left
 
     def nick_changed(self, nick: str) -> None:
         """A session of the nick ended here, or came here from another member (Hub.watch_nicks): its

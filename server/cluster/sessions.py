@@ -45,6 +45,14 @@ BRING_AGAIN_AFTER = 0.5
 MESSAGES = frozenset({"hand_over", "handed_over", "give_up", "given_up"})
 
 
+class NickHolds(Protocol):
+    """What the mover needs of this member's nick claims (NickClaims implements it)."""
+
+    async def reconcile(self) -> None: ...
+    async def hold(self, nick: str) -> None: ...
+    async def let_go(self, nick: str) -> None: ...
+
+
 class Movable(Protocol):
     """What the mover needs of the hub (Hub implements it)."""
 
@@ -65,16 +73,15 @@ class SessionMover:
         session_of: Callable[[str], Any],
         take_session: Callable[..., Awaitable[TakenSession | Literal["held"] | None]],
         alive: Callable[[], tuple[str, ...] | None],
-        nicks_changed: Callable[[], Awaitable[None]],
+        nicks: NickHolds,
     ) -> None:
         """`session_of(id_hmac)`: the store's (member, session, account) or None; `take_session`:
         server/store/moving.py's; `alive()`: the live members' names as membership last saw them, None
         while Redis is unreachable or just back (nothing moves then: this member cannot tell a member
-        that died from one it cannot hear); `nicks_changed()`: this member's nick claims made its people
-        online again (NickClaims.reconcile)."""
+        that died from one it cannot hear); `nicks`: this member's nick claims."""
         self._name, self._hub, self._id_hmac = name, hub, id_hmac
         self._session_of, self._take_session, self._alive = session_of, take_session, alive
-        self._nicks_changed = nicks_changed
+        self._nicks = nicks
         self._tickets = itertools.count(1)
         self._giving_up: dict[int, asyncio.Future[Carried | None]] = {}  # ticket -> the holder's answer
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # the link's, once it runs
@@ -108,21 +115,26 @@ class SessionMover:
         be answered as an unknown id's (`sd`, which MultiPoints takes as the end of its session) while
         the member serving it is slow to answer, starting, or has just died."""
         deadline = asyncio.get_running_loop().time() + BRING_AT_MOST
-        while True:
-            try:
-                brought = await self._try_bringing(id_hmac, network)
-            except Exception as failure:
-                if unavailable(failure) is None:
-                    raise
-                brought = None  # the database restarting: it is asked again
-            if brought is not None:
-                return
-            if asyncio.get_running_loop().time() > deadline:
-                log.warning("session not brought in time %s", Fields(seconds=BRING_AT_MOST))
-                return
-            await asyncio.sleep(BRING_AGAIN_AFTER)
+        held: list[str] = []  # the session's nick, held here from the first time it is asked for
+        try:
+            while True:
+                try:
+                    brought = await self._try_bringing(id_hmac, network, held)
+                except Exception as failure:
+                    if unavailable(failure) is None:
+                        raise
+                    brought = None  # the database restarting: it is asked again
+                if brought is not None:
+                    return
+                if asyncio.get_running_loop().time() > deadline:
+                    log.warning("session not brought in time %s", Fields(seconds=BRING_AT_MOST))
+                    return
+                await asyncio.sleep(BRING_AGAIN_AFTER)
+        finally:
+            for nick in held:
+                await self._nicks.let_go(nick)
 
-    async def _try_bringing(self, id_hmac: str, network: str) -> bool | None:
+    async def _try_bringing(self, id_hmac: str, network: str, held: list[str]) -> bool | None:
         """True: the session is here now; False: it is nobody's to bring (ended, this member's, or a
         registered player's that `network` may not use); None: not yet, try again."""
         found = await self._session_of(id_hmac)
@@ -137,6 +149,9 @@ class SessionMover:
         alive = self._alive()  # None: cut off from Redis, or just back: a member unheard is not dead
         handed = False
         if alive is None or owner in alive:
+            if saved.nick not in held:  # before its member lets it go, so that no login there takes it
+                held.append(saved.nick)
+                await self._nicks.hold(saved.nick)
             answer = await self._ask(owner, id_hmac)
             if answer is None and alive is not None:
                 log.warning("session not handed over in time %s", Fields(nick=saved.nick, member=owner))
@@ -233,7 +248,7 @@ class SessionMover:
             carried, stored = None, False
         else:
             stored = carried is None or await self._hub.settled(since)
-            await self._nicks_changed()  # ended here (its end stored or not), or held by no session here
+            await self._nicks.reconcile()  # ended here (its end stored or not), or held by no session here
         if not stored:
             log.warning("guest session not given up: storage fails %s", Fields(nick=nick))
             carried = None

@@ -16,6 +16,8 @@ from pathlib import Path
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 from redis import Redis
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import create_async_engine
 
 from server.cluster.membership import MEMBERS_KEY
 from server.cluster.nicks import NICKS_PREFIX
@@ -190,6 +192,31 @@ async def test_a_session_moved_to_another_member_keeps_its_nick_from_a_stranger(
     assert "*ala" not in a.app[HUB_KEY].by_nick and "*ala" in b.app[HUB_KEY].by_nick
     assert await guest_login(a, "strStr99", "*Ala") == "err.nickInUse"
     assert await guest_login(a, "strStr99", "*A1a") == "err.nickInUse"
+
+
+async def test_a_session_moving_to_another_member_keeps_its_nick_while_the_first_one_stores_it(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """Member a lets Ala's session go as b asks for it, and stores it before b takes it: in between
+    neither lists her. Before, a stranger's login on a was admitted then (b claimed her nick only once it
+    had taken the session), and the nick was online on both members. Now b holds the nick before it
+    asks. The sessions table is locked against writes, holding a's store of the session."""
+    a, b = await members_behind_a_proxy(aiohttp_client, postgres, redis_server)
+    assert await guest_login(a, "alaAla11", "*Ala") == ""
+    await until(lambda: a.app[HUB_KEY].players["alaAla11"].stored)
+    engine = create_async_engine(postgres.db_url)
+    try:
+        async with engine.connect() as holding:
+            await holding.begin()
+            await holding.execute(text("LOCK TABLE sessions IN EXCLUSIVE MODE"))  # reads go on
+            moving = asyncio.create_task(player(b, "alaAla11", "*Ala").poll(b=True))
+            await until(lambda: "*ala" not in a.app[HUB_KEY].by_nick)
+            assert await guest_login(a, "strStr99", "*Ala") == "err.nickInUse"
+            await holding.rollback()
+        assert (await moving).status == "ok"
+    finally:
+        await engine.dispose()
+    assert "*ala" in b.app[HUB_KEY].by_nick and "*ala" not in a.app[HUB_KEY].by_nick
 
 
 async def test_a_stopped_members_nicks_are_free_at_once(
