@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import or_, select
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
+from server.hub.persistence import NO_ROLE, ROLES
 from server.hub.sanctions import BAN, KICK, KICK_KEPT, MUTE, Sanction
 from server.protocol.codec import look_key, nick_key
 from server.store.accounts import log_entry
@@ -54,21 +55,28 @@ class Moderation:
 
     async def target(self, nick: str, *, guests_network: bool = False) -> Target:
         """The target a nick names: its account if it has one (followed through a rename), else the nick
-        and its look-alikes; with `guests_network`, also the network of a guest online with that nick
-        on any member (its session's row), since a guest's client may come back at once under a
-        fresh nick (MultiPoints draws one at every start)."""
+        and its look-alikes, with the strictest role of the accounts that look like it (`B0ss` names
+        the admin Boss's look: a moderator may not sanction it); with `guests_network`, also the
+        network of a guest online with that nick on any member (its session's row), since a guest's
+        client may come back at once under a fresh nick (MultiPoints draws one at every start)."""
+        look = look_key(nick)
         if not findable(nick):
-            return Target(nick, None, look_key(nick))
+            return Target(nick, None, look)
         async with self.sessions() as session:
             user = await session.scalar(select(User).where(User.nick_key == nick_key(nick)))
             if user is not None:
                 return Target(user.nick, user.id, user.look_key or look_key(user.nick), None, user.role)
+            # staff are few; an account from before 0004 may keep no look_key, so each look is read here
+            staff = await session.execute(
+                select(User.nick, User.look_key, User.role).where(User.role != NO_ROLE)
+            )
             origins = await session.scalars(
                 select(LiveSession.origin).where(LiveSession.nick == nick, ~LiveSession.registered)
             )
+        roles = [role for shown, kept, role in staff.all() if (kept or look_key(shown)) == look]
         found = [json.loads(origin).get("network") for origin in origins if origin]
         network = next((n for n in found if n), None) if guests_network else None
-        return Target(nick, None, look_key(nick), network)
+        return Target(nick, None, look, network, max(roles, key=ROLES.index, default=NO_ROLE))
 
     async def sanction(
         self,

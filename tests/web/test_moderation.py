@@ -103,6 +103,20 @@ async def test_only_moderators_sanction_and_never_a_moderator_or_an_admin(client
     ]
 
 
+async def test_a_moderator_cannot_sanction_an_admin_by_naming_a_look_alike_of_their_nick(
+    client: TestClient,
+) -> None:
+    """`B0ss` has no account, but a sanction of it names its look, which is the admin's."""
+    mod = await moderator(client)
+    boss = await moderator(client, "Boss", "admin")
+    for what in ("ban", "mute", "kick"):
+        assert await moderate(mod, what=what, whom="B0ss", reason="x") == "err.cannotSanction"
+    assert await moderate(mod, what="ban", whom="BOSS", reason="x") == "err.cannotSanction"
+    assert await client.app[STORE_KEY].moderation.active() == []
+    assert boss.secret in client.app[HUB_KEY].players
+    assert await moderate(boss, what="mute", whom="M0d", reason="rude", **{"for": "1h"}) == "ok"
+
+
 async def test_a_banned_guest_does_not_come_back_from_its_network_under_a_fresh_nick(
     aiohttp_client: AiohttpClient, settings: Settings
 ) -> None:
