@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import or_, select
-from sqlalchemy.ext.asyncio import async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server.hub.persistence import NO_ROLE, ROLES
 from server.hub.sanctions import BAN, KICK, KICK_KEPT, MUTE, Sanction
@@ -57,8 +57,9 @@ class Moderation:
         """The target a nick names: its account if it has one (followed through a rename), else the nick
         and its look-alikes, with the strictest role of the accounts that look like it (`B0ss` names
         the admin Boss's look: a moderator may not sanction it); with `guests_network`, also the
-        network of a guest online with that nick on any member (its session's row), since a guest's
-        client may come back at once under a fresh nick (MultiPoints draws one at every start)."""
+        network of the guest online with that nick or a look-alike on any member (its session's row:
+        the one the ban names, as no two players online look alike), since a guest's client may come
+        back at once under a fresh nick (MultiPoints draws one at every start)."""
         look = look_key(nick)
         if not findable(nick):
             return Target(nick, None, look)
@@ -70,12 +71,8 @@ class Moderation:
             staff = await session.execute(
                 select(User.nick, User.look_key, User.role).where(User.role != NO_ROLE)
             )
-            origins = await session.scalars(
-                select(LiveSession.origin).where(LiveSession.nick == nick, ~LiveSession.registered)
-            )
+            network = await _guests_network(session, look) if guests_network else None
         roles = [role for shown, kept, role in staff.all() if (kept or look_key(shown)) == look]
-        found = [json.loads(origin).get("network") for origin in origins if origin]
-        network = next((n for n in found if n), None) if guests_network else None
         return Target(nick, None, look, network, max(roles, key=ROLES.index, default=NO_ROLE))
 
     async def sanction(
@@ -163,6 +160,19 @@ def sanction_rows(
     )
     detail = "now" if kind == KICK else _detail(ends, seconds, target.network)
     return row, log_entry(by, kind, target.shown, detail, reason)
+
+
+async def _guests_network(session: AsyncSession, look: str) -> str | None:
+    """The network of the guest online with this look, from its session's row. The rows keep only the
+    nick as the guest typed it, so each guest's look is read here: a ban is rare, and a scan of the
+    guests' nicks is cheap next to it."""
+    guests = await session.execute(
+        select(LiveSession.nick, LiveSession.origin).where(~LiveSession.registered)
+    )
+    found = [
+        json.loads(origin).get("network") for held, origin in guests if look_key(held) == look and origin
+    ]
+    return next((network for network in found if network), None)
 
 
 def _active(now: datetime):

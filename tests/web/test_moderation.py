@@ -44,6 +44,13 @@ async def moderate(by: Zagram, **params: str) -> str:
     return await by.get(co="moderate", idGracza=by.secret, **params)
 
 
+def from_address(client: TestClient, secret: str, nick: str, address: str) -> Zagram:
+    """A guest whose requests come through the trusted proxy from `address`."""
+    player = Zagram(client, secret, nick)
+    player.headers = {"X-Forwarded-For": address}
+    return player
+
+
 async def test_a_muted_multipoints_player_is_told_once_in_russian_and_every_line_is_refused(
     client: TestClient,
 ) -> None:
@@ -122,23 +129,17 @@ async def test_a_banned_guest_does_not_come_back_from_its_network_under_a_fresh_
 ) -> None:
     client = await served(aiohttp_client, dataclasses.replace(settings, trusted_proxies=("127.0.0.1",)))
     mod = await moderator(client)
-    troll = Zagram(client, "troll1", "*Troll")
-    troll.headers = {"X-Forwarded-For": TROLL_HOME}
+    troll = from_address(client, "troll1", "*Troll", TROLL_HOME)
     assert await troll.login() == ""
     await troll.poll()
 
     assert await moderate(mod, what="ban", whom="*Troll", reason="spam", **{"for": "1d"}) == "ok"
     assert "troll1" not in client.app[HUB_KEY].players  # the session ended at once
-    fresh = Zagram(client, "troll2", "*Guest4711")  # MultiPoints' next start: a new id and nick
-    fresh.headers = {"X-Forwarded-For": TROLL_NEIGHBOUR}
+    fresh = from_address(client, "troll2", "*Guest4711", TROLL_NEIGHBOUR)  # MultiPoints' next start
     refused = await fresh.login()
     assert refused.startswith("err.banned.20") and refused.endswith("Z.spam")
-    look_alike = Zagram(client, "troll3", "*TroIl")
-    look_alike.headers = {"X-Forwarded-For": ELSEWHERE}
-    assert (await look_alike.login()).startswith("err.banned.")
-    someone = Zagram(client, "neigh1", "*Neighbour")
-    someone.headers = {"X-Forwarded-For": ELSEWHERE}
-    assert await someone.login() == ""
+    assert (await from_address(client, "troll3", "*TroIl", ELSEWHERE).login()).startswith("err.banned.")
+    assert await from_address(client, "neigh1", "*Neighbour", ELSEWHERE).login() == ""
     # the network was banned with a guest's nick: it keeps guests out, not the accounts there
     answer = await auth_from(client, TROLL_NEIGHBOUR, co="rejestruj", opisGracza="Ann", idGracza=ANN)
     assert answer == "ok.zarejestrowalem."
@@ -148,6 +149,24 @@ async def test_a_banned_guest_does_not_come_back_from_its_network_under_a_fresh_
 
     assert await moderate(mod, what="unban", whom="*Troll", reason="appeal") == "ok"
     assert await fresh.login() == ""
+
+
+@pytest.mark.parametrize("whom", ["*troll", "*TRO1L"])
+async def test_a_guest_banned_under_its_nick_in_another_case_or_a_look_alike_does_not_come_back(
+    aiohttp_client: AiohttpClient, settings: Settings, whom: str
+) -> None:
+    client = await served(aiohttp_client, dataclasses.replace(settings, trusted_proxies=("127.0.0.1",)))
+    mod = await moderator(client)
+    troll = from_address(client, "troll1", "*Troll", TROLL_HOME)
+    assert await troll.login() == ""
+    await troll.poll()
+
+    await client.app[STORE_KEY].writer.flush()  # the ban reads the guest's network from its session's row
+    assert await moderate(mod, what="ban", whom=whom, reason="spam", **{"for": "1d"}) == "ok"
+    assert "troll1" not in client.app[HUB_KEY].players
+    fresh = from_address(client, "troll2", "*Guest4711", TROLL_NEIGHBOUR)
+    assert (await fresh.login()).startswith("err.banned.")
+    assert await from_address(client, "neigh1", "*Neighbour", ELSEWHERE).login() == ""
 
 
 async def test_sanctions_outlive_a_restart(aiohttp_client: AiohttpClient, settings: Settings) -> None:

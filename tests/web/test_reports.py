@@ -5,6 +5,7 @@ why, as MultiPoints shows it."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -14,11 +15,11 @@ from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
 from server.store.reports import REPORTS_PER_PLAYER
-from server.web.common import HUB_KEY
+from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
-from tests.web.test_moderation import moderate, moderator
+from tests.web.test_moderation import TROLL_HOME, TROLL_NEIGHBOUR, from_address, moderate, moderator
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
 
@@ -146,6 +147,23 @@ async def test_a_player_is_reported_with_their_last_lines_and_a_line_deleted_on_
     assert f"cd{insult}" in (await ala.poll()).lines(0)
     assert await moderate(mod, what="close", report="1", action="none", note="dealt with in 2") == "ok"
     assert await reports(mod) == []
+
+
+async def test_a_guest_reported_under_its_nick_in_another_case_is_banned_with_its_network(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await served(aiohttp_client, dataclasses.replace(settings, trusted_proxies=("127.0.0.1",)))
+    mod, ala = await moderator(client), await guest(client, "*Ala")
+    troll = from_address(client, "troll1", "*Troll", TROLL_HOME)
+    assert await troll.login() == ""
+    await troll.poll()
+    assert await report(ala, whom="*troll", reason="spam") == "ok.1"
+
+    await client.app[STORE_KEY].writer.flush()  # the ban reads the guest's network from its session's row
+    assert await moderate(mod, what="close", report="1", action="ban", **{"for": "1d"}) == "ok"
+    assert "troll1" not in client.app[HUB_KEY].players
+    fresh = from_address(client, "troll2", "*Guest4711", TROLL_NEIGHBOUR)
+    assert (await fresh.login()).startswith("err.banned.")
 
 
 async def test_reports_that_are_refused_change_nothing(client: TestClient) -> None:
