@@ -211,11 +211,13 @@ class Mirrors:
 
     def act(self, player: Player, action: str, table: str, *args: Any) -> None:
         """A person here acts at a table of another member: its owner does it, or tells them why not.
-        The person's own limits are kept here, so that a flood stops before it reaches Redis."""
+        The person's own limits and mutes are kept here, so that a flood stops before it reaches Redis,
+        and a mute of their address holds: the owner knows a registered player by their nick alone."""
         uid = parse_number(table)
         assert uid is not None and self.send is not None
         now = self.ctx.timers.now()
         if action == "chat":
+            self.ctx.sanctions.check_chat(player, self.ctx.clock())
             self.ctx.limits.chat(player, chat_text(args[0]), now, self.ctx.clock())
         else:
             self.ctx.limits.player_actions(player, now)

@@ -5,6 +5,7 @@ a report made on one member is read and closed on the other."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from pytest_aiohttp import AiohttpClient
 
@@ -12,7 +13,9 @@ from server.config import Settings
 from server.web.common import HUB_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import WITHIN, guest, said, two_members, until
-from tests.web.test_moderation import moderate, moderator
+from tests.cluster.test_tables import at_table, has, invited_table
+from tests.web.test_auth import auth_from
+from tests.web.test_moderation import ANN, TROLL_HOME, moderate, moderator
 from tests.web.test_reports import line_ids, report, reports
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
@@ -69,3 +72,31 @@ async def test_a_report_made_on_one_member_is_read_and_closed_on_the_other(
     assert await moderate(mod, what="close", report="1", action="delete", note="gold") == "ok"
     await until(ala, lambda lines: f"cd{gold}" in lines)
     assert await reports(mod) == []
+
+
+async def test_a_player_muted_by_address_is_refused_at_a_table_of_the_other_member(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """The table's member knows Ann's stand-in by her nick alone: her own member checks her mute."""
+    settings = dataclasses.replace(postgres, trusted_proxies=("127.0.0.1",))
+    a, b = await two_members(aiohttp_client, settings, redis_server)
+    mod = await moderator(a)
+    dan, eve = await guest(a, "danDan44", "*Dan"), await guest(a, "eveEve55", "*Eve")
+    uid = await invited_table(dan, eve)
+    await at_table(dan, uid, has("pr"))
+    answer = await auth_from(b, TROLL_HOME, co="rejestruj", opisGracza="Ann", idGracza=ANN)
+    assert answer == "ok.zarejestrowalem."  # and logged in
+    ann = Zagram(b, ANN, "Ann")
+    ann.headers = {"X-Forwarded-For": TROLL_HOME}
+    await until(ann, lambda lines: any(line.startswith(f"d{uid}.") for line in lines))  # b knows the table
+    ann.send("b", uid)
+    await at_table(ann, uid, has("pr"))
+
+    assert await moderate(mod, what="mute", whom=TROLL_HOME, reason="spam", **{"for": "1h"}) == "ok"
+    await until(ann, lambda lines: any(kind == "e" for _, kind, _ in chat_texts(lines)))
+    ann.say(uid, "TABLE LINE")
+    told = await at_table(ann, uid, has("You are muted until"))
+    eve.say(uid, "after it")
+    await eve.poll(b=True)
+    heard = await at_table(dan, uid, has("after it"))
+    assert not [line for line in heard + told if "TABLE LINE" in line]
