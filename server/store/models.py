@@ -96,6 +96,8 @@ class Report(Base):
     reporter_key: Mapped[str] = mapped_column(String(80))  # nick_key: the limits count by it
     reporter_network: Mapped[str] = mapped_column(String(50))  # "" when not known
     reported: Mapped[str] = mapped_column(String(40))
+    # a reported guest's network when reported, which a ban on closing covers; "" when not known (0016)
+    reported_network: Mapped[str] = mapped_column(String(50), server_default="")
     place: Mapped[str] = mapped_column(String(50))  # "0" the lobby, "17" a table, "_<nick>" private
     line: Mapped[str] = mapped_column(String(30))  # the line's time_n; "" for a report of a player
     reason: Mapped[str] = mapped_column(Text)

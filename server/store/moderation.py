@@ -75,6 +75,13 @@ class Moderation:
         roles = [role for shown, kept, role in staff.all() if (kept or look_key(shown)) == look]
         return Target(nick, None, look, network, max(roles, key=ROLES.index, default=NO_ROLE))
 
+    async def guests_network(self, nick: str) -> str | None:
+        """The network of the guest online with this nick or a look-alike on any member, if any."""
+        if not findable(nick):
+            return None
+        async with self.sessions() as session:
+            return await _guests_network(session, look_key(nick))
+
     async def sanction(
         self,
         kind: str,

@@ -44,6 +44,7 @@ class NewReport:
     reporter_key: str
     reporter_network: str
     reported: str
+    reported_network: str  # a guest's, when it was online: a ban on closing covers it ("": none known)
     place: str
     line: str
     reason: str
@@ -56,6 +57,7 @@ class OpenReport:
     made_at: datetime
     reporter: str
     reported: str
+    reported_network: str
     place: str
     line: str
     reason: str
@@ -114,6 +116,7 @@ class Reports:
                 reporter_key=report.reporter_key,
                 reporter_network=report.reporter_network,
                 reported=report.reported,
+                reported_network=report.reported_network,
                 place=report.place,
                 line=report.line,
                 reason=report.reason,
@@ -170,6 +173,7 @@ def _open(row: ReportRow) -> OpenReport:
         made_at=row.made_at if row.made_at.tzinfo is not None else row.made_at.replace(tzinfo=UTC),
         reporter=row.reporter,
         reported=row.reported,
+        reported_network=row.reported_network,
         place=row.place,
         line=row.line,
         reason=row.reason,

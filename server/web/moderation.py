@@ -222,6 +222,7 @@ async def report(request: web.Request) -> str:
         reporter_key=nick_key(player.nick),
         reporter_network=player.network,
         reported=reported,
+        reported_network=await _reported_network(request, reported),
         place=place,
         line=line_id,
         reason=reason,
@@ -237,10 +238,20 @@ async def report(request: web.Request) -> str:
     return f"ok.{number}"
 
 
+async def _reported_network(request: web.Request, nick: str) -> str:
+    """A reported guest's network, kept with the report, so that a ban closing it covers the guest
+    reported rather than whoever holds the nick by then ("": not a guest, or not online)."""
+    holder = request.app[HUB_KEY].by_look.get(look_key(nick))
+    if holder is not None:
+        return holder.network if holder.guest else ""
+    return await request.app[STORE_KEY].moderation.guests_network(nick) or ""
+
+
 async def _close(request: web.Request, moderator: Player, reason: str, lasting: timedelta | None) -> None:
     """`what=close&report=N&action=none|delete|mute|kick|ban[&for=DURATION][&reason=TEXT][&note=TEXT]`:
-    the sanction is checked as `what=mute` would check it; a line is deleted only on the server that
-    has it (this one: the lobby's lines written here, and its own tables)."""
+    the sanction is checked as `what=mute` would check it; a ban covers the network the report kept of
+    a guest, never that of whoever holds the nick now; a line is deleted only on the server that has it
+    (this one: the lobby's lines written here, and its own tables)."""
     query = request.query
     number = parse_number(query.get("report", ""))
     action = query.get("action", "")
@@ -256,7 +267,9 @@ async def _close(request: web.Request, moderator: Player, reason: str, lasting: 
     note = clean_text(query.get("note", "")).strip()[:MAX_CHAT] or reason
     order = None
     if action in (MUTE, KICK, BAN):
-        target = await _target(request, found.reported, action == BAN)
+        target = await _target(request, found.reported, False)
+        if action == BAN and target.user_id is None and found.reported_network:
+            target = dataclasses.replace(target, network=found.reported_network)
         _may_sanction(moderator, target)
         order = SanctionOrder(action, target, reason or found.reason, None if action == KICK else lasting)
     elif action == "delete":

@@ -280,3 +280,32 @@ async def test_0015_nobody_was_a_bot_and_back(empty_database: str) -> None:
         nicks = (await connection.execute(text("SELECT nick FROM users ORDER BY nick"))).scalars().all()
     await engine.dispose()
     assert "bot" not in columns and "bot_token_hash" not in columns and nicks == ["Ann", "Robo"]
+
+
+async def test_0016_a_report_made_before_keeps_no_network_and_back(empty_database: str) -> None:
+    engine = open_engine(empty_database)
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0015"))
+        await connection.execute(
+            text(
+                "INSERT INTO reports (made_at, reporter, reporter_key, reporter_network, reported, place,"
+                " line, reason, context) VALUES (:at, '*Ala', '*ala', '', '*Troll', '', '', 'spam', '[]')"
+            ),
+            {"at": datetime.now(UTC)},
+        )
+    await migrate(engine)
+    store = await Store.open(empty_database)
+    try:
+        before = await store.reports.get_open(1)
+    finally:
+        await store.close()
+    assert (before.reported, before.reported_network) == ("*Troll", "")
+
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.downgrade(alembic_config(sync), "0015"))
+        columns = await connection.run_sync(
+            lambda sync: {c["name"] for c in inspect(sync).get_columns("reports")}
+        )
+        reported = (await connection.execute(text("SELECT reported FROM reports"))).scalars().all()
+    await engine.dispose()
+    assert "reported_network" not in columns and reported == ["*Troll"]

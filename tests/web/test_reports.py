@@ -19,7 +19,14 @@ from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
-from tests.web.test_moderation import TROLL_HOME, TROLL_NEIGHBOUR, from_address, moderate, moderator
+from tests.web.test_moderation import (
+    ELSEWHERE,
+    TROLL_HOME,
+    TROLL_NEIGHBOUR,
+    from_address,
+    moderate,
+    moderator,
+)
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
 
@@ -164,6 +171,44 @@ async def test_a_guest_reported_under_its_nick_in_another_case_is_banned_with_it
     assert "troll1" not in client.app[HUB_KEY].players
     fresh = from_address(client, "troll2", "*Guest4711", TROLL_NEIGHBOUR)
     assert (await fresh.login()).startswith("err.banned.")
+
+
+async def test_a_reports_ban_covers_the_reported_guests_network_not_the_next_holder_of_the_nick(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await served(aiohttp_client, dataclasses.replace(settings, trusted_proxies=("127.0.0.1",)))
+    mod, ala = await moderator(client), await guest(client, "*Ala")
+    troll = from_address(client, "troll1", "*Troll", TROLL_HOME)
+    assert await troll.login() == ""
+    troll.say(0, "BUY GOLD")
+    await troll.poll()
+    (gold,) = line_ids((await ala.poll()).lines(0), "BUY GOLD")
+    await client.app[STORE_KEY].writer.flush()  # the guest's network is read from its session's row
+    assert await report(ala, line=f"0.{gold}", reason="spam") == "ok.1"
+    assert await troll.get(co="usunGracza", playerId=troll.secret) == ""
+    stranger = from_address(client, "strang1", "*Troll", ELSEWHERE)  # the nick is free: anyone takes it
+    assert await stranger.login() == ""
+    await client.app[STORE_KEY].writer.flush()
+
+    assert await moderate(mod, what="close", report="1", action="ban", **{"for": "1d"}) == "ok"
+    assert await from_address(client, "bystand1", "*Bystander", ELSEWHERE).login() == ""
+    fresh = from_address(client, "troll2", "*Guest4711", TROLL_NEIGHBOUR)
+    assert (await fresh.login()).startswith("err.banned.")
+
+
+async def test_a_reports_ban_of_a_guest_not_online_when_reported_bans_the_nick_alone(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await served(aiohttp_client, dataclasses.replace(settings, trusted_proxies=("127.0.0.1",)))
+    mod, ala = await moderator(client), await guest(client, "*Ala")
+    assert await report(ala, whom="*Ghost", reason="cheated me yesterday") == "ok.1"
+    holder = from_address(client, "ghost1", "*Ghost", TROLL_HOME)  # whoever takes the nick later
+    assert await holder.login() == ""
+    await client.app[STORE_KEY].writer.flush()
+
+    assert await moderate(mod, what="close", report="1", action="ban", **{"for": "1d"}) == "ok"
+    assert (await from_address(client, "ghost2", "*Gh0st", ELSEWHERE).login()).startswith("err.banned.")
+    assert await from_address(client, "neigh1", "*Neighbour", TROLL_NEIGHBOUR).login() == ""
 
 
 async def test_reports_that_are_refused_change_nothing(client: TestClient) -> None:
