@@ -134,7 +134,8 @@ class Director:
         hosted = await self._open(name)
         settings = hosted.settings
         rating = float(player.record[0]) if player.record is not None and not player.guest else None
-        if rating is None and (settings.registered_only or settings.min_rating or settings.max_rating):
+        limited = settings.min_rating is not None or settings.max_rating is not None  # 0 is a limit too
+        if rating is None and (settings.registered_only or limited):
             raise ProtocolError("registeredOnly", "Only registered players may play in this tournament.")
         if rating is not None and settings.min_rating is not None and rating < settings.min_rating:
             raise ProtocolError(

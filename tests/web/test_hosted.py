@@ -180,6 +180,25 @@ async def test_rating_limits_keep_guests_and_players_out_of_range(client: TestCl
     assert all(t["players"] == [] for t in await listed(client))
 
 
+@pytest.mark.parametrize("limit", ["minRating", "maxRating"])
+async def test_a_limit_of_0_keeps_guests_out_too(client: TestClient, key: str, limit: str) -> None:
+    assert await create(client, key=key, tourn=CUP, **{limit: "0"}) == "ok"
+    await register(client, "Alice")
+    alice = Zagram(client, registered_id("Alice", "pw"), "Alice")
+    await alice.poll()
+    gus = Zagram(client, "gus2", "*Gus")
+    assert await gus.login() == ""
+
+    async def join(who: Zagram) -> str:
+        query = {"co": "joinTournament", "idGracza": who.secret, "tourn": CUP}
+        return await (await client.get("/a.kropki", params=query)).text()
+
+    alice_joins = "ok" if limit == "minRating" else "err.ratingTooHigh"  # a new account's 1500
+    assert (await join(alice), await join(gus)) == (alice_joins, "err.registeredOnly")
+    (cup,) = await listed(client)
+    assert cup["players"] == (["Alice"] if limit == "minRating" else [])
+
+
 async def test_the_key_and_the_ids_stay_out_of_the_logs(
     client: TestClient, key: str, caplog: pytest.LogCaptureFixture
 ) -> None:
