@@ -51,6 +51,18 @@ def wall(moment: datetime) -> float:
     return as_utc(moment).timestamp()
 
 
+def _no_shows_still_in(entries: list[Entry], boards: list[Board]) -> set[str]:
+    """The no-shows of these finished games but those who joined again after their game ended: they were
+    withdrawn for it already (`_Watch.paused_after` says so only until a restart)."""
+    joined = {entry.nick: wall(entry.registered_at) for entry in entries}
+    return {
+        nick
+        for board in boards
+        for nick in no_shows([board])
+        if board.ended is None or joined.get(nick, 0.0) <= board.ended
+    }
+
+
 @dataclass
 class _Watch:
     """What the director keeps in memory of a tournament it runs: only when it looks at it next."""
@@ -371,7 +383,7 @@ class Director:
                 return
             watch = self._watches[name]
             if watch.paused_after != current.round:
-                absent = no_shows([b for b in boards if b.round == current.round])
+                absent = _no_shows_still_in(entries, [b for b in boards if b.round == current.round])
                 await self._withdraw(hosted, entries, absent, "did not show up")
                 watch.paused_after, watch.pause_ends = current.round, self.hub.timers.now() + self.round_pause
             if self.hub.timers.now() < watch.pause_ends:

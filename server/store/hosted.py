@@ -174,8 +174,8 @@ class HostedTournaments:
             ]
 
     async def register(self, tournament_id: int, entry: Entry) -> bool:
-        """A new entry, or a withdrawn one back (as who registers now); False when the player is
-        registered already."""
+        """A new entry, or a withdrawn one back (as who registers now, and when: a no-show back since is
+        not withdrawn again for the same game); False when the player is registered already."""
         async with self.sessions.begin() as session:
             row = await session.scalar(
                 select(HostedEntry).where(
@@ -197,7 +197,8 @@ class HostedTournaments:
                 return True
             if row.withdrawn_at is None:
                 return False
-            row.nick, row.seat, row.withdrawn_at = entry.nick, entry.seat, None
+            row.nick, row.seat = entry.nick, entry.seat
+            row.registered_at, row.withdrawn_at = entry.registered_at, None
             return True
 
     async def withdraw(self, tournament_id: int, nick_key: str, now: datetime) -> bool:

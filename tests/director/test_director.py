@@ -18,6 +18,7 @@ from server.hub.games import EMPTY_TABLE_KEPT
 from server.hub.limits import Caps
 from server.store.hosted import PairedRound
 from server.web.common import HUB_KEY, STORE_KEY
+from tests.clients.conversation import poll
 from tests.clients.multipoints import MultiPoints
 from tests.director.bots import (
     GAME_TYPE,
@@ -187,6 +188,50 @@ async def test_the_pause_after_a_round_is_not_cut_short_by_a_newcomer(cup: Serve
     assert hosted.round == 2
     (*_, second) = await director.hosted.rounds(hosted.id)
     assert len(second.boards) == 2 and second.bye is not None, "the newcomer is paired from round 2"
+
+
+@pytest.mark.parametrize("restart", [False, True])
+async def test_a_no_show_who_joined_again_is_paired_next_round(
+    aiohttp_client: AiohttpClient, settings: Settings, restart: bool
+) -> None:
+    """Withdrawn for a forfeit, back during the pause: a restart before the next pairing does not
+    withdraw them again (the director's mark of the round's no-shows was only in memory)."""
+    clock = Time()
+    client = await served_on(aiohttp_client, settings, clock, 1)
+    key = await client.app[STORE_KEY].tournaments.add_key("cup-bot", None, False)
+    await create(client, key, clock, sayHi="0")
+    bots = await joined(client, 3)
+    await tick(client, clock.timers, 11)
+    director = director_of(client)
+    hosted = await director.hosted.get("Cup")
+    assert hosted is not None
+    ((blue, _),) = (await director.hosted.rounds(hosted.id))[0].boards
+    no_show = next(bot for bot in bots if bot.nick == blue)
+    for _ in range(13):  # blue never moves: their clock runs out, W+F
+        for bot in bots:
+            await poll(client, bot.mp)
+        await tick(client, clock.timers, 10)
+    await client.app[HUB_KEY].persistence.flush()
+    await tick(client, clock.timers, 0)
+    entries = {entry.nick: entry for entry in await director.hosted.entries(hosted.id)}
+    assert entries[blue].withdrawn, "withdrawn as a no-show"
+    assert await no_show.ask("joinTournament", tourn="Cup") == "ok"
+    if restart:
+        await client.close()
+        clock.restarted()
+        client = await served_on(aiohttp_client, settings, clock, 2)
+        for bot in bots:
+            bot.client = client
+        director = director_of(client)
+        for bot in bots:
+            await poll(client, bot.mp)
+        await tick(client, clock.timers, 0)
+
+    await tick(client, clock.timers, director.round_pause + 1)
+    entries = {entry.nick: entry for entry in await director.hosted.entries(hosted.id)}
+    assert not entries[blue].withdrawn
+    second = (await director.hosted.rounds(hosted.id))[-1]
+    assert second.round == 2 and blue in {nick for board in second.boards for nick in board} | {second.bye}
 
 
 @pytest.mark.parametrize(
