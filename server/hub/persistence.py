@@ -170,6 +170,11 @@ class Persistence(Protocol):
         """Never write these entries of table `uid`'s journal (not yet stored), nor its finished games not
         yet archived: the table was taken back to what is stored (server/hub/takeback.py)."""
 
+    def withdraw_table(self, uid: int) -> bool:
+        """Never write anything of table `uid` (an organiser's set-up storage did not take: the table is
+        closed as if never set up); False, and nothing withdrawn, if some of it is stored already or may
+        be being written now."""
+
     async def flush(self, timeout: float | None = None) -> None:
         """Return once everything queued before the call is written; raise StorageFailing if storage
         fails first, TimeoutError if it has not taken it within `timeout` seconds."""
@@ -248,6 +253,9 @@ class MemoryPersistence:
 
     def withdraw(self, uid: int, seqs: Collection[int]) -> None:
         pass
+
+    def withdraw_table(self, uid: int) -> bool:
+        return False  # everything is done at once: it is all "stored"
 
     async def flush(self, timeout: float | None = None) -> None:
         pass

@@ -202,8 +202,9 @@ class Moderated(Job):
 
 
 class Withdrawn(Job):
-    """In the place of a write the hub took back before storage took it (server/hub/takeback.py): never
-    written, and counted as done, so that the counts of writes queued and written stay in step."""
+    """In the place of a write the hub took back before storage took it (server/hub/takeback.py, a
+    set-up storage did not take), or of one written on its own after its batch failed: never written
+    (again), and counted as done, so that the counts of writes queued and written stay in step."""
 
     def write(self, session: Session, member: int) -> None:
         """Nothing: what it stands for is not to be written (write_batch passes it over)."""

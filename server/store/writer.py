@@ -47,6 +47,7 @@ from server.logs import Fields
 from server.store import restart
 from server.store.database import BUSY_TIMEOUT_MS, sqlite_pragmas
 from server.store.jobs import (
+    TABLE_JOBS,
     WITHDRAWN,
     Archive,
     Closed,
@@ -100,6 +101,9 @@ class StoreWriter:
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
         self._queue: list[Queued] = []
         self._writing: list[Queued] = []  # the batch being written (or tried again)
+        # the jobs a transaction may be writing at this moment: the batch tried, or the whole queue while
+        # the writer's thread takes batch after batch from it (see withdraw_table)
+        self._in_flight: list[Queued] = []
         self.queued = 0  # jobs ever queued
         self.written = 0  # jobs ever written (or set aside as bad), in order
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
@@ -186,6 +190,21 @@ class StoreWriter:
                 ):
                     jobs[index] = WITHDRAWN
 
+    def withdraw_table(self, uid: int) -> bool:
+        """Never write anything of table `uid`: its opening and set-up, its journal, its games (a table
+        closed as if never set up). True if it is done; False, and nothing withdrawn, if some of it is
+        stored already or may be in a transaction now."""
+        if any(_of_table(job, uid) for job in self._in_flight):
+            return False
+        jobs = (self._writing, self._queue)
+        if not any(isinstance(job, Opened) and job.uid == uid for queued in jobs for job in queued):
+            return False  # its opening is stored: the first of its writes
+        for queued in jobs:
+            for index, job in enumerate(queued):
+                if _of_table(job, uid):
+                    queued[index] = WITHDRAWN
+        return True
+
     async def flush(self, timeout: float | None = None) -> None:
         """Return once everything queued before this call is written; raise StorageFailing if storage
         fails first, or is failing (then nothing queued since can be written before it is back), and
@@ -249,7 +268,11 @@ class StoreWriter:
         while self._queue:
             failed: Exception | None = None
             if self._thread is not None and self.storage_failure is None:
-                failed = await loop.run_in_executor(self._thread, self._write_queued, loop)
+                self._in_flight = self._queue  # the thread takes batch after batch from the queue itself
+                try:
+                    failed = await loop.run_in_executor(self._thread, self._write_queued, loop)
+                finally:
+                    self._in_flight = []
                 if self._stopping.is_set():
                     return
                 if failed is None:
@@ -324,6 +347,7 @@ class StoreWriter:
             if failed is None and all(job is WITHDRAWN for job in batch):
                 return []  # all taken back: nothing to write, and nothing learnt of storage
             if failed is None:
+                self._in_flight = batch
                 try:
                     done = await self._transaction(batch)
                 except Exception as failure:
@@ -331,6 +355,8 @@ class StoreWriter:
                 else:
                     self._back()
                     return done
+                finally:
+                    self._in_flight = []
             reason = unavailable(failed)
             if reason is None:
                 return await self._without_the_bad(batch, failed)
@@ -407,8 +433,9 @@ class StoreWriter:
             exc_info=failure,
         )
         done = []
-        for job in batch:
+        for index, job in enumerate(batch):
             done += await self._write_batch([job])
+            batch[index] = WITHDRAWN  # written (or dropped): nothing of it is left to write or withdraw
         return done
 
     async def _transaction(self, batch: list[Queued]) -> list[Done]:
@@ -437,6 +464,12 @@ class StoreWriter:
     async def session_of(self, id_hmac: str) -> tuple[str, SavedSession, Account | None] | None:
         """A live session of any member of a cluster (restart.session_of)."""
         return await restart.session_of(self.sessions, id_hmac)
+
+
+def _of_table(job: Queued, uid: int) -> bool:
+    return (isinstance(job, TABLE_JOBS) and job.uid == uid) or (
+        isinstance(job, Archive) and job.game.uid == uid
+    )
 
 
 def _time_out(waiter: asyncio.Future[None]) -> None:
