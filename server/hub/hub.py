@@ -498,6 +498,10 @@ class Hub:
             game_type, first, second, say_hi, tournament, round, ratings, more=more
         )
 
+    def withdraw_set_up(self, uid: int) -> bool:
+        """A setUpTable storage did not take, closed as if never set up; see Tournaments.withdraw_set_up."""
+        return self.tournaments.withdraw_set_up(uid)
+
     def here(self, nick: str, seat_key: str) -> bool:
         """Whether the session or account `seat_key` is logged in as `nick` now (a session restored
         after a restart counts before its first poll)."""

@@ -485,6 +485,16 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "ru": "Сервер не справился с этой командой; возможно, она не выполнена.",
         "ua": "Сервер не впорався з цією командою; можливо, її не виконано.",
     },
+    "setUpNotStored": {
+        "en": "The table set up for you could not be saved, so it was closed: the organiser may set it up "
+        "again.",
+        "pl": "Nie udało się zapisać stołu przygotowanego dla Ciebie, więc go zamknięto: organizator może "
+        "przygotować go ponownie.",
+        "ru": "Стол, созданный для вас, не удалось сохранить, поэтому он закрыт: организатор может создать "
+        "его снова.",
+        "ua": "Стіл, створений для вас, не вдалося зберегти, тому його закрито: організатор може створити "
+        "його знову.",
+    },
     "notDelivered": {
         "en": "Your message to {nick} was not delivered: they are not reachable now.",
         "pl": "Twoja wiadomość do {nick} nie dotarła: ten gracz jest teraz nieosiągalny.",

@@ -254,7 +254,7 @@ class Tables(Mapping[int, Table]):
         log.info("table closed %s", Fields(uid=table.uid))
 
     def discard(self, uid: int) -> None:
-        """A table that could not be opened again after a restart."""
+        """A table with nothing stored to close: not opened again after a restart, or its set-up withdrawn."""
         if uid != LOBBY:
             table = self.by_uid.pop(uid, None)
             if table is not None:

@@ -9,18 +9,22 @@ TOURNAMENT_TABLE_KEPT; its game is archived however short, under the tournament'
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Sequence
 
 from server.engine.gametype import GameKind, GameType, StartKind, WhoStarts
 from server.hub.context import Context
 from server.hub.games import TOURNAMENT_TABLE_KEPT
 from server.hub.lineup import TEAM_SIZES
-from server.hub.model import reserved
+from server.hub.model import LOBBY, reserved
 from server.hub.remote import RemoteLobby
 from server.hub.room import AutoTable
 from server.hub.tables import Tables
+from server.logs import Fields
 from server.protocol import events
 from server.protocol.codec import ProtocolError, check_nick, nick_key
+
+log = logging.getLogger(__name__)
 
 MAX_SAY_HI = 7200
 
@@ -78,6 +82,24 @@ class Tournaments:
                 table.uid, tournament, round, room.blue, room.red, events.game_type_text(game_type)
             )
         return table.uid
+
+    def withdraw_set_up(self, uid: int) -> bool:
+        """A setUpTable whose writes storage did not take: the table closes as if never set up, its writes
+        withdrawn (never made), so that the refusal `storage` is true (nothing was done) and the
+        organiser's retry sets the game up once; those who sat at it are told why. False, and nothing
+        changed, if its writes cannot be withdrawn (some are stored, or being written now)."""
+        table = self.tables.get(uid)
+        if table is None or table.room is None or not self.ctx.persistence.withdraw_table(uid):
+            return False
+        table.room.abandon()
+        for player in list(table.people.values()):
+            self.tables.leave(player, uid)
+            self.tables.subscriptions_changed(player)
+            self.tables.tell(player, LOBBY, "setUpNotStored")
+        self.tables.discard(uid)
+        self.tables.bus.publish(LOBBY, events.tables("d", [uid]))
+        log.warning("table set up withdrawn: storage did not take it %s", Fields(uid=uid))
+        return True
 
     def cancel_table(self, uid: int, key_tournament: str | None) -> None:
         """An organiser's cancelTable: the table's tournament game ends `Void`, unrated and left out of

@@ -17,6 +17,7 @@ from server.director.views import standing_row
 from server.engine.gametype import MAX_TOURNAMENT_LENGTH, GameTypeError, parse_game_type
 from server.engine.standings import Played, standings
 from server.hub.hub import Hub
+from server.hub.limits import STORAGE_REFUSED
 from server.protocol.codec import ProtocolError, check_nick, parse_number
 from server.store.accounts import Accounts
 from server.store.database import utc_text
@@ -104,6 +105,7 @@ async def set_up_table(request: web.Request) -> str:
     more = [
         (await _player(accounts, request.query[f"pl{n}"], f"pl{n}", key.registered_only))[0] for n in extra
     ]
+    before = hub.writes()
     uid = hub.set_up_table(
         game_type,
         first,
@@ -114,7 +116,13 @@ async def set_up_table(request: web.Request) -> str:
         ratings,
         more=more,
     )
-    return f"ok.{uid}"
+    if await hub.settled(before):
+        return f"ok.{uid}"
+    if hub.withdraw_set_up(uid):  # nothing was done, as err.storage says: the retry sets it up once
+        raise ProtocolError("storage", STORAGE_REFUSED)
+    raise ProtocolError(
+        f"notStored.{uid}", f"Table {uid} is set up, but not saved yet: do not set it up again."
+    )
 
 
 async def cancel_table(request: web.Request) -> str:

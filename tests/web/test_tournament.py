@@ -12,16 +12,21 @@ import zipfile
 import pytest
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
+from sqlalchemy import select
 
 from server.app import STORE_KEY
 from server.config import Settings
 from server.engine.gametype import format_new, parse_game_type
 from server.engine.sgf import read_record
+from server.hub import stream
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
+from server.store import database
+from server.store.models import LiveTable
 from server.web.auth import ACCOUNTS_KEY
 from server.web.common import HUB_KEY
 from tests.conftest import served
+from tests.store.breakers import breaker_for, until
 from tests.web.test_auth import register, registered_id
 from tests.web.zagram import Zagram
 
@@ -143,6 +148,60 @@ async def test_bad_set_ups_are_refused_and_create_nothing(
 
     assert list(organiser.hub.tables) == [0]
     assert (await organiser.results())[0] == 404
+
+
+@pytest.mark.usefixtures("quick_retries")
+async def test_a_set_up_refused_for_storage_creates_nothing(organiser: Organiser, settings: Settings) -> None:
+    """`err.storage` says nothing was done: the table shown meanwhile is closed again and its writes are
+    never made, so the organiser's retry sets the game up once (it was set up twice, players at both)."""
+    store = organiser.client.app[STORE_KEY]
+    ala = Zagram(organiser.client, "ala123", "*Ala")
+    assert await ala.login() == ""
+    await ala.poll()
+    breaker = breaker_for(settings.db_url)
+    await breaker.break_storage()
+    assert await organiser.set_up(pl1="*Ala", pl2="*Bob") == "err.storage"
+    assert list(organiser.hub.tables) == [0]
+    assert organiser.hub.players["ala123"].tables == [0]
+    told = await ala.poll()
+    assert list(told.sections) == [0] and "could not be saved" in " ".join(told.lines(0, "ca"))
+
+    await breaker.mend()
+    await until(lambda: store.writer.storage_failure is None)
+    again = await organiser.set_up(pl1="*Ala", pl2="*Bob")
+    assert again.startswith("ok.")
+    uid = int(again[3:])
+    await store.writer.flush()
+    _, listed = await organiser.results()
+    assert [(t["table"], t["blue"], t["red"]) for t in listed["tables"]] == [(uid, "*Ala", "*Bob")]
+    async with store.engine.connect() as connection:
+        assert list(await connection.scalars(select(LiveTable.uid))) == [uid], "no other table comes back"
+    assert list((await ala.poll()).sections) == [0, uid]
+
+
+@pytest.fixture
+def patient_storage(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A locked SQLite write waits a minute before it fails (before the app is made: list it first)."""
+    monkeypatch.setattr(database, "BUSY_TIMEOUT_MS", 60_000)
+
+
+@pytest.mark.usefixtures("patient_storage")
+async def test_a_set_up_storage_is_slow_to_take_is_answered_with_its_table(
+    organiser: Organiser, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its writes are in a transaction when the reply's wait is over: they cannot be withdrawn, so the
+    table stays, and the answer names it rather than saying nothing was done."""
+    monkeypatch.setattr(stream, "SETTLE_TIMEOUT", 0.5)
+    store = organiser.client.app[STORE_KEY]
+    breaker = breaker_for(settings.db_url)
+    await breaker.hold()
+    assert await organiser.set_up(pl1="*Ala", pl2="*Bob") == "err.notStored.1"
+    assert list(organiser.hub.tables) == [0, 1]
+
+    await breaker.mend()
+    await until(lambda: store.writer.written == store.writer.queued)  # (PostgreSQL: after a retry)
+    _, listed = await organiser.results()
+    assert [(t["table"], t["state"]) for t in listed["tables"]] == [(1, "playing")]
 
 
 async def test_revoked_and_registered_only_keys(organiser: Organiser) -> None:
