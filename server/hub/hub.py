@@ -522,6 +522,9 @@ class Hub:
         """Be told (table, tournament, result) when a tournament game's record is stored."""
         self.games.tournament_result = listener
 
+    def tournament_of_table(self, uid: int) -> str | None:
+        return self.tournaments.tournament_of(uid)
+
     def cancel_table(self, uid: int, key_tournament: str | None) -> None:
         """An organiser's cancelTable; see Tournaments.cancel_table."""
         self.tournaments.cancel_table(uid, key_tournament)

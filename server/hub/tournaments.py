@@ -101,6 +101,12 @@ class Tournaments:
         log.warning("table set up withdrawn: storage did not take it %s", Fields(uid=uid))
         return True
 
+    def tournament_of(self, uid: int) -> str | None:
+        """The tournament of the game set up at table `uid` here (by an organiser or the director)."""
+        table = self.tables.get(uid)
+        auto = table.room.auto if table is not None and table.room is not None else None
+        return auto.tournament if auto is not None else None
+
     def cancel_table(self, uid: int, key_tournament: str | None) -> None:
         """An organiser's cancelTable: the table's tournament game ends `Void`, unrated and left out of
         the standings (Room.cancel says when it may). A key may cancel what it could have set up: any

@@ -133,7 +133,13 @@ async def cancel_table(request: web.Request) -> str:
     table = parse_number(required(request, "table"))
     if table is None:
         raise ProtocolError("badTable")
-    request.app[HUB_KEY].cancel_table(table, key.tournament)
+    hub = request.app[HUB_KEY]
+    tournament = hub.tournament_of_table(table)
+    director = request.app.get(DIRECTOR_KEY)
+    if tournament is not None and director is not None and await director.hosted.get(tournament) is not None:
+        # no key sets up these tables, so none cancels one: cancelTournament calls the whole off
+        raise ProtocolError("hostedTournament", "The server pairs this tournament itself: it runs its games.")
+    hub.cancel_table(table, key.tournament)
     return "ok"
 
 

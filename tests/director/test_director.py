@@ -83,6 +83,24 @@ async def test_a_guest_whose_session_ended_is_withdrawn_and_the_nick_is_not_a_st
     assert not stranger.mp.tabs, "the stranger is seated at no tournament table"
 
 
+async def test_an_organisers_key_cannot_cancel_a_game_the_server_paired(cup: Served) -> None:
+    """A key cancels what it could have set up (docs/tournaments.md, "Cancelling a table"), and no key
+    sets up the tables of a tournament the server runs: calling it all off is cancelTournament's."""
+    clock, client, key = cup
+    await create(client, key, clock)
+    await joined(client, 2)
+    await tick(client, clock.timers, 11)  # the start: round 1 is paired
+    hub = client.app[HUB_KEY]
+    (uid,) = [uid for uid, table in hub.tables.items() if table.room is not None and table.room.auto]
+    other = await client.app[STORE_KEY].tournaments.add_key("another organiser", None, False)
+
+    for asking in (key, other):
+        answer = await organiser_asks(client, asking, co="cancelTable", table=str(uid))
+        assert answer == "err.hostedTournament"
+    room = hub.tables[uid].room
+    assert room is not None and room.game.result is None  # the game goes on
+
+
 async def test_a_registered_player_joins_again_after_withdrawing(cup: Served) -> None:
     clock, client, key = cup
     await create(client, key, clock, registeredOnly="1")
