@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -40,6 +41,12 @@ def log_entry(actor: str, action: str, target: str, detail: str, reason: str) ->
 
 class NickTaken(Exception):
     pass
+
+
+def anonymous(nick: str) -> bool:
+    """Whether `nick` is the name a deleted account's games and entries go by (`deleted<number>`): nobody
+    registers it or is renamed to it, or they would pass for the deleted player on every page."""
+    return re.fullmatch(DELETED_NICK + "[0-9]+", nick_key(nick)) is not None
 
 
 class UnknownNick(Exception):
@@ -159,6 +166,8 @@ class Accounts:
     async def register(self, nick: str, secret: str, email: str, lang: str) -> Account:
         """A new account with the starting rating; NickTaken if the nick, or one that looks like it,
         is."""
+        if anonymous(nick):
+            raise NickTaken(nick)
         async with self.sessions() as session:
             if await session.scalar(holding(nick).limit(1)) is not None:
                 raise NickTaken(nick)
@@ -237,6 +246,8 @@ class Accounts:
     async def rename(self, nick: str, new_nick: str) -> None:
         """A new nick for the account. The player keeps logging in with the old one (the id is
         derived from it); archived records keep the nick the games were played under."""
+        if anonymous(new_nick):
+            raise NickTaken(new_nick)
         try:
             async with self.sessions.begin() as session:
                 user = await self._user(session, nick)

@@ -495,6 +495,19 @@ async def test_nicks_that_only_resemble_each_other_both_register(store: Store) -
         assert await store.accounts.authenticate(nick, registered_id(nick, "pw")) is not None
 
 
+async def test_the_names_of_deleted_accounts_are_nobodys_to_register_or_rename_to(store: Store) -> None:
+    """A deleted account's games and tournament entries name it `deleted<number>`: an account of that name
+    would pass for it on every page that lists them."""
+    await store.accounts.register("Bob", registered_id("Bob", "pw"), "", "en")
+    for anonymous in ("deleted7", "Deleted12", "DELETED1"):
+        with pytest.raises(NickTaken):
+            await store.accounts.register(anonymous, registered_id(anonymous, "pw"), "", "en")
+        with pytest.raises(NickTaken):
+            await store.accounts.rename("Bob", anonymous)
+    for ordinary in ("deleted", "deletedX", "undeleted1"):
+        await store.accounts.register(ordinary, registered_id(ordinary, "pw"), "", "en")
+
+
 async def test_a_rename_onto_a_look_alike_is_refused_and_its_own_look_is_kept(store: Store) -> None:
     await store.accounts.register("Alan", registered_id("Alan", "pw"), "", "en")
     await store.accounts.register("Bob", registered_id("Bob", "pw"), "", "en")
