@@ -228,7 +228,7 @@ def _bot(args: argparse.Namespace, url: str, id_hash_cost: int) -> int:
 
 def _account_answer(run: Callable[[], Awaitable[str]]) -> int:
     """Print what an account command did, or why it could not (exit status 1)."""
-    from server.store.accounts import NickTaken, UnknownNick
+    from server.store.accounts import NickTaken, StillOnline, UnknownNick
     from server.store.bots import NotABot
     from server.store.database import SchemaError
 
@@ -239,6 +239,11 @@ def _account_answer(run: Callable[[], Awaitable[str]]) -> int:
         why = f"no account with the nick {missing}"
     except NickTaken as taken:
         why = f"the nick {taken} is taken"
+    except StillOnline as player:
+        why = (
+            f"{player} is logged in; nothing was deleted: a moderator's kick ends the session "
+            "(docs/moderation.md), or wait until they log out"
+        )
     except NotABot as person:
         why = f"{person} is not a bot (a player makes their own account one: docs/bots.md)"
     except (SchemaError, ProtocolError) as refused:

@@ -24,7 +24,7 @@ from server.protocol.codec import look_key, nick_key
 from server.store.database import as_utc, findable
 from server.store.hosted import pass_over
 from server.store.idhash import HashesBusy, IdHashing
-from server.store.models import ArchivedGame, GamePlayer, IgnoredPlayer, ModerationEntry, User
+from server.store.models import ArchivedGame, GamePlayer, IgnoredPlayer, LiveSession, ModerationEntry, User
 from server.store.outage import unavailable
 
 log = logging.getLogger(__name__)
@@ -41,6 +41,11 @@ def log_entry(actor: str, action: str, target: str, detail: str, reason: str) ->
 
 class NickTaken(Exception):
     pass
+
+
+class StillOnline(Exception):
+    """The account's player is logged in: a running server keeps the session (and saves it again), and
+    one started again would tie it to whoever registered the nick next."""
 
 
 def anonymous(nick: str) -> bool:
@@ -265,10 +270,15 @@ class Accounts:
     async def delete(self, nick: str) -> int:
         """Delete the account; its archived games stay, naming the player `deleted<account number>`.
 
-        Returns how many archived games were anonymised.
+        Returns how many archived games were anonymised. Refused (StillOnline) while its player is logged
+        in: a moderator's kick ends the session (docs/operations.md, "Accounts").
         """
         async with self.sessions.begin() as session:
             user = await self._user(session, nick)
+            keys = {user.nick_key, user.login_key}
+            online = await session.scalars(select(LiveSession.nick).where(LiveSession.registered))
+            if any(nick_key(held) in keys for held in online):
+                raise StillOnline(user.nick)
             seats: dict[int, list[GamePlayer]] = {}
             for seat in await session.scalars(select(GamePlayer).where(GamePlayer.user_id == user.id)):
                 seats.setdefault(seat.game_number, []).append(seat)

@@ -21,7 +21,7 @@ from server.engine.rating import INITIAL
 from server.engine.sgf import read_record
 from server.protocol.codec import nick_key
 from server.store import database, idhash
-from server.store.accounts import NickTaken, UnknownNick
+from server.store.accounts import NickTaken, StillOnline, UnknownNick
 from server.store.hosted import Entry as HostedEntry
 from server.store.hosted import PairedRound
 from server.store.hosted import Settings as HostedSettings
@@ -29,6 +29,7 @@ from server.store.models import Base, User
 from server.store.store import Store
 from tests.store.breakers import breaker_for, until
 from tests.store.test_archiving import finished
+from tests.store.test_sessions import session
 
 
 def registered_id(nick: str, password: str) -> str:
@@ -392,6 +393,24 @@ async def test_admin_changes(store: Store) -> None:
         await store.accounts.delete("Alicja")
     with pytest.raises(UnknownNick):
         await store.accounts.set_role("Nobody", "moderator", "test")
+
+
+async def test_an_account_logged_in_is_not_deleted_until_its_session_ends(store: Store) -> None:
+    """A running server (or one restarted) keeps the session and saves it again, and a session is tied to
+    its account by nick alone: whoever registered the nick next would get it at a restart."""
+    await store.accounts.register("Alice", registered_id("Alice", "pw"), "", "en")
+    await store.accounts.rename("Alice", "Alicja")  # she logs in as Alice and plays as Alicja
+    await store.writer.load_sessions()  # as the server does at its start: the key of the id HMACs
+    id_hmac = store.writer.id_hmac(registered_id("Alice", "pw"))
+    store.writer.session_saved(session(id_hmac, "Alicja", registered=True))
+    await store.writer.flush()
+
+    with pytest.raises(StillOnline, match="Alicja"):
+        await store.accounts.delete("Alicja")
+    assert await store.accounts.profile("Alicja") is not None
+    store.writer.session_ended(id_hmac)  # she logged out, or a moderator's kick ended it
+    await store.writer.flush()
+    assert await store.accounts.delete("Alicja") == 0
 
 
 async def test_a_deleted_accounts_team_games_and_bot_lines_no_longer_name_it(store: Store) -> None:

@@ -160,6 +160,8 @@ async def test_the_players_ignored_are_kept_with_the_account_or_with_a_guests_se
     assert {s.nick: s.ignored for s in live.sessions} == {"Carol": (), "*Gus": ("*Bob", "Eve")}
 
     accounts = store.accounts
+    store.writer.session_ended(carol)  # she logs out: an account logged in is not deleted
+    await store.writer.flush()
     await accounts.delete("Carol")
     await accounts.register("Carol", "LongSecretId2", "", "pl")  # a new account of the same nick
     assert (await accounts.authenticate("Carol", "LongSecretId2")).ignored == ()

@@ -17,7 +17,7 @@ from server.hub.model import Origin
 from server.store import idhash
 from server.store.accounts import Accounts
 from server.web.auth import FAILED_LOGINS_WINDOW
-from server.web.common import LOGIN_GUARD_KEY
+from server.web.common import HUB_KEY, LOGIN_GUARD_KEY
 from server.web.limits import LoginGuard
 from tests.store.breakers import until
 from tests.store.test_accounts import held_checks, registered_id, stored_hash
@@ -528,6 +528,7 @@ async def test_whoever_registers_a_deleted_accounts_nick_reads_none_of_its_priva
     cid.say("_Alice", "my pin is 1234")
     await cid.poll()
     await alice.get(co="usunGracza", playerId=alice.secret)
+    await client.app[HUB_KEY].persistence.flush()  # her session's end stored: she is not online
     await client.app[STORE_KEY].accounts.delete("Alice")  # what `kropki-server user delete` does
     await asyncio.sleep(1)  # chat lines are timed in whole seconds
 
