@@ -146,6 +146,23 @@ def director_of(client: TestClient) -> Director:
     return client.app[DIRECTOR_KEY]
 
 
+async def restarted_on(
+    aiohttp_client: AiohttpClient,
+    settings: Settings,
+    clock: Time,
+    seed: int,
+    bots: list[Bot],
+    client: TestClient,
+) -> TestClient:
+    """The server stopped and started again on the same database, its bots talking to the new one."""
+    await client.close()
+    clock.restarted()
+    client = await served_on(aiohttp_client, settings, clock, seed)
+    for bot in bots:
+        bot.client = client
+    return client
+
+
 async def tick(client: TestClient, timers: ManualTimers, seconds: float) -> None:
     """Time passes for the server (clocks, the director's waits), and what it started is done."""
     timers.advance(seconds)

@@ -22,6 +22,7 @@ from tests.director.bots import (
     everyone_turns,
     guests,
     organiser_creates,
+    restarted_on,
     served_on,
     tick,
 )
@@ -57,11 +58,7 @@ async def test_ten_players_for_ten_minutes_with_a_pause_and_a_restart(
             assert await bots[-1].ask("joinTournament", tourn=NAME) == "ok"
             back = True
         if now >= start + 360 and not restarted:
-            await client.close()
-            clock.restarted()
-            client = await served_on(aiohttp_client, settings, clock, 4)
-            for bot in bots:
-                bot.client = client
+            client = await restarted_on(aiohttp_client, settings, clock, 4, bots, client)
             director, restarted = director_of(client), True
         await everyone_turns(bots)
         await tick(client, clock.timers, STEP)

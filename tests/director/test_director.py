@@ -29,6 +29,7 @@ from tests.director.bots import (
     guests,
     organiser_asks,
     organiser_creates,
+    restarted_on,
     served_on,
     tick,
 )
@@ -233,11 +234,7 @@ async def test_a_no_show_who_joined_again_is_paired_next_round(
     assert entries[blue].withdrawn, "withdrawn as a no-show"
     assert await no_show.ask("joinTournament", tourn="Cup") == "ok"
     if restart:
-        await client.close()
-        clock.restarted()
-        client = await served_on(aiohttp_client, settings, clock, 2)
-        for bot in bots:
-            bot.client = client
+        client = await restarted_on(aiohttp_client, settings, clock, 2, bots, client)
         director = director_of(client)
         for bot in bots:
             await poll(client, bot.mp)

@@ -14,7 +14,16 @@ from server.config import Settings
 from server.director.history import Board, swiss_rounds
 from server.engine import swiss
 from server.web.common import STORE_KEY
-from tests.director.bots import Time, director_of, everyone_turns, guests, organiser_creates, served_on, tick
+from tests.director.bots import (
+    Time,
+    director_of,
+    everyone_turns,
+    guests,
+    organiser_creates,
+    restarted_on,
+    served_on,
+    tick,
+)
 
 NAME = "Autumn Swiss"
 
@@ -55,11 +64,7 @@ async def test_sixteen_players_five_rounds_with_a_withdrawal_and_a_restart(
         boards = await director.boards(hosted)
         if hosted.round == 3 and not restarted and any(b.result for b in boards if b.round == 3):
             assert any(b.result is None for b in boards if b.round == 3), "the restart comes mid-round"
-            await client.close()
-            clock.restarted()
-            client = await served_on(aiohttp_client, settings, clock, 2)
-            for bot in bots:
-                bot.client = client
+            client = await restarted_on(aiohttp_client, settings, clock, 2, bots, client)
             director = director_of(client)
             restarted = True
     assert hosted.state == "finished" and hosted.round == 5 and restarted

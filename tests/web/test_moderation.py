@@ -51,6 +51,17 @@ def from_address(client: TestClient, secret: str, nick: str, address: str) -> Za
     return player
 
 
+async def troll_online(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> tuple[TestClient, Zagram, Zagram]:
+    """The app behind a trusted proxy, a moderator, and *Troll logged in from TROLL_HOME."""
+    client = await served(aiohttp_client, dataclasses.replace(settings, trusted_proxies=("127.0.0.1",)))
+    mod = await moderator(client)
+    troll = from_address(client, "troll1", "*Troll", TROLL_HOME)
+    assert await troll.login() == ""
+    return client, mod, troll
+
+
 async def test_a_muted_multipoints_player_is_told_once_in_russian_and_every_line_is_refused(
     client: TestClient,
 ) -> None:
@@ -127,10 +138,7 @@ async def test_a_moderator_cannot_sanction_an_admin_by_naming_a_look_alike_of_th
 async def test_a_banned_guest_does_not_come_back_from_its_network_under_a_fresh_nick(
     aiohttp_client: AiohttpClient, settings: Settings
 ) -> None:
-    client = await served(aiohttp_client, dataclasses.replace(settings, trusted_proxies=("127.0.0.1",)))
-    mod = await moderator(client)
-    troll = from_address(client, "troll1", "*Troll", TROLL_HOME)
-    assert await troll.login() == ""
+    client, mod, troll = await troll_online(aiohttp_client, settings)
     await troll.poll()
 
     assert await moderate(mod, what="ban", whom="*Troll", reason="spam", **{"for": "1d"}) == "ok"
@@ -155,10 +163,7 @@ async def test_a_banned_guest_does_not_come_back_from_its_network_under_a_fresh_
 async def test_a_guest_banned_under_its_nick_in_another_case_or_a_look_alike_does_not_come_back(
     aiohttp_client: AiohttpClient, settings: Settings, whom: str
 ) -> None:
-    client = await served(aiohttp_client, dataclasses.replace(settings, trusted_proxies=("127.0.0.1",)))
-    mod = await moderator(client)
-    troll = from_address(client, "troll1", "*Troll", TROLL_HOME)
-    assert await troll.login() == ""
+    client, mod, troll = await troll_online(aiohttp_client, settings)
     await troll.poll()
 
     await client.app[STORE_KEY].writer.flush()  # the ban reads the guest's network from its session's row

@@ -26,6 +26,7 @@ from tests.web.test_moderation import (
     from_address,
     moderate,
     moderator,
+    troll_online,
 )
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
@@ -159,10 +160,8 @@ async def test_a_player_is_reported_with_their_last_lines_and_a_line_deleted_on_
 async def test_a_guest_reported_under_its_nick_in_another_case_is_banned_with_its_network(
     aiohttp_client: AiohttpClient, settings: Settings
 ) -> None:
-    client = await served(aiohttp_client, dataclasses.replace(settings, trusted_proxies=("127.0.0.1",)))
-    mod, ala = await moderator(client), await guest(client, "*Ala")
-    troll = from_address(client, "troll1", "*Troll", TROLL_HOME)
-    assert await troll.login() == ""
+    client, mod, troll = await troll_online(aiohttp_client, settings)
+    ala = await guest(client, "*Ala")
     await troll.poll()
     assert await report(ala, whom="*troll", reason="spam") == "ok.1"
 
@@ -176,10 +175,8 @@ async def test_a_guest_reported_under_its_nick_in_another_case_is_banned_with_it
 async def test_a_reports_ban_covers_the_reported_guests_network_not_the_next_holder_of_the_nick(
     aiohttp_client: AiohttpClient, settings: Settings
 ) -> None:
-    client = await served(aiohttp_client, dataclasses.replace(settings, trusted_proxies=("127.0.0.1",)))
-    mod, ala = await moderator(client), await guest(client, "*Ala")
-    troll = from_address(client, "troll1", "*Troll", TROLL_HOME)
-    assert await troll.login() == ""
+    client, mod, troll = await troll_online(aiohttp_client, settings)
+    ala = await guest(client, "*Ala")
     troll.say(0, "BUY GOLD")
     await troll.poll()
     (gold,) = line_ids((await ala.poll()).lines(0), "BUY GOLD")
