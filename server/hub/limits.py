@@ -163,13 +163,15 @@ class Limits:
         guest = guest or any(player.guest for player in players)
         if opened >= self.caps.tables or (guest and opened >= self.caps.for_guests(self.caps.tables)):
             raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
-        counted = [p for p in players if p.guest and p.host and not p.unlimited and not reserved(p.nick)]
-        if counted:
-            self._guest_tables(tables, counted)
+        self.guest_tables(tables, *players)
 
-    def _guest_tables(self, tables: Iterable[Table], players: list[Player]) -> None:
-        """A walk of the open tables at a table's opening (rare: at most a few a second) rather than
-        counts kept at every seat and every closing."""
+    def guest_tables(self, tables: Iterable[Table], *players: Player) -> None:
+        """Room for one more table with a seat of each guest of `players` from their address and network:
+        a walk of the open tables at a table's opening (rare: at most a few a second) rather than counts
+        kept at every seat and every closing."""
+        counted = [p for p in players if p.guest and p.host and not p.unlimited and not reserved(p.nick)]
+        if not counted:
+            return
         hosts, networks = Counter[str](), Counter[str]()
         for table in tables:
             places = table.guest_places.values()
@@ -177,7 +179,7 @@ class Limits:
                 hosts.update({host for host, _ in places if host})  # "": an --unlimited guest's
                 networks.update({network for host, network in places if host})
         most = self.caps.guest_tables_per_address
-        for player in players:
+        for player in counted:
             if hosts[player.host] >= most:
                 raise ProtocolError(
                     "tooManyTables", f"Guests from your address have {most} game tables open already."
@@ -207,6 +209,13 @@ class Limits:
         if held >= most:
             what = "analysis tables open" if analysis else "unfinished games"
             raise ProtocolError("tooManyGames", f"{player.nick} has {held} {what} already (at most {most}).")
+
+    def may_begin_a_game(self, tables: Iterable[Table], player: Player) -> None:
+        """What keeps `player` from any game now, whoever the opponent: the cap of unfinished games, and
+        the tables their address's guests hold. A game found for them (a seek, a pool) checks it first,
+        so that the refusal, which speaks of their address, goes to them and not to the other."""
+        self.games_of(tables, player)
+        self.guest_tables(tables, player)
 
     def chat(self, player: Player, text: str, now: float, time: float) -> None:
         """At most CHAT_LINES_PER_MINUTE lines a minute, the same line at most SAME_LINE_PER_MINUTE

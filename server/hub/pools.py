@@ -215,9 +215,11 @@ class Pools:
                 self.invitations.start_game(first.player, second.player, self.game_types[first.pool])
 
     def _may_play(self, waiting: Waiting) -> bool:
-        """Whether a waiter here may begin a game now; one at the cap of games leaves the pool, told why."""
+        """Whether a waiter here may begin a game now; one at the cap of games, or whose address's guests
+        hold their most tables, leaves the pool, told why: waiting on, they would be chosen again at every
+        sweep, and no table opened for those chosen with them."""
         try:
-            self.ctx.limits.games_of(self.tables.values(), waiting.player)
+            self.ctx.limits.may_begin_a_game(self.tables.values(), waiting.player)
         except ProtocolError as refused:
             self.leave(waiting.player)
             self.tables.tell(waiting.player, LOBBY, refused.code, str(refused))

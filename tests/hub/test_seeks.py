@@ -15,6 +15,7 @@ from server.hub import seeks as seeks_module
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.limits import Caps
+from server.hub.model import Origin
 from server.hub.persistence import Account
 from server.hub.pools import GAP_AT_FIRST, GAP_GROWTH, JOINS_PER_MINUTE, POOLS
 from server.hub.seeks import MOST_SEEKS, SEEKS_PER_MINUTE
@@ -407,6 +408,35 @@ def test_another_pool_replaces_the_first_and_a_player_at_the_games_cap_is_refuse
         "*Bob has 5 unfinished games already (at most 5)."
     ]
     assert list(lobby.hub.pools.waiting) == [lobby.hub.players["ala1"]] and lobby.hub.seeks.open == {}
+
+
+def guests_whose_address_holds_its_tables(lobby: Lobby) -> None:
+    """*Mal and *Mel play a game from one address, whose guests may hold one table (Caps), and *Mil, of
+    that address, waits in a pool and seeks a game: no game can open with *Mil now."""
+    home = Origin("192.0.2.5", False, "192.0.2.0/24")
+    for secret, nick in [("mal1", "*Mal"), ("mel1", "*Mel"), ("mil1", "*Mil")]:
+        lobby.hub.guest_login(secret, nick, "en", home)
+        lobby.reply(secret)
+    lobby.send("mil1", "j.0.20x20_3_2", f"k.0.s...{FREE}")
+    lobby.send("mal1", f"v.0.s.*Mel.{FREE}")
+    lobby.send("mel1", "v.0.a")
+    assert len(lobby.games()) == 1
+
+
+def test_a_waiter_whose_address_holds_its_tables_leaves_the_pool_rather_than_keep_others_from_pairs() -> None:
+    """*Mil, the longest waiter and nearest to everyone, was chosen first and for everyone, and no table
+    could open: nobody near his rating was ever paired."""
+    lobby = Lobby(Caps(guest_tables_per_address=1))
+    guests_whose_address_holds_its_tables(lobby)
+
+    lobby.send("ala1", "j.0.20x20_3_2")
+    lobby.send("bob1", "j.0.20x20_3_2")
+
+    room = lobby.hub.tables[lobby.games()[1]].room
+    assert room is not None and {room.blue, room.red} == {"*Ala", "*Bob"}
+    assert lobby.hub.pools.waiting == {}
+    told = lobby.refusals(lobby.reply("mil1"))
+    assert told == ["Guests from your address have 1 game tables open already."]
 
 
 def test_no_pairing_while_storage_fails_and_no_seek_accepted() -> None:
