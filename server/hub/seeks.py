@@ -150,7 +150,23 @@ class Seeks:
         if seek.elsewhere is not None:
             self._ask(player, seek)
             return
-        self.invitations.start_game(seek.player, player, seek.game_type)  # game_started ends the seek
+        self._start(seek, player)
+
+    def _start(self, seek: Seek, player: Player) -> None:
+        """The seek's game with `player` (game_started ends the seek). A seeker who may begin no game now
+        (their address's guests hold their most tables) withdraws their seeks, told why, and `player`
+        is refused as for a seek gone: that refusal speaks of the seeker's address, not the player's,
+        and the seek would stay, offered to every old client (server/hub/offers.py), never playable."""
+        seeker = seek.player
+        try:
+            self.ctx.limits.may_begin_a_game(self.tables.values(), seeker)
+        except ProtocolError as refused:
+            self.end_all_of((seeker.nick,))
+            self.tables.tell(seeker, LOBBY, refused.code, str(refused))
+            raise ProtocolError(
+                "noSuchSeek", f"{seeker.nick} cannot begin a game now: the seek is withdrawn."
+            ) from None
+        self.invitations.start_game(seeker, player, seek.game_type)
 
     def open_to(self, player: Player, number: int) -> bool:
         """Whether seek `number` is open and `player` may accept it (or it is theirs): what a bot's
@@ -275,7 +291,7 @@ class Seeks:
             if seek is None or seek.elsewhere is not None:
                 raise ProtocolError("noSuchSeek", "That seek was taken or withdrawn.")
             self._check_eligible(stranger, seek)
-            self.invitations.start_game(seek.player, stranger, seek.game_type)
+            self._start(seek, stranger)
         except ProtocolError as refused:
             if self.send is not None:
                 self.send(member, {"seek_refused": [number, stranger.nick, refused.code, str(refused)]})

@@ -410,12 +410,13 @@ def test_another_pool_replaces_the_first_and_a_player_at_the_games_cap_is_refuse
     assert list(lobby.hub.pools.waiting) == [lobby.hub.players["ala1"]] and lobby.hub.seeks.open == {}
 
 
-def guests_whose_address_holds_its_tables(lobby: Lobby) -> None:
+def guests_whose_address_holds_its_tables(lobby: Lobby, his_host: str = "192.0.2.5") -> None:
     """*Mal and *Mel play a game from one address, whose guests may hold one table (Caps), and *Mil, of
-    that address, waits in a pool and seeks a game: no game can open with *Mil now."""
-    home = Origin("192.0.2.5", False, "192.0.2.0/24")
+    that address (or of another of its network), waits in a pool and seeks a game: no game can open with
+    *Mil now."""
     for secret, nick in [("mal1", "*Mal"), ("mel1", "*Mel"), ("mil1", "*Mil")]:
-        lobby.hub.guest_login(secret, nick, "en", home)
+        host = his_host if secret == "mil1" else "192.0.2.5"
+        lobby.hub.guest_login(secret, nick, "en", Origin(host, False, "192.0.2.0/24"))
         lobby.reply(secret)
     lobby.send("mil1", "j.0.20x20_3_2", f"k.0.s...{FREE}")
     lobby.send("mal1", f"v.0.s.*Mel.{FREE}")
@@ -437,6 +438,23 @@ def test_a_waiter_whose_address_holds_its_tables_leaves_the_pool_rather_than_kee
     assert lobby.hub.pools.waiting == {}
     told = lobby.refusals(lobby.reply("mil1"))
     assert told == ["Guests from your address have 1 game tables open already."]
+
+
+def test_a_seek_whose_seekers_address_holds_its_tables_ends_and_the_acceptor_learns_nothing_of_it() -> None:
+    """The acceptor was told `Guests from your network (192.0.2.0/24)...`: the seeker's network, as if
+    it were theirs; and the seek stayed, offered as an invitation to every old client, never playable."""
+    lobby = Lobby(Caps(guest_tables_per_address=1, network_factor=1))
+    guests_whose_address_holds_its_tables(lobby, his_host="192.0.2.9")
+    assert lobby.hub.offers.line(lobby.hub.players["oli1"]) == f"vg*Mil.{FREE}"
+
+    refused = lobby.refusals(lobby.send("ala1", "k.0.a.1"))
+
+    assert refused == ["*Mil cannot begin a game now: the seek is withdrawn."]
+    assert lobby.hub.seeks.open == {} and "kd1" in lobby.reply("oli1")
+    assert lobby.hub.offers.line(lobby.hub.players["oli1"]) is None
+    told = lobby.refusals(lobby.reply("mil1"))
+    assert told == ["Guests from your network (192.0.2.0@S24) have 1 game tables open already."]  # `/`
+    assert len(lobby.games()) == 1
 
 
 def test_no_pairing_while_storage_fails_and_no_seek_accepted() -> None:
