@@ -262,16 +262,8 @@ async def account(request: web.Request) -> web.Response:
     except Exception as failure:
         return _failed(request, failure)
     found = bot.account
-    return _json(
-        {
-            "nick": found.nick,
-            "bot": True,
-            "rating": found.rating,
-            "wins": found.wins,
-            "draws": found.draws,
-            "losses": found.losses,
-        }
-    )
+    results = {"rating": found.rating, "wins": found.wins, "draws": found.draws, "losses": found.losses}
+    return _json({"nick": found.nick, "bot": True, **results})
 
 
 @routes.post("/api/bot/upgrade")
