@@ -513,6 +513,17 @@ class Hub:
         player = self.roster.online(nick)
         return player is not None and self.tables.playing(player)
 
+    def in_play(self, nick: str) -> bool:
+        """Whether `nick` is logged in, or has a seat at an unfinished game, here or at another member
+        of a cluster: an account in play is a person's, and does not become a bot (docs/bots.md)."""
+        if self.roster.online(nick) is not None or self.remote_lobby.member_of(nick) is not None:
+            return True
+        for uid in self.tables.seats.get(nick, ()):
+            room = self.tables.by_uid[uid].room
+            if room is not None and not room.analysis and room.game.result is None:
+                return True
+        return self.remote_lobby.held_by(nick, False) > 0
+
     def reserve_seats(self, uid: int, owners: dict[str, str]) -> None:
         """Seats of table `uid` kept for these sessions or accounts (nick -> Player.seat_key)."""
         for nick, owner in owners.items():

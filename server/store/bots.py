@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from sqlalchemy import func, or_, select
 from sqlalchemy.exc import IntegrityError
@@ -30,6 +30,11 @@ class NotABot(Exception):
 
 class HasPlayed(Exception):
     """A player's account with games already played cannot become a bot: its results are a person's."""
+
+
+class InPlay(Exception):
+    """The account is logged in or sits at an unfinished game: that session and that game are a person's,
+    and as a bot's they would be marked so and rated against people."""
 
 
 def token_hash(token: str) -> str:
@@ -89,9 +94,10 @@ class Bots:
             user.bot_token_hash = hashed
         return token
 
-    async def upgrade(self, nick: str, secret: str) -> str | None:
+    async def upgrade(self, nick: str, secret: str, in_play: Callable[[str], bool]) -> str | None:
         """A registered player makes their own account a bot, proving it with its id: the first token,
-        or None for a wrong nick or id. HasPlayed if the account has any game, rated or not."""
+        or None for a wrong nick or id. HasPlayed if the account has any game, rated or not; InPlay if
+        `in_play(nick)` (the hub's) says it is logged in or at an unfinished game, asked last."""
         async with self.sessions() as session:
             user = await session.scalar(select(User).where(User.login_key == nick_key(nick)))
         if not await self.hashing.check_async(secret, user.secret_hash if user is not None else None):
@@ -112,6 +118,8 @@ class Bots:
             )
             if played or in_a_team is not None or user.wins or user.draws or user.losses:
                 raise HasPlayed(nick)
+            if in_play(user.nick):
+                raise InPlay(nick)
             user.bot, user.bot_token_hash = True, hashed
         return token
 

@@ -27,7 +27,7 @@ from server.hub.stream import Poll
 from server.logs import Fields
 from server.protocol.botfeed import KEEP_ALIVE, Event, Feed, move_text
 from server.protocol.codec import ProtocolError, encode_client_text, is_unicode_text, nick_key, parse_number
-from server.store.bots import HasPlayed
+from server.store.bots import HasPlayed, InPlay
 from server.store.idhash import HashesBusy
 from server.store.outage import unavailable
 from server.web.clients import LIMITS_KEY, WHOLE_STATES_PER_ID, origin, refuses_whole_state
@@ -42,6 +42,11 @@ FEED_AGAIN = round(1 / WHOLE_STATES_PER_ID[0])  # Retry-After of a feed opened t
 PROPOSALS = frozenset({"undo", "score", "terr", "drop", "draw", "new"})
 ANSWERS = {"accept": "ok", "decline": "reject"}
 JSON_HEADERS = {"Cache-Control": "no-store", **SECURITY_HEADERS}
+# why an account upgraded with its right id stays a person's (docs/bots.md)
+PERSONS = {
+    HasPlayed: ("hasPlayed", "Only an account with no game played can become a bot."),
+    InPlay: ("inPlay", "Log out, and finish your games, before the account becomes a bot."),
+}
 # refusals that say nothing of the action itself, 503: storage failing (not done), or the table's server
 # of a cluster gone before it said whether it did it
 SERVER_SIDE = frozenset({"storage", "unconfirmed"})
@@ -276,7 +281,7 @@ async def upgrade(request: web.Request) -> web.Response:
         key = nick_key(nick)
         if not guard.admit(key, client):  # failed attempts count as failed logins do
             raise Refused(429, "tooManyFailedLogins", "Too many failed attempts; wait a while.")
-        token = await request.app[STORE_KEY].bots.upgrade(nick, secret)
+        token = await request.app[STORE_KEY].bots.upgrade(nick, secret, request.app[HUB_KEY].in_play)
         if token is None:
             raise Refused(403, "wrongNickOrId", "Wrong nick or id.")
         guard.succeeded(key, client)
@@ -285,9 +290,9 @@ async def upgrade(request: web.Request) -> web.Response:
     except HashesBusy:
         guard.give_back(key, client)  # not checked: no failed attempt
         return refusal(Refused(429, "tooFast", "Too many requests; slow down."))
-    except HasPlayed:
+    except (HasPlayed, InPlay) as person:  # the right id: no failed attempt
         guard.succeeded(key, client)
-        return refusal(Refused(409, "hasPlayed", "Only an account with no game played can become a bot."))
+        return refusal(Refused(409, *PERSONS[type(person)]))
     except Exception as failure:
         return _failed(request, failure)
     log.info("account became a bot %s", Fields(nick=nick))

@@ -30,7 +30,7 @@ async def test_a_player_of_a_team_game_has_played_and_stays_a_person(
         store.writer.archive(replace(team_game, players=players), lambda *_: None)
         await store.writer.flush()
         with pytest.raises(HasPlayed):
-            await store.bots.upgrade("Alice", registered_id("Alice", "pw"))
+            await store.bots.upgrade("Alice", registered_id("Alice", "pw"), lambda nick: False)
         assert (await store.accounts.profile("Alice")).bot is False  # type: ignore[union-attr]
     finally:
         await store.close()

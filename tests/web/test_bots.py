@@ -375,6 +375,7 @@ async def test_a_rotated_token_stops_working_and_a_player_without_games_becomes_
     assert await register(client, "Engine") == "ok.zarejestrowalem."
     wrong = await client.post("/api/bot/upgrade", data={"nick": "Engine", "id": "wrongwrong1"})
     assert wrong.status == 403 and (await wrong.json())["error"] == "wrongNickOrId"
+    assert client.app[HUB_KEY].logout(registered_id("Engine", "pw"))  # registering logged it in
     right = await client.post(
         "/api/bot/upgrade", data={"nick": "Engine", "id": registered_id("Engine", "pw")}
     )
@@ -389,6 +390,36 @@ async def test_a_rotated_token_stops_working_and_a_player_without_games_becomes_
         "/api/bot/upgrade", data={"nick": "Veteran", "id": registered_id("Veteran", "pw")}
     )
     assert played.status == 409 and (await played.json())["error"] == "hasPlayed"
+
+
+async def test_an_account_logged_in_or_at_an_unfinished_game_does_not_become_a_bot(
+    client: TestClient,
+) -> None:
+    """Before, a player upgraded their account in the middle of a rated game against a person: the game
+    went on rated, and the archive named the person who played it a bot (`B is a bot: Engine`). A
+    session logged in before the upgrade, not marked, could start more such games."""
+    for nick in ("Engine", "Alice"):
+        assert await register(client, nick) == "ok.zarejestrowalem."  # and logged in
+    engine, alice = (MultiPoints(nick, registered_id(nick, "pw")) for nick in ("Engine", "Alice"))
+    upgrade = {"nick": "Engine", "id": engine.secret}
+    online = await client.post("/api/bot/upgrade", data=upgrade)
+    assert online.status == 409 and (await online.json())["error"] == "inPlay"
+    for mp in (engine, alice):
+        await poll(client, mp)
+    engine.invite("Alice", RATED_GAME)
+    await poll(client, engine)
+    await poll(client, alice)
+    alice.accept_invite()
+    await poll(client, alice)
+    hub = client.app[HUB_KEY]
+    table = max(uid for uid, table in hub.tables.items() if table.room is not None)
+    engine.make_move(str(table), 3, 3)
+    await poll(client, engine)
+    assert hub.logout(engine.secret)  # its game waits for it
+
+    playing = await client.post("/api/bot/upgrade", data=upgrade)
+    assert playing.status == 409 and (await playing.json())["error"] == "inPlay"
+    assert (await client.app[STORE_KEY].accounts.profile("Engine")).bot is False  # type: ignore[union-attr]
 
 
 async def test_an_upgrade_while_the_id_hashes_are_flooded_is_refused_at_once_and_counts_no_failure(
@@ -423,6 +454,7 @@ async def test_the_token_is_never_in_a_log(client: TestClient, caplog: pytest.Lo
     await act(client, token, f"game/{table}/chat", text="hello")
     await client.get("/api/bot/account", headers=bearer(token + "x"))
     assert await register(client, "Engine") == "ok.zarejestrowalem."
+    assert client.app[HUB_KEY].logout(registered_id("Engine", "pw"))  # registering logged it in
     upgraded = await client.post(
         "/api/bot/upgrade", data={"nick": "Engine", "id": registered_id("Engine", "pw")}
     )
