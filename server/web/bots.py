@@ -201,7 +201,7 @@ async def body_field(request: web.Request, name: str, *, required: bool = True) 
             value = body.get(name) if isinstance(body, dict) else None
         else:
             value = (await request.post()).get(name)
-    except (ValueError, LookupError):  # LookupError: a charset Python does not know
+    except (ValueError, LookupError, RecursionError):  # a charset Python does not know; JSON nested too deep
         raise Refused(
             400, "badRequest", "The body is not JSON nor a form, or its charset is unknown."
         ) from None

@@ -226,6 +226,11 @@ async def test_refusals_are_clear_and_change_nothing(client: TestClient) -> None
         "/api/bot/game/1/chat", data=b"{", headers={**bearer(token), "Content-Type": "application/json"}
     )
     assert broken.status == 400 and (await broken.json())["error"] == "badRequest"
+    nested = b'{"text": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"  # deeper than json's recursion: was a 503
+    deep = await client.post(
+        "/api/bot/game/1/chat", data=nested, headers={**bearer(token), "Content-Type": "application/json"}
+    )
+    assert deep.status == 400 and (await deep.json())["error"] == "badRequest"
 
     # an illegal move: the point is taken
     assert await act(client, token, "invite/*Ala", gameType=FREE_GAME) == (200, {"ok": True})
