@@ -143,11 +143,16 @@ class Position:
             self.played = None
 
 
+def known_rules(game_type: str) -> bool:
+    """Whether the AI plays the game type's rules: automatic enclosures (standard), not territory."""
+    return game_type[4:5] in ("s", "n")
+
+
 def position_of(event: dict[str, Any]) -> Position | None:
-    """A gameFull event's game, if the bot plays in it with rules the AI knows (standard)."""
+    """A gameFull event's game, if the bot plays in it with rules the AI knows."""
     colour = COLOURS.get(event.get("colour") or "")
     game_type = event["gameType"]
-    if colour is None or game_type[4:5] != "s" and game_type[4:5] != "n":
+    if colour is None or not known_rules(game_type):
         return None
     fields = game_type.split(".")
     added = float(fields[6]) if len(fields) > 6 and fields[4][:1] == "a" and fields[6].isdigit() else 0.0
@@ -182,8 +187,8 @@ class AiBot:
     def take(self, event: dict[str, Any]) -> None:
         kind, table = event["type"], event.get("table")
         game = self.games.get(table) if table is not None else None
-        if kind == "invitation":
-            answer = "decline" if event.get("rated") else "accept"
+        if kind == "invitation":  # a game it would never move in is declined, not left to the clock
+            answer = "accept" if known_rules(event["gameType"]) and not event.get("rated") else "decline"
             self.api.post(f"/api/bot/invitation/{answer}")
         elif kind == "gameFull":
             found = position_of(event)

@@ -1,6 +1,6 @@
 """`kropki-server bot-play` (server/botplayer.py): the server's AI as an external bot, over real HTTP,
-against a polling MultiPoints: it accepts, plays on its turn, and answers a proposition as the AI
-players do (a draw when it is not behind)."""
+against a polling MultiPoints: it accepts what it plays, plays on its turn, and answers a proposition
+as the AI players do (a draw when it is not behind)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from server.cli import main
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
+from tests.web.test_bots import open_feed
 
 FREE_GAME = "2020n0.0.a.F.a.180.15._SRATP_sratp."  # ServerZagram.getGameTypeString: the inviter is blue
+TERRITORY_GAME = "2020t0.0.a.F.a.180.15._SRATP_sratp."
 
 
 async def test_the_ai_as_a_bot_accepts_plays_and_agrees_to_a_draw_when_not_behind(client: TestClient) -> None:
@@ -55,3 +57,19 @@ def test_bot_play_wants_the_token_in_the_environment(
     monkeypatch.delenv("KROPKI_BOT_TOKEN", raising=False)
     assert main(["bot-play", "--server", "http://127.0.0.1:9"]) == 2
     assert "KROPKI_BOT_TOKEN" in capsys.readouterr().err
+
+
+async def test_the_ai_as_a_bot_declines_an_invitation_to_rules_it_does_not_play(client: TestClient) -> None:
+    """Before, bot-play accepted any unrated invitation, territory rules too, whose games it never plays
+    (position_of): its opponent waited at a table where the bot never moved."""
+    token = await client.app[STORE_KEY].bots.create("AiBot")
+    feed = await open_feed(client, token)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    ala.invite("AiBot", TERRITORY_GAME)
+    await poll(client, ala)
+    invitation = await feed.next("invitation")
+    server = str(client.server.make_url("/")).rstrip("/")
+    await asyncio.to_thread(AiBot(BotApi(server, token), 1, seed=1).take, invitation)
+    await feed.next("invitationGone")
+    assert not any(table.room is not None for table in client.app[HUB_KEY].tables.values())
