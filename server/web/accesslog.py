@@ -24,8 +24,9 @@ from server.web.clients import POLICY_KEY, client_address
 
 # ``idGracza``/``playerId`` name the player on every endpoint, ``key`` is a tournament organiser's key and
 # ``id`` carries the player id to the web client's auto-login page (``index.html?id=ID&opis=NICK``);
-# ``email`` (registration) is personal data an access log has no need of.
-SECRET_PARAMETERS = frozenset({"idgracza", "playerid", "key", "id", "email"})
+# ``email`` (registration) is personal data an access log has no need of; ``token``: a bot's, which the API
+# reads only from its Authorization header, but a bot's author may put in a URL all the same.
+SECRET_PARAMETERS = frozenset({"idgracza", "playerid", "key", "id", "email", "token"})
 REDACTED = "***"
 POLLS = frozenset({"getMsg", "getBMsg"})
 SLOW_POLL = 1.0  # seconds; a slower poll without `wait=` is logged like any request

@@ -84,12 +84,14 @@ async def test_disguised_secret_names_are_redacted(
     await raw_get(server, b"/index.html?id=SECRET1&opis=Ala&lang=pl")
     await raw_get(server, b"/healthz?co=setUpTable&key=SECRET2&pl1=a")
     await raw_get(server, b"/healthz?idGr%61cza=SECRET3&IDGRACZA=SECRET4&co=x;playerId=SECRET5")
+    await raw_get(server, b"/healthz?token=SECRET6")  # a bot's token, where docs/bots.md says not to put it
 
     lines = access_lines(caplog)
-    assert len(lines) == 3
+    assert len(lines) == 4
     assert 'target="/index.html?id=***&opis=Ala&lang=pl" status=200 ' in lines[0]  # the built-in client
     assert 'target="/healthz?co=setUpTable&key=***&pl1=a" status=200 ' in lines[1]
     assert 'target="/healthz?idGr%61cza=***&IDGRACZA=***&co=x;playerId=***" status=200 ' in lines[2]
+    assert 'target="/healthz?token=***" status=200 ' in lines[3]
     assert "SECRET" not in caplog.text
 
 
