@@ -155,7 +155,7 @@ export function describeGameType(text) {
     timed: fields[4] === "a",
     startTime: Number(fields[5] || 0),
     addedTime: Number(fields[6] || 0),
-    tournament: fields.slice(8).join("."),
+    tournament: decodeText(fields.slice(8).join(".")), // escaped as free text is (docs/protocol.md)
     analyser: /^c___[SUsue]*n(.+)$/.exec(fields[7] || "")?.[1] || "", // analysis tables (kind a) only
     rights: playerRights(fields[7] || ""),
   };

@@ -10,7 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from urllib.parse import urlencode
+from urllib.parse import quote, urlencode
 from urllib.request import urlopen
 
 import pytest
@@ -43,6 +43,8 @@ window.Notification = class extends RealNotification {
 """
 MOVE, CAPTURE_TONE, START, LOW_TIME = 660, 520, 440, 880
 PAPER = "rgb(251, 250, 245)"  # client.css --paper
+
+ENCODE_URI_COMPONENT_KEEPS = "-_.!~*'()"  # the marks JavaScript's encodeURIComponent leaves as they are
 
 
 def cell_size(page: Page) -> float:
@@ -294,6 +296,21 @@ def test_a_tournament_game_is_labelled_and_its_clock_waits_out_the_say_hi(
     assert LOW_TIME not in tones(bob.page)  # not Bob's clock
     ala.play("ee")
     bob.sees_dot("ee")
+
+
+def test_a_tournament_name_with_escaped_characters_is_shown_and_linked_as_the_organiser_wrote_it(
+    players: tuple[Player, Player], server: ServerInThread
+) -> None:
+    """The game type carries the name escaped as free text is (docs/protocol.md): `-` as `&#45;`, `@`
+    as `@A`; the label, its round (read from /tournament/<name>) and its link need the name itself."""
+    ala, bob = players
+    ala.log_in("Ala")
+    bob.log_in("Bob")
+    name = 'Spring-Cup <"A"> O\'Neil@home'
+    set_up_table(server, gameType="1010s0..a.F.n....", pl1="*Ala", pl2="*Bob", tourn=name, tRound="2")
+    expect(ala.page.locator("#event-label")).to_have_text(f"{name}, round 2 · Standings")
+    href = ala.page.locator("#event-label a").get_attribute("href")
+    assert href == f"tournament/{quote(name, safe=ENCODE_URI_COMPONENT_KEEPS)}/standings"
 
 
 def test_a_player_gives_the_opponent_time_and_pauses_their_clock(players: tuple[Player, Player]) -> None:
