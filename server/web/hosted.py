@@ -10,11 +10,10 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from server.director.director import Director, wall
-from server.engine.gametype import MAX_TOURNAMENT_LENGTH
 from server.protocol.codec import ProtocolError
 from server.store.hosted import Settings
 from server.web.common import DIRECTOR_KEY, HUB_KEY
-from server.web.tournament import NOT_SAVED, TOURNAMENTS_KEY, label, required
+from server.web.tournament import NOT_SAVED, TOURNAMENTS_KEY, required, tournament_label
 
 KINDS = ("swiss", "arena")
 MAX_ROUNDS = 20
@@ -73,7 +72,7 @@ async def create_tournament(request: web.Request) -> str:
     organiser = await _organiser(request)
     key_tournament, created_by = organiser.tournament, organiser.name
     registered_only = organiser.registered_only or request.query.get("registeredOnly", "") in ("1", "true")
-    name = label(required(request, "tourn"), "badTourn", MAX_TOURNAMENT_LENGTH)
+    name = tournament_label(required(request, "tourn"))
     if name is None:
         raise ProtocolError("badTourn", f"A tournament the server runs needs a name other than {NOT_SAVED}.")
     if key_tournament is not None and name != key_tournament:

@@ -29,6 +29,7 @@ from server.web.common import DIRECTOR_KEY, HUB_KEY
 TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
 NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
 MAX_ROUND = 100
+RECORDS_SUFFIX = ".sgf.zip"  # /tournament/<name>.sgf.zip: a tournament's records
 _SAY_HI = re.compile(r"[0-9]{1,5}(\.[0-9]{1,5})+")
 MOST_PLAYERS = 8  # two teams of four (docs/teams.md)
 
@@ -49,6 +50,15 @@ def label(value: str, code: str, limit: int) -> str | None:
     if len(value) > limit or any(c == "/" or unicodedata.category(c).startswith("C") for c in value):
         raise ProtocolError(code)
     return value
+
+
+def tournament_label(value: str) -> str | None:
+    """`tourn`, a label that is also the tournament's address (`/tournament/<name>`): not one that leads
+    elsewhere, as `.` and `..` are resolved away and `/tournament/A.sgf.zip` is A's records."""
+    name = label(value, "badTourn", MAX_TOURNAMENT_LENGTH)
+    if name in (".", "..") or (name or "").endswith(RECORDS_SUFFIX):
+        raise ProtocolError("badTourn")
+    return name
 
 
 async def _player(
@@ -89,7 +99,7 @@ async def set_up_table(request: web.Request) -> str:
     say_hi = _SAY_HI.fullmatch(request.query.get("sayHiTimes", ".".join("0" * (2 + len(extra)))))
     if say_hi is None:
         raise ProtocolError("badSayHiTimes")
-    tournament = label(request.query.get("tourn", NOT_SAVED), "badTourn", MAX_TOURNAMENT_LENGTH)
+    tournament = tournament_label(request.query.get("tourn", NOT_SAVED))
     round_ = label(request.query.get("tRound", NOT_SAVED), "badRound", MAX_ROUND)
     if key.tournament is not None and tournament != key.tournament:
         raise ProtocolError("keyNotForTournament")
@@ -143,7 +153,7 @@ async def cancel_table(request: web.Request) -> str:
     return "ok"
 
 
-@routes.get("/tournament/{name}.sgf.zip")
+@routes.get("/tournament/{name}" + RECORDS_SUFFIX)
 async def records(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     games = await request.app[TOURNAMENTS_KEY].records(name)

@@ -43,6 +43,7 @@ async def listed(client: TestClient) -> list[dict]:
         ({"tourn": "x"}, "err.badTourn"),
         ({"tourn": "a/b"}, "err.badTourn"),
         ({"tourn": "n" * 101}, "err.badTourn"),
+        ({"tourn": ".."}, "err.badTourn"),  # its address would be / (tests/web/test_tournament.py)
         ({"kind": "knockout"}, "err.badKind"),
         ({"rounds": ""}, "err.missing.rounds"),
         ({"rounds": "0"}, "err.bad.rounds"),

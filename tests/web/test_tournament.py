@@ -150,6 +150,17 @@ async def test_bad_set_ups_are_refused_and_create_nothing(
     assert (await organiser.results())[0] == 404
 
 
+@pytest.mark.parametrize("name", [".", "..", "Autumn Cup.sgf.zip"])
+async def test_a_name_whose_address_leads_elsewhere_is_refused(organiser: Organiser, name: str) -> None:
+    """`/tournament/..` is `/`, `/tournament/./standings` is `/tournament/standings`, and
+    `/tournament/Autumn Cup.sgf.zip` is Autumn Cup's records: such a tournament's results and
+    standings page could not be reached, and the game's label linked to another page."""
+    key = await organiser.client.app[STORE_KEY].tournaments.add_key("any-bot", None, False)
+
+    assert await organiser.set_up(key=key, tourn=name, pl1="*Ala", pl2="*Bob") == "err.badTourn"
+    assert list(organiser.hub.tables) == [0]
+
+
 @pytest.mark.usefixtures("quick_retries")
 async def test_a_set_up_refused_for_storage_creates_nothing(organiser: Organiser, settings: Settings) -> None:
     """`err.storage` says nothing was done: the table shown meanwhile is closed again and its writes are
