@@ -13,6 +13,16 @@ export function element(tag, properties = {}, ...children) {
   return made;
 }
 
+/** A segment of the page's address as text: one that decodes to no UTF-8 (`%E0`) as it is written, since
+ *  decodeURIComponent throws on it and the page's script would stop there. */
+export function addressText(segment) {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** `root` leads from the page to the server's root: "" for /games, "../" for /game/<n> and /player/<nick>. */
 export function playerLink(root, nick) {
   return element("a", { href: `${root}player/${encodeURIComponent(nick)}`, className: "nick", textContent: nick });

@@ -2,9 +2,9 @@
 // SVG), and recent games, from /player/<nick>.json. A guest's page has only the games.
 
 import { svg } from "./board.js";
-import { $, fetchJson, gameRow, showFailure, startPage, t } from "./pages.js";
+import { $, addressText, fetchJson, gameRow, showFailure, startPage, t } from "./pages.js";
 
-const nick = decodeURIComponent(location.pathname.split("/").pop());
+const nick = addressText(location.pathname.split("/").pop());
 const GRAPH = { width: 600, height: 220, left: 44, right: 12, top: 12, bottom: 24 };
 let player = null;
 

@@ -3,7 +3,7 @@
 // every table of the tournament; again every 30 s while a game is being played or, for a tournament the
 // server runs, until it is over (an arena's standings have columns of their own).
 
-import { $, element, playerLink as pagesPlayerLink, startPage, t } from "./pages.js";
+import { $, addressText, element, playerLink as pagesPlayerLink, startPage, t } from "./pages.js";
 import { resultText } from "./protocol.js";
 import { describeTournament } from "./tournaments.js";
 
@@ -11,7 +11,7 @@ const REFRESH_MS = 30_000;
 const RETRY_MS = 5_000;
 const segments = location.pathname.split("/");
 const nameInAddress = segments[segments.length - 2]; // as the address encodes it
-const name = decodeURIComponent(nameInAddress);
+const name = addressText(nameInAddress);
 let read = null; // the last standings.json: {tournament, standings, tables}
 let missing = false; // no table was set up for this tournament
 let timer = null;

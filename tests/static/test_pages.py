@@ -150,6 +150,13 @@ def test_the_player_page_has_a_point_per_rated_game(
     )
 
 
+def test_an_address_whose_nick_is_no_text_says_it_names_no_player(page: Page, server: ServerInThread) -> None:
+    """`%E0%A4` decodes to no UTF-8: the page's script stopped at its first line, and the page stayed
+    without its texts or notice (the fixture also fails on the script's error)."""
+    visit(page, server, "/player/%E0%A4")
+    expect(page.locator("#notice")).to_contain_text("A player's address is /player/<nick>")
+
+
 def test_lobby_nicks_open_player_pages_and_a_game_continues_on_an_analysis_table(
     browser: Browser,
     server: ServerInThread,

@@ -157,6 +157,18 @@ def test_the_standings_page_of_a_tournament_that_has_no_table_says_so(
     player.close()
 
 
+def test_the_standings_page_of_an_address_that_is_no_text_says_there_is_no_such_tournament(
+    browser: Browser,
+    server: ServerInThread,
+) -> None:
+    """`%E0%A4` decodes to no UTF-8: the page's script stopped at its first line, the page stayed blank."""
+    player = Player(browser, server, phone=True)
+    page = player.context.new_page()
+    page.goto(f"{server.base}/tournament/%E0%A4/standings")
+    expect(page.locator("#notice")).to_have_text("No tables were set up for the tournament %E0%A4.")
+    player.close()
+
+
 def test_a_team_tables_players_each_link_their_own_page(
     browser: Browser,
     server: ServerInThread,
