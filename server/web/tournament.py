@@ -3,6 +3,7 @@ scripts (`/tournament/<name>` as JSON, `/tournament/<name>.sgf.zip`)."""
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
 import unicodedata
@@ -159,15 +160,21 @@ async def records(request: web.Request) -> web.Response:
     games = await request.app[TOURNAMENTS_KEY].records(name)
     if not games:
         return web.json_response({"error": f"no archived games of the tournament {name!r}"}, status=404)
+    # 65 ms for 1,000 games, 140 ms for 3,000, and anyone may ask: in a thread, the loop goes on meanwhile
+    body = await asyncio.to_thread(_zipped, games)
+    return web.Response(
+        body=body,
+        content_type="application/zip",
+        headers={"Content-Disposition": _attachment(f"{_file_safe(name)}.sgf.zip")},
+    )
+
+
+def _zipped(games: list[tuple[int, str, str, str]]) -> bytes:
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
         for number, blue, red, sgf in games:
             archive.writestr(f"{number}-{_file_safe(blue)}-{_file_safe(red)}.sgf", sgf)
-    return web.Response(
-        body=buffer.getvalue(),
-        content_type="application/zip",
-        headers={"Content-Disposition": _attachment(f"{_file_safe(name)}.sgf.zip")},
-    )
+    return buffer.getvalue()
 
 
 @routes.get("/tournament/{name}")

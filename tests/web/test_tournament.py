@@ -3,10 +3,13 @@ results read back as JSON and SGF."""
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import io
 import json
 import random
 import re
+import threading
 import zipfile
 
 import pytest
@@ -28,6 +31,8 @@ from server.web.common import HUB_KEY
 from tests.conftest import served
 from tests.store.breakers import breaker_for, until
 from tests.web.test_auth import register, registered_id
+from tests.web.test_pages import archive, finished
+from tests.web.test_push import FRAME_WAIT
 from tests.web.zagram import Zagram
 
 GAME_TYPE = "0808stanF0.60.5"  # free, 60 s + 5 s per move
@@ -571,3 +576,28 @@ async def test_the_standings_page_is_the_client_s_page_beside_the_json(organiser
     assert unknown.status == 404 and "standings.js" in await unknown.text()  # the page says why
     assert unknown_json.status == 404 and "Spring Cup" in (await unknown_json.json())["error"]
     assert (await client.get("/standings.html")).status == 404  # a page only at its own address
+
+
+async def test_a_tournaments_records_are_zipped_while_other_requests_are_answered(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Zipping a tournament's records took 65 ms for 1,000 games and 140 ms for 3,000 (a helper's audit),
+    and anyone may ask for them as often as the limit on requests allows: the loop goes on meanwhile."""
+    game = dataclasses.replace(finished("*Ala", "*Bob"), tournament="Cup")
+    await archive(client.app[STORE_KEY], game, game, game)
+    zipping, answered = threading.Event(), threading.Event()
+    write = zipfile.ZipFile.writestr
+
+    def slow_write(archive: zipfile.ZipFile, name: str, data: str) -> None:
+        """Each record's zipping lasts until /healthz was answered (2 s at most: on the loop, it waits)."""
+        zipping.set()
+        answered.wait(2)
+        write(archive, name, data)
+
+    monkeypatch.setattr(zipfile.ZipFile, "writestr", slow_write)
+    bundle = asyncio.create_task(client.get("/tournament/Cup.sgf.zip"))
+    await asyncio.to_thread(zipping.wait, FRAME_WAIT)
+    assert (await client.get("/healthz")).status == 200
+    assert not bundle.done(), "answered only once the zip was made"
+    answered.set()
+    assert len(zipfile.ZipFile(io.BytesIO(await (await bundle).read())).namelist()) == 3
