@@ -292,7 +292,7 @@ class Push:
         async for message in self.socket:
             # aiohttp parses all that one read of the socket brings (a flood's small frames by the
             # thousand) and hands them on without a pause: each waits its turn here, as a request does
-            # (one client's flood put 240-690 ms between other players' requests)
+            # (one client's flood put a p99 of 0.2-0.9 s on other players' polls: benchmarks/frames.py)
             await asyncio.sleep(0)
             kind = message.type
             if kind not in CLIENT_FRAMES:

@@ -103,7 +103,7 @@ async def test_pings_count_as_requests_and_a_client_that_goes_on_after_refusals_
     aiohttp_client: AiohttpClient, settings: Settings
 ) -> None:
     """Each frame, however small, costs the server a refusal's work: one connection's flood of them took a
-    core and put up to 690 ms between other players' requests. Pings are answered while the limits allow."""
+    core and put a p99 of 0.2-0.9 s on other players' polls. Pings are answered while the limits allow."""
     client = await limited_client(aiohttp_client, settings, per_id=10, trusted_proxies=("127.0.0.1",))
     ala = Zagram(client, "ala123", "*Ala")
     ala.headers = {"X-Forwarded-For": ALA_AT}
