@@ -293,10 +293,10 @@ class Accounts:
                     )
                 )
             ).all()
-            anonymous = f"{DELETED_NICK}{user.id}"
+            name = f"{DELETED_NICK}{user.id}"
             for game in games:
-                _anonymise(game, seats.get(game.number, []), user.id, anonymous)
-            await pass_over(session, {user.nick_key, user.login_key}, anonymous, datetime.now(UTC))
+                _anonymise(game, seats.get(game.number, []), user.id, name)
+            await pass_over(session, keys, name, datetime.now(UTC))
             await session.flush()
             look = user.look_key
             await session.delete(user)
