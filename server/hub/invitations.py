@@ -358,25 +358,9 @@ class Invitations:
     def check_game(self, inviter: Player, invitee: Player) -> None:
         """Room for their table, which `invitee` opens (accepting), and for one more unfinished game of
         each."""
-        self._room_for_a_table(invitee, inviter, invitee)
+        self.tables.room_for_a_table(inviter, invitee, asking=invitee)
         self.ctx.limits.games_of(self.tables.values(), inviter)
         self.ctx.limits.games_of(self.tables.values(), invitee)
-
-    def _room_for_a_table(self, opening: Player, *players: Player) -> None:
-        """Room for a table of `players`, which `opening` opens. Another's address or network holding its
-        guests' most tables is said of them, by nick: the limit's own sentence speaks to the guest of that
-        address, and names its network."""
-        for other in players:
-            if other is not opening:
-                try:
-                    self.ctx.limits.guest_tables(self.tables.values(), other)
-                except ProtocolError as refused:
-                    raise ProtocolError(
-                        refused.code,
-                        f"{other.nick} cannot begin a game now: guests from the same address or network "
-                        "hold their most game tables.",
-                    ) from None
-        self.tables.room_for_a_table(*players)
 
     def start_game(self, inviter: Player, invitee: Player, game_type: GameType) -> None:
         """A game that starts as an accepted invitation's does, without one: a seek accepted, two players
@@ -404,7 +388,7 @@ class Invitations:
             self.bus.nudge(*invitation.lineup)
             return
         everyone = invitation.lineup
-        self._room_for_a_table(player, *everyone)
+        self.tables.room_for_a_table(*everyone, asking=player)
         for someone in everyone:
             self.ctx.limits.games_of(self.tables.values(), someone)
         self.drop(invitation, "accepted")

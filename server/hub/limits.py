@@ -154,24 +154,33 @@ class Limits:
                     del counts[key]
 
     def room_for_a_table(
-        self, opened: int, tables: Iterable[Table], *players: Player, guest: bool = False
+        self,
+        opened: int,
+        tables: Iterable[Table],
+        *players: Player,
+        guest: bool = False,
+        asking: Player | None = None,
     ) -> None:
         """Room for one more game table (`opened`: game tables open now); one a guest plays at (a game
         with a guest in it, a guest's analysis; `guest`: one of an organiser's, whose guests may not be
         online) not in the tables kept for registered players, nor beyond what a guest's address and
-        network hold already (tables with a seat of one of its guests, Table.guest_places)."""
+        network hold already (tables with a seat of one of its guests, Table.guest_places; see
+        guest_tables for `asking`)."""
         guest = guest or any(player.guest for player in players)
         if opened >= self.caps.tables or (guest and opened >= self.caps.for_guests(self.caps.tables)):
             raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
-        self.guest_tables(tables, *players)
+        self.guest_tables(tables, *players, asking=asking)
 
-    def guest_tables(self, tables: Iterable[Table], *players: Player) -> None:
+    def guest_tables(self, tables: Iterable[Table], *players: Player, asking: Player | None = None) -> None:
         """Room for one more table with a seat of each guest of `players` from their address and network:
         a walk of the open tables at a table's opening (rare: at most a few a second) rather than counts
-        kept at every seat and every closing."""
+        kept at every seat and every closing. With `asking` (who opens the table: accepting), the others
+        are checked first and a refusal for one of them names them by nick: the limit's own sentence
+        speaks to the guest of that address, and names its network."""
         counted = [p for p in players if p.guest and p.host and not p.unlimited and not reserved(p.nick)]
         if not counted:
             return
+        counted.sort(key=lambda player: asking is not None and player is asking)  # the others first
         hosts, networks = Counter[str](), Counter[str]()
         for table in tables:
             places = table.guest_places.values()
@@ -180,6 +189,13 @@ class Limits:
                 networks.update({network for host, network in places if host})
         most = self.caps.guest_tables_per_address
         for player in counted:
+            full = hosts[player.host] >= most or networks[player.network] >= most * self.caps.network_factor
+            if full and asking is not None and player is not asking:
+                raise ProtocolError(
+                    "tooManyTables",
+                    f"{player.nick} cannot begin a game now: guests from the same address or network hold "
+                    "their most game tables.",
+                )
             if hosts[player.host] >= most:
                 raise ProtocolError(
                     "tooManyTables", f"Guests from your address have {most} game tables open already."

@@ -119,12 +119,12 @@ class Tables(Mapping[int, Table]):
         table = self.by_uid[uid] = Table(uid, chat, channel.log, waiters=channel.waiters)
         return table
 
-    def room_for_a_table(self, *players: Player, guest: bool = False) -> None:
-        """Room for one more game table between `players` (Limits.room_for_a_table), and a number for it;
-        `guest`: a guest plays at it, though not online (an organiser's table)."""
+    def room_for_a_table(self, *players: Player, guest: bool = False, asking: Player | None = None) -> None:
+        """Room for one more game table between `players` (Limits.room_for_a_table), and a number for it."""
         if not self.numbers.available():
             raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
-        self.ctx.limits.room_for_a_table(len(self) - 1, self.by_uid.values(), *players, guest=guest)
+        opened, tables = len(self) - 1, self.by_uid.values()
+        self.ctx.limits.room_for_a_table(opened, tables, *players, guest=guest, asking=asking)
 
     def open_table(
         self,
