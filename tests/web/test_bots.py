@@ -90,6 +90,18 @@ async def open_feed(client: TestClient, token: str) -> Feed:
     return Feed(response)
 
 
+async def accepted_game(
+    client: TestClient, inviter: MultiPoints, invitee: MultiPoints, game_type: str
+) -> int:
+    """`inviter`'s invitation of `invitee`, accepted: the number of their table (the newest)."""
+    inviter.invite(invitee.my_name, game_type)
+    await poll(client, inviter)
+    await poll(client, invitee)
+    invitee.accept_invite()
+    await poll(client, invitee)
+    return max(uid for uid, table in client.app[HUB_KEY].tables.items() if table.room is not None)
+
+
 async def invited_bot(client: TestClient) -> tuple[str, Feed, MultiPoints]:
     """Bot Robo with its feed open, and *Ala (MultiPoints) having invited it to a free game."""
     token = await new_bot(client, "Robo")
@@ -201,12 +213,7 @@ async def test_refusals_are_clear_and_change_nothing(client: TestClient) -> None
     for mp in (ala, bob):
         await log_in(client, mp)
         await poll(client, mp)
-    ala.invite("*Bob", FREE_GAME)
-    await poll(client, ala)
-    await poll(client, bob)
-    bob.accept_invite()
-    await poll(client, bob)
-    theirs = max(uid for uid, table in client.app[HUB_KEY].tables.items() if table.room is not None)
+    theirs = await accepted_game(client, ala, bob, FREE_GAME)
     status, body = await act(client, token, f"game/{theirs}/move/5/5")
     assert (status, body["error"]) == (400, "notPlayer")
     status, body = await act(client, token, "invitation/accept")
@@ -411,13 +418,8 @@ async def test_an_account_logged_in_or_at_an_unfinished_game_does_not_become_a_b
     assert online.status == 409 and (await online.json())["error"] == "inPlay"
     for mp in (engine, alice):
         await poll(client, mp)
-    engine.invite("Alice", RATED_GAME)
-    await poll(client, engine)
-    await poll(client, alice)
-    alice.accept_invite()
-    await poll(client, alice)
+    table = await accepted_game(client, engine, alice, RATED_GAME)
     hub = client.app[HUB_KEY]
-    table = max(uid for uid, table in hub.tables.items() if table.room is not None)
     engine.make_move(str(table), 3, 3)
     await poll(client, engine)
     assert hub.logout(engine.secret)  # its game waits for it
