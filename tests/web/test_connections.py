@@ -109,7 +109,7 @@ class Raw:
     def send(self, target: str) -> None:
         self.writer.write(f"GET {target} HTTP/1.1\r\nHost: kropki\r\n\r\n".encode())
 
-    async def answer(self, timeout: float = 2.0) -> tuple[int, dict[str, str], str]:
+    async def answer(self, timeout: float = 10.0) -> tuple[int, dict[str, str], str]:
         async with asyncio.timeout(timeout):
             head = (await self.reader.readuntil(b"\r\n\r\n")).decode()
             status_line, *lines = head.strip().split("\r\n")
@@ -121,8 +121,12 @@ class Raw:
         self.send(target)
         return await self.answer()
 
-    async def closed(self, timeout: float = 2.0) -> bool:
-        """True when the server closes the connection within `timeout`, False when it stays open."""
+    async def closed(self, timeout: float = 10.0) -> bool:
+        """True when the server closes the connection within `timeout`, False when it stays open.
+
+        The defaults here are long because a test's process shares a loaded host (`make test` runs four
+        suites at once on two CPUs): CI once waited 2 s for a /healthz answer. Only a wait that must
+        end without an answer or a close is short, and a stall there cannot fail the test."""
         try:
             async with asyncio.timeout(timeout):
                 return await self.reader.read() == b""
@@ -182,7 +186,7 @@ async def test_the_longest_waiting_long_poll_is_answered_at_once_then_closed(set
         newcomer = await served.connect()
 
         status, headers, body = await first_poll.answer()
-        assert time.monotonic() - started < 1  # not after its 30 s
+        assert time.monotonic() - started < 10  # not after its 30 s
         assert status == 200 and headers["connection"] == "close"
         assert parse_reply(body).status == "ok"  # an ordinary answer: the client polls again
         assert await first_poll.closed()
@@ -236,7 +240,7 @@ async def test_requests_whose_headers_are_late_are_closed(settings: Settings) ->
         keeping_alive = await served.connect()
         assert (await keeping_alive.request("/healthz"))[0] == 200
 
-        assert await trickling.closed(3) and await silent.closed(1)
+        assert await trickling.closed() and await silent.closed()
         assert not await keeping_alive.closed(0.1)  # idle between requests is not late
         assert (await keeping_alive.request("/healthz"))[0] == 200
         assert count(served.metrics.connections_closed, reason="header_timeout") == 2
