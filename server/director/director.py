@@ -73,8 +73,7 @@ class _Watch:
     # (timers' time): what else brings us back meanwhile (a player joining) does not shorten it
     paused_after: int = 0
     pause_ends: float = 0.0
-    # an arena's games whose no-shows were withdrawn; None until the first look after a (re)start, which
-    # takes the games over as they are (a player who registered again since is not withdrawn twice)
+    # an arena's games whose no-shows were withdrawn; None until the first look after a (re)start
     ended: set[int] | None = None
     busy: bool = False  # a look is under way
     again: bool = False  # something changed during it: look once more when it is done
@@ -442,9 +441,11 @@ class Director:
         entries = await self.hosted.entries(hosted.id)
         watch = self._watches[settings.name]
         ended = {board.table for board in boards if board.result is not None}
-        if watch.ended is not None:
-            absent = no_shows([board for board in boards if board.table in ended - watch.ended])
-            entries = await self._withdraw(hosted, entries, absent, "did not show up")
+        # the games ended since the last look; after a (re)start every ended game, so that a no-show whose
+        # game ended just before the process stopped is withdrawn too (not one withdrawn and back since)
+        unseen = [board for board in boards if board.table in ended - (watch.ended or set())]
+        absent = _no_shows_still_in(entries, unseen)
+        entries = await self._withdraw(hosted, entries, absent, "did not show up")
         watch.ended = ended
         entries = await self._withdraw(hosted, entries, self._gone(entries), "session over")
         busy = {nick for board in boards if board.result is None for nick in (board.blue, board.red)}

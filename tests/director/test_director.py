@@ -247,6 +247,45 @@ async def test_a_no_show_who_joined_again_is_paired_next_round(
     assert second.round == 2 and blue in {nick for board in second.boards for nick in board} | {second.bye}
 
 
+async def test_an_arena_no_show_whose_game_ended_just_before_a_restart_is_withdrawn(
+    aiohttp_client: AiohttpClient, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The process stopped after a no-show's game ended but before the director looked at it: the first
+    look after the restart took that game over as seen, so the no-show stayed in and was paired again."""
+    clock = Time()
+    client = await served_on(aiohttp_client, settings, clock, 1)
+    key = await client.app[STORE_KEY].tournaments.add_key("cup-bot", None, False)
+    await create(client, key, clock, kind="arena", minutes="30", rounds="", sayHi="0")
+    bots = await joined(client, 2)
+    await tick(client, clock.timers, 11)
+    director = director_of(client)
+    hosted = await director.hosted.get("Cup")
+    assert hosted is not None
+    ((blue, _),) = [(b.blue, b.red) for b in await director.boards(hosted)]
+
+    async def stopped(_director: Director, _name: str) -> None:
+        """The director of a process about to be killed: it never gets to look again."""
+
+    with monkeypatch.context() as dying:
+        dying.setattr(Director, "_advance", stopped)
+        for _ in range(13):  # blue never moves: their clock runs out, W+F
+            for bot in bots:
+                await poll(client, bot.mp)
+            await tick(client, clock.timers, 10)
+        await client.app[HUB_KEY].persistence.flush()
+        assert [b.result for b in await director.boards(hosted)] == ["W+F"]
+        await client.close()  # before its director looked
+    client = await restarted_on(aiohttp_client, settings, clock, 2, bots, client)
+    for bot in bots:
+        await poll(client, bot.mp)
+    await tick(client, clock.timers, ARENA_WAVE + ARENA_REST)
+
+    director = director_of(client)
+    entries = {entry.nick: entry for entry in await director.hosted.entries(hosted.id)}
+    assert entries[blue].withdrawn, "withdrawn as a no-show"
+    assert len(await director.boards(hosted)) == 1, "and not paired again"
+
+
 @pytest.mark.parametrize(
     ("result", "blue", "red"),
     [
