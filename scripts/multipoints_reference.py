@@ -153,7 +153,13 @@ def checkout(multipoints: Path | None, folder: Path) -> Path:
     """A git directory holding MultiPoints' commit: the one given, or a fresh clone."""
     if multipoints is None:
         multipoints = folder / "multipoints"
-        subprocess.run(["git", "clone", "--quiet", REPOSITORY, str(multipoints)], check=True)
+        cloned = subprocess.run(
+            ["git", "clone", "--quiet", REPOSITORY, str(multipoints)], capture_output=True
+        )
+        if cloned.returncode:
+            sys.exit(
+                f"cannot clone {REPOSITORY} ({cloned.stderr.decode().strip()}); give --multipoints a checkout"
+            )
     found = subprocess.run(
         ["git", "rev-parse", "--absolute-git-dir"], cwd=multipoints, capture_output=True, text=True
     )
