@@ -29,7 +29,7 @@ def archive(session: Session, game: FinishedGame, member: int) -> tuple[int, lis
     `game_players` (docs/teams.md). Returns the game's number and the accounts whose rating changed."""
     if game.players:
         return _archive_team_game(session, game, member)
-    blue, red = _registered(session, game.blue), _registered(session, game.red)
+    blue, red = _players(session, game.blue, game.red)
     record = game.record  # the ratings before the game stay in it: the hub's rating line reads them
     if blue is not None:
         record.black_rating = str(shown(_rating(blue)))
@@ -80,6 +80,26 @@ def archive(session: Session, game: FinishedGame, member: int) -> tuple[int, lis
         )
     _archived(session, game, row, member)
     return row.number, changed
+
+
+def _players(session: Session, blue: str, red: str) -> tuple[User | None, User | None]:
+    """The accounts of a game's two players (None: a guest, or no such account), their rows locked until
+    the game is written: another member of a cluster archiving a game of the same player at the same
+    moment waits and then rates from the rating this game leaves, instead of writing over it (two wins
+    counted as one, tests/store/test_rating_race.py). Every game locks them in the order of their ids,
+    so two games of the same two players queue rather than each hold the row the other waits for; a
+    batch of several games that meets another member's in the opposite order is a deadlock PostgreSQL
+    breaks, and the writer tries that batch again (server/store/outage.py, "transaction conflict")."""
+    keys = {nick_key(nick) for nick in (blue, red) if not nick.startswith("*")}
+    found = session.scalars(
+        select(User)
+        .where(User.nick_key.in_(keys))
+        .order_by(User.id)
+        .with_for_update()
+        .execution_options(populate_existing=True)  # as locked, not as this transaction read it before
+    ).all()
+    by_key = {user.nick_key: user for user in found}
+    return by_key.get(nick_key(blue)), by_key.get(nick_key(red))
 
 
 def _registered(session: Session, nick: str) -> User | None:
