@@ -1,0 +1,237 @@
+"""When a game is rated (docs/ratings.md), end to end on the real app: the dots that count towards the
+24 (STOP's yes, starting crosses and handicap dots no), agreed results, a deleted account's games, and
+the registrations an address may make (the limit between one player and many accounts)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from server.app import STORE_KEY
+from server.config import Settings
+from server.engine.rating import INITIAL, rate_game, shown
+from server.hub.absences import AWAY_AFTER, CLAIM_AFTER
+from server.hub.clock import ManualTimers
+from server.hub.hub import Hub
+from server.hub.saved import SWEEP_EVERY
+from server.protocol.codec import decode_server_text
+from server.web.common import HUB_KEY
+from tests.conftest import served
+from tests.store.test_accounts import registered_id
+from tests.web.test_archive import pair, ratings
+from tests.web.test_auth import Clock, auth_from, proxied_client
+from tests.web.test_bots import act, new_bot, open_feed
+from tests.web.zagram import Zagram
+
+CROSSES = "1616s0.4.a.R.n...."  # 16x16 ranked, four crosses (8 dots of each colour), the inviter blue
+HANDICAP = "1616s0.H5.a.R.n...."  # five blue handicap dots, red first
+NO_TERRITORY = "1616n0.4.a.R.n...."  # noT4: STOP places the opponent's dots round one's own
+
+
+async def opened(blue: Zagram, red: Zagram, game_type: str) -> int:
+    blue.send("v", 0, f"s.{red.nick}.{game_type}")
+    await blue.poll()
+    red.send("v", 0, "a")
+    uid = max((await red.poll()).sections)
+    await blue.poll()
+    return uid
+
+
+async def placed(client: TestClient, uid: int, blue: Zagram, red: Zagram, dots: int) -> None:
+    """`dots` dots by whoever is on move, blue's along the top edge and red's along the bottom one:
+    nothing enclosed, nothing near the starting dots."""
+    game = client.app[HUB_KEY].tables[uid].room.game
+    columns = {1: 0, 2: 0}
+    for _ in range(dots):
+        colour = game.to_move
+        player, row = (blue, "a") if colour == 1 else (red, "p")
+        player.send("s", uid, chr(ord("a") + columns[colour]) + row)
+        columns[colour] += 1
+        await player.poll()
+    assert game.dots_placed() == dots
+
+
+async def resigned(client: TestClient, player: Zagram, uid: int) -> str:
+    """The player resigns; the table's rating line once the game is archived."""
+    assert await player.get(co="propose", idGracza=player.secret, table=str(uid), proposal="resign") == ""
+    await client.app[STORE_KEY].writer.flush()
+    return said(client, uid)[-1]
+
+
+def said(client: TestClient, uid: int) -> list[str]:
+    """The table's server lines about ratings, as their code and text."""
+    lines = [decode_server_text(line) for line in client.app[HUB_KEY].tables[uid].chat.lines()]
+    return [line.split(".", 2)[2] for line in lines if "..rated." in line or "..unrated" in line]
+
+
+async def test_starting_crosses_and_handicap_dots_do_not_count_towards_the_24(client: TestClient) -> None:
+    alice, bob = await pair(client, "Alice", "Bob")
+    crosses = await opened(alice, bob, CROSSES)
+    await placed(client, crosses, alice, bob, 23)  # 31 dots on the board
+    assert await resigned(client, bob, crosses) == "unratedShort.Not rated: fewer than 24 dots were placed."
+    carol, dan = await pair(client, "Carol", "Dan")  # two games a player: 20 requests a second each
+    handicap = await opened(carol, dan, HANDICAP)
+    await placed(client, handicap, carol, dan, 23)  # 28 dots on the board
+    assert await resigned(client, dan, handicap) == "unratedShort.Not rated: fewer than 24 dots were placed."
+    assert await ratings(client, "Alice", "Bob", "Carol", "Dan") == [(1500, 0, 0, 0)] * 4
+
+    crosses = await opened(alice, bob, CROSSES)
+    await placed(client, crosses, alice, bob, 24)
+    assert (await resigned(client, bob, crosses)).startswith("rated.Ratings: Alice 1500 → ")
+    assert [wins for _, wins, _, _ in await ratings(client, "Alice", "Bob")] == [1, 0]
+
+
+async def test_dots_placed_by_stop_count_towards_the_24(client: TestClient) -> None:
+    alice, bob = await pair(client, "Alice", "Bob")
+    uid = await opened(alice, bob, NO_TERRITORY)
+    await placed(client, uid, alice, bob, 20)
+    game = client.app[HUB_KEY].tables[uid].room.game
+    assert game.to_move == 1
+    assert await alice.get(co="stopMove", idGracza=alice.secret, stol=str(uid)) == ""
+    assert game.dots_placed() >= 24, "STOP put Bob's dots round Alice's ungrounded crosses"
+    assert await bob.get(co="stopMove", idGracza=bob.secret, stol=str(uid)) == ""  # the game ends
+    await client.app[STORE_KEY].writer.flush()
+
+    assert game.result is not None and game.result.reason == "score"
+    assert said(client, uid)[-1].startswith("rated.Ratings: ")
+    listed = await (await client.get("/games", params={"nick": "Alice"})).json()
+    assert listed[0]["rated"] is True
+
+
+async def test_an_agreed_draw_is_rated_half_a_point_each_and_an_agreed_drop_is_not(
+    client: TestClient,
+) -> None:
+    alice, bob = await pair(client, "Alice", "Bob")
+    winner = await opened(alice, bob, CROSSES)
+    await placed(client, winner, alice, bob, 24)
+    await resigned(client, bob, winner)  # Alice 1662, Bob 1338: a draw between them moves both
+    drawn = await opened(alice, bob, CROSSES)
+    await placed(client, drawn, alice, bob, 24)
+    alice.send("u", drawn, "draw")
+    await alice.poll()
+    bob.send("u", drawn, "ok1draw")
+    await bob.poll()
+    await client.app[STORE_KEY].writer.flush()
+
+    alice_won, bob_lost = rate_game(INITIAL, INITIAL, 1.0)
+    alice_drew, bob_drew = rate_game(alice_won, bob_lost, 0.5)
+    assert await ratings(client, "Alice", "Bob") == [(shown(alice_drew), 1, 1, 0), (shown(bob_drew), 0, 1, 1)]
+    assert shown(alice_drew) < shown(alice_won) and shown(bob_drew) > shown(bob_lost)
+    assert said(client, drawn)[-1].startswith(
+        f"rated.Ratings: Alice {shown(alice_won)} → {shown(alice_drew)}"
+    )
+
+    carol, dan = await pair(client, "Carol", "Dan")
+    dropped = await opened(carol, dan, CROSSES)
+    await placed(client, dropped, carol, dan, 24)
+    carol.send("u", dropped, "drop")
+    await carol.poll()
+    dan.send("u", dropped, "ok1drop")
+    await dan.poll()
+    await client.app[STORE_KEY].writer.flush()
+    assert said(client, dropped)[-1] == "unratedCancelled.Not rated: the game was cancelled."
+    assert await ratings(client, "Carol", "Dan") == [(1500, 0, 0, 0)] * 2
+
+
+async def test_a_deleted_accounts_rated_games_leave_the_opponents_rating_and_history(
+    client: TestClient,
+) -> None:
+    alice, bob = await pair(client, "Alice", "Bob")
+    uid = await opened(alice, bob, CROSSES)
+    await placed(client, uid, alice, bob, 24)
+    await resigned(client, bob, uid)
+    assert client.app[HUB_KEY].logout(bob.secret)  # an account is deleted once its player has left
+    await client.app[STORE_KEY].writer.flush()
+    (alice_before, *_), _ = await ratings(client, "Alice", "Bob")
+
+    assert await client.app[STORE_KEY].accounts.delete("Bob") == 1
+    assert await ratings(client, "Alice") == [(alice_before, 1, 0, 0)]
+    page = await (await client.get("/player/Alice.json")).json()
+    assert [point["game"] for point in page["ratings"]] == [1]
+    listed = await (await client.get("/games", params={"nick": "Alice"})).json()
+    assert (listed[0]["red"], listed[0]["rated"]) == ("deleted2", True)  # Bob was account 2
+    assert await (await client.get("/games", params={"nick": "Bob"})).json() == []
+
+
+async def test_an_address_registers_ten_accounts_an_hour(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """docs/operations.md: one player's many accounts are bounded by the registrations of an address."""
+    client = await proxied_client(aiohttp_client, dataclasses.replace(settings, unlimited=()), Clock())
+    answers = [
+        await auth_from(
+            client,
+            "10.7.0.1",
+            co="rejestruj",
+            opisGracza=f"Farm{n}",
+            idGracza=registered_id(f"Farm{n}", "pw"),
+        )
+        for n in range(11)
+    ]
+    assert answers == ["ok.zarejestrowalem."] * 10 + ["nieOk.tooManyRegistrations"]
+    assert await client.app[STORE_KEY].accounts.profile("Farm10") is None
+
+
+async def test_a_ranked_tournament_game_is_rated_as_any(client: TestClient) -> None:
+    alice, bob = await pair(client, "Alice", "Bob")
+    key = await client.app[STORE_KEY].tournaments.add_key("cup-bot", "Autumn Cup", False)
+    set_up = {"co": "setUpTable", "key": key, "gameType": "1616s0..s.R.n....", "pl1": "Alice", "pl2": "Bob"}
+    answer = await (await client.get("/a.kropki", params=set_up | {"tourn": "Autumn Cup"})).text()
+    uid = int(answer[3:])
+    for player in (alice, bob):
+        await player.poll()
+    await placed(client, uid, alice, bob, 24)
+    loser = alice if client.app[HUB_KEY].tables[uid].room.red == "Alice" else bob
+
+    assert (await resigned(client, loser, uid)).startswith("rated.Ratings: ")
+    listed = await (await client.get("/games", params={"nick": "Alice"})).json()
+    assert (listed[0]["tournament"], listed[0]["rated"]) == ("Autumn Cup", True)
+
+
+async def test_two_bots_play_rated_games(client: TestClient) -> None:
+    """docs/bots.md: two bots may always play rated games against each other (a bot and a person only
+    with --bots-rated, tests/web/test_bots.py)."""
+    tokens = {nick: await new_bot(client, nick) for nick in ("Robo", "Mech")}
+    feeds = {nick: await open_feed(client, token) for nick, token in tokens.items()}
+    assert await act(client, tokens["Robo"], "invite/Mech", gameType="1616s0..a.R.n....") == (
+        200,
+        {"ok": True},
+    )
+    await feeds["Mech"].next("invitation")
+    assert await act(client, tokens["Mech"], "invitation/accept") == (200, {"ok": True})
+    uid = (await feeds["Robo"].next("gameFull"))["table"]
+    for n in range(24):  # Robo (blue, the inviter) along the top edge, Mech along the bottom one
+        nick, y = ("Robo", 0) if n % 2 == 0 else ("Mech", 15)
+        assert await act(client, tokens[nick], f"game/{uid}/move/{n // 2}/{y}") == (200, {"ok": True})
+    assert await act(client, tokens["Mech"], f"game/{uid}/resign") == (200, {"ok": True})
+    await feeds["Robo"].next("archived")
+
+    robo, mech = rate_game(INITIAL, INITIAL, 1.0)
+    assert await ratings(client, "Robo", "Mech") == [(shown(robo), 1, 0, 0), (shown(mech), 0, 0, 1)]
+
+
+async def test_a_win_claimed_against_a_player_who_left_is_rated_as_a_resignation(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """docs/ratings.md, "A player who left": the claim is `B+R`, rated under the usual rules."""
+    timers = ManualTimers()
+    hub = Hub(timers=timers)
+    client = await served(aiohttp_client, settings, hub)
+    alice, bob = await pair(client, "Alice", "Bob")
+    uid = await opened(alice, bob, CROSSES)
+    await placed(client, uid, alice, bob, 24)
+    waited = 0.0
+    while waited <= AWAY_AFTER + CLAIM_AFTER:  # Bob polls no more; Alice does, and the sweep runs
+        timers.advance(SWEEP_EVERY)
+        waited += SWEEP_EVERY
+        await alice.poll()
+        hub.sweep()
+    alice.send("u", uid, "claim")
+    await alice.poll()
+    await client.app[STORE_KEY].writer.flush()
+
+    assert str(hub.tables[uid].room.game.result) == "B+R"
+    assert said(client, uid)[-1].startswith("rated.Ratings: Alice 1500 → ")
+    assert [wins for _, wins, _, _ in await ratings(client, "Alice", "Bob")] == [1, 0]
