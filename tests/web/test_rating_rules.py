@@ -17,6 +17,7 @@ from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.saved import SWEEP_EVERY
 from server.protocol.codec import decode_server_text
+from server.store.store import Store
 from server.web.common import HUB_KEY
 from tests.conftest import served
 from tests.store.test_accounts import registered_id
@@ -235,3 +236,33 @@ async def test_a_win_claimed_against_a_player_who_left_is_rated_as_a_resignation
     assert str(hub.tables[uid].room.game.result) == "B+R"
     assert said(client, uid)[-1].startswith("rated.Ratings: Alice 1500 → ")
     assert [wins for _, wins, _, _ in await ratings(client, "Alice", "Bob")] == [1, 0]
+
+
+async def test_a_game_whose_end_was_stored_without_its_rating_is_rated_once_after_a_restart(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """The writer may commit a game's last journal entry in one batch and its archive (with the rating
+    change) in the next: a crash between them leaves the end stored and the rating not. The restart
+    archives and rates it, once (server/hub/restore.py)."""
+    client = await served(aiohttp_client, settings)
+    alice, bob = await pair(client, "Alice", "Bob")
+    uid = await opened(alice, bob, CROSSES)
+    await placed(client, uid, alice, bob, 24)
+    await client.close()
+    store = await Store.open(settings.db_url)  # what a crash just after Bob's resignation leaves
+    journals, _ = await store.writer.load_journal()
+    store.writer.journal(uid, journals[uid][-1][0] + 1, "propose", {"p": 2, "text": "resign"})
+    await store.writer.flush()
+    await store.close()
+
+    for _ in range(2):  # restarted, and restarted again: rated once
+        client = await served(aiohttp_client, settings)
+        await client.app[STORE_KEY].writer.flush()
+        alice_won, bob_lost = rate_game(INITIAL, INITIAL, 1.0)
+        assert await ratings(client, "Alice", "Bob") == [
+            (shown(alice_won), 1, 0, 0),
+            (shown(bob_lost), 0, 0, 1),
+        ]
+        listed = await (await client.get("/games", params={"nick": "Alice"})).json()
+        assert [(game["number"], game["result"], game["rated"]) for game in listed] == [(1, "B+R", True)]
+        await client.close()
