@@ -270,11 +270,14 @@ UNRATED_LINES = {  # why a game was not rated, as its table's server line says i
 
 def rating_line(game: FinishedGame, unrated: str, accounts: list[Account]) -> tuple[str, str]:
     """What a finished game did to its players' ratings, as a server line (code, text): issue 47, nobody
-    saw it. The ratings before are the ones the store wrote into the record (FinishedGame.record)."""
-    after = {account.nick: account.rating for account in accounts}
-    shown_before = {game.blue: game.record.black_rating, game.red: game.record.white_rating}
-    if not game.rated or set(after) != set(shown_before) or None in shown_before.values():
+    saw it. The ratings before are the ones the store wrote into the record (FinishedGame.record), the
+    ones after are `accounts`, blue's then red's (ArchiveDone). The players are named as they played:
+    an account renamed during the game keeps its old nick until its player's next login."""
+    before = (game.record.black_rating, game.record.white_rating)
+    if not game.rated or len(accounts) != 2 or None in before:
         return f"unrated{unrated.capitalize()}", UNRATED_LINES[unrated]
-    before = {nick: int(rating or 0) for nick, rating in shown_before.items()}
-    changes = [f"{nick} {before[nick]} → {after[nick]} ({after[nick] - before[nick]:+d})" for nick in before]
+    changes = [
+        f"{nick} {int(was or 0)} → {account.rating} ({account.rating - int(was or 0):+d})"
+        for nick, was, account in zip((game.blue, game.red), before, accounts, strict=True)
+    ]
     return "rated", f"Ratings: {', '.join(changes)}."

@@ -65,7 +65,8 @@ class FinishedGame:
     cancelled: bool = False
 
 
-ArchiveDone = Callable[[int, list[Account]], None]  # (archive number, accounts whose rating changed)
+# (archive number, the accounts whose rating changed: blue's then red's, none for a game not rated)
+ArchiveDone = Callable[[int, list[Account]], None]
 
 
 class StorageFailing(Exception):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.orm import Session
 
 from server.engine.board import BLACK, WHITE
@@ -93,12 +93,14 @@ def _players(session: Session, blue: str, red: str) -> tuple[User | None, User |
     keys = {nick_key(nick) for nick in (blue, red) if not nick.startswith("*")}
     found = session.scalars(
         select(User)
-        .where(User.nick_key.in_(keys))
+        .where(or_(User.nick_key.in_(keys), User.login_key.in_(keys)))
         .order_by(User.id)
         .with_for_update()
         .execution_options(populate_existing=True)  # as locked, not as this transaction read it before
     ).all()
-    by_key = {user.nick_key: user for user in found}
+    # A player online when their account was renamed plays on under the old nick, the one they log in
+    # with, until their next login (docs/operations.md, "Accounts"); no other account holds it.
+    by_key = {user.login_key: user for user in found} | {user.nick_key: user for user in found}
     return by_key.get(nick_key(blue)), by_key.get(nick_key(red))
 
 

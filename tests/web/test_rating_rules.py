@@ -266,3 +266,24 @@ async def test_a_game_whose_end_was_stored_without_its_rating_is_rated_once_afte
         listed = await (await client.get("/games", params={"nick": "Alice"})).json()
         assert [(game["number"], game["result"], game["rated"]) for game in listed] == [(1, "B+R", True)]
         await client.close()
+
+
+async def test_a_game_ending_after_its_players_account_was_renamed_is_rated(client: TestClient) -> None:
+    """docs/operations.md: a renamed player online keeps the old nick until the next login. Their game
+    was archived as a guest's (unrated, "both players need an account") before."""
+    alice, bob = await pair(client, "Alice", "Bob")
+    uid = await opened(alice, bob, CROSSES)
+    await placed(client, uid, alice, bob, 24)
+    await client.app[STORE_KEY].accounts.rename("Bob", "Robert")
+    line = await resigned(client, bob, uid)
+
+    alice_won, bob_lost = rate_game(INITIAL, INITIAL, 1.0)
+    assert await ratings(client, "Alice", "Robert") == [
+        (shown(alice_won), 1, 0, 0),
+        (shown(bob_lost), 0, 0, 1),
+    ]
+    gain, loss = shown(alice_won) - 1500, shown(bob_lost) - 1500
+    change = f"Alice 1500 → {shown(alice_won)} ({gain:+d}), Bob 1500 → {shown(bob_lost)} ({loss:+d})"
+    assert line == f"rated.Ratings: {change}."  # the nicks the game was played under
+    (game,) = await (await client.get("/games", params={"nick": "Robert"})).json()
+    assert (game["red"], game["rated"]) == ("Bob", True)
