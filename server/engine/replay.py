@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sys
 from collections.abc import Callable
@@ -209,12 +210,18 @@ def _check_written_rings(
     for ring in rings:
         indices = [board.index(p) for p in ring]
         owner = board.color[indices[0]]
-        key = _ring_key(game, owner, indices)
-        if not any(
+        key = _ring_key(game, owner, indices) if _steps_to_neighbours(ring) else None
+        if key is None or not any(
             e.owner == owner and _ring_key(game, owner, list(e.ring) + [e.ring[0]]) == key for e in recent
         ):
             written = "".join(map(point_to_sgf, ring))
             raise ReplayError(f"{where}: written ring {written} is not an automatic enclosure")
+
+
+def _steps_to_neighbours(ring: tuple[Point, ...]) -> bool:
+    """Whether each step of a written ring goes to one of the 8 neighbours, as every enclosure's border
+    does: only such a ring has an interior to compare (polygon_interior's premise)."""
+    return all(max(abs(bx - ax), abs(by - ay)) == 1 for (ax, ay), (bx, by) in itertools.pairwise(ring))
 
 
 def replay_text(name: str, text: str) -> dict:

@@ -119,6 +119,18 @@ def test_written_ring_that_is_not_automatic_is_an_error(tmp_path: Path) -> None:
     assert status == 0 and line["captured"] == {"B": 1, "W": 0}
 
 
+@pytest.mark.parametrize("ring", ["addcggad", "aahhaa"])
+def test_written_ring_whose_steps_are_not_to_neighbours_is_an_error(tmp_path: Path, ring: str) -> None:
+    """No enclosure's border jumps across the board: such a ring is refused, not a crash of the tool
+    (it raised IndexError, and the files after it were not replayed)."""
+    path = tmp_path / "jump.sgf"
+    path.write_text(f"(;FF[4]GM[40]SZ[8];B[be.{ring}])")
+    status, lines, _ = replay(str(path), str(FIXTURES / "kropla_zagram77976.sgf"))
+    assert status == 1
+    assert "move 1" in lines[0]["error"] and "not an automatic enclosure" in lines[0]["error"]
+    assert "error" not in lines[1]
+
+
 def test_stop_dots_are_zagrams_in_zagrams_order() -> None:
     """The 2023-06-09 record: after `C[W pressed STOP]` zagram put 28 blue dots (the clock stands at
     BL[36.7]) before blue's own 8. Our STOP at that position puts the same 28, in the same order: W's
