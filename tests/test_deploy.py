@@ -5,6 +5,7 @@ nginx site goes through `nginx -t` (make test installs Debian's nginx-light when
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import os
@@ -17,6 +18,7 @@ import sys
 import time
 import urllib.request
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import aiohttp
@@ -26,9 +28,12 @@ from pytest_aiohttp import AiohttpClient
 
 from server.app import create_app
 from server.config import DEFAULT_MAX_CONNECTIONS, Settings, check_cluster
+from server.hub.stream import MAX_WAIT
 from server.web.connections import FILE_RESERVE, connection_cap
+from server.web.push import HEARTBEAT, KEEP_ALIVE_SPREAD
 from tests.ports import free_port
 from tests.test_lock import LOCKS
+from tests.web.zagram import Zagram
 
 REPO = Path(__file__).resolve().parent.parent
 DEPLOY = REPO / "deploy"
@@ -322,20 +327,16 @@ async def test_behind_the_shipped_site_the_internet_cannot_read_metrics(
         assert (await client.get("/metrics", headers={"X-Forwarded-For": forwarded})).status == 403
 
 
-@pytest.mark.parametrize("site_file", ["nginx-kropki.conf", "nginx-kropki-cluster.conf"])
-async def test_the_shipped_site_passes_a_push_connection_through(
-    aiohttp_client: AiohttpClient, settings: Settings, tmp_path: Path, site_file: str
-) -> None:
-    """A real nginx with the shipped site in front of the server: /push upgrades through it, frames
-    come back, and its polls still work beside it (the map keeps their keep-alive)."""
-    proxies = Settings.from_env(unit_environment()).trusted_proxies
-    client = await aiohttp_client(create_app(dataclasses.replace(settings, trusted_proxies=proxies)))
+@contextlib.contextmanager
+def shipped_site(tmp_path: Path, site_file: str, server_port: int) -> Iterator[str]:
+    """A real nginx running the shipped site in front of the server at `server_port`, as the operator
+    installs it (only its addresses and folders moved into `tmp_path`): yields its base URL."""
     port = free_port()
     members = tmp_path / "members.conf"
-    members.write_text(f"server 127.0.0.1:{client.server.port};\n")
+    members.write_text(f"server 127.0.0.1:{server_port};\n")
     site = (DEPLOY / site_file).read_text().replace("/var/log/nginx", str(tmp_path))
     site = site.replace("listen [::]:80;", "").replace("listen 80;", f"listen 127.0.0.1:{port};")
-    site = site.replace("server 127.0.0.1:8080;", f"server 127.0.0.1:{client.server.port};")
+    site = site.replace("server 127.0.0.1:8080;", f"server 127.0.0.1:{server_port};")
     site = site.replace("/etc/nginx/kropki-members.conf", str(members))
     site = site.replace("/srv/kropki/client", str(tmp_path))
     (tmp_path / "kropki.conf").write_text(site)
@@ -351,15 +352,109 @@ async def test_the_shipped_site_passes_a_push_connection_through(
             [nginx, "-p", str(tmp_path), "-c", str(tmp_path / "nginx.conf"), "-g", foreground],
             stdout=out, stderr=subprocess.STDOUT,
         )  # fmt: skip
-    base = f"http://127.0.0.1:{port}"
     try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+async def first_answer(http: aiohttp.ClientSession, url: str, **headers: str) -> aiohttp.ClientResponse:
+    """The answer to a request sent to an nginx that was just started, once it listens."""
+    for _ in range(100):
+        try:
+            return await http.get(url, headers=headers)
+        except aiohttp.ClientConnectionError:
+            await asyncio.sleep(0.05)
+    return await http.get(url, headers=headers)
+
+
+@pytest.mark.parametrize("site_file", ["nginx-kropki.conf", "nginx-kropki-cluster.conf"])
+def test_the_shipped_sites_wait_for_the_server_longer_than_it_stays_quiet(site_file: str) -> None:
+    """A long poll is answered within MAX_WAIT and a push connection hears a ping at least every
+    HEARTBEAT times the spread's top: nginx must wait longer for the server, or it ends them (a 504
+    for the poll, a closed socket for /push); and it must not buffer what the server sends."""
+    found = locations((DEPLOY / site_file).read_text())
+    routes = next(body for where, body in found.items() if where.startswith("~ ^/(a\\.kropki"))
+    push = found["= /push"]
+
+    def read_timeout(body: str) -> float:
+        (seconds,) = re.findall(r"proxy_read_timeout (\d+)s;", body)
+        return float(seconds)
+
+    assert read_timeout(routes) > 1.5 * MAX_WAIT
+    assert read_timeout(push) > 1.5 * HEARTBEAT * KEEP_ALIVE_SPREAD[1]
+    assert "proxy_buffering off;" in routes and "proxy_buffering off;" in push
+
+
+@pytest.mark.parametrize("site_file", ["nginx-kropki.conf", "nginx-kropki-cluster.conf"])
+async def test_the_shipped_site_caps_bodies_and_headers_before_the_server(
+    aiohttp_client: AiohttpClient, settings: Settings, tmp_path: Path, site_file: str
+) -> None:
+    """A real nginx with the shipped site: a body over its 64 kB, or a header over nginx's 8 kB
+    buffers, is refused by nginx, the request after it is served; a long poll (`wait=`) comes through."""
+    proxies = Settings.from_env(unit_environment()).trusted_proxies
+    client = await aiohttp_client(create_app(dataclasses.replace(settings, trusted_proxies=proxies)))
+    with shipped_site(tmp_path, site_file, client.server.port) as base:
+        async with aiohttp.ClientSession(base_url=base) as http:
+            login = await first_answer(http, "/a.kropki?co=guestLogin&idGracza=ala123&opis=*Ala")
+            assert await login.text() == "", (tmp_path / "nginx.out").read_text()
+            ala = Zagram(http, "ala123", "*Ala")  # type: ignore[arg-type]
+            first = await ala.poll()
+            waited = await ala.poll(wait="1")  # nothing new: the server answers when the wait is over
+            assert (waited.status, waited.last) == ("ok", first.last)
+            body = await http.post("/api/bot/pool/join", data=b"x" * (65 * 1024))
+            assert body.status == 413
+            header = await http.get("/healthz", headers={"X-Padding": "x" * (9 * 1024)})
+            assert header.status in (400, 431)
+            assert (await http.get("/healthz")).status == 200
+
+
+FORGED = {"X-Forwarded-For": "198.51.100.7", "X-Real-IP": "198.51.100.7", "Forwarded": "for=198.51.100.7"}
+
+
+@pytest.mark.parametrize("site_file", ["nginx-kropki.conf", "nginx-kropki-cluster.conf"])
+async def test_behind_the_shipped_site_a_client_cannot_choose_the_address_the_limits_count(
+    aiohttp_client: AiohttpClient, settings: Settings, tmp_path: Path, site_file: str
+) -> None:
+    """A real nginx with the shipped site, the server trusting it as the shipped unit does, one player
+    an address: a client that names another address in its own headers is still counted at its own. A
+    site that passed the client's X-Forwarded-For on would let it log in a player from every address
+    it names; one that appended its address to the header, from nginx's own host."""
+    proxies = Settings.from_env(unit_environment()).trusted_proxies
+    limited = dataclasses.replace(settings, trusted_proxies=proxies, unlimited=(), players_per_address=1)
+    client = await aiohttp_client(create_app(limited))
+
+    async def login(http: aiohttp.ClientSession, nick: str, **headers: str) -> str:
+        url = f"{base}/a.kropki?co=guestLogin&idGracza={nick.lower()}123&opis=*{nick}"
+        answer = await first_answer(http, url, **headers)
+        assert answer.status == 200, (tmp_path / "nginx.out").read_text()
+        return await answer.text()
+
+    def from_address(host: str) -> aiohttp.ClientSession:
+        return aiohttp.ClientSession(connector=aiohttp.TCPConnector(local_addr=(host, 0)))
+
+    with shipped_site(tmp_path, site_file, client.server.port) as base:
+        async with from_address("127.0.0.2") as far, from_address("127.0.0.1") as near:
+            assert await login(far, "Ala", **FORGED) == ""
+            assert (await login(far, "Bob", **FORGED | {"X-Forwarded-For": "198.51.100.8"})).startswith(
+                "err.tooManyPlayers"
+            )
+            assert await login(near, "Cid") == ""  # one more address: a player of its own
+            assert (await login(near, "Dan", **FORGED)).startswith("err.tooManyPlayers")
+
+
+@pytest.mark.parametrize("site_file", ["nginx-kropki.conf", "nginx-kropki-cluster.conf"])
+async def test_the_shipped_site_passes_a_push_connection_through(
+    aiohttp_client: AiohttpClient, settings: Settings, tmp_path: Path, site_file: str
+) -> None:
+    """A real nginx with the shipped site in front of the server: /push upgrades through it, frames
+    come back, and its polls still work beside it (the map keeps their keep-alive)."""
+    proxies = Settings.from_env(unit_environment()).trusted_proxies
+    client = await aiohttp_client(create_app(dataclasses.replace(settings, trusted_proxies=proxies)))
+    with shipped_site(tmp_path, site_file, client.server.port) as base:
         async with aiohttp.ClientSession() as http:
-            for _ in range(100):  # until nginx listens
-                try:
-                    login = await http.get(f"{base}/a.kropki?co=guestLogin&idGracza=ala123&opis=*Ala")
-                    break
-                except aiohttp.ClientConnectionError:
-                    await asyncio.sleep(0.05)
+            login = await first_answer(http, f"{base}/a.kropki?co=guestLogin&idGracza=ala123&opis=*Ala")
             assert login.status == 200 and await login.text() == "", (tmp_path / "nginx.out").read_text()
             async with http.ws_connect(f"{base}/push?co=getMsg&idGracza=ala123&msgNo=0") as socket_:
                 first = await socket_.receive_str(timeout=10)
@@ -370,6 +465,3 @@ async def test_the_shipped_site_passes_a_push_connection_through(
                     said = await socket_.receive_str(timeout=10)
                 polled = await http.get(f"{base}/a.kropki?co=getMsg&idGracza=ala123&msgNo=0")
                 assert "through nginx" in await polled.text()
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
