@@ -315,6 +315,8 @@ class Nginx:
         for shipped, here in (
             ("/etc/nginx/kropki-members.conf", str(folder / "kropki-members.conf")),
             ("    listen 80;\n    listen [::]:80;\n", f"    listen {HOST}:{self.port};\n"),
+            # refused and failed upstreams into error.log, counted below (the shipped site keeps them out)
+            ("/var/log/nginx/kropki.error.log crit;", f"{folder}/error.log error;"),
             ("/var/log/nginx", str(folder)),
             ("/srv/kropki/client", str(folder)),
             (

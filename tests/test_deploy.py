@@ -415,6 +415,22 @@ async def test_the_shipped_site_caps_bodies_and_headers_before_the_server(
             assert (await http.get("/healthz")).status == 200
 
 
+@pytest.mark.parametrize("site_file", ["nginx-kropki.conf", "nginx-kropki-cluster.conf"])
+async def test_the_shipped_site_logs_no_player_id_when_the_server_cannot_be_reached(
+    tmp_path: Path, site_file: str
+) -> None:
+    """While the server restarts, every poll in flight fails at nginx: its error log wrote each one's
+    request line, the player's id in its query string, into the error log of nginx.conf."""
+    secret = "SeCrEt" + secrets.token_hex(4)
+    with shipped_site(tmp_path, site_file, free_port()) as base:  # nothing listens there
+        async with aiohttp.ClientSession(base_url=base) as http:
+            poll = await first_answer(http, f"/a.kropki?co=getMsg&idGracza={secret}&msgNo=0&msgFromClient=x")
+            assert poll.status == 502
+    written = {path.name: path.read_text() for path in tmp_path.iterdir() if path.name.endswith(".log")}
+    assert "error.log" in written and "kropki.access.log" in written
+    assert [name for name, text in written.items() if secret in text] == []
+
+
 FORGED = {"X-Forwarded-For": "198.51.100.7", "X-Real-IP": "198.51.100.7", "Forwarded": "for=198.51.100.7"}
 
 

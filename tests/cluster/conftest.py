@@ -232,6 +232,8 @@ class Nginx:
         site = (DEPLOY / "nginx-kropki-cluster.conf").read_text()
         site = site.replace("/etc/nginx/kropki-members.conf", str(self.folder / "kropki-members.conf"))
         site = site.replace("    listen 80;\n    listen [::]:80;\n", f"    listen 127.0.0.1:{self.port};\n")
+        # upstream failures into error.log for errors(): the shipped site keeps them out (they hold ids)
+        site = site.replace("/var/log/nginx/kropki.error.log crit;", f"{self.folder}/error.log error;")
         site = site.replace("/var/log/nginx", str(self.folder)).replace(
             "/srv/kropki/client", str(self.folder)
         )
