@@ -159,6 +159,7 @@ class PostgresProxy(Breaker):
         self.url = parsed.set(query={"host": str(folder)}).render_as_string(hide_password=False)
         self.server: asyncio.Server | None = None
         self.pipes: set[asyncio.StreamWriter] = set()
+        self.handlers: set[asyncio.Task[None]] = set()  # one a client connection, until both ends are shut
         self.flowing = asyncio.Event()  # cleared by `hold`: what the clients send waits here
         self.flowing.set()
 
@@ -171,20 +172,35 @@ class PostgresProxy(Breaker):
         self.server = await asyncio.start_unix_server(self._serve, path=str(self.folder / self.SOCKET))
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        upstream_reader, upstream_writer = await asyncio.open_unix_connection(str(self.target))
-        self.pipes |= {writer, upstream_writer}
-
-        async def pipe(source: asyncio.StreamReader, sink: asyncio.StreamWriter, held: bool) -> None:
+        handler = asyncio.current_task()
+        assert handler is not None
+        self.handlers.add(handler)
+        self.pipes.add(writer)  # cut by a break from now on, even while PostgreSQL is being reached
+        upstream: asyncio.StreamWriter | None = None
+        try:
             with contextlib.suppress(OSError):
-                while data := await source.read(65536):
-                    if held:
-                        await self.flowing.wait()
-                    sink.write(data)
-                    await sink.drain()
-            sink.close()
+                upstream_reader, upstream = await asyncio.open_unix_connection(str(self.target))
+                if writer not in self.pipes:  # the proxy broke meanwhile: cut with the rest
+                    return
+                self.pipes.add(upstream)
+                await asyncio.gather(
+                    self._pipe(reader, upstream, True), self._pipe(upstream_reader, writer, False)
+                )
+        finally:
+            for end in (writer, upstream):  # both shut already, unless this connection failed or was cut
+                if end is not None:
+                    end.transport.abort()
+                    self.pipes.discard(end)
+            self.handlers.discard(handler)
 
-        await asyncio.gather(pipe(reader, upstream_writer, True), pipe(upstream_reader, writer, False))
-        self.pipes -= {writer, upstream_writer}
+    async def _pipe(self, source: asyncio.StreamReader, sink: asyncio.StreamWriter, held: bool) -> None:
+        with contextlib.suppress(OSError):
+            while data := await source.read(65536):
+                if held:
+                    await self.flowing.wait()
+                sink.write(data)
+                await sink.drain()
+        sink.close()
 
     async def break_storage(self) -> None:
         assert self.server is not None
@@ -201,9 +217,13 @@ class PostgresProxy(Breaker):
         await self.start()
 
     async def close(self) -> None:
-        """The proxy gone for good, once its clients are (whatever state the test left it in)."""
+        """The proxy gone for good, once its clients are (whatever state the test left it in), with
+        every connection it took shut: one left to the end of the event loop failed whatever test ran
+        when the collector found it (an unclosed socket's ResourceWarning)."""
         if self.server is not None:
             await self.break_storage()
+        if self.handlers:
+            await asyncio.wait(self.handlers, timeout=5)
 
 
 async def until(condition: Callable[[], bool], seconds: float = 15.0) -> None:
