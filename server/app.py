@@ -68,7 +68,9 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
 
     Tests pass a hub with a clock they drive.
     """
-    app = web.Application(middlewares=[frontdoor.front_door])
+    app = web.Application(
+        middlewares=[frontdoor.front_door], handler_args={"max_line_size": kropki.MAX_REQUEST_LINE}
+    )
     app[SETTINGS_KEY] = settings
     app[HUB_KEY] = hub or Hub(
         caps=Caps(

@@ -58,6 +58,7 @@ RUNS = {
     "login_cost": (["--players", "50", "200", "--logins", "20", "--rounds", "1"], "getBMsg at 200 players x"),
     "swiss": (["--players", "30", "--rounds", "5"], "30 players: slowest round"),
     "idle_connections": (["--connections", "50", "--settle", "0.2"], "an idle connection after a poll:"),
+    "request_lines": (["--connections", "50", "--polls", "20", "--settle", "0.2"], "line of 40,096 bytes:"),
     "push": (
         ["--players", "20", "--games", "3", "--seconds", "2", "--warm-up", "1", "--settle", "2"]
         + ["--workers", "1"],

@@ -31,6 +31,7 @@ from server.cluster.sessions import BRING_AT_MOST
 from server.config import DEFAULT_MAX_CONNECTIONS, Settings, check_cluster
 from server.hub.stream import MAX_WAIT
 from server.web.connections import FILE_RESERVE, connection_cap
+from server.web.kropki import MAX_REQUEST_LINE
 from server.web.push import HEARTBEAT, KEEP_ALIVE_SPREAD
 from tests.ports import free_port
 from tests.test_lock import LOCKS
@@ -395,8 +396,9 @@ def test_the_shipped_sites_wait_for_the_server_longer_than_it_stays_quiet(site_f
 async def test_the_shipped_site_caps_bodies_and_headers_before_the_server(
     aiohttp_client: AiohttpClient, settings: Settings, tmp_path: Path, site_file: str
 ) -> None:
-    """A real nginx with the shipped site: a body over its 64 kB, or a header over nginx's 8 kB
-    buffers, is refused by nginx, the request after it is served; a long poll (`wait=`) comes through."""
+    """A real nginx with the shipped site: a body over its 64 kB, or a request line or header over its
+    40 kB buffers, is refused by nginx, the request after it is served; a long poll (`wait=`) and a poll
+    whose request line is as long as the server takes come through."""
     proxies = Settings.from_env(unit_environment()).trusted_proxies
     client = await aiohttp_client(create_app(dataclasses.replace(settings, trusted_proxies=proxies)))
     with shipped_site(tmp_path, site_file, client.server.port) as base:
@@ -409,9 +411,11 @@ async def test_the_shipped_site_caps_bodies_and_headers_before_the_server(
             assert (waited.status, waited.last) == ("ok", first.last)
             body = await http.post("/api/bot/pool/join", data=b"x" * (65 * 1024))
             assert body.status == 413
-            header = await http.get("/healthz", headers={"X-Padding": "x" * (9 * 1024)})
+            header = await http.get("/healthz", headers={"X-Padding": "x" * (41 * 1024)})
             assert header.status == 400
-            assert (await http.get("/healthz?" + "x" * (9 * 1024))).status == 414  # the request line
+            assert (await http.get("/healthz?" + "x" * (41 * 1024))).status == 414  # the request line
+            longest = "/a.kropki?co=getMsg&playerId=ala123&msgNo=0&pad=" + "x" * (MAX_REQUEST_LINE - 100)
+            assert (await http.get(longest)).status == 200  # what the server takes, nginx passes on
             assert (await http.get("/healthz")).status == 200
 
 

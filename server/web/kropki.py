@@ -26,7 +26,14 @@ from server.web.ids import screened_id
 
 log = logging.getLogger(__name__)
 
-MAX_MSG_FROM_CLIENT = 6_000  # characters of msgFromClient in one poll (URLs stay under 8 kB)
+MAX_MSG_FROM_CLIENT = 6_000  # characters of msgFromClient in one poll
+# The longest request line the server reads (aiohttp's max_line_size, set in create_app): room for
+# msgFromClient's 6,000 characters of two UTF-8 bytes each (Polish, Cyrillic: six characters of the URL
+# each, percent-encoded) and the rest of the query. aiohttp's default, 8,190 bytes, refused MultiPoints'
+# poll with its queue's ten Cyrillic chat lines (18 kB) with a bare 400 before the handler, and the lines
+# were lost. Not more: a line still arriving holds its bytes in the parser until the header timeout, so
+# this times the connection cap is what such connections can hold (benchmarks/request_lines.py).
+MAX_REQUEST_LINE = MAX_MSG_FROM_CLIENT * 6 + 4_096
 
 routes = web.RouteTableDef()
 

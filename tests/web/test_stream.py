@@ -451,6 +451,8 @@ async def test_an_invitation_withdrawn_between_two_polls_ends_the_next_long_poll
         ("co=getMsg&playerId=ala123&msgNo=0&wait=soon", "err.badWait"),
         ("co=getMsg&playerId=ala123&msgNo=0&wait=nan", "err.badWait"),
         ("co=getMsg&playerId=ala123&msgNo=0&msgFromClient=" + "c1.0.x" * 1100, "err.tooLong"),
+        # 6,001 Cyrillic characters: a 36 kB request line, still read and answered
+        ("co=getMsg&playerId=ala123&msgNo=0&msgFromClient=" + "ж" * 6001, "err.tooLong"),
         ("co=changeLang&idGracza=ala123&na=zz", "err.badLang"),
         ("co=changeLang&idGracza=nobody&na=pl", "err.notLoggedIn"),
         ("co=zmienStol&idGracza=ala123&newTable=77", "err.noSuchTable"),
