@@ -15,7 +15,7 @@ from aiohttp import web
 from server import gcschedule
 from server.config import Settings
 from server.director.director import Director
-from server.hub.computer import worker_pool
+from server.hub.computer import WorkerPool
 from server.hub.hub import Hub
 from server.hub.limits import Caps
 from server.hub.numbers import TABLE_BLOCK
@@ -169,7 +169,7 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     if member is not None:
         hub.reserve_table_numbers(store.reserve_table_numbers, await store.reserve_table_numbers(TABLE_BLOCK))
     workers = app[SETTINGS_KEY].ai_workers
-    pool = worker_pool(workers) if workers else None
+    pool = WorkerPool(workers) if workers else None
     if pool is not None:
         hub.enable_computer(pool, workers)
     hub.start()

@@ -13,8 +13,11 @@ import os
 import random
 import threading
 import time
-from concurrent.futures import Executor, ProcessPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from multiprocessing import get_context
+from typing import Any, TypeVar
 
 from server.engine import ai
 from server.engine.board import Board
@@ -34,9 +37,32 @@ WORKER_NICE = 10  # searches yield the CPU to the server's own process
 ORPHAN_CHECK_SECONDS = 1.0  # how often a worker looks whether its server is still there
 
 log = logging.getLogger(__name__)
+Result = TypeVar("Result")
 
 
-def worker_pool(workers: int) -> ProcessPoolExecutor:
+class WorkerPool(Executor):
+    """The worker processes, started again when one of them died. A ProcessPoolExecutor whose worker
+    was killed (out of memory, by hand) refuses every later search: before, every game against the
+    computer then waited for its move until the server restarted."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = workers
+        self.processes = _processes(workers)
+
+    def submit(self, fn: Callable[..., Result], /, *args: Any, **kwargs: Any) -> Future[Result]:
+        try:
+            return self.processes.submit(fn, *args, **kwargs)
+        except BrokenProcessPool:
+            log.warning("AI worker process died; starting the workers again %s", Fields(workers=self.workers))
+            self.processes.shutdown(wait=False, cancel_futures=True)
+            self.processes = _processes(self.workers)
+            return self.processes.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        self.processes.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+def _processes(workers: int) -> ProcessPoolExecutor:
     """Niced worker processes, started with `spawn` (forking a threaded server is unsafe)."""
     return ProcessPoolExecutor(
         max_workers=workers,

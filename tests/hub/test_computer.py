@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
+import os
 import random
 import re
+import signal
 import time
 from concurrent.futures import Executor, Future
 from concurrent.futures.process import BrokenProcessPool
@@ -145,6 +148,23 @@ async def test_when_the_search_fails_the_computer_still_moves(
     room = hub_of(client).tables[1].room
     await wait_for(ala, lambda: len(room.game.moves) == 1, 10)  # the computer is blue and moves first
     assert "AI search failed; playing a quick move uid=1 " in caplog.text
+
+
+async def test_a_killed_worker_process_is_started_again(client: TestClient) -> None:
+    """A worker killed (out of memory, by hand) broke the pool for good: the search in flight got a
+    quick move, and every later search was refused, so the computer never moved again anywhere."""
+    ala = Zagram(client, "ala123", "*Ala")
+    await ala.login()
+    await ala.get(idGracza=ala.secret, co="zapraszam", whom="AI easy", gameType="0909s0..p.A.n....")
+    room = hub_of(client).tables[1].room
+    await wait_for(ala, lambda: len(room.game.moves) == 1, 60)  # the computer is blue and moves first
+    (worker,) = multiprocessing.active_children()
+    os.kill(worker.pid, signal.SIGKILL)
+    assert await ala.get(idGracza=ala.secret, co="graczStawiaKropke", table="1", where="aa") == ""
+    await wait_for(ala, lambda: len(room.game.moves) == 3, 60)  # a quick move, or a search by a new worker
+    assert await ala.get(idGracza=ala.secret, co="graczStawiaKropke", table="1", where="ai") == ""
+    await wait_for(ala, lambda: len(room.game.moves) == 5, 60)  # before: never, the pool was broken
+    assert worker.pid not in [child.pid for child in multiprocessing.active_children()]
 
 
 class WrongPool(Executor):
