@@ -51,6 +51,9 @@ Before the hashes had threads of their own they ran on asyncio's default ones (6
 863 MB at cost 17 on this project's machine, and her login waited behind the whole flood
 (docs/performance.md, "Abuse limits").
 
+Section "ai": floods of the AI players' worker processes; section "undo": take-backs on analysis tables
+of a long game (benchmarks/aiflood.py).
+
 Section "frames": one client's flood of WebSocket frames on /push, each kind in turn (benchmarks/frames.py).
 
     .venv/bin/python benchmarks/abuse.py --only connections
@@ -84,6 +87,7 @@ for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*) and thi
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
+import aiflood  # noqa: E402
 import attacks  # noqa: E402
 import frames  # noqa: E402
 from stream import (  # noqa: E402
@@ -980,6 +984,7 @@ class Section:
 
 
 SECTIONS = {
+    "ai": Section(aiflood.ai_section, aiflood.ai_arguments),
     "connections": Section(connections_section, connections_arguments),
     "frames": Section(frames.frames_section, frames.frames_arguments),
     "guesses": Section(attacks.guesses_section, attacks.guesses_arguments),
@@ -989,6 +994,7 @@ SECTIONS = {
     "logins": Section(logins_section, logins_arguments),
     "whole-states": Section(whole_states_section, whole_states_arguments),
     "slots": Section(slots_section, slots_arguments),
+    "undo": Section(aiflood.undo_section, aiflood.undo_arguments),
 }
 
 

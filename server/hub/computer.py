@@ -13,6 +13,7 @@ import os
 import random
 import threading
 import time
+from collections import Counter, deque
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -111,16 +112,31 @@ def _position(room: Room) -> Position:
 
 
 class Computer:
-    """The AI players of one hub and the searches in flight, at most one per table.
+    """The AI players of one hub and their searches, at most one per table.
 
     It hears of every event at a game table from the bus (`soon`) and plays through the tables' rooms;
-    its players log in as sessions (Hub.enable_computer)."""
+    its players log in as sessions (Hub.enable_computer). Searches wait in one queue per network of the
+    person playing (`lanes`) and go to the workers in turn from each network, only as many at once as
+    there are workers: a network's many games wait behind one another, not in front of everybody else's,
+    and a game that closed or moved on while its search waited costs nothing (docs/ai.md)."""
 
     def __init__(self, ctx: Context, tables: Tables, executor: Executor, workers: int) -> None:
         self.ctx, self.tables, self.executor, self.workers = ctx, tables, executor, workers
-        self.thinking: set[int] = set()
+        self.thinking: set[int] = set()  # tables whose search waits in a lane or runs
+        self.lanes: dict[str, deque[int]] = {}  # network -> its tables waiting, in order
+        # network with a search waiting or running -> when its last search started: the network served
+        # longest ago goes next
+        self.served: dict[str, int] = {}
+        self.busy: Counter[str] = Counter()  # network -> its searches running
+        self.searches_started = 0
+        self.running = 0
+        self.closed = False
         self._checks: set[int] = set()
         self.rng = random.Random()
+
+    def close(self) -> None:
+        """The server stops: no more searches (its workers are shut down next)."""
+        self.closed = True
 
     def level_of(self, nick: str) -> int | None:
         return RESERVED.get(nick_key(nick))
@@ -135,29 +151,74 @@ class Computer:
         self._checks.discard(uid)
         table = self.tables.get(uid)
         room = table.room if table is not None else None
-        if room is None:
+        if table is None or room is None:
             return
         if self.ctx.persistence.storage_failure is not None:  # its move or answer could not be stored: it
             return  # waits too, and looks again when storage is back (every running game's `f` line then)
         self._answer_proposal(room)  # also after the end: a new game
-        if room.game.result is not None or uid in self.thinking:
+        if uid in self.thinking or self._on_move(room) is None:
+            return
+        person = table.people.get(room.nick_of(3 - room.game.to_move))
+        lane = (person.network or person.host) if person is not None else ""
+        self.thinking.add(uid)
+        self.lanes.setdefault(lane, deque()).append(uid)
+        self._start_searches()
+
+    def _on_move(self, room: Room) -> int | None:
+        """The level of the AI player on move, if one is and the game goes on."""
+        return None if room.game.result is not None else self.level_of(room.nick_of(room.game.to_move))
+
+    def _start_searches(self) -> None:
+        """Give the workers the next search of the network served longest ago, while a worker is free."""
+        while self.running < self.workers and self.lanes and not self.closed:
+            lane = min(self.lanes, key=lambda lane: self.served.get(lane, 0))  # ties: the first to ask
+            waiting = self.lanes[lane]
+            uid = waiting.popleft()
+            if not waiting:
+                del self.lanes[lane]
+            self._search(uid, lane)
+            self._forget_if_idle(lane)
+
+    def _forget_if_idle(self, lane: str) -> None:
+        """A network with no search waiting or running is new again: a player's one game goes first."""
+        if lane not in self.lanes and not self.busy[lane]:
+            self.busy.pop(lane, None)
+            self.served.pop(lane, None)
+
+    def _search(self, uid: int, lane: str) -> None:
+        table = self.tables.get(uid)
+        room = table.room if table is not None else None
+        level = self._on_move(room) if room is not None else None
+        if room is None or level is None or self.ctx.persistence.storage_failure is not None:
+            self.thinking.discard(uid)  # closed, or moved on (an undo), while it waited: nothing to search
             return
         seat = room.game.to_move
-        level = self.level_of(room.nick_of(seat))
-        if level is None:
-            return
         left = room.clock.left(seat) if room.clock is not None else None
         added = room.clock.added if room.clock is not None else 0.0
-        seconds = move_budget(left, added, len(self.thinking), self.workers)
+        seconds = move_budget(left, added, len(self.thinking) - 1, self.workers)
         position = _position(room)
         future = self.executor.submit(
             _think, room.game.board.copy(), seat, level, seconds, self.rng.randrange(2**32)
         )
-        self.thinking.add(uid)
-        asyncio.wrap_future(future).add_done_callback(lambda done: self._play(uid, position, done))
+        self.running += 1
+        self.busy[lane] += 1
+        self.searches_started += 1
+        self.served[lane] = self.searches_started
+        asyncio.wrap_future(future).add_done_callback(lambda done: self._searched(uid, lane, position, done))
+
+    def _searched(
+        self, uid: int, lane: str, position: Position, done: asyncio.Future[tuple[int, int]]
+    ) -> None:
+        self.running -= 1
+        self.busy[lane] -= 1
+        self._forget_if_idle(lane)
+        self.thinking.discard(uid)
+        try:
+            self._play(uid, position, done)
+        finally:
+            self._start_searches()
 
     def _play(self, uid: int, position: Position, done: asyncio.Future[tuple[int, int]]) -> None:
-        self.thinking.discard(uid)
         table = self.tables.get(uid)
         room = table.room if table is not None else None
         if room is None or room.game.result is not None:

@@ -246,6 +246,8 @@ class Hub:
             self.sessions.login_computer(nick)
 
     def close(self) -> None:
+        if self.computer is not None:
+            self.computer.close()
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
