@@ -260,7 +260,7 @@ def ai_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def archive_a_long_game(port: int, size: int, timeout: float) -> int:
-    """Two guests of the unlimited 127.0.0.1 fill a board as far as it goes and one resigns: the
+    """Two guests of the unlimited 127.0.0.1 fill nine tenths of a board and one resigns: the
     archive's game 1, which an attacker's analysis tables load whole (`SGFz1`)."""
     blue = await guest_from(port, "127.0.0.1", "long1", "*Long1", timeout)
     red = await guest_from(port, "127.0.0.1", "long2", "*Long2", timeout)
@@ -269,7 +269,7 @@ async def archive_a_long_game(port: int, size: int, timeout: float) -> int:
     await blue.invite("*Long2", f"{size:02}{size:02}s0..a.F.n....")
     await red.call("co=zaproszenieTak")
     moves = 0
-    for where in points(size, size, 7):
+    for where in points(size, size, 7)[: size * size * 9 // 10]:  # a tenth left free for the take-backs
         mover = (blue, red)[moves % 2]
         moves += await mover.move(1, where) == b""
     await red.call("co=propose&table=1&proposal=resign")
@@ -290,22 +290,22 @@ async def storm(
     async def one(n: int) -> None:
         guest = await guest_from(port, "127.0.0.2", f"atk{n}", f"*Atk{n}", timeout)
         await guest.login()
-        tables = []
+        analysis = f"{size:02}{size:02}s0.SGFz1.a.a.n...c___SUsuen{guest.nick}."
         for _ in range(3):
-            if (
-                await guest.invite(guest.nick, f"{size:02}{size:02}s0.SGFz1.a.a.n...c___SUsuen{guest.nick}.")
-                == b""
-            ):
-                tables.append(len(tables))
+            opened = await guest.invite(guest.nick, analysis)
+            answers["analysis " + (opened.decode(errors="replace")[:30] or "opened")] += 1
         body = await guest.poll(0)
         uids = sorted({int(uid) for uid in re.findall(rb"/q(\d+)/", body)} - {0})
         free = {uid: points(size, size, uid) for uid in uids}
+        answers["tables"] += len(uids)
         turn = 0
         while time.monotonic() < stop_at and uids:
             uid = uids[turn % len(uids)]
             turn += 1
+            if not free[uid]:
+                break
             answer = await guest.move(uid, free[uid][-1])
-            if answer == b"err.illegalMove" or answer == b"err.badMove":
+            if answer in (b"err.illegalMove", b"err.badMove"):
                 free[uid].pop()  # taken in the archived game: another point
                 continue
             answers[answer.decode(errors="replace")[:30] or "dot"] += 1

@@ -80,6 +80,8 @@ class Games:
     def propose(self, player: Player, table: str, proposal: str) -> None:
         """zagram's propositions, and the claims against a player who left (server/hub/absences.py)."""
         room = self.played_room(player, table)
+        if proposal == "undo":
+            self.ctx.limits.take_back(player, len(room.game.moves), self.ctx.timers.now())
         if proposal in CLAIMS:
             self.absences.claim(player, self.tables[room.uid], room, proposal)
         else:

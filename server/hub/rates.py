@@ -14,12 +14,13 @@ class Bucket:
     tokens: float = -1.0  # full at the first take
     at: float = 0.0
 
-    def take(self, now: float) -> bool:
+    def take(self, now: float, cost: float = 1.0) -> bool:
+        """`cost`: how many actions this one counts as (at most `burst`, or it never goes)."""
         if self.tokens < 0:
             self.tokens, self.at = self.burst, now
         self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
         self.at = now
-        if self.tokens < 1:
+        if self.tokens < cost:
             return False
-        self.tokens -= 1
+        self.tokens -= cost
         return True
