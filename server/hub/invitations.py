@@ -266,6 +266,10 @@ class Invitations:
             raise ProtocolError(
                 "badGameType", f"The analyser in the game type must be you: c___SUsuen{player.nick}."
             )
+        # the limits before an archived record's replays (60 ms for 2,400 moves on 52x52): refused, nothing
+        self.tables.room_for_a_table(player)
+        self.ctx.limits.games_of(self.tables.values(), player, analysis=True)
+        self.ctx.limits.may_invite(player, self.ctx.timers.now())
         setup, moves = None, []
         if game_type.start.kind is StartKind.SGF:
             if archived is None:
@@ -282,8 +286,6 @@ class Invitations:
                 raise ProtocolError(
                     "badGameType", "The archived game has dots of a colour the analyser may not place."
                 )
-        self.tables.room_for_a_table(player)
-        self.ctx.limits.games_of(self.tables.values(), player, analysis=True)
         self.ctx.limits.invitation(player, player.nick, self.ctx.timers.now())
         room = self.tables.open_table(game_type, player.nick, player.nick, setup=setup).room
         assert room is not None

@@ -308,8 +308,12 @@ class Limits:
         if ranked and not self.may_play_rated(one, other):
             raise ProtocolError("botUnrated", "A bot and a person play unrated games only here.")
 
-    def invitation(self, player: Player, whom: str, now: float) -> None:
+    def may_invite(self, player: Player, now: float) -> None:
+        """Refuse when the player sent their most invitations this minute (nothing is counted)."""
         within_a_minute(player.invited, now, INVITATIONS_PER_MINUTE, "tooManyInvitations", "invitations")
+
+    def invitation(self, player: Player, whom: str, now: float) -> None:
+        self.may_invite(player, now)
         player.invited.append((now, whom))
 
     def ignore_change(self, player: Player, now: float) -> None:

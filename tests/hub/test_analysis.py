@@ -249,3 +249,19 @@ async def test_an_analysis_table_closes_when_its_analyser_leaves_it(client: Test
     await ala.get(idGracza=ala.secret, co="zmienStol", newTable="0")
     hub.sweep()
     assert 1 not in hub.tables
+
+
+async def test_the_limits_refuse_an_archived_game_before_it_is_replayed(client: TestClient) -> None:
+    """Opening an analysis of an archived game replays its record twice (60 ms for 2,400 moves on 52x52)
+    and the limits were checked only after: a player at their most invitations a minute (or analysis
+    tables) had the server replay a long record 20 times a second, each refused. A record that does not
+    fit the table (a 20x20 analysis of a 10x10 game) shows which comes first."""
+    ala, bob = await guests(client)
+    await archived_game(client, ala, bob)  # her invitation of Bob is one of the minute's 10
+    for _ in range(9):
+        assert await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Ala", gameType=EMPTY_10) == ""
+    tables = len(hub_of(client).tables)
+    not_fitting = "2020s0.SGFz1.a.a.n...c___SUsuen*Ala."
+    answer = await ala.get(idGracza=ala.secret, co="zapraszam", whom="*Ala", gameType=not_fitting)
+    assert answer == "err.tooManyInvitations"  # before: err.badGameType, from the replay
+    assert len(hub_of(client).tables) == tables
