@@ -61,6 +61,15 @@ async def resigned(client: TestClient, player: Zagram, uid: int) -> str:
     return said(client, uid)[-1]
 
 
+async def agreed(client: TestClient, uid: int, proposer: Zagram, accepter: Zagram, proposal: str) -> None:
+    """`proposal` made and accepted (`ok1` + it), and the game's archive written."""
+    proposer.send("u", uid, proposal)
+    await proposer.poll()
+    accepter.send("u", uid, f"ok1{proposal}")
+    await accepter.poll()
+    await client.app[STORE_KEY].writer.flush()
+
+
 def said(client: TestClient, uid: int) -> list[str]:
     """The table's server lines about ratings, as their code and text."""
     lines = [decode_server_text(line) for line in client.app[HUB_KEY].tables[uid].chat.lines()]
@@ -110,11 +119,7 @@ async def test_an_agreed_draw_is_rated_half_a_point_each_and_an_agreed_drop_is_n
     await resigned(client, bob, winner)  # Alice 1662, Bob 1338: a draw between them moves both
     drawn = await opened(alice, bob, CROSSES)
     await placed(client, drawn, alice, bob, 24)
-    alice.send("u", drawn, "draw")
-    await alice.poll()
-    bob.send("u", drawn, "ok1draw")
-    await bob.poll()
-    await client.app[STORE_KEY].writer.flush()
+    await agreed(client, drawn, alice, bob, "draw")
 
     alice_won, bob_lost = rate_game(INITIAL, INITIAL, 1.0)
     alice_drew, bob_drew = rate_game(alice_won, bob_lost, 0.5)
@@ -127,11 +132,7 @@ async def test_an_agreed_draw_is_rated_half_a_point_each_and_an_agreed_drop_is_n
     carol, dan = await pair(client, "Carol", "Dan")
     dropped = await opened(carol, dan, CROSSES)
     await placed(client, dropped, carol, dan, 24)
-    carol.send("u", dropped, "drop")
-    await carol.poll()
-    dan.send("u", dropped, "ok1drop")
-    await dan.poll()
-    await client.app[STORE_KEY].writer.flush()
+    await agreed(client, dropped, carol, dan, "drop")
     assert said(client, dropped)[-1] == "unratedCancelled.Not rated: the game was cancelled."
     assert await ratings(client, "Carol", "Dan") == [(1500, 0, 0, 0)] * 2
 
