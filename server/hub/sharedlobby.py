@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from server.hub.bus import LocalBus
 from server.hub.mirrors import Mirrors
+from server.hub.model import LOBBY
 from server.hub.pools import Pools
-from server.hub.remote import RemoteLobby
+from server.hub.remote import RemoteChatLine, RemoteLobby
 from server.hub.seeks import Seeks
 from server.hub.tables import Tables
 from server.protocol import events
@@ -26,6 +27,8 @@ class SharedLobby:
     def take_line(self, member: str, line: str, b_only: bool) -> None:
         """Another member's lobby line: kept in its part, and shown to the readers here."""
         if self.remote.take(member, line):
+            if line.startswith("ca"):
+                self._numbered_after(self.remote.parts[member].chat[-1])
             if line.startswith((SEEK_ADDED, SEEK_GONE)):  # numbered here
                 self.seeks.follow(member, self.remote.seeks_of(member))
                 return
@@ -44,6 +47,8 @@ class SharedLobby:
     def take_part(self, member: str, lines: list[str]) -> None:
         """Another member's whole part: the readers here get what changed since they last saw it."""
         changed = self.remote.replace(member, lines)
+        for entry in self.remote.parts[member].chat:
+            self._numbered_after(entry)
         self._relay(changed)
         for line in changed:
             if line.startswith("d"):
@@ -56,6 +61,13 @@ class SharedLobby:
         self._relay(self.remote.drop(member))
         self.seeks.follow(member, {})
         self.pools.follow(member, {})
+
+    def _numbered_after(self, entry: RemoteChatLine) -> None:
+        """This member's next lobby line of the second of another member's line `entry` is numbered
+        after it: each member numbered its own, and two lines said in the same second on two members
+        had the same `time_n`, so that a report of one quoted the other, and a `cd` of one took the
+        other off the screens (docs/cluster.md, "One lobby")."""
+        self.tables[LOBBY].chat.counter.seen(*entry.order)
 
     def _relay(self, lines: list[str]) -> None:
         for line in map(self._gone_only, lines):

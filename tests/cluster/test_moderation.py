@@ -100,3 +100,35 @@ async def test_a_player_muted_by_address_is_refused_at_a_table_of_the_other_memb
     await eve.poll(b=True)
     heard = await at_table(dan, uid, has("after it"))
     assert not [line for line in heard + told if "TABLE LINE" in line]
+
+
+async def test_a_lobby_line_said_in_the_same_second_on_two_members_has_an_id_of_its_own(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """Each member numbered its lobby lines within a second by itself: *Troll's line of member b and *Bob's
+    of member a, said in the same second, were both `<second>_0`, so that *Ala's report of the troll's
+    line on member a quoted Bob's as the reported one (a moderator closing it muted Bob), and a `cd` of
+    one took the other off the screens. A member hearing another's lobby line numbers its own after it."""
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    second = float(int(a.app[HUB_KEY].ctx.clock()))
+    for client in (a, b):  # the same second on both, however long the test takes
+        client.app[HUB_KEY].ctx.clock = lambda: second
+    mod = await moderator(b)
+    troll = await guest(b, "trolTro11", "*Troll")
+    ala = await guest(a, "alaAla11", "*Ala")
+    bob = await guest(a, "bobBob22", "*Bob")
+    troll.say(0, "BUY GOLD")
+    await troll.poll(b=True)
+    (gold,) = line_ids(await until(ala, said("BUY GOLD")), "BUY GOLD")
+    bob.say(0, "hello all")
+    await bob.poll(b=True)
+    (hello,) = line_ids(await until(ala, said("hello all")), "hello all")
+    assert hello != gold
+
+    assert await report(ala, line=f"0.{gold}", reason="spam") == "ok.1"
+    (found,) = await reports(mod)
+    assert found["reported"] == "*Troll"
+    assert [(line["nick"], line["reported"]) for line in found["lines"]] == [
+        ("*Troll", True),
+        ("*Bob", False),
+    ]
