@@ -53,7 +53,9 @@ NEWCOMER_SECONDS = 3 * CALL_TIMEOUT
 # refusals against 32, one chaos run each).
 RESENT_FOR = 10.0
 RESEND_EVERY = 0.5
-RESENT = ("do", "done", "undone")
+# The answers to a private line are sent again as well: lost, the writer never saw a line its recipient
+# had, nor a refusal (the writer's member takes each answer once: Chats.private_kept)
+RESENT = ("do", "done", "undone", "private_kept", "private_refused", "undelivered")
 # a whole part asked for and not had this long is asked for again: the ask or the part was lost (a
 # publish that failed is sent again, but a part can still be dropped on its way in, stale or unread)
 ASK_AGAIN_SECONDS = 3.0

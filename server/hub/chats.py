@@ -33,6 +33,7 @@ PRIVATE_JOURNAL = -1  # the journal of private chat, beside the tables' journals
 # 1,000 lines of 300 characters)
 CARRIED_TALKS = 10
 CARRIED_LINES = 100
+ANSWERS_KEPT = 1_000  # answers to private lines sent to other members remembered (Chats._answered)
 
 
 class Chats:
@@ -45,6 +46,9 @@ class Chats:
         # a member of a cluster: `send(member, message)` takes a message to another member (a private
         # line to its player, server/hub/peers.py); None: this server alone
         self.send: Callable[[str, dict[str, Any]], None] | None = None
+        # (t, n) of the latest private lines sent to other members that were answered, the oldest first:
+        # an answer sent again after Redis failed may come twice, and is taken once (_answered)
+        self.answered: dict[tuple[int, int], None] = {}
 
     def chat(self, player: Player, table: str, raw: str) -> None:
         if table == "get":
@@ -145,6 +149,17 @@ class Chats:
             line["from_network"] = player.network
         self.send(member, {"private": line})
 
+    def _answered(self, line: dict[str, Any]) -> bool:
+        """Whether the private line `line`, sent from here, was answered before (this answer is a copy);
+        it is answered now."""
+        key = (line["t"], line["n"])
+        if key in self.answered:
+            return True
+        self.answered[key] = None
+        if len(self.answered) > ANSWERS_KEPT:
+            del self.answered[next(iter(self.answered))]
+        return False
+
     def take_private(self, line: dict[str, Any]) -> dict[str, Any]:
         """A private line from a player of another member, checked as one from here would be; the
         answer for that member: the line kept and shown (with the recipient's nick as it is here),
@@ -169,6 +184,12 @@ class Chats:
 
     def private_kept(self, line: dict[str, Any]) -> None:
         """The other member took a private line written here: kept here too, and shown to its writer."""
+        talk = self.private.get(line["from"], line["to"])
+        if talk is not None and any(
+            (entry.time, entry.n, entry.text) == (line["t"], line["n"], line["text"])
+            for entry in talk.entries
+        ):
+            return  # kept already: the answer came again (Redis took it before it failed)
         reader = line.get("to_network")
         elsewhere = (line["to"], str(reader)) if reader is not None else None
         entry = self._private_add(line["t"], line["from"], line["to"], line["text"], line["n"], elsewhere)
@@ -181,13 +202,13 @@ class Chats:
         """The other member refused a private line written here (its recipient ignores the writer, or
         gets too many): only its writer is told, in their language where the code has a sentence."""
         sender = self.roster.online(line["from"])
-        if sender is not None:
+        if sender is not None and not self._answered(line):
             self.tables.tell(sender, LOBBY, refused.code, str(refused))
 
     def private_not_delivered(self, line: dict[str, Any]) -> None:
         """A private line that did not reach the other member's player: its writer is told."""
         sender = self.roster.online(line["from"])
-        if sender is not None:
+        if sender is not None and not self._answered(line):
             self.tables.tell(sender, LOBBY, "notDelivered", nick=line["to"])
 
     def _private_get(self, player: Player, what: str) -> None:

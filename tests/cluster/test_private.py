@@ -5,14 +5,18 @@ line that reaches nobody comes back to its writer as a server line instead of va
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 
 from pytest_aiohttp import AiohttpClient
+from redis import Redis
 
 from server.config import Settings
 from server.web.common import HUB_KEY
-from tests.cluster.conftest import RedisServer
-from tests.cluster.test_lobby import WITHIN, ala_and_cyd, said, until
+from tests.cluster.conftest import ACL_RULES, RedisServer
+from tests.cluster.test_lobby import WITHIN, ala_and_cyd, guest, said, until
+from tests.cluster.test_members import member
 from tests.cluster.test_nicks import admitted_within, members_behind_a_proxy, player
+from tests.conftest import served
 
 
 def told(text: str):  # type: ignore[no-untyped-def]
@@ -132,3 +136,45 @@ async def test_a_guest_back_on_the_other_member_after_its_session_ended_reads_it
     bob.say("_*Ala", "still there?")
     await until(bob, said("still there?"))
     await until(back, said("still there?"))
+
+
+async def test_the_answer_to_a_private_line_lost_on_its_way_back_is_sent_again(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_with_password: RedisServer
+) -> None:
+    """Member b takes *Ala's line to *Cyd (Cyd reads it) and its answers are lost: Redis refuses b's
+    publishing, as a failing Redis would. Before, the answer was dropped: Ala never saw her line, nor a
+    refusal, nor it in her history on member a, while Cyd had it; a refusal (Cyd ignores her) never
+    reached her either. The answers are sent again until Redis takes them, and taken once."""
+    redis = redis_with_password
+    a, b = [
+        await served(
+            aiohttp_client,
+            dataclasses.replace(
+                member(postgres, redis, name, port),
+                redis_url=redis.acl_user(name, "member-password", ACL_RULES),
+            ),
+        )
+        for name, port in (("kropki-a", 8081), ("kropki-b", 8082))
+    ]
+    ala, cyd = await guest(a, "alaAla11", "*Ala"), await guest(b, "cydCyd33", "*Cyd")
+    await until(ala, lambda lines: "pa*Cyd" in lines)
+    with Redis.from_url(redis.url, decode_responses=True) as admin:
+        admin.execute_command("ACL", "SETUSER", "kropki-b", "-publish")
+        ala.say("_*Cyd", "are you there?")
+        await ala.poll(b=True)
+        await until(cyd, said("are you there?"))
+        cyd.send("c", "ignore", "_*Ala")
+        await until(cyd, lambda lines: "n*Ala" in lines)
+        ala.say("_*Cyd", "hello??")
+        await ala.poll(b=True)
+        deadline = asyncio.get_running_loop().time() + WITHIN
+        while sum(entry["count"] for entry in admin.acl_log() if entry["username"] == "kropki-b") < 2:
+            assert asyncio.get_running_loop().time() < deadline, "member b published nothing"
+            await asyncio.sleep(0.05)
+        admin.execute_command("ACL", "SETUSER", "kropki-b", "+publish")
+
+    await until(ala, lambda lines: said("are you there?")(lines) and told("does not accept")(lines))
+    ala.send("c", "get", "_*Cyd")
+    history = await until(ala, lambda lines: any(".*Ala-*Cyd." in line for line in lines))
+    assert [line for line in history if ".*Ala-*Cyd." in line][0].endswith(".are you there?")
+    assert len([line for line in history if ".*Ala-*Cyd." in line]) == 1  # kept once

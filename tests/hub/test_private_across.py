@@ -6,6 +6,7 @@ taking the nick there read it. A guest back from its network reads it again, as 
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from server.hub.chats import CARRIED_LINES, CARRIED_TALKS
 from server.hub.hub import Hub
@@ -290,3 +291,35 @@ def test_a_login_that_takes_a_session_over_asks_no_member_for_conversations() ->
     assert [message for _, _, message in link.queue if "recall_talks" in message] == [
         {"recall_talks": ["*Ala", HOME_AGAIN.group]}
     ]
+
+
+def test_an_answer_to_a_private_line_heard_twice_is_taken_once() -> None:
+    """The answers to a private line are sent again while Redis fails (server/cluster/lobby.py, RESENT),
+    and Redis may have taken a copy before it failed: the writer's member keeps and shows the line once,
+    and tells a refusal once."""
+    link = Link("ab")
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.guest_login("alaAla11", "*Ala", "en", HOME)
+    b.guest_login("bobBob22", "*Bob", "en", ELSEWHERE)
+    link.deliver()
+    answers: list[dict[str, Any]] = []
+    link.losing = lambda message: bool(answers.append(message))
+    seen = poll(a, "alaAla11", 0, "c1._*Bob." + encode_client_text("hi bob")).last
+    link.deliver()
+    for answer in answers:
+        if "private_kept" in answer:
+            a.take_from_member("b", answer)  # again
+    reply = poll(a, "alaAla11", seen)
+    assert [line for line in reply.lines(0, "ca") if line.endswith(".hi bob")] != []
+    assert sum(line.endswith(".hi bob") for line in reply.lines(0, "ca")) == 1
+    assert history(a, "alaAla11", 2) == ["hi bob"]
+
+    poll(b, "bobBob22", 0, "c1.ignore._*Ala")
+    seen = poll(a, "alaAla11", 0, "c3._*Bob." + encode_client_text("hello??")).last
+    answers.clear()
+    link.deliver()
+    refusals = [answer for answer in answers if "private_refused" in answer]
+    assert refusals
+    a.take_from_member("b", refusals[0])  # again
+    told = [line for line in poll(a, "alaAla11", seen).lines(0, "ca") if "does not accept" in line]
+    assert len(told) == 1
