@@ -24,3 +24,7 @@ class Bucket:
             return False
         self.tokens -= cost
         return True
+
+    def full(self, now: float) -> bool:
+        """Whether a whole burst may go now: this bucket is as good as a new one."""
+        return self.tokens < 0 or self.tokens + (now - self.at) * self.rate >= self.burst

@@ -23,6 +23,7 @@ from server.hub.lobby import Lobby
 from server.hub.mirrors import visiting
 from server.hub.model import LOBBY, Player, table_number
 from server.hub.persistence import StorageFailing
+from server.hub.rates import Bucket
 from server.hub.tables import Tables
 from server.logs import Fields
 from server.protocol.codec import ProtocolError
@@ -45,6 +46,9 @@ class Visitors:
         self.done: dict[tuple[str, str], dict[tuple[Any, ...], list[str] | None]] = {}
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
         self._new_games: set[int] = set()
+        # the game actions of visitors gone from every table here, until they could act a whole burst
+        # again: one that sits down again goes on from there (_visitor)
+        self.spent: dict[tuple[str, str], Bucket] = {}
         self._confirming: set[asyncio.Task[None]] = set()
 
     # --- what other members ask ---------------------------------------------------------------
@@ -188,6 +192,11 @@ class Visitors:
         if visitor.tables == [LOBBY]:
             self.by_key.pop((member, visitor.nick), None)
             self.done.pop((member, visitor.nick), None)
+            now = self.ctx.timers.now()
+            for key in [key for key, bucket in self.spent.items() if bucket.full(now)]:
+                del self.spent[key]
+            if not visitor.actions.full(now):
+                self.spent[(member, visitor.nick)] = visitor.actions
         self._tell(member, {"left": [uid, visitor.nick]})
 
     def new_game(self, uid: int) -> None:
@@ -202,6 +211,12 @@ class Visitors:
         visitor = self.by_key.get((member, person["nick"]))
         if visitor is None:
             visitor = self.by_key[(member, person["nick"])] = visiting(member, person)
+            # what it spent here before it left: a take-back of a long game counts as many game actions
+            # (Limits.take_back), and a new account let a visitor leaving and sitting down again between
+            # take-backs replay the game as often as its own member let it act (5 times a second)
+            spent = self.spent.pop((member, person["nick"]), None)
+            if spent is not None:
+                visitor.actions = spent
         return visitor
 
     def _send_new_game(self, uid: int) -> None:

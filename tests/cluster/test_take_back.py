@@ -1,6 +1,8 @@
 """A table's owner whose storage fails takes back the move it had not stored on the screens of another
 member's people too (server/hub/takeback.py, docs/cluster.md "Tables across members"): on a real Redis
-and PostgreSQL, the owner reaching PostgreSQL through a proxy the test holds, then cuts."""
+and PostgreSQL, the owner reaching PostgreSQL through a proxy the test holds, then cuts; and a take-back
+of a long game by a player of another member costs its game actions there, however it leaves and sits
+down again (server/hub/visitors.py)."""
 
 from __future__ import annotations
 
@@ -14,9 +16,12 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
-from server.web.common import STORE_KEY
+from server.engine.moves import point_to_sgf
+from server.hub.clock import Handle, Timers
+from server.hub.model import PLAYER_ACTIONS
+from server.web.common import HUB_KEY, STORE_KEY
 from tests.cluster.conftest import RedisServer
-from tests.cluster.test_lobby import guest, until
+from tests.cluster.test_lobby import guest, two_members, until
 from tests.cluster.test_members import member
 from tests.cluster.test_tables import at_table, colours, has, invited_table, set_up
 from tests.conftest import served
@@ -135,3 +140,61 @@ async def test_a_move_from_another_member_taken_back_is_sent_again_and_played(
             await asyncio.sleep(0.1)
         else:
             raise AssertionError(f"Cyd's move not played again: k {processed}, Ala saw {seen}")
+
+
+class StillTimers:
+    """A member's monotonic clock standing still from now on (its limits' buckets fill no more), its
+    deadlines kept as far off as they were meant to be."""
+
+    def __init__(self, timers: Timers) -> None:
+        self.timers, self.at = timers, timers.now()
+
+    def now(self) -> float:
+        return self.at
+
+    def call_at(self, when: float, callback: Callable[[], None]) -> Handle:
+        return self.timers.call_at(self.timers.now() + when - self.at, callback)
+
+
+async def test_a_visitor_pays_for_its_take_backs_when_it_sits_down_again(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """*Ala of member a plays *Bob at a table of member b, which charges her take-backs of the long game
+    to her there (Limits.take_back: 3 game actions in a game of 200 moves). Before, what she had spent
+    there went with her when she left the table: sitting down again, she took back at once, as often as
+    her own member let her act (5 take-backs a second), where one member allows 1 in 0.3 s."""
+    held_to_limits = dataclasses.replace(postgres, unlimited=())  # the tests' address is exempt otherwise
+    a, b = await two_members(aiohttp_client, held_to_limits, redis_server)
+    ala, bob = await guest(a, "alaAla11", "*Ala"), await guest(b, "bobBob22", "*Bob")
+    await until(ala, lambda lines: "pa*Bob" in lines)
+    uid = await invited_table(ala, bob, "2020stanF0.0.0")  # on member b, the invitee's
+    blue, red = colours(await at_table(ala, uid, has("pr")), uid, ala, bob)
+    rows = {blue: range(0, 10, 2), red: range(1, 10, 2)}  # 200 dots, no enclosure
+    for turn in range(200):
+        player = blue if turn % 2 == 0 else red
+        where = point_to_sgf((turn // 2 % 20, rows[player][turn // 40]))
+        while (answer := await act(player, uid, "graczStawiaKropke", where=where)) == "err.tooFast":
+            await asyncio.sleep(0.2)
+        assert answer == "", answer
+    room = b.app[HUB_KEY].tables[uid].room
+    assert room is not None and len(room.game.moves) == 200
+    await asyncio.sleep(PLAYER_ACTIONS[1] / PLAYER_ACTIONS[0])  # her game actions there: a whole burst
+    hub = b.app[HUB_KEY]
+    hub.ctx.timers = StillTimers(hub.ctx.timers)
+
+    taken = 0
+    while await act(ala, uid, "propose", proposal="undo") != "err.tooFast":
+        taken += 1
+    assert taken == PLAYER_ACTIONS[1] // 3
+    ala.send("q", uid)
+    await ala.poll(b=True)
+    await until_true(lambda: "*Ala" not in hub.tables[uid].people)
+    ala.send("b", uid)
+    await at_table(ala, uid, has("pr"))
+    assert "*Ala" in hub.tables[uid].people
+    assert await act(ala, uid, "propose", proposal="undo") == "err.tooFast"  # as on one member
+
+
+async def act(player: Zagram, uid: int, what: str, **params: str) -> str:
+    """An old-style action at table `uid`: answered as its member did it."""
+    return await player.get(co=what, idGracza=player.secret, table=str(uid), **params)
