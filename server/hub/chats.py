@@ -49,6 +49,10 @@ class Chats:
         # (t, n) of the latest private lines sent to other members that were answered, the oldest first:
         # an answer sent again after Redis failed may come twice, and is taken once (_answered)
         self.answered: dict[tuple[int, int], None] = {}
+        # the session that wrote each private line sent to another member, by (t, n), until it is
+        # answered (at most ANSWERS_KEPT): an answer that comes after that session ended (sent again
+        # while Redis failed) is shown to nobody else who holds the nick by then (_writer)
+        self.writers: dict[tuple[int, int], Player] = {}
 
     def chat(self, player: Player, table: str, raw: str) -> None:
         if table == "get":
@@ -147,7 +151,17 @@ class Chats:
         line = {"t": time, "n": n, "from": player.nick, "to": nick, "text": text}
         if player.guest:  # the other member's copy is closed to a stranger who takes the nick there
             line["from_network"] = player.network
+        self.writers[(time, n)] = player
+        if len(self.writers) > ANSWERS_KEPT:
+            del self.writers[next(iter(self.writers))]
         self.send(member, {"private": line})
+
+    def _writer(self, line: dict[str, Any]) -> tuple[Player | None, Player | None]:
+        """The session here that wrote the private line `line` (None: not noted, before a restart), and
+        that session if it is still online (one not noted is taken to be whoever holds the nick)."""
+        online = self.roster.online(line["from"])
+        wrote = self.writers.pop((line["t"], line["n"]), None)
+        return wrote, online if wrote is None or wrote is online else None
 
     def _answered(self, line: dict[str, Any]) -> bool:
         """Whether the private line `line`, sent from here, was answered before (this answer is a copy);
@@ -193,22 +207,30 @@ class Chats:
         reader = line.get("to_network")
         elsewhere = (line["to"], str(reader)) if reader is not None else None
         entry = self._private_add(line["t"], line["from"], line["to"], line["text"], line["n"], elsewhere)
-        sender = self.roster.online(line["from"])
+        wrote, sender = self._writer(line)
         if sender is not None:
             self.ctx.limits.wrote(sender, line["to"], self.ctx.timers.now())
             self.bus.send(sender, LOBBY, events.chat_added(entry.line()))
+        elif wrote is not None and wrote.guest:
+            # the guest's session ended meanwhile, and closed the conversation on its side (a guest of
+            # its network reads it again: hide_guest_chats): so is this line, which a stranger taking
+            # the nick was shown and read before
+            talk = self.private.get(line["from"], line["to"])
+            network = "" if talk is None or line["from"] in talk.hidden_for else wrote.network
+            if self.private.hide(line["from"], line["to"], network):
+                self._journal_private("hide", {"nick": line["from"], "other": line["to"], "network": network})
 
     def private_refused(self, line: dict[str, Any], refused: ProtocolError) -> None:
         """The other member refused a private line written here (its recipient ignores the writer, or
         gets too many): only its writer is told, in their language where the code has a sentence."""
-        sender = self.roster.online(line["from"])
-        if sender is not None and not self._answered(line):
+        sender = self._writer(line)[1]
+        if not self._answered(line) and sender is not None:
             self.tables.tell(sender, LOBBY, refused.code, str(refused))
 
     def private_not_delivered(self, line: dict[str, Any]) -> None:
         """A private line that did not reach the other member's player: its writer is told."""
-        sender = self.roster.online(line["from"])
-        if sender is not None and not self._answered(line):
+        sender = self._writer(line)[1]
+        if not self._answered(line) and sender is not None:
             self.tables.tell(sender, LOBBY, "notDelivered", nick=line["to"])
 
     def _private_get(self, player: Player, what: str) -> None:

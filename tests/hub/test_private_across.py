@@ -323,3 +323,29 @@ def test_an_answer_to_a_private_line_heard_twice_is_taken_once() -> None:
     a.take_from_member("b", refusals[0])  # again
     told = [line for line in poll(a, "alaAla11", seen).lines(0, "ca") if "does not accept" in line]
     assert len(told) == 1
+
+
+def test_a_line_kept_after_its_writers_session_ended_is_shown_to_no_stranger() -> None:
+    """The answer to *Ala's line comes late (sent again while Redis failed): her session has ended
+    meanwhile, and a stranger from another network took the nick *Ala on member a. Before, the stranger
+    was shown Ala's line, and read it with `get._*Bob`. Ala back from her network reads it."""
+    link = Link("ab")
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.guest_login("alaAla11", "*Ala", "en", HOME)
+    b.guest_login("bobBob22", "*Bob", "en", Origin("192.0.2.5", False, "192.0.2.0/24"))
+    link.deliver()
+    late: list[dict[str, Any]] = []
+    link.losing = lambda message: "private_kept" in message and not late.append(message)
+    poll(a, "alaAla11", 0, "c1._*Bob." + encode_client_text(SAID[0]))
+    link.deliver()
+    assert a.logout("alaAla11")
+    link.deliver()
+    a.guest_login("eveEve55", "*Ala", "en", ELSEWHERE)
+    (answer,) = late
+    a.take_from_member("b", answer)
+    assert SAID[0] not in a.reply("eveEve55", 0, with_subscriptions=True)
+    assert history(a, "eveEve55") == ["nochat"]
+    assert a.logout("eveEve55")
+
+    a.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN)
+    assert history(a, "alaNew99") == [SAID[0]]
