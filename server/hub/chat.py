@@ -17,6 +17,7 @@ PRIVATE_KEPT_SECONDS = 24 * 3600  # a conversation idle this long is forgotten
 # before the day is out
 PRIVATE_MOST_LINES = 200_000
 PRIVATE_MOST_TALKS = 50_000
+COUNTED_SECONDS = 8  # the seconds whose lines a ChatCounter counts
 
 
 @dataclass(slots=True)
@@ -50,22 +51,26 @@ class ChatEntry:
 
 
 class ChatCounter:
-    """`n` in `time_n`: lines within the same second of one table are numbered 0, 1, 2..."""
+    """`n` in `time_n`: lines within the same second of one table are numbered 0, 1, 2... The last few
+    seconds are counted, not only the latest: the lines of other members of a cluster are counted too
+    (`seen`), and their clocks may be a little ahead of this one's."""
 
     def __init__(self) -> None:
-        self._second = -1
-        self._n = 0
+        self._last: dict[int, int] = {}  # second -> its last n, the second counted last at the end
 
     def seen(self, time: int, n: int) -> None:
-        if time > self._second or (time == self._second and n > self._n):
-            self._second, self._n = time, n
+        self._count(time, max(n, self._last.get(time, -1)))
 
     def next(self, time: int) -> int:
-        if time != self._second:
-            self._second, self._n = time, 0
-        else:
-            self._n += 1
-        return self._n
+        n = self._last.get(time, -1) + 1
+        self._count(time, n)
+        return n
+
+    def _count(self, time: int, n: int) -> None:
+        self._last.pop(time, None)
+        self._last[time] = n
+        if len(self._last) > COUNTED_SECONDS:
+            del self._last[next(iter(self._last))]
 
 
 class ChatRoom:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.hub.chat import PRIVATE_KEPT_LINES, PrivateChats
+from server.hub.chat import LOBBY_CHAT_KEPT, PRIVATE_KEPT_LINES, ChatRoom, PrivateChats
 
 T = 1_700_000_000
 
@@ -73,3 +73,16 @@ def test_readable_by_says_whether_anything_is_visible_without_copying_it(steps: 
         talk = chats.get("*Ala", "*Bob")
         for side in ("*Ala", "*Bob"):
             assert talk is None or talk.readable_by(side) == bool(talk.visible_to(side))
+
+
+def test_a_line_of_another_member_whose_clock_is_ahead_takes_no_id_of_this_ones() -> None:
+    """Another member's lobby line of the next second comes while this member's clock is still in this
+    one (members' clocks differ by a little, docs/cluster.md "One lobby"): this member's next line of
+    this second is numbered after its own of this second. Before, the counter kept one second only, and
+    went back to 0 for it, giving a second line the id of the first."""
+    room = ChatRoom(LOBBY_CHAT_KEPT)
+    first = room.add(T, "*Ala", "3", "one")
+    room.counter.seen(T + 1, 0)  # the other member's, a little ahead
+    second = room.add(T, "*Bob", "3", "two")
+    assert (first.chat_id, second.chat_id) == (f"{T}_0", f"{T}_1")
+    assert room.add(T + 1, "*Ala", "3", "three").chat_id == f"{T + 1}_1"
