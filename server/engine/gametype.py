@@ -25,6 +25,10 @@ CROSS_COUNTS = (1, 2, 4)
 MIN_FOUR_CROSS_SIZE = 10
 MIN_HANDICAP_SIZE = 5
 MAX_TOURNAMENT_LENGTH = 100
+# The bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069; the codec takes
+# them out of chat, clean_text): in a name shown in the lobby they would show it, and what follows it,
+# reordered.
+BIDI_CONTROLS = frozenset(("LRE", "RLE", "LRO", "RLO", "PDF", "LRI", "RLI", "FSI", "PDI"))
 MAX_NICK_LENGTH = 20
 MAX_LENGTH = 300
 
@@ -306,7 +310,7 @@ class GameType:
             raise GameTypeError("analyser rights are only allowed in analysis games (type 'a')")
         if len(self.tournament) > MAX_TOURNAMENT_LENGTH:
             raise GameTypeError(f"tournament name must be at most {MAX_TOURNAMENT_LENGTH} characters")
-        if any(c == "/" or unicodedata.category(c) in ("Cc", "Cs") for c in self.tournament):
+        if any(c == "/" or _control(c) for c in self.tournament):
             raise GameTypeError("tournament name must not contain '/' or control characters")
 
     @property
@@ -477,3 +481,9 @@ def format_old(game_type: GameType) -> str:
         f"{g.width:02d}{g.height:02d}{rules_name}{letter}{g.instant_win}"
         f".{g.start_time}.{g.added_time}{tournament}"
     )
+
+
+def _control(character: str) -> bool:
+    """A control or surrogate character, or one of BIDI_CONTROLS."""
+    category, direction = unicodedata.category(character), unicodedata.bidirectional(character)
+    return category in ("Cc", "Cs") or direction in BIDI_CONTROLS

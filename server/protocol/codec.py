@@ -29,7 +29,10 @@ _MSG_NO_RE = re.compile(r"([0-9]{1,12})(?:\.([0-9]{1,12}))?")
 _COMMAND_RE = re.compile(r"([a-z])([0-9]{1,12})\.([^./]*)(?:\.(.*))?", re.DOTALL)
 _NUMBERED_RE = re.compile(r"[a-z]([0-9]{1,12})(?![0-9])")
 _NUMBER_RE = re.compile(r"[0-9]{1,9}")
-_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
+# Control characters, and the bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+# U+2066-U+2069): a right-to-left override showed a line reversed, so readers saw words that the banned
+# words and the moderators' search never saw ("Trojan Source"); LRM, RLM and ALM stay, for RTL text.
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
@@ -167,7 +170,7 @@ def unicode_text(text: str) -> str:
 
 def clean_text(text: str) -> str:
     """Replies are one line: line breaks and tabs in free text become spaces, other control
-    characters go."""
+    characters go, and so do the bidirectional controls that reorder what follows them."""
     return _CONTROL_RE.sub(lambda found: " " if found.group() in "\r\n\t" else "", text)
 
 

@@ -525,6 +525,8 @@ REJECTIONS = [
     ("2020s0...A.n....a/b", "tournament name must not contain '/'"),
     ("2020s0...A.n....a\nb", "control characters"),
     ("2020s0...A.n....a\x00b", "control characters"),
+    ("2020s0...A.n....a\u202eb", "control characters"),  # shown reversed in the lobby
+    ("2020s0...A.n....a\u2067b\u2069", "control characters"),
     ("2020s0...A.n...." + "x" * 101, "tournament name must be at most 100"),
     ("0909n0.4..F.n....", "4 crosses need a board of at least 10x10"),
     ("3009n0.4..F.n....", "4 crosses need"),

@@ -90,6 +90,17 @@ async def test_chat_with_every_special_character_reads_back_exactly(pair: tuple[
     assert "/" not in raw and "<" not in raw and "-" not in raw.split(".", 3)[3]
 
 
+async def test_bidirectional_overrides_are_taken_out_of_chat(pair: tuple[Zagram, Zagram]) -> None:
+    """A right-to-left override showed `\u202etoidi` to readers as "idiot", while the banned words and
+    the moderators' search read "toidi": readers now get the line as it was checked. The marks that
+    right-to-left text needs (RLM) stay."""
+    ala, bob = pair
+    await bob.poll()
+    ala.say(0, "\u202etoidi \u2067isolated\u2069 \u200fmark")
+    await ala.poll()
+    assert chat_texts((await bob.poll()).lines(0, "ca")) == [("*Ala", "1", "toidi isolated \u200fmark")]
+
+
 async def test_plus_and_percent_20_are_both_spaces(client: TestClient) -> None:
     response = await client.get("/a.kropki?co=guestLogin&idGracza=sp1&opis=*Ala+Ma&lang=en")
     assert await response.text() == ""
