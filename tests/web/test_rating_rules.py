@@ -31,12 +31,14 @@ HANDICAP = "1616s0.H5.a.R.n...."  # five blue handicap dots, red first
 NO_TERRITORY = "1616n0.4.a.R.n...."  # noT4: STOP places the opponent's dots round one's own
 
 
-async def opened(blue: Zagram, red: Zagram, game_type: str) -> int:
+async def played(client: TestClient, blue: Zagram, red: Zagram, game_type: str, dots: int) -> int:
+    """A game blue invites red to and red accepts, with `dots` dots placed (`placed`)."""
     blue.send("v", 0, f"s.{red.nick}.{game_type}")
     await blue.poll()
     red.send("v", 0, "a")
     uid = max((await red.poll()).sections)
     await blue.poll()
+    await placed(client, uid, blue, red, dots)
     return uid
 
 
@@ -78,25 +80,21 @@ def said(client: TestClient, uid: int) -> list[str]:
 
 async def test_starting_crosses_and_handicap_dots_do_not_count_towards_the_24(client: TestClient) -> None:
     alice, bob = await pair(client, "Alice", "Bob")
-    crosses = await opened(alice, bob, CROSSES)
-    await placed(client, crosses, alice, bob, 23)  # 31 dots on the board
+    crosses = await played(client, alice, bob, CROSSES, 23)  # 31 dots on the board
     assert await resigned(client, bob, crosses) == "unratedShort.Not rated: fewer than 24 dots were placed."
     carol, dan = await pair(client, "Carol", "Dan")  # two games a player: 20 requests a second each
-    handicap = await opened(carol, dan, HANDICAP)
-    await placed(client, handicap, carol, dan, 23)  # 28 dots on the board
+    handicap = await played(client, carol, dan, HANDICAP, 23)  # 28 dots on the board
     assert await resigned(client, dan, handicap) == "unratedShort.Not rated: fewer than 24 dots were placed."
     assert await ratings(client, "Alice", "Bob", "Carol", "Dan") == [(1500, 0, 0, 0)] * 4
 
-    crosses = await opened(alice, bob, CROSSES)
-    await placed(client, crosses, alice, bob, 24)
+    crosses = await played(client, alice, bob, CROSSES, 24)
     assert (await resigned(client, bob, crosses)).startswith("rated.Ratings: Alice 1500 → ")
     assert [wins for _, wins, _, _ in await ratings(client, "Alice", "Bob")] == [1, 0]
 
 
 async def test_dots_placed_by_stop_count_towards_the_24(client: TestClient) -> None:
     alice, bob = await pair(client, "Alice", "Bob")
-    uid = await opened(alice, bob, NO_TERRITORY)
-    await placed(client, uid, alice, bob, 20)
+    uid = await played(client, alice, bob, NO_TERRITORY, 20)
     game = client.app[HUB_KEY].tables[uid].room.game
     assert game.to_move == 1
     assert await alice.get(co="stopMove", idGracza=alice.secret, stol=str(uid)) == ""
@@ -114,11 +112,9 @@ async def test_an_agreed_draw_is_rated_half_a_point_each_and_an_agreed_drop_is_n
     client: TestClient,
 ) -> None:
     alice, bob = await pair(client, "Alice", "Bob")
-    winner = await opened(alice, bob, CROSSES)
-    await placed(client, winner, alice, bob, 24)
+    winner = await played(client, alice, bob, CROSSES, 24)
     await resigned(client, bob, winner)  # Alice 1662, Bob 1338: a draw between them moves both
-    drawn = await opened(alice, bob, CROSSES)
-    await placed(client, drawn, alice, bob, 24)
+    drawn = await played(client, alice, bob, CROSSES, 24)
     await agreed(client, drawn, alice, bob, "draw")
 
     alice_won, bob_lost = rate_game(INITIAL, INITIAL, 1.0)
@@ -130,8 +126,7 @@ async def test_an_agreed_draw_is_rated_half_a_point_each_and_an_agreed_drop_is_n
     )
 
     carol, dan = await pair(client, "Carol", "Dan")
-    dropped = await opened(carol, dan, CROSSES)
-    await placed(client, dropped, carol, dan, 24)
+    dropped = await played(client, carol, dan, CROSSES, 24)
     await agreed(client, dropped, carol, dan, "drop")
     assert said(client, dropped)[-1] == "unratedCancelled.Not rated: the game was cancelled."
     assert await ratings(client, "Carol", "Dan") == [(1500, 0, 0, 0)] * 2
@@ -141,8 +136,7 @@ async def test_a_deleted_accounts_rated_games_leave_the_opponents_rating_and_his
     client: TestClient,
 ) -> None:
     alice, bob = await pair(client, "Alice", "Bob")
-    uid = await opened(alice, bob, CROSSES)
-    await placed(client, uid, alice, bob, 24)
+    uid = await played(client, alice, bob, CROSSES, 24)
     await resigned(client, bob, uid)
     assert client.app[HUB_KEY].logout(bob.secret)  # an account is deleted once its player has left
     await client.app[STORE_KEY].writer.flush()
@@ -222,8 +216,7 @@ async def test_a_win_claimed_against_a_player_who_left_is_rated_as_a_resignation
     hub = Hub(timers=timers)
     client = await served(aiohttp_client, settings, hub)
     alice, bob = await pair(client, "Alice", "Bob")
-    uid = await opened(alice, bob, CROSSES)
-    await placed(client, uid, alice, bob, 24)
+    uid = await played(client, alice, bob, CROSSES, 24)
     waited = 0.0
     while waited <= AWAY_AFTER + CLAIM_AFTER:  # Bob polls no more; Alice does, and the sweep runs
         timers.advance(SWEEP_EVERY)
@@ -247,8 +240,7 @@ async def test_a_game_whose_end_was_stored_without_its_rating_is_rated_once_afte
     archives and rates it, once (server/hub/restore.py)."""
     client = await served(aiohttp_client, settings)
     alice, bob = await pair(client, "Alice", "Bob")
-    uid = await opened(alice, bob, CROSSES)
-    await placed(client, uid, alice, bob, 24)
+    uid = await played(client, alice, bob, CROSSES, 24)
     await client.close()
     store = await Store.open(settings.db_url)  # what a crash just after Bob's resignation leaves
     journals, _ = await store.writer.load_journal()
@@ -273,8 +265,7 @@ async def test_a_game_ending_after_its_players_account_was_renamed_is_rated(clie
     """docs/operations.md: a renamed player online keeps the old nick until the next login. Their game
     was archived as a guest's (unrated, "both players need an account") before."""
     alice, bob = await pair(client, "Alice", "Bob")
-    uid = await opened(alice, bob, CROSSES)
-    await placed(client, uid, alice, bob, 24)
+    uid = await played(client, alice, bob, CROSSES, 24)
     await client.app[STORE_KEY].accounts.rename("Bob", "Robert")
     line = await resigned(client, bob, uid)
 
