@@ -20,7 +20,10 @@ RUN pip wheel --no-cache-dir --no-deps --no-build-isolation --wheel-dir /wheels/
 FROM python:3.13-slim
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1
-RUN useradd --system --create-home --home-dir /home/kropki --shell /usr/sbin/nologin kropki \
+# A fixed uid and gid (docs/operations.md, "Docker"): a folder of the host mounted on /data must be theirs.
+RUN groupadd --system --gid 10001 kropki \
+    && useradd --system --uid 10001 --gid kropki --create-home --home-dir /home/kropki \
+        --shell /usr/sbin/nologin kropki \
     && install -d -o kropki -g kropki /data
 COPY --from=build /wheels /wheels
 COPY --from=build /src/requirements/server.txt /wheels/requirements.txt

@@ -59,6 +59,11 @@ def test_the_dockerfile_is_small_non_root_and_healthy() -> None:
 
     assert instructions.count("FROM") == 2  # build stage and runtime stage
     assert ("USER", "kropki") in steps
+    # the uid and gid docs/operations.md tells an operator to give a host folder mounted on /data
+    (user,) = [arguments for instruction, arguments in steps if "useradd" in arguments]
+    assert "groupadd --system --gid 10001 kropki" in user
+    assert "useradd --system --uid 10001 --gid kropki" in user
+    assert "install -d -o 10001 -g 10001" in (REPO / "docs" / "operations.md").read_text()
     assert ("VOLUME", "/data") in steps
     assert "HEALTHCHECK" in instructions
     cmd = json.loads(dict(steps)["CMD"])
