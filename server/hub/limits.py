@@ -8,7 +8,7 @@ table live on those records and are read and advanced only here.
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from server.engine.gametype import GameKind
@@ -36,6 +36,7 @@ MAX_PLAYERS = 5_000
 MAX_TABLES = 2_500
 PLAYERS_PER_ADDRESS = 10  # sessions from one address (a club or a school behind one NAT needs a few)
 GUEST_TABLES_PER_ADDRESS = 10  # game tables with a seat of a guest from one address
+SEEKS_PER_ADDRESS = 6  # the lobby's open seeks (server/hub/seeks.py) posted by guests from one address
 NETWORK_FACTOR = 4  # a network (IPv4 /24, IPv6 /48) may hold this many times what one address may
 GAMES_PER_PLAYER = 5  # unfinished games a player plays at once (analysis tables not counted)
 ANALYSIS_PER_PLAYER = 3  # analysis tables a player has open
@@ -56,6 +57,7 @@ class Caps:
     analysis_per_player: int = ANALYSIS_PER_PLAYER
     registered_share: int = REGISTERED_SHARE  # per cent
     guest_tables_per_address: int = GUEST_TABLES_PER_ADDRESS
+    seeks_per_address: int = SEEKS_PER_ADDRESS
     network_factor: int = NETWORK_FACTOR
     banned_words: tuple[str, ...] = field(default=(), repr=False)  # --banned-words, one entry each
     # --bots-rated: a bot may play a rated game against a person (docs/bots.md); bot against bot always may
@@ -209,6 +211,39 @@ class Limits:
                     f"Guests from your network ({player.network}) have "
                     f"{most * self.caps.network_factor} game tables open already.",
                 )
+
+    def room_for_a_seek(self, seekers: Sequence[Player], player: Player, most: int) -> None:
+        """Room among the lobby's `most` open seeks (posted by `seekers`, every member's) for one more of
+        `player`'s: guests list all but the registered players' share, and the guests of one address or
+        network their share (times the network factor), so that no flood of guests fills the list a
+        newcomer finds a game in (accounts are not free to make, and a bot may seek several kinds of game).
+        Another member's seekers have no address here: each member counts the addresses of its own."""
+        if len(seekers) >= most:
+            raise ProtocolError(
+                "seeksFull", f"The lobby has {most} open seeks already: accept one, or try later."
+            )
+        if player.guest and sum(seeker.guest for seeker in seekers) >= self.caps.for_guests(most):
+            raise ProtocolError(
+                "seeksFull",
+                f"The lobby keeps its last {most - self.caps.for_guests(most)} seeks for registered players: "
+                "accept one, try later, or log in with an account.",
+            )
+        if not player.guest or player.unlimited or not player.host:
+            return
+        counted = [seeker for seeker in seekers if seeker.guest and seeker.host and not seeker.unlimited]
+        share = self.caps.seeks_per_address
+        if sum(seeker.host == player.host for seeker in counted) >= share:
+            raise ProtocolError(
+                "seeksFull",
+                f"Guests from your address have {share} open seeks already: accept one, or try later.",
+            )
+        share *= self.caps.network_factor
+        if sum(seeker.network == player.network for seeker in counted) >= share:
+            raise ProtocolError(
+                "seeksFull",
+                f"Guests from your network ({player.network}) have {share} open seeks already: accept one, "
+                "or try later.",
+            )
 
     def games_of(self, tables: Iterable[Table], player: Player, *, analysis: bool = False) -> None:
         """A player plays at most games_per_player unfinished games, and has at most analysis_per_player

@@ -110,11 +110,7 @@ class Seeks:
             raise ProtocolError(
                 "tooManySeeks", f"You have {MOST_SEEKS} open seeks already: cancel one first."
             )
-        if len(self.open) >= MOST_OPEN_SEEKS:
-            raise ProtocolError(
-                "tooManySeeks",
-                f"The lobby has {MOST_OPEN_SEEKS} open seeks already: accept one, or try later.",
-            )
+        self.ctx.limits.room_for_a_seek([seek.player for seek in self.open.values()], player, MOST_OPEN_SEEKS)
         now = self.ctx.timers.now()
         posted = self.posted.setdefault(player, deque())
         within_a_minute(posted, now, SEEKS_PER_MINUTE, "seekFlood", "seeks")

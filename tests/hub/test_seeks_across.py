@@ -228,7 +228,7 @@ def test_the_bound_on_open_seeks_counts_every_members(monkeypatch: pytest.Monkey
     link.post(link.a, "alaAla11")
     with pytest.raises(ProtocolError) as refused:
         link.b.seek("bobBob22", PostSeek(FREE, ANYONE))
-    assert refused.value.code == "tooManySeeks" and len(link.b.seeks.open) == 2
+    assert refused.value.code == "seeksFull" and len(link.b.seeks.open) == 2
 
 
 def test_a_seek_declined_is_not_offered_again_when_its_member_comes_back_after_an_outage() -> None:
