@@ -102,6 +102,7 @@ class Game:
 
     def __init__(self, event: dict[str, Any]) -> None:
         self.width, self.height, self.colour = event["width"], event["height"], event["colour"]
+        self.side = event.get("side")  # at a team table the bot's side: it moves on its own turn only
         self.dots: dict[tuple[int, int], str] = {}
         self.closed: set[tuple[int, int]] = set()  # free points the server refused: inside a realm
         # the bot's move the server took, until the feed shows it: a `clock` read meanwhile is older (the
@@ -120,7 +121,8 @@ class Game:
             self.played = None
 
     def on_move(self, clock: dict[str, Any]) -> bool:
-        return not self.over and clock["toMove"] == self.colour and self.played is None
+        mine = clock["toMove"] == self.colour and clock.get("side") == self.side
+        return not self.over and mine and self.played is None
 
     def free(self) -> list[tuple[int, int]]:
         taken = self.dots.keys() | self.closed

@@ -119,6 +119,7 @@ class Position:
     setup: list[tuple[int, int, int]]  # (x, y, colour)
     moves: list[tuple[int, int, int]] = field(default_factory=list)
     added: float = 0.0  # seconds added per move
+    side: int | None = None  # the bot's side at a team table (docs/teams.md); None in a game of two
     over: bool = False
     # the bot's move the server took, until the feed shows it: a `clock` read meanwhile is older (the
     # feed is read between requests; clocks are sent again when they stop or go on)
@@ -157,7 +158,7 @@ def position_of(event: dict[str, Any]) -> Position | None:
     fields = game_type.split(".")
     added = float(fields[6]) if len(fields) > 6 and fields[4][:1] == "a" and fields[6].isdigit() else 0.0
     setup = [(dot["x"], dot["y"], COLOURS[dot["colour"]]) for dot in event["setup"]]
-    position = Position(event["width"], event["height"], colour, setup, added=added)
+    position = Position(event["width"], event["height"], colour, setup, added=added, side=event.get("side"))
     for move in event["moves"]:
         position.take(move)
     return position
@@ -202,11 +203,12 @@ class AiBot:
             kind == "clock"
             and not game.over
             and COLOURS.get(event["toMove"]) == game.colour
+            and event.get("side") == game.side  # at a team table, its own turn, not a team-mate's
             and not game.played
         ):
             left = event.get("blue" if game.colour == 1 else "red")
             self.move(table, game, left)
-        elif kind == "proposal" and COLOURS.get(event["by"]) != game.colour:
+        elif kind == "proposal" and (COLOURS.get(event["by"]), event.get("side")) != (game.colour, game.side):
             self.answer(table, game, event["what"])
         elif kind == "gameEnd":
             game.over = True

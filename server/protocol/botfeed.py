@@ -25,7 +25,6 @@ Event = dict[str, Any]
 _PROPERTY = re.compile(r"([A-Z]{1,2})((?:\[[^\]]*\])+)")
 _VALUE = re.compile(r"\[([^\]]*)\]")
 _COLOURS = {"B": "blue", "W": "red", "AB": "blue", "AW": "red", "UB": "blue", "UW": "red"}
-_SIDES = {"1": "blue", "2": "red"}
 KEEP_ALIVE = b"\n"  # an empty line of NDJSON: nothing happened, the connection is alive
 
 
@@ -86,11 +85,21 @@ def _number(text: str) -> float | int:
     return int(value) if value.is_integer() else value
 
 
-def _clocks(line: str) -> Event:
-    """`f<side>_<t1>.<t2>[.g<s>]`: the side on move and each side's seconds left (None: no clock)."""
+def _side(key: str, side: str, teams: bool) -> Event:
+    """`key`: the colour of a line's side (odd sides blue, even sides red); and at a team table `side`, the
+    side itself: a colour is a whole team's there, so a bot compares the side with its own (docs/bots.md)."""
+    if not side.isdigit():
+        return {key: side}
+    colour = "blue" if int(side) % 2 else "red"
+    return {key: colour, "side": int(side)} if teams else {key: colour}
+
+
+def _clocks(line: str, teams: bool) -> Event:
+    """`f<side>_<t1>.<t2>[.g<s>]`: the colour (and at a team table the side) on move and each colour's
+    seconds left (None: no clock)."""
     side, _, times = line[1:].partition("_")
     fields = times.split(".") if times else []
-    event: Event = {"toMove": _SIDES.get(side, side)}
+    event: Event = _side("toMove", side, teams)
     if len(fields) >= 2:
         event["blue"], event["red"] = (int(value.lstrip("p")) for value in fields[:2])
         pairs = zip(("blue", "red"), fields[:2], strict=True)
@@ -113,6 +122,19 @@ class TableView:
     proposal: str | None = None
     result: str | None = None
     archive: str | None = None
+
+    @property
+    def teams(self) -> bool:
+        return TEAM_SEPARATOR in self.blue or TEAM_SEPARATOR in self.red
+
+    def side_of(self, nick: str) -> int | None:
+        """The nick's side at a team table (docs/teams.md): team one's players 1, 3, ..., team two's 2,
+        4, ... in their turn order; None when it plays no side."""
+        for first, team in ((1, self.blue), (2, self.red)):
+            members = team.split(TEAM_SEPARATOR)
+            if nick in members:
+                return first + 2 * members.index(nick)
+        return None
 
 
 @dataclass
@@ -229,7 +251,7 @@ class Feed:
         if kind == "sa":
             return [{"type": "move", "table": uid, **move} for move in _moves(line)[1]]
         if line.startswith("f"):
-            return [{"type": "clock", "table": uid, **_clocks(line)}]
+            return [{"type": "clock", "table": uid, **_clocks(line, view.teams)}]
         if line.startswith("x"):
             return self._state(uid, view, line)
         if line.startswith("u"):
@@ -239,23 +261,22 @@ class Feed:
             view.proposal = proposal
             if proposal is None:
                 return [{"type": "proposalGone", "table": uid}]
-            by, what = _SIDES.get(proposal[0], proposal[0]), proposal[1:].split(".")[0]
-            return [{"type": "proposal", "table": uid, "by": by, "what": what}]
+            by = _side("by", proposal[0], view.teams)
+            return [{"type": "proposal", "table": uid, **by, "what": proposal[1:].split(".")[0]}]
         if kind == "ca":
             return [_chat(uid, line[2:])]
         return []
 
     def _full(self, uid: int, view: TableView, setup: list[Event], moves: list[Event]) -> Event:
-        colour = "blue" if self.nick in view.blue.split(TEAM_SEPARATOR) else None
-        if colour is None and self.nick in view.red.split(TEAM_SEPARATOR):
-            colour = "red"
+        side = view.side_of(self.nick)
+        colour = None if side is None else "blue" if side % 2 else "red"
         width = height = None
         try:
             game_type = parse_game_type(view.game_type)
             width, height = game_type.width, game_type.height
         except GameTypeError:
             pass
-        return {
+        full: Event = {
             "type": "gameFull",
             "table": uid,
             "gameType": view.game_type,
@@ -267,6 +288,9 @@ class Feed:
             "setup": setup,
             "moves": moves,
         }
+        if view.teams:
+            full["side"] = side
+        return full
 
     def _state(self, uid: int, view: TableView, line: str) -> list[Event]:
         fields = line[1:].split(".")

@@ -219,3 +219,38 @@ def test_the_pool_the_bot_waits_in_is_said_when_it_changes_not_at_every_sweep() 
         {"type": "poolWaiting", "pool": "39x32_5_5"},
     ]
     assert feed.read(reply("q0"))[0] == [{"type": "poolLeft", "pool": "39x32_5_5"}]
+
+
+def test_at_a_team_table_the_clock_names_the_colour_on_move_and_the_side_a_bot_compares_with_its_own() -> (
+    None
+):
+    """docs/bots.md: a bot moves when `toMove` is its colour, and at a team table (docs/teams.md) when
+    `side` is its own too. Before, `toMove` was the `f` line's side itself at sides 3 to 8 (`"3"`): a
+    bot on side 3 was never told that it was on move, and its team's clock ran out."""
+    feed = Feed("Robo")
+    events, _ = feed.read(
+        reply(
+            "q0", "q17", f"d17.{GAME}.*Ala,Robo.*Bob,*Dan", "x17.3.-.", "f3_180.175", "sr(;B[cb];W[cc])", "u"
+        )
+    )
+    full, clock = events
+    assert (full["colour"], full["side"]) == ("blue", 3)
+    assert clock == {
+        "type": "clock",
+        "table": 17,
+        "toMove": "blue",
+        "side": 3,
+        "blue": 180,
+        "red": 175,
+        "paused": [],
+    }
+
+    events, _ = feed.read(reply("q0", "q17", "sa;B[dd]BL[170]", "f4_170.175", "u4draw"))
+    assert events[1:] == [
+        {"type": "clock", "table": 17, "toMove": "red", "side": 4, "blue": 170, "red": 175, "paused": []},
+        {"type": "proposal", "table": 17, "by": "red", "side": 4, "what": "draw"},
+    ]
+    assert (
+        Feed("*Eve").read(reply("q0", "q17", f"d17.{GAME}.*Ala,Robo.*Bob,*Dan", "sr(;GM[40])"))[0][0]["side"]
+        is None
+    )

@@ -24,6 +24,7 @@ from sqlalchemy import update
 from examples.random_bot import Api, Game, move, play
 from server.botplayer import AiBot, BotApi, position_of
 from server.config import Settings
+from server.engine.gametype import parse_game_type
 from server.hub.hub import Hub
 from server.hub.limits import Caps
 from server.store import idhash
@@ -664,3 +665,33 @@ async def test_a_muted_bot_s_chat_is_refused_with_until_when_and_why(client: Tes
     status, body = await act(client, token, f"game/{table}/chat", text="you lose")
     assert (status, body["error"]) == (400, "muted") and "(rude)" in body["message"]
     assert all(entry.text != "you lose" for entry in client.app[HUB_KEY].tables[table].chat.entries)
+
+
+async def test_a_bot_on_side_3_of_a_team_game_is_told_its_turn_and_moves(client: TestClient) -> None:
+    """docs/teams.md, docs/bots.md: at a team table a colour is a whole team's, so the feed's clock names
+    the side on move too. Before, it said `toMove: "3"` on the bot's turn: neither the example bot nor
+    bot-play ever moved as side 3, and their team's clock ran out; as side 1 they would have moved on
+    *Cid's turn as well."""
+    token = await new_bot(client, "Robo")
+    feed = await open_feed(client, token)
+    players = [MultiPoints(nick, secret) for nick, secret in (("*Ala", "111111"), ("*Bob", "222222"))]
+    for mp in players:
+        await log_in(client, mp)
+    hub = client.app[HUB_KEY]
+    uid = hub.set_up_table(
+        parse_game_type(FREE_GAME), "*Ala", "*Bob", (0,) * 4, None, None, {}, more=["Robo", "*Dan"]
+    )
+    full = await feed.next("gameFull", table=uid)
+    game, position = Game(full), position_of(full)
+    assert (full["colour"], full["side"]) == ("blue", 3) and position is not None and position.side == 3
+    assert not game.on_move(await feed.next("clock", table=uid))  # *Ala's turn
+
+    for mp, (x, y) in zip(players, ((3, 3), (9, 9)), strict=True):
+        mp.make_move(str(uid), x, y)
+        await poll(client, mp)
+    clock = await feed.next("clock", table=uid, side=3)
+
+    assert clock["toMove"] == "blue" and game.on_move(clock)
+    assert await act(client, token, f"game/{uid}/move/5/5") == (200, {"ok": True})
+    clock = await feed.next("clock", table=uid, side=4)
+    assert clock["toMove"] == "red" and not game.on_move(clock)
