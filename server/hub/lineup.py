@@ -43,6 +43,10 @@ class Lineup:
         except ValueError:
             return 0
 
+    def in_game(self) -> tuple[str, ...]:
+        """The nicks still in the game, in turn order: the players of the table's next games too."""
+        return tuple(nick for nick in self.seats if nick not in self.gone)
+
     def nick_of(self, side: int) -> str:
         return self.seats[side - 1]
 

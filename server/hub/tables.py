@@ -261,9 +261,9 @@ class Tables(Mapping[int, Table]):
                 self._gone(table)
             self.bus.close(uid)
 
-    def _new_game(self, room: Room) -> None:  # agreed at the table (`new`)
+    def _new_game(self, room: Room) -> None:  # agreed at the table (`new`) by the players still in its game
         self.show_again(room.uid)
-        self.game_started(room.game_type, room.lineup.seats)
+        self.game_started(room.game_type, room.lineup.in_game())
 
     def show_again(self, uid: int) -> None:
         """Everyone at the table leaves it for one reply and comes back to it: a new game, or play taken

@@ -16,6 +16,7 @@ from server.protocol.codec import ProtocolError, parse_commands
 
 TIMED = parse_game_type("0808stanF0.120.5")  # a free game: 120 s a team, 5 s added per move
 UNTIMED = parse_game_type("0808stanF0.0.0")
+SEEK = "2020s0.4.a.F.a.180.2.."  # an open seek of a free game
 PLAYERS = {"ala1": "*Ala", "bob1": "*Bob", "cid1": "*Cid", "dan1": "*Dan"}  # sides 1, 2, 3, 4
 
 
@@ -405,3 +406,25 @@ def test_a_territory_move_with_its_ring_is_one_move_of_one_player() -> None:
 
     assert room.game.captured(1) == 1 and len(room.game.moves) == 7
     assert room.side_on_move == 4 and room.move_sides[-1] == 3
+
+
+def test_a_new_game_at_the_table_leaves_the_seek_of_a_player_who_left_the_team_game_open() -> None:
+    """A player out of a team game plays in none of the table's next games (docs/teams.md), so the new
+    game the others agree there is not theirs to begin. Before, it ended *Cid's seek posted since, as
+    a game *Cid began would (and took *Cid out of a pool they waited in)."""
+    hub, _, room = two_against_two(UNTIMED)
+    table = str(room.uid)
+    hub.move("ala1", table, "aa")
+    hub.propose("cid1", table, "resign")
+    hub.receive("cid1", parse_commands(f"k1.0.s...{SEEK}"))
+    (number,) = hub.seeks.open
+    hub.propose("ala1", table, "draw")
+    for secret in ("bob1", "dan1"):
+        hub.propose(secret, table, "ok1draw")
+    assert str(room.game.result) == "0"
+
+    for secret in ("ala1", "bob1", "dan1"):
+        hub.propose(secret, table, "new")
+
+    assert room.game.result is None and room.description().endswith(".*Bob,*Dan.*Ala,*Cid")
+    assert list(hub.seeks.open) == [number]
