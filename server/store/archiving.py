@@ -51,9 +51,7 @@ def archive(session: Session, game: FinishedGame, member: int) -> tuple[int, lis
                 user.draws += 1
             changed.append(account_of(user))
     row = ArchivedGame(
-        finished_at=datetime.fromtimestamp(game.ended_at, UTC)
-        if game.ended_at is not None
-        else datetime.now(UTC),
+        finished_at=_finished_at(game),
         blue_nick=game.blue,
         red_nick=game.red,
         blue_id=blue.id if blue is not None else None,
@@ -80,6 +78,11 @@ def archive(session: Session, game: FinishedGame, member: int) -> tuple[int, lis
         )
     _archived(session, game, row, member)
     return row.number, changed
+
+
+def _finished_at(game: FinishedGame) -> datetime:
+    """When the game ended, not when its write came (after a queue of writes, or a storage failure)."""
+    return datetime.fromtimestamp(game.ended_at, UTC) if game.ended_at is not None else datetime.now(UTC)
 
 
 def _players(session: Session, blue: str, red: str) -> tuple[User | None, User | None]:
@@ -125,7 +128,7 @@ def _archive_team_game(session: Session, game: FinishedGame, member: int) -> tup
     players = zip(game.players, users, strict=True)
     bots = _bots((colour_of(side), nick, user) for side, (nick, user) in enumerate(players, 1))
     row = ArchivedGame(
-        finished_at=datetime.now(UTC),
+        finished_at=_finished_at(game),
         blue_nick=game.players[0],
         red_nick=game.players[1],
         blue_id=None,

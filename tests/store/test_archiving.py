@@ -4,6 +4,8 @@ once even when storage failed and the write was tried again, for a team game's e
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -98,5 +100,25 @@ async def test_every_bot_of_both_teams_is_named_in_turn_order(
         (summary,) = await store.games.recent(None, 1)
         assert summary.bots == ("Robo", "Droid", "Unit")
         assert await archived_comment(store, finished("*Ala", "*Bob", "*Cid", "*Dan")) is None
+    finally:
+        await store.close()
+
+
+async def test_a_team_game_is_archived_as_finished_when_it_ended_as_a_game_of_two_is(
+    tmp_path: Path, new_database: NewDatabase
+) -> None:
+    """The archive lists a game with the time it ended (FinishedGame.ended_at): a game written later, once
+    a storage failure is over or after a queue of writes, keeps it. A team game's row took the time of
+    its write instead, and so did the tournament table's cancellation it carries."""
+    store = await Store.open(new_database(tmp_path, True))
+    ended = datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
+    try:
+        for game in (finished("*Ala", "*Bob"), finished("*Ala", "*Bob", "*Cid", "*Dan")):
+            await archived_comment(store, replace(game, ended_at=ended.timestamp()))
+        summaries = await store.games.recent(None, 2)
+        assert [(summary.players, summary.finished_at.replace(tzinfo=UTC)) for summary in summaries] == [
+            (("*Ala", "*Bob", "*Cid", "*Dan"), ended),
+            ((), ended),
+        ]
     finally:
         await store.close()
