@@ -136,7 +136,7 @@ class Invitations:
             assert self.send is not None
             self.send(invitee.visiting_from, {"invite": [person(player), invitee.nick, game_type_text]})
             return
-        self._check_invitee(player, invitee, game_type)
+        self._check_invitee(player, invitee, game_type.ranked)
         computer = self.computer is not None and self.computer.level_of(invitee.nick) is not None
         if computer or game_type.kind is GameKind.AI:
             self._check_computer_game(player, invitee, game_type, computer)
@@ -179,19 +179,19 @@ class Invitations:
                 )
             if invitee is None:
                 raise ProtocolError("notOnline", f"{nick} is not online.")
-            self._check_invitee(player, invitee, game_type)
+            self._check_invitee(player, invitee, rated=False)  # team games are unrated, whatever the type
             invitees.append(invitee)
         self.ctx.limits.games_of(self.tables.values(), player)
         self.ctx.limits.invitation(player, invitees[0].nick, self.ctx.timers.now())
         self._keep(Invitation(player, invitees[0], game_type, lineup=(player, *invitees)))
 
-    def _check_invitee(self, player: Player, invitee: Player, game_type: GameType) -> None:
-        """What the invitee's own member checks of an invitation to them."""
+    def _check_invitee(self, player: Player, invitee: Player, rated: bool) -> None:
+        """What the invitee's own member checks of an invitation to them (`rated`: to a game that may be)."""
         if nick_key(player.nick) in invitee.blocked or invitee.ignores(player.nick):
             raise ProtocolError("blocked", f"{invitee.nick} does not accept your invitations.")
         if not invitee.free:
             raise ProtocolError("busy", f"{invitee.nick} is busy.")
-        self.ctx.limits.rated_between(game_type.ranked, player, invitee)
+        self.ctx.limits.rated_between(rated, player, invitee)
         pending = self.incoming.get(invitee)
         if pending is not None and pending.inviter is not player:
             raise ProtocolError("busy", f"{invitee.nick} is answering another invitation.")
@@ -231,7 +231,7 @@ class Invitations:
             if invitee is None:
                 raise ProtocolError("notOnline", f"{whom} is not online.")
             game_type = parse_game_type(game_type_text)
-            self._check_invitee(stranger, invitee, game_type)
+            self._check_invitee(stranger, invitee, game_type.ranked)
         except (ProtocolError, GameTypeError) as refused:
             if self.send is not None:
                 self.send(member, {"invitation_ended": [stranger.nick, whom, "refused", str(refused)]})

@@ -378,6 +378,8 @@ def _invitation(sender: str, offer: Offer) -> Event:
     event: Event = {"type": "invitation", **_game(sender, game_type)}
     if teams:
         event["teams"] = [list(team) for team in teams]
+        if "rated" in event:
+            event["rated"] = False  # a team game is unrated, whatever its type (docs/teams.md)
     return event
 
 

@@ -10,6 +10,8 @@ import pytest
 
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
+from server.hub.persistence import Account
+from server.protocol.botfeed import Feed
 from server.protocol.codec import ProtocolError, parse_commands
 
 FREE = "0808s0..a.F.n...."  # 8x8, free, no clock, the inviter's team starts
@@ -118,3 +120,21 @@ def test_a_player_answering_a_team_invitation_is_busy_for_others() -> None:
     with pytest.raises(ProtocolError) as refused:
         hub.invite("eve1", "*Dan,*Cid,*Ala", "0808s0..a.A.n....")  # a team game against the computer type
     assert refused.value.code == "badGameType"
+
+
+def test_a_bot_may_be_invited_to_a_team_game_of_a_ranked_type_since_team_games_are_unrated() -> None:
+    """A bot and a person play unrated games only (docs/bots.md), and a team game is unrated whatever its
+    type (docs/teams.md). Before, a team invitation of a ranked type naming a bot was refused
+    `botUnrated`, for a rating the game never touches."""
+    hub = lobby()
+    hub.login("robo1", Account("Robo", 1500, 0, 0, 0, bot=True))
+
+    hub.invite("ala1", "*Bob,Robo,*Dan", "0808s0..a.R.n....")
+    feed = Feed("Robo")
+    (offer,) = feed.read(hub.reply("robo1", 0, with_subscriptions=False))[0]
+    assert offer["type"] == "invitation" and offer["rated"] is False  # bots decline rated invitations
+    for secret in ("bob1", "robo1", "dan1"):
+        hub.answer_invitation(secret, "a")
+
+    room = hub.tables[max(hub.tables)].room
+    assert room is not None and room.lineup.seats == ("*Ala", "*Bob", "Robo", "*Dan")
