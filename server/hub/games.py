@@ -203,6 +203,8 @@ class Games:
         if failure is not None:
             self.take_back.storage_failed()
         for table in list(self.tables.values()):
+            if failure is None:
+                self._left_meanwhile(table)
             room = table.room
             if room is None or room.game.result is not None:
                 continue
@@ -211,6 +213,15 @@ class Games:
             elif room.clock is not None:
                 room.clock.hold()
             self.bus.publish(table.uid, room.flags())
+
+    def _left_meanwhile(self, table: Table) -> None:
+        """Storage is back: the team players who left the table for good while it failed are out of the
+        game now (Table.leave_game), unless they came back to their seat meanwhile."""
+        for nick in sorted(table.leaving):
+            here = table.people.get(nick)
+            if table.room is not None and (here is None or not table.seat_of(here)):
+                table.room.leave(nick)
+        table.leaving.clear()
 
     def announce_shutdown(self) -> None:
         """A clean stop: every table is told, and the clocks are journalled as they are."""

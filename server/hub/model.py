@@ -181,6 +181,8 @@ class Table:
     opened: dict[str, Any] = field(default_factory=dict)  # the journal's "open" entry
     actions: Bucket = field(default_factory=lambda: Bucket(*TABLE_ACTIONS), repr=False)
     since_compaction: int = 0  # journal entries written since the table's journal was last compacted
+    # team players who left the table for good while storage failed: out of the game once it is back
+    leaving: set[str] = field(default_factory=set)
 
     def note(self, entry: JournalText | None) -> int:
         """The next journal number, for `entry` (None: a number kept for a write of the store's own)."""
@@ -198,6 +200,14 @@ class Table:
         """The player's seat at the game, if it is theirs and not another session's with their nick."""
         seat = self.room.seat_of(player.nick) if self.room is not None else 0
         return seat if seat and self.owners.get(player.nick) == player.seat_key else 0
+
+    def leave_game(self, nick: str, writable: bool) -> None:
+        """A team player left the table for good: out of the game (docs/teams.md). Leaving is play, which
+        waits while storage fails (`writable` False): then once it is back (Games.storage_changed)."""
+        if self.room is not None and writable:
+            self.room.leave(nick)
+        elif self.room is not None:
+            self.leaving.add(nick)
 
     def seat_entry(self, nick: str) -> dict[str, Any]:
         """The journal's record of who owns the nick's seat (`owners`, `guest_places`)."""

@@ -371,8 +371,8 @@ class Tables(Mapping[int, Table]):
             return
         present = table.people.get(player.nick) is player  # not when its place went to a newer copy
         writable = self.ctx.persistence.storage_failure is None  # a team player leaving a game is play
-        if present and for_good and table.room is not None and table.seat_of(player) and writable:
-            table.room.leave(player.nick)
+        if present and for_good and table.room is not None and table.seat_of(player):
+            table.leave_game(player.nick, writable)
         if present:
             del table.people[player.nick]
         if present and uid == LOBBY:

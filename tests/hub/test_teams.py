@@ -428,3 +428,28 @@ def test_a_new_game_at_the_table_leaves_the_seek_of_a_player_who_left_the_team_g
 
     assert room.game.result is None and room.description().endswith(".*Bob,*Dan.*Ala,*Cid")
     assert list(hub.seeks.open) == [number]
+
+
+def test_a_player_who_left_while_storage_failed_is_out_of_the_game_once_it_is_back() -> None:
+    """While storage fails nobody plays, and leaving a team game is play (server/hub/tables.py), so it
+    waits for storage. Before, it was forgotten: *Bob, who logged out on move, stayed in the game, the
+    turn never went to *Dan, and team two lost on time with *Dan at the table."""
+    hub, timers, room = two_against_two()
+    table = str(room.uid)
+    hub.move("ala1", table, "aa")
+    hub.persistence.storage_failure = "disk full"
+    hub.storage_changed("disk full")
+    hub.logout("bob1")
+    hub.change_table("cid1", 0)  # *Cid leaves, then comes back to the table: still in the game
+    hub.change_table("cid1", room.uid)
+    assert not room.lineup.gone
+
+    hub.persistence.storage_failure = None
+    hub.storage_changed(None)
+
+    assert room.lineup.gone == {"*Bob"} and room.side_on_move == 4
+    assert ("left2", "*Bob left the game.") in chat(hub, room)
+    timers.advance(60)
+    hub.move("dan1", table, "hh")
+    hub.move("cid1", table, "ab")
+    assert room.game.result is None and len(room.game.moves) == 3

@@ -443,11 +443,13 @@ async def test_the_computer_plays_again_a_move_taken_back_and_drops_a_search_for
         assert [json.loads(data)["w"] for (data,) in rows] == ["ee", "gg", "cc", "hh"]
 
 
-async def test_a_team_player_leaving_while_storage_fails_stays_in_the_game(
+async def test_a_team_player_leaving_while_storage_fails_stays_in_the_game_until_it_is_back(
     aiohttp_client: AiohttpClient, settings: Settings, breaker: Breaker
 ) -> None:
     """Leaving a team game takes the player out of it (docs/teams.md): a game action, which storage
-    could not keep now. The player leaves the table; the game waits for them, as for anyone away."""
+    could not keep now. The player leaves the table; the game waits for them until storage is back, and
+    then they are out of it (before, they stayed in it for good: the team waited for a player who had
+    gone, and lost on time)."""
     hub = Hub(timers=ManualTimers(), rng=random.Random(7))
     client = await served(aiohttp_client, settings, hub)
     store_writer = client.app[STORE_KEY].writer
@@ -474,7 +476,13 @@ async def test_a_team_player_leaving_while_storage_fails_stays_in_the_game(
     assert "left" not in [kind for _, kind, _ in unstored]
     await breaker.mend()
     await until(lambda: store_writer.storage_failure is None)
-    assert room.seat_of("*Cid") == 3
+    assert room.seat_of("*Cid") == 0 and room.lineup.gone == {"*Cid"}
+    await hub.persistence.flush()
+    async with client.app[STORE_KEY].engine.connect() as connection:
+        left = await connection.execute(
+            select(JournalEntry.data).where(JournalEntry.uid == uid, JournalEntry.kind == "left")
+        )
+        assert [json.loads(data)["p"] for (data,) in left] == [3]  # stored: a restart keeps it
 
 
 async def test_an_organisers_cancel_storage_did_not_take_never_reaches_the_tournaments_results(
