@@ -102,8 +102,10 @@ def _nick_ok(nick: str, guest: bool) -> bool:
         return False
     scripts = set()
     for char in body:
-        if unicodedata.category(char).startswith("M"):
-            return False  # combining marks stack into look-alikes and unreadable nicks
+        if unicodedata.category(char)[0] in "MC":
+            # combining marks stack into look-alikes and unreadable nicks; the TAG LATIN letters
+            # (U+E0041...) are format characters nobody sees: `*Ala` and `*Ala` with one were two nicks
+            return False
         if char not in " _0123456789":
             scripts.add(_script(char))
     return scripts <= {"latin"} or scripts <= {"cyrillic"}

@@ -339,11 +339,22 @@ def test_a_combining_latin_letter_is_not_a_nick(char: str) -> None:
         assert error.value.code == "badNick"
 
 
+@pytest.mark.parametrize("char", ["\U000e0041", "\U000e007a", "\U000e0061"])  # TAG LATIN ... LETTER A, Z, A
+def test_an_invisible_tag_letter_is_not_a_nick(char: str) -> None:
+    # Their names are LATIN ... LETTER, but nobody sees them: `*Ala` and a tag were two nicks shown alike.
+    assert doc_letter_script(char) == "latin"
+    for nick, guest in (("*" + char, True), (char, False), ("Ala" + char, False), ("*Al" + char + "a", True)):
+        with pytest.raises(ProtocolError) as error:
+            check_nick(nick, guest=guest)
+        assert error.value.code == "badNick"
+
+
 @given(st.characters())
 def test_one_character_nick_follows_the_doc_rule(char: str) -> None:
-    # The doc's rule, less the combining marks it would allow (docs/protocol.md: they stack into look-alikes).
-    combining = unicodedata.category(char).startswith("M")
-    allowed = char in "0123456789_" or (doc_letter_script(char) is not None and not combining)
+    # The doc's rule, less the combining marks it would allow (docs/protocol.md: they stack into look-alikes)
+    # and the invisible tag letters (format characters).
+    unseen = unicodedata.category(char)[0] in "MC"
+    allowed = char in "0123456789_" or (doc_letter_script(char) is not None and not unseen)
     for nick, guest in (("*" + char, True), (char, False)):
         try:
             check_nick(nick, guest=guest)

@@ -53,6 +53,7 @@ async def test_registration_answers_the_docs_strings_and_logs_the_player_in(clie
     [
         ("*Alice", registered_id("*Alice", "pw")),  # a guest's nick
         ("Al  ice", registered_id("Al  ice", "pw")),
+        ("Alice\U000e0061", registered_id("Alice\U000e0061", "pw")),  # an invisible TAG LATIN SMALL LETTER A
         ("Alice", "short"),  # registered ids have 10 characters or more
         ("Alice", "bad id with spaces"),
         ("", registered_id("", "pw")),

@@ -598,6 +598,8 @@ async def test_superscript_digits_and_control_characters_do_not_break_anything(
         ("*\uff21la", "err.nickInUse"),
         ("*ALA", "err.nickInUse"),
         ("*Ala\u0301", "err.badNick"),
+        ("*Ala\U000e0061", "err.badNick"),  # TAG LATIN SMALL LETTER A: invisible, `*Ala` to a reader
+        ("*\U000e0041\U000e006c\U000e0061", "err.badNick"),  # a nick nobody sees: `*`
         ("*Alɑ", "err.nickInUse"),  # LATIN SMALL LETTER ALPHA (UTS #39 skeletons)
         ("*AIa", "err.nickInUse"),  # a capital I
         ("*A1a", "err.nickInUse"),
