@@ -28,13 +28,27 @@ _LINK = re.compile(
     rf"(?:{'|'.join(TOP_LEVEL_DOMAINS)})(?![\w-])"
 )
 _WORD = re.compile(r"\w+")
+# Unicode's Default_Ignorable_Code_Point (DerivedCoreProperties.txt): zero-width spaces and joiners, the
+# soft hyphen, the word joiner, variation selectors, tags, Hangul fillers. Nobody sees them, so they are
+# not in a line as it reads (UTS #39's skeleton drops them too): `g` ZWSP `old` is `gold` to a reader,
+# and was two words to the banned words, another line to the same-line count and no link.
+_UNSEEN = re.compile(
+    "[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f"
+    "\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufff8\U0001bca0-\U0001bca3\U0001d173-\U0001d17a"
+    "\U000e0000-\U000e0fff]"
+)
+
+
+def readable(text: str) -> str:
+    """The text without the characters nobody sees."""
+    return _UNSEEN.sub("", text)
 
 
 def folded(text: str) -> str:
     """The text as a reader takes it in: case and compatibility forms dropped (`ＢＵＹ` is `buy`),
     look-alikes read as UTS #39 reads them (Cyrillic `о` and the digit `0` are `o`; `1`, `I`, `l` and
     so `i` are one letter), accents dropped (`ü` is `u`)."""
-    skeleton = look_key(text)
+    skeleton = look_key(readable(text))
     return "".join(char for char in skeleton if not unicodedata.combining(char)).replace("i", "l")
 
 
@@ -46,11 +60,11 @@ def line_key(text: str) -> str:
     """Two lines with one key are the same line said again: their words, folded; a line without a
     word (`?!`, `:)`) is itself, without case and spacing."""
     found = words(text)
-    return " ".join(found) if found else " ".join(nick_key(text).split())
+    return " ".join(found) if found else " ".join(nick_key(readable(text)).split())
 
 
 def has_link(text: str) -> bool:
-    return _LINK.search(nick_key(text)) is not None
+    return _LINK.search(nick_key(readable(text))) is not None
 
 
 class BannedWords:

@@ -18,6 +18,9 @@ from server.hub.spam import BannedWords, has_link, line_key
         "ВUY СНЕАР GOLD",  # Cyrillic В, С, Н, Е, А, Р
         "ｂｕｙ ｃｈｅａｐ ｇｏｌｄ",  # full width
         "büy chéap göld",
+        "buy che\u200bap gold",  # a zero-width space inside a word
+        "b\u00aduy cheap go\u2060ld",  # a soft hyphen and a word joiner
+        "buy\ufe0f cheap\U000e0067 gold",  # a variation selector and a tag letter
     ],
 )
 def test_a_line_in_other_letters_is_the_same_line(variant: str) -> None:
@@ -47,6 +50,13 @@ def test_links(text: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "text", ["www\u200b.example", "example\u2060.com", "ht\u00adtps://x.y", "t\ufeff.me/gold"]
+)
+def test_a_link_split_by_an_invisible_character_is_a_link(text: str) -> None:
+    assert has_link(text)
+
+
+@pytest.mark.parametrize(
     "text",
     [
         "e.g. this",
@@ -65,12 +75,19 @@ def test_not_links(text: str) -> None:
     assert not has_link(text)
 
 
+# `gold` as a reader sees it, split by a character nobody sees: zero-width space, zero-width joiner and
+# non-joiner, word joiner, soft hyphen, byte-order mark, variation selector, tag letter, Hangul filler.
+INVISIBLY_SPLIT = [
+    f"g{char}old"
+    for char in ("\u200b", "\u200d", "\u200c", "\u2060", "\u00ad", "\ufeff", "\ufe0f", "\U000e0061", "\u3164")
+]
 BANNED = BannedWords(["gold", "spam*", "cheap pills", "# not a comment here, a phrase", "   "])
 
 
 @pytest.mark.parametrize(
     "text",
-    ["GOLD", "buy g0ld!", "золото or gold", "spam", "Spammers here", "CHEAP   p1lls", "ｇｏｌｄ", "göld"],
+    ["GOLD", "buy g0ld!", "золото or gold", "spam", "Spammers here", "CHEAP   p1lls", "ｇｏｌｄ", "göld"]
+    + INVISIBLY_SPLIT,
 )
 def test_banned_words_whole_words_case_and_look_alikes_aside(text: str) -> None:
     assert BANNED.found_in(text)

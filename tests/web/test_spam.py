@@ -161,3 +161,24 @@ async def test_a_refusal_reads_in_the_players_language_and_counts_for_nothing(
     assert [text for _, text in said(reply)] == ["dzień dobry"] * SAME_LINE_PER_MINUTE
     counted = [key for _, key in hub_of(client).players["ola123"].said]
     assert counted == ["dzlen dobry"] * SAME_LINE_PER_MINUTE  # the line as line_key reads it
+
+
+async def test_a_banned_word_split_by_characters_nobody_sees_is_refused(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """`g`, a zero-width space, `old` reads `gold`; before, it was two words and went through, and so did
+    the same line a fourth time with a soft hyphen in it."""
+    client = await served(aiohttp_client, replace(settings, banned_words=BANNED))
+    ala, bob = await guests(client, "*Ala", "*Bob")
+    ala.say(0, "cheap g\u200bold here")
+    ala.say("_*Bob", "sp\u2060am")
+    for n in range(SAME_LINE_PER_MINUTE + 1):
+        ala.say(0, "hello" if n == 0 else "hel\u00adlo" + "\ufe0f" * n)
+    reply = await ala.poll()
+
+    assert refusals(reply) == [BANNED_SENTENCE, BANNED_SENTENCE, "The same line again: it was not sent."]
+    assert [text for _, text in said(await bob.poll())] == [
+        "hello",
+        "hel\u00adlo\ufe0f",
+        "hel\u00adlo\ufe0f\ufe0f",
+    ]
