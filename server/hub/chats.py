@@ -15,6 +15,7 @@ from server.hub.context import Context
 from server.hub.model import LOBBY, Player, parse_table
 from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
+from server.hub.spam import readable
 from server.hub.tables import Tables
 from server.protocol import events
 from server.protocol.codec import (
@@ -422,7 +423,7 @@ def _other_nick(text: str) -> str:
 def chat_text(raw: str) -> str:
     """A chat line as sent, decoded and checked (also where it is sent on to another member)."""
     text = clean_text(decode_client_text(raw))
-    if not text.strip():
+    if not readable(text).strip():  # a zero-width space alone was a line shown empty
         raise ProtocolError("emptyMessage", "An empty message was not sent.")
     if len(text) > MAX_CHAT:
         raise ProtocolError(

@@ -471,6 +471,9 @@ async def test_an_invitation_withdrawn_between_two_polls_ends_the_next_long_poll
         ("co=dodajWpis&idGracza=ala123&table=0", "err.missing.newMsgs"),
         ("co=dodajWpis&idGracza=ala123&table=0&newMsgs=" + "x" * 301, "err.tooLong"),
         ("co=dodajWpis&idGracza=ala123&table=0&newMsgs=%20", "err.emptyMessage"),
+        # nothing a reader sees: a zero-width space; a word joiner, a soft hyphen and a tag space
+        ("co=dodajWpis&idGracza=ala123&table=0&newMsgs=%E2%80%8B", "err.emptyMessage"),
+        ("co=dodajWpis&idGracza=ala123&table=0&newMsgs=%E2%81%A0%C2%AD%F3%A0%80%A0", "err.emptyMessage"),
         ("co=dodajWpis&idGracza=ala123&table=5&newMsgs=hi", "err.notAtTable"),
         ("co=dodajWpis&idGracza=ala123&table=_*Nobody&newMsgs=hi", "err.notOnline"),
         ("co=dodajWpis&idGracza=nobody&table=0&newMsgs=hi", "err.notLoggedIn"),
@@ -493,6 +496,7 @@ async def test_bad_requests_are_answered_and_change_nothing(
     [
         ("c1.0." + "x" * 301, "Message too long"),
         ("c1.0.", "empty message"),
+        ("c1.0.\u200b\ufe0f", "empty message"),  # a zero-width space and a variation selector
         ("c1.9.hello", "not at table 9"),
         ("c1._*Nobody.hi", "not online"),
         ("c1._*Ala.hi", "another person"),
