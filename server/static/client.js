@@ -29,6 +29,7 @@ const LONG_POLL_SECONDS = 25;
 const GIFT_SECONDS = 30; // a click on "+30″" beside the opponent's clock (dodajeCzas takes 1..3600)
 const RETRY_MS = 1000;
 const COMPUTER = new Set(["AI easy", "AI medium", "AI hard"]); // the server's AI players (docs/ai.md)
+const MAX_NICK = 20; // characters (code points), a guest's star with them (docs/protocol.md)
 const LOW_TIME_SECONDS = 10; // a player's clock under this sounds once a turn
 const OUT_OF_THE_GAME = /^(left|resigned)(\d)$/; // a team player left the game (docs/teams.md)
 
@@ -95,6 +96,11 @@ async function logIn({ nick, password, register }) {
   }
   const registered = Boolean(password);
   if (!registered && !nick.startsWith("*")) nick = `*${nick}`;
+  // the field takes 20 characters, and the server's 20 count a guest's star: say so before asking it
+  if (!registered && [...nick].length > MAX_NICK) {
+    notify(t("guestNickTooLong"));
+    return;
+  }
   const id = registered ? registeredId(nick, password) : guestId();
   const failure = await sendLogin({ id, nick, registered }, register);
   if (failure) {

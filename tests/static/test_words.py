@@ -7,13 +7,14 @@ import random
 import re
 from typing import Any
 
-from playwright.sync_api import Page, expect
+from playwright.sync_api import Browser, Page, expect
 
 from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.limits import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE
 from server.protocol.codec import parse_commands
+from tests.static.served import ServerInThread
 from tests.static.server_codes import server_codes
 from tests.static.test_client import Player, start_game
 
@@ -313,3 +314,19 @@ def test_every_line_about_a_player_who_left_is_read_again_in_each_language(
         "*Dan nie wraca: *Cid może odwołać grę (za mało ruchów, by ją wygrać).",
         "Gra została odwołana: gracz ją opuścił.",
     ]
+
+
+def test_a_guest_who_types_twenty_letters_is_told_the_star_counts(
+    browser: Browser, server: ServerInThread
+) -> None:
+    """The nick field takes 20 characters and the client puts a guest's `*` in front: the server, whose
+    20 include the star (docs/protocol.md), refused 20 letters with "Nicks have 1-20 ... letters"."""
+    player = Player(browser, server)
+    player.page.fill("#nick", "Abcdefghijklmnopqrst")
+    player.page.click("#login button[type=submit]")
+    expect(player.page.locator("#notice")).to_have_text(
+        "A guest's nick has at most 19 characters after its *."
+    )
+    expect(player.page.locator("#login")).to_be_visible()
+    player.log_in("Abcdefghijklmnopqrs")  # 19 letters and the star
+    player.close()
