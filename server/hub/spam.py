@@ -64,7 +64,9 @@ def line_key(text: str) -> str:
 
 
 def has_link(text: str) -> bool:
-    return _LINK.search(nick_key(readable(text))) is not None
+    """Full-width dots are dots (NFKC), and so is the ideographic full stop `。` (and its half-width form,
+    which NFKC makes it): browsers read it as one in an address (IDNA), so `example。com` is a link."""
+    return _LINK.search(nick_key(readable(text)).replace("\u3002", ".")) is not None
 
 
 class BannedWords:

@@ -42,6 +42,8 @@ def test_different_lines_stay_different(one: str, other: str) -> None:
         "t.me/gold",
         "sub.domain.example.ru/path?q=1",
         "ｅｘａｍｐｌｅ．ｃｏｍ",  # full width
+        "example\u3002com",  # the ideographic full stop: browsers read it as a dot (IDNA, UTS #46)
+        "t\uff61me/gold",  # its half-width form
         "gold.shop!",
     ],
 )
