@@ -137,6 +137,9 @@ function askToTakeOver({ nick, id }) {
     }
     session = { id, nick, registered: !nick.startsWith("*") };
     sessionStorage.setItem("kropki.session", JSON.stringify(session));
+    // the session kept the other program's language: what the server tells this player alone (a
+    // refusal, a moderator's mute) is to read in this page's
+    await act({ co: "changeLang", na: lang });
     startPolling();
   };
 }

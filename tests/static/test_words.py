@@ -16,7 +16,8 @@ from server.hub.limits import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE
 from server.protocol.codec import parse_commands
 from tests.static.served import ServerInThread
 from tests.static.server_codes import server_codes
-from tests.static.test_client import Player, start_game
+from tests.static.test_client import Player, another_program_logs_in, start_game
+from tests.static.test_moderation import line_menu, staff
 
 
 def said(page: Page, lang: str, call: str, argument: Any) -> Any:
@@ -330,3 +331,27 @@ def test_a_guest_who_types_twenty_letters_is_told_the_star_counts(
     expect(player.page.locator("#login")).to_be_visible()
     player.log_in("Abcdefghijklmnopqrs")  # 19 letters and the star
     player.close()
+
+
+def test_a_session_taken_over_from_another_program_is_told_things_in_the_browsers_language(
+    browser: Browser, server: ServerInThread
+) -> None:
+    """MultiPoints logged in in Polish hands its session to a browser that reads English (an auto-login
+    link without `lang`): before, the server went on writing what it tells the player alone (here a
+    moderator's mute) in Polish, beside the browser's English."""
+    mod = staff(browser, server, "Mod", "moderator")
+    player = Player(browser, server)
+    another_program_logs_in(player, server)  # *Dora, lang=pl
+    player.page.goto(f"{server.base}/index.html?id=abc123&opis=*Dora")
+    player.page.click("#takeover-yes")
+    expect(player.page.locator("#me")).to_have_text("*Dora")
+    player.say("BUY CHEAP GOLD")
+    mod.sees_chat("BUY CHEAP GOLD")
+    line_menu(mod, "BUY CHEAP GOLD")
+    mod.page.select_option("#mod-reason", "spam")
+    mod.page.click("#mod-mute")
+    expect(player.page.locator("#notice")).to_contain_text("You are muted")
+    lobby = player.page.request.get(f"{server.base}/a.kropki?co=getMsg&idGracza=1&msgNo=0").text()
+    assert "i*Dora..FK.en" in lobby.split("/")  # K: the browser reads seeks
+    for someone in (mod, player):
+        someone.close()
