@@ -32,7 +32,8 @@ _NUMBER_RE = re.compile(r"[0-9]{1,9}")
 # Control characters, and the bidirectional embeddings, overrides and isolates (U+202A-U+202E,
 # U+2066-U+2069): a right-to-left override showed a line reversed, so readers saw words that the banned
 # words and the moderators' search never saw ("Trojan Source"); LRM, RLM and ALM stay, for RTL text.
-_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKS = "\r\n\t\x85\u2028\u2029"  # and the tab: each becomes a space
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 
 
@@ -171,9 +172,10 @@ def unicode_text(text: str) -> str:
 
 
 def clean_text(text: str) -> str:
-    """Replies are one line: line breaks and tabs in free text become spaces, other control
-    characters go, and so do the bidirectional controls that reorder what follows them."""
-    return _CONTROL_RE.sub(lambda found: " " if found.group() in "\r\n\t" else "", text)
+    """Replies are one line: line breaks (Unicode's line and paragraph separators and NEL too) and tabs
+    in free text become spaces, other control characters go, and so do the bidirectional controls that
+    reorder what follows them."""
+    return _CONTROL_RE.sub(lambda found: " " if found.group() in _LINE_BREAKS else "", text)
 
 
 LINE_SEPARATOR = "/"  # between the lines of a reply (frame)

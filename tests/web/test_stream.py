@@ -101,6 +101,17 @@ async def test_bidirectional_overrides_are_taken_out_of_chat(pair: tuple[Zagram,
     assert chat_texts((await bob.poll()).lines(0, "ca")) == [("*Ala", "1", "toidi isolated \u200fmark")]
 
 
+async def test_every_line_break_becomes_a_space(pair: tuple[Zagram, Zagram]) -> None:
+    """Unicode's line and paragraph separators and NEL are line breaks, as CR and LF are (a reply is one
+    line): they went through or were dropped, so a reader whose client breaks lines at them (a log
+    viewer, a text widget) saw two lines, and one that does not saw two words run together."""
+    ala, bob = pair
+    await bob.poll()
+    ala.say(0, "one\u2028two\u2029three\x85four\r\nfive\tsix")
+    await ala.poll()
+    assert chat_texts((await bob.poll()).lines(0, "ca")) == [("*Ala", "1", "one two three four  five six")]
+
+
 async def test_plus_and_percent_20_are_both_spaces(client: TestClient) -> None:
     response = await client.get("/a.kropki?co=guestLogin&idGracza=sp1&opis=*Ala+Ma&lang=en")
     assert await response.text() == ""
