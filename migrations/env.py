@@ -9,7 +9,7 @@ import os
 from alembic import context
 from sqlalchemy.engine import Connection
 
-from server.store.database import open_engine
+from server.store.database import in_one_transaction, open_engine
 from server.store.models import Base
 
 config = context.config
@@ -26,8 +26,8 @@ def run_on(connection: Connection) -> None:
 async def run_standalone() -> None:
     url = os.environ.get("KROPKI_DB") or config.get_main_option("sqlalchemy.url")
     engine = open_engine(url)
-    async with engine.begin() as connection:
-        await connection.run_sync(run_on)
+    async with engine.connect() as connection:
+        await connection.run_sync(lambda sync: in_one_transaction(sync, lambda: run_on(sync)))
     await engine.dispose()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -77,6 +78,25 @@ def sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
     cursor.close()
 
 
+def in_one_transaction(connection: Connection, migrations: Callable[[], None]) -> None:
+    """Run Alembic's `migrations` on `connection` in one transaction. On SQLite with the foreign keys not
+    enforced meanwhile: a revision that changes a table there copies it and drops the old one (Alembic's
+    batch mode), and dropping `users` with them enforced deleted, or set to NULL, every row that
+    referred to an account (its games' links, rating history, ignored players). SQLite ignores the
+    pragma inside a transaction, so it is set before, and set back on the connection after."""
+    sqlite = connection.dialect.name == "sqlite"
+    if sqlite:
+        connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
+        connection.commit()
+    try:
+        with connection.begin():
+            migrations()
+    finally:
+        if sqlite:
+            connection.exec_driver_sql("PRAGMA foreign_keys=ON")
+            connection.commit()
+
+
 def sessions(engine: AsyncEngine) -> async_sessionmaker:
     return async_sessionmaker(engine, expire_on_commit=False)
 
@@ -104,8 +124,10 @@ async def current_revision(engine: AsyncEngine) -> str | None:
 
 async def migrate(engine: AsyncEngine) -> None:
     """Upgrade the database to the newest revision."""
-    async with engine.begin() as connection:
-        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "head"))
+    async with engine.connect() as connection:
+        await connection.run_sync(
+            lambda sync: in_one_transaction(sync, lambda: command.upgrade(alembic_config(sync), "head"))
+        )
     log.info("database schema %s", Fields(revision=await current_revision(engine)))
 
 
