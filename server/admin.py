@@ -163,7 +163,7 @@ def run(args: argparse.Namespace, url: str, database: Path | None, id_hash_cost:
 
 
 def _migrate(url: str) -> int:
-    from server.store.database import current_revision, migrate, open_engine
+    from server.store.database import SchemaError, current_revision, migrate, open_engine
 
     async def run() -> str | None:
         engine = open_engine(url)
@@ -173,7 +173,11 @@ def _migrate(url: str) -> int:
         finally:
             await engine.dispose()
 
-    print(f"database schema at revision {asyncio.run(run())}")
+    try:
+        print(f"database schema at revision {asyncio.run(run())}")
+    except SchemaError as refused:  # a database a newer version upgraded
+        print(f"kropki-server: error: {refused}", file=sys.stderr)
+        return 1
     return 0
 
 

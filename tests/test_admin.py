@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from server.hub.persistence import FinishedGame
 from server.store.database import head_revision
 from server.store.games import GameSummary
 from server.store.store import Store
+from tests.ports import free_port
 from tests.store.test_accounts import stored_hash
 from tests.test_cli import REPO_ROOT, run_cli
 
@@ -247,3 +249,32 @@ def test_sanctions_and_the_moderation_log(tmp_path: Path, capsys: pytest.Capture
         ["admin (CLI)", "unban", "2001:db8:1:2::1"],
     ]
     assert rows[1][5] == "rude" and rows[2][4] == "for good, network 2001:db8:1:2::/64"
+
+
+def test_a_database_a_newer_version_upgraded_is_refused_by_every_command_and_left_as_it_is(
+    tmp_path: Path,
+) -> None:
+    """An operator who goes back to the version before an upgrade: `migrate` (which the unit and the
+    image run before every start) gave a traceback, `serve` advised running `migrate`."""
+    database = tmp_path / "k.sqlite3"
+    url = f"sqlite+aiosqlite:///{database}"
+    assert run_cli("migrate", "--db", url).returncode == 0
+    with sqlite3.connect(database) as connection:
+        connection.execute("UPDATE alembic_version SET version_num = '9999'")
+    connection.close()
+
+    answers = [
+        run_cli("migrate", "--db", url),
+        run_cli("serve", "--migrate", "--port", str(free_port()), "--db", url),
+        run_cli("serve", "--port", str(free_port()), "--db", url),
+        run_cli("user", "show", "Alice", "--db", url),
+    ]
+
+    for answer in answers:
+        assert answer.returncode == 1 and "Traceback" not in answer.stderr, answer.stderr
+        last = answer.stderr.splitlines()[-1]
+        assert last.startswith(f"kropki-server: error: the database {url} has schema revision 9999"), last
+        assert "newer version" in last and "kropki-server migrate" not in last
+    with sqlite3.connect(database) as connection:
+        assert connection.execute("SELECT version_num FROM alembic_version").fetchall() == [("9999",)]
+    connection.close()

@@ -117,13 +117,25 @@ def head_revision() -> str:
     return heads[0]
 
 
+@functools.cache
+def known_revisions() -> frozenset[str]:
+    """Every revision this code has a migration for; a database at another one was upgraded by a newer
+    version, and no migration here can take it anywhere."""
+    return frozenset(
+        script.revision for script in ScriptDirectory.from_config(alembic_config()).walk_revisions()
+    )
+
+
 async def current_revision(engine: AsyncEngine) -> str | None:
     async with engine.connect() as connection:
         return await connection.run_sync(lambda sync: MigrationContext.configure(sync).get_current_revision())
 
 
 async def migrate(engine: AsyncEngine) -> None:
-    """Upgrade the database to the newest revision."""
+    """Upgrade the database to the newest revision; SchemaError for one a newer version upgraded."""
+    current = await current_revision(engine)
+    if current is not None and current not in known_revisions():
+        raise SchemaError(_newer(engine, current))
     async with engine.connect() as connection:
         await connection.run_sync(
             lambda sync: in_one_transaction(sync, lambda: command.upgrade(alembic_config(sync), "head"))
@@ -134,6 +146,8 @@ async def migrate(engine: AsyncEngine) -> None:
 async def check_schema(engine: AsyncEngine) -> None:
     """Refuse a database whose schema is older (or newer) than the code's."""
     current, head = await current_revision(engine), head_revision()
+    if current is not None and current not in known_revisions():
+        raise SchemaError(_newer(engine, current))
     if current != head:
         found = "an empty database" if current is None else f"schema revision {current}"
         where = engine.url.render_as_string(hide_password=True)
@@ -141,3 +155,12 @@ async def check_schema(engine: AsyncEngine) -> None:
             f"the database {where} has {found}, this server needs {head}: "
             "run `kropki-server migrate` (or start with `serve --migrate`)"
         )
+
+
+def _newer(engine: AsyncEngine, current: str) -> str:
+    where = engine.url.render_as_string(hide_password=True)
+    return (
+        f"the database {where} has schema revision {current}, which a newer version of kropki-server made "
+        f"(this one knows up to {head_revision()}): run that version, or restore the backup taken before "
+        'its upgrade (docs/operations.md, "Upgrading")'
+    )
