@@ -138,8 +138,29 @@ def _database_flag_after_the_action() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace, url: str, database: Path | None, id_hash_cost: int) -> int:
     """Run the admin's command `args.command` on the database at `url` (`database`: its SQLite file);
-    `id_hash_cost` as the server's (a bot account's id is hashed)."""
+    `id_hash_cost` as the server's (a bot account's id is hashed). A database that cannot be used
+    (out of reach, locked, read-only) is one line saying so, as `serve` says it, not a traceback."""
+    from sqlalchemy.engine import make_url
+
+    from server.store.outage import unavailable
+
     logs.configure("WARNING")
+    try:
+        return _run(args, url, database, id_hash_cost)
+    except Exception as failure:
+        reason = unavailable(failure)
+        if reason is None:
+            raise
+        shown = make_url(url).render_as_string(hide_password=True)
+        print(
+            f"kropki-server: error: cannot use the database at {shown} ({reason}): "
+            "check --db or KROPKI_DB, and that it runs",
+            file=sys.stderr,
+        )
+        return 1
+
+
+def _run(args: argparse.Namespace, url: str, database: Path | None, id_hash_cost: int) -> int:
     if args.command == "migrate":
         if database is not None:
             database.parent.mkdir(parents=True, exist_ok=True)

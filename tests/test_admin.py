@@ -278,3 +278,47 @@ def test_a_database_a_newer_version_upgraded_is_refused_by_every_command_and_lef
     with sqlite3.connect(database) as connection:
         assert connection.execute("SELECT version_num FROM alembic_version").fetchall() == [("9999",)]
     connection.close()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["migrate"],
+        ["user", "show", "Alice"],
+        ["user", "set-role", "Alice", "admin"],
+        ["bot", "create", "DeepDots"],
+        ["tournament-key", "list"],
+        ["ban", "*Troll"],
+        ["moderation", "log"],
+    ],
+)
+def test_a_database_out_of_reach_is_one_line_for_every_admin_command(command: list[str]) -> None:
+    answer = run_cli(*command, "--db", "postgresql+asyncpg://kropki:hunter22@127.0.0.1:1/kropki")
+
+    assert answer.returncode == 1 and "Traceback" not in answer.stderr, answer.stderr
+    assert answer.stderr.splitlines() == [
+        "kropki-server: error: cannot use the database at postgresql+asyncpg://kropki:***@127.0.0.1:1/kropki "
+        "(cannot reach the database (ECONNREFUSED)): check --db or KROPKI_DB, and that it runs"
+    ]
+
+
+def test_a_locked_database_is_one_line_and_keeps_nothing(tmp_path: Path) -> None:
+    database = tmp_path / "k.sqlite3"
+    url = f"sqlite+aiosqlite:///{database}"
+    assert run_cli("migrate", "--db", url).returncode == 0
+    holder = sqlite3.connect(database, isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")  # another process writing, for longer than the busy timeout
+        answer = run_cli("tournament-key", "add", "cup-bot", "--db", url)
+        holder.execute("COMMIT")
+        listed = run_cli("tournament-key", "list", "--db", url)
+    finally:
+        holder.close()
+
+    assert answer.returncode == 1 and "Traceback" not in answer.stderr, answer.stderr
+    assert answer.stdout == ""
+    assert answer.stderr.splitlines() == [
+        f"kropki-server: error: cannot use the database at {url} (database is locked): "
+        "check --db or KROPKI_DB, and that it runs"
+    ]
+    assert listed.stdout == "no keys\n"
