@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 SANCTIONS = ("mute", "kick", "ban", "unmute", "unban")
 COMMANDS = ("migrate", "user", "bot", "tournament-key", "moderation", *SANCTIONS)
 BY_CLI = "admin (CLI)"  # who the moderation log says acted
+KEY_NAME_LENGTH = 80  # tournament_keys.name
 
 
 def add_parsers(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
@@ -98,7 +99,9 @@ def add_parsers(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
     shown = moderation_actions.add_parser(
         "log", help="print the moderation log, the newest last", parents=after
     )
-    shown.add_argument("--last", type=int, default=200, metavar="N", help="the last N lines (default 200)")
+    shown.add_argument(
+        "--last", type=positive, default=200, metavar="N", help="the last N lines (default 200)"
+    )
 
     keys = add_parser(
         "tournament-key",
@@ -117,6 +120,39 @@ def add_parsers(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
     key_actions.add_parser("list", help="list the keys (never the keys themselves)", parents=after)
     revoke = key_actions.add_parser("revoke", help="stop a key from working", parents=after)
     revoke.add_argument("name")
+
+
+def positive(text: str) -> int:
+    """A whole number above 0 (argparse's type: a usage error otherwise)."""
+    number = int(text)
+    if number < 1:
+        raise ValueError(text)
+    return number
+
+
+def key_refusal(name: str, tournament: str | None) -> str | None:
+    """Why `tournament-key add` cannot make this key, or None: a name the column holds and `list`
+    shows on one line, and a tournament some setUpTable's `tourn=` can name (else the key never works)."""
+    from server.engine.gametype import MAX_TOURNAMENT_LENGTH
+    from server.web.tournament import tournament_label
+
+    if not name.strip() or len(name) > KEY_NAME_LENGTH or any(not c.isprintable() for c in name):
+        return (
+            f"a key's name is 1 to {KEY_NAME_LENGTH} characters, not only spaces, with no tab, line break "
+            "or other control character"
+        )
+    if tournament is not None:
+        try:
+            usable = tournament != "" and tournament_label(tournament) is not None
+        except ProtocolError:
+            usable = False
+        if not usable:
+            return (
+                f"no tournament can be named {tournament!r} (setUpTable's tourn=): at most "
+                f"{MAX_TOURNAMENT_LENGTH} characters, "
+                "no '/' or control character, not 'x', '.' or '..', not ending in '.sgf.zip'"
+            )
+    return None
 
 
 def database_flag(parser: argparse.ArgumentParser, default: object = None) -> None:
@@ -287,6 +323,9 @@ def _tournament_key(args: argparse.Namespace, url: str) -> int:
         keys = store.tournaments
         try:
             if args.action == "add":
+                refusal = key_refusal(args.name, args.tournament)
+                if refusal is not None:
+                    return 1, refusal
                 key = await keys.add_key(args.name, args.tournament, args.registered_only)
                 return 0, key
             if args.action == "revoke":

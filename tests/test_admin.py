@@ -322,3 +322,39 @@ def test_a_locked_database_is_one_line_and_keeps_nothing(tmp_path: Path) -> None
         "check --db or KROPKI_DB, and that it runs"
     ]
     assert listed.stdout == "no keys\n"
+
+
+def test_a_key_that_could_never_be_listed_stored_or_used_is_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A name over the column's 80 characters was a traceback on PostgreSQL (stored on SQLite), an empty
+    name or one with a tab or line break broke `list`'s lines, and a tournament no `tourn=` can name
+    (a `/`, over 100 characters, `x`) made a key that every setUpTable refused."""
+    url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
+    assert main(["migrate", "--db", url]) == 0
+    capsys.readouterr()
+
+    def keys(*args: str) -> tuple[int, str, str]:
+        status = main(["tournament-key", "--db", url, *args])
+        out, err = capsys.readouterr()
+        return status, out, err
+
+    names = [keys("add", name) for name in ("", " ", "x" * 81, "cup\tbot", "cup\nbot")]
+    tournaments = [keys("add", "cup-bot", "--tournament", name) for name in ("Cup/2026", "C" * 101, "x", "")]
+
+    for status, out, err in names:
+        assert (status, out) == (1, "") and "a key's name is 1 to 80 characters" in err, err
+    for status, out, err in tournaments:
+        assert (status, out) == (1, "") and "no tournament can be named" in err, err
+    assert keys("list")[:2] == (0, "no keys\n")
+    assert keys("add", "x" * 80, "--tournament", "C" * 100)[0] == 0
+
+
+@pytest.mark.parametrize("last", ["-1", "0"])
+def test_the_moderation_log_takes_a_positive_number_of_lines(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], last: str
+) -> None:
+    """`--last -1` read the whole log on SQLite and was a traceback on PostgreSQL (LIMIT -1)."""
+    with pytest.raises(SystemExit) as usage:
+        main(["moderation", "log", "--last", last, "--db", f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"])
+    assert usage.value.code == 2 and "--last" in capsys.readouterr().err
