@@ -199,7 +199,15 @@ def run(args: argparse.Namespace, url: str, database: Path | None, id_hash_cost:
 def _run(args: argparse.Namespace, url: str, database: Path | None, id_hash_cost: int) -> int:
     if args.command == "migrate":
         if database is not None:
-            database.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                database.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as failure:  # a file in its place, no permission, a read-only file system
+                print(
+                    f"kropki-server: error: cannot create the database directory {database.parent}: "
+                    f"{failure.strerror}",
+                    file=sys.stderr,
+                )
+                return 1
         return _migrate(url)
     if database is not None and not database.is_file():
         # an admin command run in another directory must not create an empty database there

@@ -358,3 +358,14 @@ def test_the_moderation_log_takes_a_positive_number_of_lines(
     with pytest.raises(SystemExit) as usage:
         main(["moderation", "log", "--last", last, "--db", f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"])
     assert usage.value.code == 2 and "--last" in capsys.readouterr().err
+
+
+def test_migrate_where_the_database_folder_cannot_be_made_says_so(tmp_path: Path) -> None:
+    (tmp_path / "data").write_text("a file where the folder should be")
+    answer = run_cli("migrate", "--db", f"sqlite+aiosqlite:///{tmp_path}/data/kropki.sqlite3")
+
+    assert answer.returncode == 1 and "Traceback" not in answer.stderr
+    assert answer.stderr.startswith(
+        f"kropki-server: error: cannot create the database directory {tmp_path / 'data'}: "
+    ), answer.stderr
+    assert (tmp_path / "data").read_text() == "a file where the folder should be"
