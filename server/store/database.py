@@ -79,17 +79,25 @@ def sqlite_pragmas(dbapi_connection: Any, _record: Any) -> None:
 
 
 def in_one_transaction(connection: Connection, migrations: Callable[[], None]) -> None:
-    """Run Alembic's `migrations` on `connection` in one transaction. On SQLite with the foreign keys not
-    enforced meanwhile: a revision that changes a table there copies it and drops the old one (Alembic's
-    batch mode), and dropping `users` with them enforced deleted, or set to NULL, every row that
-    referred to an account (its games' links, rating history, ignored players). SQLite ignores the
-    pragma inside a transaction, so it is set before, and set back on the connection after."""
+    """Run Alembic's `migrations` on `connection` in one transaction: all of them or, should one fail or
+    the process be stopped, none. On SQLite the transaction is begun here (BEGIN IMMEDIATE, which also
+    waits for another writer first): Python's sqlite3 begins one only at the first INSERT, UPDATE or
+    DELETE, so a revision's first ALTER or CREATE was committed on its own, and an upgrade that stopped
+    after it left a schema no later `migrate` could upgrade ("duplicate column name").
+
+    And on SQLite with the foreign keys not enforced meanwhile: a revision that changes a table there
+    copies it and drops the old one (Alembic's batch mode), and dropping `users` with them enforced
+    deleted, or set to NULL, every row that referred to an account (its games' links, rating history,
+    ignored players). SQLite ignores the pragma inside a transaction, so it is set before, and set back
+    on the connection after."""
     sqlite = connection.dialect.name == "sqlite"
     if sqlite:
         connection.exec_driver_sql("PRAGMA foreign_keys=OFF")
         connection.commit()
     try:
         with connection.begin():
+            if sqlite:
+                connection.exec_driver_sql("BEGIN IMMEDIATE")
             migrations()
     finally:
         if sqlite:

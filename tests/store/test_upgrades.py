@@ -8,9 +8,30 @@ from typing import Any
 
 import pytest
 from alembic import command
-from sqlalchemy import BigInteger, Boolean, Column, DateTime, Float, Integer, MetaData, insert, select, text
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    Integer,
+    MetaData,
+    insert,
+    inspect,
+    select,
+    text,
+)
+from sqlalchemy.engine import Connection
 
-from server.store.database import alembic_config, as_utc, head_revision, migrate, open_engine
+from server.store.database import (
+    alembic_config,
+    as_utc,
+    current_revision,
+    head_revision,
+    in_one_transaction,
+    migrate,
+    open_engine,
+)
 from server.store.idhash import MIN_COST, IdHashing
 from server.store.store import Store
 from tests.store.test_accounts import registered_id
@@ -130,3 +151,36 @@ async def test_a_player_keeps_games_ratings_and_ignored_players_across_the_upgra
     assert account is not None and account.ignored == ("*Troll",)
     assert [game.number for game in games] == [1]
     assert [(point.game_number, point.rating) for point in ratings] == [(1, 1510)]
+
+
+async def test_an_upgrade_that_fails_part_way_changes_nothing_and_can_run_again(empty_database: str) -> None:
+    """On SQLite a revision's first change (0013's new column) was committed by itself, outside the
+    transaction: an upgrade killed or failing after it (a full disk while a table is copied) left the
+    database at 0012 with that column, and every later `migrate` failed on "duplicate column name"."""
+    engine = open_engine(empty_database)
+    try:
+        async with engine.begin() as connection:
+            await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0012"))
+            tables_before = await connection.run_sync(lambda sync: sorted(inspect(sync).get_table_names()))
+
+        def upgrade_then_fail(sync: Connection) -> None:
+            command.upgrade(alembic_config(sync), "0014")
+            raise InterruptedError("the upgrade stopped here")
+
+        async with engine.connect() as connection:
+            with pytest.raises(InterruptedError):
+                await connection.run_sync(
+                    lambda sync: in_one_transaction(sync, lambda: upgrade_then_fail(sync))
+                )
+        async with engine.connect() as connection:
+            users = await connection.run_sync(
+                lambda sync: {c["name"] for c in inspect(sync).get_columns("users")}
+            )
+            tables_after = await connection.run_sync(lambda sync: sorted(inspect(sync).get_table_names()))
+        assert await current_revision(engine) == "0012"
+        assert "role" not in users and "moderator" in users and tables_after == tables_before
+
+        await migrate(engine)
+        assert await current_revision(engine) == head_revision()
+    finally:
+        await engine.dispose()
