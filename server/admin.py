@@ -248,7 +248,8 @@ def _migrate(url: str) -> int:
 
 def _user(args: argparse.Namespace, url: str) -> int:
     """The admin's account commands; they change the database, which the server reads at each login."""
-    from server.store.accounts import UnknownNick
+    from server.hub.model import reserved
+    from server.store.accounts import NickTaken, UnknownNick
     from server.store.store import Store
 
     async def run() -> str:
@@ -265,6 +266,8 @@ def _user(args: argparse.Namespace, url: str) -> int:
                 return f"{args.nick}: role {args.role} (from the player's next login)"
             if args.action == "rename":
                 check_nick(args.new_nick, guest=False)
+                if reserved(args.new_nick):  # the AI players' names, as registration refuses them
+                    raise NickTaken(args.new_nick)
                 await accounts.rename(args.nick, args.new_nick)
                 return f"{args.nick} is now {args.new_nick} (archived records keep the old nick)"
             anonymised = await accounts.delete(args.nick)

@@ -369,3 +369,20 @@ def test_migrate_where_the_database_folder_cannot_be_made_says_so(tmp_path: Path
         f"kropki-server: error: cannot create the database directory {tmp_path / 'data'}: "
     ), answer.stderr
     assert (tmp_path / "data").read_text() == "a file where the folder should be"
+
+
+@pytest.mark.parametrize("name", ["AI hard", "ai EASY", "Al medium"])
+def test_an_account_is_not_renamed_to_an_ai_players_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    """Registration and `bot create` refuse the AI players' names and their look-alikes; `user rename`
+    gave them to an account, which then showed up in the lobby and the archive as the server's AI."""
+    url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
+    assert main(["migrate", "--db", url]) == 0
+    asyncio.run(_two_players_and_a_game(url))
+    capsys.readouterr()
+
+    status = main(["user", "rename", "Alice", name, "--db", url])
+
+    assert (status, capsys.readouterr().err) == (1, f"kropki-server: error: the nick {name} is taken\n")
+    assert main(["user", "show", "Alice", "--db", url]) == 0
