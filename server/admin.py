@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from server import logs
 from server.config import ENV_DB
 from server.hub.persistence import ROLES
-from server.protocol.codec import ProtocolError, check_nick
+from server.protocol.codec import MAX_CHAT, ProtocolError, check_nick, clean_text
 
 if TYPE_CHECKING:
     from server.store.accounts import Profile
@@ -376,6 +376,7 @@ def _moderate(args: argparse.Namespace, url: str) -> int:
     from server.web.networks import Grouping, banned_network
 
     async def run() -> str:
+        reason = sanction_reason(getattr(args, "reason", ""))
         store = await Store.open(url)
         moderation = store.moderation
         try:
@@ -395,12 +396,10 @@ def _moderate(args: argparse.Namespace, url: str) -> int:
                 check_nick(args.whom.lstrip("*"), guest=False)
                 target = await moderation.target(args.whom, guests_network=args.command == "ban")
             if args.command.startswith("un"):
-                lifted = await moderation.lift((args.command[2:],), target, by=BY_CLI, reason=args.reason)
+                lifted = await moderation.lift((args.command[2:],), target, by=BY_CLI, reason=reason)
                 return f"{target.shown}: {lifted} {args.command[2:]}(s) lifted"
             lasting = parse_duration(getattr(args, "lasting", ""))
-            made = await moderation.sanction(
-                args.command, target, by=BY_CLI, reason=args.reason, lasting=lasting
-            )
+            made = await moderation.sanction(args.command, target, by=BY_CLI, reason=reason, lasting=lasting)
             until = "now" if args.command == "kick" else made.until or "for good"
             return f"{target.shown}: {args.command} {until}"
         finally:
@@ -412,6 +411,18 @@ def _moderate(args: argparse.Namespace, url: str) -> int:
     except (SchemaError, ProtocolError) as refused:
         print(f"kropki-server: error: {refused}", file=sys.stderr)
         return 1
+
+
+def sanction_reason(text: str) -> str:
+    """`--reason` as a moderator's reaches the server (server/web/moderation.py): one line without
+    control characters, for the player's line, a banned login's answer and the log's line; at most
+    MAX_CHAT characters, refused (ProtocolError) rather than cut, since the admin can say it again."""
+    reason = clean_text(text).strip()
+    if len(reason) > MAX_CHAT:
+        raise ProtocolError(
+            "tooLong", f"a reason is at most {MAX_CHAT} characters (this one has {len(reason)})"
+        )
+    return reason
 
 
 def _describe_profile(profile: Profile) -> str:

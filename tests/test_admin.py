@@ -386,3 +386,29 @@ def test_an_account_is_not_renamed_to_an_ai_players_name(
 
     assert (status, capsys.readouterr().err) == (1, f"kropki-server: error: the nick {name} is taken\n")
     assert main(["user", "show", "Alice", "--db", url]) == 0
+
+
+def test_a_sanctions_reason_is_one_clean_line_as_a_moderators_is(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reason reaches the player (the mute line, a banned login's answer) and the log's one line per
+    entry: a moderator's loses its line breaks, tabs and bidirectional controls (clean_text), the CLI's
+    went in as typed, and a reason over 300 characters was stored whole."""
+    url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
+    assert main(["migrate", "--db", url]) == 0
+    capsys.readouterr()
+
+    made = main(["mute", "*Troll", "--reason", " spam\nand\tmore \u202ereversed ", "--db", url])
+    too_long = main(["ban", "*Troll", "--reason", "x" * 301, "--db", url])
+    refusal = capsys.readouterr().err
+    assert main(["moderation", "log", "--db", url]) == 0
+    lines = capsys.readouterr().out.splitlines()
+
+    assert (made, too_long) == (0, 1) and "at most 300 characters" in refusal
+    assert len(lines) == 1 and lines[0].split("\t")[1:] == [
+        "admin (CLI)",
+        "mute",
+        "*Troll",
+        "for good",
+        "spam and more reversed",
+    ]
