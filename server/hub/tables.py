@@ -238,11 +238,10 @@ class Tables(Mapping[int, Table]):
         self.lines_stale.discard(table.uid)
         if table.room is not None:
             for nick in table.room.lineup.seats:
-                uids = self.seats.get(nick)
-                if uids is not None:
-                    uids.pop(table.uid, None)
-                    if not uids:
-                        del self.seats[nick]
+                uids = self.seats.get(nick, {})
+                uids.pop(table.uid, None)
+                if not uids:
+                    self.seats.pop(nick, None)
 
     def forget(self, table: Table) -> None:
         """The table is gone: nobody sits at it any more (see Games.close)."""
@@ -306,8 +305,9 @@ class Tables(Mapping[int, Table]):
 
     def tell(self, player: Player, uid: int, code: str, english: str = "", **values: str) -> None:
         """A server line for one player only, e.g. why their command was refused: the sentence for
-        `code` in the player's language, else `english` (server/hub/sentences.py)."""
-        target = uid if uid in player.tables else LOBBY
+        `code` in the player's language, else `english` (server/hub/sentences.py); in the lobby while a new
+        game keeps the table out of their replies (`show_again`): its whole state has no such line."""
+        target = uid if uid in player.tables and uid not in player.new_game_at else LOBBY
         self.bus.send(player, target, self.told(player, code, english, **values))
 
     def told(self, player: Player, code: str, english: str = "", **values: str) -> str:
