@@ -56,6 +56,9 @@ of a long game (benchmarks/aiflood.py).
 
 Section "frames": one client's flood of WebSocket frames on /push, each kind in turn (benchmarks/frames.py).
 
+Section "archive": two guests who play a dot, resign and agree a new game as fast as they may, each
+game archived for good (benchmarks/archiveflood.py).
+
     .venv/bin/python benchmarks/abuse.py --only connections
     .venv/bin/python benchmarks/abuse.py --only journal --journal-seconds 600
 """
@@ -88,6 +91,7 @@ for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*) and thi
         sys.path.insert(0, _path)
 
 import aiflood  # noqa: E402
+import archiveflood  # noqa: E402
 import attacks  # noqa: E402
 import frames  # noqa: E402
 from stream import (  # noqa: E402
@@ -985,6 +989,7 @@ class Section:
 
 SECTIONS = {
     "ai": Section(aiflood.ai_section, aiflood.ai_arguments),
+    "archive": Section(archiveflood.archive_section, archiveflood.archive_arguments),
     "connections": Section(connections_section, connections_arguments),
     "frames": Section(frames.frames_section, frames.frames_arguments),
     "guesses": Section(attacks.guesses_section, attacks.guesses_arguments),

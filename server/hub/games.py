@@ -82,10 +82,16 @@ class Games:
         room = self.played_room(player, table)
         if proposal == "undo":
             self.ctx.limits.take_back(player, len(room.game.moves), self.ctx.timers.now())
+        games_played = room.games_played
+        if proposal == "new" or (proposal.endswith("new") and proposal.startswith(("ok", "accept"))):
+            self.ctx.limits.may_begin(player)  # a new game at the table: each one is archived
         if proposal in CLAIMS:
             self.absences.claim(player, self.tables[room.uid], room, proposal)
         else:
             room.propose(player.nick, proposal)
+        if room.games_played != games_played:  # agreed: its players begin it
+            people = self.tables[room.uid].people
+            self.ctx.limits.began(people[nick] for nick in room.lineup.in_game() if nick in people)
 
     def pause(self, player: Player, table: str, text: str) -> None:
         if text not in ("p", "u"):

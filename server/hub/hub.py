@@ -86,7 +86,8 @@ class Hub:
             timers=timers or LoopTimers(),
             persistence=persistence or MemoryPersistence(),
             rng=rng or random.Random(),
-            limits=Limits(caps or Caps(), self.remote_lobby.held_by),
+            # the timers may be swapped later (`timers`): read through the context
+            limits=Limits(caps or Caps(), self.remote_lobby.held_by, lambda: self.ctx.timers.now()),
             poll_timeout=poll_timeout,
             table_history=history or TABLE_HISTORY,
             lobby_history=history or LOBBY_HISTORY,

@@ -380,6 +380,7 @@ class Invitations:
         else:
             blue, red = self._server_decides(inviter, invitee, game_type)
         self.tables.open_table(game_type, blue.nick, red.nick)
+        self.ctx.limits.began((inviter, invitee))
 
     def _accept_team(self, player: Player, invitation: Invitation) -> None:
         """One more of a team invitation's players accepts; the last one opens the table, the inviter's
@@ -399,6 +400,7 @@ class Invitations:
         if who is WhoStarts.INVITED or (who is WhoStarts.SERVER and self.ctx.rng.random() >= 0.5):
             seats = interleaved(seats[1::2], seats[0::2])
         self.tables.open_table(invitation.game_type, seats[0], seats[1], more=seats[2:])
+        self.ctx.limits.began(everyone)
 
     def _server_decides(self, first: Player, second: Player, game_type: GameType) -> tuple[Player, Player]:
         """Ranked: the lower rating starts; free games, equal ratings and guests: at random."""

@@ -7,9 +7,11 @@ table live on those records and are read and advanced only here.
 
 from __future__ import annotations
 
+import math
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from itertools import islice
 
 from server.engine.gametype import GameKind
 from server.hub.model import PLAYER_ACTIONS, TABLE_ACTIONS, Origin, Player, Table, reserved
@@ -37,6 +39,11 @@ MAX_TABLES = 2_500
 PLAYERS_PER_ADDRESS = 10  # sessions from one address (a club or a school behind one NAT needs a few)
 GUEST_TABLES_PER_ADDRESS = 10  # game tables with a seat of a guest from one address
 SEEKS_PER_ADDRESS = 6  # the lobby's open seeks (server/hub/seeks.py) posted by guests from one address
+# Games begun in the last hour (any way but an organiser's or a tournament's; analysis aside): each finished
+# game with a move is archived for good: a dot, a resignation and a new game archived 328 a minute.
+GAMES_BEGUN_PER_HOUR = 60  # by one player
+GAMES_BEGUN_PER_ADDRESS = 60  # by the guests of one address (times the network factor for a network)
+HOUR = 3600.0
 NETWORK_FACTOR = 4  # a network (IPv4 /24, IPv6 /48) may hold this many times what one address may
 GAMES_PER_PLAYER = 5  # unfinished games a player plays at once (analysis tables not counted)
 ANALYSIS_PER_PLAYER = 3  # analysis tables a player has open
@@ -58,6 +65,7 @@ class Caps:
     registered_share: int = REGISTERED_SHARE  # per cent
     guest_tables_per_address: int = GUEST_TABLES_PER_ADDRESS
     seeks_per_address: int = SEEKS_PER_ADDRESS
+    games_begun_per_address: int = GAMES_BEGUN_PER_ADDRESS
     network_factor: int = NETWORK_FACTOR
     banned_words: tuple[str, ...] = field(default=(), repr=False)  # --banned-words, one entry each
     # --bots-rated: a bot may play a rated game against a person (docs/bots.md); bot against bot always may
@@ -99,11 +107,18 @@ def within_a_minute(recent: deque[tuple[float, str]], now: float, limit: int, co
 class Limits:
     """The checks, each made before anything changes, so that a refusal leaves all state as it was."""
 
-    def __init__(self, caps: Caps, held_elsewhere: Callable[[str, bool], int]) -> None:
+    def __init__(
+        self, caps: Caps, held_elsewhere: Callable[[str, bool], int], now: Callable[[], float]
+    ) -> None:
         """`held_elsewhere(nick, analysis)`: in a cluster, the unfinished games (or analysis tables)
-        `nick` has at other members' tables, which its caps count too (RemoteLobby.held_by)."""
+        `nick` has at other members' tables, which its caps count too (RemoteLobby.held_by); `now`: the
+        timers' clock."""
         self.caps = caps
         self.held_elsewhere = held_elsewhere
+        self.now = now
+        # when the games of the last hour began: by each player ("nick" key), and by the guests of each
+        # host and network; forgotten once an hour old
+        self.begun: dict[tuple[str, str], deque[float]] = {}
         self.banned = BannedWords(caps.banned_words)
         # players logged in from each host and each network (not the unlimited)
         self.per_host: Counter[str] = Counter()
@@ -263,6 +278,65 @@ class Limits:
         if held >= most:
             what = "analysis tables open" if analysis else "unfinished games"
             raise ProtocolError("tooManyGames", f"{player.nick} has {held} {what} already (at most {most}).")
+        if not analysis:
+            self.may_begin(player)
+
+    def may_begin(self, player: Player) -> None:
+        """`player` has begun fewer than GAMES_BEGUN_PER_HOUR games in the last hour, and a guest's address
+        and network fewer than their share (accounts are not free to make as guests are)."""
+        if player.unlimited or reserved(player.nick):
+            return
+        now = self.now()
+        began = self._began(("nick", nick_key(player.nick)), now)
+        if len(began) >= GAMES_BEGUN_PER_HOUR:
+            raise ProtocolError(
+                "gameFlood",
+                f"{player.nick} has begun {GAMES_BEGUN_PER_HOUR} games in the last hour; the next can begin "
+                f"in {_minutes_until(began[0] + HOUR, now)} minutes.",
+            )
+        if not player.guest or not player.host:
+            return
+        share = self.caps.games_begun_per_address
+        for key, most, where in (
+            (("host", player.host), share, "address"),
+            (("network", player.network), share * self.caps.network_factor, "network"),
+        ):
+            began = self._began(key, now)
+            if len(began) >= most:
+                raise ProtocolError(
+                    "gameFlood",
+                    f"Guests from the {where} of {player.nick} have begun {most} games in the last hour; "
+                    f"log in with an account, or wait {_minutes_until(began[0] + HOUR, now)} minutes.",
+                )
+
+    def began(self, players: Iterable[Player]) -> None:
+        """These players began a game: it counts once for each of them, and once for each address and
+        network of its guests."""
+        now = self.now()
+        keys = set()
+        for player in players:
+            if player.unlimited or reserved(player.nick):
+                continue
+            keys.add(("nick", nick_key(player.nick)))
+            if player.guest and player.host:
+                keys.update((("host", player.host), ("network", player.network)))
+        for key in list(islice(self.begun, len(keys) + 1)):  # the longest unread: forgotten an hour old,
+            self._began(key, now)  # so that keys go at least as fast as they come
+        for key in keys:
+            self.begun.setdefault(key, deque()).append(now)
+
+    def _began(self, key: tuple[str, str], now: float) -> deque[float]:
+        """When the games of the last hour under `key` began, oldest first (older ones forgotten)."""
+        began = self.begun.get(key)
+        if began is None:
+            return deque()
+        while began and began[0] <= now - HOUR:
+            began.popleft()
+        if not began:
+            del self.begun[key]
+        else:  # the key goes to the end, so that the first one is the one longest unread
+            self.begun[key] = self.begun.pop(key)
+        return began
 
     def may_begin_a_game(self, tables: Iterable[Table], player: Player) -> None:
         """What keeps `player` from any game now, whoever the opponent: the cap of unfinished games, and
@@ -388,3 +462,7 @@ class Limits:
             raise ProtocolError(
                 "tooFast", f"Table {table.uid} takes at most {TABLE_ACTIONS[0]:.0f} game actions a second."
             )
+
+
+def _minutes_until(when: float, now: float) -> int:
+    return max(1, math.ceil((when - now) / 60))
