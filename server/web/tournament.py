@@ -33,6 +33,7 @@ MAX_ROUND = 100
 RECORDS_SUFFIX = ".sgf.zip"  # /tournament/<name>.sgf.zip: a tournament's records
 _SAY_HI = re.compile(r"[0-9]{1,5}(\.[0-9]{1,5})+")
 MOST_PLAYERS = 8  # two teams of four (docs/teams.md)
+_SIDE = re.compile(r"pl(0|[1-9][0-9]*)")  # pl<n>: the player of side n
 
 routes = web.RouteTableDef()
 
@@ -94,9 +95,12 @@ async def set_up_table(request: web.Request) -> str:
         game_type = parse_game_type(required(request, "gameType"))
     except GameTypeError:
         raise ProtocolError("badGameType") from None
-    extra = [number for number in range(3, MOST_PLAYERS + 2) if request.query.get(f"pl{number}")]
-    if extra != list(range(3, 3 + len(extra))) or 2 + len(extra) > MOST_PLAYERS:
-        raise ProtocolError("badTeams")  # pl3, pl4, ... without a gap; equal teams: the hub checks
+    named = {
+        int(found[1]) for name, nick in request.query.items() if (found := _SIDE.fullmatch(name)) and nick
+    }
+    extra = sorted(named - {1, 2})
+    if extra != list(range(3, 3 + len(extra))) or 2 + len(extra) > MOST_PLAYERS or 0 in named:
+        raise ProtocolError("badTeams")  # pl3, pl4, ... without a gap or a side past 8; equal teams: the hub
     say_hi = _SAY_HI.fullmatch(request.query.get("sayHiTimes", ".".join("0" * (2 + len(extra)))))
     if say_hi is None:
         raise ProtocolError("badSayHiTimes")

@@ -112,6 +112,9 @@ async def test_an_organisers_team_table_over_http(aiohttp_client: AiohttpClient,
     four = {"pl1": "*Ala", "pl2": "*Bob", "pl3": "*Cid", "pl4": "*Dan"}
     assert await set_up(**four, pl6="*Fay") == "err.badTeams"  # a gap
     assert await set_up(**four, pl5="*Eve") == "err.badTeams"  # unequal teams
+    # no side 10 (nor 0): before, a player named there was left out without a word
+    assert await set_up(**four, pl10="*Jan") == "err.badTeams"
+    assert await set_up(**four, pl0="*Oto") == "err.badTeams"
     assert await set_up(**four, sayHiTimes="30.30") == "err.badSayHiTimes"  # one for each player
     assert await set_up(**{**four, "pl4": "*ala"}) == "err.samePlayer"
     assert await set_up(**four, sayHiTimes="30.30.30.30") == "ok.1"
