@@ -254,11 +254,15 @@ class MalformedRequestFilter(logging.Filter):
     line, query string and all, so a client that sends one bad byte next to its ``idGracza`` would have its
     id written to the log. The record keeps what an operator needs: who, and which kind of error. It is
     the client's mistake, answered 400, so it is a warning: an ERROR would page whoever alerts on errors
-    every time a scanner sends junk.
+    every time a scanner sends junk. So is a body aiohttp cannot decode (a Content-Encoding that does
+    not match it): aiohttp reads what the handler left of it after the answer, and reports the parse
+    error it meets there, wrapped in a RequestPayloadError, as an "Unhandled exception".
     """
 
     def filter(self, record: logging.LogRecord) -> bool:
         exc = record.exc_info[1] if record.exc_info else None
+        if isinstance(exc, web.RequestPayloadError):
+            exc = exc.__cause__  # the parse error, with its status
         code = getattr(exc, "code", None)  # aiohttp's parse errors carry their status, a 4xx
         if isinstance(code, int) and 400 <= code < 500:
             record.msg = f"{record.msg}: {type(exc).__name__} ({code})"

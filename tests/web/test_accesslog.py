@@ -126,6 +126,38 @@ async def test_request_aiohttp_cannot_parse_is_logged_without_its_request_line(
     assert "SECRET42" not in caplog.text
 
 
+async def raw_request(server: TestServer, request: bytes) -> bytes:
+    """Send a whole request byte for byte; return the status line."""
+    reader, writer = await asyncio.open_connection(server.host, server.port)
+    writer.write(request)
+    await writer.drain()
+    response = await reader.read()
+    writer.close()
+    await writer.wait_closed()
+    return response.split(b"\r\n", 1)[0]
+
+
+@pytest.mark.parametrize("encoding", ["gzip", "deflate"])
+@pytest.mark.parametrize("target", [b"POST /healthz", b"GET /a.kropki?co=getMsg&idGracza=SECRET42&msgNo=0"])
+async def test_a_body_that_cannot_be_decoded_is_a_warning_without_a_trace(
+    server: TestServer, caplog: pytest.LogCaptureFixture, target: bytes, encoding: str
+) -> None:
+    """Before, aiohttp's reading of the body after the answer wrote `Unhandled exception` at ERROR with
+    the whole trace, for any route and anyone who sent a body its Content-Encoding does not decode."""
+    status = await raw_request(
+        server,
+        target + b" HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Encoding: "
+        + encoding.encode() + b"\r\nContent-Length: 5\r\n\r\nabcde",
+    )  # fmt: skip
+
+    assert status.split(b" ", 1)[1] in (b"200 OK", b"405 Method Not Allowed")
+    errors = [record for record in caplog.records if record.name == "aiohttp.server"]
+    assert [record.getMessage() for record in errors] == ["Unhandled exception: ContentEncodingError (400)"]
+    assert [record.levelname for record in errors] == ["WARNING"]
+    assert [record.exc_info for record in errors] == [None]
+    assert "SECRET42" not in caplog.text
+
+
 def test_names_that_merely_contain_a_secret_name_are_kept() -> None:
     assert redact_query("myidGracza=1&keys=2&idGracza") == "myidGracza=1&keys=2&idGracza"
 
