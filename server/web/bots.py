@@ -207,6 +207,8 @@ async def body_field(request: web.Request, name: str, *, required: bool = True) 
         ) from None
     except web.HTTPRequestEntityTooLarge:
         raise Refused(413, "tooLong", "The body is too long.") from None
+    except web.RequestPayloadError:  # the client's mistake, not the server's failure: no err.internal
+        raise Refused(400, "badRequest", "The body cannot be read as its Content-Encoding says.") from None
     if value is None and not required:
         return ""
     if not isinstance(value, str) or not value:

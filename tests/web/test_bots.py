@@ -29,10 +29,12 @@ from server.hub.hub import Hub
 from server.hub.limits import Caps
 from server.store import idhash
 from server.store.models import User
+from server.web.accesslog import install_malformed_request_filter
 from server.web.bots import STREAMS_KEY
 from server.web.clients import LIMITS_KEY, WHOLE_STATES_PER_ID
 from server.web.common import HUB_KEY, STORE_KEY
 from server.web.limits import TokenBuckets
+from server.web.metrics import METRICS_KEY
 from tests.clients.conversation import engine_dots, log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
@@ -291,6 +293,29 @@ async def test_text_that_is_not_utf8_is_refused_and_never_reaches_the_stream(
     anonymous = await client.get("/a.kropki?co=getMsg&msgNo=0")
     assert anonymous.status == 200 and "still here" in await anonymous.text()
     assert "ERROR" not in caplog.text
+
+
+@pytest.mark.parametrize("path", ["upgrade", "game/0/chat"])
+async def test_a_body_that_cannot_be_decoded_is_refused_and_is_no_failure(
+    client: TestClient, caplog: pytest.LogCaptureFixture, path: str
+) -> None:
+    """A body its Content-Encoding does not decode is the client's mistake. Before, it was answered 503
+    `internal`, written at ERROR with its trace and counted in kropki_failures_total, the count of the
+    server's bugs that an operator alerts on: anyone could raise it at will."""
+    install_malformed_request_filter()  # as `serve` does: aiohttp's own record of the body is a warning
+    token = await new_bot(client, "Robo")
+    garbled = {
+        **bearer(token),
+        "Content-Type": "application/x-www-form-urlencoded",
+        "Content-Encoding": "gzip",
+    }
+    refused = await client.post(f"/api/bot/{path}", data=b"nick=Eve&id=SECRET4242&text=hi", headers=garbled)
+
+    assert refused.status == 400 and (await refused.json())["error"] == "badRequest"
+    metrics = client.app[METRICS_KEY].registry
+    assert metrics.get_sample_value("kropki_failures_total") == 0
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+    assert "SECRET4242" not in caplog.text
 
 
 async def test_the_example_bot_keeps_a_free_point_refused_as_not_its_turn(client: TestClient) -> None:
