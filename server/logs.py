@@ -20,14 +20,21 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 LOG_FORMAT = "%(asctime)s level=%(levelname)s logger=%(name)s %(message)s"
+# Every character str.splitlines() breaks a line on, and the escape it is written as
+_LINE_BREAKS = str.maketrans({char: repr(char)[1:-1] for char in "\r\n\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"})
 
 
 def quoted(value: object) -> str:
-    """A field's value: bare when it is one plain word, else quoted with JSON's escapes."""
+    """A field's value: bare when it is one plain word, else quoted with JSON's escapes, every character
+    that is not printable escaped too (JSON leaves U+2028, U+0085 and the C1 controls as they are, and
+    readers break lines on them or terminals obey them)."""
     text = str(value)
     if text and not any(char.isspace() or char in '"=\\' or not char.isprintable() for char in text):
         return text
-    return json.dumps(text, ensure_ascii=False)
+    written = json.dumps(text, ensure_ascii=False)
+    if written.isprintable():
+        return written
+    return "".join(char if char.isprintable() else json.dumps(char)[1:-1] for char in written)
 
 
 class Fields:
@@ -59,7 +66,7 @@ class OneLineFormatter(logging.Formatter):
         if record.stack_info:
             line += " stack=" + quoted(self.formatStack(record.stack_info))
         # Messages of other libraries may hold line breaks of their own.
-        return line.replace("\r", "\\r").replace("\n", "\\n")
+        return line.translate(_LINE_BREAKS)
 
 
 REPEAT_INTERVAL = 10.0  # seconds

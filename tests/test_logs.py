@@ -28,6 +28,15 @@ REPO = Path(__file__).resolve().parent.parent
         ("two\nlines", '"two\\nlines"'),
         ("Ёжик", "Ёжик"),
         ("tab\there", '"tab\\there"'),
+        # line breaks beyond \n and \r (str.splitlines and many viewers break lines on them), the C1
+        # controls (U+009B is a terminal's CSI, as ESC [ is) and the bidirectional overrides
+        ("a\u2028fake", '"a\\u2028fake"'),
+        ("a\u2029fake", '"a\\u2029fake"'),
+        ("a\x85fake", '"a\\u0085fake"'),
+        ("a\x9b31mred", '"a\\u009b31mred"'),
+        ("\x1b[31mred", '"\\u001b[31mred"'),
+        ("a\u202eb", '"a\\u202eb"'),
+        ("tag\U000e0041", '"tag\\udb40\\udc41"'),
     ],
 )
 def test_a_value_is_bare_only_when_it_is_one_plain_word(value: object, written: str) -> None:
@@ -68,6 +77,13 @@ def test_line_breaks_in_a_plain_message_are_escaped() -> None:
     line = OneLineFormatter().format(record("first\r\nsecond"))
 
     assert line.endswith("logger=server.hub.hub first\\r\\nsecond")
+
+
+def test_every_line_break_python_knows_in_a_plain_message_is_escaped() -> None:
+    line = OneLineFormatter().format(record("a\u2028b\u2029c\x85d\x0be\x0cf\x1cg\x1dh\x1ei"))
+
+    assert len(line.splitlines()) == 1
+    assert line.endswith("logger=server.hub.hub a\\u2028b\\u2029c\\x85d\\x0be\\x0cf\\x1cg\\x1dh\\x1ei")
 
 
 class Clock:

@@ -9,6 +9,7 @@ import time
 import pytest
 from aiohttp.test_utils import TestClient
 
+from server.logs import OneLineFormatter
 from server.web.common import STORE_KEY
 from tests.clients.robocup import game_settings
 from tests.director.bots import GAME_TYPE, director_of
@@ -70,6 +71,23 @@ async def test_a_bad_creation_is_refused_and_creates_nothing(
 ) -> None:
     assert await create(client, **{"key": key, "tourn": CUP, **params}) == answer
     assert await listed(client) == []
+
+
+async def test_a_name_that_holds_a_line_separator_stays_on_its_log_line(
+    client: TestClient, key: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A name may hold U+2028 (a line separator, not a control character). Before, the log wrote it as
+    it was, inside the quotes: a reader that breaks lines on it (Python's splitlines, many viewers) saw
+    the rest of the name as a line of its own, which could be made to look like any other event."""
+    caplog.set_level(logging.INFO)
+    fake = "\u20282026-12-01 10:00:00,000 level=ERROR logger=server.store.writer storage failing"
+    assert await create(client, key=key, tourn="Cup" + fake) == "ok"
+
+    formatter = OneLineFormatter()
+    lines = [formatter.format(record) for record in caplog.records if record.name.startswith("server.")]
+    created = [line for line in lines if "tournament created" in line]
+    assert len(created) == 1 and "Cup\\u20282026-12-01" in created[0]
+    assert all(len(line.splitlines()) == 1 for line in lines)
 
 
 async def test_calling_off_is_refused_without_the_right_key_and_changes_nothing(
