@@ -48,7 +48,13 @@ def findable(text: str) -> bool:
 
 
 class SchemaError(RuntimeError):
-    """The database's schema is not the one this code needs; the message says what to run."""
+    """The database's schema is not the one this code needs; the message says what to run, and which
+    database, for the operator at a console. `reason` says the same without naming the database (its
+    file's path, or PostgreSQL's host and user): /readyz, which anyone may read, gives that."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(reason.replace("the database", f"the database {where}", 1))
+        self.reason = reason
 
 
 def open_engine(url: str) -> AsyncEngine:
@@ -143,7 +149,7 @@ async def migrate(engine: AsyncEngine) -> None:
     """Upgrade the database to the newest revision; SchemaError for one a newer version upgraded."""
     current = await current_revision(engine)
     if current is not None and current not in known_revisions():
-        raise SchemaError(_newer(engine, current))
+        raise _newer(engine, current)
     async with engine.connect() as connection:
         await connection.run_sync(
             lambda sync: in_one_transaction(sync, lambda: command.upgrade(alembic_config(sync), "head"))
@@ -155,20 +161,21 @@ async def check_schema(engine: AsyncEngine) -> None:
     """Refuse a database whose schema is older (or newer) than the code's."""
     current, head = await current_revision(engine), head_revision()
     if current is not None and current not in known_revisions():
-        raise SchemaError(_newer(engine, current))
+        raise _newer(engine, current)
     if current != head:
         found = "an empty database" if current is None else f"schema revision {current}"
         where = engine.url.render_as_string(hide_password=True)
         raise SchemaError(
-            f"the database {where} has {found}, this server needs {head}: "
-            "run `kropki-server migrate` (or start with `serve --migrate`)"
+            where,
+            f"the database has {found}, this server needs {head}: "
+            "run `kropki-server migrate` (or start with `serve --migrate`)",
         )
 
 
-def _newer(engine: AsyncEngine, current: str) -> str:
-    where = engine.url.render_as_string(hide_password=True)
-    return (
-        f"the database {where} has schema revision {current}, which a newer version of kropki-server made "
+def _newer(engine: AsyncEngine, current: str) -> SchemaError:
+    return SchemaError(
+        engine.url.render_as_string(hide_password=True),
+        f"the database has schema revision {current}, which a newer version of kropki-server made "
         f"(this one knows up to {head_revision()}): run that version, or restore the backup taken before "
-        'its upgrade (docs/operations.md, "Upgrading")'
+        'its upgrade (docs/operations.md, "Upgrading")',
     )

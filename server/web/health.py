@@ -43,7 +43,7 @@ async def readyz(request: web.Request) -> web.Response:
         async with asyncio.timeout(READY_TIMEOUT):
             await check_schema(request.app[STORE_KEY].engine)
     except SchemaError as old:
-        return _unready(str(old))
+        return _unready(old.reason)  # not str(old): that names the database
     except Exception as failure:  # unreachable, locked, timed out: the probe says so instead of failing
         log.warning("readiness check failed %s", Fields(error=type(failure).__name__))
         return _unready(f"database unreachable ({type(failure).__name__})")

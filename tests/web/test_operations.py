@@ -13,6 +13,7 @@ import pytest
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 from sqlalchemy import text
+from sqlalchemy.engine import make_url
 
 from server.app import BUILT_IN_CLIENT, STORE_KEY, create_app
 from server.config import Settings
@@ -34,6 +35,28 @@ async def test_ready_when_the_database_is_current_and_not_otherwise(client: Test
     body = await old.json()
     assert body["status"] == "unready" and "kropki-server migrate" in body["reason"]
     assert (await client.get("/healthz")).status == 200  # alive all the same
+
+
+@pytest.mark.parametrize(
+    ("revision", "says"),
+    [("0001", ", this server needs "), ("9999", ", which a newer version of kropki-server made ")],
+    ids=["older", "newer"],
+)
+async def test_the_readiness_reason_does_not_name_the_database(
+    client: TestClient, settings: Settings, revision: str, says: str
+) -> None:
+    """/readyz answers anyone (nginx forwards it from the internet). Before, the reason for a schema
+    not the code's named the database's URL: the SQLite file's path, or PostgreSQL's host, port, user
+    and database."""
+    async with client.app[STORE_KEY].engine.begin() as connection:
+        await connection.execute(text(f"UPDATE alembic_version SET version_num = '{revision}'"))
+    old = await client.get("/readyz")
+
+    assert old.status == 503
+    reason = (await old.json())["reason"]
+    assert reason.startswith(f"the database has schema revision {revision}{says}")
+    url = make_url(settings.db_url)
+    assert url.drivername not in reason and str(url.database) not in reason
 
 
 async def test_metrics_count_what_happens(client: TestClient) -> None:
