@@ -270,7 +270,7 @@ def _user(args: argparse.Namespace, url: str) -> int:
                     raise NickTaken(args.new_nick)
                 await accounts.rename(args.nick, args.new_nick)
                 return f"{args.nick} is now {args.new_nick} (archived records keep the old nick)"
-            anonymised = await accounts.delete(args.nick)
+            anonymised = await accounts.delete(args.nick, by=BY_CLI)
             return f"{args.nick} deleted; {anonymised} archived games now name the player anonymously"
         finally:
             await store.close()

@@ -24,7 +24,15 @@ from server.protocol.codec import look_key, nick_key
 from server.store.database import as_utc, findable
 from server.store.hosted import pass_over
 from server.store.idhash import HashesBusy, IdHashing
-from server.store.models import ArchivedGame, GamePlayer, IgnoredPlayer, LiveSession, ModerationEntry, User
+from server.store.models import (
+    ArchivedGame,
+    GamePlayer,
+    IgnoredPlayer,
+    LiveSession,
+    ModerationEntry,
+    Sanction,
+    User,
+)
 from server.store.outage import unavailable
 
 log = logging.getLogger(__name__)
@@ -267,8 +275,10 @@ class Accounts:
         except IntegrityError:
             raise NickTaken(new_nick) from None
 
-    async def delete(self, nick: str) -> int:
+    async def delete(self, nick: str, by: str = "admin") -> int:
         """Delete the account; its archived games stay, naming the player `deleted<account number>`.
+        Its sanctions in force are lifted (by `by`, in the moderation log): each also names the nick's
+        look, which would otherwise ban or mute whoever registers the nick next.
 
         Returns how many archived games were anonymised. Refused (StillOnline) while its player is logged
         in: a moderator's kick ends the session (docs/operations.md, "Accounts").
@@ -296,7 +306,9 @@ class Accounts:
             name = f"{DELETED_NICK}{user.id}"
             for game in games:
                 _anonymise(game, seats.get(game.number, []), user.id, name)
-            await pass_over(session, keys, name, datetime.now(UTC))
+            now = datetime.now(UTC)
+            await pass_over(session, keys, name, now)
+            await _lift_sanctions(session, user, by, now)
             await session.flush()
             look = user.look_key
             await session.delete(user)
@@ -311,6 +323,22 @@ class Accounts:
         if user is None:
             raise UnknownNick(nick)
         return user
+
+
+async def _lift_sanctions(session, user: User, by: str, now: datetime) -> None:
+    """The deleted account's sanctions in force, lifted with a line of the moderation log."""
+    lifted = await session.execute(
+        update(Sanction)
+        .where(
+            Sanction.user_id == user.id,
+            Sanction.lifted_at.is_(None),
+            or_(Sanction.ends_at.is_(None), Sanction.ends_at > now),
+        )
+        .values(lifted_at=now, lifted_by=by)
+    )
+    count = lifted.rowcount  # type: ignore[attr-defined]
+    if count:
+        session.add(log_entry(by, "lift", user.nick, f"{count} lifted", "account deleted"))
 
 
 async def _pass_on(session, look: str) -> None:

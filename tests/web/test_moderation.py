@@ -16,7 +16,7 @@ from pytest_aiohttp import AiohttpClient
 from server.cli import main
 from server.config import Settings
 from server.web.common import HUB_KEY, STORE_KEY
-from server.web.moderation import SANCTIONS_EVERY
+from server.web.moderation import SANCTIONS_EVERY, refresh
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.cluster.test_members import open_table
@@ -200,6 +200,29 @@ async def test_a_banned_account_is_refused_at_login_with_the_reason(client: Test
     assert await auth(client, co="loguj", opisGracza="Cheater", idGracza=secret) == (
         "nieOk.banned.forGood.engine use"
     )
+
+
+async def test_whoever_registers_a_deleted_accounts_nick_inherits_none_of_its_sanctions(
+    client: TestClient,
+) -> None:
+    """A sanction names an account, followed through a rename. Before, deleting the account left its
+    ban and mute naming the nick's look, and the stranger who registered the nick next was banned and
+    muted for what the deleted player did (found by a helper's audit)."""
+    mod = await moderator(client, "Boss", "admin")
+    assert await register(client, "Cheater") == "ok.zarejestrowalem."
+    assert await moderate(mod, what="mute", whom="Cheater", reason="insults") == "ok"
+    assert await moderate(mod, what="ban", whom="Cheater", reason="engine use") == "ok"
+    await client.app[HUB_KEY].persistence.flush()  # the ban ended the session: stored, so not online
+    await client.app[STORE_KEY].accounts.delete("Cheater")  # what `kropki-server user delete` does
+    await refresh(client.app)  # as the running server does every SANCTIONS_EVERY seconds
+
+    assert await register(client, "Cheater", password="newcomer") == "ok.zarejestrowalem."
+    newcomer = Zagram(client, registered_id("Cheater", "newcomer"), "Cheater")
+    await newcomer.poll()
+    newcomer.say(0, "hello, I am new")
+    lines = chat_texts((await newcomer.poll()).lines(0))
+    assert ("Cheater", "3", "hello, I am new") in lines and not [t for _, kind, t in lines if kind == "e"]
+    assert await moderate(mod, what="sanctions") == '{"sanctions": []}'
 
 
 async def test_the_lobby_for_registered_players_only_and_slow(client: TestClient) -> None:
