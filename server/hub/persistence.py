@@ -41,6 +41,9 @@ class Account:
     ignored: tuple[str, ...] | None = None
     registered_at: float = 0.0  # Unix time (0: long ago); a younger account is new to links (Limits.chat)
     bot: bool = False  # a program playing through the bot API (docs/bots.md), marked as one everywhere
+    # the nick_key of the nick the account logs in with (a person's id is made from it): its first nick's,
+    # which an admin's rename keeps; "" where not read
+    login_key: str = ""
 
 
 @dataclass

@@ -98,6 +98,7 @@ def account_of(user: User, ignored: tuple[str, ...] | None = None) -> Account:
         ignored=ignored,
         registered_at=as_utc(user.registered_at).timestamp(),
         bot=user.bot,
+        login_key=user.login_key,
     )
 
 

@@ -107,16 +107,17 @@ class BotStreams:
     def __init__(self) -> None:
         self.open: dict[str, Feeding] = {}
 
-    def start(self, nick: str) -> Feeding:
-        older = self.open.get(nick_key(nick))
+    def start(self, secret: str) -> Feeding:
+        """A feed of the bot whose session is `secret` (the same through a rename)."""
+        older = self.open.get(secret)
         if older is not None:
             older.end("replaced")
-        feeding = self.open[nick_key(nick)] = Feeding()
+        feeding = self.open[secret] = Feeding()
         return feeding
 
-    def finish(self, nick: str, feeding: Feeding) -> None:
-        if self.open.get(nick_key(nick)) is feeding:
-            del self.open[nick_key(nick)]
+    def finish(self, secret: str, feeding: Feeding) -> None:
+        if self.open.get(secret) is feeding:
+            del self.open[secret]
 
     def end_all(self) -> None:
         for feeding in self.open.values():
@@ -175,7 +176,9 @@ async def _bot(request: web.Request) -> Bot:
     if account is None:
         raise Refused(401, "badToken", "This token names no bot (wrong, or replaced by a newer one).")
     hub = request.app[HUB_KEY]
-    secret = "bot-" + hub.persistence.id_hmac("bot:" + nick_key(account.nick))
+    # from the nick it logs in with, which a rename keeps: a live session goes on under its nick, as a
+    # person's does, rather than a second one starting under the new nick, not seated at its games
+    secret = "bot-" + hub.persistence.id_hmac("bot:" + (account.login_key or nick_key(account.nick)))
     if not request.app[LIMITS_KEY].per_id.take(secret):
         raise Refused(429, "tooFast", "Too many requests; slow down.")
     return Bot(token, account, secret)
@@ -325,14 +328,14 @@ async def stream(request: web.Request) -> web.StreamResponse:
     )
     await response.prepare(request)
     streams = request.app[STREAMS_KEY]
-    feeding = streams.start(bot.account.nick)
+    feeding = streams.start(bot.secret)
     log.info("bot stream opened %s", Fields(nick=bot.account.nick))
     try:
         await _feed(request, response, bot, feeding)
     except ConnectionError:
         pass  # the bot went away
     finally:
-        streams.finish(bot.account.nick, feeding)
+        streams.finish(bot.secret, feeding)
         log.info("bot stream closed %s", Fields(nick=bot.account.nick))
     return response
 
