@@ -82,6 +82,7 @@ class Player:
     invited: deque[tuple[float, str]] = field(default_factory=deque)  # invitations in the last minute
     linked: deque[float] = field(default_factory=deque)  # lines with a link lately (Limits.chat)
     registered_at: float = 0.0  # the account's Unix time of registration (0: a guest, or not read yet)
+    login_key: str = ""  # a registered player's Account.login_key: the account, whatever its nick now
     # private lines to this player in the last minute from people they have not written to lately, with
     # the nick_key of each sender; and when this player last wrote to each nick_key (Limits.private)
     private_in: deque[tuple[float, str]] = field(default_factory=deque)
@@ -136,6 +137,7 @@ class Player:
         self.avatar = account.avatar
         self.registered_at = account.registered_at
         self.bot = account.bot
+        self.login_key = account.login_key or self.login_key
         prestige = events.prestige(account.role)
         self.record = (account.rating, account.wins, account.draws, account.losses, prestige)
         if account.ignored is not None:  # read with the account for a session, not after a game

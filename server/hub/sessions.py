@@ -181,7 +181,7 @@ class Sessions:
         known = self.roster.find(secret)
         holder = self.roster.holder(nick)
         if known is not None:
-            if known.nick != nick:
+            if known.nick != nick and not _renamed_since(known, account):
                 raise ProtocolError("idInUse", "This id is logged in with another nick.")
             return known, holder
         if holder is not None and not self._comes_back(holder, nick, account, origin):
@@ -446,6 +446,18 @@ class Sessions:
         if tuple(uid for uid in player.tables if uid != LOBBY) != saved.tables:  # a table closed meanwhile
             self.saved.save(player)
         return player
+
+
+def _renamed_since(known: Player, account: Account | None) -> bool:
+    """Whether `known` is a live session of `account` under the nick it had before an admin renamed it:
+    a login again with its id goes on with it, under that nick, as any login again does (its games go
+    on; the new nick shows from the next session). Another account with the same id is somebody else."""
+    return (
+        account is not None
+        and not known.guest
+        and bool(known.login_key)
+        and known.login_key == account.login_key
+    )
 
 
 def _check_guest(secret: str, nick: str, lang: str) -> str:

@@ -22,8 +22,9 @@ from server.web.common import HUB_KEY
 from tests.conftest import served
 from tests.store.test_accounts import registered_id
 from tests.web.test_archive import pair, ratings
-from tests.web.test_auth import Clock, auth_from, proxied_client
+from tests.web.test_auth import Clock, auth, auth_from, proxied_client
 from tests.web.test_bots import act, new_bot, open_feed
+from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram
 
 CROSSES = "1616s0.4.a.R.n...."  # 16x16 ranked, four crosses (8 dots of each colour), the inviter blue
@@ -259,6 +260,25 @@ async def test_a_game_whose_end_was_stored_without_its_rating_is_rated_once_afte
         listed = await (await client.get("/games", params={"nick": "Alice"})).json()
         assert [(game["number"], game["result"], game["rated"]) for game in listed] == [(1, "B+R", True)]
         await client.close()
+
+
+async def test_a_renamed_player_online_logs_in_again_and_plays_on(client: TestClient) -> None:
+    """A login again with the session's id goes on with the session (docs/protocol.md). After an admin's
+    rename it was refused `nieOk.idInUse` ("logged in with another nick", the nick the player typed):
+    a reloaded built-in client logged the player out, leaving their game, and MultiPoints started again
+    exited (found by a helper's audit). Another account's login with the same id is still refused."""
+    alice, bob = await pair(client, "Alice", "Bob")
+    uid = await played(client, alice, bob, CROSSES, 24)
+    await client.app[STORE_KEY].accounts.rename("Bob", "Robert")
+
+    assert await auth(client, co="loguj", opisGracza="Bob", idGracza=bob.secret) == "ok.zalogowanyNaSerwer."
+    bob.commands, bob.acknowledged = [], 0  # a client logged in again numbers its commands from 1
+    assert [player.nick for player in client.app[HUB_KEY].players.values()] == ["Alice", "Bob"]
+    # an account registered with the id of Bob's session: not his, so not his session
+    assert await auth(client, co="rejestruj", opisGracza="Eve", idGracza=bob.secret) == "nieOk.idInUse"
+    bob.say(uid, "still here")
+    assert ("Bob", "W3", "still here") in chat_texts((await bob.poll()).lines(uid))
+    assert (await resigned(client, bob, uid)).startswith("rated.")
 
 
 async def test_a_game_ending_after_its_players_account_was_renamed_is_rated(client: TestClient) -> None:
