@@ -687,7 +687,7 @@ class Room:
     def replay(self, kind: str, data: dict[str, Any], entry: JournalText | None = None) -> None:
         """Apply one journalled action again (quietly), then set the clocks as they were after it;
         `entry`: the same action as the table's journal keeps it, kept once for both."""
-        before = len(self.game.moves)
+        before, games_before = len(self.game.moves), self.games_played
         player = data.get("p", 0)
         nick = self.nick_of(player) if player else ""
         if kind == "archived":
@@ -728,7 +728,8 @@ class Room:
                 self.cancelled = True
         elif kind != "clock":
             raise ValueError(f"unknown journal entry {kind!r}")
-        if self.clock is not None and "c" in data:
+        # an agreed new game is journalled with the clocks of the game it ended: the new one's are full
+        if self.clock is not None and "c" in data and self.games_played == games_before:
             self.clock.set_state(data["c"])
             self._note_times(before)
         self.game_entries.append(entry or journal_entry(kind, data))

@@ -195,6 +195,30 @@ def test_a_move_in_the_grace_after_a_stop_at_the_deadline_comes_back_after_the_n
     assert (room.game.result, len(room.game.moves), journal.set_aside) == (None, 2, [])
 
 
+def test_a_new_game_agreed_just_before_a_crash_comes_back_with_full_clocks() -> None:
+    """The agreement to a new game is journalled with the clocks of the game it ended; replayed, they were
+    set on the new game: red came back with the 25 s the old game left it, blue paused at 75 s."""
+    journal, timers = RecordingPersistence(), ManualTimers()
+    before = hub_with(journal, timers)
+    uid = before.open_table(parse_game_type("0808stanF0.120.5"), "*Ala", "*Bob").uid
+    before.move("ala123", str(uid), "cb")
+    timers.advance(100)
+    before.move("bob456", str(uid), "cc")
+    timers.advance(50)
+    before.pause("bob456", str(uid), "p")  # blue's clock, paused when the game ends
+    before.propose("ala123", str(uid), "resign")
+    before.propose("ala123", str(uid), "new")
+    before.propose("bob456", str(uid), "new")
+    assert before.tables[uid].room.flags() == "f1_120.120"  # type: ignore[union-attr]
+
+    after = Hub(timers=timers, persistence=RecordingPersistence(), clock=lambda: 1_700_000_000.0)
+    after.restore(journal.entries, next_uid=uid + 1)  # a crash: no clocks journalled at a stop
+
+    room = after.tables[uid].room
+    assert room is not None and room.games_played == 1
+    assert room.flags() == f"f1_120.120.g{int(RESTART_GRACE)}"
+
+
 def test_a_journal_that_cannot_open_its_table_is_set_aside_and_the_others_come_back() -> None:
     journal, timers = RecordingPersistence(), ManualTimers()
     before = hub_with(journal, timers)
