@@ -175,6 +175,8 @@ class Room:
         self.agreed: set[int] = set()  # the sides that agreed to it so far (a team game's)
         self.drawing: dict[int, str] = {}  # side -> the enclosure it is drawing
         self.move_sides: list[int] = []  # who made each move of game.moves: a side; 0 for STOP's dots
+        # the colours that made a move of their own in this game, taken back or not (the no-show rule)
+        self.colours_moved: set[int] = set()
         self.gone_before = frozenset(self.lineup.gone)  # team players who left in an earlier game here
         self.archive_number = None
         gt = self.game_type
@@ -358,6 +360,7 @@ class Room:
         except (MoveSyntaxError, IllegalMove) as refused:
             raise ProtocolError("illegalMove", f"Move {where[:40]} refused: {refused}.") from None
         self.move_sides.append(side)
+        self.colours_moved.add(player)
         if self.clock is not None:
             self.clock.moved(player, self.game.to_move)
         self._note("move", p=side, w=where)
@@ -654,11 +657,10 @@ class Room:
         """`player`: the colour whose clock ran out (a team's, at a team table)."""
         if self.game.result is not None:
             return
-        moved = {move.player for move in self.game.moves}
         came = {colour_of(side) for side in self.showed_up}
         how = ""
-        if self.tournament_game and player not in moved:
-            if (3 - player) in moved or (3 - player) in came:
+        if self.tournament_game and player not in self.colours_moved:
+            if (3 - player) in self.colours_moved or (3 - player) in came:
                 self.game.forfeit(player)
             else:
                 self.game.void()
@@ -721,6 +723,8 @@ class Room:
             self.claim(nick, data["w"])
         elif kind == "came":
             self.showed_up.add(player)
+        elif kind == "moved":  # a compacted journal: a colour whose moves were all taken back
+            self.colours_moved.add(player)
         elif kind == "cancel":  # after a new game (a compacted journal), only that it was cancelled
             if self.tournament_game:
                 self.cancel()
@@ -763,6 +767,9 @@ class Room:
                 del kept[max(i for i, (k, _) in enumerate(kept) if k == "move")]
             else:
                 kept.append((kind, data))
+        if self.tournament_game:  # that a colour moved decides a no-show, even if its moves were taken back
+            kept_colours = {colour_of(data["p"]) for kind, data in kept if kind == "move"}
+            kept += [("moved", {"p": colour}) for colour in sorted(self.colours_moved - kept_colours)]
         if self.clock is not None and self.game.result is None:
             kept.append(("clock", {"c": self.clock.state()}))
         self.game_entries = [journal_entry(kind, data) for kind, data in kept]

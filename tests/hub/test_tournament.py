@@ -11,8 +11,10 @@ from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.games import ABSENT_PLAYERS_KEPT, IDLE_TABLE_KEPT, TOURNAMENT_TABLE_KEPT
 from server.hub.hub import Hub
+from server.hub.restore import RESTART_GRACE
 from server.hub.room import Room
 from server.protocol.codec import ProtocolError
+from tests.hub.test_restore import RecordingPersistence
 
 TIMED = parse_game_type("0808stanF0.120.5")  # start 120 s, 5 s added per move
 
@@ -130,3 +132,27 @@ def test_an_unfinished_tournament_table_stays_two_hours_and_only_its_first_game_
     second = room.record("2026-11-22")
     assert (second.event, second.round) == (None, None)
     assert TOURNAMENT_TABLE_KEPT == 2 * 3600
+
+
+@pytest.mark.parametrize("compacted", [False, True])
+def test_a_player_whose_only_move_was_taken_back_loses_on_time_not_as_a_no_show(compacted: bool) -> None:
+    """A forfeit is for a player who never moved (docs/tournaments.md), and its loser is withdrawn from
+    a swiss as a no-show: a move taken back was still made. It was judged by the moves left on the board,
+    so running out of time after one's only move was taken back was `W+F`, "did not show up"."""
+    journal, timers = RecordingPersistence(), ManualTimers()
+    hub = Hub(timers=timers, persistence=journal, rng=random.Random(3), clock=lambda: 1_700_000_000.0)
+    hub.guest_login("ala123", "*Ala", "en")
+    hub.guest_login("bob456", "*Bob", "en")
+    uid = hub.set_up_table(TIMED, "*Ala", "*Bob", (60, 60), "Cup", "1", {})
+    hub.move("ala123", str(uid), "aa")
+    hub.propose("ala123", str(uid), "undo")
+    hub.propose("bob456", str(uid), "ok1undo")
+    assert room_of(hub, uid).flags() == "f1_125.120"  # her sayHi was spent on the move
+    if compacted:  # the move and its take-back leave the journal; that she moved must not
+        hub.restorer.compact(hub.tables[uid])
+        hub = Hub(timers=timers, persistence=RecordingPersistence(), clock=lambda: 1_700_000_000.0)
+        hub.restore({uid: list(journal.entries[uid])}, next_uid=uid + 1)
+
+    timers.advance(RESTART_GRACE + 126)
+
+    assert str(room_of(hub, uid).game.result) == "W+T"
