@@ -98,6 +98,9 @@ class Clock:
         self.remaining = {1: float(start), 2: float(start)}
         # first-move grace (tournaments' sayHi), spent before the clock and gone after the first move
         self.extra = {1: float(first_move_grace[0]), 2: float(first_move_grace[1])}
+        # the part of `extra` a restart gave to reconnect: spent first, and never journalled, since each
+        # restart gives it afresh (what was left of the last one's is not added to it)
+        self.reconnect = {1: 0.0, 2: 0.0}
         self.paused = {1: False, 2: False}
         self.running = first
         self.since = timers.now()
@@ -125,6 +128,7 @@ class Clock:
             elapsed = now - self.since
             grace = min(self.extra[player], elapsed)
             self.extra[player] -= grace
+            self.reconnect[player] = max(0.0, self.reconnect[player] - grace)
             self.remaining[player] -= elapsed - grace
         self.since = now
 
@@ -161,7 +165,7 @@ class Clock:
     def moved(self, player: int, next_player: int) -> None:
         """`player` has moved: charge them, add the increment, and run `next_player`'s clock."""
         self._charge()
-        self.extra[player] = 0.0
+        self.extra[player] = self.reconnect[player] = 0.0
         # the increment never lifts the time above start + added, but a gift above it stays
         self.remaining[player] = max(
             self.remaining[player], min(self.cap, self.remaining[player] + self.added)
@@ -179,7 +183,7 @@ class Clock:
         """First-move grace for `player` from now on, in place of what was left of it (a team game's
         next player's sayHi, docs/teams.md)."""
         self._charge()
-        self.extra[player] = float(seconds)
+        self.extra[player], self.reconnect[player] = float(seconds), 0.0
         self._arm()
 
     def give(self, player: int, seconds: float) -> None:
@@ -194,30 +198,38 @@ class Clock:
         self._arm()
 
     def state(self) -> tuple[float, float, bool, bool, float, float]:
-        """Both players' seconds left, paused flags and unspent first-move grace, for the journal (an
-        array in JSON). A tuple, not a list: every move's journal entry keeps one while the game lasts,
-        and a tuple of numbers is one object the garbage collector stops tracking (issue 19.2)."""
+        """Both players' seconds left, paused flags and unspent first-move grace (not a restart's), for
+        the journal (an array in JSON). A tuple, not a list: every move's journal entry keeps one while
+        the game lasts, and a tuple of numbers is one object the garbage collector stops tracking (issue
+        19.2)."""
         return (
             round(self.left(1), 3),
             round(self.left(2), 3),
             self.paused[1],
             self.paused[2],
-            round(self.grace_left(1), 3),
-            round(self.grace_left(2), 3),
+            round(self.grace_left(1) - self._spent_first(1, self.reconnect[1]), 3),
+            round(self.grace_left(2) - self._spent_first(2, self.reconnect[2]), 3),
         )
 
     def grace_left(self, player: int) -> float:
+        return self._spent_first(player, self.extra[player])
+
+    def _spent_first(self, player: int, seconds: float) -> float:
+        """What is left now of `seconds` of the player's grace that are spent first."""
         if player != self.running or self.stands_still(player):
-            return self.extra[player]
-        return max(0.0, self.extra[player] - (self.timers.now() - self.since))
+            return seconds
+        return max(0.0, seconds - (self.timers.now() - self.since))
 
     def set_state(self, state: Sequence[float | bool], *, grace: float = 0.0) -> None:
-        """Take up a journalled state; `grace` more seconds pass before the player on move is charged."""
+        """Take up a journalled state; `grace` more seconds (a restart's) pass before the player on move is
+        charged."""
         left1, left2, paused1, paused2, extra1, extra2 = state
         self.remaining = {1: float(left1), 2: float(left2)}
         self.paused = {1: bool(paused1), 2: bool(paused2)}
         self.extra = {1: float(extra1), 2: float(extra2)}
+        self.reconnect = {1: 0.0, 2: 0.0}
         self.extra[self.running] += grace
+        self.reconnect[self.running] = grace
         self.since = self.timers.now()
         self._arm()
 

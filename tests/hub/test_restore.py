@@ -219,6 +219,31 @@ def test_a_new_game_agreed_just_before_a_crash_comes_back_with_full_clocks() -> 
     assert room.flags() == f"f1_120.120.g{int(RESTART_GRACE)}"
 
 
+def test_the_grace_of_a_restart_is_given_afresh_by_the_next_not_added_to_what_is_left_of_it() -> None:
+    """Each restart gave the player on move 60 s more on top of what was left of the last restart's:
+    three clean stops 10 s apart left red 160 s before the clock, a crash after a pause in the grace 110.
+    The sayHi red has not yet spent stays, as before."""
+    journal, timers = RecordingPersistence(), ManualTimers()
+    hub = hub_with(journal, timers)
+    uid = hub.set_up_table(parse_game_type("0808stanF0.120.5"), "*Ala", "*Bob", (0, 30), "Cup", "1", {})
+    hub.move("ala123", str(uid), "aa")
+    timers.advance(10)  # red has 20 s of sayHi left
+    for _ in range(3):
+        hub.announce_shutdown()
+        hub = Hub(timers=timers, persistence=journal, clock=lambda: 1_700_000_000.0)
+        hub.restore({uid: list(journal.entries[uid])}, next_uid=uid + 1)
+        assert hub.tables[uid].room.flags() == "f2_125.120.g80"  # type: ignore[union-attr]
+        timers.advance(10)
+    hub.guest_login("ala123", "*Ala", "en")
+    hub.pause("ala123", str(uid), "p")  # journalled with red's grace as it stands
+    hub.pause("ala123", str(uid), "u")
+
+    crashed = Hub(timers=timers, persistence=RecordingPersistence(), clock=lambda: 1_700_000_000.0)
+    crashed.restore({uid: list(journal.entries[uid])}, next_uid=uid + 1)
+
+    assert crashed.tables[uid].room.flags() == "f2_125.120.g80"  # type: ignore[union-attr]
+
+
 def test_a_journal_that_cannot_open_its_table_is_set_aside_and_the_others_come_back() -> None:
     journal, timers = RecordingPersistence(), ManualTimers()
     before = hub_with(journal, timers)
