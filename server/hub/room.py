@@ -769,7 +769,8 @@ class Room:
                 kept.append((kind, data))
         if self.tournament_game:  # that a colour moved decides a no-show, even if its moves were taken back
             kept_colours = {colour_of(data["p"]) for kind, data in kept if kind == "move"}
-            kept += [("moved", {"p": colour}) for colour in sorted(self.colours_moved - kept_colours)]
+            moved = [("moved", {"p": colour}) for colour in sorted(self.colours_moved - kept_colours)]
+            kept = moved + kept  # before a loss on time, which it decides
         if self.clock is not None and self.game.result is None:
             kept.append(("clock", {"c": self.clock.state()}))
         self.game_entries = [journal_entry(kind, data) for kind, data in kept]

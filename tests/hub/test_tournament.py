@@ -134,8 +134,8 @@ def test_an_unfinished_tournament_table_stays_two_hours_and_only_its_first_game_
     assert TOURNAMENT_TABLE_KEPT == 2 * 3600
 
 
-@pytest.mark.parametrize("compacted", [False, True])
-def test_a_player_whose_only_move_was_taken_back_loses_on_time_not_as_a_no_show(compacted: bool) -> None:
+@pytest.mark.parametrize("compacted", ["never", "in play", "after the end"])
+def test_a_player_whose_only_move_was_taken_back_loses_on_time_not_as_a_no_show(compacted: str) -> None:
     """A forfeit is for a player who never moved (docs/tournaments.md), and its loser is withdrawn from
     a swiss as a no-show: a move taken back was still made. It was judged by the moves left on the board,
     so running out of time after one's only move was taken back was `W+F`, "did not show up"."""
@@ -148,11 +148,18 @@ def test_a_player_whose_only_move_was_taken_back_loses_on_time_not_as_a_no_show(
     hub.propose("ala123", str(uid), "undo")
     hub.propose("bob456", str(uid), "ok1undo")
     assert room_of(hub, uid).flags() == "f1_125.120"  # her sayHi was spent on the move
-    if compacted:  # the move and its take-back leave the journal; that she moved must not
-        hub.restorer.compact(hub.tables[uid])
-        hub = Hub(timers=timers, persistence=RecordingPersistence(), clock=lambda: 1_700_000_000.0)
-        hub.restore({uid: list(journal.entries[uid])}, next_uid=uid + 1)
-
-    timers.advance(RESTART_GRACE + 126)
+    if compacted == "in play":  # the move and its take-back leave the journal; that she moved must not
+        hub = _compacted_and_restored(hub, journal, timers, uid)
+        timers.advance(RESTART_GRACE)
+    timers.advance(126)
+    if compacted == "after the end":
+        hub = _compacted_and_restored(hub, journal, timers, uid)
 
     assert str(room_of(hub, uid).game.result) == "W+T"
+
+
+def _compacted_and_restored(hub: Hub, journal: RecordingPersistence, timers: ManualTimers, uid: int) -> Hub:
+    hub.restorer.compact(hub.tables[uid])
+    after = Hub(timers=timers, persistence=RecordingPersistence(), clock=lambda: 1_700_000_000.0)
+    after.restore({uid: list(journal.entries[uid])}, next_uid=uid + 1)
+    return after
