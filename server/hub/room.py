@@ -676,6 +676,8 @@ class Room:
         in the standings. A result that stands (the game over) is never taken back."""
         if self.cancelled:
             raise ProtocolError("alreadyCancelled", f"The game of table {self.uid} is already cancelled.")
+        if self.clock is not None:  # a clock past its deadline has decided, even if its timer runs late
+            self.clock.flag_if_due()
         if not self.tournament_game or self.game.result is not None:
             raise ProtocolError("gameOver", f"The game of table {self.uid} is over: its result stands.")
         self.cancelled = True

@@ -163,3 +163,22 @@ def _compacted_and_restored(hub: Hub, journal: RecordingPersistence, timers: Man
     after = Hub(timers=timers, persistence=RecordingPersistence(), clock=lambda: 1_700_000_000.0)
     after.restore({uid: list(journal.entries[uid])}, next_uid=uid + 1)
     return after
+
+
+def test_a_cancellation_after_the_deadline_finds_the_game_lost_on_time() -> None:
+    """As every action that reaches a game after its deadline, before a busy loop ran the flag's timer
+    (docs/protocol.md, "Clocks"): the organiser's cancellation made the loss on time `Void`."""
+    hub, timers = hub_and_timers()
+    hub.guest_login("ala123", "*Ala", "en")
+    hub.guest_login("bob456", "*Bob", "en")
+    uid = hub.set_up_table(TIMED, "*Ala", "*Bob", (0, 0), "Cup", "1", {})
+    hub.move("ala123", str(uid), "aa")
+    hub.move("bob456", str(uid), "hh")
+    timers.time += 126  # blue's 125 s are gone; the timer is due but has not run
+
+    with pytest.raises(ProtocolError) as refused:
+        hub.cancel_table(uid, "Cup")
+
+    assert refused.value.code == "gameOver"
+    room = room_of(hub, uid)
+    assert (str(room.game.result), room.cancelled) == ("W+T", False)
