@@ -809,6 +809,8 @@ class Room:
         """A team player left the table for good while the game runs (docs/teams.md): the turn goes to
         the next team-mate, and a team with nobody left loses. Nothing in a two-player game."""
         side = self.seat_of(nick)
+        if self.clock is not None and side and self.lineup.teams and not self.quiet:
+            self.clock.flag_if_due()  # a game lost on time before they left stays lost on time
         if not side or not self.lineup.teams or self.game.result is not None:
             return
         self._note("left", p=side)

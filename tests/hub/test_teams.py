@@ -453,3 +453,18 @@ def test_a_player_who_left_while_storage_failed_is_out_of_the_game_once_it_is_ba
     hub.move("dan1", table, "hh")
     hub.move("cid1", table, "ab")
     assert room.game.result is None and len(room.game.moves) == 3
+
+
+def test_a_team_leaving_after_the_other_teams_deadline_does_not_lose_a_game_already_lost_on_time() -> None:
+    """The last of a team leaving ends the game against it, but not one whose other team's clock has
+    run out, its timer due but not yet run (a busy loop): that game is lost on time (docs/protocol.md,
+    "Clocks"); it was won by the team that ran out of time."""
+    hub, timers, room = two_against_two()
+    hub.move("ala1", str(room.uid), "aa")
+    hub.move("bob1", str(room.uid), "hh")
+    hub.change_table("bob1", 0)  # red's first player leaves for good; *Cid (blue) is on move
+    timers.time += 126  # blue's 125 s are gone; the flag's timer has not run
+
+    hub.change_table("dan1", 0)  # the last of red leaves
+
+    assert str(room.game.result) == "W+T"
