@@ -196,6 +196,7 @@ class Room:
             if gt.timed and not self.analysis
             else None
         )
+        self.graced = self.side_on_move  # the side last given its sayHi (the first: by the clock itself)
 
     def _say_hi(self, side: int) -> float:
         """The side's sayHi seconds (an organiser's table), spent before its clock on its first move."""
@@ -646,12 +647,14 @@ class Room:
 
     def _grant_grace(self) -> None:
         """At a team table's tournament game each player's sayHi is spent on their own first move: the
-        team's clock waits that long before it runs for a player who has not yet moved."""
+        team's clock waits that long before it runs for a player who has not yet moved. Granted once
+        as they come on move, not again when someone else leaves meanwhile."""
         if not self.lineup.teams or not self.tournament_game or self.clock is None:
             return
         side = self.side_on_move
-        if self.game.result is None and side and side not in self.move_sides:
+        if self.game.result is None and side and side not in self.move_sides and side != self.graced:
             self.clock.grant(colour_of(side), self._say_hi(side))
+            self.graced = side
 
     def _flag(self, player: int) -> None:
         """`player`: the colour whose clock ran out (a team's, at a team table)."""

@@ -468,3 +468,20 @@ def test_a_team_leaving_after_the_other_teams_deadline_does_not_lose_a_game_alre
     hub.change_table("dan1", 0)  # the last of red leaves
 
     assert str(room.game.result) == "W+T"
+
+
+@pytest.mark.parametrize("moved_first", [False, True])
+def test_a_player_leaving_does_not_give_the_side_on_move_its_say_hi_again(moved_first: bool) -> None:
+    """Each player's sayHi is spent once, on their own first move; when someone of either team left (or
+    resigned), the side on move that had not moved yet was granted its whole sayHi again."""
+    hub, timers, room = two_against_two(say_hi=(60, 60, 10, 5), tournament="Pairs")
+    if moved_first:
+        hub.move("ala1", str(room.uid), "aa")  # *Bob (red) is on move, with 60 s of sayHi
+    timers.advance(50)
+    on_move = room.flags()
+    assert on_move.endswith(".g10")
+
+    hub.change_table("cid1", 0)  # a blue player leaves for good
+    hub.propose("dan1", str(room.uid), "resign")  # a red one resigns, not the one on move
+
+    assert room.flags() == on_move
