@@ -176,8 +176,7 @@ async def _bot(request: web.Request) -> Bot:
     if account is None:
         raise Refused(401, "badToken", "This token names no bot (wrong, or replaced by a newer one).")
     hub = request.app[HUB_KEY]
-    # from the nick it logs in with, which a rename keeps: a live session goes on under its nick, as a
-    # person's does, rather than a second one starting under the new nick, not seated at its games
+    # from the nick it logs in with, which a rename keeps: its live session goes on, seated at its games
     secret = "bot-" + hub.persistence.id_hmac("bot:" + (account.login_key or nick_key(account.nick)))
     if not request.app[LIMITS_KEY].per_id.take(secret):
         raise Refused(429, "tooFast", "Too many requests; slow down.")
