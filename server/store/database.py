@@ -61,8 +61,12 @@ def open_engine(url: str) -> AsyncEngine:
     """An engine for `url`. SQLite files run in WAL mode so readers never block the writer. PostgreSQL's
     pooled connections are tested as they are taken (pool_pre_ping: one round trip): a restart or a
     failover ends them all, and the first write on one made storage fail for a second, taking back the
-    moves not yet stored, as the first read made a page answer 503."""
-    engine = create_async_engine(url, pool_pre_ping=make_url(url).get_backend_name() == "postgresql")
+    moves not yet stored, as the first read made a page answer 503. A database error names its
+    statement, not its values (hide_parameters): a write the writer drops is logged with it, and its
+    values were players' chat lines, nicks and addresses."""
+    engine = create_async_engine(
+        url, pool_pre_ping=make_url(url).get_backend_name() == "postgresql", hide_parameters=True
+    )
     if engine.dialect.name == "sqlite":
         event.listen(engine.sync_engine, "connect", sqlite_pragmas)
     return engine

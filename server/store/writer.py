@@ -96,7 +96,8 @@ class StoreWriter:
         self._sync_engine: Engine | None = None
         self._thread: ThreadPoolExecutor | None = None
         if engine.dialect.name == "sqlite" and engine.url.database not in (None, "", ":memory:"):
-            self._sync_engine = create_engine(engine.url.set(drivername="sqlite"))
+            # its errors name no values, as open_engine's do
+            self._sync_engine = create_engine(engine.url.set(drivername="sqlite"), hide_parameters=True)
             event.listen(self._sync_engine, "connect", sqlite_pragmas)
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
         self._queue: list[Queued] = []
