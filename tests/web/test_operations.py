@@ -90,6 +90,16 @@ async def test_metrics_count_what_happens(client: TestClient) -> None:
     assert "ala123" not in page
 
 
+async def test_every_metric_the_server_serves_is_in_the_operators_table(client: TestClient) -> None:
+    """An operator reads docs/operations.md ("Health and metrics") to know what a series means: the
+    push connections' two were served and named nowhere."""
+    page = await (await client.get("/metrics")).text()
+    served = set(re.findall(r"^# TYPE (kropki_\w+) ", page, re.MULTILINE))
+    names = {name for name in served if not name.endswith("_created")}  # a counter's start time
+    documented = (Path(__file__).parents[2] / "docs" / "operations.md").read_text(encoding="utf-8")
+    assert len(names) > 10 and {name for name in names if f"`{name}`" not in documented} == set()
+
+
 async def test_every_response_has_the_security_headers_and_big_ones_are_compressed(
     client: TestClient,
 ) -> None:
