@@ -153,12 +153,14 @@ async def test_when_the_search_fails_the_computer_still_moves(
 async def test_a_killed_worker_process_is_started_again(client: TestClient) -> None:
     """A worker killed (out of memory, by hand) broke the pool for good: the search in flight got a
     quick move, and every later search was refused, so the computer never moved again anywhere."""
+    # children of earlier tests may still be ending (a full run failed on two): this app's worker is new
+    earlier = {child.pid for child in multiprocessing.active_children()}
     ala = Zagram(client, "ala123", "*Ala")
     await ala.login()
     await ala.get(idGracza=ala.secret, co="zapraszam", whom="AI easy", gameType="0909s0..p.A.n....")
     room = hub_of(client).tables[1].room
     await wait_for(ala, lambda: len(room.game.moves) == 1, 60)  # the computer is blue and moves first
-    (worker,) = multiprocessing.active_children()
+    (worker,) = [child for child in multiprocessing.active_children() if child.pid not in earlier]
     os.kill(worker.pid, signal.SIGKILL)
     assert await ala.get(idGracza=ala.secret, co="graczStawiaKropke", table="1", where="aa") == ""
     await wait_for(ala, lambda: len(room.game.moves) == 3, 60)  # a quick move, or a search by a new worker
