@@ -16,6 +16,8 @@ class User(Base):
     """A registered player. `secret_hash` is a salted scrypt hash of the id: the id itself is never kept."""
 
     __tablename__ = "users"
+    # SQLite gives no number twice (0017): a deleted account's games name it `deleted<id>`
+    __table_args__ = {"sqlite_autoincrement": True}
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     nick: Mapped[str] = mapped_column(String(20))

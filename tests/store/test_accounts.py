@@ -538,3 +538,21 @@ async def test_a_rename_onto_a_look_alike_is_refused_and_its_own_look_is_kept(st
     await store.accounts.rename("AIan", "Alicja")
     await store.accounts.rename("Bob", "Alɑn")  # the look Alan left is free again
     assert (await store.accounts.profile("Alɑn")).nick == "Alɑn"  # type: ignore[union-attr]
+
+
+async def test_two_deleted_accounts_never_share_a_name(store: Store) -> None:
+    """SQLite gave a new account the number of the newest one deleted (`users` had no AUTOINCREMENT):
+    deleting that one too named both players `deleted<n>` and listed both their games under it."""
+    await store.accounts.register("Alice", registered_id("Alice", "pw"), "", "en")
+    await store.accounts.register("Bob", registered_id("Bob", "pw"), "", "en")
+    store.writer.archive(finished("Bob", "Alice"), lambda *_: None)
+    await store.writer.flush()
+    assert await store.accounts.delete("Bob") == 1
+    await store.accounts.register("Carol", registered_id("Carol", "pw"), "", "en")
+    store.writer.archive(finished("Carol", "Alice"), lambda *_: None)
+    await store.writer.flush()
+    assert await store.accounts.delete("Carol") == 1
+
+    summaries = await store.games.recent(None, 10)
+    assert [(s.number, s.blue) for s in summaries] == [(2, "deleted3"), (1, "deleted2")]
+    assert [s.number for s in await store.games.recent("deleted2", 10)] == [1]

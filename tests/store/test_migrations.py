@@ -28,6 +28,7 @@ from server.store.idhash import MIN_COST, IdHashing
 from server.store.models import Base, User
 from server.store.store import Store
 from tests.store.test_accounts import registered_id
+from tests.store.test_archiving import finished
 
 # the users table as revision 0003 had it (0013 made the moderator flag a role)
 USERS_AT_0003 = table(
@@ -309,3 +310,53 @@ async def test_0016_a_report_made_before_keeps_no_network_and_back(empty_databas
         reported = (await connection.execute(text("SELECT reported FROM reports"))).scalars().all()
     await engine.dispose()
     assert "reported_network" not in columns and reported == ["*Troll"]
+
+
+async def test_0017_an_upgraded_database_never_gives_a_deleted_accounts_number_again(
+    empty_database: str,
+) -> None:
+    """Accounts 4 and 5 were deleted before the upgrade (their games and tables name them `deleted4` and
+    `deleted5`): SQLite would have given 4 to the next account, whose deletion named it as the other."""
+    engine = open_engine(empty_database)
+    at = datetime(2026, 1, 2, tzinfo=UTC)
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0016"))
+        typed = User.__table__.columns
+        for nick in ("Ann", "Bob", "Cid", "Dan", "Eve"):  # numbered by the database, 1 to 5
+            row = user_at_0003(nick, look_key=nick_key(nick), role="none", bot=False)
+            row["secret_hash"] = IdHashing(MIN_COST).hash(registered_id(nick, "pw"))
+            del row["moderator"]
+            await connection.execute(
+                insert(table("users", *(column(name, typed[name].type) for name in row))).values(row)
+            )
+        await connection.execute(text("DELETE FROM users WHERE nick IN ('Dan', 'Eve')"))
+        await connection.execute(
+            text(
+                "INSERT INTO games (finished_at, blue_nick, red_nick, blue_id, red_id, game_type, result,"
+                " rated, sgf) VALUES (:at, 'Ann', 'deleted4', 1, NULL, '0808stanF0.0.0', NULL,"
+                " false, '(;GM[40]FF[4]SZ[8]PB[Ann]PW[deleted4])')"
+            ),
+            {"at": at},
+        )
+        await connection.execute(
+            text(
+                "INSERT INTO tournament_tables (uid, tournament, created_at, blue, red, game_type)"
+                " VALUES (7, 'Cup', :at, 'deleted5, *Cid', 'Bob', '0808stanF0.0.0')"
+            ),
+            {"at": at},
+        )
+    await migrate(engine)
+    await engine.dispose()
+
+    store = await Store.open(empty_database)
+    try:
+        assert await store.accounts.authenticate("Ann", registered_id("Ann", "pw")) is not None
+        assert [game.number for game in await store.games.recent("Ann", 10)] == [1]
+        await store.accounts.register("Fay", registered_id("Fay", "pw"), "", "en")
+        store.writer.archive(finished("Fay", "Ann"), lambda *_: None)
+        await store.writer.flush()
+        await store.accounts.delete("Fay")
+        named = [(game.number, game.blue, game.red) for game in await store.games.recent("Ann", 10)]
+    finally:
+        await store.close()
+    assert named == [(2, "deleted6", "Ann"), (1, "Ann", "deleted4")]
