@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import delete, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -310,6 +310,7 @@ class Accounts:
             now = datetime.now(UTC)
             await pass_over(session, keys, name, now)
             await _lift_sanctions(session, user, by, now)
+            await session.execute(delete(IgnoredPlayer).where(IgnoredPlayer.nick_key.in_(keys)))
             await session.flush()
             look = user.look_key
             await session.delete(user)
