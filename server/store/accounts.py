@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Iterable
@@ -30,6 +31,7 @@ from server.store.models import (
     IgnoredPlayer,
     LiveSession,
     ModerationEntry,
+    Report,
     Sanction,
     User,
 )
@@ -311,6 +313,7 @@ class Accounts:
             await pass_over(session, keys, name, now)
             await _lift_sanctions(session, user, by, now)
             await session.execute(delete(IgnoredPlayer).where(IgnoredPlayer.nick_key.in_(keys)))
+            await _rename_in_reports(session, keys, name)
             await session.flush()
             look = user.look_key
             await session.delete(user)
@@ -341,6 +344,23 @@ async def _lift_sanctions(session, user: User, by: str, now: datetime) -> None:
     count = lifted.rowcount  # type: ignore[attr-defined]
     if count:
         session.add(log_entry(by, "lift", user.nick, f"{count} lifted", "account deleted"))
+
+
+async def _rename_in_reports(session, keys: set[str], name: str) -> None:
+    """The deleted account's reports, made and received, naming it `name`, and the lines the open ones
+    quote: a report kept its nick, and closing it with a ban banned whoever registered the nick next.
+    Reports name players by nick alone, so all are read: deleting is rare."""
+    for report in await session.scalars(select(Report)):
+        if report.reporter_key in keys:
+            report.reporter, report.reporter_key = name, nick_key(name)
+        if nick_key(report.reported) in keys:
+            report.reported = name
+        lines = json.loads(report.context) if report.closed_at is None else []
+        quoted = [line for line in lines if nick_key(line.get("nick", "")) in keys]
+        for line in quoted:
+            line["nick"] = name
+        if quoted:
+            report.context = json.dumps(lines, ensure_ascii=False)
 
 
 async def _pass_on(session, look: str) -> None:
