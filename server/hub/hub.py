@@ -438,6 +438,9 @@ class Hub:
     ) -> None:
         self.sessions.login(secret, account, lang, origin, reads_seeks=reads_seeks)
 
+    def account_registered(self, nick: str) -> None:
+        self.sessions.account_registered(nick)
+
     def resume(self, secret: str, nick: str, *, reads_seeks: bool = False) -> None:
         self.sessions.resume(secret, nick, reads_seeks=reads_seeks)
 

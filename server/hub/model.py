@@ -24,6 +24,8 @@ from server.protocol import events
 from server.protocol.codec import ProtocolError, look_key, nick_key, parse_number
 
 LOBBY = 0
+# the owner of a seat no session or account owns any more (a deleted account's): no Player.seat_key is it
+NOBODY = "-"
 # nickType of chat lines written by people (docs/protocol.md): class digit, after the colour
 # letter B/W when the writer plays at that table.
 GUEST_CLASS = "1"

@@ -66,6 +66,9 @@ class FinishedGame:
     # the organiser cancelled it: its tournament table says so, written with the game so that a cancel
     # storage never took (taken back, or lost in a crash) is never shown as one
     cancelled: bool = False
+    # the players whose seat no account owns any more (a deleted account's: Sessions.account_registered),
+    # archived as nobody's, whoever holds their nick now
+    unowned: tuple[str, ...] = ()
 
 
 # (archive number, the accounts whose rating changed: blue's then red's, none for a game not rated)

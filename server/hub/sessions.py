@@ -19,7 +19,7 @@ from server.hub.context import Context
 from server.hub.games import Games
 from server.hub.invitations import Invitations
 from server.hub.mailbox import EventLog
-from server.hub.model import LOBBY, Origin, Player, reserved
+from server.hub.model import LOBBY, NOBODY, Origin, Player, reserved
 from server.hub.persistence import NO_ROLE, Account, LiveSessions, SavedSession
 from server.hub.roster import Roster
 from server.hub.sanctions import GUEST, PLAYER, STAFF
@@ -204,6 +204,20 @@ class Sessions:
             and bool(origin.group)
             and origin.group in holder.networks
         )
+
+    def account_registered(self, nick: str) -> None:
+        """A new account owns no seat yet: a seat of an unfinished game kept for its nick's account
+        (Player.seat_key) was a deleted account's, and becomes nobody's, so that whoever registered the
+        nick is not seated at it, and its opponent may claim it (docs/operations.md, "Accounts")."""
+        key = "@" + nick_key(nick)
+        for table in self.tables.values():
+            room = table.room
+            if room is None or room.game.result is not None:
+                continue
+            for seated in [seated for seated, owner in table.owners.items() if owner == key]:
+                table.owners[seated] = NOBODY
+                self.tables.journal(table.uid, "seat", table.seat_entry(seated))
+                log.info("seat of a deleted account left %s", Fields(nick=seated, table=table.uid))
 
     def resume(self, secret: str, nick: str, *, reads_seeks: bool = False) -> None:
         """zagram's auto-login link hands a live session to a browser: it takes over that session (as

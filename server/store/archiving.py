@@ -29,7 +29,7 @@ def archive(session: Session, game: FinishedGame, member: int) -> tuple[int, lis
     `game_players` (docs/teams.md). Returns the game's number and the accounts whose rating changed."""
     if game.players:
         return _archive_team_game(session, game, member)
-    blue, red = _players(session, game.blue, game.red)
+    blue, red = _players(session, game.blue, game.red, game.unowned)
     record = game.record  # the ratings before the game stay in it: the hub's rating line reads them
     if blue is not None:
         record.black_rating = str(shown(_rating(blue)))
@@ -85,15 +85,18 @@ def _finished_at(game: FinishedGame) -> datetime:
     return datetime.fromtimestamp(game.ended_at, UTC) if game.ended_at is not None else datetime.now(UTC)
 
 
-def _players(session: Session, blue: str, red: str) -> tuple[User | None, User | None]:
-    """The accounts of a game's two players (None: a guest, or no such account), their rows locked until
+def _players(
+    session: Session, blue: str, red: str, unowned: tuple[str, ...] = ()
+) -> tuple[User | None, User | None]:
+    """The accounts of a game's two players (None: a guest, no such account, or one of `unowned`, whose
+    seat no account owns any more: a deleted account's, whoever holds the nick now), their rows locked until
     the game is written: another member of a cluster archiving a game of the same player at the same
     moment waits and then rates from the rating this game leaves, instead of writing over it (two wins
     counted as one, tests/store/test_rating_race.py). Every game locks them in the order of their ids,
     so two games of the same two players queue rather than each hold the row the other waits for; a
     batch of several games that meets another member's in the opposite order is a deadlock PostgreSQL
     breaks, and the writer tries that batch again (server/store/outage.py, "transaction conflict")."""
-    keys = {nick_key(nick) for nick in (blue, red) if not nick.startswith("*")}
+    keys = {nick_key(nick) for nick in (blue, red) if not nick.startswith("*") and nick not in unowned}
     found = session.scalars(
         select(User)
         .where(or_(User.nick_key.in_(keys), User.login_key.in_(keys)))
@@ -104,7 +107,8 @@ def _players(session: Session, blue: str, red: str) -> tuple[User | None, User |
     # A player online when their account was renamed plays on under the old nick, the one they log in
     # with, until their next login (docs/operations.md, "Accounts"); no other account holds it.
     by_key = {user.login_key: user for user in found} | {user.nick_key: user for user in found}
-    return by_key.get(nick_key(blue)), by_key.get(nick_key(red))
+    mine = {nick: None if nick in unowned else by_key.get(nick_key(nick)) for nick in (blue, red)}
+    return mine[blue], mine[red]
 
 
 def _registered(session: Session, nick: str) -> User | None:
@@ -124,7 +128,7 @@ def _bots(players: Iterable[tuple[int, str, User | None]]) -> list[tuple[int, st
 
 
 def _archive_team_game(session: Session, game: FinishedGame, member: int) -> tuple[int, list[Account]]:
-    users = [_registered(session, nick) for nick in game.players]
+    users = [None if nick in game.unowned else _registered(session, nick) for nick in game.players]
     players = zip(game.players, users, strict=True)
     bots = _bots((colour_of(side), nick, user) for side, (nick, user) in enumerate(players, 1))
     row = ArchivedGame(

@@ -100,6 +100,7 @@ async def register(request: web.Request, hub: Hub, accounts: Accounts) -> str:
         return TOO_FAST
     request.app[LOGIN_GUARD_KEY].remember(nick_key(nick), client)
     log.info("registered %s", Fields(nick=nick))
+    hub.account_registered(nick)  # a seat kept for its nick was a deleted account's
     try:
         async with nick_claimed(request, nick):
             hub.login(secret, account, lang, client, reads_seeks=reads_seeks(query))
