@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Coroutine
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
@@ -75,6 +75,8 @@ class _Watch:
     pause_ends: float = 0.0
     # an arena's games whose no-shows were withdrawn; None until the first look after a (re)start
     ended: set[int] | None = None
+    # an arena's ended games -> the timers' time their players' rest ends (see _resting)
+    rest_ends: dict[int, float] = field(default_factory=dict)
     busy: bool = False  # a look is under way
     again: bool = False  # something changed during it: look once more when it is done
 
@@ -299,7 +301,7 @@ class Director:
                 self._forget(name)
                 return
             until_start = wall(hosted.settings.starts_at) - self.hub.clock()
-            if until_start > 0:
+            if until_start > 0 and hosted.state == "registering":  # a running one: the clock stepped back
                 self._look_in(name, until_start)
             elif hosted.settings.kind == "swiss":
                 await self._swiss(hosted)
@@ -455,14 +457,14 @@ class Director:
             nick: max((b.ended or 0.0 for b in boards if nick in (b.blue, b.red)), default=0.0)
             for nick in everyone
         }
-        rested = self.hub.clock() - ARENA_REST
+        resting = self._resting(watch, boards)
         free = sorted(
             (
                 e.nick
                 for e in entries
                 if not e.withdrawn
                 and e.nick not in busy
-                and free_since[e.nick] <= rested
+                and e.nick not in resting
                 and self.hub.here(e.nick, e.seat)
                 and not self.hub.playing(e.nick)  # at another game: paired once it is over
             ),
@@ -479,3 +481,19 @@ class Director:
         if pairs:
             await self.hub.persistence.flush()
         self._look_in(hosted.settings.name, min(self.arena_wave, left))
+
+    def _resting(self, watch: _Watch, boards: list[Board]) -> set[str]:
+        """The players of games ended less than ARENA_REST ago, on the timers from the first look that
+        saw the end: its stored wall time says only how much of the rest a restart took, so a step of
+        the wall clock (back an hour: an hour's wait) makes no rest longer."""
+        now, moment = self.hub.clock(), self.hub.timers.now()
+        for board in boards:
+            if board.result is not None and board.table not in watch.rest_ends:
+                passed = min(max(0.0, now - (board.ended or 0.0)), ARENA_REST)
+                watch.rest_ends[board.table] = moment + ARENA_REST - passed
+        return {
+            nick
+            for board in boards
+            if board.result is not None and watch.rest_ends[board.table] > moment
+            for nick in (board.blue, board.red)
+        }
