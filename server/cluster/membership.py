@@ -72,14 +72,17 @@ class Membership:
         heartbeat: float = DEFAULT_HEARTBEAT,
         ttl: float = DEFAULT_TTL,
         clock: Callable[[], float] = time.time,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`clock` (wall time) only dates the announcement and the isolation for people to read; how long
+        anything lasts is measured on `monotonic`, which a step of the wall clock does not move."""
         if not 0 < heartbeat < ttl:
             raise ValueError(f"heartbeat ({heartbeat} s) must be positive and shorter than ttl ({ttl} s)")
         self._url = url
         self._name = name
         self._heartbeat = heartbeat
         self._ttl = ttl
-        self._clock = clock
+        self._clock, self._monotonic = clock, monotonic
         self._key = KEY_PREFIX + name
         self._ttl_ms = max(1, round(ttl * 1000))
         # The instance token tells this process's key from a namesake's, e.g. a restarted member's.
@@ -88,11 +91,12 @@ class Membership:
         self._client: Redis | None = None
         self._task: asyncio.Task[None] | None = None
         self._connected = False
-        self._isolated_since: float | None = None
+        self._isolated_since: float | None = None  # wall time
+        self._isolated_at = 0.0  # the same moment on the monotonic clock
         self._cut_off_by = ""  # why Redis does not answer, in a few fixed words (see _cause)
         self._displaced = False
         self._members: tuple[str, ...] = ()
-        self._judging_from: float | None = None  # until then a member missing is not told dead (see judged)
+        self._judging_from: float | None = None  # monotonic: until then nobody is told dead (see judged)
         self.on_change: Callable[[bool], None] | None = None
         self.on_members: Callable[[tuple[str, ...]], None] | None = None  # the live members changed
 
@@ -209,12 +213,12 @@ class Membership:
             # Should this race a member's restart, that member adds its name again at its next beat.
             await bounded(client.srem(MEMBERS_KEY, *gone))
         self._see(tuple(name for name in names if name not in gone))
-        if self._judging_from is not None and self._clock() >= self._judging_from:
+        if self._judging_from is not None and self._monotonic() >= self._judging_from:
             self._judging_from = None
             self._notify_members()  # the members missing now are dead: their tables can be looked at
 
     def _judge_later(self) -> None:
-        self._judging_from = self._clock() + self._ttl
+        self._judging_from = self._monotonic() + self._ttl
 
     async def _beat_forever(self, client: Redis) -> None:
         while True:
@@ -234,7 +238,7 @@ class Membership:
             return
         notify = self._connected  # a start that finds Redis gone is no change: `connected` was never True
         self._connected = False
-        self._isolated_since = self._clock()
+        self._isolated_since, self._isolated_at = self._clock(), self._monotonic()
         self._cut_off_by, hint = _cause(error)
         log.warning(
             "redis unreachable: serving this member's players only until it answers (%s)%s",
@@ -248,7 +252,7 @@ class Membership:
     def _reconnect(self) -> None:
         if self._isolated_since is None:
             return
-        lasted = self._clock() - self._isolated_since
+        lasted = self._monotonic() - self._isolated_at
         self._connected = True
         self._isolated_since = None
         log.warning("redis back after %.1f s: member %r announced again", lasted, self._name)

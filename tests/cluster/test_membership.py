@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import os
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import UTC, datetime
 
@@ -166,7 +167,7 @@ async def test_redis_restart_isolates_then_rejoins(
     def fails(connected: bool) -> None:
         raise RuntimeError("the caller's bug")
 
-    a = await new_member("a", on_change=changes.append, clock=lambda: now)
+    a = await new_member("a", on_change=changes.append, clock=lambda: now, monotonic=lambda: now)
     b = await new_member("b", on_change=fails)
     assert changes == []  # a start that reaches Redis is no change
     await eventually(lambda: a.members == ("a", "b"))
@@ -293,3 +294,23 @@ async def test_redis_flushed_between_two_heartbeats_is_noticed(
     assert a.connected
     assert messages(caplog, "redis lost the announcements (restarted empty, or flushed): member 'a'")
     await eventually(lambda: a.judged_members == ("a", "b"), within=2 * TTL)
+
+
+@pytest.mark.parametrize("step", [-3600.0, 3600.0])
+async def test_a_step_of_the_wall_clock_as_redis_comes_back_judges_after_one_ttl_still(
+    new_member: NewMember, redis_server: RedisServer, step: float
+) -> None:
+    """The ttl of not judging after Redis answers again was measured on the wall clock: stepped back an
+    hour just then, dead members' tables waited an hour for their take-over; stepped ahead, live
+    members not announced again yet were judged dead at the next heartbeat."""
+    offset = 0.0
+    a = await new_member("a", clock=lambda: time.time() + offset)
+    await new_member("b")
+    await eventually(lambda: a.judged_members == ("a", "b"))
+
+    redis_server.restart()
+    await eventually(lambda: a.connected and a.judged_members is None, within=TTL)
+    back = asyncio.get_running_loop().time()
+    offset = step
+    await eventually(lambda: a.judged_members is not None, within=3 * TTL)
+    assert asyncio.get_running_loop().time() - back >= TTL - 2 * HEARTBEAT
