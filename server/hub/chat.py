@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -57,16 +58,24 @@ class ChatCounter:
 
     def __init__(self) -> None:
         self._last: dict[int, int] = {}  # second -> its last n, the second counted last at the end
+        self._latest = -1  # the latest second ever counted
 
     def seen(self, time: int, n: int) -> None:
         self._count(time, max(n, self._last.get(time, -1)))
 
-    def next(self, time: int) -> int:
-        n = self._last.get(time, -1) + 1
+    def next(self, time: int, kept: Iterable[ChatEntry] = ()) -> int:
+        """The next `n` of second `time`. A second no longer counted but not after the latest (the wall
+        clock stepped back) is numbered after its lines still `kept`: from 0, a new line took the id of
+        an earlier one, and deleting one (`delmsg`) hid both."""
+        if time in self._last or time > self._latest:
+            n = self._last.get(time, -1) + 1
+        else:
+            n = 1 + max((entry.n for entry in kept if entry.time == time), default=-1)
         self._count(time, n)
         return n
 
     def _count(self, time: int, n: int) -> None:
+        self._latest = max(self._latest, time)
         self._last.pop(time, None)
         self._last[time] = n
         if len(self._last) > COUNTED_SECONDS:
@@ -81,9 +90,13 @@ class ChatRoom:
         self.counter = ChatCounter()
 
     def add(self, time: int, nick: str, nick_type: str, text: str) -> ChatEntry:
-        entry = ChatEntry(time, self.counter.next(time), nick, nick_type, text)
+        entry = ChatEntry(time, self.number(time), nick, nick_type, text)
         self.entries.append(entry)
         return entry
+
+    def number(self, time: int) -> int:
+        """The `n` of a new line of second `time` (see ChatCounter.next)."""
+        return self.counter.next(time, self.entries)
 
     def restore(self, entry: ChatEntry) -> None:
         """Put back a line read from the journal after a restart, keeping its `time_n`."""
@@ -190,7 +203,7 @@ class PrivateChats:
         self._talks[key] = talk  # the most recent now
         writer = "1" if sender == talk.first else "2"
         if n is None:
-            n = self.counter.next(time)
+            n = self.counter.next(time, talk.entries)
         else:
             self.counter.seen(time, n)
         entry = ChatEntry(time, n, talk.name, writer, text)

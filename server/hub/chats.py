@@ -148,7 +148,8 @@ class Chats:
         member, nick = found
         self.ctx.limits.chat(player, text, self.ctx.timers.now(), self.ctx.clock())
         time = int(self.ctx.clock())
-        n = self.private.counter.next(time)
+        talk = self.private.get(player.nick, nick)
+        n = self.private.counter.next(time, talk.entries if talk is not None else ())
         line = {"t": time, "n": n, "from": player.nick, "to": nick, "text": text}
         if player.guest:  # the other member's copy is closed to a stranger who takes the nick there
             line["from_network"] = player.network

@@ -314,7 +314,7 @@ class Tables(Mapping[int, Table]):
         """The `ca` line `tell` sends (also the last line of a session a moderator ends)."""
         text = for_player(player.lang, code, english, **values)
         now = int(self.ctx.clock())
-        n = self.lobby.chat.counter.next(now)  # a chat line's id, not an event number
+        n = self.lobby.chat.number(now)  # a chat line's id, not an event number
         # the sentence may quote what the client sent: it must stay one line of the reply
         return events.chat_added(chat_line(now, n, "", ERROR_TYPE, clean_text(text)))
 

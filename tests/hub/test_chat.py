@@ -86,3 +86,14 @@ def test_a_line_of_another_member_whose_clock_is_ahead_takes_no_id_of_this_ones(
     second = room.add(T, "*Bob", "3", "two")
     assert (first.chat_id, second.chat_id) == (f"{T}_0", f"{T}_1")
     assert room.add(T + 1, "*Ala", "3", "three").chat_id == f"{T + 1}_1"
+
+
+def test_a_private_line_after_the_wall_clock_stepped_back_takes_no_earlier_lines_id() -> None:
+    """Private lines are numbered by one counter of the last 8 seconds too: after a step back, a line
+    in the second of an earlier line of its conversation took its id (a report of one quoted the other)."""
+    chats = PrivateChats()
+    first = chats.add(T, "*Ala", "*Bob", "said at first")
+    for n in range(1, 11):
+        chats.add(T + 10 * n, "*Cyd", "*Dan", "elsewhere")
+    again = chats.add(T, "*Bob", "*Ala", "after the step back")
+    assert again.chat_id != first.chat_id
