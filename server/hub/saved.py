@@ -17,6 +17,10 @@ SWEEP_EVERY = 5.0  # the hub's sweep and heartbeat
 # A session whose player has not polled for this long at a sweep has its last poll written with the
 # heartbeat (docs/protocol.md, "After a restart"); the others count as polling at the heartbeat.
 QUIET_AFTER = SWEEP_EVERY
+# The wall clock moved against the timers by more than this between two heartbeats: it was stepped (an
+# NTP correction, a resumed virtual machine, an operator), and every quiet session's last poll is
+# written again in the new wall time. Slewing moves it by milliseconds.
+WALL_STEP = 1.0
 
 
 class SavedSessions:
@@ -26,6 +30,7 @@ class SavedSessions:
         self.seq = 0  # the last entry of the sessions' journal (SESSION_JOURNAL)
         self.k_unsaved: set[Player] = set()  # k is in the sessions' journal, not yet in the session's row
         self.quiet: set[Player] = set()  # those whose noted_quiet is not None
+        self.wall_offset: float | None = None  # the wall clock minus the timers' at the last heartbeat
 
     def note_k(self, player: Player) -> None:
         """k moved: one entry appended to the sessions' journal, which costs a poll with commands no
@@ -93,6 +98,10 @@ class SavedSessions:
         }
         self.k_unsaved.clear()
         changed: dict[str, float | None] = {}
+        if self.wall_stepped(now, moment):  # the last polls written before are in the old wall time
+            for player in self.quiet:
+                if player.stored and player.noted_quiet is not None:
+                    changed[player.id_hmac] = now - (moment - player.noted_quiet)
         for player in {*self.quiet, *self.roster.quiet_for(moment, QUIET_AFTER)}:
             if not player.stored:  # its session is over
                 self.quiet.discard(player)
@@ -105,3 +114,11 @@ class SavedSessions:
         self.ctx.persistence.sessions_seen(now, changed, k)
         if self.seq:  # every k noted so far is in the rows now
             self.ctx.persistence.journal_dropped(SESSION_JOURNAL)
+
+    def wall_stepped(self, now: float, moment: float) -> bool:
+        """Whether the wall clock (`now`) was stepped against the timers (`moment`) since the last call.
+        A quiet session's last poll is written once, when it goes quiet, and the heartbeat's own time at
+        each beat; a restart counts the time between them, so without writing it again a step ahead of
+        an hour ended the session at the next restart, and a step back gave it a whole minute again."""
+        before, self.wall_offset = self.wall_offset, now - moment
+        return before is not None and abs(self.wall_offset - before) > WALL_STEP

@@ -417,6 +417,7 @@ class Sessions:
         self.chats.close_left_guest_sides({player.nick for player in self.roster.players.values()})
         # the rows' quiet_since now count from this heartbeat: a second crash soon after still adds up
         self.ctx.persistence.sessions_seen(now, quiet)
+        self.saved.wall_stepped(now, moment)  # the wall time they are written in
         if live.sessions:
             ended = len(live.sessions) - len(quiet)
             log.info("sessions restored %s", Fields(restored=len(quiet), ended=ended))

@@ -3,6 +3,10 @@ fixing the date): what is written in wall time (chat times, the sessions' last p
 
 from __future__ import annotations
 
+import pytest
+
+from server.hub.saved import SWEEP_EVERY
+from server.hub.sessions import POLL_TIMEOUT
 from tests.hub.test_sessions import START, Clock, StoreLike, started
 
 
@@ -26,3 +30,31 @@ def test_a_chat_line_said_after_the_wall_clock_stepped_back_takes_no_earlier_lin
 
     hub.chat_from("bob456", "delmsg", f"0.{rude.chat_id}")
     assert [entry.text for entry in hub.tables[0].chat.entries if entry.deleted] == ["rude words"]
+
+
+@pytest.mark.parametrize("step", [3600.0, -3600.0])
+def test_a_restart_after_a_step_of_the_wall_clock_gives_a_quiet_session_what_was_left_of_its_minute(
+    step: float,
+) -> None:
+    """A quiet session's last poll is written once, in wall time, when it goes quiet, and each heartbeat
+    writes its own wall time: between them a step ahead of an hour made the session look an hour quiet
+    at the next restart (it ended, though its player had polled 20 s before), and a step back gave it
+    a whole minute again."""
+    store, clock = StoreLike(), Clock()
+    before = started(store, clock, clock.timers)
+    before.guest_login("ala123", "*Ala", "en")
+    clock.now += SWEEP_EVERY * 2
+    before.sweep()  # Ala has not polled for 10 s: her last poll is written
+    clock.step(step)
+    clock.now += SWEEP_EVERY * 2
+    before.sweep()
+    clock.now += 1  # a crash, 21 s after her last poll
+
+    after = started(store, clock, clock.timers)
+    assert "*ala" in after.by_nick, "she has 40 s left"
+    clock.now += POLL_TIMEOUT - 21 - SWEEP_EVERY
+    after.sweep()
+    assert "*ala" in after.by_nick
+    clock.now += 2 * SWEEP_EVERY
+    after.sweep()
+    assert "*ala" not in after.by_nick, "and no more"
