@@ -95,8 +95,9 @@ def _side(key: str, side: str, teams: bool) -> Event:
 
 
 def _clocks(line: str, teams: bool) -> Event:
-    """`f<side>_<t1>.<t2>[.g<s>]`: the colour (and at a team table the side) on move and each colour's
-    seconds left (None: no clock)."""
+    """`f<side>_<t1>.<t2>[.g<s>]`: the colour (and at a team table the side) on move, each colour's
+    seconds left (None: no clock), and the grace the side on move has before its clock runs (a
+    tournament's sayHi, a restart's): an engine that did not know it timed its move as if its clock ran."""
     side, _, times = line[1:].partition("_")
     fields = times.split(".") if times else []
     event: Event = _side("toMove", side, teams)
@@ -104,6 +105,8 @@ def _clocks(line: str, teams: bool) -> Event:
         event["blue"], event["red"] = (int(value.lstrip("p")) for value in fields[:2])
         pairs = zip(("blue", "red"), fields[:2], strict=True)
         event["paused"] = [colour for colour, value in pairs if value.startswith("p")]
+        grace = [value[1:] for value in fields[2:] if value.startswith("g") and value[1:].isdigit()]
+        event["grace"] = int(grace[0]) if grace else 0
     else:
         event["blue"] = event["red"] = None
     return event

@@ -49,12 +49,13 @@ def test_a_game_from_its_whole_state_to_its_archive() -> None:
         "blue": 180,
         "red": 175,
         "paused": ["red"],
+        "grace": 30,  # the `.g30`: seconds before blue's clock runs
     }
 
     events, _ = feed.read(reply("q0", "q17", "sa;B[cd.cddccbbccd]BL[65.5]", "f2_65.40", "u1undo"))
     assert events == [
         {"type": "move", "table": 17, "colour": "blue", "x": 2, "y": 3, "seconds": 65.5},
-        {"type": "clock", "table": 17, "toMove": "red", "blue": 65, "red": 40, "paused": []},
+        {"type": "clock", "table": 17, "toMove": "red", "blue": 65, "red": 40, "paused": [], "grace": 0},
         {"type": "proposal", "table": 17, "by": "blue", "what": "undo"},
     ]
     events, _ = feed.read(reply("q0", "q17", "sa;UB[cd]", "u", "ca1700000000_0..u1undo.*Ala withdrew"))
@@ -103,7 +104,15 @@ def test_a_whole_state_followed_by_lines_in_one_reply_is_the_game_at_the_end_of_
         {"colour": "red", "x": 4, "y": 4, "seconds": 170},
     ]
     assert chat["type"] == "chat" and chat["text"] == "hi"
-    assert clock == {"type": "clock", "table": 17, "toMove": "blue", "blue": 180, "red": 170, "paused": []}
+    assert clock == {
+        "type": "clock",
+        "table": 17,
+        "toMove": "blue",
+        "blue": 180,
+        "red": 170,
+        "paused": [],
+        "grace": 0,
+    }
 
 
 def test_invitations_are_said_when_they_come_and_go_not_on_every_reply() -> None:
@@ -243,11 +252,21 @@ def test_at_a_team_table_the_clock_names_the_colour_on_move_and_the_side_a_bot_c
         "blue": 180,
         "red": 175,
         "paused": [],
+        "grace": 0,
     }
 
     events, _ = feed.read(reply("q0", "q17", "sa;B[dd]BL[170]", "f4_170.175", "u4draw"))
     assert events[1:] == [
-        {"type": "clock", "table": 17, "toMove": "red", "side": 4, "blue": 170, "red": 175, "paused": []},
+        {
+            "type": "clock",
+            "table": 17,
+            "toMove": "red",
+            "side": 4,
+            "blue": 170,
+            "red": 175,
+            "paused": [],
+            "grace": 0,
+        },
         {"type": "proposal", "table": 17, "by": "red", "side": 4, "what": "draw"},
     ]
     assert (
