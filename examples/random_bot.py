@@ -152,7 +152,7 @@ def play(api: Api, games: int, invite: str | None, rng: random.Random, seek: boo
     """Play until `games` games have ended (0: for ever); the number of games played. `seek`: post a
     seek first, for anyone to accept."""
     boards: dict[int, Game] = {}
-    ended = 0
+    archived: set[int] = set()  # its games' archive numbers: a feed opened again says them again
     if invite:
         print("invite:", api.post(f"/api/bot/invite/{urllib.parse.quote(invite)}", gameType=GAME_TYPE))
     if seek:
@@ -176,13 +176,13 @@ def play(api: Api, games: int, invite: str | None, rng: random.Random, seek: boo
             boards[table].over = True
             print(f"table {table}: {event['result']}")
         elif kind == "archived" and table in boards:
-            ended += 1
-            if games and ended >= games:
-                return ended
+            archived.add(event["number"])
+            if games and len(archived) >= games:
+                return len(archived)
         elif kind == "error":
             print("the server ended the feed:", event, file=sys.stderr)
-            return ended
-    return ended
+            return len(archived)
+    return len(archived)
 
 
 def move(api: Api, table: int, game: Game, rng: random.Random) -> None:

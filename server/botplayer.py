@@ -169,7 +169,12 @@ class AiBot:
         self.api, self.level = api, level
         self.rng = random.Random(seed)
         self.games: dict[int, Position] = {}
-        self.finished = 0
+        # the archive numbers of the games it finished: a feed opened again says a finished game's again
+        self.archived: set[int] = set()
+
+    @property
+    def finished(self) -> int:
+        return len(self.archived)
 
     def run(self, games: int = 0, invite: str | None = None, game_type: str = "") -> int:
         """Play until `games` games are archived (0: for ever); the number played."""
@@ -213,7 +218,7 @@ class AiBot:
         elif kind == "gameEnd":
             game.over = True
         elif kind == "archived":
-            self.finished += 1
+            self.archived.add(event["number"])
 
     def move(self, table: int, game: Position, seconds_left: float | None) -> None:
         board = game.board()

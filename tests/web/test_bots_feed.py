@@ -1,0 +1,137 @@
+"""The bot API's feed as an engine reads it (docs/bots.md): the grace before its clock runs (a
+tournament's sayHi, a restart's), and a feed opened again; over real HTTP, the real app and database."""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import random
+
+import pytest
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from examples.random_bot import Api, play
+from server.botplayer import AiBot, BotApi
+from server.config import Settings
+from server.engine.gametype import parse_game_type
+from server.web.bots import STREAMS_KEY
+from server.web.clients import LIMITS_KEY, WHOLE_STATES_PER_ID
+from server.web.common import HUB_KEY
+from server.web.limits import TokenBuckets
+from tests.clients.conversation import log_in, poll
+from tests.clients.multipoints import MultiPoints
+from tests.conftest import served
+from tests.web.test_bots import EVENT_WAIT, FREE_GAME, act, invited_bot, new_bot, open_feed
+
+
+async def test_the_feed_s_clock_says_the_say_hi_grace_before_the_bot_s_clock_runs(client: TestClient) -> None:
+    """The `f` line carries `.g<s>` while the side on move has a grace before its clock runs. Before,
+    the feed's clock left it out: an engine at a tournament table read 180 s left and thought its clock
+    ran during the 60 s of sayHi it had first, and timed its first move by the wrong figure."""
+    token = await new_bot(client, "Robo")
+    feed = await open_feed(client, token)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    uid = client.app[HUB_KEY].set_up_table(
+        parse_game_type(FREE_GAME), "Robo", "*Ala", (60, 45), "Cup", "1", {}
+    )
+    await feed.next("gameFull", table=uid)
+    clock = await feed.next("clock", table=uid)
+    assert (clock["toMove"], clock["blue"], clock["red"]) == ("blue", 180, 180)
+    assert 59 <= clock["grace"] <= 60  # Robo's sayHi, spent before its clock
+
+    assert await act(client, token, f"game/{uid}/move/3/3") == (200, {"ok": True})
+    clock = await feed.next("clock", table=uid, toMove="red")
+    assert 44 <= clock["grace"] <= 45  # *Ala's sayHi now
+    await poll(client, ala)
+    ala.make_move(str(uid), 10, 10)
+    await poll(client, ala)
+    clock = await feed.next("clock", table=uid, toMove="blue")
+    assert clock["grace"] == 0  # sayHi is for the first move only
+
+
+async def test_the_feed_s_clock_says_the_grace_after_a_restart(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """After a restart the player on move has 60 s before their clock runs again (docs/protocol.md,
+    "After a restart"): the feed opened again says so in its clock."""
+    client = await served(aiohttp_client, settings)
+    token, feed, ala = await invited_bot(client)
+    await feed.next("invitation")
+    await act(client, token, "invitation/accept")
+    table = (await feed.next("gameFull"))["table"]
+    await poll(client, ala)
+    ala.make_move(str(table), 5, 5)
+    await poll(client, ala)
+    assert (await feed.next("clock", table=table, toMove="red"))["grace"] == 0
+    feed.response.close()
+    await client.close()
+
+    client = await served(aiohttp_client, settings)
+    feed = await open_feed(client, token)
+    await feed.next("gameFull", table=table)
+    clock = await feed.next("clock", table=table)
+    assert clock["toMove"] == "red" and 59 <= clock["grace"] <= 60
+
+
+async def _game_resigned_by_ala(
+    client: TestClient, ala: MultiPoints, after: int, playing: asyncio.Future[int]
+) -> int | None:
+    """*Ala's invitation of Robo, accepted by the bot, one move each, then *Ala resigns: the table, or
+    None when the bot (`playing`) stopped before it took the invitation."""
+    hub = client.app[HUB_KEY]
+    ala.invite("Robo", FREE_GAME)
+    await poll(client, ala)
+    async with asyncio.timeout(EVENT_WAIT):
+        while not any(uid > after and table.room is not None for uid, table in hub.tables.items()):
+            if playing.done():
+                return None
+            await asyncio.sleep(0.05)
+    uid = max(uid for uid, table in hub.tables.items() if table.room is not None)
+    room = hub.tables[uid].room
+    assert room is not None
+    await poll(client, ala)
+    ala.make_move(str(uid), 5, 5)
+    await poll(client, ala)
+    async with asyncio.timeout(EVENT_WAIT):
+        while len(room.game.moves) < 2:
+            await asyncio.sleep(0.05)
+    ala.propose(str(uid), "resign")
+    await poll(client, ala)
+    async with asyncio.timeout(EVENT_WAIT):
+        while room.archive_number is None:
+            await asyncio.sleep(0.05)
+    return uid
+
+
+@pytest.mark.parametrize("bot", ["example", "bot-play"])
+async def test_a_game_archived_before_the_feed_opened_again_is_counted_once(
+    client: TestClient, bot: str
+) -> None:
+    """A feed opened again (a restart's `stopping`, a cluster's `moved`, a broken connection) starts with
+    the whole state of every table the bot sits at, a finished game's with its `archived` too. Before,
+    both bots counted it again: `--games 2` stopped after one game and a restart."""
+    token = await new_bot(client, "Robo")
+    server = str(client.server.make_url("/")).rstrip("/")
+    hub = client.app[HUB_KEY]
+    if bot == "example":
+        run = functools.partial(play, Api(server, token), 2, None, random.Random(3))
+    else:
+        run = functools.partial(AiBot(BotApi(server, token), 1, seed=3).run, 2)
+    playing = asyncio.create_task(asyncio.to_thread(run))
+    async with asyncio.timeout(EVENT_WAIT):
+        while hub.roster.online("Robo") is None:
+            await asyncio.sleep(0.05)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    first = await _game_resigned_by_ala(client, ala, 0, playing)
+    assert first is not None
+
+    client.app[STREAMS_KEY].end_all()  # as the server does when it stops: the bots open the feed again
+    client.app[LIMITS_KEY].whole_states_per_id = TokenBuckets(*WHOLE_STATES_PER_ID)
+    second = await _game_resigned_by_ala(client, ala, first, playing)
+    async with asyncio.timeout(EVENT_WAIT):
+        played = await playing
+    archived = [uid for uid in (first, second) if uid is not None]
+    assert played == len(archived) == 2
