@@ -631,6 +631,12 @@ class Room:
 
     def pause(self, nick: str, paused: bool) -> None:
         side, player, clock = self._clock_action(nick, "P", "Pausing is not allowed at this table.")
+        # a pause that changes nothing is refused, not journalled and sent to the table again (a journal
+        # written before may hold one: replayed quietly, it changes nothing still)
+        if clock.paused[3 - player] == paused and not self.quiet:
+            if paused:
+                raise ProtocolError("alreadyPaused", "The opponent's clock is already paused.")
+            raise ProtocolError("notPaused", "The opponent's clock is not paused.")
         clock.pause(3 - player, paused)
         self._note("pause", p=side, paused=paused)
         self._say_table(self.flags())

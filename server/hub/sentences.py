@@ -273,6 +273,16 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "ru": "В этой игре нет часов.",
         "ua": "У цій грі немає годинника.",
     },
+    "alreadyPaused": {
+        "pl": "Zegar przeciwnika jest już zatrzymany.",
+        "ru": "Часы соперника уже остановлены.",
+        "ua": "Годинник суперника вже зупинено.",
+    },
+    "notPaused": {
+        "pl": "Zegar przeciwnika nie jest zatrzymany.",
+        "ru": "Часы соперника не остановлены.",
+        "ua": "Годинник суперника не зупинено.",
+    },
     "badTime": {
         "pl": f"Można dodać od 1 do {MAX_GIFT} sekund.",
         "ru": f"Добавить можно от 1 до {MAX_GIFT} секунд.",

@@ -362,14 +362,32 @@ async def test_pause_and_added_time_follow_the_rights(game: Players) -> None:
         (dict(what="p", table="99"), "err.noSuchTable"),
     ]:
         assert await red.get(co="pauseClock", idGracza=red.secret, **{"table": str(uid), **query}) == answer
-    # blue's `u` lets red's clock run (it runs), not his own: only red gave him that pause
-    assert await blue.get(co="pauseClock", idGracza=blue.secret, table=str(uid), what="u") == ""
+    # blue's `u` is of red's clock, not his own: only red gave him that pause (red's runs: refused)
+    assert await blue.get(co="pauseClock", idGracza=blue.secret, table=str(uid), what="u") == "err.notPaused"
     assert room.flags() == "f1_p90.60"
     assert await red.get(co="pauseClock", idGracza=red.secret, stol=str(uid), what="u") == ""
     assert room.flags() == "f1_90.60"
     uid2, blue2, red2 = await game.start("0808s0..s.F.a.60.5._SRA_sra.")
     assert await red2.get(co="dodajeCzas", idGracza=red2.secret, ile="30", stol=str(uid2)) == "err.noRight"
     assert await red2.get(co="pauseClock", idGracza=red2.secret, table=str(uid2), what="p") == "err.noRight"
+
+
+async def test_pausing_a_paused_clock_or_unpausing_a_running_one_is_refused_and_changes_nothing(
+    game: Players,
+) -> None:
+    """Before, both were answered as done: journalled, and the clocks sent to everyone at the table
+    again (a `clock` event in a bot's feed) though nothing had changed."""
+    uid, blue, red = await game.start("0808s0..s.F.a.60.5._SRATP_sratp.")
+    room, table = game.room(uid), game.hub.tables[uid]
+    assert await red.get(co="pauseClock", idGracza=red.secret, table=str(uid), what="p") == ""
+    assert (await blue.poll()).lines(uid, "f") == ["f1_p60.60"]
+    journalled = table.journal_seq
+    for who, what, refusal in ((red, "p", "err.alreadyPaused"), (blue, "u", "err.notPaused")):
+        assert await who.get(co="pauseClock", idGracza=who.secret, table=str(uid), what=what) == refusal
+    red.send("t", uid, "p")  # the stream's command: the same refusal, as an error line
+    assert errors(await red.poll(), uid) == ["The opponent's clock is already paused."]
+    assert table.journal_seq == journalled and room.flags() == "f1_p60.60"
+    assert (await blue.poll()).lines(uid, "f") == []  # nothing sent again
 
 
 async def test_new_game_after_the_end_swaps_colours(game: Players) -> None:
