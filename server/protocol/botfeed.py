@@ -258,14 +258,16 @@ class Feed:
         if line.startswith("x"):
             return self._state(uid, view, line)
         if line.startswith("u"):
-            proposal = line[1:] or None
+            # `u<side><what>[.<sides that agreed>]`: the same proposition while agreements come in, at a
+            # team table (told again, a bot agreed again at each, docs/teams.md)
+            proposal = line[1:].split(".")[0] or None
             if proposal == view.proposal:
                 return []
             view.proposal = proposal
             if proposal is None:
                 return [{"type": "proposalGone", "table": uid}]
             by = _side("by", proposal[0], view.teams)
-            return [{"type": "proposal", "table": uid, **by, "what": proposal[1:].split(".")[0]}]
+            return [{"type": "proposal", "table": uid, **by, "what": proposal[1:]}]
         if kind == "ca":
             return [_chat(uid, line[2:])]
         return []

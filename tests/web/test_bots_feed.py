@@ -135,3 +135,34 @@ async def test_a_game_archived_before_the_feed_opened_again_is_counted_once(
         played = await playing
     archived = [uid for uid in (first, second) if uid is not None]
     assert played == len(archived) == 2
+
+
+async def test_at_a_team_table_a_proposition_is_told_once_not_again_at_each_agreement(
+    client: TestClient,
+) -> None:
+    """docs/teams.md: a proposition waits for every other player, and the table's `u` line lists who
+    agreed so far. Before, the feed told the proposition again at each agreement (as if a new one came),
+    and an engine answering each proposition it is told answered it again."""
+    token = await new_bot(client, "Robo")
+    feed = await open_feed(client, token)
+    ala, bob = MultiPoints("*Ala", "111111"), MultiPoints("*Bob", "222222")
+    for mp in (ala, bob):
+        await log_in(client, mp)
+    hub = client.app[HUB_KEY]
+    uid = hub.set_up_table(
+        parse_game_type(FREE_GAME), "*Ala", "*Bob", (0,) * 4, None, None, {}, more=["Robo", "*Dan"]
+    )
+    await feed.next("gameFull", table=uid)
+    await poll(client, ala)
+    ala.propose(str(uid), "draw")
+    await poll(client, ala)
+    proposal = await feed.next("proposal", table=uid)
+    assert await act(client, token, f"game/{uid}/answer/draw/accept") == (200, {"ok": True})
+    await feed.next("chat", table=uid, code="agree1draw")
+    await poll(client, bob)
+    bob.propose(str(uid), "ok1draw")
+    await poll(client, bob)
+    await feed.next(
+        "chat", table=uid, code="agree1draw", text="*Bob agreed to end the game in a draw; waiting for *Dan."
+    )
+    assert [event for event in feed.events if event["type"] == "proposal"] == [proposal]
