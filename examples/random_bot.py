@@ -59,6 +59,9 @@ class Api:
         while True:
             try:
                 with urllib.request.urlopen(self._request("/api/bot/stream"), timeout=60) as feed:
+                    if feed.headers.get_content_type() != "application/x-ndjson":
+                        yield not_a_feed(feed)  # another web server's page: --server is wrong
+                        return
                     for line in feed:
                         if not line.strip():
                             continue
@@ -71,6 +74,9 @@ class Api:
                         pause = 0.0
             except urllib.error.HTTPError as refused:
                 if refused.code < 500 and refused.code != 429:  # 429: opened too often, wait and again
+                    if refused.headers.get_content_type() != "application/json":
+                        yield not_a_feed(refused)
+                        return
                     body = json.load(refused)
                     yield {"type": "error", "code": body.get("error"), "message": body.get("message")}
                     return
@@ -95,6 +101,12 @@ class Api:
                 return {"error": "unanswered", "message": f"HTTP {refused.code}, not from the server"}
         except (OSError, http.client.HTTPException, ValueError) as broken:
             return {"error": "unanswered", "message": str(broken) or type(broken).__name__}
+
+
+def not_a_feed(answer: Any) -> dict[str, Any]:
+    """The last event when the server's address answers with something else than the bot API."""
+    what = f"HTTP {answer.status} ({answer.headers.get_content_type()}) is not the bot API's feed"
+    return {"type": "error", "code": "notAFeed", "message": f"{what}: check --server"}
 
 
 class Game:

@@ -36,9 +36,17 @@ FEED_TIMEOUT = 60.0  # seconds without a byte (the server writes at least every 
 REOPENED_AFTER = frozenset({"moved", "stopping"})  # the feed's ends that ask the bot to open it again
 LONGEST_PAUSE = 30.0  # seconds between two tries to open the feed, at most
 TOO_OFTEN = 429  # the feed was opened too often: opened again after its Retry-After
+FEED_TYPE = "application/x-ndjson"
 # refusals of a move that was not made and is sent again a second later: over the request limit, or the
 # server cannot store anything now (503: its clocks stand still); nothing in the feed calls for it again
 TRY_AGAIN = ("tooFast", "storage")
+
+
+def not_a_feed(status: int, content_type: str) -> dict[str, Any]:
+    """The last event when the address answers, but not as the bot API: another web server's page
+    (before, bot-play died on its HTML with a JSONDecodeError)."""
+    message = f"HTTP {status} ({content_type}) is not the bot API's feed: check --server"
+    return {"type": "error", "code": "notAFeed", "message": message}
 
 
 def retry_after(refused: urllib.error.HTTPError) -> float:
@@ -71,6 +79,9 @@ class BotApi:
         while True:
             try:
                 with urllib.request.urlopen(self._request("/api/bot/stream"), timeout=FEED_TIMEOUT) as feed:
+                    if feed.headers.get_content_type() != FEED_TYPE:
+                        yield not_a_feed(feed.status, feed.headers.get_content_type())
+                        return
                     for line in feed:
                         if not line.strip():
                             continue
@@ -84,7 +95,11 @@ class BotApi:
                         pause = 0.0
             except urllib.error.HTTPError as refused:
                 if refused.code < 500 and refused.code != TOO_OFTEN:
-                    body = json.load(refused)
+                    try:
+                        body = json.load(refused)
+                    except ValueError:  # another web server's page: --server names no bot API
+                        yield not_a_feed(refused.code, refused.headers.get_content_type())
+                        return
                     yield {"type": "error", "code": body.get("error"), "message": body.get("message")}
                     return
                 pause = max(pause, retry_after(refused))

@@ -6,8 +6,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import random
+from typing import Any
 
 import pytest
+from aiohttp import web
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
@@ -166,3 +168,28 @@ async def test_at_a_team_table_a_proposition_is_told_once_not_again_at_each_agre
         "chat", table=uid, code="agree1draw", text="*Bob agreed to end the game in a draw; waiting for *Dan."
     )
     assert [event for event in feed.events if event["type"] == "proposal"] == [proposal]
+
+
+NOT_FOUND_PAGE = "<html><head><title>404 Not Found</title></head><body><h1>404 Not Found</h1></body></html>"
+
+
+@pytest.mark.parametrize("bot_api", [Api, BotApi], ids=["example", "bot-play"])
+@pytest.mark.parametrize("status", [404, 200])
+async def test_a_server_address_that_answers_no_feed_ends_the_bots_with_a_sentence_not_a_traceback(
+    aiohttp_server: Any, bot_api: type[Api] | type[BotApi], status: int
+) -> None:
+    """An engine author's first mistake: `--server` naming a web server that is not the bot API (a path
+    prefix, another site: its 404 page, or a page for every address). Before, both bots died with a
+    JSONDecodeError (the example, and bot-play) on the page's HTML."""
+
+    async def page(request: web.Request) -> web.Response:
+        return web.Response(status=status, text=NOT_FOUND_PAGE, content_type="text/html")
+
+    site = web.Application()
+    site.router.add_get("/api/bot/stream", page)
+    server = await aiohttp_server(site)
+    events = bot_api(str(server.make_url("/")), "token").events()
+    async with asyncio.timeout(EVENT_WAIT):
+        ended = await asyncio.to_thread(list, events)
+    assert len(ended) == 1 and ended[0]["type"] == "error" and ended[0]["code"] == "notAFeed"
+    assert f"HTTP {status}" in ended[0]["message"]
