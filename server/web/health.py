@@ -12,6 +12,7 @@ from server import __version__
 from server.logs import Fields
 from server.store.database import SchemaError, check_schema, utc_text
 from server.store.serverlock import AdvisoryLock
+from server.web.clients import reads_metrics
 from server.web.common import MEMBERSHIP_KEY, STORE_KEY
 
 log = logging.getLogger(__name__)
@@ -31,6 +32,17 @@ async def healthz(request: web.Request) -> web.Response:
 
 @routes.get("/readyz")
 async def readyz(request: web.Request) -> web.Response:
+    """The readiness (`_readiness`), with its reasons and the cluster's state for whom may read
+    /metrics (loopback, the proxy itself, --metrics-from) and its status alone for anyone else: the
+    shipped nginx sites forward /readyz from the internet, and the reasons name the database lock's
+    holder (host, port, pid), the cluster's members and why Redis does not answer."""
+    status, answer = await _readiness(request)
+    if not reads_metrics(request):
+        answer = {key: answer[key] for key in ("status", "version") if key in answer}
+    return web.json_response(answer, status=status, headers={"Cache-Control": "no-store"})
+
+
+async def _readiness(request: web.Request) -> tuple[int, dict[str, object]]:
     """Ready to serve players: storage takes writes (known without asking the database again while
     it does not), the database answers and its schema is the code's, and no other process holds the
     PostgreSQL lock this one lost; degraded while that lock is being taken back. A member of a
@@ -68,10 +80,8 @@ async def readyz(request: web.Request) -> web.Response:
     if lacking:
         answer["status"] = "degraded"
         answer["reason"] = "; ".join(lacking)
-    return web.json_response(answer, headers={"Cache-Control": "no-store"})
+    return 200, answer
 
 
-def _unready(reason: str) -> web.Response:
-    return web.json_response(
-        {"status": "unready", "reason": reason}, status=503, headers={"Cache-Control": "no-store"}
-    )
+def _unready(reason: str) -> tuple[int, dict[str, object]]:
+    return 503, {"status": "unready", "reason": reason}

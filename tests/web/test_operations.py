@@ -232,6 +232,26 @@ async def test_metrics_answer_loopback_and_the_trusted_proxies_only(
         assert await refused.text() == NOT_OPEN and "kropki_" not in NOT_OPEN
 
 
+async def test_readiness_says_why_only_to_whom_may_read_metrics(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """The shipped nginx sites forward /readyz from the internet, and its reasons name what an attacker
+    looks for: the database lock holder's host, port and pid, the cluster's members, why Redis does not
+    answer. A stranger gets the status (and its HTTP code); loopback, the proxy and --metrics-from get
+    the reasons too."""
+    opened = dataclasses.replace(settings, trusted_proxies=("127.0.0.1",), metrics_from=("203.0.113.0/24",))
+    client = await aiohttp_client(create_app(opened))
+    async with client.app[STORE_KEY].engine.begin() as connection:
+        await connection.execute(text("UPDATE alembic_version SET version_num = '0001'"))
+
+    stranger = await client.get("/readyz", headers={"X-Forwarded-For": "198.51.100.9"})
+    assert (stranger.status, await stranger.json()) == (503, {"status": "unready"})
+    for reader in ("", "203.0.113.9"):
+        headers = {"X-Forwarded-For": reader} if reader else {}
+        told = await client.get("/readyz", headers=headers)
+        assert told.status == 503 and "kropki-server migrate" in (await told.json())["reason"], reader
+
+
 async def test_metrics_from_opens_metrics_to_its_networks(
     aiohttp_client: AiohttpClient, settings: Settings
 ) -> None:
