@@ -8,6 +8,7 @@ import os
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -117,7 +118,8 @@ async def _bots_of(url: str, *tokens: str) -> list[str | None]:
     return [account.nick if account is not None else None for account in accounts]
 
 
-def test_tournament_key_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def key_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """`tournament-key ARGS` on a new database: its exit status, what it printed and what it said wrong."""
     url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
     assert main(["migrate", "--db", url]) == 0
     capsys.readouterr()
@@ -126,6 +128,12 @@ def test_tournament_key_commands(tmp_path: Path, capsys: pytest.CaptureFixture[s
         status = main(["tournament-key", "--db", url, *args])
         out, err = capsys.readouterr()
         return status, out, err
+
+    return keys
+
+
+def test_tournament_key_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    keys = key_command(tmp_path, capsys)
 
     added = keys("add", "cup-bot", "--tournament", "Autumn Cup", "--registered-only")
     again = keys("add", "cup-bot")
@@ -330,14 +338,7 @@ def test_a_key_that_could_never_be_listed_stored_or_used_is_refused(
     """A name over the column's 80 characters was a traceback on PostgreSQL (stored on SQLite), an empty
     name or one with a tab or line break broke `list`'s lines, and a tournament no `tourn=` can name
     (a `/`, over 100 characters, `x`) made a key that every setUpTable refused."""
-    url = f"sqlite+aiosqlite:///{tmp_path}/k.sqlite3"
-    assert main(["migrate", "--db", url]) == 0
-    capsys.readouterr()
-
-    def keys(*args: str) -> tuple[int, str, str]:
-        status = main(["tournament-key", "--db", url, *args])
-        out, err = capsys.readouterr()
-        return status, out, err
+    keys = key_command(tmp_path, capsys)
 
     names = [keys("add", name) for name in ("", " ", "x" * 81, "cup\tbot", "cup\nbot")]
     tournaments = [keys("add", "cup-bot", "--tournament", name) for name in ("Cup/2026", "C" * 101, "x", "")]

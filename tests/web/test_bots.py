@@ -116,6 +116,19 @@ async def invited_bot(client: TestClient) -> tuple[str, Feed, MultiPoints]:
     return token, feed, ala
 
 
+async def at_a_game(client: TestClient) -> tuple[str, Feed, MultiPoints, dict[str, Any]]:
+    """Robo (red) at a free game with *Ala, who has played her first dot (e6): its token, its feed
+    (read up to the game's whole state), *Ala and that whole state."""
+    token, feed, ala = await invited_bot(client)
+    await feed.next("invitation")
+    await act(client, token, "invitation/accept")
+    full = await feed.next("gameFull")
+    await poll(client, ala)
+    ala.make_move(str(full["table"]), 5, 5)
+    await poll(client, ala)
+    return token, feed, ala, full
+
+
 async def test_a_bot_plays_a_whole_game_against_multipoints(client: TestClient) -> None:
     """MultiPoints sees the bot's moves as any player's, through the `sa` branch of
     ServerZagram.handleMessage (`gui.makedMove(server, currentRoom, message.startsWith("sr"),
@@ -636,14 +649,8 @@ async def test_a_bot_s_move_refused_while_storage_fails_is_sent_again_and_played
     the game with it. The move was not made (the clocks stand still meanwhile), so both bots send it
     again a second later until it is taken."""
     client = await served(aiohttp_client, settings)
-    token, feed, ala = await invited_bot(client)
-    await feed.next("invitation")
-    await act(client, token, "invitation/accept")
-    full = await feed.next("gameFull")
+    token, feed, ala, full = await at_a_game(client)
     table = full["table"]
-    await poll(client, ala)
-    ala.make_move(str(table), 5, 5)
-    await poll(client, ala)
     moved = await feed.next("move", colour="blue")
     url = str(client.server.make_url("/"))
     if bot == "example":
@@ -681,13 +688,8 @@ async def test_a_bot_plays_on_after_a_restart_from_its_feed_s_whole_state(
     """The bot's session and game are journalled as a player's: after a restart its next request
     claims the session again, and the feed's first events are the game's whole state."""
     client = await served(aiohttp_client, settings)
-    token, feed, ala = await invited_bot(client)
-    await feed.next("invitation")
-    await act(client, token, "invitation/accept")
-    table = (await feed.next("gameFull"))["table"]
-    await poll(client, ala)
-    ala.make_move(str(table), 5, 5)
-    await poll(client, ala)
+    token, feed, ala, full = await at_a_game(client)
+    table = full["table"]
     await feed.next("move", colour="blue")
     feed.response.close()
     await client.close()

@@ -24,7 +24,7 @@ from server.web.limits import TokenBuckets
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
-from tests.web.test_bots import EVENT_WAIT, FREE_GAME, act, invited_bot, new_bot, open_feed
+from tests.web.test_bots import EVENT_WAIT, FREE_GAME, act, at_a_game, new_bot, open_feed
 
 
 async def test_the_feed_s_clock_says_the_say_hi_grace_before_the_bot_s_clock_runs(client: TestClient) -> None:
@@ -59,13 +59,8 @@ async def test_the_feed_s_clock_says_the_grace_after_a_restart(
     """After a restart the player on move has 60 s before their clock runs again (docs/protocol.md,
     "After a restart"): the feed opened again says so in its clock."""
     client = await served(aiohttp_client, settings)
-    token, feed, ala = await invited_bot(client)
-    await feed.next("invitation")
-    await act(client, token, "invitation/accept")
-    table = (await feed.next("gameFull"))["table"]
-    await poll(client, ala)
-    ala.make_move(str(table), 5, 5)
-    await poll(client, ala)
+    token, feed, ala, full = await at_a_game(client)
+    table = full["table"]
     assert (await feed.next("clock", table=table, toMove="red"))["grace"] == 0
     feed.response.close()
     await client.close()
