@@ -167,6 +167,7 @@ class Feed:
         listed: set[int] | None = None  # the seeks a whole lobby state lists: the others are gone
         pool = None
         table = 0
+        sitting: set[int] = set()  # the tables this reply has a section of: every one the bot sits at
         for line in _whole_first(lines[1:-1]):
             kind = line[:2]
             if line.startswith(POOL):
@@ -177,6 +178,7 @@ class Feed:
                     self.seen = int(numbers[1])
             elif line.startswith("q"):
                 table = int(line[1:]) if line[1:].isdigit() else 0
+                sitting.add(table)
             elif kind == "vg":
                 sender, _, offer = line[2:].partition(".")
                 invitations[sender] = _offer(offer)
@@ -191,6 +193,8 @@ class Feed:
                 listed = set()
             elif kind in (SEEK_ADDED, SEEK_GONE):
                 events.extend(self._seek_line(line, listed, seek_open))
+        if lines[0] == "ok":
+            self._forget_tables_but(sitting)
         if listed is not None:
             events.extend(_seek_gone(number) for number in sorted(self.seeks - listed))
             self.seeks &= listed
@@ -213,6 +217,13 @@ class Feed:
                 events.append({"type": "poolWaiting", "pool": pool})
             self.pool = pool
         return _folded(events), lines[0] == "ok"
+
+    def _forget_tables_but(self, sitting: set[int]) -> None:
+        """Every reply names each table the session sits at: the views of the others go, or a feed open
+        for weeks kept one for every table its bot ever played at (about 470 bytes each). A table left
+        out of one reply for its new game (Stream.full_reply) comes whole in the next, `d` first."""
+        for uid in [uid for uid in self.tables if uid not in sitting]:
+            del self.tables[uid]
 
     def _seek_line(self, line: str, listed: set[int] | None, seek_open: Callable[[int], bool]) -> list[Event]:
         """`ka<number>.<nick>.<lowest>.<highest>.<gameType>` or `kd<number>`."""
