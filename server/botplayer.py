@@ -40,6 +40,10 @@ FEED_TYPE = "application/x-ndjson"
 # refusals of a move that was not made and is sent again a second later: over the request limit, or the
 # server cannot store anything now (503: its clocks stand still); nothing in the feed calls for it again
 TRY_AGAIN = ("tooFast", "storage")
+# finished games remembered, the latest: for a `new` game at their table, and to count each archive number
+# once when a feed opened again says it again. A finished game's table stays an hour, and a player
+# begins at most 60 games an hour (docs/operations.md, "Abuse limits"); older ones are forgotten.
+ENDED_KEPT = 100
 
 
 def not_a_feed(status: int, content_type: str) -> dict[str, Any]:
@@ -184,12 +188,22 @@ class AiBot:
         self.api, self.level = api, level
         self.rng = random.Random(seed)
         self.games: dict[int, Position] = {}
-        # the archive numbers of the games it finished: a feed opened again says a finished game's again
-        self.archived: set[int] = set()
+        # the tables of its finished games, the latest last, with the archive number of each once it
+        # came (0 until then): a feed opened again says a finished game's again, which counts once
+        self.ended: dict[int, int] = {}
+        self.finished = 0  # the games it finished and saw archived
 
-    @property
-    def finished(self) -> int:
-        return len(self.archived)
+    def _ended(self, table: int, game: Position) -> None:
+        """The game is over: its moves are not needed any more (a new game at the table comes whole, as
+        a gameFull); only the latest ENDED_KEPT finished games are remembered at all."""
+        game.over = True
+        game.setup, game.moves = [], []
+        self.ended.setdefault(table, 0)
+        while len(self.ended) > ENDED_KEPT:
+            oldest = next(iter(self.ended))
+            del self.ended[oldest]
+            if (kept := self.games.get(oldest)) is not None and kept.over:  # not a new game at its table
+                del self.games[oldest]
 
     def run(self, games: int = 0, invite: str | None = None, game_type: str = "") -> int:
         """Play until `games` games are archived (0: for ever); the number played."""
@@ -231,9 +245,11 @@ class AiBot:
         elif kind == "proposal" and (COLOURS.get(event["by"]), event.get("side")) != (game.colour, game.side):
             self.answer(table, game, event["what"])
         elif kind == "gameEnd":
-            game.over = True
-        elif kind == "archived":
-            self.archived.add(event["number"])
+            self._ended(table, game)
+        elif kind == "archived" and self.ended.get(table) != event["number"]:
+            self._ended(table, game)
+            self.ended[table] = event["number"]
+            self.finished += 1
 
     def move(self, table: int, game: Position, seconds_left: float | None) -> None:
         board = game.board()
