@@ -14,6 +14,7 @@ from server.protocol.codec import ProtocolError, look_key, nick_key
 
 MUTE, KICK, BAN = "mute", "kick", "ban"
 REGISTERED, SLOW = "registered", "slow"  # the lobby's chat modes
+SLOWEST = 3600  # the most seconds a slow mode may ask between two lines of one player
 KICK_KEPT = timedelta(minutes=1)  # a kick is in the store this long, for every member to see it
 GUEST, PLAYER, STAFF = "guest", "player", "staff"  # who a person is, for a network's sanctions
 
@@ -60,7 +61,8 @@ class SanctionBook:
 
     def __init__(self) -> None:
         self.active: list[Sanction] = []
-        self.spoke: dict[str, float] = {}  # nick_key -> when they last wrote in a slow lobby (monotonic)
+        # nick_key -> when they last wrote in a slow lobby (monotonic), the longest ago first
+        self.spoke: dict[str, float] = {}
 
     def _in_force(self, kind: str, wall: float) -> list[Sanction]:
         return [s for s in self.active if s.kind == kind and (s.ends is None or s.ends > wall)]
@@ -105,9 +107,15 @@ class SanctionBook:
                 )
 
     def spoke_in_lobby(self, player: Player, now: float) -> None:
-        """A lobby line was said: the slow mode counts from it (while a slow mode is on)."""
+        """A lobby line was said: the slow mode counts from it (while a slow mode is on). A line said
+        SLOWEST seconds ago holds nobody back under any mode: those are forgotten, or a slow mode left on
+        for weeks kept every nick that wrote while it lasted."""
         if any(mode.kind == SLOW for mode in self.active):
-            self.spoke[nick_key(player.nick)] = now
+            key = nick_key(player.nick)
+            self.spoke.pop(key, None)
+            self.spoke[key] = now
+            while (oldest := next(iter(self.spoke))) != key and self.spoke[oldest] <= now - SLOWEST:
+                del self.spoke[oldest]
 
 
 def who_is(player: Player) -> str:

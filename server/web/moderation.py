@@ -29,7 +29,7 @@ from aiohttp import web
 from server.hub.model import COMPUTER_NICKS, Player
 from server.hub.persistence import ADMIN, NO_ROLE
 from server.hub.sanctioning import Sanctions
-from server.hub.sanctions import BAN, KICK, MUTE, REGISTERED, SLOW
+from server.hub.sanctions import BAN, KICK, MUTE, REGISTERED, SLOW, SLOWEST
 from server.logs import Fields
 from server.protocol.codec import (
     MAX_CHAT,
@@ -62,7 +62,7 @@ ACTIONS = (MUTE, KICK, BAN, "unmute", "unban", "lobby")
 READS = ("reports", "sanctions", "log")  # answered as JSON
 CLOSINGS = ("none", "delete", MUTE, KICK, BAN)  # what closes a report
 LOBBY_MODES = (REGISTERED, SLOW, "normal")
-SLOW_SECONDS = (5, 3600)
+SLOW_SECONDS = (5, SLOWEST)
 
 
 async def keep_sanctions(app: web.Application) -> AsyncIterator[None]:

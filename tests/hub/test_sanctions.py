@@ -100,3 +100,24 @@ def test_lines_the_slow_lobby_refused_do_not_count_against_the_chat_limits() -> 
     timers.advance(30)
     hub.chat_from("ala123", "0", "two")
     assert [entry.text for entry in hub.lobby.chat.entries if entry.nick == "*Ala"] == ["one", "two"]
+
+
+def test_a_long_slow_lobby_forgets_who_spoke_once_their_wait_is_over() -> None:
+    """A slow mode may last up to ten years, and it remembered every nick that ever wrote in the lobby
+    while it lasted, guests' made-up nicks too, until it ended: a slow lobby kept for a month held one
+    entry for each of them. A line said an hour ago (the longest a slow mode may ask) holds nobody back."""
+    timers = ManualTimers()
+    hub = Hub(timers=timers, clock=lambda: NOW)
+    hub.ctx.sanctions.active = [sanction(SLOW, seconds=30, ends=NOW + 10 * 365 * 86400)]
+    for n in range(1000):  # a guest a minute for 1,000 minutes
+        hub.guest_login(f"g{n:05d}", f"*G{n}", "en")
+        hub.chat_from(f"g{n:05d}", "0", "hello")
+        hub.logout(f"g{n:05d}")
+        timers.advance(60)
+    assert len(hub.ctx.sanctions.spoke) == 60  # the last hour's; was 1,000: every nick that ever spoke
+    hub.guest_login("ala123", "*Ala", "en")
+    hub.chat_from("ala123", "0", "one")
+    with pytest.raises(ProtocolError, match="slow mode"):
+        hub.chat_from("ala123", "0", "two")
+    timers.advance(30)
+    hub.chat_from("ala123", "0", "two")
