@@ -93,9 +93,17 @@ class Offers:
         return True
 
     def forget(self, reader: Player) -> None:
-        """The reader's session ended."""
+        """The reader's session ended: its declines go too (a seek lasts as long as its player's session,
+        weeks for a bot's, and each decline held a whole ended session, 12 KB); a new session of the
+        same person is another reader, offered the seek again."""
         self.shown.pop(reader, None)
         self.chosen.pop(reader, None)
+        for key in [key for key, readers in self.declined.items() if reader in readers]:
+            readers = self.declined[key]
+            readers.discard(reader)
+            if not readers:
+                del self.declined[key]
+                self.unlisted.pop(key, None)
 
     def _offer(self, reader: Player) -> tuple[Seek | None, str]:
         """The oldest open seek the reader may accept and has not declined, and its `vg` line; none to a

@@ -6,6 +6,8 @@ always comes first."""
 from __future__ import annotations
 
 import asyncio
+import gc
+import tracemalloc
 
 from server.hub.persistence import Account
 from server.protocol.codec import parse_commands
@@ -226,3 +228,34 @@ def test_the_offer_is_chosen_again_only_when_the_seeks_or_the_reader_change() ->
     lobby.send("oli1", "k.0.c.3")
     lobby.reply("bob1")
     assert lobby.hub.offers.chosen[lobby.hub.players["bob1"]] is not chosen
+
+
+def test_a_seek_open_for_days_keeps_none_of_the_sessions_that_declined_it_and_left() -> None:
+    """A seek lasts as long as its player's session (a bot's: weeks), and every reader who declined it
+    stayed in its declines after their session ended, and with them the whole session (its mailbox, its
+    lists): 12 KB for each guest who declined it and left. A session that ends declines nothing
+    any more (a new one of the same person is another reader, offered it again)."""
+    lobby = Lobby()
+    lobby.send("ala1", f"k.0.s...{FREE}")
+    tracemalloc.start()
+    try:
+        for n in range(1000):
+            secret = f"g{n:06d}"
+            lobby.hub.guest_login(secret, f"*G{n}", "en")
+            assert offered(lobby.reply(secret)) == [f"vg*Ala.{FREE}"]
+            lobby.send(secret, "v.0.r")
+            lobby.hub.logout(secret)
+            lobby.hub.sweep()  # as the server's sweeps do, every 5 s (what they write lets go)
+            if n == 99:
+                gc.collect()
+                kept = tracemalloc.get_traced_memory()[0]
+        gc.collect()
+        grown = tracemalloc.get_traced_memory()[0] - kept
+    finally:
+        tracemalloc.stop()
+    assert 1 in lobby.hub.seeks.open
+    assert sum(len(readers) for readers in lobby.hub.offers.declined.values()) == 0  # was 1,000
+    assert grown < 1_000_000  # the lobby's log of their comings and goings (bounded); was 11.1 MB
+    assert offered(lobby.reply("bob1")) == [f"vg*Ala.{FREE}"]
+    assert offered(lobby.send("bob1", "v.0.r")) == []  # a session still here declines as before
+    assert offered(lobby.reply("bob1")) == [] and offered(lobby.reply("cid1")) == [f"vg*Ala.{FREE}"]
