@@ -109,8 +109,11 @@ class Games:
     def game_over(self, room: Room) -> None:
         """The lobby hears a game's result once: with its archive number when the record is written,
         at once when there is nothing to archive. Two `x` lines with a result would be two results to
-        an organiser's reader (roboCup reports every one it reads)."""
+        an organiser's reader (roboCup reports every one it reads). The table's own `x` says it too, as
+        `archive`'s answer does: a bot's feed reads the table, and told no end of a game resigned before
+        its first dot."""
         if room.analysis or not self.archive(room):
+            self.bus.publish(room.uid, room.state())
             self.bus.publish(LOBBY, room.state())
 
     def archive(self, room: Room) -> bool:

@@ -1,0 +1,29 @@
+"""What the players at a table read when its game ends with nothing to archive (resigned or called off
+before the first dot): the result in the table's own `x` line, as a game with moves has it once it is
+archived. Only the lobby's `x` said it, so a bot's feed, which reads the table, never told the bot its
+game had ended (docs/bots.md, `gameEnd`), and the example bot waited on it for good."""
+
+from __future__ import annotations
+
+from server.protocol.botfeed import Feed
+from tests.hub.test_seeks import FREE, Lobby
+
+
+def test_a_game_resigned_before_any_dot_ends_at_the_table_too() -> None:
+    lobby = Lobby()
+    lobby.send("ala1", f"v.0.s.*Bob.{FREE}")
+    lobby.send("bob1", "v.0.a")
+    uid = max(uid for uid, table in lobby.hub.tables.items() if table.room is not None)
+    room = lobby.hub.tables[uid].room
+    assert room is not None
+    feed = Feed("*Ala")
+    feed.read("/".join(lobby.reply("ala1")))  # the table as Ala sat down at it
+    lobby.send("bob1" if room.red == "*Bob" else "ala1", f"u.{uid}.resign")
+
+    reply = lobby.reply("ala1")
+    table = reply[reply.index(f"q{uid}") :]
+    assert f"x{uid}.1.B+R." in table
+    events, _ = feed.read("/".join(reply))
+    assert {"type": "gameEnd", "table": uid, "result": "B+R"} in [
+        {key: event.get(key) for key in ("type", "table", "result")} for event in events
+    ]
