@@ -160,6 +160,21 @@ def acceptable(event: dict[str, Any]) -> bool:
     return not event.get("rated") and game_type[4:5] in ("n", "s")
 
 
+def answer_invitation(api: Api, event: dict[str, Any]) -> None:
+    """Accept what it plays; decline the rest, and what it may not accept now (at its most games at
+    once: `tooManyGames`), which left pending would keep the inviter waiting and everyone else's
+    invitations refused `busy`. Gone meanwhile (`noInvitation`), or no answer (the feed tells): nothing."""
+    if acceptable(event):
+        answer = api.post("/api/bot/invitation/accept")
+        while answer.get("error") in TRY_AGAIN:
+            time.sleep(1)
+            answer = api.post("/api/bot/invitation/accept")
+        print(f"invitation from {event['from']}: accept", answer)
+        if answer.get("ok") or answer.get("error") in ("noInvitation", "unanswered"):
+            return
+    print(f"invitation from {event['from']}: decline", api.post("/api/bot/invitation/decline"))
+
+
 def play(api: Api, games: int, invite: str | None, rng: random.Random, seek: bool = False) -> int:
     """Play until `games` games have ended (0: for ever); the number of games played. `seek`: post a
     seek first, for anyone to accept."""
@@ -172,8 +187,7 @@ def play(api: Api, games: int, invite: str | None, rng: random.Random, seek: boo
     for event in api.events():
         kind, table = event["type"], event.get("table")
         if kind == "invitation":
-            answer = "accept" if acceptable(event) else "decline"
-            print(f"invitation from {event['from']}: {answer}", api.post(f"/api/bot/invitation/{answer}"))
+            answer_invitation(api, event)
         elif kind == "seek" and acceptable(event) and all(game.over for game in boards.values()):
             answer = api.post(f"/api/bot/seek/{event['id']}/accept")  # its own: refused, notEligible
             print(f"seek {event['id']} of {event['from']}:", answer)

@@ -222,9 +222,8 @@ class AiBot:
     def take(self, event: dict[str, Any]) -> None:
         kind, table = event["type"], event.get("table")
         game = self.games.get(table) if table is not None else None
-        if kind == "invitation":  # a game it would never move in is declined, not left to the clock
-            answer = "accept" if known_rules(event["gameType"]) and not event.get("rated") else "decline"
-            self.api.post(f"/api/bot/invitation/{answer}")
+        if kind == "invitation":
+            self.answer_invitation(event)
         elif kind == "gameFull":
             found = position_of(event)
             if found is not None:
@@ -250,6 +249,21 @@ class AiBot:
             self._ended(table, game)
             self.ended[table] = event["number"]
             self.finished += 1
+
+    def answer_invitation(self, event: dict[str, Any]) -> None:
+        """Accept what it plays; decline a game it would never move in (not left to the clock), and one
+        it may not accept now (at its most games at once: `tooManyGames`): left pending, the inviter
+        waited and everyone else's invitations were refused `busy`. Gone meanwhile, or no answer (the
+        feed opened again tells it again): nothing."""
+        if known_rules(event["gameType"]) and not event.get("rated"):
+            answer = self.api.post("/api/bot/invitation/accept")
+            while answer.get("error") in TRY_AGAIN:
+                time.sleep(1)
+                answer = self.api.post("/api/bot/invitation/accept")
+            if answer.get("ok") or answer.get("error") in ("noInvitation", "unanswered"):
+                return
+            log.warning("the invitation of %s could not be accepted: %s", event["from"], answer)
+        self.api.post("/api/bot/invitation/decline")
 
     def move(self, table: int, game: Position, seconds_left: float | None) -> None:
         board = game.board()
