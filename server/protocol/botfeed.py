@@ -254,11 +254,14 @@ class Feed:
     def _table_line(self, uid: int, line: str) -> list[Event]:
         view = self.tables.setdefault(uid, TableView())
         kind = line[:2]
-        if line.startswith("d"):
+        if line.startswith("d"):  # a whole state begins: what the bot was told of the table is told again
             game_type, blue, red = _description(line.partition(".")[2])
             view.game_type, view.blue, view.red = game_type, blue, red
-            view.proposal = view.result = view.archive = None
-            return []
+            told, view.proposal = view.proposal, None
+            view.result = view.archive = None
+            # its `u` tells a proposition still pending again; one gone (taken back with play storage
+            # lost, or went while the feed lagged) is said gone, or an engine answered it late
+            return [] if told is None else [{"type": "proposalGone", "table": uid}]
         if kind == "sr":
             setup, moves = _moves(line)
             return [self._full(uid, view, setup, moves)]

@@ -314,3 +314,23 @@ def test_a_feed_forgets_the_tables_its_bot_no_longer_sits_at() -> None:
             read()
         assert [uid for uid in hub.players["robo1234"].tables if uid] == []
     assert feed.tables == {}  # was 30 tables' views, one a game the bot ever played
+
+
+def test_a_whole_state_says_a_proposition_told_before_gone_and_tells_one_still_pending_again() -> None:
+    """A table's whole state sent again (play taken back when storage failed, a feed that lagged past
+    what the stream keeps) comes with `u` empty when the proposition went meanwhile. Before, the feed
+    said nothing: an engine kept answering a proposition that was gone."""
+    whole = [f"d17.{GAME}.*Ala.Robo", "x17.1.-.", "f2_170.180", "sr(;B[cb])"]
+    feed = Feed("Robo")
+    feed.read(reply("q0", "q17", *whole, "u1draw"))
+    events, _ = feed.read(reply("q0", "q17", *whole, "u"))
+    assert [event["type"] for event in events] == ["proposalGone", "gameFull", "clock"]
+    assert events[0] == {"type": "proposalGone", "table": 17}
+
+    feed.read(reply("q0", "q17", "u1draw"))
+    events, _ = feed.read(reply("q0", "q17", *whole, "u1draw"))  # still pending: gone, then told again
+    assert [event["type"] for event in events] == ["proposalGone", "gameFull", "clock", "proposal"]
+    events, _ = feed.read(reply("q0", "q17", *whole, "u"))
+    assert events[0] == {"type": "proposalGone", "table": 17}
+    events, _ = feed.read(reply("q0", "q17", *whole, "u"))  # none told, none gone
+    assert [event["type"] for event in events] == ["gameFull", "clock"]

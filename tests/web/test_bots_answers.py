@@ -16,11 +16,12 @@ from server.botplayer import AiBot, BotApi
 from server.config import Settings
 from server.hub.hub import Hub
 from server.hub.limits import Caps
-from server.web.common import HUB_KEY
-from tests.clients.conversation import log_in, poll
+from server.web.common import HUB_KEY, STORE_KEY
+from tests.clients.conversation import get, log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
-from tests.web.test_bots import FREE_GAME, act, new_bot, open_feed
+from tests.store.breakers import breaker_for, until
+from tests.web.test_bots import FREE_GAME, act, invited_bot, new_bot, open_feed
 
 
 def _answering(bot: str, server: str, token: str) -> Any:
@@ -63,3 +64,42 @@ async def test_an_invitation_the_bot_may_not_accept_is_declined_not_left_pending
     cid.invite("Robo", FREE_GAME)  # the bot is free to be asked again
     await poll(client, cid)
     await feed.next("invitation", **{"from": "*Cid"})
+
+
+@pytest.mark.usefixtures("quick_retries")
+async def test_a_proposition_taken_back_with_the_play_storage_lost_is_told_gone(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """When storage fails, the play it did not take is taken back and the table's whole state is sent
+    again, here without *Ala's draw proposition (it was never stored). Before, the feed's gameFull came
+    without a `proposalGone`: an engine that thinks before it answers kept the proposition pending, and
+    its late answer was refused."""
+    client = await served(aiohttp_client, settings)
+    token, feed, ala = await invited_bot(client)
+    await feed.next("invitation")
+    assert await act(client, token, "invitation/accept") == (200, {"ok": True})
+    table = (await feed.next("gameFull"))["table"]
+    await poll(client, ala)
+    ala.make_move(str(table), 5, 5)
+    await poll(client, ala)
+    await feed.next("move", colour="blue")
+    hub = client.app[HUB_KEY]
+    await hub.persistence.flush()  # the move is stored: it stays
+
+    breaker = breaker_for(settings.db_url)
+    await breaker.hold()  # from here on nothing is stored; the server does not know it yet
+    try:
+        ala.propose(str(table), "draw")
+        proposing = asyncio.create_task(get(client, ala.url()))  # her reply waits for her write
+        await feed.next("proposal", table=table, what="draw")
+        await breaker.break_storage()
+        await proposing
+        full = await feed.next("gameFull", table=table)  # taken back: the game as it was stored
+        assert len(full["moves"]) == 1
+        told = [event["type"] for event in feed.events if event["type"].startswith("proposal")]
+        assert told == ["proposal", "proposalGone"]  # gone before the table's whole state
+    finally:
+        await breaker.mend()
+    await until(lambda: client.app[STORE_KEY].writer.storage_failure is None)
+    status, body = await act(client, token, f"game/{table}/answer/draw/accept")
+    assert (status, body["error"]) == (400, "noProposal") and "no draw proposition" in body["message"]
