@@ -501,14 +501,15 @@ class Room:
         has agreed (in a two-player game, at once)."""
         assert self.proposal is not None
         proposer, what = self.proposal
-        if player in self.agreed:
-            return
         waiting = sorted(
             side
             for colour in (BLACK, WHITE)
             for side in self.lineup.present(colour)
             if side not in (proposer, player) and side not in self.agreed
         )
+        names = ", ".join(self.nick_of(side) for side in waiting)
+        if player in self.agreed:  # before, answered as if it counted, and nothing changed
+            raise ProtocolError("noProposal", f"You agreed already; waiting for {names}.")
         if not waiting:
             self._accept(proposer, what, nick)
             return
@@ -517,7 +518,6 @@ class Room:
             self._action["partial"] = True  # compaction keeps it only while the proposition is pending
         self._changed()
         self._say_table(self.proposal_line())
-        names = ", ".join(self.nick_of(side) for side in waiting)
         self._tell(f"agree{proposer}{what}", f"{nick} agreed to {PROPOSAL_WORDS[what]}; waiting for {names}.")
 
     def _ask(self, player: int, nick: str, what: str) -> None:

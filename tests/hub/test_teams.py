@@ -174,8 +174,9 @@ def test_the_proposer_cannot_answer_and_only_the_proposer_withdraws() -> None:
         with pytest.raises(ProtocolError) as refused:
             hub.propose(secret, table, answer)
         assert refused.value.code == code
-    hub.propose("bob1", table, "ok1drop")  # again: nothing changes
-    assert room.proposal_line() == "u1drop.2"
+    with pytest.raises(ProtocolError, match="agreed already; waiting for") as refused:
+        hub.propose("bob1", table, "ok1drop")  # again: refused, and nothing changes (before: no answer)
+    assert refused.value.code == "noProposal" and room.proposal_line() == "u1drop.2"
 
     hub.propose("ala1", table, "cancel1drop")
     assert room.proposal_line() == "u" and room.game.result is None

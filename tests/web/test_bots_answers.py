@@ -9,11 +9,13 @@ import dataclasses
 from typing import Any
 
 import pytest
+from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from examples.random_bot import Api, answer_invitation
 from server.botplayer import AiBot, BotApi
 from server.config import Settings
+from server.engine.gametype import parse_game_type
 from server.hub.hub import Hub
 from server.hub.limits import Caps
 from server.web.common import HUB_KEY, STORE_KEY
@@ -103,3 +105,30 @@ async def test_a_proposition_taken_back_with_the_play_storage_lost_is_told_gone(
     await until(lambda: client.app[STORE_KEY].writer.storage_failure is None)
     status, body = await act(client, token, f"game/{table}/answer/draw/accept")
     assert (status, body["error"]) == (400, "noProposal") and "no draw proposition" in body["message"]
+
+
+async def test_a_second_agreement_to_a_team_proposition_is_refused_clearly(client: TestClient) -> None:
+    """docs/teams.md: a proposition at a team table waits for every other player. Before, a bot agreeing
+    again to one it had agreed to was answered 200 and nothing happened, as if its answer counted."""
+    token = await new_bot(client, "Robo")
+    feed = await open_feed(client, token)
+    ala, bob = MultiPoints("*Ala", "111111"), MultiPoints("*Bob", "222222")
+    for mp in (ala, bob):
+        await log_in(client, mp)
+    hub = client.app[HUB_KEY]
+    uid = hub.set_up_table(
+        parse_game_type(FREE_GAME), "*Ala", "*Bob", (0,) * 4, None, None, {}, more=["Robo", "*Dan"]
+    )
+    await feed.next("gameFull", table=uid)
+    await poll(client, ala)
+    ala.propose(str(uid), "draw")
+    await poll(client, ala)
+    await feed.next("proposal", table=uid)
+    assert await act(client, token, f"game/{uid}/answer/draw/accept") == (200, {"ok": True})
+    room = hub.tables[uid].room
+    assert room is not None
+    before = (room.proposal, set(room.agreed), len(room.game_entries))
+    status, body = await act(client, token, f"game/{uid}/answer/draw/accept")
+    assert (status, body["error"]) == (400, "noProposal")
+    assert "agreed already" in body["message"] and "*Bob" in body["message"]
+    assert (room.proposal, set(room.agreed), len(room.game_entries)) == before
