@@ -40,7 +40,7 @@ KEEP_ALIVE_SECONDS = 20.0  # at most this between two writes of the feed (proxie
 MAX_BODY_FIELD = 2_000  # characters of one field of a request's body (a chat line is at most 300)
 FEED_AGAIN = round(1 / WHOLE_STATES_PER_ID[0])  # Retry-After of a feed opened too often: the next whole state
 PROPOSALS = frozenset({"undo", "score", "terr", "drop", "draw", "new"})
-ANSWERS = {"accept": "ok", "decline": "reject"}
+ANSWERS = {"accept": "ok", "decline": "reject", "cancel": "cancel"}  # cancel: withdraw the bot's own
 JSON_HEADERS = {"Cache-Control": "no-store", **SECURITY_HEADERS}
 # why an account upgraded with its right id stays a person's (docs/bots.md)
 PERSONS = {
@@ -458,8 +458,8 @@ async def _propose(request: web.Request, hub: Hub, bot: Bot) -> None:
 async def _answer_proposal(request: web.Request, hub: Hub, bot: Bot) -> None:
     what, answer = request.match_info["what"], request.match_info["answer"]
     if what not in PROPOSALS or answer not in ANSWERS:
-        raise Refused(400, "badProposal", "Answer a proposal with /answer/WHAT/accept or /decline.")
-    if what == "new":  # a new game is agreed by asking for it too, and never declined
+        raise Refused(400, "badProposal", "Answer a proposal with /answer/WHAT/accept, /decline or /cancel.")
+    if what == "new" and answer != "cancel":  # a new game is agreed by asking for it too, never declined
         if answer == "decline":
             raise Refused(400, "badProposal", "A new game is not declined: leave it unanswered.")
         hub.propose(bot.secret, _table(request), "new")

@@ -132,3 +132,25 @@ async def test_a_second_agreement_to_a_team_proposition_is_refused_clearly(clien
     assert (status, body["error"]) == (400, "noProposal")
     assert "agreed already" in body["message"] and "*Bob" in body["message"]
     assert (room.proposal, set(room.agreed), len(room.game_entries)) == before
+
+
+async def test_a_bot_withdraws_its_own_proposition_and_only_its_own(client: TestClient) -> None:
+    """A person's client withdraws its proposition (zagram's `cancel<side><what>`). Before, the bot API
+    had no way to: `decline` of its own was refused as the other player's to answer."""
+    token, feed, ala = await invited_bot(client)
+    await feed.next("invitation")
+    assert await act(client, token, "invitation/accept") == (200, {"ok": True})
+    table = (await feed.next("gameFull"))["table"]
+    assert await act(client, token, f"game/{table}/propose/draw") == (200, {"ok": True})
+    await feed.next("proposal", table=table, by="red", what="draw")
+
+    assert await act(client, token, f"game/{table}/answer/draw/cancel") == (200, {"ok": True})
+    await feed.next("proposalGone", table=table)
+    room = client.app[HUB_KEY].tables[table].room
+    assert room is not None and room.proposal is None and room.game.result is None
+    await poll(client, ala)
+    ala.propose(str(table), "draw")
+    await poll(client, ala)
+    await feed.next("proposal", table=table, by="blue")
+    status, body = await act(client, token, f"game/{table}/answer/draw/cancel")  # *Ala's: not the bot's
+    assert (status, body["error"]) == (400, "noProposal") and room.proposal == (1, "draw")
