@@ -154,17 +154,17 @@ def choose(game: Game, rng: random.Random) -> list[tuple[int, int]]:
     return sorted(points, key=touching, reverse=True)
 
 
-def acceptable(event: dict[str, Any]) -> bool:
-    """Unrated games with automatic enclosures: the rules this bot knows."""
+def acceptable(event: dict[str, Any], rated: bool = False) -> bool:
+    """Games with automatic enclosures, the rules this bot knows; unrated ones unless `rated`."""
     game_type = event["gameType"]
-    return not event.get("rated") and game_type[4:5] in ("n", "s")
+    return (rated or not event.get("rated")) and game_type[4:5] in ("n", "s")
 
 
-def answer_invitation(api: Api, event: dict[str, Any]) -> None:
+def answer_invitation(api: Api, event: dict[str, Any], rated: bool = False) -> None:
     """Accept what it plays; decline the rest, and what it may not accept now (at its most games at
     once: `tooManyGames`), which left pending would keep the inviter waiting and everyone else's
     invitations refused `busy`. Gone meanwhile (`noInvitation`), or no answer (the feed tells): nothing."""
-    if acceptable(event):
+    if acceptable(event, rated):
         answer = api.post("/api/bot/invitation/accept")
         while answer.get("error") in TRY_AGAIN:
             time.sleep(1)
@@ -175,9 +175,11 @@ def answer_invitation(api: Api, event: dict[str, Any]) -> None:
     print(f"invitation from {event['from']}: decline", api.post("/api/bot/invitation/decline"))
 
 
-def play(api: Api, games: int, invite: str | None, rng: random.Random, seek: bool = False) -> int:
+def play(
+    api: Api, games: int, invite: str | None, rng: random.Random, seek: bool = False, rated: bool = False
+) -> int:
     """Play until `games` games have ended (0: for ever); the number of games played. `seek`: post a
-    seek first, for anyone to accept."""
+    seek first, for anyone to accept; `rated`: take rated games too."""
     boards: dict[int, Game] = {}
     archived: set[int] = set()  # its games' archive numbers: a feed opened again says them again
     if invite:
@@ -187,8 +189,8 @@ def play(api: Api, games: int, invite: str | None, rng: random.Random, seek: boo
     for event in api.events():
         kind, table = event["type"], event.get("table")
         if kind == "invitation":
-            answer_invitation(api, event)
-        elif kind == "seek" and acceptable(event) and all(game.over for game in boards.values()):
+            answer_invitation(api, event, rated)
+        elif kind == "seek" and acceptable(event, rated) and all(game.over for game in boards.values()):
             answer = api.post(f"/api/bot/seek/{event['id']}/accept")  # its own: refused, notEligible
             print(f"seek {event['id']} of {event['from']}:", answer)
         elif kind == "gameFull":
@@ -233,13 +235,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--games", type=int, default=0, help="stop after this many games (0: never)")
     parser.add_argument("--invite", metavar="NICK", help="invite this player to a game first")
     parser.add_argument("--seek", action="store_true", help="post a seek first, for anyone to accept")
+    parser.add_argument("--rated", action="store_true", help="take rated games too (bots', or --bots-rated)")
     parser.add_argument("--seed", type=int, default=None)
     args = parser.parse_args(argv)
     token = os.environ.get("KROPKI_BOT_TOKEN")
     if not token:
         print("set KROPKI_BOT_TOKEN to the bot's token", file=sys.stderr)
         return 2
-    play(Api(args.server, token), args.games, args.invite, random.Random(args.seed), args.seek)
+    play(Api(args.server, token), args.games, args.invite, random.Random(args.seed), args.seek, args.rated)
     return 0
 
 

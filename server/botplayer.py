@@ -184,8 +184,9 @@ def position_of(event: dict[str, Any]) -> Position | None:
 
 
 class AiBot:
-    def __init__(self, api: BotApi, level: int, seed: int | None = None) -> None:
-        self.api, self.level = api, level
+    def __init__(self, api: BotApi, level: int, seed: int | None = None, rated: bool = False) -> None:
+        """`rated`: accept rated invitations too (of bots; of people where the server has --bots-rated)."""
+        self.api, self.level, self.rated = api, level, rated
         self.rng = random.Random(seed)
         self.games: dict[int, Position] = {}
         # the tables of its finished games, the latest last, with the archive number of each once it
@@ -255,7 +256,7 @@ class AiBot:
         it may not accept now (at its most games at once: `tooManyGames`): left pending, the inviter
         waited and everyone else's invitations were refused `busy`. Gone meanwhile, or no answer (the
         feed opened again tells it again): nothing."""
-        if known_rules(event["gameType"]) and not event.get("rated"):
+        if known_rules(event["gameType"]) and (self.rated or not event.get("rated")):
             answer = self.api.post("/api/bot/invitation/accept")
             while answer.get("error") in TRY_AGAIN:
                 time.sleep(1)
@@ -313,6 +314,11 @@ def add_parser(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
     bot_play.add_argument("--server", default="http://127.0.0.1:8080", help="the server's address")
     bot_play.add_argument("--level", type=int, choices=(1, 2, 3), default=2, help="the AI's level")
     bot_play.add_argument("--games", type=int, default=0, metavar="N", help="stop after N games (0: never)")
+    bot_play.add_argument(
+        "--rated",
+        action="store_true",
+        help="accept rated invitations too (from bots; from people if the server runs with --bots-rated)",
+    )
     bot_play.add_argument("--invite", metavar="NICK", help="invite this player first")
     bot_play.add_argument(
         "--game-type", default="2020n0.0.a.F.a.300.10._SRAUTP_srautp.", help="the game type of --invite"
@@ -326,5 +332,6 @@ def command(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         print(f"kropki-server: error: set {ENV_TOKEN} to the bot's token", file=sys.stderr)
         return 2
     logs.configure("INFO")
-    AiBot(BotApi(args.server, token), args.level).run(args.games, args.invite, args.game_type)
+    bot = AiBot(BotApi(args.server, token), args.level, rated=args.rated)
+    bot.run(args.games, args.invite, args.game_type)
     return 0

@@ -23,7 +23,7 @@ from tests.clients.conversation import get, log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
 from tests.store.breakers import breaker_for, until
-from tests.web.test_bots import FREE_GAME, act, invited_bot, new_bot, open_feed
+from tests.web.test_bots import FREE_GAME, RATED_GAME, act, invited_bot, new_bot, open_feed
 
 
 def _answering(bot: str, server: str, token: str) -> Any:
@@ -154,3 +154,30 @@ async def test_a_bot_withdraws_its_own_proposition_and_only_its_own(client: Test
     await feed.next("proposal", table=table, by="blue")
     status, body = await act(client, token, f"game/{table}/answer/draw/cancel")  # *Ala's: not the bot's
     assert (status, body["error"]) == (400, "noProposal") and room.proposal == (1, "draw")
+
+
+@pytest.mark.parametrize("bot", ["example", "bot-play"])
+async def test_with_rated_the_bots_accept_a_rated_invitation_and_decline_it_without(
+    client: TestClient, bot: str
+) -> None:
+    """Two bots may always play rated games, and a bot and a person may under --bots-rated
+    (docs/bots.md); both bots declined every rated invitation, so the server's own AI as a bot never
+    played one. `--rated` accepts them (the server refuses those the bot may not play)."""
+    token = await new_bot(client, "Robo")
+    feed = await open_feed(client, token)
+    other = await new_bot(client, "Robo2")
+    server = str(client.server.make_url("/")).rstrip("/")
+    hub = client.app[HUB_KEY]
+    for rated in (False, True):
+        assert await act(client, other, "invite/Robo", gameType=RATED_GAME) == (200, {"ok": True})
+        invitation = await feed.next("invitation", **{"from": "Robo2"})
+        assert invitation["rated"]
+        if bot == "example":
+            await asyncio.to_thread(answer_invitation, Api(server, token), invitation, rated)
+        else:
+            await asyncio.to_thread(AiBot(BotApi(server, token), 1, seed=1, rated=rated).take, invitation)
+        if not rated:
+            await feed.next("invitationGone", **{"from": "Robo2"})
+            assert not any(table.room is not None for table in hub.tables.values())
+    full = await feed.next("gameFull")
+    assert (full["blue"], full["red"], full["gameType"]) == ("Robo2", "Robo", invitation["gameType"])
