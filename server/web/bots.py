@@ -284,7 +284,6 @@ async def stream(request: web.Request) -> web.StreamResponse:
 
 async def _feed(request: web.Request, response: web.StreamResponse, bot: Bot, feeding: Feeding) -> None:
     hub = request.app[HUB_KEY]
-    bots = request.app[STORE_KEY].bots
     feed = Feed(bot.account.nick)
     checked = time.monotonic()
     fresh = False  # the session was logged in again for the poll being read
@@ -319,6 +318,10 @@ async def _feed(request: web.Request, response: web.StreamResponse, bot: Bot, fe
             except Refused as refused:
                 await _write(response, [{"type": "error", "code": refused.code, "message": refused.message}])
                 return
+            except Exception as failure:  # the database cannot say now: ended, and opened again by the bot
+                if unavailable(failure) is None:
+                    raise
+                return
             feed, fresh = Feed(feed.nick), True  # the whole state again, from the new session
             continue
         fresh = False
@@ -327,10 +330,21 @@ async def _feed(request: web.Request, response: web.StreamResponse, bot: Bot, fe
         await _write(response, events)
         if time.monotonic() - checked > KEEP_ALIVE_SECONDS:
             checked = time.monotonic()
-            if not await bots.still_valid(bot.token):
+            if not await _still_valid(request, bot):
                 replaced = {"type": "error", "code": "badToken", "message": "The token was replaced."}
                 await _write(response, [replaced])
                 return
+
+
+async def _still_valid(request: web.Request, bot: Bot) -> bool:
+    """Whether the token still names the bot; while the database cannot say, it does until the next
+    check (before, the question's error ended the handler and the feed hung without keep-alives)."""
+    try:
+        return await request.app[STORE_KEY].bots.still_valid(bot.token)
+    except Exception as failure:
+        if unavailable(failure) is None:
+            raise
+        return True
 
 
 def _error_event(refused: ProtocolError) -> Event:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import logging
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,12 +20,13 @@ from server.config import Settings
 from server.engine.gametype import parse_game_type
 from server.hub.hub import Hub
 from server.hub.limits import Caps
+from server.web import bots
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import get, log_in, poll
 from tests.clients.multipoints import MultiPoints
-from tests.conftest import served
-from tests.store.breakers import breaker_for, until
-from tests.web.test_bots import FREE_GAME, RATED_GAME, act, invited_bot, new_bot, open_feed
+from tests.conftest import POSTGRES, served
+from tests.store.breakers import PostgresProxy, breaker_for, until
+from tests.web.test_bots import EVENT_WAIT, FREE_GAME, RATED_GAME, act, invited_bot, new_bot, open_feed
 
 
 def _answering(bot: str, server: str, token: str) -> Any:
@@ -181,3 +184,41 @@ async def test_with_rated_the_bots_accept_a_rated_invitation_and_decline_it_with
             assert not any(table.room is not None for table in hub.tables.values())
     full = await feed.next("gameFull")
     assert (full["blue"], full["red"], full["gameType"]) == ("Robo2", "Robo", invitation["gameType"])
+
+
+@pytest.mark.skipif(not POSTGRES, reason="PostgreSQL: set KROPKI_TEST_DB (scripts/with-postgres)")
+async def test_a_feed_stays_open_while_the_database_is_gone_and_logs_no_traceback(
+    aiohttp_client: AiohttpClient,
+    settings: Settings,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every KEEP_ALIVE_SECONDS the feed asks the store whether its token still names the bot. Before,
+    while PostgreSQL was gone that question's error escaped the handler: every bot's feed broke with an
+    ERROR and a traceback in the log (an outage is no bug), and the bots came back to 503s."""
+    monkeypatch.setattr(bots, "KEEP_ALIVE_SECONDS", 0.3)
+    proxy = PostgresProxy(tmp_path / "pg", settings.db_url)
+    await proxy.start()
+    try:
+        client = await served(aiohttp_client, dataclasses.replace(settings, db_url=proxy.url))
+        token = await new_bot(client, "Robo")
+        feed = await open_feed(client, token)
+        await proxy.break_storage()
+        async with asyncio.timeout(EVENT_WAIT):
+            for _ in range(8):  # keep-alive lines, through several checks of the token
+                assert await feed.response.content.readline() == b"\n"
+        hub = client.app[HUB_KEY]
+        (secret,) = [secret for secret, player in hub.players.items() if player.nick == "Robo"]
+        hub.logout(secret)  # its session gone: logging in again needs the database, so the feed ends
+        async with asyncio.timeout(EVENT_WAIT):
+            while line := await feed.response.content.readline():  # no `error`: the bots open it again
+                assert line == b"\n"
+        await proxy.mend()
+        feed = await open_feed(client, token)
+        await client.app[STORE_KEY].bots.issue_token("Robo")  # replaced: the next check ends the feed
+        assert (await feed.next("error"))["code"] == "badToken"
+        assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
+        await client.close()
+    finally:
+        await proxy.close()
