@@ -164,15 +164,16 @@ def answer_invitation(api: Api, event: dict[str, Any], rated: bool = False) -> N
     """Accept what it plays; decline the rest, and what it may not accept now (at its most games at
     once: `tooManyGames`), which left pending would keep the inviter waiting and everyone else's
     invitations refused `busy`. Gone meanwhile (`noInvitation`), or no answer (the feed tells): nothing."""
+    inviter = {"from": event["from"]}  # this invitation's answer, never a later one's
     if acceptable(event, rated):
-        answer = api.post("/api/bot/invitation/accept")
+        answer = api.post("/api/bot/invitation/accept", **inviter)
         while answer.get("error") in TRY_AGAIN:
             time.sleep(1)
-            answer = api.post("/api/bot/invitation/accept")
+            answer = api.post("/api/bot/invitation/accept", **inviter)
         print(f"invitation from {event['from']}: accept", answer)
         if answer.get("ok") or answer.get("error") in ("noInvitation", "unanswered"):
             return
-    print(f"invitation from {event['from']}: decline", api.post("/api/bot/invitation/decline"))
+    print(f"invitation from {event['from']}: decline", api.post("/api/bot/invitation/decline", **inviter))
 
 
 def play(

@@ -256,15 +256,16 @@ class AiBot:
         it may not accept now (at its most games at once: `tooManyGames`): left pending, the inviter
         waited and everyone else's invitations were refused `busy`. Gone meanwhile, or no answer (the
         feed opened again tells it again): nothing."""
+        inviter = event["from"]  # no later invitation is answered for this one
         if known_rules(event["gameType"]) and (self.rated or not event.get("rated")):
-            answer = self.api.post("/api/bot/invitation/accept")
+            answer = self.api.post("/api/bot/invitation/accept", **{"from": inviter})
             while answer.get("error") in TRY_AGAIN:
                 time.sleep(1)
-                answer = self.api.post("/api/bot/invitation/accept")
+                answer = self.api.post("/api/bot/invitation/accept", **{"from": inviter})
             if answer.get("ok") or answer.get("error") in ("noInvitation", "unanswered"):
                 return
-            log.warning("the invitation of %s could not be accepted: %s", event["from"], answer)
-        self.api.post("/api/bot/invitation/decline")
+            log.warning("the invitation of %s could not be accepted: %s", inviter, answer)
+        self.api.post("/api/bot/invitation/decline", **{"from": inviter})
 
     def move(self, table: int, game: Position, seconds_left: float | None) -> None:
         board = game.board()

@@ -602,11 +602,15 @@ class Hub:
         self.ctx.writable()
         self.invites.invite(self.sessions.player(secret), whom, game_type_text, archived)
 
-    def answer_invitation(self, secret: str, answer: str) -> None:
-        """`a` accept, `r` reject, `b` reject and block, `c` cancel own, `o` acknowledge a rejection."""
+    def answer_invitation(self, secret: str, answer: str, inviter: str = "") -> None:
+        """`a` accept, `r` reject, `b` reject and block, `c` cancel own, `o` acknowledge a rejection;
+        `inviter`: refused unless the invitation answered is theirs (the bot API's `from`)."""
         if needs_storage("v", "", answer):
             self.ctx.writable()
-        self.invites.command(self.sessions.player(secret), answer)
+        player = self.sessions.player(secret)
+        if inviter:
+            self.invites.pending_from(player, inviter)
+        self.invites.command(player, answer)
 
     def quote_line(self, player: Player, place: str, line_id: str) -> list[Quoted] | None:
         return self.quotes.line(player, place, line_id)

@@ -308,6 +308,13 @@ class Invitations:
                 raise ProtocolError("busy", f"First finish your game with the computer at table {table.uid}.")
         self.tables.room_for_a_table(player)
 
+    def pending_from(self, player: Player, nick: str) -> None:
+        """Refused unless the invitation `player` would answer now is `nick`'s: an answer read from an
+        invitation gone meanwhile is not given to the next one (docs/bots.md, `from`)."""
+        invitation = self.incoming.get(player)
+        if invitation is None or nick_key(invitation.inviter.nick) != nick_key(nick):
+            raise ProtocolError("noInvitation", f"The invitation of {nick} is no longer pending.")
+
     def _incoming(self, player: Player) -> Invitation:
         invitation = self.incoming.get(player)
         if invitation is None:

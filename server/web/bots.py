@@ -374,7 +374,9 @@ async def _invite(request: web.Request, hub: Hub, bot: Bot) -> None:
 
 def _answer(letter: str) -> Action:
     async def answer(request: web.Request, hub: Hub, bot: Bot) -> None:
-        hub.answer_invitation(bot.secret, letter)
+        """`from`, optional: the inviter whose invitation this answers, and no later one's."""
+        inviter = "" if letter == "c" else await body_field(request, "from", required=False)
+        hub.answer_invitation(bot.secret, letter, inviter)
 
     return answer
 

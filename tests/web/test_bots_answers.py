@@ -222,3 +222,31 @@ async def test_a_feed_stays_open_while_the_database_is_gone_and_logs_no_tracebac
         await client.close()
     finally:
         await proxy.close()
+
+
+@pytest.mark.parametrize("bot", ["example", "bot-play"])
+async def test_an_answer_to_an_invitation_gone_meanwhile_is_not_given_to_the_next_one(
+    client: TestClient, bot: str
+) -> None:
+    """`invitation/accept` answers the invitation pending now. *Ala's invitation, read by the bot, was
+    cancelled and *Cid's, of territory rules the bot never plays, came before the bot's accept: the
+    accept opened *Cid's game, where the bot never moved. The bots name whose invitation they answer
+    (`from`), and an answer to one that is no longer pending is refused `noInvitation`."""
+    token, feed, ala = await invited_bot(client)
+    invitation = await feed.next("invitation", **{"from": "*Ala"})
+    hub = client.app[HUB_KEY]
+    hub.answer_invitation(ala.secret, "c")  # *Ala cancels it
+    cid = MultiPoints("*Cid", "333333")
+    await log_in(client, cid)
+    cid.invite("Robo", "2020t0.0.a.F.a.180.15._SRATP_sratp.")
+    await poll(client, cid)
+    await feed.next("invitation", **{"from": "*Cid"})
+
+    server = str(client.server.make_url("/")).rstrip("/")
+    await asyncio.to_thread(_answering(bot, server, token), invitation)  # the answer to *Ala's, late
+    assert not any(table.room is not None for table in hub.tables.values())
+    assert [invitation.inviter.nick for invitation in hub.invitations.values()] == ["*Cid"]
+    status, body = await act(client, token, "invitation/decline", **{"from": "*Ala"})
+    assert (status, body["error"]) == (400, "noInvitation") and "*Ala" in body["message"]
+    assert await act(client, token, "invitation/decline", **{"from": "*Cid"}) == (200, {"ok": True})
+    assert hub.invitations == {}
