@@ -194,7 +194,7 @@ class Feed:
             elif kind in (SEEK_ADDED, SEEK_GONE):
                 events.extend(self._seek_line(line, listed, seek_open))
         if lines[0] == "ok":
-            self._forget_tables_but(sitting)
+            events.extend(self._forget_tables_but(sitting))
         if listed is not None:
             events.extend(_seek_gone(number) for number in sorted(self.seeks - listed))
             self.seeks &= listed
@@ -218,12 +218,18 @@ class Feed:
             self.pool = pool
         return _folded(events), lines[0] == "ok"
 
-    def _forget_tables_but(self, sitting: set[int]) -> None:
+    def _forget_tables_but(self, sitting: set[int]) -> list[Event]:
         """Every reply names each table the session sits at: the views of the others go, or a feed open
         for weeks kept one for every table its bot ever played at (about 470 bytes each). A table left
-        out of one reply for its new game (Stream.full_reply) comes whole in the next, `d` first."""
-        for uid in [uid for uid in self.tables if uid not in sitting]:
+        out of one reply for its new game or for play taken back (Stream.full_reply) comes whole in the
+        next, `d` first; a proposition told at it is said gone now (its `u` tells it again if it stays)."""
+        gone = [uid for uid in self.tables if uid not in sitting]
+        told = [
+            {"type": "proposalGone", "table": uid} for uid in gone if self.tables[uid].proposal is not None
+        ]
+        for uid in gone:
             del self.tables[uid]
+        return told
 
     def _seek_line(self, line: str, listed: set[int] | None, seek_open: Callable[[int], bool]) -> list[Event]:
         """`ka<number>.<nick>.<lowest>.<highest>.<gameType>` or `kd<number>`."""
