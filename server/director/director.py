@@ -24,6 +24,7 @@ from server.engine import arena, swiss
 from server.engine.gametype import GameKind, StartKind, parse_game_type
 from server.hub.clock import Handle
 from server.hub.hub import Hub
+from server.hub.model import owns
 from server.hub.persistence import StorageFailing
 from server.logs import Fields
 from server.protocol.codec import ProtocolError, nick_key
@@ -163,7 +164,7 @@ class Director:
         taken = next(
             (e for e in await self.hosted.entries(hosted.id) if e.nick_key == nick_key(player.nick)), None
         )
-        if taken is not None and taken.seat != player.seat_key:
+        if taken is not None and not owns(taken.seat, player.seat_key):
             # a guest's nick once another session's: its games and points are not the newcomer's
             raise ProtocolError("nickUsed", "Another player has played in this tournament under this nick.")
         entry = Entry(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from server.engine.gametype import GameKind
 from server.hub.context import Context
-from server.hub.model import Player, Table
+from server.hub.model import Player, Table, owns
 from server.hub.room import Room
 from server.hub.tables import Tables
 from server.logs import Fields
@@ -94,9 +94,9 @@ class Absences:
         if not (player.visiting_from or player.waiters or now - player.last_seen < self.away_after):
             return False
         # the seat is this session's (Table.seat_of): a guest's own, a registered nick's the account's,
-        # whose key is made from the nick alone (Player.seat_key) and so need not be made again here
+        # not a later account's with the nick (a deleted account's seat waits for nobody)
         owner = table.owners.get(nick)
-        return owner is not None and (owner == player.id_hmac if player.guest else owner.startswith("@"))
+        return owner is not None and owns(owner, player.seat_key)
 
     def _look(self, table: Table, room: Room, side: int, now: float) -> None:
         key = (table.uid, side)

@@ -20,7 +20,7 @@ from server.hub.absences import CLAIMS, Absences
 from server.hub.bus import EventBus
 from server.hub.context import Context
 from server.hub.lineup import colour_of
-from server.hub.model import LOBBY, NOBODY, Player, Table
+from server.hub.model import LOBBY, NOBODY, Player, Table, account_number
 from server.hub.persistence import Account, FinishedGame
 from server.hub.room import Room, journal_entry
 from server.hub.roster import Roster
@@ -149,6 +149,9 @@ class Games:
             players=room.lineup.seats if room.teams else (),
             cancelled=room.cancelled,
             unowned=tuple(nick for nick, owner in table.owners.items() if owner == NOBODY),
+            accounts={
+                nick: number for nick, owner in table.owners.items() if (number := account_number(owner))
+            },
         )
         games_played = room.games_played
 

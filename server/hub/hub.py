@@ -38,7 +38,7 @@ from server.hub.limits import Caps, Limits, needs_storage
 from server.hub.lobby import Lobby
 from server.hub.mailbox import LOBBY_HISTORY, PLAYER_HISTORY, TABLE_HISTORY, Counter
 from server.hub.mirrors import Mirrors
-from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Standing, Table
+from server.hub.model import COMPUTER_NICKS, Invitation, Origin, Player, Standing, Table, owns
 from server.hub.offers import Offers, forgetting
 from server.hub.peers import Peers
 from server.hub.persistence import Account, LiveSessions, MemoryPersistence, Persistence, SavedSession
@@ -512,7 +512,7 @@ class Hub:
         """Whether the session or account `seat_key` is logged in as `nick` now (a session restored
         after a restart counts before its first poll)."""
         player = self.roster.online(nick)
-        return (player is not None and player.seat_key == seat_key) or seat_key in self.roster.unclaimed
+        return (player is not None and owns(seat_key, player.seat_key)) or seat_key in self.roster.unclaimed
 
     def playing(self, nick: str) -> bool:
         """Whether the player online as `nick` sits in a game still being played."""

@@ -72,6 +72,7 @@ def person(player: Player) -> dict[str, Any]:
         "guest": player.guest,
         "role": player.role,
         "seat": player.seat_key,
+        "account": player.account,  # so that a registered player's seat_key there is the account's too
         "record": list(player.record) if player.record else None,  # a ranked game's colours go by it
         "bot": player.bot,  # a rated invitation between a bot and a person is refused (botUnrated)
         # where a guest sits down from: the seat's place (Table.guest_places), which a guest coming back
@@ -87,6 +88,7 @@ def visiting(member: str, someone: dict[str, Any]) -> Player:
     known by nick alone has the rest missing). In no roster: its lines go to its member."""
     guest = bool(someone.get("guest", True))
     record = someone.get("record")
+    account = someone.get("account")
     return Player(
         secret=f"visitor-{secrets.token_hex(16)}",  # no client can send it: ids have no '-'
         nick=someone["nick"],
@@ -96,6 +98,7 @@ def visiting(member: str, someone: dict[str, Any]) -> Player:
         role=someone["role"] if someone.get("role") in ROLES else NO_ROLE,
         record=(record[0], record[1], record[2], record[3], record[4]) if record else None,
         id_hmac=someone.get("seat", "") if guest else "",  # so that its seat_key is the person's
+        account=account if isinstance(account, int) and not guest else 0,
         host=str(someone.get("host", "")) if guest else "",
         network=str(someone.get("network", "")) if guest else "",
         unlimited=bool(someone.get("unlimited", False)),

@@ -26,6 +26,7 @@ from server.protocol.codec import ProtocolError, look_key, nick_key, parse_numbe
 LOBBY = 0
 # the owner of a seat no session or account owns any more (a deleted account's): no Player.seat_key is it
 NOBODY = "-"
+ACCOUNT_MARK = "#"  # between a registered player's seat key's nick and account number (no nick has one)
 # nickType of chat lines written by people (docs/protocol.md): class digit, after the colour
 # letter B/W when the writer plays at that table.
 GUEST_CLASS = "1"
@@ -49,6 +50,26 @@ def reserved(nick: str) -> bool:
     game action asks it of its player's nick (Limits.actions), and the look of a nick (two Unicode
     normalizations and a look-up a character) cost a move more than the engine's own part did."""
     return nick_key(nick) in RESERVED or look_key(nick) in RESERVED_LOOKS
+
+
+def owns(owner: str, key: str) -> bool:
+    """Whether the seat owner `owner` (a Player.seat_key) is the session or account `key`. A registered
+    player's key without its account's number (a seat taken before keys had one, kept in a journal or a
+    tournament's entry; a member of an older version) is the account's whose nick it names."""
+    if owner == key:
+        return True
+    if not owner.startswith("@") or not key.startswith("@"):
+        return False
+    owner_nick, owner_mark, _ = owner.partition(ACCOUNT_MARK)
+    key_nick, key_mark, _ = key.partition(ACCOUNT_MARK)
+    return owner_nick == key_nick and not (owner_mark and key_mark)
+
+
+def account_number(owner: str) -> int:
+    """The number of the account a seat owner (a Player.seat_key) names; 0: a guest's session, or not
+    known."""
+    number = owner.partition(ACCOUNT_MARK)[2] if owner.startswith("@") else ""
+    return int(number) if number.isascii() and number.isdigit() else 0
 
 
 @dataclass(eq=False)
@@ -85,6 +106,7 @@ class Player:
     linked: deque[float] = field(default_factory=deque)  # lines with a link lately (Limits.chat)
     registered_at: float = 0.0  # the account's Unix time of registration (0: a guest, or not read yet)
     login_key: str = ""  # a registered player's Account.login_key: the account, whatever its nick now
+    account: int = 0  # a registered player's Account.number (0: not known, as for the AI players)
     # private lines to this player in the last minute from people they have not written to lately, with
     # the nick_key of each sender; and when this player last wrote to each nick_key (Limits.private)
     private_in: deque[tuple[float, str]] = field(default_factory=deque)
@@ -140,6 +162,7 @@ class Player:
         self.registered_at = account.registered_at
         self.bot = account.bot
         self.login_key = account.login_key or self.login_key
+        self.account = account.number or self.account
         prestige = events.prestige(account.role)
         self.record = (account.rating, account.wins, account.draws, account.losses, prestige)
         if account.ignored is not None:  # read with the account for a session, not after a game
@@ -150,8 +173,13 @@ class Player:
     def seat_key(self) -> str:
         """Whom a seat at a game belongs to: a registered player's account (any of their sessions), a
         guest's session (a later guest with the same nick is somebody else, unless it comes from the
-        session's network: Tables.seat_back)."""
-        return self.id_hmac if self.guest else "@" + nick_key(self.nick)
+        session's network: Tables.seat_back). An account is named by its nick and its number, which is
+        never given again: whoever takes a deleted account's nick, by registering or by an admin's
+        rename, on any member of a cluster, owns none of its seats (docs/operations.md, "Accounts")."""
+        if self.guest:
+            return self.id_hmac
+        number = f"{ACCOUNT_MARK}{self.account}" if self.account else ""
+        return "@" + nick_key(self.nick) + number
 
     def nick_type(self, table: Table) -> str:
         kind = MODERATOR_CLASS if self.moderator else GUEST_CLASS if self.guest else REGISTERED_CLASS
@@ -203,7 +231,8 @@ class Table:
     def seat_of(self, player: Player) -> int:
         """The player's seat at the game, if it is theirs and not another session's with their nick."""
         seat = self.room.seat_of(player.nick) if self.room is not None else 0
-        return seat if seat and self.owners.get(player.nick) == player.seat_key else 0
+        owner = self.owners.get(player.nick)
+        return seat if seat and owner is not None and owns(owner, player.seat_key) else 0
 
     def leave_game(self, nick: str, writable: bool) -> None:
         """A team player left the table for good: out of the game (docs/teams.md). Leaving is play, which

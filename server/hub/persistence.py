@@ -44,6 +44,9 @@ class Account:
     # the nick_key of the nick the account logs in with (a person's id is made from it): its first nick's,
     # which an admin's rename keeps; "" where not read
     login_key: str = ""
+    # the account's number (users.id), never given again: its seats at games are its own, not its nick's
+    # next holder's (Player.seat_key); 0 where not read
+    number: int = 0
 
 
 @dataclass
@@ -69,6 +72,10 @@ class FinishedGame:
     # the players whose seat no account owns any more (a deleted account's: Sessions.account_registered),
     # archived as nobody's, whoever holds their nick now
     unowned: tuple[str, ...] = ()
+    # nick -> the number of the account that owns the player's seat (Player.seat_key), known for seats
+    # taken since seat keys name it: the game is that account's, whatever nick it has now, and a number
+    # no account has any more is a deleted account's, archived as `deleted<number>` (docs/operations.md)
+    accounts: dict[str, int] = field(default_factory=dict)
 
 
 # (archive number, the accounts whose rating changed: blue's then red's, none for a game not rated)

@@ -206,9 +206,10 @@ class Sessions:
         )
 
     def account_registered(self, nick: str) -> None:
-        """A new account owns no seat yet: a seat of an unfinished game kept for its nick's account
-        (Player.seat_key) was a deleted account's, and becomes nobody's, so that whoever registered the
-        nick is not seated at it, and its opponent may claim it (docs/operations.md, "Accounts")."""
+        """A new account owns no seat yet: a seat of an unfinished game kept for its nick alone (taken
+        before Player.seat_key named the account's number) was a deleted account's, and becomes nobody's,
+        so that whoever registered the nick is not seated at it, and its opponent may claim it
+        (docs/operations.md, "Accounts"). A seat that names its account's number is nobody else's."""
         key = "@" + nick_key(nick)
         for table in self.tables.values():
             room = table.room

@@ -18,7 +18,7 @@ from server.hub.bus import LocalBus
 from server.hub.chat import LOBBY_CHAT_KEPT, TABLE_CHAT_KEPT, ChatEntry, ChatRoom
 from server.hub.context import Context
 from server.hub.joined import JoinedTexts
-from server.hub.model import LOBBY, Player, Table, parse_table, reserved
+from server.hub.model import LOBBY, Player, Table, owns, parse_table, reserved
 from server.hub.numbers import TableNumbers
 from server.hub.room import AutoTable, JournalText, Room, journal_entry
 from server.hub.roster import Roster
@@ -459,9 +459,9 @@ class Tables(Mapping[int, Table]):
         if room is None or not room.seat_of(player.nick) or room.game.result is not None:
             return False
         owner = table.owners.get(player.nick, player.seat_key)
-        if owner != player.seat_key and self._comes_back_to(table, player, owner):
+        if not owns(owner, player.seat_key) and self._comes_back_to(table, player, owner):
             self.own_seat(table, player)
-        return table.owners.get(player.nick, player.seat_key) == player.seat_key
+        return owns(table.owners.get(player.nick, player.seat_key), player.seat_key)
 
     def _comes_back_to(self, table: Table, player: Player, owner: str) -> bool:
         """Whether `player`, a guest, is the seat's guest session back with a new id, from the network it

@@ -101,6 +101,7 @@ def account_of(user: User, ignored: tuple[str, ...] | None = None) -> Account:
         registered_at=as_utc(user.registered_at).timestamp(),
         bot=user.bot,
         login_key=user.login_key,
+        number=user.id,
     )
 
 

@@ -119,7 +119,7 @@ async def test_a_registered_player_joins_again_after_withdrawing(cup: Served) ->
     hosted = await director.hosted.get("Cup")
     assert hosted is not None
     (entry,) = await director.hosted.entries(hosted.id)
-    assert entry.nick == "Alice" and entry.seat == "@alice" and not entry.withdrawn
+    assert entry.nick == "Alice" and entry.seat == "@alice#1" and not entry.withdrawn  # her account's number
 
 
 async def test_whoever_registers_a_deleted_accounts_nick_joins_as_a_newcomer(cup: Served) -> None:
@@ -148,8 +148,8 @@ async def test_whoever_registers_a_deleted_accounts_nick_joins_as_a_newcomer(cup
     entries = await director.hosted.entries(hosted.id)
     assert [(e.nick, e.seat, e.withdrawn) for e in entries] == [
         ("deleted1", "", True),
-        ("Bob", "@bob", False),
-        ("Alice", "@alice", False),
+        ("Bob", "@bob#2", False),
+        ("Alice", "@alice#3", False),  # the stranger's account, not the deleted one
     ]
     (paired,) = await director.hosted.rounds(hosted.id)
     assert sorted(paired.boards[0]) == ["Alice", "Bob"] and paired.bye is None
