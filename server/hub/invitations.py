@@ -30,6 +30,7 @@ from server.engine.replay import ReplayError, analysis_start
 from server.hub.bus import EventBus
 from server.hub.computer import Computer
 from server.hub.context import Context
+from server.hub.limits import ANSWERED_FOR
 from server.hub.lineup import TEAM_SIZES, interleaved
 from server.hub.mirrors import person, visiting
 from server.hub.model import COMPUTER_NICKS, LOBBY, Invitation, Player, reserved
@@ -39,6 +40,12 @@ from server.hub.saved import SavedSessions
 from server.hub.tables import Tables
 from server.protocol import events
 from server.protocol.codec import ProtocolError, decode_client_text, nick_key
+
+# A player who turned away this many guests' invitations within the window takes none from guests they
+# have not written to lately until it has passed: each of a troll's fresh guests kept them busy for
+# everyone else (they answer one invitation at a time), and `v..b` or ignoring holds one nick only.
+GUEST_REJECTIONS = 3
+GUEST_REJECTIONS_WINDOW = 600.0
 
 
 class Offering(Protocol):
@@ -86,6 +93,8 @@ class Invitations:
             invitation = self._incoming(player)
             self.drop(invitation, "rejected")
             invitation.inviter.rejected_by.append(player.nick)
+            if invitation.inviter.guest:
+                player.turned_away.append(self.ctx.timers.now())
             if text == "b":
                 self.block(player, invitation.inviter.nick)
         elif text == "c":
@@ -191,10 +200,28 @@ class Invitations:
             raise ProtocolError("blocked", f"{invitee.nick} does not accept your invitations.")
         if not invitee.free:
             raise ProtocolError("busy", f"{invitee.nick} is busy.")
+        if player.guest and self._turning_guests_away(invitee, player):
+            raise ProtocolError(
+                "blocked",
+                f"{invitee.nick} is not taking invitations from guests just now; "
+                "write to them first, or log in with an account.",
+            )
         self.ctx.limits.rated_between(rated, player, invitee)
         pending = self.incoming.get(invitee)
         if pending is not None and pending.inviter is not player:
             raise ProtocolError("busy", f"{invitee.nick} is answering another invitation.")
+
+    def _turning_guests_away(self, invitee: Player, guest: Player) -> bool:
+        """`invitee` turned away GUEST_REJECTIONS guests' invitations within the window, and has not
+        written to `guest` lately (a friend they asked to invite them still may)."""
+        now = self.ctx.timers.now()
+        turned = invitee.turned_away
+        while turned and turned[0] <= now - GUEST_REJECTIONS_WINDOW:
+            turned.popleft()
+        if len(turned) < GUEST_REJECTIONS:
+            return False
+        wrote = invitee.wrote_to.get(nick_key(guest.nick))
+        return wrote is None or now - wrote >= ANSWERED_FOR
 
     def _keep(self, invitation: Invitation) -> None:
         inviter = invitation.inviter

@@ -103,6 +103,7 @@ class Player:
     nudged: bool = False  # lines every reply repeats changed since the last reply, with no poll waiting
     said: deque[tuple[float, str]] = field(default_factory=deque)  # chat in the last minute (flood limit)
     invited: deque[tuple[float, str]] = field(default_factory=deque)  # invitations in the last minute
+    turned_away: deque[float] = field(default_factory=deque)  # guests' invitations rejected lately
     linked: deque[float] = field(default_factory=deque)  # lines with a link lately (Limits.chat)
     registered_at: float = 0.0  # the account's Unix time of registration (0: a guest, or not read yet)
     login_key: str = ""  # a registered player's Account.login_key: the account, whatever its nick now

@@ -1,0 +1,75 @@
+"""One troll with many networks against one victim: fresh guests, each from a network of its own, inviting
+the victim and writing to them (docs/operations.md, "Abuse limits"), and what still reaches the victim
+from everyone else."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from server.hub.clock import ManualTimers
+from server.hub.hub import Hub
+from server.hub.invitations import GUEST_REJECTIONS, GUEST_REJECTIONS_WINDOW
+from server.hub.model import Origin
+from server.hub.persistence import Account
+from server.protocol.codec import ProtocolError
+
+FREE = "0808s0..a.F.n...."  # 8x8, free, no clock
+
+
+def victim_and_troll() -> tuple[Hub, ManualTimers]:
+    """*Vic is a guest online; the troll's guests come one at a time, each from a network of its own."""
+    timers = ManualTimers()
+    hub = Hub(timers=timers, rng=random.Random(7))
+    hub.guest_login("vic1", "*Vic", "en", Origin("198.51.100.7", False, "198.51.100.0/24"))
+    return hub, timers
+
+
+def troll(hub: Hub, n: int) -> str:
+    """A fresh guest of the troll's n-th network, as MultiPoints logs in: a new id and a new nick."""
+    secret = f"tr{n:07d}"
+    hub.guest_login(secret, f"*Guest{n}", "en", Origin(f"10.{n // 256}.{n % 256}.9", False, f"10.{n}.0.0/24"))
+    return secret
+
+
+def test_fresh_guests_cannot_keep_a_player_busy_for_everyone_by_inviting_them_again_and_again() -> None:
+    """Each rejection was followed by a new guest's invitation, and *Vic answered one at a time: every
+    honest guest was told `busy` for ever, and `v..b` and ignoring held one nick each."""
+    hub, _ = victim_and_troll()
+    for n in range(GUEST_REJECTIONS):
+        hub.invite(troll(hub, n), "*Vic", FREE)
+        hub.answer_invitation("vic1", "b")
+
+    with pytest.raises(ProtocolError) as refused:
+        hub.invite(troll(hub, 99), "*Vic", FREE)
+
+    assert refused.value.code == "blocked"
+    assert "not taking invitations from guests" in str(refused.value)
+    assert hub.players["vic1"] not in hub.invites.incoming  # free for the others
+    hub.login("bob1", Account("Bob", 1500, 0, 0, 0))
+    hub.invite("bob1", "*Vic", FREE)  # an account is not free to make: it still may
+    assert hub.invites.incoming[hub.players["vic1"]].inviter.nick == "Bob"
+
+
+def test_a_guest_the_player_wrote_to_and_every_guest_after_the_window_may_invite_again() -> None:
+    hub, timers = victim_and_troll()
+    for n in range(GUEST_REJECTIONS):
+        hub.invite(troll(hub, n), "*Vic", FREE)
+        hub.answer_invitation("vic1", "r")
+    hub.guest_login("ala1", "*Ala", "en", Origin("203.0.113.4", False, "203.0.113.0/24"))
+    hub.chat_from("vic1", "_*Ala", "let us play")
+
+    hub.invite("ala1", "*Vic", FREE)  # a friend asked for in a private line
+    hub.invites.command(hub.players["ala1"], "c")
+    timers.advance(GUEST_REJECTIONS_WINDOW)
+    hub.invite(troll(hub, 50), "*Vic", FREE)  # the window over: guests again, a newcomer's first one too
+
+
+def test_a_newcomers_first_invitation_and_a_few_rejections_are_untouched() -> None:
+    hub, _ = victim_and_troll()
+    for n in range(GUEST_REJECTIONS - 1):
+        hub.invite(troll(hub, n), "*Vic", FREE)
+        hub.answer_invitation("vic1", "r")
+    hub.invite(troll(hub, 60), "*Vic", FREE)
+    assert hub.invites.incoming[hub.players["vic1"]].inviter.nick == "*Guest60"
