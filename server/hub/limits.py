@@ -31,6 +31,9 @@ INVITATIONS_PER_MINUTE = 10
 # seconds (a conversation is held only by CHAT_LINES_PER_MINUTE): from one sender, and from everyone.
 PRIVATE_FROM_ONE_PER_MINUTE = 10
 PRIVATE_TO_ONE_PER_MINUTE = 30
+# of which guests together (a troll's fresh guests from many networks), so that strangers with accounts
+# still reach a player whose inbox guests keep full
+PRIVATE_FROM_GUESTS_PER_MINUTE = 20
 ANSWERED_FOR = 600.0
 WROTE_TO_KEPT = 256  # partners remembered per player before the ones past ANSWERED_FOR are forgotten
 IGNORE_CHANGES_PER_MINUTE = 30  # each is a write to the store
@@ -375,7 +378,8 @@ class Limits:
         (so also for a sender on another member of a cluster). A line from someone the recipient wrote
         to in the last ANSWERED_FOR seconds is a conversation: None, nothing to count. Any other counts
         (returns the sender's key for `private_taken`, once the line is sent): at most
-        PRIVATE_FROM_ONE_PER_MINUTE from one sender, PRIVATE_TO_ONE_PER_MINUTE from everyone."""
+        PRIVATE_FROM_ONE_PER_MINUTE from one sender, PRIVATE_TO_ONE_PER_MINUTE from everyone, of which
+        PRIVATE_FROM_GUESTS_PER_MINUTE from guests (a guest's nick_key keeps its `*`)."""
         key = nick_key(sender)
         wrote = recipient.wrote_to.get(key)
         if wrote is not None and now - wrote < ANSWERED_FOR:
@@ -389,7 +393,8 @@ class Limits:
                 f"At most {PRIVATE_FROM_ONE_PER_MINUTE} private lines a minute to {recipient.nick} "
                 "until they write to you; it was not sent.",
             )
-        if len(recent) >= PRIVATE_TO_ONE_PER_MINUTE:
+        guests = sum(1 for _, who in recent if who.startswith("*")) if key.startswith("*") else 0
+        if len(recent) >= PRIVATE_TO_ONE_PER_MINUTE or guests >= PRIVATE_FROM_GUESTS_PER_MINUTE:
             raise ProtocolError(
                 "privateFull",
                 f"{recipient.nick} is getting too many private messages just now; it was not sent. "

@@ -16,8 +16,8 @@ from server.hub.limits import (
     ANSWERED_FOR,
     CHAT_LINES_PER_MINUTE,
     IGNORE_CHANGES_PER_MINUTE,
+    PRIVATE_FROM_GUESTS_PER_MINUTE,
     PRIVATE_FROM_ONE_PER_MINUTE,
-    PRIVATE_TO_ONE_PER_MINUTE,
 )
 from server.hub.persistence import Account, MemoryPersistence, SavedSession
 from server.protocol.codec import decode_server_text, encode_client_text, parse_commands
@@ -187,10 +187,10 @@ def test_thirty_players_flooding_one_get_the_limits_worth_through_and_are_told()
         for n in range(CHAT_LINES_PER_MINUTE):
             people[sender].say("_*Target", f"{sender} line {n}")
     received = texts(target.poll())
-    assert len(received) == PRIVATE_TO_ONE_PER_MINUTE
+    assert len(received) == PRIVATE_FROM_GUESTS_PER_MINUTE  # all guests: their share of the 30
     told = {sender: texts(people[sender].poll()) for sender in nicks[1:]}
     refusals = [line for lines in told.values() for line in lines if line.startswith("told:")]
-    assert len(refusals) == 30 * CHAT_LINES_PER_MINUTE - PRIVATE_TO_ONE_PER_MINUTE
+    assert len(refusals) == 30 * CHAT_LINES_PER_MINUTE - PRIVATE_FROM_GUESTS_PER_MINUTE
     assert all(any(line.startswith("told:") for line in lines) for lines in told.values())
     per_sender = (
         f"told: At most {PRIVATE_FROM_ONE_PER_MINUTE} private lines a minute to *Target until they write "
@@ -201,8 +201,9 @@ def test_thirty_players_flooding_one_get_the_limits_worth_through_and_are_told()
         "in a minute."
     )
     assert per_sender in told["*Flood0"] and in_all in told["*Flood29"]
-    kept = sum(len(hub.private.get("*Target", sender).entries) for sender in nicks[1:4])
-    assert kept == PRIVATE_FROM_ONE_PER_MINUTE * 3  # refused lines are kept nowhere
+    kept = sum(len(hub.private.get("*Target", sender).entries) for sender in nicks[1:3])
+    assert kept == PRIVATE_FROM_ONE_PER_MINUTE * 2  # refused lines are kept nowhere
+    assert hub.private.get("*Target", nicks[3]) is None
 
 
 def test_a_conversation_is_never_held_back_and_a_minute_frees_the_limits() -> None:

@@ -11,6 +11,7 @@ import pytest
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.invitations import GUEST_REJECTIONS, GUEST_REJECTIONS_WINDOW
+from server.hub.limits import PRIVATE_FROM_GUESTS_PER_MINUTE, PRIVATE_TO_ONE_PER_MINUTE
 from server.hub.model import Origin
 from server.hub.persistence import Account
 from server.protocol.codec import ProtocolError
@@ -73,3 +74,24 @@ def test_a_newcomers_first_invitation_and_a_few_rejections_are_untouched() -> No
         hub.answer_invitation("vic1", "r")
     hub.invite(troll(hub, 60), "*Vic", FREE)
     assert hub.invites.incoming[hub.players["vic1"]].inviter.nick == "*Guest60"
+
+
+def test_a_troll_s_guests_leave_room_for_strangers_with_accounts_in_a_players_private_lines() -> None:
+    """30 fresh guests, one line each, filled *Vic's 30 lines a minute from strangers: every stranger
+    after them was told `privateFull`, accounts too."""
+    hub, _ = victim_and_troll()
+    refused = []
+    for n in range(PRIVATE_TO_ONE_PER_MINUTE):
+        try:
+            hub.chat_from(troll(hub, n), "_*Vic", f"junk {n}")
+        except ProtocolError as refusal:
+            refused.append(refusal.code)
+    assert refused == ["privateFull"] * (PRIVATE_TO_ONE_PER_MINUTE - PRIVATE_FROM_GUESTS_PER_MINUTE)
+    hub.login("bob1", Account("Bob", 1500, 0, 0, 0))
+
+    hub.chat_from("bob1", "_*Vic", "good game yesterday")
+
+    talk = hub.chats.private.get("Bob", "*Vic")
+    assert talk is not None and [entry.text for entry in talk.entries] == ["good game yesterday"]
+    from_guests = [other for other in hub.chats.private.others_of("*Vic") if other.startswith("*")]
+    assert len(from_guests) == PRIVATE_FROM_GUESTS_PER_MINUTE

@@ -9,7 +9,7 @@ from pytest_aiohttp import AiohttpClient
 
 from server.app import create_app
 from server.config import Settings
-from server.hub.limits import CHAT_LINES_PER_MINUTE, PRIVATE_TO_ONE_PER_MINUTE
+from server.hub.limits import CHAT_LINES_PER_MINUTE, PRIVATE_FROM_GUESTS_PER_MINUTE
 from tests.store.test_accounts import registered_id
 from tests.web.test_auth import auth, register
 from tests.web.test_stream import chat_texts
@@ -52,7 +52,7 @@ async def test_thirty_players_sending_six_hundred_private_lines_to_one_within_a_
 
     lines = (await target.poll()).lines(0)
     received = [text for sender in senders for text in private_from(lines, sender.nick)]
-    assert len(received) == PRIVATE_TO_ONE_PER_MINUTE
+    assert len(received) == PRIVATE_FROM_GUESTS_PER_MINUTE  # all guests: their share of the 30
     assert told["*Flood0"][0] == (
         "At most 10 private lines a minute to *Target until they write to you; it was not sent."
     )
@@ -66,7 +66,7 @@ async def test_thirty_players_sending_six_hundred_private_lines_to_one_within_a_
         sender.send("c", "get", "_*Target")
         history = private_from((await sender.poll()).lines(0), sender.nick)
         assert len(history) == CHAT_LINES_PER_MINUTE - len(told[sender.nick])  # only what the target got
-    assert refused == 600 - PRIVATE_TO_ONE_PER_MINUTE
+    assert refused == 600 - PRIVATE_FROM_GUESTS_PER_MINUTE
 
 
 async def test_ignore_and_unignore_in_the_stream_and_with_the_old_endpoint(client: TestClient) -> None:
