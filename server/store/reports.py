@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from sqlalchemy import func, select
+from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from server.store.accounts import log_entry
@@ -127,9 +127,22 @@ class Reports:
             return row.id
 
     async def open_ones(self, most: int = OPEN_SHOWN) -> list[OpenReport]:
+        """The `most` a moderator reads first: the reports of accounts, oldest first, then the guests'
+        taken in turn from each network (every network's oldest, then every network's second, ...), so
+        that guests of many networks, under ever new nicks, bury no other report under theirs."""
+        guest = case((ReportRow.reporter.startswith("*"), 1), else_=0)
+        turn = func.row_number().over(partition_by=(guest, ReportRow.reporter_network), order_by=ReportRow.id)
+        ranked = (
+            select(ReportRow.id, guest.label("guest"), turn.label("turn"))
+            .where(ReportRow.closed_at.is_(None))
+            .subquery()
+        )
         async with self.sessions() as session:
             rows = await session.scalars(
-                select(ReportRow).where(ReportRow.closed_at.is_(None)).order_by(ReportRow.id).limit(most)
+                select(ReportRow)
+                .join(ranked, ranked.c.id == ReportRow.id)
+                .order_by(ranked.c.guest, ranked.c.guest * ranked.c.turn, ReportRow.id)
+                .limit(most)
             )
             return [_open(row) for row in rows.all()]
 
