@@ -93,8 +93,7 @@ class Invitations:
             invitation = self._incoming(player)
             self.drop(invitation, "rejected")
             invitation.inviter.rejected_by.append(player.nick)
-            if invitation.inviter.guest:
-                player.turned_away.append(self.ctx.timers.now())
+            self.turned_away(player, invitation.inviter)
             if text == "b":
                 self.block(player, invitation.inviter.nick)
         elif text == "c":
@@ -200,7 +199,7 @@ class Invitations:
             raise ProtocolError("blocked", f"{invitee.nick} does not accept your invitations.")
         if not invitee.free:
             raise ProtocolError("busy", f"{invitee.nick} is busy.")
-        if player.guest and self._turning_guests_away(invitee, player):
+        if player.guest and self.turning_guests_away(invitee, player):
             raise ProtocolError(
                 "blocked",
                 f"{invitee.nick} is not taking invitations from guests just now; "
@@ -211,7 +210,12 @@ class Invitations:
         if pending is not None and pending.inviter is not player:
             raise ProtocolError("busy", f"{invitee.nick} is answering another invitation.")
 
-    def _turning_guests_away(self, invitee: Player, guest: Player) -> bool:
+    def turned_away(self, player: Player, inviter: Player) -> None:
+        """`player` rejected `inviter`'s invitation (or declined their seek offered as one)."""
+        if inviter.guest:
+            player.turned_away.append(self.ctx.timers.now())
+
+    def turning_guests_away(self, invitee: Player, guest: Player) -> bool:
         """`invitee` turned away GUEST_REJECTIONS guests' invitations within the window, and has not
         written to `guest` lately (a friend they asked to invite them still may)."""
         now = self.ctx.timers.now()

@@ -86,6 +86,7 @@ class Offers:
             self.seeks.accept(reader, seek.number)
             return True
         self.declined.setdefault(seek_key(seek), set()).add(reader)
+        self.invitations.turned_away(reader, seek.player)
         self.chosen.pop(reader, None)
         if how == "b":
             self.invitations.block(reader, seek.player.nick)
@@ -138,13 +139,15 @@ class Offers:
 
     def _eligible(self, reader: Player, seek: Seek) -> bool:
         """Whether Seeks.accept would let the reader take the seek (Seeks.open_to), neither ignores or
-        blocks the other, and the reader's client can play it: MultiPoints rejects every invitation to
-        standard or territory rules by itself (ServerZagram.java, `isEmptyScored =
-        rulesAsString.matches("t|s")`) and writes to the inviter that it cannot play them."""
+        blocks the other, the reader takes invitations from the seeker if a guest (a troll's fresh guests
+        aimed seeks at one reader: Invitations.turning_guests_away), and the reader's client can play it:
+        MultiPoints rejects every invitation to standard or territory rules by itself (ServerZagram.java,
+        `isEmptyScored = rulesAsString.matches("t|s")`) and writes to the inviter that it cannot play them."""
         return (
             seek.player is not reader
             and (not self.declined or reader not in self.declined.get(seek_key(seek), ()))
             and not refuse_each_other(reader, seek.player)
+            and not (seek.player.guest and self.invitations.turning_guests_away(reader, seek.player))
             and self.seeks.open_to(reader, seek.number)
             and (reader.client != events.JAVA_CLIENT or seek.game_type.rules is Rules.NO_TERRITORY)
         )

@@ -14,7 +14,7 @@ from server.hub.invitations import GUEST_REJECTIONS, GUEST_REJECTIONS_WINDOW
 from server.hub.limits import PRIVATE_FROM_GUESTS_PER_MINUTE, PRIVATE_TO_ONE_PER_MINUTE
 from server.hub.model import Origin
 from server.hub.persistence import Account
-from server.protocol.codec import ProtocolError
+from server.protocol.codec import ProtocolError, parse_commands
 
 FREE = "0808s0..a.F.n...."  # 8x8, free, no clock
 
@@ -95,3 +95,26 @@ def test_a_troll_s_guests_leave_room_for_strangers_with_accounts_in_a_players_pr
     assert talk is not None and [entry.text for entry in talk.entries] == ["good game yesterday"]
     from_guests = [other for other in hub.chats.private.others_of("*Vic") if other.startswith("*")]
     assert len(from_guests) == PRIVATE_FROM_GUESTS_PER_MINUTE
+
+
+def test_seeks_aimed_at_one_player_by_fresh_guests_stop_being_offered_to_them() -> None:
+    """A seek whose range only *Vic's rating fits was offered to *Vic as an invitation (`vg`); each
+    decline brought the next fresh guest's, from another network, for as long as the troll liked."""
+    hub, _ = victim_and_troll()
+    hub.login("vic2", Account("Vic", 1734, 0, 0, 0))
+
+    def offers() -> list[str]:
+        lines = hub.reply("vic2", 0, with_subscriptions=False).split("/")
+        return [line for line in lines if line.startswith("vg")]
+
+    aimed = "k1.0.s.1734.1734.2020n0.4.a.F.a.180.2.."
+    for n in range(GUEST_REJECTIONS):
+        hub.receive(troll(hub, n), parse_commands(aimed))
+        assert offers() == [f"vg*Guest{n}.2020n0.4.a.F.a.180.2.."]
+        hub.answer_invitation("vic2", "r")
+
+    hub.receive(troll(hub, 70), parse_commands(aimed))
+    assert offers() == []
+    hub.login("ann1", Account("Ann", 1734, 0, 0, 0))
+    hub.receive("ann1", parse_commands(aimed))
+    assert offers() == ["vgAnn.2020n0.4.a.F.a.180.2.."]  # an account's seek is offered as ever
