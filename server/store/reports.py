@@ -23,6 +23,9 @@ from server.store.moderation import Target, sanction_rows
 REPORTS_WINDOW = timedelta(minutes=10)
 REPORTS_PER_PLAYER = 5  # reports one nick may make in REPORTS_WINDOW
 REPORTS_PER_NETWORK = 20  # and everyone from one network (guests under ever new nicks)
+# open reports the guests of one network may have (20 in 10 minutes kept 2,880 more open a day, each
+# with its quoted lines, for as long as no moderator closed them); accounts are not free to make
+OPEN_PER_NETWORK = 40
 OPEN_SHOWN = 200  # open reports a moderator's list shows, the oldest first
 
 
@@ -79,8 +82,8 @@ class Reports:
         self.sessions = sessions
 
     async def make(self, report: NewReport) -> int:
-        """Kept, or refused by the limits: the reporter's own reports, their network's, and the same
-        report while it is still open."""
+        """Kept, or refused by the limits: the reporter's own reports, their network's, a guest's
+        network's open ones, and the same report while it is still open."""
         now = datetime.now(UTC)
         since = now - REPORTS_WINDOW
         async with self.sessions.begin() as session:
@@ -98,6 +101,18 @@ class Reports:
                     .where(ReportRow.reporter_network == report.reporter_network, ReportRow.made_at > since)
                 )
                 if theirs >= REPORTS_PER_NETWORK:
+                    raise TooManyReports
+            if report.reporter_network and report.reporter.startswith("*"):
+                open_ones = await session.scalar(
+                    select(func.count())
+                    .select_from(ReportRow)
+                    .where(
+                        ReportRow.reporter_network == report.reporter_network,
+                        ReportRow.reporter.startswith("*"),
+                        ReportRow.closed_at.is_(None),
+                    )
+                )
+                if open_ones >= OPEN_PER_NETWORK:
                     raise TooManyReports
             again = await session.scalar(
                 select(ReportRow.id).where(
