@@ -405,10 +405,12 @@ class Mirrors:
             self.send(owner, {"ask_state": uid})
 
     def take_player_line(self, nick: str, uid: int, line: str) -> None:
-        """A line for one person here alone (a refusal, a private part of a table's state)."""
+        """A line for one person here alone (a refusal), in the lobby while a new game keeps the table out
+        of their replies, as Tables.tell puts one: the table's whole state has no such line."""
         player = self.roster.online(nick)
         if player is not None:
-            self.bus.send(player, uid if uid in player.tables else LOBBY, line)
+            at_table = uid in player.tables and uid not in player.new_game_at
+            self.bus.send(player, uid if at_table else LOBBY, line)
 
     def refused(self, owner: str, uid: int, nick: str, text: str) -> None:
         """The owner would not seat a person here: the table is gone, or was never there."""

@@ -265,12 +265,12 @@ class Tables(Mapping[int, Table]):
         self.game_started(room.game_type, room.lineup.in_game())
 
     def show_again(self, uid: int) -> None:
-        """Everyone at the table leaves it for one reply and comes back to it: a new game, or play taken
-        back (server/hub/takeback.py). MultiPoints builds a table's board only when the table appears in
-        a reply (its `q` line) and never clears it; a reply without the table closes the table's tab. So
-        the one way to show it a fresh board is a reply without the table, then its whole state."""
+        """Everyone at the table leaves it for one reply and comes back to it: a new game, or play taken back
+        (server/hub/takeback.py). MultiPoints builds a table's board only when the table appears in a reply
+        (its `q` line) and never clears it; a reply without the table closes its tab. So the one way to show
+        a fresh board is a reply without the table, then its whole state (a visitor's: Mirrors.take_state)."""
         number = self.bus.mark()
-        for player in self.by_uid[uid].people.values():
+        for player in [someone for someone in self.by_uid[uid].people.values() if not someone.visiting_from]:
             player.new_game_at[uid] = number
         if self.visiting is not None:
             self.visiting.new_game(uid)
