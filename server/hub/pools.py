@@ -54,6 +54,9 @@ PROPOSAL_WAIT = 10.0
 # Pools one player may join in a minute: each join is a line to every member of a cluster, so a client
 # toggling pools in every command of every poll would flood them all (refused `tooFast`).
 JOINS_PER_MINUTE = 20
+# A pairing refused because the player of the member that proposed it may begin no game at the other's
+# tables now (their games begun there in the hour): that member takes them out of the pool.
+MAY_NOT_PLAY = "mayNotPlay"
 
 
 @dataclass(eq=False)
@@ -313,6 +316,8 @@ class Pools:
             return "botUnrated"
         if not self._may_play(waiting):
             return "gone"
+        if not self._stranger_may_play(stranger):
+            return MAY_NOT_PLAY
         try:
             self.ctx.writable()
             self.invitations.start_game(waiting.player, stranger, self.game_types[waiting.pool])
@@ -320,12 +325,26 @@ class Pools:
             return refused.code
         return None
 
+    def _stranger_may_play(self, stranger: Player) -> bool:
+        """Whether a player of another member paired with one here may begin a game at this member's
+        tables, which count the games begun here (Limits.may_begin); if not, they are told why, at their
+        member, which takes them out of the pool (`MAY_NOT_PLAY`): its own count never knew of these games."""
+        try:
+            self.ctx.limits.may_begin_a_game(self.tables.values(), stranger)
+        except ProtocolError as refused:
+            self.tables.tell(stranger, LOBBY, refused.code, str(refused), **refused.values)
+            return False
+        return True
+
     def refused_elsewhere(self, member: str, pool: str, nick: str, whom: str, code: str) -> None:
         """`member` refused to pair `nick`, waiting here, with its `whom`: `nick` is paired again at
         once, with others (`whom` waits out PROPOSAL_WAIT, so that the two are not proposed again and
-        again), and never with `whom` again when one of them blocks the other."""
+        again), and never with `whom` again when one of them blocks the other; `nick`, who may begin no
+        game there now, leaves the pool (told why by that member)."""
         waiting = self._here(nick, pool)
-        if waiting is not None:
+        if waiting is not None and code == MAY_NOT_PLAY:
+            self.leave(waiting.player)
+        elif waiting is not None:
             waiting.proposed = None
             if code == "blocked":
                 self.refused.add((nick_key(nick), nick_key(whom)))
