@@ -360,8 +360,10 @@ def _since(waiting: Waiting) -> float:
 
 
 def _order(waiting: Waiting) -> tuple[float, str]:
-    """Who came first, as every member tells it: the wall time each joined, then the nick."""
-    return waiting.joined, nick_key(waiting.player.nick)
+    """Who came first, as every member tells it: the wall time each joined, to the millisecond as the `ja`
+    line gives it (a waiter here unrounded and one of another member's rounded were each first at its
+    own member, and neither paired them), then the nick."""
+    return round(waiting.joined, 3), nick_key(waiting.player.nick)
 
 
 def _rating_of_waiting(waiting: Waiting) -> int:

@@ -308,3 +308,21 @@ def deliver_one(link: Link, rng: random.Random) -> None:
         link.hubs[to].take_lobby_line(by, *message)
     else:
         link.hubs[to].take_from_member(by, message)
+
+
+def test_two_waiters_who_joined_in_one_millisecond_on_two_members_are_paired() -> None:
+    """Each member read who came first from its own waiter's wall time as the clock gave it and the other's
+    as its `ja` line gives it, to the millisecond: Ala joined at ...0.0004 on member a, Bob at ...0.0001
+    on member b, and each member found the other's waiter first (1000.000 before either), left the
+    pairing to the other member, and neither paired them (the test failed before the fix)."""
+    link = Cluster()
+    link.hubs["a"].ctx.clock = lambda: link.timers.now() + 0.0004
+    link.hubs["b"].ctx.clock = lambda: link.timers.now() + 0.0001
+    link.guest("a", "alaAla11", "*Ala")
+    link.guest("b", "bobBob22", "*Bob")
+    link.join("alaAla11")
+    link.join("bobBob22")
+    link.sweep(1)
+
+    [(member, seats)] = link.games()
+    assert member == "b" and sorted(seats) == ["*Ala", "*Bob"]  # Ala first: the nicks' order at a tie
