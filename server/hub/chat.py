@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from itertools import chain
+from typing import Any, Protocol
 
 from server.protocol.codec import chat_line
 
@@ -19,6 +20,16 @@ PRIVATE_KEPT_SECONDS = 24 * 3600  # a conversation idle this long is forgotten
 PRIVATE_MOST_LINES = 200_000
 PRIVATE_MOST_TALKS = 50_000
 COUNTED_SECONDS = 8  # the seconds whose lines a ChatCounter counts
+
+
+class Numbered(Protocol):
+    """A kept line's second and its number in it: what a ChatCounter numbers a stepped-back second after."""
+
+    @property
+    def time(self) -> int: ...
+
+    @property
+    def n(self) -> int: ...
 
 
 @dataclass(slots=True)
@@ -63,7 +74,7 @@ class ChatCounter:
     def seen(self, time: int, n: int) -> None:
         self._count(time, max(n, self._last.get(time, -1)))
 
-    def next(self, time: int, kept: Iterable[ChatEntry] = ()) -> int:
+    def next(self, time: int, kept: Iterable[Numbered] = ()) -> int:
         """The next `n` of second `time`. A second no longer counted but not after the latest (the wall
         clock stepped back) is numbered after its lines still `kept`: from 0, a new line took the id of
         an earlier one, and deleting one (`delmsg`) hid both."""
@@ -88,6 +99,9 @@ class ChatRoom:
     def __init__(self, keep: int) -> None:
         self.entries: deque[ChatEntry] = deque(maxlen=keep)
         self.counter = ChatCounter()
+        # the lobby's lines other members of a cluster said, kept in their parts (SharedLobby): a second
+        # the wall clock stepped back to is numbered after them too
+        self.kept_elsewhere: Callable[[], Iterable[Numbered]] = tuple
 
     def add(self, time: int, nick: str, nick_type: str, text: str) -> ChatEntry:
         entry = ChatEntry(time, self.number(time), nick, nick_type, text)
@@ -96,7 +110,7 @@ class ChatRoom:
 
     def number(self, time: int) -> int:
         """The `n` of a new line of second `time` (see ChatCounter.next)."""
-        return self.counter.next(time, self.entries)
+        return self.counter.next(time, chain(self.entries, self.kept_elsewhere()))
 
     def restore(self, entry: ChatEntry) -> None:
         """Put back a line read from the journal after a restart, keeping its `time_n`."""

@@ -112,6 +112,7 @@ class Hub:
         self.shared_lobby = SharedLobby(
             self.bus, self.remote_lobby, self.mirrors, self.tables, self.seeks, self.pools
         )
+        self.tables.lobby.chat.kept_elsewhere = self.shared_lobby.chat_elsewhere
         self.actions = table_actions(self.games, self.chats)
         self.visitors = Visitors(ctx, self.bus, self.tables, self.lobby_state, self.actions)
         self.peers = Peers(self.chats, self.invites, self.mirrors, self.visitors, self.seeks, self.pools)

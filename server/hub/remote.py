@@ -30,6 +30,14 @@ class RemoteChatLine:
         time, _, n = self.time_n.partition("_")
         return (int(time), int(n)) if time.isdigit() and n.isdigit() else (0, 0)
 
+    @property
+    def time(self) -> int:
+        return self.order[0]
+
+    @property
+    def n(self) -> int:
+        return self.order[1]
+
 
 @dataclass
 class LobbyPart:

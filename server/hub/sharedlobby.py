@@ -6,6 +6,8 @@ under this member's numbers (server/hub/seeks.py), and their pools' waiters pair
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from server.hub.bus import LocalBus
 from server.hub.mirrors import Mirrors
 from server.hub.model import LOBBY
@@ -23,6 +25,11 @@ class SharedLobby:
     ) -> None:
         self.bus, self.remote, self.mirrors, self.tables = bus, remote, mirrors, tables
         self.seeks, self.pools = seeks, pools
+
+    def chat_elsewhere(self) -> Iterator[RemoteChatLine]:
+        """The other members' lobby lines this member keeps (the lobby's ChatRoom.kept_elsewhere)."""
+        for part in self.remote.parts.values():
+            yield from part.chat
 
     def take_line(self, member: str, line: str, b_only: bool) -> None:
         """Another member's lobby line: kept in its part, and shown to the readers here."""

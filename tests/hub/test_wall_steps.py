@@ -7,6 +7,7 @@ import pytest
 
 from server.hub.saved import SWEEP_EVERY
 from server.hub.sessions import POLL_TIMEOUT
+from tests.hub.test_acknowledged import Link
 from tests.hub.test_sessions import START, Clock, StoreLike, started
 
 
@@ -58,3 +59,30 @@ def test_a_restart_after_a_step_of_the_wall_clock_gives_a_quiet_session_what_was
     clock.now += 2 * SWEEP_EVERY
     after.sweep()
     assert "*ala" not in after.by_nick, "and no more"
+
+
+def test_a_lobby_line_after_the_wall_clock_stepped_back_takes_no_other_members_lines_id() -> None:
+    """The lobby's lines of other members are kept in their parts, not in this member's room: after a
+    step back of member a's clock to the second of a line said on member b, a line on a was numbered
+    from 0 again, and had the id of b's line (a report of one quoted the other, and a `cd` of one took
+    both off the screens). The test failed before the fix."""
+    link = Link()
+    a, b = link.hubs["a"], link.hubs["b"]
+    now = {"a": START, "b": START}
+    a.ctx.clock, b.ctx.clock = (lambda: now["a"]), (lambda: now["b"])
+    a.guest_login("alaAla11", "*Ala", "en")
+    b.guest_login("bobBob22", "*Bob", "en")
+    link.deliver()
+    b.chat_from("bobBob22", "0", "said at first")
+    for n in range(10):  # a line every 10 s
+        now["a"] += 10
+        now["b"] += 10
+        link.timers.advance(10)
+        b.chat_from("bobBob22", "0", f"chat {n}")
+        link.deliver()
+    now["a"] = START  # an operator sets member a's clock back, to the second of Bob's first line
+    a.chat_from("alaAla11", "0", "rude words")
+    link.deliver()
+    [bobs] = [entry for entry in b.tables[0].chat.entries if entry.text == "said at first"]
+    [rude] = a.tables[0].chat.entries
+    assert rude.time == bobs.time == int(START) and rude.chat_id != bobs.chat_id
