@@ -23,6 +23,10 @@ from server.store.moderation import Target, sanction_rows
 REPORTS_WINDOW = timedelta(minutes=10)
 REPORTS_PER_PLAYER = 5  # reports one nick may make in REPORTS_WINDOW
 REPORTS_PER_NETWORK = 20  # and everyone from one network (guests under ever new nicks)
+# and in a day: a report is kept for good, up to 12 KB with its quoted lines (benchmarks/diskrows.py)
+REPORTS_DAY = timedelta(days=1)
+REPORTS_PER_PLAYER_A_DAY = 20
+REPORTS_PER_NETWORK_A_DAY = 100
 # open reports the guests of one network may have (20 in 10 minutes kept 2,880 more open a day, each
 # with its quoted lines, for as long as no moderator closed them); accounts are not free to make
 OPEN_PER_NETWORK = 40
@@ -30,7 +34,12 @@ OPEN_SHOWN = 200  # open reports a moderator's list shows, the oldest first
 
 
 class TooManyReports(Exception):
-    """The reporter, or their network, reached the limit of reports in REPORTS_WINDOW."""
+    """The reporter, or their network, reached the limit of reports in REPORTS_WINDOW (`today`: in
+    REPORTS_DAY)."""
+
+    def __init__(self, today: bool = False) -> None:
+        super().__init__()
+        self.today = today
 
 
 class AlreadyReported(Exception):
@@ -82,25 +91,29 @@ class Reports:
         self.sessions = sessions
 
     async def make(self, report: NewReport) -> int:
-        """Kept, or refused by the limits: the reporter's own reports, their network's, a guest's
-        network's open ones, and the same report while it is still open."""
+        """Kept, or refused by the limits: the reporter's own reports and their network's (in 10 minutes
+        and in a day), a guest's network's open ones, and the same report while it is still open."""
         now = datetime.now(UTC)
-        since = now - REPORTS_WINDOW
         async with self.sessions.begin() as session:
-            mine = await session.scalar(
-                select(func.count())
-                .select_from(ReportRow)
-                .where(ReportRow.reporter_key == report.reporter_key, ReportRow.made_at > since)
-            )
-            if mine >= REPORTS_PER_PLAYER:
-                raise TooManyReports
+            counted = [
+                (ReportRow.reporter_key, report.reporter_key, REPORTS_PER_PLAYER, REPORTS_PER_PLAYER_A_DAY)
+            ]
             if report.reporter_network:
-                theirs = await session.scalar(
-                    select(func.count())
-                    .select_from(ReportRow)
-                    .where(ReportRow.reporter_network == report.reporter_network, ReportRow.made_at > since)
+                network = report.reporter_network
+                counted.append(
+                    (ReportRow.reporter_network, network, REPORTS_PER_NETWORK, REPORTS_PER_NETWORK_A_DAY)
                 )
-                if theirs >= REPORTS_PER_NETWORK:
+            for column, value, most, most_a_day in counted:
+                today, lately = (
+                    await session.execute(
+                        select(func.count(), func.count().filter(ReportRow.made_at > now - REPORTS_WINDOW))
+                        .select_from(ReportRow)
+                        .where(column == value, ReportRow.made_at > now - REPORTS_DAY)
+                    )
+                ).one()
+                if today >= most_a_day:
+                    raise TooManyReports(today=True)
+                if lately >= most:
                     raise TooManyReports
             if report.reporter_network and report.reporter.startswith("*"):
                 open_ones = await session.scalar(

@@ -43,6 +43,8 @@ from server.protocol.codec import (
 from server.store.moderation import Target
 from server.store.outage import unavailable
 from server.store.reports import (
+    REPORTS_PER_NETWORK_A_DAY,
+    REPORTS_PER_PLAYER_A_DAY,
     AlreadyReported,
     NewReport,
     OpenReport,
@@ -230,7 +232,13 @@ async def report(request: web.Request) -> str:
     )
     try:
         number = await request.app[STORE_KEY].reports.make(new)
-    except TooManyReports:
+    except TooManyReports as refused:
+        if refused.today:  # each is kept for good: a day's are bounded too (docs/operations.md)
+            raise ProtocolError(
+                "reportsToday",
+                f"At most {REPORTS_PER_PLAYER_A_DAY} reports a day from one player, "
+                f"{REPORTS_PER_NETWORK_A_DAY} from one network; moderators read those first.",
+            ) from None
         raise ProtocolError("tooManyReports", "Too many reports lately; wait before the next.") from None
     except AlreadyReported:
         raise ProtocolError("alreadyReported", "You reported this already; a moderator will see.") from None

@@ -14,11 +14,12 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
-from server.store.reports import REPORTS_PER_PLAYER
+from server.store.reports import REPORTS_PER_PLAYER, REPORTS_PER_PLAYER_A_DAY
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
+from tests.store.test_reports_a_day import a_window_later
 from tests.web.test_moderation import (
     ELSEWHERE,
     TROLL_HOME,
@@ -314,3 +315,15 @@ async def test_a_line_named_oddly_is_no_line_and_nothing_is_kept(client: TestCli
     ala = await guest(client, "*Ala")
     assert await report(ala, line=line, reason="spam") == "err.noSuchLine"
     assert await reports(mod) == []
+
+
+async def test_a_day_of_reports_is_bounded_and_the_refusal_says_so(client: TestClient) -> None:
+    """Each report is kept for good with its quoted lines (12 KB at most): the 10 minutes' limits alone let
+    a player make 720 a day; the day's bound answers with its own code."""
+    ala = await guest(client, "*Ala")
+    store = client.app[STORE_KEY]
+    for number in range(REPORTS_PER_PLAYER_A_DAY):
+        assert await report(ala, whom=f"*Other{number}", reason="spam") == f"ok.{number + 1}"
+        await a_window_later(store)
+    assert await report(ala, whom="*Another", reason="spam") == "err.reportsToday"
+    assert len(await store.reports.open_ones()) == REPORTS_PER_PLAYER_A_DAY
