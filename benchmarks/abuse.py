@@ -59,6 +59,10 @@ Section "frames": one client's flood of WebSocket frames on /push, each kind in 
 Section "archive": two guests who play a dot, resign and agree a new game as fast as they may, each
 game archived for good (benchmarks/archiveflood.py).
 
+Section "rows": the bytes each kind of row a guest or a cheap account adds for good takes on SQLite, and
+the megabytes a day one guest, one network and 100 networks could add at the fastest rate the limits
+allow (benchmarks/diskrows.py).
+
     .venv/bin/python benchmarks/abuse.py --only connections
     .venv/bin/python benchmarks/abuse.py --only journal --journal-seconds 600
 """
@@ -93,6 +97,7 @@ for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*) and thi
 import aiflood  # noqa: E402
 import archiveflood  # noqa: E402
 import attacks  # noqa: E402
+import diskrows  # noqa: E402
 import frames  # noqa: E402
 from stream import (  # noqa: E402
     HOST,
@@ -991,6 +996,7 @@ SECTIONS = {
     "ai": Section(aiflood.ai_section, aiflood.ai_arguments),
     "archive": Section(archiveflood.archive_section, archiveflood.archive_arguments),
     "connections": Section(connections_section, connections_arguments),
+    "rows": Section(diskrows.rows_section, diskrows.rows_arguments),
     "frames": Section(frames.frames_section, frames.frames_arguments),
     "guesses": Section(attacks.guesses_section, attacks.guesses_arguments),
     "networks": Section(attacks.networks_section, attacks.networks_arguments),

@@ -20,9 +20,22 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from server.hub.limits import INVITATIONS_PER_MINUTE, NETWORK_FACTOR, PLAYERS_PER_ADDRESS
+from server.hub.limits import (
+    ANALYSES_PER_ADDRESS,
+    ANALYSES_PER_HOUR,
+    INVITATIONS_PER_MINUTE,
+    NETWORK_FACTOR,
+    PLAYERS_PER_ADDRESS,
+)
 from server.store.hosted import Entry, Settings
-from server.store.reports import REPORTS_PER_NETWORK, REPORTS_PER_PLAYER, REPORTS_WINDOW, NewReport
+from server.store.reports import (
+    REPORTS_PER_NETWORK,
+    REPORTS_PER_NETWORK_A_DAY,
+    REPORTS_PER_PLAYER,
+    REPORTS_PER_PLAYER_A_DAY,
+    REPORTS_WINDOW,
+    NewReport,
+)
 from server.store.store import Store
 from server.web.auth import REGISTRATIONS
 from server.web.clients import GUEST_LOGINS
@@ -102,15 +115,15 @@ def kinds_today() -> list[Kind]:
     return [
         Kind(
             "tables",
-            "analysis tables: 10 invitations a minute",
-            INVITATIONS_PER_MINUTE * 1440,
-            INVITATIONS_PER_MINUTE * 1440 * guests,
+            "analysis tables: 10 invitations a minute, 30 an hour a player and an address",
+            min(INVITATIONS_PER_MINUTE * 1440, ANALYSES_PER_HOUR * 24),
+            min(INVITATIONS_PER_MINUTE * 1440 * guests, ANALYSES_PER_ADDRESS * NETWORK_FACTOR * 24),
         ),
         Kind(
             "reports",
-            "5 a nick, 20 a network in 10 minutes",
-            REPORTS_PER_PLAYER * windows,
-            REPORTS_PER_NETWORK * windows,
+            "5 a nick, 20 a network in 10 minutes; 20 and 100 a day",
+            min(REPORTS_PER_PLAYER * windows, REPORTS_PER_PLAYER_A_DAY),
+            min(REPORTS_PER_NETWORK * windows, REPORTS_PER_NETWORK_A_DAY),
         ),
         Kind("hosted_entries", "a new guest nick per entry: guest logins", logins, logins * NETWORK_FACTOR),
         Kind("users", "registrations: 10 an hour an address", registered, registered * NETWORK_FACTOR),
@@ -132,21 +145,11 @@ def rows_section(args: argparse.Namespace, workdir: Path) -> bool:
         one, network = kind.per_player_day * each / 1e6, kind.per_network_day * each / 1e6
         flag = "" if network <= DAY_TARGET_MB else "  MISSED"
         met = met and not flag
-        print(
-            f"{kind.name:<16} {each:9.0f} {one:12.2f} {network:9.2f} {network * 100:13.0f}  {kind.limit}{flag}"
-        )
+        figures = f"{each:9.0f} {one:12.2f} {network:9.2f} {network * 100:13.0f}"
+        print(f"{kind.name:<16} {figures}  {kind.limit}{flag}")
     return met
 
 
 def rows_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("section rows")
     group.add_argument("--rows", type=int, default=1000, help="rows of each kind written")
-
-
-if __name__ == "__main__":
-    import sys, tempfile
-
-    parser = argparse.ArgumentParser()
-    rows_arguments(parser)
-    with tempfile.TemporaryDirectory() as d:
-        rows_section(parser.parse_args(sys.argv[1:]), Path(d))

@@ -71,7 +71,8 @@ RUNS = {
     # (a cap of 44), a 3-second journal flood and its restart, a burst of 200 whole states, 5 addresses'
     # guests filling their slots, 30 guessed ids from each attacker, 3 networks' guests, a 3-second
     # log flood, 10 failed logins at once at the cheapest id hash, a second of each kind of frame flood,
-    # 3 seconds of each AI flood and 2 of take-backs on a 12x12 game, 3 of games into the archive
+    # 3 seconds of each AI flood and 2 of take-backs on a 12x12 game, 3 of games into the archive, 50 rows
+    # of each kind kept for good
     "abuse": (
         ["--seconds", "3", "--ramp", "1", "--flood", "60", "--open-files", "300", "--journal-seconds", "3"]
         + ["--players", "100", "--tables", "50", "--burst", "200"]
@@ -93,7 +94,7 @@ RUNS = {
             "1",
         ]
         + ["--ai-seconds", "3", "--ai-networks", "1", "--undo-seconds", "2", "--undo-board", "12"]
-        + ["--archive-seconds", "3"],
+        + ["--archive-seconds", "3", "--rows", "50"],
         "a registered player afterwards: 'ok.",
     ),
 }

@@ -320,6 +320,7 @@ class Invitations:
         self.ctx.limits.invitation(player, player.nick, self.ctx.timers.now())
         room = self.tables.open_table(game_type, player.nick, player.nick, setup=setup).room
         assert room is not None
+        self.ctx.limits.analysed.add((player,))  # its `tables` row stays for good
         for colour, where in moves:
             room.move(player.nick, where, colour)
 

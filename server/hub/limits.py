@@ -7,13 +7,12 @@ table live on those records and are read and advanced only here.
 
 from __future__ import annotations
 
-import math
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
 
 from server.engine.gametype import GameKind
+from server.hub.hourly import ANALYSES_OPENED, GAMES_BEGUN, Hourly
 from server.hub.model import PLAYER_ACTIONS, TABLE_ACTIONS, Origin, Player, Table, reserved
 from server.hub.persistence import Persistence
 from server.hub.spam import LINKS_FROM_NEW, LINKS_WINDOW, NEW_ACCOUNT_SECONDS, BannedWords, has_link, line_key
@@ -46,7 +45,10 @@ SEEKS_PER_ADDRESS = 6  # the lobby's open seeks (server/hub/seeks.py) posted by 
 # game with a move is archived for good: a dot, a resignation and a new game archived 328 a minute.
 GAMES_BEGUN_PER_HOUR = 60  # by one player
 GAMES_BEGUN_PER_ADDRESS = 60  # by the guests of one address (times the network factor for a network)
-HOUR = 3600.0
+# Analysis tables opened in the last hour: each table ever opened keeps its row (its number is never
+# reused), and 10 invitations a minute let the 40 guests of one network open 576,000 a day, 31 MB.
+ANALYSES_PER_HOUR = 30  # by one player
+ANALYSES_PER_ADDRESS = 30  # by the guests of one address (times the network factor for a network)
 NETWORK_FACTOR = 4  # a network (IPv4 /24, IPv6 /48) may hold this many times what one address may
 GAMES_PER_PLAYER = 5  # unfinished games a player plays at once (analysis tables not counted)
 ANALYSIS_PER_PLAYER = 3  # analysis tables a player has open
@@ -117,11 +119,12 @@ class Limits:
         `nick` has at other members' tables, which its caps count too (RemoteLobby.held_by); `now`: the
         timers' clock."""
         self.caps = caps
+        factor = caps.network_factor
         self.held_elsewhere = held_elsewhere
         self.now = now
-        # when the games of the last hour began: by each player ("nick" key), and by the guests of each
-        # host and network; forgotten once an hour old
-        self.begun: dict[tuple[str, str], deque[float]] = {}
+        # the last hour's games begun and analysis tables opened: by each player, by each address's guests
+        self.begun = Hourly(GAMES_BEGUN, GAMES_BEGUN_PER_HOUR, caps.games_begun_per_address, factor, now)
+        self.analysed = Hourly(ANALYSES_OPENED, ANALYSES_PER_HOUR, ANALYSES_PER_ADDRESS, factor, now)
         self.banned = BannedWords(caps.banned_words)
         # players logged in from each host and each network (not the unlimited)
         self.per_host: Counter[str] = Counter()
@@ -265,7 +268,8 @@ class Limits:
 
     def games_of(self, tables: Iterable[Table], player: Player, *, analysis: bool = False) -> None:
         """A player plays at most games_per_player unfinished games, and has at most analysis_per_player
-        analysis tables, at once: this member's `tables` and, in a cluster, every other member's."""
+        analysis tables, at once: this member's `tables` and, in a cluster, every other member's; and has
+        begun (or opened) fewer than the last hour's bound (Hourly)."""
         if player.unlimited or reserved(player.nick):
             return
         most = self.caps.analysis_per_player if analysis else self.caps.games_per_player
@@ -281,65 +285,17 @@ class Limits:
         if held >= most:
             what = "analysis tables open" if analysis else "unfinished games"
             raise ProtocolError("tooManyGames", f"{player.nick} has {held} {what} already (at most {most}).")
-        if not analysis:
-            self.may_begin(player)
+        (self.analysed if analysis else self.begun).check(player)
 
     def may_begin(self, player: Player) -> None:
         """`player` has begun fewer than GAMES_BEGUN_PER_HOUR games in the last hour, and a guest's address
         and network fewer than their share (accounts are not free to make as guests are)."""
-        if player.unlimited or reserved(player.nick):
-            return
-        now = self.now()
-        began = self._began(("nick", nick_key(player.nick)), now)
-        if len(began) >= GAMES_BEGUN_PER_HOUR:
-            raise ProtocolError(
-                "gameFlood",
-                f"{player.nick} has begun {GAMES_BEGUN_PER_HOUR} games in the last hour; the next can begin "
-                f"in {_minutes_until(began[0] + HOUR, now)} minutes.",
-            )
-        if not player.guest or not player.host:
-            return
-        share = self.caps.games_begun_per_address
-        for key, most, where in (
-            (("host", player.host), share, "address"),
-            (("network", player.network), share * self.caps.network_factor, "network"),
-        ):
-            began = self._began(key, now)
-            if len(began) >= most:
-                raise ProtocolError(
-                    "gameFlood",
-                    f"Guests from the {where} of {player.nick} have begun {most} games in the last hour; "
-                    f"log in with an account, or wait {_minutes_until(began[0] + HOUR, now)} minutes.",
-                )
+        self.begun.check(player)
 
     def began(self, players: Iterable[Player]) -> None:
         """These players began a game: it counts once for each of them, and once for each address and
         network of its guests."""
-        now = self.now()
-        keys = set()
-        for player in players:
-            if player.unlimited or reserved(player.nick):
-                continue
-            keys.add(("nick", nick_key(player.nick)))
-            if player.guest and player.host:
-                keys.update((("host", player.host), ("network", player.network)))
-        for key in list(islice(self.begun, len(keys) + 1)):  # the longest unread: forgotten an hour old,
-            self._began(key, now)  # so that keys go at least as fast as they come
-        for key in keys:
-            self.begun.setdefault(key, deque()).append(now)
-
-    def _began(self, key: tuple[str, str], now: float) -> deque[float]:
-        """When the games of the last hour under `key` began, oldest first (older ones forgotten)."""
-        began = self.begun.get(key)
-        if began is None:
-            return deque()
-        while began and began[0] <= now - HOUR:
-            began.popleft()
-        if not began:
-            del self.begun[key]
-        else:  # the key goes to the end, so that the first one is the one longest unread
-            self.begun[key] = self.begun.pop(key)
-        return began
+        self.begun.add(players)
 
     def may_begin_a_game(self, tables: Iterable[Table], player: Player) -> None:
         """What keeps `player` from any game now, whoever the opponent: the cap of unfinished games, and
@@ -467,7 +423,3 @@ class Limits:
             raise ProtocolError(
                 "tooFast", f"Table {table.uid} takes at most {TABLE_ACTIONS[0]:.0f} game actions a second."
             )
-
-
-def _minutes_until(when: float, now: float) -> int:
-    return max(1, math.ceil((when - now) / 60))

@@ -1,0 +1,113 @@
+"""Things a player does that leave rows for good, counted over the last hour (docs/operations.md, "Abuse
+limits"): games begun (each finished one with a move is archived), analysis tables opened (each table
+ever opened keeps its row, so that its number is never reused), tournament entries made (kept with the
+tournament). A guest is free to make, a new one for every game, so the guests of one address and of one
+network share a count too; accounts count for themselves only. Forgotten at a restart.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from itertools import islice
+
+from server.hub.model import Player, reserved
+from server.protocol.codec import ProtocolError, nick_key
+
+HOUR = 3600.0
+
+
+@dataclass(frozen=True)
+class Counted:
+    """What is counted, as its refusals say it: `did` holds `{most}`, `next` what the next one does."""
+
+    code: str
+    did: str  # "begun {most} games"
+    next: str  # "the next can begin"
+
+
+GAMES_BEGUN = Counted("gameFlood", "begun {most} games", "the next can begin")
+ANALYSES_OPENED = Counted("analysisFlood", "opened {most} analysis tables", "the next can open")
+ENTRIES_MADE = Counted("entryFlood", "joined tournaments {most} times", "the next can join")
+
+
+class Hourly:
+    """When each of the last hour's things began: by each player ("nick" key; `per_player` of them, None:
+    not counted), and by the guests of each host and network (`per_address`, times `network_factor`)."""
+
+    def __init__(
+        self,
+        counted: Counted,
+        per_player: int | None,
+        per_address: int,
+        network_factor: int,
+        now: Callable[[], float],
+    ) -> None:
+        self.counted = counted
+        self.per_player = per_player
+        self.per_address = per_address
+        self.network_factor = network_factor
+        self.now = now
+        self.done: dict[tuple[str, str], deque[float]] = {}  # forgotten once an hour old
+
+    def check(self, player: Player) -> None:
+        """Refuse (nothing counted) when `player`, or a guest's address or network, did their most."""
+        if player.unlimited or reserved(player.nick):
+            return
+        now, did = self.now(), self.counted.did
+        if self.per_player is not None:
+            done = self._within(("nick", nick_key(player.nick)), now)
+            if len(done) >= self.per_player:
+                raise ProtocolError(
+                    self.counted.code,
+                    f"{player.nick} has {did.format(most=self.per_player)} in the last hour; "
+                    f"{self.counted.next} in {_minutes_until(done[0] + HOUR, now)} minutes.",
+                )
+        if not player.guest or not player.host:
+            return
+        for key, most, where in (
+            (("host", player.host), self.per_address, "address"),
+            (("network", player.network), self.per_address * self.network_factor, "network"),
+        ):
+            done = self._within(key, now)
+            if len(done) >= most:
+                raise ProtocolError(
+                    self.counted.code,
+                    f"Guests from the {where} of {player.nick} have {did.format(most=most)} in the last "
+                    f"hour; log in with an account, or wait {_minutes_until(done[0] + HOUR, now)} minutes.",
+                )
+
+    def add(self, players: Iterable[Player]) -> None:
+        """These players did one: it counts once for each of them, and once for each address and network
+        of its guests."""
+        now = self.now()
+        keys = set()
+        for player in players:
+            if player.unlimited or reserved(player.nick):
+                continue
+            keys.add(("nick", nick_key(player.nick)))
+            if player.guest and player.host:
+                keys.update((("host", player.host), ("network", player.network)))
+        for key in list(islice(self.done, len(keys) + 1)):  # the longest unread: forgotten an hour old,
+            self._within(key, now)  # so that keys go at least as fast as they come
+        for key in keys:
+            self.done.setdefault(key, deque()).append(now)
+
+    def _within(self, key: tuple[str, str], now: float) -> deque[float]:
+        """When the last hour's things under `key` were done, oldest first (older ones forgotten)."""
+        done = self.done.get(key)
+        if done is None:
+            return deque()
+        while done and done[0] <= now - HOUR:
+            done.popleft()
+        if not done:
+            del self.done[key]
+        else:  # the key goes to the end, so that the first one is the one longest unread
+            self.done[key] = self.done.pop(key)
+        return done
+
+
+def _minutes_until(when: float, now: float) -> int:
+    return max(1, math.ceil((when - now) / 60))
