@@ -23,6 +23,7 @@ from pathlib import Path
 from server.hub.limits import (
     ANALYSES_PER_ADDRESS,
     ANALYSES_PER_HOUR,
+    ENTRIES_PER_ADDRESS,
     INVITATIONS_PER_MINUTE,
     NETWORK_FACTOR,
     PLAYERS_PER_ADDRESS,
@@ -125,7 +126,12 @@ def kinds_today() -> list[Kind]:
             min(REPORTS_PER_PLAYER * windows, REPORTS_PER_PLAYER_A_DAY),
             min(REPORTS_PER_NETWORK * windows, REPORTS_PER_NETWORK_A_DAY),
         ),
-        Kind("hosted_entries", "a new guest nick per entry: guest logins", logins, logins * NETWORK_FACTOR),
+        Kind(
+            "hosted_entries",
+            "a new guest nick per entry, one tournament: 20 an hour an address",
+            min(logins, ENTRIES_PER_ADDRESS * 24),
+            min(logins, ENTRIES_PER_ADDRESS * 24) * NETWORK_FACTOR,
+        ),
         Kind("users", "registrations: 10 an hour an address", registered, registered * NETWORK_FACTOR),
         Kind(
             "ignored_players",

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from server.director.entering import check_eligible
 from server.director.history import Board, arena_games, no_shows, swiss_rounds
 from server.director.views import arena_table, summary, swiss_table
 from server.engine import arena, swiss
@@ -148,17 +149,7 @@ class Director:
         hosted = await self._open(name)
         settings = hosted.settings
         rating = float(player.record[0]) if player.record is not None and not player.guest else None
-        limited = settings.min_rating is not None or settings.max_rating is not None  # 0 is a limit too
-        if rating is None and (settings.registered_only or limited):
-            raise ProtocolError("registeredOnly", "Only registered players may play in this tournament.")
-        if rating is not None and settings.min_rating is not None and rating < settings.min_rating:
-            raise ProtocolError(
-                "ratingTooLow", f"This tournament is for ratings of {settings.min_rating} and more."
-            )
-        if rating is not None and settings.max_rating is not None and rating > settings.max_rating:
-            raise ProtocolError(
-                "ratingTooHigh", f"This tournament is for ratings up to {settings.max_rating}."
-            )
+        check_eligible(settings, rating)
         if settings.kind == "swiss" and hosted.state == "running" and hosted.round >= settings.rounds:
             raise ProtocolError("tournamentOver", "The last round has been paired.")
         taken = next(
@@ -167,6 +158,9 @@ class Director:
         if taken is not None and not owns(taken.seat, player.seat_key):
             # a guest's nick once another session's: its games and points are not the newcomer's
             raise ProtocolError("nickUsed", "Another player has played in this tournament under this nick.")
+        entries = self.hub.ctx.limits.entered  # a new entry is kept for good: a guest's address counts it
+        if taken is None:
+            entries.check_bound(player, "entryFlood")
         entry = Entry(
             player.nick,
             nick_key(player.nick),
@@ -177,6 +171,8 @@ class Director:
         )
         if not await self.hosted.register(hosted.id, entry):
             raise ProtocolError("alreadyRegistered", "You are registered already.")
+        if taken is None:
+            entries.add((player,))
         if hosted.state == "running" and settings.kind == "arena":
             self._look(name)  # paired at once rather than at the next wave
 

@@ -23,14 +23,13 @@ HOUR = 3600.0
 class Counted:
     """What is counted, as its refusals say it: `did` holds `{most}`, `next` what the next one does."""
 
-    code: str
     did: str  # "begun {most} games"
     next: str  # "the next can begin"
 
 
-GAMES_BEGUN = Counted("gameFlood", "begun {most} games", "the next can begin")
-ANALYSES_OPENED = Counted("analysisFlood", "opened {most} analysis tables", "the next can open")
-ENTRIES_MADE = Counted("entryFlood", "joined tournaments {most} times", "the next can join")
+GAMES_BEGUN = Counted("begun {most} games", "the next can begin")
+ANALYSES_OPENED = Counted("opened {most} analysis tables", "the next can open")
+ENTRIES_MADE = Counted("joined tournaments {most} times", "the next can join")
 
 
 class Hourly:
@@ -52,8 +51,9 @@ class Hourly:
         self.now = now
         self.done: dict[tuple[str, str], deque[float]] = {}  # forgotten once an hour old
 
-    def check(self, player: Player) -> None:
-        """Refuse (nothing counted) when `player`, or a guest's address or network, did their most."""
+    def check_bound(self, player: Player, code: str) -> None:
+        """Refuse with `code` (nothing counted) when `player`, or a guest's address or network, did their
+        most."""
         if player.unlimited or reserved(player.nick):
             return
         now, did = self.now(), self.counted.did
@@ -61,7 +61,7 @@ class Hourly:
             done = self._within(("nick", nick_key(player.nick)), now)
             if len(done) >= self.per_player:
                 raise ProtocolError(
-                    self.counted.code,
+                    code,
                     f"{player.nick} has {did.format(most=self.per_player)} in the last hour; "
                     f"{self.counted.next} in {_minutes_until(done[0] + HOUR, now)} minutes.",
                 )
@@ -74,7 +74,7 @@ class Hourly:
             done = self._within(key, now)
             if len(done) >= most:
                 raise ProtocolError(
-                    self.counted.code,
+                    code,
                     f"Guests from the {where} of {player.nick} have {did.format(most=most)} in the last "
                     f"hour; log in with an account, or wait {_minutes_until(done[0] + HOUR, now)} minutes.",
                 )

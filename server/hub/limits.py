@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from server.engine.gametype import GameKind
-from server.hub.hourly import ANALYSES_OPENED, GAMES_BEGUN, Hourly
+from server.hub.hourly import ANALYSES_OPENED, ENTRIES_MADE, GAMES_BEGUN, Hourly
 from server.hub.model import PLAYER_ACTIONS, TABLE_ACTIONS, Origin, Player, Table, reserved
 from server.hub.persistence import Persistence
 from server.hub.spam import LINKS_FROM_NEW, LINKS_WINDOW, NEW_ACCOUNT_SECONDS, BannedWords, has_link, line_key
@@ -49,6 +49,10 @@ GAMES_BEGUN_PER_ADDRESS = 60  # by the guests of one address (times the network 
 # reused), and 10 invitations a minute let the 40 guests of one network open 576,000 a day, 31 MB.
 ANALYSES_PER_HOUR = 30  # by one player
 ANALYSES_PER_ADDRESS = 30  # by the guests of one address (times the network factor for a network)
+# Entries in the tournaments the server runs made in the last hour by the guests of one address (times the
+# network factor for a network): each is kept with its tournament for good, and a guest's nick is new
+# every 2 seconds (its logins' limit): 43,200 a day in each tournament from one address.
+ENTRIES_PER_ADDRESS = 20
 NETWORK_FACTOR = 4  # a network (IPv4 /24, IPv6 /48) may hold this many times what one address may
 GAMES_PER_PLAYER = 5  # unfinished games a player plays at once (analysis tables not counted)
 ANALYSIS_PER_PLAYER = 3  # analysis tables a player has open
@@ -125,6 +129,7 @@ class Limits:
         # the last hour's games begun and analysis tables opened: by each player, by each address's guests
         self.begun = Hourly(GAMES_BEGUN, GAMES_BEGUN_PER_HOUR, caps.games_begun_per_address, factor, now)
         self.analysed = Hourly(ANALYSES_OPENED, ANALYSES_PER_HOUR, ANALYSES_PER_ADDRESS, factor, now)
+        self.entered = Hourly(ENTRIES_MADE, None, ENTRIES_PER_ADDRESS, factor, now)  # accounts: theirs once
         self.banned = BannedWords(caps.banned_words)
         # players logged in from each host and each network (not the unlimited)
         self.per_host: Counter[str] = Counter()
@@ -285,12 +290,15 @@ class Limits:
         if held >= most:
             what = "analysis tables open" if analysis else "unfinished games"
             raise ProtocolError("tooManyGames", f"{player.nick} has {held} {what} already (at most {most}).")
-        (self.analysed if analysis else self.begun).check(player)
+        if analysis:
+            self.analysed.check_bound(player, "analysisFlood")
+        else:
+            self.may_begin(player)
 
     def may_begin(self, player: Player) -> None:
         """`player` has begun fewer than GAMES_BEGUN_PER_HOUR games in the last hour, and a guest's address
         and network fewer than their share (accounts are not free to make as guests are)."""
-        self.begun.check(player)
+        self.begun.check_bound(player, "gameFlood")
 
     def began(self, players: Iterable[Player]) -> None:
         """These players began a game: it counts once for each of them, and once for each address and

@@ -3,17 +3,23 @@ answer that changes nothing, and the list and the results show what was done."""
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 
 import pytest
 from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
 
+from server.config import Settings
+from server.hub.limits import ENTRIES_PER_ADDRESS, NETWORK_FACTOR
 from server.logs import OneLineFormatter
 from server.web.common import STORE_KEY
 from tests.clients.robocup import game_settings
+from tests.conftest import served
 from tests.director.bots import GAME_TYPE, director_of
 from tests.web.test_auth import auth, register, registered_id
+from tests.web.test_moderation import from_address
 from tests.web.zagram import Zagram
 
 CUP = "Winter Cup"
@@ -229,3 +235,34 @@ async def test_the_key_and_the_ids_stay_out_of_the_logs(
     await director_of(client).settled()
     assert CUP in caplog.text
     assert key not in caplog.text and ala.secret not in caplog.text
+
+
+async def test_the_guests_of_one_address_and_network_make_a_bounded_number_of_entries_an_hour(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """Every entry is kept with its tournament for good, and a guest is free to make: one address's guests,
+    a new nick every 2 seconds as the guest logins allow, kept 43,200 entries a day in one tournament (176
+    bytes each on SQLite: 7.6 MB a day), one network's four times as many (benchmarks/abuse.py --only
+    rows). An entry a guest makes again under the same nick is no new row, and is not counted."""
+    client = await served(aiohttp_client, dataclasses.replace(settings, trusted_proxies=("127.0.0.1",)))
+    key = await client.app[STORE_KEY].tournaments.add_key("cup-bot", None, False)
+    assert await create(client, key=key, tourn=CUP) == "ok"
+
+    async def join(host: int, number: int, co: str = "joinTournament") -> str:
+        guest = from_address(client, f"gus{host}x{number}", f"*Gus{host}x{number}", f"198.51.100.{host}")
+        if await guest.login() != "":
+            await guest.get(co="usunGracza", idGracza=guest.secret)
+            assert await guest.login() == ""
+        answer = await guest.get(co=co, idGracza=guest.secret, tourn=CUP)
+        await guest.get(co="usunGracza", idGracza=guest.secret)  # a new guest, a new nick
+        return answer
+
+    for host in range(1, NETWORK_FACTOR + 1):
+        assert [await join(host, n) for n in range(ENTRIES_PER_ADDRESS)] == ["ok"] * ENTRIES_PER_ADDRESS
+        assert await join(host, 0, "leaveTournament") == "ok"
+        assert await join(host, 0) == "ok", "back under the same nick: no new row"
+        told = await join(host, ENTRIES_PER_ADDRESS)
+        assert told == "err.entryFlood"
+    assert await join(NETWORK_FACTOR + 1, 0) == "err.entryFlood", "the network's bound"
+    (cup,) = await listed(client)
+    assert len(cup["players"]) == ENTRIES_PER_ADDRESS * NETWORK_FACTOR
