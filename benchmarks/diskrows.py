@@ -38,7 +38,7 @@ from server.store.reports import (
     NewReport,
 )
 from server.store.store import Store
-from server.web.auth import REGISTRATIONS
+from server.web.auth import REGISTRATIONS, REGISTRATIONS_A_DAY
 from server.web.clients import GUEST_LOGINS
 
 DAY = 24 * 3600
@@ -111,7 +111,7 @@ def kinds_today() -> list[Kind]:
     addresses' worth, its guests as many as may log in from it at once."""
     guests = PLAYERS_PER_ADDRESS * NETWORK_FACTOR
     logins = GUEST_LOGINS[0] * DAY  # a new guest nick every 2 s from an address
-    registered = REGISTRATIONS[0] * DAY / REGISTRATIONS[1]
+    registered = min(REGISTRATIONS[0] * DAY / REGISTRATIONS[1], REGISTRATIONS_A_DAY[0])
     windows = DAY / REPORTS_WINDOW.total_seconds()
     return [
         Kind(
@@ -132,7 +132,9 @@ def kinds_today() -> list[Kind]:
             min(logins, ENTRIES_PER_ADDRESS * 24),
             min(logins, ENTRIES_PER_ADDRESS * 24) * NETWORK_FACTOR,
         ),
-        Kind("users", "registrations: 10 an hour an address", registered, registered * NETWORK_FACTOR),
+        Kind(
+            "users", "registrations: 10 an hour, 25 a day an address", registered, registered * NETWORK_FACTOR
+        ),
         Kind(
             "ignored_players",
             "a new account ignoring 100 (per account)",

@@ -107,6 +107,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
         settings.network_factor,
     )
     app[auth.REGISTER_LIMITER_KEY] = NetworkLimiter(*auth.REGISTRATIONS, settings.network_factor)
+    app[auth.REGISTER_DAY_LIMITER_KEY] = NetworkLimiter(*auth.REGISTRATIONS_A_DAY, settings.network_factor)
     app.cleanup_ctx.append(_store_and_hub)
     app.cleanup_ctx.append(moderation.keep_sanctions)
     if settings.redis_url is not None:

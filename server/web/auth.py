@@ -31,9 +31,12 @@ log = logging.getLogger(__name__)
 
 ACCOUNTS_KEY = web.AppKey("accounts", Accounts)
 REGISTER_LIMITER_KEY = web.AppKey("register_limiter", NetworkLimiter)
+# an account is kept for good, 12.7 KB with the 100 players it may ignore: a day of registrations is bounded
+REGISTER_DAY_LIMITER_KEY = web.AppKey("register_day_limiter", NetworkLimiter)
 
 FAILED_LOGINS_WINDOW = 15 * 60.0  # seconds in which an address may fail `--failed-logins-per-address` times
 REGISTRATIONS = (10, 60 * 60.0)  # accounts an address may create in an hour
+REGISTRATIONS_A_DAY = (25, 24 * 3600.0)  # and in a day (times the network factor for a network)
 MAX_EMAIL = 200
 NO_EMAIL = "v"  # what zagram's clients send when the player gave no email
 
@@ -77,9 +80,9 @@ def _nick_and_id(query: Query) -> tuple[str, str]:
 async def register(request: web.Request, hub: Hub, accounts: Accounts) -> str:
     """`rejestruj`: a new account, logged in at once; the doc's answers."""
     query = request.query
-    limiter = request.app[REGISTER_LIMITER_KEY]
+    limiters = (request.app[REGISTER_LIMITER_KEY], request.app[REGISTER_DAY_LIMITER_KEY])
     client = origin(request)
-    if limiter.exhausted(client):
+    if any(limiter.exhausted(client) for limiter in limiters):
         return INTERNAL + "tooManyRegistrations"
     email = clean_text(query.get("email", NO_EMAIL)).strip()
     try:
@@ -89,7 +92,8 @@ async def register(request: web.Request, hub: Hub, accounts: Accounts) -> str:
         return BAD_NICK_OR_ID
     if len(email) > MAX_EMAIL:
         return BAD_NICK_OR_ID
-    limiter.record(client)
+    for limiter in limiters:
+        limiter.record(client)
     if reserved(nick):  # the AI players' names, taken whether or not they play here
         return NICK_TAKEN
     try:

@@ -16,9 +16,15 @@ from server.config import Settings
 from server.hub.model import Origin
 from server.store import idhash
 from server.store.accounts import Accounts
-from server.web.auth import FAILED_LOGINS_WINDOW
+from server.web.auth import (
+    FAILED_LOGINS_WINDOW,
+    REGISTER_DAY_LIMITER_KEY,
+    REGISTER_LIMITER_KEY,
+    REGISTRATIONS,
+    REGISTRATIONS_A_DAY,
+)
 from server.web.common import HUB_KEY, LOGIN_GUARD_KEY
-from server.web.limits import LoginGuard
+from server.web.limits import LoginGuard, NetworkLimiter
 from tests.store.breakers import until
 from tests.store.test_accounts import held_checks, registered_id, stored_hash
 from tests.web.test_stream import chat_texts
@@ -157,6 +163,8 @@ async def proxied_client(aiohttp_client: AiohttpClient, settings: Settings, cloc
         settings.network_factor,
         clock,
     )
+    app[REGISTER_LIMITER_KEY] = NetworkLimiter(*REGISTRATIONS, settings.network_factor, clock)
+    app[REGISTER_DAY_LIMITER_KEY] = NetworkLimiter(*REGISTRATIONS_A_DAY, settings.network_factor, clock)
     return await aiohttp_client(app)
 
 

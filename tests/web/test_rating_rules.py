@@ -18,6 +18,7 @@ from server.hub.hub import Hub
 from server.hub.saved import SWEEP_EVERY
 from server.protocol.codec import decode_server_text
 from server.store.store import Store
+from server.web.auth import REGISTRATIONS_A_DAY
 from server.web.common import HUB_KEY
 from tests.conftest import served
 from tests.store.test_accounts import registered_id
@@ -299,3 +300,34 @@ async def test_a_game_ending_after_its_players_account_was_renamed_is_rated(clie
     assert line == f"rated.Ratings: {change}."  # the nicks the game was played under
     (game,) = await (await client.get("/games", params={"nick": "Robert"})).json()
     assert (game["red"], game["rated"]) == ("Bob", True)
+
+
+async def test_a_network_registers_a_bounded_number_of_accounts_a_day(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """An account is kept for good, with up to 100 players it ignores: 12.7 KB on SQLite (benchmarks/abuse.py
+    --only rows). The hour's bound alone let a network register 960 a day (12 MB); a day has its own."""
+    clock = Clock()
+    client = await proxied_client(aiohttp_client, dataclasses.replace(settings, unlimited=()), clock)
+    answers = []
+    for hour in range(4):
+        for n in range(40):  # the hour's bound: 10 an address, 40 a network
+            nick = f"Farm{hour}x{n}"
+            address = f"10.7.0.{hour * 4 + n // 10 + 1}"  # ever new addresses of one network
+            answers.append(
+                await auth_from(
+                    client, address, co="rejestruj", opisGracza=nick, idGracza=registered_id(nick, "pw")
+                )
+            )
+        clock.now += 3600
+    refused = "nieOk.tooManyRegistrations"  # the others: registered (logged in, or refused for the 40 online)
+    made = REGISTRATIONS_A_DAY[0] * settings.network_factor
+    assert [answer == refused for answer in answers] == [False] * made + [True] * (160 - made)
+    assert await client.app[STORE_KEY].accounts.profile("Farm3x39") is None
+    clock.now += 24 * 3600
+    nick = "Farm4x0"
+    answer = await auth_from(
+        client, "10.7.0.99", co="rejestruj", opisGracza=nick, idGracza=registered_id(nick, "pw")
+    )
+    assert answer != refused  # a day on (its network's 40 players online keep it from logging in)
+    assert await client.app[STORE_KEY].accounts.profile(nick) is not None
