@@ -20,6 +20,7 @@ from typing import Any
 
 from server.director.entering import check_eligible
 from server.director.history import Board, arena_games, no_shows, swiss_rounds
+from server.director.pacing import ArenaPace
 from server.director.views import arena_table, summary, swiss_table
 from server.engine import arena, swiss
 from server.engine.gametype import GameKind, StartKind, parse_game_type
@@ -97,6 +98,7 @@ class Director:
         self.round_pause, self.arena_wave = round_pause, arena_wave
         self._watches: dict[str, _Watch] = {}
         self._tasks: set[asyncio.Task[None]] = set()
+        self._pace = ArenaPace(hub)  # arena games begun an hour: a player's, a guest address's
 
     async def start(self) -> None:
         """Take up the unfinished tournaments: those a restart interrupted go on at once."""
@@ -467,6 +469,7 @@ class Director:
             ),
             key=lambda nick: free_since[nick],  # the longest waiting first: an odd one out is the latest
         )
+        free = self._pace.pairable(free)  # but those who began their most arena games in the last hour
         still_in = sum(not entry.withdrawn for entry in entries)
         seats = {entry.nick: entry.seat for entry in entries}
         # off the event loop: the matching takes about half a second for 100 players
@@ -475,6 +478,7 @@ class Director:
         )
         for blue, red in pairs:
             self._set_up(hosted, 0, blue, red, seats)
+            self._pace.began((blue, red))
         if pairs:
             await self.hub.persistence.flush()
         self._look_in(hosted.settings.name, min(self.arena_wave, left))

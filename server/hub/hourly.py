@@ -1,8 +1,9 @@
 """Things a player does that leave rows for good, counted over the last hour (docs/operations.md, "Abuse
 limits"): games begun (each finished one with a move is archived), analysis tables opened (each table
 ever opened keeps its row, so that its number is never reused), tournament entries made (kept with the
-tournament). A guest is free to make, a new one for every game, so the guests of one address and of one
-network share a count too; accounts count for themselves only. Forgotten at a restart.
+tournament), games of the server's arenas begun (archived however short). A guest is free to make, a new
+one for every game, so the guests of one address and of one network share a count too; accounts count
+for themselves only. Forgotten at a restart.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ class Counted:
 GAMES_BEGUN = Counted("begun {most} games", "the next can begin")
 ANALYSES_OPENED = Counted("opened {most} analysis tables", "the next can open")
 ENTRIES_MADE = Counted("joined tournaments {most} times", "the next can join")
+ARENA_GAMES_BEGUN = Counted("begun {most} arena games", "the next is paired")
 
 
 class Hourly:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from server.engine.gametype import GameKind
-from server.hub.hourly import ANALYSES_OPENED, ENTRIES_MADE, GAMES_BEGUN, Hourly
+from server.hub.hourly import ANALYSES_OPENED, ARENA_GAMES_BEGUN, ENTRIES_MADE, GAMES_BEGUN, Hourly
 from server.hub.model import PLAYER_ACTIONS, TABLE_ACTIONS, Origin, Player, Table, reserved
 from server.hub.persistence import Persistence
 from server.hub.spam import LINKS_FROM_NEW, LINKS_WINDOW, NEW_ACCOUNT_SECONDS, BannedWords, has_link, line_key
@@ -53,6 +53,11 @@ ANALYSES_PER_ADDRESS = 30  # by the guests of one address (times the network fac
 # network factor for a network): each is kept with its tournament for good, and a guest's nick is new
 # every 2 seconds (its logins' limit): 43,200 a day in each tournament from one address.
 ENTRIES_PER_ADDRESS = 20
+# Games of the server's arenas begun in the last hour (server/director): each is archived however short, and
+# an arena pairs a free player again after a few seconds' rest, so that a pair resigning at once archived 5
+# games a minute, the 40 guests of one network 100. An honest player of 1-minute games plays about 60.
+ARENA_GAMES_PER_HOUR = 120  # by one player
+ARENA_GAMES_PER_ADDRESS = 120  # by the guests of one address (times the network factor for a network)
 NETWORK_FACTOR = 4  # a network (IPv4 /24, IPv6 /48) may hold this many times what one address may
 GAMES_PER_PLAYER = 5  # unfinished games a player plays at once (analysis tables not counted)
 ANALYSIS_PER_PLAYER = 3  # analysis tables a player has open
@@ -130,6 +135,7 @@ class Limits:
         self.begun = Hourly(GAMES_BEGUN, GAMES_BEGUN_PER_HOUR, caps.games_begun_per_address, factor, now)
         self.analysed = Hourly(ANALYSES_OPENED, ANALYSES_PER_HOUR, ANALYSES_PER_ADDRESS, factor, now)
         self.entered = Hourly(ENTRIES_MADE, None, ENTRIES_PER_ADDRESS, factor, now)  # accounts: theirs once
+        self.arena = Hourly(ARENA_GAMES_BEGUN, ARENA_GAMES_PER_HOUR, ARENA_GAMES_PER_ADDRESS, factor, now)
         self.banned = BannedWords(caps.banned_words)
         # players logged in from each host and each network (not the unlimited)
         self.per_host: Counter[str] = Counter()

@@ -333,6 +333,23 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "ru": "За последний час начато слишком много партий; подождите немного.",
         "ua": "За останню годину розпочато забагато партій; зачекайте трохи.",
     },
+    "arenaFlood": {
+        "pl": (
+            "Przez jakiś czas nie dostaniesz pary: "
+            "Ty lub goście z Twojego adresu rozpoczęliście w ostatniej godzinie zbyt wiele partii areny. "
+            "Zaloguj się na konto albo poczekaj."
+        ),
+        "ru": (
+            "Какое-то время вам не подберут пару: "
+            "вы или гости с вашего адреса начали за последний час слишком много партий арены. "
+            "Войдите в учётную запись или подождите."
+        ),
+        "ua": (
+            "Деякий час вам не доберуть пару: "
+            "ви або гості з вашої адреси розпочали за останню годину забагато партій арени. "
+            "Увійдіть в обліковий запис або зачекайте."
+        ),
+    },
     "analysisFlood": {
         "pl": "Za dużo stołów analizy otwarto w ostatniej godzinie; poczekaj chwilę.",
         "ru": "За последний час открыто слишком много столов анализа; подождите немного.",
