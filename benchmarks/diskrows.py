@@ -80,9 +80,10 @@ async def _rows(store: Store, kind: str, count: int) -> None:
     elif kind in ("users", "ignored_players"):
         for n in range(count):
             nick = f"U{n:019}"
-            await store.accounts.register(nick, f"secret{n}", "e" * 200, "en")
+            account = await store.accounts.register(nick, f"secret{n}", "e" * 200, "en")
             if kind == "ignored_players":
-                store.writer.ignored_saved(nick.casefold(), tuple(f"*{m:019}" for m in range(100)))
+                for m in range(100):
+                    store.writer.ignored_added(account.number, f"*{m:019}", f"*{m:019}")
     await store.writer.flush()
 
 

@@ -18,13 +18,12 @@ from server.hub.bus import EventBus
 from server.hub.context import Context
 from server.hub.invitations import Invitations
 from server.hub.model import LOBBY, Player
+from server.hub.persistence import MOST_IGNORED
 from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
 from server.protocol import events
 from server.protocol.codec import LINE_SEPARATOR, ProtocolError, check_nick, decode_client_text, nick_key
-
-MOST_IGNORED = 100  # players on one list: every reply of its owner looks at each chat line's writer
 
 
 class Ignoring:
@@ -56,7 +55,7 @@ class Ignoring:
         elif key in player.ignored:
             self.ctx.limits.ignore_change(player, self.ctx.timers.now())
             del player.ignored[key]
-            self._keep(player)
+            self._keep(player, key, None)
         self._tell_list(player)
 
     def _ignore(self, player: Player, nick: str, key: str) -> None:
@@ -69,8 +68,8 @@ class Ignoring:
                 "tooManyIgnored", f"You ignore {MOST_IGNORED} players already: stop ignoring one first."
             )
         self.ctx.limits.ignore_change(player, self.ctx.timers.now())
-        player.ignored[key] = self._shown(nick)
-        self._keep(player)
+        player.ignored[key] = shown = self._shown(nick)
+        self._keep(player, key, shown)
         self.invitations.ignored(player, key)
 
     def _shown(self, nick: str) -> str:
@@ -81,13 +80,20 @@ class Ignoring:
         elsewhere = self.remote.member_of(nick)
         return elsewhere[1] if elsewhere is not None else nick
 
-    def _keep(self, player: Player) -> None:
-        """A registered player's list is the account's (kept for their next sessions); a guest's is the
-        session's (kept with it across restarts, gone when it ends)."""
+    def _keep(self, player: Player, key: str, nick: str | None) -> None:
+        """A registered player's list is the account's (kept for their next sessions), a change at a time
+        (`nick` added, or None: `key` taken off) by the account's number: a renamed player's session, still
+        under the old nick, changes it too, and what was taken off the list meanwhile (a deleted account's
+        nick) is not written back. A guest's is the session's (kept with it across restarts, gone when it
+        ends)."""
         if player.guest:
             self.saved.save(player)
         elif player.stored:
-            self.ctx.persistence.ignored_saved(nick_key(player.nick), tuple(player.ignored.values()))
+            persistence = self.ctx.persistence
+            if nick is None:
+                persistence.ignored_removed(player.account, key)
+            else:
+                persistence.ignored_added(player.account, key, nick)
 
     def _tell_list(self, player: Player) -> None:
         self.bus.send(player, LOBBY, events.ignored(sorted(player.ignored.values(), key=nick_key)))

@@ -21,6 +21,9 @@ from server.engine.game import Result
 from server.engine.sgf import GameRecord, write_record
 
 NO_ROLE, MODERATOR, ADMIN = "none", "moderator", "admin"
+# players on one list of the ignored (docs/protocol.md, "Ignoring"): the hub refuses more, the store keeps
+# no more (every reply of the list's owner looks at each chat line's writer)
+MOST_IGNORED = 100
 ROLES = (NO_ROLE, MODERATOR, ADMIN)  # a registered account's role, weakest first (docs/moderation.md)
 
 
@@ -116,7 +119,7 @@ class SavedSession:
     # None: polling then. Written only together with the heartbeat, so the two always agree.
     quiet_since: float | None = None
     origin: SessionOrigin = SessionOrigin()
-    # the nicks a guest ignores (a registered player's are kept with the account: Persistence.ignored_saved)
+    # the nicks a guest ignores (a registered player's are kept with the account: Persistence.ignored_added)
     ignored: tuple[str, ...] = ()
 
 
@@ -154,8 +157,14 @@ class Persistence(Protocol):
 
     def session_ended(self, id_hmac: str) -> None: ...
 
-    def ignored_saved(self, account: str, nicks: tuple[str, ...]) -> None:
-        """The whole list of nicks the registered player whose nick_key is `account` ignores."""
+    def ignored_added(self, account: int, key: str, nick: str) -> None:
+        """`nick` (whose nick_key is `key`) on the list of the registered player whose account number is
+        `account`, whatever nick the account has now; nothing if it is there already, if the list holds
+        MOST_IGNORED, or if the account is gone. One change at a time, never the whole list: a list held
+        in memory since a login does not write back what was taken off it meanwhile (a deleted account)."""
+
+    def ignored_removed(self, account: int, key: str) -> None:
+        """The nick whose nick_key is `key` off the list of the account numbered `account`."""
 
     def moderated(self, actor: str, action: str, target: str, detail: str) -> None:
         """A line of the moderation log for what a moderator did in the hub (a chat line deleted)."""
@@ -239,7 +248,10 @@ class MemoryPersistence:
     def session_ended(self, id_hmac: str) -> None:
         pass
 
-    def ignored_saved(self, account: str, nicks: tuple[str, ...]) -> None:
+    def ignored_added(self, account: int, key: str, nick: str) -> None:
+        pass
+
+    def ignored_removed(self, account: int, key: str) -> None:
         pass
 
     def moderated(self, actor: str, action: str, target: str, detail: str) -> None:

@@ -15,11 +15,10 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import Any, ClassVar
 
-from sqlalchemy import Connection, delete, select, update
+from sqlalchemy import Connection, delete, func, select, update
 from sqlalchemy.orm import Session
 
-from server.hub.persistence import ArchiveDone, FinishedGame, SavedSession
-from server.protocol.codec import nick_key
+from server.hub.persistence import MOST_IGNORED, ArchiveDone, FinishedGame, SavedSession
 from server.store.accounts import log_entry
 from server.store.archiving import archive
 from server.store.journalrows import Entry, insert_entries, journal_of, set_aside
@@ -169,25 +168,41 @@ class EventsReserved(Job):
 
 
 @dataclass
-class IgnoredSaved(Job):
-    account: str  # the registered player's nick_key
-    nicks: tuple[str, ...]
+class IgnoredAdded(Job):
+    """One nick on a registered player's list (Persistence.ignored_added): by the account's number, which
+    a rename keeps, one row at a time, so that a list held in memory never writes back a nick taken off it
+    meanwhile (a deleted account's). Nothing if the account is gone or its list is full."""
+
+    account: int  # the account's number (users.id)
+    key: str
+    nick: str
 
     def write(self, session: Session, member: int) -> None:
-        """The account's whole list, in place of what it was (nothing if the account is gone meanwhile)."""
-        user_id = session.scalar(select(User.id).where(User.nick_key == self.account))
-        if user_id is None:
+        if session.scalar(select(User.id).where(User.id == self.account)) is None:
             return
-        session.execute(delete(IgnoredPlayer).where(IgnoredPlayer.user_id == user_id))
-        if self.nicks:
-            now = datetime.now(UTC)
-            session.execute(
-                insert_into(session, IgnoredPlayer),
-                [
-                    {"user_id": user_id, "nick_key": nick_key(n), "nick": n, "ignored_at": now}
-                    for n in self.nicks
-                ],
+        held = select(func.count()).select_from(IgnoredPlayer).where(IgnoredPlayer.user_id == self.account)
+        if session.scalar(held) >= MOST_IGNORED:
+            return
+        row = {
+            "user_id": self.account,
+            "nick_key": self.key,
+            "nick": self.nick,
+            "ignored_at": datetime.now(UTC),
+        }
+        session.execute(insert_into(session, IgnoredPlayer).values(row).on_conflict_do_nothing())
+
+
+@dataclass
+class IgnoredRemoved(Job):
+    account: int  # the account's number (users.id)
+    key: str
+
+    def write(self, session: Session, member: int) -> None:
+        session.execute(
+            delete(IgnoredPlayer).where(
+                IgnoredPlayer.user_id == self.account, IgnoredPlayer.nick_key == self.key
             )
+        )
 
 
 @dataclass

@@ -55,7 +55,8 @@ from server.store.jobs import (
     Done,
     Entry,
     EventsReserved,
-    IgnoredSaved,
+    IgnoredAdded,
+    IgnoredRemoved,
     JournalDropped,
     Moderated,
     Opened,
@@ -149,8 +150,11 @@ class StoreWriter:
     def session_ended(self, id_hmac: str) -> None:
         self._put(SessionEnded(id_hmac))
 
-    def ignored_saved(self, account: str, nicks: tuple[str, ...]) -> None:
-        self._put(IgnoredSaved(account, nicks))
+    def ignored_added(self, account: int, key: str, nick: str) -> None:
+        self._put(IgnoredAdded(account, key, nick))
+
+    def ignored_removed(self, account: int, key: str) -> None:
+        self._put(IgnoredRemoved(account, key))
 
     def moderated(self, actor: str, action: str, target: str, detail: str) -> None:
         self._put(Moderated(actor, action, target, detail))

@@ -232,27 +232,31 @@ class Recording(MemoryPersistence):
     def __init__(self) -> None:
         super().__init__()
         self.sessions: dict[str, SavedSession] = {}
-        self.accounts: dict[str, tuple[str, ...]] = {}
+        self.changes: list[tuple[int, str, str | None]] = []  # account number, key, nick (None: taken off)
 
     def session_saved(self, session: SavedSession) -> None:
         self.sessions[session.id_hmac] = session
 
-    def ignored_saved(self, account: str, nicks: tuple[str, ...]) -> None:
-        self.accounts[account] = nicks
+    def ignored_added(self, account: int, key: str, nick: str) -> None:
+        self.changes.append((account, key, nick))
+
+    def ignored_removed(self, account: int, key: str) -> None:
+        self.changes.append((account, key, None))
 
 
 def test_a_guests_list_goes_with_its_session_and_a_registered_players_with_the_account() -> None:
     store = Recording()
     hub = Hub(timers=ManualTimers(), persistence=store, clock=lambda: 1_700_000_000.0)
     hub.guest_login("guest01", "*Ala", "en")
-    hub.login("RegisteredBo1", Account("Bob", 1500, 0, 0, 0, ignored=("*Old",)))
+    hub.login("RegisteredBo1", Account("Bob", 1500, 0, 0, 0, ignored=("*Old",), number=7))
     bob = hub.players["RegisteredBo1"]
     assert bob.ignored == {"*old": "*Old"}  # read with the account at login
     hub.receive("guest01", parse_commands("c1.ignore._*Cyd"))
-    hub.receive("RegisteredBo1", parse_commands("c1.ignore._*Cyd"))
+    hub.receive("RegisteredBo1", parse_commands("c1.ignore._*Cyd/c2.ignore._*Dan/c3.unignore._*old"))
 
     assert store.sessions[hub.players["guest01"].id_hmac].ignored == ("*Cyd",)
-    assert store.accounts == {"bob": ("*Old", "*Cyd")}
+    # one change at a time, by the account's number (a rename keeps it), never the whole list
+    assert store.changes == [(7, "*cyd", "*Cyd"), (7, "*dan", "*Dan"), (7, "*old", None)]
     assert store.sessions[bob.id_hmac].ignored == ()  # the account keeps it, not the session
 
 

@@ -18,9 +18,10 @@ def report_of(reported: str, by: str = "Ann", line: str = "") -> NewReport:
 async def test_whoever_registers_a_deleted_accounts_nick_is_ignored_by_nobody(store: Store) -> None:  # noqa: F811
     """The players who ignored the deleted account kept its nick in their lists, by its key: the stranger
     who registered it next had their lines left out and their private lines and invitations refused."""
-    for nick in ("Ann", "Bob"):
-        await store.accounts.register(nick, registered_id(nick, "pw"), "", "en")
-    store.writer.ignored_saved("ann", ("Bob", "*Troll"))
+    ann = await store.accounts.register("Ann", registered_id("Ann", "pw"), "", "en")
+    await store.accounts.register("Bob", registered_id("Bob", "pw"), "", "en")
+    for nick in ("Bob", "*Troll"):
+        store.writer.ignored_added(ann.number, nick.casefold(), nick)
     await store.writer.flush()
 
     await store.accounts.delete("Bob")

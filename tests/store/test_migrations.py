@@ -212,7 +212,7 @@ async def test_0012_a_session_stored_before_ignores_nobody(empty_database: str) 
     store = await Store.open(empty_database)
     try:
         live = await store.writer.load_sessions()
-        store.writer.ignored_saved("nobody", ("*Bob",))  # the new table takes writes
+        store.writer.ignored_added(1, "*bob", "*Bob")  # the new table takes writes (no account 1: nothing)
         await store.writer.flush()
     finally:
         await store.close()

@@ -11,7 +11,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from server.config import Settings
-from server.hub.persistence import SavedSession
+from server.hub.persistence import MOST_IGNORED, SavedSession
 from server.store.store import Store
 from tests.conftest import POSTGRES
 
@@ -136,19 +136,20 @@ async def test_the_players_ignored_are_kept_with_the_account_or_with_a_guests_se
     settings: Settings,
 ) -> None:
     """A registered player's list is the account's: read with it at a login, at a start and for a session
-    moving between members, replaced whole at each change, and gone with the account; a guest's is a
-    field of its session's row (docs/protocol.md, "Ignoring")."""
+    moving between members, changed a row at a time by the account's number, and gone with the account; a
+    guest's is a field of its session's row (docs/protocol.md, "Ignoring")."""
     store = await Store.open(settings.db_url, member="kropki-a")  # a member: session_of reads its rows
     await store.writer.load_sessions()
     accounts = store.accounts
-    await accounts.register("Carol", "LongSecretId2", "", "pl")
+    number = (await accounts.register("Carol", "LongSecretId2", "", "pl")).number
     writer = store.writer
     carol, guest = writer.id_hmac("LongSecretId2"), writer.id_hmac("guest1")
     writer.session_saved(session(carol, "Carol", registered=True))
     writer.session_saved(session(guest, "*Gus", ignored=("*Bob", "Eve")))
-    writer.ignored_saved("carol", ("*Zed", "*Bob", "Eve"))
-    writer.ignored_saved("carol", ("*Zed", "*Bob"))  # the whole list again, one fewer
-    writer.ignored_saved("nobody", ("*Bob",))  # an account deleted meanwhile: nothing to keep
+    for nick in ("*Zed", "*Bob", "Eve", "*BOB"):  # the same nick key twice: kept once
+        writer.ignored_added(number, nick.casefold(), nick)
+    writer.ignored_removed(number, "eve")  # one change at a time
+    writer.ignored_added(number + 1, "*bob", "*Bob")  # an account deleted meanwhile: nothing to keep
     await writer.flush()
 
     assert (await accounts.authenticate("Carol", "LongSecretId2")).ignored == ("*Bob", "*Zed")
@@ -165,6 +166,22 @@ async def test_the_players_ignored_are_kept_with_the_account_or_with_a_guests_se
     await accounts.delete("Carol")
     await accounts.register("Carol", "LongSecretId2", "", "pl")  # a new account of the same nick
     assert (await accounts.authenticate("Carol", "LongSecretId2")).ignored == ()
+    await store.close()
+
+
+async def test_an_accounts_stored_list_holds_at_most_a_hundred(settings: Settings) -> None:
+    """Each change is stored alone, so the store counts the list itself: a change past the bound is not
+    kept, and one taken off makes room again."""
+    store = await Store.open(settings.db_url)
+    number = (await store.accounts.register("Carol", "LongSecretId2", "", "pl")).number
+    for n in range(MOST_IGNORED + 1):
+        store.writer.ignored_added(number, f"*g{n:03}", f"*G{n:03}")
+    store.writer.ignored_removed(number, "*g000")
+    store.writer.ignored_added(number, "*late", "*Late")
+    await store.writer.flush()
+    ignored = (await store.accounts.authenticate("Carol", "LongSecretId2")).ignored
+    assert len(ignored) == MOST_IGNORED
+    assert "*G000" not in ignored and "*G100" not in ignored and "*Late" in ignored
     await store.close()
 
 

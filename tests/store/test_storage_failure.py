@@ -21,7 +21,6 @@ from server.engine.game import Game
 from server.engine.moves import parse_move
 from server.engine.record import game_to_record
 from server.hub.persistence import FinishedGame, SavedSession, StorageFailing
-from server.protocol.codec import nick_key
 from server.store import database, writer
 from server.store.models import ArchivedGame, JournalEntry
 from server.store.outage import unavailable
@@ -169,9 +168,9 @@ async def test_a_bad_write_of_any_kind_is_named_and_dropped(
     store = await Store.open(new_database(tmp_path, True))
     try:
         await store.writer.load_sessions()
-        await store.accounts.register("Ala", "LongSecretId2", "", "pl")
+        ala = await store.accounts.register("Ala", "LongSecretId2", "", "pl")
         moves(store, 3, range(1, 3))
-        store.writer.ignored_saved(nick_key("Ala"), ("*Bob", "*BOB"))  # one nick key twice: refused
+        store.writer.ignored_added(ala.number, "*bob", None)  # type: ignore[arg-type]  # no nick: refused
         moves(store, 3, range(3, 5))
         async with asyncio.timeout(10):
             await store.writer.flush()

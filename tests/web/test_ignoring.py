@@ -10,6 +10,7 @@ from pytest_aiohttp import AiohttpClient
 from server.app import create_app
 from server.config import Settings
 from server.hub.limits import CHAT_LINES_PER_MINUTE, PRIVATE_FROM_GUESTS_PER_MINUTE
+from server.web.common import HUB_KEY, STORE_KEY
 from tests.store.test_accounts import registered_id
 from tests.web.test_auth import auth, register
 from tests.web.test_stream import chat_texts
@@ -131,3 +132,56 @@ async def test_the_lists_outlive_a_restart_a_registered_players_the_session_too(
     assert (await alice.poll()).lines(0, "n") == ["n*Bob"]
     assert (await cyd.poll()).lines(0, "n") == ["n"]
     await client.close()
+
+
+async def stored_list(client: TestClient, player: Zagram, login_nick: str) -> list[str]:
+    """The player's list as the account keeps it: their `n` line in a session logged in after this one."""
+    await client.app[HUB_KEY].persistence.flush()
+    assert await player.get(co="usunGracza", playerId=player.secret) == ""
+    login = await auth(client, co="loguj", opisGracza=login_nick, idGracza=player.secret)
+    assert login.startswith("ok.zalogowanyNaSerwer."), login
+    player.seen = player.acknowledged = 0
+    player.commands = []
+    await player.poll()
+    player.send("c", "ignore")
+    return (await player.poll()).lines(0, "n")
+
+
+async def test_a_deleted_account_stays_off_the_list_of_a_player_online_who_changes_it(
+    client: TestClient,
+) -> None:
+    """An admin's `user delete` takes the account's nick off every list; Carol, online then, still held
+    it, and each change of her list wrote the whole list back, so whoever registered the nick next was
+    ignored by her from her next login on."""
+    assert await register(client, "Alice") == "ok.zarejestrowalem."
+    alice = Zagram(client, registered_id("Alice", "pw"), "Alice")
+    assert await alice.get(co="usunGracza", playerId=alice.secret) == ""
+    assert await register(client, "Carol") == "ok.zarejestrowalem."
+    carol = Zagram(client, registered_id("Carol", "pw"), "Carol")
+    await carol.poll()
+    for nick in ("Alice", "Bob"):
+        carol.send("c", "ignore", f"_{nick}")
+    assert (await carol.poll()).lines(0, "n")[-1] == "nAlice.Bob"
+    await client.app[HUB_KEY].persistence.flush()
+    await client.app[STORE_KEY].accounts.delete("Alice")  # what `kropki-server user delete` does
+
+    carol.send("c", "ignore", "_Cyd")
+    assert (await carol.poll()).lines(0, "n") == ["nAlice.Bob.Cyd"]  # this session goes on as it was
+    assert await stored_list(client, carol, "Carol") == ["nBob.Cyd"]
+
+
+async def test_a_player_renamed_while_online_keeps_the_changes_of_their_list(client: TestClient) -> None:
+    """A player renamed by an admin plays on under the old nick until their next login; the changes of
+    their list in that session were looked up by the old nick, found no account, and were lost."""
+    assert await register(client, "Bob") == "ok.zarejestrowalem."
+    bob = Zagram(client, registered_id("Bob", "pw"), "Bob")
+    await bob.poll()
+    bob.send("c", "ignore", "_Dan")
+    await bob.poll()
+    await client.app[HUB_KEY].persistence.flush()
+    await client.app[STORE_KEY].accounts.rename("Bob", "Robert")  # what `kropki-server user rename` does
+
+    bob.send("c", "ignore", "_*Cyd")
+    bob.send("c", "unignore", "_Dan")
+    assert (await bob.poll()).lines(0, "n") == ["n*Cyd.Dan", "n*Cyd"]
+    assert await stored_list(client, bob, "Bob") == ["n*Cyd"]
