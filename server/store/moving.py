@@ -14,7 +14,7 @@ import json
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from sqlalchemy import select, text, update
+from sqlalchemy import or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server.hub.persistence import Account, SavedSession
@@ -73,10 +73,24 @@ class SessionTaker:
                 saved = await _with_noted_k(session, saved, owner_id, k_journal)
             account = None
             if saved.registered:
-                user = await session.scalar(select(User).where(User.nick_key == nick_key(saved.nick)))
+                user = await session.scalar(_account_of_session(saved.nick))
                 if user is not None:
                     account = account_of(user, (await ignored_by(session, [user.id]))[user.id])
         return TakenSession(saved, account)
+
+
+def _account_of_session(nick: str):
+    """The account of a registered session: the one with its nick, else the one logging in with it (an
+    admin renamed it while the session was live: it plays on under the old nick until its next login,
+    as on the member it comes from; before, it came here as a guest's). No two accounts match: a nick
+    some account logs in with is nobody else's (Accounts.register, Accounts.rename)."""
+    key = nick_key(nick)
+    return (
+        select(User)
+        .where(or_(User.nick_key == key, User.login_key == key))
+        .order_by((User.nick_key == key).desc())
+        .limit(1)
+    )
 
 
 async def _with_noted_k(

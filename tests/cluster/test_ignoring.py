@@ -4,6 +4,8 @@ writer, and the writer's member keeps nothing of a line the other refused."""
 
 from __future__ import annotations
 
+import asyncio
+
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
@@ -12,11 +14,16 @@ from server.hub.limits import (
     PRIVATE_FROM_GUESTS_PER_MINUTE,
     PRIVATE_FROM_ONE_PER_MINUTE,
 )
+from server.web.common import HUB_KEY, STORE_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import ala_and_cyd, guest, said, two_members, until
 from tests.cluster.test_private import told
+from tests.cluster.test_routing import same_player_through
+from tests.store.test_accounts import registered_id
+from tests.web.test_auth import auth, register
 from tests.web.test_ignoring import private_from
 from tests.web.test_stream import chat_texts
+from tests.web.zagram import Zagram
 
 
 async def test_a_player_of_another_member_that_is_ignored_is_hidden_and_refused(
@@ -84,3 +91,33 @@ async def test_the_limits_on_lines_to_one_player_count_the_writers_of_both_membe
     received = {writer.nick: len(private_from(lines, writer.nick)) for writer in [*near, *far]}
     assert received == {"*Near0": 10, "*Far0": 10, "*Far1": 0}
     assert sum(received.values()) == PRIVATE_FROM_GUESTS_PER_MINUTE
+
+
+async def test_a_renamed_players_session_moving_to_another_member_keeps_the_changes_of_their_list(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """A player renamed by an admin plays on under the old nick until their next login, on whichever
+    member serves them: the member their requests moved to looked the account up by that nick, found
+    none, and served them as a guest, whose list goes with the session: their changes were lost."""
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    assert await register(a, "Bob") == "ok.zarejestrowalem."
+    bob = Zagram(a, registered_id("Bob", "pw"), "Bob")
+    await bob.poll(b=True)
+    await a.app[STORE_KEY].accounts.rename("Bob", "Robert")  # what `kropki-server user rename` does
+
+    moved = same_player_through(b, bob)  # nginx now sends Bob to member b
+    moved.send("c", "ignore", "_*Cyd")
+    assert "n*Cyd" in await until(moved, lambda lines: "n*Cyd" in lines)
+    await b.app[HUB_KEY].persistence.flush()
+    assert await moved.get(co="usunGracza", playerId=moved.secret) == ""
+    for _ in range(50):  # a session that moved leaves its nick held a moment after it ends
+        login = await auth(b, co="loguj", opisGracza="Bob", idGracza=moved.secret)
+        if login != "nieOk.nickInUse":
+            break
+        await asyncio.sleep(0.1)
+    assert login.startswith("ok.zalogowanyNaSerwer."), login
+    moved.seen = moved.acknowledged = 0
+    moved.commands = []
+    await moved.poll(b=True)
+    moved.send("c", "ignore")
+    assert "n*Cyd" in await until(moved, lambda lines: any(line.startswith("n") for line in lines))
