@@ -20,9 +20,9 @@ from server.director.director import Director
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.limits import Caps
-from server.web.clients import LIMITS_KEY, PER_ID
+from server.web.clients import LIMITS_KEY, PER_ADDRESS, PER_ID
 from server.web.common import DIRECTOR_KEY
-from server.web.limits import TokenBuckets
+from server.web.limits import NetworkBuckets, TokenBuckets
 from tests.clients.conversation import get, log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.clients.robocup import game_settings
@@ -131,6 +131,11 @@ async def served_on(
     hub = Hub(caps=caps, timers=clock.timers, clock=clock.clock, rng=random.Random(seed))
     client = await served(aiohttp_client, settings, hub)
     client.app[LIMITS_KEY].per_id = TokenBuckets(*PER_ID, clock=clock.clock)
+    # and an address's: on the real clock a fast host sent an hour of a few guests' polls in seconds, and
+    # their address was refused tooFast (tests/director/test_arena_flood.py paired no one after minutes)
+    client.app[LIMITS_KEY].per_address = NetworkBuckets(
+        *PER_ADDRESS, settings.network_factor, clock=clock.clock
+    )
     return client
 
 
