@@ -6,16 +6,13 @@ game had ended (docs/bots.md, `gameEnd`), and the example bot waited on it for g
 from __future__ import annotations
 
 from server.protocol.botfeed import Feed
-from tests.hub.test_seeks import FREE, Lobby
+from tests.hub.test_new_game_lines import a_game_of_ala_and_bob
+from tests.hub.test_seeks import Lobby
 
 
 def test_a_game_resigned_before_any_dot_ends_at_the_table_too() -> None:
     lobby = Lobby()
-    lobby.send("ala1", f"v.0.s.*Bob.{FREE}")
-    lobby.send("bob1", "v.0.a")
-    uid = max(uid for uid, table in lobby.hub.tables.items() if table.room is not None)
-    room = lobby.hub.tables[uid].room
-    assert room is not None
+    uid, room = a_game_of_ala_and_bob(lobby)
     feed = Feed("*Ala")
     feed.read("/".join(lobby.reply("ala1")))  # the table as Ala sat down at it
     lobby.send("bob1" if room.red == "*Bob" else "ala1", f"u.{uid}.resign")

@@ -17,7 +17,6 @@ from pytest_aiohttp import AiohttpClient
 from examples.random_bot import Api, answer_invitation
 from server.botplayer import AiBot, BotApi
 from server.config import Settings
-from server.engine.gametype import parse_game_type
 from server.hub.hub import Hub
 from server.hub.limits import Caps
 from server.web import bots
@@ -27,6 +26,7 @@ from tests.clients.multipoints import MultiPoints
 from tests.conftest import POSTGRES, served
 from tests.store.breakers import PostgresProxy, breaker_for, until
 from tests.web.test_bots import EVENT_WAIT, FREE_GAME, RATED_GAME, act, invited_bot, new_bot, open_feed
+from tests.web.test_bots_feed import robo_on_side_3_and_a_draw_proposed
 
 
 def _answering(bot: str, server: str, token: str) -> Any:
@@ -113,19 +113,8 @@ async def test_a_proposition_taken_back_with_the_play_storage_lost_is_told_gone(
 async def test_a_second_agreement_to_a_team_proposition_is_refused_clearly(client: TestClient) -> None:
     """docs/teams.md: a proposition at a team table waits for every other player. Before, a bot agreeing
     again to one it had agreed to was answered 200 and nothing happened, as if its answer counted."""
-    token = await new_bot(client, "Robo")
-    feed = await open_feed(client, token)
-    ala, bob = MultiPoints("*Ala", "111111"), MultiPoints("*Bob", "222222")
-    for mp in (ala, bob):
-        await log_in(client, mp)
+    token, feed, _, _, uid = await robo_on_side_3_and_a_draw_proposed(client)
     hub = client.app[HUB_KEY]
-    uid = hub.set_up_table(
-        parse_game_type(FREE_GAME), "*Ala", "*Bob", (0,) * 4, None, None, {}, more=["Robo", "*Dan"]
-    )
-    await feed.next("gameFull", table=uid)
-    await poll(client, ala)
-    ala.propose(str(uid), "draw")
-    await poll(client, ala)
     await feed.next("proposal", table=uid)
     assert await act(client, token, f"game/{uid}/answer/draw/accept") == (200, {"ok": True})
     room = hub.tables[uid].room

@@ -24,7 +24,27 @@ from server.web.limits import TokenBuckets
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.conftest import served
-from tests.web.test_bots import EVENT_WAIT, FREE_GAME, act, at_a_game, new_bot, open_feed
+from tests.web.test_bots import EVENT_WAIT, FREE_GAME, Feed, act, at_a_game, new_bot, open_feed
+
+
+async def robo_on_side_3_and_a_draw_proposed(
+    client: TestClient,
+) -> tuple[str, Feed, MultiPoints, MultiPoints, int]:
+    """A team table set up with *Ala and Robo against *Bob and *Dan (Robo side 3), *Ala having proposed a
+    draw: Robo's token and feed (read up to its gameFull), *Ala, *Bob, the table."""
+    token = await new_bot(client, "Robo")
+    feed = await open_feed(client, token)
+    ala, bob = MultiPoints("*Ala", "111111"), MultiPoints("*Bob", "222222")
+    for mp in (ala, bob):
+        await log_in(client, mp)
+    uid = client.app[HUB_KEY].set_up_table(
+        parse_game_type(FREE_GAME), "*Ala", "*Bob", (0,) * 4, None, None, {}, more=["Robo", "*Dan"]
+    )
+    await feed.next("gameFull", table=uid)
+    await poll(client, ala)
+    ala.propose(str(uid), "draw")
+    await poll(client, ala)
+    return token, feed, ala, bob, uid
 
 
 async def test_the_feed_s_clock_says_the_say_hi_grace_before_the_bot_s_clock_runs(client: TestClient) -> None:
@@ -140,19 +160,7 @@ async def test_at_a_team_table_a_proposition_is_told_once_not_again_at_each_agre
     """docs/teams.md: a proposition waits for every other player, and the table's `u` line lists who
     agreed so far. Before, the feed told the proposition again at each agreement (as if a new one came),
     and an engine answering each proposition it is told answered it again."""
-    token = await new_bot(client, "Robo")
-    feed = await open_feed(client, token)
-    ala, bob = MultiPoints("*Ala", "111111"), MultiPoints("*Bob", "222222")
-    for mp in (ala, bob):
-        await log_in(client, mp)
-    hub = client.app[HUB_KEY]
-    uid = hub.set_up_table(
-        parse_game_type(FREE_GAME), "*Ala", "*Bob", (0,) * 4, None, None, {}, more=["Robo", "*Dan"]
-    )
-    await feed.next("gameFull", table=uid)
-    await poll(client, ala)
-    ala.propose(str(uid), "draw")
-    await poll(client, ala)
+    token, feed, ala, bob, uid = await robo_on_side_3_and_a_draw_proposed(client)
     proposal = await feed.next("proposal", table=uid)
     assert await act(client, token, f"game/{uid}/answer/draw/accept") == (200, {"ok": True})
     await feed.next("chat", table=uid, code="agree1draw")
