@@ -126,11 +126,10 @@ class Limits:
     ) -> None:
         """`held_elsewhere(nick, analysis)`: in a cluster, the unfinished games (or analysis tables)
         `nick` has at other members' tables, which its caps count too (RemoteLobby.held_by); `now`: the
-        timers' clock."""
+        timers' clock, which the hourly counts read."""
         self.caps = caps
         factor = caps.network_factor
         self.held_elsewhere = held_elsewhere
-        self.now = now
         # the last hour's games begun and analysis tables opened: by each player, by each address's guests
         self.begun = Hourly(GAMES_BEGUN, GAMES_BEGUN_PER_HOUR, caps.games_begun_per_address, factor, now)
         self.analysed = Hourly(ANALYSES_OPENED, ANALYSES_PER_HOUR, ANALYSES_PER_ADDRESS, factor, now)
