@@ -22,7 +22,7 @@ from server.hub.context import Context
 from server.hub.lineup import colour_of
 from server.hub.model import LOBBY, NOBODY, Player, Table, account_number
 from server.hub.persistence import Account, FinishedGame
-from server.hub.room import Room, journal_entry
+from server.hub.room import Room, asks_for_a_new_game, journal_entry
 from server.hub.roster import Roster
 from server.hub.tables import Tables
 from server.hub.takeback import TakeBack
@@ -83,7 +83,7 @@ class Games:
         if proposal == "undo":
             self.ctx.limits.take_back(player, len(room.game.moves), self.ctx.timers.now())
         games_played = room.games_played
-        if proposal == "new" or (proposal.endswith("new") and proposal.startswith(("ok", "accept"))):
+        if asks_for_a_new_game(proposal):
             self.ctx.limits.may_begin(player)  # a new game at the table: each one is archived
         if proposal in CLAIMS:
             self.absences.claim(player, self.tables[room.uid], room, proposal)

@@ -36,6 +36,13 @@ ANSWERS = {"ok": "ok", "accept": "ok", "reject": "reject", "cancel": "cancel"}
 _ANSWER = re.compile(r"(ok|accept|reject|cancel)([1-8])(score|terr|drop|draw|new|undo)")
 
 
+def asks_for_a_new_game(text: str) -> bool:
+    """Whether a proposition's text proposes a new game or agrees to one (`new`, `ok1new`, `accept2new`)."""
+    found = _ANSWER.fullmatch(text)
+    agreed = found is not None and ANSWERS[found.group(1)] == "ok" and found.group(3) == "new"
+    return text == "new" or agreed
+
+
 @dataclass(frozen=True)
 class AutoTable:
     """A table an organiser set up (setUpTable). Its first game is the tournament game: sayHi grace,
