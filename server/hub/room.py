@@ -342,9 +342,14 @@ class Room:
 
     # --- playing -------------------------------------------------------------------------------
 
-    def _check_playing(self) -> None:
-        if self.clock is not None and not self.quiet:  # a replayed action was in time when it was made
+    def _flag_if_due(self) -> None:
+        """A clock past its deadline has decided, even if its timer runs late; a replayed action was in
+        time when it was made."""
+        if self.clock is not None and not self.quiet:
             self.clock.flag_if_due()
+
+    def _check_playing(self) -> None:
+        self._flag_if_due()
         if self.game.result is not None:
             raise ProtocolError("gameOver", "The game is over.")
 
@@ -692,8 +697,7 @@ class Room:
         in the standings. A result that stands (the game over) is never taken back."""
         if self.cancelled:
             raise ProtocolError("alreadyCancelled", f"The game of table {self.uid} is already cancelled.")
-        if self.clock is not None:  # a clock past its deadline has decided, even if its timer runs late
-            self.clock.flag_if_due()
+        self._flag_if_due()
         if not self.tournament_game or self.game.result is not None:
             raise ProtocolError("gameOver", f"The game of table {self.uid} is over: its result stands.")
         self.cancelled = True
@@ -825,8 +829,8 @@ class Room:
         """A team player left the table for good while the game runs (docs/teams.md): the turn goes to
         the next team-mate, and a team with nobody left loses. Nothing in a two-player game."""
         side = self.seat_of(nick)
-        if self.clock is not None and side and self.lineup.teams and not self.quiet:
-            self.clock.flag_if_due()  # a game lost on time before they left stays lost on time
+        if side and self.lineup.teams:
+            self._flag_if_due()  # a game lost on time before they left stays lost on time
         if not side or not self.lineup.teams or self.game.result is not None:
             return
         self._note("left", p=side)
