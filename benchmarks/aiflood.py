@@ -233,7 +233,7 @@ def ai_section(args: argparse.Namespace, workdir: Path) -> bool:
     for attack in (None, *(args.ai_attack or sorted(ATTACKS))):
         server = Server(args.python, args.log_level, workdir / (attack or "alone"), None, extra)
         server.workdir.mkdir()
-        server.start(args.timeout)
+        server.start()
         try:
             figures = asyncio.run(
                 measured(server.port, attack, args.ai_networks, args.ai_seconds, args.timeout)
@@ -322,7 +322,7 @@ def undo_section(args: argparse.Namespace, workdir: Path) -> bool:
     import abuse  # the normal player of abuse.py's sections (abuse imports this module)
 
     server = Server(args.python, args.log_level, workdir, None, ("--ai-workers", "0"))
-    server.start(args.timeout)
+    server.start()
     try:
         moves = asyncio.run(archive_a_long_game(server.port, args.undo_board, args.timeout))
         answers: Counter[str] = Counter()

@@ -213,7 +213,7 @@ class Chaos:
                 f"starting {name} again on port {member.port}" + (f" (try {attempt})" if attempt > 1 else "")
             )
             try:
-                await asyncio.to_thread(member.start, WHOLE_WITHIN, True)
+                await asyncio.to_thread(member.start, timeout=WHOLE_WITHIN, again=True)
                 self.say(f"{name} answers /healthz (pid {member.pid})")
                 return
             except RuntimeError as failure:

@@ -403,7 +403,7 @@ class ClusterServer:
         for number, name in enumerate(names):
             member = Member(name, self.db_url, self.redis.url, number == 0, self.args, self.folder)
             self.members.append(member)
-            member.start(READY_TIMEOUT)  # its /healthz
+            member.start(timeout=READY_TIMEOUT)  # its /healthz
             member.wait_ready(names[: number + 1])  # migrated (the first) before the next one starts
         for member in self.members:
             member.wait_ready(names)

@@ -126,9 +126,11 @@ class Server:
         """Where the server keeps its data: a throwaway SQLite file, its schema made at start."""
         return ["--db", f"sqlite+aiosqlite:///{self.workdir}/bench.sqlite3", "--migrate"]
 
-    def start(self, timeout: float = 30.0, again: bool = False) -> None:
-        """Start on a free port; `again`: on the port it had, its log kept (a restart behind a proxy that
-        knows the port, as benchmarks/chaos.py restarts a killed member)."""
+    def start(self, *, timeout: float = 30.0, again: bool = False) -> None:
+        """Start on a free port and wait for /healthz; `again`: on the port it had, its log kept (a restart
+        behind a proxy that knows the port, as benchmarks/chaos.py restarts a killed member). `timeout` is
+        keyword-only: a request's time-out (10 s) passed here once failed a loaded CI run, whose server
+        took longer than that to migrate and start."""
         if not again:
             self.port = free_port()
         profiler = ["-m", "cProfile", "-o", str(self.profile)] if self.profile else []
