@@ -13,7 +13,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from server.engine.gametype import MAX_ADDED_TIME, MAX_START_TIME
+
 MAX_GIFT = 3600  # the most seconds a player may add to the opponent's clock at once
+# The most seconds a clock holds: what the longest game type's own clock reaches (24 h start, 1 h added).
+# Gifts never lift a clock above it, so every clock the server sends stays far below 2^31 s, where
+# MultiPoints' Integer.parseInt of the `f` line fails (docs/protocol.md, "Clocks").
+MAX_CLOCK = MAX_START_TIME + MAX_ADDED_TIME
 
 
 class Handle(Protocol):
@@ -186,10 +192,15 @@ class Clock:
         self.extra[player], self.reconnect[player] = float(seconds), 0.0
         self._arm()
 
+    def room_for_gift(self, player: int) -> float:
+        """The most seconds a gift may add to the player's clock now: up to MAX_CLOCK."""
+        return max(0.0, MAX_CLOCK - self.left(player))
+
     def give(self, player: int, seconds: float) -> None:
-        """A time gift from the opponent; the cap does not apply to it."""
+        """A time gift from the opponent: above start + added it stays, but never above MAX_CLOCK (the
+        room refuses a larger one first)."""
         self._charge()
-        self.remaining[player] += seconds
+        self.remaining[player] = min(MAX_CLOCK, self.remaining[player] + seconds)
         self._arm()
 
     def pause(self, player: int, paused: bool) -> None:
@@ -224,7 +235,8 @@ class Clock:
         """Take up a journalled state; `grace` more seconds (a restart's) pass before the player on move is
         charged."""
         left1, left2, paused1, paused2, extra1, extra2 = state
-        self.remaining = {1: float(left1), 2: float(left2)}
+        # a journal written before gifts were bounded may hold more than MAX_CLOCK: it comes back at it
+        self.remaining = {1: min(MAX_CLOCK, float(left1)), 2: min(MAX_CLOCK, float(left2))}
         self.paused = {1: bool(paused1), 2: bool(paused2)}
         self.extra = {1: float(extra1), 2: float(extra2)}
         self.reconnect = {1: 0.0, 2: 0.0}

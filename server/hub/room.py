@@ -25,7 +25,7 @@ from server.engine.played import Move
 from server.engine.record import game_to_record
 from server.engine.sgf import GameRecord
 from server.engine.start import Setup
-from server.hub.clock import MAX_GIFT, Clock, Timers
+from server.hub.clock import MAX_CLOCK, MAX_GIFT, Clock, Timers
 from server.hub.lineup import Lineup, colour_of
 from server.hub.sentences import PROPOSAL_WORDS, result_sentence
 from server.protocol import events
@@ -658,6 +658,14 @@ class Room:
         seconds = parse_number(seconds_text)
         if seconds is None or not 1 <= seconds <= MAX_GIFT:
             raise ProtocolError("badTime", f"Time to add must be 1..{MAX_GIFT} seconds.")
+        room_left = int(clock.room_for_gift(3 - player))
+        if seconds > room_left:
+            raise ProtocolError(
+                "clockFull",
+                f"A gift may not lift the opponent's clock above {MAX_CLOCK} seconds "
+                f"({MAX_CLOCK // 3600} hours); "
+                f"at most {room_left} can be added now.",
+            )
         clock.give(3 - player, seconds)
         self._note("gift", p=side, s=seconds)
         self._say_table(self.flags())

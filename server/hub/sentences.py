@@ -19,7 +19,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 from server.engine.game import Result
-from server.hub.clock import MAX_GIFT
+from server.hub.clock import MAX_CLOCK, MAX_GIFT
 from server.hub.spam import LINKS_FROM_NEW, LINKS_WINDOW
 from server.protocol.codec import MAX_CHAT
 
@@ -287,6 +287,11 @@ CATALOGUE: dict[str, dict[str, str]] = {
         "pl": f"Można dodać od 1 do {MAX_GIFT} sekund.",
         "ru": f"Добавить можно от 1 до {MAX_GIFT} секунд.",
         "ua": f"Додати можна від 1 до {MAX_GIFT} секунд.",
+    },
+    "clockFull": {
+        "pl": f"Zegar przeciwnika może wskazywać najwyżej {MAX_CLOCK} sekund ({MAX_CLOCK // 3600} godzin).",
+        "ru": f"На часах соперника может быть не больше {MAX_CLOCK} секунд ({MAX_CLOCK // 3600} часов).",
+        "ua": f"На годиннику суперника може бути не більше {MAX_CLOCK} секунд ({MAX_CLOCK // 3600} годин).",
     },
     "notYourSeat": {
         "pl": "Twoje miejsce przy tym stole zajmuje inna twoja sesja.",
