@@ -279,6 +279,7 @@ class Hub:
         """What the sweep does every SWEEP_EVERY, in this order."""
         return (
             self.sessions.time_out,
+            self.invites.lapse_old,
             self.absences.sweep,
             self.saved.heartbeat,
             self.chats.forget_old,

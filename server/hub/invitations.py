@@ -46,6 +46,9 @@ from server.protocol.codec import ProtocolError, decode_client_text, nick_key
 # everyone else (they answer one invitation at a time), and `v..b` or ignoring holds one nick only.
 GUEST_REJECTIONS = 3
 GUEST_REJECTIONS_WINDOW = 600.0
+# An invitation not answered within this many seconds lapses, withdrawn as a cancellation is: an inviter
+# whose tab polls on while they are away kept the invitee busy for everyone else (docs/protocol.md).
+INVITATION_LIFETIME = 300.0
 
 
 class Offering(Protocol):
@@ -234,6 +237,7 @@ class Invitations:
         for someone in (inviter, invitation.invitee):
             if someone.visiting_from:
                 self._strangers[(someone.visiting_from, someone.nick)] = someone
+        invitation.sent_at = self.ctx.timers.now()
         self.invitations[inviter] = invitation
         for invitee in invitation.invitees:
             self.incoming[invitee] = invitation
@@ -381,6 +385,12 @@ class Invitations:
         for invitation in [i for i in self.invitations.values() if player in (i.inviter, *i.invitees)]:
             self.drop(invitation)
 
+    def lapse_old(self) -> None:
+        """The sweep: invitations sent INVITATION_LIFETIME ago or more go, as cancelled ones do."""
+        lapsed = self.ctx.timers.now() - INVITATION_LIFETIME
+        for invitation in [i for i in self.invitations.values() if i.sent_at <= lapsed]:
+            self.drop(invitation)
+
     def member_gone(self, member: str) -> None:
         """A member left the cluster: the invitations with its players go."""
         for invitation in list(self.invitations.values()):
@@ -420,6 +430,14 @@ class Invitations:
             blue, red = self._server_decides(inviter, invitee, game_type)
         self.tables.open_table(game_type, blue.nick, red.nick)
         self.ctx.limits.began((inviter, invitee))
+        self._withdraw_sent_by(inviter, invitee)
+
+    def _withdraw_sent_by(self, *players: Player) -> None:
+        """Players who begin a game withdraw the invitations they sent: accepted later, one opened a
+        second table under them."""
+        for invitation in [self.invitations.get(player) for player in players]:
+            if invitation is not None:
+                self.drop(invitation)
 
     def _accept_team(self, player: Player, invitation: Invitation) -> None:
         """One more of a team invitation's players accepts; the last one opens the table, the inviter's
@@ -440,6 +458,7 @@ class Invitations:
             seats = interleaved(seats[1::2], seats[0::2])
         self.tables.open_table(invitation.game_type, seats[0], seats[1], more=seats[2:])
         self.ctx.limits.began(everyone)
+        self._withdraw_sent_by(*everyone)
 
     def _server_decides(self, first: Player, second: Player, game_type: GameType) -> tuple[Player, Player]:
         """Ranked: the lower rating starts; free games, equal ratings and guests: at random."""

@@ -290,6 +290,7 @@ class Invitation:
     # team on the odd sides; empty for an invitation of two
     lineup: tuple[Player, ...] = ()
     accepted: set[Player] = field(default_factory=set)  # the invitees who have accepted so far
+    sent_at: float = 0.0  # when it was kept (the hub's monotonic clock); it lapses INVITATION_LIFETIME later
 
     @property
     def invitees(self) -> tuple[Player, ...]:

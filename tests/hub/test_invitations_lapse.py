@@ -1,0 +1,106 @@
+"""Invitations lapse (docs/protocol.md, "Invitations"): INVITATION_LIFETIME after it was sent, or when its
+inviter begins another game, an invitation is withdrawn as its cancellation is (its `vg` and `vs` go).
+
+Before, an invitation stayed while both sessions lasted: an inviter whose browser tab kept polling while
+they were away kept the invitee `busy` for everyone else (`*Bob is answering another invitation.`) for
+hours, and one who began another game meanwhile had a second table opened under them when it was
+accepted."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from server.hub.clock import ManualTimers
+from server.hub.hub import Hub
+from server.hub.invitations import INVITATION_LIFETIME
+from server.hub.model import Origin
+from server.hub.saved import SWEEP_EVERY
+from server.protocol.codec import ProtocolError
+
+FREE = "0808s0..a.F.n...."  # 8x8, free, the inviter blue, no clock
+NICKS = ("*Ala", "*Bob", "*Cid", "*Dan")
+
+
+def four_guests() -> tuple[Hub, ManualTimers]:
+    timers = ManualTimers()
+    hub = Hub(timers=timers, rng=random.Random(5))
+    for nick in NICKS:
+        hub.guest_login(secret(nick), nick, "en", Origin(f"198.51.100.{len(nick) + ord(nick[1])}"))
+    return hub, timers
+
+
+def secret(nick: str) -> str:
+    return nick[1:].lower() + "123"
+
+
+def invitation_lines(hub: Hub, nick: str) -> list[str]:
+    player = hub.players[secret(nick)]
+    return [line for line in hub.invites.lines(player) if line.startswith(("vg", "vs"))]
+
+
+def wait(hub: Hub, timers: ManualTimers, seconds: float) -> None:
+    """`seconds` pass with everyone polling (no session times out) and the hub sweeping as it does."""
+    for _ in range(int(seconds // SWEEP_EVERY)):
+        timers.advance(SWEEP_EVERY)
+        for nick in NICKS:
+            hub.players[secret(nick)].last_seen = timers.now()
+        hub.sweep()
+
+
+def games(hub: Hub) -> list[tuple[str, str]]:
+    return [(t.room.blue, t.room.red) for t in hub.tables.values() if t.room is not None]
+
+
+def test_an_unanswered_invitation_lapses_and_the_invitee_may_be_invited_again() -> None:
+    hub, timers = four_guests()
+    hub.invite(secret("*Ala"), "*Bob", FREE)
+    wait(hub, timers, INVITATION_LIFETIME - SWEEP_EVERY)
+    assert invitation_lines(hub, "*Bob") == [f"vg*Ala.{FREE}"]
+    with pytest.raises(ProtocolError, match=r"\*Bob is answering another invitation"):
+        hub.invite(secret("*Dan"), "*Bob", FREE)  # what a newcomer sees meanwhile
+
+    wait(hub, timers, SWEEP_EVERY)
+
+    assert invitation_lines(hub, "*Bob") == invitation_lines(hub, "*Ala") == []
+    assert hub.invites.invitations == hub.invites.incoming == {}
+    with pytest.raises(ProtocolError, match="no invitation to answer"):
+        hub.answer_invitation(secret("*Bob"), "a")
+    hub.invite(secret("*Dan"), "*Bob", FREE)
+    assert invitation_lines(hub, "*Bob") == [f"vg*Dan.{FREE}"]
+
+
+def test_an_invitation_sent_again_lives_from_then() -> None:
+    hub, timers = four_guests()
+    hub.invite(secret("*Ala"), "*Bob", FREE)
+    wait(hub, timers, INVITATION_LIFETIME / 2)
+    hub.invite(secret("*Ala"), "*Bob", FREE)
+    wait(hub, timers, INVITATION_LIFETIME - SWEEP_EVERY)
+    assert invitation_lines(hub, "*Bob") == [f"vg*Ala.{FREE}"]
+
+
+def test_an_inviter_who_begins_another_game_withdraws_the_invitation() -> None:
+    hub, _ = four_guests()
+    hub.invite(secret("*Ala"), "*Bob", FREE)
+    hub.invite(secret("*Cid"), "*Ala", FREE)
+    hub.answer_invitation(secret("*Ala"), "a")  # Ala plays Cid now
+
+    assert invitation_lines(hub, "*Bob") == []
+    assert invitation_lines(hub, "*Ala") == []
+    with pytest.raises(ProtocolError, match="no invitation to answer"):
+        hub.answer_invitation(secret("*Bob"), "a")
+    assert games(hub) == [("*Cid", "*Ala")]
+
+
+def test_a_flood_of_invitations_keeps_one_and_nothing_once_it_lapses() -> None:
+    """Ten invitations a minute for ten minutes, each replacing the last: never more than one kept, and
+    none left after the last one's lifetime (no timer or record per invitation sent)."""
+    hub, timers = four_guests()
+    for _ in range(10):
+        for n in range(10):
+            hub.invite(secret("*Ala"), NICKS[1 + n % 3], FREE)
+            assert len(hub.invites.invitations) == len(hub.invites.incoming) == 1
+        wait(hub, timers, 60)
+    wait(hub, timers, INVITATION_LIFETIME)
+    assert hub.invites.invitations == hub.invites.incoming == {}
