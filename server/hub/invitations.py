@@ -1,5 +1,6 @@
 """Invitations to a game (the `v` command and `zapraszam`): sent, answered, cancelled, blocked; and the
-invitations that open a table at once: to oneself for an analysis, to an AI player.
+invitations that open a table at once: to oneself for an analysis (server/hub/analysis_tables.py), to an AI
+player.
 
 The only owner of the pending invitations, by inviter and by invitee. They are state repeated in every
 reply (`vg`, `vs`, `vr` lines, see `lines`), not events. A team invitation (docs/teams.md) names every
@@ -26,7 +27,7 @@ from server.engine.gametype import (
     WhoStarts,
     parse_game_type,
 )
-from server.engine.replay import ReplayError, analysis_start
+from server.hub.analysis_tables import open_analysis
 from server.hub.bus import EventBus
 from server.hub.computer import Computer
 from server.hub.context import Context
@@ -131,7 +132,7 @@ class Invitations:
         except GameTypeError as refused:
             raise ProtocolError("badGameType", f"Game type refused: {refused}.") from None
         if game_type.kind is GameKind.ANALYSIS:
-            self._open_analysis(player, invitee, game_type, archived)
+            open_analysis(self.ctx, self.tables, player, invitee, game_type, archived)
             return
         if invitee is player:
             raise ProtocolError("badNick", "You cannot invite yourself.")
@@ -290,43 +291,6 @@ class Invitations:
     def _forget_stranger(self, stranger: Player) -> None:
         if stranger not in self.invitations and stranger not in self.incoming:
             self._strangers.pop((stranger.visiting_from, stranger.nick), None)
-
-    def _open_analysis(
-        self, player: Player, invitee: Player, game_type: GameType, archived: str | None
-    ) -> None:
-        """An invitation to oneself with an analysis game type opens the table at once."""
-        if invitee is not player:
-            raise ProtocolError("badGameType", "An analysis table is opened by inviting yourself.")
-        if nick_key(game_type.rights.analyser_nick) != nick_key(player.nick):
-            raise ProtocolError(
-                "badGameType", f"The analyser in the game type must be you: c___SUsuen{player.nick}."
-            )
-        # the limits before an archived record's replays (60 ms for 2,400 moves on 52x52): refused, nothing
-        self.tables.room_for_a_table(player)
-        self.ctx.limits.games_of(self.tables.values(), player, analysis=True)
-        self.ctx.limits.may_invite(player, self.ctx.timers.now())
-        setup, moves = None, []
-        if game_type.start.kind is StartKind.SGF:
-            if archived is None:
-                raise ProtocolError(
-                    "badGameType", "An analysis of an archived game is opened with co=zapraszam."
-                )
-            try:
-                setup, moves = analysis_start(
-                    archived, game_type.width, game_type.height, game_type.automatic_enclosures
-                )
-            except ReplayError as refused:
-                raise ProtocolError("badGameType", f"Game {game_type.start.number}: {refused}.") from None
-            if not all(game_type.rights.analyser_places(colour) for colour, _ in moves):
-                raise ProtocolError(
-                    "badGameType", "The archived game has dots of a colour the analyser may not place."
-                )
-        self.ctx.limits.invitation(player, player.nick, self.ctx.timers.now())
-        room = self.tables.open_table(game_type, player.nick, player.nick, setup=setup).room
-        assert room is not None
-        self.ctx.limits.analysed.add((player,))  # its `tables` row stays for good
-        for colour, where in moves:
-            room.move(player.nick, where, colour)
 
     def _check_computer_game(self, player: Player, ai: Player, game_type: GameType, computer: bool) -> None:
         if not computer:
