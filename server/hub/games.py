@@ -64,7 +64,7 @@ class Games:
         table = self.tables.by_uid[room.uid]
         self.ctx.limits.actions(player, table, self.ctx.timers.now())
         if room.seat_of(player.nick):
-            self.tables.claim_seat(player, table)
+            self.tables.seating.claim(player, table)
             if not table.seat_of(player):
                 raise ProtocolError(
                     "notYourSeat", f"The seat of {player.nick} at table {room.uid} is another session's."

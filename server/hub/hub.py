@@ -535,7 +535,7 @@ class Hub:
     def reserve_seats(self, uid: int, owners: dict[str, str]) -> None:
         """Seats of table `uid` kept for these sessions or accounts (nick -> Player.seat_key)."""
         for nick, owner in owners.items():
-            self.tables.reserve_seat(self.tables.by_uid[uid], nick, owner)
+            self.tables.seating.reserve(self.tables.by_uid[uid], nick, owner)
 
     def watch_tournament_results(self, listener: Callable[[int, str, str], None] | None) -> None:
         """Be told (table, tournament, result) when a tournament game's record is stored."""

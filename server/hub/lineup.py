@@ -77,6 +77,10 @@ class Lineup:
         seats = [nick for pair in zip(self.members(WHITE), self.members(BLACK), strict=True) for nick in pair]
         return Lineup(seats, self.gone)
 
+    def renamed(self, old: str, new: str) -> Lineup:
+        """The same line-up with the player `old` named `new` (their account was renamed)."""
+        return Lineup([new if nick == old else nick for nick in self.seats], self.gone)
+
     def names(self, colour: int) -> str:
         """A team as one name for people: its nicks in its turn order (a two-player game: the nick)."""
         return NAMES_SEPARATOR.join(self.members(colour))

@@ -130,8 +130,7 @@ class Restorer:
             entry = journal_entry(kind, data) if room is not None else None
             with self._setting_aside(uid, seq, kind):
                 if kind == "seat":
-                    table.owners[data["nick"]] = data["owner"]
-                    table.guest_places.pop(data["nick"], None)
+                    self.tables.seating.set_owner(table, data["nick"], data["owner"])
                     if "host" in data:
                         table.guest_places[data["nick"]] = (data["host"], data["network"])
                 elif kind == "chat":
@@ -145,6 +144,8 @@ class Restorer:
                             event=data.get("e", 0),
                         )
                     )
+                elif kind == "renamed":
+                    self.tables.seating.rename(table, data["from"], data["to"])
                 elif kind == "chatdel":
                     for chat_id in data["ids"]:
                         table.chat.delete(chat_id)

@@ -84,6 +84,22 @@ def opening(
     )
 
 
+def renamed_opening(opened: dict[str, Any], old: str, new: str) -> dict[str, Any]:
+    """A journal's "open" entry with the player `old` named `new` (an admin renamed their account): the
+    one a compacted journal starts with once their seat moved (server/hub/seating.py)."""
+
+    def name(nick: str) -> str:
+        return new if nick == old else nick
+
+    changed = {**opened, "blue": name(opened["blue"]), "red": name(opened["red"])}
+    if "more" in opened:
+        changed["more"] = [name(nick) for nick in opened["more"]]
+    auto = opened.get("auto")
+    if auto is not None:
+        changed["auto"] = {**auto, "sayHi": {name(nick): seconds for nick, seconds in auto["sayHi"].items()}}
+    return changed
+
+
 def _without_asks(entries: list[tuple[str, dict[str, Any]]]) -> list[tuple[str, dict[str, Any]]]:
     """The entries without the propositions that only asked, nor a team's agreements that did not yet
     settle them (`partial`, docs/teams.md): a settled one changed nothing."""
@@ -249,6 +265,14 @@ class Room:
     def seat_of(self, nick: str) -> int:
         """The nick's side (its colour in a two-player game); 0 for a spectator or a player who left."""
         return self.lineup.side_of(nick)
+
+    def rename_seat(self, old: str, new: str) -> None:
+        """The player of `old`'s side plays on as `new` (their account was renamed): the same side, turn
+        and clock, and their sayHi at a tournament table."""
+        self.lineup = self.lineup.renamed(old, new)
+        if self.auto is not None and old in self.auto.say_hi:
+            say_hi = {new if nick == old else nick: seconds for nick, seconds in self.auto.say_hi.items()}
+            self.auto = AutoTable(self.auto.tournament, self.auto.round, say_hi)
 
     def _seat(self, nick: str) -> int:
         side = self.seat_of(nick)

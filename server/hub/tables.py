@@ -18,11 +18,12 @@ from server.hub.bus import LocalBus
 from server.hub.chat import LOBBY_CHAT_KEPT, TABLE_CHAT_KEPT, ChatEntry, ChatRoom
 from server.hub.context import Context
 from server.hub.joined import JoinedTexts
-from server.hub.model import LOBBY, Player, Table, owns, parse_table, reserved
+from server.hub.model import LOBBY, Player, Table, parse_table, reserved
 from server.hub.numbers import TableNumbers
 from server.hub.room import AutoTable, JournalText, Room, journal_entry
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
+from server.hub.seating import Seating
 from server.hub.sentences import for_player
 from server.logs import Fields
 from server.protocol import events
@@ -75,6 +76,7 @@ class Tables(Mapping[int, Table]):
         # back at their games without walking every table (0.6 ms a login with 2,500 tables, and a
         # restart's restore of every session took as many walks)
         self.seats: dict[str, dict[int, None]] = {}
+        self.seating = Seating(self, roster)  # who owns each seat
         self.numbers = TableNumbers()
         self.moves_played = 0  # for /metrics
         # Set by Hub.__init__, as these parts are made after this one: what happens when a game ends
@@ -238,10 +240,15 @@ class Tables(Mapping[int, Table]):
         self.lines_stale.discard(table.uid)
         if table.room is not None:
             for nick in table.room.lineup.seats:
-                uids = self.seats.get(nick, {})
-                uids.pop(table.uid, None)
-                if not uids:
-                    self.seats.pop(nick, None)
+                self.unseat(nick, table.uid)
+        self.seating.forget(table)
+
+    def unseat(self, nick: str, uid: int) -> None:
+        """The nick has no seat at table `uid` any more (Tables.seats)."""
+        uids = self.seats.get(nick, {})
+        uids.pop(uid, None)
+        if not uids:
+            self.seats.pop(nick, None)
 
     def forget(self, table: Table) -> None:
         """The table is gone: nobody sits at it any more (see Games.close)."""
@@ -332,7 +339,7 @@ class Tables(Mapping[int, Table]):
         if uid == LOBBY:
             self.lobby_nicks[player.nick] = player.nick
             self.lobby_infos[player.nick] = player.info
-        self.claim_seat(player, table)
+        self.seating.claim(player, table)
         self.note_presence(table)
         if uid != LOBBY:
             player.tables.append(uid)
@@ -445,56 +452,11 @@ class Tables(Mapping[int, Table]):
 
     def seat_back(self, player: Player) -> None:
         """Back at the games they play (after a restart, or after their session timed out); a guest also
-        at those whose seat a guest session of its nick held from its network (`_comes_back_to`)."""
+        at those whose seat a guest session of its nick held from its network; a renamed account also at
+        those it plays under an earlier nick (server/hub/seating.py)."""
         if self.elsewhere is not None:
             self.elsewhere.seat_back(player)
+        self.seating.follow_rename(player)
         for uid in list(self.seats.get(player.nick, ())):
-            if self.reclaim_seat(self.by_uid[uid], player) and uid not in player.tables:
+            if self.seating.reclaim(self.by_uid[uid], player) and uid not in player.tables:
                 self.enter(player, uid)
-
-    def reclaim_seat(self, table: Table, player: Player) -> bool:
-        """Whether the player's nick has a seat at the unfinished game at `table` that is theirs: their
-        session's or account's, or a guest's they come back to (`_comes_back_to`), owned from now on."""
-        room = table.room
-        if room is None or not room.seat_of(player.nick) or room.game.result is not None:
-            return False
-        owner = table.owners.get(player.nick, player.seat_key)
-        if not owns(owner, player.seat_key) and self._comes_back_to(table, player, owner):
-            self.own_seat(table, player)
-        return owns(table.owners.get(player.nick, player.seat_key), player.seat_key)
-
-    def _comes_back_to(self, table: Table, player: Player, owner: str) -> bool:
-        """Whether `player`, a guest, is the seat's guest session back with a new id, from the network it
-        sat down from or was used from (docs/protocol.md, "A guest who comes back")."""
-        if not player.guest or not player.network or owner.startswith("@"):
-            return False
-        place = table.guest_places.get(player.nick)
-        ended = self.roster.ended.get(owner)
-        return (place is not None and place[1] == player.network) or (
-            ended is not None and player.network in ended[1]
-        )
-
-    def reserve_seat(self, table: Table, nick: str, owner: str) -> None:
-        """A seat kept for the session or account `owner` (a Player.seat_key) before anyone sits: the
-        server's own tournaments seat the player who registered, not a stranger who took the nick since."""
-        table.owners[nick] = owner
-        table.guest_places.pop(nick, None)
-        self.journal(table.uid, "seat", table.seat_entry(nick))
-
-    def claim_seat(self, player: Player, table: Table) -> None:
-        """The first session to sit in a seat of its nick owns it (a registered player: their account).
-        A table set up for a tournament waits for its players' first sessions; an invitation's table is
-        claimed by the two players as they sit down."""
-        room = table.room
-        if room is None or not room.seat_of(player.nick) or player.nick in table.owners:
-            return
-        self.own_seat(table, player)
-
-    def own_seat(self, table: Table, player: Player) -> None:
-        """The player's session (or account) owns their nick's seat from now on; a guest's host and
-        network go with it (Table.guest_places), an --unlimited guest's network alone."""
-        table.owners[player.nick] = player.seat_key
-        table.guest_places.pop(player.nick, None)
-        if player.guest and player.host:
-            table.guest_places[player.nick] = ("" if player.unlimited else player.host, player.network)
-        self.journal(table.uid, "seat", table.seat_entry(player.nick))

@@ -36,8 +36,9 @@ log = logging.getLogger(__name__)
 
 # journal entries that are play: the first one not stored is where a table is taken back to
 GAME_ACTIONS = frozenset({"move", "stop", "propose", "pause", "gift", "flag", "cancel", "left", "claim"})
-KEPT = frozenset({"open", "seat", "came", "chatdel"})  # never taken back (and "chat", see _kept)
-TABLE_ENTRIES = frozenset({"open", "seat", "chat", "chatdel"})  # the table's, not its game's (not replayed)
+KEPT = frozenset({"open", "seat", "renamed", "came", "chatdel"})  # never taken back (and "chat", see _kept)
+# the table's, not its game's (not replayed: Table.opened names a renamed player's seat as it is now)
+TABLE_ENTRIES = frozenset({"open", "seat", "renamed", "chat", "chatdel"})
 UNSAVED = "unsaved"  # the server line's code (nickType)
 UNSAVED_LINE = (
     "The server could not save what was last played here, so it was taken back: the game is as it "

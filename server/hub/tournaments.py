@@ -1,7 +1,7 @@
 """Tournaments' tables: an organiser's table (setUpTable) between two players, or two teams
 (docs/teams.md), who need not be online.
 
-Such a table waits for its players' first sessions (server/hub/tables.py, `claim_seat`), gives each a
+Such a table waits for its players' first sessions (server/hub/seating.py, `Seating.claim`), gives each a
 sayHi time before their clock runs (server/hub/room.py), and stays open at least
 TOURNAMENT_TABLE_KEPT; its game is archived however short, under the tournament's name.
 """

@@ -70,7 +70,7 @@ class Visitors:
             )
             self.tables.leave(present, uid)
         visitor = self._visitor(member, person)
-        self.tables.reclaim_seat(table, visitor)  # a guest back with a new id takes its seat here too
+        self.tables.seating.reclaim(table, visitor)  # a guest back with a new id takes its seat here too
         if uid not in visitor.tables:
             members = self.bus.channels[uid].members
             members[member] = members.get(member, 0) + 1  # before: its own `pa` goes there too
