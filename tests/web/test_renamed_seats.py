@@ -1,0 +1,113 @@
+"""A player an admin renamed keeps their unfinished games, end to end on the real app: once their session
+ended, they log in again (with the nick their id is made from) and sit at their game under the new nick,
+on move with their clock, after a restart too; whoever holds a nick the seat had is never seated at it
+(docs/operations.md, "Accounts (admins)")."""
+
+from __future__ import annotations
+
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from server.app import STORE_KEY
+from server.config import Settings
+from server.store.store import Store
+from server.web.common import HUB_KEY
+from tests.conftest import served
+from tests.store.test_accounts import registered_id
+from tests.web.test_archive import pair
+from tests.web.test_auth import auth, register
+from tests.web.test_rating_rules import CROSSES, played
+from tests.web.zagram import Zagram
+
+RED_DOT = "np"  # on the bottom edge, past the red dots `played` placed
+
+
+async def renamed_at_their_game(client: TestClient) -> tuple[Zagram, Zagram, int]:
+    """Alice and Bob play; Bob, on move, leaves; an admin renames his account Robert."""
+    alice, bob = await pair(client, "Alice", "Bob")
+    uid = await played(client, alice, bob, CROSSES, 25)  # red (Bob) on move
+    assert client.app[HUB_KEY].logout(bob.secret)
+    await client.app[STORE_KEY].writer.flush()
+    await client.app[STORE_KEY].accounts.rename("Bob", "Robert")
+    return alice, bob, uid
+
+
+async def logged_in(client: TestClient, login_nick: str, secret: str, nick: str) -> Zagram:
+    assert await auth(client, co="loguj", opisGracza=login_nick, idGracza=secret) == "ok.zalogowanyNaSerwer."
+    return Zagram(client, secret, nick)
+
+
+async def test_a_renamed_player_sits_at_their_game_again_and_plays_their_turn(client: TestClient) -> None:
+    """Before, Robert's new session was not seated at the game Bob left, and his move was refused."""
+    alice, bob, uid = await renamed_at_their_game(client)
+    room = client.app[HUB_KEY].tables[uid].room
+
+    robert = await logged_in(client, "Bob", bob.secret, "Robert")
+    assert uid in (await robert.poll()).sections
+    robert.send("s", uid, RED_DOT)
+    await robert.poll()
+    assert len(room.game.moves) == 26
+    described = [line for line in (await alice.poll()).lines(0, f"d{uid}.")]
+    assert described and described[-1].endswith(".Alice.Robert")
+
+
+async def test_the_seat_is_theirs_after_a_restart(aiohttp_client: AiohttpClient, settings: Settings) -> None:
+    client = await served(aiohttp_client, settings)
+    _, bob, uid = await renamed_at_their_game(client)
+    robert = await logged_in(client, "Bob", bob.secret, "Robert")
+    await robert.poll()
+    await client.close()
+
+    client = await served(aiohttp_client, settings)
+    robert = await logged_in(client, "Bob", bob.secret, "Robert")
+    assert uid in (await robert.poll()).sections
+    robert.send("s", uid, RED_DOT)
+    await robert.poll()
+    assert len(client.app[HUB_KEY].tables[uid].room.game.moves) == 26
+
+
+async def test_a_rename_made_while_the_server_was_stopped_is_followed(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    client = await served(aiohttp_client, settings)
+    alice, bob = await pair(client, "Alice", "Bob")
+    uid = await played(client, alice, bob, CROSSES, 25)
+    await client.close()
+    store = await Store.open(settings.db_url)  # `user rename Bob Robert` while the server is stopped
+    await store.accounts.rename("Bob", "Robert")
+    await store.close()
+
+    client = await served(aiohttp_client, settings)
+    robert = await logged_in(client, "Bob", bob.secret, "Robert")
+    assert uid in (await robert.poll()).sections
+    robert.send("s", uid, RED_DOT)
+    await robert.poll()
+    assert len(client.app[HUB_KEY].tables[uid].room.game.moves) == 26
+
+
+async def test_nobody_who_takes_a_nick_the_seat_had_is_seated_at_it(client: TestClient) -> None:
+    """Bob's account, renamed Robert (his seat moves to "Robert" at his login) and then Rob: "Robert" is
+    free again, and Mallory registers it. She is not seated, cannot move or resign for him; Rob is."""
+    hub = client.app[HUB_KEY]
+    _, bob, uid = await renamed_at_their_game(client)
+    robert = await logged_in(client, "Bob", bob.secret, "Robert")
+    assert uid in (await robert.poll()).sections
+    assert hub.logout(bob.secret)
+    await client.app[STORE_KEY].writer.flush()
+    await client.app[STORE_KEY].accounts.rename("Robert", "Rob")
+
+    assert await register(client, "Robert", password="mallory") == "ok.zarejestrowalem."
+    mallory = Zagram(client, registered_id("Robert", "mallory"), "Robert")
+    assert uid not in (await mallory.poll()).sections
+    room = hub.tables[uid].room
+    answer = await mallory.get(co="propose", idGracza=mallory.secret, table=str(uid), proposal="resign")
+    assert answer.startswith("err.") and room.game.result is None
+    mallory.send("s", uid, RED_DOT)
+    await mallory.poll()
+    assert len(room.game.moves) == 25
+
+    rob = await logged_in(client, "Bob", bob.secret, "Rob")
+    assert uid in (await rob.poll()).sections
+    rob.send("s", uid, RED_DOT)
+    await rob.poll()
+    assert len(room.game.moves) == 26 and room.seat_of("Rob") == 2
