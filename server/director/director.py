@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from server.director.entering import check_eligible
-from server.director.history import Board, arena_games, no_shows, swiss_rounds
+from server.director.entering import EntryLimits, check_eligible
+from server.director.history import Board, arena_games, no_shows_still_in, swiss_rounds
 from server.director.pacing import ArenaPace
 from server.director.views import arena_table, summary, swiss_table
 from server.engine import arena, swiss
@@ -54,16 +54,8 @@ def wall(moment: datetime) -> float:
     return as_utc(moment).timestamp()
 
 
-def _no_shows_still_in(entries: list[Entry], boards: list[Board]) -> set[str]:
-    """The no-shows of these finished games but those who joined again after their game ended: they were
-    withdrawn for it already (`_Watch.paused_after` says so only until a restart)."""
-    joined = {entry.nick: wall(entry.registered_at) for entry in entries}
-    return {
-        nick
-        for board in boards
-        for nick in no_shows([board])
-        if board.ended is None or joined.get(nick, 0.0) <= board.ended
-    }
+def joined(entries: list[Entry]) -> dict[str, float]:
+    return {entry.nick: wall(entry.registered_at) for entry in entries}
 
 
 @dataclass
@@ -99,6 +91,7 @@ class Director:
         self._watches: dict[str, _Watch] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._pace = ArenaPace(hub)  # arena games begun an hour: a player's, a guest address's
+        self._entry_limits = EntryLimits(hub)
 
     async def start(self) -> None:
         """Take up the unfinished tournaments: those a restart interrupted go on at once."""
@@ -160,9 +153,7 @@ class Director:
         if taken is not None and not owns(taken.seat, player.seat_key):
             # a guest's nick once another session's: its games and points are not the newcomer's
             raise ProtocolError("nickUsed", "Another player has played in this tournament under this nick.")
-        entries = self.hub.ctx.limits.entered  # a new entry is kept for good: a guest's address counts it
-        if taken is None:
-            entries.check_bound(player, "entryFlood")
+        self._entry_limits.check(player, taken is None)
         entry = Entry(
             player.nick,
             nick_key(player.nick),
@@ -173,8 +164,7 @@ class Director:
         )
         if not await self.hosted.register(hosted.id, entry):
             raise ProtocolError("alreadyRegistered", "You are registered already.")
-        if taken is None:
-            entries.add((player,))
+        self._entry_limits.made(name, player, taken is None)
         if hosted.state == "running" and settings.kind == "arena":
             self._look(name)  # paired at once rather than at the next wave
 
@@ -186,6 +176,7 @@ class Director:
         now = datetime.fromtimestamp(self.hub.clock(), UTC)
         if not await self.hosted.withdraw(hosted.id, nick_key(player.nick), now):
             raise ProtocolError("notRegistered", "You are not registered in this tournament.")
+        self._entry_limits.ended(name, player.nick)
 
     async def cancel(self, name: str, key_tournament: str | None) -> None:
         """The organiser calls the tournament off: no more pairings, and its games still being played
@@ -322,6 +313,7 @@ class Director:
     async def _finish(self, hosted: Hosted, state: str = "finished") -> None:
         await self.hosted.set_state(hosted.id, state, datetime.fromtimestamp(self.hub.clock(), UTC))
         log.info("tournament over %s", Fields(name=hosted.settings.name, state=state, round=hosted.round))
+        self._entry_limits.ended(hosted.settings.name)
         self._forget(hosted.settings.name)
 
     def _set_up(self, hosted: Hosted, round_: int, blue: str, red: str, seats: dict[str, str]) -> None:
@@ -344,6 +336,7 @@ class Director:
         for entry in entries:
             if not entry.withdrawn and entry.nick in nicks:
                 await self.hosted.withdraw(hosted.id, entry.nick_key, now)
+                self._entry_limits.ended(hosted.settings.name, entry.nick)
                 log.info(
                     "tournament withdrew %s", Fields(name=hosted.settings.name, player=entry.nick, why=why)
                 )
@@ -364,6 +357,7 @@ class Director:
     async def _swiss(self, hosted: Hosted) -> None:
         name, settings = hosted.settings.name, hosted.settings
         entries = await self.hosted.entries(hosted.id)
+        self._entry_limits.held(name, entries)
         rounds = await self.hosted.rounds(hosted.id)
         boards = await self.boards(hosted)
         if rounds:
@@ -383,7 +377,7 @@ class Director:
                 return
             watch = self._watches[name]
             if watch.paused_after != current.round:
-                absent = _no_shows_still_in(entries, [b for b in boards if b.round == current.round])
+                absent = no_shows_still_in(joined(entries), [b for b in boards if b.round == current.round])
                 await self._withdraw(hosted, entries, absent, "did not show up")
                 watch.paused_after, watch.pause_ends = current.round, self.hub.timers.now() + self.round_pause
             if self.hub.timers.now() < watch.pause_ends:
@@ -440,12 +434,13 @@ class Director:
             return
         boards = await self.boards(hosted)
         entries = await self.hosted.entries(hosted.id)
+        self._entry_limits.held(settings.name, entries)
         watch = self._watches[settings.name]
         ended = {board.table for board in boards if board.result is not None}
         # the games ended since the last look; after a (re)start every ended game, so that a no-show whose
         # game ended just before the process stopped is withdrawn too (not one withdrawn and back since)
         unseen = [board for board in boards if board.table in ended - (watch.ended or set())]
-        absent = _no_shows_still_in(entries, unseen)
+        absent = no_shows_still_in(joined(entries), unseen)
         entries = await self._withdraw(hosted, entries, absent, "did not show up")
         watch.ended = ended
         entries = await self._withdraw(hosted, entries, self._gone(entries), "session over")

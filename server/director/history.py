@@ -100,6 +100,18 @@ def no_shows(boards: Sequence[Board]) -> set[str]:
     return missing
 
 
+def no_shows_still_in(joined: Mapping[str, float], boards: Sequence[Board]) -> set[str]:
+    """The no-shows of these finished games but those who joined again after their game ended (`joined`:
+    nick -> wall time of their entry): they were withdrawn for it already (the director's note of it
+    lasts only until a restart)."""
+    return {
+        nick
+        for board in boards
+        for nick in no_shows([board])
+        if board.ended is None or joined.get(nick, 0.0) <= board.ended
+    }
+
+
 def played(boards: Sequence[Board]) -> list[Played]:
     """The finished games for the swiss standings (engine/standings.py)."""
     return [Played(b.blue, b.red, b.result) for b in boards if b.result is not None and not b.cancelled]

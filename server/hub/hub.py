@@ -533,9 +533,15 @@ class Hub:
         return self.remote_lobby.held_by(nick, False) > 0
 
     def reserve_seats(self, uid: int, owners: dict[str, str]) -> None:
-        """Seats of table `uid` kept for these sessions or accounts (nick -> Player.seat_key)."""
+        """Seats of table `uid` kept for these sessions or accounts (nick -> Player.seat_key); one whose
+        session is online owns it at once, so that a guest's seat counts for their address's tables."""
+        table = self.tables.by_uid[uid]
         for nick, owner in owners.items():
-            self.tables.seating.reserve(self.tables.by_uid[uid], nick, owner)
+            player = self.roster.online(nick)
+            if player is not None and owns(owner, player.seat_key):
+                self.tables.seating.own(table, player)
+            else:
+                self.tables.seating.reserve(table, nick, owner)
 
     def watch_tournament_results(self, listener: Callable[[int, str, str], None] | None) -> None:
         """Be told (table, tournament, result) when a tournament game's record is stored."""

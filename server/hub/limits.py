@@ -139,6 +139,10 @@ class Limits:
         # players logged in from each host and each network (not the unlimited)
         self.per_host: Counter[str] = Counter()
         self.per_network: Counter[str] = Counter()
+        # guests' live entries in the server's tournaments, each holding one of its address's guest
+        # tables (guest_tables) while it waits for a table:
+        # (tournament, nick_key) -> (seat_key, host, network)
+        self.entries: dict[tuple[str, str], tuple[str, str, str]] = {}
 
     def writable(self, persistence: Persistence) -> None:
         """Refuse, before anything changes, a command whose effect storage would have to keep while
@@ -183,11 +187,25 @@ class Limits:
             self.per_network[player.network] += 1
 
     def left(self, player: Player) -> None:
+        for entry in [entry for entry, (seat, _, _) in self.entries.items() if seat == player.seat_key]:
+            del self.entries[entry]  # the session's entries are withdrawn at their next pairing
         if player.host and not player.unlimited:
             for counts, key in ((self.per_host, player.host), (self.per_network, player.network)):
                 counts[key] -= 1
                 if not counts[key]:
                     del counts[key]
+
+    def entered_tournament(self, tournament: str, player: Player) -> None:
+        """`player` holds a live entry in `tournament` (the server's own): a guest's counts as one of their
+        address's and network's guest tables until it ends (`entry_ended`) or their session does."""
+        if player.guest and player.host and not player.unlimited and not reserved(player.nick):
+            self.entries[tournament, nick_key(player.nick)] = (player.seat_key, player.host, player.network)
+
+    def entry_ended(self, tournament: str, nick: str | None = None) -> None:
+        """`nick`'s entry in `tournament` is withdrawn; None: the tournament is over."""
+        for entry in [entry for entry in self.entries if entry[0] == tournament]:
+            if nick is None or entry[1] == nick_key(nick):
+                del self.entries[entry]
 
     def room_for_a_table(
         self,
@@ -200,8 +218,8 @@ class Limits:
         """Room for one more game table (`opened`: game tables open now); one a guest plays at (a game
         with a guest in it, a guest's analysis; `guest`: one of an organiser's, whose guests may not be
         online) not in the tables kept for registered players, nor beyond what a guest's address and
-        network hold already (tables with a seat of one of its guests, Table.guest_places; see
-        guest_tables for `asking`)."""
+        network hold already (tables with a seat of one of its guests, Table.guest_places, and its guests'
+        entries waiting for a tournament's table; see guest_tables for `asking`)."""
         guest = guest or any(player.guest for player in players)
         if opened >= self.caps.tables or (guest and opened >= self.caps.for_guests(self.caps.tables)):
             raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
@@ -210,19 +228,30 @@ class Limits:
     def guest_tables(self, tables: Iterable[Table], *players: Player, asking: Player | None = None) -> None:
         """Room for one more table with a seat of each guest of `players` from their address and network:
         a walk of the open tables at a table's opening (rare: at most a few a second) rather than counts
-        kept at every seat and every closing. With `asking` (who opens the table: accepting), the others
-        are checked first and a refusal for one of them names them by nick: the limit's own sentence
-        speaks to the guest of that address, and names its network."""
+        kept at every seat and every closing. A guest's entry in the server's tournaments holds one too
+        while it is not at an unfinished game of its tournament (`entered_tournament`): each entry is a
+        table at its next pairing, whoever else fills the address's share meanwhile. With `asking` (who
+        opens the table: accepting), the others are checked first and a refusal for one of them names
+        them by nick: the limit's own sentence speaks to the guest of that address, and names its network."""
         counted = [p for p in players if p.guest and p.host and not p.unlimited and not reserved(p.nick)]
         if not counted:
             return
         counted.sort(key=lambda player: asking is not None and player is asking)  # the others first
         hosts, networks = Counter[str](), Counter[str]()
+        seated = set()  # guests' entries at an unfinished game of their tournament: counted by its table
         for table in tables:
             places = table.guest_places.values()
             if places:
                 hosts.update({host for host, _ in places if host})  # "": an --unlimited guest's
                 networks.update({network for host, network in places if host})
+                room = table.room
+                if room is not None and room.auto is not None and room.auto.tournament is not None:
+                    if room.game.result is None:
+                        seated.update((room.auto.tournament, nick_key(n)) for n in table.guest_places)
+        for entry, (_, host, network) in self.entries.items():
+            if entry not in seated:
+                hosts[host] += 1
+                networks[network] += 1
         most = self.caps.guest_tables_per_address
         for player in counted:
             full = hosts[player.host] >= most or networks[player.network] >= most * self.caps.network_factor
