@@ -18,12 +18,13 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from server.director.creating import check_new, check_room
 from server.director.entering import EntryLimits, check_eligible
 from server.director.history import Board, arena_games, no_shows_still_in, swiss_rounds
 from server.director.pacing import ArenaPace
 from server.director.views import arena_table, summary, swiss_table
 from server.engine import arena, swiss
-from server.engine.gametype import GameKind, StartKind, parse_game_type
+from server.engine.gametype import parse_game_type
 from server.hub.clock import Handle
 from server.hub.hub import Hub
 from server.hub.model import owns
@@ -115,17 +116,8 @@ class Director:
     # --- what organisers and players ask -------------------------------------------------------
 
     async def create(self, settings: Settings) -> Hosted:
-        try:
-            game_type = parse_game_type(settings.game_type)
-        except ValueError:
-            raise ProtocolError("badGameType") from None
-        if game_type.kind in (GameKind.AI, GameKind.ANALYSIS) or game_type.start.kind is StartKind.SGF:
-            raise ProtocolError("badGameType", "A tournament game is a game between two players.")
-        if not game_type.timed:
-            raise ProtocolError("untimed", "A tournament the server runs needs games with a clock.")
         now = self.hub.clock()
-        if wall(settings.starts_at) < now - 60:
-            raise ProtocolError("badStart", "The start is in the past.")
+        check_new(settings, wall(settings.starts_at) - now, await self.hosted.unfinished())
         try:
             hosted = await self.hosted.create(settings, datetime.fromtimestamp(now, UTC))
         except NameTaken:
@@ -147,9 +139,10 @@ class Director:
         check_eligible(settings, rating)
         if settings.kind == "swiss" and hosted.state == "running" and hosted.round >= settings.rounds:
             raise ProtocolError("tournamentOver", "The last round has been paired.")
-        taken = next(
-            (e for e in await self.hosted.entries(hosted.id) if e.nick_key == nick_key(player.nick)), None
-        )
+        entries = await self.hosted.entries(hosted.id)
+        taken = next((e for e in entries if e.nick_key == nick_key(player.nick)), None)
+        if taken is None or taken.withdrawn:
+            check_room(settings, entries)
         if taken is not None and not owns(taken.seat, player.seat_key):
             # a guest's nick once another session's: its games and points are not the newcomer's
             raise ProtocolError("nickUsed", "Another player has played in this tournament under this nick.")
