@@ -18,6 +18,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 LOG_FORMAT = "%(asctime)s level=%(levelname)s logger=%(name)s %(message)s"
 # Every character str.splitlines() breaks a line on, and the escape it is written as
@@ -50,19 +51,29 @@ class Fields:
 
 
 class OneLineFormatter(logging.Formatter):
-    """LOG_FORMAT, with a record's trace as a `trace=` field and any line break escaped."""
+    """LOG_FORMAT, with a record's trace as a `trace=` field and any line break escaped; a storage error's
+    trace without the database's messages (server/store/outage.py: they quote the rows refused)."""
 
     def __init__(self) -> None:
         super().__init__(LOG_FORMAT)
+
+    def formatException(self, ei: Any) -> str:
+        # imported here: the bot player's and the command line's start need no SQLAlchemy
+        from server.store.outage import holds_storage_error, safe_trace
+
+        error = ei[1]
+        if isinstance(error, BaseException) and holds_storage_error(error):
+            return safe_trace(error).rstrip("\n")
+        return super().formatException(ei)
 
     def format(self, record: logging.LogRecord) -> str:
         record.message = record.getMessage()
         record.asctime = self.formatTime(record, self.datefmt)
         line = self.formatMessage(record)
-        if record.exc_info and not record.exc_text:
-            record.exc_text = self.formatException(record.exc_info)
-        if record.exc_text:
-            line += " trace=" + quoted(record.exc_text)
+        # The trace made here, not one another handler left in exc_text, which may quote the database
+        trace = self.formatException(record.exc_info) if record.exc_info else record.exc_text
+        if trace:
+            line += " trace=" + quoted(trace)
         if record.stack_info:
             line += " stack=" + quoted(self.formatStack(record.stack_info))
         # Messages of other libraries may hold line breaks of their own.

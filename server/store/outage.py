@@ -4,12 +4,20 @@ Storage that is unavailable (a full disk, a read-only or locked database, Postgr
 may come back, so what failed is kept and tried again; a write the database refuses for what it holds
 (a constraint, a value out of range, a bug in a statement) would fail for ever, so it is set aside.
 The reasons are fixed short texts, never a driver's message: those can quote the values written.
+
+Nor does a storage error's own text reach a log line or an admin's terminal: PostgreSQL's DETAIL quotes
+the row it refused ("Failing row contains (...)", "Key (...)=(...) already exists"): a chat line, a nick,
+an address, an id's hash. `described` tells it by its class, the database's code and the names of the
+constraint and table; `safe_trace` is its traceback with that in place of each message of the database.
 """
 
 from __future__ import annotations
 
 import errno
+import re
 import ssl
+import traceback
+from collections.abc import Iterator
 
 from sqlalchemy import exc
 
@@ -82,3 +90,80 @@ def unavailable(error: BaseException) -> str | None:
         name = errno.errorcode.get(error.errno or 0)
         return f"cannot reach the database ({name})" if name else "connection lost"
     return None
+
+
+# What PostgreSQL names of an error besides its code (asyncpg's PostgresError's fields), in this order
+_POSTGRES_NAMES = ("schema_name", "table_name", "column_name", "constraint_name")
+# The names SQLite's message for a constraint gives ("NOT NULL constraint failed: sessions.nick")
+_SQLITE_NAMES = re.compile(r"constraint failed: ([\w.]+(?:, [\w.]+)*)$")
+
+
+def described(error: BaseException) -> str:
+    """A storage error as a log line or an admin's terminal may show it, one line: its class, the
+    driver's class, PostgreSQL's SQLSTATE or SQLite's result code, and the constraint, table and column
+    the database names; never its message nor the statement's values."""
+    parts = [type(error).__name__]
+    for cause in _below(error):
+        parts.append(type(cause).__name__)
+        sqlstate = getattr(cause, "sqlstate", None)
+        if isinstance(sqlstate, str) and f"sqlstate={sqlstate}" not in parts:
+            parts.append(f"sqlstate={sqlstate}")
+        for field in _POSTGRES_NAMES:
+            name = getattr(cause, field, None)
+            if isinstance(name, str) and name:
+                parts.append(f"{field.removesuffix('_name')}={name}")
+        sqlite = getattr(cause, "sqlite_errorname", None)
+        if isinstance(sqlite, str):
+            parts.append(f"sqlite={sqlite}")
+            if sqlite.startswith("SQLITE_CONSTRAINT") and (names := _SQLITE_NAMES.search(str(cause))):
+                parts.append(f"on={names[1].replace(' ', '')}")
+    return " ".join(dict.fromkeys(parts))
+
+
+def _below(error: BaseException) -> Iterator[BaseException]:
+    """The driver's exceptions under a SQLAlchemy error: `orig`, and what that one was raised from."""
+    cause = error.orig if isinstance(error, exc.DBAPIError) else None
+    seen: set[int] = set()
+    while isinstance(cause, BaseException) and id(cause) not in seen:
+        seen.add(id(cause))
+        yield cause
+        cause = cause.__cause__
+
+
+def safe_trace(error: BaseException) -> str:
+    """`error`'s traceback as Python writes it, except that from the first storage error down the
+    chain each exception's message is `described` instead: the database's text stays out."""
+    parts: list[str] = []
+    of_storage = False
+    for exception, link in _chain(error):  # the newest first; Python writes the oldest first
+        of_storage = of_storage or isinstance(exception, exc.DBAPIError)
+        if of_storage:
+            last = described(exception) + "\n"
+        else:
+            last = "".join(traceback.format_exception_only(exception))
+        stack = "".join(traceback.format_tb(exception.__traceback__))
+        head = f"Traceback (most recent call last):\n{stack}" if stack else ""
+        parts.insert(0, (f"\n{link}\n\n" if link else "") + head + last)
+    return "".join(parts)
+
+
+def holds_storage_error(error: BaseException) -> bool:
+    """Whether `error` is a storage error or came from one (its cause or its context)."""
+    return any(isinstance(exception, exc.DBAPIError) for exception, _ in _chain(error))
+
+
+def _chain(error: BaseException) -> Iterator[tuple[BaseException, str]]:
+    """`error` and those it came from, the newest first, each with how it came from the next one."""
+    seen: set[int] = set()
+    current: BaseException | None = error
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if current.__cause__ is not None:
+            yield current, "The above exception was the direct cause of the following exception:"
+            current = current.__cause__
+        elif current.__context__ is not None and not current.__suppress_context__:
+            yield current, "During handling of the above exception, another exception occurred:"
+            current = current.__context__
+        else:
+            yield current, ""
+            current = None

@@ -69,7 +69,7 @@ from server.store.jobs import (
     unwritten,
     write_batch,
 )
-from server.store.outage import unavailable
+from server.store.outage import described, unavailable
 
 log = logging.getLogger(__name__)
 
@@ -424,18 +424,17 @@ class StoreWriter:
 
     async def _without_the_bad(self, batch: list[Queued], failure: Exception) -> list[Done]:
         """A write the database refused for what it is: a batch is tried one by one, a single job is
-        dropped (logged) so that it cannot hold up the queue for ever."""
+        dropped (logged) so that it cannot hold up the queue for ever. The error is logged `described`,
+        not with its trace: the database's message quotes the row it refused."""
         if len(batch) == 1:
             log.error(
                 "a write was refused by the database and is dropped %s",
-                Fields(write=describe(batch[0])),
-                exc_info=failure,
+                Fields(write=describe(batch[0]), error=described(failure)),
             )
             return []
         log.error(
             "a batch of writes failed; writing them one by one %s",
-            Fields(writes=len(batch)),
-            exc_info=failure,
+            Fields(writes=len(batch), error=described(failure)),
         )
         done = []
         for index, job in enumerate(batch):

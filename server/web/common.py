@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import logging
-import traceback
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
@@ -15,6 +15,7 @@ from server.director.director import Director
 from server.hub.hub import Hub
 from server.hub.sessions import Carried
 from server.logs import Fields
+from server.store.outage import safe_trace
 from server.store.store import Store
 from server.web.headers import TEXT_HEADERS
 from server.web.limits import LoginGuard
@@ -83,8 +84,9 @@ def encoded(body: str) -> bytes:
 
 def log_failure(request: web.Request, co: str) -> None:
     """Log a request's unexpected failure with its trace, the player's id, any key and a bot's token
-    blanked out."""
-    trace = traceback.format_exc()
+    blanked out, and a storage error's message left out (safe_trace)."""
+    failure = sys.exception()
+    trace = safe_trace(failure) if failure is not None else ""
     token = request.headers.get("Authorization", "").partition(" ")[2].strip()
     for secret in (*(request.query.get(name) for name in ("idGracza", "playerId", "key")), token):
         if secret:
