@@ -175,16 +175,21 @@ def _database_flag_after_the_action() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, url: str, database: Path | None, id_hash_cost: int) -> int:
     """Run the admin's command `args.command` on the database at `url` (`database`: its SQLite file);
     `id_hash_cost` as the server's (a bot account's id is hashed). A database that cannot be used
-    (out of reach, locked, read-only) is one line saying so, as `serve` says it, not a traceback."""
+    (out of reach, locked, read-only) is one line saying so, as `serve` says it, not a traceback; so is a
+    statement it refuses, told by its code and constraint (the database's message quotes the values)."""
     from sqlalchemy.engine import make_url
 
-    from server.store.outage import unavailable
+    from server.store.outage import described, holds_storage_error, unavailable
 
     logs.configure("WARNING")
     try:
         return _run(args, url, database, id_hash_cost)
     except Exception as failure:
         reason = unavailable(failure)
+        if reason is None and holds_storage_error(failure):
+            refused = described(failure)
+            print(f"kropki-server: error: the database refused the change: {refused}", file=sys.stderr)
+            return 1
         if reason is None:
             raise
         shown = make_url(url).render_as_string(hide_password=True)

@@ -53,6 +53,7 @@ def _serve(settings: Settings, log_level: str) -> int:
     # Imported here so that --help, --version and replay do not pay for loading aiohttp.
     from server.app import REQUESTS_AT_STOP_SECONDS, create_app
     from server.store.database import SchemaError
+    from server.store.outage import described, holds_storage_error, safe_trace
     from server.store.serverlock import ServerLockError
     from server.web import connections
     from server.web.accesslog import RedactingAccessLogger, install_malformed_request_filter
@@ -86,6 +87,9 @@ def _serve(settings: Settings, log_level: str) -> int:
         return 1
     except Exception as failure:
         why = _why_it_cannot_start(failure, settings)
+        if why is None and holds_storage_error(failure):  # a bug: its trace, without the database's text
+            print(safe_trace(failure), file=sys.stderr, end="")
+            why = f"the database refused a statement: {described(failure)}"
         if why is None:
             raise
         print(f"kropki-server: error: {why}", file=sys.stderr)

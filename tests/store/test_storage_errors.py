@@ -5,6 +5,7 @@ a CHECK constraint added with SQL before the server writes."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import pytest
@@ -13,6 +14,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import create_async_engine
 
+from server.cli import main
 from server.config import Settings
 from server.logs import OneLineFormatter
 from server.store.outage import described
@@ -76,6 +78,19 @@ async def test_a_refused_session_row_is_logged_without_the_players_id_hash(
     assert "sessions_refused" in logged
     assert id_hmac not in logged and secret not in logged and "Failing row" not in logged
     assert id_hmac not in answer and "Failing row" not in answer
+
+
+@postgres_only
+def test_an_admin_command_the_database_refuses_is_one_line_without_its_values(
+    settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    asyncio.run(refuse(settings.db_url, "moderation_log", "moderation_refused", "reason NOT LIKE '%Hush%'"))
+    status = main(["mute", "*Troll", "--reason", "Hush, he knows 4711", "--db", settings.db_url])
+    out, err = capsys.readouterr()
+
+    assert status == 1
+    assert "IntegrityError" in err and "23514" in err and "moderation_refused" in err, err
+    assert "Hush" not in out + err and "4711" not in out + err and "Failing row" not in err
 
 
 async def test_a_storage_error_in_a_trace_keeps_its_values_out(
