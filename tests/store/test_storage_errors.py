@@ -20,6 +20,8 @@ from server.logs import OneLineFormatter
 from server.store.outage import described
 from server.web.common import STORE_KEY
 from tests.conftest import POSTGRES
+from tests.ports import free_port
+from tests.test_cli import run_cli
 from tests.web.zagram import Zagram
 
 postgres_only = pytest.mark.skipif(
@@ -91,6 +93,18 @@ def test_an_admin_command_the_database_refuses_is_one_line_without_its_values(
     assert status == 1
     assert "IntegrityError" in err and "23514" in err and "moderation_refused" in err, err
     assert "Hush" not in out + err and "4711" not in out + err and "Failing row" not in err
+
+
+@postgres_only
+def test_a_start_the_database_refuses_is_told_without_the_row(settings: Settings) -> None:
+    """The first start stores the key of the sessions' id HMACs: refused, PostgreSQL's DETAIL quoted the
+    key itself in the traceback `serve` ended with."""
+    asyncio.run(refuse(settings.db_url, "server_state", "state_refused", "name <> 'session_hmac_key'"))
+    refused = run_cli("serve", "--port", str(free_port()), "--db", settings.db_url)
+
+    assert refused.returncode == 1
+    assert "state_refused" in refused.stderr.splitlines()[-1], refused.stderr
+    assert "Failing row" not in refused.stderr and "session_hmac_key" not in refused.stderr
 
 
 async def test_a_storage_error_in_a_trace_keeps_its_values_out(
