@@ -9,6 +9,7 @@ with its action's sanction (if any) and its line of the moderation log.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from sqlalchemy import case, func, select
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
+from server.protocol.codec import nick_key
 from server.store.accounts import log_entry
 from server.store.models import Report as ReportRow
 from server.store.moderation import Target, sanction_rows
@@ -47,7 +49,7 @@ class AlreadyReported(Exception):
 
 
 class ReportGone(Exception):
-    """No open report has that number (closed by another moderator, or never made)."""
+    """No open report has these numbers (`args`: closed by another moderator, or never made)."""
 
 
 @dataclass(frozen=True)
@@ -175,31 +177,73 @@ class Reports:
             return [_open(row) for row in rows.all()]
 
     async def get_open(self, number: int) -> OpenReport:
+        (found,) = await self.get_open_ones((number,))
+        return found
+
+    async def get_open_ones(self, numbers: Sequence[int]) -> list[OpenReport]:
+        """These open reports, in the order named; ReportGone naming those that are not open."""
         async with self.sessions() as session:
-            row = await session.get(ReportRow, number)
-        if row is None or row.closed_at is not None:
-            raise ReportGone(number)
-        return _open(row)
+            rows = {
+                row.id: row
+                for row in await session.scalars(
+                    select(ReportRow).where(ReportRow.id.in_(numbers), ReportRow.closed_at.is_(None))
+                )
+            }
+        missing = [number for number in numbers if number not in rows]
+        if missing:
+            raise ReportGone(*missing)
+        return [_open(rows[number]) for number in numbers]
+
+    async def open_numbers(self, *, against: str = "", reporter_key: str = "") -> list[int]:
+        """The open reports of one reported player (`against`, any case) or by one reporter (their nick
+        key), oldest first. A report keeps the reported nick as written, so the open ones' nicks are
+        read here: open reports are few next to all that are kept."""
+        query = select(ReportRow.id, ReportRow.reported).where(ReportRow.closed_at.is_(None))
+        if reporter_key:
+            query = query.where(ReportRow.reporter_key == reporter_key)
+        async with self.sessions() as session:
+            rows = (await session.execute(query.order_by(ReportRow.id))).all()
+        return [number for number, reported in rows if not against or nick_key(reported) == nick_key(against)]
 
     async def close(
         self, number: int, *, by: str, action: str, note: str, sanction: SanctionOrder | None = None
     ) -> None:
-        """Closed with its action, the sanction made and the log written at once; ReportGone when it is
-        not open (another moderator closed it first: nothing is done twice)."""
+        await self.close_many((number,), by=by, action=action, note=note, sanction=sanction)
+
+    async def close_many(
+        self,
+        numbers: Sequence[int],
+        *,
+        by: str,
+        action: str,
+        note: str,
+        sanction: SanctionOrder | None = None,
+    ) -> None:
+        """Closed with their action, the sanction made once and each report's line of the log written at
+        once; ReportGone, naming them, when any is not open (another moderator closed it first): then
+        none is closed and nothing is done twice."""
+        numbers = list(dict.fromkeys(numbers))
         async with self.sessions.begin() as session:
-            row = await session.scalar(
-                select(ReportRow)
-                .where(ReportRow.id == number, ReportRow.closed_at.is_(None))
-                .with_for_update()
-            )
-            if row is None:
-                raise ReportGone(number)
-            row.closed_at, row.closed_by, row.action, row.note = datetime.now(UTC), by, action, note
+            rows = {
+                row.id: row
+                for row in await session.scalars(
+                    select(ReportRow)
+                    .where(ReportRow.id.in_(numbers), ReportRow.closed_at.is_(None))
+                    .with_for_update()
+                )
+            }
+            missing = [number for number in numbers if number not in rows]
+            if missing:
+                raise ReportGone(*missing)
+            now = datetime.now(UTC)
             if sanction is not None:
                 kind, target, lasting = sanction.kind, sanction.target, sanction.lasting
                 session.add_all(sanction_rows(kind, target, by=by, reason=sanction.reason, lasting=lasting))
-            detail = f"report {number} ({_where(row.place)}): {action}"
-            session.add(log_entry(by, "report", row.reported, detail, note))
+            for number in numbers:
+                row = rows[number]
+                row.closed_at, row.closed_by, row.action, row.note = now, by, action, note
+                detail = f"report {number} ({_where(row.place)}): {action}"
+                session.add(log_entry(by, "report", row.reported, detail, note))
 
 
 def _where(place: str) -> str:

@@ -9,7 +9,8 @@ member or with the CLI (server/admin.py) holds everywhere within that time.
 
 `co=report` is any player's report of a chat line or of a player; moderators read the open reports,
 the active sanctions and (admins) the moderation log with `co=moderate&what=reports|sanctions|log`,
-answered as JSON, and close a report with `what=close` (docs/moderation.md, "Reports").
+answered as JSON, close a report with `what=close` and many at once with `what=closemany`
+(docs/moderation.md, "Reports").
 """
 
 from __future__ import annotations
@@ -49,10 +50,10 @@ from server.store.reports import (
     NewReport,
     OpenReport,
     ReportGone,
-    SanctionOrder,
     TooManyReports,
 )
 from server.web.clients import POLICY_KEY
+from server.web.closing import MANY_CLOSINGS, choose, not_open, sanction_order
 from server.web.common import HUB_KEY, STORE_KEY
 from server.web.networks import banned_network
 
@@ -62,6 +63,7 @@ SANCTIONS_EVERY = 2.0  # seconds between two readings of the active sanctions
 SANCTIONS_KEY = web.AppKey("sanctions", Sanctions)
 ACTIONS = (MUTE, KICK, BAN, "unmute", "unban", "lobby")
 READS = ("reports", "sanctions", "log")  # answered as JSON
+CLOSES = ("close", "closemany")
 CLOSINGS = ("none", "delete", MUTE, KICK, BAN)  # what closes a report
 LOBBY_MODES = (REGISTERED, SLOW, "normal")
 SLOW_SECONDS = (5, SLOWEST)
@@ -109,13 +111,16 @@ async def moderate(request: web.Request) -> str:
     what = query.get("what", "")
     if what in READS:
         return json.dumps(await _read(request, moderator, what), ensure_ascii=False)
-    if what not in (*ACTIONS, "close"):
-        raise ProtocolError("badCommand", f"what is one of {', '.join((*ACTIONS, 'close', *READS))}.")
+    if what not in (*ACTIONS, *CLOSES):
+        raise ProtocolError("badCommand", f"what is one of {', '.join((*ACTIONS, *CLOSES, *READS))}.")
     reason = clean_text(query.get("reason", "")).strip()[:MAX_CHAT]
     lasting = parse_duration(query.get("for", ""))
     moderation = request.app[STORE_KEY].moderation
+    answer = "ok"
     if what == "close":
         await _close(request, moderator, reason, lasting)
+    elif what == "closemany":
+        answer = await _close_many(request, moderator, reason, lasting)
     elif what == "lobby":
         await _lobby_mode(request, moderator.nick, reason, lasting)
     else:
@@ -126,7 +131,7 @@ async def moderate(request: web.Request) -> str:
         else:
             await moderation.sanction(what, target, by=moderator.nick, reason=reason, lasting=lasting)
     await refresh(request.app)
-    return "ok"
+    return answer
 
 
 def _player(request: web.Request) -> Player | None:
@@ -273,14 +278,10 @@ async def _close(request: web.Request, moderator: Player, reason: str, lasting: 
     except ReportGone:
         raise ProtocolError("noSuchReport", f"No open report {number}: closed already?") from None
     note = clean_text(query.get("note", "")).strip()[:MAX_CHAT] or reason
-    order = None
-    if action in (MUTE, KICK, BAN):
-        target = await _target(request, found.reported, False)
-        if action == BAN and target.user_id is None and found.reported_network:
-            target = dataclasses.replace(target, network=found.reported_network)
-        _may_sanction(moderator, target)
-        order = SanctionOrder(action, target, reason or found.reason, None if action == KICK else lasting)
-    elif action == "delete":
+    order = await sanction_order(request.app[STORE_KEY].moderation, [found], action, reason, lasting)
+    if order is not None:
+        _may_sanction(moderator, order.target)
+    if action == "delete":
         uid = parse_number(found.place)
         hub = request.app[HUB_KEY]
         if uid is None or not found.line or not hub.delete_chat_line(moderator, uid, found.line):
@@ -293,6 +294,32 @@ async def _close(request: web.Request, moderator: Player, reason: str, lasting: 
         raise ProtocolError("noSuchReport", f"No open report {number}: closed already?") from None
     if order is not None:
         await refresh(request.app)
+
+
+async def _close_many(request: web.Request, moderator: Player, reason: str, lasting: timedelta | None) -> str:
+    """`what=closemany&reports=3,8,12|against=NICK|from=NICK&action=none|mute|kick|ban[&for=DURATION]
+    [&reason=TEXT][&note=TEXT]` -> `ok.<closed>.<still open>`: each report closed as `what=close` closes
+    it, with its own line of the log, in one transaction; a sanction made once, on the one player they
+    name (server/web/closing.py)."""
+    query = request.query
+    action = query.get("action", "")
+    if action not in MANY_CLOSINGS:
+        raise ProtocolError("badCommand", f"action is one of {', '.join(MANY_CLOSINGS)}.")
+    store = request.app[STORE_KEY]
+    chosen = await choose(
+        store.reports, query.get("reports", ""), query.get("against", ""), query.get("from", "")
+    )
+    order = await sanction_order(store.moderation, chosen.reports, action, reason, lasting)
+    if order is not None:
+        _may_sanction(moderator, order.target)
+    note = clean_text(query.get("note", "")).strip()[:MAX_CHAT] or reason
+    numbers = [found.number for found in chosen.reports]
+    try:
+        await store.reports.close_many(numbers, by=moderator.nick, action=action, note=note, sanction=order)
+    except ReportGone as gone:
+        raise not_open(gone) from None
+    log.info("reports closed %s", Fields(by=moderator.nick, count=len(numbers), action=action))
+    return f"ok.{len(numbers)}.{chosen.left}"
 
 
 async def _read(request: web.Request, moderator: Player, what: str) -> dict[str, Any]:
