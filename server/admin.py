@@ -1,8 +1,8 @@
 """The admin's commands of ``kropki-server``, which work on the database rather than on a running
 server: ``migrate`` upgrades its schema, ``user`` looks after accounts, ``tournament-key`` after
-organisers' keys, ``mute``/``kick``/``ban``/``unmute``/``unban`` and ``moderation log`` moderate
-(docs/moderation.md: a running server applies them within seconds). server/cli.py reads the command
-line and hands them over."""
+organisers' keys, ``mute``/``kick``/``ban``/``unmute``/``unban``, ``moderation log`` and ``report``
+(server/adminreports.py) moderate (docs/moderation.md: a running server applies them within seconds).
+server/cli.py reads the command line and hands them over."""
 
 from __future__ import annotations
 
@@ -13,16 +13,16 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from server import logs
+from server import adminreports, logs
 from server.config import ENV_DB
 from server.hub.persistence import ROLES
-from server.protocol.codec import MAX_CHAT, ProtocolError, check_nick, clean_text
+from server.protocol.codec import ProtocolError, check_nick
 
 if TYPE_CHECKING:
     from server.store.accounts import Profile
 
 SANCTIONS = ("mute", "kick", "ban", "unmute", "unban")
-COMMANDS = ("migrate", "user", "bot", "tournament-key", "moderation", *SANCTIONS)
+COMMANDS = ("migrate", "user", "bot", "tournament-key", "moderation", "report", *SANCTIONS)
 BY_CLI = "admin (CLI)"  # who the moderation log says acted
 KEY_NAME_LENGTH = 80  # tournament_keys.name
 
@@ -102,6 +102,7 @@ def add_parsers(add_parser: Callable[..., argparse.ArgumentParser]) -> None:
     shown.add_argument(
         "--last", type=positive, default=200, metavar="N", help="the last N lines (default 200)"
     )
+    database_flag(adminreports.add_parser(add_parser, after))
 
     keys = add_parser(
         "tournament-key",
@@ -227,6 +228,8 @@ def _run(args: argparse.Namespace, url: str, database: Path | None, id_hash_cost
         return _tournament_key(args, url)
     if args.command == "bot":
         return _bot(args, url, id_hash_cost)
+    if args.command == "report":
+        return adminreports.run(args, url, BY_CLI)
     if args.command in SANCTIONS or args.command == "moderation":
         return _moderate(args, url)
     return _user(args, url)
@@ -381,7 +384,7 @@ def _moderate(args: argparse.Namespace, url: str) -> int:
     from server.web.networks import Grouping, banned_network
 
     async def run() -> str:
-        reason = sanction_reason(getattr(args, "reason", ""))
+        reason = adminreports.sanction_reason(getattr(args, "reason", ""))
         store = await Store.open(url)
         moderation = store.moderation
         try:
@@ -416,18 +419,6 @@ def _moderate(args: argparse.Namespace, url: str) -> int:
     except (SchemaError, ProtocolError) as refused:
         print(f"kropki-server: error: {refused}", file=sys.stderr)
         return 1
-
-
-def sanction_reason(text: str) -> str:
-    """`--reason` as a moderator's reaches the server (server/web/moderation.py): one line without
-    control characters, for the player's line, a banned login's answer and the log's line; at most
-    MAX_CHAT characters, refused (ProtocolError) rather than cut, since the admin can say it again."""
-    reason = clean_text(text).strip()
-    if len(reason) > MAX_CHAT:
-        raise ProtocolError(
-            "tooLong", f"a reason is at most {MAX_CHAT} characters (this one has {len(reason)})"
-        )
-    return reason
 
 
 def _describe_profile(profile: Profile) -> str:

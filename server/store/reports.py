@@ -242,11 +242,12 @@ class Reports:
             for number in numbers:
                 row = rows[number]
                 row.closed_at, row.closed_by, row.action, row.note = now, by, action, note
-                detail = f"report {number} ({_where(row.place)}): {action}"
+                detail = f"report {number} ({place_name(row.place)}): {action}"
                 session.add(log_entry(by, "report", row.reported, detail, note))
 
 
-def _where(place: str) -> str:
+def place_name(place: str) -> str:
+    """Where a report's line was, as the log and the admin's list say it."""
     if not place:
         return "a player"
     return "lobby" if place == "0" else "private" if place.startswith("_") else f"table {place}"
