@@ -198,7 +198,8 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     settings = app[SETTINGS_KEY]
     name = settings.member_name
     assert settings.redis_url is not None and name is not None
-    from server.cluster.lobby import LobbyLink  # redis-py: the `cluster` extra, needed only here
+    from server.cluster.hourly import HourlyLink  # redis-py: the `cluster` extra, needed only here
+    from server.cluster.lobby import LobbyLink
     from server.cluster.membership import Membership
     from server.cluster.nicks import NickClaims
     from server.cluster.sessions import SessionMover
@@ -209,7 +210,8 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     info: dict[str, object] = {"host": socket.gethostname(), "port": settings.port, "pid": os.getpid()}
     membership = app[MEMBERSHIP_KEY] = Membership(settings.redis_url, name, info)
     lobby = LobbyLink(settings.redis_url, name, hub, settings.cluster_secrets)
-    app[metrics.METRICS_KEY].watch_cluster(lobby.dropped)
+    hourly = HourlyLink(settings.redis_url, name, hub.ctx.limits.hourly, settings.cluster_secrets)
+    app[metrics.METRICS_KEY].watch_cluster(lobby.dropped, hourly.dropped)
     nicks = app[NICKS_KEY] = NickClaims(settings.redis_url, name, hub.unique_nick_keys, hub.unique_holder)
     store = app[STORE_KEY].writer
 
@@ -229,6 +231,7 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
         judged = membership.judged_members  # None: a member missing may only not be announced yet
         if judged is not None:
             lobby.members_changed(judged)
+            hourly.members_changed(judged)
         take_over.members_changed(members)
 
     membership.on_members = members_changed
@@ -236,17 +239,20 @@ async def _membership(app: web.Application) -> AsyncIterator[None]:
     def reconnected(connected: bool) -> None:
         lobby.reconnected(connected)
         nicks.reconnected(connected)
+        hourly.reconnected(connected)
 
     membership.on_change = reconnected
     await membership.start()
     await nicks.start()
     hub.watch_nicks(nicks.nick_changed)
+    await hourly.start()  # the last hour's counts, before the member serves
     await lobby.start()
     take_over.start()
     log.info("cluster member %s", Fields(member=name, number=app[STORE_KEY].writer.member))
     yield
     await take_over.stop()
     await lobby.stop()
+    await hourly.stop()
     hub.watch_nicks(None)
     await nicks.stop()
     await membership.stop()

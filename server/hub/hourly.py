@@ -3,11 +3,17 @@ limits"): games begun (each finished one with a move is archived), analysis tabl
 ever opened keeps its row, so that its number is never reused), tournament entries made (kept with the
 tournament), games of the server's arenas begun (archived however short). A guest is free to make, a new
 one for every game, so the guests of one address and of one network share a count too; accounts count
-for themselves only. Forgotten at a restart.
+for themselves only.
+
+A server alone forgets them at a restart. A member of a cluster hands each thing it counts to `shared`
+(server/cluster/hourly.py shares it with the other members and keeps it in Redis for an hour) and
+`take`s those of the other members, so that every member's check, still made here and at once, counts
+the whole cluster's last hour.
 """
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections import deque
 from collections.abc import Callable, Iterable
@@ -24,14 +30,18 @@ HOUR = 3600.0
 class Counted:
     """What is counted, as its refusals say it: `did` holds `{most}`, `next` what the next one does."""
 
+    name: str  # what the members of a cluster call it
     did: str  # "begun {most} games"
     next: str  # "the next can begin"
 
 
-GAMES_BEGUN = Counted("begun {most} games", "the next can begin")
-ANALYSES_OPENED = Counted("opened {most} analysis tables", "the next can open")
-ENTRIES_MADE = Counted("joined tournaments {most} times", "the next can join")
-ARENA_GAMES_BEGUN = Counted("begun {most} arena games", "the next is paired")
+GAMES_BEGUN = Counted("games", "begun {most} games", "the next can begin")
+ANALYSES_OPENED = Counted("analyses", "opened {most} analysis tables", "the next can open")
+ENTRIES_MADE = Counted("entries", "joined tournaments {most} times", "the next can join")
+ARENA_GAMES_BEGUN = Counted("arena", "begun {most} arena games", "the next is paired")
+KINDS = ("nick", "host", "network")  # what a key counts: a player, a guest's address, a guest's network
+
+Key = tuple[str, str]  # (one of KINDS, its value)
 
 
 class Hourly:
@@ -51,7 +61,9 @@ class Hourly:
         self.per_address = per_address
         self.network_factor = network_factor
         self.now = now
-        self.done: dict[tuple[str, str], deque[float]] = {}  # forgotten once an hour old
+        self.done: dict[Key, deque[float]] = {}  # forgotten once an hour old
+        # a member of a cluster hears every thing counted here, under its keys (server/cluster/hourly.py)
+        self.shared: Callable[[tuple[Key, ...]], None] | None = None
 
     def check_bound(self, player: Player, code: str) -> None:
         """Refuse with `code` (nothing counted) when `player`, or a guest's address or network, did their
@@ -84,7 +96,6 @@ class Hourly:
     def add(self, players: Iterable[Player]) -> None:
         """These players did one: it counts once for each of them, and once for each address and network
         of its guests."""
-        now = self.now()
         keys = set()
         for player in players:
             if player.unlimited or reserved(player.nick):
@@ -92,12 +103,28 @@ class Hourly:
             keys.add(("nick", nick_key(player.nick)))
             if player.guest and player.host:
                 keys.update((("host", player.host), ("network", player.network)))
+        if keys:
+            self._count(keys, self.now())
+            if self.shared is not None:
+                self.shared(tuple(sorted(keys)))
+
+    def take(self, keys: Iterable[Key], age: float) -> None:
+        """Another member of a cluster did one `age` seconds ago, counted under `keys` (ones of KINDS)."""
+        if 0 <= age < HOUR:
+            self._count({key for key in keys if key[0] in KINDS}, self.now() - age)
+
+    def _count(self, keys: set[Key], when: float) -> None:
+        now = self.now()
         for key in list(islice(self.done, len(keys) + 1)):  # the longest unread: forgotten an hour old,
             self._within(key, now)  # so that keys go at least as fast as they come
         for key in keys:
-            self.done.setdefault(key, deque()).append(now)
+            done = self.done.setdefault(key, deque())
+            if not done or done[-1] <= when:
+                done.append(when)
+            else:  # another member's, heard late: in its place, so that the oldest stays first
+                bisect.insort(done, when)
 
-    def _within(self, key: tuple[str, str], now: float) -> deque[float]:
+    def _within(self, key: Key, now: float) -> deque[float]:
         """When the last hour's things under `key` were done, oldest first (older ones forgotten)."""
         done = self.done.get(key)
         if done is None:

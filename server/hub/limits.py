@@ -135,6 +135,10 @@ class Limits:
         self.analysed = Hourly(ANALYSES_OPENED, ANALYSES_PER_HOUR, ANALYSES_PER_ADDRESS, factor, now)
         self.entered = Hourly(ENTRIES_MADE, None, ENTRIES_PER_ADDRESS, factor, now)  # accounts: theirs once
         self.arena = Hourly(ARENA_GAMES_BEGUN, ARENA_GAMES_PER_HOUR, ARENA_GAMES_PER_ADDRESS, factor, now)
+        # by name, for a member of a cluster to share (server/cluster/hourly.py)
+        self.hourly = {
+            count.counted.name: count for count in (self.begun, self.analysed, self.entered, self.arena)
+        }
         self.banned = BannedWords(caps.banned_words)
         # players logged in from each host and each network (not the unlimited)
         self.per_host: Counter[str] = Counter()

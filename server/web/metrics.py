@@ -121,8 +121,8 @@ class ReplyTimes(Collector):
 class ClusterCollector(Collector):
     """On a member of a cluster: messages it heard on Redis and did not take (server/cluster/signing.py)."""
 
-    def __init__(self, dropped: Mapping[str, int]) -> None:
-        self.dropped = dropped
+    def __init__(self, *dropped: Mapping[str, int]) -> None:
+        self.dropped = dropped  # one count by reason for each link (the lobby, the hourly counts)
 
     def collect(self) -> Iterator[Metric]:
         family = CounterMetricFamily(
@@ -131,8 +131,8 @@ class ClusterCollector(Collector):
             "member), stale, replayed, or malformed",
             labels=["reason"],
         )
-        for reason, count in self.dropped.items():
-            family.add_metric([reason], count)
+        for reason in self.dropped[0]:
+            family.add_metric([reason], sum(dropped[reason] for dropped in self.dropped))
         yield family
 
 
@@ -204,9 +204,9 @@ class Metrics:
         self.registry.register(HubCollector(hub))
         self.registry.register(GcPauseCollector())
 
-    def watch_cluster(self, dropped: Mapping[str, int]) -> None:
-        """`dropped`: the member's count of messages not taken, by reason, read at each scrape."""
-        self.registry.register(ClusterCollector(dropped))
+    def watch_cluster(self, *dropped: Mapping[str, int]) -> None:
+        """`dropped`: the member's counts of messages not taken, by reason, read and added at each scrape."""
+        self.registry.register(ClusterCollector(*dropped))
 
     def watch_database_lock(self, lock: AdvisoryLock) -> None:
         self.registry.register(DatabaseLockCollector(lock))
