@@ -62,6 +62,7 @@ class Thing:
     count: str
     when: float  # wall time
     entry: str  # JSON [id, [[kind, value], ...]]
+    own: bool = False  # counted by this process
 
 
 class HourlyLink:
@@ -139,7 +140,7 @@ class HourlyLink:
         """The hub counted a thing here (Hourly.shared)."""
         self._made += 1
         thing_id = f"{self._instance}.{self._made:x}"
-        thing = Thing(count, self._clock(), json.dumps([thing_id, keys], separators=(",", ":")))
+        thing = Thing(count, self._clock(), json.dumps([thing_id, keys], separators=(",", ":")), own=True)
         self._remember(thing_id, thing)
         self._unsent.append(thing)
         self._wake.set()
@@ -221,11 +222,13 @@ class HourlyLink:
 
     async def _write_back(self, client: Redis) -> None:
         """Everything this member holds of the last hour, into the sets (a Redis restarted empty lost
-        them): written again, each thing is still one entry."""
+        them; written again, a thing is still one entry), and its own published again: a member that
+        subscribed before hears them, one that subscribes after reads them."""
         self._forget_old()
-        things = list(self._known.values())
-        for start in range(0, len(things), PAGE):
-            await bounded(self._write(client, things[start : start + PAGE]))
+        for publish in (False, True):
+            things = [thing for thing in self._known.values() if thing.own is publish]
+            for start in range(0, len(things), PAGE):
+                await bounded(self._write(client, things[start : start + PAGE], publish=publish))
 
     async def _read(self, client: Redis) -> None:
         """The last hour's things of every count in Redis: those not known here yet are taken."""

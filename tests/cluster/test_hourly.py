@@ -73,3 +73,28 @@ async def test_the_guests_of_an_address_count_their_games_at_every_member_togeth
     assert (await refused(b, "ivyIvy99", "*Ivy", "*Jon")).startswith(
         f"Guests from the address of *Ivy {REFUSED}"
     )
+
+
+async def test_what_a_member_counted_while_redis_was_down_counts_everywhere_once_it_is_back(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """Cut off, a member counts the games begun at its own tables; once Redis is back (restarted empty)
+    the others hear of them, and Redis holds the whole hour again, which a member restarted then reads
+    (the restarted member's part failed while nothing was written back)."""
+    a = await started(aiohttp_client, postgres, redis_server, "kropki-a")
+    b = await started(aiohttp_client, postgres, redis_server, "kropki-b")
+    await open_table(a, "Ala", "Bob")
+    redis_server.stop()
+    await open_table(b, "Cyd", "Dan")  # counted at b alone for now
+    redis_server.start()  # empty: nothing of before is in it
+
+    await guest(a, "fayFay66", "*Fay")
+    assert (await refused(a, "eveEve55", "*Eve", "*Fay")).startswith(
+        f"Guests from the address of *Eve {REFUSED}"
+    )
+    await b.close()
+    b = await started(aiohttp_client, postgres, redis_server, "kropki-b")
+    await guest(b, "halHal88", "*Hal")
+    assert (await refused(b, "gusGus77", "*Gus", "*Hal")).startswith(
+        f"Guests from the address of *Gus {REFUSED}"
+    )
