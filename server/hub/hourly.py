@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import bisect
 import math
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from itertools import islice
@@ -61,7 +61,10 @@ class Hourly:
         self.per_address = per_address
         self.network_factor = network_factor
         self.now = now
-        self.done: dict[Key, deque[float]] = {}  # forgotten once an hour old
+        # forgotten once an hour old; the longest unread first. An OrderedDict, not a dict: a dict's keys
+        # moved to its end leave holes at its start that every walk from the start steps over, until it is
+        # resized (an add at 100,000 keys cost 41 us instead of 27: benchmarks/hourly.py)
+        self.done: OrderedDict[Key, deque[float]] = OrderedDict()
         # a member of a cluster hears every thing counted here, under its keys (server/cluster/hourly.py)
         self.shared: Callable[[tuple[Key, ...]], None] | None = None
 
@@ -134,7 +137,7 @@ class Hourly:
         if not done:
             del self.done[key]
         else:  # the key goes to the end, so that the first one is the one longest unread
-            self.done[key] = self.done.pop(key)
+            self.done.move_to_end(key)
         return done
 
 
