@@ -22,6 +22,7 @@ import json
 import logging
 import secrets
 import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -38,12 +39,13 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "kropki:hourly"
 KEY_PREFIX = "kropki:hourly:"  # + a count's name (Counted.name): its sorted set
-# Things kept in one count's set at most, the newest: Redis's memory stays bounded (about 14 MB a count
-# at 140 bytes a thing: docs/cluster.md, "Hourly counts") whatever is done; past it (28 games begun a
+# Things kept in one count's set at most, the newest: Redis's memory stays bounded (about 20 MB a count
+# at 200 bytes a thing: docs/cluster.md, "Hourly counts") whatever is done; past it (28 games begun a
 # second across the cluster for an hour) a member starting learns only the newest
 KEPT = 100_000
 PAGE = 5_000  # things written, read or published in one call
 RETRY_SECONDS = 1.0  # between two attempts to write what Redis did not take
+_compact = json.JSONEncoder(separators=(",", ":")).encode  # made once: json.dumps makes one a call
 LONGEST_VALUE = 200  # characters of a key's value read from Redis (a nick key, an address, a network)
 
 
@@ -83,7 +85,9 @@ class HourlyLink:
         self._seal = Seal(name, secret_keys[0], clock=clock)
         self._instance = secrets.token_hex(6)  # the ids of this process's things
         self._made = 0
-        self._known: dict[str, Thing] = {}  # by id: the last hour's things, this member's and the others'
+        # by id: the last hour's things, this member's and the others', the oldest learnt first (an
+        # OrderedDict: a dict's walk from its start steps over the holes its first keys left)
+        self._known: OrderedDict[str, Thing] = OrderedDict()
         self._unsent: list[Thing] = []  # this member's, not yet in Redis
         self._senders: set[str] = set()  # members heard from
         self._wake = asyncio.Event()
@@ -140,7 +144,7 @@ class HourlyLink:
         """The hub counted a thing here (Hourly.shared)."""
         self._made += 1
         thing_id = f"{self._instance}.{self._made:x}"
-        thing = Thing(count, self._clock(), json.dumps([thing_id, keys], separators=(",", ":")), own=True)
+        thing = Thing(count, self._clock(), _compact([thing_id, keys]), own=True)
         self._remember(thing_id, thing)
         self._unsent.append(thing)
         self._wake.set()
@@ -177,7 +181,7 @@ class HourlyLink:
             pipe.zremrangebyrank(key, 0, -KEPT - 1)
             pipe.expire(key, int(HOUR))
         if publish and things:
-            payload = json.dumps({"t": [[thing.count, thing.when, thing.entry] for thing in things]})
+            payload = _compact({"t": [[thing.count, thing.when, thing.entry] for thing in things]})
             pipe.publish(CHANNEL, self._seal.seal(CHANNEL, payload))
         return pipe.execute()
 
@@ -266,8 +270,8 @@ class HourlyLink:
         what is read from Redis at a start may be older than what was done meanwhile, and goes later)."""
         since = self._clock() - HOUR
         while self._known:
-            first = next(iter(self._known))
-            if self._known[first].when > since:
+            first, thing = next(iter(self._known.items()))
+            if thing.when > since:
                 return
             del self._known[first]
 
