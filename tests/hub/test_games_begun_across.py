@@ -1,6 +1,7 @@
-"""Games begun in an hour (docs/operations.md, "Abuse limits") on the members of a cluster: each member
-counts the games begun at its tables, and a player of another member found at that bound is refused as
-one of its own would be, told why, at their member."""
+"""Games begun in an hour (docs/operations.md, "Abuse limits") on the members of a cluster: a player of
+another member found at that bound is refused as one of its own would be, told why, at their member. Here
+each hub counts the games begun at its own tables (sharing them is the cluster layer's:
+tests/cluster/test_hourly.py)."""
 
 from __future__ import annotations
 
