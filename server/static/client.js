@@ -32,6 +32,7 @@ const COMPUTER = new Set(["AI easy", "AI medium", "AI hard"]); // the server's A
 const MAX_NICK = 20; // characters (code points), a guest's star with them (docs/protocol.md)
 const LOW_TIME_SECONDS = 10; // a player's clock under this sounds once a turn
 const OUT_OF_THE_GAME = /^(left|resigned)(\d)$/; // a team player left the game (docs/teams.md)
+const ANNOUNCED_KEPT = 5; // lines left in the live region: a screen reader reads each as it comes
 
 const $ = (selector) => document.querySelector(selector);
 let lang = localStorage.getItem("kropki.lang") || defaultLanguage();
@@ -41,6 +42,7 @@ let session = null; // {id, nick, registered}
 let generation = 0; // a new login starts a new poll loop; the old one stops
 let seen = 0;
 let state = freshState();
+let hearing = false; // a reply read as it happens (not the whole state after a login): its news are said
 const boardZoom = new BoardZoom($("#board"), { zoomIn: $("#zoom-in"), zoomOut: $("#zoom-out"), fit: $("#zoom-fit") });
 
 function freshState() {
@@ -256,7 +258,9 @@ async function take(body) {
   if (!following) seen = 0; // numbering started again: the next reply is the full state
   else {
     const before = heard();
+    hearing = seen > 0;
     apply(reply);
+    hearing = false;
     seen = reply.last;
     react(before, heard());
   }
@@ -433,6 +437,12 @@ function readChat(uid, line, historyStarted) {
   // a game that ends void (an organiser's cancel, nobody came) is said in the notice bar as well
   if (!parsed.author && parsed.type === "Void" && line.startsWith("ca")) notify(serverLineText(parsed, t));
   if (key !== state.activeChat) chat.unread = true;
+  // the lobby's chat is said only while it is the chat shown; a refusal (`e`) is said by notify()
+  const shown = key !== "0" || state.activeChat === "0";
+  if (hearing && line.startsWith("ca") && shown && parsed.type !== "e" && parsed.author !== session.nick) {
+    if (!parsed.author) announce(serverLineText(parsed, t));
+    else if (!isIgnored(parsed.author)) announce(`${parsed.author}: ${parsed.text}`);
+  }
 }
 
 function deleteChat(uid, key) {
@@ -630,11 +640,8 @@ function renderInvitation() {
   box.replaceChildren();
   if (incoming) {
     const accepted = incoming.accepted.includes(session.nick);
-    const text = incoming.teams
-      ? t("teamInvitationFrom", { nick: incoming.nick, teams: teamsText(incoming.teams), game: describe(incoming.gameType) })
-      : t("invitationFrom", { nick: incoming.nick, game: describe(incoming.gameType) });
     box.append(
-      element("p", { textContent: text }),
+      element("p", { textContent: invitationText(incoming) }),
       ...(incoming.teams ? [waitingLine(incoming)] : []),
       element("div", {},
         ...(accepted ? [] : [button(t("accept"), () => act({ co: "zaproszenieTak" }), { id: "accept-invitation" })]),
@@ -658,6 +665,12 @@ function renderInvitation() {
     );
   }
   box.hidden = !box.childElementCount;
+}
+
+function invitationText(incoming) {
+  return incoming.teams
+    ? t("teamInvitationFrom", { nick: incoming.nick, teams: teamsText(incoming.teams), game: describe(incoming.gameType) })
+    : t("invitationFrom", { nick: incoming.nick, game: describe(incoming.gameType) });
 }
 
 /** A team invitation's two teams as one line: "*Ala, *Cid – *Bob, *Dan". */
@@ -1016,7 +1029,9 @@ function myTurn(table) {
 /** What the sounds and notifications compare before and after a reply. */
 function heard() {
   const table = currentGame();
-  if (!table?.desc) return { uid: null, invitation: state.invitation.incoming?.nick ?? null };
+  const invitation = state.invitation.incoming?.nick ?? null;
+  const rejected = state.invitation.rejected;
+  if (!table?.desc) return { uid: null, invitation, rejected };
   const side = mySide(table);
   const { score } = position(table.setup, table.moves);
   return {
@@ -1026,7 +1041,8 @@ function heard() {
     over: Boolean(table.status?.result),
     myTurn: myTurn(table),
     player: Boolean(side) && table.desc.kind !== "a",
-    invitation: state.invitation.incoming?.nick ?? null,
+    invitation,
+    rejected,
   };
 }
 
@@ -1035,17 +1051,36 @@ function react(before, after) {
   if (after.invitation && after.invitation !== before.invitation) {
     const { nick, gameType } = state.invitation.incoming;
     notifyAway(t("title"), t("notifyInvitation", { nick, game: describe(gameType) }), "invitation");
+    announce(invitationText(state.invitation.incoming));
   }
+  if (after.rejected && after.rejected !== before.rejected) announce(t("rejectedBy", { nick: after.rejected }));
   if (!after.uid) return;
   const sameGame = after.uid === before.uid && !(before.over && !after.over);
   if (!sameGame) {
     if (after.player && !after.over && after.moves === 0) playSound("start");
   } else if (after.moves > before.moves) {
     playSound(after.captured > before.captured ? "capture" : "move");
+    announceMoves(table, table.moves.slice(before.moves));
+    if (after.captured > before.captured) {
+      const { score } = position(table.setup, table.moves);
+      announce(t("captureScore", { blue: score[1], red: score[2] }));
+    }
   }
   if (after.myTurn && !(sameGame && before.myTurn)) {
     const opponent = colourOfSide(mySide(table)) === 1 ? table.desc.red : table.desc.blue;
     notifyAway(t("title"), t("notifyYourMove", { nick: opponent }), `move${after.uid}`);
+  }
+}
+
+/** The other side's new dots, said with their player and point (this player's own are not news). */
+function announceMoves(table, moves) {
+  if (analysing(table)) return; // every dot of an analysis is the analyser's own
+  const side = mySide(table);
+  const mine = side ? colourOfSide(side) : 0; // a spectator hears both colours
+  for (const { colour, point } of moves) {
+    if (!point || colour === mine) continue;
+    const nick = colour === 1 ? table.desc.blue : table.desc.red;
+    announce(t("movedTo", { nick, x: point[0] + 1, y: point[1] + 1 }));
   }
 }
 
@@ -1054,6 +1089,7 @@ function warnLowTime(table, left) {
   else if (!table.lowTimeWarned) {
     table.lowTimeWarned = true;
     playSound("lowTime");
+    announce(t("lowTime", { seconds: left }));
   }
 }
 
@@ -1214,8 +1250,17 @@ async function sendChat(event) {
 
 function notify(text) {
   const notice = $("#notice");
+  if (notice.hidden || notice.textContent !== text) announce(text); // "Connection lost" once, not each second
   notice.textContent = text;
   notice.hidden = false;
+}
+
+/** Said by a screen reader when it can (the live region is polite): a new line each time, so that the
+ *  same words twice are said twice, and only the last few kept. */
+function announce(text) {
+  const region = $("#announcer");
+  region.append(element("p", { textContent: text }));
+  while (region.childElementCount > ANNOUNCED_KEPT) region.firstElementChild.remove();
 }
 
 function clearNotice() {
