@@ -32,6 +32,7 @@ const COMPUTER = new Set(["AI easy", "AI medium", "AI hard"]); // the server's A
 const MAX_NICK = 20; // characters (code points), a guest's star with them (docs/protocol.md)
 const LOW_TIME_SECONDS = 10; // a player's clock under this sounds once a turn
 const OUT_OF_THE_GAME = /^(left|resigned)(\d)$/; // a team player left the game (docs/teams.md)
+const ARROWS = { ArrowLeft: [-1, 0], ArrowRight: [1, 0], ArrowUp: [0, -1], ArrowDown: [0, 1] }; // the board's cursor
 const ANNOUNCED_KEPT = 5; // lines left in the live region: a screen reader reads each as it comes
 
 const $ = (selector) => document.querySelector(selector);
@@ -43,6 +44,7 @@ let generation = 0; // a new login starts a new poll loop; the old one stops
 let seen = 0;
 let state = freshState();
 let hearing = false; // a reply read as it happens (not the whole state after a login): its news are said
+let cursorSaid = ""; // what the live region last said of the board's cursor
 const boardZoom = new BoardZoom($("#board"), { zoomIn: $("#zoom-in"), zoomOut: $("#zoom-out"), fit: $("#zoom-fit") });
 
 function freshState() {
@@ -58,6 +60,7 @@ function freshState() {
     activeChat: "0",
     drawing: { path: [], closed: false, targets: [] },
     aim: null, // a touch's point waiting for "Place" (two-step touch)
+    cursor: null, // the keyboard's point on the board, while the board has the focus
     at: new Map(), // nick -> the tables they are at (getBMsg's `b` lines), for the lobby's table list
     showFinished: false,
     ignored: [], // the players this one ignores, as the server's `n` line lists them (docs/client.md)
@@ -570,8 +573,44 @@ function nudgeAim(dx, dy) {
   const table = currentGame();
   if (!state.aim || !table?.desc) return;
   const [x, y] = state.aim;
-  state.aim = [Math.min(table.desc.width - 1, Math.max(0, x + dx)), Math.min(table.desc.height - 1, Math.max(0, y + dy))];
+  state.aim = onBoard(table.desc, [x + dx, y + dy]);
   render();
+}
+
+/** The nearest point of the board to `[x, y]`. */
+function onBoard({ width, height }, [x, y]) {
+  return [Math.min(width - 1, Math.max(0, x)), Math.min(height - 1, Math.max(0, y))];
+}
+
+/** A point chosen on the board: a click, a tap, or Enter or Space on the keyboard's cursor. */
+function choosePoint(point, touch) {
+  if (touch) tapPoint(point);
+  else clickPoint(point);
+}
+
+/** Whether the board has the keyboard's focus (a click or a tap focuses it too, and shows no cursor). */
+function keyboardOnBoard() {
+  return $("#board").matches(":focus-visible");
+}
+
+/** Where the cursor starts: on the last dot played, else in the middle of the board. */
+function cursorStart(table) {
+  return table.moves.findLast((move) => move.point)?.point || [Math.floor(table.desc.width / 2), Math.floor(table.desc.height / 2)];
+}
+
+function boardKey(event) {
+  const table = currentGame();
+  if (!table?.desc) return;
+  if (event.key in ARROWS) {
+    event.preventDefault();
+    const [dx, dy] = ARROWS[event.key];
+    const [x, y] = state.cursor || cursorStart(table);
+    state.cursor = onBoard(table.desc, state.cursor ? [x + dx, y + dy] : [x, y]);
+    render();
+  } else if ((event.key === "Enter" || event.key === " ") && state.cursor) {
+    event.preventDefault();
+    choosePoint(state.cursor, false);
+  }
 }
 
 /** A click on one's own dot in territory rules: start, extend, close or shorten the ring being drawn. */
@@ -817,8 +856,11 @@ function renderGame() {
   renderBoard(table, view, side);
   const box = $("#board").viewBox.baseVal;
   $("#board").style.aspectRatio = `${box.width} / ${box.height}`;
+  $("#board").ariaLabel = t("board", { width: desc.width, height: desc.height });
   renderAim(table);
-  boardZoom.show(state.aim && state.aim.map(at));
+  const cursor = renderCursor(table, view);
+  const marked = state.aim || cursor;
+  boardZoom.show(marked && marked.map(at));
   const watching = table.people.filter((nick) => !desc.players.includes(nick) && nick !== desc.analyser);
   $("#watchers").hidden = !watching.length;
   $("#watchers").textContent = t("watchers", { nicks: watching.join(", ") });
@@ -974,6 +1016,22 @@ function renderAim(table) {
     svg("line", { class: "aim-line", x1: at(x), y1: at(0), x2: at(x), y2: at(height - 1) }),
     Object.assign(svg("circle", { class: "aim", cx: at(x), cy: at(y), r: 8 }), { id: "aim-marker" }),
   );
+}
+
+/** The keyboard's cursor, while the board has the keyboard's focus: a square on its point, and its
+ *  coordinates and what is there said when either changes. The cursor's point, or null. */
+function renderCursor(table, view) {
+  if (!keyboardOnBoard()) return null;
+  state.cursor = onBoard(table.desc, state.cursor || cursorStart(table));
+  const [x, y] = state.cursor;
+  $("#board").append(svg("rect", { class: "cursor", x: at(x) - CELL / 2, y: at(y) - CELL / 2, width: CELL, height: CELL }));
+  const key = pointToSgf(state.cursor);
+  const colour = view.dots.get(key);
+  const name = !colour ? "cursorEmpty" : `${colour === 1 ? "cursorBlue" : "cursorRed"}${view.captured.has(key) ? "Captured" : ""}`;
+  const text = t(name, { x: x + 1, y: y + 1 });
+  if (text !== cursorSaid) announce(text);
+  cursorSaid = text;
+  return state.cursor;
 }
 
 /** A tournament game says so to everyone at it: the tournament, its round, a link to the standings. */
@@ -1298,9 +1356,14 @@ function start() {
   $("#chat-form").onsubmit = sendChat;
   $("#board").onclick = (event) => {
     const point = event.target.dataset?.point;
-    if (!point) return;
-    if (event.pointerType === "touch") tapPoint(pointFromSgf(point));
-    else clickPoint(pointFromSgf(point));
+    if (point) choosePoint(pointFromSgf(point), event.pointerType === "touch");
+  };
+  $("#board").onkeydown = boardKey;
+  // a click focuses the board too: drawn again under a press, its point would lose the click
+  $("#board").onfocus = () => { if (keyboardOnBoard()) render(); };
+  $("#board").onblur = () => {
+    cursorSaid = ""; // back on the board, the cursor is said again
+    if ($("#board .cursor")) render();
   };
   $("#aim-place").onclick = placeAim;
   $("#aim-cancel").onclick = () => { state.aim = null; render(); };

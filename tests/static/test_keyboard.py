@@ -1,16 +1,74 @@
 """The client played with the keyboard alone and heard through a screen reader's eyes, in Debian's
-Chromium: what a screen reader would say is read from the page's live region (#announcer)."""
+Chromium: every step is a key press (Tab to a control, Enter or Space on it, arrows on the board),
+never a click; what a screen reader would say is read from the page's live region (#announcer) and
+from Chromium's accessibility tree (role queries, aria snapshots)."""
 
 from __future__ import annotations
 
-from playwright.sync_api import Browser, expect
+import re
+
+from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.static.served import ServerInThread
 from tests.static.test_client import CAPTURE, Player
 
+TABS_AT_MOST = 120  # more Tab presses than the longest way to any control of the page
+# A line of an aria snapshot: a role a player operates, with no name after it.
+_OPERATED = "button|link|textbox|combobox|checkbox|spinbutton|application|listbox"
+_UNNAMED = re.compile(rf"^\s*- ({_OPERATED})\s*(\[.*\])?:?\s*$")
+
+
+def tab_to(page: Page, target: Locator) -> None:
+    """Tab forwards, as a player does, until `target` has the focus; fails if Tab never gets there."""
+    for _ in range(TABS_AT_MOST):
+        if target.evaluate("(element) => element === document.activeElement"):
+            return
+        page.keyboard.press("Tab")
+    raise AssertionError(f"Tab never reached {target}")
+
+
+def log_in_by_keys(player: Player, nick: str) -> None:
+    page = player.page
+    tab_to(page, page.locator("#nick"))
+    page.keyboard.type(nick)
+    page.keyboard.press("Enter")
+    expect(page.locator("#me")).to_have_text(f"*{nick}")
+
 
 def announced(player: Player, text: str) -> None:
     expect(player.page.locator("#announcer")).to_contain_text(text)
+
+
+def unnamed_controls(page: Page) -> list[str]:
+    """The controls on screen that a screen reader would read without a name."""
+    lines = page.locator("body").aria_snapshot().splitlines()
+    return [line.strip() for line in lines if _UNNAMED.match(line)]
+
+
+def keyboard_players(browser: Browser, server: ServerInThread) -> tuple[Player, Player]:
+    return Player(browser, server), Player(browser, server)
+
+
+def test_every_control_has_a_name_in_the_players_language(browser: Browser, server: ServerInThread) -> None:
+    ala, bob = keyboard_players(browser, server)
+    try:
+        assert unnamed_controls(ala.page) == []
+        log_in_by_keys(ala, "Ala")
+        log_in_by_keys(bob, "Bob")
+        ala.invite("*Bob")
+        bob.accept()
+        expect(ala.page.locator("#game")).to_be_visible()
+        assert unnamed_controls(ala.page) == []
+        assert unnamed_controls(bob.page) == []
+
+        ala.page.select_option("#language", "pl")
+        expect(ala.page.locator("html")).to_have_attribute("lang", "pl")
+        expect(ala.page.get_by_role("application", name="Plansza")).to_be_visible()
+        expect(ala.page.get_by_role("textbox", name="Wiadomość")).to_be_visible()
+        assert unnamed_controls(ala.page) == []
+    finally:
+        ala.close()
+        bob.close()
 
 
 def test_a_refusal_an_invitation_and_a_capture_are_heard(
