@@ -636,6 +636,38 @@ function extendRing(drawing, point) {
 // --- rendering --------------------------------------------------------------------------------
 
 function render() {
+  const focused = focusedControl();
+  renderPage();
+  focusAgain(focused);
+}
+
+/** The focused control and how to find its like again after a render: render rebuilds lists,
+ *  invitations and proposals whole, and a keyboard's focus would fall back to the page's start. */
+function focusedControl() {
+  const control = document.activeElement;
+  if (!control || control === document.body) return null;
+  const key = { id: control.id, place: control.parentElement?.closest("[id]")?.id, tag: control.tagName, text: control.textContent, row: rowOf(control) };
+  return { control, key, index: lookAlikes(key).indexOf(control) };
+}
+
+/** The data of a control's list row (a player's nick, a table's number), as text. */
+function rowOf(control) {
+  return JSON.stringify({ ...control.closest("li")?.dataset });
+}
+
+/** The controls of one place with the same id, or the same tag, text and row. */
+function lookAlikes({ id, place, tag, text, row }) {
+  if (id) return [document.getElementById(id)].filter(Boolean);
+  const within = place && document.getElementById(place);
+  return [...(within?.querySelectorAll(tag) || [])].filter((other) => other.textContent === text && rowOf(other) === row);
+}
+
+function focusAgain(focused) {
+  if (!focused || focused.control.isConnected) return;
+  lookAlikes(focused.key)[Math.max(0, focused.index)]?.focus();
+}
+
+function renderPage() {
   document.documentElement.lang = lang;
   for (const element of document.querySelectorAll("[data-text]")) {
     if (!element.dataset.asking) element.textContent = t(element.dataset.text); // "Sure?" stays its 4 s

@@ -49,6 +49,84 @@ def keyboard_players(browser: Browser, server: ServerInThread) -> tuple[Player, 
     return Player(browser, server), Player(browser, server)
 
 
+def test_a_whole_game_by_keyboard_heard_through_the_live_region(
+    browser: Browser, server: ServerInThread
+) -> None:
+    ala, bob = keyboard_players(browser, server)
+    try:
+        log_in_by_keys(ala, "Ala")
+        log_in_by_keys(bob, "Bob")
+        page = ala.page
+        expect(page.locator('#players li[data-nick="*Bob"]')).to_have_count(1)
+        # "New game": a 10 x 10 board without starting crosses, Ala blue, all chosen by keys
+        tab_to(page, page.locator("#new-game summary"))
+        page.keyboard.press("Enter")
+        for field, key in [("#size", "1"), ("#crosses", "0"), ("#who", "m")]:
+            tab_to(page, page.locator(field))
+            page.keyboard.press(key)
+        expect(page.locator("#size")).to_have_value("10x10")
+        expect(page.locator("#who")).to_have_value("a")
+        tab_to(page, page.locator('#players li[data-nick="*Bob"] .invite'))
+        page.keyboard.press("Enter")
+
+        announced(bob, "*Ala invites you")
+        tab_to(bob.page, bob.page.locator("#accept-invitation"))
+        bob.page.keyboard.press("Space")
+
+        # the board: focused by Tab, named, its cursor moved by arrows and said with its point's state
+        board = page.get_by_role("application", name="Board")
+        tab_to(page, board)
+        expect(board).to_have_css("outline-style", "solid")  # the focus is seen
+        expect(page.locator("#turn")).to_have_text("Your move")
+        announced(ala, "6, 6: empty")  # the cursor starts in the middle of an empty board
+        for key in ["ArrowLeft", "ArrowLeft", "ArrowUp"]:
+            page.keyboard.press(key)
+        announced(ala, "4, 5: empty")
+        expect(page.locator("#board .cursor")).to_have_count(1)
+        page.keyboard.press("Enter")
+        ala.sees_dot("de")
+        bob.sees_dot("de")  # through the server
+        announced(ala, "4, 5: blue dot")
+        announced(bob, "*Ala: 4, 5")  # the opponent's move, said
+
+        tab_to(bob.page, bob.page.get_by_role("application", name="Board"))
+        expect(bob.page.locator("#turn")).to_have_text("Your move")
+        announced(bob, "4, 5: blue dot")  # the cursor starts on the last move
+        bob.page.keyboard.press("ArrowRight")
+        bob.page.keyboard.press(" ")
+        ala.sees_dot("ee")
+        announced(ala, "*Bob: 5, 5")
+
+        # chat by keys: the line is heard by the other player
+        tab_to(bob.page, bob.page.get_by_role("textbox", name="Message"))
+        bob.page.keyboard.type("good luck")
+        bob.page.keyboard.press("Enter")
+        announced(ala, "*Bob: good luck")
+
+        # a proposal and its answer; the answer's button keeps the focus while the page is drawn again
+        tab_to(page, page.locator('[data-propose="undo"]'))
+        page.keyboard.press("Enter")
+        accept = bob.page.locator("#accept-proposal")
+        tab_to(bob.page, accept)
+        ala.say("please")  # a chat line draws Bob's page again under his focus
+        announced(bob, "*Ala: please")
+        bob.page.keyboard.press("Enter")
+        expect(bob.page.locator('#board [data-dot="ee"]')).to_have_count(0)
+        expect(page.locator('#board [data-dot="ee"]')).to_have_count(0)
+
+        # resign (asked once, then done), and leave
+        tab_to(bob.page, bob.page.locator('[data-propose="resign"]'))
+        bob.page.keyboard.press("Enter")
+        bob.page.keyboard.press("Enter")
+        expect(page.locator("#turn")).to_contain_text("Game over")
+        tab_to(page, page.locator("#leave"))
+        page.keyboard.press("Enter")
+        expect(page.locator("#game")).to_be_hidden()
+    finally:
+        ala.close()
+        bob.close()
+
+
 def test_every_control_has_a_name_in_the_players_language(browser: Browser, server: ServerInThread) -> None:
     ala, bob = keyboard_players(browser, server)
     try:
