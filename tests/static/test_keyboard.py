@@ -58,13 +58,14 @@ def test_a_whole_game_by_keyboard_heard_through_the_live_region(
         log_in_by_keys(bob, "Bob")
         page = ala.page
         expect(page.locator('#players li[data-nick="*Bob"]')).to_have_count(1)
-        # "New game": a 10 x 10 board without starting crosses, Ala blue, all chosen by keys
+        # "New game": a 10 x 10 board, no-territory rules (STOP), no starting crosses, Ala blue, all by keys
         tab_to(page, page.locator("#new-game summary"))
         page.keyboard.press("Enter")
-        for field, key in [("#size", "1"), ("#crosses", "0"), ("#who", "m")]:
+        for field, key in [("#size", "1"), ("#rules", "n"), ("#crosses", "0"), ("#who", "m")]:
             tab_to(page, page.locator(field))
             page.keyboard.press(key)
         expect(page.locator("#size")).to_have_value("10x10")
+        expect(page.locator("#rules")).to_have_value("n")
         expect(page.locator("#who")).to_have_value("a")
         tab_to(page, page.locator('#players li[data-nick="*Bob"] .invite'))
         page.keyboard.press("Enter")
@@ -114,7 +115,10 @@ def test_a_whole_game_by_keyboard_heard_through_the_live_region(
         expect(bob.page.locator('#board [data-dot="ee"]')).to_have_count(0)
         expect(page.locator('#board [data-dot="ee"]')).to_have_count(0)
 
-        # resign (asked once, then done), and leave
+        # STOP on Bob's move, heard by Ala; then Bob resigns (asked once, then done), and Ala leaves
+        tab_to(bob.page, bob.page.get_by_role("button", name="STOP"))
+        bob.page.keyboard.press("Enter")
+        announced(ala, "*Bob pressed STOP.")
         tab_to(bob.page, bob.page.locator('[data-propose="resign"]'))
         bob.page.keyboard.press("Enter")
         bob.page.keyboard.press("Enter")
