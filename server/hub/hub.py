@@ -139,7 +139,7 @@ class Hub:
         )
         # the parts made first are told about the later ones through these hooks
         self.tables.game_over = self.games.game_over
-        self.tables.game_started = ended_by_a_game(self.seeks, self.pools)
+        self.tables.game_started = ended_by_a_game(self.seeks, self.pools, self.invites)
         self.sessions.left = forgetting(self.offers, ended_with_the_session(self.seeks, self.pools))
         self.invites.offers = self.offers
         self.tables.elsewhere = self.mirrors

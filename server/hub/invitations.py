@@ -15,7 +15,7 @@ on another member (Mirrors.seat_back).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from server.engine.gametype import (
@@ -392,16 +392,15 @@ class Invitations:
             blue, red = invitee, inviter
         else:
             blue, red = self._server_decides(inviter, invitee, game_type)
-        self.tables.open_table(game_type, blue.nick, red.nick)
+        self.tables.open_table(game_type, blue.nick, red.nick)  # its game_started withdraws theirs
         self.ctx.limits.began((inviter, invitee))
-        self._withdraw_sent_by(inviter, invitee)
 
-    def _withdraw_sent_by(self, *players: Player) -> None:
-        """Players who begin a game withdraw the invitations they sent: accepted later, one opened a
-        second table under them."""
-        for invitation in [self.invitations.get(player) for player in players]:
-            if invitation is not None:
-                self.drop(invitation)
+    def withdraw_sent_by(self, nicks: Sequence[str]) -> None:
+        """Players who begin a game, any way (Tables.game_started), withdraw the invitations they sent, as
+        a cancellation does: accepted later, one opened a second table under them."""
+        keys = {nick_key(nick) for nick in nicks}
+        for invitation in [i for i in self.invitations.values() if nick_key(i.inviter.nick) in keys]:
+            self.drop(invitation)
 
     def _accept_team(self, player: Player, invitation: Invitation) -> None:
         """One more of a team invitation's players accepts; the last one opens the table, the inviter's
@@ -422,7 +421,6 @@ class Invitations:
             seats = interleaved(seats[1::2], seats[0::2])
         self.tables.open_table(invitation.game_type, seats[0], seats[1], more=seats[2:])
         self.ctx.limits.began(everyone)
-        self._withdraw_sent_by(*everyone)
 
     def _server_decides(self, first: Player, second: Player, game_type: GameType) -> tuple[Player, Player]:
         """Ranked: the lower rating starts; free games, equal ratings and guests: at random."""

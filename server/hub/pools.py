@@ -371,14 +371,18 @@ def _rating_of_waiting(waiting: Waiting) -> int:
     return UNRATED if rating is None else rating
 
 
-def ended_by_a_game(seeks: Seeks, pools: Pools) -> Callable[[GameType, Sequence[str]], None]:
-    """What Tables.game_started calls: players who begin a game (any way but an analysis) neither
-    seek nor wait any more, here or at their member."""
+def ended_by_a_game(
+    seeks: Seeks, pools: Pools, invitations: Invitations
+) -> Callable[[GameType, Sequence[str]], None]:
+    """What Tables.game_started calls: players who begin a game (any way but an analysis: an invitation,
+    a seek, a pool, an organiser's or the director's table, `new` at the table) neither seek nor wait
+    any more, here or at their member, and withdraw the invitations they sent here."""
 
     def game_started(game_type: GameType, nicks: Sequence[str]) -> None:
         if game_type.kind is not GameKind.ANALYSIS:
             began(seeks, pools, nicks)
             seeks.tell_members(nicks)
+            invitations.withdraw_sent_by(nicks)
 
     return game_started
 

@@ -110,12 +110,13 @@ def test_unfinished_games_at_another_member_count_towards_a_players_cap() -> Non
 
 
 def test_the_member_that_opens_a_table_counts_the_players_games_at_the_others() -> None:
-    """*Bob0 accepts at member b an invitation *Ala sent before she sat down at five games of member a:
-    b refuses him, as a would."""
+    """*Bob0 accepts at member b an invitation *Ala sent before she sat down at five games of member a,
+    b having lost a's word that sitting down withdrew it: b refuses him, as a would."""
     link = ala_on_a_with_bobs_on_b(1)
     a, b = link.hubs["a"], link.hubs["b"]
     a.invite("alaAla11", "*Bob0", FREE)
     link.deliver()
+    link.losing = lambda message: "invitation_ended" in message
     for n in range(5):
         a.guest_login(f"eve{n}Eve44", f"*Eve{n}", "en")
         a.open_table(parse_game_type(FREE), "*Ala", f"*Eve{n}")  # as an organiser's setUpTable would

@@ -12,6 +12,7 @@ import random
 
 import pytest
 
+from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.invitations import INVITATION_LIFETIME
@@ -104,3 +105,27 @@ def test_a_flood_of_invitations_keeps_one_and_nothing_once_it_lapses() -> None:
         wait(hub, timers, 60)
     wait(hub, timers, INVITATION_LIFETIME)
     assert hub.invites.invitations == hub.invites.incoming == {}
+
+
+def test_an_inviter_seated_by_an_organiser_withdraws_the_invitation() -> None:
+    """An organiser's setUpTable (or the director's arena or swiss table) begins a game as an accepted
+    invitation does: accepted later, Ala's invitation opened a second table under her."""
+    hub, _ = four_guests()
+    hub.invite(secret("*Ala"), "*Bob", FREE)
+    hub.invite(secret("*Dan"), "*Cid", FREE)
+    hub.set_up_table(parse_game_type(FREE), "*Ala", "*Cid", (0, 0), "Cup", "1", {})
+
+    assert invitation_lines(hub, "*Bob") == invitation_lines(hub, "*Ala") == []
+    with pytest.raises(ProtocolError, match="no invitation to answer"):
+        hub.answer_invitation(secret("*Bob"), "a")
+    assert invitation_lines(hub, "*Cid") == [f"vg*Dan.{FREE}"]  # only those they sent go
+    assert games(hub) == [("*Ala", "*Cid")]
+
+
+def test_an_analysis_table_keeps_the_invitation() -> None:
+    """An analysis is no game begun: its opener's invitation stays, as it always did."""
+    hub, _ = four_guests()
+    hub.invite(secret("*Ala"), "*Bob", FREE)
+    hub.invite(secret("*Ala"), "*Ala", "1010s0..a.a.n...c___SUsuen*Ala.")
+    assert len(games(hub)) == 1
+    assert invitation_lines(hub, "*Bob") == [f"vg*Ala.{FREE}"]
