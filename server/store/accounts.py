@@ -35,7 +35,7 @@ from server.store.models import (
     Sanction,
     User,
 )
-from server.store.outage import unavailable
+from server.store.outage import unavailable, unique_violation
 
 log = logging.getLogger(__name__)
 
@@ -192,7 +192,9 @@ class Accounts:
         try:
             async with self.sessions.begin() as session:
                 session.add(user)
-        except IntegrityError:
+        except IntegrityError as refused:
+            if not unique_violation(refused):  # another constraint: a bug, not a name taken
+                raise
             raise NickTaken(nick) from None
         return account_of(user, ignored=())
 
@@ -276,7 +278,9 @@ class Accounts:
                 if old_look is not None and old_look != user.look_key:
                     await session.flush()
                     await _pass_on(session, old_look)
-        except IntegrityError:
+        except IntegrityError as refused:
+            if not unique_violation(refused):  # another constraint: a bug, not a name taken
+                raise
             raise NickTaken(new_nick) from None
 
     async def delete(self, nick: str, by: str = "admin") -> int:

@@ -20,6 +20,7 @@ from server.protocol.codec import check_nick, nick_key
 from server.store.accounts import NickTaken, UnknownNick, account_of, holding, ignored_by, new_user
 from server.store.idhash import IdHashing
 from server.store.models import ArchivedGame, GamePlayer, User
+from server.store.outage import unique_violation
 
 TOKEN_BYTES = 32
 
@@ -78,7 +79,9 @@ class Bots:
                 if await session.scalar(holding(nick).limit(1)) is not None:
                     raise NickTaken(nick)
                 session.add(user)
-        except IntegrityError:
+        except IntegrityError as refused:
+            if not unique_violation(refused):  # another constraint: a bug, not a name taken
+                raise
             raise NickTaken(nick) from None
         return token
 

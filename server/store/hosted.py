@@ -19,6 +19,7 @@ from server.engine.record import NAMES_SEPARATOR
 from server.protocol.codec import nick_key
 from server.store.database import findable
 from server.store.models import HostedEntry, HostedRound, HostedTournament, TournamentTable
+from server.store.outage import unique_violation
 
 LISTED = 50  # tournaments in the list: the unfinished ones, then the latest finished
 UNFINISHED = ("registering", "running")
@@ -117,7 +118,9 @@ class HostedTournaments:
                 if await session.scalar(organisers):
                     raise NameTaken(settings.name)
                 session.add(row)
-        except IntegrityError:
+        except IntegrityError as refused:
+            if not unique_violation(refused):  # another constraint: a bug, not a name taken
+                raise
             raise NameTaken(settings.name) from None
         return _hosted(row)
 

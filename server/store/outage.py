@@ -120,6 +120,23 @@ def described(error: BaseException) -> str:
     return " ".join(dict.fromkeys(parts))
 
 
+def unique_violation(error: BaseException) -> bool:
+    """Whether `error` is a unique index refusing a row whose value another row holds (a name taken):
+    PostgreSQL's SQLSTATE 23505, SQLite's SQLITE_CONSTRAINT_UNIQUE; not a CHECK, NOT NULL or foreign key
+    refusal, which are bugs to be told as such rather than as a name taken."""
+    if not isinstance(error, exc.IntegrityError):
+        return False
+    for cause in _below(error):
+        if getattr(cause, "sqlstate", None) == "23505":
+            return True
+        name = getattr(cause, "sqlite_errorname", None)
+        if name == "SQLITE_CONSTRAINT_UNIQUE":
+            return True
+        if name is None and str(cause).startswith("UNIQUE constraint failed"):  # a driver without codes
+            return True
+    return False
+
+
 def _below(error: BaseException) -> Iterator[BaseException]:
     """The driver's exceptions under a SQLAlchemy error: `orig`, and what that one was raised from."""
     cause = error.orig if isinstance(error, exc.DBAPIError) else None

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from server.store.database import findable
 from server.store.models import ArchivedGame, TournamentKey, TournamentTable
+from server.store.outage import unique_violation
 
 KEY_BYTES = 24  # 32 URL-safe characters: far beyond guessing, so a fast hash is enough to keep it
 
@@ -72,7 +73,9 @@ class Tournaments:
         try:
             async with self.sessions.begin() as session:
                 session.add(row)
-        except IntegrityError:
+        except IntegrityError as refused:
+            if not unique_violation(refused):  # another constraint: a bug, not a name taken
+                raise
             raise KeyNameTaken(name) from None
         return key
 
