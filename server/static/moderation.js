@@ -9,6 +9,8 @@ const REASONS = ["modSpam", "modInsults", "modCheating", "modOther"];
 const DURATIONS = [["15m", "mod15m"], ["1h", "mod1h"], ["1d", "mod1d"], ["7d", "mod7d"], ["forever", "modForGood"]];
 const CLOSINGS = [["none", "modActionNone"], ["delete", "modActionDelete"], ["mute", "modActionMute"],
   ["kick", "modActionKick"], ["ban", "modActionBan"]];
+// What closes many reports at once (`what=closemany`): deleting a line is one report at a time
+const MANY_CLOSINGS = CLOSINGS.filter(([value]) => value !== "delete");
 
 export function setUpModeration(given) {
   hooks = given;
@@ -146,6 +148,7 @@ async function showModeration() {
     make("button", { type: "button", id: "moderation-refresh", textContent: t("modRefresh"), onclick: showModeration }),
     make("button", { type: "button", id: "moderation-close", textContent: t("modClose"), onclick: () => page.remove() }),
     make("h3", { textContent: t("modOpenReports") }),
+    ...(reports.reports.length ? [closingSelected()] : []),
     reports.reports.length
       ? make("ol", { id: "mod-reports" }, ...reports.reports.map(reportItem))
       : make("p", { id: "mod-reports", textContent: t("modNoReports") }),
@@ -154,6 +157,39 @@ async function showModeration() {
       ? make("ul", { id: "mod-sanctions" }, ...sanctions.sanctions.map(sanctionItem))
       : make("p", { id: "mod-sanctions", textContent: t("modNoSanctions") }),
     ...(log ? [make("h3", { textContent: t("modLog") }), logTable(log.log)] : []),
+  );
+}
+
+/** Closes many reports with one request (docs/moderation.md, "Closing many reports"): `which` is
+ * {reports: "3,8"} or {against: nick}; the page is read again once any closed. */
+async function closeMany(which, action, lasting, note) {
+  const answer = await hooks.act({ co: "moderate", what: "closemany", ...which, action, for: lasting,
+    note: note.trim() });
+  const closed = /^ok\.(\d+)\.(\d+)$/.exec(answer || "");
+  if (!closed) return; // a refusal: act told it in the page's language, and nothing was closed
+  hooks.notify(hooks.t()("modClosedMany", { closed: closed[1], open: closed[2] }));
+  showModeration();
+}
+
+/** The form above the reports that closes the ticked ones. */
+function closingSelected() {
+  const t = hooks.t();
+  const action = choice("mod-many-action", MANY_CLOSINGS);
+  const lasting = choice("mod-many-for", DURATIONS);
+  lasting.value = "1d";
+  const note = make("input", { id: "mod-many-note", maxLength: 300, autocomplete: "off" });
+  return make("div", { id: "mod-many", className: "mod-closing" },
+    make("label", {}, `${t("modCloseWith")} `, action),
+    make("label", {}, `${t("modFor")} `, lasting),
+    make("label", {}, `${t("modNote")} `, note),
+    make("button", { type: "button", id: "mod-close-selected", textContent: t("modCloseSelected"), onclick: () => {
+      const ticked = [...document.querySelectorAll("#mod-reports .mod-select:checked")].map((box) => box.value);
+      if (!ticked.length) {
+        hooks.notify(t("modSelectFirst"));
+        return;
+      }
+      closeMany({ reports: ticked.join(",") }, action.value, lasting.value, note.value);
+    } }),
   );
 }
 
@@ -170,7 +206,8 @@ function reportItem(report) {
   const item = make("li", { className: "mod-report" });
   item.dataset.report = report.number;
   const at = report.at.replace("T", " ").replace("Z", " UTC");
-  item.append(make("p", { textContent: t("modReportHead", { ...report, at, place: placeText(report) }) }));
+  const tick = make("input", { type: "checkbox", className: "mod-select", value: String(report.number) });
+  item.append(make("p", {}, make("label", {}, tick, " ", t("modReportHead", { ...report, at, place: placeText(report) }))));
   item.append(make("ol", { className: "mod-context" }, ...report.lines.map((line) => {
     const said = make("li", { className: line.reported ? "reported" : "" });
     said.append(make("b", { textContent: line.nick || "—" }), `: ${line.text}`, line.deleted ? ` ${t("modDeleted")}` : "");
@@ -189,6 +226,14 @@ function reportItem(report) {
         for: lasting.value, reason: report.reason, note: note.value.trim() });
       if (answer === "ok") showModeration();
     } }),
+    make("button", { type: "button", className: "mod-close-against", textContent: t("modCloseAgainst", { nick: report.reported }),
+      onclick: () => {
+        if (action.value === "delete") {
+          hooks.notify(t("modDeleteOneAtATime"));
+          return;
+        }
+        closeMany({ against: report.reported }, action.value, lasting.value, note.value);
+      } }),
   ));
   return item;
 }

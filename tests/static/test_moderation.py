@@ -102,10 +102,66 @@ def test_a_report_reaches_the_moderation_page_and_is_closed(browser: Browser, se
     expect(report.locator("p").first).to_contain_text("*Ala reports *Troll (lobby): insults")
     expect(report.locator(".mod-context .reported")).to_have_text("*Troll: you are all idiots")
     report.locator("select").first.select_option("delete")
-    report.locator("input").fill("rude")
+    report.locator(".mod-closing input").fill("rude")
     report.locator(".mod-close-report").click()
     expect(boss.page.locator("#mod-reports")).to_have_text("No open reports.")
     expect(boss.page.locator("#mod-log")).to_contain_text("report 1 (lobby): delete")
     expect(ala.page.locator("#chat-lines")).not_to_contain_text("you are all idiots")
     for player in (boss, ala, troll):
+        player.close()
+
+
+def test_a_moderator_closes_the_selected_reports_then_all_against_a_troll_in_polish(
+    browser: Browser, server: ServerInThread
+) -> None:
+    """`what=closemany` from the page: the reports ticked, then every open report against the player one
+    names, with the page's action choices; the answer `ok.<closed>.<still open>` and the refusals read
+    in the page's language, and a refusal closes nothing."""
+    boss = staff(browser, server, "Boss", "admin")
+    ala, troll, cid = Player(browser, server), Player(browser, server), Player(browser, server)
+    ala.log_in("Ala")
+    troll.log_in("Troll")
+    cid.log_in("Cid")
+    for number in range(3):
+        troll.say(f"BUY CHEAP GOLD {number}")
+    cid.say("hello all")
+    ala.sees_chat("hello all")
+    for line in ("BUY CHEAP GOLD 0", "BUY CHEAP GOLD 1", "BUY CHEAP GOLD 2", "hello all"):
+        line_menu(ala, line)
+        ala.page.select_option("#mod-reason", "spam")
+        ala.page.click("#mod-report")
+        expect(ala.page.locator("#mod-dialog")).to_have_count(0)
+    boss.page.select_option("#language", "pl")
+    page = boss.page
+
+    page.click("#moderation-open")
+    reports = page.locator("#mod-reports li.mod-report")
+    expect(reports).to_have_count(4)
+    page.click("#mod-close-selected")  # nothing ticked: nothing asked
+    expect(page.locator("#notice")).to_have_text("Najpierw zaznacz zgłoszenia do zamknięcia.")
+    for number in ("1", "4"):  # one against *Troll, one against *Cid
+        page.locator(f'li.mod-report[data-report="{number}"] .mod-select').check()
+    page.select_option("#mod-many-action", "mute")
+    page.click("#mod-close-selected")
+    expect(page.locator("#notice")).to_have_text("Kara zamyka zgłoszenia tylko jednego gracza naraz.")
+    expect(reports).to_have_count(4)  # refused: nothing closed
+
+    page.select_option("#mod-many-action", "none")
+    page.fill("#mod-many-note", "checked")
+    page.click("#mod-close-selected")
+    expect(page.locator("#notice")).to_have_text("Zamknięto zgłoszeń: 2; wciąż otwartych: 0.")
+    expect(reports).to_have_count(2)
+    expect(page.locator("#mod-log")).to_contain_text("report 4 (lobby): none")
+
+    second = page.locator('li.mod-report[data-report="2"]')
+    expect(second.locator(".mod-close-against")).to_have_text("Zamknij wszystkie zgłoszenia na *Troll")
+    second.locator("select").first.select_option("mute")
+    second.locator("select").nth(1).select_option("1h")
+    second.locator(".mod-close-against").click()
+    expect(page.locator("#notice")).to_have_text("Zamknięto zgłoszeń: 2; wciąż otwartych: 0.")
+    expect(page.locator("#mod-reports")).to_have_text("Brak otwartych zgłoszeń.")
+    expect(page.locator("#mod-log")).to_contain_text("report 3 (lobby): mute")
+    expect(page.locator("#mod-sanctions li", has_text="*Troll")).to_have_count(1)  # one mute for both
+    expect(troll.page.locator("#notice")).to_contain_text("You are muted until")
+    for player in (boss, ala, troll, cid):
         player.close()
