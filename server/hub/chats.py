@@ -99,7 +99,7 @@ class Chats:
         if other is player:
             raise ProtocolError("badNick", "A private message needs another person.")
         now = self.ctx.timers.now()
-        counted = self._admit(other, player.nick)
+        counted = self._admit(other, player.nick, player.guest)
         self.ctx.limits.chat(player, text, now, self.ctx.clock())
         if counted is not None:
             self.ctx.limits.private_taken(other, counted, now)
@@ -109,11 +109,18 @@ class Chats:
         self.bus.send(player, LOBBY, line)
         self.bus.send(other, LOBBY, line)
 
-    def _admit(self, recipient: Player, sender: str) -> str | None:
-        """What the recipient's side refuses of a private line from `sender` (Limits.private)."""
-        if recipient.ignores(sender):
+    def _admit(self, recipient: Player, sender: str, guest: bool) -> str | None:
+        """What the recipient's side refuses of a private line from `sender` (`guest`: a guest's): an
+        ignored writer's, a guest's when the recipient refuses guests' lines (unless answering them),
+        then what Limits.private does. Both refusals read the same: the writer learns nothing more."""
+        now = self.ctx.timers.now()
+        if recipient.ignores(sender) or (
+            guest
+            and recipient.refuses_guest_privates
+            and not self.ctx.limits.answering(recipient, sender, now)
+        ):
             raise ProtocolError("privateBlocked", f"{recipient.nick} does not accept your private messages.")
-        return self.ctx.limits.private(recipient, sender, self.ctx.timers.now())
+        return self.ctx.limits.private(recipient, sender, now)
 
     def _private_add(
         self,
@@ -184,7 +191,8 @@ class Chats:
         if other is None:
             return {"undelivered": line}
         try:
-            counted = self._admit(other, line["from"])
+            # a guest's nick has its `*` (docs/protocol.md, "Look-alike nicks")
+            counted = self._admit(other, line["from"], line["from"].startswith("*"))
         except ProtocolError as refused:
             return {"private_refused": [line, refused.code, str(refused)]}
         if counted is not None:

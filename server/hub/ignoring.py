@@ -10,6 +10,10 @@ A player is ignored by the nick_key of their nick, so that the same nick in anot
 person; a look-alike is not, since it cannot be online at the same time (docs/protocol.md, "Look-alike
 nicks"). A guest nick is free again when its session ends, and a guest can come back under a fresh
 nick: ignoring follows the nick, keeping a person out is a moderator's ban.
+
+A registered player may refuse private lines from all guests (`c guestprivates`, owning
+`Player.refuses_guest_privates`): guests cost nothing to make, and a new one comes at every start of a
+client, so no list of nicks keeps a flood of them out (docs/protocol.md, "Private lines from guests").
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
 from server.protocol import events
 from server.protocol.codec import LINE_SEPARATOR, ProtocolError, check_nick, decode_client_text, nick_key
+
+GUEST_PRIVATES = "guestprivates"  # the `c` command of the setting
 
 
 class Ignoring:
@@ -42,6 +48,9 @@ class Ignoring:
     def command(self, player: Player, what: str, text: str) -> None:
         """`ignore._NICK`, `unignore._NICK`, or `ignore.` alone, which asks for the list: each is answered
         with the whole list (an `n` line) in the player's own part of the lobby section."""
+        if what == GUEST_PRIVATES:
+            self._guest_privates(player, text)
+            return
         if what == "ignore" and not text:
             self._tell_list(player)
             return
@@ -71,6 +80,25 @@ class Ignoring:
         player.ignored[key] = shown = self._shown(nick)
         self._keep(player, key, shown)
         self.invitations.ignored(player, key)
+
+    def _guest_privates(self, player: Player, value: str) -> None:
+        """`guestprivates.off` refuses private lines from guests, `guestprivates.on` takes them again,
+        `guestprivates.` alone asks: each answered with the setting (an `a` line). An account's, kept
+        with it by its number; a guest has no account to keep it with and takes every line."""
+        if value not in ("", "on", "off"):
+            raise ProtocolError("badCommand", f"{GUEST_PRIVATES} needs on, off or nothing.")
+        if value:
+            if player.guest:
+                raise ProtocolError(
+                    "accountsOnly", "Only registered players can refuse private lines from guests."
+                )
+            refused = value == "off"
+            if refused != player.refuses_guest_privates:
+                self.ctx.limits.ignore_change(player, self.ctx.timers.now())
+                player.refuses_guest_privates = refused
+                if player.stored:
+                    self.ctx.persistence.guest_privates_set(player.account, refused)
+        self.bus.send(player, LOBBY, events.guest_privates(player.refuses_guest_privates))
 
     def _shown(self, nick: str) -> str:
         """The nick as the lobby shows it (here or on another member of a cluster), else as typed."""

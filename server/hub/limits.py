@@ -92,10 +92,11 @@ class Caps:
 
 def needs_storage(kind: str, table: str, text: str) -> bool:
     """Whether a command changes what storage keeps (moves, chat, propositions, clocks, invitations,
-    tables, the players one ignores): refused while storage fails. Subscriptions, own flags, `c get`
-    and asking for the list of the ignored (`c ignore` without a nick) only touch the session."""
+    tables, the players one ignores, refusing guests' private lines): refused while storage fails.
+    Subscriptions, own flags, `c get` and asking for the list of the ignored or the setting (`c ignore`,
+    `c guestprivates` without a value) only touch the session."""
     if kind == "c":
-        return table != "get" and not (table == "ignore" and not text)
+        return table != "get" and not (table in ("ignore", "guestprivates") and not text)
     if kind == "v":
         return text == "a" or text.startswith("s.")
     if kind == "k":  # an accepted seek opens a table; a seek posted or cancelled is kept nowhere
@@ -382,10 +383,9 @@ class Limits:
         (returns the sender's key for `private_taken`, once the line is sent): at most
         PRIVATE_FROM_ONE_PER_MINUTE from one sender, PRIVATE_TO_ONE_PER_MINUTE from everyone, of which
         PRIVATE_FROM_GUESTS_PER_MINUTE from guests (a guest's nick_key keeps its `*`)."""
-        key = nick_key(sender)
-        wrote = recipient.wrote_to.get(key)
-        if wrote is not None and now - wrote < ANSWERED_FOR:
+        if self.answering(recipient, sender, now):
             return None
+        key = nick_key(sender)
         recent = recipient.private_in
         while recent and recent[0][0] <= now - 60:
             recent.popleft()
@@ -403,6 +403,12 @@ class Limits:
                 "Please try again in a minute.",
             )
         return key
+
+    def answering(self, recipient: Player, sender: str, now: float) -> bool:
+        """Whether `recipient` wrote to `sender` in the last ANSWERED_FOR seconds: `sender`'s lines are
+        answers in a conversation the recipient holds."""
+        wrote = recipient.wrote_to.get(nick_key(sender))
+        return wrote is not None and now - wrote < ANSWERED_FOR
 
     def private_taken(self, recipient: Player, key: str, now: float) -> None:
         recipient.private_in.append((now, key))

@@ -92,6 +92,8 @@ class Player:
     # the players this one ignores (docs/protocol.md, "Ignoring"): nick_key -> the nick as shown; read on
     # every reply, which hides their chat lines only when it is not empty
     ignored: dict[str, str] = field(default_factory=dict)
+    # a registered player's setting: private lines from guests are refused (Chats._admit)
+    refuses_guest_privates: bool = False
     joined: dict[int, int] = field(default_factory=dict)  # table -> event number of sitting down there
     # table -> event number of a new game there: replies to an older msgNo leave the table out (see reply)
     new_game_at: dict[int, int] = field(default_factory=dict)
@@ -157,7 +159,8 @@ class Player:
         self.info = events.user_info(self.nick, self.avatar, self.flags(), self.lang, self.record)
 
     def apply(self, account: Account) -> None:
-        """Rating, results, role and (at a login) the players ignored, as the account has them."""
+        """Rating, results, role and (at a login) the players ignored and whether guests' private lines
+        are refused, as the account has them."""
         self.role = account.role
         self.avatar = account.avatar
         self.registered_at = account.registered_at
@@ -168,6 +171,8 @@ class Player:
         self.record = (account.rating, account.wins, account.draws, account.losses, prestige)
         if account.ignored is not None:  # read with the account for a session, not after a game
             self.ignored = {nick_key(nick): nick for nick in account.ignored}
+        if account.refuses_guest_privates is not None:
+            self.refuses_guest_privates = account.refuses_guest_privates
         self.refresh_info()
 
     @property

@@ -42,6 +42,9 @@ class Account:
     # the nicks this player ignores (docs/protocol.md, "Ignoring"), as read with the account for a session
     # (a login, a restart, a session moving in a cluster); None where it is read for its rating alone
     ignored: tuple[str, ...] | None = None
+    # whether private lines from guests are refused (docs/protocol.md, "Private lines from guests"), read
+    # for a session as `ignored` is; None where it is not
+    refuses_guest_privates: bool | None = None
     registered_at: float = 0.0  # Unix time (0: long ago); a younger account is new to links (Limits.chat)
     bot: bool = False  # a program playing through the bot API (docs/bots.md), marked as one everywhere
     # the nick_key of the nick the account logs in with (a person's id is made from it): its first nick's,
@@ -166,6 +169,10 @@ class Persistence(Protocol):
     def ignored_removed(self, account: int, key: str) -> None:
         """The nick whose nick_key is `key` off the list of the account numbered `account`."""
 
+    def guest_privates_set(self, account: int, refused: bool) -> None:
+        """Whether the account numbered `account` refuses private lines from guests, by its number (a
+        rename keeps it); nothing if the account is gone."""
+
     def moderated(self, actor: str, action: str, target: str, detail: str) -> None:
         """A line of the moderation log for what a moderator did in the hub (a chat line deleted)."""
 
@@ -252,6 +259,9 @@ class MemoryPersistence:
         pass
 
     def ignored_removed(self, account: int, key: str) -> None:
+        pass
+
+    def guest_privates_set(self, account: int, refused: bool) -> None:
         pass
 
     def moderated(self, actor: str, action: str, target: str, detail: str) -> None:

@@ -52,7 +52,7 @@ CONFIRM_WAIT = 2.0  # longest a reply waits for another member to store its acti
 # its actions are `unconfirmed`. Answered as done after 2 s, a move sent to a dead member was told made,
 # and was not.
 ANSWER_WAIT = 15.0
-IGNORING = ("ignore", "unignore")  # `c` commands that are not chat (server/hub/ignoring.py)
+IGNORING = ("ignore", "unignore", "guestprivates")  # `c` commands that are not chat (hub/ignoring.py)
 log = logging.getLogger(__name__)
 
 
@@ -331,8 +331,8 @@ class Stream:
 
     def act(self, player: Player, action: str, table: str, *args: Any) -> None:
         """A player's action at a table (server/hub/actions.py), from a poll's command or an old-style
-        endpoint: done here, or at another member's table by its owner (Mirrors.act); `c ignore` and
-        `c unignore` are not chat but the player's list of the ignored."""
+        endpoint: done here, or at another member's table by its owner (Mirrors.act); `c ignore`,
+        `c unignore` and `c guestprivates` are not chat but whom the player refuses (Ignoring)."""
         if action == "chat" and table in IGNORING:
             self.ignoring.command(player, table, *args)
         elif self.mirrors.follows(player, table):

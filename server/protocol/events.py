@@ -158,6 +158,12 @@ def ignored(nicks: Iterable[str]) -> str:
     return "n" + NICK_SEPARATOR.join(nicks)
 
 
+def guest_privates(refused: bool) -> str:
+    """`aguestprivates.off` (private lines from guests are refused) or `aguestprivates.on`: the reader's
+    own setting (docs/protocol.md, "Private lines from guests"). Only sent to a player who asked for it."""
+    return "aguestprivates." + ("off" if refused else "on")
+
+
 _LOBBY_KEYED = {"d": "description", "x": "state", "i": "info", "b": "subscriptions"}
 
 

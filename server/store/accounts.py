@@ -87,7 +87,9 @@ class Profile:
 
 
 def account_of(user: User, ignored: tuple[str, ...] | None = None) -> Account:
-    """`ignored`: the nicks the player ignores, read for a session (`ignored_by`); None elsewhere."""
+    """`ignored`: the nicks the player ignores, read for a session (`ignored_by`); None elsewhere. With
+    it the session takes the account's settings too (refusing guests' private lines); without it, the
+    account read again for its rating changes nothing a session holds."""
     return Account(
         nick=user.nick,
         rating=shown(Rating(user.rating, user.deviation, user.volatility)),
@@ -98,6 +100,7 @@ def account_of(user: User, ignored: tuple[str, ...] | None = None) -> Account:
         avatar=user.avatar,
         lang=user.lang,
         ignored=ignored,
+        refuses_guest_privates=None if ignored is None else user.refuses_guest_privates,
         registered_at=as_utc(user.registered_at).timestamp(),
         bot=user.bot,
         login_key=user.login_key,

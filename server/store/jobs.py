@@ -206,6 +206,20 @@ class IgnoredRemoved(Job):
 
 
 @dataclass
+class GuestPrivatesSet(Job):
+    """Whether an account refuses private lines from guests (Persistence.guest_privates_set): by its
+    number, which a rename keeps; nothing if the account is gone."""
+
+    account: int  # the account's number (users.id)
+    refused: bool
+
+    def write(self, session: Session, member: int) -> None:
+        session.execute(
+            update(User).where(User.id == self.account).values(refuses_guest_privates=self.refused)
+        )
+
+
+@dataclass
 class Moderated(Job):
     actor: str
     action: str

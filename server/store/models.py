@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import BigInteger, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, DateTime, Float, ForeignKey, Index, Integer, String, Text, false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 
@@ -44,6 +44,8 @@ class User(Base):
     bot: Mapped[bool] = mapped_column(Boolean, default=False)  # plays through the bot API (docs/bots.md)
     # SHA-256 of the bot's token, in hex (a token is random, not a password); None: no token issued
     bot_token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
+    # private lines from guests are refused (docs/protocol.md, "Private lines from guests"; 0018)
+    refuses_guest_privates: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Sanction(Base):

@@ -55,6 +55,7 @@ from server.store.jobs import (
     Done,
     Entry,
     EventsReserved,
+    GuestPrivatesSet,
     IgnoredAdded,
     IgnoredRemoved,
     JournalDropped,
@@ -155,6 +156,9 @@ class StoreWriter:
 
     def ignored_removed(self, account: int, key: str) -> None:
         self._put(IgnoredRemoved(account, key))
+
+    def guest_privates_set(self, account: int, refused: bool) -> None:
+        self._put(GuestPrivatesSet(account, refused))
 
     def moderated(self, actor: str, action: str, target: str, detail: str) -> None:
         self._put(Moderated(actor, action, target, detail))

@@ -1,5 +1,6 @@
 """A database at every earlier revision, with rows in every table, upgraded to head keeps every row and
-every link between rows; a player upgraded keeps their login, games, rating history and ignore list."""
+every link between rows; a player upgraded keeps their login, games, rating history and ignore list, and
+takes guests' private lines as before."""
 
 from __future__ import annotations
 
@@ -149,6 +150,7 @@ async def test_a_player_keeps_games_ratings_and_ignored_players_across_the_upgra
     finally:
         await store.close()
     assert account is not None and account.ignored == ("*Troll",)
+    assert account.refuses_guest_privates is False  # an account from before 0018 takes guests' lines
     assert [game.number for game in games] == [1]
     assert [(point.game_number, point.rating) for point in ratings] == [(1, 1510)]
 
