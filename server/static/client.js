@@ -64,6 +64,7 @@ function freshState() {
     at: new Map(), // nick -> the tables they are at (getBMsg's `b` lines), for the lobby's table list
     showFinished: false,
     ignored: [], // the players this one ignores, as the server's `n` line lists them (docs/client.md)
+    refusesGuestPrivates: null, // a registered player's setting, as the server's `a` line says (null: not yet)
   };
 }
 
@@ -202,6 +203,7 @@ function startPolling() {
   render();
   poll(mine);
   askIgnored();
+  askGuestPrivates();
   analyseAsked();
   showTournaments({ list: $("#hosted"), heading: $("#hosted-heading"), nick: session.nick, act, t, element, button });
 }
@@ -253,6 +255,7 @@ async function take(body) {
     } else {
       seen = 0;
       askIgnored(); // a new session: a registered player's list is the account's, a guest's is empty
+      askGuestPrivates();
     }
     return false;
   }
@@ -350,6 +353,7 @@ const READERS = [
   ["u", (uid, body) => { game(uid).proposal = parseProposalLine(body); }],
   ["o", (uid, body) => { const [side, where] = [body[0], body.slice(2)]; game(uid).drawing[side] = where === "-" ? null : where; }],
   ["n", (uid, body) => { state.ignored = split(body); }],
+  ["aguestprivates.", (uid, body) => { state.refusesGuestPrivates = body === "off"; }],
   ["i", (uid, body) => {
     const [nick, avatar, flags, language, rating, , , , prestige] = body.split(".");
     state.info.set(nick, {
@@ -686,6 +690,7 @@ function renderPage() {
   renderQuickGame({ state, session, t, act, element, button, describe });
   renderPlayers();
   renderIgnored();
+  renderGuestPrivates();
   renderTables();
   renderGame();
   renderChat();
@@ -808,6 +813,17 @@ function setIgnored(nick, ignore) {
 
 function askIgnored() {
   act({ co: "dodajWpis", table: "ignore", newMsgs: "" });
+}
+
+/** A registered player's "No private messages from guests", as the server last said it. */
+function renderGuestPrivates() {
+  $("#guest-privates-switch").hidden = !session.registered || state.refusesGuestPrivates === null;
+  $("#guest-privates").checked = Boolean(state.refusesGuestPrivates);
+}
+
+/** The setting is the account's: a guest has none to ask for (the server would refuse to change it). */
+function askGuestPrivates() {
+  if (session?.registered) act({ co: "dodajWpis", table: "guestprivates", newMsgs: "" });
 }
 
 /** Who is at each table, from everyone's `b` line. */
@@ -1412,6 +1428,10 @@ function start() {
     render();
   };
   $("#show-finished").onclick = () => { state.showFinished = !state.showFinished; render(); };
+  $("#guest-privates").onchange = async () => {
+    await act({ co: "dodajWpis", table: "guestprivates", newMsgs: $("#guest-privates").checked ? "off" : "on" });
+    render(); // as the server has it: a refused change (too fast, storage) does not stay ticked
+  };
   $("#sound").checked = localStorage.getItem("kropki.sound") !== "off";
   $("#sound").onchange = () => localStorage.setItem("kropki.sound", $("#sound").checked ? "on" : "off");
   $("#notify").checked = localStorage.getItem("kropki.notify") === "on" && window.Notification?.permission === "granted";
