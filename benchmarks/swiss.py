@@ -23,8 +23,15 @@ from server.engine.swiss import Entrant, Round, pair_round  # noqa: E402
 TARGET_SECONDS = 1.0
 
 
-def simulate(players: int, rounds: int, seed: int, forfeit_rate: int, absent_rate: int) -> list[float]:
-    """Each round's pairing time in seconds."""
+def simulate(
+    players: int,
+    rounds: int,
+    seed: int,
+    forfeit_rate: int,
+    absent_rate: int,
+    inputs: list[list[Entrant]] | None = None,
+) -> list[float]:
+    """Each round's pairing time in seconds; `inputs`, when given, gets each round's entrants."""
     rng = random.Random(seed)
     ratings = {f"p{n}": 2400 - 10 * n for n in range(1, players + 1)}
     history: dict[str, list[Round]] = {key: [] for key in ratings}
@@ -32,6 +39,8 @@ def simulate(players: int, rounds: int, seed: int, forfeit_rate: int, absent_rat
     for _ in range(rounds):
         absent = {key for key in ratings if rng.randrange(absent_rate) == 0}
         entrants = [Entrant(key, ratings[key], tuple(history[key])) for key in ratings if key not in absent]
+        if inputs is not None:
+            inputs.append(entrants)
         start = time.perf_counter()
         pairing = pair_round(entrants, rounds)
         times.append(time.perf_counter() - start)
