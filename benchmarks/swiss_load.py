@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import multiprocessing
+import os
 import sys
 import tempfile
 import time
@@ -93,6 +94,7 @@ async def _pollers(plan: PollerPlan, pipe: Connection) -> list[tuple[float, floa
     polls: list[tuple[float, float]] = []
     await asyncio.gather(*(_poller(index, plan, stop, polls) for index in range(plan.pollers)))
     loop.remove_reader(pipe.fileno())
+    os.set_blocking(pipe.fileno(), True)  # uvloop's add_reader made it non-blocking; the result is large
     return polls
 
 

@@ -175,8 +175,10 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
         hub.enable_computer(pool, workers)
     hub.start()
     director = None
+    # one process, started at the first swiss pairing (a ProcessPoolExecutor starts its workers then)
+    pairing = WorkerPool(1, "swiss pairing") if member is None and settings.pairing_process else None
     if member is None:  # a cluster's members would each run every tournament (docs/tournaments.md)
-        director = app[DIRECTOR_KEY] = Director(hub, store.hosted, store.tournaments)
+        director = app[DIRECTOR_KEY] = Director(hub, store.hosted, store.tournaments, pairing=pairing)
         await director.start()
     # Timed collections, young and full, when serve tuned the collector (gcschedule).
     collector = asyncio.create_task(gcschedule.timed_collections()) if gcschedule.serving_schedule() else None
@@ -187,8 +189,9 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
         director.close()
     hub.close()
     hub.note_sessions()  # the last heartbeat: sessions' time-outs go on from the stop after the restart
-    if pool is not None:
-        pool.shutdown(wait=False, cancel_futures=True)
+    for workers in (pool, pairing):
+        if workers is not None:
+            workers.shutdown(wait=False, cancel_futures=True)
     await store.close()
     log.info("store closed")
 

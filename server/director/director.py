@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections.abc import Coroutine
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -86,8 +88,10 @@ class Director:
         *,
         round_pause: float = ROUND_PAUSE,
         arena_wave: float = ARENA_WAVE,
+        pairing: Executor | None = None,
     ) -> None:
         self.hub, self.hosted, self.organised = hub, hosted, organised
+        self.pairing = pairing  # a worker process for swiss pairings; None: a thread
         self.round_pause, self.arena_wave = round_pause, arena_wave
         self._watches: dict[str, _Watch] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -417,8 +421,10 @@ class Director:
     async def pair_swiss_round(
         self, active: list[swiss.Entrant], rounds: int, others: list[swiss.Entrant]
     ) -> swiss.Pairing:
-        """FIDE's pairing, off the event loop: 2 s of pure Python at 200 players (benchmarks/swiss.py)."""
-        return await asyncio.to_thread(swiss.pair_round, active, rounds, others=others)
+        """FIDE's pairing, off the event loop: seconds of pure Python at 200 players (benchmarks/swiss.py),
+        which on a thread would hold the GIL against every poll (benchmarks/swiss_load.py)."""
+        pair = functools.partial(swiss.pair_round, active, rounds, others=others)
+        return await asyncio.get_running_loop().run_in_executor(self.pairing, pair)  # None: a thread
 
     # --- arena ---------------------------------------------------------------------------------
 

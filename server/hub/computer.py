@@ -46,15 +46,19 @@ class WorkerPool(Executor):
     was killed (out of memory, by hand) refuses every later search: before, every game against the
     computer then waited for its move until the server restarted."""
 
-    def __init__(self, workers: int) -> None:
-        self.workers = workers
+    def __init__(self, workers: int, what: str = "AI") -> None:
+        self.workers, self.what = workers, what
         self.processes = _processes(workers)
 
     def submit(self, fn: Callable[..., Result], /, *args: Any, **kwargs: Any) -> Future[Result]:
         try:
             return self.processes.submit(fn, *args, **kwargs)
         except BrokenProcessPool:
-            log.warning("AI worker process died; starting the workers again %s", Fields(workers=self.workers))
+            log.warning(
+                "%s worker process died; starting the workers again %s",
+                self.what,
+                Fields(workers=self.workers),
+            )
             self.processes.shutdown(wait=False, cancel_futures=True)
             self.processes = _processes(self.workers)
             return self.processes.submit(fn, *args, **kwargs)
