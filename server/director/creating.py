@@ -9,8 +9,8 @@ from server.engine.gametype import GameKind, StartKind, parse_game_type
 from server.protocol.codec import ProtocolError
 from server.store.hosted import Entry, Hosted, Settings
 
-# A swiss's players (not withdrawn): FIDE's pairing of 200 took 2 s in the slowest of 7 rounds (on a
-# thread, off the event loop), of 500 15 s (benchmarks/swiss.py)
+# A swiss's players (not withdrawn): FIDE's pairing of 200 took 2 s in the slowest of 7 rounds (in a
+# worker process, off the event loop: benchmarks/swiss_load.py), of 500 15 s (benchmarks/swiss.py)
 SWISS_PLAYERS = 200
 # Tournaments one organiser (a key, a moderator) has registering or running: each is stored, looked at
 # and paired by this one process, and their players' entries hold tables (server/director/entering.py)
