@@ -1,5 +1,5 @@
 """How a member calls Redis: every call bounded, no retries inside the client, and the one Python 3.11
-pitfall of cancelling such calls handled; shared by membership and the lobby link."""
+pitfall of cancelling such calls handled; shared by membership, the lobby link and the hourly counts' link."""
 
 from __future__ import annotations
 
@@ -58,6 +58,14 @@ async def subscribed(pubsub: PubSub, *channels: str) -> None:
             message = await pubsub.get_message(timeout=CALL_TIMEOUT)
             if message is not None and message["type"] == "subscribe":
                 return
+
+
+async def closed(pubsub: PubSub) -> None:
+    """Closes a subscription a listening loop is done with; a Redis gone meanwhile is no news to it."""
+    try:
+        await bounded(pubsub.aclose())
+    except UNREACHABLE:
+        pass
 
 
 def stop_if_cancelled() -> None:

@@ -202,10 +202,7 @@ class HourlyLink:
             except Exception:  # whatever it was, this member must go on hearing the others
                 log.exception("hourly counts' channel failed; subscribing again")
             finally:
-                try:
-                    await bounded(pubsub.aclose())
-                except UNREACHABLE:
-                    pass
+                await calls.closed(pubsub)
             stop_if_cancelled()
             await asyncio.sleep(RETRY_SECONDS)
 

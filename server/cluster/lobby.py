@@ -346,7 +346,7 @@ class LobbyLink:
             except Exception:  # whatever it was, this member must go on hearing the others
                 log.exception("lobby channel failed; subscribing again")
             finally:
-                await _close(pubsub)
+                await calls.closed(pubsub)
             stop_if_cancelled()
             await asyncio.sleep(RETRY_SECONDS)
 
@@ -420,10 +420,3 @@ class LobbyLink:
             log.info("messages of member %r missed; asking it to send its view again", member)
             self.send_to(member, {"resync": True})
             self._hub.missed_from_member(member)  # after this message's answers: what is still unanswered
-
-
-async def _close(pubsub: PubSub) -> None:
-    try:
-        await bounded(pubsub.aclose())
-    except UNREACHABLE:
-        pass

@@ -51,6 +51,15 @@ async def test_a_renamed_player_sits_at_their_game_again_and_plays_their_turn(cl
     assert described and described[-1].endswith(".Alice.Robert")
 
 
+async def plays_on_as_robert(client: TestClient, bob: Zagram, uid: int) -> None:
+    """Bob, logging in again (his account now Robert), is seated at table `uid` and plays the 26th move."""
+    robert = await logged_in(client, "Bob", bob.secret, "Robert")
+    assert uid in (await robert.poll()).sections
+    robert.send("s", uid, RED_DOT)
+    await robert.poll()
+    assert len(client.app[HUB_KEY].tables[uid].room.game.moves) == 26
+
+
 async def test_the_seat_is_theirs_after_a_restart(aiohttp_client: AiohttpClient, settings: Settings) -> None:
     client = await served(aiohttp_client, settings)
     _, bob, uid = await renamed_at_their_game(client)
@@ -58,12 +67,7 @@ async def test_the_seat_is_theirs_after_a_restart(aiohttp_client: AiohttpClient,
     await robert.poll()
     await client.close()
 
-    client = await served(aiohttp_client, settings)
-    robert = await logged_in(client, "Bob", bob.secret, "Robert")
-    assert uid in (await robert.poll()).sections
-    robert.send("s", uid, RED_DOT)
-    await robert.poll()
-    assert len(client.app[HUB_KEY].tables[uid].room.game.moves) == 26
+    await plays_on_as_robert(await served(aiohttp_client, settings), bob, uid)
 
 
 async def test_a_rename_made_while_the_server_was_stopped_is_followed(
@@ -77,12 +81,7 @@ async def test_a_rename_made_while_the_server_was_stopped_is_followed(
     await store.accounts.rename("Bob", "Robert")
     await store.close()
 
-    client = await served(aiohttp_client, settings)
-    robert = await logged_in(client, "Bob", bob.secret, "Robert")
-    assert uid in (await robert.poll()).sections
-    robert.send("s", uid, RED_DOT)
-    await robert.poll()
-    assert len(client.app[HUB_KEY].tables[uid].room.game.moves) == 26
+    await plays_on_as_robert(await served(aiohttp_client, settings), bob, uid)
 
 
 async def test_nobody_who_takes_a_nick_the_seat_had_is_seated_at_it(client: TestClient) -> None:
