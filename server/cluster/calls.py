@@ -60,12 +60,27 @@ async def subscribed(pubsub: PubSub, *channels: str) -> None:
                 return
 
 
-async def closed(pubsub: PubSub) -> None:
-    """Closes a subscription a listening loop is done with; a Redis gone meanwhile is no news to it."""
-    try:
-        await bounded(pubsub.aclose())
-    except UNREACHABLE:
-        pass
+async def subscribed_for_ever(
+    client: Redis, listen: Callable[[PubSub], Awaitable[None]], what: str, retry_every: float
+) -> None:
+    """`listen` on a new subscription of `client`'s, again every `retry_every` seconds after it ended:
+    Redis unreachable (a debug line: membership says so once) or anything else (logged whole), this
+    member must go on hearing the others. `what`: the channel, as the log names it."""
+    while True:
+        pubsub = client.pubsub()  # its subscribe messages are read (`subscribed`)
+        try:
+            await listen(pubsub)
+        except UNREACHABLE as error:
+            log.debug("%s not reachable: %s", what, error)
+        except Exception:
+            log.exception("%s failed; subscribing again", what)
+        finally:
+            try:
+                await bounded(pubsub.aclose())
+            except UNREACHABLE:
+                pass
+        stop_if_cancelled()
+        await asyncio.sleep(retry_every)
 
 
 def stop_if_cancelled() -> None:

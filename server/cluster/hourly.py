@@ -188,23 +188,15 @@ class HourlyLink:
     # --- in -----------------------------------------------------------------------------------
 
     async def _listen_forever(self, client: Redis) -> None:
-        while True:
-            pubsub = client.pubsub()
-            try:
-                self._opener.listening()
-                await calls.subscribed(pubsub, CHANNEL)
-                self._resubscribe.clear()
-                await self._write_back(client)
-                await self._read(client)  # after subscribing: what is published later is heard
-                await self._listen(pubsub)
-            except UNREACHABLE as error:
-                log.debug("hourly counts' channel not reachable: %s", error)
-            except Exception:  # whatever it was, this member must go on hearing the others
-                log.exception("hourly counts' channel failed; subscribing again")
-            finally:
-                await calls.closed(pubsub)
-            stop_if_cancelled()
-            await asyncio.sleep(RETRY_SECONDS)
+        async def subscribed(pubsub: PubSub) -> None:
+            self._opener.listening()
+            await calls.subscribed(pubsub, CHANNEL)
+            self._resubscribe.clear()
+            await self._write_back(client)
+            await self._read(client)  # after subscribing: what is published later is heard
+            await self._listen(pubsub)
+
+        await calls.subscribed_for_ever(client, subscribed, "hourly counts' channel", RETRY_SECONDS)
 
     async def _listen(self, pubsub: PubSub) -> None:
         while not self._resubscribe.is_set():

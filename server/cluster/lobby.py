@@ -326,29 +326,21 @@ class LobbyLink:
 
     async def _listen_forever(self) -> None:
         assert self._client is not None
-        while True:
-            pubsub = self._client.pubsub()  # its subscribe messages are read (calls.subscribed)
-            try:
-                self._opener.listening()
-                await calls.subscribed(pubsub, CHANNEL, DIRECT_PREFIX + self._name)
-                self._resubscribe.clear()
-                # Whatever was said while this member was not listening is asked for again, and the
-                # others hear this member's part (they may have dropped it, or never had it).
-                self._heard.clear()
-                self._waiting_for_part = dict.fromkeys(self._known, asyncio.get_running_loop().time())
-                self._queue(part=True, ask=True)
-                for member in self._hub.table_peers():  # the tables shared: each side's view again
-                    self.send_to(member, {"resync": True})
-                    self._hub.resync_member(member)
-                await self._listen(pubsub)
-            except UNREACHABLE as error:
-                log.debug("lobby channel not reachable: %s", error)
-            except Exception:  # whatever it was, this member must go on hearing the others
-                log.exception("lobby channel failed; subscribing again")
-            finally:
-                await calls.closed(pubsub)
-            stop_if_cancelled()
-            await asyncio.sleep(RETRY_SECONDS)
+        await calls.subscribed_for_ever(self._client, self._subscribed, "lobby channel", RETRY_SECONDS)
+
+    async def _subscribed(self, pubsub: PubSub) -> None:
+        self._opener.listening()
+        await calls.subscribed(pubsub, CHANNEL, DIRECT_PREFIX + self._name)
+        self._resubscribe.clear()
+        # Whatever was said while this member was not listening is asked for again, and the others
+        # hear this member's part (they may have dropped it, or never had it).
+        self._heard.clear()
+        self._waiting_for_part = dict.fromkeys(self._known, asyncio.get_running_loop().time())
+        self._queue(part=True, ask=True)
+        for member in self._hub.table_peers():  # the tables shared: each side's view again
+            self.send_to(member, {"resync": True})
+            self._hub.resync_member(member)
+        await self._listen(pubsub)
 
     async def _listen(self, pubsub: PubSub) -> None:
         while not self._resubscribe.is_set():
