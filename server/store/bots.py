@@ -140,8 +140,12 @@ class Bots:
             ignored = await ignored_by(session, [user.id])
         return account_of(user, ignored[user.id])
 
-    async def still_valid(self, token: str) -> bool:
-        """Whether the token still names a bot (a rotation or a deletion ends a stream that used it)."""
+    async def still_valid_among(self, tokens: list[str]) -> set[str]:
+        """Which of these tokens still name a bot (a rotation or a deletion ends the feeds that used
+        them): one query for all of a server's open feeds."""
+        hashes = {token_hash(token): token for token in tokens}
         async with self.sessions() as session:
-            found = await session.scalar(select(User.id).where(User.bot_token_hash == token_hash(token)))
-        return found is not None
+            found = await session.scalars(
+                select(User.bot_token_hash).where(User.bot_token_hash.in_(hashes), User.bot.is_(True))
+            )
+            return {hashes[hashed] for hashed in found if hashed is not None}

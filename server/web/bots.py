@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +28,17 @@ from server.protocol.codec import ProtocolError, encode_client_text, is_unicode_
 from server.store.bots import HasPlayed, InPlay
 from server.store.idhash import HashesBusy
 from server.store.outage import unavailable
-from server.web.botstreams import STREAMS_KEY, BotStreams, Feeding, feed_ended
+from server.web.botstreams import (
+    SEND_TIMEOUT,
+    STREAMS_KEY,
+    BotStreams,
+    Feeding,
+    NotRead,
+    feed_ended,
+    limit_send_buffer,
+    send,
+    watch_tokens,
+)
 from server.web.clients import LIMITS_KEY, WHOLE_STATES_PER_ID, origin, refuses_whole_state
 from server.web.common import HUB_KEY, LOGIN_GUARD_KEY, STORE_KEY, log_failure, nick_claimed, session_here
 from server.web.headers import SECURITY_HEADERS
@@ -73,6 +82,7 @@ class Bot:
 def setup(app: web.Application) -> None:
     app[STREAMS_KEY] = BotStreams()
     app.add_routes(routes)
+    app.cleanup_ctx.append(watch_tokens)
 
     async def end_streams(app: web.Application) -> None:
         app[STREAMS_KEY].end_all()
@@ -252,8 +262,9 @@ async def upgrade(request: web.Request) -> web.Response:
 @routes.get("/api/bot/stream")
 async def stream(request: web.Request) -> web.StreamResponse:
     """The bot's events, one JSON object a line, as they happen; an empty line at least every
-    KEEP_ALIVE_SECONDS. It ends when the client goes, a newer feed of the bot opens, the token is
-    replaced, the session cannot be logged in again (a ban), or the server stops."""
+    KEEP_ALIVE_SECONDS. It ends when the client goes or stops reading (botstreams.send), a newer feed
+    of the bot opens, the token is replaced, the session cannot be logged in again (a ban), or the
+    server stops."""
     try:
         bot = await _bot(request)
         if refuses_whole_state(request, bot.secret):  # every feed begins with one (docs/bots.md)
@@ -268,14 +279,19 @@ async def stream(request: web.Request) -> web.StreamResponse:
     response = web.StreamResponse(
         headers={"Content-Type": "application/x-ndjson", "Cache-Control": "no-store", **SECURITY_HEADERS}
     )
+    limit_send_buffer(request)
     await response.prepare(request)
     streams = request.app[STREAMS_KEY]
-    feeding = streams.start(bot.secret)
+    feeding = streams.start(bot.secret, bot.token)
     log.info("bot stream opened %s", Fields(nick=bot.account.nick))
     try:
         await _feed(request, response, bot, feeding)
     except ConnectionError:
         pass  # the bot went away
+    except NotRead:  # nothing more can reach it: closed at once, and the bot may open the feed again
+        log.warning("bot stream closed: not read %s", Fields(nick=bot.account.nick, seconds=SEND_TIMEOUT))
+        if request.transport is not None:
+            request.transport.abort()
     finally:
         streams.finish(bot.secret, feeding)
         log.info("bot stream closed %s", Fields(nick=bot.account.nick))
@@ -285,17 +301,16 @@ async def stream(request: web.Request) -> web.StreamResponse:
 async def _feed(request: web.Request, response: web.StreamResponse, bot: Bot, feeding: Feeding) -> None:
     hub = request.app[HUB_KEY]
     feed = Feed(bot.account.nick)
-    checked = time.monotonic()
     fresh = False  # the session was logged in again for the poll being read
     while True:
         if feeding.ended is not None:  # a newer feed (which starts from the present), or a stop: why
-            await _write(response, [feed_ended(feeding.ended)])
+            await _write(request, response, [feed_ended(feeding.ended)])
             return
         poll = Poll(bot.secret, [], feed.seen, False, True, KEEP_ALIVE_SECONDS)
         try:
             reply = await hub.poll(poll, feeding.next_wait())
         except ProtocolError as refused:
-            await _write(response, [_error_event(refused)])
+            await _write(request, response, [_error_event(refused)])
             return
         if feeding.ended is not None:
             continue
@@ -303,20 +318,22 @@ async def _feed(request: web.Request, response: web.StreamResponse, bot: Bot, fe
         if not logged_in and hub.moved_away(bot.secret):
             # its requests reach another member of a cluster now, which took the session: logged in
             # again here, it would be taken back, and taken again at the bot's next action
-            await _write(response, [feed_ended("moved")])
+            await _write(request, response, [feed_ended("moved")])
             return
         if not logged_in:  # timed out, kicked, or the server forgot it: in again, or the reason why
             if fresh:  # a session logged in for this very poll is gone already: not a loop of logins
                 gone = {"type": "error", "code": "notLoggedIn", "message": "The session ended; reconnect."}
-                await _write(response, [gone])
+                await _write(request, response, [gone])
                 return
             try:
                 await _logged_in(request, bot)
             except ProtocolError as refused:
-                await _write(response, [_error_event(refused)])
+                await _write(request, response, [_error_event(refused)])
                 return
             except Refused as refused:
-                await _write(response, [{"type": "error", "code": refused.code, "message": refused.message}])
+                await _write(
+                    request, response, [{"type": "error", "code": refused.code, "message": refused.message}]
+                )
                 return
             except Exception as failure:  # the database cannot say now: ended, and opened again by the bot
                 if unavailable(failure) is None:
@@ -327,24 +344,7 @@ async def _feed(request: web.Request, response: web.StreamResponse, bot: Bot, fe
         fresh = False
         if any(event["type"] == "invitationDeclined" for event in events):
             _acknowledge_rejection(hub, bot)
-        await _write(response, events)
-        if time.monotonic() - checked > KEEP_ALIVE_SECONDS:
-            checked = time.monotonic()
-            if not await _still_valid(request, bot):
-                replaced = {"type": "error", "code": "badToken", "message": "The token was replaced."}
-                await _write(response, [replaced])
-                return
-
-
-async def _still_valid(request: web.Request, bot: Bot) -> bool:
-    """Whether the token still names the bot; while the database cannot say, it does until the next
-    check (before, the question's error ended the handler and the feed hung without keep-alives)."""
-    try:
-        return await request.app[STORE_KEY].bots.still_valid(bot.token)
-    except Exception as failure:
-        if unavailable(failure) is None:
-            raise
-        return True
+        await _write(request, response, events)
 
 
 def _error_event(refused: ProtocolError) -> Event:
@@ -360,9 +360,9 @@ def _acknowledge_rejection(hub: Hub, bot: Bot) -> None:
         pass  # acknowledged meanwhile
 
 
-async def _write(response: web.StreamResponse, events: list[Event]) -> None:
+async def _write(request: web.Request, response: web.StreamResponse, events: list[Event]) -> None:
     body = b"".join(json.dumps(event, ensure_ascii=False).encode() + b"\n" for event in events)
-    await response.write(body or KEEP_ALIVE)
+    await send(request, response, body or KEEP_ALIVE)
 
 
 # --- invitations -------------------------------------------------------------------------------

@@ -1,34 +1,62 @@
 """The bot API's open event feeds (docs/bots.md), one per bot: a newer feed of the same bot ends the
-older, the server's stop ends them all, and each feed's last event says why (server/web/bots.py)."""
+older, the server's stop ends them all, a replaced token ends its feeds within TOKENS_EVERY, and each
+feed's last event says why (server/web/bots.py). A feed its bot does not read is closed (`send`)."""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from socket import SO_SNDBUF, SOL_SOCKET
 
 from aiohttp import web
 
+from server.logs import Fields
 from server.protocol.botfeed import Event
+from server.store.outage import unavailable
+from server.web.common import STORE_KEY
+
+log = logging.getLogger(__name__)
 
 # Why a feed ends, in its last event (`error`); a bot opens the feed again after `stopping` and `moved`
 FEED_ENDS = {
     "replaced": "A newer feed of this bot was opened: this one ends.",
     "stopping": "The server is stopping: open the feed again in a moment.",
     "moved": "The bot's session moved to another server of the cluster: open the feed again.",
+    "badToken": "The token was replaced.",
 }
+# Seconds between two looks at whether the open feeds' tokens still name their bots (one query for all):
+# a token an admin replaced (`kropki-server bot token`, another process) ends its feed within this
+TOKENS_EVERY = 2.0
+# Seconds a write of the feed may wait for its reader before the feed counts as not read and is closed
+SEND_TIMEOUT = 10.0
+# The kernel's send buffer of a feed's connection, in bytes: fixed (no autotuning to megabytes: 4 MB of a
+# feed nobody read sat there, benchmarks/botstreams.py), so that a reader that stopped is found soon
+SEND_BUFFER = 64 * 1024
+DRAIN_CHECK_EVERY = 0.05  # seconds between the looks at a write the socket has not taken whole
 
 
 def feed_ended(code: str) -> Event:
     return {"type": "error", "code": code, "message": FEED_ENDS[code]}
 
 
-class Feeding:
-    """One open feed: ended by a newer feed of the same bot or by the server's stop, which also wakes
-    the long poll it is in. Each poll waits on a future of its own (the bus wakes a poll by giving its
-    future a result, so a future serves one poll only)."""
+class NotRead(Exception):
+    """The feed's reader took nothing for SEND_TIMEOUT: it stopped reading, or its network did."""
 
-    def __init__(self) -> None:
+
+class Feeding:
+    """One open feed: ended by a newer feed of the same bot, its token replaced or the server's stop,
+    which also wakes the long poll it is in. Each poll waits on a future of its own (the bus wakes a
+    poll by giving its future a result, so a future serves one poll only)."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token  # a secret: never logged
         self.ended: str | None = None  # why, a code of FEED_ENDS
         self.waiting: asyncio.Future[None] | None = None
+
+    def __repr__(self) -> str:
+        return f"Feeding(ended={self.ended!r})"
 
     def next_wait(self) -> asyncio.Future[None]:
         self.waiting = asyncio.get_running_loop().create_future()
@@ -46,12 +74,12 @@ class BotStreams:
     def __init__(self) -> None:
         self.open: dict[str, Feeding] = {}
 
-    def start(self, secret: str) -> Feeding:
-        """A feed of the bot whose session is `secret` (the same through a rename)."""
+    def start(self, secret: str, token: str) -> Feeding:
+        """A feed of the bot whose session is `secret` (the same through a rename), named by `token`."""
         older = self.open.get(secret)
         if older is not None:
             older.end("replaced")
-        feeding = self.open[secret] = Feeding()
+        feeding = self.open[secret] = Feeding(token)
         return feeding
 
     def finish(self, secret: str, feeding: Feeding) -> None:
@@ -64,3 +92,56 @@ class BotStreams:
 
 
 STREAMS_KEY = web.AppKey("bot_streams", BotStreams)
+
+
+def limit_send_buffer(request: web.Request) -> None:
+    transport = request.transport
+    endpoint = transport.get_extra_info("socket") if transport is not None else None
+    if endpoint is not None:
+        endpoint.setsockopt(SOL_SOCKET, SO_SNDBUF, SEND_BUFFER)
+
+
+async def send(request: web.Request, response: web.StreamResponse, body: bytes) -> None:
+    """`body` written, and all of it in the kernel's buffer, or NotRead after SEND_TIMEOUT. Before, a
+    write waited on a reader that had stopped for as long as its connection lived, with up to 4 MB of
+    the feed in the kernel's buffer first."""
+    try:
+        async with asyncio.timeout(SEND_TIMEOUT):
+            await response.write(body)
+            transport = request.transport
+            while transport is not None and transport.get_write_buffer_size() and not transport.is_closing():
+                await asyncio.sleep(DRAIN_CHECK_EVERY)
+    except TimeoutError:
+        raise NotRead from None
+
+
+async def watch_tokens(app: web.Application) -> AsyncIterator[None]:
+    """Every TOKENS_EVERY, the feeds whose tokens no longer name their bots end (`badToken`)."""
+    task = asyncio.create_task(_keep_watching(app))
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+
+
+async def _keep_watching(app: web.Application) -> None:
+    streams, failing = app[STREAMS_KEY], False
+    while True:
+        await asyncio.sleep(TOKENS_EVERY)
+        feeds = list(streams.open.values())
+        if not feeds:
+            continue
+        try:
+            valid = await app[STORE_KEY].bots.still_valid_among([feed.token for feed in feeds])
+            failing = False
+        except Exception as failure:  # storage down: the feeds go on, and are looked at again later
+            reason = unavailable(failure)
+            if reason is None:
+                log.exception("cannot check the bots' tokens")
+            elif not failing:
+                log.warning("cannot check the bots' tokens until storage is back %s", Fields(reason=reason))
+            failing = True
+            continue
+        for feed in feeds:
+            if feed.token not in valid and feed.ended is None:
+                feed.end("badToken")

@@ -141,3 +141,15 @@ async def test_an_action_at_a_table_of_the_other_member_is_answered_as_that_memb
     assert await cyd.get(co="graczStawiaKropke", idGracza=cyd.secret, table=str(uid), where="aa") == ""
     answer = await cyd.get(co="graczStawiaKropke", idGracza=cyd.secret, table=str(uid), where="bb")
     assert answer == "err.notYourTurn"  # its second move in a row
+
+
+async def test_a_replaced_token_ends_the_bot_s_feed_on_the_other_member_at_once(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """The token is replaced through the store (`kropki-server bot token`, on any machine): each member
+    ends its own feeds of it. Before, a feed asked once every 20 s after a poll, up to 40 s."""
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    token = await a.app[STORE_KEY].bots.create("Robo")
+    feed = await open_feed(b, token)
+    await a.app[STORE_KEY].bots.issue_token("Robo")
+    assert (await feed.next("error"))["code"] == "badToken"

@@ -19,7 +19,7 @@ from server.botplayer import AiBot, BotApi
 from server.config import Settings
 from server.hub.hub import Hub
 from server.hub.limits import Caps
-from server.web import bots
+from server.web import bots, botstreams
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import get, log_in, poll
 from tests.clients.multipoints import MultiPoints
@@ -183,10 +183,11 @@ async def test_a_feed_stays_open_while_the_database_is_gone_and_logs_no_tracebac
     caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Every KEEP_ALIVE_SECONDS the feed asks the store whether its token still names the bot. Before,
-    while PostgreSQL was gone that question's error escaped the handler: every bot's feed broke with an
-    ERROR and a traceback in the log (an outage is no bug), and the bots came back to 503s."""
+    """Every TOKENS_EVERY the server asks the store whether its feeds' tokens still name their bots.
+    Before, while PostgreSQL was gone that question's error escaped the feed's handler: every bot's feed
+    broke with an ERROR and a traceback in the log (an outage is no bug), and the bots came back to 503s."""
     monkeypatch.setattr(bots, "KEEP_ALIVE_SECONDS", 0.3)
+    monkeypatch.setattr(botstreams, "TOKENS_EVERY", 0.3)
     proxy = PostgresProxy(tmp_path / "pg", settings.db_url)
     await proxy.start()
     try:
