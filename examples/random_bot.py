@@ -35,6 +35,9 @@ NEIGHBOURS = [(dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1) if dx or dy]
 # player's), or the server cannot store anything now (503: its clocks stand still meanwhile); nothing in
 # the feed would call for the move again
 TRY_AGAIN = ("tooFast", "storage")
+# finished games whose archive numbers are remembered, the latest: a feed opened again says a finished
+# game's `archived` again while its table stays (an hour), and a player begins at most 60 games an hour
+ENDED_KEPT = 100
 
 
 class Api:
@@ -122,7 +125,6 @@ class Game:
         self.played: tuple[int, int] | None = None
         for dot in event["setup"] + event["moves"]:
             self.play(dot)
-        self.over = False
 
     def play(self, dot: dict[str, Any]) -> None:
         if dot.get("undo"):
@@ -134,7 +136,7 @@ class Game:
 
     def on_move(self, clock: dict[str, Any]) -> bool:
         mine = clock["toMove"] == self.colour and clock.get("side") == self.side
-        return not self.over and mine and self.played is None
+        return mine and self.played is None
 
     def free(self) -> list[tuple[int, int]]:
         taken = self.dots.keys() | self.closed
@@ -176,13 +178,38 @@ def answer_invitation(api: Api, event: dict[str, Any], rated: bool = False) -> N
     print(f"invitation from {event['from']}: decline", api.post("/api/bot/invitation/decline", **inviter))
 
 
+class Memory:
+    """What the bot keeps: the board of each game it plays, until the game ends, and the archive number
+    of its latest ENDED_KEPT finished games, each counted once."""
+
+    def __init__(self) -> None:
+        self.boards: dict[int, Game] = {}
+        self.archived: dict[int, int] = {}  # table -> the archive number of its last game
+        self.played = 0
+
+    def archive(self, table: int, number: int) -> None:
+        if self.archived.get(table) == number:
+            return  # said again by a feed opened again
+        self.archived.pop(table, None)  # the latest last
+        self.archived[table] = number
+        self.played += 1
+        while len(self.archived) > ENDED_KEPT:
+            del self.archived[next(iter(self.archived))]
+
+
 def play(
-    api: Api, games: int, invite: str | None, rng: random.Random, seek: bool = False, rated: bool = False
+    api: Api,
+    games: int,
+    invite: str | None,
+    rng: random.Random,
+    seek: bool = False,
+    rated: bool = False,
+    memory: Memory | None = None,
 ) -> int:
     """Play until `games` games have ended (0: for ever); the number of games played. `seek`: post a
     seek first, for anyone to accept; `rated`: take rated games too."""
-    boards: dict[int, Game] = {}
-    archived: set[int] = set()  # its games' archive numbers: a feed opened again says them again
+    memory = memory or Memory()
+    boards = memory.boards
     if invite:
         print("invite:", api.post(f"/api/bot/invite/{urllib.parse.quote(invite)}", gameType=GAME_TYPE))
     if seek:
@@ -191,7 +218,7 @@ def play(
         kind, table = event["type"], event.get("table")
         if kind == "invitation":
             answer_invitation(api, event, rated)
-        elif kind == "seek" and acceptable(event, rated) and all(game.over for game in boards.values()):
+        elif kind == "seek" and acceptable(event, rated) and not boards:
             answer = api.post(f"/api/bot/seek/{event['id']}/accept")  # its own: refused, notEligible
             print(f"seek {event['id']} of {event['from']}:", answer)
         elif kind == "gameFull":
@@ -202,16 +229,16 @@ def play(
             if boards[table].on_move(event):
                 move(api, table, boards[table], rng)
         elif kind == "gameEnd" and table in boards:
-            boards[table].over = True
+            del boards[table]  # not needed any more: a new game at the table comes whole (gameFull)
             print(f"table {table}: {event['result']}")
-        elif kind == "archived" and table in boards:
-            archived.add(event["number"])
-            if games and len(archived) >= games:
-                return len(archived)
+        elif kind == "archived":
+            memory.archive(table, event["number"])
+            if games and memory.played >= games:
+                return memory.played
         elif kind == "error":
             print("the server ended the feed:", event, file=sys.stderr)
-            return len(archived)
-    return len(archived)
+            return memory.played
+    return memory.played
 
 
 def move(api: Api, table: int, game: Game, rng: random.Random) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import random
 from typing import Any
 
@@ -13,7 +14,8 @@ from aiohttp import web
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
-from examples.random_bot import Api, play
+import examples.random_bot
+from examples.random_bot import Api, Game, Memory, play
 from server.botplayer import AiBot, BotApi
 from server.config import Settings
 from server.engine.gametype import parse_game_type
@@ -152,6 +154,42 @@ async def test_a_game_archived_before_the_feed_opened_again_is_counted_once(
         played = await playing
     archived = [uid for uid in (first, second) if uid is not None]
     assert played == len(archived) == 2
+
+
+def boards_kept() -> int:
+    return sum(isinstance(kept, Game) for kept in gc.get_objects())
+
+
+async def test_the_example_forgets_a_finished_game_s_board_and_all_but_its_latest_archive_numbers(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before, the example kept the board of every game it played and every archive number it saw, for
+    as long as it ran: a bot left playing grew without end. A board goes at its game's end, and only the
+    latest ENDED_KEPT archive numbers stay (to count once a finished game a feed opened again says)."""
+    monkeypatch.setattr(examples.random_bot, "ENDED_KEPT", 1)
+    token = await new_bot(client, "Robo")
+    hub = client.app[HUB_KEY]
+    memory = Memory()
+    server = str(client.server.make_url("/")).rstrip("/")
+    playing = asyncio.create_task(
+        asyncio.to_thread(play, Api(server, token), 2, None, random.Random(3), memory=memory)
+    )
+    async with asyncio.timeout(EVENT_WAIT):
+        while hub.roster.online("Robo") is None:
+            await asyncio.sleep(0.05)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    first = await _game_resigned_by_ala(client, ala, 0, playing)
+    assert first is not None
+    async with asyncio.timeout(EVENT_WAIT):
+        while boards_kept():  # the finished game's board, let go while the bot plays on
+            await asyncio.sleep(0.05)
+    second = await _game_resigned_by_ala(client, ala, first, playing)
+    assert second is not None
+    async with asyncio.timeout(EVENT_WAIT):
+        assert await playing == 2
+    second_number = hub.tables[second].room.archive_number  # type: ignore[union-attr]
+    assert memory.boards == {} and memory.archived == {second: second_number}
 
 
 async def test_at_a_team_table_a_proposition_is_told_once_not_again_at_each_agreement(
