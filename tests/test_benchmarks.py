@@ -71,6 +71,7 @@ RUNS = {
     "bots": (["--pairs", "2", "--moves", "6"], "move -> opponent's feed: p50"),
     # 200 games counted across two members' links on a redis-server of its own, then 10 one at a time
     "hourly": (["--things", "200", "--latencies", "10"], "a member starting reads the hour"),
+    "botstreams": (["--seconds", "2", "--guests", "100", "--moves", "4"], "opened again: HTTP 200"),
     # the one game of the first 200,000 where oppai-rs's realm interiors differ: the count sees it
     "pool_walls": (["--games", "1", "--seed", "31463"], "1 of 1 random 20x20 games differ"),
     # every section, small: 60 slow and long-polling connections against a server with 300 open files
