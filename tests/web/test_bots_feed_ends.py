@@ -68,6 +68,7 @@ async def test_a_feed_its_bot_stops_reading_is_closed_and_the_bot_opens_it_again
     closed = [record.getMessage() for record in caplog.records if "not read" in record.getMessage()]
     assert len(closed) == 1 and "nick=Robo" in closed[0], closed
     assert token not in caplog.text and not any(secret in caplog.text for secret in hub.players)
+    assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
 
     number = hub.seek(guests[0], PostSeek(FREE_GAME, parse_range("", "")))
     feed = await open_feed(client, token)
