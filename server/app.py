@@ -186,7 +186,7 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     if collector is not None:
         collector.cancel()
     if director is not None:
-        director.close()
+        await director.stop()
     hub.close()
     hub.note_sessions()  # the last heartbeat: sessions' time-outs go on from the stop after the restart
     for workers in (pool, pairing):

@@ -24,6 +24,7 @@ from server.director.creating import check_new, check_room
 from server.director.entering import EntryLimits, check_eligible
 from server.director.history import Board, arena_games, no_shows_still_in, swiss_rounds
 from server.director.pacing import ArenaPace
+from server.director.times import arena_end, joined, wall
 from server.director.views import arena_table, summary, swiss_table
 from server.engine import arena, swiss
 from server.engine.gametype import parse_game_type
@@ -33,7 +34,6 @@ from server.hub.model import owns
 from server.hub.persistence import StorageFailing
 from server.logs import Fields
 from server.protocol.codec import ProtocolError, nick_key
-from server.store.database import as_utc
 from server.store.hosted import Entry, Hosted, HostedTournaments, NameTaken, PairedRound, Settings
 from server.store.tournaments import Tournaments
 
@@ -46,19 +46,6 @@ ARENA_WAVE = 5.0  # seconds between an arena's pairings of the players who are f
 ARENA_REST = 8.0
 RETRY = 30.0  # after storage or the hub refused (storage failing, no room for tables), the next try
 GUEST_RATING = 0.0  # guests have no rating: they come after every registered player in the swiss order
-
-
-def arena_end(settings: Settings) -> float:
-    return wall(settings.starts_at) + settings.minutes * 60
-
-
-def wall(moment: datetime) -> float:
-    """Seconds since the epoch of a time read back from the store."""
-    return as_utc(moment).timestamp()
-
-
-def joined(entries: list[Entry]) -> dict[str, float]:
-    return {entry.nick: wall(entry.registered_at) for entry in entries}
 
 
 @dataclass
@@ -104,13 +91,16 @@ class Director:
         for hosted in await self.hosted.unfinished():
             self._look(hosted.settings.name)
 
-    def close(self) -> None:
+    async def stop(self) -> None:
+        """Its looks cancelled, and ended before the store closes: one cut off mid-query closed its
+        connection after the store had, which hung the event loop's end (1 run of test_hosted.py in 5)."""
         self.hub.watch_tournament_results(None)
         for watch in self._watches.values():
             if watch.handle is not None:
                 watch.handle.cancel()
         for task in self._tasks:
             task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def settled(self) -> None:
         """Return once every look started so far (and those they start) is done: for tests."""

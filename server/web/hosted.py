@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 
 from aiohttp import web
 
-from server.director.director import Director, wall
+from server.director.director import Director
+from server.director.times import wall
 from server.protocol.codec import ProtocolError
 from server.store.hosted import Settings
 from server.web.common import DIRECTOR_KEY, HUB_KEY

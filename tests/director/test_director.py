@@ -413,3 +413,18 @@ async def test_an_arena_leaves_players_at_another_game_until_it_is_over(cup: Ser
     await tick(client, clock.timers, ARENA_REST + ARENA_WAVE)
     paired = {frozenset((b.blue, b.red)) for b in await director.boards(hosted)}
     assert frozenset((ala.nick, bob.nick)) in paired, "paired once their own game is over"
+
+
+async def test_stopping_ends_its_looks_and_not_only_cancels_them(cup: Served) -> None:
+    """The app's end stops the director before it closes the store. Before, its looks were only
+    cancelled: one cut off in a query closed its connection after the store had closed, and the event
+    loop's end waited on that for ever (tests/web/test_hosted.py, 1 run in 5)."""
+    clock, client, key = cup
+    await create(client, key, clock)
+    await joined(client, 4)
+    clock.timers.advance(11)  # the start: a look at the tournament begins, not awaited here
+    looking = [task for task in asyncio.all_tasks() if task.get_coro().__qualname__.startswith("Director.")]
+    assert looking and not any(task.done() for task in looking)
+
+    await director_of(client).stop()
+    assert all(task.done() for task in looking)
