@@ -5,19 +5,14 @@ feed's last event says why (server/web/bots.py). A feed its bot does not read is
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import logging
+import functools
 from collections.abc import AsyncIterator
 from socket import SO_SNDBUF, SOL_SOCKET
 
 from aiohttp import web
 
-from server.logs import Fields
 from server.protocol.botfeed import Event
-from server.store.outage import unavailable
-from server.web.common import STORE_KEY
-
-log = logging.getLogger(__name__)
+from server.web.common import STORE_KEY, read_every
 
 # Why a feed ends, in its last event (`error`); a bot opens the feed again after `stopping` and `moved`
 FEED_ENDS = {
@@ -116,32 +111,17 @@ async def send(request: web.Request, response: web.StreamResponse, body: bytes) 
 
 
 async def watch_tokens(app: web.Application) -> AsyncIterator[None]:
-    """Every TOKENS_EVERY, the feeds whose tokens no longer name their bots end (`badToken`)."""
-    task = asyncio.create_task(_keep_watching(app))
-    yield
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    """Every TOKENS_EVERY, the feeds whose tokens no longer name their bots end (`badToken`); while
+    storage is down the feeds go on, and are looked at again later."""
+    async with read_every(TOKENS_EVERY, functools.partial(end_replaced, app), "check the bots' tokens"):
+        yield
 
 
-async def _keep_watching(app: web.Application) -> None:
-    streams, failing = app[STREAMS_KEY], False
-    while True:
-        await asyncio.sleep(TOKENS_EVERY)
-        feeds = list(streams.open.values())
-        if not feeds:
-            continue
-        try:
-            valid = await app[STORE_KEY].bots.still_valid_among([feed.token for feed in feeds])
-            failing = False
-        except Exception as failure:  # storage down: the feeds go on, and are looked at again later
-            reason = unavailable(failure)
-            if reason is None:
-                log.exception("cannot check the bots' tokens")
-            elif not failing:
-                log.warning("cannot check the bots' tokens until storage is back %s", Fields(reason=reason))
-            failing = True
-            continue
-        for feed in feeds:
-            if feed.token not in valid and feed.ended is None:
-                feed.end("badToken")
+async def end_replaced(app: web.Application) -> None:
+    feeds = list(app[STREAMS_KEY].open.values())
+    if not feeds:
+        return
+    valid = await app[STORE_KEY].bots.still_valid_among([feed.token for feed in feeds])
+    for feed in feeds:
+        if feed.token not in valid and feed.ended is None:
+            feed.end("badToken")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import functools
 import logging
 import sys
@@ -15,7 +17,7 @@ from server.director.director import Director
 from server.hub.hub import Hub
 from server.hub.sessions import Carried
 from server.logs import Fields
-from server.store.outage import safe_trace
+from server.store.outage import safe_trace, unavailable
 from server.store.store import Store
 from server.web.headers import TEXT_HEADERS
 from server.web.limits import LoginGuard
@@ -69,6 +71,34 @@ async def session_here(request: web.Request, secret: str | None) -> None:
     mover = request.app.get(MOVER_KEY)
     if mover is not None and secret:
         await mover.bring(secret)
+
+
+@asynccontextmanager
+async def read_every(seconds: float, read: Callable[[], Awaitable[None]], what: str) -> AsyncIterator[None]:
+    """`read` every `seconds` while the app runs (around a cleanup context's yield): while storage cannot
+    be reached, what was read last holds, with one warning until it is back; any other failure is logged
+    whole. `what`: the reading, as the log says it ("read the sanctions")."""
+
+    async def keep_reading() -> None:
+        failing = False
+        while True:
+            await asyncio.sleep(seconds)
+            try:
+                await read()
+                failing = False
+            except Exception as failure:
+                reason = unavailable(failure)
+                if reason is None:
+                    log.exception("cannot %s", what)
+                elif not failing:
+                    log.warning("cannot %s until storage is back %s", what, Fields(reason=reason))
+                failing = True
+
+    task = asyncio.create_task(keep_reading())
+    yield
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
 
 
 def text_response(body: str) -> web.Response:

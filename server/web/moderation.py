@@ -15,9 +15,8 @@ answered as JSON, close a report with `what=close` and many at once with `what=c
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import dataclasses
+import functools
 import json
 import logging
 import re
@@ -42,7 +41,6 @@ from server.protocol.codec import (
     parse_number,
 )
 from server.store.moderation import Target
-from server.store.outage import unavailable
 from server.store.reports import (
     REPORTS_PER_NETWORK_A_DAY,
     REPORTS_PER_PLAYER_A_DAY,
@@ -54,7 +52,7 @@ from server.store.reports import (
 )
 from server.web.clients import POLICY_KEY
 from server.web.closing import MANY_CLOSINGS, choose, not_open, sanction_order
-from server.web.common import HUB_KEY, STORE_KEY
+from server.web.common import HUB_KEY, STORE_KEY, read_every
 from server.web.networks import banned_network
 
 log = logging.getLogger(__name__)
@@ -74,31 +72,12 @@ async def keep_sanctions(app: web.Application) -> AsyncIterator[None]:
     hub = app[HUB_KEY]
     app[SANCTIONS_KEY] = Sanctions(hub.ctx, hub.roster, hub.tables, hub.sessions)
     await refresh(app)
-    task = asyncio.create_task(_keep_reading(app))
-    yield
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    async with read_every(SANCTIONS_EVERY, functools.partial(refresh, app), "read the sanctions"):
+        yield
 
 
 async def refresh(app: web.Application) -> None:
     app[SANCTIONS_KEY].take(await app[STORE_KEY].moderation.active())
-
-
-async def _keep_reading(app: web.Application) -> None:
-    failing = False
-    while True:
-        await asyncio.sleep(SANCTIONS_EVERY)
-        try:
-            await refresh(app)
-            failing = False
-        except Exception as failure:  # storage down: the sanctions read last hold until it is back
-            reason = unavailable(failure)
-            if reason is None:
-                log.exception("cannot read the sanctions")
-            elif not failing:
-                log.warning("cannot read the sanctions until storage is back %s", Fields(reason=reason))
-            failing = True
 
 
 async def moderate(request: web.Request) -> str:
