@@ -84,9 +84,11 @@ async def pair(
     return latencies
 
 
-async def main(pairs: int, moves: int) -> None:
+async def started_app(name: str) -> tuple[web.Application, web.AppRunner, int]:
+    """The real app serving on a free port of 127.0.0.1 (unlimited there), on a new SQLite file named
+    after the benchmark; the caller cleans `runner` up."""
     folder = Path(tempfile.mkdtemp())
-    url = f"sqlite+aiosqlite:///{folder}/bots.sqlite3"
+    url = f"sqlite+aiosqlite:///{folder}/{name}.sqlite3"
     engine = open_engine(url)
     await migrate(engine)
     await engine.dispose()
@@ -96,6 +98,11 @@ async def main(pairs: int, moves: int) -> None:
     runner = web.AppRunner(app)
     await runner.setup()
     await web.TCPSite(runner, "127.0.0.1", port).start()
+    return app, runner, port
+
+
+async def main(pairs: int, moves: int) -> None:
+    app, runner, port = await started_app("bots")
     try:
         nicks = [f"Bot{i}" for i in range(2 * pairs)]
         tokens = [await app[STORE_KEY].bots.create(nick) for nick in nicks]

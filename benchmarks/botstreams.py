@@ -21,7 +21,6 @@ import itertools
 import socket
 import statistics
 import sys
-import tempfile
 import time
 from collections import deque
 from pathlib import Path
@@ -31,16 +30,12 @@ from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from benchmarks.bots import next_event, pair  # noqa: E402
-from server.app import create_app  # noqa: E402
-from server.config import Settings  # noqa: E402
+from benchmarks.bots import next_event, pair, started_app  # noqa: E402
 from server.hub.model import Origin  # noqa: E402
 from server.protocol.codec import ProtocolError  # noqa: E402
 from server.protocol.seeks import CancelSeek, PostSeek, parse_range  # noqa: E402
-from server.store.database import migrate, open_engine  # noqa: E402
 from server.web.botstreams import STREAMS_KEY  # noqa: E402
 from server.web.common import HUB_KEY, STORE_KEY  # noqa: E402
-from tests.ports import free_port  # noqa: E402
 
 SEEK = "2020n0.0.a.F.a.600.5._SRAUTP_srautp."
 SEEKS_A_MINUTE = 9  # of a guest: the server allows 10 (server/hub/seeks.py)
@@ -86,17 +81,7 @@ async def stuck_feed(port: int, token: str, receive_buffer: int) -> socket.socke
 
 
 async def main(args: argparse.Namespace) -> None:
-    folder = Path(tempfile.mkdtemp())
-    url = f"sqlite+aiosqlite:///{folder}/botstreams.sqlite3"
-    engine = open_engine(url)
-    await migrate(engine)
-    await engine.dispose()
-    port = free_port()
-    settings = Settings(host="127.0.0.1", port=port, db_url=url, unlimited=("127.0.0.1",), ai_workers=0)
-    app = create_app(settings)
-    runner = web.AppRunner(app)
-    await runner.setup()
-    await web.TCPSite(runner, "127.0.0.1", port).start()
+    app, runner, port = await started_app("botstreams")
     base = f"http://127.0.0.1:{port}"
     streams = app[STREAMS_KEY]
     try:
