@@ -133,17 +133,12 @@ async def test_a_game_archived_before_the_feed_opened_again_is_counted_once(
     both bots counted it again: `--games 2` stopped after one game and a restart."""
     token = await new_bot(client, "Robo")
     server = str(client.server.make_url("/")).rstrip("/")
-    hub = client.app[HUB_KEY]
     if bot == "example":
         run = functools.partial(play, Api(server, token), 2, None, random.Random(3))
     else:
         run = functools.partial(AiBot(BotApi(server, token), 1, seed=3).run, 2)
     playing = asyncio.create_task(asyncio.to_thread(run))
-    async with asyncio.timeout(EVENT_WAIT):
-        while hub.roster.online("Robo") is None:
-            await asyncio.sleep(0.05)
-    ala = MultiPoints("*Ala", "111111")
-    await log_in(client, ala)
+    ala = await ala_once_robo_is_online(client)
     first = await _game_resigned_by_ala(client, ala, 0, playing)
     assert first is not None
 
@@ -154,6 +149,16 @@ async def test_a_game_archived_before_the_feed_opened_again_is_counted_once(
         played = await playing
     archived = [uid for uid in (first, second) if uid is not None]
     assert played == len(archived) == 2
+
+
+async def ala_once_robo_is_online(client: TestClient) -> MultiPoints:
+    """*Ala logged in, once the bot Robo, started in a thread, has logged in."""
+    async with asyncio.timeout(EVENT_WAIT):
+        while client.app[HUB_KEY].roster.online("Robo") is None:
+            await asyncio.sleep(0.05)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    return ala
 
 
 def boards_kept() -> int:
@@ -174,11 +179,7 @@ async def test_the_example_forgets_a_finished_game_s_board_and_all_but_its_lates
     playing = asyncio.create_task(
         asyncio.to_thread(play, Api(server, token), 2, None, random.Random(3), memory=memory)
     )
-    async with asyncio.timeout(EVENT_WAIT):
-        while hub.roster.online("Robo") is None:
-            await asyncio.sleep(0.05)
-    ala = MultiPoints("*Ala", "111111")
-    await log_in(client, ala)
+    ala = await ala_once_robo_is_online(client)
     first = await _game_resigned_by_ala(client, ala, 0, playing)
     assert first is not None
     async with asyncio.timeout(EVENT_WAIT):
