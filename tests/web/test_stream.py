@@ -378,8 +378,8 @@ async def test_long_poll_waits_for_an_event(pair: tuple[Zagram, Zagram]) -> None
         await bob.poll()
 
     started = time.monotonic()
-    waited, _ = await asyncio.gather(ala.poll(wait="5"), later())
-    assert 0.25 < time.monotonic() - started < 3
+    waited, _ = await asyncio.gather(ala.poll(wait="20"), later())
+    assert 0.25 < time.monotonic() - started < 10  # far from the wait: a loaded host's stall is no failure
     assert chat_texts(waited.lines(0)) == [("*Bob", "1", "wake up")]
     started = time.monotonic()
     empty = await ala.poll(wait="0.3")
@@ -418,8 +418,8 @@ async def test_invitations_and_their_answers_end_a_long_poll(pair: tuple[Zagram,
 
     async def long_poll_while(waiting: Zagram, acting: Zagram, **request: str) -> list[str]:
         started = time.monotonic()
-        reply, answer = await asyncio.gather(waiting.poll(wait="5"), later(acting, **request))
-        assert answer == "" and time.monotonic() - started < 3, request
+        reply, answer = await asyncio.gather(waiting.poll(wait="20"), later(acting, **request))
+        assert answer == "" and time.monotonic() - started < 10, request
         return [line for line in reply.lines(0) if line[:2] in ("vg", "vs", "vr")]
 
     assert await long_poll_while(bob, ala, **invite) == ["vg*Ala.2020s0..s.F.n...."]
@@ -444,8 +444,8 @@ async def test_an_invitation_withdrawn_between_two_polls_ends_the_next_long_poll
     await bob.poll()
     assert await ala.get(idGracza=ala.secret, co="zaproszenieAnuluj") == ""
     started = time.monotonic()
-    reply = await bob.poll(wait="5")
-    assert time.monotonic() - started < 3 and reply.lines(0, "vg") == []
+    reply = await bob.poll(wait="20")
+    assert time.monotonic() - started < 10 and reply.lines(0, "vg") == []
     started = time.monotonic()
     await bob.poll(wait="0.5")  # and once a reply has said so, a long poll waits again
     assert time.monotonic() - started >= 0.5
