@@ -79,6 +79,9 @@ class Invitations:
         self.computer: Computer | None = None  # the AI players, once enabled
         self.invitations: dict[Player, Invitation] = {}  # by inviter
         self.incoming: dict[Player, Invitation] = {}  # by invitee
+        # by the inviter's nick_key: a game start withdraws its players' invitations (withdraw_sent_by)
+        # without a walk of every pending one; kept by _keep and drop, the only ones to change them
+        self.sent_by: dict[str, list[Invitation]] = {}
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # a member of a cluster
         self._strangers: dict[tuple[str, str], Player] = {}  # (member, nick) -> who stands for them
         self.offers: Offering | None = None  # set by Hub.__init__
@@ -240,6 +243,7 @@ class Invitations:
                 self._strangers[(someone.visiting_from, someone.nick)] = someone
         invitation.sent_at = self.ctx.timers.now()
         self.invitations[inviter] = invitation
+        self.sent_by.setdefault(nick_key(inviter.nick), []).append(invitation)
         for invitee in invitation.invitees:
             self.incoming[invitee] = invitation
         self.bus.nudge(invitation.inviter, *invitation.invitees)
@@ -323,7 +327,14 @@ class Invitations:
 
     def drop(self, invitation: Invitation, how: str = "cancelled", *, tell: bool = True) -> None:
         """`how`: cancelled, rejected or accepted, as the other member of a cluster is told (`tell`)."""
-        self.invitations.pop(invitation.inviter, None)
+        if self.invitations.get(invitation.inviter) is invitation:
+            del self.invitations[invitation.inviter]
+        key = nick_key(invitation.inviter.nick)
+        sent = self.sent_by.get(key, [])
+        if invitation in sent:
+            sent.remove(invitation)
+            if not sent:
+                del self.sent_by[key]
         for invitee in invitation.invitees:
             if self.incoming.get(invitee) is invitation:
                 del self.incoming[invitee]
@@ -398,9 +409,9 @@ class Invitations:
     def withdraw_sent_by(self, nicks: Sequence[str]) -> None:
         """Players who begin a game, any way (Tables.game_started), withdraw the invitations they sent, as
         a cancellation does: accepted later, one opened a second table under them."""
-        keys = {nick_key(nick) for nick in nicks}
-        for invitation in [i for i in self.invitations.values() if nick_key(i.inviter.nick) in keys]:
-            self.drop(invitation)
+        for key in dict.fromkeys(nick_key(nick) for nick in nicks):  # in their order, as told
+            for invitation in list(self.sent_by.get(key, ())):
+                self.drop(invitation)
 
     def _accept_team(self, player: Player, invitation: Invitation) -> None:
         """One more of a team invitation's players accepts; the last one opens the table, the inviter's
