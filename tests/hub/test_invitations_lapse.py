@@ -8,6 +8,7 @@ accepted."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 
 import pytest
@@ -129,3 +130,33 @@ def test_an_analysis_table_keeps_the_invitation() -> None:
     hub.invite(secret("*Ala"), "*Ala", "1010s0..a.a.n...c___SUsuen*Ala.")
     assert len(games(hub)) == 1
     assert invitation_lines(hub, "*Bob") == [f"vg*Ala.{FREE}"]
+
+
+def multipoints_outgoing(reply: str) -> set[str]:
+    """The nicks MultiPoints keeps as its invitations out after a reply: of its `vs<nick>[.…]` lines,
+    `message.substring(2).split("\\\\.")[0]` (ServerZagram.handleMessage); one kept before and missing now it
+    shows as ended (`if (personalInvitesOutgoingNew.contains(player) == false) { // invitation cancelled`)."""
+    return {message[2:].split(".")[0] for message in reply.split("/") if message.startswith("vs")}
+
+
+async def test_the_inviters_waiting_poll_ends_at_the_lapse_without_the_vs_line() -> None:
+    """zagram has no line that says an invitation ended (`vr` is a rejection, which the client must
+    acknowledge): the `vs` line left out of a reply says it. The inviter's long poll ends at the sweep
+    that withdraws it, not at its time-out."""
+    hub, timers = four_guests()
+    hub.invite(secret("*Ala"), "*Bob", FREE)
+    seen = hub.counter.last
+    assert multipoints_outgoing(hub.reply(secret("*Ala"), 0, with_subscriptions=False)) == {"*Bob"}
+    wait(hub, timers, INVITATION_LIFETIME - SWEEP_EVERY)
+    hub.reply(secret("*Ala"), seen, with_subscriptions=False)
+    waiting = hub.wait_for_news(secret("*Ala"), hub.counter.last, 30.0)
+    assert waiting is not None
+    poll = asyncio.ensure_future(waiting)
+    await asyncio.sleep(0)
+    assert not poll.done()
+
+    wait(hub, timers, SWEEP_EVERY)
+
+    await asyncio.wait_for(poll, 1.0)
+    reply = hub.reply(secret("*Ala"), hub.counter.last, with_subscriptions=False)
+    assert multipoints_outgoing(reply) == set()
