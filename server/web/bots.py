@@ -42,6 +42,7 @@ from server.web.botstreams import (
 from server.web.clients import LIMITS_KEY, WHOLE_STATES_PER_ID, origin, refuses_whole_state
 from server.web.common import HUB_KEY, LOGIN_GUARD_KEY, STORE_KEY, log_failure, nick_claimed, session_here
 from server.web.headers import SECURITY_HEADERS
+from server.web.metrics import METRICS_KEY
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +81,10 @@ class Bot:
 
 
 def setup(app: web.Application) -> None:
-    app[STREAMS_KEY] = BotStreams()
+    streams = app[STREAMS_KEY] = BotStreams()
+    metrics = app.get(METRICS_KEY)
+    if metrics is not None:
+        streams.count(metrics.registry)
     app.add_routes(routes)
     app.cleanup_ctx.append(watch_tokens)
 
@@ -290,6 +294,7 @@ async def stream(request: web.Request) -> web.StreamResponse:
         pass  # the bot went away
     except NotRead:  # nothing more can reach it: closed at once, and the bot may open the feed again
         log.warning("bot stream closed: not read %s", Fields(nick=bot.account.nick, seconds=SEND_TIMEOUT))
+        streams.closed_not_read()
         if request.transport is not None:
             request.transport.abort()
     finally:

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 from socket import SO_SNDBUF, SOL_SOCKET
 
 from aiohttp import web
+from prometheus_client import CollectorRegistry, Counter
 
 from server.protocol.botfeed import Event
 from server.web.common import STORE_KEY, read_every
@@ -68,6 +69,19 @@ class BotStreams:
 
     def __init__(self) -> None:
         self.open: dict[str, Feeding] = {}
+        self.not_read: Counter | None = None
+
+    def count(self, metrics_registry: CollectorRegistry) -> None:
+        """Show the feeds closed as not read in /metrics: nothing else says how often bots stop reading."""
+        self.not_read = Counter(
+            "kropki_bot_feeds_not_read",
+            f"Bot event feeds closed because their bot read nothing for {SEND_TIMEOUT:g} s",
+            registry=metrics_registry,
+        )
+
+    def closed_not_read(self) -> None:
+        if self.not_read is not None:
+            self.not_read.inc()
 
     def start(self, secret: str, token: str) -> Feeding:
         """A feed of the bot whose session is `secret` (the same through a rename), named by `token`."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import socket
 
 import pytest
@@ -36,18 +37,27 @@ async def stuck_feed(client: TestClient, token: str) -> socket.socket:
     return raw
 
 
+async def feeds_not_read(client: TestClient) -> float:
+    """`kropki_bot_feeds_not_read_total` as /metrics shows it."""
+    metrics = await (await client.get("/metrics")).text()
+    found = re.search(r"^kropki_bot_feeds_not_read_total (\S+)$", metrics, re.M)
+    assert found is not None, metrics
+    return float(found[1])
+
+
 async def test_a_feed_its_bot_stops_reading_is_closed_and_the_bot_opens_it_again(
     client: TestClient, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Before, the feed's write waited on a reader that had stopped for as long as its connection
     lived, after the kernel had taken up to 4 MB of it (benchmarks/botstreams.py); now a write its
     reader does not take within SEND_TIMEOUT closes the feed, with a log line that names the bot by
-    its nick only, and the bot's next feed starts from the present."""
+    its nick only, counted in /metrics, and the bot's next feed starts from the present."""
     monkeypatch.setattr(botstreams, "SEND_TIMEOUT", 0.5)
     monkeypatch.setattr(botstreams, "SEND_BUFFER", 4096)
     caplog.set_level(logging.INFO)
     token = await new_bot(client, "Robo")
     hub, streams = client.app[HUB_KEY], client.app[STREAMS_KEY]
+    assert await feeds_not_read(client) == 0.0  # shown before the first
     guests = [f"g{n:07d}" for n in range(GUESTS)]
     for n, secret in enumerate(guests):
         hub.guest_login(secret, f"*G{n}", "en", Origin(f"10.1.0.{n}", True))
@@ -67,6 +77,7 @@ async def test_a_feed_its_bot_stops_reading_is_closed_and_the_bot_opens_it_again
         raw.close()
     closed = [record.getMessage() for record in caplog.records if "not read" in record.getMessage()]
     assert len(closed) == 1 and "nick=Robo" in closed[0], closed
+    assert await feeds_not_read(client) == 1.0
     assert token not in caplog.text and not any(secret in caplog.text for secret in hub.players)
     assert not [record for record in caplog.records if record.levelno >= logging.ERROR]
 
