@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -140,6 +140,13 @@ async def _bot(request: web.Request) -> Bot:
     return Bot(token, account, secret)
 
 
+async def _still_named(request: web.Request, bot: Bot) -> None:
+    """The bot's token looked up again just before its action, after a wait: replaced meanwhile, the
+    action is refused as the token would be."""
+    if await request.app[STORE_KEY].bots.account(bot.token) is None:
+        raise Refused(401, "badToken", "This token names no bot (wrong, or replaced by a newer one).")
+
+
 async def _logged_in(request: web.Request, bot: Bot) -> None:
     """The bot's session in the hub, logged in (sanctions checked, as for a player) if it is not."""
     hub = request.app[HUB_KEY]
@@ -152,14 +159,13 @@ async def _logged_in(request: web.Request, bot: Bot) -> None:
             hub.login(bot.secret, account, None, origin(request))
 
 
-async def body_field(request: web.Request, name: str, *, required: bool = True) -> str:
-    """A field of the request's body: JSON (an object) or a form; "" for an optional one missing."""
+async def read_body(request: web.Request) -> Any:
+    """The request's body, JSON or a form, read whole: aiohttp keeps it, so that a second read waits for
+    nothing."""
     try:
         if request.content_type == "application/json":
-            body = await request.json()
-            value = body.get(name) if isinstance(body, dict) else None
-        else:
-            value = (await request.post()).get(name)
+            return await request.json()
+        return await request.post()
     except (ValueError, LookupError, RecursionError):  # a charset Python does not know; JSON nested too deep
         raise Refused(
             400, "badRequest", "The body is not JSON nor a form, or its charset is unknown."
@@ -168,6 +174,12 @@ async def body_field(request: web.Request, name: str, *, required: bool = True) 
         raise Refused(413, "tooLong", "The body is too long.") from None
     except web.RequestPayloadError:  # the client's mistake, not the server's failure: no err.internal
         raise Refused(400, "badRequest", "The body cannot be read as its Content-Encoding says.") from None
+
+
+async def body_field(request: web.Request, name: str, *, required: bool = True) -> str:
+    """A field of the request's body: JSON (an object) or a form; "" for an optional one missing."""
+    body = await read_body(request)
+    value = body.get(name) if isinstance(body, Mapping) else None
     if value is None and not required:
         return ""
     if not isinstance(value, str) or not value:
@@ -191,12 +203,20 @@ Action = Callable[[web.Request, Hub, Bot], Awaitable[dict[str, Any] | None]]
 
 async def act(request: web.Request, action: Action) -> web.Response:
     """One action of a bot through the hub, answered once what it changed is stored (as /a.kropki
-    answers): 200 `{"ok": true}`, or a refusal with the hub's code and sentence."""
+    answers): 200 `{"ok": true}`, or a refusal with the hub's code and sentence. Nothing waits between
+    the last look at the token and the hub's change: a token replaced before it does nothing."""
     hub = request.app[HUB_KEY]
     before = hub.writes()
     try:
         bot = await _bot(request)
+        # what may wait after the token's look-up: the session's login, or its coming from another
+        # member of a cluster (seconds), and a body, as slowly as the bot sends it
+        waits = not hub.knows(bot.secret) or request.body_exists
         await _logged_in(request, bot)
+        if request.body_exists:
+            await read_body(request)  # kept by aiohttp: the action's read of it waits for nothing
+        if waits:
+            await _still_named(request, bot)
         answer = await hub.answered(bot.secret, action(request, hub, bot))  # another member's table too
     except Refused as refused:
         return refusal(refused)
