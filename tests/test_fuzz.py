@@ -1400,6 +1400,11 @@ def check_hub(hub: Hub, *, boards: bool = True) -> None:
             assert hub.incoming.get(invitee) is invitation and players.get(invitee.secret) is invitee
     for invitee, invitation in hub.incoming.items():
         assert invitee in invitation.invitees and hub.invitations.get(invitation.inviter) is invitation
+    # the invitations by their inviter's nick, which a game start withdraws (Invitations.sent_by)
+    by_inviter: dict[str, set[int]] = {}
+    for invitation in hub.invitations.values():
+        by_inviter.setdefault(nick_key(invitation.inviter.nick), set()).add(id(invitation))
+    assert {key: {id(i) for i in sent} for key, sent in hub.invites.sent_by.items()} == by_inviter
 
 
 def check_idle(hub: Hub) -> None:
