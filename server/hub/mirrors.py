@@ -167,6 +167,14 @@ class Mirrors:
             if uid not in player.tables:
                 self.join(player, uid, chosen=False)
 
+    def follow_rename(self, player: Player) -> None:
+        """A registered player logged in: each other member moves the seats their account has at its
+        games under a nick it had before an admin renamed it (Visitors.renamed, by the account's number,
+        never a nick), and the table's `d` line, naming the new nick, then seats them there (described)."""
+        if self.send is not None and not player.guest and player.account:
+            for member in self.remote.parts:
+                self.send(member, {"renamed": person(player)})
+
     def described(self, member: str, description: str) -> None:
         """A table of `member` described (`d`: opened, back after that member restarted, or taken over
         from a member that died): its players here sit down at it, as at a table opened here, and so

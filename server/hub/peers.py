@@ -65,6 +65,8 @@ class Peers:
             mirrors.take_state(member, *message["state"])
         elif "enter" in message:
             visitors.enter(member, *message["enter"])
+        elif "renamed" in message:
+            visitors.renamed(member, message["renamed"])
         elif "leave" in message:
             visitors.leave(member, *message["leave"])
         elif "left" in message:

@@ -103,8 +103,9 @@ class Seating:
         """The tables whose unfinished game the player's account plays under a nick it had before an
         admin renamed it: each such seat moves to the player's nick, journalled (`renamed`, then its
         `seat`), so that the game goes on with them (their turn, their clock). Only a seat owned by the
-        account's number moves: whoever holds the old nick now is somebody else."""
-        if player.guest or not player.account or player.visiting_from:
+        account's number moves: whoever holds the old nick now is somebody else. `player` may be a
+        person of another member of a cluster who logged in there (Visitors.renamed)."""
+        if player.guest or not player.account:
             return []
         moved = []
         for uid in list(self.by_account.get(player.account, ())):

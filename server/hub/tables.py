@@ -42,6 +42,7 @@ class Elsewhere(Protocol):
     def join(self, player: Player, uid: int, *, chosen: bool) -> None: ...
     def leave(self, player: Player, uid: int, *, for_good: bool = False) -> None: ...
     def seat_back(self, player: Player) -> None: ...
+    def follow_rename(self, player: Player) -> None: ...
     def moved(self, uid: int, owner: str | None) -> list[Player]: ...
 
 
@@ -453,9 +454,10 @@ class Tables(Mapping[int, Table]):
     def seat_back(self, player: Player) -> None:
         """Back at the games they play (after a restart, or after their session timed out); a guest also
         at those whose seat a guest session of its nick held from its network; a renamed account also at
-        those it plays under an earlier nick (server/hub/seating.py)."""
+        those it plays under an earlier nick (server/hub/seating.py), here and on other members."""
         if self.elsewhere is not None:
             self.elsewhere.seat_back(player)
+            self.elsewhere.follow_rename(player)
         self.seating.follow_rename(player)
         for uid in list(self.seats.get(player.nick, ())):
             if self.seating.reclaim(self.by_uid[uid], player) and uid not in player.tables:

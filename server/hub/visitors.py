@@ -77,6 +77,11 @@ class Visitors:
             self.tables.enter(visitor, uid)
         self._send_state(member, uid, "join", [nick])
 
+    def renamed(self, member: str, person: dict[str, Any]) -> None:
+        """A registered player of `member` logged in (Mirrors.follow_rename): the seats here that their
+        account's number owns under an earlier nick become their nick's, as for a login here."""
+        self.tables.seating.follow_rename(visiting(member, person))
+
     def leave(self, member: str, uid: int, nick: str, for_good: bool = False) -> None:
         visitor = self.by_key.get((member, nick))
         if visitor is not None and uid in visitor.tables:

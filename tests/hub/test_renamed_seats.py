@@ -9,6 +9,7 @@ from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
 from server.hub.persistence import Account
+from tests.hub.test_acknowledged import Link
 from tests.hub.test_restore import RecordingPersistence, hub_with
 
 TIMED = parse_game_type("0808stanF0.120.5")
@@ -136,3 +137,36 @@ def test_a_guest_under_the_old_nick_gets_no_seat() -> None:
     hub.login("bob-id-1234", bob("Robert"))
     assert uid not in hub.players["bobGst1"].tables
     assert uid in hub.players["bob-id-1234"].tables
+
+
+def test_a_seat_at_a_table_of_another_member_moves_when_the_player_logs_in_there() -> None:
+    """Member b asks the other members to move the account's seats (by its number); member a, the
+    table's owner, moves its seat, and its `d` line then seats Robert there from member b. Before, b
+    looked his games up by the new nick and found none. A guest's person sent with the account's number
+    moves nothing (tests/cluster/test_renamed_seats.py: the same on a real Redis)."""
+    link = Link()
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.guest_login("ala123", "*Ala", "en")
+    a.login("bob-id-1234", bob())
+    uid = a.open_table(TIMED, "*Ala", "Bob").uid
+    for secret, dot in (("ala123", "cc"), ("bob-id-1234", "ff"), ("ala123", "dd")):
+        a.move(secret, str(uid), dot)
+    assert a.logout("bob-id-1234")
+    link.deliver()
+    room = a.tables[uid].room
+    assert room is not None
+    left = room.clock.left(2)
+
+    a.take_from_member("b", {"renamed": {"nick": "*Bob", "guest": True, "account": 2, "role": ""}})
+    b.guest_login("bobGst1", "*Bob", "en")
+    link.deliver()
+    assert room.seat_of("Bob") == 2 and room.seat_of("*Bob") == 0
+
+    b.login("bob-id-1234", bob("Robert"))
+    link.deliver()
+    assert room.seat_of("Robert") == 2 and room.seat_of("Bob") == 0 and room.clock.left(2) == left
+    assert a.tables[uid].seat_of(a.tables[uid].people["Robert"]) == 2
+    assert uid in b.players["bob-id-1234"].tables and uid not in b.players["bobGst1"].tables
+    b.move("bob-id-1234", str(uid), "ee")
+    link.deliver()
+    assert len(room.game.moves) == 4
