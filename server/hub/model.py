@@ -65,6 +65,12 @@ def owns(owner: str, key: str) -> bool:
     return owner_nick == key_nick and not (owner_mark and key_mark)
 
 
+def account_seat_key(nick: str, number: int) -> str:
+    """A registered player's seat key (Player.seat_key): their nick's key, and their account's number
+    (0: not known, a key of an older version)."""
+    return "@" + nick_key(nick) + (f"{ACCOUNT_MARK}{number}" if number else "")
+
+
 def account_number(owner: str) -> int:
     """The number of the account a seat owner (a Player.seat_key) names; 0: a guest's session, or not
     known."""
@@ -184,8 +190,7 @@ class Player:
         rename, on any member of a cluster, owns none of its seats (docs/operations.md, "Accounts")."""
         if self.guest:
             return self.id_hmac
-        number = f"{ACCOUNT_MARK}{self.account}" if self.account else ""
-        return "@" + nick_key(self.nick) + number
+        return account_seat_key(self.nick, self.account)
 
     def nick_type(self, table: Table) -> str:
         kind = MODERATOR_CLASS if self.moderator else GUEST_CLASS if self.guest else REGISTERED_CLASS

@@ -11,7 +11,7 @@ import logging
 from typing import Any, Protocol
 
 from server.hub.bus import LocalBus
-from server.hub.model import LOBBY, Player, Table, account_number, owns
+from server.hub.model import LOBBY, Player, Table, account_number, account_seat_key, owns
 from server.hub.room import renamed_opening
 from server.hub.roster import Roster
 from server.logs import Fields
@@ -101,10 +101,11 @@ class Seating:
 
     def follow_rename(self, player: Player) -> list[int]:
         """The tables whose unfinished game the player's account plays under a nick it had before an
-        admin renamed it: each such seat moves to the player's nick, journalled (`renamed`, then its
-        `seat`), so that the game goes on with them (their turn, their clock). Only a seat owned by the
-        account's number moves: whoever holds the old nick now is somebody else. `player` may be a
-        person of another member of a cluster who logged in there (Visitors.renamed)."""
+        admin renamed it: each such seat moves to the player's nick, journalled as one `renamed` entry
+        (a crash cannot keep half of it), so that the game goes on with them (their turn, their clock).
+        Only a seat owned by the account's number moves: whoever holds the old nick now is somebody
+        else. `player` may be a person of another member of a cluster who logged in there
+        (Visitors.renamed)."""
         if player.guest or not player.account:
             return []
         moved = []
@@ -124,7 +125,6 @@ class Seating:
                 ):
                     self.tables.journal(uid, "renamed", {"from": nick, "to": player.nick})
                     self.rename(table, nick, player.nick)
-                    self.own(table, player)
                     self.tables.bus.publish(LOBBY, room.description())
                     log.info(
                         "seat of a renamed account moved %s", Fields(table=uid, nick=nick, now=player.nick)
@@ -135,13 +135,16 @@ class Seating:
 
     def rename(self, table: Table, old: str, new: str) -> None:
         """The seat of `old` is `new`'s (a journal's `renamed` entry, replayed too): the game, its opening
-        as a compacted journal writes it, the seat's owner and the tables' index of seats by nick."""
+        as a compacted journal writes it, the seat's owner (the same account, under its new nick: the
+        entry alone says whose the seat is, with no `seat` entry after it that a crash could lose) and
+        the tables' index of seats by nick."""
         room = table.room
         assert room is not None
         room.rename_seat(old, new)
         table.opened = renamed_opening(table.opened, old, new)
         owner = table.owners.pop(old, None)
         if owner is not None:
-            self.set_owner(table, new, owner)
+            number = account_number(owner)
+            self.set_owner(table, new, account_seat_key(new, number) if number else owner)
         self.tables.unseat(old, table.uid)
         self.tables.seats.setdefault(new, {})[table.uid] = None
