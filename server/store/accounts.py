@@ -23,7 +23,7 @@ from server.hub.persistence import NO_ROLE, ROLES, Account
 from server.logs import Fields
 from server.protocol.codec import look_key, nick_key
 from server.store.database import as_utc, findable
-from server.store.hosted import pass_over
+from server.store.hosted import PlayedUnder, follow_rename, pass_over
 from server.store.idhash import HashesBusy, IdHashing
 from server.store.models import (
     ArchivedGame,
@@ -267,7 +267,8 @@ class Accounts:
 
     async def rename(self, nick: str, new_nick: str) -> None:
         """A new nick for the account. The player keeps logging in with the old one (the id is
-        derived from it); archived records keep the nick the games were played under."""
+        derived from it); archived records keep the nick the games were played under; its entries in
+        tournaments the server runs take the new one (follow_rename)."""
         if anonymous(new_nick):
             raise NickTaken(new_nick)
         try:
@@ -277,6 +278,10 @@ class Accounts:
                 if holders.first() is not None:
                     raise NickTaken(new_nick)
                 old_look = user.look_key
+                try:
+                    await follow_rename(session, user.id, new_nick)
+                except PlayedUnder as tournament:
+                    raise NickTaken(f"{new_nick} (another player played under it in {tournament})") from None
                 user.nick, user.nick_key, user.look_key = new_nick, nick_key(new_nick), look_key(new_nick)
                 if old_look is not None and old_look != user.look_key:
                     await session.flush()

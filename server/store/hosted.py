@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from server.engine.record import NAMES_SEPARATOR
+from server.hub.model import ACCOUNT_MARK, account_number
 from server.protocol.codec import nick_key
 from server.store.database import findable
-from server.store.models import HostedEntry, HostedRound, HostedTournament, TournamentTable
+from server.store.models import HostedEntry, HostedRound, HostedTournament, TournamentTable, User
 from server.store.outage import unique_violation
 
 LISTED = 50  # tournaments in the list: the unfinished ones, then the latest finished
@@ -27,6 +29,11 @@ UNFINISHED = ("registering", "running")
 
 class NameTaken(Exception):
     """Another tournament, hosted or set up by an organiser, has this name."""
+
+
+class PlayedUnder(Exception):
+    """A rename refused: another player of a tournament the account is entered in played under the nick,
+    and a game is the entry's by its nick."""
 
 
 @dataclass(frozen=True)
@@ -60,10 +67,11 @@ class Hosted:
 class Entry:
     nick: str
     nick_key: str
-    seat: str  # Player.seat_key of who registered; "" for a deleted account's
+    seat: str  # Player.seat_key of who registered (an account's, under its nick now); "" for a deleted one's
     rating: float
     registered_at: datetime
     withdrawn: bool
+    former: tuple[str, ...] = ()  # the account's earlier nicks in the tournament, oldest first (renames)
 
 
 @dataclass(frozen=True)
@@ -172,14 +180,17 @@ class HostedTournaments:
                     row.rating,
                     row.registered_at,
                     row.withdrawn_at is not None,
+                    tuple(json.loads(row.former)),
                 )
                 for row in rows
             ]
 
     async def register(self, tournament_id: int, entry: Entry) -> bool:
         """A new entry, or a withdrawn one back (as who registers now, and when: a no-show back since is
-        not withdrawn again for the same game); False when the player is registered already."""
+        not withdrawn again for the same game); False when the player is registered already. An account
+        is entered under its nick now, which a session begun before an admin's rename does not have."""
         async with self.sessions.begin() as session:
+            entry = await _under_accounts_nick(session, entry)
             row = await session.scalar(
                 select(HostedEntry).where(
                     HostedEntry.tournament_id == tournament_id, HostedEntry.nick_key == entry.nick_key
@@ -195,12 +206,14 @@ class HostedTournaments:
                         rating=entry.rating,
                         registered_at=entry.registered_at,
                         withdrawn_at=None,
+                        former=json.dumps(entry.former),
                     )
                 )
                 return True
             if row.withdrawn_at is None:
                 return False
             row.nick, row.seat = entry.nick, entry.seat
+            row.former = json.dumps(_former(json.loads(row.former) + list(entry.former), entry.nick))
             row.registered_at, row.withdrawn_at = entry.registered_at, None
             return True
 
@@ -262,9 +275,9 @@ class HostedTournaments:
 async def pass_over(session: AsyncSession, keys: Collection[str], name: str, now: datetime) -> None:
     """A deleted account's part in tournaments (docs/operations.md, "Accounts"): its entries, under any
     nick of `keys`, withdrawn from the unfinished ones, and they, their pairings and its tables (an
-    organiser's too) naming `name`, so that whoever registers the nick next joins as a newcomer and is
-    credited with none of its games. Tables name players by nick alone, so all are read: deleting is
-    rare."""
+    organiser's too) naming `name`, under any nick the entry had, so that whoever registers the nick next
+    joins as a newcomer and is credited with none of its games. Tables name players by nick alone, so all
+    are read: deleting is rare."""
     entries = list(
         await session.scalars(
             select(HostedEntry).where(HostedEntry.nick_key.in_(keys)).order_by(HostedEntry.id)
@@ -278,14 +291,17 @@ async def pass_over(session: AsyncSession, keys: Collection[str], name: str, now
     )
     tournaments = {tournament_id: (tournament, state) for tournament_id, tournament, state in found}
     names: dict[str, dict[str, str]] = {}  # tournament -> nick of an entry -> its new name
+    counted: dict[str, int] = {}  # tournament -> its entries renamed so far
     for entry in entries:
         tournament, state = tournaments[entry.tournament_id]
         renamed = names.setdefault(tournament, {})
-        # renamed during a tournament it had joined, the account may have an entry under each nick
-        new = f"{name}.{len(renamed) + 1}" if renamed else name
-        renamed[entry.nick] = new
+        # an entry made before entries followed renames: the account may have one under each nick
+        counted[tournament] = counted.get(tournament, 0) + 1
+        new = f"{name}.{counted[tournament]}" if counted[tournament] > 1 else name
+        for nick in (*json.loads(entry.former), entry.nick):
+            renamed[nick] = new
         # no session's or account's seat: whoever registers `new` cannot take the entry back either
-        entry.nick, entry.nick_key, entry.seat = new, nick_key(new), ""
+        entry.nick, entry.nick_key, entry.seat, entry.former = new, nick_key(new), "", "[]"
         if state in UNFINISHED and entry.withdrawn_at is None:
             entry.withdrawn_at = now
     for paired in await session.scalars(select(HostedRound).where(HostedRound.tournament_id.in_(ids))):
@@ -309,3 +325,52 @@ def _side(side: str, renamed: dict[str, str], keys: Collection[str], name: str) 
     as `renamed` says, any other (an organiser's table) `name`."""
     nicks = side.split(NAMES_SEPARATOR)
     return NAMES_SEPARATOR.join(renamed.get(n) or (name if nick_key(n) in keys else n) for n in nicks)
+
+
+async def follow_rename(session: AsyncSession, number: int, nick: str) -> None:
+    """An admin renamed account `number` `nick`: each of its entries takes the new nick and seat, and keeps
+    the one it had among its former nicks, under which its games were set up (docs/tournaments.md,
+    "Joining and withdrawing"). Refused (PlayedUnder) when another player of one of those tournaments
+    played under `nick`: the games under it would be counted for both."""
+    key = nick_key(nick)
+    mine = list(await session.scalars(select(HostedEntry).where(_of_account(number))))
+    tournaments = {entry.tournament_id for entry in mine}
+    others = await session.scalars(
+        select(HostedEntry).where(HostedEntry.tournament_id.in_(tournaments), ~_of_account(number))
+    )
+    for other in others:
+        if key in {nick_key(n) for n in (other.nick, *json.loads(other.former))}:
+            name = await session.scalar(
+                select(HostedTournament.name).where(HostedTournament.id == other.tournament_id)
+            )
+            raise PlayedUnder(name)
+    for entry in mine:
+        if entry.nick_key != key:
+            entry.former = json.dumps(_former([*json.loads(entry.former), entry.nick], nick))
+        entry.nick, entry.nick_key, entry.seat = nick, key, f"@{key}{ACCOUNT_MARK}{number}"
+
+
+def _of_account(number: int) -> Any:
+    """The entries of account `number`: its seat names it (`@<nick key>#<number>`; no nick has a `#`)."""
+    return HostedEntry.seat.like(f"@%{ACCOUNT_MARK}{number}")
+
+
+async def _under_accounts_nick(session: AsyncSession, entry: Entry) -> Entry:
+    """The entry of a registered player under the account's nick now, with the nick it was asked under
+    among its former ones: a session begun before an admin's rename goes on under the nick it had."""
+    number = account_number(entry.seat)
+    account = await session.get(User, number) if number else None
+    if account is None or account.nick_key == entry.nick_key:
+        return entry
+    seat = f"@{account.nick_key}{ACCOUNT_MARK}{number}"
+    return replace(entry, nick=account.nick, nick_key=account.nick_key, seat=seat, former=(entry.nick,))
+
+
+def _former(nicks: list[str], nick: str) -> list[str]:
+    """Each earlier nick once, in the order first left, but the one the entry has now (renamed back)."""
+    seen, kept = {nick_key(nick)}, []
+    for earlier in nicks:
+        if nick_key(earlier) not in seen:
+            seen.add(nick_key(earlier))
+            kept.append(earlier)
+    return kept

@@ -335,9 +335,13 @@ class HostedEntry(Base):
     tournament_id: Mapped[int] = mapped_column(ForeignKey("hosted_tournaments.id", ondelete="CASCADE"))
     nick: Mapped[str] = mapped_column(String(40))
     nick_key: Mapped[str] = mapped_column(String(80))
-    # Player.seat_key of who registered: a guest's session (an HMAC, never the id) or "@" + nick key;
-    # "" for a deleted account's (nobody's)
+    # Player.seat_key of who registered: a guest's session (an HMAC, never the id) or "@" + nick key
+    # (and "#" + the account's number); "" for a deleted account's (nobody's). An admin's rename gives
+    # the entry the account's new nick and key
     seat: Mapped[str] = mapped_column(String(81))
+    # a JSON list of the nicks the account had before in this tournament, oldest first (an admin's
+    # renames): its games under them are the entry's, and nobody else may join under them
+    former: Mapped[str] = mapped_column(Text, server_default="[]")
     rating: Mapped[float] = mapped_column(Float)  # at registration: the swiss initial order, arena pairing
     registered_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     withdrawn_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))
