@@ -22,6 +22,7 @@ from typing import Any
 
 from server.director.creating import check_new, check_room
 from server.director.entering import EntryLimits, check_eligible
+from server.director.entrants import Entrants, theirs
 from server.director.history import Board, arena_games, no_shows_still_in, swiss_rounds
 from server.director.pacing import ArenaPace
 from server.director.times import arena_end, joined, wall
@@ -30,7 +31,6 @@ from server.engine import arena, swiss
 from server.engine.gametype import parse_game_type
 from server.hub.clock import Handle
 from server.hub.hub import Hub
-from server.hub.model import owns
 from server.hub.persistence import StorageFailing
 from server.logs import Fields
 from server.protocol.codec import ProtocolError, nick_key
@@ -134,11 +134,11 @@ class Director:
         if settings.kind == "swiss" and hosted.state == "running" and hosted.round >= settings.rounds:
             raise ProtocolError("tournamentOver", "The last round has been paired.")
         entries = await self.hosted.entries(hosted.id)
-        taken = next((e for e in entries if e.nick_key == nick_key(player.nick)), None)
+        taken = Entrants(entries).of(player)
         if taken is None or taken.withdrawn:
             check_room(settings, entries)
-        if taken is not None and not owns(taken.seat, player.seat_key):
-            # a guest's nick once another session's: its games and points are not the newcomer's
+        if taken is not None and not theirs(taken, player):
+            # a guest's nick once another session's, a nick a renamed account had: not the newcomer's games
             raise ProtocolError("nickUsed", "Another player has played in this tournament under this nick.")
         self._entry_limits.check(player, taken is None)
         entry = Entry(
@@ -161,7 +161,12 @@ class Director:
             raise ProtocolError("notLoggedIn")
         hosted = await self._open(name)
         now = datetime.fromtimestamp(self.hub.clock(), UTC)
-        if not await self.hosted.withdraw(hosted.id, nick_key(player.nick), now):
+        entry = Entrants(await self.hosted.entries(hosted.id)).of(player)
+        if (
+            entry is None
+            or (entry.seat[:1] == "@" and not theirs(entry, player))  # a nick a renamed account had
+            or not await self.hosted.withdraw(hosted.id, entry.nick_key, now)
+        ):
             raise ProtocolError("notRegistered", "You are not registered in this tournament.")
         self._entry_limits.ended(name, player.nick)
 
@@ -216,12 +221,14 @@ class Director:
         if hosted is None:
             return None
         entries = await self.hosted.entries(hosted.id)
-        boards = await self.boards(hosted)
+        entrants = Entrants(entries)
+        boards = entrants.boards(await self.boards(hosted))
         about = summary(hosted, entries)
         if hosted.settings.kind == "arena":
             about["standings"] = arena_table(entries, boards, arena_end(hosted.settings))
         else:
-            about["standings"] = swiss_table(entries, boards, await self.hosted.rounds(hosted.id))
+            rounds = entrants.rounds(await self.hosted.rounds(hosted.id))
+            about["standings"] = swiss_table(entries, boards, rounds)
         return about
 
     # --- looking at a tournament ---------------------------------------------------------------
@@ -303,8 +310,10 @@ class Director:
         self._entry_limits.ended(hosted.settings.name)
         self._forget(hosted.settings.name)
 
-    def _set_up(self, hosted: Hosted, round_: int, blue: str, red: str, seats: dict[str, str]) -> None:
+    def _set_up(self, hosted: Hosted, round_: int, pair: tuple[str, str], entrants: Entrants) -> None:
+        """The table of a pair of entrants, under the nicks they play as (Entrants.playing_as)."""
         settings = hosted.settings
+        (blue, blue_seat), (red, red_seat) = (entrants.playing_as(self.hub, nick) for nick in pair)
         uid = self.hub.set_up_table(
             parse_game_type(settings.game_type),
             blue,
@@ -314,7 +323,8 @@ class Director:
             str(round_) if round_ else None,
             {},  # no ratings: blue is the one the pairing made first to move, even in ranked games
         )
-        self.hub.reserve_seats(uid, {nick: seats[nick] for nick in (blue, red) if nick in seats})
+        seats = {blue: blue_seat, red: red_seat}
+        self.hub.reserve_seats(uid, {nick: seat for nick, seat in seats.items() if seat is not None})
 
     async def _withdraw(self, hosted: Hosted, entries: list[Entry], nicks: set[str], why: str) -> list[Entry]:
         """Withdraw these players; the entries as they are now."""
@@ -331,29 +341,21 @@ class Director:
             kept.append(entry)
         return kept
 
-    def _gone(self, entries: list[Entry]) -> set[str]:
-        """Guests whose session is over: the nick may be somebody else's now, so they are withdrawn."""
-        return {
-            e.nick
-            for e in entries
-            if not e.withdrawn and e.seat[:1] != "@" and not self.hub.here(e.nick, e.seat)
-        }
-
     # --- swiss ---------------------------------------------------------------------------------
 
     async def _swiss(self, hosted: Hosted) -> None:
         name, settings = hosted.settings.name, hosted.settings
         entries = await self.hosted.entries(hosted.id)
         self._entry_limits.held(name, entries)
-        rounds = await self.hosted.rounds(hosted.id)
-        boards = await self.boards(hosted)
+        entrants = Entrants(entries)  # the pairings and the tables as the entrants' (renamed or not)
+        rounds = entrants.rounds(await self.hosted.rounds(hosted.id))
+        boards = entrants.boards(await self.boards(hosted))
         if rounds:
             current = rounds[-1]
-            seats = {entry.nick: entry.seat for entry in entries}
             made = {(b.blue, b.red) for b in boards if b.round == current.round}
             missing = [board for board in current.boards if board not in made]
-            for blue, red in missing:  # a restart came between the pairing and its tables
-                self._set_up(hosted, current.round, blue, red, seats)
+            for board in missing:  # a restart came between the pairing and its tables
+                self._set_up(hosted, current.round, board, entrants)
             if missing:
                 await self.hub.persistence.flush()
                 return
@@ -370,7 +372,7 @@ class Director:
             if self.hub.timers.now() < watch.pause_ends:
                 self._look_at(name, watch.pause_ends)
                 return
-        entries = await self._withdraw(hosted, entries, self._gone(entries), "session over")
+        entries = await self._withdraw(hosted, entries, Entrants(entries).gone(self.hub), "session over")
         await self._pair_swiss(hosted, entries, rounds, boards)
 
     async def _pair_swiss(
@@ -402,9 +404,9 @@ class Director:
             return
         paired = PairedRound(number, tuple(pairing.boards), pairing.bye)
         await self.hosted.save_round(hosted.id, paired, datetime.fromtimestamp(self.hub.clock(), UTC))
-        seats = {entry.nick: entry.seat for entry in entries}
-        for blue, red in paired.boards:
-            self._set_up(hosted, number, blue, red, seats)
+        entrants = Entrants(entries)
+        for board in paired.boards:
+            self._set_up(hosted, number, board, entrants)
         await self.hub.persistence.flush()
         log.info("tournament paired %s", Fields(name=settings.name, round=number, boards=len(paired.boards)))
 
@@ -427,8 +429,9 @@ class Director:
         if left <= 0:
             await self._finish(hosted)  # games still played go on, but count no more (lichess's rule)
             return
-        boards = await self.boards(hosted)
         entries = await self.hosted.entries(hosted.id)
+        entrants = Entrants(entries)
+        boards = entrants.boards(await self.boards(hosted))
         self._entry_limits.held(settings.name, entries)
         watch = self._watches[settings.name]
         ended = {board.table for board in boards if board.result is not None}
@@ -438,7 +441,7 @@ class Director:
         absent = no_shows_still_in(joined(entries), unseen)
         entries = await self._withdraw(hosted, entries, absent, "did not show up")
         watch.ended = ended
-        entries = await self._withdraw(hosted, entries, self._gone(entries), "session over")
+        entries = await self._withdraw(hosted, entries, Entrants(entries).gone(self.hub), "session over")
         busy = {nick for board in boards if board.result is None for nick in (board.blue, board.red)}
         everyone = {e.nick: arena.ArenaPlayer(e.nick, e.rating, arena_games(e.nick, boards)) for e in entries}
         ranks = {standing.key: standing.rank for standing in arena.standings(list(everyone.values()))}
@@ -447,28 +450,30 @@ class Director:
             for nick in everyone
         }
         resting = self._resting(watch, boards)
+        playing_as = {e.nick: entrants.playing_as(self.hub, e.nick) for e in entries if not e.withdrawn}
         free = sorted(
             (
-                e.nick
-                for e in entries
-                if not e.withdrawn
-                and e.nick not in busy
-                and e.nick not in resting
-                and self.hub.here(e.nick, e.seat)
-                and not self.hub.playing(e.nick)  # at another game: paired once it is over
+                nick
+                for nick, (online, seat) in playing_as.items()
+                if nick not in busy
+                and nick not in resting
+                and seat is not None
+                and self.hub.here(online, seat)
+                and not self.hub.playing(online)  # at another game: paired once it is over
             ),
             key=lambda nick: free_since[nick],  # the longest waiting first: an odd one out is the latest
         )
-        free = self._pace.pairable(free)  # but those who began their most arena games in the last hour
+        # but those who began their most arena games in the last hour (told under the nick they play as)
+        entrant = {playing_as[nick][0]: nick for nick in free}
+        free = [entrant[online] for online in self._pace.pairable(list(entrant))]
         still_in = sum(not entry.withdrawn for entry in entries)
-        seats = {entry.nick: entry.seat for entry in entries}
         # off the event loop: the matching takes about half a second for 100 players
         pairs = await asyncio.to_thread(
             arena.pair, [everyone[nick] for nick in free], ranks=ranks, active_players=still_in
         )
-        for blue, red in pairs:
-            self._set_up(hosted, 0, blue, red, seats)
-            self._pace.began((blue, red))
+        for pair in pairs:
+            self._set_up(hosted, 0, pair, entrants)
+            self._pace.began(playing_as[nick][0] for nick in pair)
         if pairs:
             await self.hub.persistence.flush()
         self._look_in(hosted.settings.name, min(self.arena_wave, left))
