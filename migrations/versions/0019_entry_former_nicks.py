@@ -2,7 +2,7 @@
 
 Revision ID: 0019
 Revises: 0018
-Create Date: 2026-12-05 09:00:00.000000
+Create Date: 2026-12-02 10:50:00.000000
 
 An entry of a tournament the server runs now follows its account through `kropki-server user rename`
 (docs/tournaments.md, "Joining and withdrawing"): it takes the new nick, and keeps the earlier ones, under
