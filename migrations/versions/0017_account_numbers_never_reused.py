@@ -3,7 +3,7 @@ accounts never share the name `deleted<number>` (docs/operations.md, "Accounts (
 
 Revision ID: 0017
 Revises: 0016
-Create Date: 2026-12-03 10:00:00.000000
+Create Date: 2026-12-02 06:00:00.000000
 
 Without AUTOINCREMENT SQLite gave a new account the number of the newest one deleted: deleting that
 account too named both players `deleted<n>` in the archive and in tournaments, and listed both players'

@@ -2,7 +2,7 @@
 
 Revision ID: 0018
 Revises: 0017
-Create Date: 2026-12-04 09:00:00.000000
+Create Date: 2026-12-02 08:30:00.000000
 
 Guests cost nothing to make and a new one comes at every start of a client, so no list of the ignored
 keeps a flood of them out. Every account stored before this revision takes their lines, as it did.
