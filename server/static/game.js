@@ -35,15 +35,26 @@ function moveText(move, index) {
   return `${index + 1}. ${t(move.colour === "B" ? "blue" : "red")} ${where}${taken}`;
 }
 
+/** Shows the position after `count` moves and says it; the focus, if it was on a move of the list,
+ *  follows to the shown one. */
 function go(count) {
+  const inList = $("#move-list").contains(document.activeElement);
   shown = Math.max(0, Math.min(game.moves.length, count));
   render();
+  if (inList) listStop().focus();
+  const said = t("moveOf", { move: shown, moves: game.moves.length });
+  $("#announcer").textContent = shown ? `${said}: ${moveText(game.moves[shown - 1], shown - 1)}` : said;
+}
+
+/** The move list's one Tab stop: the shown move's button, or the first move's before any is shown. */
+function listStop() {
+  return $("#move-list").querySelector(`[data-move="${Math.max(shown, 1)}"] button`);
 }
 
 /** The move list, made once (and again in another language); render() marks the current move. */
 function renderMoves() {
   $("#move-list").replaceChildren(...game.moves.map((move, index) => {
-    const item = element("li", {}, element("button", { type: "button", className: `move move-${COLOUR[move.colour]}`, textContent: moveText(move, index) }));
+    const item = element("li", {}, element("button", { type: "button", className: `move move-${COLOUR[move.colour]}`, textContent: moveText(move, index), tabIndex: -1 }));
     item.dataset.move = index + 1;
     return item;
   }));
@@ -60,13 +71,20 @@ function render() {
   const board = $("#board");
   const last = shown ? game.moves[shown - 1].dot : null;
   board.replaceChildren(...drawPosition(board, game.width, game.height, view, last && pointFromSgf(last)));
+  board.setAttribute("aria-label", t("board", { width: game.width, height: game.height }));
   zoom.show();
   $("#move-counter").textContent = t("moveOf", { move: shown, moves: game.moves.length });
-  $("#first").disabled = $("#previous").disabled = shown === 0;
-  $("#next").disabled = $("#last").disabled = shown === game.moves.length;
+  // aria-disabled, not disabled: a disabled button would drop the keyboard's focus at either end
+  $("#first").ariaDisabled = $("#previous").ariaDisabled = String(shown === 0);
+  $("#next").ariaDisabled = $("#last").ariaDisabled = String(shown === game.moves.length);
   const list = $("#move-list");
-  list.querySelector("[aria-current]")?.removeAttribute("aria-current");
-  list.querySelector(`[data-move="${shown}"]`)?.setAttribute("aria-current", "step");
+  for (const stale of list.querySelectorAll("[aria-current], [tabindex='0']")) {
+    stale.removeAttribute("aria-current");
+    stale.tabIndex = -1;
+  }
+  if (!game.moves.length) return;
+  listStop().tabIndex = 0;
+  list.querySelector(`[data-move="${shown}"] button`)?.setAttribute("aria-current", "step");
   list.querySelector("[aria-current]")?.scrollIntoView({ block: "nearest" });
 }
 
@@ -85,7 +103,10 @@ async function start() {
   };
   document.addEventListener("keydown", (event) => {
     if (!game || event.altKey || event.ctrlKey || event.metaKey) return;
-    const to = { ArrowLeft: shown - 1, ArrowRight: shown + 1, Home: 0, End: game.moves.length }[event.key];
+    if (event.target.closest("input, select, textarea")) return; // a field's keys are its own
+    const keys = { ArrowLeft: shown - 1, ArrowRight: shown + 1, Home: 0, End: game.moves.length };
+    if (event.target.closest("#move-list")) Object.assign(keys, { ArrowUp: shown - 1, ArrowDown: shown + 1 });
+    const to = keys[event.key];
     if (to === undefined) return;
     event.preventDefault();
     go(to);
@@ -104,7 +125,8 @@ async function start() {
   $("#analyse").href = `../?analyse=${game.number}`;
   $("#replay").hidden = false;
   renderMoves();
-  go(game.moves.length);
+  shown = game.moves.length;
+  render();
   document.body.dataset.ready = "true";
 }
 

@@ -16,6 +16,8 @@ TABS_AT_MOST = 120  # more Tab presses than the longest way to any control of th
 # A line of an aria snapshot: a role a player operates, with no name after it.
 _OPERATED = "button|link|textbox|combobox|checkbox|spinbutton|application|listbox"
 _UNNAMED = re.compile(rf"^\s*- ({_OPERATED})\s*(\[.*\])?:?\s*$")
+# The focused element in a few words: tag, id, the start of its text
+_FOCUSED = "(({ tagName, id, textContent }) => `${tagName}#${id} ${textContent.slice(0, 30)}`)"
 
 
 def tab_to(page: Page, target: Locator) -> None:
@@ -25,6 +27,21 @@ def tab_to(page: Page, target: Locator) -> None:
             return
         page.keyboard.press("Tab")
     raise AssertionError(f"Tab never reached {target}")
+
+
+def tab_round(page: Page) -> list[str]:
+    """The elements Tab visits from the focused one until it is back there (through the browser's own
+    stop, outside the page, if the page lets the focus go): a keyboard trap would never come back."""
+    page.keyboard.press("Tab")
+    start = page.evaluate(f"{_FOCUSED}(document.activeElement)")
+    visited = [start]
+    for _ in range(TABS_AT_MOST):
+        page.keyboard.press("Tab")
+        focused = page.evaluate(f"{_FOCUSED}(document.activeElement)")
+        if focused == start:
+            return visited
+        visited.append(focused)
+    raise AssertionError(f"Tab never came back to {start}")
 
 
 def log_in_by_keys(player: Player, nick: str) -> None:

@@ -3,6 +3,7 @@ size, against the server (tests/static/served.py) whose database tests/static/ar
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -12,6 +13,7 @@ from server.config import Settings
 from tests.static.archive import Archive, fill
 from tests.static.served import ServerInThread
 from tests.static.test_client import Player, new_context
+from tests.static.test_keyboard import tab_round, tab_to, unnamed_controls
 
 SIZES = {"desktop": False, "phone": True}
 
@@ -105,7 +107,7 @@ def test_a_game_replays_by_buttons_and_keys_with_captures_at_their_move(
     expect(captured).to_have_count(1)
     expect(page.locator(".realm-2")).to_have_count(1)
     expect(page.locator("#red-score")).to_have_text("1")
-    expect(page.locator(f'#move-list [data-move="{archive.first_capture}"]')).to_have_attribute(
+    expect(page.locator(f'#move-list [data-move="{archive.first_capture}"] button')).to_have_attribute(
         "aria-current", "step"
     )
     page.keyboard.press("ArrowLeft")
@@ -121,6 +123,69 @@ def test_a_game_replays_by_buttons_and_keys_with_captures_at_their_move(
     expect(page.locator("#analyse")).to_have_attribute("href", "../?analyse=1")
     page.click("#blue-name")
     expect(page.locator("#heading")).to_have_text("Ala")
+
+
+def test_a_game_replays_by_keyboard_alone_and_each_move_is_heard(
+    browser: Browser, server: ServerInThread, archive: Archive
+) -> None:
+    """Tab to the buttons (their focus seen), Enter on them, arrows in the move list (one Tab stop, the
+    current move's); the live region says each move; a button at its end keeps the focus; the fields of
+    the header keep their own keys."""
+    page = new_context(browser, viewport={"width": 1280, "height": 900}).new_page()
+    visit(page, server, "/game/1")
+    counter, heard = page.locator("#move-counter"), page.locator("#announcer")
+    expect(heard).to_have_attribute("aria-live", "polite")
+    assert unnamed_controls(page) == []
+    expect(page.get_by_role("img", name="Board 20 × 20")).to_be_visible()
+
+    first = page.get_by_role("button", name="First")
+    tab_to(page, first)
+    assert first.evaluate("(button) => getComputedStyle(button).outlineStyle") != "none"  # the focus is seen
+    page.keyboard.press("Enter")
+    expect(counter).to_have_text("Move 0 of 110")
+    expect(heard).to_have_text("Move 0 of 110")
+    forward = page.get_by_role("button", name="Next")
+    tab_to(page, forward)
+    page.keyboard.press("Enter")
+    page.keyboard.press("Space")
+    expect(heard).to_have_text(re.compile(r"^Move 2 of 110: 2\. red \d+:\d+$"))
+
+    page.keyboard.press("End")
+    page.keyboard.press("ArrowLeft")
+    expect(counter).to_have_text("Move 109 of 110")
+    page.keyboard.press("Enter")  # the last move: Next can go no further, and keeps the focus
+    expect(counter).to_have_text("Move 110 of 110")
+    expect(forward).to_be_disabled()
+    expect(forward).to_be_focused()
+    page.keyboard.press("Shift+Tab")
+    expect(page.get_by_role("button", name="Previous")).to_be_focused()
+
+    current = page.locator('#move-list [aria-current="step"]')
+    tab_to(page, current)  # the list is one stop: its current move
+    expect(current).to_have_text(re.compile(r"^110\. "))
+    page.keyboard.press("ArrowUp")
+    expect(page.locator("#move-list button:focus")).to_have_text(re.compile(r"^109\. "))
+    expect(heard).to_contain_text("Move 109 of 110: 109. ")
+    page.keyboard.press("Tab")  # out of the list, not on to its next move
+    assert page.evaluate("!document.querySelector('#move-list').contains(document.activeElement)")
+
+    rounds = tab_round(page)
+    assert len(rounds) < 30, rounds  # a round of the page by Tab, not one stop per move
+
+    language = page.locator("#language")
+    tab_to(page, language)
+    page.keyboard.press("End")  # the select's own key: its last language, not the game's last move
+    expect(language).to_have_value("ua")
+    page.keyboard.press("Home")
+    expect(language).to_have_value("en")
+    expect(counter).to_have_text("Move 109 of 110")
+
+    page.select_option("#language", "pl")
+    expect(page.get_by_role("img", name="Plansza 20 × 20")).to_be_visible()
+    tab_to(page, page.get_by_role("button", name="Dalej"))
+    page.keyboard.press("Enter")
+    expect(heard).to_contain_text("Ruch 110 z 110: 110. ")
+    page.context.close()
 
 
 def test_the_player_page_has_a_point_per_rated_game(
