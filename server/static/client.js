@@ -1355,7 +1355,8 @@ async function sendChat(event) {
 }
 
 function notify(text) {
-  const notice = $("#notice");
+  // an open modal dialog (moderation.js) leaves the page under it inert, its notice bar unseen and unheard
+  const notice = document.querySelector("dialog[open] .notice") || $("#notice");
   if (notice.hidden || notice.textContent !== text) announce(text); // "Connection lost" once, not each second
   notice.textContent = text;
   notice.hidden = false;
@@ -1471,6 +1472,8 @@ function start() {
     refusal: (answer) => refusalText(answer, t),
     me: () => session,
     info: (nick) => state.info.get(nick),
+    focused: focusedControl,
+    refocus: (focused) => (focused?.control.isConnected ? focused.control.focus() : focusAgain(focused)),
   });
 
   // zagram's auto-login links: index.html?id=ID&opis=NICK[&lang=LL]; the id leaves the address bar at once

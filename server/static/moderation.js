@@ -3,7 +3,8 @@
 // open reports, active sanctions and, for admins, the moderation log. What a player may do is read from
 // the prestige field of their own `i` line (docs/protocol.md); the server checks every request again.
 
-let hooks = null; // {act, request, t, me, info}: what client.js lends, set once by setUpModeration
+// {act, request, notify, t, me, info, focused, refocus}: what client.js lends, set once by setUpModeration
+let hooks = null;
 
 const REASONS = ["modSpam", "modInsults", "modCheating", "modOther"];
 const DURATIONS = [["15m", "mod15m"], ["1h", "mod1h"], ["1d", "mod1d"], ["7d", "mod7d"], ["forever", "modForGood"]];
@@ -33,6 +34,23 @@ function make(tag, properties = {}, ...children) {
   return made;
 }
 
+/** Shows `dialog` (in the page already) as a modal one: the page under it inert, so the focus stays in
+ *  it, and Escape closes it. Once closed it is removed, and the focus goes back to what opened it. */
+function openModal(dialog) {
+  const opener = hooks.focused();
+  dialog.addEventListener("close", () => {
+    dialog.remove();
+    hooks.refocus(opener);
+  }, { once: true });
+  dialog.showModal();
+}
+
+/** The line a modal dialog shows (and a screen reader says) what the page's notice bar, inert under it,
+ *  would: client.js notify() writes into it while the dialog is open. */
+function dialogNotice() {
+  return make("p", { className: "notice", role: "status", hidden: true });
+}
+
 function choice(id, options) {
   return make("select", { id }, ...options.map(([value, key]) => make("option", { value, textContent: hooks.t()(key) })));
 }
@@ -57,8 +75,7 @@ function menuButton(open) {
 /** The menu of one name or line: a reason, then Report; for a moderator, a duration and the sanctions. */
 function openMenu(target) {
   const t = hooks.t();
-  document.querySelector("#mod-dialog")?.remove();
-  const dialog = make("div", { id: "mod-dialog", role: "dialog", className: "mod-dialog" });
+  const dialog = make("dialog", { id: "mod-dialog", className: "mod-dialog" });
   dialog.setAttribute("aria-label", t("modMenu"));
   const title = target.line ? `${target.nick}: “${target.text}”` : target.nick;
   const reason = choice("mod-reason", REASONS.map((key) => [hooks.t("en")(key), key]));
@@ -66,6 +83,7 @@ function openMenu(target) {
   const reasonText = () => [reason.value, details.value.trim()].filter(Boolean).join(": ");
   dialog.append(
     make("p", { className: "mod-title", textContent: title }),
+    dialogNotice(),
     make("label", {}, `${t("modReason")} `, reason),
     make("label", {}, `${t("modDetails")} `, details),
     make("button", { type: "button", id: "mod-report", textContent: t("modReport"), onclick: async () => {
@@ -95,14 +113,14 @@ function openMenu(target) {
       if (answer === "") done(t("modDone"));
     } }));
   }
-  dialog.append(make("button", { type: "button", id: "mod-close", textContent: t("modClose"), onclick: () => dialog.remove() }));
+  dialog.append(make("button", { type: "button", id: "mod-close", textContent: t("modClose"), onclick: () => dialog.close() }));
   document.body.append(dialog);
-  reason.focus();
+  openModal(dialog); // the focus on its first control, the reason
 }
 
 function done(text) {
-  document.querySelector("#mod-dialog")?.remove();
-  hooks.notify(text);
+  document.querySelector("#mod-dialog")?.close();
+  hooks.notify(text); // in the notice bar: the dialog is closed already
 }
 
 // --- the moderators' page ----------------------------------------------------------------------
@@ -117,7 +135,10 @@ export function renderModerationEntry() {
   }
   open.textContent = hooks.t()("moderation");
   open.hidden = !hooks.me() || !myPowers().sanction;
-  if (open.hidden) document.querySelector("#moderation")?.remove();
+  if (!open.hidden) return;
+  const page = document.querySelector("#moderation"); // open, or still being read
+  page?.close();
+  page?.remove();
 }
 
 async function read(what) {
@@ -130,9 +151,9 @@ async function showModeration() {
   const t = hooks.t();
   let page = document.querySelector("#moderation");
   if (!page) {
-    page = make("section", { id: "moderation", className: "mod-page" });
-    page.setAttribute("role", "dialog");
-    document.body.append(page);
+    page = make("dialog", { id: "moderation", className: "mod-page" });
+    page.setAttribute("aria-labelledby", "moderation-title");
+    document.body.append(page); // shown once read: a second click meanwhile finds it
   }
   const powers = myPowers();
   let reports, sanctions, log = null;
@@ -143,10 +164,13 @@ async function showModeration() {
     hooks.notify(hooks.refusal(String(failure.message || failure)));
     return;
   }
+  const focused = page.contains(document.activeElement) ? document.activeElement.id : "";
+  const notice = page.querySelector(".notice") || dialogNotice(); // kept: a closing's answer outlives the reading again
   page.replaceChildren(
-    make("h2", { textContent: t("moderation") }),
+    make("h2", { id: "moderation-title", textContent: t("moderation") }),
     make("button", { type: "button", id: "moderation-refresh", textContent: t("modRefresh"), onclick: showModeration }),
-    make("button", { type: "button", id: "moderation-close", textContent: t("modClose"), onclick: () => page.remove() }),
+    make("button", { type: "button", id: "moderation-close", textContent: t("modClose"), onclick: () => page.close() }),
+    notice,
     make("h3", { textContent: t("modOpenReports") }),
     ...(reports.reports.length ? [closingSelected()] : []),
     reports.reports.length
@@ -158,6 +182,8 @@ async function showModeration() {
       : make("p", { id: "mod-sanctions", textContent: t("modNoSanctions") }),
     ...(log ? [make("h3", { textContent: t("modLog") }), logTable(log.log)] : []),
   );
+  if (!page.open) openModal(page); // the focus on its first control, Refresh
+  else if (!page.contains(document.activeElement)) (document.getElementById(focused) || page.querySelector("#moderation-refresh")).focus();
 }
 
 /** Closes many reports with one request (docs/moderation.md, "Closing many reports"): `which` is

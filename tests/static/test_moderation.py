@@ -5,10 +5,11 @@ player reports a line, and the report reaches the moderation page, where an admi
 
 from __future__ import annotations
 
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.static.served import ServerInThread
 from tests.static.test_client import Player
+from tests.static.test_keyboard import tab_round, tab_to
 from tests.test_cli import run_cli
 
 
@@ -136,20 +137,21 @@ def test_a_moderator_closes_the_selected_reports_then_all_against_a_troll_in_pol
 
     page.click("#moderation-open")
     reports = page.locator("#mod-reports li.mod-report")
+    notice = page.locator("#moderation .notice")  # the page's own: the notice bar is under it
     expect(reports).to_have_count(4)
     page.click("#mod-close-selected")  # nothing ticked: nothing asked
-    expect(page.locator("#notice")).to_have_text("Najpierw zaznacz zgłoszenia do zamknięcia.")
+    expect(notice).to_have_text("Najpierw zaznacz zgłoszenia do zamknięcia.")
     for number in ("1", "4"):  # one against *Troll, one against *Cid
         page.locator(f'li.mod-report[data-report="{number}"] .mod-select').check()
     page.select_option("#mod-many-action", "mute")
     page.click("#mod-close-selected")
-    expect(page.locator("#notice")).to_have_text("Kara zamyka zgłoszenia tylko jednego gracza naraz.")
+    expect(notice).to_have_text("Kara zamyka zgłoszenia tylko jednego gracza naraz.")
     expect(reports).to_have_count(4)  # refused: nothing closed
 
     page.select_option("#mod-many-action", "none")
     page.fill("#mod-many-note", "checked")
     page.click("#mod-close-selected")
-    expect(page.locator("#notice")).to_have_text("Zamknięto zgłoszeń: 2; wciąż otwartych: 0.")
+    expect(notice).to_have_text("Zamknięto zgłoszeń: 2; wciąż otwartych: 0.")
     expect(reports).to_have_count(2)
     expect(page.locator("#mod-log")).to_contain_text("report 4 (lobby): none")
 
@@ -158,10 +160,74 @@ def test_a_moderator_closes_the_selected_reports_then_all_against_a_troll_in_pol
     second.locator("select").first.select_option("mute")
     second.locator("select").nth(1).select_option("1h")
     second.locator(".mod-close-against").click()
-    expect(page.locator("#notice")).to_have_text("Zamknięto zgłoszeń: 2; wciąż otwartych: 0.")
+    expect(notice).to_have_text("Zamknięto zgłoszeń: 2; wciąż otwartych: 0.")
     expect(page.locator("#mod-reports")).to_have_text("Brak otwartych zgłoszeń.")
     expect(page.locator("#mod-log")).to_contain_text("report 3 (lobby): mute")
     expect(page.locator("#mod-sanctions li", has_text="*Troll")).to_have_count(1)  # one mute for both
     expect(troll.page.locator("#notice")).to_contain_text("You are muted until")
     for player in (boss, ala, troll, cid):
+        player.close()
+
+
+def focus_in(page: Page, selector: str) -> bool:
+    return page.locator(selector).evaluate("(dialog) => dialog.contains(document.activeElement)")
+
+
+def focus_held_in(page: Page, selector: str) -> None:
+    """Tab and Shift+Tab, twice round the dialog's controls, never reach the page under it: the focus is
+    in the dialog, or (after its last control) at the browser's own stop, out of the page."""
+    controls = len(tab_round(page))
+    for key in ["Tab"] * 2 * controls + ["Shift+Tab"] * 2 * controls:
+        page.keyboard.press(key)
+        assert focus_in(page, selector) or page.evaluate("document.activeElement === document.body"), key
+
+
+def test_the_moderation_page_and_a_players_menu_are_dialogs_a_keyboard_works(
+    browser: Browser, server: ServerInThread
+) -> None:
+    """Opened by Enter, each holds the focus while it is open (Tab goes round its controls only), Escape
+    closes it, and the focus is back on what opened it; a report closed and a refusal keep the focus in
+    the page, and the refusal is seen and heard there, not in the notice bar under it."""
+    boss = staff(browser, server, "Boss", "admin")
+    ala, troll = Player(browser, server), Player(browser, server)
+    ala.log_in("Ala")
+    troll.log_in("Troll")
+    troll.say("you are all idiots")
+    line_menu(ala, "you are all idiots")
+    ala.page.click("#mod-report")
+    expect(ala.page.locator("#mod-dialog")).to_have_count(0)
+    page = boss.page
+
+    opener = page.locator("#moderation-open")
+    tab_to(page, opener)
+    page.keyboard.press("Enter")
+    moderation = page.get_by_role("dialog", name="Moderation")
+    expect(moderation).to_be_visible()
+    expect(moderation.locator("li.mod-report")).to_have_count(1)
+    assert focus_in(page, "#moderation")
+    focus_held_in(page, "#moderation")
+
+    tab_to(page, page.locator("#mod-close-selected"))
+    page.keyboard.press("Enter")  # nothing ticked: refused, said in the page
+    expect(moderation.get_by_role("status")).to_have_text("First tick the reports to close.")
+    expect(page.locator("#mod-close-selected")).to_be_focused()
+    tab_to(page, moderation.locator(".mod-close-report"))
+    page.keyboard.press("Enter")
+    expect(page.locator("#mod-reports")).to_have_text("No open reports.")
+    assert focus_in(page, "#moderation")  # the page drawn again, the focus still in it
+    page.keyboard.press("Escape")
+    expect(page.locator("#moderation")).to_have_count(0)
+    expect(opener).to_be_focused()
+
+    menu_button = page.locator('#players li[data-nick="*Troll"] .mod-menu')
+    tab_to(page, menu_button)
+    page.keyboard.press("Enter")
+    menu = page.get_by_role("dialog", name="Report or moderate")
+    expect(menu).to_be_visible()
+    expect(page.locator("#mod-reason")).to_be_focused()
+    focus_held_in(page, "#mod-dialog")
+    page.keyboard.press("Escape")
+    expect(page.locator("#mod-dialog")).to_have_count(0)
+    expect(menu_button).to_be_focused()
+    for player in (boss, ala, troll):
         player.close()
