@@ -175,8 +175,9 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
         hub.enable_computer(pool, workers)
     hub.start()
     director = None
-    # one process, started at the first swiss pairing (a ProcessPoolExecutor starts its workers then)
-    pairing = WorkerPool(1, "swiss pairing") if member is None and settings.pairing_process else None
+    # one process for swiss rounds and arena waves, started at the first pairing (a ProcessPoolExecutor
+    # starts its workers then)
+    pairing = WorkerPool(1, "tournament pairing") if member is None and settings.pairing_process else None
     if member is None:  # a cluster's members would each run every tournament (docs/tournaments.md)
         director = app[DIRECTOR_KEY] = Director(hub, store.hosted, store.tournaments, pairing=pairing)
         await director.start()

@@ -129,7 +129,7 @@ class Settings:
     banned_words: tuple[str, ...] = field(default=(), repr=False)
     bots_rated: bool = False  # a bot may play a rated game against a person (docs/bots.md)
     ai_workers: int = DEFAULT_AI_WORKERS  # processes searching the AI players' moves; 0 = no AI players
-    # swiss rounds paired in a worker process of their own (the tests pair on a thread)
+    # swiss rounds and arena waves paired in a worker process of their own (the tests pair on a thread)
     pairing_process: bool = True
     failed_logins_per_address: int = DEFAULT_FAILED_LOGINS_PER_ADDRESS
     failed_logins_per_account: int = DEFAULT_FAILED_LOGINS_PER_ACCOUNT

@@ -158,7 +158,7 @@ def settings(tmp_path: Path, new_database: NewDatabase) -> Settings:
         db_url=new_database(tmp_path, True),
         unlimited=("127.0.0.1",),
         ai_workers=0,  # the AI players have tests of their own (tests/hub/test_computer.py)
-        pairing_process=False,  # swiss rounds paired on a thread; tests/director/test_pairing_process.py
+        pairing_process=False,  # tournaments paired on a thread; tests/director/test_pairing_process.py
         # the cheapest hash of a registered player's id: 2 ms instead of 40, on the hundreds of
         # registrations and logins of the suite (the default is tested in tests/store/test_accounts.py)
         id_hash_cost=MIN_COST,

@@ -78,7 +78,7 @@ class Director:
         pairing: Executor | None = None,
     ) -> None:
         self.hub, self.hosted, self.organised = hub, hosted, organised
-        self.pairing = pairing  # a worker process for swiss pairings; None: a thread
+        self.pairing = pairing  # a worker process for swiss and arena pairings; None: a thread
         self.round_pause, self.arena_wave = round_pause, arena_wave
         self._watches: dict[str, _Watch] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -418,6 +418,14 @@ class Director:
         pair = functools.partial(swiss.pair_round, active, rounds, others=others)
         return await asyncio.get_running_loop().run_in_executor(self.pairing, pair)  # None: a thread
 
+    async def pair_arena_wave(
+        self, waiting: list[arena.ArenaPlayer], ranks: dict[str, int], active_players: int
+    ) -> list[tuple[str, str]]:
+        """lichess's arena pairing, off the event loop: networkx's matching, pure Python, seconds at 200
+        waiting players (benchmarks/arena.py), on the same worker process as the swiss rounds."""
+        pair = functools.partial(arena.pair, waiting, ranks=ranks, active_players=active_players)
+        return await asyncio.get_running_loop().run_in_executor(self.pairing, pair)  # None: a thread
+
     # --- arena ---------------------------------------------------------------------------------
 
     async def _arena(self, hosted: Hosted) -> None:
@@ -467,10 +475,7 @@ class Director:
         entrant = {playing_as[nick][0]: nick for nick in free}
         free = [entrant[online] for online in self._pace.pairable(list(entrant))]
         still_in = sum(not entry.withdrawn for entry in entries)
-        # off the event loop: the matching takes about half a second for 100 players
-        pairs = await asyncio.to_thread(
-            arena.pair, [everyone[nick] for nick in free], ranks=ranks, active_players=still_in
-        )
+        pairs = await self.pair_arena_wave([everyone[nick] for nick in free], ranks, still_in)
         for pair in pairs:
             self._set_up(hosted, 0, pair, entrants)
             self._pace.began(playing_as[nick][0] for nick in pair)
