@@ -1,18 +1,23 @@
-"""What a swiss round's pairing costs everyone else: poll latency on the real app while it pairs.
+"""What a tournament's pairing costs everyone else: poll latency on the real app while it pairs.
 
 The server's app (server/app.py, a throwaway SQLite file) runs in this process on the event loop `serve`
 uses; --pollers guests in a separate process each poll `/a.kropki` once a second (spread evenly over the
-second, stream.py's client). After --settle seconds, three phases of --seconds each:
+second, stream.py's client). After --settle seconds, five phases of --seconds each:
 
 - "no pairing": the polls alone;
-- "on a thread": pairing a --players round back to back with asyncio.to_thread(pair_round), as the
-  director did until 2026-12-02: pure Python holding the GIL against the event loop;
-- "as the director": back to back through Director.pair_swiss_round, what the server does now.
+- "swiss on a thread": pairing a --players round back to back with asyncio.to_thread(pair_round), as
+  the director did until 2026-12-02: pure Python holding the GIL against the event loop;
+- "swiss as the director": back to back through Director.pair_swiss_round, what the server does now;
+- "arena on a thread" and "arena as the director": the same for an arena's wave of --arena-players
+  free players, arena.pair on a thread as the director did until 2026-12-02, then
+  Director.pair_arena_wave, on the same worker process as the swiss rounds.
 
 The round paired is the last of a --rounds tournament of benchmarks/swiss.py's random results (its
-slowest). Prints each phase's poll latency (p50, p99, max, by when the poll was sent) and pairing times.
+slowest); the wave the last of --arena-waves of benchmarks/arena.py's. The worker process is started
+before the first phase. Prints each phase's poll latency (p50, p99, max, by when the poll was sent) and
+pairing times.
 
-    .venv/bin/python benchmarks/swiss_load.py --pollers 300 --players 200
+    .venv/bin/python benchmarks/swiss_load.py --pollers 300 --players 200 --arena-players 100
 """
 
 from __future__ import annotations
@@ -30,17 +35,19 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*) and this folder (stream, swiss)
+# the repository (server.*) and this folder (stream, swiss, arena)
+for _path in (str(HERE.parent), str(HERE)):
     if _path not in sys.path:
         sys.path.insert(0, _path)
 
+import arena as arena_bench  # noqa: E402
 import swiss as swiss_bench  # noqa: E402
 from aiohttp import web  # noqa: E402
 from stream import HOST, connect, parse_head, percentile, run_generator  # noqa: E402
 
 from server.app import create_app  # noqa: E402
 from server.config import Settings  # noqa: E402
-from server.engine import swiss  # noqa: E402
+from server.engine import arena, swiss  # noqa: E402
 from server.web.common import DIRECTOR_KEY  # noqa: E402
 from tests.ports import free_port  # noqa: E402
 
@@ -120,6 +127,9 @@ async def measure(args: argparse.Namespace, workdir: Path) -> None:
     inputs: list[list[swiss.Entrant]] = []
     swiss_bench.simulate(args.players, args.rounds, args.seed, 30, 25, inputs)
     entrants = inputs[-1]
+    waves: list[arena_bench.Wave] = []
+    arena_bench.simulate(args.arena_players, args.arena_waves, args.seed, waves)
+    wave = waves[-1]
     port = free_port()
     settings = Settings(
         host=HOST,
@@ -142,15 +152,23 @@ async def measure(args: argparse.Namespace, workdir: Path) -> None:
     loop = asyncio.get_running_loop()
     try:
         await loop.run_in_executor(None, parent.recv)  # every guest logged in
+        # the worker process started, and networkx imported in it, before any phase
+        await director.pair_arena_wave(waves[0].waiting[:4], waves[0].ranks, args.arena_players)
         await asyncio.sleep(max(0.0, begin - time.monotonic()) + args.settle)
 
         start = time.monotonic()
         await asyncio.sleep(args.seconds)
         phases: list[tuple[str, float, float, list[float]]] = [("no pairing", start, time.monotonic(), [])]
         await asyncio.sleep(1.0)
+        active = args.arena_players
         for name, pair in (
-            ("on a thread", lambda: asyncio.to_thread(swiss.pair_round, entrants, args.rounds)),
-            ("as the director", lambda: director.pair_swiss_round(entrants, args.rounds, [])),
+            ("swiss on a thread", lambda: asyncio.to_thread(swiss.pair_round, entrants, args.rounds)),
+            ("swiss as the director", lambda: director.pair_swiss_round(entrants, args.rounds, [])),
+            (
+                "arena on a thread",
+                lambda: asyncio.to_thread(arena.pair, wave.waiting, ranks=wave.ranks, active_players=active),
+            ),
+            ("arena as the director", lambda: director.pair_arena_wave(wave.waiting, wave.ranks, active)),
         ):
             start = time.monotonic()
             end, took = await _pair_back_to_back(pair, args.seconds)
@@ -163,7 +181,10 @@ async def measure(args: argparse.Namespace, workdir: Path) -> None:
         if process.is_alive():
             process.terminate()
         await runner.cleanup()
-    print(f"{args.pollers} pollers once a second; {len(entrants)} players paired (round {args.rounds})")
+    print(
+        f"{args.pollers} pollers once a second; swiss: {len(entrants)} players paired (round {args.rounds}); "
+        f"arena: {len(wave.waiting)} free players paired (wave {args.arena_waves})"
+    )
     for name, start, end, took in phases:
         latencies = sorted(latency for sent, latency in polls if start <= sent < end)
         figures = " ".join(f"p{p} {percentile(latencies, p) * 1000:.1f}" for p in (50, 99))
@@ -180,6 +201,8 @@ def main() -> None:
     parser.add_argument("--pollers", type=int, default=300)
     parser.add_argument("--players", type=int, default=200)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--arena-players", type=int, default=100)
+    parser.add_argument("--arena-waves", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=10.0, help="each phase")
     parser.add_argument("--settle", type=float, default=2.0)
     parser.add_argument("--seed", type=int, default=1)

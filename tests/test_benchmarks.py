@@ -59,9 +59,11 @@ RUNS = {
     "login_cost": (["--players", "50", "200", "--logins", "20", "--rounds", "1"], "getBMsg at 200 players x"),
     "swiss": (["--players", "30", "--rounds", "5"], "30 players: slowest round"),
     "swiss_load": (
-        ["--pollers", "20", "--players", "20", "--rounds", "3", "--seconds", "1", "--settle", "0.2"],
-        "as the director:",
+        ["--pollers", "20", "--players", "20", "--rounds", "3", "--seconds", "1", "--settle", "0.2"]
+        + ["--arena-players", "20", "--arena-waves", "2"],
+        "arena as the director:",
     ),
+    "arena": (["--players", "20", "40", "--waves", "2"], "40 players: waves paired in"),
     "idle_connections": (["--connections", "50", "--settle", "0.2"], "an idle connection after a poll:"),
     "request_lines": (["--connections", "50", "--polls", "20", "--settle", "0.2"], "line of 40,096 bytes:"),
     "push": (
