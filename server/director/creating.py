@@ -12,6 +12,9 @@ from server.store.hosted import Entry, Hosted, Settings
 # A swiss's players (not withdrawn): FIDE's pairing of 200 took 2 s in the slowest of 7 rounds (in a
 # worker process, off the event loop: benchmarks/swiss_load.py), of 500 15 s (benchmarks/swiss.py)
 SWISS_PLAYERS = 200
+# An arena's: a wave of them all free (its start) took 2 s of the same worker's CPU at 150, 5 s at 200
+# (the 5-second wave interval, repeated while the arena runs), 79 s at 500 (benchmarks/arena.py)
+ARENA_PLAYERS = 150
 # Tournaments one organiser (a key, a moderator) has registering or running: each is stored, looked at
 # and paired by this one process, and their players' entries hold tables (server/director/entering.py)
 TOURNAMENTS_PER_ORGANISER = 10
@@ -38,6 +41,7 @@ def check_new(settings: Settings, until_start: float, unfinished: Sequence[Hoste
 
 
 def check_room(settings: Settings, entries: Sequence[Entry]) -> None:
-    """Room for one more player (not withdrawn) in a swiss: its pairing grows fast with its players."""
-    if settings.kind == "swiss" and sum(not entry.withdrawn for entry in entries) >= SWISS_PLAYERS:
-        raise ProtocolError("tournamentFull", f"This tournament has {SWISS_PLAYERS} players already.")
+    """Room for one more player (not withdrawn): both pairings grow fast with the players."""
+    most = SWISS_PLAYERS if settings.kind == "swiss" else ARENA_PLAYERS
+    if sum(not entry.withdrawn for entry in entries) >= most:
+        raise ProtocolError("tournamentFull", f"This tournament has {most} players already.")

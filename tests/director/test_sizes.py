@@ -1,33 +1,39 @@
-"""How big the server's own tournaments may grow: a swiss's players (its pairing grows fast with them:
-benchmarks/swiss.py) and the tournaments one organiser has not over yet. Before these bounds a swiss took
-any number of players and an organiser's key any number of tournaments."""
+"""How big the server's own tournaments may grow: a swiss's and an arena's players (their pairings grow
+fast with them: benchmarks/swiss.py, benchmarks/arena.py) and the tournaments one organiser has not over
+yet. Before these bounds a swiss and an arena took any number of players and an organiser's key any
+number of tournaments."""
 
 from __future__ import annotations
 
+import pytest
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
-from server.director.creating import SWISS_PLAYERS, TOURNAMENTS_PER_ORGANISER
+from server.director.creating import ARENA_PLAYERS, SWISS_PLAYERS, TOURNAMENTS_PER_ORGANISER
 from server.web.common import STORE_KEY
 from tests.clients.conversation import log_in
 from tests.clients.multipoints import MultiPoints
 from tests.director.bots import Bot, Time, organiser_asks, organiser_creates, served_on
 
 
-async def test_a_swiss_takes_its_bound_of_players_and_a_withdrawal_makes_room(
-    aiohttp_client: AiohttpClient, settings: Settings
+@pytest.mark.parametrize(
+    ("kind", "length", "bound"),
+    [("swiss", {"rounds": "5"}, SWISS_PLAYERS), ("arena", {"minutes": "60"}, ARENA_PLAYERS)],
+)
+async def test_a_tournament_takes_its_bound_of_players_and_a_withdrawal_makes_room(
+    aiohttp_client: AiohttpClient, settings: Settings, kind: str, length: dict[str, str], bound: int
 ) -> None:
     clock = Time()
     client = await served_on(aiohttp_client, settings, clock, 1)
     key = await client.app[STORE_KEY].tournaments.add_key("cup", None, False)
     start = str(int(clock.clock()) + 3600)
-    assert await organiser_creates(client, key, tourn="Big", kind="swiss", rounds="5", start=start) == "ok"
-    bots = [Bot(client, MultiPoints(f"*P{n:03}", f"p{n:03}pw")) for n in range(SWISS_PLAYERS + 1)]
+    assert await organiser_creates(client, key, tourn="Big", kind=kind, start=start, **length) == "ok"
+    bots = [Bot(client, MultiPoints(f"*P{n:03}", f"p{n:03}pw")) for n in range(bound + 1)]
     answers = []
     for bot in bots:
         await log_in(bot.client, bot.mp)
         answers.append(await bot.ask("joinTournament", tourn="Big"))
-    assert answers == ["ok"] * SWISS_PLAYERS + ["err.tournamentFull"]
+    assert answers == ["ok"] * bound + ["err.tournamentFull"]
     assert await bots[0].ask("joinTournament", tourn="Big") == "err.alreadyRegistered"
     assert await bots[0].ask("leaveTournament", tourn="Big") == "ok"
     assert await bots[-1].ask("joinTournament", tourn="Big") == "ok"
