@@ -13,7 +13,8 @@ from server.store.hosted import Entry, Hosted, Settings
 # worker process, off the event loop: benchmarks/swiss_load.py), of 500 15 s (benchmarks/swiss.py)
 SWISS_PLAYERS = 200
 # An arena's: a wave of them all free (its start) took 2 s of the same worker's CPU at 150, 5 s at 200
-# (the 5-second wave interval, repeated while the arena runs), 79 s at 500 (benchmarks/arena.py)
+# (the 5-second wave interval, repeated while the arena runs), 79 s at 500, 579 s at 1,000
+# (benchmarks/arena.py)
 ARENA_PLAYERS = 150
 # Tournaments one organiser (a key, a moderator) has registering or running: each is stored, looked at
 # and paired by this one process, and their players' entries hold tables (server/director/entering.py)
