@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 
-from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
@@ -19,24 +18,12 @@ from tests.cluster.test_members import member
 from tests.cluster.test_routing import same_player_through
 from tests.conftest import served
 from tests.store.test_accounts import registered_id
-from tests.web.test_archive import pair
 from tests.web.test_auth import register
-from tests.web.test_rating_rules import played
-from tests.web.test_renamed_seats import logged_in
+from tests.web.test_renamed_seats import logged_in, renamed_at_their_game
 from tests.web.zagram import Zagram
 
 TIMED = "1616s0.4.a.R.a.300.5.."  # 16x16 ranked, four crosses, 300 s each and 5 s a move
 RED_DOT = "np"  # on the bottom edge, past the red dots `played` placed
-
-
-async def renamed_at_their_game(a: TestClient) -> tuple[Zagram, Zagram, int]:
-    """Alice and Bob play at member a; Bob, on move, leaves; an admin renames his account Robert."""
-    alice, bob = await pair(a, "Alice", "Bob")
-    uid = await played(a, alice, bob, TIMED, 25)  # red (Bob) on move
-    assert a.app[HUB_KEY].logout(bob.secret)
-    await a.app[STORE_KEY].writer.flush()
-    await a.app[STORE_KEY].accounts.rename("Bob", "Robert")
-    return alice, bob, uid
 
 
 async def seated(player: Zagram, table: Table) -> None:
@@ -71,7 +58,7 @@ async def test_a_renamed_player_on_another_member_sits_at_their_game_and_plays_o
     waited at member a under the old one until the renamed player lost the game on time."""
     a, b = await two_members(aiohttp_client, postgres, redis_server)
     reader = await guest(b, "cydCyd33", "*Cyd")  # the lobby, as member b shows it
-    alice, bob, uid = await renamed_at_their_game(a)
+    alice, bob, uid = await renamed_at_their_game(a, TIMED)
     table = a.app[HUB_KEY].tables[uid]
     room = table.room
     assert room is not None and room.game.to_move == 2
@@ -101,7 +88,7 @@ async def test_guests_under_the_nicks_get_no_seat(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
 ) -> None:
     a, b = await two_members(aiohttp_client, postgres, redis_server)
-    _, bob, uid = await renamed_at_their_game(a)
+    _, bob, uid = await renamed_at_their_game(a, TIMED)
     table = a.app[HUB_KEY].tables[uid]
     room = table.room
     assert room is not None
@@ -126,7 +113,7 @@ async def test_a_stranger_who_registers_a_nick_the_seat_had_never_gets_it(
     "Robert" is free again, and Mallory registers it on member b. She is not seated at the game of
     member a, cannot move or resign for him; Rob, logging in on member b, is seated and plays."""
     a, b = await two_members(aiohttp_client, postgres, redis_server)
-    _, bob, uid = await renamed_at_their_game(a)
+    _, bob, uid = await renamed_at_their_game(a, TIMED)
     table = a.app[HUB_KEY].tables[uid]
     room = table.room
     assert room is not None

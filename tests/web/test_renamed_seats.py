@@ -22,10 +22,10 @@ from tests.web.zagram import Zagram
 RED_DOT = "np"  # on the bottom edge, past the red dots `played` placed
 
 
-async def renamed_at_their_game(client: TestClient) -> tuple[Zagram, Zagram, int]:
+async def renamed_at_their_game(client: TestClient, game_type: str = CROSSES) -> tuple[Zagram, Zagram, int]:
     """Alice and Bob play; Bob, on move, leaves; an admin renames his account Robert."""
     alice, bob = await pair(client, "Alice", "Bob")
-    uid = await played(client, alice, bob, CROSSES, 25)  # red (Bob) on move
+    uid = await played(client, alice, bob, game_type, 25)  # red (Bob) on move
     assert client.app[HUB_KEY].logout(bob.secret)
     await client.app[STORE_KEY].writer.flush()
     await client.app[STORE_KEY].accounts.rename("Bob", "Robert")
