@@ -16,7 +16,9 @@ the standard sqlite3 driver: one hop to that thread per transaction, instead of 
 through aiosqlite, cuts a commit from about 1.2 ms to under 0.3 ms (benchmarks/store.py); and that
 thread writes batch after batch while there are any, without waiting for the event loop between them
 (`_write_queued`). Other databases run the same function on the async engine's connection (`run_sync`),
-a batch at a time, as SQLite does while storage fails.
+a batch at a time, as SQLite does while storage fails. Either way a batch ends only where a turn of the
+event loop's work ended (server/store/seals.py), never among the jobs one action queued: a crash
+between two commits stores whole actions.
 
 This module is the queue and its timing; what each kind of write does in SQL is server/store/jobs.py,
 and what a start reads back is server/store/restart.py.
@@ -71,6 +73,7 @@ from server.store.jobs import (
     write_batch,
 )
 from server.store.outage import described, unavailable
+from server.store.seals import Seals
 
 log = logging.getLogger(__name__)
 
@@ -103,6 +106,7 @@ class StoreWriter:
             event.listen(self._sync_engine, "connect", sqlite_pragmas)
             self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="store-writer")
         self._queue: list[Queued] = []
+        self._seals = Seals(lambda: self.queued)  # where a batch may end: between two loop steps' jobs
         self._writing: list[Queued] = []  # the batch being written (or tried again)
         # the jobs a transaction may be writing at this moment: the batch tried, or the whole queue while
         # the writer's thread takes batch after batch from it (see withdraw_table)
@@ -269,6 +273,7 @@ class StoreWriter:
     def _put(self, job: Queued) -> None:
         self._queue.append(job)
         self.queued += 1
+        self._seals.queueing()
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(self._drain())
 
@@ -287,7 +292,12 @@ class StoreWriter:
                 if failed is None:
                     continue
             # the careful way, one batch at a time from the loop: storage failing, or not SQLite
-            batch, self._queue = self._queue[:MAX_BATCH], self._queue[MAX_BATCH:]
+            count = self._seals.batch(MAX_BATCH)
+            if not count:
+                await asyncio.sleep(0)  # the step that queued them ends first, and seals them
+                continue
+            batch, self._queue = self._queue[:count], self._queue[count:]
+            self._seals.took(count)
             self._writing = batch
             started = time.perf_counter()
             try:
@@ -308,7 +318,11 @@ class StoreWriter:
         in, which is then still first in the queue for `_write_batch`; None once the queue is empty.
         """
         while self._queue and not self._stopping.is_set():
-            batch = self._queue[:MAX_BATCH]
+            count = self._seals.batch(MAX_BATCH)
+            if not count:  # the loop is in the middle of a step that queues them
+                self._seals.wait()
+                continue
+            batch = self._queue[:count]
             started = time.perf_counter()
             try:
                 done = self._in_thread(batch)
@@ -316,7 +330,8 @@ class StoreWriter:
                 return failure
             # Only this thread takes from the queue while it runs (the loop waits for it in _drain) and
             # the loop only appends: each of these list operations is atomic under the GIL.
-            del self._queue[: len(batch)]
+            del self._queue[:count]
+            self._seals.took(count)
             loop.call_soon_threadsafe(self._committed, len(batch), done, time.perf_counter() - started)
         return None
 
