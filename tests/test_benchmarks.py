@@ -54,7 +54,10 @@ RUNS = {
     ),
     "fuzz": (["--seconds", "3", "--seed", "1"], "result: OK (0 failures)"),
     "lobby_news": (["--readers", "50", "--seconds", "1", "--rate", "10"], "replies with the bus's setting"),
-    "game_starts": (["--pending", "20", "--games", "5", "--repeat", "1"], "a game start by an accepted"),
+    "game_starts": (
+        ["--pending", "20", "--tables", "10", "--games", "5", "--repeat", "1"],
+        "a game start by an accepted",
+    ),
     "ignoring": (["--readers", "50", "--rounds", "5", "--repeat", "1", "--ignoring", "0.2"], "a speaker:"),
     "login_cost": (["--players", "50", "200", "--logins", "20", "--rounds", "1"], "getBMsg at 200 players x"),
     "swiss": (["--players", "30", "--rounds", "5"], "30 players: slowest round"),
