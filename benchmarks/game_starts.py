@@ -40,7 +40,7 @@ def checks(hub: Hub, nick: str) -> None:
     """What a game start checks of one of its players against the open tables (Limits.may_begin_a_game)."""
     player = hub.roster.online(nick)
     assert player is not None
-    hub.ctx.limits.may_begin_a_game(hub.tables.values(), player)
+    hub.ctx.limits.may_begin_a_game(hub.tables, player)
 
 
 def one_run(pending: int, games: int, tables: int) -> tuple[float, float, float]:

@@ -38,7 +38,7 @@ class EntryLimits:
         one made again under the same nick) or its guest tables."""
         if new:
             self.hub.ctx.limits.entered.check_bound(player, "entryFlood")
-        self.hub.ctx.limits.guest_tables(self.hub.tables.values(), player)
+        self.hub.ctx.limits.guest_tables(self.hub.tables, player)
 
     def made(self, tournament: str, player: Player, new: bool) -> None:
         if new:

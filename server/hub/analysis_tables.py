@@ -24,7 +24,7 @@ def open_analysis(
         )
     # the limits before an archived record's replays (60 ms for 2,400 moves on 52x52): refused, nothing
     tables.room_for_a_table(player)
-    ctx.limits.games_of(tables.values(), player, analysis=True)
+    ctx.limits.games_of(tables, player, analysis=True)
     ctx.limits.may_invite(player, ctx.timers.now())
     setup, moves = None, []
     if game_type.start.kind is StartKind.SGF:

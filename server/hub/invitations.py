@@ -145,7 +145,7 @@ class Invitations:
             raise ProtocolError("badGameType", "Tournament games are set up by organisers.")
         if invitee.visiting_from:  # its member checks the rest, keeps it, and says if it refuses
             self.ctx.limits.rated_between(game_type.ranked, player, invitee)  # its `i` line marks a bot
-            self.ctx.limits.games_of(self.tables.values(), player)
+            self.ctx.limits.games_of(self.tables, player)
             self.ctx.limits.invitation(player, invitee.nick, self.ctx.timers.now())
             self._keep(Invitation(player, invitee, game_type))
             assert self.send is not None
@@ -155,7 +155,7 @@ class Invitations:
         computer = self.computer is not None and self.computer.level_of(invitee.nick) is not None
         if computer or game_type.kind is GameKind.AI:
             self._check_computer_game(player, invitee, game_type, computer)
-        self.ctx.limits.games_of(self.tables.values(), player)
+        self.ctx.limits.games_of(self.tables, player)
         self.ctx.limits.invitation(player, invitee.nick, self.ctx.timers.now())
         if computer:  # the computer always accepts: the table opens at once
             self._open(player, invitee, game_type)
@@ -196,7 +196,7 @@ class Invitations:
                 raise ProtocolError("notOnline", f"{nick} is not online.")
             self._check_invitee(player, invitee, rated=False)  # team games are unrated, whatever the type
             invitees.append(invitee)
-        self.ctx.limits.games_of(self.tables.values(), player)
+        self.ctx.limits.games_of(self.tables, player)
         self.ctx.limits.invitation(player, invitees[0].nick, self.ctx.timers.now())
         self._keep(Invitation(player, invitees[0], game_type, lineup=(player, *invitees)))
 
@@ -385,8 +385,8 @@ class Invitations:
         """Room for their table, which `invitee` opens (accepting), and for one more unfinished game of
         each."""
         self.tables.room_for_a_table(inviter, invitee, asking=invitee)
-        self.ctx.limits.games_of(self.tables.values(), inviter)
-        self.ctx.limits.games_of(self.tables.values(), invitee)
+        self.ctx.limits.games_of(self.tables, inviter)
+        self.ctx.limits.games_of(self.tables, invitee)
 
     def start_game(self, inviter: Player, invitee: Player, game_type: GameType) -> None:
         """A game that starts as an accepted invitation's does, without one: a seek accepted, two players
@@ -424,7 +424,7 @@ class Invitations:
         everyone = invitation.lineup
         self.tables.room_for_a_table(*everyone, asking=player)
         for someone in everyone:
-            self.ctx.limits.games_of(self.tables.values(), someone)
+            self.ctx.limits.games_of(self.tables, someone)
         self.drop(invitation, "accepted")
         seats = [someone.nick for someone in everyone]
         who = invitation.game_type.who_starts

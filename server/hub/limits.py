@@ -10,8 +10,10 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from server.engine.gametype import GameKind
+from server.hub.guestseats import GuestSeats
 from server.hub.hourly import ANALYSES_OPENED, ARENA_GAMES_BEGUN, ENTRIES_MADE, GAMES_BEGUN, Hourly
 from server.hub.model import PLAYER_ACTIONS, TABLE_ACTIONS, Origin, Player, Table, reserved
 from server.hub.persistence import Persistence
@@ -88,6 +90,15 @@ class Caps:
     def for_guests(self, slots: int) -> int:
         """How many of `slots` guests may fill: the rest waits for registered players."""
         return slots - slots * self.registered_share // 100
+
+
+class OpenTables(Protocol):
+    """This member's open tables as the caps read them (server/hub/tables.py): by who has a seat at
+    them, never walked whole, as a game start checks them (docs/performance.md, 2026-12-02)."""
+
+    guest_seats: GuestSeats
+
+    def seated_at(self, nick: str) -> Iterable[Table]: ...
 
 
 def needs_storage(kind: str, table: str, text: str) -> bool:
@@ -215,7 +226,7 @@ class Limits:
     def room_for_a_table(
         self,
         opened: int,
-        tables: Iterable[Table],
+        tables: OpenTables,
         *players: Player,
         guest: bool = False,
         asking: Player | None = None,
@@ -230,31 +241,24 @@ class Limits:
             raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
         self.guest_tables(tables, *players, asking=asking)
 
-    def guest_tables(self, tables: Iterable[Table], *players: Player, asking: Player | None = None) -> None:
+    def guest_tables(self, tables: OpenTables, *players: Player, asking: Player | None = None) -> None:
         """Room for one more table with a seat of each guest of `players` from their address and network:
-        a walk of the open tables at a table's opening (rare: at most a few a second) rather than counts
-        kept at every seat and every closing. A guest's entry in the server's tournaments holds one too
-        while it is not at an unfinished game of its tournament (`entered_tournament`): each entry is a
-        table at its next pairing, whoever else fills the address's share meanwhile. With `asking` (who
-        opens the table: accepting), the others are checked first and a refusal for one of them names
-        them by nick: the limit's own sentence speaks to the guest of that address, and names its network."""
+        counted as the seats change (GuestSeats), not walked, as every game start checks it. A guest's
+        entry in the server's tournaments holds one too while it is not at an unfinished game of its
+        tournament (`entered_tournament`): each entry is a table at its next pairing, whoever else fills
+        the address's share meanwhile. With `asking` (who opens the table: accepting), the others are
+        checked first and a refusal for one of them names them by nick: the limit's own sentence speaks to
+        the guest of that address, and names its network."""
         counted = [p for p in players if p.guest and p.host and not p.unlimited and not reserved(p.nick)]
         if not counted:
             return
         counted.sort(key=lambda player: asking is not None and player is asking)  # the others first
-        hosts, networks = Counter[str](), Counter[str]()
-        seated = set()  # guests' entries at an unfinished game of their tournament: counted by its table
-        for table in tables:
-            places = table.guest_places.values()
-            if places:
-                hosts.update({host for host, _ in places if host})  # "": an --unlimited guest's
-                networks.update({network for host, network in places if host})
-                room = table.room
-                if room is not None and room.auto is not None and room.auto.tournament is not None:
-                    if room.game.result is None:
-                        seated.update((room.auto.tournament, nick_key(n)) for n in table.guest_places)
-        for entry, (_, host, network) in self.entries.items():
-            if entry not in seated:
+        seats = tables.guest_seats
+        hosts = Counter({player.host: seats.hosts[player.host] for player in counted})
+        networks = Counter({player.network: seats.networks[player.network] for player in counted})
+        for (tournament, key), (_, host, network) in self.entries.items():
+            # an entry at an unfinished game of its tournament is counted by its table
+            if (host in hosts or network in networks) and not seats.at_game_of(tournament, key):
                 hosts[host] += 1
                 networks[network] += 1
         most = self.caps.guest_tables_per_address
@@ -310,15 +314,16 @@ class Limits:
                 "or try later.",
             )
 
-    def games_of(self, tables: Iterable[Table], player: Player, *, analysis: bool = False) -> None:
+    def games_of(self, tables: OpenTables, player: Player, *, analysis: bool = False) -> None:
         """A player plays at most games_per_player unfinished games, and has at most analysis_per_player
-        analysis tables, at once: this member's `tables` and, in a cluster, every other member's; and has
-        begun (or opened) fewer than the last hour's bound (Hourly)."""
+        analysis tables, at once: this member's `tables` (those with a seat of their nick, not every open
+        one: every game start checks this) and, in a cluster, every other member's; and has begun (or
+        opened) fewer than the last hour's bound (Hourly)."""
         if player.unlimited or reserved(player.nick):
             return
         most = self.caps.analysis_per_player if analysis else self.caps.games_per_player
         held = 0
-        for table in tables:
+        for table in tables.seated_at(player.nick):
             room = table.room
             if room is None or (room.game_type.kind is GameKind.ANALYSIS) is not analysis:
                 continue
@@ -344,7 +349,7 @@ class Limits:
         network of its guests."""
         self.begun.add(players)
 
-    def may_begin_a_game(self, tables: Iterable[Table], player: Player) -> None:
+    def may_begin_a_game(self, tables: OpenTables, player: Player) -> None:
         """What keeps `player` from any game now, whoever the opponent: the cap of unfinished games, and
         the tables their address's guests hold. A game found for them (a seek, a pool) checks it first,
         so that the refusal, which speaks of their address, goes to them and not to the other."""

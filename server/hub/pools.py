@@ -109,7 +109,7 @@ class Pools:
         now = self.ctx.timers.now()
         joins = self.joins.setdefault(player, deque())
         within_a_minute(joins, now, JOINS_PER_MINUTE, "tooFast", "pools joined")
-        self.ctx.limits.games_of(self.tables.values(), player)
+        self.ctx.limits.games_of(self.tables, player)
         self.tables.room_for_a_table(player)
         joins.append((now, pool))
         self.waiting.pop(player, None)
@@ -222,7 +222,7 @@ class Pools:
         hold their most tables, leaves the pool, told why: waiting on, they would be chosen again at every
         sweep, and no table opened for those chosen with them."""
         try:
-            self.ctx.limits.may_begin_a_game(self.tables.values(), waiting.player)
+            self.ctx.limits.may_begin_a_game(self.tables, waiting.player)
         except ProtocolError as refused:
             self.leave(waiting.player)
             self.tables.tell(waiting.player, LOBBY, refused.code, str(refused))
@@ -330,7 +330,7 @@ class Pools:
         tables, which count the games begun here (Limits.may_begin); if not, they are told why, at their
         member, which takes them out of the pool (`MAY_NOT_PLAY`): its own count never knew of these games."""
         try:
-            self.ctx.limits.may_begin_a_game(self.tables.values(), stranger)
+            self.ctx.limits.may_begin_a_game(self.tables, stranger)
         except ProtocolError as refused:
             self.tables.tell(stranger, LOBBY, refused.code, str(refused), **refused.values)
             return False

@@ -132,7 +132,7 @@ class Restorer:
                 if kind == "seat":
                     self.tables.seating.set_owner(table, data["nick"], data["owner"])
                     if "host" in data:
-                        table.guest_places[data["nick"]] = (data["host"], data["network"])
+                        self.tables.seating.place(table, data["nick"], data["host"], data["network"])
                 elif kind == "chat":
                     table.chat.restore(
                         ChatEntry(

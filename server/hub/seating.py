@@ -11,6 +11,7 @@ import logging
 from typing import Any, Protocol
 
 from server.hub.bus import LocalBus
+from server.hub.guestseats import GuestSeats
 from server.hub.model import LOBBY, Player, Table, account_number, account_seat_key, owns
 from server.hub.room import renamed_opening
 from server.hub.roster import Roster
@@ -24,6 +25,7 @@ class SeatedTables(Protocol):
 
     by_uid: dict[int, Table]
     seats: dict[str, dict[int, None]]  # nick -> the tables it has a seat at
+    guest_seats: GuestSeats  # changed here, with Table.guest_places
     bus: LocalBus
 
     def journal(self, uid: int, kind: str, data: dict[str, Any]) -> None: ...
@@ -40,13 +42,21 @@ class Seating:
     def set_owner(self, table: Table, nick: str, owner: str) -> None:
         """The seat of `nick` at `table` is `owner`'s (a Player.seat_key), as a journal's `seat` says."""
         table.owners[nick] = owner
-        table.guest_places.pop(nick, None)
+        if table.guest_places.pop(nick, None) is not None:
+            self.tables.guest_seats.changed(table)
         number = account_number(owner)
         if number:
             self.by_account.setdefault(number, {})[table.uid] = None
 
+    def place(self, table: Table, nick: str, host: str, network: str) -> None:
+        """The seat of `nick` is a guest's from `host` and `network` (Table.guest_places): what its
+        address and network hold (Limits.guest_tables), and who may take the seat back."""
+        table.guest_places[nick] = (host, network)
+        self.tables.guest_seats.changed(table)
+
     def forget(self, table: Table) -> None:
-        """The table closed: its seats are nobody's to move."""
+        """The table closed: its seats are nobody's to move, nor held by any guest's address."""
+        self.tables.guest_seats.forget(table)
         for owner in table.owners.values():
             uids = self.by_account.get(account_number(owner))
             if uids is not None:
@@ -96,7 +106,7 @@ class Seating:
         network go with it (Table.guest_places), an --unlimited guest's network alone."""
         self.set_owner(table, player.nick, player.seat_key)
         if player.guest and player.host:
-            table.guest_places[player.nick] = ("" if player.unlimited else player.host, player.network)
+            self.place(table, player.nick, "" if player.unlimited else player.host, player.network)
         self.tables.journal(table.uid, "seat", table.seat_entry(player.nick))
 
     def follow_rename(self, player: Player) -> list[int]:

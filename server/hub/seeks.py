@@ -114,7 +114,7 @@ class Seeks:
         now = self.ctx.timers.now()
         posted = self.posted.setdefault(player, deque())
         within_a_minute(posted, now, SEEKS_PER_MINUTE, "seekFlood", "seeks")
-        self.ctx.limits.games_of(self.tables.values(), player)
+        self.ctx.limits.games_of(self.tables, player)
         seek = self._list(player, game_type, rating_range)
         posted.append((now, ""))
         return seek.number
@@ -155,7 +155,7 @@ class Seeks:
         and the seek would stay, offered to every old client (server/hub/offers.py), never playable."""
         seeker = seek.player
         try:
-            self.ctx.limits.may_begin_a_game(self.tables.values(), seeker)
+            self.ctx.limits.may_begin_a_game(self.tables, seeker)
         except ProtocolError as refused:
             self.end_all_of((seeker.nick,))
             self.tables.tell(seeker, LOBBY, refused.code, str(refused))
@@ -269,7 +269,7 @@ class Seeks:
         (`refused_elsewhere`). Asking twice sends once."""
         if player in seek.asked:
             return
-        self.ctx.limits.games_of(self.tables.values(), player)
+        self.ctx.limits.games_of(self.tables, player)
         assert seek.elsewhere is not None
         if self.send is None:  # cut off from the members: their seeks are about to leave (drop_part)
             raise ProtocolError("notOnline", f"{seek.player.nick} cannot be reached now.")

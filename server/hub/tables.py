@@ -17,6 +17,7 @@ from server.engine.start import Setup
 from server.hub.bus import LocalBus
 from server.hub.chat import LOBBY_CHAT_KEPT, TABLE_CHAT_KEPT, ChatEntry, ChatRoom
 from server.hub.context import Context
+from server.hub.guestseats import GuestSeats
 from server.hub.joined import JoinedTexts
 from server.hub.model import LOBBY, Player, Table, parse_table, reserved
 from server.hub.numbers import TableNumbers
@@ -77,6 +78,8 @@ class Tables(Mapping[int, Table]):
         # back at their games without walking every table (0.6 ms a login with 2,500 tables, and a
         # restart's restore of every session took as many walks)
         self.seats: dict[str, dict[int, None]] = {}
+        # the tables the guests of each address and network hold a seat at, kept by the seats' owners
+        self.guest_seats = GuestSeats()
         self.seating = Seating(self, roster)  # who owns each seat
         self.numbers = TableNumbers()
         self.moves_played = 0  # for /metrics
@@ -126,8 +129,7 @@ class Tables(Mapping[int, Table]):
         """Room for one more game table between `players` (Limits.room_for_a_table), and a number for it."""
         if not self.numbers.available():
             raise ProtocolError("tooManyTables", "No more game tables can be opened now; please try later.")
-        opened, tables = len(self) - 1, self.by_uid.values()
-        self.ctx.limits.room_for_a_table(opened, tables, *players, guest=guest, asking=asking)
+        self.ctx.limits.room_for_a_table(len(self) - 1, self, *players, guest=guest, asking=asking)
 
     def open_table(
         self,
@@ -243,6 +245,10 @@ class Tables(Mapping[int, Table]):
             for nick in table.room.lineup.seats:
                 self.unseat(nick, table.uid)
         self.seating.forget(table)
+
+    def seated_at(self, nick: str) -> list[Table]:
+        """The game tables `nick` has a seat at (`seats`), in the order they opened."""
+        return [self.by_uid[uid] for uid in self.seats.get(nick, ())]
 
     def unseat(self, nick: str, uid: int) -> None:
         """The nick has no seat at table `uid` any more (Tables.seats)."""
