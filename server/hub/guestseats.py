@@ -1,7 +1,7 @@
 """The open game tables each address's and each network's guests hold a seat at (Table.guest_places),
 kept as the seats change: every game start, invitation accepted, seek or pool pairing and table set up
-checks them (Limits.guest_tables), and a walk of every open table there cost 1 ms a start with 2,000
-tables open (docs/performance.md, 2026-12-02). Only server/hub/seating.py changes a table's guest
+checks them (Limits.guest_tables), and a walk of every open table there cost 5.7 ms a check with
+2,000 tables open (docs/performance.md, 2026-12-02). Only server/hub/seating.py changes a table's guest
 places, and tells this index each time; a table that closes is forgotten
 (tests/hub/test_guest_seats.py compares it with the walk after every step of random play).
 """
