@@ -3,8 +3,9 @@
 Limits.guest_tables the counts of the tables each address's and network's guests hold (GuestSeats).
 Both must refuse exactly what the walks they replaced refused, whatever happened to the tables: opened by
 invitation, team invitation, organiser or analysis, seats taken back by a guest's new session (from
-another host of its network too), games ended, taken back, begun again, tables left and closed for
-absence, tournament entries made and withdrawn, the server restarted from its journal."""
+another host of its network too) or moved to a renamed account's new nick, games ended, taken back,
+begun again, tables left and closed for absence, tournament entries made and withdrawn, the server
+restarted from its journal."""
 
 from __future__ import annotations
 
@@ -65,6 +66,12 @@ class People:
     def __init__(self) -> None:
         self.sessions = [0] * len(NICKS)
         self.hosts = [index % len(HOSTS) for index in range(len(NICKS))]
+        self.renamed = 0  # how many times an admin renamed Fay's account: Fay, Fay1, Fay2, ...
+
+    def nick(self, index: int) -> str:
+        if NICKS[index].startswith("*") or not self.renamed:
+            return NICKS[index]
+        return f"{NICKS[index]}{self.renamed}"
 
     def secret(self, index: int) -> str:
         name = f"{NICKS[index][-3:].lower()}{self.sessions[index]}"
@@ -74,7 +81,8 @@ class People:
         if NICKS[index].startswith("*"):
             hub.guest_login(self.secret(index), NICKS[index], "en", origin(index, self.hosts[index]))
         else:
-            hub.login(self.secret(index), Account(NICKS[index], 1500, 0, 0, 0, login_key="fay", number=6))
+            account = Account(self.nick(index), 1500, 0, 0, 0, login_key="fay", number=6)
+            hub.login(self.secret(index), account)
 
     def online(self, hub: Hub) -> list[Player]:
         return [player for player in (hub.requester(self.secret(n)) for n in range(len(NICKS))) if player]
@@ -201,18 +209,18 @@ def step(hub: Hub, people: People, timers: ManualTimers, kind: str, who: int, wh
                 player.last_seen = timers.now()
         hub.sweep()
         return
-    secret, nick = people.secret(who), NICKS[who]
+    secret, nick = people.secret(who), people.nick(who)
     player = hub.requester(secret)
     mine = [uid for uid in player.tables if uid in hub.tables] if player is not None else []
     table = str(mine[-1]) if mine else "1"
     if kind == "invite":
-        hub.invite(secret, NICKS[what], FREE)  # type: ignore[index]
+        hub.invite(secret, people.nick(what), FREE)  # type: ignore[index]
     elif kind == "play":
-        hub.invite(secret, NICKS[what], FREE)  # type: ignore[index]
+        hub.invite(secret, people.nick(what), FREE)  # type: ignore[index]
         hub.answer_invitation(people.secret(what), "a", nick)  # type: ignore[arg-type]
     elif kind == "team":
         others = [other for other in what if other != who][:3]  # type: ignore[attr-defined]
-        hub.invite(secret, ",".join(NICKS[other] for other in others), FREE)
+        hub.invite(secret, ",".join(people.nick(other) for other in others), FREE)
         for other in others:
             hub.answer_invitation(people.secret(other), "a", nick)
     elif kind == "answer":
@@ -220,7 +228,7 @@ def step(hub: Hub, people: People, timers: ManualTimers, kind: str, who: int, wh
     elif kind == "analyse":
         hub.invite(secret, nick, f"0808s0..a.a.n...c___SUsuen{nick}.")
     elif kind == "cup":
-        other = NICKS[what]  # type: ignore[index]
+        other = people.nick(what)  # type: ignore[index]
         hub.set_up_table(UNTIMED, nick, other, (0, 0), "Cup", "1", {})
         for entrant in (nick, other):
             online = hub.roster.online(entrant)
@@ -237,6 +245,8 @@ def step(hub: Hub, people: People, timers: ManualTimers, kind: str, who: int, wh
     elif kind == "again":
         if player is not None:
             assert hub.logout(secret)
+        if not nick.startswith("*"):
+            people.renamed += 1  # by an admin meanwhile: its seats follow it to its new nick
         people.sessions[who] += 1
         people.hosts[who] = int(what)  # type: ignore[call-overload]
         people.login(hub, who)
