@@ -7,20 +7,41 @@ as the director passes them. Prints each wave's pairing time in CPU seconds (a s
 time says less) and the slowest, for each --players.
 
     .venv/bin/python benchmarks/arena.py --players 100 200 500 --waves 3
+
+With --wave-boards, also what one wave of an arena of --wave-players costs on the event loop besides
+its pairing, after so many finished games (one-minute games: 4,500 is an hour at 150 players): the
+CPU seconds of server/director/arenawave.py's part (everyone's games, ranks, no-shows, rests) and of
+the store's read of the tournament's games, the event loop's thread only (a throwaway SQLite file).
+
+    .venv/bin/python benchmarks/arena.py --players --wave-boards 1000 4500 9000 40000
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import contextlib
 import random
+import sqlite3
+import statistics
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from server.director.arenawave import ArenaMemory, arena_field  # noqa: E402
+from server.director.entrants import Entrants  # noqa: E402
+from server.director.history import Board  # noqa: E402
 from server.engine.arena import ArenaGame, ArenaPlayer, Outcome, pair, standings  # noqa: E402
+from server.store.hosted import Entry  # noqa: E402
+from server.store.store import Store  # noqa: E402
+
+TOURNAMENT = "Hourly arena"
+RESULTS = ["B+R", "W+R", "B+3", "W+2.5", "0", "B+T", "W+F", "Void"]
 
 
 @dataclass(frozen=True)
@@ -58,18 +79,110 @@ def simulate(players: int, waves: int, seed: int, inputs: list[Wave] | None = No
     return times
 
 
+def tournament(players: int, boards: int, seed: int) -> tuple[list[Entry], list[Board]]:
+    """An arena's entries and games: random pairs, random results, one game a second; the last
+    players/2 games still being played."""
+    rng = random.Random(seed)
+    begun = datetime(2026, 12, 2, tzinfo=UTC)
+    entries = [
+        Entry(f"p{n}", f"p{n}", f"@{n}", 2400.0 - 1000 * n / players, begun, False)
+        for n in range(1, players + 1)
+    ]
+    nicks = [entry.nick for entry in entries]
+    games = []
+    for table in range(1, boards + 1):
+        blue, red = rng.sample(nicks, 2)
+        live = table > boards - players // 2
+        result = None if live else rng.choice(RESULTS)
+        ended = None if live else begun.timestamp() + table
+        games.append(Board(table, 0, blue, red, result, False, rng.randrange(10, 121), ended))
+    return entries, games
+
+
+def wave_cpu(entries: list[Entry], boards: list[Board], repeat: int) -> float:
+    """The median CPU seconds of a wave's part in arenawave.py, and of reading the games as entrants'."""
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        read = Entrants(entries).boards(boards)
+        memory = ArenaMemory()
+        memory.no_shows(entries, read)
+        arena_field(entries, read)
+        memory.resting(read, read[-1].table + 1.0, 0.0)
+        times.append(time.process_time() - start)
+    return statistics.median(times)
+
+
+async def store_read_cpu(boards: list[Board], repeat: int) -> float:
+    """The median CPU seconds of the event loop's thread in the store's read of the tournament's games."""
+    with tempfile.TemporaryDirectory() as workdir:
+        url = f"sqlite+aiosqlite:///{workdir}/arena.sqlite3"
+        await (await Store.open(url, upgrade=True)).close()
+        stamp = "2026-12-02 00:00:00.000000"
+        with contextlib.closing(sqlite3.connect(f"{workdir}/arena.sqlite3")) as db, db:
+            db.executemany(
+                "INSERT INTO games (number, finished_at, blue_nick, red_nick, game_type, result, rated,"
+                " tournament, sgf) VALUES (?, ?, ?, ?, '20x20', ?, 0, ?, '(;)')",
+                [(b.table, stamp, b.blue, b.red, b.result, TOURNAMENT) for b in boards if b.result],
+            )
+            db.executemany(
+                "INSERT INTO tournament_tables (uid, tournament, round, created_at, blue, red, game_type,"
+                " result, game_number, moves) VALUES (?, ?, NULL, ?, ?, ?, '20x20', ?, ?, ?)",
+                [
+                    (
+                        b.table,
+                        TOURNAMENT,
+                        stamp,
+                        b.blue,
+                        b.red,
+                        b.result,
+                        b.table if b.result else None,
+                        b.moves,
+                    )
+                    for b in boards
+                ],
+            )
+        store = await Store.open(url)
+        try:
+            times = []
+            for _ in range(repeat):
+                start = time.thread_time()
+                rows = await store.tournaments.tables(TOURNAMENT)
+                times.append(time.thread_time() - start)
+            assert len(rows) == len(boards)
+        finally:
+            await store.close()
+        return statistics.median(times)
+
+
+def wave_costs(players: int, sizes: list[int], seed: int, repeat: int) -> None:
+    for size in sizes:
+        entries, boards = tournament(players, size, seed)
+        director = wave_cpu(entries, boards, repeat)
+        store = asyncio.run(store_read_cpu(boards, repeat))
+        print(
+            f"a wave of {players} players after {size:,} games: {director:.3f} s of CPU besides the"
+            f" pairing; the store's read {store:.3f} s (median of {repeat})",
+            flush=True,
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    parser.add_argument("--players", type=int, nargs="+", default=[100, 200, 500])
+    parser.add_argument("--players", type=int, nargs="*", default=[100, 200, 500])
     parser.add_argument("--waves", type=int, default=3)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--wave-boards", type=int, nargs="*", default=[])
+    parser.add_argument("--wave-players", type=int, default=150)
+    parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     for players in args.players:
         times = simulate(players, args.waves, args.seed)
         waves = ", ".join(f"{seconds:.2f}" for seconds in times)
         print(f"{players} players: waves paired in {waves} s; slowest {max(times):.2f} s", flush=True)
+    wave_costs(args.wave_players, args.wave_boards, args.seed, args.repeat)
 
 
 if __name__ == "__main__":

@@ -66,7 +66,22 @@ RUNS = {
         + ["--arena-players", "20", "--arena-waves", "2"],
         "arena as the director:",
     ),
-    "arena": (["--players", "20", "40", "--waves", "2"], "40 players: waves paired in"),
+    "arena": (
+        [
+            "--players",
+            "20",
+            "40",
+            "--waves",
+            "2",
+            "--wave-boards",
+            "200",
+            "--wave-players",
+            "20",
+            "--repeat",
+            "1",
+        ],
+        "a wave of 20 players after 200 games:",
+    ),
     "idle_connections": (["--connections", "50", "--settle", "0.2"], "an idle connection after a poll:"),
     "request_lines": (["--connections", "50", "--polls", "20", "--settle", "0.2"], "line of 40,096 bytes:"),
     "push": (

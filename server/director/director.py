@@ -6,6 +6,10 @@ store, which keeps the tournament, its players and its swiss pairings. Every dec
 tournament back from the store first: a restart in the middle of a round goes on from what is stored,
 and nothing here has to be journalled. A tournament is looked at when something may have changed for
 it: its start, a game's stored result, an arena's pairing wave, a swiss round's pause.
+
+Here: the tournaments' life, the swiss rounds, and the arena's wave as a sequence of steps; what a wave
+works out before its pairing is in arenawave.py, the games read as the engines count them in history.py,
+the standings shown in views.py.
 """
 
 from __future__ import annotations
@@ -20,10 +24,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from server.director.arenawave import ArenaMemory, arena_field, waiting
 from server.director.creating import check_new, check_room
 from server.director.entering import EntryLimits, check_eligible
 from server.director.entrants import Entrants, theirs
-from server.director.history import Board, arena_games, no_shows_still_in, swiss_rounds
+from server.director.history import Board, no_shows_still_in, swiss_rounds
 from server.director.pacing import ArenaPace
 from server.director.times import arena_end, joined, wall
 from server.director.views import arena_table, summary, swiss_table
@@ -41,9 +46,6 @@ log = logging.getLogger(__name__)
 
 ROUND_PAUSE = 10.0  # seconds between a swiss round's last result and the next round's pairing
 ARENA_WAVE = 5.0  # seconds between an arena's pairings of the players who are free
-# an arena player is paired again this long after their game ended, not at once: they see the result
-# (lichess waits a few seconds too before it pairs a small group)
-ARENA_REST = 8.0
 RETRY = 30.0  # after storage or the hub refused (storage failing, no room for tables), the next try
 GUEST_RATING = 0.0  # guests have no rating: they come after every registered player in the swiss order
 
@@ -58,10 +60,7 @@ class _Watch:
     # (timers' time): what else brings us back meanwhile (a player joining) does not shorten it
     paused_after: int = 0
     pause_ends: float = 0.0
-    # an arena's games whose no-shows were withdrawn; None until the first look after a (re)start
-    ended: set[int] | None = None
-    # an arena's ended games -> the timers' time their players' rest ends (see _resting)
-    rest_ends: dict[int, float] = field(default_factory=dict)
+    arena: ArenaMemory = field(default_factory=ArenaMemory)  # an arena's, between its waves
     busy: bool = False  # a look is under way
     again: bool = False  # something changed during it: look once more when it is done
 
@@ -441,60 +440,17 @@ class Director:
         entrants = Entrants(entries)
         boards = entrants.boards(await self.boards(hosted))
         self._entry_limits.held(settings.name, entries)
-        watch = self._watches[settings.name]
-        ended = {board.table for board in boards if board.result is not None}
-        # the games ended since the last look; after a (re)start every ended game, so that a no-show whose
-        # game ended just before the process stopped is withdrawn too (not one withdrawn and back since)
-        unseen = [board for board in boards if board.table in ended - (watch.ended or set())]
-        absent = no_shows_still_in(joined(entries), unseen)
-        entries = await self._withdraw(hosted, entries, absent, "did not show up")
-        watch.ended = ended
+        memory = self._watches[settings.name].arena
+        entries = await self._withdraw(hosted, entries, memory.no_shows(entries, boards), "did not show up")
         entries = await self._withdraw(hosted, entries, Entrants(entries).gone(self.hub), "session over")
-        busy = {nick for board in boards if board.result is None for nick in (board.blue, board.red)}
-        everyone = {e.nick: arena.ArenaPlayer(e.nick, e.rating, arena_games(e.nick, boards)) for e in entries}
-        ranks = {standing.key: standing.rank for standing in arena.standings(list(everyone.values()))}
-        free_since = {
-            nick: max((b.ended or 0.0 for b in boards if nick in (b.blue, b.red)), default=0.0)
-            for nick in everyone
-        }
-        resting = self._resting(watch, boards)
-        playing_as = {e.nick: entrants.playing_as(self.hub, e.nick) for e in entries if not e.withdrawn}
-        free = sorted(
-            (
-                nick
-                for nick, (online, seat) in playing_as.items()
-                if nick not in busy
-                and nick not in resting
-                and seat is not None
-                and self.hub.here(online, seat)
-                and not self.hub.playing(online)  # at another game: paired once it is over
-            ),
-            key=lambda nick: free_since[nick],  # the longest waiting first: an odd one out is the latest
-        )
-        # but those who began their most arena games in the last hour (told under the nick they play as)
-        entrant = {playing_as[nick][0]: nick for nick in free}
-        free = [entrant[online] for online in self._pace.pairable(list(entrant))]
+        ready = arena_field(entries, boards)
+        resting = memory.resting(boards, self.hub.clock(), self.hub.timers.now())
+        free, playing_as = waiting(self.hub, entrants, entries, ready, resting, self._pace)
         still_in = sum(not entry.withdrawn for entry in entries)
-        pairs = await self.pair_arena_wave([everyone[nick] for nick in free], ranks, still_in)
+        pairs = await self.pair_arena_wave([ready.everyone[nick] for nick in free], ready.ranks, still_in)
         for pair in pairs:
             self._set_up(hosted, 0, pair, entrants)
             self._pace.began(playing_as[nick][0] for nick in pair)
         if pairs:
             await self.hub.persistence.flush()
         self._look_in(hosted.settings.name, min(self.arena_wave, left))
-
-    def _resting(self, watch: _Watch, boards: list[Board]) -> set[str]:
-        """The players of games ended less than ARENA_REST ago, on the timers from the first look that
-        saw the end: its stored wall time says only how much of the rest a restart took, so a step of
-        the wall clock (back an hour: an hour's wait) makes no rest longer."""
-        now, moment = self.hub.clock(), self.hub.timers.now()
-        for board in boards:
-            if board.result is not None and board.table not in watch.rest_ends:
-                passed = min(max(0.0, now - (board.ended or 0.0)), ARENA_REST)
-                watch.rest_ends[board.table] = moment + ARENA_REST - passed
-        return {
-            nick
-            for board in boards
-            if board.result is not None and watch.rest_ends[board.table] > moment
-            for nick in (board.blue, board.red)
-        }

@@ -63,26 +63,34 @@ def swiss_rounds(
     )
 
 
-def arena_games(nick: str, boards: Sequence[Board]) -> tuple[arena.ArenaGame, ...]:
-    """The player's finished games, oldest first; a void or cancelled game is no game."""
-    games = []
+def arena_histories(boards: Sequence[Board]) -> dict[str, tuple[arena.ArenaGame, ...]]:
+    """Each player's finished games, oldest (lowest table) first, in one pass over the boards; a void or
+    cancelled game is no game. A player without a game is not listed."""
+    games: dict[str, list[arena.ArenaGame]] = {}
     for board in sorted(boards, key=lambda b: b.table):
         result = _parsed(board)
-        if (
-            nick not in (board.blue, board.red)
-            or result is None
-            or result.reason == "Void"
-            or board.cancelled
-        ):
+        if result is None or result.reason == "Void" or board.cancelled:
             continue
-        blue = nick == board.blue
-        if result.winner == 0:
-            outcome: arena.Outcome = "draw"
-        else:
-            outcome = "win" if (result.winner == BLACK) == blue else "loss"
-        opponent = board.red if blue else board.blue
-        games.append(arena.ArenaGame(opponent, outcome, blue, board.moves, forfeit=result.reason == "F"))
-    return tuple(games)
+        forfeit = result.reason == "F"
+        for nick, opponent, blue in ((board.blue, board.red, True), (board.red, board.blue, False)):
+            if not blue and nick == board.blue:
+                break  # one player on both sides: one game
+            if result.winner == 0:
+                outcome: arena.Outcome = "draw"
+            else:
+                outcome = "win" if (result.winner == BLACK) == blue else "loss"
+            games.setdefault(nick, []).append(arena.ArenaGame(opponent, outcome, blue, board.moves, forfeit))
+    return {nick: tuple(played) for nick, played in games.items()}
+
+
+def last_ended(boards: Sequence[Board]) -> dict[str, float]:
+    """Each player's latest end of a game, wall time (0 for games without one)."""
+    latest: dict[str, float] = {}
+    for board in boards:
+        ended = board.ended or 0.0
+        for nick in (board.blue, board.red):
+            latest[nick] = max(latest.get(nick, 0.0), ended)
+    return latest
 
 
 def no_shows(boards: Sequence[Board]) -> set[str]:

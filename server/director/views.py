@@ -10,7 +10,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
-from server.director.history import Board, arena_games, bye_points, played
+from server.director.history import Board, arena_histories, bye_points, played
 from server.engine import arena
 from server.engine.standings import Standing
 from server.engine.standings import standings as swiss_standings
@@ -72,7 +72,8 @@ def arena_table(entries: Sequence[Entry], boards: Sequence[Board], ends: float) 
     """Only games that ended before the arena's end count (lichess's rule)."""
     counted = [b for b in boards if b.result is not None and b.ended is not None and b.ended <= ends]
     playing = {nick for b in boards if b.result is None for nick in (b.blue, b.red)}
-    players = [arena.ArenaPlayer(e.nick, e.rating, arena_games(e.nick, counted)) for e in entries]
+    games = arena_histories(counted)
+    players = [arena.ArenaPlayer(e.nick, e.rating, games.get(e.nick, ())) for e in entries]
     return [
         {
             "rank": standing.rank,

@@ -73,30 +73,31 @@ def game_points(games: Sequence[ArenaGame]) -> tuple[int, ...]:
       that is not a win;
     - a draw in fewer than QUICK_DRAW_MOVES moves gives 0, even on fire, and ends the fire;
     - a draw in a draw streak (the last game before it that was not a loss was a draw: "the draw
-      streak can only be broken by a win") gives 0 unless it lasted LONG_GAME_MOVES moves or more.
+      streak can only be broken by a win"; lila's Sheet.isDrawStreak) gives 0 unless it lasted
+      LONG_GAME_MOVES moves or more.
+
+    One pass, carrying what the rules read of the games before: the wins in a row and the last game
+    that was not a loss (an arena's wave scores everyone's whole history every few seconds).
     """
     points: list[int] = []
-    for index, game in enumerate(games):
-        fire = on_fire(games[:index])
+    wins_in_a_row = 0
+    last_not_loss: Outcome | None = None
+    for game in games:
+        fire = wins_in_a_row >= 2  # on_fire of the games before
         if game.outcome == "win":
             points.append(4 if fire else 2)
         elif game.outcome == "loss" or game.moves < QUICK_DRAW_MOVES:
             points.append(0)
         elif fire:
             points.append(2)
-        elif game.moves < LONG_GAME_MOVES and _in_draw_streak(games[:index]):
+        elif game.moves < LONG_GAME_MOVES and last_not_loss == "draw":  # Sheet.isDrawStreak
             points.append(0)
         else:
             points.append(1)
-    return tuple(points)
-
-
-def _in_draw_streak(games: Sequence[ArenaGame]) -> bool:
-    """Sheet.isDrawStreak: the last game that was not a loss was a draw (a quick draw too)."""
-    for game in reversed(games):
+        wins_in_a_row = wins_in_a_row + 1 if game.outcome == "win" else 0
         if game.outcome != "loss":
-            return game.outcome == "draw"
-    return False
+            last_not_loss = game.outcome
+    return tuple(points)
 
 
 def score(games: Sequence[ArenaGame]) -> int:

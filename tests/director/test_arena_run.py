@@ -12,7 +12,7 @@ from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
 from server.director.director import Director
-from server.director.history import arena_games
+from server.director.history import arena_histories
 from server.engine import arena
 from server.web.common import STORE_KEY
 from tests.director.bots import (
@@ -82,7 +82,7 @@ async def test_ten_players_for_ten_minutes_with_a_pause_and_a_restart(
     results = await (await client.get(f"/tournament/{NAME}/standings.json")).json()
     table = {row["player"]: row for row in results["standings"]}
     for bot in bots:
-        games = arena_games(bot.nick, in_time)
+        games = arena_histories(in_time).get(bot.nick, ())
         assert table[bot.nick]["points"] == arena.score(games)
         assert table[bot.nick]["games"] == len(games)
     assert any(4 in row["sheet"] for row in table.values()), "somebody was on fire"

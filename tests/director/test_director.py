@@ -11,7 +11,8 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
-from server.director.director import ARENA_REST, ARENA_WAVE, RETRY, Director
+from server.director.arenawave import ARENA_REST
+from server.director.director import ARENA_WAVE, RETRY, Director
 from server.director.history import Board, no_shows, swiss_round
 from server.engine import swiss
 from server.hub.games import EMPTY_TABLE_KEPT

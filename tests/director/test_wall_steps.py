@@ -8,7 +8,8 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
-from server.director.director import ARENA_REST, ARENA_WAVE, Director
+from server.director.arenawave import ARENA_REST
+from server.director.director import ARENA_WAVE, Director
 from server.store.hosted import Hosted
 from server.web.clients import LIMITS_KEY, PER_ID
 from server.web.common import HUB_KEY, STORE_KEY

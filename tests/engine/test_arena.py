@@ -389,3 +389,34 @@ def test_standings_are_ordered_and_ranked(players: list[ArenaPlayer]) -> None:
     for place, (before, after) in enumerate(zip(table, table[1:], strict=False), start=2):
         assert merit(before) >= merit(after)
         assert after.rank == (before.rank if merit(after) == merit(before) else place)
+
+
+def sliced_game_points(games: Sequence[ArenaGame]) -> tuple[int, ...]:
+    """game_points as it was until 2026-12-02: each game's rules read again from the games before it
+    (quadratic in the games, too slow for a wave of a long arena), kept to check the one-pass one."""
+
+    def in_draw_streak(before: Sequence[ArenaGame]) -> bool:
+        for game in reversed(before):
+            if game.outcome != "loss":
+                return game.outcome == "draw"
+        return False
+
+    points: list[int] = []
+    for index, game in enumerate(games):
+        fire = on_fire(games[:index])
+        if game.outcome == "win":
+            points.append(4 if fire else 2)
+        elif game.outcome == "loss" or game.moves < 20:
+            points.append(0)
+        elif fire:
+            points.append(2)
+        elif game.moves < 60 and in_draw_streak(games[:index]):
+            points.append(0)
+        else:
+            points.append(1)
+    return tuple(points)
+
+
+@given(st.lists(games_against, max_size=60))
+def test_one_pass_points_are_the_sliced_ones(games: list[ArenaGame]) -> None:
+    assert game_points(games) == sliced_game_points(games)
