@@ -29,7 +29,19 @@ class Entrants:
         return self.names.get(nick_key(nick), nick)
 
     def boards(self, boards: Sequence[Board]) -> list[Board]:
-        return [replace(b, blue=self.name(b.blue), red=self.name(b.red)) for b in boards]
+        """The boards under the entrants' nicks now: a board copied only when a nick changes, each nick
+        looked up once (an arena's wave reads every game of the tournament)."""
+        names: dict[str, str] = {}
+        for board in boards:
+            for nick in (board.blue, board.red):
+                if nick not in names:
+                    names[nick] = self.name(nick)
+        return [
+            b
+            if names[b.blue] == b.blue and names[b.red] == b.red
+            else replace(b, blue=names[b.blue], red=names[b.red])
+            for b in boards
+        ]
 
     def rounds(self, rounds: Sequence[PairedRound]) -> list[PairedRound]:
         return [

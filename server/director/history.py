@@ -4,6 +4,7 @@ place and tested without a server."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -31,7 +32,14 @@ class Board:
 
 
 def _parsed(board: Board) -> Result | None:
-    return Result.parse(board.result) if board.result is not None else None
+    return _result(board.result) if board.result is not None else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _result(text: str) -> Result:
+    """Results are few distinct texts ("B+R", "W+3"...) read again at every wave of an arena: each parsed
+    once (Result is frozen)."""
+    return Result.parse(text)
 
 
 def swiss_round(nick: str, board: Board | None, bye: bool) -> swiss.Round:
