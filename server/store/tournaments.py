@@ -104,29 +104,28 @@ class Tournaments:
         if not findable(tournament):
             return []
         async with self.sessions() as session:
+            # columns, not ORM objects: an arena's wave reads every game of the tournament (a third of
+            # the event loop's CPU for it; docs/performance.md)
             rows = await session.execute(
-                select(TournamentTable, ArchivedGame.finished_at)
+                select(
+                    TournamentTable.uid,
+                    TournamentTable.tournament,
+                    TournamentTable.round,
+                    TournamentTable.created_at,
+                    TournamentTable.blue,
+                    TournamentTable.red,
+                    TournamentTable.game_type,
+                    TournamentTable.result,
+                    TournamentTable.game_number,
+                    TournamentTable.cancelled_at.is_not(None),
+                    ArchivedGame.finished_at,
+                    TournamentTable.moves,
+                )
                 .outerjoin(ArchivedGame, ArchivedGame.number == TournamentTable.game_number)
                 .where(TournamentTable.tournament == tournament)
                 .order_by(TournamentTable.uid)
             )
-            return [
-                TableRecord(
-                    row.uid,
-                    row.tournament,
-                    row.round,
-                    row.created_at,
-                    row.blue,
-                    row.red,
-                    row.game_type,
-                    row.result,
-                    row.game_number,
-                    row.cancelled_at is not None,
-                    finished_at,
-                    row.moves,
-                )
-                for row, finished_at in rows
-            ]
+            return [TableRecord(*row) for row in rows]
 
     async def records(self, tournament: str) -> list[tuple[int, str, str, str]]:
         """(number, blue, red, SGF) of every archived game of the tournament."""
