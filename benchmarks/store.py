@@ -37,10 +37,8 @@ import random
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 HERE = Path(__file__).resolve().parent
 for _path in (str(HERE.parent), str(HERE)):  # the repository (server.*) and this folder (stream)
@@ -139,25 +137,19 @@ class Cpu:
 
 
 class BatchTimer:
-    """Times the writer's batches (one transaction each) by wrapping this writer's `_write_batch`:
-    a private method, wrapped on the instance only, to tell commit time from waiting in the queue."""
+    """Times the writer's batches (one transaction each, commit included) through its `on_commit`, to
+    tell commit time from waiting in the queue; a batch counts for the phase current at its commit."""
 
     def __init__(self, writer: StoreWriter) -> None:
-        self.phase: str | None = None  # batches that start while this is None are not recorded
+        self.phase: str | None = None  # batches committed while this is None are not recorded
         self.sizes: dict[str, list[int]] = {}  # jobs per batch, by phase
         self.seconds: dict[str, list[float]] = {}  # wall time of each batch's transaction, commit included
-        inner = writer._write_batch
+        writer.on_commit = self.committed
 
-        async def timed(batch: list[Any]) -> list[Callable[[], None]]:
-            phase, began = self.phase, time.perf_counter()
-            try:
-                return await inner(batch)
-            finally:
-                if phase is not None:
-                    self.sizes.setdefault(phase, []).append(len(batch))
-                    self.seconds.setdefault(phase, []).append(time.perf_counter() - began)
-
-        writer._write_batch = timed  # type: ignore[method-assign]
+    def committed(self, jobs: int, seconds: float) -> None:
+        if self.phase is not None:
+            self.sizes.setdefault(self.phase, []).append(jobs)
+            self.seconds.setdefault(self.phase, []).append(seconds)
 
     def line(self, phase: str, span: float | None = None) -> str:
         sizes, seconds = self.sizes.get(phase, []), sorted(self.seconds.get(phase, []))

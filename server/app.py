@@ -160,7 +160,7 @@ async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:
     app[archive.GAMES_KEY] = store.games
     app[pages.REPLAYS_KEY] = pages.Replays()
     app[tournament.TOURNAMENTS_KEY] = store.tournaments
-    store.writer.on_commit = app[metrics.METRICS_KEY].writes.observe
+    store.writer.on_commit = lambda _jobs, seconds: app[metrics.METRICS_KEY].writes.observe(seconds)
     if isinstance(store.server_lock, AdvisoryLock):
         app[metrics.METRICS_KEY].watch_database_lock(store.server_lock)
     hub.persistence = store.writer

@@ -33,7 +33,7 @@ RUNS = {
     "store": (
         ["--seconds", "1", "--warmup", "0.5", "--tables", "5", "--bursts", "1", "--burst-gap", "0.1"]
         + ["--games", "5", "--rated-games", "5"],
-        "archive rated, between 4 registered players:",
+        "writer batches: 1, 5.0 jobs each",  # the 5 games archived in one step: one batch, counted
     ),
     "stream": (
         ["--seconds", "1", "--guests", "20", "--clients", "8", "--settle", "0.5"],

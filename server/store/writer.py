@@ -116,7 +116,7 @@ class StoreWriter:
         self._waiters: list[tuple[int, asyncio.Future[None]]] = []
         self._task: asyncio.Task[None] | None = None
         self._hmac_key: bytes | None = None  # read (or made) by load_sessions
-        self.on_commit: Callable[[float], None] | None = None  # seconds one batch took (for /metrics)
+        self.on_commit: Callable[[int, float], None] | None = None  # a batch's jobs and seconds (/metrics)
         self.storage_failure: str | None = None  # why storage takes no writes; None while it does
         self.failing_since: float | None = None  # wall time of the first write that failed (/readyz)
         self._failing_from = 0.0  # the same moment on the monotonic clock, for how long it lasted
@@ -344,7 +344,7 @@ class StoreWriter:
     def _committed(self, count: int, done: list[Done], seconds: float) -> None:
         """On the loop, in the order of the commits: the next `count` jobs are written."""
         if self.on_commit is not None:
-            self.on_commit(seconds)
+            self.on_commit(count, seconds)
         self.written += count
         for callback in done:
             try:

@@ -43,7 +43,7 @@ class Steps:
         self.batches_from: list[int] = []
         self.seq = 0
         # called on the loop for each commit, in order, before the batch is counted as written
-        writer.on_commit = lambda _seconds: self.batches_from.append(writer.written)
+        writer.on_commit = lambda _jobs, _seconds: self.batches_from.append(writer.written)
 
     def queue(self, jobs: int) -> None:
         for _ in range(jobs):
