@@ -126,28 +126,36 @@ async function logIn({ nick, password, register }) {
 function askToTakeOver({ nick, id }) {
   const box = $("#takeover");
   $("#takeover-text").textContent = t("takeOverQuestion", { nick });
-  box.hidden = false;
-  $("#takeover-no").onclick = () => { box.hidden = true; };
-  $("#takeover-yes").onclick = async () => {
-    box.hidden = true;
-    let answer;
-    try {
-      answer = await request("a.kropki", { co: "resumeSession", idGracza: id, opis: nick, seeks: 1 });
-    } catch {
-      notify(t("reconnecting"));
-      return;
-    }
-    if (answer !== "") {
-      notify(answer === "err.notLoggedIn" ? t("linkNotLive") : refusalText(answer, t));
-      return;
-    }
-    session = { id, nick, registered: !nick.startsWith("*") };
-    sessionStorage.setItem("kropki.session", JSON.stringify(session));
-    // the session kept the other program's language: what the server tells this player alone (a
-    // refusal, a moderator's mute) is to read in this page's
-    await act({ co: "changeLang", na: lang });
-    startPolling();
+  $("#takeover-no").onclick = () => box.close();
+  $("#takeover-yes").onclick = () => box.close("yes");
+  // Escape closes it too, as Cancel; either way the focus goes to the log-in form (hidden once taken over)
+  box.onclose = () => {
+    $("#nick").focus();
+    if (box.returnValue === "yes") takeOver({ nick, id });
   };
+  box.showModal();
+  $("#takeover-no").focus(); // the answer that changes nothing
+}
+
+/** Continue: the server resumes the link's session only if it is live under that nick. */
+async function takeOver({ nick, id }) {
+  let answer;
+  try {
+    answer = await request("a.kropki", { co: "resumeSession", idGracza: id, opis: nick, seeks: 1 });
+  } catch {
+    notify(t("reconnecting"));
+    return;
+  }
+  if (answer !== "") {
+    notify(answer === "err.notLoggedIn" ? t("linkNotLive") : refusalText(answer, t));
+    return;
+  }
+  session = { id, nick, registered: !nick.startsWith("*") };
+  sessionStorage.setItem("kropki.session", JSON.stringify(session));
+  // the session kept the other program's language: what the server tells this player alone (a
+  // refusal, a moderator's mute) is to read in this page's
+  await act({ co: "changeLang", na: lang });
+  startPolling();
 }
 
 /** Logs in (again) on the server; the reason it failed, or null. Every login says `seeks=1`: this client

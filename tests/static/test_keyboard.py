@@ -10,7 +10,7 @@ import re
 from playwright.sync_api import Browser, Locator, Page, expect
 
 from tests.static.served import ServerInThread
-from tests.static.test_client import CAPTURE, Player
+from tests.static.test_client import CAPTURE, Player, another_program_logs_in
 
 TABS_AT_MOST = 120  # more Tab presses than the longest way to any control of the page
 # A line of an aria snapshot: a role a player operates, with no name after it.
@@ -42,6 +42,19 @@ def tab_round(page: Page) -> list[str]:
             return visited
         visited.append(focused)
     raise AssertionError(f"Tab never came back to {start}")
+
+
+def focus_in(page: Page, selector: str) -> bool:
+    return page.locator(selector).evaluate("(dialog) => dialog.contains(document.activeElement)")
+
+
+def focus_held_in(page: Page, selector: str) -> None:
+    """Tab and Shift+Tab, twice round the dialog's controls, never reach the page under it: the focus is
+    in the dialog, or (after its last control) at the browser's own stop, out of the page."""
+    controls = len(tab_round(page))
+    for key in ["Tab"] * 2 * controls + ["Shift+Tab"] * 2 * controls:
+        page.keyboard.press(key)
+        assert focus_in(page, selector) or page.evaluate("document.activeElement === document.body"), key
 
 
 def log_in_by_keys(player: Player, nick: str) -> None:
@@ -198,3 +211,36 @@ def test_a_refusal_an_invitation_and_a_capture_are_heard(
             announced(listener, "Captured! Blue 1, red 0")
     finally:
         cezary.close()
+
+
+def test_an_auto_login_links_question_is_a_dialog_a_keyboard_answers(
+    browser: Browser, server: ServerInThread
+) -> None:
+    """The question holds the focus, first on Cancel (the answer that changes nothing), and is read out
+    by its title and text; Escape answers Cancel and leaves the focus in the log-in form; Continue by keys
+    takes the session over."""
+    player = Player(browser, server)
+    try:
+        another_program_logs_in(player, server)
+        page = player.page
+        link = f"{server.base}/index.html?id=abc123&opis=*Dora"
+        page.goto(link)
+        question = page.get_by_role("alertdialog", name="Take over a session?")
+        opens = re.compile(r"^This link opens the session of \*Dora ")
+        expect(question).to_have_accessible_description(opens)
+        expect(page.locator("#takeover-no")).to_be_focused()
+        focus_held_in(page, "#takeover")
+        page.keyboard.press("Escape")
+        expect(question).to_be_hidden()
+        expect(page.locator("#nick")).to_be_focused()
+        expect(page.locator("#me")).to_have_text("")  # declined: nothing taken over
+
+        page.goto(link)
+        expect(page.locator("#takeover-no")).to_be_focused()
+        page.keyboard.press("Shift+Tab")
+        expect(page.locator("#takeover-yes")).to_be_focused()
+        page.keyboard.press("Enter")
+        expect(page.locator("#me")).to_have_text("*Dora")
+        expect(question).to_be_hidden()
+    finally:
+        player.close()

@@ -5,11 +5,11 @@ player reports a line, and the report reaches the moderation page, where an admi
 
 from __future__ import annotations
 
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, expect
 
 from tests.static.served import ServerInThread
 from tests.static.test_client import Player
-from tests.static.test_keyboard import tab_round, tab_to
+from tests.static.test_keyboard import focus_held_in, focus_in, tab_to
 from tests.test_cli import run_cli
 
 
@@ -167,19 +167,6 @@ def test_a_moderator_closes_the_selected_reports_then_all_against_a_troll_in_pol
     expect(troll.page.locator("#notice")).to_contain_text("You are muted until")
     for player in (boss, ala, troll, cid):
         player.close()
-
-
-def focus_in(page: Page, selector: str) -> bool:
-    return page.locator(selector).evaluate("(dialog) => dialog.contains(document.activeElement)")
-
-
-def focus_held_in(page: Page, selector: str) -> None:
-    """Tab and Shift+Tab, twice round the dialog's controls, never reach the page under it: the focus is
-    in the dialog, or (after its last control) at the browser's own stop, out of the page."""
-    controls = len(tab_round(page))
-    for key in ["Tab"] * 2 * controls + ["Shift+Tab"] * 2 * controls:
-        page.keyboard.press(key)
-        assert focus_in(page, selector) or page.evaluate("document.activeElement === document.body"), key
 
 
 def test_the_moderation_page_and_a_players_menu_are_dialogs_a_keyboard_works(
