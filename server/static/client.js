@@ -1378,9 +1378,12 @@ function announce(text) {
   while (region.childElementCount > ANNOUNCED_KEPT) region.firstElementChild.remove();
 }
 
+/** Hides "Connection lost" once the server answers again, wherever notify() wrote it: the notice bar, or
+ *  the line of a dialog open then (and maybe still). */
 function clearNotice() {
-  const notice = $("#notice");
-  if (notice.textContent === t("reconnecting")) notice.hidden = true;
+  for (const notice of document.querySelectorAll("#notice, dialog .notice")) {
+    if (notice.textContent === t("reconnecting")) notice.hidden = true;
+  }
 }
 
 function sleep(ms) {

@@ -244,3 +244,31 @@ def test_an_auto_login_links_question_is_a_dialog_a_keyboard_answers(
         expect(question).to_be_hidden()
     finally:
         player.close()
+
+
+def test_a_connection_notice_in_a_dialog_goes_when_the_connection_is_back(
+    browser: Browser, server: ServerInThread
+) -> None:
+    """A "Connection lost" shows in an open dialog's own line (the notice bar is inert under it), and goes
+    from there when the server answers again, as it goes from the notice bar."""
+    ala, bob = keyboard_players(browser, server)
+    try:
+        ala.page.goto(f"{server.base}/?transport=poll")  # a failed long poll is what says it
+        log_in_by_keys(ala, "Ala")
+        bob.log_in("Bob")
+        page = ala.page
+        tab_to(page, page.locator('#players li[data-nick="*Bob"] .mod-menu'))
+        page.keyboard.press("Enter")
+        notice = page.get_by_role("dialog", name="Report or moderate").locator(".notice")
+        ala.context.set_offline(True)
+        bob.say("still there?")  # ends Ala's waiting poll: the next one fails
+        expect(notice).to_have_text("Connection lost; trying again…")
+        expect(notice).to_be_visible()
+        ala.context.set_offline(False)
+        bob.say("back?")  # ends the first long poll after it
+        expect(notice).to_be_hidden()
+        expect(page.locator("#notice")).to_be_hidden()
+        expect(page.locator("#mod-reason")).to_be_focused()
+    finally:
+        ala.close()
+        bob.close()
