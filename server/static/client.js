@@ -659,7 +659,7 @@ function focusedControl() {
   const control = document.activeElement;
   if (!control || control === document.body) return null;
   const key = { id: control.id, place: control.parentElement?.closest("[id]")?.id, tag: control.tagName, text: control.textContent, row: rowOf(control) };
-  return { control, key, index: lookAlikes(key).indexOf(control) };
+  return { control, key, index: lookAlikes(key).indexOf(control), keyboard: control.matches(":focus-visible") };
 }
 
 /** The data of a control's list row (a player's nick, a table's number), as text. */
@@ -674,9 +674,21 @@ function lookAlikes({ id, place, tag, text, row }) {
   return [...(within?.querySelectorAll(tag) || [])].filter((other) => other.textContent === text && rowOf(other) === row);
 }
 
+/** The focus back on the control, or its like, after a render. One gone with what it answered (an
+ *  invitation, a proposal, a resignation) leaves a keyboard's focus at the landing instead. */
 function focusAgain(focused) {
-  if (!focused || focused.control.isConnected) return;
-  lookAlikes(focused.key)[Math.max(0, focused.index)]?.focus();
+  if (!focused || focused.control.isConnected && focused.control.checkVisibility()) return;
+  const alike = lookAlikes(focused.key)[Math.max(0, focused.index)];
+  if (alike?.checkVisibility()) alike.focus();
+  else if (focused.keyboard) landing()?.focus();
+}
+
+/** Where a keyboard's focus goes when its control is gone: a place that says where the player is and
+ *  does nothing on Enter (a second Enter would place a dot on the board, or join a pool), from which
+ *  Tab goes on: the game's turn line, the lobby's list of players, or the log-in form's nick. */
+function landing() {
+  if (!$("#game").hidden && !$("#app").hidden) return $("#turn");
+  return $("#app").hidden ? $("#nick") : $("#players-heading");
 }
 
 function renderPage() {
@@ -1319,22 +1331,25 @@ const CONFIRM_SECONDS = 4;
 
 function askedOnce(action) {
   if (action.dataset.asking) {
-    clearTimeout(Number(action.dataset.asking));
-    endAsking(action);
+    withdrawAsking(action);
     return true;
   }
-  action.dataset.label = action.textContent;
-  action.textContent = t("confirmAgain");
+  action.textContent = t("confirmAgain"); // its name too, as a screen reader says it
   action.classList.add("asking");
   action.dataset.asking = String(setTimeout(() => endAsking(action), CONFIRM_SECONDS * 1000));
   return false;
 }
 
+/** The question over before its time: answered, or taken back by Escape. */
+function withdrawAsking(action) {
+  clearTimeout(Number(action.dataset.asking));
+  endAsking(action);
+}
+
 function endAsking(action) {
-  action.textContent = action.dataset.label;
+  action.textContent = t(action.dataset.text);
   action.classList.remove("asking");
   delete action.dataset.asking;
-  delete action.dataset.label;
 }
 
 function propose(table, proposal) {
@@ -1458,6 +1473,9 @@ function start() {
     action.onclick = () => {
       if (CONFIRMED.has(action.dataset.propose) && !askedOnce(action)) return;
       propose(currentGame(), action.dataset.propose);
+    };
+    action.onkeydown = (event) => {
+      if (event.key === "Escape" && action.dataset.asking) withdrawAsking(action);
     };
   }
   $("#stop").onclick = () => act({ co: "stopMove", stol: currentGame().uid });

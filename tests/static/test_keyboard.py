@@ -63,6 +63,7 @@ def log_in_by_keys(player: Player, nick: str) -> None:
     page.keyboard.type(nick)
     page.keyboard.press("Enter")
     expect(page.locator("#me")).to_have_text(f"*{nick}")
+    expect(page.get_by_role("heading", name="Players")).to_be_focused()  # the form gone, the lobby's start
 
 
 def announced(player: Player, text: str) -> None:
@@ -269,6 +270,58 @@ def test_a_connection_notice_in_a_dialog_goes_when_the_connection_is_back(
         expect(notice).to_be_hidden()
         expect(page.locator("#notice")).to_be_hidden()
         expect(page.locator("#mod-reason")).to_be_focused()
+    finally:
+        ala.close()
+        bob.close()
+
+
+def test_the_focus_stays_in_view_when_its_control_goes_and_escape_withdraws_a_sure(
+    browser: Browser, server: ServerInThread
+) -> None:
+    """A control that goes with what it answered (an invitation rejected or accepted, a proposal
+    accepted, a resignation done) leaves the keyboard's focus on the lobby's player list or on the game's
+    turn line (which says whose move it is, and does nothing on Enter), not at the page's start; a
+    button's "Sure?" is its name while it asks, and Escape withdraws it."""
+    ala, bob = keyboard_players(browser, server)
+    try:
+        log_in_by_keys(ala, "Ala")
+        log_in_by_keys(bob, "Bob")
+        page = bob.page
+        ala.invite("*Bob")
+        tab_to(page, page.locator("#reject-invitation"))
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("heading", name="Players")).to_be_focused()
+        ala.page.click("#invitation button")  # the rejection seen
+        ala.page.click('#players li[data-nick="*Bob"] .invite')
+        tab_to(page, page.locator("#accept-invitation"))
+        page.keyboard.press("Enter")
+        turn = page.locator("#turn")
+        expect(turn).to_have_text("*Ala to move")
+        expect(turn).to_be_focused()
+
+        ala.play("cc")
+        ala.page.click('[data-propose="undo"]')
+        tab_to(page, page.locator("#accept-proposal"))
+        page.keyboard.press("Enter")
+        expect(ala.page.locator('#board [data-dot="cc"]')).to_have_count(0)
+        expect(turn).to_be_focused()
+
+        resign = page.get_by_role("button", name="Resign")
+        tab_to(page, resign)
+        page.keyboard.press("Enter")
+        asking = page.locator('[data-propose="resign"]')
+        ala.say("sure?")  # the page drawn again while it asks
+        bob.sees_chat("*Ala: sure?")
+        expect(asking).to_have_accessible_name("Sure? Click again")
+        page.keyboard.press("Escape")
+        assert asking.text_content() == "Resign"  # at once, not when the 4 s are over
+        page.keyboard.press("Enter")  # asks again: Escape did not leave it ready to resign
+        expect(asking).to_have_text("Sure? Click again")
+        expect(turn).not_to_contain_text("Game over")
+        page.keyboard.press("Enter")
+        expect(turn).to_contain_text("Game over")
+        expect(turn).to_be_focused()
+        expect(asking).to_be_hidden()
     finally:
         ala.close()
         bob.close()
