@@ -1417,7 +1417,6 @@ function setLanguage(code) {
 function start() {
   const languages = $("#language");
   languages.replaceChildren(...LANGUAGES.map((code) => element("option", { value: code, textContent: code.toUpperCase() })));
-  languages.value = lang;
   languages.onchange = () => setLanguage(languages.value);
   $("#login").onsubmit = (event) => {
     event.preventDefault();
@@ -1509,6 +1508,7 @@ function start() {
   const link = new URLSearchParams(location.search);
   if (link.get("lang") && LANGUAGES.includes(link.get("lang"))) lang = link.get("lang");
   t = translator(lang);
+  languages.value = lang; // the link's language shown as the page's
   if (/^\d{1,12}$/.test(link.get("analyse") || "")) {
     sessionStorage.setItem("kropki.analyse", link.get("analyse"));
     history.replaceState(null, "", location.pathname);

@@ -377,6 +377,7 @@ def test_an_auto_login_link_takes_over_a_live_session_after_asking(
     player.page.goto(f"{server.base}/index.html?id=abc123&opis=*Dora&lang=pl")
     assert player.page.url == f"{server.base}/index.html"
     expect(player.page.locator("#takeover")).to_contain_text("*Dora")
+    expect(player.page.locator("#language")).to_have_value("pl")  # the link's, as the page's words
     expect(player.page.locator("#login")).to_be_visible()  # nothing happens before the player agrees
     player.page.click("#takeover-yes")
     expect(player.page.locator("#me")).to_have_text("*Dora")
