@@ -1427,6 +1427,10 @@ function start() {
   };
   $("#logout").onclick = logOut;
   $("#notice").onclick = () => { $("#notice").hidden = true; };
+  // a keyboard's click on the bar, which is no control to reach: Escape, unless an open dialog takes it
+  document.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && !document.querySelector("dialog[open]")) $("#notice").hidden = true;
+  });
   $("#chat-form").onsubmit = sendChat;
   $("#board").onclick = (event) => {
     const point = event.target.dataset?.point;

@@ -327,3 +327,23 @@ def test_the_focus_stays_in_view_when_its_control_goes_and_escape_withdraws_a_su
     finally:
         ala.close()
         bob.close()
+
+
+def test_escape_hides_the_notice_bar(browser: Browser, server: ServerInThread) -> None:
+    """A click hides the notice bar; Escape does it for a keyboard, which cannot reach the bar (no control),
+    and leaves the focus where it was."""
+    player = Player(browser, server)
+    try:
+        page = player.page
+        tab_to(page, page.locator("#nick"))
+        page.keyboard.type("Dorota")
+        register = page.get_by_role("button", name="Register")
+        tab_to(page, register)
+        page.keyboard.press("Enter")
+        notice = page.locator("#notice")
+        expect(notice).to_have_text("Choose a password to register; without one you play as a guest.")
+        page.keyboard.press("Escape")
+        expect(notice).to_be_hidden()
+        expect(register).to_be_focused()
+    finally:
+        player.close()
