@@ -677,10 +677,16 @@ function lookAlikes({ id, place, tag, text, row }) {
 /** The focus back on the control, or its like, after a render. One gone with what it answered (an
  *  invitation, a proposal, a resignation) leaves a keyboard's focus at the landing instead. */
 function focusAgain(focused) {
-  if (!focused || focused.control.isConnected && focused.control.checkVisibility()) return;
+  if (!focused || focused.control.isConnected && shown(focused.control)) return;
   const alike = lookAlikes(focused.key)[Math.max(0, focused.index)];
-  if (alike?.checkVisibility()) alike.focus();
+  if (alike && shown(alike)) alike.focus();
   else if (focused.keyboard) landing()?.focus();
+}
+
+/** Whether the element is drawn: checkVisibility() where the browser has it (Safari since 17.4 only), its
+ *  boxes elsewhere (none under a hidden ancestor). */
+function shown(element) {
+  return element.checkVisibility ? element.checkVisibility() : element.getClientRects().length > 0;
 }
 
 /** Where a keyboard's focus goes when its control is gone: a place that says where the player is and
