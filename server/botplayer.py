@@ -5,6 +5,12 @@ It keeps each game's board with the engine (the feed's set-up dots and moves), a
 for a move when its colour is on move, with the budget the in-process AI players take from the clock
 (server/hub/computer.py), and answers propositions as they do. Blocking HTTP (urllib) in a process of
 its own: one game's search at a time, which is what one level's playouts need of a core.
+
+Three threads: one reads the feed, always (a feed its bot does not read for 10 s is closed by the
+server, and a busy lobby fills its buffers in seconds: before, the feed was read only between searches
+and was closed mid-game); one searches; the main one takes the feed's events and the searches' moves
+in turn from one queue, keeps the boards, answers, and plays a move only if its game still stands
+where the search began.
 """
 
 from __future__ import annotations
@@ -13,8 +19,11 @@ import argparse
 import http.client
 import json
 import logging
+import queue
 import random
+import socket
 import sys
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -66,6 +75,9 @@ class BotApi:
 
     def __init__(self, server: str, token: str) -> None:
         self.server, self.token = server.rstrip("/"), token
+        self.closed = threading.Event()  # `close_feed` was called: `events` ends
+        self.lock = threading.Lock()  # over `feed` and `closed`, for `close_feed` from another thread
+        self.feed: http.client.HTTPResponse | None = None  # the feed `events` reads now
 
     def _request(self, path: str, fields: dict[str, str] | None = None) -> urllib.request.Request:
         data = urllib.parse.urlencode(fields).encode() if fields is not None else None
@@ -78,25 +90,33 @@ class BotApi:
         the server cannot open it now (503, or 429: opened too often, then at least its Retry-After), after
         a pause growing from 1 to 30 s while that goes on;
         any other end of the feed (an `error` event, a refusal to open it: banned, a replaced token)
-        is the last event."""
+        is the last event. `close_feed` ends it without one."""
         pause = 0.0
-        while True:
+        while not self.closed.is_set():
             try:
                 with urllib.request.urlopen(self._request("/api/bot/stream"), timeout=FEED_TIMEOUT) as feed:
                     if feed.headers.get_content_type() != FEED_TYPE:
                         yield not_a_feed(feed.status, feed.headers.get_content_type())
                         return
-                    for line in feed:
-                        if not line.strip():
-                            continue
-                        event = json.loads(line)
-                        if event["type"] == "error" and event.get("code") in REOPENED_AFTER:
-                            log.info("the feed opens again: %s", event["code"])
-                            break
-                        yield event
-                        if event["type"] == "error":
+                    with self.lock:
+                        if self.closed.is_set():
                             return
-                        pause = 0.0
+                        self.feed = feed
+                    try:
+                        for line in feed:
+                            if not line.strip():
+                                continue
+                            event = json.loads(line)
+                            if event["type"] == "error" and event.get("code") in REOPENED_AFTER:
+                                log.info("the feed opens again: %s", event["code"])
+                                break
+                            yield event
+                            if event["type"] == "error":
+                                return
+                            pause = 0.0
+                    finally:
+                        with self.lock:
+                            self.feed = None
             except urllib.error.HTTPError as refused:
                 if refused.code < 500 and refused.code != TOO_OFTEN:
                     try:
@@ -109,9 +129,20 @@ class BotApi:
                 pause = max(pause, retry_after(refused))
                 log.warning("the feed could not be opened (%s); again in %.0f s", refused.code, pause)
             except (OSError, http.client.HTTPException) as broken:
+                if self.closed.is_set():
+                    return
                 log.warning("the feed broke (%s); again in %.0f s", broken, pause)
             time.sleep(pause)
             pause = min(max(1.0, 2 * pause), LONGEST_PAUSE)
+
+    def close_feed(self) -> None:
+        """End `events`, from another thread: the feed's connection is shut down, which wakes its read
+        (through a duplicate of its descriptor: urllib's response has no public way to)."""
+        with self.lock:
+            self.closed.set()
+            if self.feed is not None:
+                with socket.fromfd(self.feed.fileno(), socket.AF_INET, socket.SOCK_STREAM) as endpoint:
+                    endpoint.shutdown(socket.SHUT_RDWR)
 
     def post(self, path: str, **fields: str) -> dict[str, Any]:
         """The answer's JSON; no answer from the server (a proxy's error page while a server of a cluster
@@ -140,9 +171,16 @@ class Position:
     added: float = 0.0  # seconds added per move
     side: int | None = None  # the bot's side at a team table (docs/teams.md); None in a game of two
     over: bool = False
-    # the bot's move the server took, until the feed shows it: a `clock` read meanwhile is older (the
-    # feed is read between requests; clocks are sent again when they stop or go on)
+    # the bot's move the server took, until the feed shows it: a `clock` taken meanwhile is older (it
+    # waited in the queue while the move was sent; clocks are sent again when they stop or go on)
     played: tuple[int, int] | None = None
+    on_move: bool = False  # the last `clock` since the last move says the bot is on move
+    seconds_left: float | None = None  # the bot's, by that clock (None: no clock)
+    since: int = 0  # the order in which games came on move: the longest waiting is searched first
+
+    def key(self) -> tuple[object, ...]:
+        """What a search is for: a move found for another position is not played."""
+        return self.colour, tuple(self.setup), tuple(self.moves), self.over
 
     def board(self) -> Board:
         board = Board(self.width, self.height)
@@ -159,6 +197,7 @@ class Position:
                 self.moves.pop()
         else:
             self.moves.append(dot)
+        self.on_move = False  # until a clock after the move says so
         if dot[:2] == self.played:
             self.played = None
 
@@ -183,12 +222,26 @@ def position_of(event: dict[str, Any]) -> Position | None:
     return position
 
 
+@dataclass
+class Found:
+    """A search's move (None: no free point), for the game at `table` as it stood: `key`."""
+
+    table: int
+    key: tuple[object, ...]
+    index: int | None
+
+
 class AiBot:
     def __init__(self, api: BotApi, level: int, seed: int | None = None, rated: bool = False) -> None:
         """`rated`: accept rated invitations too (of bots; of people where the server has --bots-rated)."""
         self.api, self.level, self.rated = api, level, rated
         self.rng = random.Random(seed)
         self.games: dict[int, Position] = {}
+        # what the main thread takes in turn: the feed's events, the searches' moves, and None once the
+        # feed's reader has ended
+        self.inbox: queue.Queue[dict[str, Any] | Found | None] = queue.Queue()
+        self.searching: threading.Thread | None = None  # the one search running
+        self.turns = 0  # games that came on move, counted: Position.since
         # the tables of its finished games, the latest last, with the archive number of each once it
         # came (0 until then): a feed opened again says a finished game's again, which counts once
         self.ended: dict[int, int] = {}
@@ -211,14 +264,34 @@ class AiBot:
         if invite:
             answer = self.api.post(f"/api/bot/invite/{urllib.parse.quote(invite)}", gameType=game_type)
             log.info("invited %s: %s", invite, answer)
-        for event in self.api.events():
-            self.take(event)
-            if event["type"] == "error":
-                log.warning("the server ended the feed: %s", event)
-                break
-            if games and self.finished >= games:
-                break
+        reader = threading.Thread(target=self._read, name="bot-play feed", daemon=True)
+        reader.start()
+        try:
+            while not (games and self.finished >= games):
+                item = self.inbox.get()
+                if item is None:
+                    break
+                if isinstance(item, Found):
+                    self.found(item)
+                    continue
+                self.take(item)
+                if item["type"] == "error":
+                    log.warning("the server ended the feed: %s", item)
+                    break
+        finally:
+            self.api.close_feed()
+            reader.join()
+            if self.searching is not None:
+                self.searching.join()
         return self.finished
+
+    def _read(self) -> None:
+        """The feed's reader: every event into the inbox as it comes, whatever the main thread does."""
+        try:
+            for event in self.api.events():
+                self.inbox.put(event)
+        finally:
+            self.inbox.put(None)
 
     def take(self, event: dict[str, Any]) -> None:
         kind, table = event["type"], event.get("table")
@@ -233,15 +306,14 @@ class AiBot:
             return
         elif kind == "move":
             game.take(event)
-        elif (
-            kind == "clock"
-            and not game.over
-            and COLOURS.get(event["toMove"]) == game.colour
-            and event.get("side") == game.side  # at a team table, its own turn, not a team-mate's
-            and not game.played
-        ):
-            left = event.get("blue" if game.colour == 1 else "red")
-            self.move(table, game, left)
+        elif kind == "clock":
+            # at a team table its own turn, not a team-mate's
+            on_move = COLOURS.get(event["toMove"]) == game.colour and event.get("side") == game.side
+            if on_move and not game.on_move:
+                self.turns += 1
+                game.since = self.turns
+            game.on_move, game.seconds_left = on_move, event.get("blue" if game.colour == 1 else "red")
+            self.think()
         elif kind == "proposal" and (COLOURS.get(event["by"]), event.get("side")) != (game.colour, game.side):
             self.answer(table, game, event["what"])
         elif kind == "gameEnd":
@@ -267,13 +339,57 @@ class AiBot:
             log.warning("the invitation of %s could not be accepted: %s", inviter, answer)
         self.api.post("/api/bot/invitation/decline", **{"from": inviter})
 
-    def move(self, table: int, game: Position, seconds_left: float | None) -> None:
-        board = game.board()
-        seconds = move_budget(seconds_left, game.added, 0, 1)
-        try:
-            index, _ = ai.choose_move(board, game.colour, self.level, seconds, self.rng.randrange(2**32))
-        except IllegalMove:  # no free point: the server ends a full board's game itself
+    def think(self) -> None:
+        """Start a search for the game on move longest, unless one runs: one search at a time, so never
+        two for one game."""
+        if self.searching is not None:
             return
+        waiting = [(game.since, table) for table, game in self.games.items() if self.wants_move(game)]
+        if not waiting:
+            return
+        table = min(waiting)[1]
+        game = self.games[table]
+        seconds = move_budget(game.seconds_left, game.added, 0, 1)
+        found = Found(table, game.key(), None)
+        seed = self.rng.randrange(2**32)
+        self.searching = threading.Thread(
+            target=self._search, args=(found, game.board(), game.colour, seconds, seed), daemon=True
+        )
+        self.searching.start()
+
+    @staticmethod
+    def wants_move(game: Position) -> bool:
+        return game.on_move and not game.over and not game.played
+
+    def _search(self, found: Found, board: Board, colour: int, seconds: float, seed: int) -> None:
+        """The search's thread: its move into the inbox (none: no free point, the server ends a full
+        board's game itself)."""
+        try:
+            found.index, _ = ai.choose_move(board, colour, self.level, seconds, seed)
+        except IllegalMove:
+            pass
+        finally:
+            self.inbox.put(found)
+
+    def found(self, found: Found) -> None:
+        """A search's move, played if its game still stands where the search began (as the AI players'
+        are, server/hub/computer.py): not after a take-back, the game's end, a new game at its table;
+        then the next search."""
+        if self.searching is not None:
+            self.searching.join()
+            self.searching = None
+        game = self.games.get(found.table)
+        if game is None or not self.wants_move(game) or game.key() != found.key:
+            log.info("a move found for a position gone is dropped at table %s", found.table)
+        elif found.index is None:
+            game.on_move = False  # a full board: nothing to play until a clock says so again
+        else:
+            self.move(found.table, game, found.index)
+        self.think()
+
+    def move(self, table: int, game: Position, index: int) -> None:
+        """The move at `index` sent (a quick one instead if the server finds it illegal)."""
+        board = game.board()
         answer = self._play(table, game, board, index)
         if answer.get("error") == "illegalMove":  # the board here and the server's differ: a quick move
             log.warning("move refused at table %s: %s", table, answer)

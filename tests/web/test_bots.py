@@ -661,7 +661,8 @@ async def test_a_bot_s_move_refused_while_storage_fails_is_sent_again_and_played
         position = position_of(full)
         assert position is not None
         position.take(moved)
-        playing = functools.partial(AiBot(BotApi(url, token), level=1, seed=1).move, table, position, None)
+        free = position.board().index((10, 10))
+        playing = functools.partial(AiBot(BotApi(url, token), level=1, seed=1).move, table, position, free)
 
     def moves() -> list[int]:  # the players of the moves made, in the room as it is now (a take-back
         room = client.app[HUB_KEY].tables[table].room  # restores the table in a new room)
