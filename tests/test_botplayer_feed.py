@@ -25,12 +25,13 @@ from server.hub.room import Room
 from server.protocol.codec import ProtocolError
 from server.protocol.seeks import CancelSeek, PostSeek, parse_range
 from server.web import botstreams
+from server.web.bots import STREAMS_KEY
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
 from tests.store.breakers import until
 
-FREE_GAME = "2020n0.0.a.F.a.180.15._SRATP_sratp."  # the inviter is blue: the bot red, 180 s, 15 s a move
+FREE_GAME = "2020n0.0.a.F.a.180.15._SRAUTP_srautp."  # *Ala blue, the bot red; 180 s, 15 s a move; undo
 SEARCH_SECONDS = 8.0  # each of the bot's searches: far longer than the feed's patched SEND_TIMEOUT
 GUESTS = 1500  # posting and cancelling seeks, each a line of the bot's feed
 SEEK_LIVES = 0.5  # seconds
@@ -113,7 +114,7 @@ async def test_bot_play_reads_its_feed_while_it_searches_on_a_busy_server(
         churning = asyncio.create_task(churn(client, stop))
         try:
             for n in range(2):
-                ala.make_move(str(uid), 3 + n, 3)
+                ala.make_move(str(uid), 15, 15 + n)
                 await poll(client, ala)
                 await until(lambda n=n: len(room.game.moves) == 2 * n + 2, GAME_WAIT)  # type: ignore[misc]
         finally:
@@ -126,5 +127,47 @@ async def test_bot_play_reads_its_feed_while_it_searches_on_a_busy_server(
         async with asyncio.timeout(GAME_WAIT):
             assert await playing == 1
     assert str(room.game.result) == "W+R"  # Robo won: it never lost on time, nor stalled
+    warned = [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
+    assert not warned
+
+
+async def test_bot_play_plays_on_through_a_feed_opened_again_and_drops_a_move_for_a_position_gone(
+    client: TestClient, long_searches: None, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """While bot-play searches, its feed ends (`stopping`) and is opened again: the move found is still
+    for the game as the new feed's whole state shows it, and is played, once. While it searches again
+    *Ala asks to take her move back: bot-play agrees at once (before, only after its search, and then
+    played its move first), and drops the move found for the position gone."""
+    monkeypatch.setattr(computer, "MOST_SECONDS", 3.0)
+    caplog.set_level(logging.INFO)
+    async with bot_game(client) as (playing, ala, uid, room):
+        ala.make_move(str(uid), 3, 3)
+        await poll(client, ala)
+        await asyncio.sleep(1)  # bot-play searches
+        client.app[STREAMS_KEY].end_all()  # as a server that stops does
+        await until(lambda: len(room.game.moves) == 2, GAME_WAIT)
+        assert "the feed opens again: stopping" in caplog.text
+
+        await poll(client, ala)
+        ala.make_move(str(uid), 18, 3)
+        await poll(client, ala)
+        await asyncio.sleep(1)  # bot-play searches
+        ala.propose(str(uid), "undo")
+        await poll(client, ala)
+        await until(lambda: len(room.game.moves) == 2)  # agreed while it searched
+        await until(lambda: "a move found for a position gone is dropped" in caplog.text, GAME_WAIT)
+        await asyncio.sleep(0.5)
+        assert len(room.game.moves) == 2
+
+        await poll(client, ala)
+        ala.make_move(str(uid), 3, 18)
+        await poll(client, ala)
+        await until(lambda: len(room.game.moves) == 4, GAME_WAIT)
+        assert [move.player for move in room.game.moves] == [1, 2, 1, 2]
+        ala.propose(str(uid), "resign")
+        await poll(client, ala)
+        async with asyncio.timeout(GAME_WAIT):
+            assert await playing == 1
+    assert str(room.game.result) == "W+R"
     warned = [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING]
     assert not warned
