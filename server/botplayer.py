@@ -16,6 +16,7 @@ where the search began.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import logging
@@ -137,12 +138,14 @@ class BotApi:
 
     def close_feed(self) -> None:
         """End `events`, from another thread: the feed's connection is shut down, which wakes its read
-        (through a duplicate of its descriptor: urllib's response has no public way to)."""
+        (through a duplicate of its descriptor: urllib's response has no public way to). A feed that
+        has just ended by itself (its file closed, its connection gone) needs nothing."""
         with self.lock:
             self.closed.set()
             if self.feed is not None:
-                with socket.fromfd(self.feed.fileno(), socket.AF_INET, socket.SOCK_STREAM) as endpoint:
-                    endpoint.shutdown(socket.SHUT_RDWR)
+                with contextlib.suppress(ValueError, OSError):
+                    with socket.fromfd(self.feed.fileno(), socket.AF_INET, socket.SOCK_STREAM) as endpoint:
+                        endpoint.shutdown(socket.SHUT_RDWR)
 
     def post(self, path: str, **fields: str) -> dict[str, Any]:
         """The answer's JSON; no answer from the server (a proxy's error page while a server of a cluster
