@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -18,19 +18,8 @@ from sqlalchemy import Engine, event
 from server.config import Settings
 from server.store import database
 from server.store import writer as writer_module
-from server.store.database import open_engine, sessions
 from server.store.writer import MAX_BATCH, StoreWriter
 from tests.store.breakers import breaker_for, until
-
-
-@pytest.fixture
-async def writer(settings: Settings) -> AsyncIterator[StoreWriter]:
-    engine = open_engine(settings.db_url)
-    writer = StoreWriter(engine, sessions(engine))
-    yield writer
-    await writer.finish(10)
-    writer.close()
-    await engine.dispose()
 
 
 class Steps:

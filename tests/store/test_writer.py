@@ -9,7 +9,6 @@ import json
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -17,7 +16,6 @@ from sqlalchemy import Engine, event, select
 
 from server.config import Settings
 from server.hub.persistence import SavedSession
-from server.store.database import open_engine, sessions
 from server.store.models import JournalEntry, LiveSession
 from server.store.writer import MAX_BATCH, StoreWriter
 
@@ -36,16 +34,6 @@ def saved(number: int, last_command: int = 7) -> SavedSession:
         blocked=("bob",) if number % 3 == 0 else (),
         last_command=last_command,
     )
-
-
-@pytest.fixture
-async def writer(settings: Settings) -> AsyncIterator[StoreWriter]:
-    engine = open_engine(settings.db_url)
-    writer = StoreWriter(engine, sessions(engine))
-    yield writer
-    await writer.finish(10)
-    writer.close()
-    await engine.dispose()
 
 
 async def test_a_batch_of_many_rows_lands_whole(writer: StoreWriter) -> None:
