@@ -56,7 +56,7 @@ class Api:
         """The feed's events as they come; an empty line only says the connection is alive. The feed is
         opened again when the server says so (`moved`, `stopping`), when the connection breaks or the
         server cannot open it now (503, or 429 if it was opened too often: then at least its
-        Retry-After), after a pause growing from 1 to 30 s while that goes on; any
+        Retry-After): at once the first time, then after a pause growing from 1 to 30 s; any
         other end (an `error` event, a refusal: banned, a replaced token) is the last event."""
         pause = 0.0
         while True:

@@ -88,8 +88,8 @@ class BotApi:
     def events(self) -> Iterator[dict[str, Any]]:
         """The feed's events. It is opened again when the server says so (`moved`: the bot's session is
         on another server of a cluster now; `stopping`: a restart), when the connection breaks, or when
-        the server cannot open it now (503, or 429: opened too often, then at least its Retry-After), after
-        a pause growing from 1 to 30 s while that goes on;
+        the server cannot open it now (503, or 429: opened too often, then at least its Retry-After):
+        at once the first time, then after a pause growing from 1 to 30 s;
         any other end of the feed (an `error` event, a refusal to open it: banned, a replaced token)
         is the last event. `close_feed` ends it without one."""
         pause = 0.0
