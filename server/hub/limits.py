@@ -101,6 +101,19 @@ class OpenTables(Protocol):
     def seated_at(self, nick: str) -> Iterable[Table]: ...
 
 
+def held_at(tables: Iterable[Table], player: Player, *, analysis: bool) -> int:
+    """How many of `tables` hold an unfinished game with the player's seat (`analysis`: an analysis
+    table with it, finished or not)."""
+    held = 0
+    for table in tables:
+        room = table.room
+        if room is None or (room.game_type.kind is GameKind.ANALYSIS) is not analysis:
+            continue
+        if (analysis or room.game.result is None) and table.seat_of(player):
+            held += 1
+    return held
+
+
 def needs_storage(kind: str, table: str, text: str) -> bool:
     """Whether a command changes what storage keeps (moves, chat, propositions, clocks, invitations,
     tables, the players one ignores, refusing guests' private lines): refused while storage fails.
@@ -322,13 +335,7 @@ class Limits:
         if player.unlimited or reserved(player.nick):
             return
         most = self.caps.analysis_per_player if analysis else self.caps.games_per_player
-        held = 0
-        for table in tables.seated_at(player.nick):
-            room = table.room
-            if room is None or (room.game_type.kind is GameKind.ANALYSIS) is not analysis:
-                continue
-            if (analysis or room.game.result is None) and table.seat_of(player):
-                held += 1
+        held = held_at(tables.seated_at(player.nick), player, analysis=analysis)
         if held < most:
             held += self.held_elsewhere(player.nick, analysis)
         if held >= most:

