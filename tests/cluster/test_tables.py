@@ -57,9 +57,12 @@ def colours(state: list[str], uid: int, first: Zagram, second: Zagram) -> tuple[
 
 
 async def invited_table(inviter: Zagram, invitee: Zagram, game_type: str = "0808stanF0.0.0") -> int:
-    """The invitee accepts the inviter's invitation, both on one member: the new table's number."""
+    """The invitee accepts the inviter's invitation, once it has reached them (from another member it
+    comes over Redis, which a loaded host may deliver after the inviter's reply): the new table's
+    number."""
     inviter.send("v", 0, f"s.{invitee.nick}.{game_type}")
     await inviter.poll(b=True)
+    await until(invitee, lambda lines: any(line.startswith(f"vg{inviter.nick}.") for line in lines))
     invitee.send("v", 0, "a")
     return next(table for table in (await invitee.poll(b=True)).sections if table)
 
