@@ -163,7 +163,9 @@ class Director:
         entry = Entrants(await self.hosted.entries(hosted.id)).of(player)
         if (
             entry is None
-            or (entry.seat[:1] == "@" and not theirs(entry, player))  # a nick a renamed account had
+            # a nick a renamed account had, a guest's nick another session joined under (withdrawn at
+            # the next look once that session is gone: Entrants.gone)
+            or not theirs(entry, player)
             or not await self.hosted.withdraw(hosted.id, entry.nick_key, now)
         ):
             raise ProtocolError("notRegistered", "You are not registered in this tournament.")

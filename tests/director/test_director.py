@@ -85,6 +85,28 @@ async def test_a_guest_whose_session_ended_is_withdrawn_and_the_nick_is_not_a_st
     assert not stranger.mp.tabs, "the stranger is seated at no tournament table"
 
 
+async def test_a_stranger_under_a_guests_nick_cannot_withdraw_the_guests_entry(cup: Served) -> None:
+    """The entry is the session's that made it: a guest who took the nick once that session left (or the
+    same person with a new id, as MultiPoints draws one at every start) cannot withdraw it; it is
+    withdrawn at the next look, as its guest is gone."""
+    clock, client, key = cup
+    await create(client, key, clock)
+    gone, _ = await joined(client, 2)
+    assert await gone.ask("usunGracza") == ""
+    stranger = Bot(client, MultiPoints(gone.nick, "strange1"))
+    await stranger.log_in()
+    assert await stranger.ask("leaveTournament", tourn="Cup") == "err.notRegistered"
+    director = director_of(client)
+    hosted = await director.hosted.get("Cup")
+    assert hosted is not None
+    entries = {entry.nick: entry for entry in await director.hosted.entries(hosted.id)}
+    assert not entries[gone.nick].withdrawn, "withdrawn by the stranger"
+
+    await tick(client, clock.timers, 11)  # the start: its guest gone, the entry is withdrawn
+    entries = {entry.nick: entry for entry in await director.hosted.entries(hosted.id)}
+    assert entries[gone.nick].withdrawn
+
+
 async def test_an_organisers_key_cannot_cancel_a_game_the_server_paired(cup: Served) -> None:
     """A key cancels what it could have set up (docs/tournaments.md, "Cancelling a table"), and no key
     sets up the tables of a tournament the server runs: calling it all off is cancelTournament's."""
