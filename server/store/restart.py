@@ -14,6 +14,7 @@ from sqlalchemy import and_, delete, func, or_, select, text, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from sqlalchemy.orm import Session
 
+from server.hub.model import ACCOUNT_MARK
 from server.hub.persistence import Account, LiveSessions, SavedSession
 from server.protocol.codec import nick_key
 from server.store.accounts import account_of, ignored_by
@@ -165,7 +166,41 @@ async def _read_journals(session: AsyncSession, rows: Any, member: int) -> Journ
         journals.setdefault(uid, []).append((seq, kind, parsed))
     if unreadable:
         await session.run_sync(_set_aside_unreadable, unreadable, member)
+    await _number_seats(session, journals)
     return journals
+
+
+async def _number_seats(session: AsyncSession, journals: Journals) -> None:
+    """A registered player's seat journalled before seats named the account's number (`@<nick key>`, by
+    a version before 2026-12-02) is the account's whose nick it is now (hub.model.owns): it takes that
+    number, here and in its row, as migration 0020 gave it to the rows then, so that the seat follows
+    the account's renames (server/hub/seating.py). One whose nick no account has now follows nobody."""
+    old = [
+        (uid, seq, data)
+        for uid, entries in journals.items()
+        for seq, kind, data in entries
+        if kind == "seat" and _unnumbered(data.get("owner"))
+    ]
+    keys = {data["owner"][1:] for _, _, data in old}
+    if not keys:
+        return
+    numbers = dict(
+        (await session.execute(select(User.nick_key, User.id).where(User.nick_key.in_(keys)))).all()
+    )
+    for uid, seq, data in old:
+        number = numbers.get(data["owner"][1:])
+        if number is not None:
+            data["owner"] = f"{data['owner']}{ACCOUNT_MARK}{number}"
+            await session.execute(
+                update(JournalEntry)
+                .where(JournalEntry.uid == uid, JournalEntry.seq == seq, JournalEntry.kind == "seat")
+                .values(data=json.dumps(data))
+            )
+
+
+def _unnumbered(owner: object) -> bool:
+    """Whether `owner` is a registered player's seat key without its account's number."""
+    return isinstance(owner, str) and owner.startswith("@") and ACCOUNT_MARK not in owner
 
 
 def _set_aside_unreadable(session: Session, rows: list[tuple[int, int, str, str, str]], member: int) -> None:

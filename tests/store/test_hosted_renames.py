@@ -1,10 +1,12 @@
 """An admin's rename and a tournament the server runs, in the store (a real SQLite file): the account's
 entries take the new nick and keep the earlier ones; a rename onto a nick another player of such a
 tournament played under is refused, as a taken nick; an entry of an account renamed before migration 0019
-follows it from the upgrade on (docs/tournaments.md, "Joining and withdrawing")."""
+follows it from the upgrade on, and so does (0020) a seat or an entry made before seats named the account's
+number (docs/tournaments.md, "Joining and withdrawing")."""
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -83,4 +85,50 @@ async def test_0019_an_entry_of_an_account_renamed_before_follows_it(settings: S
     assert [(e.nick, e.nick_key, e.seat, e.former) for e in entries] == [
         ("Annie", "annie", "@annie#1", ("Ann",)),
         ("Bob", "bob", "@bob#2", ()),
+    ]
+
+
+async def test_0020_a_seat_and_an_entry_from_before_numbers_follow_the_account_with_the_nick(
+    settings: Settings,
+) -> None:
+    """Seats journalled and entries made before seats named the account's number: Ann's (her nick still)
+    take her number and follow her renames from the upgrade on; Bob's, renamed Bobby before, are left
+    to nobody's number (the nick may have been somebody else's since), as is a guest's seat."""
+    engine = open_engine(settings.db_url)
+    await migrate(engine)
+    store = await Store.open(settings.db_url)  # noqa: F811
+    try:
+        hosted = await cup(store, "Ann", "Bob")
+    finally:
+        await store.close()
+    seats = [
+        {"nick": "Ann", "owner": "@ann"},
+        {"nick": "Bob", "owner": "@bob"},
+        {"nick": "*Cid", "owner": "x"},
+    ]
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.downgrade(alembic_config(sync), "0019"))
+        await connection.execute(text("UPDATE hosted_entries SET seat = '@' || nick_key"))
+        await connection.execute(text("UPDATE users SET nick = 'Bobby', nick_key = 'bobby' WHERE id = 2"))
+        for seq, seat in enumerate(seats, start=1):
+            await connection.execute(
+                text("INSERT INTO journal (member, uid, seq, kind, data) VALUES (0, 7, :seq, 'seat', :data)"),
+                {"seq": seq, "data": json.dumps(seat)},
+            )
+    await migrate(engine)
+    async with engine.connect() as connection:
+        journalled = (await connection.execute(text("SELECT data FROM journal ORDER BY seq"))).scalars()
+        owners = [json.loads(data)["owner"] for data in journalled]
+    await engine.dispose()
+    assert owners == ["@ann#1", "@bob", "x"]
+
+    store = await Store.open(settings.db_url)
+    try:
+        await store.accounts.rename("Ann", "Annie")
+        entries = await store.hosted.entries(hosted.id)
+    finally:
+        await store.close()
+    assert [(e.nick, e.seat, e.former) for e in entries] == [
+        ("Annie", "@annie#1", ("Ann",)),
+        ("Bob", "@bob", ()),
     ]

@@ -5,11 +5,15 @@ on move with their clock, after a restart too; whoever holds a nick the seat had
 
 from __future__ import annotations
 
+import json
+
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
+from sqlalchemy import text
 
 from server.app import STORE_KEY
 from server.config import Settings
+from server.store.database import open_engine
 from server.store.store import Store
 from server.web.common import HUB_KEY
 from tests.conftest import served
@@ -82,6 +86,41 @@ async def test_a_rename_made_while_the_server_was_stopped_is_followed(
     await store.close()
 
     await plays_on_as_robert(await served(aiohttp_client, settings), bob, uid)
+
+
+async def test_a_seat_an_older_version_journalled_follows_a_rename_after_a_restart(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """A journal written before seats named the account's number (`@bob`): the start reads the seat as the
+    account's with that nick now, number and all, so that a rename later is followed; before, Robert was
+    not seated at his game."""
+    client = await served(aiohttp_client, settings)
+    alice, bob = await pair(client, "Alice", "Bob")
+    uid = await played(client, alice, bob, CROSSES, 25)
+    await client.close()
+    await journalled_without_numbers(settings)
+
+    client = await served(aiohttp_client, settings)
+    await client.app[STORE_KEY].accounts.rename("Bob", "Robert")
+    await client.close()  # and restarted once more: the number is the journal's now, not only in memory
+
+    await plays_on_as_robert(await served(aiohttp_client, settings), bob, uid)
+
+
+async def journalled_without_numbers(settings: Settings) -> None:
+    """The journal's seats as a version before 2026-12-02 wrote them: a registered player's by nick key."""
+    engine = open_engine(settings.db_url)
+    async with engine.begin() as connection:
+        rows = await connection.execute(text("SELECT uid, seq, data FROM journal WHERE kind = 'seat'"))
+        seats = [(uid, seq, json.loads(data)) for uid, seq, data in rows.all()]
+        for uid, seq, data in seats:
+            data["owner"] = data["owner"].partition("#")[0]
+            await connection.execute(
+                text("UPDATE journal SET data = :data WHERE uid = :uid AND seq = :seq"),
+                {"data": json.dumps(data), "uid": uid, "seq": seq},
+            )
+    await engine.dispose()
+    assert {data["owner"] for _, _, data in seats} == {"@alice", "@bob"}
 
 
 async def test_nobody_who_takes_a_nick_the_seat_had_is_seated_at_it(client: TestClient) -> None:
