@@ -168,11 +168,14 @@ class Mirrors:
                 self.join(player, uid, chosen=False)
 
     def follow_rename(self, player: Player) -> None:
-        """A registered player logged in: each other member moves the seats their account has at its
-        games under a nick it had before an admin renamed it (Visitors.renamed, by the account's number,
-        never a nick), and the table's `d` line, naming the new nick, then seats them there (described)."""
-        if self.send is not None and not player.guest and player.account:
-            for member in self.remote.parts:
+        """A registered player logged in: each other member whose unfinished games seat a nick their
+        account had before an admin renamed it (as its `d` lines name them) moves the seats the account
+        has there (Visitors.renamed, by the account's number, never a nick), and the table's `d` line,
+        naming the new nick, then seats them there (described). Nobody else is told: most logins have
+        no seat to move, and a flood of them would be one message each to every member. A member not
+        reached (or whose tables were not shown here yet) moves the seat at the player's next login."""
+        if self.send is not None and not player.guest and player.account and player.former:
+            for member in self.remote.seating(player.former):
                 self.send(member, {"renamed": person(player)})
 
     def described(self, member: str, description: str) -> None:

@@ -116,6 +116,7 @@ class Player:
     registered_at: float = 0.0  # the account's Unix time of registration (0: a guest, or not read yet)
     login_key: str = ""  # a registered player's Account.login_key: the account, whatever its nick now
     account: int = 0  # a registered player's Account.number (0: not known, as for the AI players)
+    former: tuple[str, ...] = ()  # a registered player's Account.former: the nick keys it had before
     # private lines to this player in the last minute from people they have not written to lately, with
     # the nick_key of each sender; and when this player last wrote to each nick_key (Limits.private)
     private_in: deque[tuple[float, str]] = field(default_factory=deque)
@@ -173,6 +174,7 @@ class Player:
         self.bot = account.bot
         self.login_key = account.login_key or self.login_key
         self.account = account.number or self.account
+        self.former = account.former or self.former
         prestige = events.prestige(account.role)
         self.record = (account.rating, account.wins, account.draws, account.losses, prestige)
         if account.ignored is not None:  # read with the account for a session, not after a game

@@ -53,6 +53,9 @@ class Account:
     # the account's number (users.id), never given again: its seats at games are its own, not its nick's
     # next holder's (Player.seat_key); 0 where not read
     number: int = 0
+    # the nick keys the account had before an admin's renames, in the order left: the seats other members of
+    # a cluster may have to move to its nick now (Mirrors.follow_rename)
+    former: tuple[str, ...] = ()
 
 
 @dataclass

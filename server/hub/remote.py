@@ -10,7 +10,7 @@ died). It only keeps lines: what changes for the local readers comes back as lin
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from server.engine.gametype import GameKind
@@ -204,6 +204,19 @@ class RemoteLobby:
             for uid in part.seated.get(nick, ()):
                 if _unfinished(part.tables[uid][1]):
                     yield uid
+
+    def seating(self, keys: Collection[str]) -> list[str]:
+        """The members whose unfinished games seat a nick with one of these nick keys (an account's
+        earlier nicks: Mirrors.follow_rename). It reads every seated nick: asked for a renamed account's
+        logins alone."""
+        return [
+            member
+            for member, part in self.parts.items()
+            if any(
+                nick_key(nick) in keys and any(_unfinished(part.tables[uid][1]) for uid in uids)
+                for nick, uids in part.seated.items()
+            )
+        ]
 
     def held_by(self, nick: str, analysis: bool) -> int:
         """How many of the other members' tables count towards `nick`'s cap (Limits.games_of): the

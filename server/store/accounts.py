@@ -105,6 +105,7 @@ def account_of(user: User, ignored: tuple[str, ...] | None = None) -> Account:
         bot=user.bot,
         login_key=user.login_key,
         number=user.id,
+        former=tuple(json.loads(user.former or "[]")),
     )
 
 
@@ -282,6 +283,9 @@ class Accounts:
                     await follow_rename(session, user.id, new_nick)
                 except PlayedUnder as tournament:
                     raise NickTaken(f"{new_nick} (another player played under it in {tournament})") from None
+                user.former = json.dumps(
+                    _left(json.loads(user.former or "[]"), user.nick_key, nick_key(new_nick))
+                )
                 user.nick, user.nick_key, user.look_key = new_nick, nick_key(new_nick), look_key(new_nick)
                 if old_look is not None and old_look != user.look_key:
                     await session.flush()
@@ -374,6 +378,12 @@ async def _rename_in_reports(session, keys: set[str], name: str) -> None:
             line["nick"] = name
         if quoted:
             report.context = json.dumps(lines, ensure_ascii=False)
+
+
+def _left(former: list[str], old: str, new: str) -> list[str]:
+    """The nick keys an account had before (users.former), once it left `old` for `new`: each once, in
+    the order last left, and never the one it has now (renamed back)."""
+    return [key for key in former if key not in (old, new)] + ([old] if old != new else [])
 
 
 async def _pass_on(session, look: str) -> None:

@@ -46,6 +46,9 @@ class User(Base):
     bot_token_hash: Mapped[str | None] = mapped_column(String(64), unique=True, index=True)
     # private lines from guests are refused (docs/protocol.md, "Private lines from guests"; 0018)
     refuses_guest_privates: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # a JSON list of the nick keys the account had before (an admin's renames), in the order left: its seats
+    # under them at other members' tables move at its login (Mirrors.follow_rename; 0021)
+    former: Mapped[str] = mapped_column(Text, default="[]", server_default="[]")
 
 
 class Sanction(Base):

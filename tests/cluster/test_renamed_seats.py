@@ -8,11 +8,15 @@ from __future__ import annotations
 import asyncio
 
 from pytest_aiohttp import AiohttpClient
+from redis.asyncio import Redis
+from redis.asyncio.client import PubSub
 
+from server.cluster.lobby import DIRECT_PREFIX
 from server.config import Settings
 from server.hub.model import Table
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.cluster.conftest import RedisServer
+from tests.cluster.test_direct import until_subscribed
 from tests.cluster.test_lobby import WITHIN, guest, two_members, until
 from tests.cluster.test_members import member
 from tests.cluster.test_routing import same_player_through
@@ -147,3 +151,54 @@ async def test_a_stranger_who_registers_a_nick_the_seat_had_never_gets_it(
     assert room.seat_of("Rob") == 2 and room.seat_of("Robert") == 0
     assert not table.seat_of(table.people["Robert"])
     await moved(rob, table, RED_DOT)
+
+
+async def test_only_a_login_with_a_seat_to_move_sends_renamed(
+    aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer
+) -> None:
+    """Every registered player's login sent each other member a `renamed`, renamed or not, and again
+    once the seat had moved: a flood of logins made as many messages to every member. Now member b
+    sends one only while member a's tables seat a nick the account had before: once here, where Robert's
+    first login moves his seat. Member a's messages are counted as Redis carries them."""
+    a, b = await two_members(aiohttp_client, postgres, redis_server)
+    reader = await guest(b, "cydCyd33", "*Cyd")
+    async with Redis.from_url(redis_server.url) as redis:
+        listening = redis.pubsub()
+        await listening.subscribe(DIRECT_PREFIX + "kropki-a")
+        try:
+            await until_subscribed(redis, DIRECT_PREFIX + "kropki-a")
+            alice, bob, uid = await renamed_at_their_game(a, TIMED)
+            await until(reader, lambda lines: any(line.startswith(f"d{uid}.") for line in lines))
+            table = a.app[HUB_KEY].tables[uid]
+            room = table.room
+            assert room is not None
+            assert await register(b, "Dan") == "ok.zarejestrowalem."  # a plain login, twice
+            assert b.app[HUB_KEY].logout(registered_id("Dan", "pw"))
+            await (await logged_in(b, "Dan", registered_id("Dan", "pw"), "Dan")).poll(b=True)
+
+            robert = await logged_in(b, "Bob", bob.secret, "Robert")
+            await seated(robert, table)
+            await moved(robert, table, RED_DOT)
+            await moved(alice, table, "oa")
+            assert b.app[HUB_KEY].logout(bob.secret)  # and again, with nothing left to move
+            robert = await logged_in(b, "Bob", bob.secret, "Robert")
+            await seated(robert, table)
+            await moved(robert, table, "pp")  # its message comes after all the logins'
+            assert len(room.game.moves) == 28
+            renamed = (await published(listening)).count(b'"renamed"')
+        finally:
+            await listening.aclose()
+    assert renamed == 1
+
+
+async def published(listening: PubSub, quiet: float = 0.3) -> bytes:
+    """All that was published on the subscription, once nothing more came for `quiet` seconds."""
+    heard = b""
+    loop = asyncio.get_running_loop()
+    while True:
+        asked = loop.time()
+        message = await listening.get_message(ignore_subscribe_messages=True, timeout=quiet)
+        if message is not None:
+            heard += message["data"] + b"\n"
+        elif loop.time() - asked >= quiet:  # None also for the subscription's own answer, at once
+            return heard

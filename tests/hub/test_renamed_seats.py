@@ -17,7 +17,8 @@ TIMED = parse_game_type("0808stanF0.120.5")
 
 def bob(nick: str = "Bob", number: int = 2) -> Account:
     """Account number 2, first registered as "Bob" (the nick it logs in with), now called `nick`."""
-    return Account(nick, 1500, 0, 0, 0, login_key="bob", number=number)
+    former = () if nick == "Bob" else ("bob",)  # the store's users.former, for one rename
+    return Account(nick, 1500, 0, 0, 0, login_key="bob", number=number, former=former)
 
 
 def renamed_at_a_game(journal: RecordingPersistence, timers: ManualTimers) -> tuple[Hub, int]:

@@ -383,9 +383,14 @@ async def test_admin_changes(store: Store) -> None:
     # the client derives the id from the nick typed at login: the old nick (and password) still log in
     renamed = await store.accounts.authenticate("Alice", registered_id("Alice", "pw"))
     assert renamed is not None and renamed.nick == "Alicja" and renamed.role == "moderator"
+    assert renamed.former == ("alice",)  # her seats under it move at her login (Mirrors.follow_rename)
     with pytest.raises(NickTaken):  # nobody else may take the nick the account logs in with
         await store.accounts.register("alice", registered_id("alice", "x"), "", "en")
     await store.accounts.rename("Alicja", "ALICE")  # back to (a form of) its own login nick
+    back = await store.accounts.authenticate("Alice", registered_id("Alice", "pw"))
+    assert back is not None and back.former == ("alicja",)
+    bob = await store.accounts.authenticate("Bob", registered_id("Bob", "pw"))
+    assert bob is not None and bob.former == ()  # never renamed: no member is told of his logins
 
     await store.accounts.delete("ALICE")
     assert await store.accounts.profile("ALICE") is None

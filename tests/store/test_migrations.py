@@ -360,3 +360,33 @@ async def test_0017_an_upgraded_database_never_gives_a_deleted_accounts_number_a
     finally:
         await store.close()
     assert named == [(2, "deleted6", "Ann"), (1, "Ann", "deleted4")]
+
+
+async def test_0021_an_account_renamed_before_has_its_login_nick_as_a_former_one_and_back(
+    empty_database: str,
+) -> None:
+    engine = open_engine(empty_database)
+    async with engine.begin() as connection:
+        await connection.run_sync(lambda sync: command.upgrade(alembic_config(sync), "0020"))
+        for nick in ("Ann", "Bob"):
+            row = user_at_0003(nick, look_key=nick_key(nick), role="none", bot=False)
+            del row["moderator"]
+            await connection.execute(
+                insert(
+                    table("users", *(column(name, User.__table__.columns[name].type) for name in row))
+                ).values(row)
+            )
+        # `user rename Bob Robert` before the upgrade
+        await connection.execute(
+            text("UPDATE users SET nick = 'Robert', nick_key = 'robert' WHERE nick = 'Bob'")
+        )
+    await migrate(engine)
+    async with engine.begin() as connection:
+        former = dict((await connection.execute(text("SELECT nick, former FROM users"))).all())
+        await connection.run_sync(lambda sync: command.downgrade(alembic_config(sync), "0020"))
+        columns = await connection.run_sync(
+            lambda sync: {c["name"] for c in inspect(sync).get_columns("users")}
+        )
+    await engine.dispose()
+    assert former == {"Ann": "[]", "Robert": '["bob"]'}
+    assert "former" not in columns
