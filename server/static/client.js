@@ -217,6 +217,9 @@ function startPolling() {
 }
 
 async function poll(mine) {
+  // after a failed poll the next one is not held: answered at once when the server is back, it takes
+  // "Connection lost" away then, where a long poll would leave it up to LONG_POLL_SECONDS more
+  let failed = false;
   while (session && mine === generation) {
     if (pushing()) {
       // the stream over a WebSocket (push.js); it ends on a close, then goes on from the same msgNo
@@ -230,14 +233,16 @@ async function poll(mine) {
       // getBMsg: the `b` lines say who is at which table (the lobby hides finished tables nobody is at);
       // `.0` asks for everyone's `b` line, which the first reply (the whole state) carries
       const params = { co: "getBMsg", playerId: session.id, msgNo: seen ? `${seen}.1` : "0.0" };
-      if (seen) params.wait = LONG_POLL_SECONDS;
+      if (seen && !failed) params.wait = LONG_POLL_SECONDS;
       body = await request("a.kropki", params, (LONG_POLL_SECONDS + 15) * 1000);
     } catch {
       if (mine !== generation) return;
       notify(t("reconnecting"));
+      failed = true;
       await sleep(RETRY_MS);
       continue;
     }
+    failed = false;
     if (mine !== generation) return;
     await take(body);
   }

@@ -3,7 +3,7 @@ push connection by default, long polls where a WebSocket cannot connect, and lon
 
 from __future__ import annotations
 
-from playwright.sync_api import Browser, Request, WebSocketRoute
+from playwright.sync_api import Browser, Request, WebSocketRoute, expect
 
 from tests.static.served import ServerInThread
 from tests.static.test_client import Player, start_game
@@ -16,14 +16,21 @@ class Watched(Player):
         super().__init__(browser, server)
         self.sockets: list[str] = []
         self.long_polls = 0
+        self.short_polls_answered = 0
         self.page.on("websocket", lambda socket: self.sockets.append(socket.url))
         self.page.on("request", self._count)
+        self.page.on("requestfinished", self._count_answered)
         self.page.goto(f"{server.base}{page}")
 
     def _count(self, request: Request) -> None:
         url = request.url
         if "co=getBMsg" in url and "wait=" in url:
             self.long_polls += 1
+
+    def _count_answered(self, request: Request) -> None:
+        url = request.url
+        if "co=getBMsg" in url and "wait=" not in url:
+            self.short_polls_answered += 1
 
 
 def test_the_stream_comes_over_a_push_connection_with_no_long_polls(
@@ -76,5 +83,30 @@ def test_transport_poll_in_the_address_keeps_the_page_on_long_polls(
     bob.sees_dot("bc")
     assert ala.sockets == [] and ala.long_polls > 0
     assert bob.sockets and bob.long_polls == 0
+    ala.close()
+    bob.close()
+
+
+def test_on_long_polls_connection_lost_goes_as_soon_as_the_server_answers_again(
+    browser: Browser, server: ServerInThread
+) -> None:
+    """The connection cut (the context offline) and back, with nothing happening meanwhile: the poll sent
+    after a failed one is answered at once, so "Connection lost" goes then, not when a long poll ends up
+    to 25 s later; the next polls are long ones again, and only that one is not."""
+    ala, bob = Watched(browser, server, "/?transport=poll"), Watched(browser, server)
+    ala.log_in("Ala")
+    bob.log_in("Bob")
+    expect(ala.page.locator('#players li[data-nick="*Bob"]')).to_have_count(1)
+    assert ala.short_polls_answered == 1  # the session's first: the whole state
+    ala.context.set_offline(True)
+    bob.say("still there?")  # ends Ala's waiting poll: the next one fails
+    notice = ala.page.locator("#notice")
+    expect(notice).to_have_text("Connection lost; trying again…")
+    ala.context.set_offline(False)
+    expect(notice).to_be_hidden(timeout=5_000)
+    ala.sees_chat("still there?")
+    bob.say("back")
+    ala.sees_chat("back")
+    assert ala.short_polls_answered == 2
     ala.close()
     bob.close()
