@@ -586,6 +586,15 @@ function placeAim() {
   render();
 }
 
+/** The aim given up, by "Cancel" or Escape: nothing is played, and a focus in the aim's box, which goes
+ *  with it, goes back to the board, where the aim began. */
+function cancelAim() {
+  const inBox = $("#aim").contains(document.activeElement);
+  state.aim = null;
+  if (inBox) $("#board").focus();
+  render();
+}
+
 function nudgeAim(dx, dy) {
   const table = currentGame();
   if (!state.aim || !table?.desc) return;
@@ -1438,9 +1447,12 @@ function start() {
   };
   $("#logout").onclick = logOut;
   $("#notice").onclick = () => { $("#notice").hidden = true; };
-  // a keyboard's click on the bar, which is no control to reach: Escape, unless an open dialog takes it
+  // a keyboard's click on the bar, which is no control to reach, and on the aim's "Cancel": Escape,
+  // unless an open dialog takes it
   document.addEventListener("keydown", (event) => {
-    if (event.key === "Escape" && !document.querySelector("dialog[open]")) $("#notice").hidden = true;
+    if (event.key !== "Escape" || document.querySelector("dialog[open]")) return;
+    $("#notice").hidden = true;
+    if (state.aim) cancelAim();
   });
   $("#chat-form").onsubmit = sendChat;
   $("#board").onclick = (event) => {
@@ -1455,7 +1467,7 @@ function start() {
     if ($("#board .cursor")) render();
   };
   $("#aim-place").onclick = placeAim;
-  $("#aim-cancel").onclick = () => { state.aim = null; render(); };
+  $("#aim-cancel").onclick = cancelAim;
   for (const nudge of document.querySelectorAll("[data-nudge]")) {
     nudge.onclick = () => nudgeAim(...nudge.dataset.nudge.split(",").map(Number));
   }

@@ -273,3 +273,35 @@ def test_the_game_page_replay_zooms_as_the_client_does(
     assert abs(point_size(page) - whole) < 0.5
     no_sideways_scroll(page)
     page.close()
+
+
+def test_escape_gives_the_aim_up_and_the_focus_goes_back_to_the_board(players: tuple[Player, Player]) -> None:
+    """The aim is as passing as a dialog: Escape gives it up and plays nothing, and a focus in its box (a
+    nudge tapped) goes back to the board, where the aim began; a tap then aims afresh. "Cancel" does the
+    same."""
+    ala, bob = players
+    start_game(ala, bob)
+    ala.play("aa")
+    bob.sees_dot("aa")
+    page = bob.page
+    page.tap('#board [data-point="ee"]')
+    expect(page.locator("#aim-at")).to_contain_text("Aimed at 5, 5")
+    nudge = page.locator('[data-nudge="1,0"]')
+    nudge.tap()
+    expect(page.locator("#aim-at")).to_contain_text("Aimed at 6, 5")
+    expect(nudge).to_be_focused()
+    page.keyboard.press("Escape")
+    expect(page.locator("#aim")).to_be_hidden()
+    expect(page.locator("#board")).to_be_focused()
+    page.tap('#board [data-point="fe"]')  # the point aimed at before: had the aim stayed, played now
+    expect(page.locator("#aim-at")).to_contain_text("Aimed at 6, 5")
+    page.keyboard.press("Escape")  # the focus on the board: it stays there
+    expect(page.locator("#aim")).to_be_hidden()
+    expect(page.locator("#board")).to_be_focused()
+    page.tap('#board [data-point="fe"]')
+    page.tap("#aim-cancel")  # as Escape: its box gone, the focus back on the board
+    expect(page.locator("#aim")).to_be_hidden()
+    expect(page.locator("#board")).to_be_focused()
+    expect(page.locator("#turn")).to_have_text("Your move")
+    for player in (ala, bob):
+        expect(player.page.locator("#board [data-dot]")).to_have_count(1)
