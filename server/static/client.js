@@ -697,6 +697,15 @@ function focusAgain(focused) {
   else if (focused.keyboard) landing()?.focus();
 }
 
+/** The focus back on what opened a dialog that closed: on it, or its like if its list was drawn again,
+ *  and at the landing when it went or is hidden (a mouse's opener too: the dialog took the focus with it,
+ *  which would fall back to the page's start). */
+function focusOpener(focused) {
+  const opener = focused && [focused.control, lookAlikes(focused.key)[Math.max(0, focused.index)]]
+    .find((control) => control?.isConnected && shown(control));
+  (opener || landing())?.focus();
+}
+
 /** Whether the element is drawn: checkVisibility() where the browser has it (Safari since 17.4 only), its
  *  boxes elsewhere (none under a hidden ancestor). */
 function shown(element) {
@@ -1528,7 +1537,7 @@ function start() {
     me: () => session,
     info: (nick) => state.info.get(nick),
     focused: focusedControl,
-    refocus: (focused) => (focused?.control.isConnected ? focused.control.focus() : focusAgain(focused)),
+    refocus: focusOpener,
   });
 
   // zagram's auto-login links: index.html?id=ID&opis=NICK[&lang=LL]; the id leaves the address bar at once

@@ -35,7 +35,8 @@ function make(tag, properties = {}, ...children) {
 }
 
 /** Shows `dialog` (in the page already) as a modal one: the page under it inert, so the focus stays in
- *  it, and Escape closes it. Once closed it is removed, and the focus goes back to what opened it. */
+ *  it, and Escape closes it. Once closed it is removed, and the focus goes back to what opened it (to
+ *  where the page lands a focus when that went or is hidden: client.js focusOpener). */
 function openModal(dialog) {
   const opener = hooks.focused();
   dialog.addEventListener("close", () => {

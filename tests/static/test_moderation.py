@@ -218,3 +218,24 @@ def test_the_moderation_page_and_a_players_menu_are_dialogs_a_keyboard_works(
     expect(menu_button).to_be_focused()
     for player in (boss, ala, troll):
         player.close()
+
+
+def test_a_menu_whose_opener_went_leaves_the_focus_on_the_players_heading(
+    browser: Browser, server: ServerInThread
+) -> None:
+    """A name's menu opened by the mouse, whose player logs out while it is open: the "⋯" that opened it
+    went with the player's row, and closing the menu puts the focus on the lobby's "Players" heading
+    (where a keyboard's focus lands when its control went), not on the page's start."""
+    ala, bob = Player(browser, server), Player(browser, server)
+    ala.log_in("Ala")
+    bob.log_in("Bob")
+    page = ala.page
+    page.locator('#players li[data-nick="*Bob"] .mod-menu').click()
+    expect(page.locator("#mod-reason")).to_be_focused()
+    bob.page.click("#logout")
+    expect(page.locator('#players li[data-nick="*Bob"]')).to_have_count(0)
+    page.keyboard.press("Escape")
+    expect(page.locator("#mod-dialog")).to_have_count(0)
+    expect(page.get_by_role("heading", name="Players")).to_be_focused()
+    ala.close()
+    bob.close()
