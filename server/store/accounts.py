@@ -22,6 +22,7 @@ from server.hub.lineup import colour_of
 from server.hub.persistence import NO_ROLE, ROLES, Account
 from server.logs import Fields
 from server.protocol.codec import look_key, nick_key
+from server.store.changes import stamp_changes
 from server.store.database import as_utc, findable
 from server.store.hosted import PlayedUnder, follow_rename, pass_over
 from server.store.idhash import HashesBusy, IdHashing
@@ -337,6 +338,7 @@ class Accounts:
             if look is not None:
                 await session.flush()
                 await _pass_on(session, look)
+            await session.run_sync(stamp_changes)  # last: its locks are held until the commit
         return len(games)
 
     @staticmethod

@@ -17,6 +17,7 @@ from server.hub.lineup import colour_of
 from server.hub.persistence import Account, FinishedGame
 from server.protocol.codec import nick_key
 from server.store.accounts import DELETED_NICK, account_of
+from server.store.changes import note_change
 from server.store.journalrows import Entry, insert_entries
 from server.store.models import ArchivedGame, GamePlayer, RatingChange, TournamentTable, User
 
@@ -187,5 +188,6 @@ def _archived(session: Session, game: FinishedGame, row: ArchivedGame, member: i
             .where(TournamentTable.uid == game.uid)
             .values(result=row.result, game_number=row.number, moves=game.moves, **cancelled)
         )
+        note_change(session.info, game.tournament, game.uid)
     archived = Entry(game.uid, game.journal_seq, "archived", {"number": row.number, "game": game.game_index})
     insert_entries(session, [archived], member)

@@ -19,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from server.engine.record import NAMES_SEPARATOR
 from server.hub.model import ACCOUNT_MARK, account_number
 from server.protocol.codec import nick_key
+from server.store.changes import note_change
 from server.store.database import findable
 from server.store.models import HostedEntry, HostedRound, HostedTournament, TournamentTable, User
 from server.store.outage import unique_violation
@@ -318,6 +319,7 @@ async def pass_over(session: AsyncSession, keys: Collection[str], name: str, now
             await session.execute(
                 update(TournamentTable).where(TournamentTable.uid == uid).values(blue=blue, red=red)
             )
+            note_change(session.info, tournament, uid)
 
 
 def _side(side: str, renamed: dict[str, str], keys: Collection[str], name: str) -> str:

@@ -21,6 +21,7 @@ from sqlalchemy.orm import Session
 from server.hub.persistence import MOST_IGNORED, ArchiveDone, FinishedGame, SavedSession
 from server.store.accounts import log_entry
 from server.store.archiving import archive
+from server.store.changes import note_change, stamp_changes
 from server.store.journalrows import Entry, insert_entries, journal_of, set_aside
 from server.store.models import IgnoredPlayer, JournalEntry, LiveSession, LiveTable, TournamentTable, User
 from server.store.paging import insert_into
@@ -89,6 +90,7 @@ class TournamentTableSetUp(Job):
                 cancelled_at=None,
             )
         )
+        note_change(session.info, self.tournament, self.uid)
 
 
 @dataclass
@@ -272,6 +274,7 @@ def write_batch(connection: Connection, batch: list[Queued], member: int) -> lis
         insert_entries(session, entries, member)
         save_sessions(session, saved, member)
         session.flush()
+        stamp_changes(session)  # last: its locks are held until the commit
     return done
 
 

@@ -245,9 +245,11 @@ class TournamentTable(Base):
     """A table set up for a tournament, and how its tournament game ended: what organisers read back."""
 
     __tablename__ = "tournament_tables"
+    # a tournament's rows changed since a count: what an arena's wave reads (server/store/changes.py)
+    __table_args__ = (Index("ix_tournament_tables_changes", "tournament", "changed"),)
 
     uid: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    tournament: Mapped[str] = mapped_column(String(200), index=True)
+    tournament: Mapped[str] = mapped_column(String(200), index=True)  # and in uid order: a whole read
     round: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     blue: Mapped[str] = mapped_column(String(200))  # a team: its nicks joined by ", " (docs/teams.md)
@@ -257,6 +259,17 @@ class TournamentTable(Base):
     game_number: Mapped[int | None] = mapped_column(Integer)
     cancelled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # by the organiser
     moves: Mapped[int | None] = mapped_column(Integer)  # of its tournament game, once archived
+    # its tournament's count of changes (`tournament_changes`) when it was last written; 0: before 0020
+    changed: Mapped[int] = mapped_column(BigInteger, server_default="0")
+
+
+class TournamentChange(Base):
+    """A tournament's count of the transactions that changed its tables (server/store/changes.py)."""
+
+    __tablename__ = "tournament_changes"
+
+    tournament: Mapped[str] = mapped_column(String(200), primary_key=True)
+    count: Mapped[int] = mapped_column(BigInteger)
 
 
 class LiveSession(Base):

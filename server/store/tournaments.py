@@ -45,6 +45,7 @@ class TableRecord:
     cancelled: bool  # the organiser cancelled its tournament game
     finished_at: datetime | None = None  # when its tournament game ended, once archived
     moves: int | None = None  # its tournament game's moves, once archived
+    changed: int = 0  # its tournament's count of changes when it was last written (server/store/changes.py)
 
 
 def key_hash(key: str) -> str:
@@ -100,12 +101,15 @@ class Tournaments:
             return None
         return _info(row)
 
-    async def tables(self, tournament: str) -> list[TableRecord]:
+    async def tables(self, tournament: str, since: int | None = None) -> list[TableRecord]:
+        """The tournament's tables; with `since`, only those changed after that count of its changes (an
+        arena's wave: server/store/changes.py)."""
         if not findable(tournament):
             return []
+        changed = () if since is None else (TournamentTable.changed > since,)
         async with self.sessions() as session:
-            # columns, not ORM objects: an arena's wave reads every game of the tournament (a third of
-            # the event loop's CPU for it; docs/performance.md)
+            # columns, not ORM objects: the first wave of an arena after a start reads every game of the
+            # tournament (docs/performance.md)
             rows = await session.execute(
                 select(
                     TournamentTable.uid,
@@ -120,9 +124,10 @@ class Tournaments:
                     TournamentTable.cancelled_at.is_not(None),
                     ArchivedGame.finished_at,
                     TournamentTable.moves,
+                    TournamentTable.changed,
                 )
                 .outerjoin(ArchivedGame, ArchivedGame.number == TournamentTable.game_number)
-                .where(TournamentTable.tournament == tournament)
+                .where(TournamentTable.tournament == tournament, *changed)
                 .order_by(TournamentTable.uid)
             )
             return [TableRecord(*row) for row in rows]
