@@ -16,6 +16,7 @@ from server.director.times import joined
 from server.engine import arena
 from server.hub.hub import Hub
 from server.store.hosted import Entry
+from server.store.tournaments import TableRecord
 
 # an arena player is paired again this long after their game ended, not at once: they see the result
 # (lichess waits a few seconds too before it pairs a small group)
@@ -52,6 +53,17 @@ class ArenaMemory:
     ended: set[int] | None = None
     # its ended games -> the timers' time their players' rest ends (see `resting`)
     rest_ends: dict[int, float] = field(default_factory=dict)
+    # its tables as read from the store, and the highest count of its changes read (server/store/changes.py);
+    # None until the first read after a (re)start, which reads them all
+    tables: dict[int, TableRecord] = field(default_factory=dict)
+    read_up_to: int | None = None
+
+    def tables_read(self, changed: Sequence[TableRecord]) -> list[TableRecord]:
+        """All its tables, with those changed since the last read (read `since` read_up_to) as they are
+        now; in no particular order."""
+        self.tables.update((row.uid, row) for row in changed)
+        self.read_up_to = max((row.changed for row in changed), default=self.read_up_to or 0)
+        return list(self.tables.values())
 
     def no_shows(self, entries: Sequence[Entry], boards: Sequence[Board]) -> set[str]:
         """The no-shows of the games ended since the last look; after a (re)start of every ended game, so

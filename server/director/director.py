@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -40,7 +40,7 @@ from server.hub.persistence import StorageFailing
 from server.logs import Fields
 from server.protocol.codec import ProtocolError, nick_key
 from server.store.hosted import Entry, Hosted, HostedTournaments, NameTaken, PairedRound, Settings
-from server.store.tournaments import Tournaments
+from server.store.tournaments import TableRecord, Tournaments
 
 log = logging.getLogger(__name__)
 
@@ -193,10 +193,21 @@ class Director:
         return hosted
 
     async def boards(self, hosted: Hosted) -> list[Board]:
-        """Its games, with the live tables' moves and results (a result is stored a moment after the
-        game ends); a table gone without a stored result counts as void, so a round can end."""
+        return self._boards(await self.organised.tables(hosted.settings.name))
+
+    async def arena_boards(self, hosted: Hosted) -> list[Board]:
+        """Its games as an arena's wave reads them: the director's memory of its tables, with the rows
+        changed since the last wave read from the store (a 24-hour arena has some 108,000 games)."""
+        memory = self._watches.setdefault(hosted.settings.name, _Watch()).arena
+        changed = await self.organised.tables(hosted.settings.name, memory.read_up_to)
+        return self._boards(memory.tables_read(changed))
+
+    def _boards(self, rows: Iterable[TableRecord]) -> list[Board]:
+        """The games of these tables, with the live tables' moves and results (a result is stored a
+        moment after the game ends); a table gone without a stored result counts as void, so a round can
+        end."""
         boards = []
-        for row in await self.organised.tables(hosted.settings.name):
+        for row in rows:
             table = self.hub.tables.get(row.uid)
             room = table.room if table is not None else None
             live = room if room is not None and room.games_played == 0 else None
@@ -440,7 +451,7 @@ class Director:
             return
         entries = await self.hosted.entries(hosted.id)
         entrants = Entrants(entries)
-        boards = entrants.boards(await self.boards(hosted))
+        boards = entrants.boards(await self.arena_boards(hosted))
         self._entry_limits.held(settings.name, entries)
         memory = self._watches[settings.name].arena
         entries = await self._withdraw(hosted, entries, memory.no_shows(entries, boards), "did not show up")
