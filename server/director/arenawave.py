@@ -6,7 +6,7 @@ game, the longest-waiting first.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from server.director.entrants import Entrants
@@ -53,17 +53,28 @@ class ArenaMemory:
     ended: set[int] | None = None
     # its ended games -> the timers' time their players' rest ends (see `resting`)
     rest_ends: dict[int, float] = field(default_factory=dict)
-    # its tables as read from the store, and the highest count of its changes read (server/store/changes.py);
-    # None until the first read after a (re)start, which reads them all
-    tables: dict[int, TableRecord] = field(default_factory=dict)
+    # its tables as read from the store: the games whose result and moves are stored as boards, the
+    # others as rows, which the live tables complete at each wave; and the highest count of its changes
+    # read (server/store/changes.py), None until the first read after a (re)start, which reads them all
+    settled: dict[int, Board] = field(default_factory=dict)
+    unsettled: dict[int, TableRecord] = field(default_factory=dict)
     read_up_to: int | None = None
 
-    def tables_read(self, changed: Sequence[TableRecord]) -> list[TableRecord]:
-        """All its tables, with those changed since the last read (read `since` read_up_to) as they are
-        now; in no particular order."""
-        self.tables.update((row.uid, row) for row in changed)
+    def tables_read(
+        self, changed: Sequence[TableRecord], board: Callable[[TableRecord], Board]
+    ) -> list[Board]:
+        """All its games, with the tables changed since the last read (`since` read_up_to) as they are
+        now, in no particular order; `board`: a table's game. A settled game's board is made once: at
+        108,000 games, making them all took half a second a wave."""
+        for row in changed:
+            if row.result is not None and row.moves is not None:
+                self.settled[row.uid] = board(row)
+                self.unsettled.pop(row.uid, None)
+            else:
+                self.unsettled[row.uid] = row
+                self.settled.pop(row.uid, None)
         self.read_up_to = max((row.changed for row in changed), default=self.read_up_to or 0)
-        return list(self.tables.values())
+        return [*self.settled.values(), *map(board, self.unsettled.values())]
 
     def no_shows(self, entries: Sequence[Entry], boards: Sequence[Board]) -> set[str]:
         """The no-shows of the games ended since the last look; after a (re)start of every ended game, so

@@ -200,26 +200,25 @@ class Director:
         changed since the last wave read from the store (a 24-hour arena has some 108,000 games)."""
         memory = self._watches.setdefault(hosted.settings.name, _Watch()).arena
         changed = await self.organised.tables(hosted.settings.name, memory.read_up_to)
-        return self._boards(memory.tables_read(changed))
+        return memory.tables_read(changed, self._board)
 
     def _boards(self, rows: Iterable[TableRecord]) -> list[Board]:
-        """The games of these tables, with the live tables' moves and results (a result is stored a
-        moment after the game ends); a table gone without a stored result counts as void, so a round can
-        end."""
-        boards = []
-        for row in rows:
-            table = self.hub.tables.get(row.uid)
-            room = table.room if table is not None else None
-            live = room if room is not None and room.games_played == 0 else None
-            result, ended = row.result, wall(row.finished_at) if row.finished_at is not None else None
-            if result is None and live is not None and live.game.result is not None:
-                result, ended = str(live.game.result), self.hub.clock()
-            elif result is None and live is None:
-                result, ended = "Void", self.hub.clock()
-            number = int(row.round) if row.round and row.round.isdigit() else 0
-            moves = row.moves if row.moves is not None else len(live.game.moves) if live is not None else 0
-            boards.append(Board(row.uid, number, row.blue, row.red, result, row.cancelled, moves, ended))
-        return boards
+        return [self._board(row) for row in rows]
+
+    def _board(self, row: TableRecord) -> Board:
+        """The game of this table, with the live table's moves and result (a result is stored a moment
+        after the game ends); a table gone without a stored result counts as void, so a round can end."""
+        table = self.hub.tables.get(row.uid)
+        room = table.room if table is not None else None
+        live = room if room is not None and room.games_played == 0 else None
+        result, ended = row.result, wall(row.finished_at) if row.finished_at is not None else None
+        if result is None and live is not None and live.game.result is not None:
+            result, ended = str(live.game.result), self.hub.clock()
+        elif result is None and live is None:
+            result, ended = "Void", self.hub.clock()
+        number = int(row.round) if row.round and row.round.isdigit() else 0
+        moves = row.moves if row.moves is not None else len(live.game.moves) if live is not None else 0
+        return Board(row.uid, number, row.blue, row.red, result, row.cancelled, moves, ended)
 
     async def listing(self) -> list[dict[str, Any]]:
         """The tournaments' summaries, as /tournaments.json lists them."""
