@@ -11,9 +11,14 @@ time says less) and the slowest, for each --players.
 With --wave-boards, also what one wave of an arena of --wave-players costs on the event loop besides
 its pairing, after so many finished games (one-minute games: 4,500 is an hour at 150 players): the
 CPU seconds of server/director/arenawave.py's part (everyone's games, ranks, no-shows, rests) and of
-the store's read of the tournament's games, the event loop's thread only (a throwaway SQLite file).
+the director's reads of the tournament's games from the store (rows, and the boards made of them:
+`Director.boards`, `Director.arena_boards`), the event loop's thread only (a throwaway SQLite file):
+the whole read, which every wave made before 2026-12-02 and a restarted director's first wave makes,
+and a wave's read of the tables changed since the last (--wave-games games ended and as many set up,
+written through the store's writer: 150 players of one-minute games end about 6 in 5 seconds) into
+the director's memory of the tournament.
 
-    .venv/bin/python benchmarks/arena.py --players --wave-boards 1000 4500 9000 40000
+    .venv/bin/python benchmarks/arena.py --players --wave-boards 4500 40000 108000
 """
 
 from __future__ import annotations
@@ -34,10 +39,15 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from server.director.arenawave import ArenaMemory, arena_field  # noqa: E402
+from server.director.director import Director  # noqa: E402
 from server.director.entrants import Entrants  # noqa: E402
 from server.director.history import Board  # noqa: E402
 from server.engine.arena import ArenaGame, ArenaPlayer, Outcome, pair, standings  # noqa: E402
-from server.store.hosted import Entry  # noqa: E402
+from server.engine.game import Result  # noqa: E402
+from server.engine.sgf import GameRecord  # noqa: E402
+from server.hub.hub import Hub  # noqa: E402
+from server.hub.persistence import FinishedGame  # noqa: E402
+from server.store.hosted import Entry, Settings  # noqa: E402
 from server.store.store import Store  # noqa: E402
 
 TOURNAMENT = "Hourly arena"
@@ -113,11 +123,23 @@ def wave_cpu(entries: list[Entry], boards: list[Board], repeat: int) -> float:
     return statistics.median(times[1:])
 
 
-async def store_read_cpu(boards: list[Board], repeat: int) -> float:
-    """The median CPU seconds of the event loop's thread in the store's read of the tournament's games."""
+@dataclass(frozen=True)
+class ReadCosts:
+    """The median CPU seconds of the event loop's thread in the director's reads of an arena's games
+    from the store (the rows and the boards made of them)."""
+
+    whole: float  # every game: each wave before 2026-12-02, a restarted director's first wave now
+    wave: float  # those changed since the last wave, put into the director's memory (ArenaMemory)
+
+
+async def store_read_cpu(boards: list[Board], wave_games: int, repeat: int) -> ReadCosts:
     with tempfile.TemporaryDirectory() as workdir:
         url = f"sqlite+aiosqlite:///{workdir}/arena.sqlite3"
-        await (await Store.open(url, upgrade=True)).close()
+        store = await Store.open(url, upgrade=True)
+        begun = datetime(2026, 12, 2, tzinfo=UTC)
+        arena = Settings(TOURNAMENT, "arena", "20x20", 0, 1440, begun, None, None, False, 0, "bench")
+        hosted = await store.hosted.create(arena, begun)
+        await store.close()
         stamp = "2026-12-02 00:00:00.000000"
         with contextlib.closing(sqlite3.connect(f"{workdir}/arena.sqlite3")) as db, db:
             db.executemany(
@@ -143,26 +165,61 @@ async def store_read_cpu(boards: list[Board], repeat: int) -> float:
                 ],
             )
         store = await Store.open(url)
+        director = Director(Hub(), store.hosted, store.tournaments)
         try:
-            times = []
+            whole, wave = [], []
             for _ in range(repeat):
                 start = time.thread_time()
-                rows = await store.tournaments.tables(TOURNAMENT)
-                times.append(time.thread_time() - start)
-            assert len(rows) == len(boards)
+                read = await director.boards(hosted)
+                whole.append(time.thread_time() - start)
+            assert len(read) == len(boards)
+            await director.arena_boards(hosted)  # a (re)started director's first wave: every game
+            live = [b for b in boards if b.result is None]
+            for round_ in range(repeat):
+                await between_waves(store, live, len(boards) + round_ * wave_games + 1, wave_games)
+                start = time.thread_time()
+                read = await director.arena_boards(hosted)
+                wave.append(time.thread_time() - start)
+            assert len(read) == len(boards) + repeat * wave_games
         finally:
             await store.close()
-        return statistics.median(times)
+        return ReadCosts(statistics.median(whole), statistics.median(wave))
 
 
-def wave_costs(players: int, sizes: list[int], seed: int, repeat: int) -> None:
+async def between_waves(store: Store, live: list[Board], first_uid: int, games: int) -> None:
+    """What a wave finds changed: `games` of the `live` ones ended (taken from it) and as many set up."""
+    for board in live[:games]:
+        game = FinishedGame(
+            board.table,
+            GameRecord(width=20, height=20),
+            board.blue,
+            board.red,
+            "20x20",
+            Result.parse("B+R"),
+            False,
+            TOURNAMENT,
+            0,
+            1,
+            moves=board.moves,
+        )
+        store.writer.archive(game, lambda *_: None)
+    for uid in range(first_uid, first_uid + games):
+        blue, red = live[0].blue, live[0].red
+        store.writer.tournament_table(uid, TOURNAMENT, None, blue, red, "20x20")
+        live.append(Board(uid, 0, blue, red, None))
+    del live[:games]
+    await store.writer.flush()
+
+
+def wave_costs(players: int, sizes: list[int], seed: int, repeat: int, wave_games: int) -> None:
     for size in sizes:
         entries, boards = tournament(players, size, seed)
         director = wave_cpu(entries, boards, repeat)
-        store = asyncio.run(store_read_cpu(boards, repeat))
+        store = asyncio.run(store_read_cpu(boards, wave_games, repeat))
         print(
             f"a wave of {players} players after {size:,} games: {director:.3f} s of CPU besides the"
-            f" pairing; the store's read {store:.3f} s (median of {repeat})",
+            f" pairing; the director's read of every game {store.whole:.3f} s, of the {wave_games} ended and"
+            f" {wave_games} set up since the last wave {store.wave:.4f} s (median of {repeat})",
             flush=True,
         )
 
@@ -176,13 +233,14 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--wave-boards", type=int, nargs="*", default=[])
     parser.add_argument("--wave-players", type=int, default=150)
+    parser.add_argument("--wave-games", type=int, default=6, help="games ended between two waves")
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     for players in args.players:
         times = simulate(players, args.waves, args.seed)
         waves = ", ".join(f"{seconds:.2f}" for seconds in times)
         print(f"{players} players: waves paired in {waves} s; slowest {max(times):.2f} s", flush=True)
-    wave_costs(args.wave_players, args.wave_boards, args.seed, args.repeat)
+    wave_costs(args.wave_players, args.wave_boards, args.seed, args.repeat, args.wave_games)
 
 
 if __name__ == "__main__":

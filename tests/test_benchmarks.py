@@ -80,7 +80,7 @@ RUNS = {
             "--repeat",
             "1",
         ],
-        "a wave of 20 players after 200 games:",
+        "set up since the last wave",
     ),
     "idle_connections": (["--connections", "50", "--settle", "0.2"], "an idle connection after a poll:"),
     "request_lines": (["--connections", "50", "--polls", "20", "--settle", "0.2"], "line of 40,096 bytes:"),
