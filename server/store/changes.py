@@ -7,7 +7,7 @@ with it. The count's row stays locked until the commit, so a tournament's counts
 they were given: a reader that has seen count N has seen every change counted below N, and the rows
 changed after its read all have a count above the highest it read. A sequence or a timestamp has no
 such order on PostgreSQL, where a transaction that took its number first may commit last. The counts
-are taken last, in the tournaments' order, so that two transactions never wait for each other's.
+are taken last, in the tournaments' order, so that no two transactions wait for each other in a cycle.
 """
 
 from __future__ import annotations

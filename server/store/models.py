@@ -249,7 +249,8 @@ class TournamentTable(Base):
     __table_args__ = (Index("ix_tournament_tables_changes", "tournament", "changed"),)
 
     uid: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
-    tournament: Mapped[str] = mapped_column(String(200), index=True)  # and in uid order: a whole read
+    # an index of its own too: a whole read (an organiser's, a director's first) comes in uid order from it
+    tournament: Mapped[str] = mapped_column(String(200), index=True)
     round: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     blue: Mapped[str] = mapped_column(String(200))  # a team: its nicks joined by ", " (docs/teams.md)
