@@ -260,7 +260,7 @@ class TournamentTable(Base):
     game_number: Mapped[int | None] = mapped_column(Integer)
     cancelled_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True))  # by the organiser
     moves: Mapped[int | None] = mapped_column(Integer)  # of its tournament game, once archived
-    # its tournament's count of changes (`tournament_changes`) when it was last written; 0: before 0020
+    # its tournament's count of changes (`tournament_changes`) when it was last written; 0: before 0022
     changed: Mapped[int] = mapped_column(BigInteger, server_default="0")
 
 

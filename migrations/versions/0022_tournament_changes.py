@@ -1,8 +1,8 @@
 """tournament tables: each tournament's count of changes, and the count each row was last written at
 
-Revision ID: 0020
-Revises: 0019
-Create Date: 2026-12-02 14:00:00.000000
+Revision ID: 0022
+Revises: 0021
+Create Date: 2026-12-02 14:20:00.000000
 
 An arena's wave reads only its tournament's rows changed since the last wave (server/store/changes.py,
 docs/tournaments.md "What a wave reads"). Rows written before this revision have the count 0 and no
@@ -15,8 +15,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0020"
-down_revision = "0019"
+revision = "0022"
+down_revision = "0021"
 branch_labels = None
 depends_on = None
 
