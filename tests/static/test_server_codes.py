@@ -88,3 +88,29 @@ def nameless():
         ["server/web/kropki.py", "6"],
         ["server/web/kropki.py", "9"],
     ]
+
+
+def test_a_code_passed_round_a_loop_of_calls_is_read_where_it_is_readable(tmp_path: Path) -> None:
+    """A node met again while it is read is a loop: it cannot be read there, and the reader ends."""
+    reader = codes_of(
+        tmp_path,
+        hub__rounds="""
+def ping(what, depth):
+    if depth:
+        return pong(what, depth - 1)
+    raise ProtocolError(f"missing.{what}")
+
+def pong(what, depth):
+    if what == "all":
+        raise ProtocolError(what)
+    return ping(what, depth)
+
+def ask():
+    ping("rounds", 3)
+    pong("kinds", 2)
+""",
+    )
+    codes = reader.codes()
+    assert set(codes.raised) == {"missing", "rounds", "kinds"}  # `what` in pong: its calls' and ping's
+    assert {str(place) for place in codes.raised["missing"]} == {"server/hub/rounds.py:5"}
+    assert [line.split(":")[:2] for line in codes.unreadable] == [["server/hub/rounds.py", "9"]]
