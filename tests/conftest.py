@@ -18,6 +18,7 @@ import pytest
 from aiohttp import web
 from aiohttp.test_utils import TestClient, TestServer
 from aiohttp.web_runner import BaseRunner
+from hypothesis import HealthCheck
 from hypothesis import settings as hypothesis_settings
 from pytest_aiohttp import AiohttpClient
 from sqlalchemy import text
@@ -34,8 +35,12 @@ from server.web.connections import KEEPALIVE_TIMEOUT, ConnectionGuard, GuardedAp
 from server.web.metrics import METRICS_KEY
 
 # CI (`.ci/run`) replays the same examples on every run, so a run fails only on a change; a developer's
-# `make test` draws new examples each time and keeps finding what CI would not.
-hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True)
+# `make test` draws new examples each time and keeps finding what CI would not. Neither times a test:
+# speed is for benchmarks/ to measure, and on a loaded host (make test's four parts on two cores)
+# Hypothesis's 200 ms deadline and its health check on slow generation failed tests that were right.
+UNTIMED = {"deadline": None, "suppress_health_check": [HealthCheck.too_slow]}
+hypothesis_settings.register_profile("default", **UNTIMED)
+hypothesis_settings.register_profile("ci", derandomize=True, print_blob=True, **UNTIMED)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 POSTGRES = os.environ.get("KROPKI_TEST_DB")

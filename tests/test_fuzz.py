@@ -40,7 +40,7 @@ import aiohttp
 import pytest
 from aiohttp.http_exceptions import HttpProcessingError
 from aiohttp.test_utils import TestClient
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from multidict import MultiDict, MultiDictProxy
 from yarl import URL
@@ -87,7 +87,7 @@ from tests.web.zagram import Zagram
 FIXTURES = Path(__file__).parent / "fixtures" / "sgf"
 RECORDS = [path.read_text(encoding="utf-8") for path in sorted(FIXTURES.glob("*.sgf"))]
 CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-FAST = settings(max_examples=150, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=150, database=None)
 
 # --- the board invariant ----------------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ history."""
 from collections.abc import Sequence
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from server.engine.arena import (
@@ -345,7 +345,6 @@ def most_pairs(players: list[ArenaPlayer]) -> int:
     return best
 
 
-@settings(deadline=None)
 @given(waiting_players())
 def test_any_pairing_is_valid_and_as_large_as_possible(waiting: list[ArenaPlayer]) -> None:
     pairs = pair(waiting)

@@ -45,7 +45,7 @@ changes = st.lists(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(size=st.integers(1, 8), scale=st.sampled_from([1, 1000, 2**90]), changes=changes)
 def test_every_solve_is_a_maximum_weight_matching(size: int, scale: int, changes: list) -> None:
     """Each change rewrites one vertex's edges (0: no edge); the first one is every vertex's."""

@@ -4,7 +4,7 @@ the STOP's score against a plain count of rules.md 1.6 on the reference board.""
 import random
 from fractions import Fraction
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server.engine.board import BLACK, WHITE, Board
@@ -44,7 +44,7 @@ def compare_game(width: int, height: int, seed: int) -> int:
     return moves
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=80)
 @given(
     st.integers(min_value=4, max_value=12),
     st.integers(min_value=4, max_value=12),
@@ -147,7 +147,7 @@ def groups(board: Board, points: set[int]) -> list[set[int]]:
     return found
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=40)
 @given(
     st.integers(min_value=4, max_value=24),
     st.integers(min_value=4, max_value=24),

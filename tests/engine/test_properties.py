@@ -2,7 +2,7 @@
 
 import random
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server.engine.board import BLACK, EDGE, EMPTY, Board
@@ -15,7 +15,7 @@ from server.engine.start import one_cross
 
 sizes = st.integers(min_value=4, max_value=14)
 seeds = st.integers(min_value=0, max_value=2**32 - 1)
-FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=60)
 
 
 def check_invariants(board: Board) -> None:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server.engine.swiss import Entrant, NoPairing, Pairing, Round, pair_round
@@ -247,7 +247,7 @@ def some_legal_pairing_exists(entrants: list[Entrant], topscorer: set[str]) -> b
     )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150)
 @given(
     players=st.integers(min_value=2, max_value=7),
     total_rounds=st.integers(min_value=1, max_value=8),

@@ -211,7 +211,7 @@ def step(hub: Hub, people: People, timers: ManualTimers, kind: str, who: int, wh
         people.login(hub, who)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(STEPS)
 def test_the_caps_refuse_what_the_walks_of_every_table_refused(steps: list[tuple]) -> None:
     timers, journal = ManualTimers(), RecordingPersistence()

@@ -49,7 +49,7 @@ def index_of_the_invitations(hub: Hub) -> dict[str, set[int]]:
     return expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(STEPS)
 def test_the_index_by_inviter_follows_every_path_an_invitation_takes(steps: list[tuple]) -> None:
     timers = ManualTimers()

@@ -482,7 +482,7 @@ def test_the_hub_methods_for_the_endpoints_do_what_the_commands_do() -> None:
     assert not pool_lines(lobby.reply("cid1"))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     kind=st.sampled_from("kj"), text=st.text(alphabet=st.sampled_from("sacj.0123456789x_R F/"), max_size=40)
 )

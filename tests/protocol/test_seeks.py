@@ -92,7 +92,7 @@ def test_the_lines_put_the_game_type_last() -> None:
     assert pool_waiting("20x20_3_2", 12, 340, 2) == "w20x20_3_2.12.340.2"
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=500)
 @given(st.text(alphabet=st.sampled_from("sac.0123456789-x²１ F"), max_size=30) | st.text(max_size=30))
 def test_any_text_is_read_or_refused_with_a_code(text: str) -> None:
     try:
@@ -103,7 +103,7 @@ def test_any_text_is_read_or_refused_with_a_code(text: str) -> None:
         assert isinstance(command, (PostSeek, AcceptSeek, CancelSeek))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     number=st.integers(0, 10**9 - 1),  # parse_number: up to nine digits
     nick=st.from_regex(r"\*?[A-Za-z][A-Za-z0-9_]{0,14}", fullmatch=True),
@@ -139,7 +139,7 @@ def test_a_line_that_is_no_seek_reads_as_none(line: str) -> None:
     assert parse_seek_added(line) is None
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(
     nick=st.from_regex(r"\*?[A-Za-z][A-Za-z0-9_]{0,14}", fullmatch=True),
     pool=st.sampled_from(["20x20_3_2", "39x32_15_10"]),
