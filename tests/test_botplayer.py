@@ -5,20 +5,23 @@ as the AI players do (a draw when it is not behind)."""
 from __future__ import annotations
 
 import asyncio
+import logging
+import threading
 import tracemalloc
 
 import pytest
 from aiohttp.test_utils import TestClient
 
-from server.botplayer import ENDED_KEPT, AiBot, BotApi
+from server.botplayer import ENDED_KEPT, AiBot, BotApi, Found
 from server.cli import main
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
-from tests.web.test_bots import open_feed
+from tests.web.test_bots import act, open_feed
 
 FREE_GAME = "2020n0.0.a.F.a.180.15._SRATP_sratp."  # ServerZagram.getGameTypeString: the inviter is blue
 TERRITORY_GAME = "2020t0.0.a.F.a.180.15._SRATP_sratp."
+UNDO_GAME = "2020n0.0.a.F.a.180.15._SRAUTP_srautp."  # a move may be taken back (U)
 GAME_FULL = {
     "type": "gameFull",
     "gameType": FREE_GAME,
@@ -111,3 +114,44 @@ def test_the_ai_as_a_bot_keeps_no_board_of_every_game_it_ever_played() -> None:
     assert bot.finished == 500
     assert len(bot.games) <= ENDED_KEPT
     assert grown < 40_000  # was 5.9 MB: 15 KB a game
+
+
+async def test_a_move_found_before_a_take_back_it_agreed_to_is_dropped_before_the_feed_shows_it(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """bot-play agrees to a take-back at once, while it searches. Its search's move, for the position
+    before, came back before the feed's `move` event of the take-back, and was sent: refused notYourTurn
+    (a fresh-clone run on a loaded host). The steps in that order, on bot-play's own methods."""
+    caplog.set_level(logging.INFO)
+    token = await client.app[STORE_KEY].bots.create("Robo")
+    feed = await open_feed(client, token)
+    ala = MultiPoints("*Ala", "111111")
+    await log_in(client, ala)
+    ala.invite("Robo", UNDO_GAME)
+    await poll(client, ala)
+    await feed.next("invitation")
+    await act(client, token, "invitation/accept")
+    full = await feed.next("gameFull")
+    uid = full["table"]
+    await poll(client, ala)
+    ala.make_move(str(uid), 5, 5)
+    await poll(client, ala)
+    room = client.app[HUB_KEY].tables[uid].room
+    assert room is not None
+    bot = AiBot(BotApi(str(client.server.make_url("/")).rstrip("/"), token), 1)
+    bot.searching = threading.Thread(target=lambda: None)  # a search running: no other is begun
+    bot.searching.start()
+    bot.take(full)
+    bot.take(await feed.next("move"))  # *Ala's e6
+    bot.take(await feed.next("clock", toMove="red"))
+    searched = Found(uid, bot.games[uid].key(), bot.games[uid].board().index((10, 10)))
+
+    ala.propose(str(uid), "undo")
+    await poll(client, ala)
+    await asyncio.to_thread(bot.take, await feed.next("proposal"))  # agreed: e6 taken back
+    assert len(room.game.moves) == 0
+    await asyncio.to_thread(bot.found, searched)  # before the feed's take-back
+
+    assert len(room.game.moves) == 0
+    assert "a move found for a position gone is dropped" in caplog.text
+    assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []
