@@ -52,6 +52,7 @@ from server.web.common import (
 from server.web.headers import folder_page_policy
 from server.web.limits import LoginGuard, NetworkLimiter
 from server.web.networks import Grouping
+from server.web.shared import SHARED_ANSWERS_KEY, SharedAnswers
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +97,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     )
     app[clients.LIMITS_KEY] = clients.request_limits(settings.network_factor)
     app[accesslog.SUMMARIES_KEY] = accesslog.RequestSummaries()
+    app[SHARED_ANSWERS_KEY] = SharedAnswers()
     app[metrics.METRICS_KEY] = metrics.Metrics(
         app[HUB_KEY], {"/a.kropki": kropki.COMMANDS, "/auth.py": frozenset(auth.HANDLERS)}
     )

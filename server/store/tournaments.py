@@ -12,7 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from server.store.database import findable
-from server.store.models import ArchivedGame, TournamentKey, TournamentTable
+from server.store.models import ArchivedGame, TournamentChange, TournamentKey, TournamentTable
 from server.store.outage import unique_violation
 
 KEY_BYTES = 24  # 32 URL-safe characters: far beyond guessing, so a fast hash is enough to keep it
@@ -131,6 +131,17 @@ class Tournaments:
                 .order_by(TournamentTable.uid)
             )
             return [TableRecord(*row) for row in rows]
+
+    async def changes(self, tournament: str) -> int:
+        """The tournament's count of changes to its tables (0: none yet): a reader that saw the same count
+        has seen every row as it is (server/store/changes.py)."""
+        if not findable(tournament):
+            return 0
+        async with self.sessions() as session:
+            count = await session.scalar(
+                select(TournamentChange.count).where(TournamentChange.tournament == tournament)
+            )
+        return count or 0
 
     async def records(self, tournament: str) -> list[tuple[int, str, str, str]]:
         """(number, blue, red, SGF) of every archived game of the tournament."""

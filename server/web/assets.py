@@ -66,16 +66,16 @@ class Assets:
         app.router.add_get("/{name:[^/]+}", self._plain)  # the names of before: pages cached elsewhere
 
     async def _index(self, request: web.Request) -> web.Response:
-        return _response(request, self.page, REVALIDATE)
+        return asset_response(request, self.page, REVALIDATE)
 
     async def _versioned(self, request: web.Request) -> web.Response:
         asset = self._found(request.match_info["name"])
         # a page of an earlier version asking: the file as it is now, which it must not keep for long
         cached = IMMUTABLE if request.match_info["version"] == self.version else REVALIDATE
-        return _response(request, asset, cached)
+        return asset_response(request, asset, cached)
 
     async def _plain(self, request: web.Request) -> web.Response:
-        return _response(request, self._found(request.match_info["name"]), REVALIDATE)
+        return asset_response(request, self._found(request.match_info["name"]), REVALIDATE)
 
     def _found(self, name: str) -> Asset:
         asset = self.files.get(name)
@@ -89,7 +89,7 @@ class Assets:
         if status != 200:
             body, headers = self.pages[name].body, {CSP: CLIENT_POLICY}
             return web.Response(status=status, body=body, content_type="text/html", headers=headers)
-        return _response(request, self.pages[name], REVALIDATE)
+        return asset_response(request, self.pages[name], REVALIDATE)
 
 
 # The built-in client's files, for its other pages; absent when --static replaces the client.
@@ -113,7 +113,8 @@ def _asset(name: str, body: bytes) -> Asset:
     return Asset(body, gzipped, content_type, '"' + hashlib.sha256(body).hexdigest()[:16] + '"')
 
 
-def _response(request: web.Request, asset: Asset, cache_control: str) -> web.Response:
+def asset_response(request: web.Request, asset: Asset, cache_control: str) -> web.Response:
+    """The asset, gzipped to a client that takes it, or 304 to one that has it (its ETag)."""
     headers = {"Cache-Control": cache_control, "ETag": asset.etag, "Content-Type": asset.content_type}
     if asset.content_type.startswith("text/html"):
         headers[CSP] = CLIENT_POLICY

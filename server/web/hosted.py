@@ -4,6 +4,7 @@ everyone reads the list and the standings (docs/tournaments.md, "Tournaments the
 from __future__ import annotations
 
 import re
+from collections.abc import Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -13,8 +14,17 @@ from server.director.director import Director
 from server.director.times import wall
 from server.protocol.codec import ProtocolError
 from server.store.hosted import Settings
+from server.web.assets import REVALIDATE, asset_response
 from server.web.common import DIRECTOR_KEY, HUB_KEY
-from server.web.tournament import NOT_SAVED, TOURNAMENTS_KEY, required, tournament_label
+from server.web.shared import SHARED_ANSWERS_KEY, Built
+from server.web.tournament import (
+    LISTING,
+    NOT_SAVED,
+    TOURNAMENTS_KEY,
+    answered_anew,
+    required,
+    tournament_label,
+)
 
 KINDS = ("swiss", "arena")
 MAX_ROUNDS = 20
@@ -102,13 +112,16 @@ async def create_tournament(request: web.Request) -> str:
         created_by=created_by,
     )
     await director.create(settings)
+    answered_anew(request.app, name)
     return "ok"
 
 
 async def cancel_tournament(request: web.Request) -> str:
     """`co=cancelTournament&key=K&tourn=NAME` (or a moderator's `idGracza`) -> `ok`."""
     director = _director(request)
-    await director.cancel(required(request, "tourn"), (await _organiser(request)).tournament)
+    name = required(request, "tourn")
+    await director.cancel(name, (await _organiser(request)).tournament)
+    answered_anew(request.app, name)
     return "ok"
 
 
@@ -133,13 +146,17 @@ async def _organiser(request: web.Request) -> Organiser:
 
 async def join_tournament(request: web.Request) -> str:
     """`co=joinTournament&idGracza=ID&tourn=NAME` -> `ok`."""
-    await _director(request).join(_secret(request), required(request, "tourn"))
+    name = required(request, "tourn")
+    await _director(request).join(_secret(request), name)
+    answered_anew(request.app, name)
     return "ok"
 
 
 async def leave_tournament(request: web.Request) -> str:
     """`co=leaveTournament&idGracza=ID&tourn=NAME` -> `ok`."""
-    await _director(request).leave(_secret(request), required(request, "tourn"))
+    name = required(request, "tourn")
+    await _director(request).leave(_secret(request), name)
+    answered_anew(request.app, name)
     return "ok"
 
 
@@ -152,7 +169,18 @@ def _secret(request: web.Request) -> str:
 
 @routes.get("/tournaments.json")
 async def listing(request: web.Request) -> web.Response:
-    """The tournaments the server runs: the unfinished ones by start, then the latest finished."""
+    """The tournaments the server runs: the unfinished ones by start, then the latest finished; built
+    at most once a CHECK_SECONDS and shared (server/web/shared.py)."""
     director = request.app.get(DIRECTOR_KEY)
-    listed = await director.listing() if director is not None else []
-    return web.json_response({"tournaments": listed}, headers={"Cache-Control": "no-store"})
+
+    async def listed() -> Built:
+        return Built({"tournaments": await director.listing() if director is not None else []})
+
+    answer = await request.app[SHARED_ANSWERS_KEY].get(LISTING, _checked_anew, listed)
+    assert answer is not None  # a build that always answers
+    return asset_response(request, answer, REVALIDATE)
+
+
+async def _checked_anew() -> Hashable:
+    """A version never seen before: every check builds the list again (it has no count of changes)."""
+    return object()

@@ -9,6 +9,8 @@ import re
 import unicodedata
 import zipfile
 from collections import Counter
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -22,10 +24,11 @@ from server.hub.limits import STORAGE_REFUSED
 from server.protocol.codec import ProtocolError, check_nick, parse_number
 from server.store.accounts import Accounts
 from server.store.database import utc_text
-from server.store.tournaments import Tournaments
-from server.web.assets import PAGES_KEY
+from server.store.tournaments import TableRecord, Tournaments
+from server.web.assets import PAGES_KEY, REVALIDATE, Asset, asset_response
 from server.web.auth import ACCOUNTS_KEY
 from server.web.common import DIRECTOR_KEY, HUB_KEY
+from server.web.shared import SHARED_ANSWERS_KEY, Built
 
 TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
 NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
@@ -34,6 +37,9 @@ RECORDS_SUFFIX = ".sgf.zip"  # /tournament/<name>.sgf.zip: a tournament's record
 _SAY_HI = re.compile(r"[0-9]{1,5}(\.[0-9]{1,5})+")
 MOST_PLAYERS = 8  # two teams of four (docs/teams.md)
 _SIDE = re.compile(r"pl(0|[1-9][0-9]*)")  # pl<n>: the player of side n
+TABLES, STANDINGS = "tables", "standings"  # the answers about a tournament (server/web/shared.py)
+LISTING = "tournaments"  # /tournaments.json's (server/web/hosted.py)
+STANDINGS_TABLES = 1_000  # the newest tables standings.json lists, besides those being played
 
 routes = web.RouteTableDef()
 
@@ -132,6 +138,7 @@ async def set_up_table(request: web.Request) -> str:
         more=more,
     )
     if await hub.settled(before):
+        answered_anew(request.app, tournament)
         return f"ok.{uid}"
     if hub.withdraw_set_up(uid):  # nothing was done, as err.storage says: the retry sets it up once
         raise ProtocolError("storage", STORAGE_REFUSED)
@@ -155,6 +162,7 @@ async def cancel_table(request: web.Request) -> str:
         # no key sets up these tables, so none cancels one: cancelTournament calls the whole off
         raise ProtocolError("hostedTournament", "The server pairs this tournament itself: it runs its games.")
     hub.cancel_table(table, key.tournament)
+    answered_anew(request.app, tournament)
     return "ok"
 
 
@@ -184,44 +192,14 @@ def _zipped(games: list[tuple[int, str, str, str]]) -> bytes:
 @routes.get("/tournament/{name}")
 async def tables(request: web.Request) -> web.Response:
     """Every table set up for the tournament, with its state now: what a script needs for results."""
-    name = request.match_info["name"]
-    listed = await _listed(request, name)
-    hosted = await _hosted(request, name)
-    if not listed and hosted is None:
-        return web.json_response({"error": f"no tables were set up for the tournament {name!r}"}, status=404)
-    answer: dict[str, Any] = {"tournament": name, "tables": listed}
-    if hosted is not None:  # one the server runs: its settings, players and standings too
-        answer["hosted"] = hosted
-    return web.json_response(answer, headers={"Cache-Control": "no-store"})
-
-
-async def _hosted(request: web.Request, name: str) -> dict[str, Any] | None:
-    director = request.app.get(DIRECTOR_KEY)
-    return await director.described(name) if director is not None else None
+    return await _shared(request, TABLES)
 
 
 @routes.get("/tournament/{name}/standings.json")
 async def standings_json(request: web.Request) -> web.Response:
-    """What the standings page shows: the tables as `/tournament/<name>` lists them, and the standings
-    of the finished games (docs/tournaments.md, "Standings")."""
-    name = request.match_info["name"]
-    listed = await _listed(request, name)
-    hosted = await _hosted(request, name)
-    if hosted is not None:  # ranked by its own kind's rules (byes, arena points)
-        return web.json_response(
-            {"tournament": name, "hosted": hosted, "standings": hosted["standings"], "tables": listed},
-            headers={"Cache-Control": "no-store"},
-        )
-    if not listed:
-        return web.json_response({"error": f"no tables were set up for the tournament {name!r}"}, status=404)
-    counted = [entry for entry in listed if entry["state"] != "cancelled"]
-    finished = [Played(e["blue"], e["red"], e["result"]) for e in counted if e["state"] == "finished"]
-    playing = Counter(nick for e in counted if e["state"] == "playing" for nick in (e["blue"], e["red"]))
-    players = {nick for entry in counted for nick in (entry["blue"], entry["red"])}
-    ranked = [standing_row(standing, playing[standing.player]) for standing in standings(finished, players)]
-    return web.json_response(
-        {"tournament": name, "standings": ranked, "tables": listed}, headers={"Cache-Control": "no-store"}
-    )
+    """What the standings page shows: the standings of the finished games and the newest tables as
+    `/tournament/<name>` lists them (docs/tournaments.md, "Standings")."""
+    return await _shared(request, STANDINGS)
 
 
 @routes.get("/tournament/{name}/standings")
@@ -233,43 +211,125 @@ async def standings_page(request: web.Request) -> web.Response:
             text="The standings page is part of the built-in client, which --static replaced; "
             f"the results are at /tournament/{request.match_info['name']}.\n"
         )
-    name = request.match_info["name"]
-    known = bool(await request.app[TOURNAMENTS_KEY].tables(name)) or await _hosted(request, name) is not None
+    known = await _answer(request.app, STANDINGS, request.match_info["name"]) is not None
     return pages.page_response(request, "standings.html", 200 if known else 404)
 
 
-async def _listed(request: web.Request, name: str) -> list[dict[str, Any]]:
-    """The tournament's tables, oldest first, with their state now (none: no such tournament)."""
-    rows = await request.app[TOURNAMENTS_KEY].tables(name)
-    hub: Hub = request.app[HUB_KEY]
-    listed = []
-    for row in rows:
-        table = hub.tables.get(row.uid)
-        room = table.room if table is not None else None
-        live = room if room is not None and room.games_played == 0 else None  # its tournament game
-        result = row.result or (str(live.game.result) if live and live.game.result is not None else None)
-        if row.cancelled or (live is not None and live.cancelled):
-            state = "cancelled"
-        elif live is not None and live.game.result is None:
-            state = "playing"
-        else:
-            state = "finished" if result is not None else "closed"
-        listed.append(
-            {
-                "table": row.uid,
-                "round": row.round,
-                "created": utc_text(row.created_at),
-                "blue": row.blue,
-                "red": row.red,
-                "gameType": row.game_type,
-                "state": state,
-                "moves": len(live.game.moves) if live is not None else None,
-                "result": result,
-                "game": row.game_number,
-                "sgf": f"/sgf/{row.game_number}" if row.game_number is not None else None,
-            }
-        )
-    return listed
+def answered_anew(app: web.Application, tournament: str | None) -> None:
+    """A request here changed the tournament: its next answers are built anew, not a second later."""
+    if tournament is not None:
+        app[SHARED_ANSWERS_KEY].changed(LISTING, (TABLES, tournament), (STANDINGS, tournament))
+
+
+async def _shared(request: web.Request, kind: str) -> web.Response:
+    name = request.match_info["name"]
+    answer = await _answer(request.app, kind, name)
+    if answer is None:
+        return web.json_response({"error": f"no tables were set up for the tournament {name!r}"}, status=404)
+    return asset_response(request, answer, REVALIDATE)
+
+
+async def _answer(app: web.Application, kind: str, name: str) -> Asset | None:
+    """The answer as every request shares it (server/web/shared.py); None: no such tournament."""
+    build = _tables_built if kind == TABLES else _standings_built
+    answers = app[SHARED_ANSWERS_KEY]
+    return await answers.get((kind, name), lambda: _version(app, name), lambda: build(app, name))
+
+
+async def _version(app: web.Application, name: str) -> Hashable:
+    """What the store says of the tournament: its count of changes to its tables, and for one the
+    server runs, its record (state, round) and entries."""
+    count = await app[TOURNAMENTS_KEY].changes(name)
+    director = app.get(DIRECTOR_KEY)
+    hosted = await director.hosted.get(name) if director is not None else None
+    entries = tuple(await director.hosted.entries(hosted.id)) if director and hosted else ()
+    return count, hosted, entries
+
+
+async def _tables_built(app: web.Application, name: str) -> Built | None:
+    listed = await _listed(app, name)
+    hosted = await _hosted(app, name)
+    if not listed.entries and hosted is None:
+        return None
+    answer: dict[str, Any] = {"tournament": name, "tables": listed.entries}
+    if hosted is not None:  # one the server runs: its settings, players and standings too
+        answer["hosted"] = hosted
+    return Built(answer, listed.live, listed.live_as_built)
+
+
+async def _standings_built(app: web.Application, name: str) -> Built | None:
+    listed = await _listed(app, name)
+    hosted = await _hosted(app, name)
+    entries = listed.entries
+    if hosted is not None:  # ranked by its own kind's rules (byes, arena points)
+        answer = {"tournament": name, "hosted": hosted, "standings": hosted["standings"]}
+    elif not entries:
+        return None
+    else:
+        counted = [entry for entry in entries if entry["state"] != "cancelled"]
+        finished = [Played(e["blue"], e["red"], e["result"]) for e in counted if e["state"] == "finished"]
+        playing = Counter(nick for e in counted if e["state"] == "playing" for nick in (e["blue"], e["red"]))
+        players = {nick for entry in counted for nick in (entry["blue"], entry["red"])}
+        ranked = [standing_row(row, playing[row.player]) for row in standings(finished, players)]
+        answer = {"tournament": name, "standings": ranked}
+    oldest_listed = len(entries) - STANDINGS_TABLES
+    answer["tables"] = [e for n, e in enumerate(entries) if n >= oldest_listed or e["state"] == "playing"]
+    answer["tablesLeftOut"] = len(entries) - len(answer["tables"])
+    return Built(answer, listed.live, listed.live_as_built)
+
+
+async def _hosted(app: web.Application, name: str) -> dict[str, Any] | None:
+    director = app.get(DIRECTOR_KEY)
+    return await director.described(name) if director is not None else None
+
+
+@dataclass(frozen=True)
+class Listed:
+    entries: list[dict[str, Any]]  # the tournament's tables, oldest first, with their state now
+    live: Callable[[], Hashable]  # the state, result and moves now of those not settled in the store
+    live_as_built: Hashable  # ... as the entries show them
+
+
+async def _listed(app: web.Application, name: str) -> Listed:
+    rows = await app[TOURNAMENTS_KEY].tables(name)
+    hub: Hub = app[HUB_KEY]
+    now = [_now(hub, row) for row in rows]
+    unsettled = [n for n, row in enumerate(rows) if row.result is None and not row.cancelled]
+    entries = [
+        {
+            "table": row.uid,
+            "round": row.round,
+            "created": utc_text(row.created_at),
+            "blue": row.blue,
+            "red": row.red,
+            "gameType": row.game_type,
+            "state": state,
+            "moves": moves,
+            "result": result,
+            "game": row.game_number,
+            "sgf": f"/sgf/{row.game_number}" if row.game_number is not None else None,
+        }
+        for row, (state, result, moves) in zip(rows, now, strict=True)
+    ]
+    open_rows = [rows[n] for n in unsettled]
+    return Listed(
+        entries, lambda: tuple(_now(hub, row) for row in open_rows), tuple(now[n] for n in unsettled)
+    )
+
+
+def _now(hub: Hub, row: TableRecord) -> tuple[str, str | None, int | None]:
+    """A tournament table's state, result and moves now: the store's, or its live table's."""
+    table = hub.tables.get(row.uid)
+    room = table.room if table is not None else None
+    live = room if room is not None and room.games_played == 0 else None  # its tournament game
+    result = row.result or (str(live.game.result) if live and live.game.result is not None else None)
+    if row.cancelled or (live is not None and live.cancelled):
+        state = "cancelled"
+    elif live is not None and live.game.result is None:
+        state = "playing"
+    else:
+        state = "finished" if result is not None else "closed"
+    return state, result, len(live.game.moves) if live is not None else None
 
 
 def _attachment(filename: str) -> str:

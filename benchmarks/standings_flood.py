@@ -1,0 +1,227 @@
+"""A big tournament's public pages under a flood: what one request costs, and the players meanwhile.
+
+The real server (a subprocess) on a throwaway SQLite file holding, for each of --sizes, two tournaments
+of that many games: "Hourly arena", an arena the server ran (finished, 150 players: its answers carry
+the director's standings), and "Big cup", an organiser's (setUpTable) tournament.
+
+First, one request at a time: the server process's CPU for a request of each public page of the two
+(standings.json, the results `/tournament/<name>`; the first request of a run apart from the next
+--repeat), and the bytes of the answer, plain and with `Accept-Encoding: gzip`.
+
+Then the flood, at the largest size: --clients connections, each from an address of a /24 network of
+its own (127.N.M.1, so that no per-address or per-network limit holds them back), ask for one of the
+four pages in a loop for --seconds, while --pollers guests poll the lobby every 100 ms from the
+--unlimited address and an organiser's script sets up a table of "Big cup" every second (a change each
+second, as results arrive in a running tournament). Printed: the flood's answers a second (by status),
+the pollers' p50 and p99 (target: p99 within TARGET_P99_MS, docs/performance.md), the server's CPU
+share and its peak memory.
+
+    .venv/bin/python benchmarks/standings_flood.py --sizes 4500 40000 108000 --clients 200 --seconds 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import random
+import sqlite3
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import quote
+
+from aiflood import Guest, guest_from
+from stream import HOST, REPO, TARGET_P99_MS, HttpConnection, Server, ms
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from server.store.hosted import Entry, Settings  # noqa: E402
+from server.store.store import Store  # noqa: E402
+
+ARENA, CUP = "Hourly arena", "Big cup"
+PLAYERS = 150
+RESULTS = ["B+R", "W+R", "B+3", "W+2.5", "0", "B+T", "W+F", "Void"]
+PAGES = [f"/tournament/{quote(name)}{tail}" for name in (ARENA, CUP) for tail in ("/standings.json", "")]
+GZIP = {"Accept-Encoding": "gzip"}
+
+
+async def fill(workdir: Path, size: int) -> str:
+    """The database with both tournaments of `size` games each; returns the organiser's key of Big cup."""
+    url = f"sqlite+aiosqlite:///{workdir}/bench.sqlite3"
+    store = await Store.open(url, upgrade=True)
+    begun = datetime(2026, 12, 2, tzinfo=UTC)
+    try:
+        arena = Settings(ARENA, "arena", "20x20", 0, 1440, begun, None, None, False, 0, "bench")
+        hosted = await store.hosted.create(arena, begun - timedelta(days=1))
+        for n in range(1, PLAYERS + 1):
+            entry = Entry(f"p{n}", f"p{n}", f"@{n}", 2400.0 - 1000 * n / PLAYERS, begun, False)
+            await store.hosted.register(hosted.id, entry)
+        await store.hosted.set_state(hosted.id, "finished", begun + timedelta(days=1))
+        key = await store.tournaments.add_key("bench", CUP, False)
+    finally:
+        await store.close()
+    rng = random.Random(size)
+    nicks = [f"p{n}" for n in range(1, PLAYERS + 1)]
+    stamp = "2026-12-02 00:00:00.000000"
+    games, tables = [], []
+    for offset, name in ((0, ARENA), (size, CUP)):
+        for uid in range(offset + 1, offset + size + 1):
+            blue, red = rng.sample(nicks, 2)
+            result = rng.choice(RESULTS)
+            games.append((uid, stamp, blue, red, result, name))
+            tables.append((uid, name, stamp, blue, red, result, uid, rng.randrange(10, 121)))
+    with contextlib.closing(sqlite3.connect(f"{workdir}/bench.sqlite3")) as db, db:
+        db.executemany(
+            "INSERT INTO games (number, finished_at, blue_nick, red_nick, game_type, result, rated,"
+            " tournament, sgf) VALUES (?, ?, ?, ?, '20x20', ?, 0, ?, '(;)')",
+            games,
+        )
+        db.executemany(
+            "INSERT INTO tournament_tables (uid, tournament, round, created_at, blue, red, game_type,"
+            " result, game_number, moves) VALUES (?, ?, NULL, ?, ?, ?, '20x20', ?, ?, ?)",
+            tables,
+        )
+    return key
+
+
+async def one_at_a_time(server: Server, repeat: int, size: int) -> None:
+    conn = await _connect(server.port, HOST)
+    try:
+        for page in PAGES:
+            costs = []
+            for _ in range(repeat + 1):
+                before = server.cpu_seconds()
+                status, body = await conn.get(page)
+                costs.append(server.cpu_seconds() - before)
+                if status != 200:
+                    raise RuntimeError(f"{page}: HTTP {status} {body[:200]!r}")
+            zipped = await _connect(server.port, HOST, GZIP)  # now: a connection idle for long is closed
+            _, small = await zipped.get(page)
+            zipped.close()
+            print(
+                f"{size:,} games, {_short(page)}: the first request {costs[0] * 1000:.0f} ms of the server's"
+                f" CPU, then {statistics.mean(costs[1:]) * 1000:.1f} ms each (mean of {repeat});"
+                f" {len(body) / 1e6:.2f} MB, {len(small) / 1e6:.2f} MB asked with gzip",
+                flush=True,
+            )
+    finally:
+        conn.close()
+
+
+async def _connect(port: int, address: str, headers: dict[str, str] | None = None) -> HttpConnection:
+    loop = asyncio.get_running_loop()
+    _, conn = await loop.create_connection(
+        lambda: HttpConnection(port, 60.0, headers), HOST, port, local_addr=(address, 0)
+    )
+    return conn
+
+
+def _short(page: str) -> str:
+    return page.replace("/tournament/", "").replace("%20", " ")
+
+
+async def flood(server: Server, key: str, clients: int, pollers: int, seconds: float) -> bool:
+    stop_at = time.monotonic() + seconds
+    answered: Counter[str] = Counter()
+    waits: list[float] = []
+    guests = [await guest_from(server.port, HOST, f"poller{n}", f"*Poller{n}", 10.0) for n in range(pollers)]
+    for guest in guests:
+        if await guest.login() != b"":
+            raise RuntimeError(f"{guest.nick} could not log in")
+    flooders = [
+        await _connect(server.port, f"127.{1 + n // 200}.{n % 200}.1", GZIP if n % 2 else None)
+        for n in range(clients)
+    ]
+    cpu_before, started = server.cpu_seconds(), time.monotonic()
+    await asyncio.gather(
+        *(_ask(conn, PAGES[n % len(PAGES)], stop_at, answered) for n, conn in enumerate(flooders)),
+        *(_poll(guest, stop_at, waits) for guest in guests),
+        _set_up(server.port, key, stop_at, answered),
+    )
+    elapsed = time.monotonic() - started
+    cpu = (server.cpu_seconds() - cpu_before) / elapsed
+    for conn in flooders:
+        conn.close()
+    waits.sort()
+    met = bool(waits) and waits[int(0.99 * (len(waits) - 1))] * 1000 <= TARGET_P99_MS
+    rates = ", ".join(f"{what} {count / elapsed:.1f}/s" for what, count in sorted(answered.items()))
+    print(
+        f"flood of {clients} clients from {clients} networks for {elapsed:.0f} s: {rates};"
+        f" the pollers' polls {ms(waits, 50, 99)} over {len(waits)} (target p99 {TARGET_P99_MS:.0f} ms)"
+        f"{'' if met else '  MISSED'}; the server's CPU {cpu * 100:.0f}% of a core,"
+        f" peak memory {server.rss_mb('VmHWM'):.0f} MB",
+        flush=True,
+    )
+    return met
+
+
+async def _ask(conn: HttpConnection, page: str, stop_at: float, answered: Counter[str]) -> None:
+    while time.monotonic() < stop_at:
+        try:
+            status, _ = await conn.get(page)
+        except (OSError, TimeoutError, ValueError):
+            answered["failed"] += 1
+            return
+        answered[f"HTTP {status}"] += 1
+
+
+async def _poll(guest: Guest, stop_at: float, waits: list[float]) -> None:
+    while time.monotonic() < stop_at:
+        sent = time.monotonic()
+        await guest.poll(0)
+        waits.append(time.monotonic() - sent)
+        await asyncio.sleep(0.1)
+
+
+async def _set_up(port: int, key: str, stop_at: float, answered: Counter[str]) -> None:
+    """An organiser's script: a table of Big cup a second, between players who never come."""
+    conn = await _connect(port, HOST)
+    number = 0
+    try:
+        while time.monotonic() < stop_at:
+            number += 1
+            query = f"co=setUpTable&key={key}&gameType=2020stanF0.60.5&pl1=*A{number}&pl2=*B{number}"
+            _, body = await conn.get(f"/a.kropki?{query}&tourn={quote(CUP)}&tRound=1")
+            answered["set up" if body.startswith(b"ok.") else "set-up refused"] += 1
+            await asyncio.sleep(1.0)
+    finally:
+        conn.close()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--sizes", type=int, nargs="+", default=[4500, 40_000, 108_000])
+    parser.add_argument("--repeat", type=int, default=5, help="requests timed after the first, each page")
+    parser.add_argument("--clients", type=int, default=200)
+    parser.add_argument("--pollers", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--log-level", default="WARNING")
+    parser.add_argument("--server-root", type=Path, default=REPO, help="the checkout whose server runs")
+    args = parser.parse_args()
+    met = True
+    for size in args.sizes:
+        with tempfile.TemporaryDirectory() as folder:
+            workdir = Path(folder)
+            key = asyncio.run(fill(workdir, size))
+            server = Server(args.python, args.log_level, workdir, None, root=args.server_root)
+            server.start(timeout=120.0)
+            try:
+                asyncio.run(one_at_a_time(server, args.repeat, size))
+                if size == max(args.sizes):
+                    met = asyncio.run(flood(server, key, args.clients, args.pollers, args.seconds))
+            finally:
+                server.stop()
+            print(f"    log: {server.log_summary()}", flush=True)
+    return 0 if met else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
