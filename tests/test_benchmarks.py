@@ -82,6 +82,11 @@ RUNS = {
         ],
         "set up since the last wave",
     ),
+    # both tournaments of 200 games, then 10 clients from 10 networks asking for 2 seconds
+    "standings_flood": (
+        ["--sizes", "200", "--repeat", "1", "--clients", "10", "--pollers", "2", "--seconds", "2"],
+        "flood of 10 clients from 10 networks",
+    ),
     "idle_connections": (["--connections", "50", "--settle", "0.2"], "an idle connection after a poll:"),
     "request_lines": (["--connections", "50", "--polls", "20", "--settle", "0.2"], "line of 40,096 bytes:"),
     "push": (

@@ -12,7 +12,7 @@ const RETRY_MS = 5_000;
 const segments = location.pathname.split("/");
 const nameInAddress = segments[segments.length - 2]; // as the address encodes it
 const name = addressText(nameInAddress);
-let read = null; // the last standings.json: {tournament, standings, tables}
+let read = null; // the last standings.json: {tournament, standings, tables, tablesLeftOut}
 let missing = false; // no table was set up for this tournament
 let timer = null;
 
@@ -96,6 +96,9 @@ function renderStandings() {
 }
 
 function renderGames() {
+  const leftOut = read.tablesLeftOut ?? 0; // the oldest tables of a big tournament: only in the results JSON
+  $("#tables-left-out").hidden = !leftOut;
+  $("#tables-left-out").textContent = leftOut ? t("tablesLeftOut", { count: leftOut }) : "";
   $("#games").replaceChildren(
     ...read.tables.map((entry) => {
       const item = element("li", { className: `state-${entry.state}` });
@@ -139,7 +142,8 @@ async function load() {
   clearTimeout(timer);
   let again = REFRESH_MS;
   try {
-    const response = await fetch("standings.json", { cache: "no-store" });
+    // asked again each time, answered 304 when its ETag still holds (docs/tournaments.md)
+    const response = await fetch("standings.json", { cache: "no-cache" });
     missing = response.status === 404;
     if (response.ok) {
       read = await response.json();

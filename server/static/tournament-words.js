@@ -40,6 +40,7 @@ export const TOURNAMENT_WORDS = {
     allGamesSgf: "All games (SGF, zip)",
     noTournament: "No tables were set up for the tournament {name}.",
     resultsNotLoaded: "The results could not be read; trying again…",
+    tablesLeftOut: "Earlier tables not shown here: {count} (the results JSON lists them all).",
   },
   pl: {
     hostedTournaments: "Turnieje",
@@ -78,6 +79,7 @@ export const TOURNAMENT_WORDS = {
     allGamesSgf: "Wszystkie partie (SGF, zip)",
     noTournament: "Dla turnieju {name} nie utworzono żadnych stołów.",
     resultsNotLoaded: "Nie udało się odczytać wyników; ponawiam…",
+    tablesLeftOut: "Wcześniejsze stoły niepokazane tutaj: {count} (wszystkie są w wynikach JSON).",
   },
   ru: {
     hostedTournaments: "Турниры",
@@ -116,6 +118,7 @@ export const TOURNAMENT_WORDS = {
     allGamesSgf: "Все партии (SGF, zip)",
     noTournament: "Для турнира {name} не создано ни одного стола.",
     resultsNotLoaded: "Не удалось прочитать результаты; повторяю…",
+    tablesLeftOut: "Более ранние столы, не показанные здесь: {count} (все они есть в результатах JSON).",
   },
   ua: {
     hostedTournaments: "Турніри",
@@ -154,5 +157,6 @@ export const TOURNAMENT_WORDS = {
     allGamesSgf: "Усі партії (SGF, zip)",
     noTournament: "Для турніру {name} не створено жодного столу.",
     resultsNotLoaded: "Не вдалося прочитати результати; повторюю…",
+    tablesLeftOut: "Раніші столи, не показані тут: {count} (усі вони є в результатах JSON).",
   },
 };
