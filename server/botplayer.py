@@ -180,12 +180,13 @@ class Position:
     on_move: bool = False  # the last `clock` since the last move says the bot is on move
     seconds_left: float | None = None  # the bot's, by that clock (None: no clock)
     since: int = 0  # the order in which games came on move: the longest waiting is searched first
-    # the take-backs it agreed to: the position changes at once, before the feed shows it
-    taken_back: int = 0
+    # the propositions it agreed to that the server took (a take-back, an end): each changes the game
+    # at once, before the feed shows it
+    agreed: int = 0
 
     def key(self) -> tuple[object, ...]:
         """What a search is for: a move found for another position is not played."""
-        return self.colour, tuple(self.setup), tuple(self.moves), self.over, self.taken_back
+        return self.colour, tuple(self.setup), tuple(self.moves), self.over, self.agreed
 
     def board(self) -> Board:
         board = Board(self.width, self.height)
@@ -422,12 +423,14 @@ class AiBot:
             return
         board = game.board()
         agrees = ANSWERS.get(what, board.score[game.colour] >= board.score[3 - game.colour])
-        if agrees and what == "undo":
-            # a search begun before is for a position gone, though its `move` event may come after
-            # the search's move: played then, it was refused notYourTurn
-            game.taken_back += 1
-            game.on_move = False  # until a clock after the take-back says so
-        self.api.post(f"/api/bot/game/{table}/answer/{what}/{'accept' if agrees else 'decline'}")
+        answer = self.api.post(f"/api/bot/game/{table}/answer/{what}/{'accept' if agrees else 'decline'}")
+        if agrees and answer.get("ok"):
+            # a search begun before is for a game gone (a move taken back, the game over), though the
+            # feed's events saying so may come after the search's move: played then, it was refused
+            # notYourTurn. The next search begins at once, as for a game that did not change (the
+            # server refused the answer, or a team's proposition waits for the bot's team-mates): no
+            # clock would come to begin it; one for a game that did is dropped in turn.
+            game.agreed += 1
 
 
 def add_parser(add_parser: Callable[..., argparse.ArgumentParser]) -> None:

@@ -17,7 +17,7 @@ from server.cli import main
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
-from tests.web.test_bots import act, open_feed
+from tests.web.test_bots import Feed, act, open_feed
 
 FREE_GAME = "2020n0.0.a.F.a.180.15._SRATP_sratp."  # ServerZagram.getGameTypeString: the inviter is blue
 TERRITORY_GAME = "2020t0.0.a.F.a.180.15._SRATP_sratp."
@@ -116,13 +116,9 @@ def test_the_ai_as_a_bot_keeps_no_board_of_every_game_it_ever_played() -> None:
     assert grown < 40_000  # was 5.9 MB: 15 KB a game
 
 
-async def test_a_move_found_before_a_take_back_it_agreed_to_is_dropped_before_the_feed_shows_it(
-    client: TestClient, caplog: pytest.LogCaptureFixture
-) -> None:
-    """bot-play agrees to a take-back at once, while it searches. Its search's move, for the position
-    before, came back before the feed's `move` event of the take-back, and was sent: refused notYourTurn
-    (a fresh-clone run on a loaded host). The steps in that order, on bot-play's own methods."""
-    caplog.set_level(logging.INFO)
+async def undo_game_on_the_bots_move(client: TestClient) -> tuple[str, Feed, MultiPoints, int]:
+    """Robo's token and feed (read up to its table's whole state), *Ala having played e6 at their game
+    with take-backs, and the table."""
     token = await client.app[STORE_KEY].bots.create("Robo")
     feed = await open_feed(client, token)
     ala = MultiPoints("*Ala", "111111")
@@ -131,27 +127,68 @@ async def test_a_move_found_before_a_take_back_it_agreed_to_is_dropped_before_th
     await poll(client, ala)
     await feed.next("invitation")
     await act(client, token, "invitation/accept")
-    full = await feed.next("gameFull")
-    uid = full["table"]
+    uid = (await feed.next("gameFull"))["table"]
     await poll(client, ala)
     ala.make_move(str(uid), 5, 5)
     await poll(client, ala)
-    room = client.app[HUB_KEY].tables[uid].room
-    assert room is not None
+    return token, feed, ala, uid
+
+
+async def bot_searching(client: TestClient, token: str, feed: Feed, uid: int) -> AiBot:
+    """bot-play on move at the table, as its feed said it, with a search running (begun by the test):
+    its steps are the test's to take, in the order it chooses."""
     bot = AiBot(BotApi(str(client.server.make_url("/")).rstrip("/"), token), 1)
-    bot.searching = threading.Thread(target=lambda: None)  # a search running: no other is begun
+    bot.searching = threading.Thread(target=lambda: None)  # no other search is begun
     bot.searching.start()
-    bot.take(full)
+    bot.take(next(event for event in feed.events if event["type"] == "gameFull"))
     bot.take(await feed.next("move"))  # *Ala's e6
     bot.take(await feed.next("clock", toMove="red"))
+    return bot
+
+
+async def test_a_move_found_before_a_take_back_it_agreed_to_is_dropped_before_the_feed_shows_it(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """bot-play agrees to a take-back at once, while it searches. Its search's move, for the position
+    before, came back before the feed's `move` event of the take-back, and was sent: refused notYourTurn
+    (a fresh-clone run on a loaded host). The steps in that order, on bot-play's own methods."""
+    caplog.set_level(logging.INFO)
+    token, feed, ala, uid = await undo_game_on_the_bots_move(client)
+    room = client.app[HUB_KEY].tables[uid].room
+    bot = await bot_searching(client, token, feed, uid)
     searched = Found(uid, bot.games[uid].key(), bot.games[uid].board().index((10, 10)))
 
     ala.propose(str(uid), "undo")
     await poll(client, ala)
     await asyncio.to_thread(bot.take, await feed.next("proposal"))  # agreed: e6 taken back
-    assert len(room.game.moves) == 0
+    assert room is not None and len(room.game.moves) == 0
     await asyncio.to_thread(bot.found, searched)  # before the feed's take-back
+    if bot.searching is not None:  # the search found() began next, for the game as the feed shows it
+        bot.searching.join()
 
     assert len(room.game.moves) == 0
     assert "a move found for a position gone is dropped" in caplog.text
     assert [record.getMessage() for record in caplog.records if record.levelno >= logging.WARNING] == []
+
+
+async def test_a_take_back_withdrawn_before_the_bot_agreed_leaves_its_search_s_move_to_be_played(
+    client: TestClient, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The server refuses the agreement (*Ala withdrew her take-back first): the game did not change,
+    and no clock comes, so the move found for it is played."""
+    caplog.set_level(logging.INFO)
+    token, feed, ala, uid = await undo_game_on_the_bots_move(client)
+    room = client.app[HUB_KEY].tables[uid].room
+    bot = await bot_searching(client, token, feed, uid)
+    searched = Found(uid, bot.games[uid].key(), bot.games[uid].board().index((10, 10)))
+
+    ala.propose(str(uid), "undo")
+    await poll(client, ala)
+    proposal = await feed.next("proposal")
+    ala.propose(str(uid), "cancel1undo")
+    await poll(client, ala)
+    await feed.next("proposalGone")
+    await asyncio.to_thread(bot.take, proposal)  # answered late: refused
+    await asyncio.to_thread(bot.found, searched)
+
+    assert room is not None and [move.player for move in room.game.moves] == [1, 2]  # e6, and its move
