@@ -1076,27 +1076,34 @@ function renderBoard(table, view, side) {
     parts.push(svg("polyline", { class: "drawing", points: points.map(([x, y]) => `${at(x)},${at(y)}`).join(" ") }));
   }
   for (const [x, y] of state.drawing.targets) parts.push(svg("circle", { class: "target", cx: at(x), cy: at(y), r: 9 }));
-  board.replaceChildren(...parts, ...hitTargets(width, height));
+  drawnLayer.replaceChildren(...parts);
+  const hits = hitTargets(width, height);
+  if (board.firstChild !== drawnLayer || board.lastChild !== hits) board.replaceChildren(drawnLayer, hits);
 }
 
-let hitTargetsMade = { size: "", rects: [] };
+// What a render draws (the aim and the cursor too), replaced at every render, under the points' click
+// targets (transparent), which stay in place: every reply draws the board again (several times a second
+// with a busy lobby's news), and a target taken out and put back while a button was pressed on it lost
+// the click (tests/static/test_client.py).
+const drawnLayer = svg("g", { class: "drawn" });
+let hitTargetsMade = { size: "", layer: null };
 
-/** One click target per point, made once per board size: every reply re-renders the board, and on a
- *  39x32 board new targets would be 1,248 elements each time, and an element a player (or a test) has
- *  just found would be gone a moment later. */
+/** One click target per point, in a layer made once per board size: on a 39x32 board new targets would
+ *  be 1,248 elements at each render, and an element a player (or a test) has just found would be gone a
+ *  moment later. */
 function hitTargets(width, height) {
   const size = `${width}x${height}`;
-  if (hitTargetsMade.size === size) return hitTargetsMade.rects;
-  const rects = [];
+  if (hitTargetsMade.size === size) return hitTargetsMade.layer;
+  const layer = svg("g", { class: "hits" });
   for (let x = 0; x < width; x++) {
     for (let y = 0; y < height; y++) {
       const hit = svg("rect", { class: "hit", x: at(x) - CELL / 2, y: at(y) - CELL / 2, width: CELL, height: CELL });
       hit.dataset.point = pointToSgf([x, y]);
-      rects.push(hit);
+      layer.append(hit);
     }
   }
-  hitTargetsMade = { size, rects };
-  return rects;
+  hitTargetsMade = { size, layer };
+  return layer;
 }
 
 /** The aimed point of a two-step touch: a ring with lines along its row and column. */
@@ -1108,7 +1115,7 @@ function renderAim(table) {
   const [x, y] = aim;
   const { width, height } = table.desc;
   $("#aim-at").textContent = t("aimAt", { x: x + 1, y: y + 1 });
-  $("#board").append(
+  drawnLayer.append(
     svg("line", { class: "aim-line", x1: at(0), y1: at(y), x2: at(width - 1), y2: at(y) }),
     svg("line", { class: "aim-line", x1: at(x), y1: at(0), x2: at(x), y2: at(height - 1) }),
     Object.assign(svg("circle", { class: "aim", cx: at(x), cy: at(y), r: 8 }), { id: "aim-marker" }),
@@ -1121,7 +1128,7 @@ function renderCursor(table, view) {
   if (!keyboardOnBoard()) return null;
   state.cursor = onBoard(table.desc, state.cursor || cursorStart(table));
   const [x, y] = state.cursor;
-  $("#board").append(svg("rect", { class: "cursor", x: at(x) - CELL / 2, y: at(y) - CELL / 2, width: CELL, height: CELL }));
+  drawnLayer.append(svg("rect", { class: "cursor", x: at(x) - CELL / 2, y: at(y) - CELL / 2, width: CELL, height: CELL }));
   const key = pointToSgf(state.cursor);
   const colour = view.dots.get(key);
   const name = !colour ? "cursorEmpty" : `${colour === 1 ? "cursorBlue" : "cursorRed"}${view.captured.has(key) ? "Captured" : ""}`;
@@ -1469,7 +1476,7 @@ function start() {
     if (point) choosePoint(pointFromSgf(point), event.pointerType === "touch");
   };
   $("#board").onkeydown = boardKey;
-  // a click focuses the board too: drawn again under a press, its point would lose the click
+  // a click focuses the board too: only a keyboard's focus shows the cursor, so only it draws the board
   $("#board").onfocus = () => { if (keyboardOnBoard()) render(); };
   $("#board").onblur = () => {
     cursorSaid = ""; // back on the board, the cursor is said again

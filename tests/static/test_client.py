@@ -507,3 +507,21 @@ def test_the_pages_policy_refuses_an_inline_script(browser: Browser, server: Ser
     REFUSED_BY_POLICY.clear()  # the test's own doing
     expect(player.page.locator("#login")).to_be_visible()
     player.close()
+
+
+def test_a_click_on_the_board_holds_while_a_reply_draws_the_board_again_under_the_press(
+    players: tuple[Player, Player],
+) -> None:
+    """Every reply draws the board again; a press on a point that a reply came during (the opponent's
+    chat, a clock, the lobby's news on a busy server) lost its click: the point's target was taken out
+    of the board and put back between the button's press and its release."""
+    ala, bob = players
+    start_game(ala, bob)
+    expect(ala.page.locator("#turn")).to_have_text("Your move")
+    ala.page.locator('#board [data-point="ee"]').hover()
+    ala.page.mouse.down()
+    bob.say("hello")
+    ala.sees_chat("hello")  # the reply that brought it drew Ala's board again
+    ala.page.mouse.up()
+    ala.sees_dot("ee")
+    bob.sees_dot("ee")
