@@ -661,7 +661,29 @@ function extendRing(drawing, point) {
 
 // --- rendering --------------------------------------------------------------------------------
 
+// No redraw under a pressed button: the lists are drawn anew at every reply (several times a second
+// with a busy lobby's news), and a control taken out between a press and its release lost the click.
+// The redraw waits for the release, and comes after the click it makes.
+let pressed = false;
+let drawAfterRelease = false;
+
+function pressEnded() {
+  pressed = false;
+  if (drawAfterRelease) {
+    drawAfterRelease = false;
+    setTimeout(render);
+  }
+}
+
+document.addEventListener("pointerdown", () => { pressed = true; }, true);
+for (const end of ["pointerup", "pointercancel"]) document.addEventListener(end, pressEnded, true);
+window.addEventListener("blur", pressEnded); // a release outside the page may never be told
+
 function render() {
+  if (pressed) {
+    drawAfterRelease = true;
+    return;
+  }
   const focused = focusedControl();
   renderPage();
   focusAgain(focused);

@@ -514,14 +514,38 @@ def test_a_click_on_the_board_holds_while_a_reply_draws_the_board_again_under_th
 ) -> None:
     """Every reply draws the board again; a press on a point that a reply came during (the opponent's
     chat, a clock, the lobby's news on a busy server) lost its click: the point's target was taken out
-    of the board and put back between the button's press and its release."""
+    of the board and put back between the button's press and its release. (The targets stay in place
+    now, and no redraw comes under a press: either alone holds the click.)"""
     ala, bob = players
     start_game(ala, bob)
     expect(ala.page.locator("#turn")).to_have_text("Your move")
     ala.page.locator('#board [data-point="ee"]').hover()
     ala.page.mouse.down()
     bob.say("hello")
-    ala.sees_chat("hello")  # the reply that brought it drew Ala's board again
+    ala.page.wait_for_timeout(500)  # the reply with Bob's line reached Ala's page
     ala.page.mouse.up()
     ala.sees_dot("ee")
     bob.sees_dot("ee")
+    ala.sees_chat("hello")
+
+
+def test_a_click_on_a_lobby_button_holds_while_the_lobby_is_drawn_again_under_the_press(
+    players: tuple[Player, Player], browser: Browser, server: ServerInThread
+) -> None:
+    """The lobby's lists are drawn anew at every reply, several times a second on a busy server: a
+    press on a row's button that a reply came during lost its click, the button being a new one."""
+    ala, bob = players
+    ala.log_in("Ala")
+    bob.log_in("Bob")
+    ala.set_new_game()
+    ala.page.locator('#players li[data-nick="*Bob"] .invite').hover()
+    ala.page.mouse.down()
+    cid = Player(browser, server)
+    cid.log_in("Cid")
+    expect(bob.page.locator('#players li[data-nick="*Cid"]')).to_have_count(1)
+    ala.page.wait_for_timeout(500)  # the same news reached Ala's page (its lists were drawn anew)
+    ala.page.mouse.up()
+    expect(ala.page.locator("#invitation")).to_contain_text("*Bob")
+    expect(ala.page.locator('#players li[data-nick="*Cid"]')).to_have_count(1)  # drawn after the click
+    expect(bob.page.locator("#invitation")).to_contain_text("*Ala invites you")
+    cid.close()
