@@ -8,12 +8,14 @@ import asyncio
 import logging
 import threading
 import tracemalloc
+from dataclasses import dataclass
 
 import pytest
 from aiohttp.test_utils import TestClient
 
 from server.botplayer import ENDED_KEPT, AiBot, BotApi, Found
 from server.cli import main
+from server.hub.room import Room
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
@@ -134,16 +136,32 @@ async def undo_game_on_the_bots_move(client: TestClient) -> tuple[str, Feed, Mul
     return token, feed, ala, uid
 
 
-async def bot_searching(client: TestClient, token: str, feed: Feed, uid: int) -> AiBot:
-    """bot-play on move at the table, as its feed said it, with a search running (begun by the test):
-    its steps are the test's to take, in the order it chooses."""
+@dataclass
+class Searching:
+    """bot-play on move at *Ala's table (take-backs allowed), as its feed said it, with a search running
+    (begun by the test, so that its steps are the test's to take in the order it chooses), and the
+    move that search found."""
+
+    feed: Feed
+    ala: MultiPoints
+    uid: int
+    room: Room
+    bot: AiBot
+    searched: Found
+
+
+async def searching(client: TestClient) -> Searching:
+    token, feed, ala, uid = await undo_game_on_the_bots_move(client)
+    room = client.app[HUB_KEY].tables[uid].room
+    assert room is not None
     bot = AiBot(BotApi(str(client.server.make_url("/")).rstrip("/"), token), 1)
     bot.searching = threading.Thread(target=lambda: None)  # no other search is begun
     bot.searching.start()
     bot.take(next(event for event in feed.events if event["type"] == "gameFull"))
     bot.take(await feed.next("move"))  # *Ala's e6
     bot.take(await feed.next("clock", toMove="red"))
-    return bot
+    searched = Found(uid, bot.games[uid].key(), bot.games[uid].board().index((10, 10)))
+    return Searching(feed, ala, uid, room, bot, searched)
 
 
 async def test_a_move_found_before_a_take_back_it_agreed_to_is_dropped_before_the_feed_shows_it(
@@ -153,16 +171,14 @@ async def test_a_move_found_before_a_take_back_it_agreed_to_is_dropped_before_th
     before, came back before the feed's `move` event of the take-back, and was sent: refused notYourTurn
     (a fresh-clone run on a loaded host). The steps in that order, on bot-play's own methods."""
     caplog.set_level(logging.INFO)
-    token, feed, ala, uid = await undo_game_on_the_bots_move(client)
-    room = client.app[HUB_KEY].tables[uid].room
-    bot = await bot_searching(client, token, feed, uid)
-    searched = Found(uid, bot.games[uid].key(), bot.games[uid].board().index((10, 10)))
+    at = await searching(client)
+    feed, ala, uid, room, bot = at.feed, at.ala, at.uid, at.room, at.bot
 
     ala.propose(str(uid), "undo")
     await poll(client, ala)
     await asyncio.to_thread(bot.take, await feed.next("proposal"))  # agreed: e6 taken back
-    assert room is not None and len(room.game.moves) == 0
-    await asyncio.to_thread(bot.found, searched)  # before the feed's take-back
+    assert len(room.game.moves) == 0
+    await asyncio.to_thread(bot.found, at.searched)  # before the feed's take-back
     if bot.searching is not None:  # the search found() began next, for the game as the feed shows it
         bot.searching.join()
 
@@ -177,10 +193,8 @@ async def test_a_take_back_withdrawn_before_the_bot_agreed_leaves_its_search_s_m
     """The server refuses the agreement (*Ala withdrew her take-back first): the game did not change,
     and no clock comes, so the move found for it is played."""
     caplog.set_level(logging.INFO)
-    token, feed, ala, uid = await undo_game_on_the_bots_move(client)
-    room = client.app[HUB_KEY].tables[uid].room
-    bot = await bot_searching(client, token, feed, uid)
-    searched = Found(uid, bot.games[uid].key(), bot.games[uid].board().index((10, 10)))
+    at = await searching(client)
+    feed, ala, uid, room, bot = at.feed, at.ala, at.uid, at.room, at.bot
 
     ala.propose(str(uid), "undo")
     await poll(client, ala)
@@ -189,6 +203,6 @@ async def test_a_take_back_withdrawn_before_the_bot_agreed_leaves_its_search_s_m
     await poll(client, ala)
     await feed.next("proposalGone")
     await asyncio.to_thread(bot.take, proposal)  # answered late: refused
-    await asyncio.to_thread(bot.found, searched)
+    await asyncio.to_thread(bot.found, at.searched)
 
-    assert room is not None and [move.player for move in room.game.moves] == [1, 2]  # e6, and its move
+    assert [move.player for move in room.game.moves] == [1, 2]  # e6, and its move
