@@ -18,7 +18,6 @@ import asyncio
 import gzip
 import hashlib
 import json
-import math
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
@@ -54,7 +53,7 @@ class _Kept:
     built_at: float
     seconds: float  # the build's length
     checked: float
-    may_hurry_after: float  # when `changed` may next have it built before BUILD_RATIO allows
+    changes: int  # the changes made here (`changed`) that it shows
 
     @property
     def size(self) -> int:
@@ -70,7 +69,9 @@ class SharedAnswers:
     ) -> None:
         self.clock, self.most_answers, self.most_bytes = clock, most_answers, most_bytes
         self._kept: OrderedDict[Hashable, _Kept] = OrderedDict()
-        self._flights: dict[Hashable, asyncio.Future[Asset | None]] = {}
+        # the build running for a key, with the count of changes made here it began after
+        self._flights: dict[Hashable, tuple[int, asyncio.Future[Asset | None]]] = {}
+        self._changes: dict[Hashable, int] = {}  # changes made here, of the keys kept or being built
         self.builds = 0  # answers built since the start (/metrics would show it; the tests count it)
 
     def __len__(self) -> int:
@@ -87,14 +88,18 @@ class SharedAnswers:
         build: Callable[[], Awaitable[Built | None]],
     ) -> Asset | None:
         """The answer for `key`, as shared; None when the build found nothing to answer."""
+        changes = self._changes.get(key, 0)
         kept = self._kept.get(key)
-        if kept is not None and self._still_good(kept, self.clock()):
+        if kept is not None and kept.changes == changes and self._still_good(kept, self.clock()):
             self._kept.move_to_end(key)
             return kept.asset
-        flight = self._flights.get(key)
-        if flight is None:
-            flight = self._flights[key] = asyncio.ensure_future(self._refresh(key, version, build))
+        running = self._flights.get(key)
+        if running is None or running[0] != changes:  # not one begun before a change made here
+            flight = asyncio.ensure_future(self._refresh(key, version, build, changes))
+            self._flights[key] = (changes, flight)
             flight.add_done_callback(lambda done: self._landed(key, done))
+        else:
+            flight = running[1]
         # a client that goes away stops waiting; the build goes on for the others
         return await asyncio.shield(flight)
 
@@ -107,19 +112,20 @@ class SharedAnswers:
 
     def changed(self, *keys: Hashable) -> None:
         """A request here changed what these answers show (a player joined, an organiser set up a
-        table): the next request builds them again at once, but no more than once a BUILD_RATIO window,
-        so that a player joining and leaving in a loop cannot make a big answer build all the time."""
-        now = self.clock()
+        table): the next request gets them built after the change, whatever BUILD_RATIO says, and not
+        by a build begun before it. Until 2026-12-02 a second change within the ratio's window was
+        held back, and the client, which reads tournaments.json at once after a join and then every
+        30 s, showed no Withdraw button to the second of two players joining. The changes made here are
+        few (the entry limits bound a player joining and leaving in a loop)."""
         for key in keys:
-            kept = self._kept.get(key)
-            if kept is not None:
-                kept.version, kept.checked = object(), -math.inf
-                if now >= kept.may_hurry_after:
-                    kept.built_at, kept.may_hurry_after = -math.inf, math.inf
+            if key in self._kept or key in self._flights:
+                self._changes[key] = self._changes.get(key, 0) + 1
 
     def _landed(self, key: Hashable, flight: asyncio.Future[Asset | None]) -> None:
-        if self._flights.get(key) is flight:
+        if (running := self._flights.get(key)) is not None and running[1] is flight:
             del self._flights[key]
+            if key not in self._kept:
+                self._changes.pop(key, None)
         if not flight.cancelled():
             flight.exception()  # retrieved: every waiter may have gone
 
@@ -128,13 +134,18 @@ class SharedAnswers:
         key: Hashable,
         version: Callable[[], Awaitable[Hashable]],
         build: Callable[[], Awaitable[Built | None]],
+        changes: int,
     ) -> Asset | None:
         seen = await version()  # before the build: whatever it reads is at least this new
         kept = self._kept.get(key)
         now = self.clock()
-        if kept is not None and (
-            (seen == kept.version and kept.built.live() == kept.built.live_as_built)
-            or now < kept.built_at + BUILD_RATIO * kept.seconds
+        if (
+            kept is not None
+            and kept.changes == changes
+            and (
+                (seen == kept.version and kept.built.live() == kept.built.live_as_built)
+                or now < kept.built_at + BUILD_RATIO * kept.seconds
+            )
         ):
             kept.checked = now
             self._kept.move_to_end(key)
@@ -146,20 +157,22 @@ class SharedAnswers:
             return None
         asset = await _encoded(built.answer)
         self.builds += 1
-        now, hurried = self.clock(), kept is not None and kept.may_hurry_after == math.inf
-        seconds = now - started
-        hurry_after = now + BUILD_RATIO * seconds if hurried else now
-        self._kept[key] = _Kept(asset, seen, built, now, seconds, now, hurry_after)
-        self._kept.move_to_end(key)
-        self._forget_beyond_bounds()
+        now = self.clock()
+        kept = self._kept.get(key)
+        if kept is None or kept.changes <= changes:  # not over one built after a later change
+            self._kept[key] = _Kept(asset, seen, built, now, now - started, now, changes)
+            self._kept.move_to_end(key)
+            self._forget_beyond_bounds()
         return asset
 
     def _forget_beyond_bounds(self) -> None:
         """The least recently asked for go first; the newest stays, however big."""
         size = self.size
         while len(self._kept) > 1 and (len(self._kept) > self.most_answers or size > self.most_bytes):
-            _, gone = self._kept.popitem(last=False)
+            key, gone = self._kept.popitem(last=False)
             size -= gone.size
+            if key not in self._flights:
+                self._changes.pop(key, None)
 
 
 async def _encoded(answer: dict[str, Any]) -> Asset:

@@ -4,6 +4,7 @@ costs one build, unknown names keep nothing, and a finished game still shows in 
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 import pytest
@@ -197,3 +198,56 @@ async def test_the_least_recently_asked_for_go_first() -> None:
     builds = answers.builds
     await answers.get("a", read, build)
     assert answers.builds == builds + 1  # kept, and built again once marked changed
+
+
+async def test_every_change_made_here_shows_in_the_next_answer() -> None:
+    """Two players joining one after the other: the second's own next read shows them too (the client
+    reads tournaments.json at once after a join to show its Withdraw button, then every 30 s only); a
+    fresh-clone run's browser test saw the answer of the first join."""
+    clock = Clock()
+    answers = SharedAnswers(clock)
+    joined: list[str] = []
+
+    async def read() -> object:
+        return object()  # as /tournaments.json: no count of changes
+
+    async def build() -> Built:
+        clock.now += 0.05
+        return Built({"players": list(joined)})
+
+    await answers.get("listing", read, build)
+    for nick in ("*Ala", "*Bob"):
+        joined.append(nick)
+        answers.changed("listing")
+        answer = await answers.get("listing", read, build)
+        assert answer is not None and json.loads(answer.body) == {"players": joined}
+
+
+async def test_a_change_during_a_build_is_not_answered_by_that_build() -> None:
+    """A request after a change waits for a build begun after it, not for one the change came during."""
+    answers = SharedAnswers(Clock())
+    joined: list[str] = []
+    building = asyncio.Event()
+    go_on = asyncio.Event()
+
+    async def read() -> object:
+        return object()
+
+    async def build() -> Built:
+        seen = list(joined)
+        building.set()
+        await go_on.wait()
+        return Built({"players": seen})
+
+    first = asyncio.create_task(answers.get("listing", read, build))
+    await building.wait()
+    joined.append("*Bob")
+    answers.changed("listing")
+    second = asyncio.create_task(answers.get("listing", read, build))
+    await asyncio.sleep(0)
+    go_on.set()
+    assert (await first) is not None
+    answer = await second
+    assert answer is not None and answer.body == b'{"players": ["*Bob"]}'
+    kept = await answers.get("listing", read, build)
+    assert kept is not None and kept.body == b'{"players": ["*Bob"]}'  # the older build did not overwrite it
