@@ -199,7 +199,7 @@ async def test_a_take_back_withdrawn_before_the_bot_agreed_leaves_its_search_s_m
     ala.propose(str(uid), "undo")
     await poll(client, ala)
     proposal = await feed.next("proposal")
-    ala.propose(str(uid), "cancel1undo")
+    ala.propose(str(uid), "cancel1undo")  # ServerZagram.cancelAskingUndo: roomId + "." + "cancel1undo"
     await poll(client, ala)
     await feed.next("proposalGone")
     await asyncio.to_thread(bot.take, proposal)  # answered late: refused
