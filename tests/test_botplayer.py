@@ -19,7 +19,7 @@ from server.hub.room import Room
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.clients.conversation import log_in, poll
 from tests.clients.multipoints import MultiPoints
-from tests.web.test_bots import Feed, act, open_feed
+from tests.web.test_bots import Feed, act, invited_bot, open_feed
 
 FREE_GAME = "2020n0.0.a.F.a.180.15._SRATP_sratp."  # ServerZagram.getGameTypeString: the inviter is blue
 TERRITORY_GAME = "2020t0.0.a.F.a.180.15._SRATP_sratp."
@@ -121,12 +121,7 @@ def test_the_ai_as_a_bot_keeps_no_board_of_every_game_it_ever_played() -> None:
 async def undo_game_on_the_bots_move(client: TestClient) -> tuple[str, Feed, MultiPoints, int]:
     """Robo's token and feed (read up to its table's whole state), *Ala having played e6 at their game
     with take-backs, and the table."""
-    token = await client.app[STORE_KEY].bots.create("Robo")
-    feed = await open_feed(client, token)
-    ala = MultiPoints("*Ala", "111111")
-    await log_in(client, ala)
-    ala.invite("Robo", UNDO_GAME)
-    await poll(client, ala)
+    token, feed, ala = await invited_bot(client, UNDO_GAME)
     await feed.next("invitation")
     await act(client, token, "invitation/accept")
     uid = (await feed.next("gameFull"))["table"]

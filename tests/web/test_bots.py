@@ -105,13 +105,13 @@ async def accepted_game(
     return max(uid for uid, table in client.app[HUB_KEY].tables.items() if table.room is not None)
 
 
-async def invited_bot(client: TestClient) -> tuple[str, Feed, MultiPoints]:
-    """Bot Robo with its feed open, and *Ala (MultiPoints) having invited it to a free game."""
+async def invited_bot(client: TestClient, game_type: str = FREE_GAME) -> tuple[str, Feed, MultiPoints]:
+    """Bot Robo with its feed open, and *Ala (MultiPoints) having invited it to a game (a free one)."""
     token = await new_bot(client, "Robo")
     feed = await open_feed(client, token)
     ala = MultiPoints("*Ala", "111111")
     await log_in(client, ala)
-    ala.invite("Robo", FREE_GAME)
+    ala.invite("Robo", game_type)
     await poll(client, ala)
     return token, feed, ala
 
