@@ -714,8 +714,8 @@ function lookAlikes({ id, place, tag, text, row }) {
  *  invitation, a proposal, a resignation) leaves a keyboard's focus at the landing instead. */
 function focusAgain(focused) {
   if (!focused || focused.control.isConnected && shown(focused.control)) return;
-  const alike = lookAlikes(focused.key)[Math.max(0, focused.index)];
-  if (alike && shown(alike)) alike.focus();
+  const alike = shownAgain(focused);
+  if (alike) alike.focus();
   else if (focused.keyboard) landing()?.focus();
 }
 
@@ -723,9 +723,13 @@ function focusAgain(focused) {
  *  and at the landing when it went or is hidden (a mouse's opener too: the dialog took the focus with it,
  *  which would fall back to the page's start). */
 function focusOpener(focused) {
-  const opener = focused && [focused.control, lookAlikes(focused.key)[Math.max(0, focused.index)]]
-    .find((control) => control?.isConnected && shown(control));
-  (opener || landing())?.focus();
+  ((focused && shownAgain(focused)) || landing())?.focus();
+}
+
+/** The focused control, or its like if its list was drawn again, where it is shown; else null. */
+function shownAgain(focused) {
+  const candidates = [focused.control, lookAlikes(focused.key)[Math.max(0, focused.index)]];
+  return candidates.find((control) => control?.isConnected && shown(control)) || null;
 }
 
 /** Whether the element is drawn: checkVisibility() where the browser has it (Safari since 17.4 only), its
@@ -1105,8 +1109,8 @@ function renderBoard(table, view, side) {
 
 // What a render draws (the aim and the cursor too), replaced at every render, under the points' click
 // targets (transparent), which stay in place: every reply draws the board again (several times a second
-// with a busy lobby's news), and a target taken out and put back while a button was pressed on it lost
-// the click (tests/static/test_client.py).
+// with a busy lobby's news), and the targets need not be taken out and put back each time (a press on
+// one lost its click so, until no redraw came under a press: `render`).
 const drawnLayer = svg("g", { class: "drawn" });
 let hitTargetsMade = { size: "", layer: null };
 
