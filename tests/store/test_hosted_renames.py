@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 import pytest
 from alembic import command
 from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from server.config import Settings
 from server.store.accounts import NickTaken
@@ -62,14 +63,20 @@ async def test_a_rename_onto_a_nick_another_entrant_played_under_is_refused(stor
     assert (await store.accounts.profile("Carol")) is not None, "nothing changed"
 
 
-async def test_0019_an_entry_of_an_account_renamed_before_follows_it(settings: Settings) -> None:
+async def migrated_cup(settings: Settings) -> tuple[AsyncEngine, Hosted]:
+    """A database at the head revision with Ann's and Bob's cup (`cup`), and an engine on it: what an
+    upgrade test takes back to an earlier revision."""
     engine = open_engine(settings.db_url)
     await migrate(engine)
     store = await Store.open(settings.db_url)  # noqa: F811
     try:
-        hosted = await cup(store, "Ann", "Bob")
+        return engine, await cup(store, "Ann", "Bob")
     finally:
         await store.close()
+
+
+async def test_0019_an_entry_of_an_account_renamed_before_follows_it(settings: Settings) -> None:
+    engine, hosted = await migrated_cup(settings)
     async with engine.begin() as connection:
         await connection.run_sync(lambda sync: command.downgrade(alembic_config(sync), "0018"))
         # `user rename Ann Annie` as it was before: the account alone
@@ -77,7 +84,7 @@ async def test_0019_an_entry_of_an_account_renamed_before_follows_it(settings: S
     await migrate(engine)
     await engine.dispose()
 
-    store = await Store.open(settings.db_url)
+    store = await Store.open(settings.db_url)  # noqa: F811
     try:
         entries = await store.hosted.entries(hosted.id)
     finally:
@@ -94,13 +101,7 @@ async def test_0020_a_seat_and_an_entry_from_before_numbers_follow_the_account_w
     """Seats journalled and entries made before seats named the account's number: Ann's (her nick still)
     take her number and follow her renames from the upgrade on; Bob's, renamed Bobby before, are left
     to nobody's number (the nick may have been somebody else's since), as is a guest's seat."""
-    engine = open_engine(settings.db_url)
-    await migrate(engine)
-    store = await Store.open(settings.db_url)  # noqa: F811
-    try:
-        hosted = await cup(store, "Ann", "Bob")
-    finally:
-        await store.close()
+    engine, hosted = await migrated_cup(settings)
     seats = [
         {"nick": "Ann", "owner": "@ann"},
         {"nick": "Bob", "owner": "@bob"},
@@ -122,7 +123,7 @@ async def test_0020_a_seat_and_an_entry_from_before_numbers_follow_the_account_w
     await engine.dispose()
     assert owners == ["@ann#1", "@bob", "x"]
 
-    store = await Store.open(settings.db_url)
+    store = await Store.open(settings.db_url)  # noqa: F811
     try:
         await store.accounts.rename("Ann", "Annie")
         entries = await store.hosted.entries(hosted.id)
