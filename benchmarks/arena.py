@@ -10,13 +10,14 @@ time says less) and the slowest, for each --players.
 
 With --wave-boards, also what one wave of an arena of --wave-players costs on the event loop besides
 its pairing, after so many finished games (one-minute games: 4,500 is an hour at 150 players): the
-CPU seconds of server/director/arenawave.py's part (everyone's games, ranks, no-shows, rests) and of
-the director's reads of the tournament's games from the store (rows, and the boards made of them:
-`Director.boards`, `Director.arena_boards`), the event loop's thread only (a throwaway SQLite file):
-the whole read, which every wave made before 2026-12-02 and a restarted director's first wave makes,
-and a wave's read of the tables changed since the last (--wave-games games ended and as many set up,
-written through the store's writer: 150 players of one-minute games end about 6 in 5 seconds) into
-the director's memory of the tournament.
+CPU seconds of server/director/arenawave.py's and ledger.py's part (the games changed taken in and
+counted, no-shows, everyone's ranks, rests, the games of the players whose games ended), in a
+(re)started director's first wave, which counts every game, and in a wave after --wave-games games
+ended and as many were set up (150 players of one-minute games end about 6 in 5 seconds); and of the
+director's reads of the tournament's games from the store (`Director.boards`, `Director.arena_read`),
+the event loop's thread only (a throwaway SQLite file): the whole read, which every wave made before
+2026-12-02 and a restarted director's first wave makes, and a wave's read of the tables changed since
+the last (written through the store's writer) into the director's memory of the tournament.
 
     .venv/bin/python benchmarks/arena.py --players --wave-boards 4500 40000 108000
 """
@@ -32,13 +33,13 @@ import statistics
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from server.director.arenawave import ArenaMemory, arena_field  # noqa: E402
+from server.director.arenawave import ArenaMemory  # noqa: E402
 from server.director.director import Director  # noqa: E402
 from server.director.entrants import Entrants  # noqa: E402
 from server.director.history import Board  # noqa: E402
@@ -49,8 +50,10 @@ from server.hub.hub import Hub  # noqa: E402
 from server.hub.persistence import FinishedGame  # noqa: E402
 from server.store.hosted import Entry, Settings  # noqa: E402
 from server.store.store import Store  # noqa: E402
+from server.store.tournaments import TableRecord  # noqa: E402
 
 TOURNAMENT = "Hourly arena"
+BEGUN = datetime(2026, 12, 2, tzinfo=UTC)
 RESULTS = ["B+R", "W+R", "B+3", "W+2.5", "0", "B+T", "W+F", "Void"]
 
 
@@ -93,9 +96,8 @@ def tournament(players: int, boards: int, seed: int) -> tuple[list[Entry], list[
     """An arena's entries and games: random pairs, random results, one game a second; the last
     players/2 games still being played."""
     rng = random.Random(seed)
-    begun = datetime(2026, 12, 2, tzinfo=UTC)
     entries = [
-        Entry(f"p{n}", f"p{n}", f"@{n}", 2400.0 - 1000 * n / players, begun, False)
+        Entry(f"p{n}", f"p{n}", f"@{n}", 2400.0 - 1000 * n / players, BEGUN, False)
         for n in range(1, players + 1)
     ]
     nicks = [entry.nick for entry in entries]
@@ -104,23 +106,63 @@ def tournament(players: int, boards: int, seed: int) -> tuple[list[Entry], list[
         blue, red = rng.sample(nicks, 2)
         live = table > boards - players // 2
         result = None if live else rng.choice(RESULTS)
-        ended = None if live else begun.timestamp() + table
+        ended = None if live else BEGUN.timestamp() + table
         games.append(Board(table, 0, blue, red, result, False, rng.randrange(10, 121), ended))
     return entries, games
 
 
-def wave_cpu(entries: list[Entry], boards: list[Board], repeat: int) -> float:
-    """The median CPU seconds of a wave's part in arenawave.py, and of reading the games as entrants',
-    once a wave has looked at the tournament (as every wave but the first after a start)."""
-    memory, times = ArenaMemory(), []
-    for _ in range(repeat + 1):  # the first look after a start reads every game's no-shows: not timed
+@dataclass(frozen=True)
+class WaveCosts:
+    """The median CPU seconds of a wave's part in arenawave.py and ledger.py (the games changed taken in
+    and counted, no-shows, everyone's ranks, rests, the games of the players whose games ended)."""
+
+    first: float  # a (re)started director's first wave, which counts every game (each wave before 2026-12-03)
+    wave: float  # a wave after --wave-games games ended and as many were set up
+
+
+def record(board: Board, changed: int) -> TableRecord:
+    """The board's row as the store gives it: a finished game's with its moves, a live game's without."""
+    ended = datetime.fromtimestamp(board.ended, UTC) if board.ended is not None else None
+    moves = board.moves if board.result is not None else None
+    return TableRecord(
+        board.table, TOURNAMENT, None, BEGUN, board.blue, board.red, "20x20", board.result, None, False,
+        ended, moves, changed,
+    )  # fmt: skip
+
+
+def board_of(row: TableRecord) -> Board:
+    """Director._board without live tables: a game not stored is being played."""
+    ended = row.finished_at.timestamp() if row.finished_at is not None else None
+    return Board(row.uid, 0, row.blue, row.red, row.result, row.cancelled, row.moves or 0, ended)
+
+
+def wave_cpu(entries: list[Entry], boards: list[Board], repeat: int, wave_games: int, seed: int) -> WaveCosts:
+    """A (re)started director's first wave, then waves after `wave_games` games ended and as many set
+    up (the oldest being played end; new ones between random players)."""
+    rng, nicks = random.Random(seed), [entry.nick for entry in entries]
+    live = [board for board in boards if board.result is None]
+    changed = [record(board, 1) for board in boards]
+    memory, first, times = ArenaMemory(), 0.0, []
+    for round_ in range(repeat + 1):
+        now = BEGUN.timestamp() + len(boards) + round_ * 5.0
         start = time.process_time()
-        read = Entrants(entries).boards(boards)
-        memory.no_shows(entries, read)
-        arena_field(entries, read)
-        memory.resting(read, read[-1].table + 1.0, 0.0)
-        times.append(time.process_time() - start)
-    return statistics.median(times[1:])
+        memory.tables_read(changed, board_of, Entrants(entries))
+        memory.no_shows(entries)
+        ready = memory.field(entries)
+        memory.resting(now, now)
+        ended = {nick for row in changed if row.result is not None for nick in (row.blue, row.red)}
+        assert all(ready.player(nick).key == nick for nick in ended if nick in ready.ratings)
+        elapsed = time.process_time() - start
+        first, times = (elapsed, times) if round_ == 0 else (first, [*times, elapsed])
+        count, uid = round_ + 2, max(memory.settled.keys() | memory.unsettled.keys()) + 1
+        over = [replace(board, result=rng.choice(RESULTS), ended=now) for board in live[:wave_games]]
+        new = [
+            Board(uid + n, 0, *rng.sample(nicks, 2), None, False, rng.randrange(10, 121))
+            for n in range(wave_games)
+        ]
+        live = live[wave_games:] + new
+        changed = [record(board, count) for board in (*over, *new)]
+    return WaveCosts(first, statistics.median(times))
 
 
 @dataclass(frozen=True)
@@ -136,9 +178,8 @@ async def store_read_cpu(boards: list[Board], wave_games: int, repeat: int) -> R
     with tempfile.TemporaryDirectory() as workdir:
         url = f"sqlite+aiosqlite:///{workdir}/arena.sqlite3"
         store = await Store.open(url, upgrade=True)
-        begun = datetime(2026, 12, 2, tzinfo=UTC)
-        arena = Settings(TOURNAMENT, "arena", "20x20", 0, 1440, begun, None, None, False, 0, "bench")
-        hosted = await store.hosted.create(arena, begun)
+        arena = Settings(TOURNAMENT, "arena", "20x20", 0, 1440, BEGUN, None, None, False, 0, "bench")
+        hosted = await store.hosted.create(arena, BEGUN)
         await store.close()
         stamp = "2026-12-02 00:00:00.000000"
         with contextlib.closing(sqlite3.connect(f"{workdir}/arena.sqlite3")) as db, db:
@@ -173,14 +214,14 @@ async def store_read_cpu(boards: list[Board], wave_games: int, repeat: int) -> R
                 read = await director.boards(hosted)
                 whole.append(time.thread_time() - start)
             assert len(read) == len(boards)
-            await director.arena_boards(hosted)  # a (re)started director's first wave: every game
+            await director.arena_read(hosted, Entrants([]))  # a (re)started director's first wave
             live = [b for b in boards if b.result is None]
             for round_ in range(repeat):
                 await between_waves(store, live, len(boards) + round_ * wave_games + 1, wave_games)
                 start = time.thread_time()
-                read = await director.arena_boards(hosted)
+                memory = await director.arena_read(hosted, Entrants([]))
                 wave.append(time.thread_time() - start)
-            assert len(read) == len(boards) + repeat * wave_games
+            assert len(memory.settled) + len(memory.live) == len(boards) + repeat * wave_games
         finally:
             await store.close()
         return ReadCosts(statistics.median(whole), statistics.median(wave))
@@ -214,12 +255,13 @@ async def between_waves(store: Store, live: list[Board], first_uid: int, games: 
 def wave_costs(players: int, sizes: list[int], seed: int, repeat: int, wave_games: int) -> None:
     for size in sizes:
         entries, boards = tournament(players, size, seed)
-        director = wave_cpu(entries, boards, repeat)
+        director = wave_cpu(entries, boards, repeat, wave_games, seed)
         store = asyncio.run(store_read_cpu(boards, wave_games, repeat))
         print(
-            f"a wave of {players} players after {size:,} games: {director:.3f} s of CPU besides the"
-            f" pairing; the director's read of every game {store.whole:.3f} s, of the {wave_games} ended and"
-            f" {wave_games} set up since the last wave {store.wave:.4f} s (median of {repeat})",
+            f"a wave of {players} players after {size:,} games: {director.wave:.4f} s of CPU besides the"
+            f" pairing and the store ({director.first:.3f} s the first after a start); the director's read"
+            f" of every game {store.whole:.3f} s, of the {wave_games} ended and {wave_games} set up since the"
+            f" last wave {store.wave:.4f} s (median of {repeat})",
             flush=True,
         )
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
-from server.director.arenawave import ArenaMemory, arena_field, waiting
+from server.director.arenawave import ArenaMemory, waiting
 from server.director.creating import check_new, check_room
 from server.director.entering import EntryLimits, check_eligible
 from server.director.entrants import Entrants, theirs
@@ -195,12 +195,13 @@ class Director:
     async def boards(self, hosted: Hosted) -> list[Board]:
         return self._boards(await self.organised.tables(hosted.settings.name))
 
-    async def arena_boards(self, hosted: Hosted) -> list[Board]:
-        """Its games as an arena's wave reads them: the director's memory of its tables, with the rows
-        changed since the last wave read from the store (a 24-hour arena has some 108,000 games)."""
+    async def arena_read(self, hosted: Hosted, entrants: Entrants) -> ArenaMemory:
+        """The director's memory of an arena's games, with the rows changed since the last wave read from
+        the store and counted (a 24-hour arena has some 108,000 games)."""
         memory = self._watches.setdefault(hosted.settings.name, _Watch()).arena
         changed = await self.organised.tables(hosted.settings.name, memory.read_up_to)
-        return memory.tables_read(changed, self._board)
+        memory.tables_read(changed, self._board, entrants)
+        return memory
 
     def _boards(self, rows: Iterable[TableRecord]) -> list[Board]:
         return [self._board(row) for row in rows]
@@ -450,16 +451,15 @@ class Director:
             return
         entries = await self.hosted.entries(hosted.id)
         entrants = Entrants(entries)
-        boards = entrants.boards(await self.arena_boards(hosted))
+        memory = await self.arena_read(hosted, entrants)
         self._entry_limits.held(settings.name, entries)
-        memory = self._watches[settings.name].arena
-        entries = await self._withdraw(hosted, entries, memory.no_shows(entries, boards), "did not show up")
+        entries = await self._withdraw(hosted, entries, memory.no_shows(entries), "did not show up")
         entries = await self._withdraw(hosted, entries, Entrants(entries).gone(self.hub), "session over")
-        ready = arena_field(entries, boards)
-        resting = memory.resting(boards, self.hub.clock(), self.hub.timers.now())
+        ready = memory.field(entries)
+        resting = memory.resting(self.hub.clock(), self.hub.timers.now())
         free, playing_as = waiting(self.hub, entrants, entries, ready, resting, self._pace)
         still_in = sum(not entry.withdrawn for entry in entries)
-        pairs = await self.pair_arena_wave([ready.everyone[nick] for nick in free], ready.ranks, still_in)
+        pairs = await self.pair_arena_wave([ready.player(nick) for nick in free], ready.ranks, still_in)
         for pair in pairs:
             self._set_up(hosted, 0, pair, entrants)
             self._pace.began(playing_as[nick][0] for nick in pair)

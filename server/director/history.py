@@ -76,29 +76,28 @@ def arena_histories(boards: Sequence[Board]) -> dict[str, tuple[arena.ArenaGame,
     cancelled game is no game. A player without a game is not listed."""
     games: dict[str, list[arena.ArenaGame]] = {}
     for board in sorted(boards, key=lambda b: b.table):
-        result = _parsed(board)
-        if result is None or result.reason == "Void" or board.cancelled:
-            continue
-        forfeit = result.reason == "F"
-        for nick, opponent, blue in ((board.blue, board.red, True), (board.red, board.blue, False)):
-            if not blue and nick == board.blue:
-                break  # one player on both sides: one game
-            if result.winner == 0:
-                outcome: arena.Outcome = "draw"
-            else:
-                outcome = "win" if (result.winner == BLACK) == blue else "loss"
-            games.setdefault(nick, []).append(arena.ArenaGame(opponent, outcome, blue, board.moves, forfeit))
+        for nick, game in arena_games(board):
+            games.setdefault(nick, []).append(game)
     return {nick: tuple(played) for nick, played in games.items()}
 
 
-def last_ended(boards: Sequence[Board]) -> dict[str, float]:
-    """Each player's latest end of a game, wall time (0 for games without one)."""
-    latest: dict[str, float] = {}
-    for board in boards:
-        ended = board.ended or 0.0
-        for nick in (board.blue, board.red):
-            latest[nick] = max(latest.get(nick, 0.0), ended)
-    return latest
+def arena_games(board: Board) -> list[tuple[str, arena.ArenaGame]]:
+    """The game a board is in each of its players' arena history: none while it is played or if it is
+    void or cancelled, one for a player on both sides."""
+    result = _parsed(board)
+    if result is None or result.reason == "Void" or board.cancelled:
+        return []
+    forfeit = result.reason == "F"
+    games = []
+    for nick, opponent, blue in ((board.blue, board.red, True), (board.red, board.blue, False)):
+        if not blue and nick == board.blue:
+            break  # one player on both sides: one game
+        if result.winner == 0:
+            outcome: arena.Outcome = "draw"
+        else:
+            outcome = "win" if (result.winner == BLACK) == blue else "loss"
+        games.append((nick, arena.ArenaGame(opponent, outcome, blue, board.moves, forfeit)))
+    return games
 
 
 def no_shows(boards: Sequence[Board]) -> set[str]:

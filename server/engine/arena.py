@@ -64,24 +64,20 @@ class ArenaStanding:
     performance: int | None = None  # the tie-break; None before a game against a known opponent
 
 
-def game_points(games: Sequence[ArenaGame]) -> tuple[int, ...]:
-    """The points each game gave, streaks included, in order (lila's Sheet.addResult, version 2: the
-    rules since April 2020, without berserk; lichess.org/tournament/help):
+@dataclass(frozen=True)
+class Streak:
+    """What the next game's points read of the games before it: the wins in a row and the last game that
+    was not a loss (lila's Sheet.isOnFire and Sheet.isDrawStreak)."""
 
-    - a win 2, a draw 1, a loss 0;
-    - after two wins in a row ("on fire") every game counts double, a win 4 and a draw 2, until one
-      that is not a win;
-    - a draw in fewer than QUICK_DRAW_MOVES moves gives 0, even on fire, and ends the fire;
-    - a draw in a draw streak (the last game before it that was not a loss was a draw: "the draw
-      streak can only be broken by a win"; lila's Sheet.isDrawStreak) gives 0 unless it lasted
-      LONG_GAME_MOVES moves or more.
-
-    One pass, carrying what the rules read of the games before: the wins in a row and the last game
-    that was not a loss (an arena's wave scores everyone's whole history every few seconds).
-    """
-    points: list[int] = []
-    wins_in_a_row = 0
+    wins_in_a_row: int = 0
     last_not_loss: Outcome | None = None
+
+
+def scored(games: Sequence[ArenaGame], before: Streak = Streak()) -> tuple[tuple[int, ...], Streak]:
+    """The points of `games` played after the games `before` sums up, and the streak after them: an
+    arena's wave adds a player's new games to the points it kept (server/director/ledger.py)."""
+    points: list[int] = []
+    wins_in_a_row, last_not_loss = before.wins_in_a_row, before.last_not_loss
     for game in games:
         fire = wins_in_a_row >= 2  # on_fire of the games before
         if game.outcome == "win":
@@ -97,7 +93,24 @@ def game_points(games: Sequence[ArenaGame]) -> tuple[int, ...]:
         wins_in_a_row = wins_in_a_row + 1 if game.outcome == "win" else 0
         if game.outcome != "loss":
             last_not_loss = game.outcome
-    return tuple(points)
+    return tuple(points), Streak(wins_in_a_row, last_not_loss)
+
+
+def game_points(games: Sequence[ArenaGame]) -> tuple[int, ...]:
+    """The points each game gave, streaks included, in order (lila's Sheet.addResult, version 2: the
+    rules since April 2020, without berserk; lichess.org/tournament/help):
+
+    - a win 2, a draw 1, a loss 0;
+    - after two wins in a row ("on fire") every game counts double, a win 4 and a draw 2, until one
+      that is not a win;
+    - a draw in fewer than QUICK_DRAW_MOVES moves gives 0, even on fire, and ends the fire;
+    - a draw in a draw streak (the last game before it that was not a loss was a draw: "the draw
+      streak can only be broken by a win"; lila's Sheet.isDrawStreak) gives 0 unless it lasted
+      LONG_GAME_MOVES moves or more.
+
+    One pass, carrying what the rules read of the games before (`Streak`).
+    """
+    return scored(games)[0]
 
 
 def score(games: Sequence[ArenaGame]) -> int:
@@ -141,15 +154,31 @@ def standings(players: Sequence[ArenaPlayer]) -> list[ArenaStanding]:
             )
         )
 
-    def merit(row: ArenaStanding) -> tuple[int, float]:
-        return row.score, ratings[row.key] if row.performance is None else row.performance
+    ranks = places({row.key: merit(row.score, row.performance, ratings[row.key]) for row in rows})
+    order = {key: index for index, key in enumerate(ranks)}
+    return sorted((replace(row, rank=ranks[row.key]) for row in rows), key=lambda row: order[row.key])
 
-    rows.sort(key=lambda row: (-merit(row)[0], -merit(row)[1], row.key.casefold(), row.key))
-    table: list[ArenaStanding] = []
-    for place, row in enumerate(rows, start=1):
-        tied = bool(table) and merit(table[-1]) == merit(row)
-        table.append(replace(row, rank=table[-1].rank if tied else place))
-    return table
+
+def merit(score: int, performance: int | None, rating: float) -> tuple[int, float]:
+    """What the standings order by: the score, then the performance or, for a player without one, the
+    rating (Player.magicScore)."""
+    return score, rating if performance is None else performance
+
+
+def places(merits: Mapping[str, tuple[int, float]]) -> dict[str, int]:
+    """Each player's rank by merit, in the standings' order (the best first, equal merits by key without
+    case first) and sharing the rank when equal (1, 2, 2, 4): an arena's wave ranks everyone by the
+    scores it kept, without the sheets `standings` makes."""
+    ranks: dict[str, int] = {}
+    previous: tuple[int, float] | None = None
+    rank = 0
+    for place, key in enumerate(
+        sorted(merits, key=lambda k: (-merits[k][0], -merits[k][1], k.casefold(), k)), 1
+    ):
+        if merits[key] != previous:
+            rank, previous = place, merits[key]
+        ranks[key] = rank
+    return ranks
 
 
 def pair(

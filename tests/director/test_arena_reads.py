@@ -11,6 +11,7 @@ from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
 from server.director.director import Director
+from server.director.entrants import Entrants
 from server.director.history import Board
 from server.store.hosted import Hosted
 from server.web.common import HUB_KEY, STORE_KEY
@@ -27,8 +28,13 @@ def at(clock: Time, moment: float) -> Callable[[Hosted], Awaitable[bool]]:
 
 async def as_waves_read(director: Director, hosted: Hosted) -> list[Board]:
     """The games as the next wave reads them, checked against a whole read of the tournament."""
-    wave = sorted(await director.arena_boards(hosted), key=lambda board: board.table)
-    assert wave == await director.boards(hosted)
+    entrants = Entrants(await director.hosted.entries(hosted.id))
+    memory = await director.arena_read(hosted, entrants)
+    assert memory.ledger is not None
+    wave = sorted(
+        [*map(memory.ledger.named, memory.settled.values()), *memory.live.values()], key=lambda b: b.table
+    )
+    assert wave == entrants.boards(await director.boards(hosted))
     return wave
 
 

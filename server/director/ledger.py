@@ -1,0 +1,154 @@
+"""An arena's settled games as its waves count them, kept from one wave to the next: each player's games,
+points and streak, so that a wave adds the games settled since the last one instead of counting every
+game again (at 108,000 games that was a second of the event loop's CPU every 5 s: docs/performance.md).
+A wave's field (everyone's ranks, who is busy, since when each is free) is these and the games not yet
+settled, which change from wave to wave and are counted at each (docs/tournaments.md, "What a wave
+reads"). Pure: the director's memory of the arena (arenawave.ArenaMemory) hands in boards.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+
+from server.director.entrants import Entrants
+from server.director.history import Board, arena_games
+from server.engine import arena
+from server.store.hosted import Entry
+
+
+@dataclass
+class PlayerGames:
+    """One player's games, oldest (lowest table) first, and what the standings read of them."""
+
+    tables: list[int] = field(default_factory=list)
+    games: list[arena.ArenaGame] = field(default_factory=list)
+    streak: arena.Streak = arena.Streak()  # after the last game
+    score: int = 0
+    opponents: set[str] = field(default_factory=set)  # whose rating the performance reads
+    performance: int | None = None  # of the games, by the ratings they were last ranked by
+    rated: bool = False  # whether `performance` is of the games and ratings now
+
+    def extend(self, played: Sequence[tuple[int, arena.ArenaGame]]) -> None:
+        """Add these games (in table order): their points follow on from the streak kept, unless one of
+        them is older than a game counted (a game stored late), when the player's points are counted
+        again."""
+        if not played:
+            return
+        if not self.tables or played[0][0] > self.tables[-1]:
+            self.tables.extend(table for table, _ in played)
+            games = [game for _, game in played]
+            self.games.extend(games)
+            points, self.streak = arena.scored(games, self.streak)
+            self.score += sum(points)
+        else:
+            for table, game in played:
+                at = bisect.bisect(self.tables, table)
+                self.tables.insert(at, table)
+                self.games.insert(at, game)
+            points, self.streak = arena.scored(self.games)
+            self.score = sum(points)
+        self.opponents.update(game.opponent for _, game in played)
+        self.rated = False
+
+    def merit(self, ratings: dict[str, float], rating: float) -> tuple[int, float]:
+        """Score and tie-break, the performance counted again only when the games or an opponent's
+        rating changed."""
+        if not self.rated:
+            self.performance, self.rated = arena.performance(self.games, ratings), True
+        return arena.merit(self.score, self.performance, rating)
+
+    def with_games(self, later: Sequence[tuple[int, arena.ArenaGame]]) -> PlayerGames:
+        """A copy with these games added: the wave's view of a player whose games ended but are not
+        settled yet."""
+        copy = PlayerGames(list(self.tables), list(self.games), self.streak, self.score, set(self.opponents))
+        copy.extend(later)
+        return copy
+
+
+@dataclass
+class ArenaField:
+    """Everyone's places, who is at one of the tournament's games, since when each is free (the wall time
+    their last game ended, 0: none yet), and each one's games as the pairing reads them."""
+
+    ranks: dict[str, int]
+    busy: set[str]
+    free_since: dict[str, float]
+    ratings: dict[str, float]
+    games: dict[str, PlayerGames]  # those who played, the games not settled yet included
+
+    def player(self, nick: str) -> arena.ArenaPlayer:
+        played = self.games.get(nick)
+        return arena.ArenaPlayer(nick, self.ratings[nick], tuple(played.games) if played else ())
+
+
+class ArenaLedger:
+    """The settled games of an arena counted per player, under the entrants' nicks when they were
+    counted: counted again whole when one of those nicks is now another entrant's (`outdated`)."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, str] = {}  # a nick a game was set up under -> the entrant's it counts for
+        self.players: dict[str, PlayerGames] = {}
+        self.last_ended: dict[str, float] = {}  # each player's latest end of a game (0: none known)
+        self.ratings: dict[str, float] = {}  # the ratings the players' performances are of
+
+    def outdated(self, entrants: Entrants) -> bool:
+        """A nick counted is now another entrant's (an admin renamed an account, a new entry has an old
+        nick)."""
+        return any(entrants.name(nick) != name for nick, name in self.names.items())
+
+    def named(self, board: Board) -> Board:
+        """The board under the nicks its players are counted under."""
+        blue, red = self.names[board.blue], self.names[board.red]
+        return board if (blue, red) == (board.blue, board.red) else replace(board, blue=blue, red=red)
+
+    def add(self, boards: Iterable[Board], entrants: Entrants) -> None:
+        """Count these settled games (as stored, under the nicks they were set up under)."""
+        played: dict[str, list[tuple[int, arena.ArenaGame]]] = {}
+        for board in sorted(boards, key=lambda b: b.table):
+            for nick in (board.blue, board.red):
+                if nick not in self.names:
+                    self.names[nick] = entrants.name(nick)
+            board = self.named(board)
+            for nick, game in arena_games(board):
+                played.setdefault(nick, []).append((board.table, game))
+            for nick in (board.blue, board.red):
+                self.last_ended[nick] = max(self.last_ended.get(nick, 0.0), board.ended or 0.0)
+        for nick, games in played.items():
+            self.players.setdefault(nick, PlayerGames()).extend(games)
+
+    def field(self, entries: Sequence[Entry], live: Iterable[Board]) -> ArenaField:
+        """The wave's field from the games counted and the boards of those not settled (`live`, under
+        the entrants' nicks now), in passes over the entries and the live boards only."""
+        ratings = {entry.nick: entry.rating for entry in entries}
+        self._rerate(ratings)
+        later: dict[str, list[tuple[int, arena.ArenaGame]]] = {}
+        busy: set[str] = set()
+        last_ended = {nick: self.last_ended.get(nick, 0.0) for nick in ratings}
+        for board in sorted(live, key=lambda b: b.table):
+            if board.result is None:
+                busy.update((board.blue, board.red))
+            for nick, game in arena_games(board):
+                later.setdefault(nick, []).append((board.table, game))
+            for nick in (board.blue, board.red):
+                if nick in last_ended:
+                    last_ended[nick] = max(last_ended[nick], board.ended or 0.0)
+        games = dict(self.players)
+        for nick, played_later in later.items():
+            games[nick] = games.get(nick, PlayerGames()).with_games(played_later)
+        merits = {}
+        for nick, rating in ratings.items():
+            played = games.get(nick)
+            merits[nick] = played.merit(ratings, rating) if played else arena.merit(0, None, rating)
+        return ArenaField(arena.places(merits), busy, last_ended, ratings, games)
+
+    def _rerate(self, ratings: dict[str, float]) -> None:
+        """The players whose opponents' ratings changed (or who became entrants or left) rank by their
+        performance counted again."""
+        for nick in ratings.keys() | self.ratings.keys():
+            played = self.players.get(nick)
+            if played is not None and ratings.get(nick) != self.ratings.get(nick):
+                for opponent in played.opponents:
+                    self.players[opponent].rated = False
+        self.ratings = ratings
