@@ -294,19 +294,28 @@ def test_every_wave_counts_what_the_whole_computation_counts(data: st.DataObject
 def test_a_wave_counts_only_the_games_settled_since_the_last_unless_a_settled_one_changed() -> None:
     world = World()
     world.entries = [Entry(nick, nick_key(nick), f"@{nick}", 1500.0, BEGUN, False) for nick in NICKS]
-    for uid, (blue, red) in enumerate([("*a", "*b"), ("*c", "*d"), ("*a", "*c")], start=1):
+
+    def settled(uid: int, blue: str, red: str, result: str) -> None:
         created = datetime.fromtimestamp(world.now, UTC)
         world.write(
-            TableRecord(uid, "arena", None, created, blue, red, "20x20", "B+R", uid, False, created, 30)
+            TableRecord(uid, "arena", None, created, blue, red, "20x20", result, uid, False, created, 30)
         )
+
+    for uid, (blue, red) in enumerate([("*a", "*b"), ("*c", "*d"), ("*a", "*c")], start=1):
+        settled(uid, blue, red, "B+R")
     memory, whole = ArenaMemory(), WholeMemory()
     wave(world, memory, whole, "all")
-    ledger, a = memory.ledger, memory.ledger and memory.ledger.players["*a"]
-    created = datetime.fromtimestamp(world.now, UTC)
-    world.write(TableRecord(4, "arena", None, created, "*b", "*a", "20x20", "W+R", 4, False, created, 30))
+    ledger = memory.ledger
+    assert ledger is not None
+    a = ledger.players["*a"]
+    settled(5, "*b", "*a", "W+R")
     wave(world, memory, whole, "all")
     assert memory.ledger is ledger and ledger.players["*a"] is a, "kept, the new game added"
-    assert a is not None and a.tables == [1, 3, 4] and a.score == 2 + 2 + 4
+    assert a.tables == [1, 3, 5] and a.score == 2 + 2 + 4
+
+    settled(4, "*e", "*a", "0")  # a game stored after a later one of its player's: counted in its place
+    wave(world, memory, whole, "all")
+    assert memory.ledger is ledger and a.tables == [1, 3, 4, 5] and a.score == 2 + 2 + 2 + 2
 
     world.write(replace(world.rows[2], red="deleted1"))  # an account's deletion renames a settled game
     wave(world, memory, whole, "all")
