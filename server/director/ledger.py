@@ -17,25 +17,26 @@ from server.director.history import Board, arena_games
 from server.engine import arena
 from server.store.hosted import Entry
 
+Played = tuple[int, arena.ArenaGame]  # a game in a player's history, and its table
+
 
 @dataclass
 class PlayerGames:
-    """One player's games, oldest (lowest table) first, and what the standings read of them."""
+    """One player's games, oldest (lowest table) first, and what the standings read of them, kept up to
+    date game by game."""
 
     tables: list[int] = field(default_factory=list)
     games: list[arena.ArenaGame] = field(default_factory=list)
     streak: arena.Streak = arena.Streak()  # after the last game
     score: int = 0
-    opponents: set[str] = field(default_factory=set)  # whose rating the performance reads
-    performance: int | None = None  # of the games, by the ratings they were last ranked by
-    rated: bool = False  # whether `performance` is of the games and ratings now
+    # opponent -> outcome -> games: what the performance reads of the games
+    tally: dict[str, dict[arena.Outcome, int]] = field(default_factory=dict)
+    performance: arena.PerformanceSum = field(default_factory=arena.PerformanceSum)  # rated opponents'
 
-    def extend(self, played: Sequence[tuple[int, arena.ArenaGame]]) -> None:
+    def extend(self, played: Sequence[Played], ratings: dict[str, float]) -> None:
         """Add these games (in table order): their points follow on from the streak kept, unless one of
         them is older than a game counted (a game stored late), when the player's points are counted
-        again."""
-        if not played:
-            return
+        again. `ratings`: those the performance is summed by."""
         if not self.tables or played[0][0] > self.tables[-1]:
             self.tables.extend(table for table, _ in played)
             games = [game for _, game in played]
@@ -49,22 +50,38 @@ class PlayerGames:
                 self.games.insert(at, game)
             points, self.streak = arena.scored(self.games)
             self.score = sum(points)
-        self.opponents.update(game.opponent for _, game in played)
-        self.rated = False
+        for _, game in played:
+            outcomes = self.tally.setdefault(game.opponent, {})
+            outcomes[game.outcome] = outcomes.get(game.outcome, 0) + 1
+            if game.opponent in ratings:
+                self.performance.add(ratings[game.opponent], game.outcome)
 
-    def merit(self, ratings: dict[str, float], rating: float) -> tuple[int, float]:
-        """Score and tie-break, the performance counted again only when the games or an opponent's
-        rating changed."""
-        if not self.rated:
-            self.performance, self.rated = arena.performance(self.games, ratings), True
-        return arena.merit(self.score, self.performance, rating)
+    def rerated(self, opponent: str, old: float | None, new: float | None) -> None:
+        """The opponent's rating changed (None: not an entrant): their games counted at the new one."""
+        for outcome, games in self.tally[opponent].items():
+            if old is not None:
+                self.performance.add(old, outcome, -games)
+            if new is not None:
+                self.performance.add(new, outcome, games)
 
-    def with_games(self, later: Sequence[tuple[int, arena.ArenaGame]]) -> PlayerGames:
-        """A copy with these games added: the wave's view of a player whose games ended but are not
-        settled yet."""
-        copy = PlayerGames(list(self.tables), list(self.games), self.streak, self.score, set(self.opponents))
-        copy.extend(later)
-        return copy
+    def merit(self, rating: float, later: Sequence[Played], ratings: dict[str, float]) -> tuple[int, float]:
+        """Score and tie-break, with the games ended `later` than those kept (not settled yet)."""
+        if not later:
+            return arena.merit(self.score, self.performance.mean(), rating)
+        performance = replace(self.performance)
+        for _, game in later:
+            if game.opponent in ratings:
+                performance.add(ratings[game.opponent], game.outcome)
+        if not self.tables or later[0][0] > self.tables[-1]:
+            score = self.score + sum(arena.scored([game for _, game in later], self.streak)[0])
+        else:
+            score = sum(arena.game_points(self.with_games(later)))
+        return arena.merit(score, performance.mean(), rating)
+
+    def with_games(self, later: Sequence[Played]) -> list[arena.ArenaGame]:
+        if not later:
+            return self.games
+        return [game for _, game in sorted([*zip(self.tables, self.games, strict=True), *later])]
 
 
 @dataclass
@@ -76,11 +93,12 @@ class ArenaField:
     busy: set[str]
     free_since: dict[str, float]
     ratings: dict[str, float]
-    games: dict[str, PlayerGames]  # those who played, the games not settled yet included
+    kept: dict[str, PlayerGames]  # the settled games
+    later: dict[str, list[Played]]  # the games ended and not settled yet
 
     def player(self, nick: str) -> arena.ArenaPlayer:
-        played = self.games.get(nick)
-        return arena.ArenaPlayer(nick, self.ratings[nick], tuple(played.games) if played else ())
+        games = self.kept.get(nick, PlayerGames()).with_games(self.later.get(nick, []))
+        return arena.ArenaPlayer(nick, self.ratings[nick], tuple(games))
 
 
 class ArenaLedger:
@@ -105,7 +123,7 @@ class ArenaLedger:
 
     def add(self, boards: Iterable[Board], entrants: Entrants) -> None:
         """Count these settled games (as stored, under the nicks they were set up under)."""
-        played: dict[str, list[tuple[int, arena.ArenaGame]]] = {}
+        played: dict[str, list[Played]] = {}
         for board in sorted(boards, key=lambda b: b.table):
             for nick in (board.blue, board.red):
                 if nick not in self.names:
@@ -116,14 +134,14 @@ class ArenaLedger:
             for nick in (board.blue, board.red):
                 self.last_ended[nick] = max(self.last_ended.get(nick, 0.0), board.ended or 0.0)
         for nick, games in played.items():
-            self.players.setdefault(nick, PlayerGames()).extend(games)
+            self.players.setdefault(nick, PlayerGames()).extend(games, self.ratings)
 
     def field(self, entries: Sequence[Entry], live: Iterable[Board]) -> ArenaField:
         """The wave's field from the games counted and the boards of those not settled (`live`, under
         the entrants' nicks now), in passes over the entries and the live boards only."""
         ratings = {entry.nick: entry.rating for entry in entries}
         self._rerate(ratings)
-        later: dict[str, list[tuple[int, arena.ArenaGame]]] = {}
+        later: dict[str, list[Played]] = {}
         busy: set[str] = set()
         last_ended = {nick: self.last_ended.get(nick, 0.0) for nick in ratings}
         for board in sorted(live, key=lambda b: b.table):
@@ -134,21 +152,22 @@ class ArenaLedger:
             for nick in (board.blue, board.red):
                 if nick in last_ended:
                     last_ended[nick] = max(last_ended[nick], board.ended or 0.0)
-        games = dict(self.players)
-        for nick, played_later in later.items():
-            games[nick] = games.get(nick, PlayerGames()).with_games(played_later)
         merits = {}
         for nick, rating in ratings.items():
-            played = games.get(nick)
-            merits[nick] = played.merit(ratings, rating) if played else arena.merit(0, None, rating)
-        return ArenaField(arena.places(merits), busy, last_ended, ratings, games)
+            kept, played_later = self.players.get(nick), later.get(nick, [])
+            if kept is None and not played_later:
+                merits[nick] = arena.merit(0, None, rating)
+            else:
+                merits[nick] = (kept or PlayerGames()).merit(rating, played_later, ratings)
+        return ArenaField(arena.places(merits), busy, last_ended, ratings, self.players, later)
 
     def _rerate(self, ratings: dict[str, float]) -> None:
-        """The players whose opponents' ratings changed (or who became entrants or left) rank by their
-        performance counted again."""
+        """The games against players whose rating changed (or who became entrants, or are no longer)
+        summed again in their opponents' performances."""
         for nick in ratings.keys() | self.ratings.keys():
+            old, new = self.ratings.get(nick), ratings.get(nick)
             played = self.players.get(nick)
-            if played is not None and ratings.get(nick) != self.ratings.get(nick):
-                for opponent in played.opponents:
-                    self.players[opponent].rated = False
+            if played is not None and old != new:
+                for opponent in played.tally:  # who played them: each game is in both players' tallies
+                    self.players[opponent].rerated(nick, old, new)
         self.ratings = ratings

@@ -16,7 +16,6 @@ lichess's option of arenas without streaks (every arena here has them).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -29,6 +28,7 @@ Outcome = Literal["win", "draw", "loss"]
 QUICK_DRAW_MOVES = 20  # a draw in fewer moves gives nobody a point
 LONG_GAME_MOVES = 60  # a draw this long gives its point even in a draw streak
 PERFORMANCE_SWING = 500  # TournamentApi.performanceOf: the opponent's rating, +500 for a win, -500 a loss
+SWING: dict[Outcome, int] = {"win": PERFORMANCE_SWING, "draw": 0, "loss": -PERFORMANCE_SWING}
 MAX_STRIKE = 3  # AntmaPairing.maxStrike: two players who both had one colour 3 times in a row never meet
 
 
@@ -127,9 +127,39 @@ def performance(games: Sequence[ArenaGame], ratings: Mapping[str, float]) -> int
     opponent's rating, +500 for a win, -500 for a loss, rounded half up. Opponents missing from
     `ratings` leave their games out; None when no game is left. lichess takes the opponent's rating at
     the time of each game; we take the one in `ratings` (the runner's current ones)."""
-    swing = {"win": PERFORMANCE_SWING, "draw": 0, "loss": -PERFORMANCE_SWING}
-    values = [ratings[game.opponent] + swing[game.outcome] for game in games if game.opponent in ratings]
-    return math.floor(sum(values) / len(values) + 0.5) if values else None
+    total = PerformanceSum()
+    for game in games:
+        if game.opponent in ratings:
+            total.add(ratings[game.opponent], game.outcome)
+    return total.mean()
+
+
+@dataclass
+class PerformanceSum:
+    """The values a performance is the mean of, summed exactly: a sum of floats rounds, and differently
+    in another order, where an arena's wave keeps each player's sum from one wave to the next, adding
+    games as they settle and taking an opponent's out when their rating changes (server/director/
+    ledger.py), and must give what a whole count gives."""
+
+    numerator: int = 0
+    scale: int = 1  # the sum is numerator / scale: a float is such a fraction, its scale a power of two
+    games: int = 0
+
+    def add(self, rating: float, outcome: Outcome, games: int = 1) -> None:
+        """Count `games` games of this outcome against an opponent of this rating (fewer than none: take
+        them out)."""
+        top, bottom = (rating + SWING[outcome]).as_integer_ratio()
+        if bottom > self.scale:
+            self.numerator *= bottom // self.scale
+            self.scale = bottom
+        self.numerator += top * (self.scale // bottom) * games
+        self.games += games
+
+    def mean(self) -> int | None:
+        """Rounded half up; None without a game."""
+        if not self.games:
+            return None
+        return (2 * self.numerator + self.scale * self.games) // (2 * self.scale * self.games)
 
 
 def standings(players: Sequence[ArenaPlayer]) -> list[ArenaStanding]:

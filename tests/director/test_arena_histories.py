@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from server.director.arenawave import ARENA_REST, ArenaMemory
 from server.director.entrants import Entrants
 from server.director.history import Board, arena_histories, no_shows_still_in
+from server.director.ledger import PlayerGames
 from server.director.times import joined
 from server.engine import arena
 from server.engine.board import BLACK
@@ -273,6 +274,10 @@ def wave(world: World, memory: ArenaMemory, whole: WholeMemory, until: str) -> N
     assert ready.busy == busy
     assert ready.free_since == free_since
     assert {nick: ready.player(nick) for nick in everyone} == everyone
+    for row in arena.standings(list(everyone.values())):  # the scores and performances, not only the ranks
+        played = ready.kept.get(row.key, PlayerGames())
+        merit = played.merit(ready.ratings[row.key], ready.later.get(row.key, []), ready.ratings)
+        assert merit == arena.merit(row.score, row.performance, ready.ratings[row.key])
     assert memory.resting(world.now, world.moment) == whole.resting(boards, world.now, world.moment)
 
 
@@ -316,6 +321,16 @@ def test_a_wave_counts_only_the_games_settled_since_the_last_unless_a_settled_on
     settled(4, "*e", "*a", "0")  # a game stored after a later one of its player's: counted in its place
     wave(world, memory, whole, "all")
     assert memory.ledger is ledger and a.tables == [1, 3, 4, 5] and a.score == 2 + 2 + 2 + 2
+
+    created = datetime.fromtimestamp(world.now, UTC)  # a draw over, not stored yet, before a win stored
+    world.write(TableRecord(6, "arena", None, created, "*a", "*e", "20x20", None, None, False))
+    world.live[6] = Live(30, "0")
+    settled(7, "*a", "*b", "B+R")
+    wave(world, memory, whole, "all")
+    assert memory.field(world.entries).player("*a").games[-2:] == (
+        arena.ArenaGame("*e", "draw", True, 30),
+        arena.ArenaGame("*b", "win", True, 30),
+    )
 
     world.write(replace(world.rows[2], red="deleted1"))  # an account's deletion renames a settled game
     wave(world, memory, whole, "all")
