@@ -111,7 +111,7 @@ class ArenaMemory:
         tables = [*self.settled, *self.live] if self.unrested is None else self.unrested | self.live.keys()
         self.unrested = set()
         for table in tables:
-            board = self._board(table)
+            board = self._board(table, named=False)
             if board.result is not None and table not in self.rest_ends:
                 passed = min(max(0.0, now - (board.ended or 0.0)), ARENA_REST)
                 self.rest_ends[table] = moment + ARENA_REST - passed
@@ -124,11 +124,12 @@ class ArenaMemory:
             for nick in (board.blue, board.red)
         }
 
-    def _board(self, table: int) -> Board:
-        """A game as this wave reads it, under the entrants' nicks now."""
+    def _board(self, table: int, named: bool = True) -> Board:
+        """A game as this wave reads it, under the entrants' nicks now (`named`, else perhaps under those
+        it was set up under)."""
         assert self.ledger is not None, "a wave reads its tables first"
-        live = self.live.get(table)
-        return live if live is not None else self.ledger.named(self.settled[table])
+        board = self.live.get(table) or self.settled[table]
+        return self.ledger.named(board) if named and table in self.settled else board
 
 
 def waiting(

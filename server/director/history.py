@@ -81,23 +81,19 @@ def arena_histories(boards: Sequence[Board]) -> dict[str, tuple[arena.ArenaGame,
     return {nick: tuple(played) for nick, played in games.items()}
 
 
-def arena_games(board: Board) -> list[tuple[str, arena.ArenaGame]]:
+def arena_games(board: Board) -> tuple[tuple[str, arena.ArenaGame], ...]:
     """The game a board is in each of its players' arena history: none while it is played or if it is
     void or cancelled, one for a player on both sides."""
     result = _parsed(board)
     if result is None or result.reason == "Void" or board.cancelled:
-        return []
-    forfeit = result.reason == "F"
-    games = []
-    for nick, opponent, blue in ((board.blue, board.red, True), (board.red, board.blue, False)):
-        if not blue and nick == board.blue:
-            break  # one player on both sides: one game
-        if result.winner == 0:
-            outcome: arena.Outcome = "draw"
-        else:
-            outcome = "win" if (result.winner == BLACK) == blue else "loss"
-        games.append((nick, arena.ArenaGame(opponent, outcome, blue, board.moves, forfeit)))
-    return games
+        return ()
+    forfeit, blue_won = result.reason == "F", result.winner == BLACK
+    outcome: arena.Outcome = "draw" if result.winner == 0 else "win" if blue_won else "loss"
+    blue = (board.blue, arena.ArenaGame(board.red, outcome, True, board.moves, forfeit))
+    if board.red == board.blue:
+        return (blue,)  # one player on both sides: one game
+    outcome = "draw" if result.winner == 0 else "loss" if blue_won else "win"
+    return blue, (board.red, arena.ArenaGame(board.blue, outcome, False, board.moves, forfeit))
 
 
 def no_shows(boards: Sequence[Board]) -> set[str]:
