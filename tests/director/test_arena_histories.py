@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from server.director.arenawave import ARENA_REST, ArenaMemory
@@ -281,6 +281,7 @@ def wave(world: World, memory: ArenaMemory, whole: WholeMemory, until: str) -> N
     assert memory.resting(world.now, world.moment) == whole.resting(boards, world.now, world.moment)
 
 
+@settings(max_examples=200)  # the sequences are long: the default 100 missed some of the cases
 @given(st.data())
 def test_every_wave_counts_what_the_whole_computation_counts(data: st.DataObject) -> None:
     world = World()
@@ -336,3 +337,9 @@ def test_a_wave_counts_only_the_games_settled_since_the_last_unless_a_settled_on
     wave(world, memory, whole, "all")
     assert memory.ledger is not ledger, "counted again"
     assert memory.ledger is not None and "*d" not in memory.ledger.players
+
+    ledger, c = memory.ledger, world.entries[2]  # an admin renames *c: the tables keep the nick
+    world.entries[2] = replace(c, nick="*C2", nick_key=nick_key("*C2"), former=("*c",))
+    wave(world, memory, whole, "all")
+    assert memory.ledger is not ledger and memory.ledger is not None, "counted again"
+    assert memory.ledger.players["*C2"].tables == [2, 3] and "*c" not in memory.ledger.players
