@@ -33,6 +33,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -137,23 +138,21 @@ def board_of(row: TableRecord) -> Board:
 
 
 def wave_cpu(entries: list[Entry], boards: list[Board], repeat: int, wave_games: int, seed: int) -> WaveCosts:
-    """A (re)started director's first wave, then waves after `wave_games` games ended and as many set
-    up (the oldest being played end; new ones between random players)."""
+    """A (re)started director's first wave, its boards made beforehand as the whole count each wave made
+    before was handed them (the director makes them in its read: the whole read's figure), then waves
+    after `wave_games` games ended and as many set up (the oldest being played end; new ones between
+    random players)."""
     rng, nicks = random.Random(seed), [entry.nick for entry in entries]
-    live = [board for board in boards if board.result is None]
-    changed = [record(board, 1) for board in boards]
-    memory, first, times = ArenaMemory(), 0.0, []
-    for round_ in range(repeat + 1):
-        now = BEGUN.timestamp() + len(boards) + round_ * 5.0
+    given, rows = {board.table: board for board in boards}, [record(board, 1) for board in boards]
+    firsts, times = [], []
+    for _ in range(repeat):
+        memory = ArenaMemory()
         start = time.process_time()
-        memory.tables_read(changed, board_of, Entrants(entries))
-        memory.no_shows(entries)
-        ready = memory.field(entries)
-        memory.resting(now, now)
-        ended = {nick for row in changed if row.result is not None for nick in (row.blue, row.red)}
-        assert all(ready.player(nick).key == nick for nick in ended if nick in ready.ratings)
-        elapsed = time.process_time() - start
-        first, times = (elapsed, times) if round_ == 0 else (first, [*times, elapsed])
+        a_wave(memory, entries, rows, lambda row: given[row.uid], 0.0)
+        firsts.append(time.process_time() - start)
+    live = [board for board in boards if board.result is None]
+    for round_ in range(repeat):
+        now = BEGUN.timestamp() + len(boards) + round_ * 5.0
         count, uid = round_ + 2, max(memory.settled.keys() | memory.unsettled.keys()) + 1
         over = [replace(board, result=rng.choice(RESULTS), ended=now) for board in live[:wave_games]]
         new = [
@@ -162,7 +161,27 @@ def wave_cpu(entries: list[Entry], boards: list[Board], repeat: int, wave_games:
         ]
         live = live[wave_games:] + new
         changed = [record(board, count) for board in (*over, *new)]
-    return WaveCosts(first, statistics.median(times))
+        start = time.process_time()
+        a_wave(memory, entries, changed, board_of, now)
+        times.append(time.process_time() - start)
+    return WaveCosts(statistics.median(firsts), statistics.median(times))
+
+
+def a_wave(
+    memory: ArenaMemory,
+    entries: list[Entry],
+    changed: list[TableRecord],
+    board: Callable[[TableRecord], Board],
+    now: float,
+) -> None:
+    """Director._arena's part before the pairing, and the games of the players whose games just ended
+    (the pairing's, a little later)."""
+    memory.tables_read(changed, board, Entrants(entries))
+    memory.no_shows(entries)
+    ready = memory.field(entries)
+    memory.resting(now, now)
+    ended = {nick for row in changed if row.result is not None for nick in (row.blue, row.red)}
+    assert all(ready.player(nick).key == nick for nick in ended if nick in ready.ratings)
 
 
 @dataclass(frozen=True)
