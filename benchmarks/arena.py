@@ -117,7 +117,7 @@ class WaveCosts:
     """The median CPU seconds of a wave's part in arenawave.py and ledger.py (the games changed taken in
     and counted, no-shows, everyone's ranks, rests, the games of the players whose games ended)."""
 
-    first: float  # a (re)started director's first wave, which counts every game (each wave before 2026-12-03)
+    first: float  # a (re)started director's first wave, which counts every game (each wave before 2026-12-02)
     wave: float  # a wave after --wave-games games ended and as many were set up
 
 

@@ -2,7 +2,7 @@
 ledger.ArenaLedger): over random sequences of games set up, ended, stored, gone and cancelled, accounts
 renamed and deleted, players joining, withdrawn and back, ratings changed, waves that fail half-way and
 restarts, every wave's no-shows, field and rests are those of the whole computation each wave made
-until 2026-12-03, kept here as the reference (`WholeMemory`, `whole_field`), which counted every game
+until 2026-12-02, kept here as the reference (`WholeMemory`, `whole_field`), which counted every game
 again. Also: arena_histories' one pass against the per-player scans it replaced on 2026-12-02."""
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def test_the_one_pass_histories_are_the_scanned_ones(boards: list[Board]) -> Non
         assert histories.get(nick, ()) == scanned_arena_games(nick, boards)
 
 
-# --- the whole computation of a wave, as it was until 2026-12-03 ------------------------------------
+# --- the whole computation of a wave, as it was until 2026-12-02 ------------------------------------
 
 
 def whole_field(
