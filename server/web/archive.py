@@ -69,11 +69,11 @@ async def table_record(request: web.Request) -> web.Response:
 
 
 @routes.get("/games")
-async def games(request: web.Request) -> web.Response:
+async def games(request: web.Request) -> web.StreamResponse:
     """The list as a page for a browser (its script reads /games.json), as JSON for programs."""
     pages = request.app.get(PAGES_KEY)
     if pages is not None and prefers_html(request.headers.get("Accept", "")):
-        return pages.page_response(request, "games.html")
+        return await pages.page_response(request, "games.html")
     return await games_json(request)
 
 

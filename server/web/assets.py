@@ -17,6 +17,7 @@ An operator's folder (`--static`) is served by aiohttp's static files, which sen
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import gzip
 import hashlib
@@ -33,6 +34,8 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 REVALIDATE = "no-cache"
 COMPRESSED = (".html", ".js", ".css", ".svg", ".json", ".txt")
 SMALLEST_COMPRESSED = 1024  # bytes: smaller files are sent as they are (gzip would barely help)
+SLICE = 64 * 1024  # bytes: a bigger body is written a slice at a time, each once the last is taken
+SLICE_TIMEOUT = 30.0  # seconds a client may take to take a slice in before its connection is closed
 
 
 @dataclass(frozen=True)
@@ -65,17 +68,17 @@ class Assets:
         app.router.add_get("/assets/{version}/{name:.+}", self._versioned)
         app.router.add_get("/{name:[^/]+}", self._plain)  # the names of before: pages cached elsewhere
 
-    async def _index(self, request: web.Request) -> web.Response:
-        return asset_response(request, self.page, REVALIDATE)
+    async def _index(self, request: web.Request) -> web.StreamResponse:
+        return await asset_response(request, self.page, REVALIDATE)
 
-    async def _versioned(self, request: web.Request) -> web.Response:
+    async def _versioned(self, request: web.Request) -> web.StreamResponse:
         asset = self._found(request.match_info["name"])
         # a page of an earlier version asking: the file as it is now, which it must not keep for long
         cached = IMMUTABLE if request.match_info["version"] == self.version else REVALIDATE
-        return asset_response(request, asset, cached)
+        return await asset_response(request, asset, cached)
 
-    async def _plain(self, request: web.Request) -> web.Response:
-        return asset_response(request, self._found(request.match_info["name"]), REVALIDATE)
+    async def _plain(self, request: web.Request) -> web.StreamResponse:
+        return await asset_response(request, self._found(request.match_info["name"]), REVALIDATE)
 
     def _found(self, name: str) -> Asset:
         asset = self.files.get(name)
@@ -83,13 +86,13 @@ class Assets:
             raise web.HTTPNotFound()
         return asset
 
-    def page_response(self, request: web.Request, name: str, status: int = 200) -> web.Response:
+    async def page_response(self, request: web.Request, name: str, status: int = 200) -> web.StreamResponse:
         """A page of the client other than the index; with another status (404) it still shows, and its
         script says why."""
         if status != 200:
             body, headers = self.pages[name].body, {CSP: CLIENT_POLICY}
             return web.Response(status=status, body=body, content_type="text/html", headers=headers)
-        return asset_response(request, self.pages[name], REVALIDATE)
+        return await asset_response(request, self.pages[name], REVALIDATE)
 
 
 # The built-in client's files, for its other pages; absent when --static replaces the client.
@@ -113,7 +116,7 @@ def _asset(name: str, body: bytes) -> Asset:
     return Asset(body, gzipped, content_type, '"' + hashlib.sha256(body).hexdigest()[:16] + '"')
 
 
-def asset_response(request: web.Request, asset: Asset, cache_control: str) -> web.Response:
+async def asset_response(request: web.Request, asset: Asset, cache_control: str) -> web.StreamResponse:
     """The asset, gzipped to a client that takes it, or 304 to one that has it (its ETag)."""
     headers = {"Cache-Control": cache_control, "ETag": asset.etag, "Content-Type": asset.content_type}
     if asset.content_type.startswith("text/html"):
@@ -122,6 +125,33 @@ def asset_response(request: web.Request, asset: Asset, cache_control: str) -> we
         headers["Vary"] = "Accept-Encoding"
     if asset.etag in request.headers.get("If-None-Match", ""):
         return web.Response(status=304, headers=headers)
+    body = asset.body
     if asset.gzipped is not None and "gzip" in request.headers.get("Accept-Encoding", ""):
-        return web.Response(body=asset.gzipped, headers={**headers, "Content-Encoding": "gzip"})
-    return web.Response(body=asset.body, headers=headers)
+        body, headers["Content-Encoding"] = asset.gzipped, "gzip"
+    if len(body) <= SLICE or request.method == "HEAD":
+        return web.Response(body=body, headers=headers)
+    return await sliced(request, body, headers)
+
+
+async def sliced(request: web.Request, body: bytes, headers: dict[str, str]) -> web.StreamResponse:
+    """A big body (a whole tournament's tables: megabytes) written a slice at a time: aiohttp hands a
+    body to the transport whole, which keeps what the socket does not take, a copy for each request
+    (asyncio's transport copies; aiohttp joins the headers to it before Python 3.12.9), so six clients
+    that did not read a 6 MB answer held 16 MB. A slice is written once the transport has taken the
+    last (`StreamResponse.write` waits for it), and a client that takes none for SLICE_TIMEOUT has its
+    connection closed: it holds at most a slice or two, and not for long."""
+    response = web.StreamResponse(headers=headers)
+    response.content_length = len(body)
+    view = memoryview(body)
+    try:
+        await response.prepare(request)
+        for start in range(0, len(body), SLICE):
+            async with asyncio.timeout(SLICE_TIMEOUT):
+                await response.write(view[start : start + SLICE])
+        await response.write_eof()
+    except TimeoutError:
+        if request.transport is not None:
+            request.transport.abort()
+    except ConnectionError:
+        pass  # the client went away: nothing more to send
+    return response

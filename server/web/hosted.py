@@ -168,7 +168,7 @@ def _secret(request: web.Request) -> str:
 
 
 @routes.get("/tournaments.json")
-async def listing(request: web.Request) -> web.Response:
+async def listing(request: web.Request) -> web.StreamResponse:
     """The tournaments the server runs: the unfinished ones by start, then the latest finished; built
     at most once a CHECK_SECONDS and shared (server/web/shared.py)."""
     director = request.app.get(DIRECTOR_KEY)
@@ -178,7 +178,7 @@ async def listing(request: web.Request) -> web.Response:
 
     answer = await request.app[SHARED_ANSWERS_KEY].get(LISTING, _checked_anew, listed)
     assert answer is not None  # a build that always answers
-    return asset_response(request, answer, REVALIDATE)
+    return await asset_response(request, answer, REVALIDATE)
 
 
 async def _checked_anew() -> Hashable:

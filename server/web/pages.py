@@ -57,26 +57,26 @@ def _error(status: int, message: str) -> web.Response:
     return web.json_response({"error": message}, status=status)
 
 
-def _page(request: web.Request, name: str, found: bool) -> web.Response:
+async def _page(request: web.Request, name: str, found: bool) -> web.StreamResponse:
     """The page itself, with 404 when there is nothing to show (its script then says so in words)."""
     pages = request.app.get(PAGES_KEY)
     if pages is None:
         return web.Response(status=404, text=NO_PAGES.format(json=request.path + ".json"))
-    return pages.page_response(request, name, 200 if found else 404)
+    return await pages.page_response(request, name, 200 if found else 404)
 
 
 @routes.get("/game/{number}")
-async def game(request: web.Request) -> web.Response:
+async def game(request: web.Request) -> web.StreamResponse:
     text = request.match_info["number"]
     as_json = text.endswith(".json")
     number = archive_number(text.removesuffix(".json"))
     if number is None:
         if as_json:
             return _error(400, "A game's address is /game/<number>, its number in digits.")
-        return _page(request, "game.html", False)
+        return await _page(request, "game.html", False)
     games = request.app[GAMES_KEY]
     if not as_json:
-        return _page(request, "game.html", await games.summary(number) is not None)
+        return await _page(request, "game.html", await games.summary(number) is not None)
     replays = request.app[REPLAYS_KEY]
     steps = replays.get(number)
     if steps is not None:
@@ -110,7 +110,7 @@ def _board(sgf: str) -> bytes:
 
 
 @routes.get("/player/{nick}")
-async def player(request: web.Request) -> web.Response:
+async def player(request: web.Request) -> web.StreamResponse:
     text = request.match_info["nick"]
     as_json = text.endswith(".json")
     nick = text.removesuffix(".json")
@@ -119,13 +119,13 @@ async def player(request: web.Request) -> web.Response:
     except ProtocolError:
         if as_json:
             return _error(400, "A player's address is /player/<nick>, a guest's nick with its leading *.")
-        return _page(request, "player.html", False)
+        return await _page(request, "player.html", False)
     store = request.app[STORE_KEY]
     profile = None if nick.startswith("*") else await store.accounts.profile(nick)
     games = await store.games.recent(nick, RECENT_GAMES)
     found = profile is not None or bool(games) or await store.games.has_played(nick)
     if not as_json:
-        return _page(request, "player.html", found)
+        return await _page(request, "player.html", found)
     if not found:
         return _error(404, f"There is no player {nick}: no account and no archived game has this nick.")
     answer: dict[str, object] = {"nick": nick, "registered": profile is not None}

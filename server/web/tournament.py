@@ -190,20 +190,20 @@ def _zipped(games: list[tuple[int, str, str, str]]) -> bytes:
 
 
 @routes.get("/tournament/{name}")
-async def tables(request: web.Request) -> web.Response:
+async def tables(request: web.Request) -> web.StreamResponse:
     """Every table set up for the tournament, with its state now: what a script needs for results."""
     return await _shared(request, TABLES)
 
 
 @routes.get("/tournament/{name}/standings.json")
-async def standings_json(request: web.Request) -> web.Response:
+async def standings_json(request: web.Request) -> web.StreamResponse:
     """What the standings page shows: the standings of the finished games and the newest tables as
     `/tournament/<name>` lists them (docs/tournaments.md, "Standings")."""
     return await _shared(request, STANDINGS)
 
 
 @routes.get("/tournament/{name}/standings")
-async def standings_page(request: web.Request) -> web.Response:
+async def standings_page(request: web.Request) -> web.StreamResponse:
     """The standings page of the built-in client (standings.html); its script reads standings.json."""
     pages = request.app.get(PAGES_KEY)
     if pages is None:
@@ -212,7 +212,7 @@ async def standings_page(request: web.Request) -> web.Response:
             f"the results are at /tournament/{request.match_info['name']}.\n"
         )
     known = await _answer(request.app, STANDINGS, request.match_info["name"]) is not None
-    return pages.page_response(request, "standings.html", 200 if known else 404)
+    return await pages.page_response(request, "standings.html", 200 if known else 404)
 
 
 def answered_anew(app: web.Application, tournament: str | None) -> None:
@@ -221,12 +221,12 @@ def answered_anew(app: web.Application, tournament: str | None) -> None:
         app[SHARED_ANSWERS_KEY].changed(LISTING, (TABLES, tournament), (STANDINGS, tournament))
 
 
-async def _shared(request: web.Request, kind: str) -> web.Response:
+async def _shared(request: web.Request, kind: str) -> web.StreamResponse:
     name = request.match_info["name"]
     answer = await _answer(request.app, kind, name)
     if answer is None:
         return web.json_response({"error": f"no tables were set up for the tournament {name!r}"}, status=404)
-    return asset_response(request, answer, REVALIDATE)
+    return await asset_response(request, answer, REVALIDATE)
 
 
 async def _answer(app: web.Application, kind: str, name: str) -> Asset | None:
