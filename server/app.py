@@ -50,6 +50,7 @@ from server.web.common import (
     STORE_KEY,
 )
 from server.web.headers import folder_page_policy
+from server.web.kept_tables import KeptTournaments
 from server.web.limits import LoginGuard, NetworkLimiter
 from server.web.networks import Grouping
 from server.web.shared import SHARED_ANSWERS_KEY, SharedAnswers
@@ -98,6 +99,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     app[clients.LIMITS_KEY] = clients.request_limits(settings.network_factor)
     app[accesslog.SUMMARIES_KEY] = accesslog.RequestSummaries()
     app[SHARED_ANSWERS_KEY] = SharedAnswers()
+    app[tournament.KEPT_TABLES_KEY] = KeptTournaments()
     app[metrics.METRICS_KEY] = metrics.Metrics(
         app[HUB_KEY], {"/a.kropki": kropki.COMMANDS, "/auth.py": frozenset(auth.HANDLERS)}
     )

@@ -31,7 +31,7 @@ from server.director.entrants import Entrants, theirs
 from server.director.history import Board, no_shows_still_in, swiss_rounds
 from server.director.pacing import ArenaPace
 from server.director.times import arena_end, joined, wall
-from server.director.views import arena_table, summary, swiss_table
+from server.director.views import arena_standings, summary, swiss_table
 from server.engine import arena, swiss
 from server.engine.gametype import parse_game_type
 from server.hub.clock import Handle
@@ -200,13 +200,13 @@ class Director:
         the store and counted (a 24-hour arena has some 108,000 games)."""
         memory = self._watches.setdefault(hosted.settings.name, _Watch()).arena
         changed = await self.organised.tables(hosted.settings.name, memory.read_up_to)
-        memory.tables_read(changed, self._board, entrants)
+        memory.tables_read(changed, self.board, entrants)
         return memory
 
     def _boards(self, rows: Iterable[TableRecord]) -> list[Board]:
-        return [self._board(row) for row in rows]
+        return [self.board(row) for row in rows]
 
-    def _board(self, row: TableRecord) -> Board:
+    def board(self, row: TableRecord) -> Board:
         """The game of this table, with the live table's moves and result (a result is stored a moment
         after the game ends); a table gone without a stored result counts as void, so a round can end."""
         table = self.hub.tables.get(row.uid)
@@ -227,20 +227,25 @@ class Director:
             summary(hosted, await self.hosted.entries(hosted.id)) for hosted in await self.hosted.listing()
         ]
 
-    async def described(self, name: str) -> dict[str, Any] | None:
-        """The summary with the standings by the tournament's own rules; None: no such tournament."""
+    async def described(self, name: str, games: list[Board] | None = None) -> dict[str, Any] | None:
+        """The summary with the standings by the tournament's own rules; None: no such tournament.
+        `games`: its boards in table order as the public answers keep them (server/web/kept_tables.py),
+        not read again; None: read from the store."""
         hosted = await self.hosted.get(name)
         if hosted is None:
             return None
         entries = await self.hosted.entries(hosted.id)
-        entrants = Entrants(entries)
-        boards = entrants.boards(await self.boards(hosted))
+        boards = games if games is not None else await self.boards(hosted)
         about = summary(hosted, entries)
         if hosted.settings.kind == "arena":
-            about["standings"] = arena_table(entries, boards, arena_end(hosted.settings))
+            # every game: 0.3 s of pure Python at 108,000 (docs/performance.md), so in a thread; its
+            # inputs are this build's own (a list of frozen boards, the entries read here)
+            ends = arena_end(hosted.settings)
+            about["standings"] = await asyncio.to_thread(arena_standings, entries, boards, ends)
         else:
+            entrants = Entrants(entries)
             rounds = entrants.rounds(await self.hosted.rounds(hosted.id))
-            about["standings"] = swiss_table(entries, boards, rounds)
+            about["standings"] = swiss_table(entries, entrants.boards(boards), rounds)
         return about
 
     # --- looking at a tournament ---------------------------------------------------------------

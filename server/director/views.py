@@ -10,6 +10,7 @@ from datetime import timedelta
 from typing import Any
 from urllib.parse import quote
 
+from server.director.entrants import Entrants
 from server.director.history import Board, arena_histories, bye_points, played
 from server.engine import arena
 from server.engine.standings import Standing
@@ -66,6 +67,11 @@ def swiss_table(
         | {"byes": sum(1 for nick in byes.values() if nick == standing.player)}
         for standing in table
     ]
+
+
+def arena_standings(entries: Sequence[Entry], boards: Sequence[Board], ends: float) -> list[dict[str, Any]]:
+    """The arena's standings from its boards as stored, under the entrants' nicks now."""
+    return arena_table(entries, Entrants(entries).boards(boards), ends)
 
 
 def arena_table(entries: Sequence[Entry], boards: Sequence[Board], ends: float) -> list[dict[str, Any]]:

@@ -4,13 +4,13 @@ scripts (`/tournament/<name>` as JSON, `/tournament/<name>.sgf.zip`)."""
 from __future__ import annotations
 
 import asyncio
+import bisect
 import io
 import re
 import unicodedata
 import zipfile
 from collections import Counter
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from collections.abc import Hashable
 from typing import Any
 from urllib.parse import quote
 
@@ -23,14 +23,16 @@ from server.hub.hub import Hub
 from server.hub.limits import STORAGE_REFUSED
 from server.protocol.codec import ProtocolError, check_nick, parse_number
 from server.store.accounts import Accounts
-from server.store.database import utc_text
-from server.store.tournaments import TableRecord, Tournaments
+from server.store.hosted import Hosted
+from server.store.tournaments import Tournaments
 from server.web.assets import PAGES_KEY, REVALIDATE, Asset, asset_response
 from server.web.auth import ACCOUNTS_KEY
 from server.web.common import DIRECTOR_KEY, HUB_KEY
+from server.web.kept_tables import KeptTournaments, Snapshot, Summary, encoded, joined
 from server.web.shared import SHARED_ANSWERS_KEY, Built
 
 TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
+KEPT_TABLES_KEY = web.AppKey("kept_tables", KeptTournaments)  # the tables kept between builds
 NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
 MAX_ROUND = 100
 RECORDS_SUFFIX = ".sgf.zip"  # /tournament/<name>.sgf.zip: a tournament's records
@@ -231,9 +233,12 @@ async def _shared(request: web.Request, kind: str) -> web.StreamResponse:
 
 async def _answer(app: web.Application, kind: str, name: str) -> Asset | None:
     """The answer as every request shares it (server/web/shared.py); None: no such tournament."""
-    build = _tables_built if kind == TABLES else _standings_built
+    build = tables_built if kind == TABLES else standings_built
     answers = app[SHARED_ANSWERS_KEY]
-    return await answers.get((kind, name), lambda: _version(app, name), lambda: build(app, name))
+    answer = await answers.get((kind, name), lambda: _version(app, name), lambda: build(app, name))
+    # the tables kept are those of the tournaments whose answers are kept (or being built)
+    app[KEPT_TABLES_KEY].keep_only(lambda other: any(answers.holds((k, other)) for k in (TABLES, STANDINGS)))
+    return answer
 
 
 async def _version(app: web.Application, name: str) -> Hashable:
@@ -246,90 +251,71 @@ async def _version(app: web.Application, name: str) -> Hashable:
     return count, hosted, entries
 
 
-async def _tables_built(app: web.Application, name: str) -> Built | None:
-    listed = await _listed(app, name)
-    hosted = await _hosted(app, name)
-    if not listed.entries and hosted is None:
-        return None
-    answer: dict[str, Any] = {"tournament": name, "tables": listed.entries}
+async def tables_built(app: web.Application, name: str) -> Built | None:
+    hosted_record = await _hosted_record(app, name)
+    snapshot = await _read(app, name, hosted_record is not None)
+    hosted = await _hosted(app, name, snapshot)
+    if not snapshot.entries and hosted is None:
+        return _none_kept(app, name)
+    fields = [("tournament", encoded(name)), ("tables", snapshot.entries)]
     if hosted is not None:  # one the server runs: its settings, players and standings too
-        answer["hosted"] = hosted
-    return Built(answer, listed.live, listed.live_as_built)
+        fields.append(("hosted", encoded(hosted)))
+    return Built(await joined(fields), snapshot.live, snapshot.live_as_built)
 
 
-async def _standings_built(app: web.Application, name: str) -> Built | None:
-    listed = await _listed(app, name)
-    hosted = await _hosted(app, name)
-    entries = listed.entries
+async def standings_built(app: web.Application, name: str) -> Built | None:
+    hosted_record = await _hosted_record(app, name)
+    snapshot = await _read(app, name, hosted_record is not None)
+    hosted = await _hosted(app, name, snapshot)
     if hosted is not None:  # ranked by its own kind's rules (byes, arena points)
-        answer = {"tournament": name, "hosted": hosted, "standings": hosted["standings"]}
-    elif not entries:
-        return None
-    else:
-        counted = [entry for entry in entries if entry["state"] != "cancelled"]
-        finished = [Played(e["blue"], e["red"], e["result"]) for e in counted if e["state"] == "finished"]
-        playing = Counter(nick for e in counted if e["state"] == "playing" for nick in (e["blue"], e["red"]))
-        players = {nick for entry in counted for nick in (entry["blue"], entry["red"])}
-        ranked = [standing_row(row, playing[row.player]) for row in standings(finished, players)]
-        answer = {"tournament": name, "standings": ranked}
-    oldest_listed = len(entries) - STANDINGS_TABLES
-    answer["tables"] = [e for n, e in enumerate(entries) if n >= oldest_listed or e["state"] == "playing"]
-    answer["tablesLeftOut"] = len(entries) - len(answer["tables"])
-    return Built(answer, listed.live, listed.live_as_built)
+        fields = [("tournament", encoded(name)), ("hosted", encoded(hosted))]
+        fields.append(("standings", encoded(hosted["standings"])))
+    elif not snapshot.entries:
+        return _none_kept(app, name)
+    else:  # an organiser's: every game counted, off the event loop (108,000 games: docs/performance.md)
+        ranked = await asyncio.to_thread(_organisers_standings, snapshot.summaries)
+        fields = [("tournament", encoded(name)), ("standings", encoded(ranked))]
+    # the newest tables, and the older ones being played (the tables are in order: bisect finds them)
+    uids, cut = snapshot.uids, max(0, len(snapshot.uids) - STANDINGS_TABLES)
+    older = sorted(bisect.bisect_left(uids, uid) for uid in snapshot.playing if uid < uids[cut])
+    shown = [snapshot.entries[n] for n in older] + snapshot.entries[cut:]
+    fields.append(("tables", shown))
+    fields.append(("tablesLeftOut", encoded(len(snapshot.entries) - len(shown))))
+    return Built(await joined(fields), snapshot.live, snapshot.live_as_built)
 
 
-async def _hosted(app: web.Application, name: str) -> dict[str, Any] | None:
+def _organisers_standings(summaries: list[Summary]) -> list[dict[str, Any]]:
+    """The swiss-style ranking of an organiser's tables (docs/tournaments.md, "Standings"). Pure: its
+    input is a copy of tuples, so a thread computes it while the loop goes on."""
+    counted = [summary for summary in summaries if summary[0] != "cancelled"]
+    finished = [Played(blue, red, result) for state, blue, red, result in counted if state == "finished"]
+    playing = Counter(nick for state, blue, red, _ in counted if state == "playing" for nick in (blue, red))
+    players = {nick for _, blue, red, _ in counted for nick in (blue, red)}
+    return [standing_row(row, playing[row.player]) for row in standings(finished, players)]
+
+
+async def _hosted_record(app: web.Application, name: str) -> Hosted | None:
     director = app.get(DIRECTOR_KEY)
-    return await director.described(name) if director is not None else None
+    return await director.hosted.get(name) if director is not None else None
 
 
-@dataclass(frozen=True)
-class Listed:
-    entries: list[dict[str, Any]]  # the tournament's tables, oldest first, with their state now
-    live: Callable[[], Hashable]  # the state, result and moves now of those not settled in the store
-    live_as_built: Hashable  # ... as the entries show them
+async def _read(app: web.Application, name: str, hosted: bool) -> Snapshot:
+    """The tournament's tables now, from those kept since the last build and the rows changed since."""
+    director = app.get(DIRECTOR_KEY)
+    kept = app[KEPT_TABLES_KEY].of(name, hosted)
+    board = director.board if hosted and director is not None else None
+    return await kept.read(app[TOURNAMENTS_KEY], name, app[HUB_KEY], board)
 
 
-async def _listed(app: web.Application, name: str) -> Listed:
-    rows = await app[TOURNAMENTS_KEY].tables(name)
-    hub: Hub = app[HUB_KEY]
-    now = [_now(hub, row) for row in rows]
-    unsettled = [n for n, row in enumerate(rows) if row.result is None and not row.cancelled]
-    entries = [
-        {
-            "table": row.uid,
-            "round": row.round,
-            "created": utc_text(row.created_at),
-            "blue": row.blue,
-            "red": row.red,
-            "gameType": row.game_type,
-            "state": state,
-            "moves": moves,
-            "result": result,
-            "game": row.game_number,
-            "sgf": f"/sgf/{row.game_number}" if row.game_number is not None else None,
-        }
-        for row, (state, result, moves) in zip(rows, now, strict=True)
-    ]
-    open_rows = [rows[n] for n in unsettled]
-    return Listed(
-        entries, lambda: tuple(_now(hub, row) for row in open_rows), tuple(now[n] for n in unsettled)
-    )
+async def _hosted(app: web.Application, name: str, snapshot: Snapshot) -> dict[str, Any] | None:
+    director = app.get(DIRECTOR_KEY)
+    return await director.described(name, snapshot.boards) if director is not None else None
 
 
-def _now(hub: Hub, row: TableRecord) -> tuple[str, str | None, int | None]:
-    """A tournament table's state, result and moves now: the store's, or its live table's."""
-    table = hub.tables.get(row.uid)
-    room = table.room if table is not None else None
-    live = room if room is not None and room.games_played == 0 else None  # its tournament game
-    result = row.result or (str(live.game.result) if live and live.game.result is not None else None)
-    if row.cancelled or (live is not None and live.cancelled):
-        state = "cancelled"
-    elif live is not None and live.game.result is None:
-        state = "playing"
-    else:
-        state = "finished" if result is not None else "closed"
-    return state, result, len(live.game.moves) if live is not None else None
+def _none_kept(app: web.Application, name: str) -> None:
+    """No tournament of this name: its tables are not kept (made-up names cannot fill the memory)."""
+    app[KEPT_TABLES_KEY].forget(name)
+    return None
 
 
 def _attachment(filename: str) -> str:

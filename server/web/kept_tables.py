@@ -1,0 +1,207 @@
+"""A tournament's tables as its public answers list them, kept between builds (docs/tournaments.md, "How
+fresh the answers are"): a build reads from the store only the rows changed since the last build's count
+of the tournament's changes (server/store/changes.py), as an arena's wave does, and encodes only their
+entries; every other table's entry is kept as its JSON bytes and joined. At 108,000 games a whole build
+read, made and encoded every table, 3.4 to 4.8 s on the event loop (docs/performance.md).
+
+A table's entry is kept for good once nothing but a count can change it: its result (or its cancel) is
+stored and it has no open table on this server (a table closed here never opens again). The others (being
+played, over and not stored yet, or stored with their table still open) are made again at every build
+from the hub, as the whole build made every one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any
+
+from server.director.history import Board
+from server.hub.hub import Hub
+from server.store.database import utc_text
+from server.store.tournaments import TableRecord, Tournaments
+
+Now = tuple[str, str | None, int | None]  # a table's state, result and moves now
+Summary = tuple[str, str, str, str | None]  # state, blue, red, result: what an organiser's standings read
+
+
+def encoded(value: Any) -> bytes:
+    """JSON as json.dumps writes it by default, which json_response and the shared answers use."""
+    return json.dumps(value).encode()
+
+
+async def joined(fields: list[tuple[str, bytes | list[bytes]]]) -> bytes:
+    """A JSON object of fields already encoded (a list: an array of them), the bytes json.dumps gives for
+    the same dict. Joined in a thread when big: bytes.join copies without the GIL past a megabyte, and
+    24 MB of entries took 30 ms of the loop."""
+    pieces = [
+        (name, value if isinstance(value, bytes) else None, value if isinstance(value, list) else [])
+        for name, value in fields
+    ]
+    if sum(len(items) for _, _, items in pieces) < BIG:
+        return _joined(pieces)
+    return await asyncio.to_thread(_joined, pieces)
+
+
+BIG = 1_000  # entries: joined in a thread from this many
+
+
+def _joined(pieces: list[tuple[str, bytes | None, list[bytes]]]) -> bytes:
+    return b"".join(
+        [
+            b"{",
+            b", ".join(
+                encoded(name) + b": " + (value if value is not None else b"[" + b", ".join(items) + b"]")
+                for name, value, items in pieces
+            ),
+            b"}",
+        ]
+    )
+
+
+def now_of(hub: Hub, row: TableRecord) -> Now:
+    """A tournament table's state, result and moves now: the store's, or its live table's."""
+    live = _live(hub, row)
+    result = row.result or (str(live.game.result) if live and live.game.result is not None else None)
+    if row.cancelled or (live is not None and live.cancelled):
+        state = "cancelled"
+    elif live is not None and live.game.result is None:
+        state = "playing"
+    else:
+        state = "finished" if result is not None else "closed"
+    return state, result, len(live.game.moves) if live is not None else None
+
+
+def _live(hub: Hub, row: TableRecord) -> Any:
+    table = hub.tables.get(row.uid)
+    room = table.room if table is not None else None
+    return room if room is not None and room.games_played == 0 else None  # its tournament game
+
+
+def entry(row: TableRecord, now: Now) -> dict[str, Any]:
+    """The table as `/tournament/<name>` lists it."""
+    state, result, moves = now
+    return {
+        "table": row.uid,
+        "round": row.round,
+        "created": utc_text(row.created_at),
+        "blue": row.blue,
+        "red": row.red,
+        "gameType": row.game_type,
+        "state": state,
+        "moves": moves,
+        "result": result,
+        "game": row.game_number,
+        "sgf": f"/sgf/{row.game_number}" if row.game_number is not None else None,
+    }
+
+
+class KeptTables:
+    """One tournament's tables between builds: every entry encoded, oldest (lowest table) first, and for
+    one the server runs, the boards of the games settled (result and moves stored)."""
+
+    def __init__(self, with_boards: bool) -> None:
+        self.read_up_to: int | None = None  # the highest count read; None: nothing read yet
+        self.entries: dict[int, bytes] = {}  # every table's, in table order; an open one's as last built
+        self.summaries: dict[int, Summary] = {}  # ... in the same order
+        self.open: dict[int, TableRecord] = {}  # the tables whose entry the hub may still change
+        self.with_boards = with_boards
+        self.boards: dict[int, Board] = {}  # the settled games
+        self.unsettled: dict[int, TableRecord] = {}  # the other games: made again at each build
+        self.lock = asyncio.Lock()  # a tournament's two answers may be built at once: one read at a time
+        self.rows_read = 0  # rows the store returned since the start (the tests count them)
+
+    async def read(
+        self, store: Tournaments, name: str, hub: Hub, board: Callable[[TableRecord], Board] | None
+    ) -> Snapshot:
+        """Take in the rows changed since the last read and make the open tables' entries now."""
+        async with self.lock:
+            changed = await store.tables(name, self.read_up_to)
+            self.rows_read += len(changed)
+            self._take_in(changed, board)
+            open_now = {uid: now_of(hub, row) for uid, row in self.open.items()}
+            for uid, now in open_now.items():
+                row = self.open[uid]
+                self.entries[uid] = encoded(entry(row, now))
+                self.summaries[uid] = (now[0], row.blue, row.red, now[1])
+                if (row.result is not None or row.cancelled) and _live(hub, row) is None:
+                    del self.open[uid]  # nothing but a count changes it now
+            boards = None
+            if board is not None:
+                boards = [self.boards.get(uid) or board(self.unsettled[uid]) for uid in self.entries]
+            unsettled = [(row, open_now[uid]) for uid, row in self.open.items() if _unsettled(row)]
+            return Snapshot(
+                list(self.entries.values()),
+                list(self.summaries.values()),
+                [uid for uid in self.entries],
+                {uid for uid, now in open_now.items() if now[0] == "playing"},
+                boards,
+                lambda: tuple(now_of(hub, row) for row, _ in unsettled),
+                tuple(now for _, now in unsettled),
+            )
+
+    def _take_in(self, changed: list[TableRecord], board: Callable[[TableRecord], Board] | None) -> None:
+        last, late = next(reversed(self.entries), 0), False
+        for row in changed:
+            late = late or (row.uid < last and row.uid not in self.entries)
+            self.open[row.uid] = row
+            self.entries.setdefault(row.uid, b"")
+            self.summaries.setdefault(row.uid, ("closed", row.blue, row.red, None))
+            if board is not None:
+                self.boards.pop(row.uid, None)
+                self.unsettled.pop(row.uid, None)
+                if row.result is not None and row.moves is not None:
+                    self.boards[row.uid] = board(row)  # settled: the hub has no part in it
+                else:
+                    self.unsettled[row.uid] = row
+        if late:  # an older table read after a newer one (PostgreSQL's commits): back in table order
+            self.entries = dict(sorted(self.entries.items()))
+            self.summaries = dict(sorted(self.summaries.items()))
+        self.read_up_to = max((row.changed for row in changed), default=self.read_up_to or 0)
+
+
+def _unsettled(row: TableRecord) -> bool:
+    """Not settled in the store: the hub's part of the answer, compared at every request."""
+    return row.result is None and not row.cancelled
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What one build reads of the kept tables, copied: the next read may change them meanwhile."""
+
+    entries: list[bytes]  # every table's entry, encoded, oldest first
+    summaries: list[Summary]  # ... what an organiser's standings read of each
+    uids: list[int]  # ... their tables
+    playing: set[int]  # the tables being played
+    boards: list[Board] | None  # the games, for one the server runs
+    live: Callable[[], Hashable]  # the state, result and moves now of those not settled in the store
+    live_as_built: Hashable  # ... as the entries show them
+
+
+class KeptTournaments:
+    """The kept tables of the tournaments whose answers are kept (`kept(name)`), the least recently asked
+    for forgotten first; a name without a tournament keeps nothing."""
+
+    def __init__(self) -> None:
+        self._kept: OrderedDict[str, KeptTables] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._kept)
+
+    def of(self, name: str, with_boards: bool) -> KeptTables:
+        kept = self._kept.get(name)
+        if kept is None or kept.with_boards != with_boards:  # a tournament the server now runs: anew
+            kept = self._kept[name] = KeptTables(with_boards)
+        self._kept.move_to_end(name)
+        return kept
+
+    def forget(self, name: str) -> None:
+        self._kept.pop(name, None)
+
+    def keep_only(self, kept: Callable[[str], bool]) -> None:
+        """Forget the tournaments whose answers are no longer kept."""
+        for name in [name for name in self._kept if not kept(name)]:
+            del self._kept[name]
