@@ -113,6 +113,33 @@ async def one_at_a_time(server: Server, repeat: int, size: int) -> None:
         conn.close()
 
 
+async def after_a_change(server: Server, key: str, repeat: int, size: int) -> None:
+    """The next builds: Big cup's two pages asked after each of --repeat tables set up (a build reads
+    the tables changed since the last one and keeps the others: docs/tournaments.md)."""
+    conn = await _connect(server.port, HOST)
+    costs: dict[str, list[float]] = {page: [] for page in PAGES if quote(CUP) in page}
+    try:
+        for number in range(repeat):
+            query = f"co=setUpTable&key={key}&gameType=2020stanF0.60.5&pl1=*C{number}&pl2=*D{number}"
+            _, body = await conn.get(f"/a.kropki?{query}&tourn={quote(CUP)}&tRound=2")
+            if not body.startswith(b"ok."):
+                raise RuntimeError(f"set-up refused: {body[:200]!r}")
+            for page, spent in costs.items():
+                before = server.cpu_seconds()
+                status, _ = await conn.get(page)
+                spent.append(server.cpu_seconds() - before)
+                if status != 200:
+                    raise RuntimeError(f"{page}: HTTP {status}")
+    finally:
+        conn.close()
+    for page, spent in costs.items():
+        print(
+            f"{size:,} games, {_short(page)} after a table set up: {statistics.mean(spent) * 1000:.0f} ms of"
+            f" the server's CPU (mean of {repeat}; {', '.join(f'{s * 1000:.0f}' for s in spent)})",
+            flush=True,
+        )
+
+
 async def _connect(port: int, address: str, headers: dict[str, str] | None = None) -> HttpConnection:
     loop = asyncio.get_running_loop()
     _, conn = await loop.create_connection(
@@ -215,6 +242,7 @@ def main() -> int:
             server.start(timeout=120.0)
             try:
                 asyncio.run(one_at_a_time(server, args.repeat, size))
+                asyncio.run(after_a_change(server, key, args.repeat, size))
                 if size == max(args.sizes):
                     met = asyncio.run(flood(server, key, args.clients, args.pollers, args.seconds))
             finally:

@@ -1,6 +1,7 @@
 """Standings and their tie-breaks on a small tournament worked out by hand (the numbers in the
 comments), and the properties the standings page relies on."""
 
+from collections import defaultdict
 from fractions import Fraction
 
 import pytest
@@ -87,3 +88,56 @@ def test_a_bye_counts_in_points_and_in_the_opponents_buchholz_only() -> None:
         Standing(2, "A", Fraction(1), 2, Fraction(3), Fraction(1)),
         Standing(3, "B", Fraction(1), 1, Fraction(1), Fraction(0)),
     ]
+
+
+def per_game_standings(games: list[Played], players: list[str], byes: dict[str, Fraction]) -> list[Standing]:
+    """standings() until 2026-12-02: a fraction added per game and per tie-break (the reference)."""
+    scored = []
+    everyone = set(players) | set(byes)
+    for game in games:
+        everyone.update((game.blue, game.red))
+        blue = blue_score(game.result)
+        if blue is not None:
+            scored += [(game.blue, game.red, blue), (game.red, game.blue, 1 - blue)]
+    points: dict[str, Fraction] = defaultdict(Fraction, byes)
+    played: dict[str, int] = defaultdict(int)
+    for player, _, score in scored:
+        points[player] += score
+        played[player] += 1
+    buchholz: dict[str, Fraction] = defaultdict(Fraction)
+    berger: dict[str, Fraction] = defaultdict(Fraction)
+    for player, opponent, score in scored:
+        buchholz[player] += points[opponent]
+        berger[player] += score * points[opponent]
+
+    def merit(player: str) -> tuple[Fraction, Fraction, Fraction]:
+        return points[player], buchholz[player], berger[player]
+
+    ordered = sorted(everyone, key=lambda p: (tuple(-value for value in merit(p)), p.casefold(), p))
+    table: list[Standing] = []
+    for place, player in enumerate(ordered, start=1):
+        rank = table[-1].rank if table and merit(table[-1].player) == merit(player) else place
+        table.append(Standing(rank, player, points[player], played[player], buchholz[player], berger[player]))
+    return table
+
+
+PER_GAME_NICKS = ["a", "B", "b", "c", "d"]
+
+
+@given(
+    st.lists(
+        st.builds(
+            Played,
+            st.sampled_from(PER_GAME_NICKS),
+            st.sampled_from(PER_GAME_NICKS),
+            st.sampled_from(["B+R", "W+R", "B+3", "W+2.5", "0", "B+T", "W+F", "Void"]),
+        ),
+        max_size=40,
+    ),
+    st.lists(st.sampled_from(PER_GAME_NICKS), max_size=3),
+    st.dictionaries(st.sampled_from(PER_GAME_NICKS), st.just(Fraction(1)), max_size=2),
+)
+def test_summed_per_pair_the_standings_are_those_summed_per_game(
+    games: list[Played], players: list[str], byes: dict[str, Fraction]
+) -> None:
+    assert standings(games, players, byes) == per_game_standings(games, players, byes)
