@@ -90,7 +90,7 @@ async def fill(workdir: Path, size: int) -> str:
 
 
 async def one_at_a_time(server: Server, repeat: int, size: int) -> None:
-    conn = await _connect(server.port, HOST)
+    conn = await connect_from(server.port, HOST)
     try:
         for page in PAGES:
             costs = []
@@ -100,7 +100,7 @@ async def one_at_a_time(server: Server, repeat: int, size: int) -> None:
                 costs.append(server.cpu_seconds() - before)
                 if status != 200:
                     raise RuntimeError(f"{page}: HTTP {status} {body[:200]!r}")
-            zipped = await _connect(server.port, HOST, GZIP)  # now: a connection idle for long is closed
+            zipped = await connect_from(server.port, HOST, GZIP)  # now: a connection idle for long is closed
             _, small = await zipped.get(page)
             zipped.close()
             print(
@@ -116,7 +116,7 @@ async def one_at_a_time(server: Server, repeat: int, size: int) -> None:
 async def after_a_change(server: Server, key: str, repeat: int, size: int) -> None:
     """The next builds: Big cup's two pages asked after each of --repeat tables set up (a build reads
     the tables changed since the last one and keeps the others: docs/tournaments.md)."""
-    conn = await _connect(server.port, HOST)
+    conn = await connect_from(server.port, HOST)
     costs: dict[str, list[float]] = {page: [] for page in PAGES if quote(CUP) in page}
     try:
         for number in range(repeat):
@@ -140,7 +140,8 @@ async def after_a_change(server: Server, key: str, repeat: int, size: int) -> No
         )
 
 
-async def _connect(port: int, address: str, headers: dict[str, str] | None = None) -> HttpConnection:
+async def connect_from(port: int, address: str, headers: dict[str, str] | None = None) -> HttpConnection:
+    """A connection to the server from `address` (127.N.M.1: a /24 of its own, beyond every limit)."""
     loop = asyncio.get_running_loop()
     _, conn = await loop.create_connection(
         lambda: HttpConnection(port, 60.0, headers), HOST, port, local_addr=(address, 0)
@@ -161,7 +162,7 @@ async def flood(server: Server, key: str, clients: int, pollers: int, seconds: f
         if await guest.login() != b"":
             raise RuntimeError(f"{guest.nick} could not log in")
     flooders = [
-        await _connect(server.port, f"127.{1 + n // 200}.{n % 200}.1", GZIP if n % 2 else None)
+        await connect_from(server.port, f"127.{1 + n // 200}.{n % 200}.1", GZIP if n % 2 else None)
         for n in range(clients)
     ]
     cpu_before, started = server.cpu_seconds(), time.monotonic()
@@ -207,7 +208,7 @@ async def _poll(guest: Guest, stop_at: float, waits: list[float]) -> None:
 
 async def _set_up(port: int, key: str, stop_at: float, answered: Counter[str]) -> None:
     """An organiser's script: a table of Big cup a second, between players who never come."""
-    conn = await _connect(port, HOST)
+    conn = await connect_from(port, HOST)
     number = 0
     try:
         while time.monotonic() < stop_at:

@@ -100,6 +100,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     app[accesslog.SUMMARIES_KEY] = accesslog.RequestSummaries()
     app[SHARED_ANSWERS_KEY] = SharedAnswers()
     app[tournament.KEPT_TABLES_KEY] = KeptTournaments()
+    app[tournament.RECORDS_ZIPPING_KEY] = asyncio.Lock()
     app[metrics.METRICS_KEY] = metrics.Metrics(
         app[HUB_KEY], {"/a.kropki": kropki.COMMANDS, "/auth.py": frozenset(auth.HANDLERS)}
     )

@@ -87,6 +87,11 @@ RUNS = {
         ["--sizes", "200", "--repeat", "1", "--clients", "10", "--pollers", "2", "--seconds", "2"],
         "flood of 10 clients from 10 networks",
     ),
+    # 300 games of a tournament among 300 others, downloaded one at a time, then by 3 clients at once
+    "records": (
+        ["--sizes", "300", "--others", "300", "--repeat", "1", "--clients", "3"],
+        "3 clients at once: all answered",
+    ),
     "idle_connections": (["--connections", "50", "--settle", "0.2"], "an idle connection after a poll:"),
     "request_lines": (["--connections", "50", "--polls", "20", "--settle", "0.2"], "line of 40,096 bytes:"),
     "push": (

@@ -154,6 +154,7 @@ class ArchivedGame(Base):
     __table_args__ = (
         Index("ix_games_blue_id", "blue_id", "number"),
         Index("ix_games_red_id", "red_id", "number"),
+        Index("ix_games_tournament", "tournament", "number"),  # a tournament's records, a page at a time
     )
 
 

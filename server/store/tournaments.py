@@ -7,7 +7,7 @@ import secrets
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
@@ -143,14 +143,32 @@ class Tournaments:
             )
         return count or 0
 
-    async def records(self, tournament: str) -> list[tuple[int, str, str, str]]:
-        """(number, blue, red, SGF) of every archived game of the tournament."""
+    async def records(self, tournament: str, after: int, limit: int) -> list[tuple[int, str, str, str]]:
+        """(number, blue, red, SGF) of the tournament's archived games numbered above `after`, the first
+        `limit` of them: a day's arena has some 108,000, read a page at a time."""
         if not findable(tournament):
             return []
         async with self.sessions() as session:
             rows = await session.execute(
                 select(ArchivedGame.number, ArchivedGame.blue_nick, ArchivedGame.red_nick, ArchivedGame.sgf)
-                .where(ArchivedGame.tournament == tournament)
+                .where(ArchivedGame.tournament == tournament, ArchivedGame.number > after)
                 .order_by(ArchivedGame.number)
+                .limit(limit)
             )
             return [tuple(row) for row in rows]  # type: ignore[misc]
+
+    async def archived(self, tournament: str) -> tuple[int, int]:
+        """How many archived games the tournament has, and the highest number among them (0: none): with
+        its count of changes (an account's deletion renames its tables' players), what tells that its
+        records changed. A game played at one of its tables after the tournament's game is archived
+        under the tournament without changing a table."""
+        if not findable(tournament):
+            return 0, 0
+        async with self.sessions() as session:
+            counted = await session.execute(
+                select(func.count(), func.max(ArchivedGame.number)).where(
+                    ArchivedGame.tournament == tournament
+                )
+            )
+            games, highest = counted.one()
+        return games, highest or 0

@@ -23,6 +23,7 @@ import gzip
 import hashlib
 import mimetypes
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -116,9 +117,13 @@ def _asset(name: str, body: bytes) -> Asset:
     return Asset(body, gzipped, content_type, '"' + hashlib.sha256(body).hexdigest()[:16] + '"')
 
 
-async def asset_response(request: web.Request, asset: Asset, cache_control: str) -> web.StreamResponse:
-    """The asset, gzipped to a client that takes it, or 304 to one that has it (its ETag)."""
+async def asset_response(
+    request: web.Request, asset: Asset, cache_control: str, more: Mapping[str, str] | None = None
+) -> web.StreamResponse:
+    """The asset, gzipped to a client that takes it, or 304 to one that has it (its ETag); `more`:
+    headers of its own (a download's name)."""
     headers = {"Cache-Control": cache_control, "ETag": asset.etag, "Content-Type": asset.content_type}
+    headers.update(more or {})
     if asset.content_type.startswith("text/html"):
         headers[CSP] = CLIENT_POLICY
     if asset.gzipped is not None:

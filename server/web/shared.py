@@ -44,6 +44,7 @@ class Built:
     answer: dict[str, Any] | bytes
     live: Callable[[], Hashable] = lambda: None  # the hub's part as it is now
     live_as_built: Hashable = None  # ... as the answer shows it
+    content_type: str = JSON  # another (a zip's) is sent as built, not gzipped
 
 
 @dataclass
@@ -160,7 +161,7 @@ class SharedAnswers:
         if built is None:
             self._kept.pop(key, None)
             return None
-        asset = await _encoded(built.answer)
+        asset = await _encoded(built)
         self.builds += 1
         now = self.clock()
         kept = self._kept.get(key)
@@ -180,18 +181,21 @@ class SharedAnswers:
                 self._changes.pop(key, None)
 
 
-async def _encoded(answer: dict[str, Any] | bytes) -> Asset:
-    """The answer's bytes as json_response writes them, gzipped once, and their ETag."""
+async def _encoded(built: Built) -> Asset:
+    """The answer's bytes as json_response writes them, gzipped once (JSON), and their ETag."""
+    answer = built.answer
     body = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
+    compress = built.content_type == JSON
     if len(body) > COMPRESSED_IN_A_THREAD:  # the hash too: 24 MB of it took 48 ms of the loop
-        gzipped, etag = await asyncio.to_thread(_compressed, body)
+        gzipped, etag = await asyncio.to_thread(_compressed, body, compress)
     else:
-        gzipped, etag = _compressed(body)
-    return Asset(body, gzipped, JSON, etag)
+        gzipped, etag = _compressed(body, compress)
+    return Asset(body, gzipped, built.content_type, etag)
 
 
-def _compressed(body: bytes) -> tuple[bytes, str]:
-    return gzip.compress(body, 6, mtime=0), '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
+def _compressed(body: bytes, compress: bool) -> tuple[bytes | None, str]:
+    gzipped = gzip.compress(body, 6, mtime=0) if compress else None
+    return gzipped, '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
 
 
 SHARED_ANSWERS_KEY = web.AppKey("shared_answers", SharedAnswers)

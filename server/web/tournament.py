@@ -33,6 +33,7 @@ from server.web.shared import SHARED_ANSWERS_KEY, Built
 
 TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
 KEPT_TABLES_KEY = web.AppKey("kept_tables", KeptTournaments)  # the tables kept between builds
+RECORDS_ZIPPING_KEY = web.AppKey("records_zipping", asyncio.Lock)  # one tournament's records zipped at a time
 NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
 MAX_ROUND = 100
 RECORDS_SUFFIX = ".sgf.zip"  # /tournament/<name>.sgf.zip: a tournament's records
@@ -41,6 +42,9 @@ MOST_PLAYERS = 8  # two teams of four (docs/teams.md)
 _SIDE = re.compile(r"pl(0|[1-9][0-9]*)")  # pl<n>: the player of side n
 TABLES, STANDINGS = "tables", "standings"  # the answers about a tournament (server/web/shared.py)
 LISTING = "tournaments"  # /tournaments.json's (server/web/hosted.py)
+RECORDS = "records"  # /tournament/<name>.sgf.zip's
+RECORDS_PAGE = 1_000  # archived games read at a time for a tournament's zip
+ZIP = "application/zip"
 STANDINGS_TABLES = 1_000  # the newest tables standings.json lists, besides those being played
 
 routes = web.RouteTableDef()
@@ -169,26 +173,46 @@ async def cancel_table(request: web.Request) -> str:
 
 
 @routes.get("/tournament/{name}" + RECORDS_SUFFIX)
-async def records(request: web.Request) -> web.Response:
-    name = request.match_info["name"]
-    games = await request.app[TOURNAMENTS_KEY].records(name)
-    if not games:
-        return web.json_response({"error": f"no archived games of the tournament {name!r}"}, status=404)
-    # 65 ms for 1,000 games, 140 ms for 3,000, and anyone may ask: in a thread, the loop goes on meanwhile
-    body = await asyncio.to_thread(_zipped, games)
-    return web.Response(
-        body=body,
-        content_type="application/zip",
-        headers={"Content-Disposition": _attachment(f"{_file_safe(name)}.sgf.zip")},
+async def records(request: web.Request) -> web.StreamResponse:
+    """Every archived game of the tournament, zipped once and shared until one is added (server/web/
+    shared.py): a day's arena has some 108,000, and anyone may ask."""
+    name, app = request.match_info["name"], request.app
+    answers = app[SHARED_ANSWERS_KEY]
+    answer = await answers.get(
+        (RECORDS, name), lambda: _records_version(app, name), lambda: _records_zipped(app, name)
     )
+    if answer is None:
+        return web.json_response({"error": f"no archived games of the tournament {name!r}"}, status=404)
+    download = {"Content-Disposition": _attachment(f"{_file_safe(name)}.sgf.zip")}
+    return await asset_response(request, answer, REVALIDATE, download)
 
 
-def _zipped(games: list[tuple[int, str, str, str]]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
-        for number, blue, red, sgf in games:
-            archive.writestr(f"{number}-{_file_safe(blue)}-{_file_safe(red)}.sgf", sgf)
-    return buffer.getvalue()
+async def _records_version(app: web.Application, name: str) -> Hashable:
+    store = app[TOURNAMENTS_KEY]
+    return await store.changes(name), await store.archived(name)
+
+
+async def _records_zipped(app: web.Application, name: str) -> Built | None:
+    """Read a page at a time and zipped in a thread (65 ms for 1,000 games), so that the loop goes on
+    meanwhile and no more than a page of records is held besides the zip; one tournament's at a time,
+    as each holds its whole zip while it is made."""
+    store = app[TOURNAMENTS_KEY]
+    async with app[RECORDS_ZIPPING_KEY]:
+        page = await store.records(name, 0, RECORDS_PAGE)
+        if not page:
+            return None
+        buffer = io.BytesIO()
+        archive = zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED)
+        while page:
+            await asyncio.to_thread(_zipped, archive, page)
+            page = await store.records(name, page[-1][0], RECORDS_PAGE) if len(page) == RECORDS_PAGE else []
+        await asyncio.to_thread(archive.close)
+        return Built(buffer.getvalue(), content_type=ZIP)
+
+
+def _zipped(archive: zipfile.ZipFile, games: list[tuple[int, str, str, str]]) -> None:
+    for number, blue, red, sgf in games:
+        archive.writestr(f"{number}-{_file_safe(blue)}-{_file_safe(red)}.sgf", sgf)
 
 
 @routes.get("/tournament/{name}")
