@@ -92,6 +92,7 @@ RUNS = {
         ["--sizes", "300", "--others", "300", "--repeat", "1", "--clients", "3"],
         "3 clients at once: all answered",
     ),
+    "whole_read": (["--size", "300", "--pages", "100", "1000000", "--repeat", "1"], "in pages of 1,000,000:"),
     "idle_connections": (["--connections", "50", "--settle", "0.2"], "an idle connection after a poll:"),
     "request_lines": (["--connections", "50", "--polls", "20", "--settle", "0.2"], "line of 40,096 bytes:"),
     "push": (

@@ -17,7 +17,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import Table, event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import Connection, Dialect, make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, async_sessionmaker, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
 
 from server.logs import Fields
 
@@ -113,6 +113,18 @@ def in_one_transaction(connection: Connection, migrations: Callable[[], None]) -
         if sqlite:
             connection.exec_driver_sql("PRAGMA foreign_keys=ON")
             connection.commit()
+
+
+async def one_snapshot(session: AsyncSession) -> None:
+    """The session's reads from now to its end see one snapshot of the database, whatever commits
+    meanwhile: a read in pages must not mix states. PostgreSQL's default (READ COMMITTED) gives each
+    statement a snapshot of its own, REPEATABLE READ one for the transaction; Python's sqlite3 begins
+    a transaction only at a write, so each read was on its own, and a transaction begun at once holds
+    one (WAL: writers go on meanwhile). Before any other statement of the session."""
+    if session.get_bind().dialect.name == "postgresql":
+        await session.connection(execution_options={"isolation_level": "REPEATABLE READ"})
+    else:
+        await (await session.connection()).exec_driver_sql("BEGIN")
 
 
 def sessions(engine: AsyncEngine) -> async_sessionmaker:
