@@ -9,6 +9,7 @@ cancel it, or the organiser cancelled it) is no game: it gives no points and cou
 from __future__ import annotations
 
 import functools
+import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -57,47 +58,90 @@ def _blue_halves(result: str) -> int | None:
     return None if score is None else int(score * 2)
 
 
+class PairSums:
+    """What the standings sum of the games: per (player, opponent) the games and the half-points the
+    player scored, kept up to date a game at a time (`count`), so that an organiser's standings built
+    again after one table changed cost in proportion to the pairs of players, not to the games
+    (server/web/kept_tables.py; docs/performance.md)."""
+
+    def __init__(self) -> None:
+        self.met: dict[tuple[str, str], tuple[int, int]] = {}  # (player, opponent) -> games, half-points
+
+    def count(self, game: Played, times: int = 1) -> None:
+        """Add the game `times` times (-1: take it out); a void game is no game and changes nothing."""
+        blue = _blue_halves(game.result)
+        if blue is None:
+            return
+        for player, opponent, halves in ((game.blue, game.red, blue), (game.red, game.blue, 2 - blue)):
+            games, scored = self.met.get((player, opponent), (0, 0))
+            games, scored = games + times, scored + times * halves
+            if games:
+                self.met[player, opponent] = (games, scored)
+            else:
+                del self.met[player, opponent]
+
+    def copy(self) -> PairSums:
+        """A copy another thread may rank while this one goes on counting (the values are tuples)."""
+        copied = PairSums()
+        copied.met = dict(self.met)
+        return copied
+
+
 def standings(
     games: Iterable[Played], players: Iterable[str] = (), byes: Mapping[str, Fraction] | None = None
 ) -> list[Standing]:
     """Every player of `games` and of `players` (those with no finished game yet), best first: by
     points, then Buchholz, then Sonneborn-Berger; players equal in all three share a rank and are
     listed by name. `byes`: the points of a swiss tournament's byes, which count in the player's points
-    (and so in their opponents' Buchholz) but are no game: no opponent, no tie-break of their own.
-    The games are summed per player and opponent first (games, points scored), so the exact fractions
-    are added per pair, not per game: 108,000 games took 2 s of CPU with a fraction added per game."""
-    met: dict[tuple[str, str], list[int]] = {}  # (player, opponent) -> [games, half-points scored]
-    byes = byes or {}
-    everyone = set(players) | set(byes)
+    (and so in their opponents' Buchholz) but are no game: no opponent, no tie-break of their own."""
+    sums = PairSums()
+    everyone = set(players)
     for game in games:
         everyone.add(game.blue)
         everyone.add(game.red)
-        blue = _blue_halves(game.result)
-        if blue is not None:
-            for player, opponent, halves in ((game.blue, game.red, blue), (game.red, game.blue, 2 - blue)):
-                pair = met.get((player, opponent))
-                if pair is None:
-                    met[player, opponent] = [1, halves]
-                else:
-                    pair[0] += 1
-                    pair[1] += halves
-    points: dict[str, Fraction] = defaultdict(Fraction, byes)
-    played: dict[str, int] = defaultdict(int)
-    for (player, _), (count, halves) in met.items():
-        points[player] += Fraction(halves, 2)
-        played[player] += count
-    buchholz: dict[str, Fraction] = defaultdict(Fraction)
-    berger: dict[str, Fraction] = defaultdict(Fraction)
-    for (player, opponent), (count, halves) in met.items():
-        buchholz[player] += count * points[opponent]
-        berger[player] += Fraction(halves, 2) * points[opponent]
+        sums.count(game)
+    return ranked(sums, everyone, byes)
 
-    def merit(player: str) -> tuple[Fraction, Fraction, Fraction]:
+
+def ranked(
+    sums: PairSums, players: Iterable[str] = (), byes: Mapping[str, Fraction] | None = None
+) -> list[Standing]:
+    """The standings from the games summed per player and opponent (`standings` above), for everyone of
+    `players`, of `byes` and of the games summed. The sums are added in whole units of the smallest
+    fraction they can need (a half-point, or a bye's finer one), exact, and made fractions once a
+    player: 108,000 games took 2 s of CPU with a fraction added per game."""
+    byes = byes or {}
+    unit = math.lcm(2, *(bye.denominator for bye in byes.values()))  # points are counted in 1/unit
+    per_half = unit // 2
+    everyone = set(players) | set(byes)
+    points: dict[str, int] = defaultdict(int, {player: int(bye * unit) for player, bye in byes.items()})
+    played: dict[str, int] = defaultdict(int)
+    for (player, _), (count, halves) in sums.met.items():
+        everyone.add(player)
+        points[player] += halves * per_half
+        played[player] += count
+    buchholz: dict[str, int] = defaultdict(int)  # in 1/unit
+    berger: dict[str, int] = defaultdict(int)  # in 1/(2 unit): half-points times points
+    for (player, opponent), (count, halves) in sums.met.items():
+        buchholz[player] += count * points[opponent]
+        berger[player] += halves * points[opponent]
+
+    def merit(player: str) -> tuple[int, int, int]:
         return points[player], buchholz[player], berger[player]
 
     ordered = sorted(everyone, key=lambda p: (tuple(-value for value in merit(p)), p.casefold(), p))
     table: list[Standing] = []
     for place, player in enumerate(ordered, start=1):
+        score, tie_break, sonneborn = merit(player)
         rank = table[-1].rank if table and merit(table[-1].player) == merit(player) else place
-        table.append(Standing(rank, player, points[player], played[player], buchholz[player], berger[player]))
+        table.append(
+            Standing(
+                rank,
+                player,
+                Fraction(score, unit),
+                played[player],
+                Fraction(tie_break, unit),
+                Fraction(sonneborn, 2 * unit),
+            )
+        )
     return table

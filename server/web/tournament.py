@@ -9,7 +9,6 @@ import io
 import re
 import unicodedata
 import zipfile
-from collections import Counter
 from collections.abc import Hashable
 from typing import Any
 from urllib.parse import quote
@@ -18,7 +17,7 @@ from aiohttp import web
 
 from server.director.views import standing_row
 from server.engine.gametype import MAX_TOURNAMENT_LENGTH, GameTypeError, parse_game_type
-from server.engine.standings import Played, standings
+from server.engine.standings import ranked
 from server.hub.hub import Hub
 from server.hub.limits import STORAGE_REFUSED
 from server.protocol.codec import ProtocolError, check_nick, parse_number
@@ -28,7 +27,7 @@ from server.store.tournaments import Tournaments
 from server.web.assets import PAGES_KEY, REVALIDATE, Asset, asset_response
 from server.web.auth import ACCOUNTS_KEY
 from server.web.common import DIRECTOR_KEY, HUB_KEY
-from server.web.kept_tables import KeptTournaments, Snapshot, Summary, encoded, joined
+from server.web.kept_tables import KeptTournaments, Snapshot, StandingsSums, encoded, joined
 from server.web.shared import SHARED_ANSWERS_KEY, Built
 
 TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
@@ -289,16 +288,17 @@ async def tables_built(app: web.Application, name: str) -> Built | None:
 
 async def standings_built(app: web.Application, name: str) -> Built | None:
     hosted_record = await _hosted_record(app, name)
-    snapshot = await _read(app, name, hosted_record is not None)
+    snapshot = await _read(app, name, hosted_record is not None, with_sums=True)
     hosted = await _hosted(app, name, snapshot)
     if hosted is not None:  # ranked by its own kind's rules (byes, arena points)
         fields = [("tournament", encoded(name)), ("hosted", encoded(hosted))]
         fields.append(("standings", encoded(hosted["standings"])))
     elif not snapshot.entries:
         return _none_kept(app, name)
-    else:  # an organiser's: every game counted, off the event loop (108,000 games: docs/performance.md)
-        ranked = await asyncio.to_thread(_organisers_standings, snapshot.summaries)
-        fields = [("tournament", encoded(name)), ("standings", encoded(ranked))]
+    else:  # an organiser's: from the sums kept, off the event loop (docs/performance.md)
+        assert snapshot.sums is not None  # read with_sums
+        table = await asyncio.to_thread(organisers_standings, snapshot.sums)
+        fields = [("tournament", encoded(name)), ("standings", encoded(table))]
     # the newest tables, and the older ones being played (the tables are in order: bisect finds them)
     uids, cut = snapshot.uids, max(0, len(snapshot.uids) - STANDINGS_TABLES)
     older = sorted(bisect.bisect_left(uids, uid) for uid in snapshot.playing if uid < uids[cut])
@@ -308,14 +308,11 @@ async def standings_built(app: web.Application, name: str) -> Built | None:
     return Built(await joined(fields), snapshot.live, snapshot.live_as_built)
 
 
-def _organisers_standings(summaries: list[Summary]) -> list[dict[str, Any]]:
-    """The swiss-style ranking of an organiser's tables (docs/tournaments.md, "Standings"). Pure: its
-    input is a copy of tuples, so a thread computes it while the loop goes on."""
-    counted = [summary for summary in summaries if summary[0] != "cancelled"]
-    finished = [Played(blue, red, result) for state, blue, red, result in counted if state == "finished"]
-    playing = Counter(nick for state, blue, red, _ in counted if state == "playing" for nick in (blue, red))
-    players = {nick for _, blue, red, _ in counted for nick in (blue, red)}
-    return [standing_row(row, playing[row.player]) for row in standings(finished, players)]
+def organisers_standings(sums: StandingsSums) -> list[dict[str, Any]]:
+    """The swiss-style ranking of an organiser's tables (docs/tournaments.md, "Standings"): everyone
+    with a table not cancelled, ranked by the finished games summed per pair. Its input is a copy, so a
+    thread computes it while the loop goes on."""
+    return [standing_row(row, sums.playing[row.player]) for row in ranked(sums.pairs, sums.tables)]
 
 
 async def _hosted_record(app: web.Application, name: str) -> Hosted | None:
@@ -323,12 +320,13 @@ async def _hosted_record(app: web.Application, name: str) -> Hosted | None:
     return await director.hosted.get(name) if director is not None else None
 
 
-async def _read(app: web.Application, name: str, hosted: bool) -> Snapshot:
-    """The tournament's tables now, from those kept since the last build and the rows changed since."""
+async def _read(app: web.Application, name: str, hosted: bool, with_sums: bool = False) -> Snapshot:
+    """The tournament's tables now, from those kept since the last build and the rows changed since
+    (`with_sums`: and what an organiser's standings are made of)."""
     director = app.get(DIRECTOR_KEY)
     kept = app[KEPT_TABLES_KEY].of(name, hosted)
     board = director.board if hosted and director is not None else None
-    return await kept.read(app[TOURNAMENTS_KEY], name, app[HUB_KEY], board)
+    return await kept.read(app[TOURNAMENTS_KEY], name, app[HUB_KEY], board, with_sums)
 
 
 async def _hosted(app: web.Application, name: str, snapshot: Snapshot) -> dict[str, Any] | None:

@@ -1,8 +1,10 @@
 """A tournament's tables kept between builds of its public answers (server/web/kept_tables.py): over random
 sequences of tables set up, games stored and cancelled, accounts deleted (which renames settled tables'
 players) and restarts, every kept build is byte for byte the whole build as it was until 2026-12-02
-(kept here as the reference); a build after one change reads only the changed row from the store; a
-deletion shows in the next answer; and the memory is bounded by the answers kept."""
+(kept here as the reference), its standings included; the standings' kept sums, over random changes of
+the tables' summaries (being played too), rank as the whole count of the summaries; a build after one
+change reads only the changed row from the store and counts only its summary; a deletion shows in the
+next answer; and the memory is bounded by the answers kept."""
 
 from __future__ import annotations
 
@@ -29,12 +31,13 @@ from server.store.database import utc_text
 from server.store.store import Store
 from server.store.tournaments import TableRecord
 from server.web.common import HUB_KEY, STORE_KEY
-from server.web.kept_tables import KeptTournaments
+from server.web.kept_tables import KeptTournaments, StandingsSums, Summary
 from server.web.shared import SHARED_ANSWERS_KEY, SharedAnswers
 from server.web.tournament import (
     KEPT_TABLES_KEY,
     STANDINGS_TABLES,
     TOURNAMENTS_KEY,
+    organisers_standings,
     standings_built,
     tables_built,
 )
@@ -84,17 +87,22 @@ async def whole_entries(app: web.Application, name: str) -> list[dict[str, Any]]
     ]
 
 
+def whole_standings(summaries: list[Summary]) -> list[dict[str, Any]]:
+    """An organiser's standings, every table's summary counted (the build until 2026-12-02)."""
+    counted = [summary for summary in summaries if summary[0] != "cancelled"]
+    finished_ = [Played(blue, red, result) for state, blue, red, result in counted if state == "finished"]
+    playing = Counter(nick for state, blue, red, _ in counted if state == "playing" for nick in (blue, red))
+    players = {nick for _, blue, red, _ in counted for nick in (blue, red)}
+    return [standing_row(row, playing[row.player]) for row in standings(finished_, players)]
+
+
 async def whole_answers(app: web.Application, name: str) -> tuple[bytes, bytes] | None:
     """An organiser's tournament's two answers, every table read and encoded."""
     entries = await whole_entries(app, name)
     if not entries:
         return None
-    counted = [entry for entry in entries if entry["state"] != "cancelled"]
-    finished_ = [Played(e["blue"], e["red"], e["result"]) for e in counted if e["state"] == "finished"]
-    playing = Counter(nick for e in counted if e["state"] == "playing" for nick in (e["blue"], e["red"]))
-    players = {nick for entry in counted for nick in (entry["blue"], entry["red"])}
-    ranked = [standing_row(row, playing[row.player]) for row in standings(finished_, players)]
-    answer: dict[str, Any] = {"tournament": name, "standings": ranked}
+    summaries = [(e["state"], e["blue"], e["red"], e["result"]) for e in entries]
+    answer: dict[str, Any] = {"tournament": name, "standings": whole_standings(summaries)}
     oldest_listed = len(entries) - STANDINGS_TABLES
     answer["tables"] = [e for n, e in enumerate(entries) if n >= oldest_listed or e["state"] == "playing"]
     answer["tablesLeftOut"] = len(entries) - len(answer["tables"])
@@ -177,6 +185,33 @@ def test_a_kept_build_is_the_whole_build_byte_for_byte(
     run.run(play(store, sequence))
 
 
+# --- the standings' sums over random changes of the tables' summaries -------------------------------
+
+STATES = ["closed", "playing", "finished", "cancelled"]
+SUMMARY_NICKS = ["Ala", "ala", "Bob", "*Cyd", "deleted-1"]
+summaries = st.builds(
+    lambda state, blue, red, result: (state, blue, red, result if state == "finished" else None),
+    st.sampled_from(STATES),
+    st.sampled_from(SUMMARY_NICKS),
+    st.sampled_from(SUMMARY_NICKS),
+    st.sampled_from(["B+R", "W+R", "0", "B+3", "W+F", "Void"]),
+)
+
+
+@settings(max_examples=200)
+@given(st.lists(st.tuples(st.integers(0, 8), summaries), min_size=1, max_size=40))
+def test_the_standings_kept_sums_rank_as_every_summary_counted(changes: list[tuple[int, Summary]]) -> None:
+    """Each change is a table's summary now (a table set up, being played, its result stored or taken
+    back, cancelled, renamed by a deletion), counted as KeptTables does: the old one out, the new in."""
+    sums, now = StandingsSums(), {}
+    for uid, summary in changes:
+        if uid in now:
+            sums.count(now[uid], -1)
+        sums.count(summary, 1)
+        now[uid] = summary
+        assert organisers_standings(sums.copy()) == whole_standings(list(now.values()))
+
+
 # --- on the real app ------------------------------------------------------------------------------
 
 
@@ -203,6 +238,30 @@ async def test_a_build_after_one_table_set_up_reads_only_that_row(
 
     assert status == 200 and len(answer["tables"]) == 6
     assert returned == [5, 1]  # before 2026-12-02: [5, 6], every row at every build
+
+
+async def test_the_standings_after_one_table_set_up_count_only_its_summary(
+    organiser: Organiser,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for n in range(5):
+        assert (await organiser.set_up(pl1=f"*A{n}", pl2=f"*B{n}")).startswith("ok.")
+    await organiser.hub.persistence.flush()
+    standings_json = "/tournament/Autumn Cup/standings.json"
+    assert len((await (await organiser.client.get(standings_json)).json())["standings"]) == 10
+    count, counted = StandingsSums.count, []
+
+    def counting(sums: StandingsSums, summary: Summary, times: int) -> None:
+        counted.append((summary, times))
+        count(sums, summary, times)
+
+    monkeypatch.setattr(StandingsSums, "count", counting)
+    assert (await organiser.set_up(pl1="*C", pl2="*D")).startswith("ok.")
+
+    answer = await (await organiser.client.get(standings_json)).json()
+
+    assert len(answer["standings"]) == 12 and {"*C", "*D"} <= {row["player"] for row in answer["standings"]}
+    assert counted == [(("playing", "*C", "*D", None), 1)]  # before: every table's summary at every build
 
 
 async def test_an_account_deleted_shows_in_the_next_answer(organiser: Organiser) -> None:  # noqa: F811
