@@ -29,6 +29,8 @@ class PlayerGames:
     games: list[arena.ArenaGame] = field(default_factory=list)
     streak: arena.Streak = arena.Streak()  # after the last game
     score: int = 0
+    sheet: list[int] = field(default_factory=list)  # each game's points, as the public standings show
+    wins: int = 0
     # opponent -> outcome -> games: what the performance reads of the games
     tally: dict[str, dict[arena.Outcome, int]] = field(default_factory=dict)
     performance: arena.PerformanceSum = field(default_factory=arena.PerformanceSum)  # rated opponents'
@@ -43,6 +45,7 @@ class PlayerGames:
             self.games.extend(games)
             points, self.streak = arena.scored(games, self.streak)
             self.score += sum(points)
+            self.sheet.extend(points)
         else:
             for table, game in played:
                 at = bisect.bisect(self.tables, table)
@@ -50,7 +53,9 @@ class PlayerGames:
                 self.games.insert(at, game)
             points, self.streak = arena.scored(self.games)
             self.score = sum(points)
+            self.sheet = list(points)
         for _, game in played:
+            self.wins += game.outcome == "win"
             outcomes = self.tally.setdefault(game.opponent, {})
             outcomes[game.outcome] = outcomes.get(game.outcome, 0) + 1
             if game.opponent in ratings:
@@ -77,6 +82,34 @@ class PlayerGames:
         else:
             score = sum(arena.game_points(self.with_games(later)))
         return arena.merit(score, performance.mean(), rating)
+
+    def standing(self, nick: str, later: Sequence[Played], ratings: dict[str, float]) -> arena.ArenaStanding:
+        """The player's row of the standings (not ranked yet), with the games ended `later` than those
+        kept: what arena.standings makes of all of them, in passes over the later games only unless
+        one is older than a game kept."""
+        performance = self.performance
+        if later:
+            performance = replace(self.performance)
+            for _, game in later:
+                if game.opponent in ratings:
+                    performance.add(ratings[game.opponent], game.outcome)
+        games = [game for _, game in later]
+        if not self.tables or not later or later[0][0] > self.tables[-1]:
+            sheet = (*self.sheet, *arena.scored(games, self.streak)[0])
+            last_two = [*self.games[-2:], *games][-2:]
+        else:
+            merged = self.with_games(later)
+            sheet, last_two = arena.game_points(merged), merged[-2:]
+        return arena.ArenaStanding(
+            rank=0,
+            key=nick,
+            score=sum(sheet),
+            games=len(self.games) + len(games),
+            wins=self.wins + sum(game.outcome == "win" for game in games),
+            on_fire=arena.on_fire(last_two),
+            sheet=sheet,
+            performance=performance.mean(),
+        )
 
     def with_games(self, later: Sequence[Played]) -> list[arena.ArenaGame]:
         if not later:
@@ -160,6 +193,23 @@ class ArenaLedger:
             else:
                 merits[nick] = (kept or PlayerGames()).merit(rating, played_later, ratings)
         return ArenaField(arena.places(merits), busy, last_ended, ratings, self.players, later)
+
+    def standings(self, entries: Sequence[Entry], live: Iterable[Board]) -> list[arena.ArenaStanding]:
+        """Every entrant's row, ranked, from the games counted and the boards of those not counted
+        (`live`, under the entrants' nicks now; those over are counted on top): arena.standings of all
+        the games, in passes over the players and the live boards only."""
+        ratings = {entry.nick: entry.rating for entry in entries}
+        self._rerate(ratings)
+        later: dict[str, list[Played]] = {}
+        for board in sorted(live, key=lambda b: b.table):
+            for nick, game in arena_games(board):
+                later.setdefault(nick, []).append((board.table, game))
+        empty = PlayerGames()
+        rows = [
+            self.players.get(entry.nick, empty).standing(entry.nick, later.get(entry.nick, []), ratings)
+            for entry in entries
+        ]
+        return arena.ranked(rows, ratings)
 
     def _rerate(self, ratings: dict[str, float]) -> None:
         """The games against players whose rating changed (or who became entrants, or are no longer)

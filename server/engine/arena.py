@@ -184,6 +184,12 @@ def standings(players: Sequence[ArenaPlayer]) -> list[ArenaStanding]:
             )
         )
 
+    return ranked(rows, ratings)
+
+
+def ranked(rows: Sequence[ArenaStanding], ratings: Mapping[str, float]) -> list[ArenaStanding]:
+    """The rows (ranks not given yet) in the standings' order with their ranks (`standings` above); an
+    arena's public answers make the rows from the games they kept (server/director/ledger.py)."""
     ranks = places({row.key: merit(row.score, row.performance, ratings[row.key]) for row in rows})
     order = {key: index for index, key in enumerate(ranks)}
     return sorted((replace(row, rank=ranks[row.key]) for row in rows), key=lambda row: order[row.key])

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from server.director.history import Board
+from server.director.views import ArenaBoards, KeptArena
 from server.engine.standings import PairSums, Played
 from server.hub.hub import Hub
 from server.store.database import utc_text
@@ -112,8 +113,10 @@ class KeptTables:
         self.open: dict[int, TableRecord] = {}  # the tables whose entry the hub may still change
         self.with_boards = with_boards
         self.boards: dict[int, Board] = {}  # the settled games
+        self.arena = KeptArena()  # ... as one the server runs, an arena, counts them
         self.unsettled: dict[int, TableRecord] = {}  # the other games: made again at each build
         self.lock = asyncio.Lock()  # a tournament's two answers may be built at once: one read at a time
+        self.building = asyncio.Lock()  # ... one build at a time: its read and its standings, in order
         self.rows_read = 0  # rows the store returned since the start (the tests count them)
 
     async def read(
@@ -137,9 +140,11 @@ class KeptTables:
                 self._summarise(uid, (now[0], row.blue, row.red, now[1]))
                 if (row.result is not None or row.cancelled) and _live(hub, row) is None:
                     del self.open[uid]  # nothing but a count changes it now
-            boards = None
+            boards, arena = None, None
             if board is not None:
-                boards = [self.boards.get(uid) or board(self.unsettled[uid]) for uid in self.entries]
+                made = {uid: board(row) for uid, row in self.unsettled.items()}
+                boards = [self.boards.get(uid) or made[uid] for uid in self.entries]
+                arena = ArenaBoards(self.arena, lambda: list(self.boards.values()), list(made.values()))
             unsettled = [(row, open_now[uid]) for uid, row in self.open.items() if _unsettled(row)]
             return Snapshot(
                 list(self.entries.values()),
@@ -147,6 +152,7 @@ class KeptTables:
                 [uid for uid in self.entries],
                 {uid for uid, now in open_now.items() if now[0] == "playing"},
                 boards,
+                arena,
                 lambda: tuple(now_of(hub, row) for row, _ in unsettled),
                 tuple(now for _, now in unsettled),
             )
@@ -167,10 +173,14 @@ class KeptTables:
             self.open[row.uid] = row
             self.entries.setdefault(row.uid, b"")
             if board is not None:
-                self.boards.pop(row.uid, None)
+                was_settled = self.boards.pop(row.uid, None) is not None
                 self.unsettled.pop(row.uid, None)
+                if was_settled:
+                    self.arena.changed()
                 if row.result is not None and row.moves is not None:
                     self.boards[row.uid] = board(row)  # settled: the hub has no part in it
+                    if not was_settled:
+                        self.arena.settled(self.boards[row.uid])
                 else:
                     self.unsettled[row.uid] = row
         if late:  # an older table read after a newer one (PostgreSQL's commits): back in table order
@@ -229,6 +239,7 @@ class Snapshot:
     uids: list[int]  # ... their tables
     playing: set[int]  # the tables being played
     boards: list[Board] | None  # the games, for one the server runs
+    arena: ArenaBoards | None  # ... as an arena's standings count them
     live: Callable[[], Hashable]  # the state, result and moves now of those not settled in the store
     live_as_built: Hashable  # ... as the entries show them
 

@@ -22,7 +22,6 @@ from server.hub.hub import Hub
 from server.hub.limits import STORAGE_REFUSED
 from server.protocol.codec import ProtocolError, check_nick, parse_number
 from server.store.accounts import Accounts
-from server.store.hosted import Hosted
 from server.store.tournaments import Tournaments
 from server.web.assets import PAGES_KEY, REVALIDATE, Asset, asset_response
 from server.web.auth import ACCOUNTS_KEY
@@ -275,9 +274,7 @@ async def _version(app: web.Application, name: str) -> Hashable:
 
 
 async def tables_built(app: web.Application, name: str) -> Built | None:
-    hosted_record = await _hosted_record(app, name)
-    snapshot = await _read(app, name, hosted_record is not None)
-    hosted = await _hosted(app, name, snapshot)
+    snapshot, hosted = await _read(app, name)
     if not snapshot.entries and hosted is None:
         return _none_kept(app, name)
     fields = [("tournament", encoded(name)), ("tables", snapshot.entries)]
@@ -287,9 +284,7 @@ async def tables_built(app: web.Application, name: str) -> Built | None:
 
 
 async def standings_built(app: web.Application, name: str) -> Built | None:
-    hosted_record = await _hosted_record(app, name)
-    snapshot = await _read(app, name, hosted_record is not None, with_sums=True)
-    hosted = await _hosted(app, name, snapshot)
+    snapshot, hosted = await _read(app, name, with_sums=True)
     if hosted is not None:  # ranked by its own kind's rules (byes, arena points)
         fields = [("tournament", encoded(name)), ("hosted", encoded(hosted))]
         fields.append(("standings", encoded(hosted["standings"])))
@@ -315,23 +310,21 @@ def organisers_standings(sums: StandingsSums) -> list[dict[str, Any]]:
     return [standing_row(row, sums.playing[row.player]) for row in ranked(sums.pairs, sums.tables)]
 
 
-async def _hosted_record(app: web.Application, name: str) -> Hosted | None:
-    director = app.get(DIRECTOR_KEY)
-    return await director.hosted.get(name) if director is not None else None
-
-
-async def _read(app: web.Application, name: str, hosted: bool, with_sums: bool = False) -> Snapshot:
+async def _read(
+    app: web.Application, name: str, with_sums: bool = False
+) -> tuple[Snapshot, dict[str, Any] | None]:
     """The tournament's tables now, from those kept since the last build and the rows changed since
-    (`with_sums`: and what an organiser's standings are made of)."""
+    (`with_sums`: and what an organiser's standings are made of), and for one the server runs, its
+    settings, players and standings (an arena's counted from the games kept)."""
     director = app.get(DIRECTOR_KEY)
+    hosted = await director.hosted.get(name) is not None if director is not None else False
     kept = app[KEPT_TABLES_KEY].of(name, hosted)
     board = director.board if hosted and director is not None else None
-    return await kept.read(app[TOURNAMENTS_KEY], name, app[HUB_KEY], board, with_sums)
-
-
-async def _hosted(app: web.Application, name: str, snapshot: Snapshot) -> dict[str, Any] | None:
-    director = app.get(DIRECTOR_KEY)
-    return await director.described(name, snapshot.boards) if director is not None else None
+    async with kept.building:
+        snapshot = await kept.read(app[TOURNAMENTS_KEY], name, app[HUB_KEY], board, with_sums)
+        if director is None:
+            return snapshot, None
+        return snapshot, await director.described(name, snapshot.boards, snapshot.arena)
 
 
 def _none_kept(app: web.Application, name: str) -> None:

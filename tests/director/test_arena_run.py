@@ -1,11 +1,13 @@
 """A 10-minute arena of 10 players run by the server through the protocol alone: players are paired
 again as soon as they are free, one leaves and comes back, the server restarts in the middle, and
-the standings count lichess's points for the games that ended in time."""
+the standings count lichess's points for the games that ended in time; the public standings, counted
+from the games the answers keep, are at every build the whole count's."""
 
 from __future__ import annotations
 
 import io
 import itertools
+import json
 import zipfile
 
 from pytest_aiohttp import AiohttpClient
@@ -15,6 +17,7 @@ from server.director.director import Director
 from server.director.history import arena_histories
 from server.engine import arena
 from server.web.common import STORE_KEY
+from server.web.tournament import standings_built
 from tests.director.bots import (
     PLAN_MOVES,
     Time,
@@ -48,6 +51,7 @@ async def test_ten_players_for_ten_minutes_with_a_pause_and_a_restart(
     end = start + 600
     away = (start + 180, start + 300)  # the last player leaves for these two minutes
     left = back = restarted = False
+    steps = 0
     while clock.clock() < end + 60:
         now = clock.clock()
         if now >= away[0] and not left:
@@ -62,6 +66,12 @@ async def test_ten_players_for_ten_minutes_with_a_pause_and_a_restart(
             director, restarted = director_of(client), True
         await everyone_turns(bots)
         await tick(client, clock.timers, STEP)
+        steps += 1
+        if steps % 15 == 0:  # the standings the public answers count from the games they keep
+            built = await standings_built(client.app, NAME)
+            assert built is not None and isinstance(built.answer, bytes)
+            whole = await director.described(NAME)  # every game read and counted
+            assert whole is not None and json.loads(built.answer)["standings"] == whole["standings"]
 
     hosted = await director.hosted.get(NAME)
     assert hosted is not None and hosted.state == "finished"
