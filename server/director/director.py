@@ -233,7 +233,7 @@ class Director:
         """The summary with the standings by the tournament's own rules; None: no such tournament.
         `games`: its boards in table order as the public answers keep them (server/web/kept_tables.py),
         not read again; None: read from the store. `kept`: an arena's games counted by those answers,
-        brought up to date with the games settled since (the whole count took 0.3 s a build)."""
+        brought up to date with the games settled since (the whole count took 0.7 to 1 s a build)."""
         hosted = await self.hosted.get(name)
         if hosted is None:
             return None
@@ -241,8 +241,9 @@ class Director:
         boards = games if games is not None else await self.boards(hosted)
         about = summary(hosted, entries)
         if hosted.settings.kind == "arena":
-            # every game: 0.3 s of pure Python at 108,000 (docs/performance.md), so in a thread; its
-            # inputs are this build's own (a list of frozen boards, the entries read here)
+            # every game: 0.7 to 1 s of pure Python at 108,000 (docs/performance.md), so in a thread; its
+            # inputs are this build's own (a list of frozen boards, the entries read here), and the
+            # kept games only one build at a time changes (server/web/tournament.py's kept.building)
             ends = arena_end(hosted.settings)
             if kept is not None:
                 settled = kept.settled() if kept.kept.needs_whole(entries, ends) else None

@@ -140,11 +140,12 @@ class KeptArena:
         says so, else None; `live`, the boards not settled (being played, over and not stored yet)."""
         entrants = Entrants(entries)
         if settled is not None:
-            self.ledger, self.news, self.whole, self.ends = ArenaLedger(), list(settled), False, ends
-        news, self.news = self.news, []
+            self.ledger, self.news, self.ends = ArenaLedger(), list(settled), ends
+        news, self.news, self.whole = self.news, [], True  # until counted: a failure half-way counts anew
         self.ledger.add([board for board in news if _counts(board, ends)], entrants)
         live = entrants.boards(live)
         standings = self.ledger.standings(entries, [board for board in live if _counts(board, ends)])
+        self.whole = False
         return _rows(standings, live)
 
 

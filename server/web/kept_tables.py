@@ -8,6 +8,10 @@ A table's entry is kept for good once nothing but a count can change it: its res
 stored and it has no open table on this server (a table closed here never opens again). The others (being
 played, over and not stored yet, or stored with their table still open) are made again at every build
 from the hub, as the whole build made every one.
+
+The standings are kept the same way: what an organiser's are made of (`StandingsSums`), changed by the
+tables whose summary changed, and an arena's settled games counted as they settle
+(server/director/views.py, `KeptArena`), so a build counts the changes, not every game.
 """
 
 from __future__ import annotations
