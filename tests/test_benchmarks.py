@@ -93,6 +93,10 @@ RUNS = {
         "3 clients at once: all answered",
     ),
     "whole_read": (["--size", "300", "--pages", "100", "1000000", "--repeat", "1"], "in pages of 1,000,000:"),
+    "standings_builds": (
+        ["--sizes", "200", "--players", "10", "--playing", "3", "--repeat", "2"],
+        "a next build after a game settled",
+    ),
     "idle_connections": (["--connections", "50", "--settle", "0.2"], "an idle connection after a poll:"),
     "request_lines": (["--connections", "50", "--polls", "20", "--settle", "0.2"], "line of 40,096 bytes:"),
     "push": (
