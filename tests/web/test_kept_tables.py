@@ -215,13 +215,17 @@ def test_the_standings_kept_sums_rank_as_every_summary_counted(changes: list[tup
 # --- on the real app ------------------------------------------------------------------------------
 
 
+async def five_tables_stored(organiser: Organiser) -> None:  # noqa: F811
+    for n in range(5):
+        assert (await organiser.set_up(pl1=f"*A{n}", pl2=f"*B{n}")).startswith("ok.")
+    await organiser.hub.persistence.flush()
+
+
 async def test_a_build_after_one_table_set_up_reads_only_that_row(
     organiser: Organiser,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for n in range(5):
-        assert (await organiser.set_up(pl1=f"*A{n}", pl2=f"*B{n}")).startswith("ok.")
-    await organiser.hub.persistence.flush()
+    await five_tables_stored(organiser)
     store = organiser.client.app[TOURNAMENTS_KEY]
     read, returned = store.tables, []
 
@@ -244,9 +248,7 @@ async def test_the_standings_after_one_table_set_up_count_only_its_summary(
     organiser: Organiser,  # noqa: F811
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    for n in range(5):
-        assert (await organiser.set_up(pl1=f"*A{n}", pl2=f"*B{n}")).startswith("ok.")
-    await organiser.hub.persistence.flush()
+    await five_tables_stored(organiser)
     standings_json = "/tournament/Autumn Cup/standings.json"
     assert len((await (await organiser.client.get(standings_json)).json())["standings"]) == 10
     count, counted = StandingsSums.count, []
