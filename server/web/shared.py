@@ -15,8 +15,6 @@ build that finds nothing (a name without a tournament) keeps nothing.
 from __future__ import annotations
 
 import asyncio
-import gzip
-import hashlib
 import json
 import time
 from collections import OrderedDict
@@ -27,6 +25,7 @@ from typing import Any
 from aiohttp import web
 
 from server.web.assets import Asset
+from server.web.compressing import Compressed, compressed
 
 CHECK_SECONDS = 1.0
 BUILD_RATIO = 10.0
@@ -50,6 +49,7 @@ class Built:
 @dataclass
 class _Kept:
     asset: Asset
+    compressed: Compressed  # its bytes, and where the next version's gzip and hash may start from
     version: Hashable
     built: Built
     built_at: float
@@ -59,7 +59,7 @@ class _Kept:
 
     @property
     def size(self) -> int:
-        return len(self.asset.body) + len(self.asset.gzipped or b"")
+        return self.compressed.size
 
 
 class SharedAnswers:
@@ -161,12 +161,14 @@ class SharedAnswers:
         if built is None:
             self._kept.pop(key, None)
             return None
-        asset = await _encoded(built)
+        last = kept.compressed if kept is not None else None
+        encoded = await _encoded(built, last)
+        asset = Asset(encoded.body, encoded.gzipped, built.content_type, encoded.etag)
         self.builds += 1
         now = self.clock()
         kept = self._kept.get(key)
         if kept is None or kept.changes <= changes:  # not over one built after a later change
-            self._kept[key] = _Kept(asset, seen, built, now, now - started, now, changes)
+            self._kept[key] = _Kept(asset, encoded, seen, built, now, now - started, now, changes)
             self._kept.move_to_end(key)
             self._forget_beyond_bounds()
         return asset
@@ -181,21 +183,15 @@ class SharedAnswers:
                 self._changes.pop(key, None)
 
 
-async def _encoded(built: Built) -> Asset:
-    """The answer's bytes as json_response writes them, gzipped once (JSON), and their ETag."""
+async def _encoded(built: Built, last: Compressed | None) -> Compressed:
+    """The answer's bytes as json_response writes them, gzipped once (JSON), and their ETag; a big one
+    off the loop, from where its bytes stop being `last`'s (server/web/compressing.py)."""
     answer = built.answer
     body = answer if isinstance(answer, bytes) else json.dumps(answer).encode()
     compress = built.content_type == JSON
     if len(body) > COMPRESSED_IN_A_THREAD:  # the hash too: 24 MB of it took 48 ms of the loop
-        gzipped, etag = await asyncio.to_thread(_compressed, body, compress)
-    else:
-        gzipped, etag = _compressed(body, compress)
-    return Asset(body, gzipped, built.content_type, etag)
-
-
-def _compressed(body: bytes, compress: bool) -> tuple[bytes | None, str]:
-    gzipped = gzip.compress(body, 6, mtime=0) if compress else None
-    return gzipped, '"' + hashlib.blake2b(body, digest_size=12).hexdigest() + '"'
+        return await asyncio.to_thread(compressed, body, compress, last)
+    return compressed(body, compress)
 
 
 SHARED_ANSWERS_KEY = web.AppKey("shared_answers", SharedAnswers)
