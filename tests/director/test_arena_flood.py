@@ -21,7 +21,7 @@ from tests.clients.multipoints import MultiPoints
 from tests.director.bots import Bot, Time, ended, organiser_creates, served_on, tick
 
 NAME = "Open Arena"
-STEP = 2.0  # seconds of the server's time between the players' polls
+STEP = 4.0  # seconds of the server's time between the players' polls
 
 
 class Resigner(Bot):
