@@ -18,7 +18,7 @@ import asyncio
 import contextlib
 import functools
 import logging
-from collections.abc import Coroutine, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -209,9 +209,7 @@ class Director:
     def board(self, row: TableRecord) -> Board:
         """The game of this table, with the live table's moves and result (a result is stored a moment
         after the game ends); a table gone without a stored result counts as void, so a round can end."""
-        table = self.hub.tables.get(row.uid)
-        room = table.room if table is not None else None
-        live = room if room is not None and room.games_played == 0 else None
+        live = self.hub.tables.tournament_game(row.uid)
         result, ended = row.result, wall(row.finished_at) if row.finished_at is not None else None
         if result is None and live is not None and live.game.result is not None:
             result, ended = str(live.game.result), self.hub.clock()
@@ -228,30 +226,32 @@ class Director:
         ]
 
     async def described(
-        self, name: str, games: list[Board] | None = None, kept: ArenaBoards | None = None
+        self,
+        name: str,
+        games: Callable[[], list[Board]] | None = None,
+        kept: ArenaBoards | None = None,
     ) -> dict[str, Any] | None:
         """The summary with the standings by the tournament's own rules; None: no such tournament.
         `games`: its boards in table order as the public answers keep them (server/web/kept_tables.py),
-        not read again; None: read from the store. `kept`: an arena's games counted by those answers,
+        made only if read; None: read from the store. `kept`: an arena's games counted by those answers,
         brought up to date with the games settled since (the whole count took 0.7 to 1 s a build)."""
         hosted = await self.hosted.get(name)
         if hosted is None:
             return None
         entries = await self.hosted.entries(hosted.id)
-        boards = games if games is not None else await self.boards(hosted)
         about = summary(hosted, entries)
+        ends = arena_end(hosted.settings)
+        if hosted.settings.kind == "arena" and kept is not None:
+            # in a thread, as below; the kept games only one build at a time changes
+            # (server/web/kept_tables.py's KeptTables.building)
+            settled = kept.settled() if kept.kept.needs_whole(entries, ends) else None
+            about["standings"] = await asyncio.to_thread(kept.kept.table, entries, settled, kept.live, ends)
+            return about
+        boards = games() if games is not None else await self.boards(hosted)
         if hosted.settings.kind == "arena":
             # every game: 0.7 to 1 s of pure Python at 108,000 (docs/performance.md), so in a thread; its
-            # inputs are this build's own (a list of frozen boards, the entries read here), and the
-            # kept games only one build at a time changes (server/web/tournament.py's kept.building)
-            ends = arena_end(hosted.settings)
-            if kept is not None:
-                settled = kept.settled() if kept.kept.needs_whole(entries, ends) else None
-                about["standings"] = await asyncio.to_thread(
-                    kept.kept.table, entries, settled, kept.live, ends
-                )
-            else:
-                about["standings"] = await asyncio.to_thread(arena_standings, entries, boards, ends)
+            # inputs are this build's own (a list of frozen boards, the entries read here)
+            about["standings"] = await asyncio.to_thread(arena_standings, entries, boards, ends)
         else:
             entrants = Entrants(entries)
             rounds = entrants.rounds(await self.hosted.rounds(hosted.id))

@@ -113,6 +113,13 @@ class Tables(Mapping[int, Table]):
     def values(self) -> ValuesView[Table]:
         return self.by_uid.values()
 
+    def tournament_game(self, uid: int) -> Room | None:
+        """The room of table `uid` while its first game is on it: a tournament table's game, whose
+        state, moves and result are the live ones until the archive has them."""
+        table = self.by_uid.get(uid)
+        room = table.room if table is not None else None
+        return room if room is not None and room.games_played == 0 else None
+
     def items(self) -> ItemsView[int, Table]:
         return self.by_uid.items()
 

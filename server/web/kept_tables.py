@@ -17,6 +17,7 @@ tables whose summary changed, and an arena's settled games counted as they settl
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections import Counter, OrderedDict
 from collections.abc import Callable, Hashable
@@ -70,7 +71,7 @@ def _joined(pieces: list[tuple[str, bytes | None, list[bytes]]]) -> bytes:
 
 def now_of(hub: Hub, row: TableRecord) -> Now:
     """A tournament table's state, result and moves now: the store's, or its live table's."""
-    live = _live(hub, row)
+    live = hub.tables.tournament_game(row.uid)
     result = row.result or (str(live.game.result) if live and live.game.result is not None else None)
     if row.cancelled or (live is not None and live.cancelled):
         state = "cancelled"
@@ -79,12 +80,6 @@ def now_of(hub: Hub, row: TableRecord) -> Now:
     else:
         state = "finished" if result is not None else "closed"
     return state, result, len(live.game.moves) if live is not None else None
-
-
-def _live(hub: Hub, row: TableRecord) -> Any:
-    table = hub.tables.get(row.uid)
-    room = table.room if table is not None else None
-    return room if room is not None and room.games_played == 0 else None  # its tournament game
 
 
 def entry(row: TableRecord, now: Now) -> dict[str, Any]:
@@ -119,8 +114,9 @@ class KeptTables:
         self.boards: dict[int, Board] = {}  # the settled games
         self.arena = KeptArena()  # ... as one the server runs, an arena, counts them
         self.unsettled: dict[int, TableRecord] = {}  # the other games: made again at each build
-        self.lock = asyncio.Lock()  # a tournament's two answers may be built at once: one read at a time
-        self.building = asyncio.Lock()  # ... one build at a time: its read and its standings, in order
+        # a tournament's two answers may be built at once: one build at a time, its read and its
+        # standings in order (the read and the kept arena's count change what is kept)
+        self.building = asyncio.Lock()
         self.rows_read = 0  # rows the store returned since the start (the tests count them)
 
     async def read(
@@ -132,34 +128,39 @@ class KeptTables:
         with_sums: bool = False,
     ) -> Snapshot:
         """Take in the rows changed since the last read and make the open tables' entries now;
-        `with_sums`: the snapshot has a copy of what an organiser's standings are made of."""
-        async with self.lock:
-            changed = await store.tables(name, self.read_up_to)
-            self.rows_read += len(changed)
-            self._take_in(changed, board)
-            open_now = {uid: now_of(hub, row) for uid, row in self.open.items()}
-            for uid, now in open_now.items():
-                row = self.open[uid]
-                self.entries[uid] = encoded(entry(row, now))
-                self._summarise(uid, (now[0], row.blue, row.red, now[1]))
-                if (row.result is not None or row.cancelled) and _live(hub, row) is None:
-                    del self.open[uid]  # nothing but a count changes it now
-            boards, arena = None, None
-            if board is not None:
-                made = {uid: board(row) for uid, row in self.unsettled.items()}
-                boards = [self.boards.get(uid) or made[uid] for uid in self.entries]
-                arena = ArenaBoards(self.arena, lambda: list(self.boards.values()), list(made.values()))
-            unsettled = [(row, open_now[uid]) for uid, row in self.open.items() if _unsettled(row)]
-            return Snapshot(
-                list(self.entries.values()),
-                self.sums.copy() if with_sums else None,
-                [uid for uid in self.entries],
-                {uid for uid, now in open_now.items() if now[0] == "playing"},
-                boards,
-                arena,
-                lambda: tuple(now_of(hub, row) for row, _ in unsettled),
-                tuple(now for _, now in unsettled),
-            )
+        `with_sums`: the snapshot has a copy of what an organiser's standings are made of. The caller
+        holds `building`."""
+        changed = await store.tables(name, self.read_up_to)
+        self.rows_read += len(changed)
+        self._take_in(changed, board)
+        open_now = {uid: now_of(hub, row) for uid, row in self.open.items()}
+        for uid, now in open_now.items():
+            row = self.open[uid]
+            self.entries[uid] = encoded(entry(row, now))
+            self._summarise(uid, (now[0], row.blue, row.red, now[1]))
+            if (row.result is not None or row.cancelled) and hub.tables.tournament_game(uid) is None:
+                del self.open[uid]  # nothing but a count changes it now
+        boards, arena = None, None
+        if board is not None:
+            made = {uid: board(row) for uid, row in self.unsettled.items()}
+            boards = functools.partial(self._boards_now, made)
+            arena = ArenaBoards(self.arena, lambda: list(self.boards.values()), list(made.values()))
+        unsettled = [(row, open_now[uid]) for uid, row in self.open.items() if _unsettled(row)]
+        return Snapshot(
+            list(self.entries.values()),
+            self.sums.copy() if with_sums else None,
+            list(self.entries),
+            {uid for uid, now in open_now.items() if now[0] == "playing"},
+            boards,
+            arena,
+            lambda: tuple(now_of(hub, row) for row, _ in unsettled),
+            tuple(now for _, now in unsettled),
+        )
+
+    def _boards_now(self, made: dict[int, Board]) -> list[Board]:
+        """Every game in table order, the settled as kept and the others as this build `made` them: for
+        the build that read them, while it holds `building` (a kept arena's count needs none of it)."""
+        return [self.boards.get(uid) or made[uid] for uid in self.entries]
 
     def _summarise(self, uid: int, summary: Summary) -> None:
         """The table's summary now: its old one taken out of the sums, the new one counted."""
@@ -242,7 +243,7 @@ class Snapshot:
     sums: StandingsSums | None  # what an organiser's standings are made of, if asked for
     uids: list[int]  # ... their tables
     playing: set[int]  # the tables being played
-    boards: list[Board] | None  # the games, for one the server runs
+    boards: Callable[[], list[Board]] | None  # the games, for one the server runs (made if asked)
     arena: ArenaBoards | None  # ... as an arena's standings count them
     live: Callable[[], Hashable]  # the state, result and moves now of those not settled in the store
     live_as_built: Hashable  # ... as the entries show them
