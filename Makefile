@@ -63,6 +63,7 @@ test: install test-packages
 test-packages:
 	scripts/ensure-debian-package nginx nginx-light
 	scripts/ensure-debian-package chromium chromium
+	scripts/ensure-debian-package chromium-headless-shell chromium-headless-shell
 	scripts/ensure-debian-package redis-server redis-server
 	scripts/ensure-debian-package openssl openssl
 	scripts/ensure-debian-package valgrind valgrind
@@ -72,8 +73,9 @@ test-sqlite: install test-packages  # the whole suite on SQLite, in one run
 
 # The benchmarks' tests run in the PostgreSQL cluster part: its tests mostly wait (TTLs, restarts), and the
 # benchmarks' short runs, which bring their own SQLite files, are a minute and a half of CPU that this
-# part, the suite's longest, would otherwise add to its own.
-BROWSER_PART = tests/static tests/engine
+# part, the suite's longest, would otherwise add to its own. The browser part takes the engine's tests and
+# the command line's (whose servers and commands are processes of their own) to end about when the others do.
+BROWSER_PART = tests/static tests/engine tests/test_admin.py tests/test_cli.py
 
 test-server: install test-packages
 	$(VENV)/bin/pytest $(addprefix --ignore=,$(BROWSER_PART)) --ignore=tests/test_benchmarks.py

@@ -110,14 +110,13 @@ RUNS = {
     "botstreams": (["--seconds", "2", "--guests", "100", "--moves", "4"], "opened again: HTTP 200"),
     # the one game of the first 200,000 where oppai-rs's realm interiors differ: the count sees it
     "pool_walls": (["--games", "1", "--seed", "31463"], "1 of 1 random 20x20 games differ"),
-    # every section, small: 60 slow and long-polling connections against a server with 300 open files
-    # (a cap of 44), a 3-second journal flood and its restart, a burst of 200 whole states, 5 addresses'
-    # guests filling their slots, 30 guessed ids from each attacker, 3 networks' guests, a 3-second
-    # log flood, 10 failed logins at once at the cheapest id hash, a second of each kind of frame flood,
-    # 3 seconds of each AI flood and 2 of take-backs on a 12x12 game, 3 of games into the archive, 50 rows
-    # of each kind kept for good
+    # every section, small, each flood a second long: 60 slow and long-polling connections against a
+    # server with 300 open files (a cap of 44), a journal flood and its restart, a burst of 200 whole
+    # states, 5 addresses' guests filling their slots, 30 guessed ids from each attacker, 3 networks'
+    # guests, a log flood, 10 failed logins at once at the cheapest id hash, each kind of frame flood,
+    # each AI flood, take-backs on a 12x12 game, games into the archive, 50 rows of each kind kept for good
     "abuse": (
-        ["--seconds", "3", "--ramp", "1", "--flood", "60", "--open-files", "300", "--journal-seconds", "3"]
+        ["--seconds", "1", "--ramp", "1", "--flood", "60", "--open-files", "300", "--journal-seconds", "1"]
         + ["--players", "100", "--tables", "50", "--burst", "200"]
         + ["--slot-addresses", "5", "--logins-per-address", "12", "--tables-per-guest", "4"]
         + [
@@ -128,7 +127,7 @@ RUNS = {
             "--addresses-per-network",
             "3",
             "--log-seconds",
-            "3",
+            "1",
             "--login-flood",
             "10",
             "--login-cost",
@@ -136,8 +135,8 @@ RUNS = {
             "--frame-seconds",
             "1",
         ]
-        + ["--ai-seconds", "3", "--ai-networks", "1", "--undo-seconds", "2", "--undo-board", "12"]
-        + ["--archive-seconds", "3", "--rows", "50"],
+        + ["--ai-seconds", "1", "--ai-networks", "1", "--undo-seconds", "1", "--undo-board", "12"]
+        + ["--archive-seconds", "1", "--rows", "50"],
         "a registered player afterwards: 'ok.",
     ),
 }

@@ -27,6 +27,7 @@ from tests.static.served import ServerInThread
 from tests.test_restart import Server
 
 CHROMIUM = "/usr/bin/chromium"
+HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "sgf"
 # Blue closes a ring round red's dot at cc with its fourth dot, cd (red plays far away meanwhile).
 CAPTURE = [("blue", "bc"), ("red", "cc"), ("blue", "cb"), ("red", "jj"), ("blue", "dc"), ("red", "ji")]

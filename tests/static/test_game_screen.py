@@ -177,10 +177,10 @@ def test_sounds_for_the_start_a_move_and_a_capture_and_the_title_says_whose_move
 
 
 def test_an_invitation_and_your_move_are_notified_when_the_tab_is_in_the_background(
-    browser: Browser,
+    whole_browser: Browser,
     server: ServerInThread,
 ) -> None:
-    ala, bob = Player(browser, server), Player(browser, server)
+    ala, bob = Player(whole_browser, server), Player(whole_browser, server)
     bob.context.grant_permissions(["notifications"], origin=server.base)
     bob.context.add_init_script(LISTEN_TO_NOTIFICATIONS)
     bob.page.reload()
