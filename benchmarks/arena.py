@@ -17,7 +17,10 @@ ended and as many were set up (150 players of one-minute games end about 6 in 5 
 director's reads of the tournament's games from the store (`Director.boards`, `Director.arena_read`),
 the event loop's thread only (a throwaway SQLite file): the whole read, which every wave made before
 2026-12-02 and a restarted director's first wave makes, and a wave's read of the tables changed since
-the last (written through the store's writer) into the director's memory of the tournament.
+the last (written through the store's writer) into the director's memory of the tournament. And what
+a wave hands its worker process when all --wave-players are free at once (after a pause, or every game
+of a wave ended before the next): the pairing's call pickled (its bytes, the CPU seconds to make its
+input and to pickle it, the event loop's, and to unpickle it, the worker's).
 
     .venv/bin/python benchmarks/arena.py --players --wave-boards 4500 40000 108000
 """
@@ -27,6 +30,8 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
+import pickle
 import random
 import sqlite3
 import statistics
@@ -44,7 +49,8 @@ from server.director.arenawave import ArenaMemory  # noqa: E402
 from server.director.director import Director  # noqa: E402
 from server.director.entrants import Entrants  # noqa: E402
 from server.director.history import Board  # noqa: E402
-from server.engine.arena import ArenaGame, ArenaPlayer, Outcome, pair, standings  # noqa: E402
+from server.engine import arena  # noqa: E402
+from server.engine.arena import ArenaGame, ArenaPlayer, Outcome, WaitingPlayer, pair, standings  # noqa: E402
 from server.engine.game import Result  # noqa: E402
 from server.engine.sgf import GameRecord  # noqa: E402
 from server.hub.hub import Hub  # noqa: E402
@@ -62,7 +68,7 @@ RESULTS = ["B+R", "W+R", "B+3", "W+2.5", "0", "B+T", "W+F", "Void"]
 class Wave:
     """One wave's input, as Director._arena hands it to arena.pair."""
 
-    waiting: list[ArenaPlayer]
+    waiting: list[WaitingPlayer]
     ranks: dict[str, int]
 
 
@@ -73,9 +79,10 @@ def simulate(players: int, waves: int, seed: int, inputs: list[Wave] | None = No
     history: dict[str, list[ArenaGame]] = {key: [] for key in ratings}
     times = []
     for _ in range(waves):
-        waiting = [ArenaPlayer(key, ratings[key], tuple(history[key])) for key in ratings]
-        rng.shuffle(waiting)  # the order they became free
-        ranks = {standing.key: standing.rank for standing in standings(waiting)}
+        players = [ArenaPlayer(key, ratings[key], tuple(history[key])) for key in ratings]
+        rng.shuffle(players)  # the order they became free
+        ranks = {standing.key: standing.rank for standing in standings(players)}
+        waiting = [WaitingPlayer.of(player) for player in players]
         if inputs is not None:
             inputs.append(Wave(waiting, ranks))
         start = time.process_time()
@@ -119,6 +126,38 @@ class WaveCosts:
 
     first: float  # a (re)started director's first wave, which counts every game (each wave before 2026-12-02)
     wave: float  # a wave after --wave-games games ended and as many were set up
+    handed: Handed  # every entrant free at once
+
+
+@dataclass(frozen=True)
+class Handed:
+    """A wave's pairing call as the worker process gets it, every entrant free: its size pickled, and the
+    median CPU seconds to make its input and pickle it (the event loop's thread) and to unpickle it (the
+    worker's)."""
+
+    size: int
+    made: float
+    pickled: float
+    unpickled: float
+
+
+def handed(memory: ArenaMemory, entries: list[Entry], repeat: int) -> Handed:
+    """Director._arena's call of its worker, with everyone free."""
+    made, pickled, unpickled = [], [], []
+    for _ in range(repeat):
+        start = time.process_time()
+        ready = memory.field(entries)
+        waiting = [ready.waiting(entry.nick) for entry in entries]
+        made.append(time.process_time() - start)
+        start = time.process_time()
+        call = pickle.dumps(
+            functools.partial(arena.pair, waiting, ranks=ready.ranks, active_players=len(entries))
+        )
+        pickled.append(time.process_time() - start)
+        start = time.process_time()
+        pickle.loads(call)
+        unpickled.append(time.process_time() - start)
+    return Handed(len(call), *map(statistics.median, (made, pickled, unpickled)))
 
 
 def record(board: Board, changed: int) -> TableRecord:
@@ -164,7 +203,7 @@ def wave_cpu(entries: list[Entry], boards: list[Board], repeat: int, wave_games:
         start = time.process_time()
         a_wave(memory, entries, changed, board_of, now)
         times.append(time.process_time() - start)
-    return WaveCosts(statistics.median(firsts), statistics.median(times))
+    return WaveCosts(statistics.median(firsts), statistics.median(times), handed(memory, entries, repeat))
 
 
 def a_wave(
@@ -181,7 +220,7 @@ def a_wave(
     ready = memory.field(entries)
     memory.resting(now, now)
     ended = {nick for row in changed if row.result is not None for nick in (row.blue, row.red)}
-    assert all(ready.player(nick).key == nick for nick in ended if nick in ready.ratings)
+    assert all(ready.waiting(nick).key == nick for nick in ended if nick in ready.ratings)
 
 
 @dataclass(frozen=True)
@@ -281,6 +320,13 @@ def wave_costs(players: int, sizes: list[int], seed: int, repeat: int, wave_game
             f" pairing and the store ({director.first:.3f} s the first after a start); the director's read"
             f" of every game {store.whole:.3f} s, of the {wave_games} ended and {wave_games} set up since the"
             f" last wave {store.wave:.4f} s (median of {repeat})",
+            flush=True,
+        )
+        given = director.handed
+        print(
+            f"  the pairing's call with all {players} free: {given.size:,} bytes pickled; its input made in"
+            f" {given.made:.4f} s and pickled in {given.pickled:.4f} s of the event loop's CPU, unpickled"
+            f" in {given.unpickled:.4f} s of the worker's",
             flush=True,
         )
 

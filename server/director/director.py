@@ -446,7 +446,7 @@ class Director:
         return await asyncio.get_running_loop().run_in_executor(self.pairing, pair)  # None: a thread
 
     async def pair_arena_wave(
-        self, waiting: list[arena.ArenaPlayer], ranks: dict[str, int], active_players: int
+        self, waiting: list[arena.WaitingPlayer], ranks: dict[str, int], active_players: int
     ) -> list[tuple[str, str]]:
         """lichess's arena pairing, off the event loop: networkx's matching, pure Python, seconds at 200
         waiting players (benchmarks/arena.py), on the same worker process as the swiss rounds."""
@@ -474,7 +474,7 @@ class Director:
         resting = memory.resting(self.hub.clock(), self.hub.timers.now())
         free, playing_as = waiting(self.hub, entrants, entries, ready, resting, self._pace)
         still_in = sum(not entry.withdrawn for entry in entries)
-        pairs = await self.pair_arena_wave([ready.player(nick) for nick in free], ready.ranks, still_in)
+        pairs = await self.pair_arena_wave([ready.waiting(nick) for nick in free], ready.ranks, still_in)
         for pair in pairs:
             self._set_up(hosted, 0, pair, entrants)
             self._pace.began(playing_as[nick][0] for nick in pair)

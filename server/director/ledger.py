@@ -34,6 +34,7 @@ class PlayerGames:
     # opponent -> outcome -> games: what the performance reads of the games
     tally: dict[str, dict[arena.Outcome, int]] = field(default_factory=dict)
     performance: arena.PerformanceSum = field(default_factory=arena.PerformanceSum)  # rated opponents'
+    colours: arena.ColourHistory = arena.ColourHistory()  # after the last game
 
     def extend(self, played: Sequence[Played], ratings: dict[str, float]) -> None:
         """Add these games (in table order): their points follow on from the streak kept, unless one of
@@ -46,6 +47,7 @@ class PlayerGames:
             points, self.streak = arena.scored(games, self.streak)
             self.score += sum(points)
             self.sheet.extend(points)
+            self.colours = self.colours.after(games)
         else:
             for table, game in played:
                 at = bisect.bisect(self.tables, table)
@@ -54,6 +56,7 @@ class PlayerGames:
             points, self.streak = arena.scored(self.games)
             self.score = sum(points)
             self.sheet = list(points)
+            self.colours = arena.ColourHistory().after(self.games)
         for _, game in played:
             self.wins += game.outcome == "win"
             outcomes = self.tally.setdefault(game.opponent, {})
@@ -82,6 +85,19 @@ class PlayerGames:
         else:
             score = sum(arena.game_points(self.with_games(later)))
         return arena.merit(score, performance.mean(), rating)
+
+    def waiting(self, nick: str, rating: float, score: int, later: Sequence[Played]) -> arena.WaitingPlayer:
+        """The player as the pairing reads them (`score`: theirs, the games `later` included), with the
+        games ended `later` than those kept, in passes over the later games only unless one is older than
+        a game kept."""
+        if not later:
+            last, colours = self.games[-1:], self.colours
+        elif not self.tables or later[0][0] > self.tables[-1]:
+            last, colours = [later[-1][1]], self.colours.after(game for _, game in later)
+        else:
+            games = self.with_games(later)
+            last, colours = games[-1:], arena.ColourHistory().after(games)
+        return arena.WaitingPlayer(nick, rating, last[0].opponent if last else None, colours, score)
 
     def standing(self, nick: str, later: Sequence[Played], ratings: dict[str, float]) -> arena.ArenaStanding:
         """The player's row of the standings (not ranked yet), with the games ended `later` than those
@@ -119,19 +135,21 @@ class PlayerGames:
 
 @dataclass
 class ArenaField:
-    """Everyone's places, who is at one of the tournament's games, since when each is free (the wall time
-    their last game ended, 0: none yet), and each one's games as the pairing reads them."""
+    """Everyone's places and scores, who is at one of the tournament's games, since when each is free
+    (the wall time their last game ended, 0: none yet), and each one's games."""
 
     ranks: dict[str, int]
+    scores: dict[str, int]
     busy: set[str]
     free_since: dict[str, float]
     ratings: dict[str, float]
     kept: dict[str, PlayerGames]  # the settled games
     later: dict[str, list[Played]]  # the games ended and not settled yet
 
-    def player(self, nick: str) -> arena.ArenaPlayer:
-        games = self.kept.get(nick, PlayerGames()).with_games(self.later.get(nick, []))
-        return arena.ArenaPlayer(nick, self.ratings[nick], tuple(games))
+    def waiting(self, nick: str) -> arena.WaitingPlayer:
+        """The player as the pairing reads them."""
+        kept, later = self.kept.get(nick, PlayerGames()), self.later.get(nick, [])
+        return kept.waiting(nick, self.ratings[nick], self.scores[nick], later)
 
 
 class ArenaLedger:
@@ -192,7 +210,8 @@ class ArenaLedger:
                 merits[nick] = arena.merit(0, None, rating)
             else:
                 merits[nick] = (kept or PlayerGames()).merit(rating, played_later, ratings)
-        return ArenaField(arena.places(merits), busy, last_ended, ratings, self.players, later)
+        scores = {nick: score for nick, (score, _) in merits.items()}
+        return ArenaField(arena.places(merits), scores, busy, last_ended, ratings, self.players, later)
 
     def standings(self, entries: Sequence[Entry], live: Iterable[Board]) -> list[arena.ArenaStanding]:
         """Every entrant's row, ranked, from the games counted and the boards of those not counted

@@ -16,7 +16,7 @@ lichess's option of arenas without streaks (every arena here has them).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -50,6 +50,45 @@ class ArenaPlayer:
     key: str
     rating: float
     games: tuple[ArenaGame, ...]  # finished games, oldest first
+
+
+@dataclass(frozen=True, order=True)
+class ColourHistory:
+    """lila's ColorHistory: the strike is the number of games in a row with the last game's colour,
+    positive for white, negative for black; the balance is whites minus blacks. Ordered as lila compares
+    them (ColorHistory.firstGetsWhite): the strike, then the balance."""
+
+    strike: int = 0
+    balance: int = 0
+
+    def after(self, games: Iterable[ArenaGame]) -> ColourHistory:
+        """The history after these games, played after those this one sums up."""
+        strike, balance = self.strike, self.balance
+        for game in games:
+            if game.white:
+                strike, balance = max(strike + 1, 1), balance + 1
+            else:
+                strike, balance = min(strike - 1, -1), balance - 1
+        return ColourHistory(strike, balance)
+
+
+@dataclass(frozen=True)
+class WaitingPlayer:
+    """A waiting player as the pairing reads them, as lila's pairing keeps them (its ColorHistory and the
+    last opponent, not the games): a few fields however long the arena, which a wave hands its worker
+    process (a 24-hour arena's 150 players' whole games pickled were 5.6 MB: benchmarks/arena.py)."""
+
+    key: str
+    rating: float
+    last_opponent: str | None = None
+    colours: ColourHistory = ColourHistory()
+    score: int = 0  # ranks the waiting players among themselves when `pair` is given no ranks
+
+    @classmethod
+    def of(cls, player: ArenaPlayer) -> WaitingPlayer:
+        games = player.games
+        last = games[-1].opponent if games else None
+        return cls(player.key, player.rating, last, ColourHistory().after(games), score(games))
 
 
 @dataclass(frozen=True)
@@ -218,7 +257,7 @@ def places(merits: Mapping[str, tuple[int, float]]) -> dict[str, int]:
 
 
 def pair(
-    waiting: Sequence[ArenaPlayer],
+    waiting: Sequence[WaitingPlayer],
     *,
     ranks: Mapping[str, int] | None = None,
     active_players: int | None = None,
@@ -246,7 +285,7 @@ def pair(
     if len(set(keys)) != len(keys):
         raise ValueError("a player is listed twice among the waiting")
     if ranks is None:
-        ordered = sorted(waiting, key=lambda player: (-score(player.games), -player.rating))
+        ordered = sorted(waiting, key=lambda player: (-player.score, -player.rating))
         ranks = {player.key: place for place, player in enumerate(ordered, start=1)}
     duel = active_players == 2
     if len(waiting) % 2:
@@ -257,23 +296,22 @@ def pair(
 
 
 def _best_pairs(
-    players: Sequence[ArenaPlayer], ranks: Mapping[str, int], duel: bool
+    players: Sequence[WaitingPlayer], ranks: Mapping[str, int], duel: bool
 ) -> list[tuple[str, str]]:
     if len(players) < 2:
         return []
     import networkx as nx  # here: its import is a fifth of a second of a server's start, for arenas only
 
     max_rank = max(ranks[player.key] for player in players)
-    colours = {player.key: _colour_history(player) for player in players}
     graph = nx.Graph()
     for index, first in enumerate(players):
         for second in players[index + 1 :]:
-            weight = 1 if duel else _pair_weight(first, second, ranks, max_rank, colours)
+            weight = 1 if duel else _pair_weight(first, second, ranks, max_rank)
             if weight is not None:
                 graph.add_edge(first.key, second.key, weight=weight)
     by_key = {player.key: player for player in players}
     order = {player.key: index for index, player in enumerate(players)}
-    pairs = [_with_colours(by_key[a], by_key[b], colours, order) for a, b in nx.min_weight_matching(graph)]
+    pairs = [_with_colours(by_key[a], by_key[b], order) for a, b in nx.min_weight_matching(graph)]
 
     def board(pair: tuple[str, str]) -> tuple[int, int]:
         return min(ranks[key] for key in pair), min(order[key] for key in pair)
@@ -281,17 +319,11 @@ def _best_pairs(
     return sorted(pairs, key=board)
 
 
-def _pair_weight(
-    a: ArenaPlayer,
-    b: ArenaPlayer,
-    ranks: Mapping[str, int],
-    max_rank: int,
-    colours: Mapping[str, tuple[int, int]],
-) -> int | None:
+def _pair_weight(a: WaitingPlayer, b: WaitingPlayer, ranks: Mapping[str, int], max_rank: int) -> int | None:
     """AntmaPairing.pairScore: None for a pair never made, else the lower the better."""
-    if _last_opponent(a) == b.key or _last_opponent(b) == a.key:  # justPlayedTogether
+    if a.last_opponent == b.key or b.last_opponent == a.key:  # justPlayedTogether
         return None
-    strike_a, strike_b = colours[a.key][0], colours[b.key][0]
+    strike_a, strike_b = a.colours.strike, b.colours.strike
     if (strike_a <= -MAX_STRIKE and strike_b <= -MAX_STRIKE) or (
         strike_a >= MAX_STRIKE and strike_b >= MAX_STRIKE
     ):  # ColorHistory.couldPlay
@@ -301,32 +333,13 @@ def _pair_weight(
     return abs(rank_a - rank_b) * factor + round(abs(a.rating - b.rating))
 
 
-def _last_opponent(player: ArenaPlayer) -> str | None:
-    return player.games[-1].opponent if player.games else None
-
-
-def _colour_history(player: ArenaPlayer) -> tuple[int, int]:
-    """lila's ColorHistory: (strike, balance). The strike is the number of games in a row with the
-    last game's colour, positive for white, negative for black; the balance is whites minus blacks."""
-    strike = balance = 0
-    for game in player.games:
-        if game.white:
-            strike, balance = max(strike + 1, 1), balance + 1
-        else:
-            strike, balance = min(strike - 1, -1), balance - 1
-    return strike, balance
-
-
-def _with_colours(
-    a: ArenaPlayer, b: ArenaPlayer, colours: Mapping[str, tuple[int, int]], order: Mapping[str, int]
-) -> tuple[str, str]:
+def _with_colours(a: WaitingPlayer, b: WaitingPlayer, order: Mapping[str, int]) -> tuple[str, str]:
     """ColorHistory.firstGetsWhite: white to the one with the smaller (strike, balance): more blacks in
     a row, or fewer whites in a row, then fewer whites in all. lichess tosses a coin on a tie; we give
     white to the lower-rated player, as set-up ranked games give blue (docs/tournaments.md), then to
     the one who waited longer (**Choice**)."""
-    history_a, history_b = colours[a.key], colours[b.key]
-    if history_a != history_b:
-        a_white = history_a < history_b
+    if a.colours != b.colours:
+        a_white = a.colours < b.colours
     elif a.rating != b.rating:
         a_white = a.rating < b.rating
     else:

@@ -3,10 +3,12 @@ ledger.ArenaLedger): over random sequences of games set up, ended, stored, gone 
 renamed and deleted, players joining, withdrawn and back, ratings changed, waves that fail half-way and
 restarts, every wave's no-shows, field and rests are those of the whole computation each wave made
 until 2026-12-02, kept here as the reference (`WholeMemory`, `whole_field`), which counted every game
-again. Also: arena_histories' one pass against the per-player scans it replaced on 2026-12-02."""
+again. Also: arena_histories' one pass against the per-player scans it replaced on 2026-12-02, and
+what a wave hands the pairing of each player."""
 
 from __future__ import annotations
 
+import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -17,7 +19,7 @@ from hypothesis import strategies as st
 from server.director.arenawave import ARENA_REST, ArenaMemory
 from server.director.entrants import Entrants
 from server.director.history import Board, arena_histories, no_shows_still_in
-from server.director.ledger import PlayerGames
+from server.director.ledger import ArenaLedger, PlayerGames
 from server.director.times import joined
 from server.engine import arena
 from server.engine.board import BLACK
@@ -273,7 +275,9 @@ def wave(world: World, memory: ArenaMemory, whole: WholeMemory, until: str) -> N
     assert ready.ranks == ranks
     assert ready.busy == busy
     assert ready.free_since == free_since
-    assert {nick: ready.player(nick) for nick in everyone} == everyone
+    assert {nick: ready.waiting(nick) for nick in everyone} == {
+        nick: arena.WaitingPlayer.of(player) for nick, player in everyone.items()
+    }
     for row in arena.standings(list(everyone.values())):  # the scores and performances, not only the ranks
         played = ready.kept.get(row.key, PlayerGames())
         merit = played.merit(ready.ratings[row.key], ready.later.get(row.key, []), ready.ratings)
@@ -319,7 +323,7 @@ def test_a_wave_counts_only_the_games_settled_since_the_last_unless_a_settled_on
     assert memory.ledger is ledger and ledger.players["*a"] is a, "kept, the new game added"
     assert a.tables == [1, 3, 5] and a.score == 2 + 2 + 4
 
-    settled(4, "*e", "*a", "0")  # a game stored after a later one of its player's: counted in its place
+    settled(4, "*a", "*e", "0")  # a game stored after a later one of its player's: counted in its place
     wave(world, memory, whole, "all")
     assert memory.ledger is ledger and a.tables == [1, 3, 4, 5] and a.score == 2 + 2 + 2 + 2
 
@@ -328,10 +332,8 @@ def test_a_wave_counts_only_the_games_settled_since_the_last_unless_a_settled_on
     world.live[6] = Live(30, "0")
     settled(7, "*a", "*b", "B+R")
     wave(world, memory, whole, "all")
-    assert memory.field(world.entries).player("*a").games[-2:] == (
-        arena.ArenaGame("*e", "draw", True, 30),
-        arena.ArenaGame("*b", "win", True, 30),
-    )
+    waiting = memory.field(world.entries).waiting("*a")  # white at 1, 3, 4, 6 and 7; black at 5
+    assert (waiting.last_opponent, waiting.colours) == ("*b", arena.ColourHistory(strike=2, balance=4))
 
     world.write(replace(world.rows[2], red="deleted1"))  # an account's deletion renames a settled game
     wave(world, memory, whole, "all")
@@ -343,3 +345,19 @@ def test_a_wave_counts_only_the_games_settled_since_the_last_unless_a_settled_on
     wave(world, memory, whole, "all")
     assert memory.ledger is not ledger and memory.ledger is not None, "counted again"
     assert memory.ledger.players["*C2"].tables == [2, 3] and "*c" not in memory.ledger.players
+
+
+def test_a_wave_hands_the_pairing_a_few_fields_a_player_however_many_games_they_played() -> None:
+    """Until 2026-12-02 each free player went to the worker process with every game they played: 5.6 MB
+    pickled for 150 players at 108,000 games, 0.36 s of the event loop's CPU (benchmarks/arena.py)."""
+    entries = [Entry(nick, nick_key(nick), f"@{nick}", 1500.0, BEGUN, False) for nick in ("*a", "*b")]
+
+    def handed(games: int) -> int:
+        ledger = ArenaLedger()
+        boards = [
+            Board(table, 0, "*a", "*b", "B+R", False, 30, float(table)) for table in range(1, games + 1)
+        ]
+        ledger.add(boards, Entrants(entries))
+        return len(pickle.dumps(ledger.field(entries, []).waiting("*a")))
+
+    assert handed(2000) - handed(2) < 8  # a larger score and strike, no more fields

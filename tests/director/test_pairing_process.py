@@ -79,7 +79,7 @@ async def test_an_arena_wave_pairs_in_the_worker_process_as_on_a_thread(
     director = client.app[DIRECTOR_KEY]
     game = arena.ArenaGame("p2", "win", True, 40)
     waiting = [
-        arena.ArenaPlayer(f"p{number}", 2000 - number, (game,) if number == 1 else ())
+        arena.WaitingPlayer.of(arena.ArenaPlayer(f"p{number}", 2000 - number, (game,) if number == 1 else ()))
         for number in range(1, 8)
     ]
     ranks = {player.key: place for place, player in enumerate(waiting, start=1)}

@@ -2,19 +2,21 @@
 sheets and points, streaks, draws, forfeits, pairing, colours, standings; then properties over any
 history."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from server.engine import arena
 from server.engine.arena import (
     ArenaGame,
     ArenaPlayer,
     ArenaStanding,
+    ColourHistory,
+    WaitingPlayer,
     game_points,
     on_fire,
-    pair,
     performance,
     score,
     standings,
@@ -131,36 +133,44 @@ def player(key: str, rating: float = 1500, games: Sequence[ArenaGame] = ()) -> A
     return ArenaPlayer(key, rating, tuple(games))
 
 
+def pair_players(
+    players: Sequence[ArenaPlayer], ranks: Mapping[str, int] | None = None, active_players: int | None = None
+) -> list[tuple[str, str]]:
+    """arena.pair of these players, each read from their whole games."""
+    waiting = [WaitingPlayer.of(p) for p in players]
+    return arena.pair(waiting, ranks=ranks, active_players=active_players)
+
+
 def test_nobody_or_one_player_makes_no_pair() -> None:
-    assert pair([]) == []
-    assert pair([player("A")]) == []
+    assert pair_players([]) == []
+    assert pair_players([player("A")]) == []
 
 
 def test_two_who_just_played_each_other_wait_unless_they_are_the_only_two_left() -> None:
     a = player("A", games=[win("B")])
     b = player("B", games=[loss("A", white=False)])
-    assert pair([a, b]) == []
-    assert pair([a, b], active_players=3) == []
-    assert pair([a, b], active_players=2) == [("B", "A")]  # lichess's duel: they play again
+    assert pair_players([a, b]) == []
+    assert pair_players([a, b], active_players=3) == []
+    assert pair_players([a, b], active_players=2) == [("B", "A")]  # lichess's duel: they play again
 
 
 def test_the_last_opponent_of_either_player_is_enough_to_keep_them_apart() -> None:
     a = player("A", games=[win("B")])  # A's last game was against B
     b = player("B", games=[loss("A"), win("C")])  # B has played C since
-    assert pair([a, b]) == []
-    assert pair([player("A", games=[win("B"), win("C")]), b]) == [("A", "B")]  # both last met C
+    assert pair_players([a, b]) == []
+    assert pair_players([player("A", games=[win("B"), win("C")]), b]) == [("A", "B")]  # both last met C
 
 
 def test_with_an_odd_number_the_one_who_waited_least_waits() -> None:
-    assert pair([player("A"), player("B"), player("C")]) == [("A", "B")]
-    assert pair([player("C"), player("B"), player("A")]) == [("C", "B")]
+    assert pair_players([player("A"), player("B"), player("C")]) == [("A", "B")]
+    assert pair_players([player("C"), player("B"), player("A")]) == [("C", "B")]
 
 
 def test_the_one_who_waited_least_plays_when_the_others_could_only_play_each_other() -> None:
     a = player("A", 1500, [win("B")])
     b = player("B", 1700, [loss("A", white=False)])
     c = player("C", 1650)
-    assert pair([a, b, c]) == [("B", "C")]  # B is closer to C in rank and rating; B had black last
+    assert pair_players([a, b, c]) == [("B", "C")]  # B is closer to C in rank and rating; B had black last
 
 
 def test_pairs_follow_rank_and_rating() -> None:
@@ -170,7 +180,7 @@ def test_pairs_follow_rank_and_rating() -> None:
         player("Third", 1500, [win("p")]),  # 2, rank 3
         player("Last", 1500),  # 0, rank 4
     ]
-    assert [sorted(p) for p in pair(scored)] == [["Second", "Top"], ["Last", "Third"]]
+    assert [sorted(p) for p in pair_players(scored)] == [["Second", "Top"], ["Last", "Third"]]
 
 
 def test_leaders_who_just_met_play_the_next_ranks() -> None:
@@ -180,7 +190,10 @@ def test_leaders_who_just_met_play_the_next_ranks() -> None:
     second = player("Second", 1500, [win("p"), loss("Top")])
     third = player("Third", 1500, [win("p")])
     last = player("Last", 1500)
-    assert sorted(map(sorted, pair([top, second, third, last]))) == [["Last", "Second"], ["Third", "Top"]]
+    assert sorted(map(sorted, pair_players([top, second, third, last]))) == [
+        ["Last", "Second"],
+        ["Third", "Top"],
+    ]
 
 
 @pytest.mark.parametrize(
@@ -196,60 +209,60 @@ def test_the_rank_factor_weighs_ranks_against_ratings(gap: int, pairs: list[list
         player("C", 1500, [win("p")]),
         player("D", 1500 + gap),
     ]
-    assert [sorted(p) for p in pair(waiting)] == pairs
+    assert [sorted(p) for p in pair_players(waiting)] == pairs
 
 
 def test_rating_decides_between_equal_scores() -> None:
     waiting = [player("A", 1200), player("B", 1900), player("C", 1250), player("D", 1850)]
-    assert sorted(map(sorted, pair(waiting))) == [["A", "C"], ["B", "D"]]
+    assert sorted(map(sorted, pair_players(waiting))) == [["A", "C"], ["B", "D"]]
 
 
 def test_ranks_in_the_whole_tournament_replace_the_ranks_among_the_waiting() -> None:
     waiting = [player("A"), player("B"), player("C"), player("D")]
-    assert sorted(map(sorted, pair(waiting))) == [["A", "B"], ["C", "D"]]  # ranked in waiting order
+    assert sorted(map(sorted, pair_players(waiting))) == [["A", "B"], ["C", "D"]]  # ranked in waiting order
     ranks = {"A": 1, "B": 10, "C": 2, "D": 11}
-    assert sorted(map(sorted, pair(waiting, ranks=ranks))) == [["A", "C"], ["B", "D"]]
-    assert pair(waiting, ranks=ranks)[0] in (("A", "C"), ("C", "A"))  # the best-ranked pair first
+    assert sorted(map(sorted, pair_players(waiting, ranks=ranks))) == [["A", "C"], ["B", "D"]]
+    assert pair_players(waiting, ranks=ranks)[0] in (("A", "C"), ("C", "A"))  # the best-ranked pair first
 
 
 def test_the_best_ranked_pair_comes_first() -> None:
     waiting = [player("Low1", 1000), player("Low2", 1000), player("High1", 2000), player("High2", 2000)]
-    assert [sorted(p) for p in pair(waiting)] == [["High1", "High2"], ["Low1", "Low2"]]
+    assert [sorted(p) for p in pair_players(waiting)] == [["High1", "High2"], ["Low1", "Low2"]]
 
 
 def test_white_goes_to_the_one_with_more_blacks_in_a_row() -> None:
     a = player("A", games=[win("p", white=True), win("q", white=False), win("r", white=False)])
     b = player("B", games=[win("s", white=False), win("t", white=False), win("u", white=True)])
-    assert pair([b, a]) == [("A", "B")]  # A: two blacks in a row; B: white last
+    assert pair_players([b, a]) == [("A", "B")]  # A: two blacks in a row; B: white last
 
 
 def test_with_equal_strikes_white_goes_to_the_one_who_had_it_less_often() -> None:
     a = player("A", games=[loss("p", white=False), loss("q", white=False), loss("r", white=True)])
     b = player("B", games=[loss("s", white=True), loss("t", white=False), loss("u", white=True)])
-    assert pair([b, a]) == [("A", "B")]  # both had white last, once; A has 1 white to B's 2
+    assert pair_players([b, a]) == [("A", "B")]  # both had white last, once; A has 1 white to B's 2
 
 
 def test_with_equal_colour_histories_white_goes_to_the_lower_rated_then_the_longer_waiting() -> None:
-    assert pair([player("A", 1600), player("B", 1400)]) == [("B", "A")]
-    assert pair([player("A"), player("B")]) == [("A", "B")]
-    assert pair([player("B"), player("A")]) == [("B", "A")]
+    assert pair_players([player("A", 1600), player("B", 1400)]) == [("B", "A")]
+    assert pair_players([player("A"), player("B")]) == [("A", "B")]
+    assert pair_players([player("B"), player("A")]) == [("B", "A")]
 
 
 def test_two_players_who_both_had_one_colour_three_times_in_a_row_do_not_meet() -> None:
     whites = [win("p", white=True), win("q", white=True), win("r", white=True)]
     a, b = player("A", 1500, whites), player("B", 1500, whites)
-    assert pair([a, b]) == []
+    assert pair_players([a, b]) == []
     c = player("C", 1500, [loss("s", white=True), loss("t", white=False)])
     d = player("D", 1500, [loss("u", white=True), loss("v", white=False)])
-    assert sorted(map(sorted, pair([a, b, c, d]))) == [["A", "C"], ["B", "D"]]
+    assert sorted(map(sorted, pair_players([a, b, c, d]))) == [["A", "C"], ["B", "D"]]
     blacks = [win("p", white=False)] * 3
-    assert pair([player("A", games=blacks), player("B", games=blacks)]) == []
-    assert pair([player("A", games=blacks), player("B", games=whites)]) == [("A", "B")]
+    assert pair_players([player("A", games=blacks), player("B", games=blacks)]) == []
+    assert pair_players([player("A", games=blacks), player("B", games=whites)]) == [("A", "B")]
 
 
 def test_a_player_listed_twice_is_refused() -> None:
     with pytest.raises(ValueError, match="twice"):
-        pair([player("A"), player("B"), player("A")])
+        pair_players([player("A"), player("B"), player("A")])
 
 
 # Standings
@@ -345,9 +358,19 @@ def most_pairs(players: list[ArenaPlayer]) -> int:
     return best
 
 
+@given(st.lists(games_against, max_size=8), st.lists(games_against, max_size=8))
+def test_a_colour_history_goes_on_from_the_one_kept(first: list[ArenaGame], then: list[ArenaGame]) -> None:
+    kept = ColourHistory().after(first)
+    assert kept.after(then) == ColourHistory().after(first + then)
+    whites = sum(game.white for game in first + then)
+    assert kept.after(then) == ColourHistory(
+        strike(player("A", games=first + then)), 2 * whites - len(first + then)
+    )
+
+
 @given(waiting_players())
 def test_any_pairing_is_valid_and_as_large_as_possible(waiting: list[ArenaPlayer]) -> None:
-    pairs = pair(waiting)
+    pairs = pair_players(waiting)
     by_key = {p.key: p for p in waiting}
     paired = [key for pair_ in pairs for key in pair_]
     assert len(paired) == len(set(paired))  # nobody twice, and never a player against themself
