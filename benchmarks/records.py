@@ -7,9 +7,12 @@ tournament and, for each of --sizes, "Big cup"'s games archived straight into th
 record of --moves moves (about 1 KB for 60, as an arena's one-minute games).
 
 One request at a time: the server's CPU for the first download and for each of --repeat next ones (10 ms
-ticks), its wall time, and the zip's size. Then --clients clients, each from an address of a /24
-network of its own (so that no per-address limit holds them back), all ask for it at once: the time until
-the last has it whole, the server's CPU meanwhile and its peak memory (VmHWM: the zips and records held).
+ticks), its wall time, and the zip's size; meanwhile --pollers guests poll the lobby every 100 ms, and
+their polls' latency while the first zip is made is printed beside theirs for QUIET seconds before it.
+
+Then --clients clients, each from an address of a /24 network of its own (so that no per-address limit
+holds them back), all ask for it at once: the time until the last has it whole, the server's CPU
+meanwhile and its peak memory (VmHWM: the zips and records held).
 
     .venv/bin/python benchmarks/records.py --sizes 4500 40000 108000 --clients 20
 """
@@ -25,15 +28,20 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable
 from pathlib import Path
+from typing import TypeVar
 from urllib.parse import quote
 
+from aiflood import Guest, guest_from
 from standings_flood import connect_from
-from stream import HOST, REPO, Server
+from stream import HOST, REPO, Server, ms
 
 CUP = "Big cup"
 PAGE = f"/tournament/{quote(CUP)}.sgf.zip"
 POINTS = [x + y for x in "abcdefghijklmnopqrst" for y in "abcdefghijklmnopqrst"]  # 20x20's
+T = TypeVar("T")
+QUIET = 3.0  # seconds of the pollers alone, before the first download
 
 
 def record(rng: random.Random, number: int, moves: int) -> str:
@@ -59,13 +67,20 @@ def fill(database: Path, size: int, others: int, moves: int) -> None:
         )
 
 
-async def one_at_a_time(server: Server, repeat: int, size: int) -> None:
+async def one_at_a_time(server: Server, repeat: int, size: int, pollers: int) -> None:
     conn = await connect_from(server.port, HOST)
+    guests = [await guest_from(server.port, HOST, f"poller{n}", f"*Poller{n}", 60.0) for n in range(pollers)]
     try:
-        costs, walls = [], []
-        for _ in range(repeat + 1):
+        for guest in guests:
+            if await guest.login() != b"":
+                raise RuntimeError(f"{guest.nick} could not log in")
+        quiet: list[float] = []
+        await polled_while(guests, asyncio.sleep(QUIET), quiet)
+        costs, walls, first = [], [], []
+        for number in range(repeat + 1):
             before, began = server.cpu_seconds(), time.monotonic()
-            status, body = await conn.get(PAGE)
+            download = conn.get(PAGE)
+            status, body = await (polled_while(guests, download, first) if number == 0 else download)
             costs.append(server.cpu_seconds() - before)
             walls.append(time.monotonic() - began)
             if status != 200:
@@ -76,8 +91,37 @@ async def one_at_a_time(server: Server, repeat: int, size: int) -> None:
             f" the zip {len(body) / 1e6:.1f} MB",
             flush=True,
         )
+        if guests:
+            print(
+                f"  {pollers} pollers' polls while the first zip was made: {ms(sorted(first), 50, 99)} ms"
+                f" over {len(first)}; before it, {QUIET:g} s alone: {ms(sorted(quiet), 50, 99)} ms"
+                f" over {len(quiet)}",
+                flush=True,
+            )
     finally:
         conn.close()
+        for guest in guests:
+            guest.conn.close()
+
+
+async def polled_while(guests: list[Guest], work: Awaitable[T], waits: list[float]) -> T:
+    """What `work` gives, the guests polling every 100 ms until it is done, each poll's wait in `waits`."""
+    done = asyncio.Event()
+
+    async def poll(guest: Guest) -> None:
+        while not done.is_set():
+            sent = time.monotonic()
+            await guest.poll(0)
+            waits.append(time.monotonic() - sent)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), 0.1)
+
+    polling = [asyncio.ensure_future(poll(guest)) for guest in guests]
+    try:
+        return await work
+    finally:
+        done.set()
+        await asyncio.gather(*polling)
 
 
 async def at_once(server: Server, clients: int, size: int) -> None:
@@ -106,6 +150,7 @@ def main() -> int:
     parser.add_argument("--moves", type=int, default=60)
     parser.add_argument("--repeat", type=int, default=3, help="downloads timed after the first")
     parser.add_argument("--clients", type=int, default=20)
+    parser.add_argument("--pollers", type=int, default=20, help="guests polling during the downloads")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--log-level", default="WARNING")
     parser.add_argument("--server-root", type=Path, default=REPO, help="the checkout whose server runs")
@@ -119,7 +164,7 @@ def main() -> int:
             fill(workdir / "bench.sqlite3", size, args.others, args.moves)
             server.start(timeout=120.0, again=True)
             try:
-                asyncio.run(one_at_a_time(server, args.repeat, size))
+                asyncio.run(one_at_a_time(server, args.repeat, size, args.pollers))
                 server.stop()  # a fresh process: its peak memory is the clients' at once
                 server.start(timeout=120.0, again=True)
                 asyncio.run(at_once(server, args.clients, size))
