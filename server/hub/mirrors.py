@@ -216,11 +216,12 @@ class Mirrors:
         mirror = self.by_uid.get(uid)
         if mirror is None:
             return
-        mirror.answered(player.nick)
-        if mirror.people.get(player.nick) is player:
+        coming, _ = mirror.answered(player.nick)
+        seated = mirror.people.get(player.nick) is player
+        if seated:
             self._stand_up(mirror, player, told=False)  # as Tables.leave: the caller says where they are
-            if self.send is not None:
-                self.send(mirror.owner, {"leave": [uid, player.nick, for_good]})
+        if (seated or coming is player) and self.send is not None:  # the owner may have seated them
+            self.send(mirror.owner, {"leave": [uid, player.nick, for_good]})
         self._close_if_unused(mirror)
 
     def act(self, player: Player, action: str, table: str, *args: Any) -> None:
@@ -403,6 +404,8 @@ class Mirrors:
             player, _ = mirror.answered(nick)
             if player is not None and self.roster.online(nick) is player:
                 self._sit_down(mirror, player)
+            elif player is not None and self.send is not None:  # their session ended while it seated them
+                self.send(owner, {"leave": [uid, nick, False]})
         self._close_if_unused(mirror)
 
     def take_line(self, owner: str, uid: int, line: str, b_only: bool) -> None:

@@ -52,9 +52,14 @@ class Link:
         self.hubs[name].share_with_members(None)
         del self.hubs[name]
 
-    def deliver(self) -> None:
+    def deliver(self, only_to: str | None = None) -> None:
+        """`only_to`: the messages to that member alone, the others kept in their order."""
+        kept: deque[tuple[str, str, Any]] = deque()
         while self.queue:
             to, by, message = self.queue.popleft()
+            if only_to is not None and to != only_to:
+                kept.append((to, by, message))
+                continue
             if by not in self.hubs:
                 continue
             if to not in self.hubs:
@@ -64,6 +69,7 @@ class Link:
                 self.hubs[to].take_lobby_line(by, *message)
             elif not self.losing(message):
                 self.hubs[to].take_from_member(by, message)
+        self.queue.extend(kept)
 
 
 def game_across(link: Link) -> tuple[int, str]:

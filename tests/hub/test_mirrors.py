@@ -1,5 +1,6 @@
 """Another member's table followed here (server/hub/mirrors.py) when that member dies and a third one
-takes the table over: the people here sit down at it where it is now (issue 44)."""
+takes the table over: the people here sit down at it where it is now (issue 44); a person who leaves, or
+whose session ends, while the owner seats them."""
 
 from __future__ import annotations
 
@@ -142,3 +143,41 @@ def test_a_person_here_gives_time_and_pauses_a_clock_at_another_members_table() 
     link.deliver()
     assert any("t takes p" in line for line in poll(b, "bobBob22", 0).lines(table.uid, "ca"))
     assert table.room.flags() == "f1_p90.60"
+
+
+def watcher_coming(link: Link) -> int:
+    """Eve, on member b, asks to watch Ala's game against Cyd on member a; member a seats her there, and
+    its answer has not reached member b yet."""
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.guest_login("alaAla11", "*Ala", "en")
+    a.guest_login("cydCyd33", "*Cyd", "en")
+    b.guest_login("eveEve55", "*Eve", "en")
+    link.deliver()
+    uid = a.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Cyd").uid
+    link.deliver()
+    b.tables.subscribe(b.players["eveEve55"], uid)
+    link.deliver(only_to="a")
+    assert "*Eve" in a.tables[uid].people
+    return uid
+
+
+def test_a_session_ended_while_the_owner_seats_it_leaves_the_owners_table() -> None:
+    """A logout came between member a seating Eve and its answer reaching member b: member b dropped the
+    answer and told member a nothing, and Eve stayed at the table of member a as long as it ran (a
+    player there counted as present, so an opponent could never claim her game). Seen as a failure of
+    tests/cluster/test_renamed_seats.py under load."""
+    link = Link()
+    uid = watcher_coming(link)
+    link.hubs["b"].logout("eveEve55")
+    link.deliver()
+    assert "*Eve" not in link.hubs["a"].tables[uid].people
+
+
+def test_a_person_who_leaves_a_table_while_its_owner_seats_them_leaves_it_there_too() -> None:
+    link = Link()
+    uid = watcher_coming(link)
+    eve = link.hubs["b"].players["eveEve55"]
+    link.hubs["b"].tables.leave(eve, uid, for_good=True, chose=True)
+    link.deliver()
+    assert "*Eve" not in link.hubs["a"].tables[uid].people
+    assert uid not in eve.tables
