@@ -87,9 +87,9 @@ class PlayerGames:
         return arena.merit(score, performance.mean(), rating)
 
     def waiting(self, nick: str, rating: float, score: int, later: Sequence[Played]) -> arena.WaitingPlayer:
-        """The player as the pairing reads them (`score`: theirs, the games `later` included), with the
-        games ended `later` than those kept, in passes over the later games only unless one is older than
-        a game kept."""
+        """The player as the pairing reads them, with the games ended `later` than those kept (not
+        settled yet; `score` counts them), in passes over the later games only unless one is older than a
+        game kept."""
         if not later:
             last, colours = self.games[-1:], self.colours
         elif not self.tables or later[0][0] > self.tables[-1]:
