@@ -36,11 +36,16 @@ class PlayerGames:
     performance: arena.PerformanceSum = field(default_factory=arena.PerformanceSum)  # rated opponents'
     colours: arena.ColourHistory = arena.ColourHistory()  # after the last game
 
+    def go_on_with(self, played: Sequence[Played]) -> bool:
+        """These games (in table order, at least one) all come after those kept: what is kept of the
+        games so far (points, streak, colours) goes on with them, without counting again."""
+        return not self.tables or played[0][0] > self.tables[-1]
+
     def extend(self, played: Sequence[Played], ratings: dict[str, float]) -> None:
         """Add these games (in table order): their points follow on from the streak kept, unless one of
         them is older than a game counted (a game stored late), when the player's points are counted
         again. `ratings`: those the performance is summed by."""
-        if not self.tables or played[0][0] > self.tables[-1]:
+        if self.go_on_with(played):
             self.tables.extend(table for table, _ in played)
             games = [game for _, game in played]
             self.games.extend(games)
@@ -80,7 +85,7 @@ class PlayerGames:
         for _, game in later:
             if game.opponent in ratings:
                 performance.add(ratings[game.opponent], game.outcome)
-        if not self.tables or later[0][0] > self.tables[-1]:
+        if self.go_on_with(later):
             score = self.score + sum(arena.scored([game for _, game in later], self.streak)[0])
         else:
             score = sum(arena.game_points(self.with_games(later)))
@@ -92,7 +97,7 @@ class PlayerGames:
         game kept."""
         if not later:
             last, colours = self.games[-1:], self.colours
-        elif not self.tables or later[0][0] > self.tables[-1]:
+        elif self.go_on_with(later):
             last, colours = [later[-1][1]], self.colours.after(game for _, game in later)
         else:
             games = self.with_games(later)
@@ -110,7 +115,7 @@ class PlayerGames:
                 if game.opponent in ratings:
                     performance.add(ratings[game.opponent], game.outcome)
         games = [game for _, game in later]
-        if not self.tables or not later or later[0][0] > self.tables[-1]:
+        if not later or self.go_on_with(later):
             sheet = (*self.sheet, *arena.scored(games, self.streak)[0])
             last_two = [*self.games[-2:], *games][-2:]
         else:

@@ -348,7 +348,7 @@ def test_a_wave_counts_only_the_games_settled_since_the_last_unless_a_settled_on
 
 
 def test_a_wave_hands_the_pairing_a_few_fields_a_player_however_many_games_they_played() -> None:
-    """Until 2026-12-02 each free player went to the worker process with every game they played: 5.6 MB
+    """Until 2026-12-03 each free player went to the worker process with every game they played: 5.6 MB
     pickled for 150 players at 108,000 games, 0.36 s of the event loop's CPU (benchmarks/arena.py)."""
     entries = [Entry(nick, nick_key(nick), f"@{nick}", 1500.0, BEGUN, False) for nick in ("*a", "*b")]
 
