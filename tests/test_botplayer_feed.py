@@ -10,6 +10,7 @@ import contextlib
 import itertools
 import logging
 import re
+import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator
@@ -19,6 +20,7 @@ from aiohttp.test_utils import TestClient
 
 from server.botplayer import AiBot, BotApi
 from server.engine import ai
+from server.engine.board import Board
 from server.hub import computer
 from server.hub.model import Origin
 from server.hub.room import Room
@@ -36,6 +38,7 @@ SEARCH_SECONDS = 8.0  # each of the bot's searches: far longer than the feed's p
 GUESTS = 1500  # posting and cancelling seeks, each a line of the bot's feed
 SEEK_LIVES = 0.5  # seconds
 GAME_WAIT = 60.0
+HELD_SEARCH_SECONDS = 0.1  # a held search, once let go: any move will do
 
 
 @pytest.fixture
@@ -46,6 +49,26 @@ def long_searches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(computer, "MOST_SECONDS", SEARCH_SECONDS)
     monkeypatch.setattr(botstreams, "SEND_TIMEOUT", 1.0)
     monkeypatch.setattr(botstreams, "SEND_BUFFER", 4096)
+
+
+class HeldSearches:
+    """bot-play's searches, once `hold` is set, wait for `release` (telling `waiting`) before they search
+    a moment: a proposal sent then surely comes while a search runs. With a search of a fixed length,
+    a loaded machine (the search's thread and the server share one process and its GIL) once delivered
+    the proposal after the search had ended, and the move was played first."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.hold, self.waiting, self.release = threading.Event(), threading.Event(), threading.Event()
+        searched = ai.choose_move
+
+        def choose_move(board: Board, colour: int, level: int, seconds: float, seed: int) -> tuple[int, int]:
+            if not self.hold.is_set():
+                return searched(board, colour, level, seconds, seed)
+            self.waiting.set()
+            self.release.wait(GAME_WAIT)
+            return searched(board, colour, level, HELD_SEARCH_SECONDS, seed)
+
+        monkeypatch.setattr(ai, "choose_move", choose_move)
 
 
 async def churn(client: TestClient, stop: asyncio.Event) -> None:
@@ -139,6 +162,7 @@ async def test_bot_play_plays_on_through_a_feed_opened_again_and_drops_a_move_fo
     *Ala asks to take her move back: bot-play agrees at once (before, only after its search, and then
     played its move first), and drops the move found for the position gone."""
     monkeypatch.setattr(computer, "MOST_SECONDS", 3.0)
+    held = HeldSearches(monkeypatch)
     caplog.set_level(logging.INFO)
     async with bot_game(client) as (playing, ala, uid, room):
         ala.make_move(str(uid), 3, 3)
@@ -149,12 +173,14 @@ async def test_bot_play_plays_on_through_a_feed_opened_again_and_drops_a_move_fo
         assert "the feed opens again: stopping" in caplog.text
 
         await poll(client, ala)
+        held.hold.set()
         ala.make_move(str(uid), 18, 3)
         await poll(client, ala)
-        await asyncio.sleep(1)  # bot-play searches
+        await until(held.waiting.is_set, GAME_WAIT)  # bot-play searches
         ala.propose(str(uid), "undo")
         await poll(client, ala)
-        await until(lambda: len(room.game.moves) == 2)  # agreed while it searched
+        await until(lambda: len(room.game.moves) == 2, GAME_WAIT)  # agreed while it searched
+        held.release.set()
         await until(lambda: "a move found for a position gone is dropped" in caplog.text, GAME_WAIT)
         await asyncio.sleep(0.5)
         assert len(room.game.moves) == 2
