@@ -52,23 +52,27 @@ def long_searches(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 class HeldSearches:
-    """bot-play's searches, once `hold` is set, wait for `release` (telling `waiting`) before they search
-    a moment: a proposal sent then surely comes while a search runs. With a search of a fixed length,
-    a loaded machine (the search's thread and the server share one process and its GIL) once delivered
-    the proposal after the search had ended, and the move was played first."""
+    """bot-play's searches, each held (telling `waiting`) until the test lets it go, then a moment's
+    search: what the test does meanwhile surely comes while a search runs. With searches of a fixed
+    length, a loaded machine (the search's thread and the server share one process and its GIL) once
+    delivered a proposal after the search had ended, and the move was played first."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        self.hold, self.waiting, self.release = threading.Event(), threading.Event(), threading.Event()
+        self.waiting = threading.Event()
+        self.turns = threading.Semaphore(0)
         searched = ai.choose_move
 
         def choose_move(board: Board, colour: int, level: int, seconds: float, seed: int) -> tuple[int, int]:
-            if not self.hold.is_set():
-                return searched(board, colour, level, seconds, seed)
             self.waiting.set()
-            self.release.wait(GAME_WAIT)
+            assert self.turns.acquire(timeout=GAME_WAIT)
             return searched(board, colour, level, HELD_SEARCH_SECONDS, seed)
 
         monkeypatch.setattr(ai, "choose_move", choose_move)
+
+    def let_go(self) -> None:
+        """The search waiting goes on; `waiting` tells of the next one."""
+        self.waiting.clear()
+        self.turns.release()
 
 
 async def churn(client: TestClient, stop: asyncio.Event) -> None:
@@ -161,26 +165,26 @@ async def test_bot_play_plays_on_through_a_feed_opened_again_and_drops_a_move_fo
     for the game as the new feed's whole state shows it, and is played, once. While it searches again
     *Ala asks to take her move back: bot-play agrees at once (before, only after its search, and then
     played its move first), and drops the move found for the position gone."""
-    monkeypatch.setattr(computer, "MOST_SECONDS", 3.0)
     held = HeldSearches(monkeypatch)
     caplog.set_level(logging.INFO)
     async with bot_game(client) as (playing, ala, uid, room):
         ala.make_move(str(uid), 3, 3)
         await poll(client, ala)
-        await asyncio.sleep(1)  # bot-play searches
+        await until(held.waiting.is_set, GAME_WAIT)  # bot-play searches
         client.app[STREAMS_KEY].end_all()  # as a server that stops does
-        await until(lambda: len(room.game.moves) == 2, GAME_WAIT)
+        await until(lambda: caplog.text.count("bot stream opened") == 2, GAME_WAIT)
         assert "the feed opens again: stopping" in caplog.text
+        held.let_go()
+        await until(lambda: len(room.game.moves) == 2, GAME_WAIT)
 
         await poll(client, ala)
-        held.hold.set()
         ala.make_move(str(uid), 18, 3)
         await poll(client, ala)
         await until(held.waiting.is_set, GAME_WAIT)  # bot-play searches
         ala.propose(str(uid), "undo")
         await poll(client, ala)
         await until(lambda: len(room.game.moves) == 2, GAME_WAIT)  # agreed while it searched
-        held.release.set()
+        held.let_go()
         await until(lambda: "a move found for a position gone is dropped" in caplog.text, GAME_WAIT)
         await asyncio.sleep(0.5)
         assert len(room.game.moves) == 2
@@ -188,6 +192,8 @@ async def test_bot_play_plays_on_through_a_feed_opened_again_and_drops_a_move_fo
         await poll(client, ala)
         ala.make_move(str(uid), 3, 18)
         await poll(client, ala)
+        await until(held.waiting.is_set, GAME_WAIT)
+        held.let_go()
         await until(lambda: len(room.game.moves) == 4, GAME_WAIT)
         assert [move.player for move in room.game.moves] == [1, 2, 1, 2]
         ala.propose(str(uid), "resign")
