@@ -102,8 +102,9 @@ async def test_the_forty_guests_of_a_network_begin_the_networks_bound(
     aiohttp_client: AiohttpClient, settings: Settings
 ) -> None:
     addresses = [f"198.51.100.{n}" for n in range(1, 5)]
-    # 6 minutes: 600 games before, over the bound; the bound is reached in less (340 games at 6 and 10)
-    games, bots = await archived_in_an_arena(aiohttp_client, settings, addresses, 10, 6)
-    print(f"40 guests of a network: {games} games archived in 6 minutes")
-    assert games <= ARENA_GAMES_PER_ADDRESS * NETWORK_FACTOR  # 600 before, 100 a minute
+    # 8 minutes: without the bound 600 games, over it (460 at 6 minutes, under it); with it 340, reached
+    # before 6 minutes
+    games, bots = await archived_in_an_arena(aiohttp_client, settings, addresses, 10, 8)
+    print(f"40 guests of a network: {games} games archived in 8 minutes")
+    assert games <= ARENA_GAMES_PER_ADDRESS * NETWORK_FACTOR
     assert told_why(bots) == len(bots)
