@@ -33,8 +33,8 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import quote
 
-from aiflood import Guest, guest_from
-from standings_flood import connect_from
+from aiflood import Guest
+from standings_flood import connect_from, logged_in_pollers
 from stream import HOST, REPO, Server, ms
 
 CUP = "Big cup"
@@ -69,11 +69,9 @@ def fill(database: Path, size: int, others: int, moves: int) -> None:
 
 async def one_at_a_time(server: Server, repeat: int, size: int, pollers: int) -> None:
     conn = await connect_from(server.port, HOST)
-    guests = [await guest_from(server.port, HOST, f"poller{n}", f"*Poller{n}", 60.0) for n in range(pollers)]
+    guests: list[Guest] = []
     try:
-        for guest in guests:
-            if await guest.login() != b"":
-                raise RuntimeError(f"{guest.nick} could not log in")
+        guests = await logged_in_pollers(server.port, pollers, 60.0)
         quiet: list[float] = []
         await polled_while(guests, asyncio.sleep(QUIET), quiet)
         costs, walls, first = [], [], []

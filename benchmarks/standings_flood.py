@@ -153,14 +153,20 @@ def _short(page: str) -> str:
     return page.replace("/tournament/", "").replace("%20", " ")
 
 
+async def logged_in_pollers(port: int, count: int, timeout: float) -> list[Guest]:
+    """`count` guests of HOST, logged in: the players whose polls' latency a benchmark reports."""
+    guests = [await guest_from(port, HOST, f"poller{n}", f"*Poller{n}", timeout) for n in range(count)]
+    for guest in guests:
+        if await guest.login() != b"":
+            raise RuntimeError(f"{guest.nick} could not log in")
+    return guests
+
+
 async def flood(server: Server, key: str, clients: int, pollers: int, seconds: float) -> bool:
     stop_at = time.monotonic() + seconds
     answered: Counter[str] = Counter()
     waits: list[float] = []
-    guests = [await guest_from(server.port, HOST, f"poller{n}", f"*Poller{n}", 10.0) for n in range(pollers)]
-    for guest in guests:
-        if await guest.login() != b"":
-            raise RuntimeError(f"{guest.nick} could not log in")
+    guests = await logged_in_pollers(server.port, pollers, 10.0)
     flooders = [
         await connect_from(server.port, f"127.{1 + n // 200}.{n % 200}.1", GZIP if n % 2 else None)
         for n in range(clients)
