@@ -33,12 +33,12 @@ from server.hub.computer import Computer
 from server.hub.context import Context
 from server.hub.limits import ANSWERED_FOR
 from server.hub.lineup import TEAM_SIZES, interleaved
-from server.hub.mirrors import person, visiting
 from server.hub.model import COMPUTER_NICKS, LOBBY, Invitation, Player, reserved
 from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
 from server.hub.tables import Tables
+from server.hub.visiting import person, visiting
 from server.protocol import events
 from server.protocol.codec import ProtocolError, decode_client_text, nick_key
 

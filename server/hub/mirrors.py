@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,13 +25,12 @@ from server.hub.bus import LocalBus
 from server.hub.chats import chat_text
 from server.hub.context import Context
 from server.hub.limits import STORAGE_REFUSED
-from server.hub.mailbox import EventLog
 from server.hub.model import LOBBY, Player, table_number
-from server.hub.persistence import NO_ROLE, ROLES
 from server.hub.remote import RemoteLobby
 from server.hub.roster import Roster
 from server.hub.saved import SavedSessions
 from server.hub.tables import Tables
+from server.hub.visiting import person
 from server.logs import Fields
 from server.protocol import events
 from server.protocol.codec import ProtocolError, parse_number
@@ -51,6 +49,9 @@ class Mirror:
     people: dict[str, Player] = field(default_factory=dict)  # the people here at it, by nick
     coming: dict[str, Player] = field(default_factory=dict)  # asked to sit down, the owner not yet answered
     chosen: set[str] = field(default_factory=set)  # of those coming, who chose it (told if refused)
+    # another session by the nick of one coming (a guest come back with a new id), and whether it chose
+    # the table: it asks once the owner answered for the old one (Mirrors.join)
+    waiting: dict[str, tuple[Player, bool]] = field(default_factory=dict)
     refreshing: bool = False
 
     def answered(self, nick: str) -> tuple[Player | None, bool]:
@@ -61,50 +62,8 @@ class Mirror:
 
     def nobody_coming(self) -> None:
         self.coming.clear()
+        self.waiting.clear()
         self.chosen.clear()
-
-
-def person(player: Player) -> dict[str, Any]:
-    """What the owner of a table needs of a person here to seat them there (Visitors.enter)."""
-    return {
-        "nick": player.nick,
-        "lang": player.lang,
-        "guest": player.guest,
-        "role": player.role,
-        "seat": player.seat_key,
-        "account": player.account,  # so that a registered player's seat_key there is the account's too
-        "record": list(player.record) if player.record else None,  # a ranked game's colours go by it
-        "bot": player.bot,  # a rated invitation between a bot and a person is refused (botUnrated)
-        # where a guest sits down from: the seat's place (Table.guest_places), which a guest coming back
-        # with a new id on another member is matched against (docs/protocol.md, "A guest who comes back")
-        "host": player.host if player.guest else "",
-        "network": player.network if player.guest else "",
-        "unlimited": player.unlimited,
-    }
-
-
-def visiting(member: str, someone: dict[str, Any]) -> Player:
-    """Who stands here for a person of `member`, from what `person` said of them there (an invitee
-    known by nick alone has the rest missing). In no roster: its lines go to its member."""
-    guest = bool(someone.get("guest", True))
-    record = someone.get("record")
-    account = someone.get("account")
-    return Player(
-        secret=f"visitor-{secrets.token_hex(16)}",  # no client can send it: ids have no '-'
-        nick=someone["nick"],
-        lang=someone.get("lang", ""),
-        inbox=EventLog(1),  # never read
-        guest=guest,
-        role=someone["role"] if someone.get("role") in ROLES else NO_ROLE,
-        record=(record[0], record[1], record[2], record[3], record[4]) if record else None,
-        id_hmac=someone.get("seat", "") if guest else "",  # so that its seat_key is the person's
-        account=account if isinstance(account, int) and not guest else 0,
-        host=str(someone.get("host", "")) if guest else "",
-        network=str(someone.get("network", "")) if guest else "",
-        unlimited=bool(someone.get("unlimited", False)),
-        visiting_from=member,
-        bot=bool(someone.get("bot", False)),
-    )
 
 
 class Mirrors:
@@ -151,9 +110,17 @@ class Mirrors:
         if mirror is None:
             mirror = self.by_uid[uid] = Mirror(uid, owner)
             self.bus.open(uid)
+        coming = mirror.coming.get(player.nick)
+        if coming is not None and coming is not player:
+            # another session by that nick (a guest come back with a new id, or a stranger): asked now,
+            # the owner would take it for the copy it seats for the old session, in that one's seat.
+            # It asks once the owner has answered the old request, at which the old copy leaves
+            # (take_state), so that the owner seats it for who it is.
+            mirror.waiting[player.nick] = (player, chosen)
+            return
         if chosen:
             mirror.chosen.add(player.nick)
-        if player.nick in mirror.coming:
+        if coming is player:
             return
         mirror.coming[player.nick] = player
         self.send(owner, {"enter": [uid, person(player)]})
@@ -202,7 +169,7 @@ class Mirrors:
         mirror = self.by_uid.get(uid)
         if mirror is None or mirror.owner == owner:
             return []
-        people = [*mirror.people.values(), *mirror.coming.values()]
+        people = [*mirror.people.values(), *mirror.coming.values(), *(w for w, _ in mirror.waiting.values())]
         for player in list(mirror.people.values()):
             self._given_up(player, mirror.owner)
             self._stand_up(mirror, player)
@@ -216,11 +183,15 @@ class Mirrors:
         mirror = self.by_uid.get(uid)
         if mirror is None:
             return
-        coming, _ = mirror.answered(player.nick)
+        if mirror.waiting.get(player.nick, (None, False))[0] is player:
+            del mirror.waiting[player.nick]
+        coming = mirror.coming.get(player.nick) is player
+        if coming:
+            mirror.answered(player.nick)
         seated = mirror.people.get(player.nick) is player
         if seated:
             self._stand_up(mirror, player, told=False)  # as Tables.leave: the caller says where they are
-        if (seated or coming is player) and self.send is not None:  # the owner may have seated them
+        if (seated or coming) and self.send is not None:  # the owner may have seated them
             self.send(mirror.owner, {"leave": [uid, player.nick, for_good]})
         self._close_if_unused(mirror)
 
@@ -406,6 +377,7 @@ class Mirrors:
                 self._sit_down(mirror, player)
             elif player is not None and self.send is not None:  # their session ended while it seated them
                 self.send(owner, {"leave": [uid, nick, False]})
+            self._ask_for_waiting(mirror, nick)
         self._close_if_unused(mirror)
 
     def take_line(self, owner: str, uid: int, line: str, b_only: bool) -> None:
@@ -436,6 +408,7 @@ class Mirrors:
             self.tables.tell(player, LOBBY, "", text)  # the owner's English sentence (no code)
         elif player is not None:
             log.info("seat not taken back %s", Fields(uid=uid, nick=nick, member=owner, why=text))
+        self._ask_for_waiting(mirror, nick)
         self._close_if_unused(mirror)
 
     def left(self, owner: str, uid: int, nick: str) -> None:
@@ -469,6 +442,12 @@ class Mirrors:
     def _owner_of(self, uid: int) -> str | None:
         mirror = self.by_uid.get(uid)
         return mirror.owner if mirror is not None else self.remote.owner_of_table(uid)
+
+    def _ask_for_waiting(self, mirror: Mirror, nick: str) -> None:
+        """The owner answered for a session of `nick`: a later one by that nick still here asks now."""
+        player, chosen = mirror.waiting.pop(nick, (None, False))
+        if player is not None and self.roster.online(nick) is player:
+            self.join(player, mirror.uid, chosen=chosen)
 
     def _sit_down(self, mirror: Mirror, player: Player) -> None:
         mirror.people[player.nick] = player

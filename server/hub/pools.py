@@ -28,10 +28,10 @@ from server.hub.bus import EventBus
 from server.hub.context import Context
 from server.hub.invitations import Invitations
 from server.hub.limits import within_a_minute
-from server.hub.mirrors import person, visiting
 from server.hub.model import LOBBY, Player
 from server.hub.seeks import Seeks, rating_of, refuse_each_other
 from server.hub.tables import Tables
+from server.hub.visiting import person, visiting
 from server.protocol.codec import ProtocolError, nick_key
 from server.protocol.seeks import PoolWaiter, parse_pool_waiter, pool_left, pool_waiter, pool_waiting
 
@@ -61,7 +61,7 @@ MAY_NOT_PLAY = "mayNotPlay"
 
 @dataclass(eq=False)
 class Waiting:
-    player: Player  # for another member's waiter, who stands here for its player (mirrors.visiting)
+    player: Player  # for another member's waiter, who stands here for its player (visiting.visiting)
     pool: str
     since: float  # timers' time
     joined: float  # wall time, which every member shares: the order of the waiters of all members

@@ -23,10 +23,10 @@ from server.hub.bus import EventBus
 from server.hub.context import Context
 from server.hub.invitations import Invitations
 from server.hub.limits import within_a_minute
-from server.hub.mirrors import person, visiting
 from server.hub.model import LOBBY, Player, reserved
 from server.hub.remote import RemoteLobby
 from server.hub.tables import Tables
+from server.hub.visiting import person, visiting
 from server.protocol import events
 from server.protocol.codec import ProtocolError, nick_key
 from server.protocol.seeks import (
@@ -64,7 +64,7 @@ def refuse_each_other(one: Player, other: Player) -> bool:
 @dataclass(eq=False)
 class Seek:
     number: int
-    player: Player  # for another member's seek, who stands here for its player (mirrors.visiting)
+    player: Player  # for another member's seek, who stands here for its player (visiting.visiting)
     game_type: GameType
     rating_range: RatingRange
     elsewhere: tuple[str, int] | None = None  # another member's seek: that member, and its number there

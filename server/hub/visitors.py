@@ -20,11 +20,11 @@ from server.hub.actions import Action
 from server.hub.bus import LocalBus
 from server.hub.context import Context
 from server.hub.lobby import Lobby
-from server.hub.mirrors import visiting
 from server.hub.model import LOBBY, Player, table_number
 from server.hub.persistence import StorageFailing
 from server.hub.rates import Bucket
 from server.hub.tables import Tables
+from server.hub.visiting import visiting
 from server.logs import Fields
 from server.protocol.codec import ProtocolError
 

@@ -9,8 +9,8 @@ import pytest
 
 from server.engine.gametype import parse_game_type
 from server.hub.hub import Hub
-from server.hub.mirrors import person
 from server.hub.persistence import Account
+from server.hub.visiting import person
 from server.protocol.codec import ProtocolError
 from tests.hub.test_acknowledged import Link
 

@@ -1,12 +1,13 @@
 """Another member's table followed here (server/hub/mirrors.py) when that member dies and a third one
 takes the table over: the people here sit down at it where it is now (issue 44); a person who leaves, or
-whose session ends, while the owner seats them."""
+whose session ends, or who comes back as a new session, while the owner seats them."""
 
 from __future__ import annotations
 
 from server.engine.gametype import parse_game_type
 from tests.hub.test_acknowledged import Link, after_alas_move
 from tests.hub.test_sessions import poll
+from tests.hub.test_visitors import ELSEWHERE, HOME, HOME_AGAIN
 
 
 def test_a_table_taken_over_by_another_member_is_sat_at_again_where_it_is_now() -> None:
@@ -181,3 +182,63 @@ def test_a_person_who_leaves_a_table_while_its_owner_seats_them_leaves_it_there_
     link.deliver()
     assert "*Eve" not in link.hubs["a"].tables[uid].people
     assert uid not in eve.tables
+
+
+def alas_game_being_seated(link: Link) -> int:
+    """Ala's game against Bob opens at member b while she is on member a, which asks b to seat her
+    there; b's answer has not reached member a yet."""
+    a, b = link.hubs["a"], link.hubs["b"]
+    a.guest_login("alaAla11", "*Ala", "en", HOME)
+    b.guest_login("bobBob22", "*Bob", "en")
+    link.deliver()
+    uid = b.open_table(parse_game_type("0808stanF0.0.0"), "*Ala", "*Bob").uid
+    link.deliver(only_to="a")  # its `d` line: member a asks b to seat her
+    return uid
+
+
+def test_a_guest_come_back_while_its_old_session_is_being_seated_is_seated_itself() -> None:
+    """Before member b's answer reaches member a, Ala's MultiPoints starts again with a new id
+    (docs/protocol.md, "A guest who comes back") and her new session asks to sit down too. Before, a
+    took the old request for the new one's and swallowed it, b's answer then found the old session gone
+    and took her away from the table, and her game stood still until she chose the table again."""
+    link = Link()
+    a, b = link.hubs["a"], link.hubs["b"]
+    uid = alas_game_being_seated(link)
+    a.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN)
+    assert "alaAla11" not in a.players
+    link.deliver()
+    ala = a.players["alaNew99"]
+    visitor = b.tables[uid].people["*Ala"]
+    assert uid in ala.tables and visitor.visiting_from == "a"
+    assert b.tables[uid].owners["*Ala"] == visitor.seat_key == ala.seat_key  # the new session's seat
+    a.move("alaNew99", str(uid), "aa")
+    link.deliver()
+    room = b.tables[uid].room
+    assert room is not None and room.record_line() == "sr(;B[aa])"
+
+
+def test_a_stranger_with_the_nick_while_its_old_session_is_being_seated_only_watches() -> None:
+    """The same moment, but Ala logged out and somebody from another network took her nick: the owner
+    seats the stranger for who they are, a spectator, not as the copy it seated for Ala's session."""
+    link = Link()
+    a, b = link.hubs["a"], link.hubs["b"]
+    uid = alas_game_being_seated(link)
+    assert a.logout("alaAla11")
+    a.guest_login("eveEve55", "*Ala", "en", ELSEWHERE)
+    link.deliver()
+    visitor = b.tables[uid].people["*Ala"]
+    assert visitor.seat_key == a.players["eveEve55"].seat_key and b.tables[uid].seat_of(visitor) == 0
+    a.move("eveEve55", str(uid), "aa")
+    link.deliver()
+    room = b.tables[uid].room
+    assert room is not None and "B[aa]" not in room.record_line()
+
+
+def test_a_guest_come_back_who_leaves_the_table_before_asking_is_not_seated_there() -> None:
+    link = Link()
+    a, b = link.hubs["a"], link.hubs["b"]
+    uid = alas_game_being_seated(link)
+    a.guest_login("alaNew99", "*Ala", "en", HOME_AGAIN)
+    a.tables.leave(a.players["alaNew99"], uid, for_good=True, chose=True)
+    link.deliver()
+    assert uid not in a.players["alaNew99"].tables and "*Ala" not in b.tables[uid].people
