@@ -52,17 +52,20 @@ class Mirror:
     # another session by the nick of one coming (a guest come back with a new id), and whether it chose
     # the table: it asks once the owner answered for the old one (Mirrors.join)
     waiting: dict[str, tuple[Player, bool]] = field(default_factory=dict)
+    ended_for_good: set[str] = field(default_factory=set)  # of those coming, whose session ended for good
     refreshing: bool = False
 
     def answered(self, nick: str) -> tuple[Player | None, bool]:
         """The person coming by that nick, no longer coming, and whether they chose the table."""
         chosen = nick in self.chosen
         self.chosen.discard(nick)
+        self.ended_for_good.discard(nick)
         return self.coming.pop(nick, None), chosen
 
     def nobody_coming(self) -> None:
         self.coming.clear()
         self.waiting.clear()
+        self.ended_for_good.clear()
         self.chosen.clear()
 
 
@@ -124,6 +127,15 @@ class Mirrors:
             return
         mirror.coming[player.nick] = player
         self.send(owner, {"enter": [uid, person(player)]})
+
+    def ended(self, player: Player, *, for_good: bool) -> None:
+        """`player`'s session ended (Sessions.remove) with requests to sit down not answered yet: the
+        `leave` sent at each answer (take_state) takes a team game's player out of the game as a session
+        ending at a table here does (`for_good`, as for Tables.leave)."""
+        if for_good:
+            for mirror in self.by_uid.values():
+                if mirror.coming.get(player.nick) is player:
+                    mirror.ended_for_good.add(player.nick)
 
     def seat_back(self, player: Player) -> None:
         """At the unfinished games they play on other members, as Tables.seat_back seats them here:
@@ -372,11 +384,12 @@ class Mirrors:
             for player in mirror.people.values():
                 player.new_game_at[uid] = mark
         for nick in newcomers:
+            for_good = nick in mirror.ended_for_good
             player, _ = mirror.answered(nick)
             if player is not None and self.roster.online(nick) is player:
                 self._sit_down(mirror, player)
             elif player is not None and self.send is not None:  # their session ended while it seated them
-                self.send(owner, {"leave": [uid, nick, False]})
+                self.send(owner, {"leave": [uid, nick, for_good]})
             self._ask_for_waiting(mirror, nick)
         self._close_if_unused(mirror)
 

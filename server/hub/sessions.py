@@ -260,6 +260,8 @@ class Sessions:
         self.left(player)
         for uid in list(reversed(player.tables)):
             self.tables.leave(player, uid, for_good=ended and not replaced, chose=reason == "logout")
+        if self.tables.elsewhere is not None:  # and the tables of other members it asked to sit down at
+            self.tables.elsewhere.ended(player, for_good=ended and not replaced)
         self.roster.discard(player)
         self.ctx.limits.left(player)
         if player.guest and ended and not replaced:

@@ -242,3 +242,24 @@ def test_a_guest_come_back_who_leaves_the_table_before_asking_is_not_seated_ther
     a.tables.leave(a.players["alaNew99"], uid, for_good=True, chose=True)
     link.deliver()
     assert uid not in a.players["alaNew99"].tables and "*Ala" not in b.tables[uid].people
+
+
+def test_a_team_player_whose_session_ends_while_being_seated_leaves_the_game() -> None:
+    """A logout takes a team game's player out of the game (docs/teams.md), at a table of another member
+    as at one here; also while that member is seating them, where before its `leave` at the answer said
+    they had not gone for good, and their team waited for them."""
+    link = Link()
+    a, b = link.hubs["a"], link.hubs["b"]
+    for secret, nick in (("alaAla11", "*Ala"), ("bobBob22", "*Bob"), ("cydCyd33", "*Cyd")):
+        a.guest_login(secret, nick, "en")
+    b.guest_login("danDan44", "*Dan", "en")
+    link.deliver()
+    uid = a.set_up_table(
+        parse_game_type("0808stanF0.0.0"), "*Ala", "*Bob", (0, 0, 0, 0), None, None, {}, more=["*Cyd", "*Dan"]
+    )
+    link.deliver(only_to="b")  # its `d` line: member b asks a to seat Dan
+    assert b.logout("danDan44")
+    link.deliver()
+    room = a.tables[uid].room
+    assert room is not None and "*Dan" not in a.tables[uid].people
+    assert "*Dan left the game." in [entry.text for entry in a.tables[uid].chat.entries if not entry.nick]
