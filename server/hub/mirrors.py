@@ -49,8 +49,8 @@ class Mirror:
     people: dict[str, Player] = field(default_factory=dict)  # the people here at it, by nick
     coming: dict[str, Player] = field(default_factory=dict)  # asked to sit down, the owner not yet answered
     chosen: set[str] = field(default_factory=set)  # of those coming, who chose it (told if refused)
-    # another session by the nick of one coming (a guest come back with a new id), and whether it chose
-    # the table: it asks once the owner answered for the old one (Mirrors.join)
+    # another session by the nick of one coming (a guest come back with a new id, or a stranger after a
+    # logout), and whether it chose the table: it asks once the owner answered the old one (Mirrors.join)
     waiting: dict[str, tuple[Player, bool]] = field(default_factory=dict)
     ended_for_good: set[str] = field(default_factory=set)  # of those coming, whose session ended for good
     refreshing: bool = False
