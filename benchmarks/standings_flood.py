@@ -154,11 +154,17 @@ def _short(page: str) -> str:
 
 
 async def logged_in_pollers(port: int, count: int, timeout: float) -> list[Guest]:
-    """`count` guests of HOST, logged in: the players whose polls' latency a benchmark reports."""
+    """`count` guests of HOST, logged in: the players whose polls' latency a benchmark reports. Their
+    connections are closed if one cannot log in (the caller has no guests to close then)."""
     guests = [await guest_from(port, HOST, f"poller{n}", f"*Poller{n}", timeout) for n in range(count)]
-    for guest in guests:
-        if await guest.login() != b"":
-            raise RuntimeError(f"{guest.nick} could not log in")
+    try:
+        for guest in guests:
+            if await guest.login() != b"":
+                raise RuntimeError(f"{guest.nick} could not log in")
+    except BaseException:
+        for guest in guests:
+            guest.conn.close()
+        raise
     return guests
 
 
