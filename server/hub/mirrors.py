@@ -84,6 +84,9 @@ class Mirrors:
         self.by_uid: dict[int, Mirror] = {}
         self.send: Callable[[str, dict[str, Any]], None] | None = None  # None: this server alone
         self._confirmations: dict[Player, asyncio.Event] = {}  # polls waiting for `done`
+        # the tables someone here asked to sit down at, some answered since: what `ended` reads (not
+        # every mirror, at every logout and time-out), each dropped there once nobody is coming
+        self._asked: set[int] = set()
 
     # --- what the tables and the stream ask ---------------------------------------------------
 
@@ -126,16 +129,19 @@ class Mirrors:
         if coming is player:
             return
         mirror.coming[player.nick] = player
+        self._asked.add(uid)
         self.send(owner, {"enter": [uid, person(player)]})
 
     def ended(self, player: Player, *, for_good: bool) -> None:
         """`player`'s session ended (Sessions.remove) with requests to sit down not answered yet: the
         `leave` sent at each answer (take_state) takes a team game's player out of the game as a session
         ending at a table here does (`for_good`, as for Tables.leave)."""
-        if for_good:
-            for mirror in self.by_uid.values():
-                if mirror.coming.get(player.nick) is player:
-                    mirror.ended_for_good.add(player.nick)
+        for uid in list(self._asked):
+            mirror = self.by_uid.get(uid)
+            if mirror is None or not mirror.coming:
+                self._asked.discard(uid)
+            elif for_good and mirror.coming.get(player.nick) is player:
+                mirror.ended_for_good.add(player.nick)
 
     def seat_back(self, player: Player) -> None:
         """At the unfinished games they play on other members, as Tables.seat_back seats them here:
