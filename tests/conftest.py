@@ -9,7 +9,8 @@ import asyncio
 import itertools
 import os
 import shutil
-from collections.abc import Callable, Coroutine
+import threading
+from collections.abc import Callable, Coroutine, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -88,29 +89,66 @@ async def _migrate(url: str) -> None:
     await engine.dispose()
 
 
-async def _postgres(*statements: str) -> None:
-    engine = create_async_engine(POSTGRES or "", isolation_level="AUTOCOMMIT")
-    async with engine.connect() as connection:
-        for statement in statements:
-            await connection.execute(text(statement))
-    await engine.dispose()
+class PostgresAdmin:
+    """The suite's own connection to the test server's `postgres` database, for CREATE and DROP DATABASE:
+    one engine for the session, on an event loop in a thread of its own, whatever loop the tests have (an
+    engine made and disposed of for each statement cost 8-13 ms of CPU, twice a test). A pooled connection
+    is tested as it is taken: tests/test_benchmarks.py's chaos run restarts the server."""
+
+    def __init__(self, url: str) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="postgres-admin", daemon=True)
+        self.thread.start()
+        self.engine = create_async_engine(url, isolation_level="AUTOCOMMIT", pool_pre_ping=True)
+
+    def execute(self, *statements: str) -> None:
+        asyncio.run_coroutine_threadsafe(self._execute(statements), self.loop).result()
+
+    async def _execute(self, statements: tuple[str, ...]) -> None:
+        async with self.engine.connect() as connection:
+            for statement in statements:
+                await connection.execute(text(statement))
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.engine.dispose(), self.loop).result()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.loop.close()
 
 
 @pytest.fixture(scope="session")
-def database_maker(tmp_path_factory: pytest.TempPathFactory) -> NewDatabase:
+def postgres_admin() -> Iterator[PostgresAdmin | None]:
+    """The admin's connection when the suite runs on PostgreSQL (KROPKI_TEST_DB), else None."""
+    if not POSTGRES:
+        yield None
+        return
+    admin = PostgresAdmin(POSTGRES)
+    try:
+        yield admin
+    finally:
+        admin.close()
+
+
+@pytest.fixture(scope="session")
+def database_maker(
+    tmp_path_factory: pytest.TempPathFactory, postgres_admin: PostgresAdmin | None
+) -> NewDatabase:
     """Makes a database, empty or at the newest schema (migrated once, then copied). On PostgreSQL the
     copy is FILE_COPY's, which writes no WAL: scripts/with-postgres keeps the server's files in memory."""
-    if POSTGRES:
+    if postgres_admin is not None:
+        admin = postgres_admin
         template = make_url(POSTGRES).set(database=TEMPLATE).render_as_string(hide_password=False)
-        _run(_postgres(f"DROP DATABASE IF EXISTS {TEMPLATE}", f"CREATE DATABASE {TEMPLATE}"))
+        admin.execute(f"DROP DATABASE IF EXISTS {TEMPLATE}", f"CREATE DATABASE {TEMPLATE}")
         _run(_migrate(template))
         numbers = itertools.count(1)
 
         def on_postgres(_folder: Path, migrated: bool) -> str:
             name = f"test_{os.getpid()}_{next(numbers)}"
             source = TEMPLATE if migrated else "template0"
-            create = f"CREATE DATABASE {name} TEMPLATE {source} STRATEGY FILE_COPY"
-            _run(_postgres(f"DROP DATABASE IF EXISTS {name}", create))
+            admin.execute(
+                f"DROP DATABASE IF EXISTS {name}",
+                f"CREATE DATABASE {name} TEMPLATE {source} STRATEGY FILE_COPY",
+            )
             return make_url(POSTGRES).set(database=name).render_as_string(hide_password=False)
 
         return on_postgres
@@ -134,13 +172,17 @@ def earlier_databases() -> list[str]:
 
 
 @pytest.fixture
-def new_database(database_maker: NewDatabase, earlier_databases: list[str]) -> NewDatabase:
+def new_database(
+    database_maker: NewDatabase, earlier_databases: list[str], postgres_admin: PostgresAdmin | None
+) -> NewDatabase:
     """Makes the test's databases (database_maker). On PostgreSQL the earlier tests' are dropped first,
     whoever is still connected: the server's files are in memory, where the suite's 500 would hold 5 GB.
     Not at the test's own end: aiohttp_client's teardown, which comes after this fixture's, closes the
     app, and its last writes would meet a database gone (8 s of retries a test)."""
-    if earlier_databases:
-        _run(_postgres(*(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)" for name in earlier_databases)))
+    if earlier_databases and postgres_admin is not None:
+        postgres_admin.execute(
+            *(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)" for name in earlier_databases)
+        )
         earlier_databases.clear()
 
     def make(folder: Path, migrated: bool) -> str:
