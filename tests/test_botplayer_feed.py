@@ -51,6 +51,24 @@ def long_searches(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(botstreams, "SEND_BUFFER", 4096)
 
 
+@pytest.fixture
+def slow_searches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each of bot-play's searches waits SEARCH_SECONDS, then searches for a moment (any move will do),
+    and a feed not read for 1 s is closed (the server's is 10 s, its send buffer 64 KB): a long search at
+    a busy server, made quick. The wait spends no CPU, the lobby's churn keeps the server busy: two real
+    searches of 8 s made the test cost 16 s of CPU, now 3.4. Bot-play before e273346 still fails it: the
+    feed is closed as not read."""
+    searched = ai.choose_move
+
+    def choose_move(board: Board, colour: int, level: int, seconds: float, seed: int) -> tuple[int, int]:
+        time.sleep(SEARCH_SECONDS)
+        return searched(board, colour, level, HELD_SEARCH_SECONDS, seed)
+
+    monkeypatch.setattr(ai, "choose_move", choose_move)
+    monkeypatch.setattr(botstreams, "SEND_TIMEOUT", 1.0)
+    monkeypatch.setattr(botstreams, "SEND_BUFFER", 4096)
+
+
 class HeldSearches:
     """bot-play's searches, each held (telling `waiting`) until the test lets it go, then a moment's
     search: what the test does meanwhile surely comes while a search runs. With searches of a fixed
@@ -131,7 +149,7 @@ async def bot_game(client: TestClient) -> AsyncIterator[tuple[asyncio.Future[int
 
 
 async def test_bot_play_reads_its_feed_while_it_searches_on_a_busy_server(
-    client: TestClient, long_searches: None, caplog: pytest.LogCaptureFixture
+    client: TestClient, slow_searches: None, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Before, bot-play read its feed only between searches: while its engine searched, the lobby's
     seeks filled the feed's buffers, and the server closed the feed as not read, mid-game."""
