@@ -20,6 +20,7 @@ from server.engine.record import game_to_record
 from server.hub.persistence import FinishedGame
 from server.store.database import head_revision
 from server.store.games import GameSummary
+from server.store.idhash import MIN_COST
 from server.store.store import Store
 from tests.ports import free_port
 from tests.store.test_accounts import stored_hash
@@ -102,7 +103,7 @@ def test_bot_commands_make_a_bot_and_replace_its_token(
 
 
 async def _id_hash_of(url: str, nick: str) -> str:
-    store = await Store.open(url)
+    store = await Store.open(url, id_hash_cost=MIN_COST)
     try:
         return await stored_hash(store, nick)
     finally:
@@ -110,7 +111,7 @@ async def _id_hash_of(url: str, nick: str) -> str:
 
 
 async def _bots_of(url: str, *tokens: str) -> list[str | None]:
-    store = await Store.open(url)
+    store = await Store.open(url, id_hash_cost=MIN_COST)
     try:
         accounts = [await store.bots.account(token) for token in tokens]
     finally:
@@ -172,7 +173,7 @@ def test_db_goes_before_or_after_the_action(tmp_path: Path, capsys: pytest.Captu
 
 
 async def _two_players_and_a_game(url: str) -> None:
-    store = await Store.open(url)
+    store = await Store.open(url, id_hash_cost=MIN_COST)
     await store.accounts.register("Alice", "K4ZUPkUzXY", "a@example.org", "en")
     await store.accounts.register("Bob", "BobBobBob0", "", "en")
     game = Game(8, 8)
@@ -185,7 +186,7 @@ async def _two_players_and_a_game(url: str) -> None:
 
 
 async def _games_of(url: str, nick: str) -> tuple[list[GameSummary], str | None]:
-    store = await Store.open(url)
+    store = await Store.open(url, id_hash_cost=MIN_COST)
     try:
         games = await store.games.recent(nick, 10)
         return games, await store.games.sgf(games[0].number)

@@ -19,6 +19,7 @@ from sqlalchemy.engine import make_url
 
 from server.config import Settings
 from server.hub.numbers import TABLE_BLOCK
+from server.store.idhash import MIN_COST
 from server.store.serverlock import MEMBER_LOCK_CLASS, Holder, ServerLockError
 from server.store.store import Store
 from server.web.common import HUB_KEY, STORE_KEY
@@ -89,19 +90,26 @@ async def test_members_share_the_database_and_number_their_tables_apart(
 
 
 async def test_a_server_alone_and_members_keep_each_other_out(postgres: Settings) -> None:
-    alone = await Store.open(postgres.db_url, serving=Holder.this_process(8080))
+    alone = await Store.open(postgres.db_url, serving=Holder.this_process(8080), id_hash_cost=MIN_COST)
     try:
         with pytest.raises(ServerLockError, match="another kropki-server is serving this database"):
-            await Store.open(postgres.db_url, serving=Holder.this_process(8081), member="kropki-a")
+            await Store.open(
+                postgres.db_url, serving=Holder.this_process(8081), member="kropki-a", id_hash_cost=MIN_COST
+            )
     finally:
         await alone.close()
     members = [
-        await Store.open(postgres.db_url, serving=Holder.this_process(8081 + n), member=f"kropki-{n}")
+        await Store.open(
+            postgres.db_url,
+            serving=Holder.this_process(8081 + n),
+            member=f"kropki-{n}",
+            id_hash_cost=MIN_COST,
+        )
         for n in range(2)
     ]
     try:
         with pytest.raises(ServerLockError, match="shared by the members of a cluster"):
-            await Store.open(postgres.db_url, serving=Holder.this_process(8080))
+            await Store.open(postgres.db_url, serving=Holder.this_process(8080), id_hash_cost=MIN_COST)
     finally:
         for store in members:
             await store.close()

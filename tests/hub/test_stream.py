@@ -16,6 +16,7 @@ from server.hub.hub import Hub
 from server.hub.model import Origin
 from server.hub.stream import Poll
 from server.protocol.codec import ProtocolError, parse_commands
+from server.store.idhash import MIN_COST
 from server.store.store import Store
 from tests.conftest import NewDatabase
 
@@ -29,7 +30,7 @@ def k_of(reply: str) -> int:
 @asynccontextmanager
 async def stored(tmp_path: Path, new_database: NewDatabase, *guests: str) -> AsyncIterator[tuple[Hub, Store]]:
     """A hub on a real store, with these guests logged in (`secret` and nick `*Secret`) and stored."""
-    store = await Store.open(new_database(tmp_path, True))
+    store = await Store.open(new_database(tmp_path, True), id_hash_cost=MIN_COST)
     hub = Hub()
     hub.persistence = store.writer
     try:

@@ -12,6 +12,7 @@ from pathlib import Path
 from server.engine.replay import replay_record
 from server.engine.sgf import GameRecord, read_record
 from server.hub.persistence import FinishedGame
+from server.store.idhash import MIN_COST
 from server.store.store import Store
 from tests.store.test_accounts import registered_id
 
@@ -35,7 +36,7 @@ def fill(db_url: str) -> Archive:
 
 
 async def _fill(db_url: str) -> Archive:
-    store = await Store.open(db_url)
+    store = await Store.open(db_url, id_hash_cost=MIN_COST)
     try:
         for nick in ("Ala", "Bob", "Cyd"):
             await store.accounts.register(nick, registered_id(nick, "pw"), "", "en")

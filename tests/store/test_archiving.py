@@ -16,6 +16,7 @@ from server.engine.record import NAMES_SEPARATOR, game_to_record
 from server.engine.sgf import read_record
 from server.hub.persistence import FinishedGame
 from server.store import database, writer
+from server.store.idhash import MIN_COST
 from server.store.store import Store
 from tests.conftest import NewDatabase
 from tests.store.breakers import breaker_for, until
@@ -65,7 +66,7 @@ async def test_a_game_archived_after_storage_failed_names_its_bot_once(
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="server.store.writer")
     url = new_database(tmp_path, True)
-    store = await Store.open(url)
+    store = await Store.open(url, id_hash_cost=MIN_COST)
     breaker = breaker_for(url)
     try:
         await store.bots.create("Robo")
@@ -88,7 +89,7 @@ async def test_a_game_archived_after_storage_failed_names_its_bot_once(
 async def test_every_bot_of_both_teams_is_named_in_turn_order(
     tmp_path: Path, new_database: NewDatabase
 ) -> None:
-    store = await Store.open(new_database(tmp_path, True))
+    store = await Store.open(new_database(tmp_path, True), id_hash_cost=MIN_COST)
     try:
         for nick in ("Robo", "Droid", "Unit"):
             await store.bots.create(nick)
@@ -110,7 +111,7 @@ async def test_a_team_game_is_archived_as_finished_when_it_ended_as_a_game_of_tw
     """The archive lists a game with the time it ended (FinishedGame.ended_at): a game written later, once
     a storage failure is over or after a queue of writes, keeps it. A team game's row took the time of
     its write instead, and so did the tournament table's cancellation it carries."""
-    store = await Store.open(new_database(tmp_path, True))
+    store = await Store.open(new_database(tmp_path, True), id_hash_cost=MIN_COST)
     ended = datetime(2023, 11, 14, 22, 13, 20, tzinfo=UTC)
     try:
         for game in (finished("*Ala", "*Bob"), finished("*Ala", "*Bob", "*Cid", "*Dan")):

@@ -10,6 +10,7 @@ import pytest
 from server.engine.sgf import GameRecord
 from server.hub.persistence import FinishedGame
 from server.store.bots import HasPlayed
+from server.store.idhash import MIN_COST
 from server.store.store import Store
 from tests.conftest import NewDatabase
 from tests.store.test_accounts import registered_id
@@ -20,7 +21,7 @@ async def test_a_player_of_a_team_game_has_played_and_stays_a_person(
 ) -> None:
     """A team game's players are in `game_players`, not in the game's row: they have played all the
     same (docs/bots.md), and their archived games must not turn into a bot's."""
-    store = await Store.open(new_database(tmp_path, True))
+    store = await Store.open(new_database(tmp_path, True), id_hash_cost=MIN_COST)
     try:
         await store.accounts.register("Alice", registered_id("Alice", "pw"), "", "en")
         players = ("*Bob", "*Cid", "Alice", "*Dan")  # Alice is team one's second: not in the game's row

@@ -68,7 +68,7 @@ async def migrated_cup(settings: Settings) -> tuple[AsyncEngine, Hosted]:
     upgrade test takes back to an earlier revision."""
     engine = open_engine(settings.db_url)
     await migrate(engine)
-    store = await Store.open(settings.db_url)  # noqa: F811
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)  # noqa: F811
     try:
         return engine, await cup(store, "Ann", "Bob")
     finally:
@@ -84,7 +84,7 @@ async def test_0019_an_entry_of_an_account_renamed_before_follows_it(settings: S
     await migrate(engine)
     await engine.dispose()
 
-    store = await Store.open(settings.db_url)  # noqa: F811
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)  # noqa: F811
     try:
         entries = await store.hosted.entries(hosted.id)
     finally:
@@ -123,7 +123,7 @@ async def test_0020_a_seat_and_an_entry_from_before_numbers_follow_the_account_w
     await engine.dispose()
     assert owners == ["@ann#1", "@bob", "x"]
 
-    store = await Store.open(settings.db_url)  # noqa: F811
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)  # noqa: F811
     try:
         await store.accounts.rename("Ann", "Annie")
         entries = await store.hosted.entries(hosted.id)

@@ -138,7 +138,7 @@ async def test_0004_gives_each_look_to_the_oldest_account_and_every_account_stil
     await engine.dispose()
     assert looks == {"Alan": "alan", "Bob": "bob", "Alɑn": None, "AIan": None}
 
-    store = await Store.open(empty_database)
+    store = await Store.open(empty_database, id_hash_cost=MIN_COST)
     try:
         for nick in looks:
             assert await store.accounts.authenticate(nick, registered_id(nick, "pw")) is not None
@@ -177,7 +177,7 @@ async def test_0006_gives_what_was_stored_before_to_the_server_alone(empty_datab
     assert [tuple(row) for row in journal] == [(0, -2, 1), (0, 0, 1), (0, 7, 1), (0, 7, 2)]
     assert owners == [0]
 
-    store = await Store.open(empty_database)
+    store = await Store.open(empty_database, id_hash_cost=MIN_COST)
     try:
         journals, next_uid = await store.writer.load_journal()
     finally:
@@ -209,7 +209,7 @@ async def test_0012_a_session_stored_before_ignores_nobody(empty_database: str) 
             )
         )
     await migrate(engine)
-    store = await Store.open(empty_database)
+    store = await Store.open(empty_database, id_hash_cost=MIN_COST)
     try:
         live = await store.writer.load_sessions()
         store.writer.ignored_added(1, "*bob", "*Bob")  # the new table takes writes (no account 1: nothing)
@@ -235,7 +235,7 @@ async def test_0013_a_moderator_before_stays_a_moderator_and_back(empty_database
                 insert(USERS_AT_0003).values(user_at_0003(nick, look_key=nick_key(nick), moderator=moderator))
             )
     await migrate(engine)
-    store = await Store.open(empty_database)
+    store = await Store.open(empty_database, id_hash_cost=MIN_COST)
     try:
         roles = await store.accounts.roles(["Mod", "Ann"])
     finally:
@@ -263,7 +263,7 @@ async def test_0015_nobody_was_a_bot_and_back(empty_database: str) -> None:
             insert(table("users", *(column(name, typed[name].type) for name in row))).values(row)
         )
     await migrate(engine)
-    store = await Store.open(empty_database)
+    store = await Store.open(empty_database, id_hash_cost=MIN_COST)
     try:
         profile = await store.accounts.profile("Ann")
         token = await store.bots.create("Robo")
@@ -295,7 +295,7 @@ async def test_0016_a_report_made_before_keeps_no_network_and_back(empty_databas
             {"at": datetime.now(UTC)},
         )
     await migrate(engine)
-    store = await Store.open(empty_database)
+    store = await Store.open(empty_database, id_hash_cost=MIN_COST)
     try:
         before = await store.reports.get_open(1)
     finally:
@@ -348,7 +348,7 @@ async def test_0017_an_upgraded_database_never_gives_a_deleted_accounts_number_a
     await migrate(engine)
     await engine.dispose()
 
-    store = await Store.open(empty_database)
+    store = await Store.open(empty_database, id_hash_cost=MIN_COST)
     try:
         assert await store.accounts.authenticate("Ann", registered_id("Ann", "pw")) is not None
         assert [game.number for game in await store.games.recent("Ann", 10)] == [1]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from server.config import Settings
 from server.hub.saved import SESSION_JOURNAL
+from server.store.idhash import MIN_COST
 from server.store.moving import HELD, SessionTaker, TakenSession
 from server.store.serverlock import Holder
 from server.store.store import Store
@@ -16,7 +17,7 @@ SERVING = Holder.this_process(8080)  # a serving member holds its lock
 
 
 async def test_a_session_is_taken_from_a_member_only_once_its_lock_is_free(postgres: Settings) -> None:  # noqa: F811
-    a = await Store.open(postgres.db_url, member="kropki-a", serving=SERVING)
+    a = await Store.open(postgres.db_url, member="kropki-a", serving=SERVING, id_hash_cost=MIN_COST)
     await a.writer.load_sessions()
     ala = a.writer.id_hmac("alaAla11")
     a.writer.session_saved(session(ala, "*Ala", tables=(7,), last_command=3))
@@ -25,8 +26,8 @@ async def test_a_session_is_taken_from_a_member_only_once_its_lock_is_free(postg
     a.writer.journal(SESSION_JOURNAL, 3, "k", {"s": a.writer.id_hmac("other"), "k": 99})
     await a.writer.flush()
 
-    b = await Store.open(postgres.db_url, member="kropki-b", serving=SERVING)
-    c = await Store.open(postgres.db_url, member="kropki-c", serving=SERVING)
+    b = await Store.open(postgres.db_url, member="kropki-b", serving=SERVING, id_hash_cost=MIN_COST)
+    c = await Store.open(postgres.db_url, member="kropki-c", serving=SERVING, id_hash_cost=MIN_COST)
     to_b = SessionTaker(b.writer.sessions, b.writer.member)
     to_c = SessionTaker(c.writer.sessions, c.writer.member)
     # member a is alive (or starting, reading its sessions back): its lock is held, nothing is taken
@@ -56,7 +57,7 @@ async def test_a_session_is_taken_from_a_member_only_once_its_lock_is_free(postg
 
 async def test_a_login_again_noted_after_a_larger_k_gives_the_logins_k(postgres: Settings) -> None:  # noqa: F811
     """The newest k noted, not the largest: a client that logged in again numbers from 1."""
-    a = await Store.open(postgres.db_url, member="kropki-a", serving=SERVING)
+    a = await Store.open(postgres.db_url, member="kropki-a", serving=SERVING, id_hash_cost=MIN_COST)
     await a.writer.load_sessions()
     ala = a.writer.id_hmac("alaAla11")
     a.writer.journal(SESSION_JOURNAL, 1, "k", {"s": ala, "k": 17})
@@ -66,7 +67,7 @@ async def test_a_login_again_noted_after_a_larger_k_gives_the_logins_k(postgres:
     await a.writer.flush()
     assert a.server_lock is not None
     await a.server_lock.release()  # member a dies
-    b = await Store.open(postgres.db_url, member="kropki-b", serving=SERVING)
+    b = await Store.open(postgres.db_url, member="kropki-b", serving=SERVING, id_hash_cost=MIN_COST)
     taken = await SessionTaker(b.writer.sessions, b.writer.member).take(
         ala, "kropki-a", handed=False, k_journal=SESSION_JOURNAL
     )

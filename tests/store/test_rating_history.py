@@ -17,7 +17,7 @@ from tests.store.test_accounts import registered_id
 
 @pytest.fixture
 async def store(settings: Settings) -> AsyncIterator[Store]:
-    opened = await Store.open(settings.db_url)
+    opened = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
     yield opened
     await opened.close()
 

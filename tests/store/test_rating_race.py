@@ -21,8 +21,8 @@ ROUNDS = 10  # a lost update needs both transactions to read the row before eith
 async def test_two_members_archiving_one_players_games_at_once_lose_no_rating_change(
     settings: Settings,
 ) -> None:
-    first = await Store.open(settings.db_url, member="a")
-    second = await Store.open(settings.db_url, member="b")
+    first = await Store.open(settings.db_url, member="a", id_hash_cost=settings.id_hash_cost)
+    second = await Store.open(settings.db_url, member="b", id_hash_cost=settings.id_hash_cost)
     try:
         for nick in ("Ala", "Bob", "Cyd"):
             await first.accounts.register(nick, registered_id(nick, "pw"), "", "en")

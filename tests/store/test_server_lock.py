@@ -29,6 +29,7 @@ from sqlalchemy.ext.asyncio import create_async_engine
 from server.app import create_app
 from server.config import Settings, sqlite_file
 from server.store.database import open_engine
+from server.store.idhash import MIN_COST
 from server.store.serverlock import (
     ADVISORY_KEY,
     ANSWER_WITHIN,
@@ -71,7 +72,7 @@ def lock_file(url: str) -> Path | None:
 
 async def test_a_second_server_is_refused_naming_the_first_and_writes_nothing(settings: Settings) -> None:
     url = settings.db_url
-    first = await Store.open(url, serving=FIRST)
+    first = await Store.open(url, serving=FIRST, id_hash_cost=MIN_COST)
     try:
         before = await live_rows(url)
         # Started, this server would make the sessions' key, trim the lobby's chat, and at its stop
@@ -99,7 +100,7 @@ async def test_a_second_server_is_refused_naming_the_first_and_writes_nothing(se
 
 
 async def test_the_lock_goes_with_the_server_that_closes(settings: Settings) -> None:
-    first = await Store.open(settings.db_url, serving=FIRST)
+    first = await Store.open(settings.db_url, serving=FIRST, id_hash_cost=settings.id_hash_cost)
     await first.close()
     lock = lock_file(settings.db_url)
     if lock is not None:
@@ -111,18 +112,18 @@ async def test_the_lock_goes_with_the_server_that_closes(settings: Settings) -> 
         if lock is not None:
             assert lock.read_text().startswith("pid ")
         with pytest.raises(ServerLockError, match=f"port {settings.port}, since "):
-            await Store.open(settings.db_url, serving=FIRST)
+            await Store.open(settings.db_url, serving=FIRST, id_hash_cost=settings.id_hash_cost)
     finally:
         await second.close()
-    third = await Store.open(settings.db_url, serving=FIRST)
+    third = await Store.open(settings.db_url, serving=FIRST, id_hash_cost=settings.id_hash_cost)
     await third.close()
 
 
 async def test_admin_commands_open_the_store_beside_a_running_server(settings: Settings) -> None:
     """`user` and `tournament-key` are short and the server keeps working: they take no server lock."""
-    server = await Store.open(settings.db_url, serving=FIRST)
+    server = await Store.open(settings.db_url, serving=FIRST, id_hash_cost=settings.id_hash_cost)
     try:
-        admin = await Store.open(settings.db_url)
+        admin = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
         try:
             await admin.tournaments.add_key("autumn", None, False)
         finally:
@@ -227,14 +228,14 @@ async def test_a_lock_whose_connection_is_ended_is_taken_back_and_keeps_a_second
     settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     url = settings.db_url
-    store = await Store.open(url, serving=FIRST)
+    store = await Store.open(url, serving=FIRST, id_hash_cost=MIN_COST)
     try:
         backend, locks = await lock_connection(url, FIRST)
         assert locks == {"database ExclusiveLock"}
         await end_backend(url, backend)
         await held_again(url, FIRST, backend, locks)
         with pytest.raises(ServerLockError, match="pid 4242 on host first.example"):
-            await Store.open(url, serving=Holder.this_process(8081))
+            await Store.open(url, serving=Holder.this_process(8081), id_hash_cost=MIN_COST)
     finally:
         await store.close()
     [lost] = logged(caplog, "database lock lost (connection lost)")
@@ -287,7 +288,7 @@ async def test_a_lock_connection_that_hangs_is_let_go_and_its_backend_ended(
     """A backend that stops answering (a network cut looks the same to the server) still holds the
     lock in PostgreSQL: it is this server's own, so it is not reported as another process's."""
     url = settings.db_url
-    store = await Store.open(url, serving=FIRST)
+    store = await Store.open(url, serving=FIRST, id_hash_cost=MIN_COST)
     lock = store.server_lock
     assert isinstance(lock, AdvisoryLock)
     try:
@@ -324,7 +325,7 @@ async def test_a_lock_comes_back_when_postgresql_is_stopped_and_started(
     its clients (the tests' own PostgreSQL server is shared: it is not restarted)."""
     proxy = PostgresProxy(tmp_path / "pg", settings.db_url)
     await proxy.start()
-    store = await Store.open(proxy.url, serving=FIRST)
+    store = await Store.open(proxy.url, serving=FIRST, id_hash_cost=MIN_COST)
     lock = store.server_lock
     assert isinstance(lock, AdvisoryLock)
     try:

@@ -32,7 +32,7 @@ def session(id_hmac: str, nick: str, **changes: object) -> SavedSession:
 
 
 async def test_sessions_written_are_read_back_at_the_next_start(settings: Settings) -> None:
-    store = await Store.open(settings.db_url)
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
     first = await store.writer.load_sessions()
     assert (first.sessions, first.event_mark, first.alive_at) == ([], 0, None)
     ala, bob, cyd = (store.writer.id_hmac(secret) for secret in ("Qx7alA_1", "Zq9boB.2", "cyd"))
@@ -51,7 +51,7 @@ async def test_sessions_written_are_read_back_at_the_next_start(settings: Settin
     writer.events_reserved(123_456)  # the mark goes up (an UPDATE of the row)
     await store.close()
 
-    store = await Store.open(settings.db_url)
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
     live = await store.writer.load_sessions()
     await store.close()
 
@@ -81,7 +81,7 @@ async def test_sessions_written_are_read_back_at_the_next_start(settings: Settin
 async def test_heartbeats_leave_nothing_for_the_garbage_collector(settings: Settings) -> None:
     """A serving process collects its oldest generation rarely: what a heartbeat left in reference
     cycles (each new upsert's alias of its table) piled up until then."""
-    store = await Store.open(settings.db_url)
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
     writer = store.writer
     writer.sessions_seen(1_700_000_000.0, {})  # the first builds and compiles the statement
     await writer.flush()
@@ -103,7 +103,7 @@ async def test_heartbeats_leave_nothing_for_the_garbage_collector(settings: Sett
 async def test_the_heartbeat_puts_k_alone_into_the_rows_of_many_sessions(settings: Settings) -> None:
     """The heartbeat writes the k of every session whose k moved (thousands under load, every 5 s) as
     pages of one statement each, and nothing else of their rows: the rest was saved when it changed."""
-    store = await Store.open(settings.db_url)
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
     writer = store.writer
     await writer.load_sessions()  # reads the key of the ids' HMACs
     keys = [writer.id_hmac(f"guest{number}") for number in range(700)]  # more than a page
@@ -116,7 +116,7 @@ async def test_the_heartbeat_puts_k_alone_into_the_rows_of_many_sessions(setting
     writer.sessions_seen(1_700_000_005.0, {}, {keys[2]: 2**40})
     await store.close()
 
-    store = await Store.open(settings.db_url)
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
     live = {saved.id_hmac: saved for saved in (await store.writer.load_sessions()).sessions}
     await store.close()
 
@@ -138,7 +138,8 @@ async def test_the_players_ignored_are_kept_with_the_account_or_with_a_guests_se
     """A registered player's list is the account's: read with it at a login, at a start and for a session
     moving between members, changed a row at a time by the account's number, and gone with the account; a
     guest's is a field of its session's row (docs/protocol.md, "Ignoring")."""
-    store = await Store.open(settings.db_url, member="kropki-a")  # a member: session_of reads its rows
+    # a member: session_of reads its rows
+    store = await Store.open(settings.db_url, member="kropki-a", id_hash_cost=settings.id_hash_cost)
     await store.writer.load_sessions()
     accounts = store.accounts
     number = (await accounts.register("Carol", "LongSecretId2", "", "pl")).number
@@ -155,7 +156,7 @@ async def test_the_players_ignored_are_kept_with_the_account_or_with_a_guests_se
     assert (await accounts.authenticate("Carol", "LongSecretId2")).ignored == ("*Bob", "*Zed")
     assert (await writer.session_of(carol))[2].ignored == ("*Bob", "*Zed")  # a session moving
     await store.close()
-    store = await Store.open(settings.db_url, member="kropki-a")
+    store = await Store.open(settings.db_url, member="kropki-a", id_hash_cost=settings.id_hash_cost)
     live = await store.writer.load_sessions()
     assert live.accounts["carol"].ignored == ("*Bob", "*Zed")
     assert {s.nick: s.ignored for s in live.sessions} == {"Carol": (), "*Gus": ("*Bob", "Eve")}
@@ -172,7 +173,7 @@ async def test_the_players_ignored_are_kept_with_the_account_or_with_a_guests_se
 async def test_an_accounts_stored_list_holds_at_most_a_hundred(settings: Settings) -> None:
     """Each change is stored alone, so the store counts the list itself: a change past the bound is not
     kept, and one taken off makes room again."""
-    store = await Store.open(settings.db_url)
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
     number = (await store.accounts.register("Carol", "LongSecretId2", "", "pl")).number
     for n in range(MOST_IGNORED + 1):
         store.writer.ignored_added(number, f"*g{n:03}", f"*G{n:03}")
@@ -203,7 +204,10 @@ async def test_members_starting_together_on_a_new_database_share_one_key(setting
     second's INSERT hit the first's row, and that member did not start (tests/cluster/test_sigkill.py,
     members started side by side). Their writes are held here until both have looked, so that the two
     always meet."""
-    stores = [await Store.open(settings.db_url, member=name) for name in ("kropki-a", "kropki-b")]
+    stores = [
+        await Store.open(settings.db_url, member=name, id_hash_cost=settings.id_hash_cost)
+        for name in ("kropki-a", "kropki-b")
+    ]
     engine = create_async_engine(settings.db_url)
     try:
         async with engine.connect() as holder:
@@ -227,12 +231,15 @@ async def test_a_member_restarting_numbers_its_events_above_its_own_though_a_qui
     busy member restarting could read a quieter member's lower mark and number its events again from
     below what its clients had seen: a client whose msgNo fell in the numbers given again would be
     taken to have seen events it never got."""
-    busy, quiet = [await Store.open(settings.db_url, member=name) for name in ("kropki-a", "kropki-b")]
+    busy, quiet = [
+        await Store.open(settings.db_url, member=name, id_hash_cost=settings.id_hash_cost)
+        for name in ("kropki-a", "kropki-b")
+    ]
     busy.writer.events_reserved(900_000)
     quiet.writer.events_reserved(200_000)  # written last
     for store in (busy, quiet):
         await store.close()
-    again = await Store.open(settings.db_url, member="kropki-a")
+    again = await Store.open(settings.db_url, member="kropki-a", id_hash_cost=settings.id_hash_cost)
     try:
         assert (await again.writer.load_sessions()).event_mark >= 900_000
     finally:
@@ -246,12 +253,15 @@ async def test_a_member_restarting_reads_its_own_last_heartbeat_not_another_memb
     """A restart counts a quiet session's time-out to the member's last heartbeat, so the downtime does
     not count (docs/protocol.md, "After a restart"). Members shared one heartbeat's time, which the
     live members kept writing while this one was down: the downtime counted after all."""
-    died, lives = [await Store.open(settings.db_url, member=name) for name in ("kropki-a", "kropki-b")]
+    died, lives = [
+        await Store.open(settings.db_url, member=name, id_hash_cost=settings.id_hash_cost)
+        for name in ("kropki-a", "kropki-b")
+    ]
     died.writer.sessions_seen(1_700_000_000.5, {})
     await died.close()
     lives.writer.sessions_seen(1_700_000_300.5, {})  # five minutes on
     await lives.close()
-    again = await Store.open(settings.db_url, member="kropki-a")
+    again = await Store.open(settings.db_url, member="kropki-a", id_hash_cost=settings.id_hash_cost)
     try:
         assert (await again.writer.load_sessions()).alive_at == 1_700_000_000.5
     finally:

@@ -22,6 +22,7 @@ from server.engine.moves import parse_move
 from server.engine.record import game_to_record
 from server.hub.persistence import FinishedGame, SavedSession, StorageFailing
 from server.store import database, writer
+from server.store.idhash import MIN_COST
 from server.store.models import ArchivedGame, JournalEntry
 from server.store.outage import unavailable
 from server.store.store import Store
@@ -97,7 +98,7 @@ async def test_a_full_disk(
     source = database_path(new_database(tmp_path, True))
     with small_disk(tmp_path / "disk", "4m") as disk:
         shutil.copyfile(source, disk / "kropki.sqlite3")
-        store = await Store.open(f"sqlite+aiosqlite:///{disk / 'kropki.sqlite3'}")
+        store = await Store.open(f"sqlite+aiosqlite:///{disk / 'kropki.sqlite3'}", id_hash_cost=MIN_COST)
 
         class FullDisk(Breaker):
             reason = "disk full"
@@ -119,7 +120,7 @@ async def test_a_locked_or_read_only_database(
     tmp_path: Path, new_database: NewDatabase, caplog: pytest.LogCaptureFixture
 ) -> None:
     url = new_database(tmp_path, True)
-    store = await Store.open(url)
+    store = await Store.open(url, id_hash_cost=MIN_COST)
     try:
         await goes_out_and_comes_back(store, breaker_for(url), caplog)
     finally:
@@ -132,7 +133,7 @@ async def test_postgresql_gone_and_back(
 ) -> None:
     proxy = PostgresProxy(tmp_path / "pg", new_database(tmp_path, True))
     await proxy.start()
-    store = await Store.open(proxy.url)
+    store = await Store.open(proxy.url, id_hash_cost=MIN_COST)
     try:
         await goes_out_and_comes_back(store, proxy, caplog)
     finally:
@@ -143,7 +144,7 @@ async def test_postgresql_gone_and_back(
 async def test_a_write_that_is_itself_bad_is_set_aside_and_the_others_go_in(
     tmp_path: Path, new_database: NewDatabase, caplog: pytest.LogCaptureFixture
 ) -> None:
-    store = await Store.open(new_database(tmp_path, True))
+    store = await Store.open(new_database(tmp_path, True), id_hash_cost=MIN_COST)
     try:
         await store.writer.load_sessions()
         moves(store, 3, range(1, 3))
@@ -165,7 +166,7 @@ async def test_a_bad_write_of_any_kind_is_named_and_dropped(
     """The log line names the bad write by its kind and numbers, whatever its kind: a list of ignored
     players, which has no table number, stopped the writer instead (issue 45.3). What the write held
     stays out of the log."""
-    store = await Store.open(new_database(tmp_path, True))
+    store = await Store.open(new_database(tmp_path, True), id_hash_cost=MIN_COST)
     try:
         await store.writer.load_sessions()
         ala = await store.accounts.register("Ala", "LongSecretId2", "", "pl")
@@ -189,7 +190,7 @@ async def test_at_a_stop_what_storage_does_not_take_is_named_once_and_left(
     tmp_path: Path, new_database: NewDatabase, caplog: pytest.LogCaptureFixture
 ) -> None:
     url = new_database(tmp_path, True)
-    store = await Store.open(url)
+    store = await Store.open(url, id_hash_cost=MIN_COST)
     breaker = breaker_for(url)
     await store.writer.load_sessions()
     id_hmac = store.writer.id_hmac("SecretPlayerId1")
@@ -222,7 +223,7 @@ async def test_at_a_stop_what_storage_does_not_take_is_named_once_and_left(
     for field in ("writes=9", "journal=7:3,9:1", "chat_lines=2", 'games="*Ala vs *Bob"', "sessions=2"):
         assert field in text, text
     assert all(id_hmac not in record.getMessage() for record in caplog.records)
-    store = await Store.open(url)  # none of it was written
+    store = await Store.open(url, id_hash_cost=MIN_COST)  # none of it was written
     try:
         assert await journal_count(store, 7) == 0
         async with store.engine.connect() as connection:
@@ -240,7 +241,7 @@ async def test_connections_postgresql_ended_are_replaced_and_storage_never_fails
     moves not yet stored taken back) and so did the first read (a 503)."""
     caplog.set_level(logging.DEBUG, logger="server.store.writer")
     url = new_database(tmp_path, True)
-    store = await Store.open(url)
+    store = await Store.open(url, id_hash_cost=MIN_COST)
     try:
         moves(store, 5, range(1, 3))
         await store.writer.flush()
@@ -274,7 +275,7 @@ async def end_sessions(url: str) -> None:
 async def test_what_counts_as_storage_failing(tmp_path: Path, new_database: NewDatabase) -> None:
     """Real errors from the real database: a constraint is the write's fault, a lost connection or a
     missing database file is storage's."""
-    store = await Store.open(new_database(tmp_path, True))
+    store = await Store.open(new_database(tmp_path, True), id_hash_cost=MIN_COST)
     try:
         with pytest.raises(Exception) as integrity:
             async with store.engine.begin() as connection:
@@ -306,7 +307,7 @@ async def test_how_long_storage_failed_is_measured_on_the_monotonic_clock(
     outage last a negative time in the log."""
     caplog.set_level(logging.INFO, logger="server.store.writer")
     url = new_database(tmp_path, True)
-    store = await Store.open(url)
+    store = await Store.open(url, id_hash_cost=MIN_COST)
     breaker = breaker_for(url)
     try:
         await breaker.break_storage()
@@ -342,7 +343,7 @@ async def test_writes_taken_back_are_never_written_and_keep_their_place_in_the_q
     for as many. A retry of withdrawn writes alone is not storage coming back."""
     caplog.set_level(logging.DEBUG, logger="server.store.writer")
     url = new_database(tmp_path, True)
-    store = await Store.open(url)
+    store = await Store.open(url, id_hash_cost=MIN_COST)
     breaker = breaker_for(url)
     try:
         moves(store, 5, range(1, 3))

@@ -31,7 +31,7 @@ GAME_TYPE = "1010s0..a.R.n...."
 
 @pytest.fixture
 async def store(settings: Settings) -> AsyncIterator[Store]:
-    opened = await Store.open(settings.db_url)
+    opened = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
     yield opened
     await opened.close()
 
@@ -93,8 +93,8 @@ async def test_a_game_committed_after_a_later_numbered_one_is_read_after_it(sett
     the lower archive number, waits (for a row lock held here), and commits after the second. A read
     between the two commits sees the second game; the next read, since what that one read, the first:
     "archive number (or table, or time) above the last read" would have missed it for good."""
-    first = await Store.open(settings.db_url, member="a")
-    second = await Store.open(settings.db_url, member="b")
+    first = await Store.open(settings.db_url, member="a", id_hash_cost=settings.id_hash_cost)
+    second = await Store.open(settings.db_url, member="b", id_hash_cost=settings.id_hash_cost)
     try:
         await set_up(first, 1, "Ala", "Bob")
         await set_up(first, 2, "Cyd", "Dan")
@@ -198,7 +198,7 @@ async def test_a_change_committed_between_two_pages_is_read_next_time(
         deleted = True
 
         async def elsewhere() -> None:
-            other = await Store.open(settings.db_url)
+            other = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
             try:
                 await other.accounts.delete("Bob")
             finally:

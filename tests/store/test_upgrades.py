@@ -142,7 +142,7 @@ async def test_a_player_keeps_games_ratings_and_ignored_players_across_the_upgra
     await migrate(engine)
     await engine.dispose()
 
-    store = await Store.open(empty_database)
+    store = await Store.open(empty_database, id_hash_cost=MIN_COST)
     try:
         account = await store.accounts.authenticate("Ann", registered_id("Ann", "pw"))
         games = await store.games.recent("Ann", 10)

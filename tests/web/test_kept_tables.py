@@ -133,7 +133,7 @@ def steps(draw: st.DrawFn) -> list[Step]:
 def runner(settings: Settings) -> Iterator[tuple[asyncio.Runner, Store]]:
     """A store open across Hypothesis's examples (each its own tournament and accounts)."""
     with asyncio.Runner() as run:
-        store = run.run(Store.open(settings.db_url))
+        store = run.run(Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost))
         try:
             yield run, store
         finally:

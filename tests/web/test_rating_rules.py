@@ -244,7 +244,8 @@ async def test_a_game_whose_end_was_stored_without_its_rating_is_rated_once_afte
     alice, bob = await pair(client, "Alice", "Bob")
     uid = await played(client, alice, bob, CROSSES, 24)
     await client.close()
-    store = await Store.open(settings.db_url)  # what a crash just after Bob's resignation leaves
+    # what a crash just after Bob's resignation leaves
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
     journals, _ = await store.writer.load_journal()
     store.writer.journal(uid, journals[uid][-1][0] + 1, "propose", {"p": 2, "text": "resign"})
     await store.writer.flush()

@@ -81,7 +81,8 @@ async def test_a_rename_made_while_the_server_was_stopped_is_followed(
     alice, bob = await pair(client, "Alice", "Bob")
     uid = await played(client, alice, bob, CROSSES, 25)
     await client.close()
-    store = await Store.open(settings.db_url)  # `user rename Bob Robert` while the server is stopped
+    # `user rename Bob Robert` while the server is stopped
+    store = await Store.open(settings.db_url, id_hash_cost=settings.id_hash_cost)
     await store.accounts.rename("Bob", "Robert")
     await store.close()
 
