@@ -42,22 +42,26 @@ HELD_SEARCH_SECONDS = 0.1  # a held search, once let go: any move will do
 
 
 @pytest.fixture
-def long_searches(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Level 1 searches for SEARCH_SECONDS (its playouts unbounded), and a feed not read for 1 s is
-    closed (the server's is 10 s, its send buffer 64 KB): a long search at a busy server, made quick."""
-    monkeypatch.setitem(ai.LEVELS, 1, ai.Level("long", playouts=10**9, playout_depth=20))
-    monkeypatch.setattr(computer, "MOST_SECONDS", SEARCH_SECONDS)
+def impatient_feeds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A feed not read for 1 s is closed (the server's is 10 s, its send buffer 64 KB): a busy server's
+    feed behind a long search, made quick."""
     monkeypatch.setattr(botstreams, "SEND_TIMEOUT", 1.0)
     monkeypatch.setattr(botstreams, "SEND_BUFFER", 4096)
 
 
 @pytest.fixture
-def slow_searches(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each of bot-play's searches waits SEARCH_SECONDS, then searches for a moment (any move will do),
-    and a feed not read for 1 s is closed (the server's is 10 s, its send buffer 64 KB): a long search at
-    a busy server, made quick. The wait spends no CPU, the lobby's churn keeps the server busy: two real
-    searches of 8 s made the test cost 16 s of CPU, now 3.4. Bot-play before e273346 still fails it: the
-    feed is closed as not read."""
+def long_searches(monkeypatch: pytest.MonkeyPatch, impatient_feeds: None) -> None:
+    """Level 1 searches for SEARCH_SECONDS (its playouts unbounded)."""
+    monkeypatch.setitem(ai.LEVELS, 1, ai.Level("long", playouts=10**9, playout_depth=20))
+    monkeypatch.setattr(computer, "MOST_SECONDS", SEARCH_SECONDS)
+
+
+@pytest.fixture
+def slow_searches(monkeypatch: pytest.MonkeyPatch, impatient_feeds: None) -> None:
+    """Each of bot-play's searches waits SEARCH_SECONDS, then searches for a moment (any move will do).
+    The wait spends no CPU, the lobby's churn keeps the server busy: two real searches of 8 s made the
+    test cost 16 s of CPU, now 3.4. Bot-play before e273346 still fails it: the feed is closed as not
+    read."""
     searched = ai.choose_move
 
     def choose_move(board: Board, colour: int, level: int, seconds: float, seed: int) -> tuple[int, int]:
@@ -65,8 +69,6 @@ def slow_searches(monkeypatch: pytest.MonkeyPatch) -> None:
         return searched(board, colour, level, HELD_SEARCH_SECONDS, seed)
 
     monkeypatch.setattr(ai, "choose_move", choose_move)
-    monkeypatch.setattr(botstreams, "SEND_TIMEOUT", 1.0)
-    monkeypatch.setattr(botstreams, "SEND_BUFFER", 4096)
 
 
 class HeldSearches:
