@@ -1044,12 +1044,15 @@ async function analyseAsked() {
   }
 }
 
+/** Drawn every half second: a text or title is written only when it changed, since each write of a
+ *  text, even the same one, costs the page a layout (21 in 10 s of a game left alone, where 11 show). */
 function renderClocks() {
   const table = currentGame();
   for (const [which, index] of [["blue", 0], ["red", 1]]) {
     const clock = table?.clock?.clocks?.[index];
+    const shown = $(`#${which}-clock`);
     if (!clock) {
-      $(`#${which}-clock`).textContent = "";
+      changeText(shown, "");
       continue;
     }
     const running = playing(table) && !clock.paused && colourOfSide(table.clock.toMove) === index + 1;
@@ -1057,13 +1060,18 @@ function renderClocks() {
     const passed = running ? Math.floor((Date.now() - table.clock.at) / 1000) : 0;
     const left = Math.max(0, clock.seconds - Math.max(0, passed - table.clock.grace));
     const graceLeft = running ? Math.max(0, table.clock.grace - passed) : 0;
-    $(`#${which}-clock`).textContent = `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`;
-    $(`#${which}-clock`).title = clock.paused ? t("clockPaused") : graceLeft ? t("graceLeft", { seconds: graceLeft }) : "";
-    $(`#${which}-clock`).classList.toggle("in-grace", graceLeft > 0);
-    $(`#${which}-clock`).classList.toggle("paused", clock.paused);
+    changeText(shown, `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`);
+    const title = clock.paused ? t("clockPaused") : graceLeft ? t("graceLeft", { seconds: graceLeft }) : "";
+    if (shown.title !== title) shown.title = title;
+    shown.classList.toggle("in-grace", graceLeft > 0);
+    shown.classList.toggle("paused", clock.paused);
     const side = mySide(table);
     if (running && side && index + 1 === colourOfSide(side) && !analysing(table)) warnLowTime(table, left);
   }
+}
+
+function changeText(element, text) {
+  if (element.textContent !== text) element.textContent = text;
 }
 
 /** Beside the opponent's clock: 30 seconds for them, and a pause of their clock, where `colour` (0:

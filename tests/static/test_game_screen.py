@@ -354,6 +354,33 @@ def test_a_player_gives_the_opponent_time_and_pauses_their_clock(players: tuple[
             expect(player.page.locator(f"#{which}-clock-actions")).to_be_hidden()
 
 
+def layouts(player: Player, seconds: float) -> int:
+    """How many times the page laid itself out in `seconds` left alone, by Chromium's own count."""
+    cdp = player.context.new_cdp_session(player.page)
+    cdp.send("Performance.enable")
+
+    def count() -> int:
+        metrics = cdp.send("Performance.getMetrics")["metrics"]
+        return int(next(metric["value"] for metric in metrics if metric["name"] == "LayoutCount"))
+
+    before = count()
+    player.page.wait_for_timeout(seconds * 1000)
+    return count() - before
+
+
+def test_a_game_left_alone_is_laid_out_again_only_when_a_clock_shows_another_second(
+    players: tuple[Player, Player],
+) -> None:
+    """The clocks are drawn every half second, and the running one's text was written every time, the
+    same or not: the page was laid out twice a second (21 times in 10 s of a game left alone,
+    docs/performance.md), at a player's CPU and battery."""
+    ala, bob = players
+    start_game(ala, bob)  # 5 minutes each, *Ala on move: her clock runs
+    expect(bob.page.locator("#blue-clock")).to_have_text(re.compile(r"^[45]:\d\d$"))
+    seen = layouts(bob, 6)
+    assert seen <= 9, seen  # six or seven seconds shown: 7 layouts (13 before)
+
+
 def test_the_page_reads_each_colours_rights_as_the_server_does(players: tuple[Player, Player]) -> None:
     ala, _ = players
     rights = ala.page.evaluate(
