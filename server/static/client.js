@@ -1045,7 +1045,8 @@ async function analyseAsked() {
 }
 
 /** Drawn every half second: a text or title is written only when it changed, since each write of a
- *  text, even the same one, costs the page a layout (21 in 10 s of a game left alone, where 11 show). */
+ *  text, even the same one, lays the page out again (21 times in 10 s of a game left alone, where the
+ *  running clock shows 10 new seconds). */
 function renderClocks() {
   const table = currentGame();
   for (const [which, index] of [["blue", 0], ["red", 1]]) {
