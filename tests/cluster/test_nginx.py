@@ -104,6 +104,10 @@ def from_address(n: int, base_url: str) -> ClientSession:
     return ClientSession(base_url=base_url, connector=TCPConnector(local_addr=(f"127.0.0.{n}", 0)))
 
 
+def lists_robo(lobby: list[str]) -> bool:
+    return any(line.startswith("iRobo.") for line in lobby)
+
+
 async def test_a_bot_whose_requests_come_from_many_addresses_stays_on_one_member(
     aiohttp_client: AiohttpClient, postgres: Settings, redis_server: RedisServer, nginx: Nginx
 ) -> None:
@@ -126,9 +130,8 @@ async def test_a_bot_whose_requests_come_from_many_addresses_stays_on_one_member
         assert len(home) == 1
         ala = Zagram(web, "alaAla11", "*Ala")  # type: ignore[arg-type]
         assert await ala.login() == ""
-        lobby = (await ala.poll(b=True, msg_no="0.0")).sections[0]
-        if not any(line.startswith("iRobo.") for line in lobby):  # she invites whom her lobby lists
-            await until(ala, lambda lines: any(line.startswith("iRobo.") for line in lines))
+        if not lists_robo((await ala.poll(b=True, msg_no="0.0")).sections[0]):  # she invites whom it lists
+            await until(ala, lists_robo)
         ala.send("v", 0, f"s.Robo.{FREE_GAME}")
         await ala.poll(b=True)
         await feed.next("invitation", **{"from": "*Ala"})
