@@ -81,6 +81,8 @@ class NickClaims:
         # in the order they were decided in.
         self._lock = asyncio.Lock()
         self._claimed: set[str] | None = None  # what the set holds; None: not known, written whole next
+        # Redis's comings and goings (`reconnected`): a call's result is learned only within its epoch
+        self._epoch = 0
         # claim keys of logins and moves here under way: kept though not online yet
         self._logging_in: dict[str, int] = {}
         self._changed: set[str] = set()  # nicks of sessions ended or come here, to be settled (nick_changed)
@@ -99,8 +101,15 @@ class NickClaims:
         await calls.farewell(client, lambda redis: redis.delete(self._key), "nick claims' withdrawal")
 
     def reconnected(self, connected: bool) -> None:
-        """Redis went or came back (possibly empty): the set is written whole at the next turn."""
+        """Redis went or came back (possibly empty): the set is written whole at the next turn. A call in
+        flight meanwhile may have reached the Redis that went, so what it wrote is not learned."""
+        self._epoch += 1
         self._claimed = None
+
+    def _learn(self, epoch: int, removed: set[str], added: set[str]) -> None:
+        """A call begun in `epoch` changed the set so, if Redis neither went nor came back since."""
+        if self._epoch == epoch and self._claimed is not None:
+            self._claimed = (self._claimed - removed) | added
 
     @asynccontextmanager
     async def claiming(
@@ -145,6 +154,7 @@ class NickClaims:
         if self._client is None:
             return
         async with self._lock:
+            epoch = self._epoch
             try:
                 async with self._client.pipeline(transaction=True) as pipe:
                     pipe.sadd(self._key, *keys)
@@ -154,8 +164,7 @@ class NickClaims:
                 log.debug("nick not held, redis unreachable: %s", error)
                 self._claimed = None
                 return
-            if self._claimed is not None:
-                self._claimed |= keys
+            self._learn(epoch, set(), keys)
 
     async def let_go(self, nick: str) -> None:
         """The move `hold` was for is over: the keys stay only if the player is online here now."""
@@ -215,6 +224,7 @@ class NickClaims:
         removed -= held | self._logging_in.keys()
         if not added and not removed:
             return
+        epoch = self._epoch
         try:
             async with self._client.pipeline(transaction=True) as pipe:
                 if removed:
@@ -226,13 +236,14 @@ class NickClaims:
             log.debug("nick claims not changed, redis unreachable: %s", error)
             self._claimed = None
             return
-        self._claimed = (self._claimed - removed) | added
+        self._learn(epoch, removed, added)
 
     async def _claim(self, keys: set[str]) -> str | None:
         """The member holding one of the keys; None once they are this member's (or Redis unreachable)."""
         if self._client is None:
             return None
         async with self._lock:
+            epoch = self._epoch
             try:
                 held = await bounded(
                     self._client.eval(
@@ -245,8 +256,7 @@ class NickClaims:
                 return None
             if held is not None:
                 return str(held)
-            if self._claimed is not None:
-                self._claimed |= keys
+            self._learn(epoch, set(), keys)
             return None
 
     async def _reconcile_forever(self) -> None:
@@ -271,7 +281,7 @@ class NickClaims:
             nick_keys, look_keys = self._online()
             wanted = {"n:" + key for key in nick_keys} | {"l:" + key for key in look_keys}
             wanted |= self._logging_in.keys()
-            claimed = self._claimed
+            claimed, epoch = self._claimed, self._epoch
             try:
                 async with self._client.pipeline(transaction=True) as pipe:
                     if claimed is None:
@@ -289,4 +299,5 @@ class NickClaims:
                 log.debug("nick claims not reconciled, redis unreachable: %s", error)
                 self._claimed = None
                 return
-            self._claimed = wanted
+            if self._epoch == epoch:
+                self._claimed = wanted

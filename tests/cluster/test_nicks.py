@@ -10,7 +10,9 @@ address: the stranger who types a nick comes from another network than its playe
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
+from collections.abc import Iterator
 from pathlib import Path
 
 from aiohttp.test_utils import TestClient
@@ -20,8 +22,9 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import create_async_engine
 
 from server.cluster.membership import MEMBERS_KEY
-from server.cluster.nicks import NICKS_PREFIX
+from server.cluster.nicks import NICKS_PREFIX, NickClaims
 from server.config import Settings
+from server.protocol.codec import look_key, nick_key
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import WITHIN, guest
@@ -329,3 +332,72 @@ async def test_a_session_given_up_as_storage_fails_is_ended_and_the_login_told_s
         await proxy.mend()
         await until(lambda: b.app[STORE_KEY].writer.storage_failure is None)
         assert await Zagram(a, "alaNew99", "*Ala").login() == ""
+
+
+@contextlib.contextmanager
+def writes_paused(redis_server: RedisServer) -> Iterator[None]:
+    """Redis holds every write (CLIENT PAUSE ... WRITE) for PAUSE seconds: a member's call to it is in
+    flight meanwhile, for as long as a test needs to make something happen then."""
+    with Redis.from_url(redis_server.url) as admin:
+        admin.execute_command("CLIENT", "PAUSE", round(PAUSE * 1000), "WRITE")
+        yield
+
+
+PAUSE = 0.4  # under the member's bound on one call to Redis (server/cluster/calls.py, CALL_TIMEOUT)
+
+
+def lone_claims(redis_server: RedisServer, online: set[str]) -> NickClaims:
+    """Member a's claims, its people online the nicks in `online`."""
+
+    def keys() -> tuple[list[str], list[str]]:
+        return [nick_key(nick) for nick in online], [look_key(nick) for nick in online]
+
+    def holder(nick: str) -> str | None:
+        return next((someone for someone in online if nick_key(someone) == nick_key(nick)), None)
+
+    return NickClaims(redis_server.url, "kropki-a", keys, holder, every=3600)
+
+
+async def test_a_nick_let_go_while_redis_comes_back_is_settled_without_an_error(
+    redis_server: RedisServer,
+) -> None:
+    """Redis came back (the membership's `reconnected`) while a nick's claim was being freed. Before,
+    the change's end took the set for known when the notice had just made it unknown, and failed with a
+    TypeError: a refused login so answered `err.internal` instead of `err.nickInUse`."""
+    claims = lone_claims(redis_server, set())
+    await claims.start()
+    try:
+        await claims.hold("*Ala")
+        with writes_paused(redis_server):
+            letting_go = asyncio.create_task(claims.let_go("*Ala"))
+            await asyncio.sleep(PAUSE / 4)
+            assert not letting_go.done()
+            claims.reconnected(True)
+            await letting_go
+    finally:
+        await claims.stop()
+
+
+async def test_a_set_written_while_redis_comes_back_is_written_whole_at_the_next_heartbeat(
+    redis_server: RedisServer,
+) -> None:
+    """A heartbeat's change of the set was in flight when Redis came back: it may have reached the Redis
+    that then restarted empty, so the set is written whole at the next heartbeat. Before, the heartbeat
+    took the set for known, and a nick lost with Redis stayed unclaimed, free for a stranger's login on
+    another member, for as long as its player stayed."""
+    claims = lone_claims(redis_server, {"*Ala"})
+    await claims.start()
+    try:
+        with Redis.from_url(redis_server.url, decode_responses=True) as redis:
+            assert redis.sismember(NICKS_PREFIX + "kropki-a", "n:*ala")
+            redis.delete(NICKS_PREFIX + "kropki-a")  # lost as with a restart
+            with writes_paused(redis_server):
+                beat = asyncio.create_task(claims.reconcile())
+                await asyncio.sleep(PAUSE / 4)
+                assert not beat.done()
+                claims.reconnected(True)
+                await beat
+            await claims.reconcile()
+            assert redis.sismember(NICKS_PREFIX + "kropki-a", "n:*ala")
+    finally:
+        await claims.stop()
