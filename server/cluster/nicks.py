@@ -151,9 +151,9 @@ class NickClaims:
         as a login's, until `let_go`."""
         keys = claim_keys(nick)
         self._keep(keys)
-        if self._client is None:
-            return
         async with self._lock:
+            if self._client is None:  # stopped, perhaps while this call waited for its turn
+                return
             epoch = self._epoch
             try:
                 async with self._client.pipeline(transaction=True) as pipe:
@@ -240,9 +240,9 @@ class NickClaims:
 
     async def _claim(self, keys: set[str]) -> str | None:
         """The member holding one of the keys; None once they are this member's (or Redis unreachable)."""
-        if self._client is None:
-            return None
         async with self._lock:
+            if self._client is None:
+                return None
             epoch = self._epoch
             try:
                 held = await bounded(
@@ -271,13 +271,13 @@ class NickClaims:
     async def reconcile(self) -> None:
         """At once rather than at the next heartbeat: a nick this member let go is free for another's
         login (server/cluster/sessions.py, give_up)."""
-        if self._client is not None:
-            await self._reconcile()
+        await self._reconcile()
 
     async def _reconcile(self) -> None:
         """Makes this member's set exactly its people online and the logins under way, and renews it."""
-        assert self._client is not None
         async with self._lock:
+            if self._client is None:
+                return
             nick_keys, look_keys = self._online()
             wanted = {"n:" + key for key in nick_keys} | {"l:" + key for key in look_keys}
             wanted |= self._logging_in.keys()

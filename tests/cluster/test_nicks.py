@@ -401,3 +401,20 @@ async def test_a_set_written_while_redis_comes_back_is_written_whole_at_the_next
             assert redis.sismember(NICKS_PREFIX + "kropki-a", "n:*ala")
     finally:
         await claims.stop()
+
+
+async def test_calls_waiting_for_their_turn_when_the_member_stops_end_quietly(
+    redis_server: RedisServer,
+) -> None:
+    """A call queued behind another (a session moving here, a given-up nick's reconciliation) when the
+    member stops. Before, it found the client gone only after its turn came, and failed with an
+    AttributeError ("Task exception was never retrieved" in the log)."""
+    claims = lone_claims(redis_server, set())
+    await claims.start()
+    with writes_paused(redis_server):
+        in_flight = asyncio.create_task(claims.hold("*Ala"))
+        await asyncio.sleep(PAUSE / 4)
+        queued = [asyncio.create_task(claims.hold("*Bob")), asyncio.create_task(claims.reconcile())]
+        await asyncio.sleep(0)
+        await claims.stop()
+        await asyncio.gather(in_flight, *queued)
