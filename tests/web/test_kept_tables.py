@@ -125,7 +125,9 @@ Step = tuple[str, int, int]
 
 @st.composite
 def steps(draw: st.DrawFn) -> list[Step]:
-    kinds = st.sampled_from(["set up", "set up", "end", "end", "cancel", "delete", "restart"])
+    kinds = st.sampled_from(
+        ["set up", "set up", "set up elsewhere", "end", "end", "cancel", "delete", "restart"]
+    )
     return draw(st.lists(st.tuples(kinds, st.integers(0, 30), st.integers(0, 30)), min_size=1, max_size=25))
 
 
@@ -141,7 +143,9 @@ def runner(settings: Settings) -> Iterator[tuple[asyncio.Runner, Store]]:
 
 
 _examples = itertools.count(1)
-_uids = itertools.count(1)
+_uids = itertools.count(1_000_000)
+# a lower block of numbers, as another member of a cluster hands out: its tables come after higher ones
+_uids_elsewhere = itertools.count(1)
 
 
 async def play(store: Store, sequence: list[Step]) -> None:
@@ -155,8 +159,8 @@ async def play(store: Store, sequence: list[Step]) -> None:
     tables: list[tuple[int, str, str]] = []
     deleted: set[str] = set()
     for kind, a, b in sequence:
-        if kind == "set up":
-            uid = next(_uids)
+        if kind in ("set up", "set up elsewhere"):
+            uid = next(_uids if kind == "set up" else _uids_elsewhere)
             blue, red = nicks[a % len(nicks)], nicks[b % len(nicks)]
             store.writer.tournament_table(uid, name, str(a % 3) if b % 2 else None, blue, red, "1010")
             tables.append((uid, blue, red))
