@@ -40,6 +40,7 @@ from server.web import (
     tournament,
 )
 from server.web.assets import PAGES_KEY, Assets
+from server.web.budget import MEGABYTE, SendingBudget
 from server.web.common import (
     DIRECTOR_KEY,
     HUB_KEY,
@@ -98,12 +99,13 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     )
     app[clients.LIMITS_KEY] = clients.request_limits(settings.network_factor)
     app[accesslog.SUMMARIES_KEY] = accesslog.RequestSummaries()
-    app[SHARED_ANSWERS_KEY] = SharedAnswers()
+    app[SHARED_ANSWERS_KEY] = SharedAnswers(budget=SendingBudget(settings.public_rate * MEGABYTE))
     app[tournament.KEPT_TABLES_KEY] = KeptTournaments()
     app[tournament.RECORDS_ZIPPING_KEY] = asyncio.Lock()
     app[metrics.METRICS_KEY] = metrics.Metrics(
         app[HUB_KEY], {"/a.kropki": kropki.COMMANDS, "/auth.py": frozenset(auth.HANDLERS)}
     )
+    app[metrics.METRICS_KEY].watch_public_budget(app[SHARED_ANSWERS_KEY].budget)
     app[LOGIN_GUARD_KEY] = LoginGuard(
         settings.failed_logins_per_address,
         auth.FAILED_LOGINS_WINDOW,

@@ -40,6 +40,8 @@ ENV_MAX_CONNECTIONS = "KROPKI_MAX_CONNECTIONS"
 # At most this many client connections, and fewer when the open-file limit is lower (server/web/connections.py
 # fits the cap below it); deploy/kropki-server.service's LimitNOFILE leaves room above it.
 DEFAULT_MAX_CONNECTIONS = 10_000
+ENV_PUBLIC_RATE = "KROPKI_PUBLIC_RATE"
+DEFAULT_PUBLIC_RATE = 64  # megabytes a second for the public answers together (server/web/budget.py)
 MAX_COUNT = 1_000_000
 ENV_PLAYERS_PER_ADDRESS = "KROPKI_PLAYERS_PER_ADDRESS"
 ENV_GAMES_PER_PLAYER = "KROPKI_GAMES_PER_PLAYER"
@@ -136,6 +138,7 @@ class Settings:
     failed_login_max_wait: int = DEFAULT_FAILED_LOGIN_MAX_WAIT
     id_hash_cost: int = DEFAULT_COST  # log2 of scrypt's N for new hashes of registered players' ids
     max_connections: int = DEFAULT_MAX_CONNECTIONS
+    public_rate: int = DEFAULT_PUBLIC_RATE
     # a player who left a game: away after so many seconds without a request, and claimable after so
     # many more (server/hub/absences.py)
     away_after: int = DEFAULT_AWAY_AFTER
@@ -206,6 +209,7 @@ class Settings:
             if environ.get(ENV_ID_HASH_COST)
             else DEFAULT_COST,
             max_connections=_whole(environ, ENV_MAX_CONNECTIONS, DEFAULT_MAX_CONNECTIONS, MAX_COUNT),
+            public_rate=_whole(environ, ENV_PUBLIC_RATE, DEFAULT_PUBLIC_RATE, MAX_COUNT),
             away_after=parse_away_after(environ[ENV_AWAY_AFTER], ENV_AWAY_AFTER)
             if environ.get(ENV_AWAY_AFTER)
             else DEFAULT_AWAY_AFTER,

@@ -11,6 +11,7 @@ from typing import TypeVar
 from server import admin
 from server.config import (
     DEFAULT_MAX_CONNECTIONS,
+    DEFAULT_PUBLIC_RATE,
     ENV_AI_WORKERS,
     ENV_ANALYSIS_PER_PLAYER,
     ENV_AWAY_AFTER,
@@ -35,6 +36,7 @@ from server.config import (
     ENV_NETWORK_FACTOR,
     ENV_PLAYERS_PER_ADDRESS,
     ENV_PORT,
+    ENV_PUBLIC_RATE,
     ENV_REDIS_URL,
     ENV_REGISTERED_SHARE,
     ENV_STATIC,
@@ -149,6 +151,13 @@ def add_serve_flags(serve: argparse.ArgumentParser) -> None:
         metavar="N",
         help="client connections open at once, at most; fewer when the open-file limit is lower "
         f"(env {ENV_MAX_CONNECTIONS}, default {DEFAULT_MAX_CONNECTIONS})",
+    )
+    serve.add_argument(
+        "--public-rate",
+        type=_whole_flag("--public-rate", MAX_COUNT),
+        metavar="MB",
+        help="megabytes a second the public answers (tournaments' tables, standings, records) may take "
+        f"together; beyond, they wait their turn (env {ENV_PUBLIC_RATE}, default {DEFAULT_PUBLIC_RATE})",
     )
     serve.add_argument(
         "--event-loop",
@@ -332,6 +341,7 @@ def resolve_settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Se
         failed_login_max_wait=getattr(args, "failed_login_max_wait", None) or base.failed_login_max_wait,
         id_hash_cost=getattr(args, "id_hash_cost", None) or base.id_hash_cost,
         max_connections=getattr(args, "max_connections", None) or base.max_connections,
+        public_rate=getattr(args, "public_rate", None) or base.public_rate,
         away_after=getattr(args, "away_after", None) or base.away_after,
         claim_after=getattr(args, "claim_after", None) or base.claim_after,
         banned_words=read_banned_words(args.banned_words)

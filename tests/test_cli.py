@@ -460,6 +460,22 @@ def test_bad_max_connections_are_refused(value: str, capsys: pytest.CaptureFixtu
         resolve([], {"KROPKI_MAX_CONNECTIONS": value})
 
 
+def test_public_rate_from_flag_environment_or_default() -> None:
+    assert resolve([], {}).public_rate == 64  # megabytes a second (server/web/budget.py)
+    assert resolve([], {"KROPKI_PUBLIC_RATE": "8"}).public_rate == 8
+    assert resolve(["--public-rate", "200"], {"KROPKI_PUBLIC_RATE": "8"}).public_rate == 200
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "x", "1.5", "1000001"])
+def test_bad_public_rates_are_refused(value: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        build_parser().parse_args(["serve", "--public-rate", value])
+    assert exit_info.value.code == 2
+    assert "--public-rate must be a whole number from 1 to 1000000" in capsys.readouterr().err
+    with pytest.raises(ConfigError, match="KROPKI_PUBLIC_RATE must be a whole number"):
+        resolve([], {"KROPKI_PUBLIC_RATE": value})
+
+
 def test_event_loop_from_flag_environment_or_default() -> None:
     assert resolve([], {}).event_loop == "auto"
     assert resolve([], {"KROPKI_EVENT_LOOP": "asyncio"}).event_loop == "asyncio"

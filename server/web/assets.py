@@ -29,6 +29,7 @@ from pathlib import Path
 
 from aiohttp import web
 
+from server.web.budget import Overbooked, SendingBudget, waited
 from server.web.headers import CLIENT_POLICY, CSP
 
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -118,10 +119,15 @@ def _asset(name: str, body: bytes) -> Asset:
 
 
 async def asset_response(
-    request: web.Request, asset: Asset, cache_control: str, more: Mapping[str, str] | None = None
+    request: web.Request,
+    asset: Asset,
+    cache_control: str,
+    more: Mapping[str, str] | None = None,
+    budget: SendingBudget | None = None,
 ) -> web.StreamResponse:
     """The asset, gzipped to a client that takes it, or 304 to one that has it (its ETag); `more`:
-    headers of its own (a download's name)."""
+    headers of its own (a download's name); `budget`: the one its body's bytes are sent within (a public
+    answer's, server/web/budget.py), refused with 503 when that is taken for too long."""
     headers = {"Cache-Control": cache_control, "ETag": asset.etag, "Content-Type": asset.content_type}
     headers.update(more or {})
     if asset.content_type.startswith("text/html"):
@@ -133,24 +139,40 @@ async def asset_response(
     body = asset.body
     if asset.gzipped is not None and "gzip" in request.headers.get("Accept-Encoding", ""):
         body, headers["Content-Encoding"] = asset.gzipped, "gzip"
-    if len(body) <= SLICE or request.method == "HEAD":
+    if request.method == "HEAD":
         return web.Response(body=body, headers=headers)
-    return await sliced(request, body, headers)
+    if budget is not None:
+        try:
+            await waited(budget.first(min(len(body), SLICE)))
+        except Overbooked as refused:
+            return web.json_response(
+                {"error": "the server is sending too much of this kind; try again later"},
+                status=503,
+                headers={"Retry-After": str(refused.retry_after), "Cache-Control": "no-store"},
+            )
+    if len(body) <= SLICE:
+        return web.Response(body=body, headers=headers)
+    return await sliced(request, body, headers, budget)
 
 
-async def sliced(request: web.Request, body: bytes, headers: dict[str, str]) -> web.StreamResponse:
+async def sliced(
+    request: web.Request, body: bytes, headers: dict[str, str], budget: SendingBudget | None = None
+) -> web.StreamResponse:
     """A big body (a whole tournament's tables: megabytes) written a slice at a time: aiohttp hands a
     body to the transport whole, which keeps what the socket does not take, a copy for each request
     (asyncio's transport copies; aiohttp joins the headers to it before Python 3.12.9), so six clients
     that did not read a 6 MB answer held 16 MB. A slice is written once the transport has taken the
     last (`StreamResponse.write` waits for it), and a client that takes none for SLICE_TIMEOUT has its
-    connection closed: it holds at most a slice or two, and not for long."""
+    connection closed: it holds at most a slice or two, and not for long. With a `budget`, whose turn the
+    first slice has had, each further slice waits for its own."""
     response = web.StreamResponse(headers=headers)
     response.content_length = len(body)
     view = memoryview(body)
     try:
         await response.prepare(request)
         for start in range(0, len(body), SLICE):
+            if budget is not None and start:
+                await waited(budget.more(min(len(body) - start, SLICE)))
             async with asyncio.timeout(SLICE_TIMEOUT):
                 await response.write(view[start : start + SLICE])
         await response.write_eof()

@@ -176,9 +176,10 @@ async def listing(request: web.Request) -> web.StreamResponse:
     async def listed() -> Built:
         return Built({"tournaments": await director.listing() if director is not None else []})
 
-    answer = await request.app[SHARED_ANSWERS_KEY].get(LISTING, _checked_anew, listed)
+    answers = request.app[SHARED_ANSWERS_KEY]
+    answer = await answers.get(LISTING, _checked_anew, listed)
     assert answer is not None  # a build that always answers
-    return await asset_response(request, answer, REVALIDATE)
+    return await asset_response(request, answer, REVALIDATE, budget=answers.budget)
 
 
 async def _checked_anew() -> Hashable:

@@ -27,6 +27,7 @@ from prometheus_client.registry import Collector
 from server import gcpauses
 from server.hub.hub import Hub
 from server.store.serverlock import AdvisoryLock
+from server.web.budget import MOST_WAIT, SendingBudget
 from server.web.clients import reads_metrics
 
 NOT_OPEN = "/metrics answers loopback and the trusted proxies only (see --metrics-from).\n"
@@ -136,6 +137,27 @@ class ClusterCollector(Collector):
         yield family
 
 
+class PublicBudgetCollector(Collector):
+    """The public answers' sending budget (server/web/budget.py): whether --public-rate holds back their
+    readers, and whom it turned away."""
+
+    def __init__(self, budget: SendingBudget) -> None:
+        self.budget = budget
+
+    def collect(self) -> Iterator[Metric]:
+        yield CounterMetricFamily(
+            "kropki_public_answers_refused",
+            "Public answers (a tournament's tables, standings and records, the tournaments' list) refused "
+            f"with 503 because the sending budget (--public-rate) was promised for over {MOST_WAIT:g} s",
+            value=self.budget.refused,
+        )
+        yield GaugeMetricFamily(
+            "kropki_public_answers_backlog_seconds",
+            "How far ahead the public answers' sending budget is promised: a new one waits about this long",
+            value=self.budget.backlog(),
+        )
+
+
 class DatabaseLockCollector(Collector):
     """On PostgreSQL: whether the process holds its database lock (server/store/serverlock.py)."""
 
@@ -207,6 +229,9 @@ class Metrics:
     def watch_cluster(self, *dropped: Mapping[str, int]) -> None:
         """`dropped`: the member's counts of messages not taken, by reason, read and added at each scrape."""
         self.registry.register(ClusterCollector(*dropped))
+
+    def watch_public_budget(self, budget: SendingBudget) -> None:
+        self.registry.register(PublicBudgetCollector(budget))
 
     def watch_database_lock(self, lock: AdvisoryLock) -> None:
         self.registry.register(DatabaseLockCollector(lock))

@@ -25,6 +25,7 @@ from typing import Any
 from aiohttp import web
 
 from server.web.assets import Asset
+from server.web.budget import SendingBudget
 from server.web.compressing import Compressed, compressed
 
 CHECK_SECONDS = 1.0
@@ -68,8 +69,10 @@ class SharedAnswers:
         clock: Callable[[], float] = time.monotonic,
         most_answers: int = MOST_ANSWERS,
         most_bytes: int = MOST_BYTES,
+        budget: SendingBudget | None = None,
     ) -> None:
         self.clock, self.most_answers, self.most_bytes = clock, most_answers, most_bytes
+        self.budget = budget or SendingBudget()  # what sending the answers may take (server/web/budget.py)
         self._kept: OrderedDict[Hashable, _Kept] = OrderedDict()
         # the build running for a key, with the count of changes made here it began after
         self._flights: dict[Hashable, tuple[int, asyncio.Future[Asset | None]]] = {}

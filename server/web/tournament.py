@@ -182,7 +182,7 @@ async def records(request: web.Request) -> web.StreamResponse:
     if answer is None:
         return web.json_response({"error": f"no archived games of the tournament {name!r}"}, status=404)
     download = {"Content-Disposition": _attachment(f"{_file_safe(name)}.sgf.zip")}
-    return await asset_response(request, answer, REVALIDATE, download)
+    return await asset_response(request, answer, REVALIDATE, download, answers.budget)
 
 
 async def _records_version(app: web.Application, name: str) -> Hashable:
@@ -250,7 +250,7 @@ async def _shared(request: web.Request, kind: str) -> web.StreamResponse:
     answer = await _answer(request.app, kind, name)
     if answer is None:
         return web.json_response({"error": f"no tables were set up for the tournament {name!r}"}, status=404)
-    return await asset_response(request, answer, REVALIDATE)
+    return await asset_response(request, answer, REVALIDATE, budget=request.app[SHARED_ANSWERS_KEY].budget)
 
 
 async def _answer(app: web.Application, kind: str, name: str) -> Asset | None:
