@@ -15,6 +15,7 @@ answered as JSON, close a report with `what=close` and many at once with `what=c
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import functools
 import json
@@ -59,6 +60,10 @@ log = logging.getLogger(__name__)
 
 SANCTIONS_EVERY = 2.0  # seconds between two readings of the active sanctions
 SANCTIONS_KEY = web.AppKey("sanctions", Sanctions)
+# One reading of the sanctions at a time, each applied before the next begins: a reading begun before a
+# moderator's sanction was stored and ended after the moderator's own reading would otherwise undo it
+# until the next, which then told the player again.
+SANCTIONS_READ_KEY = web.AppKey("sanctions_read", asyncio.Lock)
 ACTIONS = (MUTE, KICK, BAN, "unmute", "unban", "lobby")
 READS = ("reports", "sanctions", "log")  # answered as JSON
 CLOSES = ("close", "closemany")
@@ -71,13 +76,15 @@ async def keep_sanctions(app: web.Application) -> AsyncIterator[None]:
     """The hub takes the store's sanctions at the start and every SANCTIONS_EVERY seconds after."""
     hub = app[HUB_KEY]
     app[SANCTIONS_KEY] = Sanctions(hub.ctx, hub.roster, hub.tables, hub.sessions)
+    app[SANCTIONS_READ_KEY] = asyncio.Lock()
     await refresh(app)
     async with read_every(SANCTIONS_EVERY, functools.partial(refresh, app), "read the sanctions"):
         yield
 
 
 async def refresh(app: web.Application) -> None:
-    app[SANCTIONS_KEY].take(await app[STORE_KEY].moderation.active())
+    async with app[SANCTIONS_READ_KEY]:
+        app[SANCTIONS_KEY].take(await app[STORE_KEY].moderation.active())
 
 
 async def moderate(request: web.Request) -> str:

@@ -15,6 +15,7 @@ from pytest_aiohttp import AiohttpClient
 
 from server.cli import main
 from server.config import Settings
+from server.hub.sanctions import Sanction
 from server.web.common import HUB_KEY, STORE_KEY
 from server.web.moderation import SANCTIONS_EVERY, refresh
 from tests.clients.conversation import log_in, poll
@@ -334,3 +335,41 @@ async def test_a_moderators_requests_count_for_the_time_out_as_polls_do(client: 
     timers.ahead += hub.poll_timeout + 1
     hub.sweep()
     assert await moderate(mod, what="reports") == "err.notModerator"
+
+
+async def test_a_reading_of_the_sanctions_begun_before_a_mute_does_not_undo_it(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The reading every SANCTIONS_EVERY seconds had read the sanctions before a moderator's mute was
+    stored, and came back after the moderator's own reading had applied it. Before, the older reading
+    was applied last: the mute was lifted until the next reading (the troll's lines went out), which
+    then told the troll a second time."""
+    mod = await moderator(client)
+    troll = Zagram(client, "troll1", "*Troll")
+    assert await troll.login() == ""
+    await troll.poll()
+    moderation = client.app[STORE_KEY].moderation
+    read, held = moderation.active, asyncio.Event()
+
+    async def slow_read() -> list[Sanction]:
+        rows = await read()
+        monkeypatch.setattr(moderation, "active", read)  # only the first reading is slow
+        await held.wait()
+        return rows
+
+    monkeypatch.setattr(moderation, "active", slow_read)
+    timed = asyncio.create_task(refresh(client.app))  # the timer's reading, before the mute
+    await asyncio.sleep(0.05)
+    muting = asyncio.create_task(moderate(mod, what="mute", whom="*Troll", reason="spam"))
+    await asyncio.sleep(0.3)  # before the fix the mute was applied and answered by now
+    held.set()
+    await timed
+    assert await muting == "ok"
+
+    troll.send("c", 0, "BUY CHEAP GOLD")
+    told = str((await troll.poll()).sections)
+    await refresh(client.app)  # the timer's next reading
+    told += str((await troll.poll()).sections)
+
+    assert "GOLD" not in str((await mod.poll()).sections)
+    assert told.count("You are muted") == 2  # the notice, then the line's refusal; before: a second notice
