@@ -16,6 +16,10 @@ second, as results arrive in a running tournament). Printed: the flood's answers
 the pollers' p50 and p99 (target: p99 within TARGET_P99_MS, docs/performance.md), the server's CPU
 share and its peak memory.
 
+Then, with --made-up N, the same for N connections from one address asking for the standings of
+tournaments that do not exist, each a made-up name (nothing is kept for such a name, so each is a look
+in the store), with the pollers and the organiser's script as above.
+
     .venv/bin/python benchmarks/standings_flood.py --sizes 4500 40000 108000 --clients 200 --seconds 20
 """
 
@@ -31,7 +35,9 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from itertools import count
 from pathlib import Path
 from urllib.parse import quote
 
@@ -200,10 +206,42 @@ async def flood(server: Server, key: str, clients: int, pollers: int, seconds: f
     return met
 
 
-async def _ask(conn: HttpConnection, page: str, stop_at: float, answered: Counter[str]) -> None:
+async def made_up(server: Server, key: str, clients: int, pollers: int, seconds: float) -> bool:
+    stop_at = time.monotonic() + seconds
+    answered: Counter[str] = Counter()
+    waits: list[float] = []
+    guests = await logged_in_pollers(server.port, pollers, 10.0)
+    askers = [await connect_from(server.port, "127.201.0.1") for _ in range(clients)]
+    cpu_before, started = server.cpu_seconds(), time.monotonic()
+    names = (f"/tournament/{quote(f'Made-up {random.getrandbits(48):x}')}/standings.json" for _ in count())
+    await asyncio.gather(
+        *(_ask(conn, names, stop_at, answered) for conn in askers),
+        *(_poll(guest, stop_at, waits) for guest in guests),
+        _set_up(server.port, key, stop_at, answered),
+    )
+    elapsed = time.monotonic() - started
+    cpu = (server.cpu_seconds() - cpu_before) / elapsed
+    for conn in askers:
+        conn.close()
+    waits.sort()
+    met = bool(waits) and waits[int(0.99 * (len(waits) - 1))] * 1000 <= TARGET_P99_MS
+    rates = ", ".join(f"{what} {count / elapsed:.1f}/s" for what, count in sorted(answered.items()))
+    print(
+        f"made-up names from {clients} connections of one address for {elapsed:.0f} s: {rates};"
+        f" the pollers' polls {ms(waits, 50, 99)} over {len(waits)} (target p99 {TARGET_P99_MS:.0f} ms)"
+        f"{'' if met else '  MISSED'}; the server's CPU {cpu * 100:.0f}% of a core",
+        flush=True,
+    )
+    return met
+
+
+async def _ask(
+    conn: HttpConnection, page: str | Iterator[str], stop_at: float, answered: Counter[str]
+) -> None:
+    """Asks for `page` (or each next of them) in a loop until `stop_at`."""
     while time.monotonic() < stop_at:
         try:
-            status, _ = await conn.get(page)
+            status, _ = await conn.get(page if isinstance(page, str) else next(page))
         except (OSError, TimeoutError, ValueError):
             answered["failed"] += 1
             return
@@ -242,6 +280,7 @@ def main() -> int:
     parser.add_argument("--clients", type=int, default=200)
     parser.add_argument("--pollers", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=20.0)
+    parser.add_argument("--made-up", type=int, default=0, metavar="N", help="then N of one address")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--log-level", default="WARNING")
     parser.add_argument("--server-root", type=Path, default=REPO, help="the checkout whose server runs")
@@ -258,6 +297,8 @@ def main() -> int:
                 asyncio.run(after_a_change(server, key, args.repeat, size))
                 if size == max(args.sizes):
                     met = asyncio.run(flood(server, key, args.clients, args.pollers, args.seconds))
+                    if args.made_up:
+                        met &= asyncio.run(made_up(server, key, args.made_up, args.pollers, args.seconds))
             finally:
                 server.stop()
             print(f"    log: {server.log_summary()}", flush=True)

@@ -82,10 +82,24 @@ RUNS = {
         ],
         "set up since the last wave",
     ),
-    # both tournaments of 200 games, then 10 clients from 10 networks asking for 2 seconds
+    # both tournaments of 200 games, then 10 clients from 10 networks asking for 2 seconds, then made-up
+    # names from one address
     "standings_flood": (
-        ["--sizes", "200", "--repeat", "1", "--clients", "10", "--pollers", "2", "--seconds", "2"],
-        "flood of 10 clients from 10 networks",
+        [
+            "--sizes",
+            "200",
+            "--repeat",
+            "1",
+            "--clients",
+            "10",
+            "--pollers",
+            "2",
+            "--seconds",
+            "2",
+            "--made-up",
+            "2",
+        ],
+        "made-up names from 2 connections of one address",
     ),
     # 300 games of a tournament among 300 others, downloaded one at a time, then by 3 clients at once
     "records": (

@@ -21,6 +21,12 @@ GUEST_LOGINS = (0.5, 30.0)  # guest logins an address may make: 30 at once, then
 # player id may ask 3 at once, then one every 10 seconds; one address 30 at once, then 2 a second.
 WHOLE_STATES_PER_ID = (0.1, 3.0)
 WHOLE_STATES_PER_ADDRESS = (2.0, 30.0)
+# Public answers that nothing keeps (a tournament's results, standings or records not asked for lately,
+# or of a name that has no tournament): each is a look in the store, 4-7 ms of CPU for a made-up name,
+# where a kept answer costs a few hundred microseconds. An address may ask for 30 at once, then one a
+# second (its network four times as many), and the whole server for 20 a second, 100 at once.
+COLD_ANSWERS_PER_ADDRESS = (1.0, 30.0)
+COLD_ANSWERS = (20.0, 100.0)
 
 
 @dataclass(frozen=True)
@@ -99,6 +105,8 @@ class RequestLimits:
     guest_logins: NetworkBuckets
     whole_states_per_id: TokenBuckets
     whole_states_per_address: NetworkBuckets
+    cold_answers_per_address: NetworkBuckets
+    cold_answers: TokenBuckets  # the whole server's, under one key
 
 
 LIMITS_KEY = web.AppKey("request_limits", RequestLimits)
@@ -111,6 +119,8 @@ def request_limits(factor: int) -> RequestLimits:
         NetworkBuckets(*GUEST_LOGINS, factor),
         TokenBuckets(*WHOLE_STATES_PER_ID),
         NetworkBuckets(*WHOLE_STATES_PER_ADDRESS, factor),
+        NetworkBuckets(*COLD_ANSWERS_PER_ADDRESS, factor),
+        TokenBuckets(*COLD_ANSWERS),
     )
 
 
@@ -157,6 +167,22 @@ def refuses_whole_state(request: web.Request, secret: str) -> bool:
     return (not client.unlimited and not limits.whole_states_per_address.take(client)) or (
         bool(secret) and not limits.whole_states_per_id.take(secret)
     )
+
+
+def refuses_cold_answer(request: web.Request) -> web.Response | None:
+    """A 429 (this address) or 503 (everyone) when a public answer that nothing keeps would be one look
+    in the store too many (COLD_ANSWERS); None lets it go on."""
+    limits = request.app[LIMITS_KEY]
+    client = origin(request)
+    if not client.unlimited and not limits.cold_answers_per_address.take(client):
+        return web.json_response(
+            {"error": "too many requests; slow down"}, status=429, headers={"Retry-After": "1"}
+        )
+    if not limits.cold_answers.take(""):
+        return web.json_response(
+            {"error": "the server is busy; try again soon"}, status=503, headers={"Retry-After": "1"}
+        )
+    return None
 
 
 def _text(body: str) -> web.Response:

@@ -25,6 +25,7 @@ from server.store.accounts import Accounts
 from server.store.tournaments import Tournaments
 from server.web.assets import PAGES_KEY, REVALIDATE, Asset, asset_response
 from server.web.auth import ACCOUNTS_KEY
+from server.web.clients import refuses_cold_answer
 from server.web.common import DIRECTOR_KEY, HUB_KEY
 from server.web.kept_tables import KeptTournaments, Snapshot, StandingsSums, encoded, joined
 from server.web.shared import SHARED_ANSWERS_KEY, Built
@@ -176,6 +177,8 @@ async def records(request: web.Request) -> web.StreamResponse:
     shared.py): a day's arena has some 108,000, and anyone may ask."""
     name, app = request.match_info["name"], request.app
     answers = app[SHARED_ANSWERS_KEY]
+    if (refused := _refuses_cold(request, RECORDS, name)) is not None:
+        return refused
     answer = await answers.get(
         (RECORDS, name), lambda: _records_version(app, name), lambda: _records_zipped(app, name)
     )
@@ -235,7 +238,10 @@ async def standings_page(request: web.Request) -> web.StreamResponse:
             text="The standings page is part of the built-in client, which --static replaced; "
             f"the results are at /tournament/{request.match_info['name']}.\n"
         )
-    known = await _answer(request.app, STANDINGS, request.match_info["name"]) is not None
+    name = request.match_info["name"]
+    if (refused := _refuses_cold(request, STANDINGS, name)) is not None:
+        return refused
+    known = await _answer(request.app, STANDINGS, name) is not None
     return await pages.page_response(request, "standings.html", 200 if known else 404)
 
 
@@ -247,10 +253,19 @@ def answered_anew(app: web.Application, tournament: str | None) -> None:
 
 async def _shared(request: web.Request, kind: str) -> web.StreamResponse:
     name = request.match_info["name"]
+    if (refused := _refuses_cold(request, kind, name)) is not None:
+        return refused
     answer = await _answer(request.app, kind, name)
     if answer is None:
         return web.json_response({"error": f"no tables were set up for the tournament {name!r}"}, status=404)
     return await asset_response(request, answer, REVALIDATE, budget=request.app[SHARED_ANSWERS_KEY].budget)
+
+
+def _refuses_cold(request: web.Request, kind: str, name: str) -> web.Response | None:
+    """An answer kept or being built costs no look in the store; any other is counted (clients.py)."""
+    if request.app[SHARED_ANSWERS_KEY].holds((kind, name)):
+        return None
+    return refuses_cold_answer(request)
 
 
 async def _answer(app: web.Application, kind: str, name: str) -> Asset | None:

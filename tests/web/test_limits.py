@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
@@ -11,7 +12,7 @@ from server.hub.hub import Hub
 from server.hub.limits import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE, SAME_LINE_PER_MINUTE, Caps
 from server.hub.model import Origin
 from server.web import clients, common, limits
-from server.web.common import HUB_KEY
+from server.web.common import HUB_KEY, STORE_KEY
 from server.web.limits import LoginGuard, NetworkBuckets, TokenBuckets
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram, parse_reply
@@ -25,6 +26,8 @@ async def limited_client(
     per_address: int = 1000,
     whole_states_per_id: int = 1000,
     whole_states_per_address: int = 1000,
+    cold_answers_per_address: int = 1000,
+    cold_answers: int = 1000,
     **changes,
 ) -> TestClient:
     """The real app with the loopback address not exempt, and small buckets (no refill) to reach."""
@@ -37,6 +40,8 @@ async def limited_client(
         NetworkBuckets(1e-9, 3, factor),
         TokenBuckets(1e-9, whole_states_per_id),
         NetworkBuckets(1e-9, whole_states_per_address, factor),
+        NetworkBuckets(1e-9, cold_answers_per_address, factor),
+        TokenBuckets(1e-9, cold_answers),
     )
     return await aiohttp_client(app)
 
@@ -335,3 +340,58 @@ async def test_whole_states_are_limited_per_id_and_per_address_and_news_is_not(
 def test_many_replies_of_one_text_share_one_encoded_body() -> None:
     text = "sd/m0.5.0/q0/" + "i*Guest..F.en/" * 5000 + "end"
     assert common.text_response(text).body is common.text_response(text).body
+
+
+async def tournament_set_up(client: TestClient, headers: dict[str, str]) -> str:
+    """A tournament of one table, set up by an organiser's script; its standings.json's address."""
+    key = await client.app[STORE_KEY].tournaments.add_key("cup-bot", "Autumn Cup", False)
+    query = {"co": "setUpTable", "key": key, "gameType": "2020stanF0.60.5", "tourn": "Autumn Cup"}
+    answer = await client.get("/a.kropki", params=query | {"pl1": "*A", "pl2": "*B"}, headers=headers)
+    assert (await answer.text()).startswith("ok.")
+    return "/tournament/Autumn Cup/standings.json"
+
+
+async def test_public_answers_nothing_keeps_are_limited_per_address_and_kept_ones_are_not(
+    aiohttp_client: AiohttpClient, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Made-up tournament names from one address: each a look in the store (before: as many as the
+    address's 200 requests a second, a whole core). Past its share the address is answered 429 without
+    a look; the tournament it read before is still answered, and another address is not held back."""
+    client = await limited_client(
+        aiohttp_client, settings, cold_answers_per_address=3, trusted_proxies=("127.0.0.1",)
+    )
+    troll, other = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.9"}
+    standings = await tournament_set_up(client, troll)
+    assert (await client.get(standings, headers=troll)).status == 200
+    looks = 0
+    changes = client.app[STORE_KEY].tournaments.changes
+
+    async def counted(tournament: str) -> int:
+        nonlocal looks
+        looks += 1
+        return await changes(tournament)
+
+    monkeypatch.setattr(client.app[STORE_KEY].tournaments, "changes", counted)
+
+    made_up = [await client.get(f"/tournament/Made-up {n}", headers=troll) for n in range(4)]
+    records = await client.get("/tournament/Made-up 5.sgf.zip", headers=troll)
+    page = await client.get("/tournament/Made-up 6/standings", headers=troll)
+
+    assert [response.status for response in made_up] == [404, 404, 429, 429]  # the first standings counted
+    assert (records.status, page.status, made_up[-1].headers["Retry-After"]) == (429, 429, "1")
+    assert looks == 2
+    assert (await client.get(standings, headers=troll)).status == 200  # kept: no look in the store
+    assert (await client.get("/tournament/Made-up 7", headers=other)).status == 404
+
+
+async def test_public_answers_nothing_keeps_are_limited_for_the_whole_server(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """Made-up names from many networks, each within its own share: the server as a whole looks in the
+    store no more than COLD_ANSWERS allows, and answers the rest 503 at once."""
+    client = await limited_client(aiohttp_client, settings, cold_answers=3, trusted_proxies=("127.0.0.1",))
+    statuses = [
+        (await client.get(f"/tournament/Made-up {n}", headers={"X-Forwarded-For": f"203.0.{n}.7"})).status
+        for n in range(5)
+    ]
+    assert statuses == [404, 404, 404, 503, 503]
