@@ -146,7 +146,7 @@ async def asset_response(
             await waited(budget.first(min(len(body), SLICE)))
         except Overbooked as refused:
             return web.json_response(
-                {"error": "the server is sending too much of this kind; try again later"},
+                {"error": "too many public answers are being sent; try again later"},
                 status=503,
                 headers={"Retry-After": str(refused.retry_after), "Cache-Control": "no-store"},
             )

@@ -3,11 +3,11 @@ tournament's tables, standings and records' zip, the tournaments' list: server/w
 
 Such an answer is built once and shared, so a request costs its sending alone; but the answer may be
 megabytes, and clients from many networks, each within its own per-address limits, can make sending it
-all the event loop does, the players' polls waiting behind it (docs/performance.md, "A big tournament's
-public pages under a flood"). So all those answers together go out at most `rate` bytes a second, after
-a first BURST seconds' worth at once, and each counts at least MIN_CHARGE bytes: what a request costs
-the loop besides its body.
-What a flood can then take from the players is bounded, and the flood's own clients wait their turn.
+all the event loop does, the players' polls waiting behind it (docs/performance.md, "The public answers'
+sending budget"). So all those answers together go out at most `rate` bytes a second, after a first
+BURST seconds' worth at once, and each counts at least MIN_CHARGE bytes: what a request costs the loop
+besides its body. What a flood can then take from the players is bounded, and the flood's own clients
+wait their turn.
 
 The turns are kept as one time (GCRA: when the budget will have sent everything promised), so there is no
 queue to hold. An answer that would wait longer than `most_wait` before its first byte is refused
@@ -25,7 +25,7 @@ from collections.abc import Callable
 MEGABYTE = 1024 * 1024
 DEFAULT_RATE = 64  # megabytes a second: about 3% of a core to send on this project's 2-CPU test host
 BURST = 0.25  # seconds of the rate sent at once by a budget left alone: 16 MB at the default rate
-MIN_CHARGE = 256 * 1024  # bytes an answer counts however small it is (docs/performance.md, as above)
+MIN_CHARGE = 256 * 1024  # bytes an answer counts however small it is: at most 256 answers a second by default
 MOST_WAIT = 10.0  # seconds an answer may wait for its first byte before it is refused instead
 
 
