@@ -13,11 +13,13 @@ from server.store.database import MAX_INTEGER, utc_text
 from server.store.games import Games, GameSummary
 from server.store.outage import unavailable
 from server.web.assets import PAGES_KEY
+from server.web.clients import refuses_store_reads
 from server.web.common import DATABASE_UNREACHABLE, HUB_KEY, STORE_KEY, log_failure
 
 GAMES_KEY = web.AppKey("games", Games)
 DEFAULT_LIST = 50
 MAX_LIST = 500
+GAMES_A_READ = 50  # a list of games counts one store read (server/web/clients.py) for each 50 asked for
 SGF_TYPE = "application/x-go-sgf"
 
 routes = web.RouteTableDef()
@@ -33,6 +35,8 @@ async def download(request: web.Request) -> web.Response:
     number = archive_number(text)
     if number is None:
         return web.Response(status=404, text="No such game: archive numbers are whole numbers.\n")
+    if (refused := refuses_store_reads(request, 1)) is not None:
+        return refused
     sgf = await request.app[GAMES_KEY].sgf(number)
     if sgf is None:
         return web.Response(status=404, text=f"There is no game number {text}.\n")
@@ -51,6 +55,8 @@ async def table_record(request: web.Request) -> web.Response:
     uid = int(text) if text.isascii() and text.isdigit() and len(text) <= 9 else None
     hub = request.app[HUB_KEY]
     players = hub.table_players(uid) if uid is not None else None
+    if players and (refused := refuses_store_reads(request, 1)) is not None:  # its bots are read
+        return refused
     try:
         bots = await request.app[STORE_KEY].bots.among(players or ())
     except Exception as failure:  # never a 500
@@ -94,6 +100,8 @@ async def games_json(request: web.Request) -> web.Response:
     before = _whole(before_text, MAX_INTEGER) if before_text is not None else None
     if before_text is not None and before is None:
         return _error(400, "before= must be a game number (the list goes on with the older games)")
+    if (refused := refuses_store_reads(request, max(1, limit / GAMES_A_READ))) is not None:
+        return refused
     found = await request.app[GAMES_KEY].recent(nick, limit, before)
     return web.json_response([summary_json(game) for game in found], headers={"Cache-Control": "no-store"})
 

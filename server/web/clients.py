@@ -21,12 +21,14 @@ GUEST_LOGINS = (0.5, 30.0)  # guest logins an address may make: 30 at once, then
 # player id may ask 3 at once, then one every 10 seconds; one address 30 at once, then 2 a second.
 WHOLE_STATES_PER_ID = (0.1, 3.0)
 WHOLE_STATES_PER_ADDRESS = (2.0, 30.0)
-# Public answers that nothing keeps (a tournament's results, standings or records not asked for lately,
-# or of a name that has no tournament): each is a look in the store, 4-7 ms of CPU for a made-up name,
-# where a kept answer costs a few hundred microseconds. An address may ask for 30 at once, then one a
-# second (its network four times as many), and the whole server for 20 a second, 100 at once.
-COLD_ANSWERS_PER_ADDRESS = (1.0, 30.0)
-COLD_ANSWERS = (20.0, 100.0)
+# What anyone may read from the store (the archive's games, lists, replays and players; a tournament's
+# public answers that nothing keeps), counted in reads of about 1.5 ms of CPU each: an SGF 1.4 ms, a
+# game's replay 2.5, a player 5 (3 reads), a list of games 15-21 ms for 500 (one read a 50 games), a
+# made-up tournament name 6.5 (5 reads). Against 0.16 ms for /healthz, so that one address within its
+# 200 requests a second kept several cores busy. An address may make 50 reads at once, then 5 a second
+# (its network four times as many), and the whole server 100 a second, 400 at once.
+STORE_READS_PER_ADDRESS = (5.0, 50.0)
+STORE_READS = (100.0, 400.0)
 
 
 @dataclass(frozen=True)
@@ -105,8 +107,8 @@ class RequestLimits:
     guest_logins: NetworkBuckets
     whole_states_per_id: TokenBuckets
     whole_states_per_address: NetworkBuckets
-    cold_answers_per_address: NetworkBuckets
-    cold_answers: TokenBuckets  # the whole server's, under one key
+    store_reads_per_address: NetworkBuckets
+    store_reads: TokenBuckets  # the whole server's, under one key
 
 
 LIMITS_KEY = web.AppKey("request_limits", RequestLimits)
@@ -119,8 +121,8 @@ def request_limits(factor: int) -> RequestLimits:
         NetworkBuckets(*GUEST_LOGINS, factor),
         TokenBuckets(*WHOLE_STATES_PER_ID),
         NetworkBuckets(*WHOLE_STATES_PER_ADDRESS, factor),
-        NetworkBuckets(*COLD_ANSWERS_PER_ADDRESS, factor),
-        TokenBuckets(*COLD_ANSWERS),
+        NetworkBuckets(*STORE_READS_PER_ADDRESS, factor),
+        TokenBuckets(*STORE_READS),
     )
 
 
@@ -169,16 +171,16 @@ def refuses_whole_state(request: web.Request, secret: str) -> bool:
     )
 
 
-def refuses_cold_answer(request: web.Request) -> web.Response | None:
-    """A 429 (this address) or 503 (everyone) when a public answer that nothing keeps would be one look
-    in the store too many (COLD_ANSWERS); None lets it go on."""
+def refuses_store_reads(request: web.Request, reads: float) -> web.Response | None:
+    """A 429 (this address) or 503 (everyone) when a public request that reads the store would read too
+    much (STORE_READS); None lets it go on."""
     limits = request.app[LIMITS_KEY]
     client = origin(request)
-    if not client.unlimited and not limits.cold_answers_per_address.take(client):
+    if not client.unlimited and not limits.store_reads_per_address.take(client, reads):
         return web.json_response(
             {"error": "too many requests; slow down"}, status=429, headers={"Retry-After": "1"}
         )
-    if not limits.cold_answers.take(""):
+    if not limits.store_reads.take("", reads):
         return web.json_response(
             {"error": "the server is busy; try again soon"}, status=503, headers={"Retry-After": "1"}
         )

@@ -228,15 +228,15 @@ class TokenBuckets:
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, when)
         self._swept = clock()
 
-    def take(self, key: str) -> bool:
-        """Spend one token if there is one; False means: too fast, refuse."""
+    def take(self, key: str, cost: float = 1.0) -> bool:
+        """Spend `cost` tokens if there are as many; False means: too fast, refuse."""
         now = self.clock()
         tokens, when = self._buckets.get(key, (self.burst, now))
         tokens = min(self.burst, tokens + (now - when) * self.rate)
-        if tokens < 1.0:
+        if tokens < cost:
             self._buckets[key] = (tokens, now)
             return False
-        self._buckets[key] = (tokens - 1.0, now)
+        self._buckets[key] = (tokens - cost, now)
         if len(self._buckets) > MAX_ADDRESSES and now - self._swept >= self._refill_seconds:
             self._forget_full(now)
         return True
@@ -265,5 +265,5 @@ class NetworkBuckets:
         self.hosts = TokenBuckets(rate, burst, clock)
         self.networks = TokenBuckets(rate * factor, burst * factor, clock)
 
-    def take(self, origin: Origin) -> bool:
-        return self.hosts.take(origin.host) and self.networks.take(origin.group)
+    def take(self, origin: Origin, cost: float = 1.0) -> bool:
+        return self.hosts.take(origin.host, cost) and self.networks.take(origin.group, cost)

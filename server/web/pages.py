@@ -17,9 +17,11 @@ from server.protocol.codec import ProtocolError, check_nick
 from server.store.database import utc_text
 from server.web.archive import GAMES_KEY, archive_number, summary_json
 from server.web.assets import PAGES_KEY
+from server.web.clients import refuses_store_reads
 from server.web.common import STORE_KEY
 
 RECENT_GAMES = 20
+PLAYER_READS = 3  # store reads (server/web/clients.py) a player's page counts: 5 ms of CPU
 REPLAYS_KEPT_BYTES = 16 * 1024 * 1024
 NO_PAGES = "The archive's pages belong to the built-in client, which --static replaced: see {json}.\n"
 
@@ -75,10 +77,12 @@ async def game(request: web.Request) -> web.StreamResponse:
             return _error(400, "A game's address is /game/<number>, its number in digits.")
         return await _page(request, "game.html", False)
     games = request.app[GAMES_KEY]
+    replays = request.app[REPLAYS_KEY]
+    steps = replays.get(number) if as_json else None
+    if (refused := refuses_store_reads(request, 1 if steps is not None or not as_json else 2)) is not None:
+        return refused
     if not as_json:
         return await _page(request, "game.html", await games.summary(number) is not None)
-    replays = request.app[REPLAYS_KEY]
-    steps = replays.get(number)
     if steps is not None:
         summary = await games.summary(number)
     else:
@@ -120,6 +124,8 @@ async def player(request: web.Request) -> web.StreamResponse:
         if as_json:
             return _error(400, "A player's address is /player/<nick>, a guest's nick with its leading *.")
         return await _page(request, "player.html", False)
+    if (refused := refuses_store_reads(request, PLAYER_READS)) is not None:
+        return refused
     store = request.app[STORE_KEY]
     profile = None if nick.startswith("*") else await store.accounts.profile(nick)
     games = await store.games.recent(nick, RECENT_GAMES)

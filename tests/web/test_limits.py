@@ -14,6 +14,7 @@ from server.hub.model import Origin
 from server.web import clients, common, limits
 from server.web.common import HUB_KEY, STORE_KEY
 from server.web.limits import LoginGuard, NetworkBuckets, TokenBuckets
+from server.web.tournament import COLD_READS
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram, parse_reply
 
@@ -26,8 +27,8 @@ async def limited_client(
     per_address: int = 1000,
     whole_states_per_id: int = 1000,
     whole_states_per_address: int = 1000,
-    cold_answers_per_address: int = 1000,
-    cold_answers: int = 1000,
+    store_reads_per_address: int = 1000,
+    store_reads: int = 1000,
     **changes,
 ) -> TestClient:
     """The real app with the loopback address not exempt, and small buckets (no refill) to reach."""
@@ -40,8 +41,8 @@ async def limited_client(
         NetworkBuckets(1e-9, 3, factor),
         TokenBuckets(1e-9, whole_states_per_id),
         NetworkBuckets(1e-9, whole_states_per_address, factor),
-        NetworkBuckets(1e-9, cold_answers_per_address, factor),
-        TokenBuckets(1e-9, cold_answers),
+        NetworkBuckets(1e-9, store_reads_per_address, factor),
+        TokenBuckets(1e-9, store_reads),
     )
     return await aiohttp_client(app)
 
@@ -358,7 +359,7 @@ async def test_public_answers_nothing_keeps_are_limited_per_address_and_kept_one
     address's 200 requests a second, a whole core). Past its share the address is answered 429 without
     a look; the tournament it read before is still answered, and another address is not held back."""
     client = await limited_client(
-        aiohttp_client, settings, cold_answers_per_address=3, trusted_proxies=("127.0.0.1",)
+        aiohttp_client, settings, store_reads_per_address=3 * COLD_READS, trusted_proxies=("127.0.0.1",)
     )
     troll, other = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.9"}
     standings = await tournament_set_up(client, troll)
@@ -388,10 +389,36 @@ async def test_public_answers_nothing_keeps_are_limited_for_the_whole_server(
     aiohttp_client: AiohttpClient, settings: Settings
 ) -> None:
     """Made-up names from many networks, each within its own share: the server as a whole looks in the
-    store no more than COLD_ANSWERS allows, and answers the rest 503 at once."""
-    client = await limited_client(aiohttp_client, settings, cold_answers=3, trusted_proxies=("127.0.0.1",))
+    store no more than STORE_READS allows, and answers the rest 503 at once."""
+    client = await limited_client(
+        aiohttp_client, settings, store_reads=3 * COLD_READS, trusted_proxies=("127.0.0.1",)
+    )
     statuses = [
         (await client.get(f"/tournament/Made-up {n}", headers={"X-Forwarded-For": f"203.0.{n}.7"})).status
         for n in range(5)
     ]
     assert statuses == [404, 404, 404, 503, 503]
+
+
+async def test_the_archives_reads_are_counted_by_what_they_read(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """A list of 500 games read 15-21 ms of CPU from the store (10 reads), a player's page 5 (3), an SGF
+    1.4 (1): one address within its 200 requests a second kept several cores busy. Each is counted in
+    reads; past the address's share it is answered 429 before it reads, and another address is not."""
+    client = await limited_client(
+        aiohttp_client, settings, store_reads_per_address=15, trusted_proxies=("127.0.0.1",)
+    )
+    troll, other = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.9"}
+    answers = [
+        await client.get("/games.json?limit=500", headers=troll),  # 10 reads
+        await client.get("/player/Ala.json", headers=troll),  # 3
+        await client.get("/sgf/7", headers=troll),  # 1
+        await client.get("/game/7.json", headers=troll),  # 2: one too many
+        await client.get("/sgf/8", headers=troll),  # 1
+        await client.get("/games.json", headers=troll),  # 1: none left
+        await client.get("/sgf/9", headers=other),
+    ]
+
+    assert [answer.status for answer in answers] == [200, 404, 404, 429, 404, 429, 404]
+    assert answers[3].headers["Retry-After"] == "1"
