@@ -36,6 +36,7 @@ import tempfile
 import time
 from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from itertools import count
 from pathlib import Path
@@ -175,47 +176,64 @@ async def logged_in_pollers(port: int, count: int, timeout: float) -> list[Guest
 
 
 async def flood(server: Server, key: str, clients: int, pollers: int, seconds: float) -> bool:
-    stop_at = time.monotonic() + seconds
-    answered: Counter[str] = Counter()
-    waits: list[float] = []
     guests = await logged_in_pollers(server.port, pollers, 10.0)
     flooders = [
         await connect_from(server.port, f"127.{1 + n // 200}.{n % 200}.1", GZIP if n % 2 else None)
         for n in range(clients)
     ]
-    cpu_before, started = server.cpu_seconds(), time.monotonic()
-    await asyncio.gather(
-        *(_ask(conn, PAGES[n % len(PAGES)], stop_at, answered) for n, conn in enumerate(flooders)),
-        *(_poll(guest, stop_at, waits) for guest in guests),
-        _set_up(server.port, key, stop_at, answered),
-    )
-    elapsed = time.monotonic() - started
-    cpu = (server.cpu_seconds() - cpu_before) / elapsed
-    for conn in flooders:
-        conn.close()
-    waits.sort()
-    met = bool(waits) and waits[int(0.99 * (len(waits) - 1))] * 1000 <= TARGET_P99_MS
-    rates = ", ".join(f"{what} {count / elapsed:.1f}/s" for what, count in sorted(answered.items()))
-    print(
-        f"flood of {clients} clients from {clients} networks for {elapsed:.0f} s: {rates};"
-        f" the pollers' polls {ms(waits, 50, 99)} over {len(waits)} (target p99 {TARGET_P99_MS:.0f} ms)"
-        f"{'' if met else '  MISSED'}; the server's CPU {cpu * 100:.0f}% of a core,"
-        f" peak memory {server.rss_mb('VmHWM'):.0f} MB",
-        flush=True,
-    )
-    return met
+    pages = [PAGES[n % len(PAGES)] for n in range(clients)]
+    run = await _beside_pollers(server, key, flooders, pages, guests, seconds)
+    memory = f", peak memory {server.rss_mb('VmHWM'):.0f} MB"
+    return run.reported(f"flood of {clients} clients from {clients} networks", memory)
 
 
 async def made_up(server: Server, key: str, clients: int, pollers: int, seconds: float) -> bool:
+    guests = await logged_in_pollers(server.port, pollers, 10.0)
+    askers = [await connect_from(server.port, "127.201.0.1") for _ in range(clients)]
+    names = (f"/tournament/{quote(f'Made-up {random.getrandbits(48):x}')}/standings.json" for _ in count())
+    run = await _beside_pollers(server, key, askers, [names] * clients, guests, seconds)
+    return run.reported(f"made-up names from {clients} connections of one address")
+
+
+@dataclass
+class Run:
+    answered: Counter[str]  # the askers' answers by status, and the organiser's set-ups
+    waits: list[float]  # the pollers' polls, sorted
+    elapsed: float
+    cpu: float  # the server's share of a core
+
+    def reported(self, what: str, more: str = "") -> bool:
+        """Prints the run; whether the pollers' p99 met the target."""
+        waits = self.waits
+        met = bool(waits) and waits[int(0.99 * (len(waits) - 1))] * 1000 <= TARGET_P99_MS
+        rates = ", ".join(
+            f"{status} {count / self.elapsed:.1f}/s" for status, count in sorted(self.answered.items())
+        )
+        print(
+            f"{what} for {self.elapsed:.0f} s: {rates};"
+            f" the pollers' polls {ms(waits, 50, 99)} over {len(waits)} (target p99 {TARGET_P99_MS:.0f} ms)"
+            f"{'' if met else '  MISSED'}; the server's CPU {self.cpu * 100:.0f}% of a core{more}",
+            flush=True,
+        )
+        return met
+
+
+async def _beside_pollers(
+    server: Server,
+    key: str,
+    askers: list[HttpConnection],
+    pages: list[str] | list[Iterator[str]],
+    guests: list[Guest],
+    seconds: float,
+) -> Run:
+    """Each asker asks for its page (or the next of them) in a loop for `seconds`, while the guests poll
+    and an organiser's script sets up a table of Big cup every second; the askers are closed after."""
     stop_at = time.monotonic() + seconds
     answered: Counter[str] = Counter()
     waits: list[float] = []
-    guests = await logged_in_pollers(server.port, pollers, 10.0)
-    askers = [await connect_from(server.port, "127.201.0.1") for _ in range(clients)]
     cpu_before, started = server.cpu_seconds(), time.monotonic()
-    names = (f"/tournament/{quote(f'Made-up {random.getrandbits(48):x}')}/standings.json" for _ in count())
     await asyncio.gather(
-        *(_ask(conn, names, stop_at, answered) for conn in askers),
+        *(_ask(conn, page, stop_at, answered) for conn, page in zip(askers, pages, strict=True)),
         *(_poll(guest, stop_at, waits) for guest in guests),
         _set_up(server.port, key, stop_at, answered),
     )
@@ -223,16 +241,7 @@ async def made_up(server: Server, key: str, clients: int, pollers: int, seconds:
     cpu = (server.cpu_seconds() - cpu_before) / elapsed
     for conn in askers:
         conn.close()
-    waits.sort()
-    met = bool(waits) and waits[int(0.99 * (len(waits) - 1))] * 1000 <= TARGET_P99_MS
-    rates = ", ".join(f"{what} {count / elapsed:.1f}/s" for what, count in sorted(answered.items()))
-    print(
-        f"made-up names from {clients} connections of one address for {elapsed:.0f} s: {rates};"
-        f" the pollers' polls {ms(waits, 50, 99)} over {len(waits)} (target p99 {TARGET_P99_MS:.0f} ms)"
-        f"{'' if met else '  MISSED'}; the server's CPU {cpu * 100:.0f}% of a core",
-        flush=True,
-    )
-    return met
+    return Run(answered, sorted(waits), elapsed, cpu)
 
 
 async def _ask(
