@@ -80,9 +80,11 @@ async def tournament_of_six(client: TestClient) -> str:
 async def test_answers_past_the_longest_wait_are_refused_with_retry_after_and_a_poll_is_not_held(
     aiohttp_client: AiohttpClient, settings: Settings
 ) -> None:
-    """At 1 MB a second, each answer counted as 256 KB: the first at once, the next two a quarter of a
-    second apart, and those that would wait past the longest wait (0.6 s here) refused at once. A
-    player's poll meanwhile is answered at once: the players' requests are not in the budget."""
+    """At 1 MB a second, each answer counted as 256 KB: the first at once, the next a quarter of a second
+    apart, and those that would wait past the longest wait (0.6 s here) refused at once: of eight asked
+    together, three served and five refused (up to five served if they arrive up to 0.4 s apart on a
+    busy host). A player's poll meanwhile is answered at once: the players' requests are not in the
+    budget."""
     client = await served(aiohttp_client, at_rate(settings, 1))
     page = await tournament_of_six(client)
     budget = client.app[SHARED_ANSWERS_KEY].budget
@@ -90,28 +92,25 @@ async def test_answers_past_the_longest_wait_are_refused_with_retry_after_and_a_
     ala = Zagram(client, "ala123", "*Ala")
     assert await ala.login() == ""
     await ala.poll()
-    await asyncio.sleep(2 * BURST)  # the set-ups' answers' turns are over
     loop = asyncio.get_running_loop()
     began = loop.time()
 
-    answers = [asyncio.create_task(client.get(page)) for _ in range(6)]
+    answers = [asyncio.create_task(client.get(page)) for _ in range(8)]
     await asyncio.sleep(0.05)
     polled = loop.time()
     await ala.poll()
     poll_took = loop.time() - polled
-    statuses = sorted(
-        [
-            (response.status, response.headers.get("Retry-After"))
-            for response in await asyncio.gather(*answers)
-        ]
-    )
+    statuses = [
+        (response.status, response.headers.get("Retry-After")) for response in await asyncio.gather(*answers)
+    ]
+    answered = statuses.count((200, None))
 
-    assert statuses == [(200, None)] * 3 + [(503, "1")] * 3  # before: every one at once
+    assert 3 <= answered <= 5 and statuses.count((503, "1")) == 8 - answered  # before: every one at once
     assert loop.time() - began >= 0.5 - 0.05  # the third waited two turns
     assert poll_took < 0.25
-    assert budget.refused == 3
+    assert budget.refused == 8 - answered
     metrics = await (await client.get("/metrics")).text()
-    assert "kropki_public_answers_refused_total 3.0" in metrics
+    assert f"kropki_public_answers_refused_total {8 - answered}.0" in metrics
     assert "kropki_public_answers_backlog_seconds" in metrics
 
 
