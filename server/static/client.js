@@ -1053,7 +1053,7 @@ function renderClocks() {
     const clock = table?.clock?.clocks?.[index];
     const shown = $(`#${which}-clock`);
     if (!clock) {
-      changeText(shown, "");
+      change(shown, "textContent", "");
       continue;
     }
     const running = playing(table) && !clock.paused && colourOfSide(table.clock.toMove) === index + 1;
@@ -1061,9 +1061,8 @@ function renderClocks() {
     const passed = running ? Math.floor((Date.now() - table.clock.at) / 1000) : 0;
     const left = Math.max(0, clock.seconds - Math.max(0, passed - table.clock.grace));
     const graceLeft = running ? Math.max(0, table.clock.grace - passed) : 0;
-    changeText(shown, `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`);
-    const title = clock.paused ? t("clockPaused") : graceLeft ? t("graceLeft", { seconds: graceLeft }) : "";
-    if (shown.title !== title) shown.title = title;
+    change(shown, "textContent", `${Math.floor(left / 60)}:${String(left % 60).padStart(2, "0")}`);
+    change(shown, "title", clock.paused ? t("clockPaused") : graceLeft ? t("graceLeft", { seconds: graceLeft }) : "");
     shown.classList.toggle("in-grace", graceLeft > 0);
     shown.classList.toggle("paused", clock.paused);
     const side = mySide(table);
@@ -1071,8 +1070,8 @@ function renderClocks() {
   }
 }
 
-function changeText(element, text) {
-  if (element.textContent !== text) element.textContent = text;
+function change(element, property, value) {
+  if (element[property] !== value) element[property] = value;
 }
 
 /** Beside the opponent's clock: 30 seconds for them, and a pause of their clock, where `colour` (0:

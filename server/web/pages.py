@@ -79,7 +79,7 @@ async def game(request: web.Request) -> web.StreamResponse:
     games = request.app[GAMES_KEY]
     replays = request.app[REPLAYS_KEY]
     steps = replays.get(number) if as_json else None
-    if (refused := refuses_store_reads(request, 1 if steps is not None or not as_json else 2)) is not None:
+    if (refused := refuses_store_reads(request, 2 if as_json and steps is None else 1)) is not None:
         return refused
     if not as_json:
         return await _page(request, "game.html", await games.summary(number) is not None)
