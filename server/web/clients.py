@@ -22,11 +22,11 @@ GUEST_LOGINS = (0.5, 30.0)  # guest logins an address may make: 30 at once, then
 WHOLE_STATES_PER_ID = (0.1, 3.0)
 WHOLE_STATES_PER_ADDRESS = (2.0, 30.0)
 # What anyone may read from the store (the archive's games, lists, replays and players; a tournament's
-# public answers that nothing keeps), counted in reads of about 1.5 ms of CPU each: an SGF 1.4 ms, a
-# game's replay 2.5, a player 5 (3 reads), a list of games 15-21 ms for 500 (one read a 50 games), a
-# made-up tournament name 6.5 (5 reads). Against 0.16 ms for /healthz, so that one address within its
-# 200 requests a second kept several cores busy. An address may make 50 reads at once, then 5 a second
-# (its network four times as many), and the whole server 100 a second, 400 at once.
+# public answers that nothing keeps; a profile on /auth.py), counted in reads of about 1.5 ms of CPU each:
+# an SGF 1.4 ms, a game's replay 2.5, a player 5 (3 reads), a list of games 15-21 ms for 500 (one read a
+# 50 games), a made-up tournament name 6.5 (5 reads), a profile 1.2. Against 0.16 ms for /healthz, so
+# that one address within its 200 requests a second kept several cores busy. An address may make 50 reads
+# at once, then 5 a second (its network four times as many), and the whole server 100 a second, 400 at once.
 STORE_READS_PER_ADDRESS = (5.0, 50.0)
 STORE_READS = (100.0, 400.0)
 
@@ -171,20 +171,25 @@ def refuses_whole_state(request: web.Request, secret: str) -> bool:
     )
 
 
-def refuses_store_reads(request: web.Request, reads: float) -> web.Response | None:
-    """A 429 (this address) or 503 (everyone) when a public request that reads the store would read too
-    much (STORE_READS); None lets it go on."""
+def store_reads_refused(request: web.Request, reads: float) -> int | None:
+    """429 (this address) or 503 (everyone) when a public request that reads the store would read too
+    much (STORE_READS); None lets it go on, its reads counted."""
     limits = request.app[LIMITS_KEY]
     client = origin(request)
     if not client.unlimited and not limits.store_reads_per_address.take(client, reads):
-        return web.json_response(
-            {"error": "too many requests; slow down"}, status=429, headers={"Retry-After": "1"}
-        )
+        return 429
     if not limits.store_reads.take("", reads):
-        return web.json_response(
-            {"error": "the server is busy; try again soon"}, status=503, headers={"Retry-After": "1"}
-        )
+        return 503
     return None
+
+
+def refuses_store_reads(request: web.Request, reads: float) -> web.Response | None:
+    """The JSON routes' answer when `store_reads_refused`; None lets the request go on."""
+    status = store_reads_refused(request, reads)
+    if status is None:
+        return None
+    error = "too many requests; slow down" if status == 429 else "the server is busy; try again soon"
+    return web.json_response({"error": error}, status=status, headers={"Retry-After": "1"})
 
 
 def _text(body: str) -> web.Response:

@@ -11,7 +11,7 @@ from server.config import Settings
 from server.hub.hub import Hub
 from server.hub.limits import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE, SAME_LINE_PER_MINUTE, Caps
 from server.hub.model import Origin
-from server.web import clients, common, limits
+from server.web import auth, clients, common, limits
 from server.web.common import HUB_KEY, STORE_KEY
 from server.web.limits import LoginGuard, NetworkBuckets, TokenBuckets
 from server.web.tournament import COLD_READS
@@ -422,3 +422,40 @@ async def test_the_archives_reads_are_counted_by_what_they_read(
 
     assert [answer.status for answer in answers] == [200, 404, 404, 429, 404, 429, 404]
     assert answers[3].headers["Retry-After"] == "1"
+
+
+async def test_a_profiles_look_ups_are_counted_as_reads_and_a_nick_no_account_can_have_is_not_looked_up(
+    aiohttp_client: AiohttpClient, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`dajPref` and `dajOpis` each read the store, 1.5-1.8 ms of CPU: made-up nicks from one address kept
+    a core busy. Each costs a read; past the address's share the answer is /auth.py's `nieOk.tooFast`
+    without a look, and another address is not held back. A guest's or an invalid nick is answered
+    without a look, and costs nothing."""
+    client = await limited_client(
+        aiohttp_client, settings, store_reads_per_address=2, trusted_proxies=("127.0.0.1",)
+    )
+    troll, other = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.9"}
+    looks = 0
+    accounts = client.app[auth.ACCOUNTS_KEY]
+    profile = accounts.profile
+
+    async def counted(nick: str) -> object:
+        nonlocal looks
+        looks += 1
+        return await profile(nick)
+
+    monkeypatch.setattr(accounts, "profile", counted)
+
+    async def ask(co: str, nick: str, headers: dict[str, str]) -> str:
+        response = await client.get("/auth.py", params={"co": co, "opisGracza": nick}, headers=headers)
+        assert response.status == 200
+        return await response.text()
+
+    free = [await ask("dajPref", nick, troll) for nick in ("*guest", "", "two  spaces", "x" * 21)]
+    counted_ones = [await ask(co, f"Made{n}", troll) for n, co in enumerate(["dajPref", "dajOpis"] * 2)]
+
+    assert free == ["ok.."] * 4
+    assert counted_ones == ["ok..", "", "nieOk.tooFast", "nieOk.tooFast"]
+    assert looks == 2
+    assert await ask("dajOpis", "Made9", other) == ""
+    assert looks == 3
