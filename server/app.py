@@ -100,6 +100,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     app[clients.LIMITS_KEY] = clients.request_limits(settings.network_factor)
     app[accesslog.SUMMARIES_KEY] = accesslog.RequestSummaries()
     app[SHARED_ANSWERS_KEY] = SharedAnswers(budget=SendingBudget(settings.public_rate * MEGABYTE))
+    app[health.READINESS_KEY] = health.SharedReadiness()
     app[tournament.KEPT_TABLES_KEY] = KeptTournaments()
     app[tournament.RECORDS_ZIPPING_KEY] = asyncio.Lock()
     app[metrics.METRICS_KEY] = metrics.Metrics(
