@@ -267,3 +267,24 @@ class NetworkBuckets:
 
     def take(self, origin: Origin, cost: float = 1.0) -> bool:
         return self.hosts.take(origin.host, cost) and self.networks.take(origin.group, cost)
+
+
+class RecentKeys:
+    """The last `most` keys seen, each once: a bot's token that named a bot lately is looked up without
+    counting against the store's reads (clients.STORE_READS), which a flood of made-up tokens uses up."""
+
+    def __init__(self, most: int = MAX_ADDRESSES) -> None:
+        self.most = most
+        self._keys: OrderedDict[str, None] = OrderedDict()
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    def add(self, key: str) -> None:
+        self._keys[key] = None
+        self._keys.move_to_end(key)
+        if len(self._keys) > self.most:
+            self._keys.popitem(last=False)
+
+    def discard(self, key: str) -> None:
+        self._keys.pop(key, None)
