@@ -12,6 +12,7 @@ from server.hub.hub import Hub
 from server.hub.limits import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE, SAME_LINE_PER_MINUTE, Caps
 from server.hub.model import Origin
 from server.web import auth, clients, common, limits
+from server.web.archive import GAMES_KEY
 from server.web.common import HUB_KEY, STORE_KEY
 from server.web.limits import LoginGuard, NetworkBuckets, TokenBuckets
 from server.web.tournament import COLD_READS
@@ -493,3 +494,44 @@ async def test_made_up_bot_tokens_count_as_reads_and_a_bot_named_lately_is_not_h
     assert await account(token, bot) == (401, "badToken")  # looked up: named a bot lately
     assert await account(token, bot) == (503, "tooFast")  # no longer
     assert await account(replaced, bot) == (503, "tooFast")
+
+
+async def test_analyses_of_archived_games_count_their_reads_of_the_archive(
+    aiohttp_client: AiohttpClient, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An invitation to analyse an archived game (`SGFz<n>`) reads its record before the hub looks at
+    anything else: a guest asking for games that do not exist read the archive at each request. Each
+    counts a read; past the address's share the answer is `err.tooFast` without a read."""
+    client = await limited_client(
+        aiohttp_client, settings, store_reads_per_address=2, trusted_proxies=("127.0.0.1",)
+    )
+    ala = Zagram(client, "ala123", "*Ala")
+    ala.headers = {"X-Forwarded-For": "203.0.113.7"}
+    await ala.login()
+    reads = 0
+    games = client.app[GAMES_KEY]
+    sgf = games.sgf
+
+    async def counted(number: int) -> object:
+        nonlocal reads
+        reads += 1
+        return await sgf(number)
+
+    monkeypatch.setattr(games, "sgf", counted)
+
+    answers = [
+        await ala.get(
+            idGracza=ala.secret,
+            co="zapraszam",
+            whom="*Ala",
+            gameType=f"1010s0.SGFz{n}.a.a.n...c___SUsuen*Ala.",
+        )
+        for n in range(1, 4)
+    ]
+    empty = await ala.get(
+        idGracza=ala.secret, co="zapraszam", whom="*Ala", gameType="1010s0..a.a.n...c___SUsuen*Ala."
+    )
+
+    assert answers == ["err.noSuchGame", "err.noSuchGame", "err.tooFast"]
+    assert reads == 2
+    assert empty == ""  # an analysis of an empty board reads nothing
