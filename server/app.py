@@ -52,7 +52,7 @@ from server.web.common import (
 )
 from server.web.headers import folder_page_policy
 from server.web.kept_tables import KeptTournaments
-from server.web.limits import LoginGuard, NetworkLimiter
+from server.web.limits import LoginGuard, NetworkLimiter, RecentKeys
 from server.web.networks import Grouping
 from server.web.shared import SHARED_ANSWERS_KEY, SharedAnswers
 
@@ -102,6 +102,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     app[SHARED_ANSWERS_KEY] = SharedAnswers(budget=SendingBudget(settings.public_rate * MEGABYTE))
     app[health.READINESS_KEY] = health.SharedReadiness()
     app[tournament.KEPT_TABLES_KEY] = KeptTournaments()
+    app[tournament.KNOWN_KEYS_KEY] = RecentKeys()
     app[tournament.RECORDS_ZIPPING_KEY] = asyncio.Lock()
     app[metrics.METRICS_KEY] = metrics.Metrics(
         app[HUB_KEY], {"/a.kropki": kropki.COMMANDS, "/auth.py": frozenset(auth.HANDLERS)}

@@ -20,8 +20,8 @@ from server.web.shared import SHARED_ANSWERS_KEY, Built
 from server.web.tournament import (
     LISTING,
     NOT_SAVED,
-    TOURNAMENTS_KEY,
     answered_anew,
+    checked_key,
     required,
     tournament_label,
 )
@@ -138,9 +138,7 @@ async def _organiser(request: web.Request) -> Organiser:
     moderator = request.app[HUB_KEY].requester(secret) if secret else None
     if moderator is not None and moderator.moderator:
         return Organiser(None, moderator.nick, False)
-    key = await request.app[TOURNAMENTS_KEY].check(required(request, "key"))
-    if key is None:
-        raise ProtocolError("badKey")
+    key = await checked_key(request)
     return Organiser(key.tournament, f"key {key.name}", key.registered_only)
 
 

@@ -22,15 +22,17 @@ from server.hub.hub import Hub
 from server.hub.limits import STORAGE_REFUSED
 from server.protocol.codec import ProtocolError, check_nick, parse_number
 from server.store.accounts import Accounts
-from server.store.tournaments import Tournaments
+from server.store.tournaments import KeyInfo, Tournaments
 from server.web.assets import PAGES_KEY, REVALIDATE, Asset, asset_response
 from server.web.auth import ACCOUNTS_KEY
-from server.web.clients import refuses_store_reads
+from server.web.clients import refuses_store_reads, store_reads_refused
 from server.web.common import DIRECTOR_KEY, HUB_KEY
 from server.web.kept_tables import KeptTournaments, Snapshot, StandingsSums, encoded, joined
+from server.web.limits import RecentKeys
 from server.web.shared import SHARED_ANSWERS_KEY, Built
 
 TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
+KNOWN_KEYS_KEY = web.AppKey("known_keys", RecentKeys)  # organisers' keys that were right lately
 KEPT_TABLES_KEY = web.AppKey("kept_tables", KeptTournaments)  # the tables kept between builds
 RECORDS_ZIPPING_KEY = web.AppKey("records_zipping", asyncio.Lock)  # one tournament's records zipped at a time
 NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
@@ -95,13 +97,28 @@ async def _player(
     return profile.nick, profile.rating.rating
 
 
+async def checked_key(request: web.Request) -> KeyInfo:
+    """The request's organiser's key (`key=`), or `badKey`. A key that was not right lately counts as a
+    read of the store (clients.STORE_READS: a made-up key's look-up cost 1.5 ms of CPU, and anyone may
+    send one), `tooFast` past the address's or the server's share; an organiser's script sending its key
+    again is not held back by those floods."""
+    key = required(request, "key")
+    known = request.app[KNOWN_KEYS_KEY]
+    if key not in known and store_reads_refused(request, 1) is not None:
+        raise ProtocolError("tooFast", "Too many keys looked up; try again in a second.")
+    info = await request.app[TOURNAMENTS_KEY].check(key)
+    if info is None:
+        known.discard(key)  # revoked since
+        raise ProtocolError("badKey")
+    known.add(key)
+    return info
+
+
 async def set_up_table(request: web.Request) -> str:
     """`co=setUpTable&key=K&gameType=G&pl1=A&pl2=B&sayHiTimes=K.L&tourn=T&tRound=R` -> `ok.<table>`;
     a team game with `pl3`, `pl4`, ... (side n is pl<n>) and a sayHi for each (docs/teams.md)."""
     hub: Hub = request.app[HUB_KEY]
-    key = await request.app[TOURNAMENTS_KEY].check(required(request, "key"))
-    if key is None:
-        raise ProtocolError("badKey")
+    key = await checked_key(request)
     try:
         game_type = parse_game_type(required(request, "gameType"))
     except GameTypeError:
@@ -154,9 +171,7 @@ async def set_up_table(request: web.Request) -> str:
 
 async def cancel_table(request: web.Request) -> str:
     """`co=cancelTable&key=K&table=N` -> `ok` (docs/tournaments.md, "Cancelling a table")."""
-    key = await request.app[TOURNAMENTS_KEY].check(required(request, "key"))
-    if key is None:
-        raise ProtocolError("badKey")
+    key = await checked_key(request)
     table = parse_number(required(request, "table"))
     if table is None:
         raise ProtocolError("badTable")

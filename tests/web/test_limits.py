@@ -535,3 +535,38 @@ async def test_analyses_of_archived_games_count_their_reads_of_the_archive(
     assert answers == ["err.noSuchGame", "err.noSuchGame", "err.tooFast"]
     assert reads == 2
     assert empty == ""  # an analysis of an empty board reads nothing
+
+
+async def test_made_up_organisers_keys_count_as_reads_and_a_key_right_lately_is_not_held_back(
+    aiohttp_client: AiohttpClient, settings: Settings
+) -> None:
+    """setUpTable, cancelTable and the hosted tournaments' requests look their key up in the store
+    before anything else, and anyone may send one: a made-up key's look-up cost 1.5 ms of CPU. A key that
+    was not right lately counts as a read (`err.tooFast` past the share, without a look-up); the
+    organiser's script, whose key was right, goes on whatever the flood; a key revoked since counts
+    again."""
+    client = await limited_client(
+        aiohttp_client, settings, store_reads_per_address=2, store_reads=4, trusted_proxies=("127.0.0.1",)
+    )
+    tournaments = client.app[STORE_KEY].tournaments
+    key = await tournaments.add_key("cup-bot", "Autumn Cup", False)
+    troll, script = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.9"}
+
+    async def cancel(key: str, headers: dict[str, str]) -> str:
+        query = {"co": "cancelTable", "key": key, "table": "99"}
+        return await (await client.get("/a.kropki", params=query, headers=headers)).text()
+
+    async def create(key: str, headers: dict[str, str]) -> str:
+        query = {"co": "createTournament", "key": key, "tourn": "Made-up Cup", "kind": "arena"}
+        return await (await client.get("/a.kropki", params=query, headers=headers)).text()
+
+    assert await cancel(key, script) == "err.noSuchTable"  # the key's first look-up: one read
+    flood = [await cancel("madeUp1", troll), await create("madeUp2", troll), await cancel("madeUp3", troll)]
+    assert flood == ["err.badKey", "err.badKey", "err.tooFast"]
+    elsewhere = [await cancel("madeUp4", {"X-Forwarded-For": f"192.0.2.{n}"}) for n in range(2)]
+    assert elsewhere == ["err.badKey", "err.tooFast"]  # the server's 4 reads used up
+    assert [await cancel(key, script) for _ in range(3)] == ["err.noSuchTable"] * 3
+
+    assert await tournaments.revoke("cup-bot")
+    assert await cancel(key, script) == "err.badKey"  # looked up: right lately
+    assert await cancel(key, script) == "err.tooFast"  # no longer
