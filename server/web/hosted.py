@@ -4,7 +4,7 @@ everyone reads the list and the standings (docs/tournaments.md, "Tournaments the
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -15,7 +15,9 @@ from server.director.times import wall
 from server.protocol.codec import ProtocolError
 from server.store.hosted import Settings
 from server.web.assets import REVALIDATE, asset_response
+from server.web.clients import store_reads_refused
 from server.web.common import DIRECTOR_KEY, HUB_KEY
+from server.web.limits import RecentKeys
 from server.web.shared import SHARED_ANSWERS_KEY, Built
 from server.web.tournament import (
     LISTING,
@@ -26,6 +28,7 @@ from server.web.tournament import (
     tournament_label,
 )
 
+FOUND_NAMES_KEY = web.AppKey("found_names", RecentKeys)  # tournaments joined or left lately
 KINDS = ("swiss", "arena")
 MAX_ROUNDS = 20
 ARENA_MINUTES = (5, 24 * 60)
@@ -144,18 +147,35 @@ async def _organiser(request: web.Request) -> Organiser:
 
 async def join_tournament(request: web.Request) -> str:
     """`co=joinTournament&idGracza=ID&tourn=NAME` -> `ok`."""
-    name = required(request, "tourn")
-    await _director(request).join(_secret(request), name)
+    name, director, secret = required(request, "tourn"), _director(request), _secret(request)
+    await _looked_up(request, name, lambda: director.join(secret, name))
     answered_anew(request.app, name)
     return "ok"
 
 
 async def leave_tournament(request: web.Request) -> str:
     """`co=leaveTournament&idGracza=ID&tourn=NAME` -> `ok`."""
-    name = required(request, "tourn")
-    await _director(request).leave(_secret(request), name)
+    name, director, secret = required(request, "tourn"), _director(request), _secret(request)
+    await _looked_up(request, name, lambda: director.leave(secret, name))
     answered_anew(request.app, name)
     return "ok"
+
+
+async def _looked_up(request: web.Request, name: str, act: Callable[[], Awaitable[None]]) -> None:
+    """A join or a leave (`act`), which looks the tournament up in the store: a name not joined or left
+    lately counts as a read (clients.STORE_READS), `tooFast` past the share, so that a player's made-up
+    names are bounded as a stranger's are on the tournaments' pages, and the names in use are not held
+    back by such floods."""
+    found = request.app[FOUND_NAMES_KEY]
+    if name not in found and store_reads_refused(request, 1) is not None:
+        raise ProtocolError("tooFast", "Too many tournaments looked up; try again in a second.")
+    try:
+        await act()
+    except ProtocolError as refused:
+        if refused.code == "noSuchTournament":
+            found.discard(name)
+        raise
+    found.add(name)
 
 
 def _secret(request: web.Request) -> str:

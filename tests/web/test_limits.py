@@ -13,9 +13,10 @@ from server.hub.limits import CHAT_LINES_PER_MINUTE, INVITATIONS_PER_MINUTE, SAM
 from server.hub.model import Origin
 from server.web import auth, clients, common, limits
 from server.web.archive import GAMES_KEY
-from server.web.common import HUB_KEY, STORE_KEY
+from server.web.common import DIRECTOR_KEY, HUB_KEY, STORE_KEY
 from server.web.limits import LoginGuard, NetworkBuckets, TokenBuckets
 from server.web.tournament import COLD_READS
+from tests.web.test_hosted import create
 from tests.web.test_stream import chat_texts
 from tests.web.zagram import Zagram, parse_reply
 
@@ -359,8 +360,8 @@ async def test_public_answers_nothing_keeps_are_limited_per_address_and_kept_one
     """Made-up tournament names from one address: each a look in the store (before: as many as the
     address's 200 requests a second, a whole core). Past its share the address is answered 429 without
     a look; the tournament it read before is still answered, and another address is not held back."""
-    client = await limited_client(
-        aiohttp_client, settings, store_reads_per_address=3 * COLD_READS, trusted_proxies=("127.0.0.1",)
+    client = await limited_client(  # and one read for the organiser's key
+        aiohttp_client, settings, store_reads_per_address=3 * COLD_READS + 1, trusted_proxies=("127.0.0.1",)
     )
     troll, other = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.9"}
     standings = await tournament_set_up(client, troll)
@@ -570,3 +571,44 @@ async def test_made_up_organisers_keys_count_as_reads_and_a_key_right_lately_is_
     assert await tournaments.revoke("cup-bot")
     assert await cancel(key, script) == "err.badKey"  # looked up: right lately
     assert await cancel(key, script) == "err.tooFast"  # no longer
+
+
+async def test_a_players_made_up_tournament_names_count_as_reads_and_a_name_in_use_is_not_held_back(
+    aiohttp_client: AiohttpClient, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """joinTournament and leaveTournament look the tournament up in the store: a logged-in guest sending
+    made-up names read it at each request. A name not joined or left lately counts as a read
+    (`err.tooFast` past the share, the director not asked); a tournament in use is joined whatever the
+    flood."""
+    client = await limited_client(
+        aiohttp_client, settings, store_reads_per_address=2, store_reads=3, trusted_proxies=("127.0.0.1",)
+    )
+    key = await client.app[STORE_KEY].tournaments.add_key("cup-bot", None, False)
+    assert await create(client, key=key, tourn="Winter Cup") == "ok"  # the key: one read
+    troll, ala = Zagram(client, "troll1", "*Troll"), Zagram(client, "ala123", "*Ala")
+    troll.headers, ala.headers = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.9"}
+    for guest in (troll, ala):
+        await guest.login()
+    looks = 0
+    hosted = client.app[DIRECTOR_KEY].hosted
+    get = hosted.get
+
+    async def counted(name: str) -> object:
+        nonlocal looks
+        looks += 1
+        return await get(name)
+
+    monkeypatch.setattr(hosted, "get", counted)
+
+    async def ask(guest: Zagram, co: str, name: str) -> str:
+        return await guest.get(idGracza=guest.secret, co=co, tourn=name)
+
+    assert await ask(ala, "joinTournament", "Winter Cup") == "ok"  # one read: the server's third
+    flood = [
+        await ask(troll, co, f"Made-up {n}") for n, co in enumerate(["joinTournament", "leaveTournament"])
+    ]
+    assert flood == ["err.noSuchTournament", "err.tooFast"]  # the server's reads used up
+    assert looks == 2
+    assert await ask(ala, "leaveTournament", "Winter Cup") == "ok"
+    assert await ask(ala, "joinTournament", "Winter Cup") == "ok"
+    assert looks == 4
