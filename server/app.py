@@ -103,7 +103,6 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     app[health.READINESS_KEY] = health.SharedReadiness()
     app[tournament.KEPT_TABLES_KEY] = KeptTournaments()
     app[tournament.KNOWN_KEYS_KEY] = RecentKeys()
-    app[hosted.FOUND_NAMES_KEY] = RecentKeys()
     app[tournament.RECORDS_ZIPPING_KEY] = asyncio.Lock()
     app[metrics.METRICS_KEY] = metrics.Metrics(
         app[HUB_KEY], {"/a.kropki": kropki.COMMANDS, "/auth.py": frozenset(auth.HANDLERS)}

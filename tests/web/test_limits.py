@@ -573,18 +573,18 @@ async def test_made_up_organisers_keys_count_as_reads_and_a_key_right_lately_is_
     assert await cancel(key, script) == "err.tooFast"  # no longer
 
 
-async def test_a_players_made_up_tournament_names_count_as_reads_and_a_name_in_use_is_not_held_back(
+async def test_a_players_joins_and_leaves_count_as_reads(
     aiohttp_client: AiohttpClient, settings: Settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """joinTournament and leaveTournament look the tournament up in the store: a logged-in guest sending
-    made-up names read it at each request. A name not joined or left lately counts as a read
-    (`err.tooFast` past the share, the director not asked); a tournament in use is joined whatever the
-    flood."""
+    """joinTournament and leaveTournament read the tournament and its entries whether or not they do
+    anything (6.6-7.1 ms of CPU at 150 entries): a logged-in guest repeating one, or sending made-up names,
+    kept the store busy as fast as its id's requests went. Each counts a read; past the address's share
+    the answer is `err.tooFast` and the director is not asked; another address is not held back."""
     client = await limited_client(
-        aiohttp_client, settings, store_reads_per_address=2, store_reads=3, trusted_proxies=("127.0.0.1",)
+        aiohttp_client, settings, store_reads_per_address=3, trusted_proxies=("127.0.0.1",)
     )
     key = await client.app[STORE_KEY].tournaments.add_key("cup-bot", None, False)
-    assert await create(client, key=key, tourn="Winter Cup") == "ok"  # the key: one read
+    assert await create(client, key=key, tourn="Winter Cup") == "ok"
     troll, ala = Zagram(client, "troll1", "*Troll"), Zagram(client, "ala123", "*Ala")
     troll.headers, ala.headers = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.9"}
     for guest in (troll, ala):
@@ -600,15 +600,16 @@ async def test_a_players_made_up_tournament_names_count_as_reads_and_a_name_in_u
 
     monkeypatch.setattr(hosted, "get", counted)
 
-    async def ask(guest: Zagram, co: str, name: str) -> str:
+    async def ask(guest: Zagram, co: str, name: str = "Winter Cup") -> str:
         return await guest.get(idGracza=guest.secret, co=co, tourn=name)
 
-    assert await ask(ala, "joinTournament", "Winter Cup") == "ok"  # one read: the server's third
     flood = [
-        await ask(troll, co, f"Made-up {n}") for n, co in enumerate(["joinTournament", "leaveTournament"])
+        await ask(troll, "joinTournament"),
+        await ask(troll, "joinTournament"),
+        await ask(troll, "leaveTournament", "Made-up Cup"),
+        await ask(troll, "leaveTournament"),
     ]
-    assert flood == ["err.noSuchTournament", "err.tooFast"]  # the server's reads used up
-    assert looks == 2
-    assert await ask(ala, "leaveTournament", "Winter Cup") == "ok"
-    assert await ask(ala, "joinTournament", "Winter Cup") == "ok"
+    assert flood == ["ok", "err.alreadyRegistered", "err.noSuchTournament", "err.tooFast"]
+    assert looks == 3
+    assert await ask(ala, "joinTournament") == "ok"
     assert looks == 4
