@@ -16,7 +16,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import async_sessionmaker
 
 from server.hub.persistence import Account
-from server.protocol.codec import check_nick, nick_key
+from server.protocol.codec import ProtocolError, check_nick, nick_key
 from server.store.accounts import NickTaken, UnknownNick, account_of, holding, ignored_by, new_user
 from server.store.idhash import IdHashing
 from server.store.models import ArchivedGame, GamePlayer, User
@@ -101,6 +101,10 @@ class Bots:
         """A registered player makes their own account a bot, proving it with its id: the first token,
         or None for a wrong nick or id. HasPlayed if the account has any game, rated or not; InPlay if
         `in_play(nick)` (the hub's) says it is logged in or at an unfinished game, asked last."""
+        try:  # a nick no account can have (a NUL in it failed PostgreSQL's query): nothing to look up or hash
+            check_nick(nick, guest=False)
+        except ProtocolError:
+            return None
         async with self.sessions() as session:
             user = await session.scalar(select(User).where(User.login_key == nick_key(nick)))
         if not await self.hashing.check_async(secret, user.secret_hash if user is not None else None):
