@@ -27,7 +27,7 @@ from tests.web.test_bots import FREE_GAME, RATED_GAME
 from tests.web.zagram import Zagram
 
 SEEDS = [1, 2]
-REQUESTS = 1500
+REQUESTS = 1000
 BOTS = ("RoboA", "RoboB")
 GAME_TYPES = (FREE_GAME, RATED_GAME, "1010n0.0.a.F.n....", "3932n0.0.s.R.a.60.0.", "", "2020n0.0.a.X.a.1.1.")
 PROPOSALS = ("undo", "score", "terr", "drop", "draw", "new", "resign", "", "nope")
