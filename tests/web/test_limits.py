@@ -49,6 +49,20 @@ async def limited_client(
     return await aiohttp_client(app)
 
 
+def calls_of(monkeypatch: pytest.MonkeyPatch, owner: object, name: str) -> list[tuple[object, ...]]:
+    """Each call of the coroutine method `owner.name` from now on, by its arguments: the looks in the
+    store a test's requests made."""
+    calls = []
+    method = getattr(owner, name)
+
+    async def counted(*args: object) -> object:
+        calls.append(args)
+        return await method(*args)
+
+    monkeypatch.setattr(owner, name, counted)
+    return calls
+
+
 def at(address: str) -> Origin:
     """A client at `address`, its own host and network."""
     return Origin(address, False, address)
@@ -366,15 +380,7 @@ async def test_public_answers_nothing_keeps_are_limited_per_address_and_kept_one
     troll, other = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.9"}
     standings = await tournament_set_up(client, troll)
     assert (await client.get(standings, headers=troll)).status == 200
-    looks = 0
-    changes = client.app[STORE_KEY].tournaments.changes
-
-    async def counted(tournament: str) -> int:
-        nonlocal looks
-        looks += 1
-        return await changes(tournament)
-
-    monkeypatch.setattr(client.app[STORE_KEY].tournaments, "changes", counted)
+    looks = calls_of(monkeypatch, client.app[STORE_KEY].tournaments, "changes")
 
     made_up = [await client.get(f"/tournament/Made-up {n}", headers=troll) for n in range(4)]
     records = await client.get("/tournament/Made-up 5.sgf.zip", headers=troll)
@@ -382,7 +388,7 @@ async def test_public_answers_nothing_keeps_are_limited_per_address_and_kept_one
 
     assert [response.status for response in made_up] == [404, 404, 429, 429]  # the first standings counted
     assert (records.status, page.status, made_up[-1].headers["Retry-After"]) == (429, 429, "1")
-    assert looks == 2
+    assert len(looks) == 2
     assert (await client.get(standings, headers=troll)).status == 200  # kept: no look in the store
     assert (await client.get("/tournament/Made-up 7", headers=other)).status == 404
 
@@ -437,16 +443,7 @@ async def test_a_profiles_look_ups_are_counted_as_reads_and_a_nick_no_account_ca
         aiohttp_client, settings, store_reads_per_address=2, trusted_proxies=("127.0.0.1",)
     )
     troll, other = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.9"}
-    looks = 0
-    accounts = client.app[auth.ACCOUNTS_KEY]
-    profile = accounts.profile
-
-    async def counted(nick: str) -> object:
-        nonlocal looks
-        looks += 1
-        return await profile(nick)
-
-    monkeypatch.setattr(accounts, "profile", counted)
+    looks = calls_of(monkeypatch, client.app[auth.ACCOUNTS_KEY], "profile")
 
     async def ask(co: str, nick: str, headers: dict[str, str]) -> str:
         response = await client.get("/auth.py", params={"co": co, "opisGracza": nick}, headers=headers)
@@ -458,9 +455,9 @@ async def test_a_profiles_look_ups_are_counted_as_reads_and_a_nick_no_account_ca
 
     assert free == ["ok.."] * 4
     assert counted_ones == ["ok..", "", "nieOk.tooFast", "nieOk.tooFast"]
-    assert looks == 2
+    assert len(looks) == 2
     assert await ask("dajOpis", "Made9", other) == ""
-    assert looks == 3
+    assert len(looks) == 3
 
 
 async def test_made_up_bot_tokens_count_as_reads_and_a_bot_named_lately_is_not_held_back(
@@ -509,16 +506,7 @@ async def test_analyses_of_archived_games_count_their_reads_of_the_archive(
     ala = Zagram(client, "ala123", "*Ala")
     ala.headers = {"X-Forwarded-For": "203.0.113.7"}
     await ala.login()
-    reads = 0
-    games = client.app[GAMES_KEY]
-    sgf = games.sgf
-
-    async def counted(number: int) -> object:
-        nonlocal reads
-        reads += 1
-        return await sgf(number)
-
-    monkeypatch.setattr(games, "sgf", counted)
+    reads = calls_of(monkeypatch, client.app[GAMES_KEY], "sgf")
 
     answers = [
         await ala.get(
@@ -534,7 +522,7 @@ async def test_analyses_of_archived_games_count_their_reads_of_the_archive(
     )
 
     assert answers == ["err.noSuchGame", "err.noSuchGame", "err.tooFast"]
-    assert reads == 2
+    assert len(reads) == 2
     assert empty == ""  # an analysis of an empty board reads nothing
 
 
@@ -589,16 +577,7 @@ async def test_a_players_joins_and_leaves_count_as_reads(
     troll.headers, ala.headers = {"X-Forwarded-For": "203.0.113.7"}, {"X-Forwarded-For": "198.51.100.9"}
     for guest in (troll, ala):
         await guest.login()
-    looks = 0
-    hosted = client.app[DIRECTOR_KEY].hosted
-    get = hosted.get
-
-    async def counted(name: str) -> object:
-        nonlocal looks
-        looks += 1
-        return await get(name)
-
-    monkeypatch.setattr(hosted, "get", counted)
+    looks = calls_of(monkeypatch, client.app[DIRECTOR_KEY].hosted, "get")
 
     async def ask(guest: Zagram, co: str, name: str = "Winter Cup") -> str:
         return await guest.get(idGracza=guest.secret, co=co, tourn=name)
@@ -610,6 +589,6 @@ async def test_a_players_joins_and_leaves_count_as_reads(
         await ask(troll, "leaveTournament"),
     ]
     assert flood == ["ok", "err.alreadyRegistered", "err.noSuchTournament", "err.tooFast"]
-    assert looks == 3
+    assert len(looks) == 3
     assert await ask(ala, "joinTournament") == "ok"
-    assert looks == 4
+    assert len(looks) == 4
