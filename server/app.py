@@ -121,6 +121,7 @@ def create_app(settings: Settings, hub: Hub | None = None) -> web.Application:
     app.cleanup_ctx.append(moderation.keep_sanctions)
     if settings.redis_url is not None:
         app.cleanup_ctx.append(_membership)
+    app.on_startup.append(_known_to_be_right)  # after the store is opened (the cleanup contexts)
     app.on_shutdown.append(_announce_shutdown)
     for module in (health, kropki, auth, archive, pages, tournament, hosted, metrics, botseeks):
         app.add_routes(module.routes)
@@ -149,6 +150,17 @@ def _serve_folder(app: web.Application, folder: Path) -> None:
     app.router.add_get("/", index)
     app.router.add_static("/", folder, follow_symlinks=False)
     app.on_response_prepare.append(folder_page_policy)
+
+
+async def _known_to_be_right(app: web.Application) -> None:
+    """The organisers' keys not revoked and the bots' tokens are known to be right from the start, so that
+    a flood of made-up ones after a restart does not hold their holders back (server/web/limits.py,
+    RecentKeys)."""
+    store = app[STORE_KEY]
+    for hashed in await store.tournaments.key_hashes():
+        app[tournament.KNOWN_KEYS_KEY].add(hashed)
+    for hashed in await store.bots.token_hashes():
+        app[bots.NAMED_TOKENS_KEY].add(hashed)
 
 
 async def _store_and_hub(app: web.Application) -> AsyncIterator[None]:

@@ -144,6 +144,14 @@ class Bots:
             ignored = await ignored_by(session, [user.id])
         return account_of(user, ignored[user.id])
 
+    async def token_hashes(self) -> list[str]:
+        """The hashes of the bots' tokens: the tokens a server starting knows to be right."""
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(User.bot_token_hash).where(User.bot.is_(True), User.bot_token_hash.is_not(None))
+            )
+            return [hashed for hashed in rows if hashed is not None]
+
     async def still_valid_among(self, tokens: list[str]) -> set[str]:
         """Which of these tokens still name a bot (a rotation or a deletion ends the feeds that used
         them): one query for all of a server's open feeds."""

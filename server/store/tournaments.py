@@ -94,6 +94,14 @@ class Tournaments:
             row.revoked_at = datetime.now(UTC)
             return True
 
+    async def key_hashes(self) -> list[str]:
+        """The hashes of the keys not revoked: the keys a server starting knows to be right."""
+        async with self.sessions() as session:
+            rows = await session.scalars(
+                select(TournamentKey.key_hash).where(TournamentKey.revoked_at.is_(None))
+            )
+            return list(rows)
+
     async def check(self, key: str) -> KeyInfo | None:
         """The key's settings if it exists and is not revoked."""
         async with self.sessions() as session:

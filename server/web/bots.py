@@ -25,7 +25,7 @@ from server.hub.stream import Poll
 from server.logs import Fields
 from server.protocol.botfeed import KEEP_ALIVE, Event, Feed, move_text
 from server.protocol.codec import ProtocolError, encode_client_text, is_unicode_text, nick_key, parse_number
-from server.store.bots import HasPlayed, InPlay
+from server.store.bots import HasPlayed, InPlay, token_hash
 from server.store.idhash import HashesBusy
 from server.store.outage import unavailable
 from server.web.botstreams import (
@@ -69,7 +69,7 @@ PERSONS = {
 SERVER_SIDE = frozenset({"storage", "unconfirmed"})
 
 routes = web.RouteTableDef()
-NAMED_TOKENS_KEY = web.AppKey("named_tokens", RecentKeys)  # tokens that named a bot lately
+NAMED_TOKENS_KEY = web.AppKey("named_tokens", RecentKeys)  # the hashes of tokens known to name a bot
 
 
 class Refused(Exception):
@@ -136,18 +136,18 @@ def _token(request: web.Request) -> str:
 
 
 async def _bot(request: web.Request) -> Bot:
-    """The bot the request's token names, within its rate limit (the same as a player id's). A token
-    that has not named a bot lately counts as a read of the store (1.7 ms of CPU a made-up one)."""
+    """The bot the request's token names, within its rate limit (a player id's). A token not known to name
+    a bot counts as a read of the store (1.7 ms of CPU a made-up one)."""
     token = _token(request)
-    named = request.app[NAMED_TOKENS_KEY]
-    if token not in named and (status := store_reads_refused(request, 1)) is not None:
+    named, hashed = request.app[NAMED_TOKENS_KEY], token_hash(token)
+    if hashed not in named and (status := store_reads_refused(request, 1)) is not None:
         busy = "Too many requests; slow down." if status == 429 else "The server is busy; try again soon."
         raise Refused(status, "tooFast", busy)
     account = await request.app[STORE_KEY].bots.account(token)
     if account is None:
-        named.discard(token)
+        named.discard(hashed)
         raise Refused(401, "badToken", "This token names no bot (wrong, or replaced by a newer one).")
-    named.add(token)
+    named.add(hashed)
     hub = request.app[HUB_KEY]
     # from the nick it logs in with, which a rename keeps: its live session goes on, seated at its games
     secret = "bot-" + hub.persistence.id_hmac("bot:" + (account.login_key or nick_key(account.nick)))

@@ -22,8 +22,8 @@ GUEST_LOGINS = (0.5, 30.0)  # guest logins an address may make: 30 at once, then
 WHOLE_STATES_PER_ID = (0.1, 3.0)
 WHOLE_STATES_PER_ADDRESS = (2.0, 30.0)
 # What anyone may read from the store (the archive's games, lists, replays and players; a tournament's
-# public answers that nothing keeps; a profile on /auth.py; a bot's token or an organiser's key not seen
-# right lately; an analysis's archived record; a tournament joined or left), counted in reads of
+# public answers that nothing keeps; a profile on /auth.py; a bot's token or an organiser's key not known
+# to be right; an analysis's archived record; a tournament joined or left), counted in reads of
 # about 1.5 ms of CPU each: an SGF 1.4 ms, a game's replay 2.5, a player 5 (3 reads), a list of games
 # 15-21 ms for 500 (one read a 50 games), a made-up tournament name 6.5 (5 reads), a profile 1.2, a
 # made-up bot token 1.7, a made-up key 1.6. Against 0.16 ms for /healthz, so that one address within its

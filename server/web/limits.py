@@ -270,8 +270,9 @@ class NetworkBuckets:
 
 
 class RecentKeys:
-    """The last `most` keys seen, each once: a bot's token that named a bot lately is looked up without
-    counting against the store's reads (clients.STORE_READS), which a flood of made-up tokens uses up."""
+    """The last `most` keys seen, each once: the hashes of the bots' tokens and the organisers' keys known
+    to be right, looked up without counting against the store's reads (clients.STORE_READS), which a
+    flood of made-up ones uses up."""
 
     def __init__(self, most: int = MAX_ADDRESSES) -> None:
         self.most = most

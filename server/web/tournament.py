@@ -22,7 +22,7 @@ from server.hub.hub import Hub
 from server.hub.limits import STORAGE_REFUSED
 from server.protocol.codec import ProtocolError, check_nick, parse_number
 from server.store.accounts import Accounts
-from server.store.tournaments import KeyInfo, Tournaments
+from server.store.tournaments import KeyInfo, Tournaments, key_hash
 from server.web.assets import PAGES_KEY, REVALIDATE, Asset, asset_response
 from server.web.auth import ACCOUNTS_KEY
 from server.web.clients import refuses_store_reads, store_reads_refused
@@ -32,7 +32,7 @@ from server.web.limits import RecentKeys
 from server.web.shared import SHARED_ANSWERS_KEY, Built
 
 TOURNAMENTS_KEY = web.AppKey("tournaments", Tournaments)
-KNOWN_KEYS_KEY = web.AppKey("known_keys", RecentKeys)  # organisers' keys that were right lately
+KNOWN_KEYS_KEY = web.AppKey("known_keys", RecentKeys)  # the hashes of organisers' keys known to be right
 KEPT_TABLES_KEY = web.AppKey("kept_tables", KeptTournaments)  # the tables kept between builds
 RECORDS_ZIPPING_KEY = web.AppKey("records_zipping", asyncio.Lock)  # one tournament's records zipped at a time
 NOT_SAVED = "x"  # tourn=x / tRound=x: nothing written to the record
@@ -98,19 +98,19 @@ async def _player(
 
 
 async def checked_key(request: web.Request) -> KeyInfo:
-    """The request's organiser's key (`key=`), or `badKey`. A key that was not right lately counts as a
-    read of the store (clients.STORE_READS: a made-up key's look-up cost 1.5 ms of CPU, and anyone may
-    send one), `tooFast` past the address's or the server's share; an organiser's script sending its key
-    again is not held back by those floods."""
+    """The request's organiser's key (`key=`), or `badKey`. A key not known to be right (not revoked when
+    the server started, or right since) counts as a read of the store (clients.STORE_READS: a made-up
+    key's look-up cost 1.6 ms of CPU, and anyone may send one), `tooFast` past the address's or the
+    server's share; an organiser's script is not held back by those floods."""
     key = required(request, "key")
-    known = request.app[KNOWN_KEYS_KEY]
-    if key not in known and store_reads_refused(request, 1) is not None:
+    known, hashed = request.app[KNOWN_KEYS_KEY], key_hash(key)
+    if hashed not in known and store_reads_refused(request, 1) is not None:
         raise ProtocolError("tooFast", "Too many keys looked up; try again in a second.")
     info = await request.app[TOURNAMENTS_KEY].check(key)
     if info is None:
-        known.discard(key)  # revoked since
+        known.discard(hashed)  # revoked since
         raise ProtocolError("badKey")
-    known.add(key)
+    known.add(hashed)
     return info
 
 
