@@ -168,7 +168,8 @@ def _count_reads(request: web.Request) -> None:
     anything: before, a logged-in guest repeating one kept the store busy as fast as its id's requests
     went (6.6-7.1 ms of CPU each at 150 entries, 1.6 for a name that has no tournament). Each counts one
     read (clients.STORE_READS), `tooFast` past the share: a bound rather than its cost, so that the
-    guests of one address can still make their entries of the hour at once (limits.ENTRIES_PER_ADDRESS)."""
+    guests of one address can still make their entries of the hour at once
+    (server/hub/limits.py, ENTRIES_PER_ADDRESS)."""
     if store_reads_refused(request, 1) is not None:
         raise ProtocolError("tooFast", "Too many tournaments joined or left; try again in a second.")
 
