@@ -69,7 +69,7 @@ from tests.test_fuzz import (  # noqa: E402
     check_hub,
     check_idle,
     http_sender,
-    lift_id_limits,
+    lift_request_limits,
     no_endless_crosses,
 )
 
@@ -183,7 +183,7 @@ async def in_process(args: argparse.Namespace, seed: int, folder: Path) -> int:
     app = create_app(settings)
     server = TestServer(app, host=HOST)
     await server.start_server()
-    lift_id_limits(app)
+    lift_request_limits(app)
     hub = app[HUB_KEY]
     key = await app[TOURNAMENTS_KEY].add_key("fuzz", None, False)
     fuzzer = Fuzzer(seed, guests=args.guests, key=key)

@@ -1502,10 +1502,12 @@ def http_sender(session: aiohttp.ClientSession, base: str, timeout: float = 30.0
     return send
 
 
-def lift_id_limits(app: Any) -> None:
-    """A fuzzer sends hundreds of requests a second from a few ids; the per-id limit (20 a second, its own
-    tests in tests/web/test_limits.py) would refuse most of them before they reach anything else."""
+def lift_request_limits(app: Any) -> None:
+    """A fuzzer sends hundreds of requests a second from a few ids; the per-id limit (20 a second) and
+    the whole server's reads of the store (100 a second), each with its own tests in
+    tests/web/test_limits.py, would refuse most of them before they reach anything else."""
     app[LIMITS_KEY].per_id = TokenBuckets(1e9, 1e9)
+    app[LIMITS_KEY].store_reads = TokenBuckets(1e9, 1e9)
 
 
 def unexpected_errors(records: list[logging.LogRecord]) -> list[str]:
@@ -1529,7 +1531,7 @@ APP_REQUESTS = 1200
 @pytest.mark.parametrize("seed", APP_SEEDS)
 async def test_fuzz_the_real_app(client: TestClient, caplog: pytest.LogCaptureFixture, seed: int) -> None:
     app = client.server.app
-    lift_id_limits(app)
+    lift_request_limits(app)
     hub = app[HUB_KEY]
     key = await app[TOURNAMENTS_KEY].add_key(f"fuzz{seed}", None, False)
     fuzzer = Fuzzer(seed, key=key)

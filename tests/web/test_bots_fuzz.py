@@ -19,10 +19,15 @@ import pytest
 from aiohttp.test_utils import TestClient
 
 from server.hub.hub import Hub
-from server.web.clients import LIMITS_KEY
 from server.web.common import HUB_KEY, STORE_KEY
-from server.web.limits import TokenBuckets
-from tests.test_fuzz import check_archived, check_hub, check_idle, random_text, unexpected_errors
+from tests.test_fuzz import (
+    check_archived,
+    check_hub,
+    check_idle,
+    lift_request_limits,
+    random_text,
+    unexpected_errors,
+)
 from tests.web.test_bots import FREE_GAME, RATED_GAME
 from tests.web.zagram import Zagram
 
@@ -202,7 +207,7 @@ async def guest_turn(fuzzer: BotFuzzer, ala: Zagram) -> None:
 async def test_fuzz_the_bot_api(client: TestClient, caplog: pytest.LogCaptureFixture, seed: int) -> None:
     caplog.set_level(logging.INFO)
     app = client.server.app
-    app[LIMITS_KEY].per_id = TokenBuckets(1e9, 1e9)  # hundreds of requests a second from two bots
+    lift_request_limits(app)  # hundreds of requests a second from two bots
     hub = app[HUB_KEY]
     tokens = {nick: await app[STORE_KEY].bots.create(nick) for nick in BOTS}
     fuzzer = BotFuzzer(random.Random(seed), tokens)
