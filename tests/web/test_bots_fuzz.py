@@ -83,6 +83,7 @@ class BotFuzzer:
         }
 
     def point(self) -> str:
+        """A coordinate of a move, mostly one on a 20x20 board."""
         return self.number(list(range(20)))
 
     def token(self) -> dict[str, str]:
@@ -121,10 +122,12 @@ class BotFuzzer:
         bots = [nick for nick in game.players if nick in self.tokens] or list(BOTS)
         mover = game.on_move if game.on_move in self.tokens and self.rng.random() < 0.85 else None
         token = self.tokens[mover or self.rng.choice(bots)]
-        path = (
-            f"/api/bot/game/{table}/move/{self.rng.randrange(game.width)}/{self.rng.randrange(game.height)}"
+        x, y = self.rng.randrange(game.width), self.rng.randrange(game.height)
+        return (
+            "POST",
+            f"/api/bot/game/{table}/move/{x}/{y}",
+            {"headers": {"Authorization": f"Bearer {token}"}},
         )
-        return "POST", path, {"headers": {"Authorization": f"Bearer {token}"}}
 
     def request(self) -> tuple[str, str, dict[str, Any]]:
         rng = self.rng
@@ -141,18 +144,7 @@ class BotFuzzer:
                 (f"/api/bot/seek/{self.number([])}/{rng.choice(['accept', 'cancel', 'x'])}", {}),
                 (f"/api/bot/pool/{rng.choice(['blitz', 'rapid', '', 'x', '%2F'])}/join", {}),
                 ("/api/bot/pool/leave", {}),
-                (
-                    f"/api/bot/game/{table}/move/{self.number(list(range(20)))}/{self.number(list(range(20)))}",
-                    {},
-                ),
-                (
-                    f"/api/bot/game/{table}/move/{self.number(list(range(20)))}/{self.number(list(range(20)))}",
-                    {},
-                ),
-                (
-                    f"/api/bot/game/{table}/move/{self.number(list(range(20)))}/{self.number(list(range(20)))}",
-                    {},
-                ),
+                (f"/api/bot/game/{table}/move/{self.point()}/{self.point()}", {}),
                 (f"/api/bot/game/{table}/propose/{rng.choice(PROPOSALS)}", {}),
                 (f"/api/bot/game/{table}/answer/{rng.choice(PROPOSALS)}/{rng.choice(ANSWERS)}", {}),
                 (f"/api/bot/game/{table}/resign", {}),
