@@ -223,7 +223,7 @@ async def test_fuzz_the_bot_api(client: TestClient, caplog: pytest.LogCaptureFix
     logged = unexpected_errors(caplog.records)
     assert not logged, "\n".join(logged)
     assert all(token not in record.getMessage() for record in caplog.records for token in tokens.values())
-    assert fuzzer.done["game/move"] > 50 and len(fuzzer.done) >= 8, fuzzer.done  # the bots really played
+    assert fuzzer.done["game/move"] > 20 and len(fuzzer.done) >= 8, fuzzer.done  # the bots really played
     assert archived  # and were checked
     assert fuzzer.codes["internal"] == 0, fuzzer.codes
 
