@@ -22,8 +22,9 @@ import math
 import time
 from collections.abc import Callable
 
+from server.config import DEFAULT_PUBLIC_RATE
+
 MEGABYTE = 1024 * 1024
-DEFAULT_RATE = 64  # megabytes a second: about 3% of a core to send on this project's 2-CPU test host
 BURST = 0.25  # seconds of the rate sent at once by a budget left alone: 16 MB at the default rate
 MIN_CHARGE = 256 * 1024  # bytes an answer counts however small it is: at most 256 answers a second by default
 MOST_WAIT = 10.0  # seconds an answer may wait for its first byte before it is refused instead
@@ -40,12 +41,13 @@ class Overbooked(Exception):
 class SendingBudget:
     def __init__(
         self,
-        rate: float = DEFAULT_RATE * MEGABYTE,
+        rate: float = DEFAULT_PUBLIC_RATE * MEGABYTE,
         *,
         most_wait: float = MOST_WAIT,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        """`rate`: bytes a second."""
+        """`rate`: bytes a second; by default --public-rate's default, about 3% of a core to send on this
+        project's 2-CPU test host."""
         self.rate, self.most_wait, self.clock = rate, most_wait, clock
         self._promised_until = -math.inf  # when everything promised so far has been sent, at the rate
         self.refused = 0  # answers refused since the start (/metrics)
