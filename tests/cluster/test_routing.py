@@ -204,4 +204,8 @@ async def test_a_session_is_brought_once_the_database_is_back(
     await proxy.start()
     reply = await polling
     assert reply.status == "ok" and reply.processed == k
+    # member b stops while its database is there: stopped after the proxy, its last writes retried for
+    # 8 s against nothing, and a connection being opened meanwhile was once left unclosed (a
+    # ResourceWarning at the teardown, which the suite makes an error)
+    await b.close()
     await proxy.close()
