@@ -20,13 +20,26 @@ from aiohttp.web import BaseRequest, Response, StreamResponse
 from yarl import URL
 
 from server.logs import Fields
+from server.protocol.codec import LANGUAGES
+from server.web import auth, kropki
 from server.web.clients import POLICY_KEY, client_address
 
-# ``idGracza``/``playerId`` name the player on every endpoint, ``key`` is a tournament organiser's key and
-# ``id`` carries the player id to the web client's auto-login page (``index.html?id=ID&opis=NICK``);
-# ``email`` (registration) is personal data an access log has no need of; ``token``: a bot's, which the API
-# reads only from its Authorization header, but a bot's author may put in a URL all the same.
-SECRET_PARAMETERS = frozenset({"idgracza", "playerid", "key", "id", "email", "token"})
+# What a line shows of a query (redact_query). A player's id is the player's password, and a mangled or
+# mistyped request may carry it in any parameter (`msgayerId=ID`, cut by a broken proxy) or begin with it
+# (`ID&co=...`); the other values are chat lines, private ones too (`msgFromClient`), nicks, addresses
+# (`email`), organisers' keys and bots' tokens. So only the command and the language are shown, and only
+# when they are one of the server's own; every other value is written `***`, and a piece of the query that
+# names none of the protocol's parameters (docs/protocol.md) is written `***` whole.
+PARAMETERS = frozenset(
+    name.casefold()
+    for name in (
+        *("co", "idGracza", "playerId", "msgNo", "msgFromClient", "wait", "wiad", "lang", "opisGracza"),
+        *("opis", "email", "id", "key", "token", "stol", "table", "newTable", "newMsgs", "where", "na"),
+        *("ile", "whom", "proposal", "gameType", "sayHiTimes", "tourn", "tRound", "nick", "limit", "mode"),
+        *(f"pl{n}" for n in range(1, 9)),
+    )
+)
+SHOWN = {"co": frozenset(kropki.COMMANDS) | frozenset(auth.HANDLERS), "lang": frozenset(LANGUAGES)}
 REDACTED = "***"
 POLLS = frozenset({"getMsg", "getBMsg"})
 SLOW_POLL = 1.0  # seconds; a slower poll without `wait=` is logged like any request
@@ -47,21 +60,24 @@ class UnparsableQuery(ValueError):
 
 
 def redact_query(raw_query: str) -> str:
-    """``raw_query`` with the value of every secret parameter replaced by ``***``, the rest kept verbatim.
+    """``raw_query`` as a log line may show it: the pieces kept in place, each value written ``***`` but
+    a known command's or language's, and a piece naming no parameter of the protocol ``***`` whole.
 
-    Names are compared after percent-decoding and case-folding, so ``idGr%61cza`` or ``IDGRACZA`` is
-    redacted as well: a false positive costs a log detail, a false negative leaks a password.
+    Names are compared after percent-decoding and case-folding (``idGr%61cza``, ``IDGRACZA``); ``;``
+    separates pieces as ``&`` does, as some parsers take it (``co=x;idGracza=ID``).
     """
-    # Split on ';' as well as '&': some parsers treat both as separators, and a secret must not hide
-    # inside another parameter's value (``co=x;idGracza=SECRET``).
     pieces = re.split(r"([&;])", raw_query)
     for index in range(0, len(pieces), 2):
-        name, sep, _value = pieces[index].partition("=")
+        name, sep, value = pieces[index].partition("=")
         try:
-            decoded = unquote_plus(name, errors="strict")
+            decoded = unquote_plus(name, errors="strict").strip().casefold()
         except UnicodeDecodeError:
             raise UnparsableQuery(raw_query) from None
-        if sep and decoded.strip().casefold() in SECRET_PARAMETERS:
+        if not pieces[index]:
+            continue
+        if not sep or decoded not in PARAMETERS:
+            pieces[index] = REDACTED
+        elif value not in SHOWN.get(decoded, ()):
             pieces[index] = f"{name}={REDACTED}"
     return "".join(pieces)
 
