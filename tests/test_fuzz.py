@@ -57,7 +57,7 @@ from server.engine.sgf import SgfError, read_record, write_record
 from server.engine.start import Setup, four_crosses, handicap, one_cross
 from server.hub.clock import ManualTimers
 from server.hub.hub import Hub
-from server.hub.model import LOBBY
+from server.hub.model import LOBBY, Player
 from server.hub.persistence import MemoryPersistence
 from server.protocol.codec import (
     MAX_COMMANDS,
@@ -1357,8 +1357,13 @@ class Fuzzer:
 
 def check_hub(hub: Hub, *, boards: bool = True) -> None:
     """Everyone is at the tables they think they are at and nowhere else; nicks, invitations and game
-    boards agree with themselves."""
+    boards agree with themselves. In a cluster, a person of another member stands for them at this
+    member's tables and in its invitations (`visiting_from`, server/hub/visiting.py)."""
     players = hub.players
+
+    def known(person: Player) -> bool:
+        return players.get(person.secret) is person or bool(person.visiting_from)
+
     assert len(hub.by_nick) == len(players)
     for key, player in hub.by_nick.items():
         assert players.get(player.secret) is player and key == nick_key(player.nick), f"by_nick {key}"
@@ -1370,17 +1375,23 @@ def check_hub(hub: Hub, *, boards: bool = True) -> None:
         assert player.tables[0] == LOBBY and len(set(player.tables)) == len(player.tables), player.tables
         assert set(player.joined) == set(player.tables), (player.nick, player.joined, player.tables)
         for uid in player.tables:
-            assert uid in hub.tables, f"{player.nick} thinks it is at table {uid}, which is gone"
-            assert hub.tables[uid].people.get(player.nick) is player, f"{player.nick} is not at {uid}"
+            mirror = hub.mirrors.by_uid.get(uid)  # another member's table, in a cluster
+            at = hub.tables[uid].people if uid in hub.tables else mirror.people if mirror else None
+            assert at is not None, f"{player.nick} thinks it is at table {uid}, which is gone"
+            assert at.get(player.nick) is player, f"{player.nick} is not at {uid}"
     for uid, table in hub.tables.items():
         assert table.uid == uid and (table.room is None) == (uid == LOBBY)
         for nick, person in table.people.items():
-            assert person.nick == nick and players.get(person.secret) is person, f"{nick} at {uid} left"
+            assert person.nick == nick and known(person), f"{nick} at {uid} left"
             assert uid in person.tables, f"{nick} is at {uid} without knowing it"
         if table.room is not None:
             assert table.room.uid == uid
             if boards:
                 check_board(table.room.game.board)
+    for uid, mirror in hub.mirrors.by_uid.items():
+        assert mirror.uid == uid and uid not in hub.tables, f"{uid} is both this member's and mirrored"
+        for nick, person in mirror.people.items():
+            assert players.get(person.secret) is person and uid in person.tables, f"{nick} at {uid}"
     assert {id(p) for p in hub.lobby.people.values()} == {id(p) for p in players.values()}
     # the lobby's texts kept joined (Tables.lobby_nicks and the others) are what joining them anew gives
     lobby = hub.lobby.people.values()
@@ -1395,11 +1406,13 @@ def check_hub(hub: Hub, *, boards: bool = True) -> None:
     assert kept_lines == "/".join(line for room in rooms for line in (room.description(), room.state()))
     for inviter, invitation in hub.invitations.items():  # a team invitation has several invitees
         assert invitation.inviter is inviter and invitation.invitee is invitation.invitees[0]
-        assert players.get(inviter.secret) is inviter and invitation.accepted <= set(invitation.invitees)
-        for invitee in invitation.invitees:
-            assert hub.incoming.get(invitee) is invitation and players.get(invitee.secret) is invitee
+        assert known(inviter) and invitation.accepted <= set(invitation.invitees)
+        for invitee in invitation.invitees:  # another member's player: their member keeps what they answer
+            assert hub.incoming.get(invitee) is (None if invitee.visiting_from else invitation)
+            assert known(invitee)
     for invitee, invitation in hub.incoming.items():
         assert invitee in invitation.invitees and hub.invitations.get(invitation.inviter) is invitation
+        assert players.get(invitee.secret) is invitee
     # the invitations by their inviter's nick, which a game start withdraws (Invitations.sent_by)
     by_inviter: dict[str, set[int]] = {}
     for invitation in hub.invitations.values():

@@ -78,7 +78,7 @@ class Invitations:
         self.remote = remote
         self.computer: Computer | None = None  # the AI players, once enabled
         self.invitations: dict[Player, Invitation] = {}  # by inviter
-        self.incoming: dict[Player, Invitation] = {}  # by invitee
+        self.incoming: dict[Player, Invitation] = {}  # by invitee, a player of this member
         # by the inviter's nick_key: a game start withdraws its players' invitations (withdraw_sent_by)
         # without a walk of every pending one; kept by _keep and drop, the only ones to change them
         self.sent_by: dict[str, list[Invitation]] = {}
@@ -245,7 +245,8 @@ class Invitations:
         self.invitations[inviter] = invitation
         self.sent_by.setdefault(nick_key(inviter.nick), []).append(invitation)
         for invitee in invitation.invitees:
-            self.incoming[invitee] = invitation
+            if not invitee.visiting_from:  # another member's player: theirs keeps what they answer
+                self.incoming[invitee] = invitation
         self.bus.nudge(invitation.inviter, *invitation.invitees)
 
     # --- invitations between players of two members of a cluster -------------------------------
@@ -293,8 +294,12 @@ class Invitations:
                 self.tables.tell(local, LOBBY, "", why)  # the other member's English sentence
 
     def _forget_stranger(self, stranger: Player) -> None:
-        if stranger not in self.invitations and stranger not in self.incoming:
-            self._strangers.pop((stranger.visiting_from, stranger.nick), None)
+        """Once no invitation here names them: several players here may invite one of another member
+        at once (its member refuses all but one)."""
+        if stranger in self.invitations or any(stranger in i.invitees for i in self.invitations.values()):
+            return
+        if self._strangers.get((stranger.visiting_from, stranger.nick)) is stranger:
+            del self._strangers[(stranger.visiting_from, stranger.nick)]
 
     def _check_computer_game(self, player: Player, ai: Player, game_type: GameType, computer: bool) -> None:
         if not computer:
