@@ -68,13 +68,13 @@ def redact_query(raw_query: str) -> str:
     """
     pieces = re.split(r"([&;])", raw_query)
     for index in range(0, len(pieces), 2):
+        if not pieces[index]:  # `&&`, or a `&` at an end
+            continue
         name, sep, value = pieces[index].partition("=")
         try:
             decoded = unquote_plus(name, errors="strict").strip().casefold()
         except UnicodeDecodeError:
             raise UnparsableQuery(raw_query) from None
-        if not pieces[index]:
-            continue
         if not sep or decoded not in PARAMETERS:
             pieces[index] = REDACTED
         elif value not in SHOWN.get(decoded, ()):
