@@ -1,0 +1,91 @@
+"""The bot API fuzzer of tests/web/test_bots_fuzz.py across two members on a real Redis and PostgreSQL:
+each request goes where the cluster's nginx sends it (a hash of its `Authorization` header,
+docs/cluster.md "Routing"), and one in ten to the other member, as after a change of members, so that
+a bot's session moves in the middle of its games, invitations and seeks. Judged as there, after each
+request on both members' hubs."""
+
+from __future__ import annotations
+
+import logging
+import random
+import zlib
+from typing import Any
+
+import pytest
+from aiohttp.test_utils import TestClient
+from pytest_aiohttp import AiohttpClient
+
+from server.config import Settings
+from server.web.common import HUB_KEY, STORE_KEY
+from tests.cluster.conftest import RedisServer
+from tests.cluster.test_lobby import two_members
+from tests.test_fuzz import check_archived, check_hub, check_idle, lift_request_limits, unexpected_errors
+from tests.web.test_bots_fuzz import BOTS, BotFuzzer, guest_turn
+from tests.web.zagram import Zagram
+
+SEEDS = [1]
+REQUESTS = 600
+ELSEWHERE = 0.1  # of the requests, those sent to the member the header's hash does not name
+
+
+def home_of(kwargs: dict[str, Any], members: int) -> int:
+    """The member nginx's hash of the `Authorization` header would pick (any stable hash will do)."""
+    return zlib.crc32(kwargs["headers"].get("Authorization", "").encode()) % members
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+async def test_fuzz_the_bot_api_on_two_members(
+    aiohttp_client: AiohttpClient,
+    postgres: Settings,
+    redis_server: RedisServer,
+    caplog: pytest.LogCaptureFixture,
+    seed: int,
+) -> None:
+    caplog.set_level(logging.INFO)
+    members: list[TestClient] = list(await two_members(aiohttp_client, postgres, redis_server))
+    for client in members:
+        lift_request_limits(client.server.app)
+    hubs = [client.app[HUB_KEY] for client in members]
+    tokens = {nick: await members[0].app[STORE_KEY].bots.create(nick) for nick in BOTS}
+    fuzzer = BotFuzzer(random.Random(seed), tokens)
+    rng = random.Random(seed)
+    ala = Zagram(members[1], "ala123", "*Ala")  # a person of the other member than the bots' tokens' first
+    assert await ala.login() == ""
+    moved = 0
+    for n in range(REQUESTS):
+        if n % 3 == 0:
+            await guest_turn(fuzzer, ala)
+        method, path, kwargs = fuzzer.request()
+        home = home_of(kwargs, len(members))
+        index = (home + 1) % len(members) if rng.random() < ELSEWHERE else home
+        moved += index != home
+        async with members[index].request(method, path, **kwargs) as response:
+            text = await response.text(errors="replace")
+            fuzzer.judge(method, path, response.status, response.content_type, text)
+        tables, live = [], {}
+        for hub in hubs:  # the games are at either member
+            fuzzer.look(hub)
+            tables += fuzzer.tables
+            live |= fuzzer.live
+        fuzzer.tables, fuzzer.live = sorted(tables), live
+        for hub in hubs:
+            check_hub(hub, boards=n % 25 == 0)
+    for hub in hubs:
+        check_hub(hub)
+        check_idle(hub)
+        await hub.persistence.flush()
+    archived = await (await members[0].get("/games.json", params={"limit": "500"})).json()
+    for game in archived:
+        for client in members:
+            check_archived(await (await client.get(f"/sgf/{game['number']}")).text())
+    logged = unexpected_errors(caplog.records)
+    assert not logged, "\n".join(logged)
+    secrets = [*tokens.values(), ala.secret]
+    assert not [r.getMessage() for r in caplog.records if any(s in r.getMessage() for s in secrets)]
+    # the bots really played (fewer moves than on one member: a seed's games may stall on a STOP, the
+    # fuzzer aiming the moves of the bot that pressed it; 2 moves and 12 actions in games at the least of
+    # 30 seeds)
+    in_games = sum(count for route, count in fuzzer.done.items() if route.startswith("game/"))
+    assert in_games > 5 and len(fuzzer.done) >= 8, fuzzer.done
+    assert moved > 30  # and their sessions moved between the members
+    assert fuzzer.codes["internal"] == 0, fuzzer.codes
