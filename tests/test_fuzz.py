@@ -79,7 +79,7 @@ from server.protocol.codec import (
 from server.protocol.events import game_type_text, subscriptions
 from server.web import kropki
 from server.web.clients import LIMITS_KEY
-from server.web.common import HUB_KEY
+from server.web.common import DATABASE_UNREACHABLE, HUB_KEY
 from server.web.limits import TokenBuckets
 from server.web.tournament import TOURNAMENTS_KEY
 from tests.web.zagram import Zagram
@@ -695,6 +695,7 @@ class Fuzzer:
         self.refused: Counter[str] = Counter()  # refusals of stream commands, by their first words
         self.problems: list[Problem] = []
         self.failures = 0
+        self.storage_away = False  # the database is away: a page that needs it is answered 503, as documented
 
     # --- making requests ----------------------------------------------------------------------------
 
@@ -1204,7 +1205,9 @@ class Fuzzer:
     def observe(self, request: Request, status: int, body: str) -> None:
         self.sent += 1
         self.statuses[status] += 1
-        if not status or status >= 500:
+        if self.storage_away and status == 503 and body == DATABASE_UNREACHABLE:
+            self.answers["503 storage away"] += 1
+        elif not status or status >= 500:
             self.fail(request, status, body, "no answer" if not status else f"HTTP {status}")
         if request.path in ("/a.kropki", "/auth.py") and body in ("err.internal", "nieOk."):
             self.fail(request, status, body, "internal error")

@@ -11,16 +11,21 @@ import dataclasses
 import logging
 import random
 import zlib
+from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
+from server.hub.hub import Hub
+from server.hub.persistence import StorageFailing
 from server.web.common import HUB_KEY
 from server.web.tournament import TOURNAMENTS_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import WITHIN, two_members
+from tests.store.breakers import PostgresProxy
 from tests.test_fuzz import (
     Fuzzer,
     Request,
@@ -39,7 +44,13 @@ REQUESTS = 800
 # (seed, what happens on a bad day, the request before which it happens): Redis killed and started
 # again empty, or the first member stopped (its players' requests then reach the other, which takes its
 # sessions and tables over, as behind nginx)
-RUNS = [(1, None, 0), (2, "redis restarts", REQUESTS // 2), (3, "a member stops", REQUESTS // 2)]
+RUNS = [
+    (1, None, 0),
+    (2, "redis restarts", REQUESTS // 2),
+    (3, "a member stops", REQUESTS // 2),
+    (4, "the database restarts", REQUESTS // 2),
+]
+DATABASE_AWAY = 2.0  # seconds PostgreSQL is away when it restarts
 # the reader of the lobby at the end, from an address of its own: the fuzzer's failed logins and
 # guessed ids hold its own address back
 READER = {"X-Forwarded-For": "192.0.2.7"}
@@ -80,8 +91,36 @@ async def same_lobby(members: list[TestClient]) -> None:
         await asyncio.sleep(0.2)
 
 
+@pytest.fixture
+async def database(postgres: Settings, tmp_path: Path) -> AsyncIterator[PostgresProxy]:
+    """PostgreSQL as the members reach it, through a proxy a test may stop and start again (asked for
+    before the members, it is closed after them: tests/cluster/test_routing.py)."""
+    proxy = PostgresProxy(tmp_path / "pg", postgres.db_url)
+    await proxy.start()
+    yield proxy
+    await proxy.close()
+
+
+async def back_after(proxy: PostgresProxy, seconds: float) -> None:
+    await asyncio.sleep(seconds)
+    await proxy.start()
+
+
+async def stored(hub: Hub) -> None:
+    """Everything the hub queued is written, once its writer has found the database back (it tries
+    again after a back-off of up to 10 s, or at a player's next action)."""
+    deadline = asyncio.get_running_loop().time() + WITHIN
+    while True:
+        try:
+            return await hub.persistence.flush()
+        except StorageFailing:
+            assert asyncio.get_running_loop().time() < deadline, "the writes were never stored"
+            await asyncio.sleep(0.2)
+
+
 @pytest.mark.parametrize(("seed", "bad_day", "at"), RUNS)
 async def test_fuzz_two_members(
+    database: PostgresProxy,
     aiohttp_client: AiohttpClient,
     postgres: Settings,
     redis_server: RedisServer,
@@ -91,8 +130,8 @@ async def test_fuzz_two_members(
     at: int,
 ) -> None:
     caplog.set_level(logging.INFO)  # the access log and the members' own lines, read for ids below
-    behind_proxy = dataclasses.replace(postgres, trusted_proxies=("127.0.0.1",))
-    members: list[TestClient] = list(await two_members(aiohttp_client, behind_proxy, redis_server))
+    behind_proxies = dataclasses.replace(postgres, trusted_proxies=("127.0.0.1",), db_url=database.url)
+    members: list[TestClient] = list(await two_members(aiohttp_client, behind_proxies, redis_server))
     for client in members:
         lift_request_limits(client.server.app)
     key = await members[0].app[TOURNAMENTS_KEY].add_key(f"fuzz{seed}", None, False)
@@ -104,6 +143,7 @@ async def test_fuzz_two_members(
     last_j = [0] * len(members)  # each member numbers its own replies
     moves = 0  # requests of a guest reaching the other member than their last reply's
     numbered_by: dict[str, int] = {}  # a guest's id -> the member whose j its last reply had
+    database_back: asyncio.Task[None] | None = None
     with no_endless_crosses(fuzzer.hangs):
         for n in range(REQUESTS):
             if n == at and bad_day == "redis restarts":
@@ -111,6 +151,12 @@ async def test_fuzz_two_members(
             elif n == at and bad_day == "a member stops":
                 await members[0].close()
                 alive = [1]
+            elif n == at and bad_day == "the database restarts":
+                await database.break_storage()
+                database_back = asyncio.create_task(back_after(database, DATABASE_AWAY))
+                fuzzer.storage_away = True
+            elif database_back is not None and database_back.done() and fuzzer.storage_away:
+                fuzzer.storage_away = False
             request = fuzzer.next()
             index = member_of(request, rng, alive)
             guest = request.guest
@@ -125,10 +171,12 @@ async def test_fuzz_two_members(
                 numbered_by[guest.secret] = index
             for index in alive:
                 check_hub(hubs[index], boards=n % 25 == 0)
+    if database_back is not None:
+        await database_back
     for index in alive:
         check_hub(hubs[index])
         check_idle(hubs[index])
-        await hubs[index].persistence.flush()
+        await stored(hubs[index])
     await same_lobby([members[index] for index in alive])
     for number in sorted(fuzzer.archived):
         for client in (members[index] for index in alive):  # one archive, read from any member
