@@ -49,7 +49,7 @@ async def test_fuzz_the_bot_api_on_two_members(
     tokens = {nick: await members[0].app[STORE_KEY].bots.create(nick) for nick in BOTS}
     fuzzer = BotFuzzer(random.Random(seed), tokens)
     rng = random.Random(seed)
-    ala = Zagram(members[1], "ala123", "*Ala")  # a person of the other member than the bots' tokens' first
+    ala = Zagram(members[1], "ala123", "*Ala")  # the person the bots play with, on the second member
     assert await ala.login() == ""
     moved = 0
     for n in range(REQUESTS):

@@ -42,8 +42,8 @@ from tests.web.zagram import parse_reply
 
 REQUESTS = 800
 # (seed, what happens on a bad day, the request before which it happens): Redis killed and started
-# again empty, or the first member stopped (its players' requests then reach the other, which takes its
-# sessions and tables over, as behind nginx)
+# again empty; the first member stopped (its players' requests then reach the other, which takes its
+# sessions and tables over, as behind nginx); PostgreSQL away for DATABASE_AWAY seconds
 RUNS = [
     (1, None, 0),
     (2, "redis restarts", REQUESTS // 2),
