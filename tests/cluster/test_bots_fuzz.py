@@ -23,8 +23,10 @@ from tests.test_fuzz import check_archived, check_hub, check_idle, lift_request_
 from tests.web.test_bots_fuzz import BOTS, BotFuzzer, guest_turn
 from tests.web.zagram import Zagram
 
-SEEDS = [1]
 REQUESTS = 600
+# (seed, the request before which the first member stops: its bots' requests then reach the other,
+# which takes their sessions and its tables over, as behind nginx)
+RUNS = [(1, None), (2, REQUESTS // 2)]
 ELSEWHERE = 0.1  # of the requests, those sent to the member the header's hash does not name
 
 
@@ -33,13 +35,14 @@ def home_of(kwargs: dict[str, Any], members: int) -> int:
     return zlib.crc32(kwargs["headers"].get("Authorization", "").encode()) % members
 
 
-@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize(("seed", "member_stops_at"), RUNS)
 async def test_fuzz_the_bot_api_on_two_members(
     aiohttp_client: AiohttpClient,
     postgres: Settings,
     redis_server: RedisServer,
     caplog: pytest.LogCaptureFixture,
     seed: int,
+    member_stops_at: int | None,
 ) -> None:
     caplog.set_level(logging.INFO)
     members: list[TestClient] = list(await two_members(aiohttp_client, postgres, redis_server))
@@ -52,40 +55,45 @@ async def test_fuzz_the_bot_api_on_two_members(
     ala = Zagram(members[1], "ala123", "*Ala")  # the person the bots play with, on the second member
     assert await ala.login() == ""
     moved = 0
+    alive = list(range(len(members)))
     for n in range(REQUESTS):
+        if n == member_stops_at:
+            await members[0].close()
+            alive = [1]
         if n % 3 == 0:
             await guest_turn(fuzzer, ala)
         method, path, kwargs = fuzzer.request()
-        home = home_of(kwargs, len(members))
-        index = (home + 1) % len(members) if rng.random() < ELSEWHERE else home
-        moved += index != home
+        home = home_of(kwargs, len(alive))
+        index = alive[(home + 1) % len(alive) if rng.random() < ELSEWHERE else home]
+        moved += index != alive[home]
         async with members[index].request(method, path, **kwargs) as response:
             text = await response.text(errors="replace")
             fuzzer.judge(method, path, response.status, response.content_type, text)
         tables, live = [], {}
-        for hub in hubs:  # the games are at either member
-            fuzzer.look(hub)
+        for index in alive:  # the games are at any member
+            fuzzer.look(hubs[index])
             tables += fuzzer.tables
             live |= fuzzer.live
         fuzzer.tables, fuzzer.live = sorted(tables), live
-        for hub in hubs:
-            check_hub(hub, boards=n % 25 == 0)
-    for hub in hubs:
-        check_hub(hub)
-        check_idle(hub)
-        await hub.persistence.flush()
-    archived = await (await members[0].get("/games.json", params={"limit": "500"})).json()
+        for index in alive:
+            check_hub(hubs[index], boards=n % 25 == 0)
+    for index in alive:
+        check_hub(hubs[index])
+        check_idle(hubs[index])
+        await hubs[index].persistence.flush()
+    archived = await (await members[alive[0]].get("/games.json", params={"limit": "500"})).json()
     for game in archived:
-        for client in members:
+        for client in (members[index] for index in alive):
             check_archived(await (await client.get(f"/sgf/{game['number']}")).text())
     logged = unexpected_errors(caplog.records)
     assert not logged, "\n".join(logged)
     secrets = [*tokens.values(), ala.secret]
     assert not [r.getMessage() for r in caplog.records if any(s in r.getMessage() for s in secrets)]
     # the bots really played (fewer moves than on one member: a seed's games may stall on a STOP, the
-    # fuzzer aiming the moves of the bot that pressed it; 2 moves and 12 actions in games at the least of
-    # 30 seeds)
+    # fuzzer aiming the moves of the bot that pressed it; at the least of 62 seeds 2 moves and 12 actions
+    # in games, 7 routes done), and their sessions moved between the members (10 times at the least, a
+    # member stopped at the 100th request)
     in_games = sum(count for route, count in fuzzer.done.items() if route.startswith("game/"))
-    assert in_games > 5 and len(fuzzer.done) >= 8, fuzzer.done
-    assert moved > 30  # and their sessions moved between the members
+    assert in_games > 5 and len(fuzzer.done) >= 7, fuzzer.done
+    assert moved > 5
     assert fuzzer.codes["internal"] == 0, fuzzer.codes
