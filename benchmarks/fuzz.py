@@ -9,8 +9,9 @@ endpoint (`/a.kropki` with every `co`, `setUpTable` with a real organiser's key,
 A failure is: an HTTP status of 500 or more, no answer within --timeout, `err.internal` or `nieOk.`, an
 answer `/a.kropki` does not give, a malformed reply (not one line, a message that is none of
 docs/protocol.md's, unescaped HTML), `j` going back or not moving on when something new is sent, a
-record from the archive that does not read or replay, and anything logged at ERROR (but aiohttp's
-shortened report of a request it could not parse, which docs/operations.md describes).
+record from the archive that does not read or replay, anything logged at ERROR (but aiohttp's
+shortened report of a request it could not parse, which docs/operations.md describes), and with
+--subprocess a player's id in any line of the server's log (--log-level INFO: the access log's too).
 
 Two ways to run the server:
 
@@ -241,6 +242,10 @@ async def in_subprocess(args: argparse.Namespace, seed: int, folder: Path) -> in
     print(f"server log: {len(log)} lines, {len(bad) - len(logged)} malformed requests reported by aiohttp")
     if server.exited_early is not None:
         failures.append(f"the server exited on its own with {server.exited_early}")
+    # a player's id is a password: in no line of the log, whatever the request (--log-level INFO for the
+    # access log's lines too)
+    secrets = [guest.secret for guest in fuzzer.guests]
+    failures += [f"an id in the log: {line[:300]}" for line in log if any(s in line for s in secrets)]
     return report(fuzzer, failures, archive_failures, replayed, logged)
 
 
