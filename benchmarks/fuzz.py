@@ -244,8 +244,7 @@ async def in_subprocess(args: argparse.Namespace, seed: int, folder: Path) -> in
         failures.append(f"the server exited on its own with {server.exited_early}")
     # a player's id is a password: in no line of the log, whatever the request (--log-level INFO for the
     # access log's lines too)
-    secrets = [guest.secret for guest in fuzzer.guests]
-    failures += [f"an id in the log: {line[:300]}" for line in log if any(s in line for s in secrets)]
+    failures += [f"an id in the log: {line[:300]}" for line in log if any(s in line for s in fuzzer.ids_used)]
     return report(fuzzer, failures, archive_failures, replayed, logged)
 
 

@@ -663,6 +663,8 @@ class Fuzzer:
 
     It learns tables, seats, turns, dots and invitations from the replies, so that many requests are
     plausible (the right player moving on a free point) and games really start, end and get archived.
+    Now and then a guest comes back with a new id, in the middle of its games, as MultiPoints does when
+    it is started again.
     """
 
     def __init__(
@@ -695,6 +697,7 @@ class Fuzzer:
         self.refused: Counter[str] = Counter()  # refusals of stream commands, by their first words
         self.problems: list[Problem] = []
         self.failures = 0
+        self.ids_used = {guest.secret for guest in self.guests}  # a guest's new ids too (come_back)
         self.storage_away = False  # the database is away: a page that needs it is answered 503, as documented
 
     # --- making requests ----------------------------------------------------------------------------
@@ -702,8 +705,11 @@ class Fuzzer:
     def next(self) -> Request:
         rng = self.rng
         offline = [g for g in self.guests if not g.online and g.rest_until <= self.sent]
+        playing_guests = [g for g in self.guests if g.online and not g.registered]
         if offline and rng.random() < 0.3:
             request = self.login(rng.choice(offline))
+        elif playing_guests and rng.random() < 0.01:
+            request = self.login(self.come_back(rng.choice(playing_guests)))
         elif self.hub_only and rng.random() < 0.02:
             request = Request("", kind="tick", tick=rng.choice([0.5, 1, 2, 3, 5, 10, 30, 61, 65, 700, 3700]))
         else:
@@ -771,8 +777,18 @@ class Fuzzer:
             ["", "nobody", self.other(guest).secret, "a" * 70, "fz?", random_text(self.rng, 5)]
         )
 
+    def come_back(self, guest: Guest) -> Guest:
+        """The guest's client starts again, as MultiPoints does after a crash: a new random id, its session
+        left behind (docs/protocol.md, "A guest who comes back")."""
+        guest.secret = str(self.rng.randrange(10**8, 10**9))  # MultiPoints' kind: digits
+        self.ids_used.add(guest.secret)
+        guest.online, guest.seen, guest.sections, guest.invited_by = False, 0, [], None
+        return guest
+
     def login(self, guest: Guest) -> Request:
         rng = self.rng
+        if not guest.registered and rng.random() < 0.2:
+            self.come_back(guest)
         if guest.registered:
             params = [("co", "loguj" if guest.account else "rejestruj"), ("opisGracza", guest.nick)]
             params += [("idGracza", guest.secret), ("email", "v")]
@@ -1540,9 +1556,9 @@ def unexpected_errors(records: list[logging.LogRecord]) -> list[str]:
     return found
 
 
-def with_ids(records: list[logging.LogRecord], guests: list[Guest]) -> list[str]:
+def with_ids(records: list[logging.LogRecord], ids: set[str]) -> list[str]:
     """Log lines holding a player's id, which is a password: in none, whatever the request."""
-    return [r.getMessage() for r in records if any(guest.secret in r.getMessage() for guest in guests)]
+    return [r.getMessage() for r in records if any(secret in r.getMessage() for secret in ids)]
 
 
 APP_SEEDS = [1, 2, 3]
@@ -1572,7 +1588,7 @@ async def test_fuzz_the_real_app(client: TestClient, caplog: pytest.LogCaptureFi
         check_archived(await response.text())
     logged = unexpected_errors(caplog.records)
     assert not logged, "\n".join(logged)
-    assert not with_ids(caplog.records, fuzzer.guests)
+    assert not with_ids(caplog.records, fuzzer.ids_used)
     assert not fuzzer.failures and not fuzzer.hangs, fuzzer.report()
     assert fuzzer.statuses[200] > APP_REQUESTS // 2
     assert fuzzer.answers["ok"] > 50, fuzzer.answers  # the guests really played

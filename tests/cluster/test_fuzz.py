@@ -185,7 +185,7 @@ async def test_fuzz_two_members(
             check_archived(await response.text())
     logged = unexpected_errors(caplog.records)
     assert not logged, "\n".join(logged)
-    assert not with_ids(caplog.records, fuzzer.guests)  # of either member
+    assert not with_ids(caplog.records, fuzzer.ids_used)  # of either member
     assert not fuzzer.failures and not fuzzer.hangs, fuzzer.report()
     assert fuzzer.statuses[200] > REQUESTS // 2
     assert fuzzer.answers["ok"] > 50, fuzzer.answers  # the guests really played
