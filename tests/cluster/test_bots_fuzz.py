@@ -19,7 +19,14 @@ from server.config import Settings
 from server.web.common import HUB_KEY, STORE_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import two_members
-from tests.test_fuzz import check_archived, check_hub, check_idle, lift_request_limits, unexpected_errors
+from tests.test_fuzz import (
+    check_archived,
+    check_hub,
+    check_idle,
+    lift_request_limits,
+    unexpected_errors,
+    with_ids,
+)
 from tests.web.test_bots_fuzz import BOTS, BotFuzzer, guest_turn
 from tests.web.zagram import Zagram
 
@@ -69,12 +76,7 @@ async def test_fuzz_the_bot_api_on_two_members(
         async with members[index].request(method, path, **kwargs) as response:
             text = await response.text(errors="replace")
             fuzzer.judge(method, path, response.status, response.content_type, text)
-        tables, live = [], {}
-        for index in alive:  # the games are at any member
-            fuzzer.look(hubs[index])
-            tables += fuzzer.tables
-            live |= fuzzer.live
-        fuzzer.tables, fuzzer.live = sorted(tables), live
+        fuzzer.look(*(hubs[index] for index in alive))
         for index in alive:
             check_hub(hubs[index], boards=n % 25 == 0)
     for index in alive:
@@ -87,8 +89,7 @@ async def test_fuzz_the_bot_api_on_two_members(
             check_archived(await (await client.get(f"/sgf/{game['number']}")).text())
     logged = unexpected_errors(caplog.records)
     assert not logged, "\n".join(logged)
-    secrets = [*tokens.values(), ala.secret]
-    assert not [r.getMessage() for r in caplog.records if any(s in r.getMessage() for s in secrets)]
+    assert not with_ids(caplog.records, {*tokens.values(), ala.secret})
     # the bots really played (fewer moves than on one member: a seed's games may stall on a STOP, the
     # fuzzer aiming the moves of the bot that pressed it; at the least of 62 seeds 2 moves and 12 actions
     # in games, 7 routes done), and their sessions moved between the members (10 times at the least, a

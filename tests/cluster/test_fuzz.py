@@ -19,13 +19,11 @@ from aiohttp.test_utils import TestClient
 from pytest_aiohttp import AiohttpClient
 
 from server.config import Settings
-from server.hub.hub import Hub
-from server.hub.persistence import StorageFailing
 from server.web.common import HUB_KEY
 from server.web.tournament import TOURNAMENTS_KEY
 from tests.cluster.conftest import RedisServer
 from tests.cluster.test_lobby import WITHIN, two_members
-from tests.store.breakers import PostgresProxy
+from tests.store.breakers import PostgresProxy, until
 from tests.test_fuzz import (
     Fuzzer,
     Request,
@@ -106,18 +104,6 @@ async def back_after(proxy: PostgresProxy, seconds: float) -> None:
     await proxy.start()
 
 
-async def stored(hub: Hub) -> None:
-    """Everything the hub queued is written, once its writer has found the database back (it tries
-    again after a back-off of up to 10 s, or at a player's next action)."""
-    deadline = asyncio.get_running_loop().time() + WITHIN
-    while True:
-        try:
-            return await hub.persistence.flush()
-        except StorageFailing:
-            assert asyncio.get_running_loop().time() < deadline, "the writes were never stored"
-            await asyncio.sleep(0.2)
-
-
 @pytest.mark.parametrize(("seed", "bad_day", "at"), RUNS)
 async def test_fuzz_two_members(
     database: PostgresProxy,
@@ -173,10 +159,13 @@ async def test_fuzz_two_members(
                 check_hub(hubs[index], boards=n % 25 == 0)
     if database_back is not None:
         await database_back
-    for index in alive:
-        check_hub(hubs[index])
-        check_idle(hubs[index])
-        await stored(hubs[index])
+    for hub in (hubs[index] for index in alive):
+        check_hub(hub)
+        check_idle(hub)
+        # stored once the writer has found the database back (it tries again after a back-off of up to
+        # 10 s): till then a flush fails at once
+        await until(lambda persistence=hub.persistence: persistence.storage_failure is None, WITHIN)
+        await hub.persistence.flush()
     await same_lobby([members[index] for index in alive])
     for number in sorted(fuzzer.archived):
         for client in (members[index] for index in alive):  # one archive, read from any member
