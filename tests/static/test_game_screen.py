@@ -81,8 +81,9 @@ def test_a_39x32_board_takes_the_screen_and_full_screen_gives_it_all(players: tu
     expect(ala.page.locator("#chat")).to_be_hidden()
     expect(ala.page.locator("#full-screen")).to_have_text("Leave full screen")
     assert cell_size(ala.page) > before
-    # the browser's own full screen paints the element black behind dark text unless told otherwise
-    assert ala.page.evaluate("getComputedStyle(document.querySelector('#app')).backgroundColor") == PAPER
+    # the browser's own full screen paints the element black behind dark text unless told otherwise; it
+    # comes a moment after the click (requestFullscreen resolves later), so the colour is waited for
+    expect(ala.page.locator("#app")).to_have_css("background-color", PAPER)
     ala.play("aa")  # the game goes on in full screen
     bob.sees_dot("aa")
     ala.page.click("#full-screen")
