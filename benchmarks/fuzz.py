@@ -23,8 +23,14 @@ Two ways to run the server:
 - --subprocess: `python -m server serve --migrate` (benchmarks/stream.py's `Server`), as in production;
   only what HTTP shows is checked, plus the server's log. The server keeps its limit of 20 requests a
   second per player id, so requests are paced to 18 a second per id (more --guests, more requests).
+- --subprocess --kill-every SECONDS: the server is SIGKILLed at random moments (every 0.5 to 1.5 times
+  SECONDS), mostly in the middle of a request, and started again on the same database; the fuzz goes on
+  with the same ids and message numbers. What the clients were answered before the kill must hold after
+  it (docs/protocol.md, "After a restart"): every session alive comes back (`ok`, never `sd`), every dot
+  of a running game is still on its board, and `j` never goes back; only the request the kill cut off
+  may be lost.
 
-    .venv/bin/python benchmarks/fuzz.py --seconds 300 [--seed N] [--subprocess]
+    .venv/bin/python benchmarks/fuzz.py --seconds 300 [--seed N] [--subprocess [--kill-every 5]]
 
 Prints the requests sent, answers by status and kind, and every failure with the request that caused it;
 exits 1 on any failure.
@@ -37,12 +43,14 @@ import asyncio
 import logging
 import random
 import re
+import signal
 import subprocess
 import sys
 import tempfile
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import parse_qsl
 
@@ -59,13 +67,16 @@ from stream import HOST, Server  # noqa: E402
 
 from server.app import create_app  # noqa: E402
 from server.config import Settings  # noqa: E402
+from server.engine.moves import ALPHABET  # noqa: E402
 from server.web.accesslog import install_malformed_request_filter  # noqa: E402
 from server.web.common import HUB_KEY  # noqa: E402
 from server.web.tournament import TOURNAMENTS_KEY  # noqa: E402
 from tests.test_fuzz import (  # noqa: E402
     Fuzzer,
+    Guest,
     Request,
     Send,
+    TableInfo,
     check_archived,
     check_hub,
     check_idle,
@@ -158,6 +169,165 @@ async def fuzz(
     return hub_failures
 
 
+# requests that change no session and no game: a kill that cuts one off leaves every check standing
+READ_ONLY = {"login", "sgf", "games", "tournament", "paths", "tournaments"}
+
+
+@dataclass
+class Crash:
+    """What the clients had been answered when the server was killed. Every answer is given only once its
+    effects are written, so all of it must hold after the restart; the request the kill cut off may or
+    may not have been done, and its answer, if it came, is not judged."""
+
+    online: list[Guest]  # the sessions alive, as their last answers said
+    dots: dict[int, dict[str, int]]  # table -> its dots, for every game running
+    cut: Request
+    known: bool = False  # the request cut off is a move on a free point, nothing else
+    sessions_back: int = 0  # how much the restart was held to
+    dots_checked: int = 0
+
+    @classmethod
+    def taken(cls, fuzzer: Fuzzer, cut: Request, *, known: bool) -> Crash:
+        running = {uid: dict(info.dots) for uid, info in fuzzer.tables.items() if not info.over}
+        return cls([g for g in fuzzer.guests if g.online], running, cut, known)
+
+    def may_have_changed(self, guest: Guest) -> bool:
+        """Whether the request cut off may have changed the guest's session: it was the guest's (a move
+        changes none), or named its id (a mutated one may)."""
+        return not self.known and (self.cut.guest is guest or guest.secret in self.cut.target())
+
+    def tables_checked(self, fuzzer: Fuzzer) -> set[int]:
+        """The running games whose dots must all be back: not those the request cut off may have changed."""
+        cut = self.cut
+        if self.known or cut.kind in READ_ONLY or cut.kind.startswith("auth:"):
+            return set(self.dots)
+        if cut.raw is None and cut.guest is not None and (cut.kind == "poll" or cut.kind.startswith("old:")):
+            nick = cut.guest.nick
+            return {uid for uid in self.dots if nick not in fuzzer.tables.get(uid, TableInfo()).players}
+        return set()  # an organiser's request, garbage, a mutated query, someone else's id: anything
+
+
+def whole_states(body: str) -> set[int]:
+    """The tables whose whole board (`sr(`) a reply carries."""
+    tables, section = set(), 0
+    for part in body.split("/")[2:-1]:
+        if re.fullmatch(r"q\d+", part):
+            section = int(part[1:])
+        elif part.startswith("sr("):
+            tables.add(section)
+    return tables
+
+
+async def check_after_restart(fuzzer: Fuzzer, send: Send, crash: Crash) -> list[str]:
+    """Each session alive at the kill polls on with its old id and msgNo, as MultiPoints does: it must be
+    back, and the whole boards it gets must hold every dot it had seen (docs/protocol.md, "After a
+    restart")."""
+    failures, boards = [], set()
+    for guest in crash.online:
+        if crash.may_have_changed(guest) or not guest.online:
+            continue
+        poll = plain_poll(guest)
+        status, body = await send(poll)
+        fuzzer.observe(poll, status, body)
+        crash.sessions_back += 1
+        if not body.startswith("ok/"):
+            failures.append(
+                f"{guest.nick}'s session, alive at the kill, is not back: {status} {body[:200]!r}"
+            )
+        boards |= whole_states(body)
+    for uid in crash.tables_checked(fuzzer) & boards:
+        info = fuzzer.tables.get(uid)
+        lost = {point for point in crash.dots[uid] if info is None or point not in info.dots}
+        if lost:
+            cut = crash.cut.target()[:300]
+            failures.append(f"table {uid} lost dots the players were shown: {sorted(lost)}; cut off: {cut}")
+        crash.dots_checked += len(crash.dots[uid])
+    return failures
+
+
+def plain_poll(guest: Guest) -> Request:
+    """A poll with the guest's own id and last j, no commands: what MultiPoints sends when idle."""
+    params = [("co", "getMsg"), ("idGracza", guest.secret), ("msgNo", str(guest.seen))]
+    return Request("/a.kropki", params, kind="poll", guest=guest, msg_no=guest.seen)
+
+
+def known_move(fuzzer: Fuzzer, rng: random.Random) -> tuple[Request, int, str] | None:
+    """A move whose whole effect the fuzzer knows: the guest on move at one of its running games, on a
+    free point. (table, point) with it: once answered "", that dot must be on the board after any crash."""
+    turns = [
+        (uid, info, guest)
+        for uid, info in sorted(fuzzer.tables.items())
+        if not info.over and info.width
+        for guest in fuzzer.guests
+        if guest.online and fuzzer.my_turn(guest, info)
+    ]
+    if not turns:
+        return None
+    uid, info, guest = rng.choice(turns)
+    points = (ALPHABET[x] + ALPHABET[y] for x in range(info.width) for y in range(info.height))
+    free = [point for point in points if point not in info.dots]
+    if not free:
+        return None
+    point = rng.choice(free)
+    params = [("co", "graczStawiaKropke"), ("idGracza", guest.secret), ("table", str(uid)), ("where", point)]
+    return Request("/a.kropki", params, kind="old:graczStawiaKropke", guest=guest), uid, point
+
+
+async def fuzz_with_kills(
+    fuzzer: Fuzzer, server: Server, args: argparse.Namespace, pace: Pace
+) -> tuple[list[str], list[Crash]]:
+    """The fuzz, the server SIGKILLed now and then in the middle of a request and started again on its
+    port and database. Before each kill every session polls, so that what the fuzzer knows of the games
+    is what they were answered (an old-style take-back answered "" shows on the board only at the next
+    poll). Then the next request is the fuzzer's, or half the time a move on a free point by a player on
+    move, and the kill comes 0 to 4 ms after it is sent (before the server reads it, while it is done,
+    while its writes go in, after its answer), or, for half the moves, the moment its answer is read:
+    the move answered "" must then be on the board (a server that answers before its writes are in
+    loses it). Returns the failures and the crashes."""
+    rng = random.Random(fuzzer.rng.random())  # the kills' times apart from the requests' choices
+    failures: list[str] = []
+    started, crashes = time.monotonic(), []
+    base = f"http://{HOST}:{server.port}"  # the same port at every start
+    while time.monotonic() - started < args.seconds and len(failures) < 10:
+        due = time.monotonic() + rng.uniform(0.5, 1.5) * args.kill_every
+        async with aiohttp.ClientSession() as session:  # no connection to the server killed before
+            send = http_sender(session, base, args.timeout)
+            while time.monotonic() < due:
+                request = fuzzer.next()
+                await pace.wait(request)
+                fuzzer.observe(request, *await send(request))
+            if time.monotonic() - started >= args.seconds:
+                break
+            for guest in [g for g in fuzzer.guests if g.online]:
+                request = plain_poll(guest)
+                await pace.wait(request)
+                fuzzer.observe(request, *await send(request))
+            move = known_move(fuzzer, rng) if rng.random() < 0.5 else None
+            cut = move[0] if move else fuzzer.next()
+            crash = Crash.taken(fuzzer, cut, known=move is not None)
+            await pace.wait(cut)
+            sending = asyncio.ensure_future(send(cut))
+            assert server.proc is not None
+            if move and rng.random() < 0.5:
+                answered = await sending
+                server.proc.kill()
+                if answered == (200, ""):  # the move was done, and said so: it must come back
+                    _, uid, point = move
+                    crash.dots[uid][point] = 0
+            else:
+                await asyncio.sleep(rng.uniform(0, 0.004))
+                server.proc.kill()
+                await sending  # its answer, if it came, is not judged: the kill may have cut it short
+        if server.proc.wait() != -signal.SIGKILL:
+            failures.append(f"the server exited with {server.proc.returncode} before it was killed")
+            break
+        crashes.append(crash)
+        server.start(again=True)
+        async with aiohttp.ClientSession() as session:
+            failures += await check_after_restart(fuzzer, http_sender(session, base, args.timeout), crash)
+    return failures, crashes
+
+
 async def read_archive(fuzzer: Fuzzer, session: aiohttp.ClientSession, base: str) -> tuple[int, list[str]]:
     """Every archived game (the newest ARCHIVE_CHECKED) downloads, reads and replays."""
     failures = []
@@ -230,9 +400,18 @@ async def in_subprocess(args: argparse.Namespace, seed: int, folder: Path) -> in
     print(f"server pid {server.pid} on port {server.port}")
     base = f"http://{HOST}:{server.port}"
     try:
+        if args.kill_every:
+            failures, crashes = await fuzz_with_kills(fuzzer, server, args, Pace())
+            print(
+                f"the server was killed {len(crashes)} times and started again; after the restarts "
+                f"{sum(c.sessions_back for c in crashes)} sessions polled on and "
+                f"{sum(c.dots_checked for c in crashes)} dots of running games were looked for"
+            )
         async with aiohttp.ClientSession() as session:
-            send = http_sender(session, base, args.timeout)
-            failures = await fuzz(fuzzer, send, args.seconds, pace=Pace())
+            if not args.kill_every:
+                failures = await fuzz(
+                    fuzzer, http_sender(session, base, args.timeout), args.seconds, pace=Pace()
+                )
             replayed, archive_failures = await read_archive(fuzzer, session, base)
     finally:
         server.stop()
@@ -286,7 +465,14 @@ def main() -> int:
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds a request may take")
     parser.add_argument("--db", help="in-process only: a database URL instead of a throwaway SQLite file")
     parser.add_argument("--log-level", default="WARNING", help="--subprocess: the server's log level")
+    parser.add_argument(
+        "--kill-every",
+        type=float,
+        help="--subprocess: SIGKILL the server every 0.5 to 1.5 times SECONDS and start it again",
+    )
     args = parser.parse_args()
+    if args.kill_every and not args.subprocess:
+        parser.error("--kill-every needs --subprocess")
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     seed = args.seed if args.seed is not None else random.randrange(2**32)
     if args.guests is None:
