@@ -20,15 +20,16 @@ Two ways to run the server:
   (every --check-every requests and at the end: everyone at the tables they think they are at, nicks,
   invitations, every board's scores equal the dots in realms). The per-id request limit is lifted (it
   has tests of its own), and a table whose four crosses would never be placed is a failure, not a hang.
-- --subprocess: `python -m server serve --migrate` (benchmarks/stream.py's `Server`), as in production;
-  only what HTTP shows is checked, plus the server's log. The server keeps its limit of 20 requests a
-  second per player id, so requests are paced to 18 a second per id (more --guests, more requests).
+- --subprocess: `python -m server serve --migrate` (benchmarks/stream.py's `Server`; its SQLite file, or
+  --db), as in production; only what HTTP shows is checked, plus the server's log. The server keeps its
+  limit of 20 requests a second per player id, so requests are paced to 18 a second per id (more
+  --guests, more requests).
 - --subprocess --kill-every SECONDS: the server is SIGKILLed at random moments (every 0.5 to 1.5 times
   SECONDS), mostly in the middle of a request, and started again on the same database; the fuzz goes on
   with the same ids and message numbers. What the clients were answered before the kill must hold after
   it (docs/protocol.md, "After a restart"): every session alive comes back (`ok`, never `sd`), every dot
-  of a running game is still on its board, and `j` never goes back; only the request the kill cut off
-  may be lost.
+  of a running game is still on its board, every account logs in, and `j` never goes back; only the
+  request the kill cut off may be lost.
 
     .venv/bin/python benchmarks/fuzz.py --seconds 300 [--seed N] [--subprocess [--kill-every 5]]
 
@@ -52,6 +53,7 @@ from collections import defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl
 
 import aiohttp
@@ -72,6 +74,8 @@ from server.web.accesslog import install_malformed_request_filter  # noqa: E402
 from server.web.common import HUB_KEY  # noqa: E402
 from server.web.tournament import TOURNAMENTS_KEY  # noqa: E402
 from tests.test_fuzz import (  # noqa: E402
+    LOGGED_IN,
+    REGISTERED,
     Fuzzer,
     Guest,
     Request,
@@ -180,16 +184,18 @@ class Crash:
     may not have been done, and its answer, if it came, is not judged."""
 
     online: list[Guest]  # the sessions alive, as their last answers said
+    accounts: list[Guest]  # the registered players whose id was answered "registered" or "logged in"
     dots: dict[int, dict[str, int]]  # table -> its dots, for every game running
     cut: Request
     known: bool = False  # the request cut off is a move on a free point, nothing else
     sessions_back: int = 0  # how much the restart was held to
+    logins: int = 0
     dots_checked: int = 0
 
     @classmethod
-    def taken(cls, fuzzer: Fuzzer, cut: Request, *, known: bool) -> Crash:
+    def taken(cls, fuzzer: Fuzzer, accounts: list[Guest], cut: Request, *, known: bool) -> Crash:
         running = {uid: dict(info.dots) for uid, info in fuzzer.tables.items() if not info.over}
-        return cls([g for g in fuzzer.guests if g.online], running, cut, known)
+        return cls([g for g in fuzzer.guests if g.online], accounts, running, cut, known)
 
     def may_have_changed(self, guest: Guest) -> bool:
         """Whether the request cut off may have changed the guest's session: it was the guest's (a move
@@ -221,8 +227,20 @@ def whole_states(body: str) -> set[int]:
 async def check_after_restart(fuzzer: Fuzzer, send: Send, crash: Crash) -> list[str]:
     """Each session alive at the kill polls on with its old id and msgNo, as MultiPoints does: it must be
     back, and the whole boards it gets must hold every dot it had seen (docs/protocol.md, "After a
-    restart")."""
+    restart"). Every account that had been answered logs in with its id."""
     failures, boards = [], set()
+    for guest in crash.accounts:
+        if crash.may_have_changed(guest):
+            continue
+        params = [("co", "loguj"), ("opisGracza", guest.nick), ("idGracza", guest.secret), ("email", "v")]
+        login = Request("/auth.py", params, kind="login", guest=guest)
+        status, body = await send(login)
+        fuzzer.observe(login, status, body)
+        crash.logins += 1
+        if not body.startswith(LOGGED_IN):
+            failures.append(
+                f"{guest.nick}, registered before the kill, cannot log in: {status} {body[:200]!r}"
+            )
     for guest in crash.online:
         if crash.may_have_changed(guest) or not guest.online:
             continue
@@ -287,24 +305,30 @@ async def fuzz_with_kills(
     rng = random.Random(fuzzer.rng.random())  # the kills' times apart from the requests' choices
     failures: list[str] = []
     started, crashes = time.monotonic(), []
+    accounts: dict[str, Guest] = {}  # nick -> the registered player whose id the server took
     base = f"http://{HOST}:{server.port}"  # the same port at every start
+
+    async def step(request: Request) -> None:
+        await pace.wait(request)
+        status, body = await send(request)
+        fuzzer.observe(request, status, body)
+        guest = request.guest
+        if request.path == "/auth.py" and guest and (body == REGISTERED or body.startswith(LOGGED_IN)):
+            accounts[guest.nick] = guest
+
     while time.monotonic() - started < args.seconds and len(failures) < 10:
         due = time.monotonic() + rng.uniform(0.5, 1.5) * args.kill_every
         async with aiohttp.ClientSession() as session:  # no connection to the server killed before
             send = http_sender(session, base, args.timeout)
             while time.monotonic() < due:
-                request = fuzzer.next()
-                await pace.wait(request)
-                fuzzer.observe(request, *await send(request))
+                await step(fuzzer.next())
             if time.monotonic() - started >= args.seconds:
                 break
             for guest in [g for g in fuzzer.guests if g.online]:
-                request = plain_poll(guest)
-                await pace.wait(request)
-                fuzzer.observe(request, *await send(request))
+                await step(plain_poll(guest))
             move = known_move(fuzzer, rng) if rng.random() < 0.5 else None
             cut = move[0] if move else fuzzer.next()
-            crash = Crash.taken(fuzzer, cut, known=move is not None)
+            crash = Crash.taken(fuzzer, list(accounts.values()), cut, known=move is not None)
             await pace.wait(cut)
             sending = asyncio.ensure_future(send(cut))
             assert server.proc is not None
@@ -383,8 +407,19 @@ async def in_process(args: argparse.Namespace, seed: int, folder: Path) -> int:
     return report(fuzzer, failures, archive_failures, replayed, errors.records)
 
 
+class ServerOn(Server):
+    """stream.Server on the database given (--db: a PostgreSQL one, say)."""
+
+    def __init__(self, db_url: str, *args: Any) -> None:
+        super().__init__(*args)
+        self.db_url = db_url
+
+    def database(self) -> list[str]:
+        return ["--db", self.db_url, "--migrate"]
+
+
 async def in_subprocess(args: argparse.Namespace, seed: int, folder: Path) -> int:
-    db = f"sqlite+aiosqlite:///{folder}/bench.sqlite3"  # where stream.Server keeps its database
+    db = args.db or f"sqlite+aiosqlite:///{folder}/bench.sqlite3"  # stream.Server's file by default
     python = sys.executable
     subprocess.run([python, "-m", "server", "migrate", "--db", db], cwd=REPO, check=True)
     made = subprocess.run(
@@ -395,7 +430,7 @@ async def in_subprocess(args: argparse.Namespace, seed: int, folder: Path) -> in
         text=True,
     )
     fuzzer = Fuzzer(seed, guests=args.guests, key=made.stdout.strip())
-    server = Server(python, args.log_level, folder, None)
+    server = ServerOn(db, python, args.log_level, folder, None)
     server.start()
     print(f"server pid {server.pid} on port {server.port}")
     base = f"http://{HOST}:{server.port}"
@@ -404,7 +439,8 @@ async def in_subprocess(args: argparse.Namespace, seed: int, folder: Path) -> in
             failures, crashes = await fuzz_with_kills(fuzzer, server, args, Pace())
             print(
                 f"the server was killed {len(crashes)} times and started again; after the restarts "
-                f"{sum(c.sessions_back for c in crashes)} sessions polled on and "
+                f"{sum(c.sessions_back for c in crashes)} sessions polled on, "
+                f"{sum(c.logins for c in crashes)} accounts logged in and "
                 f"{sum(c.dots_checked for c in crashes)} dots of running games were looked for"
             )
         async with aiohttp.ClientSession() as session:
@@ -463,7 +499,7 @@ def main() -> int:
     )
     parser.add_argument("--check-every", type=int, default=50, help="hub invariants every N requests")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds a request may take")
-    parser.add_argument("--db", help="in-process only: a database URL instead of a throwaway SQLite file")
+    parser.add_argument("--db", help="a database URL instead of a throwaway SQLite file (empty or migrated)")
     parser.add_argument("--log-level", default="WARNING", help="--subprocess: the server's log level")
     parser.add_argument(
         "--kill-every",
