@@ -70,6 +70,7 @@ from stream import HOST, Server  # noqa: E402
 from server.app import create_app  # noqa: E402
 from server.config import Settings  # noqa: E402
 from server.engine.moves import ALPHABET  # noqa: E402
+from server.protocol.codec import decode_server_text  # noqa: E402
 from server.web.accesslog import install_malformed_request_filter  # noqa: E402
 from server.web.common import HUB_KEY  # noqa: E402
 from server.web.tournament import TOURNAMENTS_KEY  # noqa: E402
@@ -187,10 +188,12 @@ class Crash:
     accounts: list[Guest]  # the registered players whose id was answered "registered" or "logged in"
     dots: dict[int, dict[str, int]]  # table -> its dots, for every game running
     cut: Request
-    known: bool = False  # the request cut off is a move on a free point, nothing else
+    known: bool = False  # the request cut off is a move on a free point or a lobby line, nothing else
+    line: tuple[Guest, str] | None = None  # a lobby line answered "" just before the kill
     sessions_back: int = 0  # how much the restart was held to
     logins: int = 0
     dots_checked: int = 0
+    lines_checked: int = 0
 
     @classmethod
     def taken(cls, fuzzer: Fuzzer, accounts: list[Guest], cut: Request, *, known: bool) -> Crash:
@@ -211,6 +214,18 @@ class Crash:
             nick = cut.guest.nick
             return {uid for uid in self.dots if nick not in fuzzer.tables.get(uid, TableInfo()).players}
         return set()  # an organiser's request, garbage, a mutated query, someone else's id: anything
+
+
+def lobby_lines(body: str) -> set[tuple[str, str]]:
+    """(nick, text) of the lines said in the lobby that a reply carries."""
+    found, section = set(), 0
+    for part in body.split("/")[2:-1]:
+        if re.fullmatch(r"q\d+", part):
+            section = int(part[1:])
+        elif section == 0 and part.startswith(("ca", "cr")) and part.count(".") >= 3:
+            _, nick, _, text = part[2:].split(".", 3)
+            found.add((nick, decode_server_text(text)))
+    return found
 
 
 def whole_states(body: str) -> set[int]:
@@ -253,6 +268,10 @@ async def check_after_restart(fuzzer: Fuzzer, send: Send, crash: Crash) -> list[
                 f"{guest.nick}'s session, alive at the kill, is not back: {status} {body[:200]!r}"
             )
         boards |= whole_states(body)
+        if crash.line is not None and crash.line[0] is guest:  # not read yet, so in the lobby's history
+            crash.lines_checked += 1
+            if (guest.nick, crash.line[1]) not in lobby_lines(body):
+                failures.append(f"{guest.nick}'s lobby line {crash.line[1]!r}, answered, is gone")
     for uid in crash.tables_checked(fuzzer) & boards:
         info = fuzzer.tables.get(uid)
         lost = {point for point in crash.dots[uid] if info is None or point not in info.dots}
@@ -291,17 +310,29 @@ def known_move(fuzzer: Fuzzer, rng: random.Random) -> tuple[Request, int, str] |
     return Request("/a.kropki", params, kind="old:graczStawiaKropke", guest=guest), uid, point
 
 
+def known_line(fuzzer: Fuzzer, rng: random.Random) -> tuple[Request, Guest, str] | None:
+    """A lobby line no one said before, by an online guest: once answered "", it is in the lobby."""
+    online = [g for g in fuzzer.guests if g.online]
+    if not online:
+        return None
+    guest = rng.choice(online)
+    text = f"said before kill {fuzzer.sent}"
+    params = [("co", "dodajWpis"), ("idGracza", guest.secret), ("table", "0"), ("newMsgs", text)]
+    return Request("/a.kropki", params, kind="old:dodajWpis", guest=guest), guest, text
+
+
 async def fuzz_with_kills(
     fuzzer: Fuzzer, server: Server, args: argparse.Namespace, pace: Pace
 ) -> tuple[list[str], list[Crash]]:
     """The fuzz, the server SIGKILLed now and then in the middle of a request and started again on its
     port and database. Before each kill every session polls, so that what the fuzzer knows of the games
     is what they were answered (an old-style take-back answered "" shows on the board only at the next
-    poll). Then the next request is the fuzzer's, or half the time a move on a free point by a player on
-    move, and the kill comes 0 to 4 ms after it is sent (before the server reads it, while it is done,
-    while its writes go in, after its answer), or, for half the moves, the moment its answer is read:
-    the move answered "" must then be on the board (a server that answers before its writes are in
-    loses it). Returns the failures and the crashes."""
+    poll). Then the next request is the fuzzer's; or, three times in ten, a move on a free point by a
+    player on move, or, twice in ten, a new line in the lobby. The kill comes 0 to 4 ms after it is sent
+    (before the server reads it, while it is done, while its writes go in, after its answer), or, for half
+    the moves and lines, the moment its answer is read: a move or a line answered "" must then be on the
+    board or in the lobby (a server that answers before its writes are in loses it). Returns the failures
+    and the crashes."""
     rng = random.Random(fuzzer.rng.random())  # the kills' times apart from the requests' choices
     failures: list[str] = []
     started, crashes = time.monotonic(), []
@@ -326,18 +357,24 @@ async def fuzz_with_kills(
                 break
             for guest in [g for g in fuzzer.guests if g.online]:
                 await step(plain_poll(guest))
-            move = known_move(fuzzer, rng) if rng.random() < 0.5 else None
-            cut = move[0] if move else fuzzer.next()
-            crash = Crash.taken(fuzzer, list(accounts.values()), cut, known=move is not None)
+            roll = rng.random()
+            move = known_move(fuzzer, rng) if roll < 0.3 else None
+            line = known_line(fuzzer, rng) if 0.3 <= roll < 0.5 else None
+            cut = move[0] if move else line[0] if line else fuzzer.next()
+            known = move is not None or line is not None
+            crash = Crash.taken(fuzzer, list(accounts.values()), cut, known=known)
             await pace.wait(cut)
             sending = asyncio.ensure_future(send(cut))
             assert server.proc is not None
-            if move and rng.random() < 0.5:
+            if known and rng.random() < 0.5:
                 answered = await sending
                 server.proc.kill()
-                if answered == (200, ""):  # the move was done, and said so: it must come back
+                if answered == (200, "") and move:  # the move was done, and said so: it must come back
                     _, uid, point = move
                     crash.dots[uid][point] = 0
+                elif answered == (200, "") and line:
+                    _, guest, text = line
+                    crash.line = guest, text
             else:
                 await asyncio.sleep(rng.uniform(0, 0.004))
                 server.proc.kill()
@@ -440,7 +477,8 @@ async def in_subprocess(args: argparse.Namespace, seed: int, folder: Path) -> in
             print(
                 f"the server was killed {len(crashes)} times and started again; after the restarts "
                 f"{sum(c.sessions_back for c in crashes)} sessions polled on, "
-                f"{sum(c.logins for c in crashes)} accounts logged in and "
+                f"{sum(c.logins for c in crashes)} accounts logged in, "
+                f"{sum(c.lines_checked for c in crashes)} lobby lines answered just before looked for and "
                 f"{sum(c.dots_checked for c in crashes)} dots of running games were looked for"
             )
         async with aiohttp.ClientSession() as session:
