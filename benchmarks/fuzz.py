@@ -28,8 +28,8 @@ Two ways to run the server:
   SECONDS), mostly in the middle of a request, and started again on the same database; the fuzz goes on
   with the same ids and message numbers. What the clients were answered before the kill must hold after
   it (docs/protocol.md, "After a restart"): every session alive comes back (`ok`, never `sd`), every dot
-  of a running game is still on its board, every account logs in, and `j` never goes back; only the
-  request the kill cut off may be lost.
+  of a running game is still on its board, every account logs in, a move or a lobby line answered just
+  before the kill is there, and `j` never goes back; only the request the kill cut off may be lost.
 
     .venv/bin/python benchmarks/fuzz.py --seconds 300 [--seed N] [--subprocess [--kill-every 5]]
 
@@ -242,20 +242,8 @@ def whole_states(body: str) -> set[int]:
 async def check_after_restart(fuzzer: Fuzzer, send: Send, crash: Crash) -> list[str]:
     """Each session alive at the kill polls on with its old id and msgNo, as MultiPoints does: it must be
     back, and the whole boards it gets must hold every dot it had seen (docs/protocol.md, "After a
-    restart"). Every account that had been answered logs in with its id."""
+    restart"). Then every account that had been answered logs in with its id."""
     failures, boards = [], set()
-    for guest in crash.accounts:
-        if crash.may_have_changed(guest):
-            continue
-        params = [("co", "loguj"), ("opisGracza", guest.nick), ("idGracza", guest.secret), ("email", "v")]
-        login = Request("/auth.py", params, kind="login", guest=guest)
-        status, body = await send(login)
-        fuzzer.observe(login, status, body)
-        crash.logins += 1
-        if not body.startswith(LOGGED_IN):
-            failures.append(
-                f"{guest.nick}, registered before the kill, cannot log in: {status} {body[:200]!r}"
-            )
     for guest in crash.online:
         if crash.may_have_changed(guest) or not guest.online:
             continue
@@ -272,6 +260,18 @@ async def check_after_restart(fuzzer: Fuzzer, send: Send, crash: Crash) -> list[
             crash.lines_checked += 1
             if (guest.nick, crash.line[1]) not in lobby_lines(body):
                 failures.append(f"{guest.nick}'s lobby line {crash.line[1]!r}, answered, is gone")
+    for guest in crash.accounts:
+        if crash.may_have_changed(guest):
+            continue
+        params = [("co", "loguj"), ("opisGracza", guest.nick), ("idGracza", guest.secret), ("email", "v")]
+        login = Request("/auth.py", params, kind="login", guest=guest)
+        status, body = await send(login)
+        fuzzer.observe(login, status, body)
+        crash.logins += 1
+        if not body.startswith(LOGGED_IN):
+            failures.append(
+                f"{guest.nick}, registered before the kill, cannot log in: {status} {body[:200]!r}"
+            )
     for uid in crash.tables_checked(fuzzer) & boards:
         info = fuzzer.tables.get(uid)
         lost = {point for point in crash.dots[uid] if info is None or point not in info.dots}
@@ -339,7 +339,7 @@ async def fuzz_with_kills(
     accounts: dict[str, Guest] = {}  # nick -> the registered player whose id the server took
     base = f"http://{HOST}:{server.port}"  # the same port at every start
 
-    async def step(request: Request) -> None:
+    async def step(send: Send, request: Request) -> None:
         await pace.wait(request)
         status, body = await send(request)
         fuzzer.observe(request, status, body)
@@ -352,11 +352,11 @@ async def fuzz_with_kills(
         async with aiohttp.ClientSession() as session:  # no connection to the server killed before
             send = http_sender(session, base, args.timeout)
             while time.monotonic() < due:
-                await step(fuzzer.next())
+                await step(send, fuzzer.next())
             if time.monotonic() - started >= args.seconds:
                 break
             for guest in [g for g in fuzzer.guests if g.online]:
-                await step(plain_poll(guest))
+                await step(send, plain_poll(guest))
             roll = rng.random()
             move = known_move(fuzzer, rng) if roll < 0.3 else None
             line = known_line(fuzzer, rng) if 0.3 <= roll < 0.5 else None
