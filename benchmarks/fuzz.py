@@ -28,8 +28,9 @@ Two ways to run the server:
   SECONDS), mostly in the middle of a request, and started again on the same database; the fuzz goes on
   with the same ids and message numbers. What the clients were answered before the kill must hold after
   it (docs/protocol.md, "After a restart"): every session alive comes back (`ok`, never `sd`), every dot
-  of a running game is still on its board, every account logs in, a move or a lobby line answered just
-  before the kill is there, and `j` never goes back; only the request the kill cut off may be lost.
+  of a running game is still on its board, every account logs in, a move, a lobby line or a private line
+  answered just before the kill is there, and `j` never goes back; only the request the kill cut off may
+  be lost.
 
     .venv/bin/python benchmarks/fuzz.py --seconds 300 [--seed N] [--subprocess [--kill-every 5]]
 
@@ -188,12 +189,14 @@ class Crash:
     accounts: list[Guest]  # the registered players whose id was answered "registered" or "logged in"
     dots: dict[int, dict[str, int]]  # table -> its dots, for every game running
     cut: Request
-    known: bool = False  # the request cut off is a move on a free point or a lobby line, nothing else
+    known: bool = False  # the request cut off is a move on a free point or a new line, nothing else
     line: tuple[Guest, str] | None = None  # a lobby line answered "" just before the kill
+    private: tuple[Guest, str, str] | None = None  # the same for a private line: writer, recipient, text
     sessions_back: int = 0  # how much the restart was held to
     logins: int = 0
     dots_checked: int = 0
     lines_checked: int = 0
+    privates_checked: int = 0
 
     @classmethod
     def taken(cls, fuzzer: Fuzzer, accounts: list[Guest], cut: Request, *, known: bool) -> Crash:
@@ -260,6 +263,11 @@ async def check_after_restart(fuzzer: Fuzzer, send: Send, crash: Crash) -> list[
             crash.lines_checked += 1
             if (guest.nick, crash.line[1]) not in lobby_lines(body):
                 failures.append(f"{guest.nick}'s lobby line {crash.line[1]!r}, answered, is gone")
+    if crash.private is not None and crash.private[0] in crash.online:
+        writer, nick, text = crash.private
+        crash.privates_checked += 1
+        if (conversation(writer.nick, nick), text) not in await conversation_read(fuzzer, send, writer, nick):
+            failures.append(f"{writer.nick}'s private line {text!r} to {nick}, answered, is gone")
     for guest in crash.accounts:
         if crash.may_have_changed(guest):
             continue
@@ -280,6 +288,22 @@ async def check_after_restart(fuzzer: Fuzzer, send: Send, crash: Crash) -> list[
             failures.append(f"table {uid} lost dots the players were shown: {sorted(lost)}; cut off: {cut}")
         crash.dots_checked += len(crash.dots[uid])
     return failures
+
+
+def conversation(nick: str, other: str) -> str:
+    """A private conversation's name in a line's nick field: both nicks in code-point order."""
+    return "-".join(sorted((nick, other)))
+
+
+async def conversation_read(fuzzer: Fuzzer, send: Send, guest: Guest, nick: str) -> set[tuple[str, str]]:
+    """The guest's conversation with `nick` asked for (`get._nick`) and read: its lobby lines."""
+    ask = [("co", "dodajWpis"), ("idGracza", guest.secret), ("table", "get"), ("newMsgs", f"_{nick}")]
+    request = Request("/a.kropki", ask, kind="old:dodajWpis", guest=guest)
+    fuzzer.observe(request, *await send(request))
+    poll = plain_poll(guest)
+    status, body = await send(poll)
+    fuzzer.observe(poll, status, body)
+    return lobby_lines(body)
 
 
 def plain_poll(guest: Guest) -> Request:
@@ -321,6 +345,19 @@ def known_line(fuzzer: Fuzzer, rng: random.Random) -> tuple[Request, Guest, str]
     return Request("/a.kropki", params, kind="old:dodajWpis", guest=guest), guest, text
 
 
+def known_private(fuzzer: Fuzzer, rng: random.Random) -> tuple[Request, Guest, str, str] | None:
+    """A private line no one wrote before, between two online guests: once answered "", it is in their
+    conversation."""
+    online = [g for g in fuzzer.guests if g.online]
+    if len(online) < 2:
+        return None
+    writer, recipient = rng.sample(online, 2)
+    text = f"written before kill {fuzzer.sent}"
+    params = [("co", "dodajWpis"), ("idGracza", writer.secret), ("table", f"_{recipient.nick}")]
+    request = Request("/a.kropki", [*params, ("newMsgs", text)], kind="old:dodajWpis", guest=writer)
+    return request, writer, recipient.nick, text
+
+
 async def fuzz_with_kills(
     fuzzer: Fuzzer, server: Server, args: argparse.Namespace, pace: Pace
 ) -> tuple[list[str], list[Crash]]:
@@ -328,11 +365,11 @@ async def fuzz_with_kills(
     port and database. Before each kill every session polls, so that what the fuzzer knows of the games
     is what they were answered (an old-style take-back answered "" shows on the board only at the next
     poll). Then the next request is the fuzzer's; or, three times in ten, a move on a free point by a
-    player on move, or, twice in ten, a new line in the lobby. The kill comes 0 to 4 ms after it is sent
-    (before the server reads it, while it is done, while its writes go in, after its answer), or, for half
-    the moves and lines, the moment its answer is read: a move or a line answered "" must then be on the
-    board or in the lobby (a server that answers before its writes are in loses it). Returns the failures
-    and the crashes."""
+    player on move, or a new line in the lobby or to another guest (each 15 in a hundred). The kill comes
+    0 to 4 ms after it is sent (before the server reads it, while it is done, while its writes go in,
+    after its answer), or, for half the moves and lines, the moment its answer is read: a move or a line
+    answered "" must then be on the board, in the lobby or in the conversation (a server that answers
+    before its writes are in loses it). Returns the failures and the crashes."""
     rng = random.Random(fuzzer.rng.random())  # the kills' times apart from the requests' choices
     failures: list[str] = []
     started, crashes = time.monotonic(), []
@@ -359,9 +396,10 @@ async def fuzz_with_kills(
                 await step(send, plain_poll(guest))
             roll = rng.random()
             move = known_move(fuzzer, rng) if roll < 0.3 else None
-            line = known_line(fuzzer, rng) if 0.3 <= roll < 0.5 else None
-            cut = move[0] if move else line[0] if line else fuzzer.next()
-            known = move is not None or line is not None
+            line = known_line(fuzzer, rng) if 0.3 <= roll < 0.45 else None
+            private = known_private(fuzzer, rng) if 0.45 <= roll < 0.6 else None
+            cut = move[0] if move else line[0] if line else private[0] if private else fuzzer.next()
+            known = move is not None or line is not None or private is not None
             crash = Crash.taken(fuzzer, list(accounts.values()), cut, known=known)
             await pace.wait(cut)
             sending = asyncio.ensure_future(send(cut))
@@ -375,6 +413,8 @@ async def fuzz_with_kills(
                 elif answered == (200, "") and line:
                     _, guest, text = line
                     crash.line = guest, text
+                elif answered == (200, "") and private:
+                    crash.private = private[1:]
             else:
                 await asyncio.sleep(rng.uniform(0, 0.004))
                 server.proc.kill()
@@ -478,7 +518,9 @@ async def in_subprocess(args: argparse.Namespace, seed: int, folder: Path) -> in
                 f"the server was killed {len(crashes)} times and started again; after the restarts "
                 f"{sum(c.sessions_back for c in crashes)} sessions polled on, "
                 f"{sum(c.logins for c in crashes)} accounts logged in, "
-                f"{sum(c.lines_checked for c in crashes)} lobby lines answered just before looked for and "
+                f"{sum(c.lines_checked for c in crashes)} lobby lines and "
+                f"{sum(c.privates_checked for c in crashes)} private lines answered just before looked for, "
+                "and "
                 f"{sum(c.dots_checked for c in crashes)} dots of running games were looked for"
             )
         async with aiohttp.ClientSession() as session:
