@@ -188,6 +188,7 @@ class Crash:
     online: list[Guest]  # the sessions alive, as their last answers said
     accounts: list[Guest]  # the registered players whose id was answered "registered" or "logged in"
     dots: dict[int, dict[str, int]]  # table -> its dots, for every game running
+    players: dict[int, list[str]]  # and its players, for a failure's report
     cut: Request
     known: bool = False  # the request cut off is a move on a free point or a new line, nothing else
     line: tuple[Guest, str] | None = None  # a lobby line answered "" just before the kill
@@ -200,8 +201,10 @@ class Crash:
 
     @classmethod
     def taken(cls, fuzzer: Fuzzer, accounts: list[Guest], cut: Request, *, known: bool) -> Crash:
-        running = {uid: dict(info.dots) for uid, info in fuzzer.tables.items() if not info.over}
-        return cls([g for g in fuzzer.guests if g.online], accounts, running, cut, known)
+        running = {uid: info for uid, info in fuzzer.tables.items() if not info.over}
+        dots = {uid: dict(info.dots) for uid, info in running.items()}
+        players = {uid: list(info.players) for uid, info in running.items()}
+        return cls([g for g in fuzzer.guests if g.online], accounts, dots, players, cut, known)
 
     def may_have_changed(self, guest: Guest) -> bool:
         """Whether the request cut off may have changed the guest's session: it was the guest's (a move
@@ -231,22 +234,26 @@ def lobby_lines(body: str) -> set[tuple[str, str]]:
     return found
 
 
-def whole_states(body: str) -> set[int]:
-    """The tables whose whole board (`sr(`) a reply carries."""
-    tables, section = set(), 0
+def whole_states(body: str) -> dict[int, str]:
+    """The tables whose whole board (`sr(`) a reply carries, each with its section of the reply."""
+    sections: dict[int, list[str]] = {}
+    section = 0
     for part in body.split("/")[2:-1]:
         if re.fullmatch(r"q\d+", part):
             section = int(part[1:])
-        elif part.startswith("sr("):
-            tables.add(section)
-    return tables
+        else:
+            sections.setdefault(section, []).append(part)
+    return {
+        uid: "/".join(parts) for uid, parts in sections.items() if any(p.startswith("sr(") for p in parts)
+    }
 
 
 async def check_after_restart(fuzzer: Fuzzer, send: Send, crash: Crash) -> list[str]:
     """Each session alive at the kill polls on with its old id and msgNo, as MultiPoints does: it must be
     back, and the whole boards it gets must hold every dot it had seen (docs/protocol.md, "After a
     restart"). Then every account that had been answered logs in with its id."""
-    failures, boards = [], set()
+    failures: list[str] = []
+    boards: dict[int, str] = {}  # table -> the first whole state of it after the restart
     for guest in crash.online:
         if crash.may_have_changed(guest) or not guest.online:
             continue
@@ -258,7 +265,7 @@ async def check_after_restart(fuzzer: Fuzzer, send: Send, crash: Crash) -> list[
             failures.append(
                 f"{guest.nick}'s session, alive at the kill, is not back: {status} {body[:200]!r}"
             )
-        boards |= whole_states(body)
+        boards = whole_states(body) | boards
         if crash.line is not None and crash.line[0] is guest:  # not read yet, so in the lobby's history
             crash.lines_checked += 1
             if (guest.nick, crash.line[1]) not in lobby_lines(body):
@@ -280,12 +287,15 @@ async def check_after_restart(fuzzer: Fuzzer, send: Send, crash: Crash) -> list[
             failures.append(
                 f"{guest.nick}, registered before the kill, cannot log in: {status} {body[:200]!r}"
             )
-    for uid in crash.tables_checked(fuzzer) & boards:
+    for uid in crash.tables_checked(fuzzer) & boards.keys():
         info = fuzzer.tables.get(uid)
         lost = {point for point in crash.dots[uid] if info is None or point not in info.dots}
         if lost:
-            cut = crash.cut.target()[:300]
-            failures.append(f"table {uid} lost dots the players were shown: {sorted(lost)}; cut off: {cut}")
+            failures.append(
+                f"table {uid} lost dots the players were shown: {sorted(lost)}; cut off: "
+                f"{crash.cut.target()[:300]}; its players {crash.players[uid]}, whole state after the "
+                f"restart: {boards[uid][:1500]}"
+            )
         crash.dots_checked += len(crash.dots[uid])
     return failures
 
@@ -362,14 +372,16 @@ async def fuzz_with_kills(
     fuzzer: Fuzzer, server: Server, args: argparse.Namespace, pace: Pace
 ) -> tuple[list[str], list[Crash]]:
     """The fuzz, the server SIGKILLed now and then in the middle of a request and started again on its
-    port and database. Before each kill every session polls, so that what the fuzzer knows of the games
-    is what they were answered (an old-style take-back answered "" shows on the board only at the next
-    poll). Then the next request is the fuzzer's; or, three times in ten, a move on a free point by a
-    player on move, or a new line in the lobby or to another guest (each 15 in a hundred). The kill comes
-    0 to 4 ms after it is sent (before the server reads it, while it is done, while its writes go in,
-    after its answer), or, for half the moves and lines, the moment its answer is read: a move or a line
-    answered "" must then be on the board, in the lobby or in the conversation (a server that answers
-    before its writes are in loses it). Returns the failures and the crashes."""
+    port and database. Before each kill every session polls twice, so that what the fuzzer knows of the
+    games is what they were answered: an old-style take-back answered "" shows on the board only at the
+    next poll, and a new game at a table only at the one after (the first leaves the table out,
+    docs/protocol.md, "A new game on the same table"). Then the next request is the fuzzer's; or, three
+    times in ten, a move on a free point by a player on move, or a new line in the lobby or to another
+    guest (each 15 in a hundred). The kill comes 0 to 4 ms after it is sent (before the server reads it,
+    while it is done, while its writes go in, after its answer), or, for half the moves and lines, the
+    moment its answer is read: a move or a line answered "" must then be on the board, in the lobby or in
+    the conversation (a server that answers before its writes are in loses it). Returns the failures and
+    the crashes."""
     rng = random.Random(fuzzer.rng.random())  # the kills' times apart from the requests' choices
     failures: list[str] = []
     started, crashes = time.monotonic(), []
@@ -392,7 +404,7 @@ async def fuzz_with_kills(
                 await step(send, fuzzer.next())
             if time.monotonic() - started >= args.seconds:
                 break
-            for guest in [g for g in fuzzer.guests if g.online]:
+            for guest in [g for g in fuzzer.guests if g.online] * 2:  # a new game comes in two replies
                 await step(send, plain_poll(guest))
             roll = rng.random()
             move = known_move(fuzzer, rng) if roll < 0.3 else None
