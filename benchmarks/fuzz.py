@@ -71,7 +71,6 @@ from stream import HOST, Server  # noqa: E402
 from server.app import create_app  # noqa: E402
 from server.config import Settings  # noqa: E402
 from server.engine.moves import ALPHABET  # noqa: E402
-from server.protocol.codec import decode_server_text  # noqa: E402
 from server.web.accesslog import install_malformed_request_filter  # noqa: E402
 from server.web.common import HUB_KEY  # noqa: E402
 from server.web.tournament import TOURNAMENTS_KEY  # noqa: E402
@@ -90,6 +89,8 @@ from tests.test_fuzz import (  # noqa: E402
     lift_request_limits,
     no_endless_crosses,
 )
+from tests.web.test_stream import chat_texts  # noqa: E402
+from tests.web.zagram import parse_reply  # noqa: E402
 
 PROGRESS_EVERY = 10.0  # seconds between progress lines
 ARCHIVE_CHECKED = 3000  # at most this many archived records are read back and replayed at the end
@@ -222,30 +223,28 @@ class Crash:
         return set()  # an organiser's request, garbage, a mutated query, someone else's id: anything
 
 
+def sections(body: str) -> dict[int, list[str]]:
+    """A reply's lines by table (tests/web/zagram.py's reader, as MultiPoints reads them); none if it is
+    not a stream reply."""
+    return parse_reply(body).sections if body.startswith(("ok/", "sd/")) else {}
+
+
 def lobby_lines(body: str) -> set[tuple[str, str]]:
     """(nick, text) of the lines said in the lobby that a reply carries."""
-    found, section = set(), 0
-    for part in body.split("/")[2:-1]:
-        if re.fullmatch(r"q\d+", part):
-            section = int(part[1:])
-        elif section == 0 and part.startswith(("ca", "cr")) and part.count(".") >= 3:
-            _, nick, _, text = part[2:].split(".", 3)
-            found.add((nick, decode_server_text(text)))
-    return found
+    return {(nick, text) for nick, _, text in chat_texts(sections(body).get(0, []))}
 
 
 def whole_states(body: str) -> dict[int, str]:
     """The tables whose whole board (`sr(`) a reply carries, each with its section of the reply."""
-    sections: dict[int, list[str]] = {}
-    section = 0
-    for part in body.split("/")[2:-1]:
-        if re.fullmatch(r"q\d+", part):
-            section = int(part[1:])
-        else:
-            sections.setdefault(section, []).append(part)
-    return {
-        uid: "/".join(parts) for uid, parts in sections.items() if any(p.startswith("sr(") for p in parts)
-    }
+    found = sections(body).items()
+    return {uid: "/".join(lines) for uid, lines in found if any(line.startswith("sr(") for line in lines)}
+
+
+async def answered(fuzzer: Fuzzer, send: Send, request: Request) -> tuple[int, str]:
+    """The request sent, and its answer judged and learnt from by the fuzzer."""
+    status, body = await send(request)
+    fuzzer.observe(request, status, body)
+    return status, body
 
 
 async def check_after_restart(fuzzer: Fuzzer, send: Send, crash: Crash) -> list[str]:
@@ -257,9 +256,7 @@ async def check_after_restart(fuzzer: Fuzzer, send: Send, crash: Crash) -> list[
     for guest in crash.online:
         if crash.may_have_changed(guest) or not guest.online:
             continue
-        poll = plain_poll(guest)
-        status, body = await send(poll)
-        fuzzer.observe(poll, status, body)
+        status, body = await answered(fuzzer, send, plain_poll(guest))
         crash.sessions_back += 1
         if not body.startswith("ok/"):
             failures.append(
@@ -279,9 +276,7 @@ async def check_after_restart(fuzzer: Fuzzer, send: Send, crash: Crash) -> list[
         if crash.may_have_changed(guest):
             continue
         params = [("co", "loguj"), ("opisGracza", guest.nick), ("idGracza", guest.secret), ("email", "v")]
-        login = Request("/auth.py", params, kind="login", guest=guest)
-        status, body = await send(login)
-        fuzzer.observe(login, status, body)
+        status, body = await answered(fuzzer, send, Request("/auth.py", params, kind="login", guest=guest))
         crash.logins += 1
         if not body.startswith(LOGGED_IN):
             failures.append(
@@ -308,11 +303,8 @@ def conversation(nick: str, other: str) -> str:
 async def conversation_read(fuzzer: Fuzzer, send: Send, guest: Guest, nick: str) -> set[tuple[str, str]]:
     """The guest's conversation with `nick` asked for (`get._nick`) and read: its lobby lines."""
     ask = [("co", "dodajWpis"), ("idGracza", guest.secret), ("table", "get"), ("newMsgs", f"_{nick}")]
-    request = Request("/a.kropki", ask, kind="old:dodajWpis", guest=guest)
-    fuzzer.observe(request, *await send(request))
-    poll = plain_poll(guest)
-    status, body = await send(poll)
-    fuzzer.observe(poll, status, body)
+    await answered(fuzzer, send, Request("/a.kropki", ask, kind="old:dodajWpis", guest=guest))
+    _, body = await answered(fuzzer, send, plain_poll(guest))
     return lobby_lines(body)
 
 
@@ -390,8 +382,7 @@ async def fuzz_with_kills(
 
     async def step(send: Send, request: Request) -> None:
         await pace.wait(request)
-        status, body = await send(request)
-        fuzzer.observe(request, status, body)
+        _, body = await answered(fuzzer, send, request)
         guest = request.guest
         if request.path == "/auth.py" and guest and (body == REGISTERED or body.startswith(LOGGED_IN)):
             accounts[guest.nick] = guest
@@ -417,15 +408,15 @@ async def fuzz_with_kills(
             sending = asyncio.ensure_future(send(cut))
             assert server.proc is not None
             if known and rng.random() < 0.5:
-                answered = await sending
+                answer = await sending
                 server.proc.kill()
-                if answered == (200, "") and move:  # the move was done, and said so: it must come back
+                if answer == (200, "") and move:  # the move was done, and said so: it must come back
                     _, uid, point = move
                     crash.dots[uid][point] = 0
-                elif answered == (200, "") and line:
+                elif answer == (200, "") and line:
                     _, guest, text = line
                     crash.line = guest, text
-                elif answered == (200, "") and private:
+                elif answer == (200, "") and private:
                     crash.private = private[1:]
             else:
                 await asyncio.sleep(rng.uniform(0, 0.004))
